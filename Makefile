@@ -1,0 +1,44 @@
+# minirt developer entry points. `make run` and `make test` set everything up on a
+# fresh machine: Debian packages (as root), the virtual environment and the package.
+
+VENV      := .venv
+PY        := $(VENV)/bin/python
+STAMP     := $(VENV)/.installed
+APT_PKGS  := clang lld llvm qemu-system-arm qemu-system-misc qemu-user
+EXAMPLE   ?= examples/seed.mlir
+JOBS      ?= 2
+
+.PHONY: setup apt test lint run clean
+
+setup: apt $(STAMP)
+
+# Installs only the packages that are missing, so a second run costs one dpkg query.
+apt:
+	@missing=$$(for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "setup: installing Debian packages:" $$missing; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "setup: missing Debian packages (run 'sudo make setup'):" $$missing; exit 1; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest -n $(JOBS)
+
+lint: setup
+	$(VENV)/bin/ruff check toolchain tests bench
+	$(VENV)/bin/ruff format --check toolchain tests bench
+
+run: setup
+	$(VENV)/bin/minirt-run --reference $(EXAMPLE)
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,93 @@
+/*
+ * minirt.h - the public API of the minirt runtime.
+ *
+ * The runtime validates a packed module (.mrt, see docs/module-format.md) and runs its
+ * command list with buffers the caller owns. It never allocates, never calls libc and
+ * keeps no global state: everything lives in the caller's mrt_module_t and arena.
+ * Every function that can fail returns an mrt_status_t; 0 means OK.
+ */
+#ifndef MINIRT_H
+#define MINIRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t mrt_status_t;
+
+enum {
+  MRT_OK = 0,
+  MRT_ERR_ARGUMENT = 1,  /* a null pointer or a buffer the caller passed is too small */
+  MRT_ERR_TRUNCATED = 2, /* the module is shorter than its header or a section says */
+  MRT_ERR_MAGIC = 3,     /* not a minirt module */
+  MRT_ERR_VERSION = 4,   /* a format version this runtime cannot read */
+  MRT_ERR_TARGET = 5,    /* built for another target */
+  MRT_ERR_CRC = 6,       /* payload does not match the header's CRC32 */
+  MRT_ERR_MALFORMED = 7, /* a section, command or binding points outside its space */
+  MRT_ERR_DISPATCH = 8,  /* a command names a dispatch this image does not contain */
+};
+
+/* One dispatch: a generated function that reads and writes the buffers its command
+ * binds, in the order the command lists them. */
+typedef void (*mrt_dispatch_fn_t)(void *const *bindings);
+
+/* Element types, shared by the I/O signature and the constant pool. */
+enum {
+  MRT_DTYPE_F32 = 0,
+  MRT_DTYPE_F16 = 1,
+  MRT_DTYPE_BF16 = 2,
+  MRT_DTYPE_F64 = 3,
+  MRT_DTYPE_I8 = 4,
+  MRT_DTYPE_I16 = 5,
+  MRT_DTYPE_I32 = 6,
+  MRT_DTYPE_I64 = 7,
+  MRT_DTYPE_U8 = 8,
+  MRT_DTYPE_I1 = 9, /* stored one byte per element */
+};
+
+/* Describes one input or output tensor. Pointers point into the module. */
+typedef struct mrt_tensor_info {
+  const char *name;     /* NUL-terminated */
+  uint32_t dtype;       /* MRT_DTYPE_* */
+  uint32_t rank;
+  const uint32_t *dims; /* rank entries */
+  uint32_t byte_size;
+} mrt_tensor_info_t;
+
+/* A validated module. Filled by mrt_module_load; treat the fields as read-only. */
+typedef struct mrt_module {
+  const uint8_t *base;
+  uint32_t size;
+  uint32_t input_count;
+  uint32_t output_count;
+  uint32_t command_count;
+  uint32_t arena_size;
+  uint32_t dispatch_count; /* highest dispatch ordinal used + 1 */
+  const uint8_t *signature;
+  const uint8_t *commands;
+  const uint8_t *constants;
+  uint32_t constants_size;
+} mrt_module_t;
+
+/* Checks magic, version, target, CRC and every offset in the module, so that a later
+ * mrt_module_run cannot read or write outside the buffers it is given. */
+mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id,
+                             mrt_module_t *out_module);
+
+/* Fills out_info for input (is_output == 0) or output (is_output != 0) `index`. */
+mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint32_t index,
+                                mrt_tensor_info_t *out_info);
+
+/* Runs every command in order. inputs/outputs hold one pointer per signature entry;
+ * arena must be at least module->arena_size bytes and 16-byte aligned. */
+mrt_status_t mrt_module_run(const mrt_module_t *module, const mrt_dispatch_fn_t *dispatches,
+                            uint32_t dispatch_count, void *const *inputs, void *const *outputs,
+                            void *arena, uint32_t arena_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MINIRT_H */
