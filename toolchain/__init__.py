@@ -1,0 +1,3 @@
+"""minirt: compiles small neural-network models into bare-metal firmware."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,164 @@
+"""Element and tensor types shared by the MLIR reader, the graph IR and the backends.
+
+Element types are a table, not a class hierarchy: each row gives the MLIR spelling,
+the numpy dtype used to hold values on the host and the width in bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type. `kind` is 'f' (float), 'i' (signed), 'u' (unsigned) or 'b' (bool)."""
+
+    name: str
+    np_dtype: np.dtype
+    bits: int
+    kind: str
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "iu"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _row(name: str, np_name: str, bits: int, kind: str) -> DType:
+    return DType(name, np.dtype(np_name), bits, kind)
+
+
+# bf16 has no numpy dtype; its values are held as float32 already rounded to bf16.
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in [
+        _row("f16", "float16", 16, "f"),
+        _row("bf16", "float32", 16, "f"),
+        _row("f32", "float32", 32, "f"),
+        _row("f64", "float64", 64, "f"),
+        _row("i1", "bool", 1, "b"),
+        _row("i4", "int8", 4, "i"),
+        _row("i8", "int8", 8, "i"),
+        _row("i16", "int16", 16, "i"),
+        _row("i32", "int32", 32, "i"),
+        _row("i64", "int64", 64, "i"),
+        _row("ui8", "uint8", 8, "u"),
+        _row("ui16", "uint16", 16, "u"),
+        _row("ui32", "uint32", 32, "u"),
+        _row("ui64", "uint64", 64, "u"),
+        _row("index", "int64", 64, "i"),
+    ]
+}
+# MLIR's explicitly signed spellings mean the same as the signless ones for our purposes.
+ALIASES = {"si8": "i8", "si16": "i16", "si32": "i32", "si64": "i64"}
+
+
+def dtype(name: str) -> DType:
+    """Looks up an element type by its MLIR name; raises KeyError if unknown."""
+    return DTYPES[ALIASES.get(name, name)]
+
+
+F32 = DTYPES["f32"]
+I1 = DTYPES["i1"]
+I64 = DTYPES["i64"]
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """`!quant.uniform` parameters: real = scale * (stored - zero_point).
+
+    `axis` is None for per-tensor quantization, else the channel dimension and
+    `scales` / `zero_points` hold one entry per channel.
+    """
+
+    storage: DType
+    expressed: DType
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
+    axis: int | None = None
+    storage_min: int | None = None
+    storage_max: int | None = None
+
+    def __str__(self) -> str:
+        storage = self.storage.name
+        if self.storage_min is not None:
+            storage += f"<{self.storage_min}:{self.storage_max}>"
+        head = f"{storage}:{self.expressed.name}"
+        if self.axis is None:
+            return f"!quant.uniform<{head}, {_fmt_scale(self.scales[0])}:{self.zero_points[0]}>"
+        pairs = ", ".join(f"{_fmt_scale(s)}:{z}" for s, z in zip(self.scales, self.zero_points))
+        return f"!quant.uniform<{head}:{self.axis}, {{{pairs}}}>"
+
+
+def _fmt_scale(x: float) -> str:
+    return repr(float(x))
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A tensor type. A dimension of None is dynamic (`?`); `shape` None is unranked."""
+
+    shape: tuple[int | None, ...] | None
+    dtype: DType
+    quant: QuantParams | None = None
+
+    @property
+    def rank(self) -> int:
+        assert self.shape is not None
+        return len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape or ():
+            n *= d  # type: ignore[operator]
+        return n
+
+    def with_shape(self, shape: tuple[int, ...]) -> TensorType:
+        return TensorType(tuple(shape), self.dtype, self.quant)
+
+    def with_dtype(self, dt: DType) -> TensorType:
+        return TensorType(self.shape, dt, None)
+
+    def __str__(self) -> str:
+        elem = str(self.quant) if self.quant else self.dtype.name
+        if self.shape is None:
+            return f"tensor<*x{elem}>"
+        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+        return f"tensor<{dims}{elem}>"
+
+
+@dataclass(frozen=True)
+class FunctionType:
+    """`(inputs) -> results`."""
+
+    inputs: tuple
+    results: tuple
+
+    def __str__(self) -> str:
+        ins = ", ".join(map(str, self.inputs))
+        if len(self.results) == 1 and not isinstance(self.results[0], FunctionType):
+            return f"({ins}) -> {self.results[0]}"
+        return f"({ins}) -> ({', '.join(map(str, self.results))})"
+
+
+@dataclass(frozen=True)
+class OpaqueType:
+    """A type we keep only as text (dialect types, vectors, tuples...)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
