@@ -1,0 +1,407 @@
+"""StableHLO (+ func, arith) op tree -> Graph.
+
+One converter per op turns the generic Operation into a graph op name and plain
+attributes; calls are inlined. Problems are collected over the whole module, so a
+model with several unsupported ops or dynamic shapes is reported in one go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from toolchain.diagnostics import CompileError, raise_all
+from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.ops import OPS
+from toolchain.graph.verify import verify_node
+from toolchain.mlir.ir import (
+    ArrayAttr,
+    DenseArrayAttr,
+    DenseAttr,
+    FloatAttr,
+    IntAttr,
+    OpaqueAttr,
+    Operation,
+    StringAttr,
+    StructAttr,
+    SymbolRefAttr,
+    TypeAttr,
+)
+from toolchain.types import DType, FunctionType, TensorType
+
+
+class _Unsupported(Exception):
+    """Raised by a converter for an op instance we cannot express in the graph."""
+
+
+# ------------------------------------------------------------------ attribute readers
+
+
+def _ints(op: Operation, key: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    a = op.attr(key)
+    if a is None:
+        if default is None:
+            raise _Unsupported(f"missing attribute '{key}'")
+        return default
+    if isinstance(a, DenseArrayAttr):
+        return tuple(int(v) for v in a.values)
+    if isinstance(a, DenseAttr):
+        return tuple(int(v) for v in a.array.reshape(-1))
+    if isinstance(a, ArrayAttr) and all(isinstance(i, IntAttr) for i in a.items):
+        return tuple(i.value for i in a.items)
+    raise _Unsupported(f"attribute '{key}' must be a list of integers")
+
+
+def _int(op: Operation, key: str, default: int | None = None) -> int:
+    a = op.attr(key)
+    if a is None and default is not None:
+        return default
+    if not isinstance(a, IntAttr):
+        raise _Unsupported(f"attribute '{key}' must be an integer")
+    return a.value
+
+
+def _padding(op: Operation, key: str, rank: int) -> tuple[tuple[int, int], ...]:
+    a = op.attr(key)
+    if a is None:
+        return ((0, 0),) * rank
+    if not isinstance(a, DenseAttr) or a.array.size != 2 * rank:
+        raise _Unsupported(f"attribute '{key}' must be a {rank}x2 integer tensor")
+    return tuple((int(lo), int(hi)) for lo, hi in a.array.reshape(rank, 2))
+
+
+def _enum(op: Operation, key: str) -> str:
+    a = op.attr(key)
+    if not isinstance(a, OpaqueAttr):
+        raise _Unsupported(f"missing attribute '{key}'")
+    return a.body.split()[-1]
+
+
+def _result_type(op: Operation, i: int = 0) -> TensorType:
+    return op.results[i].type  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------ converters
+
+Converter = Callable[[Operation], tuple[str, dict[str, Any]]]
+_BODY_KINDS = {"stablehlo.add": "add", "stablehlo.multiply": "multiply",
+               "stablehlo.maximum": "maximum", "stablehlo.minimum": "minimum",
+               "stablehlo.and": "and", "stablehlo.or": "or"}
+
+
+def _plain(name: str) -> Converter:
+    return lambda op: (name, {})
+
+
+def _convert(op: Operation) -> tuple[str, dict]:
+    return "convert", {"dtype": _result_type(op).dtype.name}
+
+
+def _compare(op: Operation) -> tuple[str, dict]:
+    return "compare", {"direction": _enum(op, "comparison_direction")}
+
+
+def _broadcast(op: Operation) -> tuple[str, dict]:
+    return "broadcast_in_dim", {"dims": _ints(op, "broadcast_dimensions"),
+                                "shape": _result_type(op).shape}
+
+
+def _reshape(op: Operation) -> tuple[str, dict]:
+    return "reshape", {"shape": _result_type(op).shape}
+
+
+def _transpose(op: Operation) -> tuple[str, dict]:
+    return "transpose", {"permutation": _ints(op, "permutation")}
+
+
+def _reverse(op: Operation) -> tuple[str, dict]:
+    return "reverse", {"dims": _ints(op, "dimensions")}
+
+
+def _concatenate(op: Operation) -> tuple[str, dict]:
+    return "concatenate", {"dimension": _int(op, "dimension")}
+
+
+def _slice(op: Operation) -> tuple[str, dict]:
+    start = _ints(op, "start_indices")
+    return "slice", {"start": start, "limit": _ints(op, "limit_indices"),
+                     "strides": _ints(op, "strides", (1,) * len(start))}
+
+
+def _pad(op: Operation) -> tuple[str, dict]:
+    low = _ints(op, "edge_padding_low")
+    return "pad", {"low": low, "high": _ints(op, "edge_padding_high"),
+                   "interior": _ints(op, "interior_padding", (0,) * len(low))}
+
+
+def _iota(op: Operation) -> tuple[str, dict]:
+    t = _result_type(op)
+    return "iota", {"dimension": _int(op, "iota_dimension"), "shape": t.shape,
+                    "dtype": t.dtype.name}
+
+
+def _constant(op: Operation) -> tuple[str, dict]:
+    v = op.attr("value")
+    if isinstance(v, DenseAttr):
+        return "constant", {"value": v.array}
+    if isinstance(v, IntAttr | FloatAttr):
+        dt = _result_type(op).dtype
+        return "constant", {"value": np.array(v.value, dtype=dt.np_dtype)}
+    raise _Unsupported("constant value must be a dense literal")
+
+
+def _dot_general(op: Operation) -> tuple[str, dict]:
+    dn = op.attr("dot_dimension_numbers")
+    if not isinstance(dn, StructAttr):
+        raise _Unsupported("missing attribute 'dot_dimension_numbers'")
+    return "dot_general", {
+        "lhs_batch": tuple(dn.get("lhs_batching_dimensions", ())),
+        "rhs_batch": tuple(dn.get("rhs_batching_dimensions", ())),
+        "lhs_contract": tuple(dn.get("lhs_contracting_dimensions", ())),
+        "rhs_contract": tuple(dn.get("rhs_contracting_dimensions", ())),
+        "dtype": _result_type(op).dtype.name}
+
+
+def _dot(op: Operation) -> tuple[str, dict]:
+    rank = op.operands[0].type.rank  # type: ignore[union-attr]
+    return "dot_general", {"lhs_batch": (), "rhs_batch": (), "lhs_contract": (rank - 1,),
+                           "rhs_contract": (0,), "dtype": _result_type(op).dtype.name}
+
+
+def _convolution(op: Operation) -> tuple[str, dict]:
+    dn = op.attr("dimension_numbers")
+    if not isinstance(dn, StructAttr):
+        raise _Unsupported("missing attribute 'dimension_numbers'")
+    nsp = len(dn.get("input_spatial_dimensions"))
+    ones = (1,) * nsp
+    rev = op.attr("window_reversal")
+    if isinstance(rev, DenseArrayAttr) and any(rev.values):
+        raise _Unsupported("window_reversal is not supported")
+    g = dn.get
+    return "convolution", {
+        "strides": _ints(op, "window_strides", ones),
+        "padding": _padding(op, "padding", nsp),
+        "lhs_dilation": _ints(op, "lhs_dilation", ones),
+        "rhs_dilation": _ints(op, "rhs_dilation", ones),
+        "input_batch": g("input_batch_dimension"), "input_feature": g("input_feature_dimension"),
+        "input_spatial": tuple(g("input_spatial_dimensions")),
+        "kernel_input": g("kernel_input_feature_dimension"),
+        "kernel_output": g("kernel_output_feature_dimension"),
+        "kernel_spatial": tuple(g("kernel_spatial_dimensions")),
+        "output_batch": g("output_batch_dimension"),
+        "output_feature": g("output_feature_dimension"),
+        "output_spatial": tuple(g("output_spatial_dimensions")),
+        "feature_group_count": _int(op, "feature_group_count", 1),
+        "batch_group_count": _int(op, "batch_group_count", 1),
+        "dtype": _result_type(op).dtype.name}
+
+
+def _body_kind(op: Operation) -> str:
+    """The reduction a single-op body computes, e.g. `add` for `return add(a, b)`."""
+    if len(op.operands) != 2 or len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+        raise _Unsupported("only single-operand reductions with one-block bodies are supported")
+    block = op.regions[0].blocks[0]
+    if len(block.ops) == 2 and block.ops[1].name in ("stablehlo.return", "func.return"):
+        body, ret = block.ops
+        kind = _BODY_KINDS.get(body.name)
+        if (kind and ret.operands == body.results
+                and {id(v) for v in body.operands} == {id(a) for a in block.args}):
+            return kind
+    raise _Unsupported("reduction body must be a single add / multiply / maximum / minimum / "
+                       "and / or of its two arguments")
+
+
+def _reduce(op: Operation) -> tuple[str, dict]:
+    return "reduce", {"kind": _body_kind(op), "dims": _ints(op, "dimensions")}
+
+
+def _reduce_window(op: Operation) -> tuple[str, dict]:
+    kind = _body_kind(op)
+    window = _ints(op, "window_dimensions")
+    ones = (1,) * len(window)
+    return "reduce_window", {
+        "kind": kind, "window": window, "strides": _ints(op, "window_strides", ones),
+        "base_dilations": _ints(op, "base_dilations", ones),
+        "window_dilations": _ints(op, "window_dilations", ones),
+        "padding": _padding(op, "padding", len(window))}
+
+
+def _gather(op: Operation) -> tuple[str, dict]:
+    dn = op.attr("dimension_numbers")
+    if not isinstance(dn, StructAttr):
+        raise _Unsupported("missing attribute 'dimension_numbers'")
+    return "gather", {
+        "offset_dims": tuple(dn.get("offset_dims", ())),
+        "collapsed_slice_dims": tuple(dn.get("collapsed_slice_dims", ())),
+        "operand_batching_dims": tuple(dn.get("operand_batching_dims", ())),
+        "start_indices_batching_dims": tuple(dn.get("start_indices_batching_dims", ())),
+        "start_index_map": tuple(dn.get("start_index_map", ())),
+        "index_vector_dim": int(dn.get("index_vector_dim", 0)),
+        "slice_sizes": _ints(op, "slice_sizes")}
+
+
+def _batch_norm(op: Operation) -> tuple[str, dict]:
+    eps = op.attr("epsilon")
+    if not isinstance(eps, FloatAttr):
+        raise _Unsupported("missing attribute 'epsilon'")
+    return "batch_norm_inference", {"epsilon": eps.value,
+                                    "feature_index": _int(op, "feature_index")}
+
+
+_ELEMENTWISE = [n for n, s in OPS.items() if s.group == "elementwise" and not s.attrs]
+CONVERTERS: dict[str, Converter] = {
+    **{f"stablehlo.{n}": _plain(n) for n in _ELEMENTWISE},
+    "stablehlo.convert": _convert,
+    "stablehlo.compare": _compare,
+    "stablehlo.broadcast_in_dim": _broadcast,
+    "stablehlo.reshape": _reshape,
+    "stablehlo.transpose": _transpose,
+    "stablehlo.reverse": _reverse,
+    "stablehlo.concatenate": _concatenate,
+    "stablehlo.slice": _slice,
+    "stablehlo.pad": _pad,
+    "stablehlo.iota": _iota,
+    "stablehlo.constant": _constant,
+    "arith.constant": _constant,
+    "stablehlo.dot_general": _dot_general,
+    "stablehlo.dot": _dot,
+    "stablehlo.convolution": _convolution,
+    "stablehlo.reduce": _reduce,
+    "stablehlo.reduce_window": _reduce_window,
+    "stablehlo.gather": _gather,
+    "stablehlo.batch_norm_inference": _batch_norm,
+}
+
+
+# ------------------------------------------------------------------ the importer
+
+
+def _as_tensor_type(t: Any) -> TensorType | None:
+    if isinstance(t, TensorType):
+        return t
+    if isinstance(t, DType):
+        return TensorType((), t)
+    return None
+
+
+class _Importer:
+    def __init__(self, funcs: dict[str, Operation]):
+        self.funcs = funcs
+        self.errors: list[CompileError] = []
+        self.graph: Graph | None = None
+
+    def error(self, message: str, op: Operation) -> None:
+        self.errors.append(CompileError(message, op.loc))
+
+    def inline(self, func: Operation, args: list[Tensor], stack: list[str]) -> list[Tensor]:
+        assert self.graph is not None
+        body = func.regions[0].blocks[0] if func.regions and func.regions[0].blocks else None
+        if body is None:
+            self.error(f"function '@{_sym(func)}' has no body", func)
+            return []
+        if len(func.regions[0].blocks) > 1:
+            self.error("functions with more than one block (control flow) are not supported",
+                       func)
+        env: dict[int, Tensor] = {id(a): t for a, t in zip(body.args, args)}
+        for op in body.ops:
+            if op.name in ("func.return", "stablehlo.return"):
+                return [self.lookup(env, v) for v in op.operands]
+            outs = self.convert(op, [self.lookup(env, v) for v in op.operands], stack)
+            for r, t in zip(op.results, outs):
+                env[id(r)] = t
+        self.error(f"function '@{_sym(func)}' does not end in a return", func)
+        return []
+
+    def lookup(self, env: dict[int, Tensor], v: Any) -> Tensor:
+        t = env.get(id(v))
+        if t is None:  # a value from an op that failed to convert, or from an outer scope
+            ty = _as_tensor_type(v.type) or TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+            t = env[id(v)] = Tensor(ty)
+        return t
+
+    def convert(self, op: Operation, inputs: list[Tensor], stack: list[str]) -> list[Tensor]:
+        assert self.graph is not None
+        dummies = [Tensor(_as_tensor_type(r.type) or TensorType((), DType("?", np.dtype("f4"),
+                                                                           0, "?")))
+                   for r in op.results]
+        if op.name in ("func.call", "call"):
+            return self.call(op, inputs, stack) or dummies
+        types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
+        bad = [t for t in types if t is None or not t.is_static]
+        converter = CONVERTERS.get(op.name)
+        if converter is None:
+            self.error(f"unsupported op '{op.name}'", op)
+            return dummies
+        if bad:
+            what = "a non-tensor type" if bad[0] is None else f"a dynamic shape ({bad[0]})"
+            self.error(f"'{op.name}' has {what}; minirt needs static shapes", op)
+            return dummies
+        try:
+            gop, attrs = converter(op)
+        except _Unsupported as e:
+            self.error(f"'{op.name}': {e}", op)
+            return dummies
+        node = self.graph.add(gop, inputs, [t for t in types[len(op.operands):]], attrs, op.loc)
+        err = verify_node(node)
+        if err is not None:
+            self.errors.append(err)
+        return node.outputs
+
+    def call(self, op: Operation, inputs: list[Tensor], stack: list[str]) -> list[Tensor] | None:
+        callee = op.attr("callee")
+        name = callee.name if isinstance(callee, SymbolRefAttr) else ""
+        func = self.funcs.get(name)
+        if func is None:
+            self.error(f"call to unknown function '@{name}'", op)
+            return None
+        if name in stack:
+            self.error(f"recursive call to '@{name}' cannot be inlined", op)
+            return None
+        fty = _func_type(func)
+        if [t.type for t in inputs] != list(fty.inputs) and all(
+                isinstance(t, TensorType) for t in fty.inputs):
+            self.error(f"call arguments do not match the signature of '@{name}'", op)
+            return None
+        outs = self.inline(func, inputs, stack + [name])
+        return outs if len(outs) == len(op.results) else None
+
+
+def _sym(func: Operation) -> str:
+    s = func.attr("sym_name")
+    return s.value if isinstance(s, StringAttr) else "?"
+
+
+def _func_type(func: Operation) -> FunctionType:
+    t = func.attr("function_type")
+    return t.type if isinstance(t, TypeAttr) else FunctionType((), ())
+
+
+def import_module(module: Operation, entry: str = "main") -> Graph:
+    """Builds the Graph of function `entry`, inlining every call. Raises CompileError
+    listing every unsupported op, dynamic shape and ill-formed op in what it reaches."""
+    funcs: dict[str, Operation] = {}
+    for region in module.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                if op.name == "func.func":
+                    funcs[_sym(op)] = op
+    func = funcs.get(entry)
+    if func is None:
+        have = ", ".join(f"@{n}" for n in funcs) or "none"
+        raise CompileError(f"no function '@{entry}' in the module (functions: {have})",
+                           module.loc)
+    importer = _Importer(funcs)
+    graph = importer.graph = Graph(entry)
+    fty = _func_type(func)
+    for i, t in enumerate(fty.inputs):
+        tt = _as_tensor_type(t)
+        if tt is None or not tt.is_static:
+            importer.error(f"argument {i} of '@{entry}' has type '{t}'; minirt needs static "
+                           "tensor shapes", func)
+            tt = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+        graph.add_input(tt)
+    graph.outputs = importer.inline(func, list(graph.inputs), [entry])
+    raise_all(importer.errors)
+    return graph

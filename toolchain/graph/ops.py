@@ -1,0 +1,374 @@
+"""The graph op set: one table row per op with its arity, attributes and type rule.
+
+Op names and semantics follow StableHLO (https://openxla.org/stablehlo/spec), minus
+regions: reductions carry a `kind` instead of a body. Each rule takes the node and
+returns its output types; it raises ShapeError when the node is ill-formed. The
+verifier compares these with the types the node was built with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolchain.graph.ir import Node
+from toolchain.types import I1, DType, TensorType, dtype
+
+
+class ShapeError(Exception):
+    """A node whose operands or attributes break its op's rules."""
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    group: str  # elementwise / shape / contraction / reduction / source / misc
+    arity: int | None  # None: variadic
+    attrs: tuple[str, ...]
+    infer: Callable[[Node], list[TensorType]]
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ShapeError(message)
+
+
+def _shape(node: Node, i: int) -> tuple[int, ...]:
+    return node.inputs[i].type.shape  # type: ignore[return-value]
+
+
+def _same_types(node: Node) -> TensorType:
+    first = node.inputs[0].type
+    for i, t in enumerate(node.inputs[1:], 1):
+        _require(t.type.shape == first.shape,
+                 f"operand {i} has shape {_fmt(t.type.shape)} but operand 0 has {_fmt(first.shape)}")
+        _require(t.type.dtype == first.dtype,
+                 f"operand {i} has element type {t.type.dtype} but operand 0 has {first.dtype}")
+    return first
+
+
+def _fmt(shape: tuple | None) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def _check_dims(dims: tuple[int, ...], rank: int, what: str) -> None:
+    _require(len(set(dims)) == len(dims), f"{what} {list(dims)} repeat a dimension")
+    _require(all(0 <= d < rank for d in dims), f"{what} {list(dims)} out of range for rank {rank}")
+
+
+# ---------------------------------------------------------------- rules
+
+
+def _unary(kinds: str) -> Callable[[Node], list[TensorType]]:
+    def rule(node: Node) -> list[TensorType]:
+        t = node.inputs[0].type
+        _require(t.dtype.kind in kinds, f"element type {t.dtype} is not supported by {node.op}")
+        return [t]
+
+    return rule
+
+
+def _binary(kinds: str) -> Callable[[Node], list[TensorType]]:
+    def rule(node: Node) -> list[TensorType]:
+        t = _same_types(node)
+        _require(t.dtype.kind in kinds, f"element type {t.dtype} is not supported by {node.op}")
+        return [t]
+
+    return rule
+
+
+def _is_finite(node: Node) -> list[TensorType]:
+    t = node.inputs[0].type
+    _require(t.dtype.is_float, "is_finite needs a float operand")
+    return [t.with_dtype(I1)]
+
+
+def _compare(node: Node) -> list[TensorType]:
+    t = _same_types(node)
+    _require(node.attrs["direction"] in ("EQ", "NE", "GE", "GT", "LE", "LT"),
+             f"unknown comparison direction {node.attrs['direction']}")
+    return [t.with_dtype(I1)]
+
+
+def _select(node: Node) -> list[TensorType]:
+    pred, a, b = (t.type for t in node.inputs)
+    _require(pred.dtype == I1, "select's predicate must be i1")
+    _require(a.shape == b.shape and a.dtype == b.dtype, "select's branches differ in type")
+    _require(pred.shape in ((), a.shape), "select's predicate must be scalar or match the branches")
+    return [a]
+
+
+def _clamp(node: Node) -> list[TensorType]:
+    lo, x, hi = (t.type for t in node.inputs)
+    for name, b in (("min", lo), ("max", hi)):
+        _require(b.shape in ((), x.shape), f"clamp's {name} must be scalar or match the operand")
+        _require(b.dtype == x.dtype, f"clamp's {name} element type differs from the operand's")
+    return [x]
+
+
+def _convert(node: Node) -> list[TensorType]:
+    return [node.inputs[0].type.with_dtype(dtype(node.attrs["dtype"]))]
+
+
+def _broadcast_in_dim(node: Node) -> list[TensorType]:
+    src = _shape(node, 0)
+    out = tuple(node.attrs["shape"])
+    dims = tuple(node.attrs["dims"])
+    _require(len(dims) == len(src), f"broadcast dims {list(dims)} do not match operand rank {len(src)}")
+    _check_dims(dims, len(out), "broadcast dims")
+    for i, d in enumerate(dims):
+        _require(src[i] in (1, out[d]),
+                 f"operand dim {i} (size {src[i]}) cannot broadcast to result dim {d} (size {out[d]})")
+    return [node.inputs[0].type.with_shape(out)]
+
+
+def _reshape(node: Node) -> list[TensorType]:
+    t = node.inputs[0].type
+    out = tuple(node.attrs["shape"])
+    new = t.with_shape(out)
+    _require(new.num_elements == t.num_elements,
+             f"reshape from {_fmt(t.shape)} to {_fmt(out)} changes the element count")
+    return [new]
+
+
+def _transpose(node: Node) -> list[TensorType]:
+    src = _shape(node, 0)
+    perm = tuple(node.attrs["permutation"])
+    _require(len(perm) == len(src), "transpose permutation length differs from the rank")
+    _check_dims(perm, len(src), "permutation")
+    return [node.inputs[0].type.with_shape(tuple(src[p] for p in perm))]
+
+
+def _reverse(node: Node) -> list[TensorType]:
+    _check_dims(tuple(node.attrs["dims"]), len(_shape(node, 0)), "reverse dims")
+    return [node.inputs[0].type]
+
+
+def _concatenate(node: Node) -> list[TensorType]:
+    first = node.inputs[0].type
+    dim = node.attrs["dimension"]
+    _require(0 <= dim < first.rank, f"concatenate dimension {dim} out of range")
+    total = 0
+    for i, t in enumerate(node.inputs):
+        s = t.type.shape
+        _require(t.type.dtype == first.dtype, f"operand {i} element type differs")
+        _require(len(s) == first.rank and all(a == b for k, (a, b) in
+                                               enumerate(zip(s, first.shape)) if k != dim),
+                 f"operand {i} shape {_fmt(s)} does not fit concatenation along {dim}")
+        total += s[dim]
+    out = list(first.shape)
+    out[dim] = total
+    return [first.with_shape(tuple(out))]
+
+
+def _slice(node: Node) -> list[TensorType]:
+    src = _shape(node, 0)
+    starts, limits, strides = (node.attrs[k] for k in ("start", "limit", "strides"))
+    _require(len(starts) == len(limits) == len(strides) == len(src),
+             "slice bounds do not match the operand rank")
+    out = []
+    for i, (s, lim, st) in enumerate(zip(starts, limits, strides)):
+        _require(0 <= s <= lim <= src[i] and st > 0,
+                 f"slice [{s}:{lim}:{st}] out of bounds for dim {i} of size {src[i]}")
+        out.append(-(-(lim - s) // st))
+    return [node.inputs[0].type.with_shape(tuple(out))]
+
+
+def _pad(node: Node) -> list[TensorType]:
+    src = _shape(node, 0)
+    _require(_shape(node, 1) == (), "pad's padding value must be a scalar")
+    low, high, interior = (node.attrs[k] for k in ("low", "high", "interior"))
+    _require(len(low) == len(high) == len(interior) == len(src), "pad widths do not match rank")
+    out = []
+    for d, lo, hi, it in zip(src, low, high, interior):
+        _require(it >= 0, "interior padding must be >= 0")
+        size = lo + hi + d + max(d - 1, 0) * it
+        _require(size >= 0, "padding removes more than the dimension holds")
+        out.append(size)
+    return [node.inputs[0].type.with_shape(tuple(out))]
+
+
+def _iota(node: Node) -> list[TensorType]:
+    shape = tuple(node.attrs["shape"])
+    _require(0 <= node.attrs["dimension"] < len(shape), "iota dimension out of range")
+    return [TensorType(shape, dtype(node.attrs["dtype"]))]
+
+
+def _constant(node: Node) -> list[TensorType]:
+    return [node.outputs[0].type]
+
+
+def _dot_general(node: Node) -> list[TensorType]:
+    a, b = _shape(node, 0), _shape(node, 1)
+    lb, rb, lc, rc = (tuple(node.attrs[k]) for k in
+                      ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract"))
+    _require(len(lb) == len(rb) and len(lc) == len(rc),
+             "dot_general needs as many lhs as rhs batching / contracting dims")
+    _check_dims(lb + lc, len(a), "lhs batching+contracting dims")
+    _check_dims(rb + rc, len(b), "rhs batching+contracting dims")
+    for x, y in list(zip(lb, rb)) + list(zip(lc, rc)):
+        _require(a[x] == b[y], f"lhs dim {x} (size {a[x]}) does not match rhs dim {y} (size {b[y]})")
+    free_a = [a[i] for i in range(len(a)) if i not in lb + lc]
+    free_b = [b[i] for i in range(len(b)) if i not in rb + rc]
+    out = tuple([a[i] for i in lb] + free_a + free_b)
+    _require(node.inputs[0].type.dtype.kind == node.inputs[1].type.dtype.kind,
+             "dot_general operands mix float and integer types")
+    return [TensorType(out, dtype(node.attrs["dtype"]))]
+
+
+def conv_output_shape(node: Node) -> tuple[int, ...]:
+    """StableHLO convolution's result shape from operand shapes and attributes."""
+    x, k = _shape(node, 0), _shape(node, 1)
+    at = node.attrs
+    nsp = len(at["input_spatial"])
+    _require(len(x) == len(k) == nsp + 2, "convolution operands have inconsistent ranks")
+    fg, bg = at["feature_group_count"], at["batch_group_count"]
+    _require(fg >= 1 and bg >= 1 and (fg == 1 or bg == 1), "bad group counts")
+    batch, feat = x[at["input_batch"]], x[at["input_feature"]]
+    kin, kout = k[at["kernel_input"]], k[at["kernel_output"]]
+    _require(feat == kin * fg, f"input features ({feat}) != kernel input features ({kin}) "
+             f"x feature_group_count ({fg})")
+    _require(kout % fg == 0 and kout % bg == 0 and batch % bg == 0,
+             "output features are not divisible by the group count")
+    out = [0] * (nsp + 2)
+    out[at["output_batch"]] = batch // bg
+    out[at["output_feature"]] = kout
+    for i in range(nsp):
+        size = (x[at["input_spatial"][i]] - 1) * at["lhs_dilation"][i] + 1
+        size += at["padding"][i][0] + at["padding"][i][1]
+        win = (k[at["kernel_spatial"][i]] - 1) * at["rhs_dilation"][i] + 1
+        _require(at["strides"][i] > 0, "window strides must be positive")
+        out[at["output_spatial"][i]] = 0 if size < win else (size - win) // at["strides"][i] + 1
+    return tuple(out)
+
+
+def _convolution(node: Node) -> list[TensorType]:
+    return [TensorType(conv_output_shape(node), dtype(node.attrs["dtype"]))]
+
+
+REDUCE_KINDS = ("add", "multiply", "maximum", "minimum", "and", "or")
+
+
+def _reduce(node: Node) -> list[TensorType]:
+    x, init = node.inputs[0].type, node.inputs[1].type
+    _require(init.shape == (), "reduce's init value must be a scalar")
+    _require(init.dtype == x.dtype, "reduce's init value type differs from the operand's")
+    _require(node.attrs["kind"] in REDUCE_KINDS, f"unsupported reduction {node.attrs['kind']}")
+    dims = tuple(node.attrs["dims"])
+    _check_dims(dims, x.rank, "reduce dimensions")
+    return [x.with_shape(tuple(d for i, d in enumerate(x.shape) if i not in dims))]
+
+
+def _reduce_window(node: Node) -> list[TensorType]:
+    x, init = node.inputs[0].type, node.inputs[1].type
+    _require(init.shape == () and init.dtype == x.dtype, "reduce_window's init must be a scalar of the operand type")
+    _require(node.attrs["kind"] in REDUCE_KINDS, f"unsupported reduction {node.attrs['kind']}")
+    at = node.attrs
+    fields = ("window", "strides", "base_dilations", "window_dilations", "padding")
+    _require(all(len(at[f]) == x.rank for f in fields), "reduce_window attributes do not match rank")
+    out = []
+    for i, d in enumerate(x.shape):
+        base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
+        win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
+        _require(at["strides"][i] > 0 and at["window"][i] > 0, "window sizes and strides must be positive")
+        out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
+    return [x.with_shape(tuple(out))]
+
+
+def _gather(node: Node) -> list[TensorType]:
+    operand, idx = _shape(node, 0), _shape(node, 1)
+    at = node.attrs
+    _require(node.inputs[1].type.dtype.is_integer, "gather indices must be integers")
+    sizes = at["slice_sizes"]
+    _require(len(sizes) == len(operand), "slice_sizes does not match the operand rank")
+    _require(all(0 <= s <= d for s, d in zip(sizes, operand)), "slice_sizes exceed the operand")
+    collapsed = set(at["collapsed_slice_dims"]) | set(at["operand_batching_dims"])
+    _require(all(sizes[d] <= 1 for d in collapsed), "collapsed dims must have slice size 1")
+    ivd = at["index_vector_dim"]
+    batch = [d for i, d in enumerate(idx) if i != ivd]
+    nidx = idx[ivd] if ivd < len(idx) else 1
+    _require(len(at["start_index_map"]) == nidx, "start_index_map does not match the index vector")
+    offsets = [s for i, s in enumerate(sizes) if i not in collapsed]
+    _require(len(offsets) == len(at["offset_dims"]), "offset_dims does not match slice_sizes")
+    rank = len(batch) + len(offsets)
+    _check_dims(tuple(at["offset_dims"]), rank, "offset_dims")
+    out, bi, oi = [], 0, 0
+    for d in range(rank):
+        if d in at["offset_dims"]:
+            out.append(offsets[oi])
+            oi += 1
+        else:
+            out.append(batch[bi])
+            bi += 1
+    return [node.inputs[0].type.with_shape(tuple(out))]
+
+
+def _batch_norm_inference(node: Node) -> list[TensorType]:
+    x = node.inputs[0].type
+    fi = node.attrs["feature_index"]
+    _require(0 <= fi < x.rank, "feature_index out of range")
+    for i, t in enumerate(node.inputs[1:], 1):
+        _require(t.type.shape == (x.shape[fi],) and t.type.dtype == x.dtype,
+                 f"operand {i} must be a 1-D {x.dtype} tensor of {x.shape[fi]} features")
+    return [x]
+
+
+# ---------------------------------------------------------------- the table
+
+F, I, B = "f", "iu", "b"
+_UNARY = {
+    "abs": F + I, "negate": F + I, "sign": F + I, "exponential": F, "exponential_minus_one": F,
+    "log": F, "log_plus_one": F, "logistic": F, "sqrt": F, "rsqrt": F, "cbrt": F, "tanh": F,
+    "sine": F, "cosine": F, "tan": F, "floor": F, "ceil": F, "round_nearest_afz": F,
+    "round_nearest_even": F, "not": I + B, "popcnt": I, "count_leading_zeros": I,
+}
+_BINARY = {
+    "add": F + I + B, "subtract": F + I, "multiply": F + I + B, "divide": F + I,
+    "remainder": F + I, "maximum": F + I + B, "minimum": F + I + B, "power": F + I,
+    "atan2": F, "and": I + B, "or": I + B, "xor": I + B, "shift_left": I,
+    "shift_right_arithmetic": I, "shift_right_logical": I,
+}
+
+OPS: dict[str, OpSpec] = {}
+
+
+def _add(name: str, group: str, arity: int | None, attrs: tuple[str, ...],
+         infer: Callable[[Node], list[TensorType]]) -> None:
+    OPS[name] = OpSpec(name, group, arity, attrs, infer)
+
+
+for _n, _k in _UNARY.items():
+    _add(_n, "elementwise", 1, (), _unary(_k))
+for _n, _k in _BINARY.items():
+    _add(_n, "elementwise", 2, (), _binary(_k))
+_add("is_finite", "elementwise", 1, (), _is_finite)
+_add("compare", "elementwise", 2, ("direction",), _compare)
+_add("select", "elementwise", 3, (), _select)
+_add("clamp", "elementwise", 3, (), _clamp)
+_add("convert", "elementwise", 1, ("dtype",), _convert)
+_add("broadcast_in_dim", "shape", 1, ("dims", "shape"), _broadcast_in_dim)
+_add("reshape", "shape", 1, ("shape",), _reshape)
+_add("transpose", "shape", 1, ("permutation",), _transpose)
+_add("reverse", "shape", 1, ("dims",), _reverse)
+_add("concatenate", "shape", None, ("dimension",), _concatenate)
+_add("slice", "shape", 1, ("start", "limit", "strides"), _slice)
+_add("pad", "shape", 2, ("low", "high", "interior"), _pad)
+_add("gather", "shape", 2, ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                            "start_indices_batching_dims", "start_index_map",
+                            "index_vector_dim", "slice_sizes"), _gather)
+_add("iota", "source", 0, ("dimension", "shape", "dtype"), _iota)
+_add("constant", "source", 0, ("value",), _constant)
+_add("dot_general", "contraction", 2,
+     ("lhs_batch", "rhs_batch", "lhs_contract", "rhs_contract", "dtype"), _dot_general)
+_add("convolution", "contraction", 2,
+     ("strides", "padding", "lhs_dilation", "rhs_dilation", "input_batch", "input_feature",
+      "input_spatial", "kernel_input", "kernel_output", "kernel_spatial", "output_batch",
+      "output_feature", "output_spatial", "feature_group_count", "batch_group_count",
+      "dtype"), _convolution)
+_add("reduce", "reduction", 2, ("kind", "dims"), _reduce)
+_add("reduce_window", "reduction", 2,
+     ("kind", "window", "strides", "base_dilations", "window_dilations", "padding"),
+     _reduce_window)
+_add("batch_norm_inference", "misc", 5, ("epsilon", "feature_index"), _batch_norm_inference)
+
+__all__ = ["OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape", "DType"]

@@ -1,0 +1,36 @@
+"""Runs a Graph on numpy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.graph.ir import Graph
+from toolchain.reference.kernels import KERNELS
+
+
+class InputError(ValueError):
+    """Inputs that do not match the graph's signature."""
+
+
+def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Evaluates `graph` on `inputs` (one array per graph input, in order)."""
+    if len(inputs) != len(graph.inputs):
+        raise InputError(f"the model takes {len(graph.inputs)} inputs, got {len(inputs)}")
+    env: dict[int, np.ndarray] = {}
+    for i, (t, x) in enumerate(zip(graph.inputs, inputs)):
+        x = np.asarray(x)
+        if x.shape != t.type.shape:
+            raise InputError(f"input_{i} has shape {x.shape}, the model expects {t.type.shape}")
+        if x.dtype != t.type.dtype.np_dtype:
+            if not np.can_cast(x.dtype, t.type.dtype.np_dtype, casting="same_kind"):
+                raise InputError(f"input_{i} has dtype {x.dtype}, the model expects "
+                                 f"{t.type.dtype}")
+            x = x.astype(t.type.dtype.np_dtype)
+        env[id(t)] = x
+    for node in graph.nodes:
+        args = [env[id(t)] for t in node.inputs]
+        result = KERNELS[node.op](node, *args)
+        outs = result if isinstance(result, tuple | list) else [result]
+        for t, v in zip(node.outputs, outs):
+            env[id(t)] = np.asarray(v).reshape(t.type.shape)
+    return [env[id(t)] for t in graph.outputs]

@@ -1,0 +1,337 @@
+"""Reference semantics of every graph op, written for clarity over speed.
+
+Floats are computed in the tensor's own precision, except that contractions and
+reductions accumulate in float64 and round once: that is the most accurate f32
+answer, so a compiled kernel's error can be judged against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from toolchain.graph.ir import Node
+
+Kernel = Callable[..., np.ndarray]
+
+
+def _out_dtype(node: Node, i: int = 0) -> np.dtype:
+    return node.outputs[i].type.dtype.np_dtype
+
+
+def _acc_dtype(dt: np.dtype) -> np.dtype:
+    if dt.kind == "f":
+        return np.dtype(np.float64)
+    return np.dtype(np.int64) if dt.kind in "iu" else dt
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # StableHLO integer division truncates toward zero (like C), numpy floors.
+    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
+    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
+
+
+def _int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a - _int_div(a, b) * b).astype(a.dtype)
+
+
+def _round_afz(x: np.ndarray) -> np.ndarray:
+    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(x.dtype)
+
+
+def _clz(x: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    u = x.astype(np.int64) & ((1 << bits) - 1)
+    n = np.full(x.shape, bits, dtype=np.int64)
+    for i in range(bits):
+        n = np.where((u >> i) != 0, bits - 1 - i, n)
+    return n.astype(x.dtype)
+
+
+def _popcnt(x: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    u = x.astype(np.int64) & ((1 << bits) - 1)
+    return np.array([bin(int(v)).count("1") for v in u.reshape(-1)],
+                    dtype=x.dtype).reshape(x.shape)
+
+
+def _float_or_int(f: Callable, i: Callable) -> Kernel:
+    return lambda a, b: (f if a.dtype.kind == "f" else i)(a, b)
+
+
+def _shift(kind: str) -> Kernel:
+    def k(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        bits = a.dtype.itemsize * 8
+        big = (b < 0) | (b >= bits)
+        sb = np.where(big, 0, b).astype(np.int64)
+        a64 = a.astype(np.int64)
+        if kind == "left":
+            r = a64 << sb
+        elif kind == "arith":
+            r = np.where(big, np.where(a64 < 0, -1, 0), a64 >> sb)
+        else:
+            r = (a64 & ((1 << bits) - 1)) >> sb
+        r = np.where(big & (kind != "arith"), 0, r)
+        return r.astype(np.uint64).astype(a.dtype) if a.dtype.kind == "u" else \
+            ((r + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))).astype(a.dtype)
+
+    return k
+
+
+def _unary(f: Callable) -> Kernel:
+    def k(node: Node, x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(f(x)).astype(_out_dtype(node))
+
+    return k
+
+
+def _binary(f: Callable) -> Kernel:
+    def k(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(f(a, b)).astype(_out_dtype(node))
+
+    return k
+
+
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal,
+            "GT": np.greater, "LE": np.less_equal, "LT": np.less}
+_REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
+           "minimum": np.minimum, "and": np.logical_and, "or": np.logical_or}
+
+
+def _compare(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return _COMPARE[node.attrs["direction"]](a, b)
+
+
+def _select(node: Node, p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(p, a, b)
+
+
+def _clamp(node: Node, lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+
+
+def _convert(node: Node, x: np.ndarray) -> np.ndarray:
+    dt = _out_dtype(node)
+    if x.dtype.kind == "f" and dt.kind in "iu":
+        info = np.iinfo(dt)
+        # Float -> int truncates toward zero and saturates (NaN -> 0), like C + clamp.
+        x = np.nan_to_num(np.clip(np.trunc(x), info.min, info.max), nan=0)
+    if dt.kind == "b":
+        return x != 0
+    return x.astype(dt)
+
+
+def _broadcast(node: Node, x: np.ndarray) -> np.ndarray:
+    shape = node.attrs["shape"]
+    dims = node.attrs["dims"]
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(expanded), shape).copy()
+
+
+def _slice(node: Node, x: np.ndarray) -> np.ndarray:
+    at = node.attrs
+    return x[tuple(slice(s, e, st) for s, e, st in zip(at["start"], at["limit"], at["strides"]))]
+
+
+def _pad(node: Node, x: np.ndarray, value: np.ndarray) -> np.ndarray:
+    at = node.attrs
+    # Interior padding first, then edge padding; negative edges crop.
+    shape = [d + max(d - 1, 0) * it for d, it in zip(x.shape, at["interior"])]
+    inner = np.full(shape, value, dtype=x.dtype)
+    inner[tuple(slice(None, None, it + 1) for it in at["interior"])] = x
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in zip(at["low"], at["high"])]
+    out = np.pad(inner, grow, constant_values=value)
+    crop = tuple(slice(-min(lo, 0), out.shape[i] + min(hi, 0))
+                 for i, (lo, hi) in enumerate(zip(at["low"], at["high"])))
+    return out[crop]
+
+
+def _iota(node: Node) -> np.ndarray:
+    shape = node.attrs["shape"]
+    d = node.attrs["dimension"]
+    ramp = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
+    return np.broadcast_to(ramp, shape).astype(_out_dtype(node))
+
+
+def _dot_general(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    at = node.attrs
+    lb, rb, lc, rc = at["lhs_batch"], at["rhs_batch"], at["lhs_contract"], at["rhs_contract"]
+    lf = [i for i in range(a.ndim) if i not in lb + lc]
+    rf = [i for i in range(b.ndim) if i not in rb + rc]
+    acc = _acc_dtype(_out_dtype(node))
+    a2 = a.transpose(list(lb) + lf + list(lc)).astype(acc)
+    b2 = b.transpose(list(rb) + list(rc) + rf).astype(acc)
+    nb = int(np.prod([a.shape[i] for i in lb], dtype=np.int64))
+    m = int(np.prod([a.shape[i] for i in lf], dtype=np.int64))
+    k = int(np.prod([a.shape[i] for i in lc], dtype=np.int64))
+    n = int(np.prod([b.shape[i] for i in rf], dtype=np.int64))
+    out = np.matmul(a2.reshape(nb, m, k), b2.reshape(nb, k, n))
+    shape = [a.shape[i] for i in lb] + [a.shape[i] for i in lf] + [b.shape[i] for i in rf]
+    return out.reshape(shape).astype(_out_dtype(node))
+
+
+def _convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Direct convolution over canonical layouts: x -> [N, C, *S], w -> [O, I, *K]."""
+    at = node.attrs
+    nsp = len(at["input_spatial"])
+    acc = _acc_dtype(_out_dtype(node))
+    xc = x.transpose([at["input_batch"], at["input_feature"], *at["input_spatial"]]).astype(acc)
+    wc = w.transpose([at["kernel_output"], at["kernel_input"], *at["kernel_spatial"]]).astype(acc)
+    # lhs dilation = zeros between input elements; then edge padding (may be negative).
+    if any(d != 1 for d in at["lhs_dilation"]):
+        shape = list(xc.shape[:2]) + [(s - 1) * d + 1 for s, d in
+                                      zip(xc.shape[2:], at["lhs_dilation"])]
+        dil = np.zeros(shape, dtype=acc)
+        dil[(slice(None), slice(None)) + tuple(slice(None, None, d)
+                                               for d in at["lhs_dilation"])] = xc
+        xc = dil
+    grow = [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in at["padding"]]
+    xc = np.pad(xc, grow)
+    xc = xc[(slice(None), slice(None)) + tuple(
+        slice(-min(lo, 0), xc.shape[2 + i] + min(hi, 0)) for i, (lo, hi) in
+        enumerate(at["padding"]))]
+    fg, bg = at["feature_group_count"], at["batch_group_count"]
+    n, c = xc.shape[:2]
+    o, ci = wc.shape[:2]
+    ksz = wc.shape[2:]
+    rd = at["rhs_dilation"]
+    strides = at["strides"]
+    out_sp = [0 if xc.shape[2 + i] < (ksz[i] - 1) * rd[i] + 1 else
+              (xc.shape[2 + i] - (ksz[i] - 1) * rd[i] - 1) // strides[i] + 1 for i in range(nsp)]
+    out = np.zeros([n // bg, o] + out_sp, dtype=acc)
+    for kidx in np.ndindex(*ksz):
+        # The input window element each output position sees for this kernel tap.
+        sl = tuple(slice(kidx[i] * rd[i], kidx[i] * rd[i] + (out_sp[i] - 1) * strides[i] + 1,
+                         strides[i]) for i in range(nsp))
+        patch = xc[(slice(None), slice(None)) + sl]  # [N, C, *out_sp]
+        tap = wc[(slice(None), slice(None)) + kidx]  # [O, I]
+        if bg > 1:
+            pb = patch.reshape(bg, n // bg, c, *out_sp)
+            tb = tap.reshape(bg, o // bg, ci)
+            out += np.einsum("gnc...,goc->gno...", pb, tb).transpose(
+                1, 0, 2, *range(3, 3 + nsp)).reshape(out.shape)
+        else:
+            pg = patch.reshape(n, fg, c // fg, *out_sp)
+            tg = tap.reshape(fg, o // fg, ci)
+            out += np.einsum("ngc...,goc->ngo...", pg, tg).reshape(out.shape)
+    perm = [0] * (nsp + 2)
+    perm[at["output_batch"]] = 0
+    perm[at["output_feature"]] = 1
+    for i, d in enumerate(at["output_spatial"]):
+        perm[d] = 2 + i
+    return out.transpose(perm).astype(_out_dtype(node))
+
+
+def _reduce(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
+    kind, dims = node.attrs["kind"], tuple(node.attrs["dims"])
+    ufunc = _REDUCE[kind]
+    wide = x.astype(_acc_dtype(x.dtype)) if kind in ("add", "multiply") else x
+    r = ufunc.reduce(wide, axis=dims) if dims else wide
+    return ufunc(r, init).astype(_out_dtype(node))
+
+
+def _reduce_window(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
+    at = node.attrs
+    kind = at["kind"]
+    ufunc = _REDUCE[kind]
+    wide = x.astype(_acc_dtype(x.dtype)) if kind in ("add", "multiply") else x
+    if any(d != 1 for d in at["base_dilations"]):
+        shape = [(s - 1) * d + 1 for s, d in zip(x.shape, at["base_dilations"])]
+        dil = np.full(shape, init, dtype=wide.dtype)
+        dil[tuple(slice(None, None, d) for d in at["base_dilations"])] = wide
+        wide = dil
+    grow = [(max(lo, 0), max(hi, 0)) for lo, hi in at["padding"]]
+    wide = np.pad(wide, grow, constant_values=init)
+    wide = wide[tuple(slice(-min(lo, 0), wide.shape[i] + min(hi, 0))
+                      for i, (lo, hi) in enumerate(at["padding"]))]
+    out_shape = node.outputs[0].type.shape
+    out = np.full(out_shape, init, dtype=wide.dtype)
+    for widx in np.ndindex(*at["window"]):
+        sl = tuple(slice(widx[i] * at["window_dilations"][i],
+                         widx[i] * at["window_dilations"][i]
+                         + (out_shape[i] - 1) * at["strides"][i] + 1, at["strides"][i])
+                   for i in range(x.ndim))
+        out = ufunc(out, wide[sl])
+    return out.astype(_out_dtype(node))
+
+
+def _gather(node: Node, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    at = node.attrs
+    ivd = at["index_vector_dim"]
+    idx = indices if ivd < indices.ndim else indices[..., None]
+    idx = np.moveaxis(idx, ivd if ivd < indices.ndim else -1, -1)
+    batch_shape = idx.shape[:-1]
+    sizes = at["slice_sizes"]
+    collapsed = set(at["collapsed_slice_dims"]) | set(at["operand_batching_dims"])
+    out_shape = node.outputs[0].type.shape
+    offset_dims = at["offset_dims"]
+    batch_dims = [d for d in range(len(out_shape)) if d not in offset_dims]
+    out = np.empty(out_shape, dtype=operand.dtype)
+    for bidx in np.ndindex(*batch_shape):
+        start = [0] * operand.ndim
+        for k, od in enumerate(at["start_index_map"]):
+            start[od] = int(idx[bidx + (k,)])
+        for ob, ib in zip(at["operand_batching_dims"], at["start_indices_batching_dims"]):
+            pos = ib if ib < ivd or ivd >= indices.ndim else ib - 1
+            start[ob] = bidx[pos]
+        # Starts are clamped so the slice stays inside the operand (StableHLO semantics).
+        start = [min(max(s, 0), operand.shape[d] - sizes[d]) for d, s in enumerate(start)]
+        piece = operand[tuple(slice(s, s + z) for s, z in zip(start, sizes))]
+        piece = piece.reshape([z for d, z in enumerate(sizes) if d not in collapsed])
+        target: list[Any] = [slice(None)] * len(out_shape)
+        for d, b in zip(batch_dims, bidx):
+            target[d] = b
+        out[tuple(target)] = piece
+    return out
+
+
+def _batch_norm(node: Node, x, scale, offset, mean, var) -> np.ndarray:
+    fi = node.attrs["feature_index"]
+    shape = [-1 if i == fi else 1 for i in range(x.ndim)]
+    r = lambda v: v.reshape(shape).astype(np.float64)  # noqa: E731
+    y = (x - r(mean)) / np.sqrt(r(var) + node.attrs["epsilon"]) * r(scale) + r(offset)
+    return y.astype(x.dtype)
+
+
+KERNELS: dict[str, Kernel] = {
+    "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(np.sign),
+    "exponential": _unary(np.exp), "exponential_minus_one": _unary(np.expm1),
+    "log": _unary(np.log), "log_plus_one": _unary(np.log1p), "logistic": _unary(_logistic),
+    "sqrt": _unary(np.sqrt), "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(np.cbrt),
+    "tanh": _unary(np.tanh), "sine": _unary(np.sin), "cosine": _unary(np.cos),
+    "tan": _unary(np.tan), "floor": _unary(np.floor), "ceil": _unary(np.ceil),
+    "round_nearest_afz": _unary(_round_afz), "round_nearest_even": _unary(np.rint),
+    "not": _unary(lambda x: np.logical_not(x) if x.dtype == bool else np.invert(x)),
+    "popcnt": _unary(_popcnt), "count_leading_zeros": _unary(_clz),
+    "is_finite": _unary(np.isfinite),
+    "add": _binary(np.add), "subtract": _binary(np.subtract), "multiply": _binary(np.multiply),
+    "divide": _binary(_float_or_int(np.divide, _int_div)),
+    "remainder": _binary(_float_or_int(np.fmod, _int_rem)),
+    "maximum": _binary(np.maximum), "minimum": _binary(np.minimum),
+    "power": _binary(np.power), "atan2": _binary(np.arctan2),
+    "and": _binary(lambda a, b: a & b), "or": _binary(lambda a, b: a | b),
+    "xor": _binary(lambda a, b: a ^ b),
+    "shift_left": _shift("left"), "shift_right_arithmetic": _shift("arith"),
+    "shift_right_logical": _shift("logical"),
+    "compare": _compare, "select": _select, "clamp": _clamp, "convert": _convert,
+    "broadcast_in_dim": _broadcast,
+    "reshape": lambda node, x: x.reshape(node.attrs["shape"]),
+    "transpose": lambda node, x: x.transpose(node.attrs["permutation"]).copy(),
+    "reverse": lambda node, x: np.flip(x, axis=tuple(node.attrs["dims"])).copy(),
+    "concatenate": lambda node, *xs: np.concatenate(xs, axis=node.attrs["dimension"]),
+    "slice": _slice, "pad": _pad, "iota": _iota, "gather": _gather,
+    "constant": lambda node: node.attrs["value"],
+    "dot_general": _dot_general, "convolution": _convolution,
+    "reduce": _reduce, "reduce_window": _reduce_window, "batch_norm_inference": _batch_norm,
+}
