@@ -1,0 +1,72 @@
+/*
+ * mrt_riscv.c - crt0 for bare-metal RV32 in machine mode: stack, trap vector, FPU
+ * enable (when the target has F), .data copy, .bss zero, main, exit; and a trap handler
+ * that reports mcause / mepc / mtval and exits with MRT_PLATFORM_FAULT_EXIT_CODE.
+ *
+ * _start is placed first in flash (section .text.mrt_start): QEMU's virt machine with
+ * `-bios none` jumps to the start of DRAM.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mrt_platform_util.h"
+#include "mrt_platform.h"
+
+extern const uint32_t __sidata[];
+extern uint32_t __sdata[], __edata[], __sbss[], __ebss[];
+extern int main(void);
+
+__attribute__((noreturn, used)) void mrt_riscv_start(void) {
+  const uint32_t *src = __sidata;
+  for (uint32_t *dst = __sdata; dst < __edata; dst++) {
+    *dst = *src++;
+  }
+  for (uint32_t *dst = __sbss; dst < __ebss; dst++) {
+    *dst = 0;
+  }
+  mrt_platform_exit(main());
+}
+
+static uint32_t mrt_riscv_csr_mcause(void) {
+  uint32_t v;
+  __asm__ volatile("csrr %0, mcause" : "=r"(v));
+  return v;
+}
+static uint32_t mrt_riscv_csr_mepc(void) {
+  uint32_t v;
+  __asm__ volatile("csrr %0, mepc" : "=r"(v));
+  return v;
+}
+static uint32_t mrt_riscv_csr_mtval(void) {
+  uint32_t v;
+  __asm__ volatile("csrr %0, mtval" : "=r"(v));
+  return v;
+}
+
+/* mtvec (direct mode) points here, so it must be 4-byte aligned. */
+__attribute__((noreturn, used, aligned(4))) void mrt_riscv_trap(void) {
+  char line[128];
+  size_t n = 0;
+  mrt_platform_append(line, sizeof line, &n, "minirt: fault: trap mcause=");
+  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mcause());
+  mrt_platform_append(line, sizeof line, &n, " mepc=");
+  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mepc());
+  mrt_platform_append(line, sizeof line, &n, " mtval=");
+  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mtval());
+  mrt_platform_append(line, sizeof line, &n, "\n");
+  (void)mrt_platform_console_write(line, n);
+  mrt_platform_exit(MRT_PLATFORM_FAULT_EXIT_CODE);
+}
+
+__attribute__((naked, noreturn, section(".text.mrt_start"))) void _start(void) {
+  __asm__ volatile("la sp, _stack_start\n\t"
+                   "la t0, mrt_riscv_trap\n\t"
+                   "csrw mtvec, t0\n\t"
+#if defined(__riscv_flen)
+                   "li t0, 0x2000\n\t" /* mstatus.FS = Initial */
+                   "csrs mstatus, t0\n\t"
+                   "csrwi fcsr, 0\n\t"
+#endif
+                   "call mrt_riscv_start\n\t"
+                   "1: j 1b");
+}

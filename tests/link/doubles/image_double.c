@@ -1,0 +1,69 @@
+/*
+ * image_double.c - what toolchain/codegen would generate for one image (mrt_image.h),
+ * with a trivial dispatch written in C, for link / emulator tests.
+ *
+ * Input (16 bytes): u32 mode, u32 iterations, u8 data[8].
+ *   mode 0: output = {mode, lcg(iterations), data[i] + 1}
+ *   mode 1: hang (endless loop)          mode 2: CPU fault (trap instruction)
+ *   mode 3: float work (exercises the FPU / soft-float helpers), then as mode 0
+ * Build with -DTD_TARGET_ID=<target id>.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mrt_image.h"
+
+#ifndef TD_TARGET_ID
+#error "define TD_TARGET_ID"
+#endif
+
+typedef struct td_io {
+  uint32_t mode;
+  uint32_t iterations;
+  uint8_t data[8];
+} td_io_t;
+
+static void td_dispatch(void *const *bindings) {
+  const td_io_t *in = bindings[0];
+  td_io_t *out = bindings[1];
+  uint32_t acc = 12345u;
+  if (in->mode == 1u) {
+    for (;;) {
+      __asm__ volatile("" ::: "memory");
+    }
+  }
+  if (in->mode == 2u) {
+    __builtin_trap();
+  }
+  for (uint32_t i = 0; i < in->iterations; i++) {
+    acc = acc * 1664525u + 1013904223u;
+    __asm__ volatile("" : "+r"(acc));
+  }
+  if (in->mode == 3u) {
+    volatile float x = (float)in->iterations;
+    volatile double y = (double)x / 3.0; /* double division: helper on most MCUs */
+    acc += (uint32_t)(y * 7.0);
+  }
+  out->mode = in->mode;
+  out->iterations = acc;
+  for (int i = 0; i < 8; i++) {
+    out->data[i] = (uint8_t)(in->data[i] + 1u);
+  }
+}
+
+const mrt_dispatch_fn_t mrt_image_dispatches[] = {td_dispatch};
+const uint32_t mrt_image_dispatch_count = 1;
+const uint8_t mrt_image_module[16] = {
+    'T', 'D', 'B', 'L',
+    (uint8_t)TD_TARGET_ID, 0, 0, 0,
+    16, 0, 0, 0,
+    16, 0, 0, 0,
+};
+const uint32_t mrt_image_module_size = sizeof mrt_image_module;
+const uint32_t mrt_image_target_id = TD_TARGET_ID;
+_Alignas(16) uint8_t mrt_image_arena[64];
+const uint32_t mrt_image_arena_size = sizeof mrt_image_arena;
+static td_io_t td_input;
+static td_io_t td_output;
+void *const mrt_image_inputs[] = {&td_input};
+void *const mrt_image_outputs[] = {&td_output};

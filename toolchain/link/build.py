@@ -1,0 +1,393 @@
+"""Compile runtime_c for a board with clang and link a firmware image with ld.lld.
+
+``link_firmware`` builds the runtime (``runtime_c/core``, the board's
+``runtime_c/platform/<part>`` directories and ``runtime_c/harness``), links it with the
+caller's objects (e.g. the generated dispatch object) and the target's compiler helpers
+(``libgcc.a`` of the matching multilib) using a linker script generated from the board's
+memory map, and writes ``firmware.elf``, ``firmware.map``, ``firmware.bin`` (+ its base
+address) and ``firmware.hex``.
+
+The link fails loudly on any undefined symbol, on dynamic sections and on a budget
+overflow. Builds are reproducible: sources are compiled from their own directory with
+prefix maps, so no absolute build path or timestamp reaches the image.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from toolchain.link.images import flash_chunks, intel_hex, raw_binary
+from toolchain.link.script import linker_script
+from toolchain.target import Board, Target
+
+__all__ = [
+    "DEFAULT_RUNTIME_PARTS",
+    "LinkError",
+    "LinkResult",
+    "c_flags",
+    "compile_sources",
+    "compiler_helpers_library",
+    "link_firmware",
+    "runtime_c_dir",
+    "runtime_sources",
+]
+
+DEFAULT_RUNTIME_PARTS: tuple[str, ...] = ("core", "platform", "harness")
+
+# Flags every runtime_c object gets, whatever the target: no libc, no unwind tables,
+# one section per function/object so --gc-sections can drop what is unused.
+_COMMON_CFLAGS: tuple[str, ...] = (
+    "-std=c11",
+    "-O2",
+    "-g",
+    "-ffreestanding",
+    "-nostdinc",
+    "-fno-common",
+    "-fno-pic",
+    "-fno-stack-protector",
+    "-fno-exceptions",
+    "-fno-unwind-tables",
+    "-fno-asynchronous-unwind-tables",
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-Wall",
+    "-Wextra",
+)
+
+_LLD_FLAGS: tuple[str, ...] = (
+    "--gc-sections",
+    "-static",
+    "--build-id=none",
+    "--no-undefined",
+    "-z",
+    "noexecstack",
+)
+
+
+class LinkError(Exception):
+    """Compiling or linking the firmware failed; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    """What ``link_firmware`` produced."""
+
+    elf: Path
+    map: Path
+    linker_script: Path
+    bin: Path  # flash content from bin_base on
+    bin_base: int
+    hex: Path
+    objects: tuple[Path, ...]  # everything that went into the link, in order
+    helpers: Path | None  # the libgcc.a linked for compiler helpers, if any
+    flash_used: int  # bytes of flash: .text + .rodata + .data load image
+    ram_used: int  # bytes of RAM: .data + .bss (stack not included)
+    entry: int
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def runtime_c_dir() -> Path:
+    """The runtime_c directory (source tree, or packaged next to toolchain/)."""
+    env = os.environ.get("MINIRT_HOME")
+    candidates = [Path(env)] if env else []
+    candidates += [Path(__file__).resolve().parents[2], Path(__file__).resolve().parents[1]]
+    for root in candidates:
+        if (root / "runtime_c" / "include" / "minirt.h").is_file():
+            return root / "runtime_c"
+    raise LinkError("runtime_c/include/minirt.h not found (set MINIRT_HOME to the minirt tree)")
+
+
+def _tool(names: Sequence[str], package: str) -> str:
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise LinkError(f"{names[0]} not found; install the Debian package '{package}'")
+
+
+@functools.cache
+def _clang() -> str:
+    return _tool([os.environ.get("MINIRT_CLANG", "clang"), "clang-14"], "clang")
+
+
+@functools.cache
+def _lld() -> str:
+    return _tool([os.environ.get("MINIRT_LLD", "ld.lld"), "ld.lld-14"], "lld")
+
+
+@functools.cache
+def _clang_resource_include() -> str:
+    out = subprocess.run(
+        [_clang(), "-print-resource-dir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return str(Path(out) / "include")
+
+
+@functools.cache
+def compiler_helpers_library(target: Target) -> Path | None:
+    """The ``libgcc.a`` that provides the target's compiler helpers, or None.
+
+    Raises LinkError when the target requires it and the cross compiler that knows the
+    multilib is missing (naming the Debian package to install).
+    """
+    helpers = target.compiler_helpers
+    if helpers.library == "none":
+        return None
+    gcc = shutil.which(helpers.gcc)
+    if gcc is None:
+        if helpers.required:
+            raise LinkError(
+                f"target {target.name}: compiler helpers need {helpers.gcc} "
+                f"(install the Debian package '{helpers.package}')"
+            )
+        return None
+    out = subprocess.run(
+        [gcc, *helpers.gcc_flags, "-print-libgcc-file-name"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    path = Path(out)
+    if not path.is_absolute() or not path.is_file():
+        if helpers.required:
+            raise LinkError(
+                f"target {target.name}: {helpers.gcc} {' '.join(helpers.gcc_flags)} "
+                f"has no libgcc.a for this multilib (got {out!r})"
+            )
+        return None
+    return path
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def c_flags(target: Target) -> list[str]:
+    """The clang flags for runtime C code on ``target`` (without include paths)."""
+    return [f"--target={target.llvm_triple}", *_COMMON_CFLAGS, *target.cflags]
+
+
+def runtime_sources(board: Board, parts: Sequence[str] = DEFAULT_RUNTIME_PARTS) -> list[Path]:
+    """The runtime_c ``.c`` files for ``board``: ``core`` and ``harness`` are whole
+    directories; ``platform`` expands to the board's platform parts."""
+    root = runtime_c_dir()
+    dirs: list[Path] = []
+    for part in parts:
+        if part == "platform":
+            dirs += [root / "platform" / p for p in board.platform]
+        else:
+            dirs.append(root / part)
+    sources: list[Path] = []
+    for d in dirs:
+        if d.is_dir():
+            sources += sorted(d.glob("*.c"))
+        elif d.parent.name == "platform":
+            raise LinkError(f"board {board.identifier}: no runtime_c/platform/{d.name}")
+        # runtime_c/core or harness not there yet: the caller provides those symbols
+    return sources
+
+
+def _object_name(source: Path, root: Path) -> str:
+    try:
+        rel = source.resolve().relative_to(root.resolve())
+    except ValueError:
+        rel = Path(source.parent.name) / source.name
+    return "__".join(rel.with_suffix("").parts) + ".o"
+
+
+def compile_sources(
+    target: Target,
+    sources: Sequence[Path],
+    out_dir: Path,
+    extra_flags: Sequence[str] = (),
+    include_dirs: Sequence[Path] = (),
+) -> list[Path]:
+    """Compiles C sources for ``target`` into ``out_dir`` (one object per source).
+
+    Each source is compiled from its own directory by file name with prefix maps, so the
+    objects do not depend on where the tree or the build directory lives.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = runtime_c_dir()
+    base = [
+        _clang(),
+        *c_flags(target),
+        "-isystem",
+        _clang_resource_include(),
+        "-I",
+        str(root / "include"),
+        *[f for d in include_dirs for f in ("-I", str(d))],
+        "-fdebug-compilation-dir=.",
+        f"-ffile-prefix-map={root.parent}=minirt",
+        *extra_flags,
+    ]
+    jobs = []
+    names: set[str] = set()
+    for source in sources:
+        source = Path(source).resolve()
+        name = _object_name(source, root.parent)
+        if name in names:
+            raise LinkError(f"two sources map to the object name {name}")
+        names.add(name)
+        obj = (out_dir / name).resolve()
+        cmd = [*base, f"-ffile-prefix-map={source.parent}=.", "-c", source.name, "-o", str(obj)]
+        jobs.append((source, obj, cmd))
+
+    def run(job: tuple[Path, Path, list[str]]) -> Path:
+        source, obj, cmd = job
+        proc = subprocess.run(cmd, cwd=source.parent, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise LinkError(f"compiling {source} for {target.name} failed:\n{proc.stderr}")
+        return obj
+
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        return list(pool.map(run, jobs))
+
+
+# --------------------------------------------------------------------------- linking
+
+_UNDEFINED_RE = re.compile(r"undefined symbol: (\S+)(?:\n>>> referenced by (.*))?")
+
+
+def _explain_lld_error(stderr: str, board: Board) -> str:
+    undefined = _UNDEFINED_RE.findall(stderr)
+    if undefined:
+        names = sorted({name for name, _ in undefined})
+        where = {name: ref.strip() for name, ref in reversed(undefined) if ref}
+        listed = ", ".join(f"{n} (referenced by {where[n]})" if n in where else n for n in names)
+        return (
+            f"link for board {board.identifier} failed: undefined symbols: {listed}. "
+            "Every library call must be provided deliberately: mem* functions by "
+            "runtime_c/core, math by the code generator, helpers by the target's libgcc."
+        )
+    if "will not fit in region" in stderr or "minirt: " in stderr:
+        return f"link for board {board.identifier} failed: image does not fit:\n{stderr}"
+    return f"link for board {board.identifier} failed:\n{stderr}"
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return str(path)
+
+
+def _check_elf(elf_path: Path) -> tuple[int, int, int]:
+    """Rejects dynamic linking and undefined symbols; returns (flash, ram, entry)."""
+    with elf_path.open("rb") as f:
+        elf = ELFFile(f)
+        if elf["e_type"] != "ET_EXEC":
+            raise LinkError(f"{elf_path.name}: expected a static executable, got {elf['e_type']}")
+        for seg in elf.iter_segments():
+            if seg["p_type"] in ("PT_INTERP", "PT_DYNAMIC"):
+                raise LinkError(f"{elf_path.name}: has a {seg['p_type']} segment (dynamic link)")
+        for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
+            if elf.get_section_by_name(name) is not None:
+                raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is None:
+            raise LinkError(f"{elf_path.name}: no symbol table")
+        undefined = sorted(
+            s.name for s in symtab.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"
+        )
+        if undefined:
+            raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
+        sizes = {
+            s.name: s["sh_size"]
+            for s in elf.iter_sections()
+            if s.name in (".text", ".rodata", ".data", ".bss")
+        }
+        return (
+            sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".data", 0),
+            sizes.get(".data", 0) + sizes.get(".bss", 0),
+            elf["e_entry"],
+        )
+
+
+def link_firmware(
+    board: Board,
+    objects: Sequence[Path],
+    out_dir: Path,
+    *,
+    runtime_parts: Sequence[str] = DEFAULT_RUNTIME_PARTS,
+    extra_sources: Sequence[Path] = (),
+    extra_cflags: Sequence[str] = (),
+    name: str = "firmware",
+) -> LinkResult:
+    """Builds the runtime for ``board`` and links it with ``objects`` into ``out_dir``.
+
+    ``runtime_parts`` selects which runtime_c parts to build ("core", "platform",
+    "harness"); ``extra_sources`` are further C files compiled with the same flags (plus
+    ``extra_cflags``). Raises LinkError with a one-paragraph explanation on failure.
+    """
+    target = board.target_info
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sources = runtime_sources(board, runtime_parts) + [Path(s) for s in extra_sources]
+    built = compile_sources(target, sources, out_dir / "obj", extra_flags=extra_cflags)
+    all_objects = [*built, *[Path(o).resolve() for o in objects]]
+    helpers = compiler_helpers_library(target)
+
+    script = out_dir / f"{name}.ld"
+    script.write_text(linker_script(board))
+    elf = out_dir / f"{name}.elf"
+    map_path = out_dir / f"{name}.map"
+    cmd = [
+        _lld(),
+        *_LLD_FLAGS,
+        "-T",
+        script.name,
+        f"--Map={map_path.name}",
+        "-o",
+        elf.name,
+        *[_relative(o, out_dir) for o in all_objects],
+    ]
+    if helpers is not None:
+        cmd.append(str(helpers))
+    proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LinkError(_explain_lld_error(proc.stderr, board))
+
+    flash_used, ram_used, entry = _check_elf(elf)
+    if flash_used > board.budgets.flash:
+        raise LinkError(
+            f"board {board.identifier}: flash budget exceeded: {flash_used} bytes used, "
+            f"{board.budgets.flash} allowed"
+        )
+    if ram_used + board.stack_size > board.budgets.ram:
+        raise LinkError(
+            f"board {board.identifier}: RAM budget exceeded: {ram_used} bytes + "
+            f"{board.stack_size} stack used, {board.budgets.ram} allowed"
+        )
+
+    chunks = flash_chunks(elf, board.flash.origin, board.flash.end)
+    base, blob = raw_binary(chunks)
+    bin_path = out_dir / f"{name}.bin"
+    bin_path.write_bytes(blob)
+    (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
+    hex_path = out_dir / f"{name}.hex"
+    hex_path.write_text(intel_hex(chunks, entry=entry))
+    return LinkResult(
+        elf=elf,
+        map=map_path,
+        linker_script=script,
+        bin=bin_path,
+        bin_base=base,
+        hex=hex_path,
+        objects=tuple(all_objects),
+        helpers=helpers,
+        flash_used=flash_used,
+        ram_used=ram_used,
+        entry=entry,
+    )
