@@ -307,6 +307,11 @@ class _Importer:
         env: dict[int, Tensor] = {id(a): t for a, t in zip(body.args, args)}
         for op in body.ops:
             if op.name in ("func.return", "stablehlo.return"):
+                got = tuple(v.type for v in op.operands)
+                want = _func_type(func).results
+                if got != want:
+                    self.error(f"'@{_sym(func)}' returns {_types(got)} but its signature "
+                               f"declares {_types(want)}", op)
                 return [self.lookup(env, v) for v in op.operands]
             outs = self.convert(op, [self.lookup(env, v) for v in op.operands], stack)
             for r, t in zip(op.results, outs):
@@ -360,12 +365,19 @@ class _Importer:
             self.error(f"recursive call to '@{name}' cannot be inlined", op)
             return None
         fty = _func_type(func)
-        if [t.type for t in inputs] != list(fty.inputs) and all(
-                isinstance(t, TensorType) for t in fty.inputs):
+        if tuple(v.type for v in op.operands) != fty.inputs:
             self.error(f"call arguments do not match the signature of '@{name}'", op)
+            return None
+        if tuple(r.type for r in op.results) != fty.results:
+            self.error(f"call results {_types(r.type for r in op.results)} do not match the "
+                       f"signature of '@{name}' ({_types(fty.results)})", op)
             return None
         outs = self.inline(func, inputs, stack + [name])
         return outs if len(outs) == len(op.results) else None
+
+
+def _types(types: Any) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
 
 
 def _sym(func: Operation) -> str:
