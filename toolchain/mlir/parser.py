@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from toolchain.diagnostics import CompileError, SourceFile
+from toolchain.diagnostics import CompileError, Location, SourceFile
 from toolchain.mlir.ir import (
     ArrayAttr,
     Block,
@@ -554,8 +554,8 @@ class Parser:
         if len(top) == 1 and top[0].name == "builtin.module":
             return top[0]
         module = Operation("builtin.module", [], [], regions=[Region([Block(ops=top)])])
-        if top:
-            module.loc = top[0].loc
+        # An empty file still gets a location, so errors about it name the file.
+        module.loc = top[0].loc if top else self.lex.loc(0)
         return module
 
     def _is_alias_def(self) -> bool:
@@ -860,11 +860,17 @@ def parse_file(path: str | Path) -> Operation:
     """Parses an MLIR file. Raises CompileError (also for unreadable / non-UTF-8 files)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise CompileError(f"{path}: not a UTF-8 text file (byte {e.start})") from None
+        raw = path.read_bytes()
     except OSError as e:
         raise CompileError(f"{path}: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # Point at the bad byte: the text before it decodes, so its length is the column.
+        source = SourceFile(str(path), raw.decode("utf-8", errors="replace"))
+        offset = len(raw[: e.start].decode("utf-8"))
+        raise CompileError(f"not a UTF-8 text file (invalid byte 0x{raw[e.start]:02X})",
+                           Location(source, offset)) from None
     return parse_text(text, str(path))
 
 
