@@ -1,0 +1,363 @@
+"""Graph node -> generic Kernel, one rule per op (a table, like the reference).
+
+Every rule describes its op as index expressions plus a scalar body; broadcasts,
+transposes, windows, padding and gathers need no special code downstream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from toolchain.graph.ir import Node
+from toolchain.kernel.form import INDEX, Apply, Const, Expr, Index, Kernel, Load
+from toolchain.types import DType, TensorType, dtype
+
+
+class LoweringError(Exception):
+    """An op instance the kernel form cannot express."""
+
+
+# ------------------------------------------------------------ index arithmetic
+
+
+def c(v: int) -> Const:
+    return Const(int(v), INDEX)
+
+
+def iadd(a: Expr, b: Expr) -> Expr:
+    if isinstance(b, Const) and b.value == 0:
+        return a
+    if isinstance(a, Const) and a.value == 0:
+        return b
+    if isinstance(a, Const) and isinstance(b, Const):
+        return c(a.value + b.value)
+    return Apply("add", (a, b), INDEX)
+
+
+def imul(a: Expr, k: int) -> Expr:
+    if k == 1:
+        return a
+    if k == 0:
+        return c(0)
+    if isinstance(a, Const):
+        return c(a.value * k)
+    return Apply("multiply", (a, c(k)), INDEX)
+
+
+def idiv(a: Expr, k: int) -> Expr:
+    return a if k == 1 else Apply("divide", (a, c(k)), INDEX)
+
+
+def irem(a: Expr, k: int) -> Expr:
+    return c(0) if k == 1 else Apply("remainder", (a, c(k)), INDEX)
+
+
+def identity(rank: int) -> tuple[Expr, ...]:
+    return tuple(Index(d) for d in range(rank))
+
+
+def cast(e: Expr, src: DType, dst: DType) -> Expr:
+    return e if src == dst else Apply("convert", (e, ), dst)
+
+
+def _row_major_strides(shape: tuple[int, ...]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
+# ------------------------------------------------------------ rules
+
+Rule = Callable[[Node], Kernel]
+
+
+def _kernel(node: Node, body: Expr, domain: tuple[int, ...] | None = None,
+            n_parallel: int | None = None, combine: str | None = None,
+            init: Expr | None = None) -> Kernel:
+    out = node.outputs[0].type
+    dom = tuple(out.shape) if domain is None else domain
+    return Kernel(node.op, dom, len(out.shape) if n_parallel is None else n_parallel,
+                  tuple(t.type for t in node.inputs), out, body, combine, init)
+
+
+def _load_same(node: Node, i: int) -> Load:
+    """Operand i at the iteration's own index (scalars broadcast)."""
+    t = node.inputs[i].type
+    return Load(i, () if t.shape == () and node.outputs[0].type.shape != () else
+                identity(len(t.shape)))
+
+
+def _elementwise(node: Node) -> Kernel:
+    out = node.outputs[0].type
+    args = tuple(_load_same(node, i) for i in range(len(node.inputs)))
+    op = node.op
+    if op == "compare":
+        op = f"compare.{node.attrs['direction']}"
+    return _kernel(node, Apply(op, args, out.dtype))
+
+
+def _broadcast(node: Node) -> Kernel:
+    src = node.inputs[0].type.shape
+    out = node.outputs[0].type.shape
+    idx = tuple(c(0) if src[i] == 1 and out[d] != 1 else Index(d)
+                for i, d in enumerate(node.attrs["dims"]))
+    return _kernel(node, Load(0, idx))
+
+
+def _reshape(node: Node) -> Kernel:
+    src = node.inputs[0].type.shape
+    out = node.outputs[0].type.shape
+    linear: Expr = c(0)
+    for d, s in enumerate(_row_major_strides(out)):
+        linear = iadd(linear, imul(Index(d), s))
+    idx = tuple(irem(idiv(linear, s), src[d]) if d else idiv(linear, s)
+                for d, s in enumerate(_row_major_strides(src)))
+    return _kernel(node, Load(0, idx))
+
+
+def _transpose(node: Node) -> Kernel:
+    perm = node.attrs["permutation"]
+    idx: list[Expr] = [c(0)] * len(perm)
+    for i, p in enumerate(perm):
+        idx[p] = Index(i)
+    return _kernel(node, Load(0, tuple(idx)))
+
+
+def _reverse(node: Node) -> Kernel:
+    shape = node.inputs[0].type.shape
+    idx = tuple(Apply("subtract", (c(shape[d] - 1), Index(d)), INDEX)
+                if d in node.attrs["dims"] else Index(d) for d in range(len(shape)))
+    return _kernel(node, Load(0, idx))
+
+
+def _slice(node: Node) -> Kernel:
+    at = node.attrs
+    idx = tuple(iadd(imul(Index(d), st), c(s))
+                for d, (s, st) in enumerate(zip(at["start"], at["strides"])))
+    return _kernel(node, Load(0, idx))
+
+
+def _pad(node: Node) -> Kernel:
+    at = node.attrs
+    idx: list[Expr] = []
+    valid: Expr | None = None
+    for d, (lo, it) in enumerate(zip(at["low"], at["interior"])):
+        v = iadd(Index(d), c(-lo))
+        if it:
+            ok = Apply("compare.EQ", (irem(v, it + 1), c(0)), dtype("i1"))
+            valid = ok if valid is None else Apply("and", (valid, ok), dtype("i1"))
+            v = idiv(v, it + 1)
+        idx.append(v)
+    return _kernel(node, Load(0, tuple(idx), pad=Load(1, ()), valid=valid))
+
+
+def _concatenate(node: Node) -> Kernel:
+    dim = node.attrs["dimension"]
+    out = node.outputs[0].type
+    starts, acc = [], 0
+    for t in node.inputs:
+        starts.append(acc)
+        acc += t.type.shape[dim]
+    zero = Const(0, out.dtype)
+
+    def piece(i: int) -> Load:
+        idx = tuple(iadd(Index(d), c(-starts[i])) if d == dim else Index(d)
+                    for d in range(len(out.shape)))
+        return Load(i, idx, pad=zero)
+
+    body: Expr = piece(len(node.inputs) - 1)
+    for i in range(len(node.inputs) - 2, -1, -1):
+        cond = Apply("compare.LT", (Index(dim), c(starts[i + 1])), dtype("i1"))
+        body = Apply("select", (cond, piece(i), body), out.dtype)
+    return _kernel(node, body)
+
+
+def _iota(node: Node) -> Kernel:
+    out = node.outputs[0].type
+    return _kernel(node, cast(Index(node.attrs["dimension"]), INDEX, out.dtype))
+
+
+def _dot_general(node: Node) -> Kernel:
+    at = node.attrs
+    a, b = (t.type for t in node.inputs)
+    out = node.outputs[0].type
+    lb, rb, lc, rc = at["lhs_batch"], at["rhs_batch"], at["lhs_contract"], at["rhs_contract"]
+    lf = [i for i in range(a.rank) if i not in lb + lc]
+    rf = [i for i in range(b.rank) if i not in rb + rc]
+    n_par = len(out.shape)
+    a_idx: list[Expr] = [c(0)] * a.rank
+    b_idx: list[Expr] = [c(0)] * b.rank
+    for k, (x, y) in enumerate(zip(lb, rb)):
+        a_idx[x] = b_idx[y] = Index(k)
+    for j, x in enumerate(lf):
+        a_idx[x] = Index(len(lb) + j)
+    for j, y in enumerate(rf):
+        b_idx[y] = Index(len(lb) + len(lf) + j)
+    for k, (x, y) in enumerate(zip(lc, rc)):
+        a_idx[x] = b_idx[y] = Index(n_par + k)
+    acc = out.dtype
+    body = Apply("multiply", (cast(Load(0, tuple(a_idx)), a.dtype, acc),
+                              cast(Load(1, tuple(b_idx)), b.dtype, acc)), acc)
+    domain = tuple(out.shape) + tuple(a.shape[x] for x in lc)
+    return _kernel(node, body, domain, n_par, "add", Const(0, acc))
+
+
+def _convolution(node: Node) -> Kernel:
+    at = node.attrs
+    x, w = (t.type for t in node.inputs)
+    out = node.outputs[0].type
+    nsp = len(at["input_spatial"])
+    fg, bg = at["feature_group_count"], at["batch_group_count"]
+    kin = w.shape[at["kernel_input"]]
+    kout = w.shape[at["kernel_output"]]
+    n_par = len(out.shape)
+    ksp = [w.shape[d] for d in at["kernel_spatial"]]
+    # Reduction loops: kernel taps (one per spatial dim), then input features in a group.
+    tap = [Index(n_par + i) for i in range(nsp)]
+    ci = Index(n_par + nsp)
+    ob, of = Index(at["output_batch"]), Index(at["output_feature"])
+    x_idx: list[Expr] = [c(0)] * x.rank
+    w_idx: list[Expr] = [c(0)] * w.rank
+    feature: Expr = ci
+    if fg > 1:
+        feature = iadd(imul(idiv(of, kout // fg), kin), ci)
+    batch: Expr = ob
+    if bg > 1:
+        batch = iadd(imul(idiv(of, kout // bg), out.shape[at["output_batch"]]), ob)
+    x_idx[at["input_batch"]] = batch
+    x_idx[at["input_feature"]] = feature
+    valid: Expr | None = None
+    checked = False
+    for i in range(nsp):
+        lo, hi = at["padding"][i]
+        v = iadd(iadd(imul(Index(at["output_spatial"][i]), at["strides"][i]),
+                      imul(tap[i], at["rhs_dilation"][i])), c(-lo))
+        checked |= lo != 0 or hi != 0
+        ld = at["lhs_dilation"][i]
+        if ld > 1:
+            checked = True
+            ok = Apply("compare.EQ", (irem(v, ld), c(0)), dtype("i1"))
+            valid = ok if valid is None else Apply("and", (valid, ok), dtype("i1"))
+            v = idiv(v, ld)
+        x_idx[at["input_spatial"][i]] = v
+    for i, d in enumerate(at["kernel_spatial"]):
+        w_idx[d] = tap[i]
+    w_idx[at["kernel_input"]] = ci
+    w_idx[at["kernel_output"]] = of
+    acc = out.dtype
+    zero = Const(0, x.dtype)
+    xl = Load(0, tuple(x_idx), pad=zero if checked else None, valid=valid)
+    body = Apply("multiply", (cast(xl, x.dtype, acc), cast(Load(1, tuple(w_idx)), w.dtype, acc)),
+                 acc)
+    domain = tuple(out.shape) + tuple(ksp) + (kin,)
+    return _kernel(node, body, domain, n_par, "add", Const(0, acc))
+
+
+def _reduce(node: Node) -> Kernel:
+    x = node.inputs[0].type
+    dims = node.attrs["dims"]
+    kept = [d for d in range(x.rank) if d not in dims]
+    idx: list[Expr] = [c(0)] * x.rank
+    for j, d in enumerate(kept):
+        idx[d] = Index(j)
+    for k, d in enumerate(dims):
+        idx[d] = Index(len(kept) + k)
+    domain = tuple(x.shape[d] for d in kept) + tuple(x.shape[d] for d in dims)
+    return _kernel(node, Load(0, tuple(idx)), domain, len(kept), node.attrs["kind"],
+                   Load(1, ()))
+
+
+def _reduce_window(node: Node) -> Kernel:
+    at = node.attrs
+    x = node.inputs[0].type
+    rank = x.rank
+    idx: list[Expr] = []
+    valid: Expr | None = None
+    checked = False
+    for d in range(rank):
+        lo, hi = at["padding"][d]
+        v = iadd(iadd(imul(Index(d), at["strides"][d]),
+                      imul(Index(rank + d), at["window_dilations"][d])), c(-lo))
+        checked |= lo != 0 or hi != 0
+        bd = at["base_dilations"][d]
+        if bd > 1:
+            checked = True
+            ok = Apply("compare.EQ", (irem(v, bd), c(0)), dtype("i1"))
+            valid = ok if valid is None else Apply("and", (valid, ok), dtype("i1"))
+            v = idiv(v, bd)
+        idx.append(v)
+    init = Load(1, ())
+    body = Load(0, tuple(idx), pad=init if checked else None, valid=valid)
+    domain = tuple(node.outputs[0].type.shape) + tuple(at["window"])
+    return _kernel(node, body, domain, rank, at["kind"], init)
+
+
+def _gather(node: Node) -> Kernel:
+    at = node.attrs
+    operand, indices = (t.type for t in node.inputs)
+    out = node.outputs[0].type
+    ivd = at["index_vector_dim"]
+    sizes = at["slice_sizes"]
+    collapsed = set(at["collapsed_slice_dims"]) | set(at["operand_batching_dims"])
+    offset_dims = at["offset_dims"]
+    batch_out = [d for d in range(out.rank) if d not in offset_dims]
+    idx_rank = indices.rank
+
+    def index_load(k: int | None) -> Expr:
+        """Element of the index tensor at this iteration's batch position (k on ivd)."""
+        pos: list[Expr] = []
+        b = iter(batch_out)
+        for d in range(idx_rank):
+            pos.append(c(k or 0) if d == ivd else Index(next(b)))
+        return cast(Load(1, tuple(pos)), indices.dtype, INDEX)
+
+    starts: list[Expr] = [c(0)] * operand.rank
+    for k, od in enumerate(at["start_index_map"]):
+        raw = index_load(k if ivd < idx_rank else None)
+        # StableHLO clamps starts so the slice stays inside the operand.
+        starts[od] = Apply("clamp", (c(0), raw, c(operand.shape[od] - sizes[od])), INDEX)
+    for ob, ib in zip(at["operand_batching_dims"], at["start_indices_batching_dims"]):
+        pos = ib if ib < ivd or ivd >= idx_rank else ib - 1
+        starts[ob] = Index(batch_out[pos])
+    offsets = iter(offset_dims)
+    idx = tuple(starts[d] if d in collapsed else iadd(starts[d], Index(next(offsets)))
+                for d in range(operand.rank))
+    return _kernel(node, Load(0, idx))
+
+
+def _batch_norm(node: Node) -> Kernel:
+    x = node.inputs[0].type
+    fi = node.attrs["feature_index"]
+    f = (Index(fi),)
+    dt = x.dtype
+    centered = Apply("subtract", (Load(0, identity(x.rank)), Load(3, f)), dt)
+    denom = Apply("sqrt", (Apply("add", (Load(4, f), Const(node.attrs["epsilon"], dt)), dt),), dt)
+    body = Apply("add", (Apply("multiply", (Apply("divide", (centered, denom), dt), Load(1, f)),
+                               dt), Load(2, f)), dt)
+    return _kernel(node, body)
+
+
+RULES: dict[str, Rule] = {
+    "broadcast_in_dim": _broadcast, "reshape": _reshape, "transpose": _transpose,
+    "reverse": _reverse, "slice": _slice, "pad": _pad, "concatenate": _concatenate,
+    "iota": _iota, "dot_general": _dot_general, "convolution": _convolution,
+    "reduce": _reduce, "reduce_window": _reduce_window, "gather": _gather,
+    "batch_norm_inference": _batch_norm,
+}
+
+
+def lower_node(node: Node) -> Kernel:
+    """The kernel computing `node` (any graph op except `constant`)."""
+    from toolchain.graph.ops import OPS
+
+    rule = RULES.get(node.op)
+    if rule is None and OPS[node.op].group == "elementwise":
+        rule = _elementwise
+    if rule is None:
+        raise LoweringError(f"no kernel rule for '{node.op}'")
+    return rule(node)
+
+
+__all__ = ["lower_node", "LoweringError", "RULES", "TensorType"]
