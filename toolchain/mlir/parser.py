@@ -410,13 +410,8 @@ class Parser:
         if tok.kind != "number":
             raise self.error(f"expected {ty.name} literal, found {self._describe(tok)}", tok)
         self.lex.next()
-        if ty.is_float:
-            if tok.text.lower().startswith(("0x", "-0x")):
-                return _float_from_bits(int(tok.text, 16), ty)
-            return _parse_float(tok.text)
-        if not _is_int(tok.text):
-            raise self.error(f"expected integer literal for {ty.name}, found '{tok.text}'", tok)
-        return int(tok.text, 0)
+        # Same rules as a dense literal element: hex float bits, integer ranges, i1 0/1.
+        return _convert_literal(tok.text, ty, lambda m: self.error(m, tok))
 
     def parse_dense(self) -> DenseAttr:
         """`dense<...> : tensor<...>` in every spelling: splat, nested lists, hex blob."""
@@ -756,7 +751,9 @@ def _parse_float(text: str) -> float:
     return float(text)
 
 
-def _float_from_bits(bits: int, ty: DType) -> float:
+def _float_from_bits(bits: int, ty: DType, err: Callable[[str], CompileError]) -> float:
+    if not 0 <= bits < 1 << ty.bits:
+        raise err(f"hexadecimal float literal {hex(bits)} does not fit in {ty.name}")
     np_bits = {16: np.uint16, 32: np.uint32, 64: np.uint64}[ty.bits]
     if ty.name == "bf16":
         return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
@@ -770,7 +767,7 @@ def _convert_literal(text: Any, ty: DType, err: Callable[[str], CompileError]) -
         return text
     if ty.is_float:
         if text.lstrip("+-").lower().startswith("0x"):
-            return _float_from_bits(int(text, 16), ty)
+            return _float_from_bits(int(text, 16), ty, err)
         return float(text)
     if not _is_int(text):
         raise err(f"expected integer literal for {ty.name}, found '{text}'")
