@@ -398,6 +398,8 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
         for block in region.blocks:
             for op in block.ops:
                 if op.name == "func.func":
+                    if _sym(op) in funcs:
+                        raise CompileError(f"redefinition of function '@{_sym(op)}'", op.loc)
                     funcs[_sym(op)] = op
     func = funcs.get(entry)
     if func is None:
