@@ -1,0 +1,48 @@
+"""Constant folding and dead-node elimination.
+
+Nodes whose inputs are all constants are evaluated at build time with the reference
+executor, as long as the result is not much larger than what it is computed from:
+folding `broadcast(0.0)` into a 16 KB tensor would trade one flash word for 16 KB
+(fusion turns such a broadcast into an index map instead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.graph.ir import Graph, Node
+from toolchain.reference.kernels import KERNELS
+
+# A folded result may have at most this many elements more than its largest input.
+GROWTH_LIMIT = 256
+
+
+def fold_constants(graph: Graph) -> Graph:
+    """Folds constant subgraphs in place, drops unused nodes, and returns the graph."""
+    values: dict[int, np.ndarray] = {}
+    for node in graph.nodes:
+        if node.op == "constant":
+            values[id(node.output)] = node.attrs["value"]
+            continue
+        if len(node.outputs) != 1 or not all(id(t) in values for t in node.inputs):
+            continue
+        largest = max((values[id(t)].size for t in node.inputs), default=0)
+        if node.output.type.num_elements > largest + GROWTH_LIMIT:
+            continue
+        result = np.asarray(KERNELS[node.op](node, *[values[id(t)] for t in node.inputs]))
+        result = result.astype(node.output.type.dtype.np_dtype).reshape(node.output.type.shape)
+        node.op, node.inputs, node.attrs = "constant", [], {"value": result}
+        values[id(node.output)] = result
+    eliminate_dead_nodes(graph)
+    return graph
+
+
+def eliminate_dead_nodes(graph: Graph) -> None:
+    """Removes nodes none of whose outputs reach a graph output."""
+    live = {id(t) for t in graph.outputs}
+    kept: list[Node] = []
+    for node in reversed(graph.nodes):
+        if any(id(t) in live for t in node.outputs):
+            kept.append(node)
+            live.update(id(t) for t in node.inputs)
+    graph.nodes = kept[::-1]

@@ -1,0 +1,139 @@
+"""Graph -> Program: lower, fuse, order and place every buffer.
+
+The arena is planned by linear scan over the dispatch order: each result gets the
+first free, 16-byte aligned hole that fits, and a buffer is freed after its last
+reader runs. A result never shares memory with its own operands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from toolchain.graph.ir import Graph, Tensor
+from toolchain.kernel.form import Index, Kernel, Load
+from toolchain.kernel.lower import lower_node
+from toolchain.schedule.fuse import Dispatch, fuse
+from toolchain.types import TensorType
+
+ALIGN = 16
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """Where a dispatch operand lives: `arena` offset, `constant` index, `input` / `output`
+    index."""
+
+    kind: str
+    index: int
+    size: int
+
+
+@dataclass
+class Step:
+    kernel: Kernel
+    buffers: list[Buffer]  # operands, then the result
+
+
+@dataclass
+class Program:
+    name: str
+    steps: list[Step] = field(default_factory=list)
+    constants: list[np.ndarray] = field(default_factory=list)
+    inputs: list[TensorType] = field(default_factory=list)
+    outputs: list[TensorType] = field(default_factory=list)
+    arena_size: int = 0
+
+
+def _nbytes(t: TensorType) -> int:
+    return t.num_elements * max(1, t.dtype.np_dtype.itemsize)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+class _Arena:
+    """First-fit allocator over [0, size) with a free list of holes."""
+
+    def __init__(self) -> None:
+        self.used: list[tuple[int, int]] = []  # (offset, size), sorted
+        self.size = 0
+
+    def alloc(self, size: int) -> int:
+        size = _align(max(size, 1))
+        offset = 0
+        for start, length in self.used:
+            if start - offset >= size:
+                break
+            offset = max(offset, _align(start + length))
+        self.used.append((offset, size))
+        self.used.sort()
+        self.size = max(self.size, offset + size)
+        return offset
+
+    def free(self, offset: int) -> None:
+        self.used = [(s, n) for s, n in self.used if s != offset]
+
+
+def _copy(src: Tensor, dst: Tensor) -> Dispatch:
+    rank = len(src.type.shape)
+    k = Kernel("copy", tuple(src.type.shape), rank, (src.type,), dst.type,
+               Load(0, tuple(Index(d) for d in range(rank))))
+    return Dispatch(k, [src], dst)
+
+
+def schedule(graph: Graph) -> Program:
+    """Builds the Program for a verified, constant-folded graph."""
+    constants: dict[int, np.ndarray] = {}
+    dispatches: list[Dispatch] = []
+    for node in graph.nodes:
+        if node.op == "constant":
+            constants[id(node.output)] = np.asarray(node.attrs["value"])
+        else:
+            dispatches.append(Dispatch(lower_node(node), list(node.inputs), node.output))
+    # Every graph output must be written by a dispatch of its own (outputs are separate
+    # caller buffers): copy inputs, constants and repeated outputs into place.
+    outputs: list[Tensor] = []
+    produced = {id(d.output) for d in dispatches}
+    seen: set[int] = set()
+    for t in graph.outputs:
+        if id(t) not in produced or id(t) in seen:
+            dst = Tensor(t.type, "copy")
+            dispatches.append(_copy(t, dst))
+            t = dst
+        seen.add(id(t))
+        outputs.append(t)
+    dispatches = fuse(dispatches, keep={id(t) for t in outputs})
+
+    program = Program(graph.name, inputs=[t.type for t in graph.inputs],
+                      outputs=[t.type for t in outputs])
+    where: dict[int, Buffer] = {}
+    for i, t in enumerate(graph.inputs):
+        where[id(t)] = Buffer("input", i, _nbytes(t.type))
+    for i, t in enumerate(outputs):
+        where[id(t)] = Buffer("output", i, _nbytes(t.type))
+    last_use: dict[int, int] = {}
+    for step, d in enumerate(dispatches):
+        for t in d.operands:
+            last_use[id(t)] = step
+    arena = _Arena()
+    for step, d in enumerate(dispatches):
+        for t in d.operands:
+            if id(t) not in where:
+                if id(t) not in constants:
+                    raise AssertionError(f"operand of {d.kernel.name} has no buffer")
+                program.constants.append(constants[id(t)])
+                where[id(t)] = Buffer("constant", len(program.constants) - 1, _nbytes(t.type))
+        if id(d.output) not in where:
+            where[id(d.output)] = Buffer("arena", arena.alloc(_nbytes(d.output.type)),
+                                         _nbytes(d.output.type))
+        program.steps.append(Step(d.kernel, [where[id(t)] for t in d.operands]
+                                  + [where[id(d.output)]]))
+        for t in d.operands:
+            b = where[id(t)]
+            if b.kind == "arena" and last_use[id(t)] == step:
+                arena.free(b.index)
+    program.arena_size = arena.size
+    return program
