@@ -30,6 +30,36 @@ enum {
   MRT_ERR_DISPATCH = 8,  /* a command names a dispatch this image does not contain */
 };
 
+/* Module format constants (docs/module-format.md; mirrored in toolchain/module/format.py). */
+#define MRT_MODULE_MAGIC 0x5452694Du /* the bytes "MiRT" read as a little-endian u32 */
+#define MRT_MODULE_VERSION 1u
+#define MRT_MODULE_HEADER_SIZE 48u
+#define MRT_MODULE_ALIGN 16u   /* module base, constant pool entries and arena alignment */
+#define MRT_MAX_BINDINGS 16u   /* per command: run resolves them into a stack array */
+
+/* Binding kinds: the top 2 bits of a binding's first word; the low 30 bits are a byte
+ * offset (arena, constant pool) or an index (inputs, outputs). */
+enum {
+  MRT_BINDING_ARENA = 0,
+  MRT_BINDING_CONSTANT = 1,
+  MRT_BINDING_INPUT = 2,
+  MRT_BINDING_OUTPUT = 3,
+};
+
+/* Target ids: a module loads only on the target whose dispatch table it indexes. */
+enum {
+  MRT_TARGET_X86_64 = 1,
+  MRT_TARGET_AARCH64 = 2,
+  MRT_TARGET_RISCV32 = 3,       /* rv32imafc */
+  MRT_TARGET_RISCV32_NOFPU = 4, /* rv32imac */
+  MRT_TARGET_CORTEX_M0PLUS = 5,
+  MRT_TARGET_CORTEX_M3 = 6,
+  MRT_TARGET_CORTEX_M4 = 7,
+  MRT_TARGET_CORTEX_M7 = 8,
+  MRT_TARGET_CORTEX_M33 = 9,
+  MRT_TARGET_CORTEX_M55 = 10,
+};
+
 /* One dispatch: a generated function that reads and writes the buffers its command
  * binds, in the order the command lists them. */
 typedef void (*mrt_dispatch_fn_t)(void *const *bindings);
@@ -46,6 +76,7 @@ enum {
   MRT_DTYPE_I64 = 7,
   MRT_DTYPE_U8 = 8,
   MRT_DTYPE_I1 = 9, /* stored one byte per element */
+  MRT_DTYPE_MAX = MRT_DTYPE_I1,
 };
 
 /* Describes one input or output tensor. Pointers point into the module. */
@@ -73,7 +104,10 @@ typedef struct mrt_module {
 } mrt_module_t;
 
 /* Checks magic, version, target, CRC and every offset in the module, so that a later
- * mrt_module_run cannot read or write outside the buffers it is given. */
+ * mrt_module_run cannot read or write outside the buffers it is given. `data` must be
+ * MRT_MODULE_ALIGN-aligned (constants are aligned relative to it; Cortex-M0+ faults on
+ * unaligned loads) and `size` must be exactly the module's size. The module is used in
+ * place and must outlive out_module. */
 mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id,
                              mrt_module_t *out_module);
 
@@ -81,11 +115,17 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id
 mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint32_t index,
                                 mrt_tensor_info_t *out_info);
 
-/* Runs every command in order. inputs/outputs hold one pointer per signature entry;
- * arena must be at least module->arena_size bytes and 16-byte aligned. */
+/* Runs every command in order. inputs/outputs hold one pointer per signature entry,
+ * each to at least that entry's byte_size bytes; arena must be at least
+ * module->arena_size bytes and 16-byte aligned (may be NULL if arena_size is 0).
+ * dispatches needs module->dispatch_count non-null entries (else MRT_ERR_DISPATCH).
+ * All arguments are checked before the first dispatch runs. */
 mrt_status_t mrt_module_run(const mrt_module_t *module, const mrt_dispatch_fn_t *dispatches,
                             uint32_t dispatch_count, void *const *inputs, void *const *outputs,
                             void *arena, uint32_t arena_size);
+
+/* CRC-32/IEEE (zlib's crc32): pass 0 to start, or a previous result to continue. */
+uint32_t mrt_crc32(uint32_t crc, const void *data, uint32_t size);
 
 #ifdef __cplusplus
 }
