@@ -1,0 +1,152 @@
+"""Constants of the packed module format (.mrt); docs/module-format.md is the spec.
+
+Every number here has a twin in runtime_c/include/minirt.h (MRT_*); tests/module checks
+that the two agree, so change both together and bump VERSION when the layout changes.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+
+MAGIC = b"MiRT"
+VERSION = 1
+
+# Header: 12 little-endian u32 words (two u16 counts share one word). See the spec's table.
+HEADER = struct.Struct("<4sIIIIIHHIIIII")
+HEADER_SIZE = HEADER.size  # 48
+# The CRC covers every byte after its own field, header included, so that no header
+# field except magic/version/target (each checked for an exact value) escapes it.
+CRC_FIELD_OFFSET = 12
+CRC_START = 16
+
+SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved (after u32 sizes)
+COMMAND_HEAD = struct.Struct("<HH")  # dispatch ordinal, binding count
+BINDING = struct.Struct("<II")  # kind << 30 | value, byte size
+CONSTANT_ENTRY = struct.Struct("<IIBBHII")  # offset, size, dtype, storage, flags, params off/len
+QUANT_HEAD = struct.Struct("<iI")  # axis (-1 = per tensor), channel count
+
+MAX_BINDINGS = 16  # per command; the runtime resolves bindings into a stack array this big
+MAX_RANK = 255
+MAX_NAME_LEN = 255
+POOL_ALIGN = 16
+BINDING_VALUE_BITS = 30
+BINDING_VALUE_MASK = (1 << BINDING_VALUE_BITS) - 1
+MAX_COUNT16 = 0xFFFF
+
+
+class Status(enum.IntEnum):
+    """mrt_status_t values (MRT_OK / MRT_ERR_*), shared by the C loader and reader.py."""
+
+    OK = 0
+    ARGUMENT = 1
+    TRUNCATED = 2
+    MAGIC = 3
+    VERSION = 4
+    TARGET = 5
+    CRC = 6
+    MALFORMED = 7
+    DISPATCH = 8
+
+
+class DType(enum.IntEnum):
+    """Element type codes (MRT_DTYPE_*). Member names are the MLIR-style spellings."""
+
+    f32 = 0
+    f16 = 1
+    bf16 = 2
+    f64 = 3
+    i8 = 4
+    i16 = 5
+    i32 = 6
+    i64 = 7
+    u8 = 8
+    i1 = 9  # stored one byte per element
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per stored element."""
+        return _ITEMSIZE[self]
+
+    @classmethod
+    def parse(cls, value: DType | str | int) -> DType:
+        """Accepts a DType, its name ('f32', 'i8', ...) or its code; raises ValueError."""
+        if isinstance(value, DType):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls[value]
+            except KeyError:
+                names = ", ".join(m.name for m in cls)
+                raise ValueError(f"unknown dtype {value!r}; known: {names}") from None
+        return cls(value)
+
+
+_ITEMSIZE = {
+    DType.f32: 4,
+    DType.f16: 2,
+    DType.bf16: 2,
+    DType.f64: 8,
+    DType.i8: 1,
+    DType.i16: 2,
+    DType.i32: 4,
+    DType.i64: 8,
+    DType.u8: 1,
+    DType.i1: 1,
+}
+
+DTYPE_MAX = max(DType)
+
+
+class BindingKind(enum.IntEnum):
+    """Where a binding points (MRT_BINDING_*); stored in the top 2 bits of its first word."""
+
+    ARENA = 0  # value = byte offset into the arena
+    CONSTANT = 1  # value = byte offset into the constant pool
+    INPUT = 2  # value = input index
+    OUTPUT = 3  # value = output index
+
+
+# Target ids (MRT_TARGET_*). A module only loads on the target it was packed for, because
+# its dispatch ordinals index that target's compiled dispatch table.
+TARGET_IDS: dict[str, int] = {
+    "x86-64": 1,
+    "aarch64": 2,
+    "riscv32": 3,  # rv32imafc
+    "riscv32-nofpu": 4,  # rv32imac
+    "cortex-m0plus": 5,
+    "cortex-m3": 6,
+    "cortex-m4": 7,
+    "cortex-m7": 8,
+    "cortex-m33": 9,
+    "cortex-m55": 10,
+}
+TARGET_NAMES: dict[int, str] = {v: k for k, v in TARGET_IDS.items()}
+
+
+def target_id(target: str | int) -> int:
+    """Maps a target name (or an already numeric id) to its id; raises ValueError."""
+    if isinstance(target, int):
+        if target not in TARGET_NAMES:
+            raise ValueError(f"unknown target id {target}")
+        return target
+    try:
+        return TARGET_IDS[target]
+    except KeyError:
+        known = ", ".join(TARGET_IDS)
+        raise ValueError(f"unknown target {target!r}; known: {known}") from None
+
+
+def target_name(tid: int) -> str:
+    """The name of a target id, or 'unknown(N)'."""
+    return TARGET_NAMES.get(tid, f"unknown({tid})")
+
+
+def align_up(value: int, alignment: int) -> int:
+    """Rounds value up to a multiple of alignment (a power of two)."""
+    return (value + alignment - 1) & ~(alignment - 1)
+
+
+def sig_record_size(rank: int, name_len: int) -> int:
+    """Bytes of one signature record: head, dims, name + NUL padded to 4."""
+    return SIG_RECORD_HEAD.size + 4 * rank + align_up(name_len + 1, 4)
