@@ -476,7 +476,14 @@ def p_call(p: Parser, name: str) -> Operation:
         raise p.error("expected function type '(...) -> ...'", ty_tok)
     p.check_operand_types(operands, list(fty.inputs), toks, ty_tok)
     return _op("func.call", operands, [Value(t) for t in fty.results],
-               {"callee": SymbolRefAttr(tok.text[1:])}, attrs)
+               {"callee": SymbolRefAttr(_symbol_name(tok.text))}, attrs)
+
+
+def _symbol_name(text: str) -> str:
+    """`@name` or `@"quoted name"` -> the name."""
+    from toolchain.mlir.parser import _symbol_name as unquote
+
+    return unquote(text)
 
 
 def p_func(p: Parser, name: str) -> Operation:
@@ -491,7 +498,7 @@ def p_func(p: Parser, name: str) -> Operation:
     if sym.kind != "symbol":
         raise p.error("expected function name '@name'", sym)
     p.lex.next()
-    props["sym_name"] = StringAttr(sym.text[1:])
+    props["sym_name"] = StringAttr(_symbol_name(sym.text))
     p.parse_punct("(", "to open the argument list")
     p.scopes.append({})
     args: list[Value] = []
@@ -539,7 +546,7 @@ def p_module(p: Parser, name: str) -> Operation:
     """`module @name attributes {..} { ops }`."""
     props: dict = {}
     if p.peek().kind == "symbol":
-        props["sym_name"] = StringAttr(p.lex.next().text[1:])
+        props["sym_name"] = StringAttr(_symbol_name(p.lex.next().text))
     attrs = {}
     if p.parse_optional_keyword("attributes"):
         attrs = dict(p.parse_attr_dict().items)

@@ -73,7 +73,7 @@ def format_attr(a: Any) -> str:
         case UnitAttr():
             return "unit"
         case SymbolRefAttr(name=n):
-            return "@" + n
+            return "@" + (n if _is_bare(n) else format_string(n))
         case TypeAttr(type=t):
             return str(t)
         case ArrayAttr(items=items):
