@@ -71,6 +71,10 @@ def test_every_board_loads() -> None:
         assert load_board(name).identifier == name
 
 
+def test_every_target_has_a_board() -> None:
+    assert {load_board(b).target for b in list_boards()} == set(list_targets())
+
+
 # --------------------------------------------------------------------------- errors
 
 
