@@ -4,7 +4,8 @@
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
-APT_PKGS  := clang lld llvm qemu-system-arm qemu-system-misc qemu-user
+APT_PKGS  := clang lld llvm qemu-system-arm qemu-system-misc qemu-user \
+             gcc-arm-none-eabi gcc-riscv64-unknown-elf
 EXAMPLE   ?= examples/seed.mlir
 JOBS      ?= 2
 
@@ -35,7 +36,6 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check toolchain tests bench
-	$(VENV)/bin/ruff format --check toolchain tests bench
 
 run: setup
 	$(VENV)/bin/minirt-run --reference $(EXAMPLE)

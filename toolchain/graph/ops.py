@@ -41,7 +41,8 @@ def _same_types(node: Node) -> TensorType:
     first = node.inputs[0].type
     for i, t in enumerate(node.inputs[1:], 1):
         _require(t.type.shape == first.shape,
-                 f"operand {i} has shape {_fmt(t.type.shape)} but operand 0 has {_fmt(first.shape)}")
+                 f"operand {i} has shape {_fmt(t.type.shape)} but operand 0 has "
+                 f"{_fmt(first.shape)}")
         _require(t.type.dtype == first.dtype,
                  f"operand {i} has element type {t.type.dtype} but operand 0 has {first.dtype}")
     return first
@@ -114,11 +115,13 @@ def _broadcast_in_dim(node: Node) -> list[TensorType]:
     src = _shape(node, 0)
     out = tuple(node.attrs["shape"])
     dims = tuple(node.attrs["dims"])
-    _require(len(dims) == len(src), f"broadcast dims {list(dims)} do not match operand rank {len(src)}")
+    _require(len(dims) == len(src),
+             f"broadcast dims {list(dims)} do not match operand rank {len(src)}")
     _check_dims(dims, len(out), "broadcast dims")
     for i, d in enumerate(dims):
         _require(src[i] in (1, out[d]),
-                 f"operand dim {i} (size {src[i]}) cannot broadcast to result dim {d} (size {out[d]})")
+                 f"operand dim {i} (size {src[i]}) cannot broadcast to result dim {d} "
+                 f"(size {out[d]})")
     return [node.inputs[0].type.with_shape(out)]
 
 
@@ -207,7 +210,8 @@ def _dot_general(node: Node) -> list[TensorType]:
     _check_dims(lb + lc, len(a), "lhs batching+contracting dims")
     _check_dims(rb + rc, len(b), "rhs batching+contracting dims")
     for x, y in list(zip(lb, rb)) + list(zip(lc, rc)):
-        _require(a[x] == b[y], f"lhs dim {x} (size {a[x]}) does not match rhs dim {y} (size {b[y]})")
+        _require(a[x] == b[y],
+                 f"lhs dim {x} (size {a[x]}) does not match rhs dim {y} (size {b[y]})")
     free_a = [a[i] for i in range(len(a)) if i not in lb + lc]
     free_b = [b[i] for i in range(len(b)) if i not in rb + rc]
     out = tuple([a[i] for i in lb] + free_a + free_b)
@@ -261,16 +265,19 @@ def _reduce(node: Node) -> list[TensorType]:
 
 def _reduce_window(node: Node) -> list[TensorType]:
     x, init = node.inputs[0].type, node.inputs[1].type
-    _require(init.shape == () and init.dtype == x.dtype, "reduce_window's init must be a scalar of the operand type")
+    _require(init.shape == () and init.dtype == x.dtype,
+             "reduce_window's init must be a scalar of the operand type")
     _require(node.attrs["kind"] in REDUCE_KINDS, f"unsupported reduction {node.attrs['kind']}")
     at = node.attrs
     fields = ("window", "strides", "base_dilations", "window_dilations", "padding")
-    _require(all(len(at[f]) == x.rank for f in fields), "reduce_window attributes do not match rank")
+    _require(all(len(at[f]) == x.rank for f in fields),
+             "reduce_window attributes do not match rank")
     out = []
     for i, d in enumerate(x.shape):
         base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
         win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
-        _require(at["strides"][i] > 0 and at["window"][i] > 0, "window sizes and strides must be positive")
+        _require(at["strides"][i] > 0 and at["window"][i] > 0,
+                 "window sizes and strides must be positive")
         out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
     return [x.with_shape(tuple(out))]
 

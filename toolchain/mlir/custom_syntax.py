@@ -554,11 +554,12 @@ def p_module(p: Parser, name: str) -> Operation:
 
 
 # StableHLO ops whose pretty form is `op operands {attrs} : types`.
-_ELEMENTWISE = """abs add and atan2 cbrt ceil clamp convert cosine count_leading_zeros divide
-exponential exponential_minus_one floor imag is_finite log log_plus_one logistic maximum
-minimum multiply negate not or popcnt power real reduce_precision remainder reshape
+_ELEMENTWISE = """abs add and atan2 cbrt ceil clamp convert cosine count_leading_zeros
+divide exponential
+exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum
+multiply negate not or popcnt power real reduce_precision remainder reshape
 round_nearest_afz round_nearest_even rsqrt shift_left shift_right_arithmetic
-shift_right_logical sign sine sqrt subtract tan tanh xor bitcast_convert""".split()
+shift_right_logical sign sine sqrt subtract tan tanh xor bitcast_convert""".split()  # noqa: SIM905
 
 SYNTAX: dict[str, Callable[[Parser, str], Operation]] = {
     **{f"stablehlo.{n}": p_elementwise for n in _ELEMENTWISE},

@@ -35,8 +35,16 @@ from toolchain.mlir.ir import (
     Value,
 )
 from toolchain.mlir.lexer import Lexer, Token
-from toolchain.types import ALIASES, DTYPES, DType, FunctionType, OpaqueType, QuantParams
-from toolchain.types import TensorType, dtype
+from toolchain.types import (
+    ALIASES,
+    DTYPES,
+    DType,
+    FunctionType,
+    OpaqueType,
+    QuantParams,
+    TensorType,
+    dtype,
+)
 
 _DIMS = re.compile(r"(?:(?:[0-9]+|\?)x)*")
 _UNRANKED = re.compile(r"\*x")
