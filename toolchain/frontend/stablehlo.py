@@ -80,7 +80,8 @@ def _enum(op: Operation, key: str) -> str:
 
 
 def _result_type(op: Operation, i: int = 0) -> TensorType:
-    return op.results[i].type  # type: ignore[return-value]
+    # Scalar results (`arith.constant 1.0 : f32`) are rank-0 tensors in the graph.
+    return _as_tensor_type(op.results[i].type)  # type: ignore[return-value]
 
 
 # ------------------------------------------------------------------ converters
