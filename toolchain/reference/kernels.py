@@ -28,9 +28,14 @@ def _acc_dtype(dt: np.dtype) -> np.dtype:
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # StableHLO integer division truncates toward zero (like C), numpy floors.
-    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
-    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
+    # StableHLO integer division truncates toward zero (like C), numpy floors: round the
+    # floored quotient up when it was inexact and negative. (No abs(): abs(INT_MIN)
+    # overflows.)
+    safe = np.where(b == 0, 1, b).astype(a.dtype)
+    with np.errstate(all="ignore"):
+        q = a // safe
+        inexact_negative = ((a % safe) != 0) & ((a < 0) != (safe < 0))
+    return (q + inexact_negative.astype(a.dtype)).astype(a.dtype)
 
 
 def _int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
