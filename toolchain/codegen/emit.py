@@ -1,0 +1,636 @@
+"""Lowers one generic Kernel (toolchain/kernel/form.py) to one LLVM IR function.
+
+The function is `void NAME(ptr bindings)`: bindings holds one buffer pointer per operand
+and then the result's, exactly what `mrt_dispatch_fn_t` receives. Its body is a loop nest
+over the kernel's domain, parallel dimensions outermost, with the result stored
+row-major over the parallel dimensions. Reductions keep an accumulator in the result's
+compute type (f32 for f16/bf16) that starts from `init` and is folded with `combine`
+over the remaining dimensions.
+
+Values are computed in a *compute type* per element type: f16 and bf16 are storage
+formats widened to f32 on load and rounded on store (and by `convert`), i1 is stored as a
+byte, unsigned types use LLVM's unsigned instructions. Index arithmetic is i32.
+
+Loads with `pad` never touch memory out of bounds: the address is clamped to element 0
+when any index is out of range or `valid` is false, and the loaded value is replaced by
+`pad` (branch-free, so the loop stays vectorisable).
+
+Nothing here may become a libm call: math goes through mathlib, floating max/min are
+compare + select, float remainder is mathlib's exact fmod. LLVM may still turn a copy or
+fill loop into `memcpy` / `memset`; runtime_c provides those (and memmove/memcmp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from toolchain.codegen import mathlib
+from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
+from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, expr_dtype
+from toolchain.types import F32 as F32_DT
+from toolchain.types import DType, TensorType
+
+__all__ = ["EmitError", "compute_type", "emit_kernel", "storage_type"]
+
+PTR = ir.PointerType()
+INF = float("inf")
+
+
+class EmitError(Exception):
+    """A kernel the emitter cannot lower (unknown op, unsupported type, bad shapes)."""
+
+
+def storage_type(dt: DType) -> ir.Type:
+    """How one element sits in memory."""
+    if dt.is_float:
+        return {"f32": F32, "f64": F64, "f16": I16, "bf16": I16}[dt.name]
+    if dt.kind == "b":
+        return ir.IntType(8)
+    return ir.IntType(dt.np_dtype.itemsize * 8)
+
+
+def compute_type(dt: DType) -> ir.Type:
+    """The LLVM type values of dt are computed in."""
+    if dt.is_float:
+        return F64 if dt.name == "f64" else F32
+    if dt.kind == "b":
+        return I1
+    return ir.IntType(dt.np_dtype.itemsize * 8)
+
+
+def _unsigned(dt: DType) -> bool:
+    return dt.kind in "ub"
+
+
+def _zero(t: ir.Type) -> ir.Constant:
+    return ir.Constant(t, 0.0 if isinstance(t, ir.types._BaseFloatType) else 0)
+
+
+def _const_value(b: ir.IRBuilder, value: float | int | bool, dt: DType) -> ir.Value:
+    t = compute_type(dt)
+    if dt.is_float:
+        # f16 constants are rounded to f16 like a loaded value (bf16 ones arrive rounded).
+        v = float(dt.np_dtype.type(value)) if dt.name == "f16" else float(value)
+        return ir.Constant(t, v)
+    if dt.kind == "b":
+        return ir.Constant(I1, int(bool(value)))
+    return ir.Constant(t, int(value) & ((1 << t.width) - 1))
+
+
+# --------------------------------------------------------------------------- scalar ops
+
+
+def _fmax(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    # numpy.maximum: NaN in either operand wins. compare + select, never llvm.maxnum,
+    # which soft-float targets lower to a call to fmaxf.
+    r = b.select(b.fcmp_ordered(">", x, y), x, y)
+    return b.select(b.fcmp_unordered("uno", x, x), x, r)
+
+
+def _fmin(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    r = b.select(b.fcmp_ordered("<", x, y), x, y)
+    return b.select(b.fcmp_unordered("uno", x, x), x, r)
+
+
+def _imax(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
+    cmp = b.icmp_unsigned if unsigned else b.icmp_signed
+    return b.select(cmp(">", x, y), x, y)
+
+
+def _imin(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
+    cmp = b.icmp_unsigned if unsigned else b.icmp_signed
+    return b.select(cmp("<", x, y), x, y)
+
+
+def _idiv(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
+    """Integer division truncating toward zero, defined everywhere like the reference:
+    x/0 = x, and MIN/-1 wraps to MIN (LLVM's sdiv would be UB / trap on both)."""
+    t = x.type
+    zero, one = ir.Constant(t, 0), ir.Constant(t, 1)
+    if unsigned:
+        return b.udiv(x, b.select(b.icmp_unsigned("==", y, zero), one, y))
+    minus1 = ir.Constant(t, (1 << t.width) - 1)
+    is_m1 = b.icmp_unsigned("==", y, minus1)
+    safe = b.select(b.or_(b.icmp_unsigned("==", y, zero), is_m1), one, y)
+    return b.select(is_m1, b.sub(zero, x), b.sdiv(x, safe))
+
+
+def _irem(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
+    return b.sub(x, b.mul(_idiv(b, x, y, unsigned), y))
+
+
+def _shift(kind: str) -> Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]:
+    """Shifts by >= width (or negative amounts) give 0, or the sign fill for arithmetic
+    shifts, as in the reference (LLVM's shifts would be poison)."""
+
+    def emit(b: ir.IRBuilder, x: ir.Value, n: ir.Value) -> ir.Value:
+        t = x.type
+        big = b.icmp_unsigned(">=", n, ir.Constant(t, t.width))
+        safe = b.select(big, ir.Constant(t, 0), n)
+        if kind == "left":
+            return b.select(big, ir.Constant(t, 0), b.shl(x, safe))
+        if kind == "logical":
+            return b.select(big, ir.Constant(t, 0), b.lshr(x, safe))
+        return b.ashr(x, b.select(big, ir.Constant(t, t.width - 1), n))
+
+    return emit
+
+
+def _ipow(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
+    """Integer power by squaring, in a helper function per width (it needs a loop).
+    Negative exponents give 1/x**-y truncated: 1, +-1 for x = -1, else 0."""
+    t = x.type
+    name = f"mrt_ipow_{'u' if unsigned else 'i'}{t.width}"
+    fn = b.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(t, [t, t]), name)
+        fn.linkage = "internal"
+        fn.section = ".text." + name
+        fn.attributes.add("nounwind")
+        base, exp = fn.args
+        entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
+        h = ir.IRBuilder(entry)
+        one, zero = ir.Constant(t, 1), ir.Constant(t, 0)
+        if unsigned:
+            neg = ir.Constant(I1, 0)
+            early = one  # only exp == 0 leaves early
+        else:
+            neg = h.icmp_signed("<", exp, zero)
+            minus1 = ir.Constant(t, (1 << t.width) - 1)
+            odd = h.trunc(exp, I1)
+            by_neg = h.select(
+                h.icmp_unsigned("==", base, one),
+                one,
+                h.select(h.icmp_unsigned("==", base, minus1), h.select(odd, minus1, one), zero),
+            )
+            early = h.select(neg, by_neg, one)
+        h.cbranch(h.or_(neg, h.icmp_unsigned("==", exp, zero)), done, loop)
+        h.position_at_end(loop)
+        r, bs, e = h.phi(t), h.phi(t), h.phi(t)
+        r.add_incoming(one, entry)
+        bs.add_incoming(base, entry)
+        e.add_incoming(exp, entry)
+        r2 = h.select(h.trunc(e, I1), h.mul(r, bs), r)
+        e2 = h.lshr(e, one)
+        r.add_incoming(r2, loop)
+        bs.add_incoming(h.mul(bs, bs), loop)
+        e.add_incoming(e2, loop)
+        h.cbranch(h.icmp_unsigned("==", e2, zero), done, loop)
+        h.position_at_end(done)
+        out = h.phi(t)
+        out.add_incoming(r2, loop)
+        out.add_incoming(early, entry)
+        h.ret(out)
+    return b.call(fn, [x, y])
+
+
+def _sign(b: ir.IRBuilder, x: ir.Value, dt: DType) -> ir.Value:
+    t = x.type
+    if dt.is_float:
+        one = ir.Constant(t, 1.0)
+        r = b.select(b.fcmp_ordered(">", x, _zero(t)), one, x)
+        return b.select(b.fcmp_ordered("<", x, _zero(t)), ir.Constant(t, -1.0), r)
+    if _unsigned(dt):
+        return b.zext(b.icmp_unsigned("!=", x, _zero(t)), t)
+    pos = b.zext(b.icmp_signed(">", x, _zero(t)), t)
+    neg = b.zext(b.icmp_signed("<", x, _zero(t)), t)
+    return b.sub(pos, neg)
+
+
+_FCMP = {"EQ": "==", "GE": ">=", "GT": ">", "LE": "<=", "LT": "<"}
+_MATH_OPS = {
+    "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt",
+    "cbrt", "tanh", "sine", "cosine", "tan", "floor", "ceil", "round_nearest_afz",
+    "round_nearest_even", "power", "atan2",
+}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the emitter
+
+
+class _KernelEmitter:
+    def __init__(self, module: ir.Module, kernel: Kernel) -> None:
+        self.module = module
+        self.k = kernel
+        self.features: TargetFeatures = mathlib.target_features(module)
+        self._check()
+        fnty = ir.FunctionType(ir.VoidType(), [PTR])
+        if kernel.name in module.globals:
+            raise EmitError(f"kernel {kernel.name!r}: a symbol of that name already exists")
+        self.fn = ir.Function(module, fnty, kernel.name)
+        # `hidden` (hence dso_local): callable from the image's dispatch table without a
+        # GOT, and dropped by --gc-sections like any unreferenced section.
+        self.fn.linkage = "hidden"
+        self.fn.section = f".text.{kernel.name}"
+        self.fn.attributes.add("nounwind")
+        self.fn.attributes.add("norecurse")
+        arg = self.fn.args[0]
+        arg.name = "bindings"
+        for attr in ("noalias", "nonnull", "noundef"):
+            arg.add_attribute(attr)
+        entry = self.fn.append_basic_block("entry")
+        self.b = ir.IRBuilder(entry)
+        self.index: dict[int, ir.Value] = {}
+        self.cache: dict[int, tuple[Expr, ir.Value]] = {}
+        self.buffers = [self._binding(i) for i in range(len(kernel.operands) + 1)]
+
+    # ----------------------------------------------------------- structure
+
+    def _check(self) -> None:
+        k = self.k
+        if not 0 <= k.n_parallel <= len(k.domain):
+            raise EmitError(f"kernel {k.name!r}: n_parallel {k.n_parallel} outside the domain")
+        if k.combine is None and k.n_parallel != len(k.domain):
+            raise EmitError(f"kernel {k.name!r}: reduced dimensions but no combine op")
+        if k.combine is not None and k.init is None:
+            raise EmitError(f"kernel {k.name!r}: a reduction needs an init value")
+        n = 1
+        for d in k.domain[: k.n_parallel]:
+            n *= d
+        for t in (*k.operands, k.result):
+            if not t.is_static:
+                raise EmitError(f"kernel {k.name!r}: dynamic shape {t}")
+        if k.result.num_elements != n:
+            raise EmitError(
+                f"kernel {k.name!r}: result {k.result} does not hold the "
+                f"{n} elements of the parallel domain {k.domain[: k.n_parallel]}"
+            )
+
+    def _binding(self, i: int) -> ir.Value:
+        slot = self.b.gep(self.fn.args[0], [ir.Constant(I32, i)], inbounds=True, source_etype=PTR)
+        return self.b.load(slot, typ=PTR, name=f"buf{i}")
+
+    def emit(self) -> ir.Function:
+        k = self.k
+        if 0 in k.domain[: k.n_parallel]:
+            self.b.ret_void()
+            return self.fn
+        self._loops(0, ir.Constant(I32, 0))
+        self.b.ret_void()
+        return self.fn
+
+    def _loop(self, dim: int, body: Callable[[ir.Value], None]) -> None:
+        """for i in 0..domain[dim] (do-while: every extent here is >= 1)."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(f"d{dim}")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I32, name=f"i{dim}")
+        i.add_incoming(ir.Constant(I32, 0), pre)
+        self.index[dim] = i
+        body(i)
+        nxt = b.add(i, ir.Constant(I32, 1), flags=["nuw", "nsw"])
+        i.add_incoming(nxt, b.block)
+        exit_ = self.fn.append_basic_block(f"d{dim}.end")
+        b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I32, self.k.domain[dim])), head, exit_)
+        b.position_at_end(exit_)
+
+    def _loops(self, dim: int, linear: ir.Value) -> None:
+        """Parallel dims, carrying the row-major output offset; then the store."""
+        k = self.k
+        if dim == k.n_parallel:
+            self.cache = {}
+            value = self._reduce() if k.combine is not None else self.value(k.body)
+            self._store(linear, value)
+            return
+
+        def body(i: ir.Value) -> None:
+            scaled = self.b.mul(linear, ir.Constant(I32, k.domain[dim]), flags=["nuw", "nsw"])
+            self._loops(dim + 1, self.b.add(scaled, i, flags=["nuw", "nsw"]))
+
+        self._loop(dim, body)
+
+    def _reduce(self) -> ir.Value:
+        k = self.k
+        assert k.init is not None and k.combine is not None
+        # f16 / bf16 accumulate in f32 and round once at the store.
+        acc_dt = F32_DT if k.result.dtype.name in ("f16", "bf16") else k.result.dtype
+        init = self._cast(self.value(k.init), expr_dtype(k.init, k.operands), acc_dt)
+        if 0 in k.domain[k.n_parallel :]:
+            return self._cast(init, acc_dt, k.result.dtype)
+        # The accumulator lives in a stack slot that SROA / mem2reg turn into a register.
+        here = self.b.block
+        self.b.position_at_start(self.fn.entry_basic_block)
+        slot = self.b.alloca(compute_type(acc_dt), name="acc")
+        self.b.position_at_end(here)
+        self.b.store(init, slot)
+        outer_cache = self.cache
+        body_dt = expr_dtype(k.body, k.operands)
+
+        def nest(dim: int) -> None:
+            if dim == len(k.domain):
+                self.cache = {}
+                v = self._cast(self.value(k.body), body_dt, acc_dt)
+                acc = self.b.load(slot)
+                self.b.store(self._binary(k.combine, acc, v, acc_dt, acc_dt), slot)
+                return
+            self._loop(dim, lambda _i: nest(dim + 1))
+
+        nest(k.n_parallel)
+        self.cache = outer_cache
+        return self._cast(self.b.load(slot), acc_dt, k.result.dtype)
+
+    # ----------------------------------------------------------- memory
+
+    def _element_ptr(self, buf: int, offset: ir.Value) -> ir.Value:
+        t = storage_type(self._tensor(buf).dtype)
+        return self.b.gep(self.buffers[buf], [offset], inbounds=True, source_etype=t)
+
+    def _tensor(self, buf: int) -> TensorType:
+        return self.k.operands[buf] if buf < len(self.k.operands) else self.k.result
+
+    def _load(self, buf: int, offset: ir.Value) -> ir.Value:
+        dt = self._tensor(buf).dtype
+        raw = self.b.load(self._element_ptr(buf, offset), typ=storage_type(dt))
+        b = self.b
+        if dt.kind == "b":
+            return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
+        if dt.name == "f16":
+            if self.features.hardware_f16:
+                return b.fpext(b.bitcast(raw, F16), F32)
+            return mathlib.f16_bits_to_f32(b, raw)
+        if dt.name == "bf16":
+            return mathlib.bf16_bits_to_f32(b, raw)
+        return raw
+
+    def _store(self, offset: ir.Value, value: ir.Value) -> None:
+        buf = len(self.k.operands)
+        dt = self.k.result.dtype
+        self.b.store(self._to_storage(value, dt), self._element_ptr(buf, offset))
+
+    def _to_storage(self, v: ir.Value, dt: DType) -> ir.Value:
+        b = self.b
+        if dt.kind == "b":
+            return b.zext(v, ir.IntType(8))
+        if dt.name == "f16":
+            if self.features.hardware_f16:
+                return b.bitcast(b.fptrunc(v, F16), I16)
+            return mathlib.f32_to_f16_bits(b, v)
+        if dt.name == "bf16":
+            return mathlib.f32_to_bf16_bits(b, v)
+        return v
+
+    def _round_narrow_float(self, v: ir.Value, dt: DType) -> ir.Value:
+        """A value of compute type f32 rounded to f16 / bf16 precision (still f32)."""
+        b = self.b
+        if dt.name == "f16":
+            if self.features.hardware_f16:
+                return b.fpext(b.fptrunc(v, F16), F32)
+            return mathlib.f16_bits_to_f32(b, mathlib.f32_to_f16_bits(b, v))
+        if dt.name == "bf16":
+            return mathlib.bf16_bits_to_f32(b, mathlib.f32_to_bf16_bits(b, v))
+        return v
+
+    # ----------------------------------------------------------- expressions
+
+    def value(self, e: Expr) -> ir.Value:
+        hit = self.cache.get(id(e))
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        v = self._value(e)
+        self.cache[id(e)] = (e, v)  # keeps e alive, so its id stays unique
+        return v
+
+    def _value(self, e: Expr) -> ir.Value:
+        if isinstance(e, Index):
+            if e.dim not in self.index:
+                raise EmitError(f"kernel {self.k.name!r}: Index({e.dim}) used outside its loop")
+            return self.index[e.dim]
+        if isinstance(e, Const):
+            return _const_value(self.b, e.value, e.dtype)
+        if isinstance(e, Load):
+            return self._load_expr(e)
+        if isinstance(e, Apply):
+            return self._apply(e)
+        raise EmitError(f"kernel {self.k.name!r}: not an expression: {e!r}")
+
+    def _as_index(self, e: Expr) -> ir.Value:
+        """An index expression as i32 (gathers may index with other integer types)."""
+        v = self.value(e)
+        dt = expr_dtype(e, self.k.operands)
+        if v.type == I32:
+            return v
+        if not isinstance(v.type, ir.IntType):
+            raise EmitError(f"kernel {self.k.name!r}: index of type {dt} is not an integer")
+        if v.type.width > 32:
+            return self.b.trunc(v, I32)
+        return self.b.zext(v, I32) if _unsigned(dt) else self.b.sext(v, I32)
+
+    def _load_expr(self, e: Load) -> ir.Value:
+        b = self.b
+        if not 0 <= e.operand < len(self.k.operands):
+            raise EmitError(f"kernel {self.k.name!r}: load of operand {e.operand}")
+        t = self.k.operands[e.operand]
+        shape = t.shape or ()
+        if len(e.index) != len(shape):
+            raise EmitError(
+                f"kernel {self.k.name!r}: load of operand {e.operand} ({t}) with "
+                f"{len(e.index)} indices"
+            )
+        idx = [self._as_index(i) for i in e.index]
+        offset: ir.Value = ir.Constant(I32, 0)
+        for i, d in zip(idx, shape, strict=True):
+            offset = b.add(b.mul(offset, ir.Constant(I32, d)), i)
+        if e.pad is None:
+            return self._load(e.operand, offset)
+        pad = self._cast(self.value(e.pad), expr_dtype(e.pad, self.k.operands), t.dtype)
+        if t.num_elements == 0:
+            return pad
+        ok: ir.Value = ir.Constant(I1, 1)
+        for i, d in zip(idx, shape, strict=True):
+            # One unsigned compare covers both i < 0 and i >= d.
+            ok = b.and_(ok, b.icmp_unsigned("<", i, ir.Constant(I32, d)))
+        if e.valid is not None:
+            ok = b.and_(ok, self.value(e.valid))
+        safe = b.select(ok, offset, ir.Constant(I32, 0))
+        return b.select(ok, self._load(e.operand, safe), pad)
+
+    def _apply(self, e: Apply) -> ir.Value:
+        args = [self.value(a) for a in e.args]
+        dts = [expr_dtype(a, self.k.operands) for a in e.args]
+        op = e.op
+        name = self.k.name
+        if op.startswith("compare."):
+            return self._compare(op.split(".", 1)[1], args, dts)
+        if op == "select":
+            p, x, y = args
+            return self.b.select(p, self._cast(x, dts[1], e.dtype), self._cast(y, dts[2], e.dtype))
+        if op == "clamp":
+            lo, x, hi = (self._cast(v, d, e.dtype) for v, d in zip(args, dts, strict=True))
+            return self._binary(
+                "minimum", self._binary("maximum", x, lo, e.dtype, e.dtype), hi, e.dtype, e.dtype
+            )
+        if op == "convert":
+            return self._cast(args[0], dts[0], e.dtype)
+        if op == "is_finite":
+            x = args[0]
+            return self.b.fcmp_ordered("<", mathlib.fabs(self.b, x), ir.Constant(x.type, INF))
+        if len(args) == 1:
+            return self._unary(op, self._cast(args[0], dts[0], e.dtype), e.dtype, dts[0])
+        if len(args) == 2:
+            x = self._cast(args[0], dts[0], e.dtype)
+            y = self._cast(args[1], dts[1], e.dtype)
+            return self._binary(op, x, y, e.dtype, e.dtype)
+        raise EmitError(f"kernel {name!r}: op {op!r} with {len(args)} operands")
+
+    def _compare(self, direction: str, args: list[ir.Value], dts: list[DType]) -> ir.Value:
+        x, y = args
+        dt = dts[0]
+        if dts[1] != dt:
+            y = self._cast(y, dts[1], dt)
+        if dt.is_float:
+            if direction == "NE":
+                return self.b.fcmp_unordered("!=", x, y)  # NaN != anything, like numpy
+            if direction not in _FCMP:
+                raise EmitError(f"kernel {self.k.name!r}: compare direction {direction!r}")
+            return self.b.fcmp_ordered(_FCMP[direction], x, y)
+        cmp = {"EQ": "==", "NE": "!=", **_FCMP}.get(direction)
+        if cmp is None:
+            raise EmitError(f"kernel {self.k.name!r}: compare direction {direction!r}")
+        if _unsigned(dt):
+            return self.b.icmp_unsigned(cmp, x, y)
+        return self.b.icmp_signed(cmp, x, y)
+
+    def _unary(self, op: str, x: ir.Value, dt: DType, src: DType) -> ir.Value:
+        b = self.b
+        if dt.is_float:
+            if op == "abs":
+                r = mathlib.fabs(b, x)
+            elif op == "negate":
+                r = b.fneg(x)
+            elif op == "sign":
+                r = _sign(b, x, dt)
+            elif op == "sqrt":
+                r = mathlib.sqrt_value(b, x)
+            elif op in _MATH_OPS:
+                r = mathlib.call_math(b, op, x)
+            else:
+                raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
+            return self._round_narrow_float(r, dt)
+        t = x.type
+        if op == "not":
+            return b.not_(x)
+        if op == "negate":
+            return b.sub(_zero(t), x)
+        if op == "abs":
+            return (
+                x
+                if _unsigned(dt)
+                else b.select(b.icmp_signed("<", x, _zero(t)), b.sub(_zero(t), x), x)
+            )
+        if op == "sign":
+            return _sign(b, x, dt)
+        if op == "popcnt":
+            fn = mathlib._intrinsic(self.module, f"llvm.ctpop.i{t.width}", t, [t])
+            return b.call(fn, [x])
+        if op == "count_leading_zeros":
+            fn = mathlib._intrinsic(self.module, f"llvm.ctlz.i{t.width}", t, [t, I1])
+            return b.call(fn, [x, ir.Constant(I1, 0)])
+        raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
+
+    def _binary(self, op: str, x: ir.Value, y: ir.Value, dt: DType, _res: DType) -> ir.Value:
+        b = self.b
+        if dt.is_float:
+            if op == "add":
+                r = b.fadd(x, y)
+            elif op == "subtract":
+                r = b.fsub(x, y)
+            elif op == "multiply":
+                r = b.fmul(x, y)
+            elif op == "divide":
+                r = b.fdiv(x, y)
+            elif op == "maximum":
+                r = _fmax(b, x, y)
+            elif op == "minimum":
+                r = _fmin(b, x, y)
+            elif op in ("remainder", "power", "atan2"):
+                r = mathlib.call_math(b, op, x, y)
+            else:
+                raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
+            # maximum / minimum pick an operand and need no rounding.
+            return r if op in ("maximum", "minimum") else self._round_narrow_float(r, dt)
+        u = _unsigned(dt)
+        if dt.kind == "b":
+            table = {
+                "add": b.or_,
+                "multiply": b.and_,
+                "maximum": b.or_,
+                "minimum": b.and_,
+                "and": b.and_,
+                "or": b.or_,
+                "xor": b.xor,
+            }
+            if op in table:
+                return table[op](x, y)
+            raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
+        simple = {
+            "add": b.add,
+            "subtract": b.sub,
+            "multiply": b.mul,
+            "and": b.and_,
+            "or": b.or_,
+            "xor": b.xor,
+        }
+        if op in simple:
+            return simple[op](x, y)
+        if op == "divide":
+            return _idiv(b, x, y, u)
+        if op == "remainder":
+            return _irem(b, x, y, u)
+        if op == "maximum":
+            return _imax(b, x, y, u)
+        if op == "minimum":
+            return _imin(b, x, y, u)
+        if op == "power":
+            return _ipow(b, x, y, u)
+        if op == "shift_left":
+            return _shift("left")(b, x, y)
+        if op == "shift_right_arithmetic":
+            # An unsigned value has no sign to replicate: numpy shifts it logically.
+            return _shift("logical" if u else "arith")(b, x, y)
+        if op == "shift_right_logical":
+            return _shift("logical")(b, x, y)
+        raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
+
+    # ----------------------------------------------------------- conversions
+
+    def _cast(self, v: ir.Value, src: DType, dst: DType) -> ir.Value:
+        """convert semantics: float -> int truncates toward zero and saturates (NaN -> 0);
+        -> i1 tests != 0; ints widen by their own signedness; narrow floats round."""
+        if src == dst:
+            return v
+        b = self.b
+        st, tt = compute_type(src), compute_type(dst)
+        if dst.kind == "b":
+            if src.is_float:
+                return b.fcmp_unordered("!=", v, _zero(st))  # NaN is true, like numpy
+            return b.icmp_unsigned("!=", v, _zero(st))
+        if src.is_float and dst.is_float:
+            if st != tt:
+                v = b.fpext(v, tt) if tt == F64 else b.fptrunc(v, tt)
+            return self._round_narrow_float(v, dst) if tt == F32 else v
+        if src.is_float:
+            sat = "fptoui" if _unsigned(dst) else "fptosi"
+            name = f"llvm.{sat}.sat.i{tt.width}.{'f64' if st == F64 else 'f32'}"
+            return b.call(mathlib._intrinsic(self.module, name, tt, [st]), [v])
+        if dst.is_float:
+            r = b.uitofp(v, tt) if _unsigned(src) else b.sitofp(v, tt)
+            return self._round_narrow_float(r, dst) if tt == F32 else r
+        if st.width == tt.width:
+            return v
+        if st.width > tt.width:
+            return b.trunc(v, tt)
+        return b.zext(v, tt) if _unsigned(src) else b.sext(v, tt)
+
+
+def emit_kernel(module: ir.Module, kernel: Kernel) -> ir.Function:
+    """Adds `void NAME(ptr bindings)` computing `kernel` to module and returns it.
+
+    The function is hidden (dso_local), in section `.text.NAME`, nounwind. Target
+    features recorded on the module (mathlib.set_target_features, done by
+    TargetInfo.new_module) decide hardware sqrt and f16 conversions.
+    """
+    return _KernelEmitter(module, kernel).emit()

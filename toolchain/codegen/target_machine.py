@@ -1,0 +1,152 @@
+"""LLVM target machines, the optimisation pipeline and object emission per target.
+
+`TargetInfo` turns a target descriptor (targets/*.yaml, loaded by
+toolchain.target.descriptors) into what llvmlite needs: a TargetMachine with the
+descriptor's triple, CPU, features and ABI (static relocation, small code model), the
+feature flags the IR emitters consult (hardware sqrt / f16 / f64), and the pass
+pipeline. The pipeline is LLVM's new-pass-manager default pipeline built *with* the
+target machine, so the vectorisers see the target's real vector width.
+
+Bare-metal microcontroller targets (os: none) are optimised for size: every defined
+function gets `optsize` (LLVM's -Os attribute: no unrolling-for-speed, smaller code
+choices in instruction selection), loop unrolling is off, and the vectorisers only run
+when the target has real SIMD registers (vector_bits >= 64, e.g. Helium on Cortex-M55).
+Hosted targets (x86-64, aarch64) get the -O3 pipeline.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from toolchain.codegen.mathlib import TargetFeatures, set_target_features
+from toolchain.target.descriptors import Target, load_target
+
+__all__ = ["TargetInfo", "emit_object", "initialize_llvm"]
+
+
+@functools.cache
+def initialize_llvm() -> None:
+    """Registers every target LLVM was built with (once per process)."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """A target descriptor plus the LLVM objects derived from it."""
+
+    target: Target
+
+    @classmethod
+    def load(cls, target: Target | TargetInfo | str) -> TargetInfo:
+        """From a Target, a TargetInfo or a descriptor name such as 'cortex-m4'."""
+        if isinstance(target, TargetInfo):
+            return target
+        if isinstance(target, str):
+            target = load_target(target)
+        return cls(target)
+
+    # ----------------------------------------------------------- derived facts
+
+    @property
+    def triple(self) -> str:
+        return self.target.llvm_triple
+
+    @property
+    def features(self) -> TargetFeatures:
+        """What the emitters may assume. x86-64's baseline has no F16C, so f16 goes
+        through the integer conversion there like on FPU-less targets."""
+        caps = self.target.capabilities
+        return TargetFeatures(
+            hardware_sqrt=caps.fpu != "none",
+            hardware_f16=caps.f16_conversion,
+            hardware_f64=caps.fpu == "dp",
+        )
+
+    @property
+    def optimize_for_size(self) -> bool:
+        """Microcontrollers (no OS) trade speed for flash."""
+        return self.target.os == "none"
+
+    @property
+    def vectorize(self) -> bool:
+        return self.target.capabilities.vector_bits >= 64
+
+    @functools.cached_property
+    def target_machine(self) -> llvm.TargetMachine:
+        """Static relocation, small code model, opt level 2 (3 on hosted targets)."""
+        initialize_llvm()
+        t = self.target
+        return llvm.Target.from_triple(t.llvm_triple).create_target_machine(
+            cpu=t.cpu,
+            features=t.features,
+            opt=2 if self.optimize_for_size else 3,
+            reloc="static",
+            codemodel="small",
+            abiname=t.abi,
+        )
+
+    @property
+    def data_layout(self) -> str:
+        return str(self.target_machine.target_data)
+
+    # ----------------------------------------------------------- modules
+
+    def new_module(self, name: str = "minirt") -> ir.Module:
+        """An empty IR module for this target, with the emitters' feature flags set."""
+        module = ir.Module(name=name)
+        module.triple = self.triple
+        module.data_layout = self.data_layout
+        set_target_features(module, self.features)
+        return module
+
+    def _prepare_ir(self, module: ir.Module) -> None:
+        if self.optimize_for_size:
+            for fn in module.functions:
+                if not fn.is_declaration:
+                    fn.attributes.add("optsize")
+
+    def compile(self, module: ir.Module | str) -> llvm.ModuleRef:
+        """Parses, verifies and optimises module; returns the LLVM module."""
+        if isinstance(module, ir.Module):
+            module.triple = self.triple
+            module.data_layout = self.data_layout
+            self._prepare_ir(module)
+            text = str(module)
+        else:
+            text = module
+        ref = llvm.parse_assembly(text)
+        ref.verify()
+        self.optimize(ref)
+        return ref
+
+    def optimize(self, ref: llvm.ModuleRef) -> None:
+        """Runs the default new-pass-manager pipeline with this target machine."""
+        size = self.optimize_for_size
+        pto = llvm.create_pipeline_tuning_options(speed_level=2 if size else 3)
+        pto.loop_unrolling = not size
+        pto.loop_vectorization = self.vectorize
+        pto.slp_vectorization = self.vectorize
+        pb = llvm.create_pass_builder(self.target_machine, pto)
+        pm = pb.getModulePassManager()
+        pm.run(ref, pb)
+
+    def emit_object(self, module: ir.Module | str | llvm.ModuleRef) -> bytes:
+        """An ELF relocatable object for module (IR modules and text are optimised first;
+        a ModuleRef is taken as already optimised)."""
+        ref = module if isinstance(module, llvm.ModuleRef) else self.compile(module)
+        return self.target_machine.emit_object(ref)
+
+    def emit_assembly(self, module: ir.Module | str | llvm.ModuleRef) -> str:
+        """Assembly text, for --dump-after and for reading what the backend made."""
+        ref = module if isinstance(module, llvm.ModuleRef) else self.compile(module)
+        return self.target_machine.emit_assembly(ref)
+
+
+def emit_object(module: ir.Module | str, target: Target | TargetInfo | str) -> bytes:
+    """Optimises module for target and returns the ELF object bytes."""
+    return TargetInfo.load(target).emit_object(module)
