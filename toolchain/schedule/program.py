@@ -7,7 +7,7 @@ reader runs. A result never shares memory with its own operands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -129,7 +129,9 @@ def schedule(graph: Graph) -> Program:
         if id(d.output) not in where:
             where[id(d.output)] = Buffer("arena", arena.alloc(_nbytes(d.output.type)),
                                          _nbytes(d.output.type))
-        program.steps.append(Step(d.kernel, [where[id(t)] for t in d.operands]
+        # Dispatch functions are symbols in one object: number them to keep names unique.
+        kernel = replace(d.kernel, name=f"d{step}_{d.kernel.name}")
+        program.steps.append(Step(kernel, [where[id(t)] for t in d.operands]
                                   + [where[id(d.output)]]))
         for t in d.operands:
             b = where[id(t)]
