@@ -7,16 +7,22 @@ half-written behind.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.graph.ir import Graph
 from toolchain.link.build import LinkResult, link_firmware
 from toolchain.loader import load_graph
 from toolchain.module.from_program import module_from_program
+from toolchain.module.pack import TensorSig
+from toolchain.module.reader import read_module
 from toolchain.passes import fold_constants
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.program import _nbytes
@@ -37,7 +43,8 @@ class BuildResult:
         return self.out_dir / "firmware.elf"
 
 
-def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print) -> BuildResult:
+def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
+                  stamp: dict | None = None) -> BuildResult:
     """Builds firmware for `graph` into `out_dir` (replaced only on success)."""
     target = board.target_info
     fold_constants(graph)
@@ -53,6 +60,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print) -> Build
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         (tmp / "model.mrt").write_bytes(module)
+        if stamp:
+            (tmp / STAMP_FILE).write_text(json.dumps(stamp, indent=2) + "\n")
         (tmp / "dispatch.o").write_bytes(obj)
         link = link_firmware(board, [tmp / "dispatch.o"], tmp)
         if out_dir.exists():
@@ -82,5 +91,60 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
     board = load_board(board_name)
     graph = load_graph(model, entry)
     if out_dir is None:
-        out_dir = Path("build") / f"{Path(model).stem}-{board.identifier}"
-    return compile_graph(graph, board, Path(out_dir), log)
+        out_dir = default_build_dir(model, board)
+    return compile_graph(graph, board, Path(out_dir), log, build_stamp(model, board, entry))
+
+
+STAMP_FILE = "build.json"
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_stamp(model: str | Path, board: Board, entry: str) -> dict:
+    """What a firmware depends on: the model's bytes, the board, the entry and the
+    toolchain's own sources, so a stale build is never reused."""
+    h = hashlib.sha256()
+    for folder in ("toolchain", "runtime_c", "targets", "boards"):
+        for f in sorted((_ROOT / folder).rglob("*")):
+            if f.suffix in (".py", ".c", ".h", ".yaml", ".S"):
+                h.update(f.relative_to(_ROOT).as_posix().encode())
+                h.update(f.read_bytes())
+    return {"model": str(model),
+            "model_sha256": hashlib.sha256(Path(model).read_bytes()).hexdigest(),
+            "board": board.identifier, "entry": entry, "toolchain": h.hexdigest()}
+
+
+def up_to_date(out_dir: Path, stamp: dict) -> bool:
+    """True when `out_dir` holds a finished build with exactly this stamp."""
+    try:
+        old = json.loads((out_dir / STAMP_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    return old == stamp and (out_dir / "firmware.elf").exists()
+
+
+def default_build_dir(model: str | Path, board: Board) -> Path:
+    return Path("build") / f"{Path(model).stem}-{board.identifier}"
+
+
+_NUMPY = {"f32": "float32", "f16": "float16", "f64": "float64", "i8": "int8",
+          "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "bool"}
+
+
+def module_outputs(module: bytes) -> tuple[TensorSig, ...]:
+    """The output signature recorded in a module."""
+    return read_module(module).outputs
+
+
+def decode_outputs(signature: tuple[TensorSig, ...], raw: bytes) -> list[np.ndarray]:
+    """Splits the harness's output file into one array per output."""
+    outs, offset = [], 0
+    for sig in signature:
+        dt = np.dtype(_NUMPY[sig.dtype.name]).newbyteorder("<")
+        n = sig.byte_size
+        if offset + n > len(raw):
+            raise ValueError(f"firmware wrote {len(raw)} output bytes, the signature needs "
+                             f"{sum(s.byte_size for s in signature)}")
+        outs.append(np.frombuffer(raw[offset:offset + n], dtype=dt).reshape(sig.shape)
+                    .astype(dt.newbyteorder("=")))
+        offset += n
+    return outs

@@ -161,10 +161,11 @@ def test_stack_minimum_is_enforced(tmp_path: Path, link_double: LinkFn) -> None:
 
 
 @needs_clang
-def test_budget_overflow_names_the_numbers(tmp_path: Path, link_double: LinkFn) -> None:
+def test_over_budget_still_links(tmp_path: Path, link_double: LinkFn) -> None:
+    # Budgets are judged by the size report (minirt-build exits 1 with the table).
     path = _custom_board(tmp_path, "cortex-m4", lambda d: d["budgets"].update(flash=100))
-    with pytest.raises(LinkError, match=r"flash budget exceeded: \d+ bytes used, 100 allowed"):
-        link_double(load_board(path), tmp_path / "out")
+    result = link_double(load_board(path), tmp_path / "out")
+    assert result.flash_used > 100 and result.elf.exists()
 
 
 def test_linker_script_uses_the_memory_map() -> None:

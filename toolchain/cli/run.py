@@ -1,31 +1,54 @@
-"""`minirt-run`: run a model and print its outputs (on the host reference for now)."""
+"""`minirt-run`: run a model on a board under QEMU (or on the host reference) and print
+its outputs; `--check` compares them with the numpy reference."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from toolchain.cli.common import EXIT_OK, run_tool
+from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
+from toolchain.emu.run import EmuError, EmuTimeout, run_image
 from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs, save_outputs
 from toolchain.reference import run_graph
+from toolchain.target import DescriptorError, list_boards, load_board
+
+EXIT_TIMEOUT = 124  # like timeout(1)
+
+# Float outputs must match the reference like numpy.isclose with these bounds: the
+# compiled code sums in another order and uses our polynomial math, which moves the
+# last bits; the reference itself matches JAX within the same bounds.
+RTOL = 1e-5
+ATOL = 1e-6
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="minirt-run",
-        description="Run a model and print its outputs.",
+        description="Run a model and print its outputs: on a board under QEMU (--board, "
+                    "building the firmware if needed) or on the host reference (--reference).",
         epilog="npz keys: input_0, input_1, ... in argument order; output_0, ... in result "
-               "order (the same as ../shared/models/jax/*.npz).")
+               "order (the same as ../shared/models/jax/*.npz). Exit codes: 0 ok, 1 wrong "
+               "result or firmware failure, 2 bad model/option/input, 124 timeout.")
     p.add_argument("model", help="the model file (.mlir)")
-    p.add_argument("--reference", action="store_true",
-                   help="run the numpy reference executor on the host")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--board", help=f"run on this board ({', '.join(list_boards())})")
+    where.add_argument("--reference", action="store_true",
+                       help="run the numpy reference executor on the host")
     p.add_argument("--entry", default="main", help="function to run (default: main)")
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs as input_0, input_1, ... (default: seeded random data)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default: 0)")
     p.add_argument("--save-outputs", metavar="OUT.npz", help="write output_0, ... to this file")
+    p.add_argument("--check", action="store_true",
+                   help=f"compare with the reference (floats: isclose rtol={RTOL}, "
+                        f"atol={ATOL}; integers exactly); exit 1 on a mismatch")
+    p.add_argument("-o", "--build-dir", metavar="DIR",
+                   help="firmware build directory (default: build/<model>-<board>)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds before a run counts as hung (default: the board's)")
     return p
 
 
@@ -38,16 +61,92 @@ def format_outputs(outputs: list[np.ndarray]) -> str:
     return "\n".join(lines)
 
 
+def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> list[str]:
+    """One report line per mismatching output, followed by its worst elements."""
+    problems: list[str] = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape:
+            problems.append(f"output_{i}: shape {g.shape}, reference {w.shape}")
+            continue
+        if w.dtype.kind == "f":
+            ok = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+            err = np.abs(g.astype(np.float64) - w.astype(np.float64))
+        else:
+            ok = g == w
+            err = np.abs(g.astype(np.int64) - w.astype(np.int64)).astype(np.float64)
+        if ok.all():
+            continue
+        problems.append(f"output_{i}: {int((~ok).sum())} of {ok.size} elements differ "
+                        f"(max abs error {np.nanmax(np.where(ok, 0, err)):.3g})")
+        order = np.argsort(np.where(ok, -1, err), axis=None)[::-1][:worst]
+        for flat in order:
+            if ok.reshape(-1)[flat]:
+                break
+            idx = np.unravel_index(flat, g.shape)
+            problems.append(f"  [{', '.join(map(str, idx))}] got {g[idx]!r}, "
+                            f"reference {w[idx]!r}, error {err[idx]:.3g}")
+    return problems
+
+
+def _run_on_board(args: argparse.Namespace, graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from toolchain import pipeline
+
+    try:
+        board = load_board(args.board)
+    except DescriptorError as e:
+        raise UsageError(str(e)) from None
+    out_dir = Path(args.build_dir) if args.build_dir else pipeline.default_build_dir(
+        args.model, board)
+    stamp = pipeline.build_stamp(args.model, board, args.entry)
+    if not pipeline.up_to_date(out_dir, stamp):
+        print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
+              file=sys.stderr)
+        pipeline.compile_graph(graph, board, out_dir, log=lambda m: print(m, file=sys.stderr),
+                               stamp=stamp)
+    signature = pipeline.module_outputs((out_dir / "model.mrt").read_bytes())
+    print(f"minirt-run: running on {board.identifier} "
+          f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")",
+          file=sys.stderr)
+    result = run_image(board, out_dir / "firmware.elf", inputs, timeout=args.timeout)
+    if result.exit_code != 0:
+        console = result.console.strip() or result.stderr.strip()
+        raise _FirmwareFailed(f"firmware exited with status {result.exit_code}"
+                              + (f": {console}" if console else ""))
+    if result.outputs is None:
+        raise _FirmwareFailed("firmware finished without writing its outputs")
+    print(f"instructions: {result.instructions} (one inference; start-up and I/O excluded)")
+    return pipeline.decode_outputs(signature, result.outputs)
+
+
+class _FirmwareFailed(Exception):
+    pass
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if not args.reference:
-        raise UsageError("pass --reference to run on the host reference executor")
     graph = load_graph(args.model, args.entry)
     inputs = load_inputs(args.inputs, graph) if args.inputs else random_inputs(graph, args.seed)
-    outputs = run_graph(graph, inputs)
+    if args.reference:
+        outputs = run_graph(graph, inputs)
+    else:
+        try:
+            outputs = _run_on_board(args, graph, inputs)
+        except EmuTimeout as e:
+            print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
+            return EXIT_TIMEOUT
+        except (EmuError, _FirmwareFailed) as e:
+            print(f"minirt-run: error: {e}", file=sys.stderr)
+            return EXIT_MISMATCH
     print(format_outputs(outputs))
     if args.save_outputs:
         save_outputs(args.save_outputs, outputs)
+    if args.check:
+        problems = compare(outputs, run_graph(graph, inputs))
+        if problems:
+            print("minirt-run: check FAILED against the reference:", file=sys.stderr)
+            print("\n".join(problems), file=sys.stderr)
+            return EXIT_MISMATCH
+        print("check: outputs match the reference")
     return EXIT_OK
 
 
