@@ -59,7 +59,7 @@ class JitModule:
         return out
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def jit() -> Callable[..., JitModule]:
     """jit(kernels, features=None) -> JitModule."""
     return JitModule

@@ -4,8 +4,8 @@ Each function is an `internal` IR function in its own `.text.mrt_math_*` section
 once per module the first time a kernel needs it (`call_math`). Names never match a C
 library name (`expf`, ...), so LLVM's library-call simplifications cannot recognise them
 and turn them back into libcalls. Only integer ops, basic float arithmetic (`fadd`,
-`fmul`, `fdiv`, compares, int <-> float conversions) and the intrinsics `llvm.fabs` /
-`llvm.copysign` (bit operations on every target) are used; soft-float targets get those
+`fmul`, `fdiv`, compares, int <-> float conversions) and `llvm.fabs` (a sign-bit clear
+on every target) are used; soft-float targets get those
 from libgcc (`__aeabi_fadd`, `__addsf3`, ...). `llvm.sqrt.f32` is used only when the
 target has an FPU (`TargetFeatures.hardware_sqrt`), where it is one instruction.
 
@@ -15,16 +15,27 @@ coefficients are needed and each bound can be checked by hand. Transcendental fu
 work in f32; f64 operands are rounded to f32 and back (f32 accuracy). Rounding
 functions, `fmod` and the f16 conversions are exact and exist for f32 and f64.
 
-Accuracy, measured by tests/codegen/test_mathlib.py against float64 numpy over dense
-sweeps (ulp = spacing of f32 at the true result):
+Accuracy: the bounds tests/codegen/test_codegen_mathlib.py asserts over dense sweeps
+against float64 numpy (ulp = f32 spacing at the true result), with the worst error seen
+in brackets:
 
-    exp       <= 2 ulp            expm1     <= 3 ulp            log     <= 2 ulp
-    log1p     <= 3 ulp            tanh      <= 4 ulp            logistic <= 3 ulp
-    sqrt      correctly rounded (hardware) / <= 1 ulp (Newton)   rsqrt <= 2 ulp
-    cbrt      <= 2 ulp            sin, cos  <= 2e-7 absolute for |x| <= 10^4
-    tan       <= 4 ulp + 2e-7 * (1 + tan(x)^2) for |x| <= 10^4
-    atan2     <= 3 ulp            pow       relative <= (4 + 2 |y ln x|) * 2^-24
-    floor, ceil, round_nearest_even, round_nearest_afz, fmod: exact
+    exponential            <= 2 ulp   [0.91]     whole range, subnormal results included
+    exponential_minus_one  <= 3 ulp   [1.32]
+    log                    <= 2 ulp   [1.88]     every positive f32, subnormals included
+    log_plus_one           <= 3 ulp   [2.38]
+    tanh                   <= 4 ulp   [2.18]
+    logistic               <= 3 ulp   [2.20]
+    sqrt                   0.5 ulp (hardware, correctly rounded) / <= 1 ulp [0.75] (Newton)
+    rsqrt                  <= 2 ulp   [1.47 hardware sqrt, 1.95 Newton]
+    cbrt                   <= 2 ulp   [1.70]
+    sine, cosine           <= 2e-7 absolute for |x| <= 1e4 [9.1e-8]; the Cody-Waite
+                           reduction is exact up to |x| ~ 12867, ~1e-6 absolute at 1e5
+    tan                    <= 4 ulp + 2e-7 * (1 + tan^2) for |x| <= 1e4 [4.1 ulp]
+    atan2                  <= 3 ulp   [2.24]
+    power                  <= 4.5 + 2 |y ln x| ulp  [1.7 * (1 + |y ln x|)]: log's error is
+                           multiplied by |y ln x| on the way into exp
+    floor, ceil, round_nearest_even, round_nearest_afz, remainder (fmod): exact, f32 and
+    f64; f16 <-> f32 conversions: exact / correctly rounded (tested exhaustively)
 """
 
 from __future__ import annotations
@@ -93,11 +104,26 @@ def fabs(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     return b.call(_intrinsic(b.module, f"llvm.fabs.{_suffix(x.type)}", x.type, [x.type]), [x])
 
 
-def copysign(b: ir.IRBuilder, mag: ir.Value, sign: ir.Value) -> ir.Value:
-    """mag with the sign bit of sign (llvm.copysign: bit operations, never a call)."""
-    t = mag.type
-    fn = _intrinsic(b.module, f"llvm.copysign.{_suffix(t)}", t, [t, t])
-    return b.call(fn, [mag, sign])
+def _negate_if(b: ir.IRBuilder, cond: ir.Value, v: ir.Value) -> ir.Value:
+    return b.select(cond, b.fneg(v), v)
+
+
+def _signbit(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """x's sign bit is set (true for -0.0 too)."""
+    return b.icmp_signed("<", _bits(b, x), _iconst(_fmt(x.type)[0], 0))
+
+
+def _zero_like(b: ir.IRBuilder, r: ir.Value, x: ir.Value) -> ir.Value:
+    """r, except that a zero r takes the sign of x (x * 0.0 is a zero with x's sign for
+    finite x; LLVM cannot fold it without fast-math flags).
+
+    We deliberately avoid llvm.copysign: with the sign operand an f16 value widened by
+    fpext (f16 kernels on Cortex-M55, +fullfp16), LLVM 22's Arm backend asserts in
+    SelectionDAG ("Cannot BITCAST between types of different sizes"), and InstCombine
+    turns integer sign-bit manipulation back into llvm.copysign.
+    """
+    zero = _fconst(r.type, 0.0)
+    return b.select(b.fcmp_ordered("==", r, zero), b.fmul(x, zero), r)
 
 
 def _suffix(t: ir.Type) -> str:
@@ -136,7 +162,8 @@ def _round_to_i32(b: ir.IRBuilder, t: ir.Value, limit: float) -> ir.Value:
     t = b.select(b.fcmp_ordered(">", t, lim), lim, t)
     t = b.select(b.fcmp_ordered("<", t, b.fneg(lim)), b.fneg(lim), t)
     t = b.select(b.fcmp_unordered("uno", t, t), _fconst(F32, 0.0), t)
-    t = b.fadd(t, copysign(b, _fconst(F32, 0.5), t))
+    half = _fconst(F32, 0.5)
+    t = b.fadd(t, b.select(b.fcmp_ordered("<", t, _fconst(F32, 0.0)), b.fneg(half), half))
     return b.fptosi(t, I32)
 
 
@@ -235,11 +262,16 @@ def _exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def _expm1(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     # |x| <= ln2/2: the series directly. Else 2**n*(1+q) - 1 = 2**n*q + (2**n - 1), where
     # 2**n - 1 is exact for n in [-24, 24] and one rounding remains: <= 3 ulp.
+    # For n > 64 the -1 is below half an ulp and 2**n may not be a normal f32: use exp's
+    # two-step scaling instead.
     n, r = _reduce_ln2(b, x)
-    n = b.select(b.icmp_signed("<", n, _iconst(32, -30)), _iconst(32, -30), n)
-    n = b.select(b.icmp_signed(">", n, _iconst(32, 127)), _iconst(32, 127), n)
-    s = _pow2(b, n)
-    big = b.fadd(b.fmul(s, _expm1_poly(b, r)), b.fsub(s, _fconst(F32, 1.0)))
+    q = _expm1_poly(b, r)
+    ns = b.select(b.icmp_signed("<", n, _iconst(32, -30)), _iconst(32, -30), n)
+    ns = b.select(b.icmp_signed(">", ns, _iconst(32, 64)), _iconst(32, 64), ns)
+    s = _pow2(b, ns)
+    big = b.fadd(b.fmul(s, q), b.fsub(s, _fconst(F32, 1.0)))
+    huge = _ldexp(b, b.fadd(_fconst(F32, 1.0), q), n)
+    big = b.select(b.icmp_signed(">", n, _iconst(32, 64)), huge, big)
     small = b.fcmp_ordered("<=", fabs(b, x), _fconst(F32, 0.34657359))
     y = b.select(small, _expm1_poly(b, x), big)
     y = b.select(b.fcmp_ordered(">", x, _fconst(F32, 88.72284)), _fconst(F32, INF), y)
@@ -305,7 +337,9 @@ def _tanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     e = b.call(math_function(b.module, "exponential_minus_one"), [b.fadd(ax, ax)])
     t = b.fdiv(e, b.fadd(e, _fconst(F32, 2.0)))
     t = b.select(b.fcmp_ordered(">", ax, _fconst(F32, 9.1)), _fconst(F32, 1.0), t)
-    return copysign(b, t, x)
+    t = _negate_if(b, b.fcmp_ordered("<", x, _fconst(F32, 0.0)), t)
+    # |x| < 2**-12: tanh x = x within 2**-25 relative; this also keeps -0.0 and NaN.
+    return b.select(b.fcmp_unordered(">=", ax, _fconst(F32, 2.0**-12)), t, x)
 
 
 @_define("logistic")
@@ -378,7 +412,8 @@ def _cbrt(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
         b.fcmp_unordered("ueq", ax, _fconst(F32, 0.0)),
         b.fcmp_ordered("==", ax, _fconst(F32, INF)),
     )
-    return copysign(b, b.select(keep, ax, y), x)
+    y = _negate_if(b, b.fcmp_ordered("<", x, _fconst(F32, 0.0)), y)
+    return b.select(keep, x, y)
 
 
 # --------------------------------------------------------------------------- trigonometry
@@ -478,7 +513,7 @@ def _atan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     at = b.select(swap, b.fsub(_fconst(F32, math.pi / 2), at), at)
     x_neg = b.icmp_signed("<", b.bitcast(x, I32), _iconst(32, 0))
     at = b.select(x_neg, b.fsub(_fconst(F32, math.pi), at), at)
-    at = copysign(b, at, y)
+    at = _negate_if(b, _signbit(b, y), at)
     nan = b.or_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y))
     return b.select(nan, b.fadd(x, y), at)
 
@@ -523,8 +558,8 @@ def _rint(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     integral or pass through."""
     big = _fconst(x.type, 2.0 ** _fmt(x.type)[1])
     ax = fabs(b, x)
-    r = copysign(b, b.fsub(b.fadd(ax, big), big), x)
-    return b.select(b.fcmp_ordered("<", ax, big), r, x)
+    r = _negate_if(b, b.fcmp_ordered("<", x, _fconst(x.type, 0.0)), b.fsub(b.fadd(ax, big), big))
+    return b.select(b.fcmp_ordered("<", ax, big), _zero_like(b, r, x), x)
 
 
 @_define("round_nearest_even", generic=True)
@@ -536,14 +571,14 @@ def _round_even(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def _floor(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     r = _rint(b, x)
     r = b.select(b.fcmp_ordered(">", r, x), b.fsub(r, _fconst(x.type, 1.0)), r)
-    return copysign(b, r, x)  # floor(-0.0) = -0.0; results keep the sign of x
+    return _zero_like(b, r, x)  # floor(-0.0) = -0.0
 
 
 @_define("ceil", generic=True)
 def _ceil(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     r = _rint(b, x)
     r = b.select(b.fcmp_ordered("<", r, x), b.fadd(r, _fconst(x.type, 1.0)), r)
-    return copysign(b, r, x)  # ceil(-0.5) = -0.0
+    return _zero_like(b, r, x)  # ceil(-0.5) = -0.0
 
 
 @_define("round_nearest_afz", generic=True)
@@ -553,7 +588,10 @@ def _round_afz(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     frac = b.fsub(ax, fl)  # exact
     up = b.fcmp_ordered(">=", frac, _fconst(x.type, 0.5))
     r = b.select(up, b.fadd(fl, _fconst(x.type, 1.0)), fl)
-    return copysign(b, r, x)
+    r = _negate_if(b, b.fcmp_ordered("<", x, _fconst(x.type, 0.0)), r)
+    return b.select(
+        b.fcmp_ordered("<", ax, _fconst(x.type, 2.0 ** _fmt(x.type)[1])), _zero_like(b, r, x), x
+    )
 
 
 @_define("remainder", nargs=2, generic=True)
