@@ -1,0 +1,171 @@
+"""The size report: every byte of flash and RAM lands in exactly one component, the
+components add up to the ELF's totals, and budgets are checked."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from toolchain.pipeline import BuildResult, build_model
+from toolchain.report.size import (
+    FLASH_COMPONENTS,
+    RAM_COMPONENTS,
+    parse_map,
+    size_report,
+    size_report_from_files,
+)
+from toolchain.target import Budgets, load_board
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "examples" / "seed.mlir"
+BOARDS = ["cortex-m4", "x86-64", "riscv32"]
+
+CONST_MODEL = """\
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %r = stablehlo.add %a, %c : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+
+
+def _needs_tools(board: str) -> None:
+    missing = [t for t in ("clang", "ld.lld") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"missing tools: {', '.join(missing)}")
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BuildResult]:
+    cache: dict[str, BuildResult] = {}
+
+    def build(board: str) -> BuildResult:
+        if board not in cache:
+            _needs_tools(board)
+            out = tmp_path_factory.mktemp(f"seed-{board}") / "fw"
+            cache[board] = build_model(SEED, board, out, log=lambda *a: None)
+        return cache[board]
+
+    return build  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_components_add_up_to_the_elf(builds, board: str) -> None:
+    build = builds(board)
+    report = size_report(build)
+    assert set(report.flash) == set(FLASH_COMPONENTS)
+    assert set(report.ram) == set(RAM_COMPONENTS)
+    assert sum(report.flash.values()) == report.flash_total == build.link.flash_used
+    assert report.ram_static == build.link.ram_used
+    assert sum(report.ram.values()) == report.ram_total == build.link.ram_used + report.stack
+    assert report.ram["stack"] == build.board.stack_size
+    # Every byte is explained: runtime, dispatch and harness are all present.
+    assert report.flash["other"] == 0 and report.ram["other"] == 0
+    for comp in ("runtime", "dispatch", "schedule", "startup", "harness"):
+        assert report.flash[comp] > 0, comp
+    assert report.flash["schedule"] + report.flash["constants"] == len(build.module)
+    assert report.ram["io"] >= 4 * 4 * 4 * 4  # three inputs and one output of 4x4 f32
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_berkeley_columns_match_llvm_size(builds, board: str) -> None:
+    if shutil.which("llvm-size") is None:
+        pytest.skip("llvm-size is not installed")
+    report = size_report(builds(board))
+    out = subprocess.run(["llvm-size", "-B", str(builds(board).elf)], capture_output=True,
+                         text=True, check=True).stdout.splitlines()[1].split()
+    text, data, bss, dec, hexa = out[:5]
+    b = report.berkeley
+    assert (b["text"], b["data"], b["bss"], b["dec"]) == (int(text), int(data), int(bss), int(dec))
+    assert report.to_json()["berkeley"]["hex"] == hexa
+
+
+def test_constants_are_split_from_the_schedule(tmp_path: Path) -> None:
+    _needs_tools("x86-64")
+    model = tmp_path / "addc.mlir"
+    model.write_text(CONST_MODEL)
+    build = build_model(model, "cortex-m4", tmp_path / "fw", log=lambda *a: None)
+    report = size_report(build)
+    # One 20-byte table entry + 16 bytes of pool data (4 f32).
+    assert report.flash["constants"] == 20 + 16
+    assert report.flash["schedule"] == len(build.module) - 36
+    assert sum(report.flash.values()) == build.link.flash_used
+
+
+def test_over_budget_lines(builds, tmp_path: Path) -> None:
+    build = builds("cortex-m4")
+    board = dataclasses.replace(build.board, budgets=Budgets(flash=100, ram=1000))
+    board = dataclasses.replace(board, target_info=build.board.target_info)
+    report = size_report_from_files(build.link.elf, build.link.map, board)
+    lines = report.over_budget
+    assert len(lines) == 2
+    assert lines[0].startswith("board cortex-m4: flash ") and "budget of 100 B" in lines[0]
+    assert lines[1].startswith("board cortex-m4: RAM ") and "budget of 1 000 B" in lines[1]
+    assert all("\n" not in line for line in lines)
+    assert size_report(build).over_budget == []
+
+
+def test_table_json_and_symbols(builds) -> None:
+    build = builds("cortex-m4")
+    report = size_report(build)
+    table = report.format_table(symbols=5)
+    first = table.splitlines()[0].split()
+    assert first == ["component", "flash", "ram"]
+    total = next(line for line in table.splitlines() if line.startswith("total"))
+    assert "(budget 4 194 304 / 4 194 304)" in total
+    assert re.search(r"^runtime\s+[\d ]+\s+\d+$", table, re.M)
+    assert "text    data     bss     dec     hex" in table
+    data = json.loads(json.dumps(report.to_json()))
+    assert data["flash_total"] == build.link.flash_used and data["over_budget"] == []
+    names = [s.name for s in report.symbols]
+    assert "mrt_module_load" in names and "main" in names
+    sizes = [s.size for s in report.symbols]
+    assert sizes == sorted(sizes, reverse=True)
+    by_name = {s.name: s for s in report.symbols}
+    assert by_name["mrt_module_load"].component == "runtime"
+    assert by_name["main"].component == "harness"
+    assert by_name["mrt_cortex_m_vector_table"].component == "startup"
+    assert by_name["mrt_image_module"].component == "schedule"
+
+
+def test_cli_prints_the_table(builds, capsys) -> None:
+    from toolchain.report.size import main
+
+    build = builds("cortex-m4")
+    assert main([str(build.out_dir), "--symbols", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("component") and "mrt_module_load" in out
+
+
+def test_parse_map_rows() -> None:
+    text = """\
+     VMA      LMA     Size Align Out     In      Symbol
+       0        0     1594     4 .text
+       0        0        0     1         __stext = .
+      40       40      1b2     4         obj/runtime_c__core__crc32.o:(.text.mrt_crc32)
+      41       41      1b2     1                 mrt_crc32
+     200      200       60     4         /usr/lib/gcc/x/libgcc.a(_udivsi3.o):(.text)
+     260      260       10     1         <internal>:(.rodata)
+20000000 20000000      120    16 .bss
+20000010 20000010        1    16         dispatch.o:(.bss.mrt_image_arena)
+"""
+    outputs, inputs = parse_map(text)
+    assert outputs[".text"].size == 0x1594 and outputs[".bss"].vma == 0x20000000
+    assert [(s.output, s.file, s.member, s.name) for s in inputs] == [
+        (".text", "obj/runtime_c__core__crc32.o", None, ".text.mrt_crc32"),
+        (".text", "/usr/lib/gcc/x/libgcc.a", "_udivsi3.o", ".text"),
+        (".text", "<internal>", None, ".rodata"),
+        (".bss", "dispatch.o", None, ".bss.mrt_image_arena"),
+    ]
+    assert inputs[0].vma == 0x40 and inputs[0].size == 0x1b2 and inputs[0].align == 4
+
+
+def test_load_board_budget_defaults() -> None:
+    board = load_board("cortex-m4")
+    assert board.budgets.flash > 0 and board.budgets.ram > 0
