@@ -53,23 +53,41 @@ def _ew(name: str, op: str, in_dt, out_dt, nargs: int) -> Kernel:
     return Kernel(name, (N,), 1, (t,) * nargs, TensorType((N,), out_dt), Apply(op, loads, out_dt))
 
 
+def _chain(name: str, ops: list[str], dt, nargs: int) -> Kernel:
+    """One kernel applying every op in turn (v = op(v, y)): one loop per element type
+    keeps the compile time of the all-targets test low."""
+    t = TensorType((N,), dt)
+    v = Load(0, (Index(0),))
+    y = Load(nargs - 1, (Index(0),))
+    for op in ops:
+        v = Apply(op, (v, y) if nargs == 2 else (v,), dt)
+    return Kernel(name, (N,), 1, (t,) * nargs, t, v)
+
+
 def all_op_kernels() -> list[Kernel]:
     """Every op on every element type the emitter supports, plus structured kernels."""
     ks: list[Kernel] = []
+    i1 = dtype("i1")
     for dn in ("f32", "f16", "f64"):
         dt = dtype(dn)
-        ks += [_ew(f"u_{op}_{dn}", op, dt, dt, 1) for op in UNARY_F]
-        ks += [_ew(f"b_{op}_{dn}", op, dt, dt, 2) for op in BINARY_F]
-        ks.append(_ew(f"fin_{dn}", "is_finite", dt, dtype("i1"), 1))
-        ks.append(_ew(f"lt_{dn}", "compare.LT", dt, dtype("i1"), 2))
+        ks.append(_chain(f"u_{dn}", UNARY_F, dt, 1))
+        ks.append(_chain(f"b_{dn}", BINARY_F, dt, 2))
+        ks.append(_ew(f"fin_{dn}", "is_finite", dt, i1, 1))
+        ks.append(_ew(f"lt_{dn}", "compare.LT", dt, i1, 2))
     for dn in ("i8", "i16", "i32", "i64", "ui8"):
         dt = dtype(dn)
-        ks += [_ew(f"u_{op}_{dn}", op, dt, dt, 1) for op in UNARY_I]
-        ks += [_ew(f"b_{op}_{dn}", op, dt, dt, 2) for op in BINARY_I]
-    for s in ("f32", "f16", "f64", "i8", "i32", "i64", "ui8", "i1"):
-        for d in ("f32", "f16", "f64", "i8", "i32", "i64", "ui8", "i1"):
-            if s != d:
-                ks.append(_ew(f"cv_{s}_{d}", "convert", dtype(s), dtype(d), 1))
+        ks.append(_chain(f"u_{dn}", UNARY_I, dt, 1))
+        ks.append(_chain(f"b_{dn}", BINARY_I, dt, 2))
+    names = ("f32", "f16", "f64", "i8", "i32", "i64", "ui8", "i1")
+    for s in names:
+        # s -> d -> s for every d, chained in one body.
+        sd = dtype(s)
+        v = Load(0, (Index(0),))
+        for d in names:
+            if d != s:
+                v = Apply("convert", (Apply("convert", (v,), dtype(d)),), sd)
+        t = TensorType((N,), sd)
+        ks.append(Kernel(f"cv_{s}", (N,), 1, (t,), t, v))
     f32 = dtype("f32")
     t = TensorType((8, 8), f32)
     ks.append(
