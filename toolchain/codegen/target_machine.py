@@ -12,6 +12,13 @@ function gets `optsize` (LLVM's -Os attribute: no unrolling-for-speed, smaller c
 choices in instruction selection), loop unrolling is off, and the vectorisers only run
 when the target has real SIMD registers (vector_bits >= 64, e.g. Helium on Cortex-M55).
 Hosted targets (x86-64, aarch64) get the -O3 pipeline.
+
+Known limitation (llvmlite exposes no TargetOptions.FloatABIType): for `*-eabihf` Arm
+triples LLVM generates FPU instructions but the default (base AAPCS) calling convention
+for float arguments, and the object carries no Tag_ABI_VFP_args attribute. Nothing we
+export takes or returns a float (dispatch functions take `void *const *`; math helpers are
+internal), and ld.lld accepts a missing tag, so this is harmless for minirt images; GNU
+ld would refuse to mix such objects with -mfloat-abi=hard ones.
 """
 
 from __future__ import annotations
