@@ -28,7 +28,8 @@ def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
         x = args[0]
         if x.dtype.kind == "f" and dt.kind in "iu":
             info = np.iinfo(dt)
-            x = np.nan_to_num(np.clip(np.trunc(x), info.min, info.max), nan=0)
+            x = np.nan_to_num(np.clip(np.trunc(x.astype(np.float64)), info.min, info.max),
+                              nan=0)
         return (x != 0) if dt.kind == "b" else x.astype(dt)
     kernel = ref.KERNELS[op]
     arrays = [np.asarray(a) for a in args]

@@ -129,7 +129,8 @@ def _convert(node: Node, x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "f" and dt.kind in "iu":
         info = np.iinfo(dt)
         # Float -> int truncates toward zero and saturates (NaN -> 0), like C + clamp.
-        x = np.nan_to_num(np.clip(np.trunc(x), info.min, info.max), nan=0)
+        # Clip in float64: in f32, int32's max rounds up to 2**31 and the cast overflows.
+        x = np.nan_to_num(np.clip(np.trunc(x.astype(np.float64)), info.min, info.max), nan=0)
     if dt.kind == "b":
         return x != 0
     return x.astype(dt)
