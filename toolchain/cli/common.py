@@ -6,7 +6,9 @@ import sys
 from collections.abc import Callable
 
 from toolchain.diagnostics import CompileError
+from toolchain.link.build import LinkError
 from toolchain.loader import UsageError
+from toolchain.target import DescriptorError
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # the tool ran but the result is wrong or over budget
@@ -21,7 +23,7 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
     except CompileError as e:
         print(e.render(), file=sys.stderr)
         return EXIT_INPUT
-    except UsageError as e:
+    except (UsageError, DescriptorError, LinkError) as e:
         print(f"{name}: error: {e}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
