@@ -23,7 +23,7 @@ from toolchain.loader import load_graph
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
-from toolchain.passes import fold_constants
+from toolchain.passes import QuantizeOptions, fold_constants, quantize_weights
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.program import _nbytes
 from toolchain.target import Board, load_board
@@ -43,11 +43,20 @@ class BuildResult:
         return self.out_dir / "firmware.elf"
 
 
-def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
-                  stamp: dict | None = None) -> BuildResult:
-    """Builds firmware for `graph` into `out_dir` (replaced only on success)."""
-    target = board.target_info
+def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Graph:
+    """The graph the firmware computes: folded, weights stored as `quantize` says.
+    The reference run on this graph is what --check compares the firmware with."""
     fold_constants(graph)
+    return quantize_weights(graph, quantize or QuantizeOptions())
+
+
+def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
+                  stamp: dict | None = None,
+                  quantize: QuantizeOptions | None = None) -> BuildResult:
+    """Builds firmware for `graph` into `out_dir` (replaced only on success). The graph
+    is rewritten in place by prepare_graph."""
+    target = board.target_info
+    prepare_graph(graph, quantize)
     program = schedule(graph)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
@@ -86,20 +95,23 @@ def _moved(link: LinkResult, old: Path, new: Path) -> LinkResult:
 
 
 def build_model(model: str | Path, board_name: str, out_dir: str | Path | None = None,
-                entry: str = "main", log=print) -> BuildResult:
+                entry: str = "main", log=print,
+                quantize: QuantizeOptions | None = None) -> BuildResult:
     """Loads `model` and builds it for board `board_name`."""
     board = load_board(board_name)
     graph = load_graph(model, entry)
     if out_dir is None:
         out_dir = default_build_dir(model, board)
-    return compile_graph(graph, board, Path(out_dir), log, build_stamp(model, board, entry))
+    return compile_graph(graph, board, Path(out_dir), log,
+                         build_stamp(model, board, entry, quantize), quantize)
 
 
 STAMP_FILE = "build.json"
 _ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_stamp(model: str | Path, board: Board, entry: str) -> dict:
+def build_stamp(model: str | Path, board: Board, entry: str,
+                quantize: QuantizeOptions | None = None) -> dict:
     """What a firmware depends on: the model's bytes, the board, the entry and the
     toolchain's own sources, so a stale build is never reused."""
     h = hashlib.sha256()
@@ -110,7 +122,8 @@ def build_stamp(model: str | Path, board: Board, entry: str) -> dict:
                 h.update(f.read_bytes())
     return {"model": str(model),
             "model_sha256": hashlib.sha256(Path(model).read_bytes()).hexdigest(),
-            "board": board.identifier, "entry": entry, "toolchain": h.hexdigest()}
+            "board": board.identifier, "entry": entry, "toolchain": h.hexdigest(),
+            "quantize": (quantize or QuantizeOptions()).__dict__}
 
 
 def up_to_date(out_dir: Path, stamp: dict) -> bool:

@@ -320,6 +320,19 @@ def _batch_norm_inference(node: Node) -> list[TensorType]:
     return [x]
 
 
+def _dequantize(node: Node) -> list[TensorType]:
+    q, scale = node.inputs[0].type, node.inputs[1].type
+    _require(q.dtype.is_integer, "dequantize's operand must be an integer tensor")
+    _require(scale.dtype.is_float, "dequantize's scale must be a float tensor")
+    axis = node.attrs["axis"]
+    if axis is None:
+        _require(scale.shape == (), "per-tensor dequantize takes a scalar scale")
+    else:
+        _require(0 <= axis < q.rank and scale.shape == (q.shape[axis],),
+                 f"per-channel dequantize along {axis} takes one scale per channel")
+    return [TensorType(q.shape, scale.dtype)]
+
+
 # ---------------------------------------------------------------- the table
 
 F, I, B = "f", "iu", "b"
@@ -377,5 +390,7 @@ _add("reduce_window", "reduction", 2,
      ("kind", "window", "strides", "base_dilations", "window_dilations", "padding"),
      _reduce_window)
 _add("batch_norm_inference", "misc", 5, ("epsilon", "feature_index"), _batch_norm_inference)
+# real = scale * stored (symmetric: zero point 0); minirt's own op for quantized weights.
+_add("dequantize", "misc", 2, ("axis",), _dequantize)
 
 __all__ = ["OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape", "DType"]

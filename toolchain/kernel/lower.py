@@ -339,12 +339,21 @@ def _batch_norm(node: Node) -> Kernel:
     return _kernel(node, body)
 
 
+def _dequantize(node: Node) -> Kernel:
+    q, scale = (t.type for t in node.inputs)
+    axis = node.attrs["axis"]
+    out = node.outputs[0].type
+    s = Load(1, () if axis is None else (Index(axis),))
+    return _kernel(node, Apply("multiply", (cast(Load(0, identity(q.rank)), q.dtype, out.dtype),
+                                            s), out.dtype))
+
+
 RULES: dict[str, Rule] = {
     "broadcast_in_dim": _broadcast, "reshape": _reshape, "transpose": _transpose,
     "reverse": _reverse, "slice": _slice, "pad": _pad, "concatenate": _concatenate,
     "iota": _iota, "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "gather": _gather,
-    "batch_norm_inference": _batch_norm,
+    "batch_norm_inference": _batch_norm, "dequantize": _dequantize,
 }
 
 

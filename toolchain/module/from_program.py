@@ -6,6 +6,7 @@ from toolchain.module.pack import (
     Binding,
     Command,
     ConstantEntry,
+    QuantParams,
     TensorSig,
     constant_binding,
     pack_module,
@@ -21,9 +22,21 @@ def _sig(name: str, t: TensorType) -> TensorSig:
     return TensorSig(name, _MODULE_DTYPE.get(t.dtype.name, t.dtype.name), tuple(t.shape))
 
 
+def _constant(value, t: TensorType) -> ConstantEntry:
+    """A pool entry recording how the constant is stored and, if quantized, its scales."""
+    if t.quant is not None:
+        q = t.quant
+        params = QuantParams(q.scales, q.zero_points, -1 if q.axis is None else q.axis)
+        return ConstantEntry.from_array(value, q.expressed.name, params)
+    if t.dtype.name == "f16":
+        # fp16-stored weights: the model computes in f32, the pool holds halves.
+        return ConstantEntry.from_array(value, "f32")
+    return ConstantEntry.from_array(value)
+
+
 def module_from_program(program: Program, target: str) -> bytes:
     """Packs signature, commands (dispatch ordinal = step number) and constants."""
-    constants = [ConstantEntry.from_array(c) for c in program.constants]
+    constants = [_constant(c, t) for c, t in zip(program.constants, program.constant_types)]
     commands = []
     for ordinal, step in enumerate(program.steps):
         bindings = []

@@ -1,5 +1,6 @@
 """Graph -> graph rewrites run before scheduling."""
 
 from toolchain.passes.fold import fold_constants
+from toolchain.passes.quantize import QuantizeOptions, quantize_weights
 
-__all__ = ["fold_constants"]
+__all__ = ["QuantizeOptions", "fold_constants", "quantize_weights"]

@@ -310,6 +310,13 @@ def _batch_norm(node: Node, x, scale, offset, mean, var) -> np.ndarray:
     return y.astype(x.dtype)
 
 
+def _dequantize(node: Node, q: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    # One f32 multiply per element, exactly what the compiled kernel does.
+    axis = node.attrs["axis"]
+    s = scale if axis is None else scale.reshape([-1 if i == axis else 1 for i in range(q.ndim)])
+    return (q.astype(scale.dtype) * s).astype(_out_dtype(node))
+
+
 KERNELS: dict[str, Kernel] = {
     "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(np.sign),
     "exponential": _unary(np.exp), "exponential_minus_one": _unary(np.expm1),
@@ -340,4 +347,5 @@ KERNELS: dict[str, Kernel] = {
     "constant": lambda node: node.attrs["value"],
     "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "batch_norm_inference": _batch_norm,
+    "dequantize": _dequantize,
 }

@@ -4,6 +4,8 @@ A producer kernel is inlined into a consumer's body (its Index(d) replaced by th
 consumer's load indices) when that costs no recomputation:
 - pure index remaps (broadcast, reshape, transpose, slice: a body that is one Load)
   are always inlined, into any unpadded load;
+- producers that read only constants (weight dequantization: a convert, a multiply
+  by a scale) are inlined everywhere, so widened weights never occupy RAM;
 - other non-reduction producers only when they have a single consumer that reads
   each of their elements once: a non-reduction kernel loading them at its own
   iteration index.
@@ -60,7 +62,8 @@ def _loads_of(e: Expr, operand: int) -> list[Load]:
     return out
 
 
-def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int) -> bool:
+def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
+                constants: set[int]) -> bool:
     loads = _loads_of(consumer.kernel.body, pos)
     if consumer.kernel.init is not None:
         loads += _loads_of(consumer.kernel.init, pos)
@@ -68,7 +71,7 @@ def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int) -> 
         return False
     if producer.kernel.combine is not None:
         return False
-    if _is_remap(producer.kernel):
+    if _is_remap(producer.kernel) or all(id(t) in constants for t in producer.operands):
         return True
     own_index = tuple(Index(d) for d in range(consumer.kernel.n_parallel))
     return (uses == 1 and consumer.kernel.combine is None and len(loads) == 1
@@ -141,8 +144,10 @@ def _all_loads(k: Kernel) -> list[Load]:
     return loads
 
 
-def fuse(dispatches: list[Dispatch], keep: set[int]) -> list[Dispatch]:
-    """Fuses in program order; `keep` holds ids of tensors that must stay materialized."""
+def fuse(dispatches: list[Dispatch], keep: set[int],
+         constants: frozenset[int] | set[int] = frozenset()) -> list[Dispatch]:
+    """Fuses in program order; `keep` holds ids of tensors that must stay materialized,
+    `constants` the ids of constant tensors (they live in flash, not in RAM)."""
     producer_of = {id(d.output): d for d in dispatches}
     uses: dict[int, int] = {}
     for d in dispatches:
@@ -155,7 +160,9 @@ def fuse(dispatches: list[Dispatch], keep: set[int]) -> list[Dispatch]:
             changed = False
             for pos, t in enumerate(d.operands):
                 p = producer_of.get(id(t))
-                if p is None or id(t) in keep or not _can_inline(d, pos, p, uses[id(t)]):
+                if p is None or id(t) in keep:
+                    continue
+                if not _can_inline(d, pos, p, uses[id(t)], constants):
                     continue
                 d = _inline(d, pos, p)
                 uses[id(t)] -= 1

@@ -41,6 +41,7 @@ class Program:
     name: str
     steps: list[Step] = field(default_factory=list)
     constants: list[np.ndarray] = field(default_factory=list)
+    constant_types: list[TensorType] = field(default_factory=list)
     inputs: list[TensorType] = field(default_factory=list)
     outputs: list[TensorType] = field(default_factory=list)
     arena_size: int = 0
@@ -105,7 +106,7 @@ def schedule(graph: Graph) -> Program:
             t = dst
         seen.add(id(t))
         outputs.append(t)
-    dispatches = fuse(dispatches, keep={id(t) for t in outputs})
+    dispatches = fuse(dispatches, keep={id(t) for t in outputs}, constants=set(constants))
 
     program = Program(graph.name, inputs=[t.type for t in graph.inputs],
                       outputs=[t.type for t in outputs])
@@ -125,6 +126,7 @@ def schedule(graph: Graph) -> Program:
                 if id(t) not in constants:
                     raise AssertionError(f"operand of {d.kernel.name} has no buffer")
                 program.constants.append(constants[id(t)])
+                program.constant_types.append(t.type)
                 where[id(t)] = Buffer("constant", len(program.constants) - 1, _nbytes(t.type))
         if id(d.output) not in where:
             where[id(d.output)] = Buffer("arena", arena.alloc(_nbytes(d.output.type)),

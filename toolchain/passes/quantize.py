@@ -1,0 +1,98 @@
+"""Weight quantization of float constants: fp16 storage or symmetric int8.
+
+A large float constant C is replaced by a constant holding its stored form and a cheap
+node that widens it back, which fusion inlines into every kernel that reads C:
+- fp16: `convert(Q: f16)`; Q is C rounded to nearest even.
+- int8-weights: `dequantize(Q: i8, scales: f32, axis)` with real = scale * stored.
+  Scales are symmetric (zero point 0, stored range -127..127) and per output channel
+  when C is the weight of a dot_general or convolution, per tensor otherwise.
+So no float copy of a weight ever exists in RAM, and the reference executor, which
+runs the same rewritten graph, computes exactly what the firmware computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.types import F32, QuantParams, TensorType, dtype
+
+MODES = ("none", "fp16", "int8-weights")
+# Biases and normalization vectors are small and sensitive; they stay f32.
+DEFAULT_MIN_ELEMENTS = 256
+INT8_MAX = 127
+
+
+@dataclass(frozen=True)
+class QuantizeOptions:
+    mode: str = "none"
+    min_elements: int = DEFAULT_MIN_ELEMENTS
+
+
+def _channel_axis(graph: Graph, t: Tensor) -> int | None:
+    """The output-channel axis of a weight, if every user agrees on one; else None."""
+    axes = set()
+    for node in graph.nodes:
+        for pos, inp in enumerate(node.inputs):
+            if inp is not t:
+                continue
+            axis = None
+            if node.op == "convolution" and pos == 1:
+                axis = node.attrs["kernel_output"]
+            elif node.op == "dot_general":
+                side = "rhs" if pos == 1 else "lhs"
+                used = node.attrs[f"{side}_batch"] + node.attrs[f"{side}_contract"]
+                free = [d for d in range(t.type.rank) if d not in used]
+                axis = free[0] if len(free) == 1 else None
+            axes.add(axis)
+    return axes.pop() if len(axes) == 1 else None
+
+
+def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(stored int8 values, f32 scales): per channel along `axis`, or per tensor."""
+    w = w.astype(np.float32)
+    if axis is None:
+        peak = np.abs(w).max(initial=0.0)
+    else:
+        peak = np.abs(w).max(axis=tuple(d for d in range(w.ndim) if d != axis), initial=0.0)
+    scale = (np.where(peak > 0, peak, 1.0) / INT8_MAX).astype(np.float32)
+    s = scale if axis is None else scale.reshape([-1 if d == axis else 1 for d in range(w.ndim)])
+    q = np.clip(np.rint(w / s), -INT8_MAX, INT8_MAX).astype(np.int8)
+    return q, scale
+
+
+def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
+    """Rewrites eligible constants in place (call after constant folding)."""
+    if options.mode not in MODES:
+        raise ValueError(f"unknown quantization mode {options.mode!r}; choose from {MODES}")
+    if options.mode == "none":
+        return graph
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        t = node.outputs[0] if node.op == "constant" else None
+        if (t is None or t.type.dtype != F32 or t.type.num_elements < options.min_elements):
+            nodes.append(node)
+            continue
+        w = np.asarray(node.attrs["value"])
+        if options.mode == "fp16":
+            half = dtype("f16")
+            stored = Node("constant", [], [], {"value": w.astype(np.float16)}, node.loc)
+            stored.outputs = [Tensor(TensorType(t.type.shape, half), "", stored)]
+            node.op, node.inputs, node.attrs = "convert", [stored.outputs[0]], {"dtype": "f32"}
+            nodes += [stored, node]
+            continue
+        axis = _channel_axis(graph, t)
+        q, scale = int8_symmetric(w, axis)
+        params = QuantParams(dtype("i8"), F32, tuple(float(s) for s in scale.reshape(-1)),
+                             (0,) * scale.size, axis, -INT8_MAX, INT8_MAX)
+        stored = Node("constant", [], [], {"value": q}, node.loc)
+        stored.outputs = [Tensor(TensorType(t.type.shape, dtype("i8"), params), "", stored)]
+        scales = Node("constant", [], [], {"value": scale}, node.loc)
+        scales.outputs = [Tensor(TensorType(scale.shape, F32), "", scales)]
+        node.op, node.inputs = "dequantize", [stored.outputs[0], scales.outputs[0]]
+        node.attrs = {"axis": axis}
+        nodes += [stored, scales, node]
+    graph.nodes = nodes
+    return graph
