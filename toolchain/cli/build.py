@@ -1,23 +1,55 @@
-"""`minirt-build`: compile a model. For now it prints the model's IR (`--dump-ir`)."""
+"""`minirt-build`: compile a model into firmware for a board (or print its IR)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import tempfile
+import time
+from pathlib import Path
 
-from toolchain.cli.common import EXIT_OK, run_tool
+from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
 from toolchain.graph.printer import print_graph
-from toolchain.loader import UsageError, load_graph
+from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs
 from toolchain.mlir import parse_file
 from toolchain.mlir.printer import print_generic
+from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, MODES, QuantizeOptions
+from toolchain.target import DescriptorError, list_boards, load_board
+
+
+def add_quantize_options(p: argparse.ArgumentParser) -> None:
+    """--quantize and --quantize-min-elements, shared by minirt-build and minirt-run."""
+    p.add_argument("--quantize", choices=MODES, default="none",
+                   help="store float weights as IEEE half (fp16) or as int8 with symmetric "
+                        "per-output-channel scales (int8-weights); they are widened inside "
+                        "the kernels, so RAM does not grow (default: none)")
+    p.add_argument("--quantize-min-elements", type=int, default=DEFAULT_MIN_ELEMENTS,
+                   metavar="N",
+                   help="constants with fewer elements (biases, normalization vectors) stay "
+                        f"f32 (default: {DEFAULT_MIN_ELEMENTS})")
+
+
+def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
+    if args.quantize_min_elements < 0:
+        raise UsageError("--quantize-min-elements must be >= 0")
+    return QuantizeOptions(args.quantize, args.quantize_min_elements)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="minirt-build",
-        description="Compile a model (MLIR: StableHLO / generic op form) for a board.")
+        description="Compile a model (MLIR: StableHLO / generic op form) into firmware for a "
+                    "board: firmware.elf/.bin/.hex, model.mrt, the map file and size.json.",
+        epilog="Exit codes: 0 ok, 1 over the board's flash/RAM budget, 2 bad model or option.")
     p.add_argument("model", help="the model file (.mlir)")
+    p.add_argument("--board", help=f"board to build for ({', '.join(list_boards())})")
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output directory (default: build/<model>-<board>)")
     p.add_argument("--entry", default="main", help="function to compile (default: main)")
+    add_quantize_options(p)
+    p.add_argument("--inputs", metavar="IN.npz",
+                   help="inputs for the quantization accuracy report (default: seeded random)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dump-ir", action="store_true",
                       help="print the verified graph IR and stop")
@@ -26,14 +58,78 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _quantization_summary(args: argparse.Namespace, board, result, report) -> dict:
+    """Flash saved against the f32 build and accuracy against the f32 reference."""
+    from toolchain import pipeline
+    from toolchain.reference import run_graph
+    from toolchain.report.accuracy import compare_outputs
+    from toolchain.report.size import size_report
+
+    with tempfile.TemporaryDirectory(prefix="minirt-f32-") as tmp:
+        f32 = pipeline.compile_graph(load_graph(args.model, args.entry), board,
+                                     Path(tmp) / "f32", log=lambda _: None)
+        f32_report = size_report(f32)
+    float_graph = load_graph(args.model, args.entry)
+    inputs = (load_inputs(args.inputs, float_graph) if args.inputs
+              else random_inputs(float_graph, seed=0))
+    accuracy = compare_outputs(run_graph(result.graph, inputs), run_graph(float_graph, inputs))
+    f32_flash, q_flash = f32_report.flash_total, report.flash_total
+    f32_const = f32_report.flash["constants"]
+    q_const = report.flash["constants"]
+    print(f"quantize {args.quantize}: flash {q_flash} B vs {f32_flash} B for f32 (saved "
+          f"{f32_flash - q_flash} B); constants {q_const} B vs {f32_const} B "
+          f"({f32_const / max(q_const, 1):.2f}x smaller); RAM {report.ram_total} B vs "
+          f"{f32_report.ram_total} B")
+    source = f"inputs {args.inputs}" if args.inputs else "seeded random inputs"
+    print(f"accuracy against the f32 model ({source}): {accuracy.format()}")
+    return {"mode": args.quantize, "min_elements": args.quantize_min_elements,
+            "f32_flash_bytes": f32_flash, "flash_saved_bytes": f32_flash - q_flash,
+            "f32_constants_bytes": f32_const, "constants_bytes": q_const,
+            "f32_ram_bytes": f32_report.ram_total, "ram_bytes": report.ram_total,
+            "accuracy_inputs": args.inputs or "seeded random (seed 0)",
+            "accuracy": accuracy.to_json()}
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.dump_generic:
         sys.stdout.write(print_generic(parse_file(args.model)))
         return EXIT_OK
-    if not args.dump_ir:
-        raise UsageError("nothing to do: pass --dump-ir or --dump-generic")
-    sys.stdout.write(print_graph(load_graph(args.model, args.entry)))
+    if args.dump_ir:
+        sys.stdout.write(print_graph(load_graph(args.model, args.entry)))
+        return EXIT_OK
+    if not args.board:
+        raise UsageError(f"--board is required to build firmware (boards: "
+                         f"{', '.join(list_boards())}); --dump-ir prints the IR instead")
+    from toolchain import pipeline
+    from toolchain.report.size import size_report
+
+    quantize = quantize_options(args)
+    try:
+        board = load_board(args.board)
+    except DescriptorError as e:
+        raise UsageError(str(e)) from None
+    start = time.perf_counter()
+    graph = load_graph(args.model, args.entry)
+    out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
+    print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
+    result = pipeline.compile_graph(
+        graph, board, out_dir, stamp=pipeline.build_stamp(args.model, board, args.entry, quantize),
+        quantize=quantize)
+    report = size_report(result)
+    seconds = time.perf_counter() - start
+    data = report.to_json()
+    data["compile_seconds"] = round(seconds, 3)
+    print(report.format_table())
+    if quantize.mode != "none":
+        data["quantization"] = _quantization_summary(args, board, result, report)
+    (out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")
+    print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "
+          f"in {seconds:.1f} s")
+    if report.over_budget:
+        for line in report.over_budget:
+            print(f"minirt-build: error: {line}", file=sys.stderr)
+        return EXIT_MISMATCH
     return EXIT_OK
 
 

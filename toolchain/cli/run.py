@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolchain.cli.build import add_quantize_options, quantize_options
 from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
 from toolchain.emu.run import EmuError, EmuTimeout, run_image
 from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs, save_outputs
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="firmware build directory (default: build/<model>-<board>)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="seconds before a run counts as hung (default: the board's)")
+    add_quantize_options(p)
     return p
 
 
@@ -88,7 +90,7 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> li
     return problems
 
 
-def _run_on_board(args: argparse.Namespace, graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np.ndarray]:
     from toolchain import pipeline
 
     try:
@@ -97,12 +99,14 @@ def _run_on_board(args: argparse.Namespace, graph, inputs: list[np.ndarray]) -> 
         raise UsageError(str(e)) from None
     out_dir = Path(args.build_dir) if args.build_dir else pipeline.default_build_dir(
         args.model, board)
-    stamp = pipeline.build_stamp(args.model, board, args.entry)
+    quantize = quantize_options(args)
+    stamp = pipeline.build_stamp(args.model, board, args.entry, quantize)
     if not pipeline.up_to_date(out_dir, stamp):
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
               file=sys.stderr)
-        pipeline.compile_graph(graph, board, out_dir, log=lambda m: print(m, file=sys.stderr),
-                               stamp=stamp)
+        pipeline.compile_graph(load_graph(args.model, args.entry), board, out_dir,
+                               log=lambda m: print(m, file=sys.stderr), stamp=stamp,
+                               quantize=quantize)
     signature = pipeline.module_outputs((out_dir / "model.mrt").read_bytes())
     print(f"minirt-run: running on {board.identifier} "
           f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")",
@@ -123,14 +127,19 @@ class _FirmwareFailed(Exception):
 
 
 def _main(argv: list[str] | None) -> int:
+    from toolchain.pipeline import prepare_graph
+
     args = _parser().parse_args(argv)
     graph = load_graph(args.model, args.entry)
     inputs = load_inputs(args.inputs, graph) if args.inputs else random_inputs(graph, args.seed)
+    # The graph the firmware computes (weights stored as --quantize says): --reference
+    # runs it and --check compares with it, so like is compared with like.
+    graph = prepare_graph(graph, quantize_options(args))
     if args.reference:
         outputs = run_graph(graph, inputs)
     else:
         try:
-            outputs = _run_on_board(args, graph, inputs)
+            outputs = _run_on_board(args, inputs)
         except EmuTimeout as e:
             print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
             return EXIT_TIMEOUT
