@@ -43,6 +43,17 @@ def test_jax_models(name: str, board: str, tmp_path: Path, capsys) -> None:
     _check(jax / f"{name}.mlir", board, tmp_path, capsys, "--inputs", str(jax / f"{name}.npz"))
 
 
+@pytest.mark.skipif(not have_models(), reason=MISSING_REASON)
+@pytest.mark.parametrize("mode", ["fp16", "int8-weights"])
+@pytest.mark.parametrize("board", BOARDS)
+@pytest.mark.parametrize("name", JAX)
+def test_jax_models_quantized(name: str, board: str, mode: str, tmp_path: Path,
+                              capsys) -> None:
+    jax = MODELS_DIR / "jax"
+    _check(jax / f"{name}.mlir", board, tmp_path, capsys, "--inputs", str(jax / f"{name}.npz"),
+           "--quantize", mode)
+
+
 def test_mismatch_exits_1_and_shows_worst_elements(tmp_path: Path, capsys, monkeypatch) -> None:
     real = run_cli.run_graph
 

@@ -36,6 +36,7 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id
   m.output_count = 1;
   m.command_count = 1;
   m.dispatch_count = 1;
+  m.signature = p + 8; /* the two byte sizes, as mrt_module_io_size reads them */
   *out_module = m;
   return MRT_OK;
 }
