@@ -179,8 +179,10 @@ def _opt_flags(target: Target) -> list[str]:
     unrolls the bitwise CRC loop and inlines the harness helpers, which tripled the
     runtime's code (seed on cortex-m4: 6424 B of flash at -O2, 3480 B at -Oz, 4012 B at
     -Os). The runtime's hot path is one indirect call per command, so speed does not
-    suffer; hosted targets keep -O2."""
-    return ["-Oz"] if target.os == "none" else ["-O2"]
+    suffer; hosted targets keep -O2. clang keeps r7/r11 as frame pointers on Arm unless
+    told otherwise: -fomit-frame-pointer saves a push and an add in every function (the
+    fault handler reports pc and lr from the exception frame, not a backtrace)."""
+    return ["-Oz", "-fomit-frame-pointer"] if target.os == "none" else ["-O2"]
 
 
 def c_flags(target: Target) -> list[str]:
