@@ -115,6 +115,15 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id
 mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint32_t index,
                                 mrt_tensor_info_t *out_info);
 
+/* Byte size of I/O tensor `index` of a loaded module, counting inputs first and then
+ * outputs (output j is input_count + j); index must be below input_count + output_count.
+ * The signature starts with these sizes (docs/module-format.md), so this is one load:
+ * callers that only size buffers need not link mrt_module_io_info. */
+static inline uint32_t mrt_module_io_size(const mrt_module_t *module, uint32_t index) {
+  typedef uint32_t __attribute__((may_alias)) mrt_io_size_t;
+  return ((const mrt_io_size_t *)(const void *)module->signature)[index];
+}
+
 /* Runs every command in order. inputs/outputs hold one pointer per signature entry,
  * each to at least that entry's byte_size bytes; arena must be at least
  * module->arena_size bytes and 16-byte aligned (may be NULL if arena_size is 0).
