@@ -52,36 +52,23 @@ __attribute__((naked, noreturn)) void mrt_cortex_m_reset(void) {
       "udf #0");
 }
 
-static const char *const mrt_cortex_m_exception_names[16] = {
-    "thread",     "reset",    "NMI",      "HardFault", "MemManage", "BusFault",
-    "UsageFault", "SecureFault", "exception 8", "exception 9", "exception 10", "SVCall",
-    "DebugMonitor", "exception 13", "PendSV", "SysTick",
-};
-
-/* frame: the exception stack frame (r0-r3, r12, lr, pc, xpsr); ipsr: exception number. */
+/* frame: the exception stack frame (r0-r3, r12, lr, pc, xpsr); ipsr: exception number.
+ * Prints e.g. "minirt: fault: HardFault pc=0x... lr=0x... ipsr=0x... cfsr=0x..." and hfsr.
+ * Only a HardFault is named: the configurable faults are never enabled, so every fault
+ * escalates to it; any other exception prints as "exception" with its number. */
 __attribute__((noreturn, used)) void mrt_cortex_m_report_fault(const uint32_t *frame,
                                                                uint32_t ipsr) {
-  char line[160];
-  size_t n = 0;
-  uint32_t number = ipsr & 0x1FFu;
-  mrt_platform_append(line, sizeof line, &n, "minirt: fault: ");
-  mrt_platform_append(line, sizeof line, &n,
-                      number < 16 ? mrt_cortex_m_exception_names[number] : "interrupt");
-  mrt_platform_append(line, sizeof line, &n, " pc=");
-  mrt_platform_append_hex32(line, sizeof line, &n, frame[6]);
-  mrt_platform_append(line, sizeof line, &n, " lr=");
-  mrt_platform_append_hex32(line, sizeof line, &n, frame[5]);
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || \
     defined(__ARM_ARCH_8_1M_MAIN__)
   /* Configurable / HardFault status registers (absent on Armv6-M and v8-M Baseline). */
-  mrt_platform_append(line, sizeof line, &n, " cfsr=");
-  mrt_platform_append_hex32(line, sizeof line, &n, *(volatile const uint32_t *)0xE000ED28u);
-  mrt_platform_append(line, sizeof line, &n, " hfsr=");
-  mrt_platform_append_hex32(line, sizeof line, &n, *(volatile const uint32_t *)0xE000ED2Cu);
+  const uint32_t values[5] = {frame[6], frame[5], ipsr, *(volatile const uint32_t *)0xE000ED28u,
+                              *(volatile const uint32_t *)0xE000ED2Cu};
+#else
+  const uint32_t values[3] = {frame[6], frame[5], ipsr};
 #endif
-  mrt_platform_append(line, sizeof line, &n, "\n");
-  (void)mrt_platform_console_write(line, n);
-  mrt_platform_exit(MRT_PLATFORM_FAULT_EXIT_CODE);
+  mrt_platform_fault((ipsr & 0x1FFu) == 3u ? "HardFault" : "exception",
+                     " pc=\0 lr=\0 ipsr=\0 cfsr=\0 hfsr=", values,
+                     sizeof values / sizeof values[0]);
 }
 
 /* Every exception but reset lands here; none is expected in a verification run. */
@@ -92,11 +79,13 @@ __attribute__((naked, noreturn)) void mrt_cortex_m_fault(void) {
                    "udf #0");
 }
 
-/* The table the core reads at reset: initial SP, then the 15 system exception handlers.
- * No external interrupt is enabled, so no IRQ vectors are needed. */
+/* The table the core reads at reset: initial SP, then the handlers up to UsageFault.
+ * Nothing in minirt enables or raises the later system exceptions (SVCall, DebugMonitor,
+ * PendSV, SysTick) or any interrupt, so their 36 bytes of vectors are left out: code
+ * that enables one must extend this table. */
 typedef struct mrt_cortex_m_vectors {
   uint32_t *initial_sp;
-  void (*handlers[15])(void);
+  void (*handlers[6])(void);
 } mrt_cortex_m_vectors_t;
 
 __attribute__((section(".vector_table"), used))
@@ -109,12 +98,5 @@ const mrt_cortex_m_vectors_t mrt_cortex_m_vector_table = {
         mrt_cortex_m_fault, /* 4 MemManage */
         mrt_cortex_m_fault, /* 5 BusFault */
         mrt_cortex_m_fault, /* 6 UsageFault */
-        mrt_cortex_m_fault, /* 7 SecureFault (v8-M) */
-        NULL, NULL, NULL,   /* 8-10 reserved */
-        mrt_cortex_m_fault, /* 11 SVCall */
-        mrt_cortex_m_fault, /* 12 DebugMonitor */
-        NULL,               /* 13 reserved */
-        mrt_cortex_m_fault, /* 14 PendSV */
-        mrt_cortex_m_fault, /* 15 SysTick */
     },
 };

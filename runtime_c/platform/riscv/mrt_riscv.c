@@ -45,17 +45,9 @@ static uint32_t mrt_riscv_csr_mtval(void) {
 
 /* mtvec (direct mode) points here, so it must be 4-byte aligned. */
 __attribute__((noreturn, used, aligned(4))) void mrt_riscv_trap(void) {
-  char line[128];
-  size_t n = 0;
-  mrt_platform_append(line, sizeof line, &n, "minirt: fault: trap mcause=");
-  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mcause());
-  mrt_platform_append(line, sizeof line, &n, " mepc=");
-  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mepc());
-  mrt_platform_append(line, sizeof line, &n, " mtval=");
-  mrt_platform_append_hex32(line, sizeof line, &n, mrt_riscv_csr_mtval());
-  mrt_platform_append(line, sizeof line, &n, "\n");
-  (void)mrt_platform_console_write(line, n);
-  mrt_platform_exit(MRT_PLATFORM_FAULT_EXIT_CODE);
+  const uint32_t values[3] = {mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
+                              mrt_riscv_csr_mtval()};
+  mrt_platform_fault("trap", " mcause=\0 mepc=\0 mtval=", values, 3);
 }
 
 __attribute__((naked, noreturn, section(".text.mrt_start"))) void _start(void) {

@@ -50,59 +50,43 @@ __attribute__((noinline)) static intptr_t mrt_semihost_call(uintptr_t op, const 
 #endif
 }
 
-static size_t mrt_semihost_strlen(const char *text) {
-  size_t n = 0;
-  while (text[n] != '\0') {
-    n++;
-  }
-  return n;
-}
-
+/* SYS_OPEN: the block is {path, mode, strlen(path)}. */
 static intptr_t mrt_semihost_open(const char *path, uintptr_t mode) {
-  const uintptr_t block[3] = {(uintptr_t)path, mode, mrt_semihost_strlen(path)};
+  uintptr_t block[3] = {(uintptr_t)path, mode, 0};
+  while (path[block[2]] != '\0') block[2]++;
   return mrt_semihost_call(MRT_SEMIHOST_SYS_OPEN, block);
 }
 
-/* Handle of ":tt" (the emulator's console) plus one; 0 until first use. */
-static intptr_t mrt_semihost_console_handle;
+/* SYS_READ / SYS_WRITE return the number of bytes *not* transferred; anything outside
+ * [0, size] is an error (one unsigned compare covers negative values). */
+static long mrt_semihost_transfer(uintptr_t op, int handle, const void *data, size_t size) {
+  const uintptr_t block[3] = {(uintptr_t)handle, (uintptr_t)data, size};
+  const size_t left = (size_t)mrt_semihost_call(op, block);
+  return left > size ? -1 : (long)(size - left);
+}
 
+/* Opens ":tt" (the emulator's console, stdout for write modes) at every call: only
+ * error reports write to the console, once before exiting, so caching the handle
+ * would cost more flash than it saves. */
 long mrt_platform_console_write(const void *data, size_t size) {
-  if (mrt_semihost_console_handle == 0) {
-    intptr_t handle = mrt_semihost_open(":tt", MRT_SEMIHOST_MODE_W);
-    if (handle < 0) {
-      return -1;
-    }
-    mrt_semihost_console_handle = handle + 1;
-  }
-  return mrt_platform_file_write((int)(mrt_semihost_console_handle - 1), data, size);
+  intptr_t handle = mrt_semihost_open(":tt", MRT_SEMIHOST_MODE_W);
+  if (handle < 0) return -1;
+  return mrt_semihost_transfer(MRT_SEMIHOST_SYS_WRITE, (int)handle, data, size);
 }
 
 int mrt_platform_file_open(const char *path, int mode) {
-  if (path == NULL || (mode != 0 && mode != 1)) {
-    return -1;
-  }
+  if (path == NULL || (unsigned)mode > 1u) return -1;
   intptr_t handle =
       mrt_semihost_open(path, mode == 0 ? MRT_SEMIHOST_MODE_RB : MRT_SEMIHOST_MODE_WB);
   return handle < 0 ? -1 : (int)handle;
 }
 
-/* SYS_READ / SYS_WRITE return the number of bytes *not* transferred. */
 long mrt_platform_file_read(int handle, void *data, size_t size) {
-  const uintptr_t block[3] = {(uintptr_t)handle, (uintptr_t)data, size};
-  intptr_t left = mrt_semihost_call(MRT_SEMIHOST_SYS_READ, block);
-  if (left < 0 || (size_t)left > size) {
-    return -1;
-  }
-  return (long)(size - (size_t)left);
+  return mrt_semihost_transfer(MRT_SEMIHOST_SYS_READ, handle, data, size);
 }
 
 long mrt_platform_file_write(int handle, const void *data, size_t size) {
-  const uintptr_t block[3] = {(uintptr_t)handle, (uintptr_t)data, size};
-  intptr_t left = mrt_semihost_call(MRT_SEMIHOST_SYS_WRITE, block);
-  if (left < 0 || (size_t)left > size) {
-    return -1;
-  }
-  return (long)(size - (size_t)left);
+  return mrt_semihost_transfer(MRT_SEMIHOST_SYS_WRITE, handle, data, size);
 }
 
 void mrt_platform_file_close(int handle) {
