@@ -11,25 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-MODELS_DIR = REPO / ".." / "shared" / "models"
-MISSING_REASON = f"shared model folder not found ({MODELS_DIR.resolve()}); it lives beside the repo"
-
-
-def have_models() -> bool:
-    return (MODELS_DIR / "jax").is_dir()
-
-
-def jax_models() -> list[Path]:
-    return sorted((MODELS_DIR / "jax").glob("*.mlir")) if have_models() else []
-
-
-def shared_models() -> list[Path]:
-    if not have_models():
-        return []
-    seed = MODELS_DIR / "seed.mlir"
-    return ([seed] if seed.exists() else []) + jax_models()
+from model_zoo import MISSING_REASON, MODELS_DIR, have_models, jax_models, shared_models
 
 
 @pytest.fixture

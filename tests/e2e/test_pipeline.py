@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MISSING_REASON, MODELS_DIR, have_models
+from model_zoo import MISSING_REASON, MODELS_DIR, have_models
 
 from toolchain.emu.run import run_image
 from toolchain.loader import load_graph, random_inputs

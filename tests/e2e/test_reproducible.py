@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import MISSING_REASON, MODELS_DIR, have_models
+from model_zoo import MISSING_REASON, MODELS_DIR, have_models
 
 from toolchain.pipeline import build_model
 

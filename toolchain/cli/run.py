@@ -113,9 +113,9 @@ def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np
           file=sys.stderr)
     result = run_image(board, out_dir / "firmware.elf", inputs, timeout=args.timeout)
     if result.exit_code != 0:
-        console = result.console.strip() or result.stderr.strip()
-        raise _FirmwareFailed(f"firmware exited with status {result.exit_code}"
-                              + (f": {console}" if console else ""))
+        extra = (result.console.strip() or result.stderr.strip())[-300:]
+        raise _FirmwareFailed(f"firmware exited with status {result.exit_code}: "
+                              f"{result.diagnosis}" + (f" ({extra})" if extra else ""))
     if result.outputs is None:
         raise _FirmwareFailed("firmware finished without writing its outputs")
     print(f"instructions: {result.instructions} (one inference; start-up and I/O excluded)")

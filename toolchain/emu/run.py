@@ -22,6 +22,7 @@ from typing import Protocol
 
 from elftools.elf.elffile import ELFFile
 
+from toolchain.emu.diagnose import FAULT_FILE, describe_exit
 from toolchain.emu.plugin import build_plugin
 from toolchain.target import Board
 
@@ -66,6 +67,12 @@ class RunResult:
     outputs: bytes | None  # minirt_out.bin, None if the image did not write it
     instructions: int | None  # retired between the markers; None if not counted / reached
     command: tuple[str, ...]
+    fault: bytes | None = None  # the raw fault record, if a fault handler left one
+
+    @property
+    def diagnosis(self) -> str:
+        """Why the run ended, in words (the images themselves print nothing)."""
+        return describe_exit(self.exit_code, self.fault)
 
 
 def bench_markers(elf_path: Path) -> tuple[int, int]:
@@ -159,6 +166,8 @@ def run_image(
             ) from None
         out_path = work / OUT_FILE
         outputs = out_path.read_bytes() if out_path.is_file() else None
+        fault_path = work / FAULT_FILE
+        fault = fault_path.read_bytes() if fault_path.is_file() else None
         instructions = None
         count_path = work / _COUNT_FILE
         if count_instructions and count_path.is_file():
@@ -178,4 +187,5 @@ def run_image(
             outputs=outputs,
             instructions=instructions,
             command=tuple(cmd),
+            fault=fault,
         )

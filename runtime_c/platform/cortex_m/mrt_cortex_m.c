@@ -1,7 +1,7 @@
 /*
  * mrt_cortex_m.c - start-up for Arm Cortex-M (Armv6-M, Armv7-M, Armv8-M): the vector
  * table, the reset handler (FPU enable, .data copy, .bss zero, main, exit) and fault
- * handlers that report through the platform console and exit with
+ * handlers that record the fault for the host and exit with
  * MRT_PLATFORM_FAULT_EXIT_CODE instead of locking up.
  *
  * Symbols from the generated linker script (cortex-m-rt names): _stack_start (initial
@@ -53,22 +53,20 @@ __attribute__((naked, noreturn)) void mrt_cortex_m_reset(void) {
 }
 
 /* frame: the exception stack frame (r0-r3, r12, lr, pc, xpsr); ipsr: exception number.
- * Prints e.g. "minirt: fault: HardFault pc=0x... lr=0x... ipsr=0x... cfsr=0x..." and hfsr.
- * Only a HardFault is named: the configurable faults are never enabled, so every fault
- * escalates to it; any other exception prints as "exception" with its number. */
+ * Records pc, lr, ipsr and, where the core has them, the configurable and HardFault
+ * status registers (see mrt_platform_util.h for how the host prints them). */
 __attribute__((noreturn, used)) void mrt_cortex_m_report_fault(const uint32_t *frame,
                                                                uint32_t ipsr) {
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || \
     defined(__ARM_ARCH_8_1M_MAIN__)
   /* Configurable / HardFault status registers (absent on Armv6-M and v8-M Baseline). */
-  const uint32_t values[5] = {frame[6], frame[5], ipsr, *(volatile const uint32_t *)0xE000ED28u,
-                              *(volatile const uint32_t *)0xE000ED2Cu};
+  const uint32_t words[6] = {MRT_FAULT_CORTEX_M, frame[6], frame[5], ipsr,
+                             *(volatile const uint32_t *)0xE000ED28u,
+                             *(volatile const uint32_t *)0xE000ED2Cu};
 #else
-  const uint32_t values[3] = {frame[6], frame[5], ipsr};
+  const uint32_t words[4] = {MRT_FAULT_CORTEX_M, frame[6], frame[5], ipsr};
 #endif
-  mrt_platform_fault((ipsr & 0x1FFu) == 3u ? "HardFault" : "exception",
-                     " pc=\0 lr=\0 ipsr=\0 cfsr=\0 hfsr=", values,
-                     sizeof values / sizeof values[0]);
+  mrt_platform_fault(words, sizeof words / sizeof words[0]);
 }
 
 /* Every exception but reset lands here; none is expected in a verification run. */

@@ -1,7 +1,8 @@
 /*
  * mrt_riscv.c - crt0 for bare-metal RV32 in machine mode: stack, trap vector, FPU
  * enable (when the target has F), .data copy, .bss zero, main, exit; and a trap handler
- * that reports mcause / mepc / mtval and exits with MRT_PLATFORM_FAULT_EXIT_CODE.
+ * that records mcause / mepc / mtval for the host and exits with
+ * MRT_PLATFORM_FAULT_EXIT_CODE.
  *
  * _start is placed first in flash (section .text.mrt_start): QEMU's virt machine with
  * `-bios none` jumps to the start of DRAM.
@@ -45,9 +46,9 @@ static uint32_t mrt_riscv_csr_mtval(void) {
 
 /* mtvec (direct mode) points here, so it must be 4-byte aligned. */
 __attribute__((noreturn, used, aligned(4))) void mrt_riscv_trap(void) {
-  const uint32_t values[3] = {mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
-                              mrt_riscv_csr_mtval()};
-  mrt_platform_fault("trap", " mcause=\0 mepc=\0 mtval=", values, 3);
+  const uint32_t words[4] = {MRT_FAULT_RISCV, mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
+                             mrt_riscv_csr_mtval()};
+  mrt_platform_fault(words, 4);
 }
 
 __attribute__((naked, noreturn, section(".text.mrt_start"))) void _start(void) {
