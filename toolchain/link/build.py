@@ -285,7 +285,18 @@ def _explain_lld_error(stderr: str, board: Board) -> str:
             "runtime_c/core, math by the code generator, helpers by the target's libgcc."
         )
     if "will not fit in region" in stderr or "minirt: " in stderr:
-        return f"link for board {board.identifier} failed: image does not fit:\n{stderr}"
+        # lld repeats each overflow per pass; our ASSERT lines say it in one sentence.
+        ours = [ln.split("error: ", 1)[1] for ln in dict.fromkeys(stderr.splitlines())
+                if "error: minirt: " in ln]
+        fits = re.findall(r"section '([^']+)' will not fit in region '([^']+)': "
+                          r"overflowed by (\d+) bytes", stderr)
+        worst: dict[tuple[str, str], int] = {}
+        for sec, region, n in fits:
+            worst[(sec, region)] = max(worst.get((sec, region), 0), int(n))
+        parts = [f"{sec} overflows {region} by {n} bytes" for (sec, region), n in worst.items()]
+        detail = "; ".join(parts + [o.removeprefix("minirt: ") for o in ours])
+        return (f"link for board {board.identifier} failed: the image does not fit the "
+                f"board's memory: {detail}")
     return f"link for board {board.identifier} failed:\n{stderr}"
 
 
@@ -328,6 +339,29 @@ def _check_elf(elf_path: Path) -> tuple[int, int, int]:
         )
 
 
+def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
+    names: set[str] = set()
+    for obj in objects:
+        with open(obj, "rb") as f:
+            symtab = ELFFile(f).get_section_by_name(".symtab")
+            if symtab is not None:
+                names.update(s.name for s in symtab.iter_symbols()
+                             if s["st_shndx"] == "SHN_UNDEF" and s.name)
+    return names
+
+
+def _helper_aliases(target: Target, objects: Sequence[Path]) -> list[str]:
+    """--defsym flags for the target's helper aliases that the objects actually call
+    (an unused alias would still pull its helper out of the library)."""
+    wanted = _undefined_symbols(objects)
+    flags = []
+    for alias in target.compiler_helpers.aliases:
+        gnu, _, provided = alias.partition("=")
+        if gnu in wanted:
+            flags.append(f"--defsym={gnu}={provided}")
+    return flags
+
+
 def link_firmware(
     board: Board,
     objects: Sequence[Path],
@@ -367,6 +401,7 @@ def link_firmware(
         *[_relative(o, out_dir) for o in all_objects],
     ]
     if helpers is not None:
+        cmd += _helper_aliases(target, all_objects)
         cmd.append(str(helpers))
     proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
     if proc.returncode != 0:

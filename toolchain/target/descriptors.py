@@ -73,6 +73,10 @@ class CompilerHelpers:
     gcc: str = ""
     gcc_flags: tuple[str, ...] = ()
     required: bool = True  # fail the link if the library cannot be found
+    # "GNU_NAME=LIBRARY_NAME": LLVM calls some helpers by their GNU names (__addsf3)
+    # where this library only has the AEABI entry with the same contract (__aeabi_fadd,
+    # Armv6-M's libgcc). The linker maps a name only when an object actually uses it.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
