@@ -7,6 +7,7 @@ STAMP     := $(VENV)/.installed
 APT_PKGS  := clang lld llvm qemu-system-arm qemu-system-misc qemu-user \
              gcc-arm-none-eabi gcc-riscv64-unknown-elf
 EXAMPLE   ?= examples/seed.mlir
+BOARD     ?= cortex-m4
 JOBS      ?= 2
 
 .PHONY: setup apt test lint run clean
@@ -37,8 +38,10 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check toolchain tests bench
 
+# The main job: build the firmware (size report), run it under QEMU, check the numbers.
 run: setup
-	$(VENV)/bin/minirt-run --reference $(EXAMPLE)
+	$(VENV)/bin/minirt-build --board $(BOARD) $(EXAMPLE)
+	$(VENV)/bin/minirt-run --board $(BOARD) --check $(EXAMPLE)
 
 clean:
 	rm -rf build .pytest_cache
