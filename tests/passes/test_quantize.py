@@ -110,3 +110,14 @@ def test_accuracy_on_the_jax_models(name: str, models_dir) -> None:
             assert acc.top1_agreement == 1.0, acc
         else:
             assert acc.cosine_similarity >= 0.999, acc
+
+
+def test_dump_shows_storage_and_scales() -> None:
+    from toolchain.module.dump import dump_module
+
+    graph, _ = _dense_graph()
+    program = schedule(quantize_weights(fold_constants(graph), QuantizeOptions("int8-weights",
+                                                                                100)))
+    text = dump_module(module_from_program(program, "cortex-m4"))
+    assert "2048 bytes" in text and "x f32 stored as i8" in text
+    assert "quant axis 1, 32 scale(s)" in text and "scales[24:32] = " in text

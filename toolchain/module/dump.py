@@ -83,6 +83,16 @@ def dump_module(data: bytes) -> str:
             line += f"  quant {axis}, {len(q.scales)} scale(s)"
             if len(q.scales) == 1:
                 line += f" scale={q.scales[0]:.6g} zp={q.zero_points[0]}"
+            else:
+                # Every scale, a line of eight at a time: they are what the engineer
+                # checks when a channel's accuracy looks off.
+                zps = "all 0" if not any(q.zero_points) else ", ".join(map(str, q.zero_points))
+                line += f" (zero points {zps}), scales {min(q.scales):.6g}..{max(q.scales):.6g}"
+                out.append(line)
+                for k in range(0, len(q.scales), 8):
+                    chunk = ", ".join(f"{v:.6g}" for v in q.scales[k:k + 8])
+                    out.append(f"{'':8}scales[{k}:{min(k + 8, len(q.scales))}] = {chunk}")
+                continue
         elif c.params_size:
             line += f"  params {c.params_size} bytes @ pool+0x{c.params_offset:06x}"
         out.append(line)
