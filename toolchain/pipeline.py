@@ -25,7 +25,7 @@ from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions, fold_constants, quantize_weights
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.program import _nbytes
+from toolchain.schedule.program import nbytes
 from toolchain.target import Board, load_board
 
 
@@ -62,8 +62,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         f"{len(program.constants)} constants")
     module = module_from_program(program, target.name)
     obj = emit_image_object([s.kernel for s in program.steps], module, target.target_id,
-                            program.arena_size, [_nbytes(t) for t in program.inputs],
-                            [_nbytes(t) for t in program.outputs], target)
+                            program.arena_size, [nbytes(t) for t in program.inputs],
+                            [nbytes(t) for t in program.outputs], target)
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))

@@ -47,7 +47,8 @@ class Program:
     arena_size: int = 0
 
 
-def _nbytes(t: TensorType) -> int:
+def nbytes(t: TensorType) -> int:
+    """Bytes of a dense buffer of type t (i1 takes a byte per element)."""
     return t.num_elements * max(1, t.dtype.np_dtype.itemsize)
 
 
@@ -112,9 +113,9 @@ def schedule(graph: Graph) -> Program:
                       outputs=[t.type for t in outputs])
     where: dict[int, Buffer] = {}
     for i, t in enumerate(graph.inputs):
-        where[id(t)] = Buffer("input", i, _nbytes(t.type))
+        where[id(t)] = Buffer("input", i, nbytes(t.type))
     for i, t in enumerate(outputs):
-        where[id(t)] = Buffer("output", i, _nbytes(t.type))
+        where[id(t)] = Buffer("output", i, nbytes(t.type))
     last_use: dict[int, int] = {}
     for step, d in enumerate(dispatches):
         for t in d.operands:
@@ -127,10 +128,10 @@ def schedule(graph: Graph) -> Program:
                     raise AssertionError(f"operand of {d.kernel.name} has no buffer")
                 program.constants.append(constants[id(t)])
                 program.constant_types.append(t.type)
-                where[id(t)] = Buffer("constant", len(program.constants) - 1, _nbytes(t.type))
+                where[id(t)] = Buffer("constant", len(program.constants) - 1, nbytes(t.type))
         if id(d.output) not in where:
-            where[id(d.output)] = Buffer("arena", arena.alloc(_nbytes(d.output.type)),
-                                         _nbytes(d.output.type))
+            where[id(d.output)] = Buffer("arena", arena.alloc(nbytes(d.output.type)),
+                                         nbytes(d.output.type))
         # Dispatch functions are symbols in one object: number them to keep names unique.
         kernel = replace(d.kernel, name=f"d{step}_{d.kernel.name}")
         program.steps.append(Step(kernel, [where[id(t)] for t in d.operands]
