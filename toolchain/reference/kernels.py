@@ -51,20 +51,31 @@ def _logistic(x: np.ndarray) -> np.ndarray:
         return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(x.dtype)
 
 
+def _bits(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """The two's-complement bit pattern of x zero-extended to uint64, and the width."""
+    width = x.dtype.itemsize * 8
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64), width
+
+
+def _from_bits(u: np.ndarray, like: np.dtype) -> np.ndarray:
+    """The low bits of u as an array of dtype `like` (wrapping, like C)."""
+    return u.astype(np.dtype(f"u{like.itemsize}")).view(like)
+
+
 def _clz(x: np.ndarray) -> np.ndarray:
-    bits = x.dtype.itemsize * 8
-    u = x.astype(np.int64) & ((1 << bits) - 1)
-    n = np.full(x.shape, bits, dtype=np.int64)
-    for i in range(bits):
-        n = np.where((u >> i) != 0, bits - 1 - i, n)
+    u, width = _bits(x)
+    n = np.full(x.shape, width, dtype=np.int64)
+    for i in range(width):
+        n = np.where((u >> np.uint64(i)) != 0, width - 1 - i, n)
     return n.astype(x.dtype)
 
 
 def _popcnt(x: np.ndarray) -> np.ndarray:
-    bits = x.dtype.itemsize * 8
-    u = x.astype(np.int64) & ((1 << bits) - 1)
-    return np.array([bin(int(v)).count("1") for v in u.reshape(-1)],
-                    dtype=x.dtype).reshape(x.shape)
+    u, width = _bits(x)
+    n = np.zeros(x.shape, dtype=np.int64)
+    for i in range(width):
+        n += ((u >> np.uint64(i)) & np.uint64(1)).astype(np.int64)
+    return n.astype(x.dtype)
 
 
 def _float_or_int(f: Callable, i: Callable) -> Kernel:
@@ -72,20 +83,23 @@ def _float_or_int(f: Callable, i: Callable) -> Kernel:
 
 
 def _shift(kind: str) -> Kernel:
+    """StableHLO shifts: a count outside [0, width) gives 0, or the sign for arithmetic."""
+
     def k(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        bits = a.dtype.itemsize * 8
-        big = (b < 0) | (b >= bits)
-        sb = np.where(big, 0, b).astype(np.int64)
-        a64 = a.astype(np.int64)
+        u, width = _bits(a)
+        big = (b < 0) | (b >= width)
+        count = np.where(big, 0, b).astype(np.uint64)
         if kind == "left":
-            r = a64 << sb
-        elif kind == "arith":
-            r = np.where(big, np.where(a64 < 0, -1, 0), a64 >> sb)
+            r = np.where(big, np.uint64(0), u << count)
+        elif kind == "logical":
+            r = np.where(big, np.uint64(0), u >> count)
         else:
-            r = (a64 & ((1 << bits) - 1)) >> sb
-        r = np.where(big & (kind != "arith"), 0, r)
-        return r.astype(np.uint64).astype(a.dtype) if a.dtype.kind == "u" else \
-            ((r + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))).astype(a.dtype)
+            # The bit pattern's top bit is the sign, unsigned types included (like LLVM's
+            # ashr); numpy's >> on signed integers is arithmetic.
+            signed = a.view(np.dtype(f"i{a.dtype.itemsize}")).astype(np.int64)
+            r = np.where(big, signed >> np.int64(63), signed >> count.astype(np.int64))
+            r = r.view(np.uint64)
+        return _from_bits(r, a.dtype)
 
     return k
 
