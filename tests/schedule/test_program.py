@@ -1,0 +1,71 @@
+"""Fusion and arena planning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from toolchain.kernel.interpret import run_kernel
+from toolchain.loader import load_graph, random_inputs
+from toolchain.passes import fold_constants
+from toolchain.reference import run_graph
+from toolchain.schedule import schedule
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _execute(program, inputs):
+    """Runs a Program step by step through the interpreter, in one byte arena."""
+    arena = np.zeros(max(program.arena_size, 1), np.uint8)
+    outs = [np.zeros(t.shape, t.dtype.np_dtype) for t in program.outputs]
+
+    def view(buf, t):
+        if buf.kind == "input":
+            return inputs[buf.index]
+        if buf.kind == "output":
+            return outs[buf.index]
+        if buf.kind == "constant":
+            return program.constants[buf.index]
+        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
+
+    for step in program.steps:
+        args = [view(b, t).copy() for b, t in zip(step.buffers, step.kernel.operands)]
+        view(step.buffers[-1], step.kernel.result)[...] = run_kernel(step.kernel, args)
+    return outs
+
+
+def test_seed_is_one_fused_dispatch() -> None:
+    program = schedule(fold_constants(load_graph(REPO / "examples" / "seed.mlir")))
+    assert len(program.steps) == 1 and program.arena_size == 0
+
+
+def test_programs_compute_the_model(shared_model) -> None:
+    graph = load_graph(shared_model)
+    inputs = random_inputs(graph, seed=5)
+    want = run_graph(graph, inputs)
+    program = schedule(fold_constants(graph))
+    for got, w in zip(_execute(program, inputs), want):
+        np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+
+
+def test_no_buffer_is_clobbered_before_it_is_read(shared_model) -> None:
+    """Every arena operand is still exactly what one earlier step wrote: no later
+    allocation overlapped part of it (test_programs_compute_the_model checks values)."""
+    program = schedule(fold_constants(load_graph(shared_model)))
+    owner = np.full(max(program.arena_size, 1), -1)
+    for i, step in enumerate(program.steps):
+        for b in step.buffers[:-1]:
+            if b.kind == "arena":
+                writers = set(owner[b.index:b.index + b.size].tolist())
+                assert len(writers) == 1 and -1 not in writers, f"step {i} reads a clobbered buffer"
+        out = step.buffers[-1]
+        if out.kind == "arena":
+            owner[out.index:out.index + out.size] = i
+    assert program.arena_size % 16 == 0
+
+
+def test_relu_broadcast_zero_never_reaches_memory(models_dir) -> None:
+    program = schedule(fold_constants(load_graph(models_dir / "jax" / "cnn.mlir")))
+    biggest_constant = max(c.size for c in program.constants)
+    assert biggest_constant <= 3 * 3 * 8 * 16  # the weights, not a 16x16x8 broadcast zero
