@@ -589,8 +589,9 @@ class _KernelEmitter:
         if op == "shift_left":
             return _shift("left")(b, x, y)
         if op == "shift_right_arithmetic":
-            # An unsigned value has no sign to replicate: numpy shifts it logically.
-            return _shift("logical" if u else "arith")(b, x, y)
+            # On the bit pattern, unsigned types included: the top bit is replicated,
+            # as the StableHLO interpreter (APInt::ashr) and XLA (AShr) do.
+            return _shift("arith")(b, x, y)
         if op == "shift_right_logical":
             return _shift("logical")(b, x, y)
         raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")

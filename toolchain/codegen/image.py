@@ -99,7 +99,7 @@ def build_image_module(
 ) -> ir.Module:
     """The image's IR module (before optimisation); see emit_image_object."""
     info = TargetInfo.load(target)
-    module = info.new_module("mrt_image")
+    module = info.new_module("dispatch")
     fns = [emit_kernel(module, k) for k in kernels]
 
     _pointer_table(module, "mrt_image_dispatches", fns)

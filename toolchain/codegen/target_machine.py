@@ -123,7 +123,9 @@ class TargetInfo:
             module.triple = self.triple
             module.data_layout = self.data_layout
             self._prepare_ir(module)
-            text = str(module)
+            # Name the object's source so link errors say which one ("dispatch"), not
+            # llvmlite's default "<string>".
+            text = f'source_filename = "{module.name}"\n' + str(module)
         else:
             text = module
         ref = llvm.parse_assembly(text)
