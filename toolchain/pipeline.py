@@ -23,7 +23,7 @@ from toolchain.loader import load_graph
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
-from toolchain.passes import QuantizeOptions, fold_constants, quantize_weights
+from toolchain.passes import QuantizeOptions, fold_affine, fold_constants, quantize_weights
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.program import nbytes
 from toolchain.target import Board, load_board
@@ -46,7 +46,7 @@ class BuildResult:
 def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Graph:
     """The graph the firmware computes: folded, weights stored as `quantize` says.
     The reference run on this graph is what --check compares the firmware with."""
-    fold_constants(graph)
+    fold_affine(fold_constants(graph))
     return quantize_weights(graph, quantize or QuantizeOptions())
 
 
