@@ -26,8 +26,9 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
                         "the kernels, so RAM does not grow (default: none)")
     p.add_argument("--quantize-min-elements", type=int, default=DEFAULT_MIN_ELEMENTS,
                    metavar="N",
-                   help="constants with fewer elements (biases, normalization vectors) stay "
-                        f"f32 (default: {DEFAULT_MIN_ELEMENTS})")
+                   help="constants with fewer elements stay f32, and so do per-channel "
+                        "vectors (biases, normalization) of any size "
+                        f"(default: {DEFAULT_MIN_ELEMENTS})")
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:

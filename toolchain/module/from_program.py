@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from toolchain.module.format import QUANT_HEAD
 from toolchain.module.pack import (
     Binding,
     Command,
     ConstantEntry,
     QuantParams,
     TensorSig,
-    constant_binding,
+    layout_constant_pool,
     pack_module,
 )
 from toolchain.schedule.program import Program
@@ -35,8 +36,27 @@ def _constant(value, t: TensorType) -> ConstantEntry:
 
 
 def module_from_program(program: Program, target: str) -> bytes:
-    """Packs signature, commands (dispatch ordinal = step number) and constants."""
-    constants = [_constant(c, t) for c, t in zip(program.constants, program.constant_types)]
+    """Packs signature, commands (dispatch ordinal = step number) and constants.
+
+    The scales of an int8 weight are stored once, in the weight's quantization record:
+    the dequantizing kernel's scale operand is bound to that record's scale array.
+    """
+    entries: list[ConstantEntry] = []
+    entry_of: dict[int, int] = {}
+    for i, (c, t) in enumerate(zip(program.constants, program.constant_types)):
+        if i not in program.constant_scales_of:
+            entry_of[i] = len(entries)
+            entries.append(_constant(c, t))
+    layout = layout_constant_pool(entries)
+
+    def constant(index: int, size: int) -> Binding:
+        weight = program.constant_scales_of.get(index)
+        if weight is not None:
+            return Binding.constant(layout.params_offsets[entry_of[weight]] + QUANT_HEAD.size,
+                                    size)
+        e = entry_of[index]
+        return Binding.constant(layout.data_offsets[e], len(entries[e].data))
+
     commands = []
     for ordinal, step in enumerate(program.steps):
         bindings = []
@@ -44,7 +64,7 @@ def module_from_program(program: Program, target: str) -> bytes:
             if b.kind == "arena":
                 bindings.append(Binding.arena(b.index, b.size))
             elif b.kind == "constant":
-                bindings.append(constant_binding(constants, b.index))
+                bindings.append(constant(b.index, b.size))
             elif b.kind == "input":
                 bindings.append(Binding.input(b.index, b.size))
             else:
@@ -54,7 +74,7 @@ def module_from_program(program: Program, target: str) -> bytes:
         target,
         [_sig(f"input_{i}", t) for i, t in enumerate(program.inputs)],
         [_sig(f"output_{i}", t) for i, t in enumerate(program.outputs)],
-        constants,
+        entries,
         commands,
         program.arena_size,
     )

@@ -19,6 +19,7 @@ from toolchain.module import format as fmt
 from toolchain.module.format import BindingKind, DType
 
 CONST_FLAG_QUANT = 1  # the constant's params blob is a QuantParams record
+CONST_FLAG_SYMMETRIC = 2  # ...whose zero points are all 0 and left out of the blob
 
 
 class PackError(ValueError):
@@ -64,25 +65,30 @@ class QuantParams:
         if self.axis == -1 and len(self.scales) != 1:
             raise PackError("per-tensor quantization (axis -1) takes exactly one scale")
 
+    @property
+    def symmetric(self) -> bool:
+        """All zero points are 0: the blob omits them (CONST_FLAG_SYMMETRIC)."""
+        return not any(self.zero_points)
+
     def to_bytes(self) -> bytes:
-        """The params blob: axis i32, count u32, f32 scales[count], i32 zero_points[count]."""
+        """The params blob: axis i32, count u32, f32 scales[count], then i32
+        zero_points[count] unless they are all 0 (symmetric)."""
         n = len(self.scales)
-        return (
-            fmt.QUANT_HEAD.pack(self.axis, n)
-            + struct.pack(f"<{n}f", *self.scales)
-            + struct.pack(f"<{n}i", *self.zero_points)
-        )
+        zps = b"" if self.symmetric else struct.pack(f"<{n}i", *self.zero_points)
+        return fmt.QUANT_HEAD.pack(self.axis, n) + struct.pack(f"<{n}f", *self.scales) + zps
 
     @classmethod
-    def from_bytes(cls, blob: bytes) -> QuantParams:
+    def from_bytes(cls, blob: bytes, symmetric: bool = False) -> QuantParams:
         """Parses a params blob; raises ValueError if its length does not match its count."""
         if len(blob) < fmt.QUANT_HEAD.size:
             raise ValueError("quantization params shorter than their header")
         axis, n = fmt.QUANT_HEAD.unpack_from(blob)
-        if len(blob) != fmt.QUANT_HEAD.size + 8 * n:
+        per_channel = 4 if symmetric else 8
+        if len(blob) != fmt.QUANT_HEAD.size + per_channel * n:
             raise ValueError(f"quantization params of {len(blob)} bytes do not hold {n} channels")
         scales = struct.unpack_from(f"<{n}f", blob, fmt.QUANT_HEAD.size)
-        zps = struct.unpack_from(f"<{n}i", blob, fmt.QUANT_HEAD.size + 4 * n)
+        zps = (0,) * n if symmetric else struct.unpack_from(f"<{n}i", blob,
+                                                            fmt.QUANT_HEAD.size + 4 * n)
         return cls(scales, zps, axis)
 
 
@@ -131,7 +137,9 @@ class ConstantEntry:
     @property
     def flags(self) -> int:
         """The constant table's flags field."""
-        return CONST_FLAG_QUANT if isinstance(self.params, QuantParams) else 0
+        if not isinstance(self.params, QuantParams):
+            return 0
+        return CONST_FLAG_QUANT | (CONST_FLAG_SYMMETRIC if self.params.symmetric else 0)
 
 
 _NP_TO_DTYPE = {

@@ -19,6 +19,7 @@ from toolchain.module import format as fmt
 from toolchain.module.format import BindingKind, DType, Status
 from toolchain.module.pack import (
     CONST_FLAG_QUANT,
+    CONST_FLAG_SYMMETRIC,
     Binding,
     Command,
     ConstantEntry,
@@ -280,7 +281,8 @@ def _read_constants(
         if strict:
             if off % fmt.POOL_ALIGN or (psize and poff % fmt.POOL_ALIGN):
                 raise _bad(f"constant {i} is not 16-byte aligned in the pool")
-            if flags & ~CONST_FLAG_QUANT:
+            if flags & ~(CONST_FLAG_QUANT | CONST_FLAG_SYMMETRIC) or (
+                    flags & CONST_FLAG_SYMMETRIC and not flags & CONST_FLAG_QUANT):
                 raise _bad(f"constant {i}: unknown flags {flags:#x}")
             if size % DType(storage).itemsize:
                 raise _bad(f"constant {i}: {size} bytes is not a whole number of elements")
@@ -288,7 +290,7 @@ def _read_constants(
                 raise _bad(f"constant {i}: quantized without params")
         if flags & CONST_FLAG_QUANT:
             try:
-                params = QuantParams.from_bytes(blob)
+                params = QuantParams.from_bytes(blob, bool(flags & CONST_FLAG_SYMMETRIC))
             except ValueError as e:
                 if strict:
                     raise _bad(f"constant {i}: {e}") from None

@@ -6,6 +6,8 @@ node that widens it back, which fusion inlines into every kernel that reads C:
 - int8-weights: `dequantize(Q: i8, scales: f32, axis)` with real = scale * stored.
   Scales are symmetric (zero point 0, stored range -127..127) and per output channel
   when C is the weight of a dot_general or convolution, per tensor otherwise.
+Eligible: f32 constants with at least `min_elements` elements that are not vectors
+(biases and normalization vectors, one value per channel, always stay f32).
 So no float copy of a weight ever exists in RAM, and the reference executor, which
 runs the same rewritten graph, computes exactly what the firmware computes.
 """
@@ -20,8 +22,8 @@ from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.types import F32, QuantParams, TensorType, dtype
 
 MODES = ("none", "fp16", "int8-weights")
-# Biases and normalization vectors are small and sensitive; they stay f32.
-DEFAULT_MIN_ELEMENTS = 256
+# Tiny tensors save nothing worth their precision.
+DEFAULT_MIN_ELEMENTS = 64
 INT8_MAX = 127
 
 
@@ -50,6 +52,13 @@ def _channel_axis(graph: Graph, t: Tensor) -> int | None:
     return axes.pop() if len(axes) == 1 else None
 
 
+def _is_vector(t: TensorType) -> bool:
+    """One value per channel (a bias, a normalization vector): at most one dim > 1.
+    These are a sliver of a model's bytes and the most precision-sensitive, so they
+    stay f32 whatever their size."""
+    return sum(d > 1 for d in t.shape) <= 1
+
+
 def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
     """(stored int8 values, f32 scales): per channel along `axis`, or per tensor."""
     w = w.astype(np.float32)
@@ -72,7 +81,8 @@ def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
     nodes: list[Node] = []
     for node in graph.nodes:
         t = node.outputs[0] if node.op == "constant" else None
-        if (t is None or t.type.dtype != F32 or t.type.num_elements < options.min_elements):
+        if (t is None or t.type.dtype != F32 or t.type.num_elements < options.min_elements
+                or _is_vector(t.type)):
             nodes.append(node)
             continue
         w = np.asarray(node.attrs["value"])
@@ -89,7 +99,10 @@ def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
                              (0,) * scale.size, axis, -INT8_MAX, INT8_MAX)
         stored = Node("constant", [], [], {"value": q}, node.loc)
         stored.outputs = [Tensor(TensorType(t.type.shape, dtype("i8"), params), "", stored)]
-        scales = Node("constant", [], [], {"value": scale}, node.loc)
+        # `scales_of` lets the module store these once, in the weight's quantization
+        # record, and bind the kernel's scale operand there.
+        scales = Node("constant", [], [], {"value": scale, "scales_of": stored.outputs[0]},
+                      node.loc)
         scales.outputs = [Tensor(TensorType(scale.shape, F32), "", scales)]
         node.op, node.inputs = "dequantize", [stored.outputs[0], scales.outputs[0]]
         node.attrs = {"axis": axis}

@@ -42,6 +42,8 @@ class Program:
     steps: list[Step] = field(default_factory=list)
     constants: list[np.ndarray] = field(default_factory=list)
     constant_types: list[TensorType] = field(default_factory=list)
+    # constant index -> index of the quantized weight whose scales it holds
+    constant_scales_of: dict[int, int] = field(default_factory=dict)
     inputs: list[TensorType] = field(default_factory=list)
     outputs: list[TensorType] = field(default_factory=list)
     arena_size: int = 0
@@ -89,10 +91,13 @@ def _copy(src: Tensor, dst: Tensor) -> Dispatch:
 def schedule(graph: Graph) -> Program:
     """Builds the Program for a verified, constant-folded graph."""
     constants: dict[int, np.ndarray] = {}
+    scales_of: dict[int, int] = {}  # id(scales tensor) -> id(quantized weight tensor)
     dispatches: list[Dispatch] = []
     for node in graph.nodes:
         if node.op == "constant":
             constants[id(node.output)] = np.asarray(node.attrs["value"])
+            if "scales_of" in node.attrs:
+                scales_of[id(node.output)] = id(node.attrs["scales_of"])
         else:
             dispatches.append(Dispatch(lower_node(node), list(node.inputs), node.output))
     # Every graph output must be written by a dispatch of its own (outputs are separate
@@ -141,4 +146,8 @@ def schedule(graph: Graph) -> Program:
             if b.kind == "arena" and last_use[id(t)] == step:
                 arena.free(b.index)
     program.arena_size = arena.size
+    index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
+    for scale_id, weight_id in scales_of.items():
+        if scale_id in index and weight_id in index:
+            program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
