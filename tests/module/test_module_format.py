@@ -274,7 +274,27 @@ def test_python_constants_match_minirt_h() -> None:
     assert c["MRT_DTYPE_MAX"] == fmt.DTYPE_MAX
     for k in BindingKind:
         assert c[f"MRT_BINDING_{k.name}"] == k
-    for name, tid in fmt.TARGET_IDS.items():
+    for name, tid in fmt.target_ids().items():
         assert c["MRT_TARGET_" + name.upper().replace("-", "_")] == tid
     for s in Status:
         assert c["MRT_OK" if s == Status.OK else f"MRT_ERR_{s.name}"] == s
+
+
+def test_target_ids_come_from_the_descriptors_and_must_be_unique(monkeypatch) -> None:
+    import dataclasses
+
+    import toolchain.target as target_pkg
+    from toolchain.target import DescriptorError, load_target
+
+    assert fmt.target_id("cortex-m4") == load_target("cortex-m4").target_id
+    m4 = load_target("cortex-m4")
+    twin = dataclasses.replace(m4, name="cortex-m4-twin")
+    monkeypatch.setattr(target_pkg, "list_targets", lambda: ["cortex-m4", "cortex-m4-twin"])
+    monkeypatch.setattr(target_pkg, "load_target",
+                        lambda n: twin if n == "cortex-m4-twin" else m4)
+    fmt.target_ids.cache_clear()
+    try:
+        with pytest.raises(DescriptorError, match="'target_id': 7 is already used"):
+            fmt.target_ids()
+    finally:
+        fmt.target_ids.cache_clear()

@@ -40,7 +40,7 @@ INCLUDE = ROOT / "runtime_c" / "include"
 CLANG = shutil.which("clang")
 CORE_FLAGS = ["-std=c11", "-O2", "-ffreestanding", "-fno-builtin", "-nostdlib", "-Wall", "-Wextra"]
 CORE_FLAGS += ["-Werror", f"-I{INCLUDE}"]
-X86_64 = fmt.TARGET_IDS["x86-64"]
+X86_64 = fmt.target_id("x86-64")
 
 pytestmark = pytest.mark.skipif(CLANG is None, reason="clang is not installed")
 
@@ -381,7 +381,7 @@ def test_load_argument_errors(lib: ctypes.CDLL) -> None:
     assert _load(lib, data[:47]) == Status.TRUNCATED
     assert _load(lib, data[:-1]) == Status.TRUNCATED
     assert _load(lib, data + b"\0" * 16) == Status.MALFORMED  # size must match exactly
-    assert _load(lib, data, target=fmt.TARGET_IDS["cortex-m4"]) == Status.TARGET
+    assert _load(lib, data, target=fmt.target_id("cortex-m4")) == Status.TARGET
     assert lib.mrt_module_load(None, 64, X86_64, None) == Status.ARGUMENT
 
 

@@ -12,7 +12,7 @@ runtime_c/core/module.c is the C loader that validates it.
 """
 
 from toolchain.module.dump import dump_module
-from toolchain.module.format import TARGET_IDS, BindingKind, DType, Status, target_id
+from toolchain.module.format import BindingKind, DType, Status, target_id, target_ids
 from toolchain.module.pack import (
     Binding,
     Command,
@@ -28,7 +28,7 @@ from toolchain.module.pack import (
 from toolchain.module.reader import Module, ModuleFormatError, PlacedConstant, read_module
 
 __all__ = [
-    "TARGET_IDS",
+    "target_ids",
     "Binding",
     "BindingKind",
     "Command",

@@ -7,6 +7,7 @@ that the two agree, so change both together and bump VERSION when the layout cha
 from __future__ import annotations
 
 import enum
+import functools
 import struct
 
 MAGIC = b"MiRT"
@@ -108,38 +109,41 @@ class BindingKind(enum.IntEnum):
 
 
 # Target ids (MRT_TARGET_*). A module only loads on the target it was packed for, because
-# its dispatch ordinals index that target's compiled dispatch table.
-TARGET_IDS: dict[str, int] = {
-    "x86-64": 1,
-    "aarch64": 2,
-    "riscv32": 3,  # rv32imafc
-    "riscv32-nofpu": 4,  # rv32imac
-    "cortex-m0plus": 5,
-    "cortex-m3": 6,
-    "cortex-m4": 7,
-    "cortex-m7": 8,
-    "cortex-m33": 9,
-    "cortex-m55": 10,
-}
-TARGET_NAMES: dict[int, str] = {v: k for k, v in TARGET_IDS.items()}
+# its dispatch ordinals index that target's compiled dispatch table. The ids are data:
+# each targets/*.yaml carries its `target_id`, so adding a target touches no code here.
+@functools.cache
+def target_ids() -> dict[str, int]:
+    """Target name -> id, from the target descriptors; raises if two share an id."""
+    from toolchain.target import DescriptorError, list_targets, load_target
+
+    ids: dict[str, int] = {}
+    for name in list_targets():
+        tid = load_target(name).target_id
+        clash = [n for n, i in ids.items() if i == tid]
+        if clash:
+            raise DescriptorError(f"targets/{name}.yaml: field 'target_id': {tid} is already "
+                                  f"used by targets/{clash[0]}.yaml")
+        ids[name] = tid
+    return ids
 
 
 def target_id(target: str | int) -> int:
     """Maps a target name (or an already numeric id) to its id; raises ValueError."""
+    ids = target_ids()
     if isinstance(target, int):
-        if target not in TARGET_NAMES:
+        if target not in ids.values():
             raise ValueError(f"unknown target id {target}")
         return target
     try:
-        return TARGET_IDS[target]
+        return ids[target]
     except KeyError:
-        known = ", ".join(TARGET_IDS)
+        known = ", ".join(ids)
         raise ValueError(f"unknown target {target!r}; known: {known}") from None
 
 
 def target_name(tid: int) -> str:
     """The name of a target id, or 'unknown(N)'."""
-    return TARGET_NAMES.get(tid, f"unknown({tid})")
+    return {i: n for n, i in target_ids().items()}.get(tid, f"unknown({tid})")
 
 
 def align_up(value: int, alignment: int) -> int:

@@ -301,7 +301,7 @@ def pack_module(
 ) -> bytes:
     """Returns the .mrt bytes; raises PackError for anything the loader would reject.
 
-    target: a name from format.TARGET_IDS (e.g. 'cortex-m4') or its id.
+    target: a target name from targets/*.yaml (e.g. 'cortex-m4') or its id.
     """
     tid = fmt.target_id(target)
     _u32(arena_size, "arena size")
