@@ -307,13 +307,7 @@ _X_RE = re.compile(r"x")
 def p_convolution(p: Parser, name: str) -> Operation:
     """`convolution(%a, %b) dim_numbers = ..., window = {...} {attrs} : (T, T) -> R`."""
     p.parse_punct("(", "after 'convolution'")
-    toks: list[Token] = []
-
-    def one() -> Value:
-        toks.append(p.peek())
-        return p.parse_operand()
-
-    operands = p.parse_comma_list(one, ")")
+    operands, toks = p.parse_operands_until(")")
     p.parse_keyword("dim_numbers")
     p.parse_punct("=")
     props: dict = {"dimension_numbers": parse_conv_dims(p)}
@@ -461,13 +455,7 @@ def p_call(p: Parser, name: str) -> Operation:
         raise p.error("expected callee symbol '@name'", tok)
     p.lex.next()
     p.parse_punct("(", "to open call arguments")
-    toks: list[Token] = []
-
-    def one() -> Value:
-        toks.append(p.peek())
-        return p.parse_operand()
-
-    operands = p.parse_comma_list(one, ")")
+    operands, toks = p.parse_operands_until(")")
     attrs = p.parse_optional_attr_dict()
     p.parse_punct(":", "before the call's type")
     ty_tok = p.peek()

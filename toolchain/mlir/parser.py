@@ -534,6 +534,17 @@ class Parser:
                 return values[index]
         raise self.error(f"use of undefined value '%{name}'", tok)
 
+    def parse_operands_until(self, close: str) -> tuple[list[Value], list[Token]]:
+        """`%a, %b` up to (and consuming) `close`; also each operand's token, so a type
+        mismatch can point at the operand that has the wrong type."""
+        toks: list[Token] = []
+
+        def operand() -> Value:
+            toks.append(self.peek())
+            return self.parse_operand()
+
+        return self.parse_comma_list(operand, close), toks
+
     def parse_operand_list(self) -> list[Value]:
         if self.peek().kind != "value":
             return []
@@ -665,13 +676,7 @@ class Parser:
         name_tok = self.lex.next()
         name = _unescape(name_tok.text)
         self.parse_punct("(", "to open the operand list")
-        operand_toks: list[Token] = []
-
-        def operand() -> Value:
-            operand_toks.append(self.peek())
-            return self.parse_operand()
-
-        operands = self.parse_comma_list(operand, ")")
+        operands, operand_toks = self.parse_operands_until(")")
         if self.peek().text == "[":
             raise self.error("block successors are not supported (no control flow)")
         props: dict = {}
