@@ -6,6 +6,8 @@ tested by comparing it with the graph reference, independently of code generatio
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
@@ -37,13 +39,11 @@ def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
         a, b = np.broadcast_arrays(*arrays)
         return ref._int_div(a, b) if op == "divide" else ref._int_rem(a, b)
 
-    class _Node:  # the reference kernels read only the output dtype from the node
-        outputs = [type("T", (), {"type": type("TT", (), {"dtype": type(
-            "D", (), {"np_dtype": dt})})})]
-        attrs: dict = {}
-
+    # The reference's elementwise kernels read only the output dtype from their node.
+    node = SimpleNamespace(outputs=[SimpleNamespace(type=SimpleNamespace(
+        dtype=SimpleNamespace(np_dtype=dt)))], attrs={})
     with np.errstate(all="ignore"):
-        return kernel(_Node, *np.broadcast_arrays(*arrays))
+        return kernel(node, *np.broadcast_arrays(*arrays))
 
 
 def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray]) -> np.ndarray:
