@@ -28,6 +28,12 @@ class DType:
     def is_integer(self) -> bool:
         return self.kind in "iu"
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes one element takes in a buffer: bf16 is 2 (its host value is a float32),
+        i1 and i4 take a whole byte."""
+        return max(1, (self.bits + 7) // 8)
+
     def __str__(self) -> str:
         return self.name
 

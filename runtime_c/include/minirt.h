@@ -76,7 +76,10 @@ enum {
   MRT_DTYPE_I64 = 7,
   MRT_DTYPE_U8 = 8,
   MRT_DTYPE_I1 = 9, /* stored one byte per element */
-  MRT_DTYPE_MAX = MRT_DTYPE_I1,
+  MRT_DTYPE_U16 = 10,
+  MRT_DTYPE_U32 = 11,
+  MRT_DTYPE_U64 = 12,
+  MRT_DTYPE_MAX = MRT_DTYPE_U64,
 };
 
 /* Describes one input or output tensor. Pointers point into the module. */

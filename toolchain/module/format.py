@@ -63,6 +63,9 @@ class DType(enum.IntEnum):
     i64 = 7
     u8 = 8
     i1 = 9  # stored one byte per element
+    u16 = 10
+    u32 = 11
+    u64 = 12
 
     @property
     def itemsize(self) -> int:
@@ -94,6 +97,9 @@ _ITEMSIZE = {
     DType.i64: 8,
     DType.u8: 1,
     DType.i1: 1,
+    DType.u16: 2,
+    DType.u32: 4,
+    DType.u64: 8,
 }
 
 DTYPE_MAX = max(DType)

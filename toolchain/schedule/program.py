@@ -50,8 +50,8 @@ class Program:
 
 
 def nbytes(t: TensorType) -> int:
-    """Bytes of a dense buffer of type t (i1 takes a byte per element)."""
-    return t.num_elements * max(1, t.dtype.np_dtype.itemsize)
+    """Bytes of a dense buffer of type t (i1 takes a byte per element, bf16 two)."""
+    return t.num_elements * t.dtype.itemsize
 
 
 def _align(n: int) -> int:
