@@ -72,6 +72,25 @@ def dtype(name: str) -> DType:
     return DTYPES[ALIASES.get(name, name)]
 
 
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to the nearest bf16 (ties to even), still as float32: how
+    the host holds bf16. NaN stays NaN (quiet), infinities stay infinite."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    out = rounded.astype(np.uint32).view(np.float32).reshape(np.shape(x))
+    return np.where(np.isnan(x), np.float32("nan"), out).astype(np.float32)
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """The uint16 patterns of float32 values that are already bf16 (their top halves)."""
+    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def bf16_from_bits(bits: np.ndarray) -> np.ndarray:
+    """float32 values of bf16 bit patterns (uint16): exact."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 F32 = DTYPES["f32"]
 I1 = DTYPES["i1"]
 I64 = DTYPES["i64"]
