@@ -3,11 +3,13 @@
 Each function is an `internal` IR function in its own `.text.mrt_math_*` section, emitted
 once per module the first time a kernel needs it (`call_math`). Names never match a C
 library name (`expf`, ...), so LLVM's library-call simplifications cannot recognise them
-and turn them back into libcalls. Only integer ops, basic float arithmetic (`fadd`,
-`fmul`, `fdiv`, compares, int <-> float conversions) and `llvm.fabs` (a sign-bit clear
-on every target) are used; soft-float targets get those
-from libgcc (`__aeabi_fadd`, `__addsf3`, ...). `llvm.sqrt.f32` is used only when the
-target has an FPU (`TargetFeatures.hardware_sqrt`), where it is one instruction.
+and turn them back into libcalls. Only integer ops (with `llvm.fshl` / `llvm.ctlz`, and
+32x32->64 multiplies), basic float arithmetic (`fadd`, `fmul`, `fdiv`, compares,
+int <-> float conversions) and `llvm.fabs` (a sign-bit clear on every target) are used;
+targets without the instructions get those from libgcc (`__aeabi_fadd`, `__addsf3`,
+`__aeabi_lmul`, ...). `llvm.sqrt.f32` is used only when the target has an FPU
+(`TargetFeatures.hardware_sqrt`), where it is one instruction. The one table, 2/pi's
+bits for the trigonometric reduction, is 32 bytes of `.rodata.mrt_math_two_over_pi`.
 
 The polynomials are truncated Taylor series on arguments reduced far enough that the
 first omitted term is below 0.1 ulp (bounds given next to each function), so no fitted
@@ -15,25 +17,31 @@ coefficients are needed and each bound can be checked by hand. Transcendental fu
 work in f32; f64 operands are rounded to f32 and back (f32 accuracy). Rounding
 functions, `fmod` and the f16 conversions are exact and exist for f32 and f64.
 
-Accuracy: the bounds tests/codegen/test_codegen_mathlib.py asserts over dense sweeps
-against float64 numpy (ulp = f32 spacing at the true result), with the worst error seen
-in brackets:
+Every function is right over the whole f32 domain, special values included: NaN in,
+NaN out; +-0 keeps its sign where the function is odd at 0; overflow gives +-inf and
+underflow +-0 or a subnormal; poles and domain edges give what C99 Annex F (and numpy)
+give: log(+-0) = -inf, log(x < 0) = NaN, log1p(-1) = -inf, expm1(x < -17.5) = -1,
+tanh(+-inf) = +-1, sin / cos / tan(+-inf) = NaN, pow's special pairs.
 
-    exponential            <= 2 ulp   [0.91]     whole range, subnormal results included
-    exponential_minus_one  <= 3 ulp   [1.32]
-    log                    <= 2 ulp   [1.88]     every positive f32, subnormals included
-    log_plus_one           <= 3 ulp   [2.38]
-    tanh                   <= 4 ulp   [2.18]
-    logistic               <= 3 ulp   [2.20]
+Accuracy: the bounds tests/codegen/test_codegen_mathlib.py asserts over sweeps of the
+whole f32 range (every binade, both signs, subnormals, the function's edges) against
+float64 numpy (ulp = f32 spacing at the true result), with the worst error seen in
+brackets:
+
+    exponential            <= 2 ulp   [0.92]     subnormal results and overflow included
+    exponential_minus_one  <= 3 ulp   [1.40]
+    log                    <= 2 ulp   [1.94]     every positive f32, subnormals included
+    log_plus_one           <= 3 ulp   [2.25]
+    tanh                   <= 4 ulp   [2.17]
+    logistic               <= 3 ulp   [2.28]
     sqrt                   0.5 ulp (hardware, correctly rounded) / <= 1 ulp [0.75] (Newton)
-    rsqrt                  <= 2 ulp   [1.47 hardware sqrt, 1.95 Newton]
-    cbrt                   <= 2 ulp   [1.70]
-    sine, cosine           <= 2e-7 absolute for |x| <= 1e4 [9.1e-8]; the Cody-Waite
-                           reduction is exact up to |x| ~ 12867, ~1e-6 absolute at 1e5
-    tan                    <= 4 ulp + 2e-7 * (1 + tan^2) for |x| <= 1e4 [4.1 ulp]
-    atan2                  <= 3 ulp   [2.24]
-    power                  <= 4.5 + 2 |y ln x| ulp  [1.7 * (1 + |y ln x|)]: log's error is
-                           multiplied by |y ln x| on the way into exp
+    rsqrt                  <= 2 ulp   [1.48 hardware sqrt, 1.96 Newton]
+    cbrt                   <= 2 ulp   [1.72]
+    sine, cosine           <= 2 ulp   [1.54]     every finite f32: Payne-Hanek reduction
+    tan                    <= 4 ulp   [3.38]
+    atan2                  <= 3 ulp   [2.47]
+    power                  <= 4.5 + 2 |y ln x| ulp  [1.96 for |y ln x| < 1, 119 at 74]:
+                           log's error is multiplied by |y ln x| on the way into exp
     floor, ceil, round_nearest_even, round_nearest_afz, remainder (fmod): exact, f32 and
     f64; f16 <-> f32 conversions: exact / correctly rounded (tested exhaustively)
 """
@@ -275,7 +283,11 @@ def _expm1(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     small = b.fcmp_ordered("<=", fabs(b, x), _fconst(F32, 0.34657359))
     y = b.select(small, _expm1_poly(b, x), big)
     y = b.select(b.fcmp_ordered(">", x, _fconst(F32, 88.72284)), _fconst(F32, INF), y)
-    return b.select(b.fcmp_unordered("uno", x, x), x, y)
+    # Below -17.5, e**x < 2**-25 is under half an ulp of 1: the result rounds to -1 (the
+    # reduction above clamps n at -160 and is meaningless from x < -111 on).
+    y = b.select(b.fcmp_ordered("<", x, _fconst(F32, -17.5)), _fconst(F32, -1.0), y)
+    # NaN, and +-0 with its sign (the polynomial's -0 + +0 would give +0).
+    return b.select(b.fcmp_unordered("ueq", x, _fconst(F32, 0.0)), x, y)
 
 
 # 2*atanh(s) = 2s + s*z*(2/3 + 2z/5 + ...), z = s*s <= 0.0295 for m in [sqrt(1/2), sqrt(2));
@@ -327,7 +339,8 @@ def _log1p(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     y = b.fadd(log_u, corr)
     y = b.select(b.fcmp_ordered("==", u, _fconst(F32, 1.0)), x, y)
     y = b.select(b.fcmp_ordered("==", x, _fconst(F32, INF)), x, y)
-    return y
+    # x = -1 is the pole (u = 0; the correction would be 0/0).
+    return b.select(b.fcmp_ordered("==", u, _fconst(F32, 0.0)), _fconst(F32, -INF), y)
 
 
 @_define("tanh")
@@ -418,12 +431,29 @@ def _cbrt(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 # --------------------------------------------------------------------------- trigonometry
 
-TWO_OVER_PI = 0.6366197723675814
-# pi/2 = P1 + P2 + P3 with P1, P2 of 11 significant bits: q*P1 and q*P2 are exact for
-# |q| < 2**13, i.e. |x| < 12867; beyond that the reduction error grows with |x|.
-PIO2_1 = 1.5703125
-PIO2_2 = 0.0004837512969970703
-PIO2_3 = 7.549790126404332e-08
+# Argument reduction for sin, cos and tan: Payne-Hanek in 32-bit integer arithmetic.
+#
+# A finite |x| >= pi/4 is m * 2**E with a 24-bit integer m. x * 2/pi mod 4 (the quadrant
+# and the fraction of a quadrant) only needs the bits of 2/pi from weight 2**(1-E) on:
+# earlier ones multiply m into a multiple of 4. We take 96 of them, P, from the table
+# below (one leading zero word covers the small exponents) and keep the low 96 bits of
+# the exact product m * P: a fixed-point number whose top 2 bits are the quadrant and
+# whose other 94 the fraction. The 2/pi bits left out weigh less than 2**-70 quadrant.
+# An exhaustive search over every f32 (the test module names the worst cases) finds the
+# fraction never closer to an integer than 2**-29.9 quadrant, so at least 34 of its 64
+# bits we use are significant: the reduced argument is exact to 2**-30 relative before
+# its one rounding to f32. Why this rather than a longer Cody-Waite split: the
+# multiplications are three 32x32->64 integer products (one instruction each on
+# Armv7-M / RV32IM, a libgcc helper on Armv6-M) whatever the target's float hardware,
+# where an f32 Cody-Waite split exact up to 2**127 would need ~10 float multiply-adds
+# (soft-float calls on half our targets) and f64 is software on most of them.
+#
+# 2/pi = 0.A2F9836E 4E441529 ... in hex; 224 bits reach the last one a finite f32 needs.
+TWO_OVER_PI_WORDS = (0x00000000, 0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599,
+                     0x3C439041, 0xFE5163AB)  # fmt: skip
+PIO2_Q31 = 0xC90FDAA2  # pi/2 * 2**31, rounded (2**-34 relative)
+PIO4_BITS = 0x3F490FDB  # f32 pi/4 (rounded up): below it the argument is its own reduction
+_TRIG_TABLE = PREFIX + "two_over_pi"
 
 # sin r = r + r*z*(-1/6 + z/120 - ...), z = r*r <= (pi/4)**2; omitted r**11/11! < 3e-9 |r|.
 _SIN_TAYLOR = [(-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 5)]
@@ -431,13 +461,76 @@ _SIN_TAYLOR = [(-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 5)]
 _COS_TAYLOR = [(-1.0) ** k / math.factorial(2 * k) for k in range(2, 6)]
 
 
-def _trig_reduce(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """x = q*pi/2 + r with |r| <= ~pi/4: returns (q as i32, r)."""
-    q = _round_to_i32(b, b.fmul(x, _fconst(F32, TWO_OVER_PI)), 2.0**30)
-    qf = b.sitofp(q, F32)
-    r = b.fsub(x, b.fmul(qf, _fconst(F32, PIO2_1)))
-    r = b.fsub(r, b.fmul(qf, _fconst(F32, PIO2_2)))
-    r = b.fsub(r, b.fmul(qf, _fconst(F32, PIO2_3)))
+def _two_over_pi_table(module: ir.Module) -> ir.GlobalVariable:
+    existing = module.globals.get(_TRIG_TABLE)
+    if existing is not None:
+        return existing
+    ty = ir.ArrayType(I32, len(TWO_OVER_PI_WORDS))
+    g = ir.GlobalVariable(module, ty, _TRIG_TABLE)
+    g.initializer = ir.Constant(ty, [ir.Constant(I32, w) for w in TWO_OVER_PI_WORDS])
+    g.global_constant = True
+    g.linkage = "internal"
+    g.section = ".rodata." + _TRIG_TABLE
+    g.align = 4
+    return g
+
+
+def _fshl(b: ir.IRBuilder, hi: ir.Value, lo: ir.Value, s: ir.Value) -> ir.Value:
+    """The top 32 bits of (hi:lo) << s for s in [0, 31] (llvm.fshl: no shift by 32)."""
+    fn = _intrinsic(b.module, "llvm.fshl.i32", I32, [I32, I32, I32])
+    return b.call(fn, [hi, lo, s])
+
+
+def _mul_wide(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """The exact 64-bit product of two unsigned i32."""
+    return b.mul(b.zext(x, I64), b.zext(y, I64))
+
+
+def _hi32(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    return b.trunc(b.lshr(v, _iconst(64, 32)), I32)
+
+
+def _trig_reduce(b: ir.IRBuilder, abits: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """|x| = q*pi/2 + r with |r| <= pi/4 for |x| given by its bits (sign clear): returns
+    (q as i32, only its low 2 bits meaningful; r as f32). See the comment above."""
+    small = b.icmp_unsigned("<=", abits, _iconst(32, PIO4_BITS))
+    ef = b.lshr(abits, _iconst(32, 23))
+    # Exponent fields below 126 (small arguments) read a valid window too; unused.
+    ef = b.select(b.icmp_unsigned("<", ef, _iconst(32, 126)), _iconst(32, 126), ef)
+    m = b.or_(b.and_(abits, _iconst(32, 0x7FFFFF)), _iconst(32, 0x800000))
+    j = b.sub(ef, _iconst(32, 120))  # first 2/pi bit needed, counted in the table
+    w, s = b.lshr(j, _iconst(32, 5)), b.and_(j, _iconst(32, 31))
+    table = _two_over_pi_table(b.module)
+    words = [
+        b.load(b.gep(table, [_iconst(32, 0), b.add(w, _iconst(32, i))], inbounds=True,
+                     source_etype=table.value_type), typ=I32)
+        for i in range(4)
+    ]  # fmt: skip
+    p2, p1, p0 = (_fshl(b, words[i], words[i + 1], s) for i in range(3))
+    # Low 96 bits of m * (p2:p1:p0) as three words r2:r1:r0.
+    a0, a1 = _mul_wide(b, m, p0), _mul_wide(b, m, p1)
+    t = b.add(b.lshr(a0, _iconst(64, 32)), b.and_(a1, _iconst(64, 0xFFFFFFFF)))
+    r0, r1 = b.trunc(a0, I32), b.trunc(t, I32)
+    r2 = b.add(b.add(_hi32(b, a1), b.mul(m, p2)), _hi32(b, t))
+    # The fraction as a signed 64-bit value f * 2**64, f in [-1/2, 1/2): rounding the
+    # quadrant to nearest. Then |f| normalised to 32 bits (its top word is never 0).
+    s_hi, s_lo = _fshl(b, r2, r1, _iconst(32, 2)), _fshl(b, r1, r0, _iconst(32, 2))
+    neg = b.icmp_signed("<", s_hi, _iconst(32, 0))
+    q = b.add(b.lshr(r2, _iconst(32, 30)), b.zext(neg, I32))
+    s64 = b.or_(b.shl(b.zext(s_hi, I64), _iconst(64, 32)), b.zext(s_lo, I64))
+    s64 = b.select(neg, b.sub(_iconst(64, 0), s64), s64)
+    hi, lo = _hi32(b, s64), b.trunc(s64, I32)
+    ctlz = _intrinsic(b.module, "llvm.ctlz.i32", I32, [I32, I1])
+    c = b.call(ctlz, [hi, ir.Constant(I1, 0)])
+    norm = _fshl(b, hi, lo, c)  # |f| = norm * 2**(-32 - c), norm in [2**31, 2**32)
+    # r = |f| * pi/2 = (norm * PIO2_Q31 >> 32) * 2**(-31 - c): the integer product keeps
+    # 31 bits, uitofp rounds it once, and the power of two goes into the exponent field.
+    prod = _hi32(b, _mul_wide(b, norm, _iconst(32, PIO2_Q31)))
+    rbits = b.bitcast(b.uitofp(prod, F32), I32)
+    rbits = b.sub(rbits, b.shl(b.add(c, _iconst(32, 31)), _iconst(32, 23)))
+    rbits = b.or_(rbits, b.shl(b.zext(neg, I32), _iconst(32, 31)))
+    q = b.select(small, _iconst(32, 0), q)
+    r = b.select(small, b.bitcast(abits, F32), b.bitcast(rbits, F32))
     return q, r
 
 
@@ -451,8 +544,17 @@ def _sin_cos_poly(b: ir.IRBuilder, r: ir.Value) -> tuple[ir.Value, ir.Value]:
     return s, c
 
 
-def _nan_if_inf(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    return b.select(b.fcmp_ordered("==", fabs(b, x), _fconst(F32, INF)), _fconst(F32, NAN), y)
+def _trig(b: ir.IRBuilder, x: ir.Value, odd: bool, body: Callable[..., ir.Value]) -> ir.Value:
+    """body(q, r) evaluated on |x| = q*pi/2 + r; an odd function's result takes x's sign
+    (so sin(-0) = -0). inf and NaN give NaN."""
+    bits = b.bitcast(x, I32)
+    abits = b.and_(bits, _iconst(32, 0x7FFFFFFF))
+    q, r = _trig_reduce(b, abits)
+    y = body(q, r)
+    if odd:
+        y = _negate_if(b, b.icmp_signed("<", bits, _iconst(32, 0)), y)
+    nonfinite = b.icmp_unsigned(">=", abits, _iconst(32, 0x7F800000))
+    return b.select(nonfinite, _fconst(F32, NAN), y)
 
 
 def _sin_quadrant(b: ir.IRBuilder, q: ir.Value, r: ir.Value) -> ir.Value:
@@ -465,24 +567,23 @@ def _sin_quadrant(b: ir.IRBuilder, q: ir.Value, r: ir.Value) -> ir.Value:
 
 @_define("sine")
 def _sin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    q, r = _trig_reduce(b, x)
-    return _nan_if_inf(b, x, _sin_quadrant(b, q, r))
+    return _trig(b, x, True, lambda q, r: _sin_quadrant(b, q, r))
 
 
 @_define("cosine")
 def _cos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    # cos x = sin(x + pi/2): the same polynomials one quadrant on.
-    q, r = _trig_reduce(b, x)
-    return _nan_if_inf(b, x, _sin_quadrant(b, b.add(q, _iconst(32, 1)), r))
+    # cos x = cos |x| = sin(|x| + pi/2): the same polynomials one quadrant on.
+    return _trig(b, x, False, lambda q, r: _sin_quadrant(b, b.add(q, _iconst(32, 1)), r))
+
+
+def _tan_quadrant(b: ir.IRBuilder, q: ir.Value, r: ir.Value) -> ir.Value:
+    s, c = _sin_cos_poly(b, r)
+    return b.select(b.trunc(q, I1), b.fdiv(b.fneg(c), s), b.fdiv(s, c))
 
 
 @_define("tan")
 def _tan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    q, r = _trig_reduce(b, x)
-    s, c = _sin_cos_poly(b, r)
-    odd = b.trunc(q, I1)
-    y = b.select(odd, b.fdiv(b.fneg(c), s), b.fdiv(s, c))
-    return _nan_if_inf(b, x, y)
+    return _trig(b, x, True, lambda q, r: _tan_quadrant(b, q, r))
 
 
 # atan t = t - t*z*(1/3 - z/5 + ...) for |t| <= tan(pi/8), z <= 0.1716; the omitted
@@ -540,7 +641,10 @@ def _pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     odd = _is_odd_integer(b, y, is_int)
     x_neg = b.icmp_signed("<", b.bitcast(x, I32), _iconst(32, 0))
     r = b.select(b.and_(x_neg, odd), b.fneg(r), r)
-    neg_base = b.fcmp_ordered("<", x, _fconst(F32, 0.0))
+    # A finite negative base needs an integer exponent; (-inf)**y is +-0 or +-inf.
+    neg_base = b.and_(
+        b.fcmp_ordered("<", x, _fconst(F32, 0.0)), b.fcmp_ordered(">", x, _fconst(F32, -INF))
+    )
     r = b.select(b.and_(neg_base, b.not_(is_int)), _fconst(F32, NAN), r)
     one = _fconst(F32, 1.0)
     r = b.select(b.fcmp_ordered("==", x, one), one, r)
