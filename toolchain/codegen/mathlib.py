@@ -492,11 +492,18 @@ def _hi32(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
 
 def _trig_reduce(b: ir.IRBuilder, abits: ir.Value) -> tuple[ir.Value, ir.Value]:
     """|x| = q*pi/2 + r with |r| <= pi/4 for |x| given by its bits (sign clear): returns
-    (q as i32, only its low 2 bits meaningful; r as f32). See the comment above."""
+    (q as i32, only its low 2 bits meaningful; r as f32). See the comment above.
+
+    Arguments up to pi/4 are their own reduction and branch around it: on an FPU target
+    the reduction costs about as much again as the polynomials."""
     small = b.icmp_unsigned("<=", abits, _iconst(32, PIO4_BITS))
-    ef = b.lshr(abits, _iconst(32, 23))
-    # Exponent fields below 126 (small arguments) read a valid window too; unused.
-    ef = b.select(b.icmp_unsigned("<", ef, _iconst(32, 126)), _iconst(32, 126), ef)
+    r_small = b.bitcast(abits, F32)
+    entry = b.block
+    reduce = b.function.append_basic_block("trig_reduce")
+    join = b.function.append_basic_block("trig_reduced")
+    b.cbranch(small, join, reduce)
+    b.position_at_end(reduce)
+    ef = b.lshr(abits, _iconst(32, 23))  # >= 126 here (|x| > pi/4); 255 for inf / NaN
     m = b.or_(b.and_(abits, _iconst(32, 0x7FFFFF)), _iconst(32, 0x800000))
     j = b.sub(ef, _iconst(32, 120))  # first 2/pi bit needed, counted in the table
     w, s = b.lshr(j, _iconst(32, 5)), b.and_(j, _iconst(32, 31))
@@ -529,9 +536,15 @@ def _trig_reduce(b: ir.IRBuilder, abits: ir.Value) -> tuple[ir.Value, ir.Value]:
     rbits = b.bitcast(b.uitofp(prod, F32), I32)
     rbits = b.sub(rbits, b.shl(b.add(c, _iconst(32, 31)), _iconst(32, 23)))
     rbits = b.or_(rbits, b.shl(b.zext(neg, I32), _iconst(32, 31)))
-    q = b.select(small, _iconst(32, 0), q)
-    r = b.select(small, b.bitcast(abits, F32), b.bitcast(rbits, F32))
-    return q, r
+    r_big, reduce_end = b.bitcast(rbits, F32), b.block
+    b.branch(join)
+    b.position_at_end(join)
+    q_phi, r_phi = b.phi(I32), b.phi(F32)
+    q_phi.add_incoming(_iconst(32, 0), entry)
+    q_phi.add_incoming(q, reduce_end)
+    r_phi.add_incoming(r_small, entry)
+    r_phi.add_incoming(r_big, reduce_end)
+    return q_phi, r_phi
 
 
 def _sin_cos_poly(b: ir.IRBuilder, r: ir.Value) -> tuple[ir.Value, ir.Value]:
