@@ -1,10 +1,13 @@
 # minirt developer entry points. `make run` and `make test` set everything up on a
 # fresh machine: Debian packages (as root), the virtual environment and the package.
 
+# libclang-rt-14-dev: clang's sanitizer runtime, so the runtime's AddressSanitizer fuzz
+# (tests/module/test_module_runtime_c.py) runs in `make test` instead of skipping; 14 is
+# Debian 12's clang.
 VENV      := .venv
 PY        := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
-APT_PKGS  := clang lld llvm qemu-system-arm qemu-system-misc qemu-user \
+APT_PKGS  := clang lld llvm libclang-rt-14-dev qemu-system-arm qemu-system-misc qemu-user \
              gcc-arm-none-eabi gcc-riscv64-unknown-elf
 EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4

@@ -20,12 +20,12 @@ from toolchain.codegen.image import emit_image_object
 from toolchain.graph.ir import Graph
 from toolchain.link.build import LinkResult, link_firmware
 from toolchain.loader import load_graph
+from toolchain.module.contract import image_contract
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions, fold_affine, fold_constants, quantize_weights
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.program import nbytes
 from toolchain.target import Board, load_board
 
 
@@ -61,9 +61,12 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     module = module_from_program(program, target.name)
-    obj = emit_image_object([s.kernel for s in program.steps], module, target.target_id,
-                            program.arena_size, [nbytes(t) for t in program.inputs],
-                            [nbytes(t) for t in program.outputs], target)
+    kernels = [s.kernel for s in program.steps]
+    contract = image_contract(program, module, target.target_id)
+    # The module must fit the code it is linked with: a disagreement here is a compiler
+    # bug, caught now rather than as a firmware that refuses to load.
+    read_module(module, image=contract)
+    obj = emit_image_object(kernels, module, contract, program.arena_size, target)
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))

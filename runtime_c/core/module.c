@@ -56,18 +56,92 @@ static inline void mrt_zero(void *p, uint32_t size) {
   for (size /= 4u; size; --size) *w++ = 0;
 }
 
-mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id,
+/* log2 of the element size of each MRT_DTYPE_*, two bits per code: f32 f16 bf16 f64 i8
+ * i16 i32 i64 u8 i1 u16 u32 u64. */
+#define MRT_DTYPE_LOG2_SIZES 0x390E4D6u
+
+/* Walks the signature at `sig` (u32 byte sizes, then one record per tensor) up to
+ * `pool`: each record must fit, name a known dtype, end its name with a NUL (io_info
+ * hands it out as a C string) and have dims whose product times the element size is
+ * its byte size, and that size must be the image's (its buffers and code are made for
+ * it). Returns MRT_OK with *end just past the records, or the status. */
+static mrt_status_t mrt_check_signature(const uint8_t *sig, const uint8_t *pool,
+                                        const mrt_image_t *image, const uint8_t **end) {
+  const uint32_t count = image->input_count + image->output_count;
+  const uint8_t *p = sig + 4u * count; /* < 2^19: no wrap */
+  if (p > pool) return MRT_ERR_MALFORMED;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t byte_size = mrt_rd32(sig + 4u * i);
+    /* The record fits first, so the NUL and the dims are read inside it. */
+    if ((uint32_t)(pool - p) < MRT_SIG_HEAD_SIZE) return MRT_ERR_MALFORMED;
+    const uint32_t w = mrt_rd32(p);
+    const uint32_t dtype = w & 0xFFu;
+    const uint32_t rec_size = mrt_sig_record_size(p);
+    if (rec_size > (uint32_t)(pool - p) || dtype > MRT_DTYPE_MAX) return MRT_ERR_MALFORMED;
+    /* A product that overflows 32 bits cannot be a u32 byte size. */
+    const uint8_t *dim = p + MRT_SIG_HEAD_SIZE;
+    uint32_t bytes = 1u << ((MRT_DTYPE_LOG2_SIZES >> (2u * dtype)) & 3u);
+    for (uint32_t rank = (w >> 8) & 0xFFu; rank; --rank, dim += 4)
+      if (__builtin_mul_overflow(bytes, mrt_rd32(dim), &bytes)) return MRT_ERR_MALFORMED;
+    if (bytes != byte_size || dim[(w >> 16) & 0xFFu] != 0) return MRT_ERR_MALFORMED;
+    if (byte_size != image->io_sizes[i]) return MRT_ERR_IMAGE;
+    p += rec_size;
+  }
+  *end = p;
+  return MRT_OK;
+}
+
+/* Walks the image's command_count commands from *p up to `pool`: each head must be the
+ * image's, and each binding inside its region (the arena, the pool, its I/O tensor;
+ * arena and pool offsets aligned) and of exactly the kind and size the image's
+ * dispatch accesses. Returns MRT_OK with *p just past the commands, or the status. */
+static mrt_status_t mrt_check_commands(const uint8_t **pp, const uint8_t *pool,
+                                       uint32_t arena_size, uint32_t pool_size,
+                                       const mrt_image_t *image) {
+  const uint8_t *p = *pp;
+  const uint32_t *need = image->commands;
+  for (uint32_t c = image->command_count; c; --c) {
+    if ((uint32_t)(pool - p) < 4u) return MRT_ERR_MALFORMED;
+    const uint32_t head = mrt_rd32(p);
+    const uint32_t n = head >> 16;
+    p += 4;
+    if (n > MRT_MAX_BINDINGS || 8u * n > (uint32_t)(pool - p)) return MRT_ERR_MALFORMED;
+    if (head != *need++) return MRT_ERR_IMAGE;
+    for (const uint8_t *stop = p + 8u * n; p != stop; p += 8, ++need) {
+      const uint32_t ref = mrt_rd32(p);
+      const uint32_t kind = ref >> 30;
+      const uint32_t bytes = mrt_rd32(p + 4);
+      uint32_t offset = ref & MRT_BINDING_VALUE_MASK;
+      uint32_t limit = kind == MRT_BINDING_CONSTANT ? pool_size : arena_size;
+      if (kind >= MRT_BINDING_INPUT) {
+        /* I/O: the value is an index, and the binding starts at the tensor's start. */
+        uint32_t first = 0, count = image->input_count;
+        if (kind == MRT_BINDING_OUTPUT) first = count, count = image->output_count;
+        if (offset >= count) return MRT_ERR_MALFORMED;
+        limit = image->io_sizes[first + offset];
+        offset = 0;
+      }
+      if ((offset & (MRT_BINDING_ALIGN - 1u)) || !mrt_in_range(offset, bytes, limit))
+        return MRT_ERR_MALFORMED;
+      if (kind != *need >> 30 || bytes != (*need & MRT_BINDING_VALUE_MASK)) return MRT_ERR_IMAGE;
+    }
+  }
+  *pp = p;
+  return MRT_OK;
+}
+
+mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
                              mrt_module_t *out_module) {
   if (!out_module) return MRT_ERR_ARGUMENT;
   mrt_zero(out_module, sizeof(*out_module));
   const uint8_t *base = (const uint8_t *)data;
-  if (!base || ((uintptr_t)base & (MRT_MODULE_ALIGN - 1u))) return MRT_ERR_ARGUMENT;
+  if (!base || !image || ((uintptr_t)base & (MRT_MODULE_ALIGN - 1u))) return MRT_ERR_ARGUMENT;
   if (size < MRT_MODULE_HEADER_SIZE) return MRT_ERR_TRUNCATED;
 
   const mrt_u32_alias_t *h = (const mrt_u32_alias_t *)base;
   if (h[MRT_H_MAGIC] != MRT_MODULE_MAGIC) return MRT_ERR_MAGIC;
   if (h[MRT_H_VERSION] != MRT_MODULE_VERSION) return MRT_ERR_VERSION;
-  if (h[MRT_H_TARGET] != target_id) return MRT_ERR_TARGET;
+  if (h[MRT_H_TARGET] != image->target_id) return MRT_ERR_TARGET;
   if (h[MRT_H_TOTAL_SIZE] > size) return MRT_ERR_TRUNCATED;
   if (h[MRT_H_TOTAL_SIZE] != size) return MRT_ERR_MALFORMED;
   /* The CRC covers the rest of the header too, so the only fields a corrupted byte
@@ -79,85 +153,41 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id
    * was packed wrong (or crafted) with a valid CRC. The constant table is metadata for
    * tools that the runtime never reads, so only the pool bounds matter here. */
   const uint32_t pool_offset = h[MRT_H_POOL_OFFSET];
-  const uint32_t input_count = h[MRT_H_IO_COUNTS] & 0xFFFFu;
-  const uint32_t output_count = h[MRT_H_IO_COUNTS] >> 16;
   /* One unsigned compare: an offset below the header wraps to a huge value. */
   if ((pool_offset & (MRT_MODULE_ALIGN - 1u)) ||
       pool_offset - MRT_MODULE_HEADER_SIZE > size - MRT_MODULE_HEADER_SIZE)
-    goto malformed;
+    return MRT_ERR_MALFORMED;
+  /* The image's two u16 counts, read as one word, must be the header's I/O counts. */
+  if (h[MRT_H_IO_COUNTS] != mrt_rd32((const uint8_t *)&image->input_count) ||
+      h[MRT_H_COMMAND_COUNT] != image->command_count)
+    return MRT_ERR_IMAGE;
   const uint8_t *const pool = base + pool_offset;
   const uint8_t *const signature = base + MRT_MODULE_HEADER_SIZE;
-
-  /* Signature: a u32 byte size per tensor (what bindings are checked against), then
-   * one variable-length record per tensor, then the commands. Every read is bounded
-   * by `pool`; the walked lengths must also equal the header's section sizes, so a
-   * wrong count cannot reinterpret the next section. The constant table (between
-   * the commands and the pool) is for tools, which check it (toolchain/module/
-   * reader.py); the runtime never reads it. */
-  const mrt_u32_alias_t *const io_sizes = (const mrt_u32_alias_t *)signature;
-  const uint8_t *p = signature + 4u * (input_count + output_count); /* < 2^19: no wrap */
-  if (p > pool) goto malformed;
-  for (uint32_t i = input_count + output_count; i; --i) {
-    if ((uint32_t)(pool - p) < MRT_SIG_HEAD_SIZE) goto malformed;
-    const uint32_t w = mrt_rd32(p);
-    const uint32_t name_at = MRT_SIG_HEAD_SIZE + 4u * ((w >> 8) & 0xFFu);
-    const uint32_t rec_size = mrt_sig_record_size(p);
-    /* rec_size fits first, so the NUL check reads inside the record; the NUL lets
-     * io_info hand out the name as a C string. */
-    if (rec_size > (uint32_t)(pool - p) || (w & 0xFFu) > MRT_DTYPE_MAX ||
-        p[name_at + ((w >> 16) & 0xFFu)] != 0)
-      goto malformed;
-    p += rec_size;
-  }
-  if ((uint32_t)(p - signature) != h[MRT_H_SIGNATURE_SIZE]) goto malformed;
-  const uint8_t *const commands = p;
-
-  /* Commands: a u32 head (ordinal | count << 16), then count 8-byte bindings. */
-  uint32_t dispatch_count = 0;
-  for (uint32_t c = h[MRT_H_COMMAND_COUNT]; c; --c) {
-    if ((uint32_t)(pool - p) < 4u) goto malformed;
-    const uint32_t head = mrt_rd32(p);
-    const uint32_t n = head >> 16;
-    p += 4;
-    if (n > MRT_MAX_BINDINGS || 8u * n > (uint32_t)(pool - p)) goto malformed;
-    if ((head & 0xFFFFu) >= dispatch_count) dispatch_count = (head & 0xFFFFu) + 1u;
-    for (const uint8_t *stop = p + 8u * n; p != stop; p += 8) {
-      const uint32_t ref = mrt_rd32(p);
-      const uint32_t kind = ref >> 30;
-      uint32_t offset = ref & MRT_BINDING_VALUE_MASK;
-      uint32_t limit;
-      if (kind == MRT_BINDING_ARENA) {
-        limit = h[MRT_H_ARENA_SIZE];
-      } else if (kind == MRT_BINDING_CONSTANT) {
-        limit = size - pool_offset;
-      } else {
-        /* I/O: the value is an index, and the binding starts at the tensor's start. */
-        uint32_t first = 0, count = input_count;
-        if (kind == MRT_BINDING_OUTPUT) first = input_count, count = output_count;
-        if (offset >= count) goto malformed;
-        limit = io_sizes[first + offset];
-        offset = 0;
-      }
-      if (!mrt_in_range(offset, mrt_rd32(p + 4), limit)) goto malformed;
-    }
-  }
-  if ((uint32_t)(p - commands) != h[MRT_H_COMMANDS_SIZE]) goto malformed;
+  const uint8_t *commands, *p;
+  /* The walked lengths must equal the header's section sizes, so a wrong count cannot
+   * reinterpret the next section. */
+  mrt_status_t status = mrt_check_signature(signature, pool, image, &commands);
+  if (status) return status;
+  if ((uint32_t)(commands - signature) != h[MRT_H_SIGNATURE_SIZE]) return MRT_ERR_MALFORMED;
+  p = commands;
+  status = mrt_check_commands(&p, pool, h[MRT_H_ARENA_SIZE], size - pool_offset, image);
+  if (status) return status;
+  if ((uint32_t)(p - commands) != h[MRT_H_COMMANDS_SIZE]) return MRT_ERR_MALFORMED;
+  /* Everything but the pool is what the compiler wrote for this image: a module that
+   * passes the checks above but differs here (an arena offset moved inside the arena,
+   * say) would run safely and compute something else. */
+  if (mrt_crc32(0, base + MRT_CRC_START, pool_offset - MRT_CRC_START) != image->layout_crc)
+    return MRT_ERR_IMAGE;
 
   out_module->base = base;
   out_module->size = size;
-  out_module->input_count = input_count;
-  out_module->output_count = output_count;
-  out_module->command_count = h[MRT_H_COMMAND_COUNT];
   out_module->arena_size = h[MRT_H_ARENA_SIZE];
-  out_module->dispatch_count = dispatch_count;
+  out_module->image = image;
   out_module->signature = signature;
   out_module->commands = commands;
   out_module->constants = pool;
   out_module->constants_size = size - pool_offset;
   return MRT_OK;
-
-malformed:
-  return MRT_ERR_MALFORMED;
 }
 
 mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint32_t index,
@@ -165,9 +195,10 @@ mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint3
   if (!out_info) return MRT_ERR_ARGUMENT;
   mrt_zero(out_info, sizeof(*out_info));
   if (!module || !module->base) return MRT_ERR_ARGUMENT;
-  if (index >= (is_output ? module->output_count : module->input_count)) return MRT_ERR_ARGUMENT;
-  if (is_output) index += module->input_count;
-  const uint32_t io_count = module->input_count + module->output_count;
+  const mrt_image_t *image = module->image;
+  if (index >= (is_output ? image->output_count : image->input_count)) return MRT_ERR_ARGUMENT;
+  if (is_output) index += image->input_count;
+  const uint32_t io_count = image->input_count + image->output_count;
   out_info->byte_size = mrt_rd32(module->signature + 4u * index);
   /* Records were walked by the loader, so skipping `index` of them stays inside. */
   const uint8_t *rec = module->signature + 4u * io_count;

@@ -40,12 +40,14 @@ __attribute__((noinline, used)) void mrt_bench_end(void) {
  * minirt_out.bin) between its buffer and the host file, in signature order. Returns 0
  * or an MRT_HARNESS_EXIT_* code. */
 static int mrt_harness_files(const mrt_module_t *module, int write) {
-  const uint32_t count = write ? module->output_count : module->input_count;
+  const uint32_t inputs = module->image->input_count;
+  const uint32_t count = write ? module->image->output_count : inputs;
   void *const *buffers = write ? mrt_image_outputs : mrt_image_inputs;
   const int handle = mrt_platform_file_open(write ? "minirt_out.bin" : "minirt_in.bin", write);
   if (handle < 0) return write ? MRT_HARNESS_EXIT_OPEN_OUT : MRT_HARNESS_EXIT_OPEN_IN;
   for (uint32_t i = 0; i < count; i++) {
-    const uint32_t size = mrt_module_io_size(module, write ? module->input_count + i : i);
+    /* The image's size for the buffer (its buffers are made for it), not the module's. */
+    const uint32_t size = mrt_module_io_size(module, write ? inputs + i : i);
     /* One call per buffer: host files are regular files, which semihosting and Linux
      * transfer in full unless the file ends first. */
     const long done = write ? mrt_platform_file_write(handle, buffers[i], size)
@@ -62,13 +64,12 @@ static int mrt_harness_files(const mrt_module_t *module, int write) {
 int main(void) {
   mrt_module_t module;
   mrt_status_t status =
-      mrt_module_load(mrt_image_module, mrt_image_module_size, mrt_image_target_id, &module);
+      mrt_module_load(mrt_image_module, mrt_image_module_size, &mrt_image, &module);
   if (status != MRT_OK) return status;
   status = mrt_harness_files(&module, 0);
   if (status != 0) return status;
   mrt_bench_begin();
-  status = mrt_module_run(&module, mrt_image_dispatches, mrt_image_dispatch_count,
-                          mrt_image_inputs, mrt_image_outputs, mrt_image_arena,
+  status = mrt_module_run(&module, mrt_image_inputs, mrt_image_outputs, mrt_image_arena,
                           mrt_image_arena_size);
   mrt_bench_end();
   if (status != MRT_OK) return MRT_HARNESS_EXIT_RUN + status;

@@ -27,7 +27,7 @@ enum {
   MRT_ERR_TARGET = 5,    /* built for another target */
   MRT_ERR_CRC = 6,       /* payload does not match the header's CRC32 */
   MRT_ERR_MALFORMED = 7, /* a section, command or binding points outside its space */
-  MRT_ERR_DISPATCH = 8,  /* a command names a dispatch this image does not contain */
+  MRT_ERR_IMAGE = 8,     /* the module does not fit the code compiled into this image */
 };
 
 /* Module format constants (docs/module-format.md; mirrored in toolchain/module/format.py). */
@@ -64,6 +64,31 @@ enum {
  * binds, in the order the command lists them. */
 typedef void (*mrt_dispatch_fn_t)(void *const *bindings);
 
+/* What the code compiled into an image needs from any module it runs. The compiler
+ * writes it into the image, outside the module, and mrt_module_load rejects a module
+ * that disagrees with it (MRT_ERR_IMAGE): a module can then be replaced (a weights
+ * update) only by one that fits the code, and no size or count the module declares is
+ * trusted on its own word. */
+typedef struct mrt_image {
+  const mrt_dispatch_fn_t *dispatches; /* indexed by dispatch ordinal */
+  /* Per command, in order: its head word as the module stores it (dispatch ordinal |
+   * binding count n << 16), then n words, each the binding's kind << 30 | the exact
+   * byte size the dispatch accesses through it. The compiler binds what a dispatch
+   * stores to only the arena or an output, so matching kinds keeps stores out of
+   * constants (flash) and inputs (the caller's). */
+  const uint32_t *commands;
+  const uint32_t *io_sizes; /* bytes of each input, then each output, as the code uses them */
+  uint32_t target_id;       /* MRT_TARGET_* the module header must carry */
+  uint32_t layout_crc;      /* CRC-32 of the module's bytes [16, pool_offset): all but the pool */
+  uint32_t command_count;
+  uint16_t input_count;     /* these two, read as one u32, are the header's I/O counts word */
+  uint16_t output_count;
+} mrt_image_t;
+
+/* Arena and constant bindings start at multiples of this: every element the code loads
+ * is then naturally aligned (up to 8 bytes), which Cortex-M0+ and FPU loads require. */
+#define MRT_BINDING_ALIGN 8u
+
 /* Element types, shared by the I/O signature and the constant pool. */
 enum {
   MRT_DTYPE_F32 = 0,
@@ -95,23 +120,22 @@ typedef struct mrt_tensor_info {
 typedef struct mrt_module {
   const uint8_t *base;
   uint32_t size;
-  uint32_t input_count;
-  uint32_t output_count;
-  uint32_t command_count;
   uint32_t arena_size;
-  uint32_t dispatch_count; /* highest dispatch ordinal used + 1 */
+  const mrt_image_t *image; /* the image it was checked against: its counts are the module's */
   const uint8_t *signature;
   const uint8_t *commands;
   const uint8_t *constants;
   uint32_t constants_size;
 } mrt_module_t;
 
-/* Checks magic, version, target, CRC and every offset in the module, so that a later
- * mrt_module_run cannot read or write outside the buffers it is given. `data` must be
- * MRT_MODULE_ALIGN-aligned (constants are aligned relative to it; Cortex-M0+ faults on
- * unaligned loads) and `size` must be exactly the module's size. The module is used in
- * place and must outlive out_module. */
-mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id,
+/* Checks magic, version, target, CRC, every offset in the module and that the module
+ * is the one `image`'s code was built for (its I/O sizes, every command's binding count,
+ * byte sizes and writes, and its layout CRC), so that a later mrt_module_run cannot
+ * read or write outside the buffers it is given, and computes what the image was built
+ * to compute. `data` must be MRT_MODULE_ALIGN-aligned (constants are aligned relative
+ * to it; Cortex-M0+ faults on unaligned loads) and `size` must be exactly the module's
+ * size. The module and the image are used in place and must outlive out_module. */
+mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
                              mrt_module_t *out_module);
 
 /* Fills out_info for input (is_output == 0) or output (is_output != 0) `index`. */
@@ -120,21 +144,19 @@ mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint3
 
 /* Byte size of I/O tensor `index` of a loaded module, counting inputs first and then
  * outputs (output j is input_count + j); index must be below input_count + output_count.
- * The signature starts with these sizes (docs/module-format.md), so this is one load:
- * callers that only size buffers need not link mrt_module_io_info. */
+ * This is the image's own size for the buffer, which the loader has checked the module
+ * against: callers that only size buffers need not link mrt_module_io_info. */
 static inline uint32_t mrt_module_io_size(const mrt_module_t *module, uint32_t index) {
-  typedef uint32_t __attribute__((may_alias)) mrt_io_size_t;
-  return ((const mrt_io_size_t *)(const void *)module->signature)[index];
+  return module->image->io_sizes[index];
 }
 
-/* Runs every command in order. inputs/outputs hold one pointer per signature entry,
- * each to at least that entry's byte_size bytes; arena must be at least
- * module->arena_size bytes and 16-byte aligned (may be NULL if arena_size is 0).
- * dispatches needs module->dispatch_count non-null entries (else MRT_ERR_DISPATCH).
- * All arguments are checked before the first dispatch runs. */
-mrt_status_t mrt_module_run(const mrt_module_t *module, const mrt_dispatch_fn_t *dispatches,
-                            uint32_t dispatch_count, void *const *inputs, void *const *outputs,
-                            void *arena, uint32_t arena_size);
+/* Runs every command in order with the dispatches of the image the module was loaded
+ * against. inputs/outputs hold one pointer per signature entry, each to at least that
+ * entry's byte size; arena must be at least module->arena_size bytes and 16-byte aligned
+ * (may be NULL if arena_size is 0). All arguments are checked before the first dispatch
+ * runs. */
+mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
+                            void *const *outputs, void *arena, uint32_t arena_size);
 
 /* CRC-32/IEEE (zlib's crc32): pass 0 to start, or a previous result to continue. */
 uint32_t mrt_crc32(uint32_t crc, const void *data, uint32_t size);

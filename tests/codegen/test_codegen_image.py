@@ -11,6 +11,7 @@ from elftools.elf.relocation import RelocationSection
 
 from toolchain.codegen import emit_image_object
 from toolchain.kernel.form import Apply, Index, Kernel, Load
+from toolchain.module import BindingKind, BindingNeed, CommandNeed, ImageContract
 from toolchain.types import TensorType, dtype
 
 F32 = dtype("f32")
@@ -21,18 +22,19 @@ KERNELS = [
     Kernel("k_exp", (4,), 1, (T4,), T4, Apply("exponential", (Load(0, (Index(0),)),), F32)),
 ]  # fmt: skip
 MODULE = bytes(range(256)) * 3 + b"tail"
+ARENA, CONST, IN, OUT = (BindingKind.ARENA, BindingKind.CONSTANT, BindingKind.INPUT,
+                         BindingKind.OUTPUT)
+CONTRACT = ImageContract(
+    target_id=7, layout_crc=0xC0FFEE11,
+    commands=(CommandNeed(0, (BindingNeed(IN, 16), BindingNeed(CONST, 16),
+                              BindingNeed(ARENA, 16))),
+              CommandNeed(1, (BindingNeed(ARENA, 16), BindingNeed(OUT, 16)))),
+    input_sizes=(16, 16), output_sizes=(16,))
 
 
 def _image(target: str = "cortex-m4", **kw) -> bytes:
-    args = dict(
-        kernels=KERNELS,
-        module_bytes=MODULE,
-        target_id=7,
-        arena_size=1000,
-        input_sizes=[16, 16],
-        output_sizes=[16],
-        target=target,
-    )
+    args = dict(kernels=KERNELS, module_bytes=MODULE, contract=CONTRACT, arena_size=1000,
+                target=target)
     args.update(kw)
     return emit_image_object(**args)
 
@@ -53,9 +55,7 @@ def test_image_symbols_sections_and_contents(target: str) -> None:
     syms = _symbols(elf)
     u32 = "<I"
     expect = {
-        "mrt_image_dispatch_count": 2,
         "mrt_image_module_size": len(MODULE),
-        "mrt_image_target_id": 7,
         "mrt_image_arena_size": 1000,
     }
     for name, value in expect.items():
@@ -63,6 +63,23 @@ def test_image_symbols_sections_and_contents(target: str) -> None:
         assert s["st_info"]["bind"] == "STB_GLOBAL"
         assert elf.get_section(s["st_shndx"]).name == f".rodata.{name}"
         assert struct.unpack(u32, _data(elf, s))[0] == value, name
+
+    # mrt_image_t: three pointers (relocated), then target, layout CRC, command count,
+    # and the two u16 I/O counts; laid out as the C struct is on this target.
+    ptr = elf.elfclass // 8
+    image = syms["mrt_image"]
+    assert image["st_info"]["bind"] == "STB_GLOBAL"
+    assert elf.get_section(image["st_shndx"]).name == ".rodata.mrt_image"
+    assert image["st_size"] == 3 * ptr + 16
+    fields = struct.unpack("<IIIHH", _data(elf, image)[3 * ptr :])
+    assert fields == (7, 0xC0FFEE11, 2, 2, 1)
+    tables = {"mrt_image_commands": CONTRACT.command_words,
+              "mrt_image_io_sizes": [16, 16, 16]}
+    assert CONTRACT.command_words == [0 | 3 << 16, 2 << 30 | 16, 1 << 30 | 16, 16,
+                                      1 | 2 << 16, 16, 3 << 30 | 16]
+    for name, words in tables.items():
+        data = _data(elf, syms[name])
+        assert list(struct.unpack(f"<{len(words)}I", data)) == words, name
 
     mod = syms["mrt_image_module"]
     sec = elf.get_section(mod["st_shndx"])
@@ -74,7 +91,6 @@ def test_image_symbols_sections_and_contents(target: str) -> None:
     assert sec.name == ".bss.mrt_image_arena" and sec["sh_type"] == "SHT_NOBITS"
     assert sec["sh_addralign"] >= 16 and arena["st_size"] == 1000
 
-    ptr = elf.elfclass // 8
     for table, n in (
         ("mrt_image_dispatches", 2),
         ("mrt_image_inputs", 2),
@@ -110,8 +126,15 @@ def test_image_is_deterministic() -> None:
 
 def test_empty_image() -> None:
     """No kernels, no I/O, no arena: still links (no zero-sized symbols), counts say 0."""
-    elf = ELFFile(io.BytesIO(_image(kernels=[], arena_size=0, input_sizes=[], output_sizes=[])))
+    empty = ImageContract(7, 0, (), (), ())
+    elf = ELFFile(io.BytesIO(_image(kernels=[], arena_size=0, contract=empty)))
     syms = _symbols(elf)
-    assert struct.unpack("<I", _data(elf, syms["mrt_image_dispatch_count"]))[0] == 0
+    ptr = elf.elfclass // 8
+    assert struct.unpack("<IIIHH", _data(elf, syms["mrt_image"])[3 * ptr :]) == (7, 0, 0, 0, 0)
     assert struct.unpack("<I", _data(elf, syms["mrt_image_arena_size"]))[0] == 0
     assert syms["mrt_image_arena"]["st_size"] == 1
+
+
+def test_contract_calling_missing_dispatches_is_refused() -> None:
+    with pytest.raises(ValueError, match="2 dispatches, the image has 1"):
+        _image(kernels=KERNELS[:1])

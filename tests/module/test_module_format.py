@@ -192,11 +192,19 @@ def test_reader_checks_tool_metadata_and_strict_fields() -> None:
     struct.pack_into("<I", bad, table, 1 << 20)
     with pytest.raises(ModuleFormatError, match="outside the pool"):
         read_module(_refresh_crc(bad))
-    # A signature byte size that does not match its shape: only strict rejects it.
+    # A signature byte size that does not match its shape: the C loader rejects it too.
     bad = bytearray(data)
     struct.pack_into("<I", bad, fmt.HEADER_SIZE, 64)  # x is 3x4 f32 = 48 bytes
     fixed = _refresh_crc(bad)
-    with pytest.raises(ModuleFormatError, match="does not match shape"):
+    for strict in (True, False):
+        with pytest.raises(ModuleFormatError, match="does not match shape") as e:
+            read_module(fixed, strict=strict)
+        assert e.value.status == Status.MALFORMED
+    # Reserved signature bytes: only strict rejects them (the C loader ignores them).
+    bad = bytearray(data)
+    bad[fmt.HEADER_SIZE + 4 * 4 + 3] = 1  # record 0's reserved byte
+    fixed = _refresh_crc(bad)
+    with pytest.raises(ModuleFormatError, match="reserved"):
         read_module(fixed)
     assert read_module(fixed, strict=False).inputs[0].byte_size == 48
     # Nonzero padding before the pool.
@@ -218,6 +226,8 @@ def test_reader_checks_tool_metadata_and_strict_fields() -> None:
         (dict(commands=[Command(0, [Binding.arena(0, 1)] * 17)]), "bindings"),
         (dict(commands=[Command(70000, [])]), "ordinal"),
         (dict(commands=[Command(0, [Binding.arena(1 << 30, 0)])]), "30 bits"),
+        (dict(commands=[Command(0, [Binding.arena(4, 4)])]), "multiple of 8"),
+        (dict(commands=[Command(0, [Binding.constant(20, 4)])]), "multiple of 8"),
         (dict(inputs=[TensorSig("a\0b", "f32", ())]), "NUL"),
         (dict(inputs=[TensorSig("x" * 256, "f32", ())]), "255"),
         (dict(inputs=[TensorSig("x", "f32", (-1,))]), "shape"),

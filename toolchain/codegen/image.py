@@ -1,16 +1,18 @@
 """The per-image object: every dispatch function plus the symbols of mrt_image.h.
 
-One relocatable object holds the generated kernels, the dispatch table indexed by
-dispatch ordinal (= position in the kernel list), the packed .mrt module in flash, and
-the RAM the image needs (arena and one buffer per input / output), all in their own
-sections so that `ld --gc-sections` keeps exactly what is referenced:
+One relocatable object holds the generated kernels, the image's contract with its
+module (`mrt_image`: dispatch table indexed by dispatch ordinal = position in the kernel
+list, the shape of the command list with what each dispatch accesses through each
+binding, the I/O buffer sizes, the target and the module's layout CRC;
+toolchain/module/contract.py), the packed .mrt module in
+flash, and the RAM the image needs (arena and one buffer per input / output), all in
+their own sections so that `ld --gc-sections` keeps exactly what is referenced:
 
     symbol                     section                          kind
-    mrt_image_dispatches       .rodata.mrt_image_dispatches     const fn-pointer array
-    mrt_image_dispatch_count   .rodata.mrt_image_dispatch_count const u32
+    mrt_image                  .rodata.mrt_image                const mrt_image_t
+      (its tables)             .rodata.mrt_image_{dispatches,commands,io_sizes}
     mrt_image_module           .rodata.mrt_image_module         const u8[], align 16
     mrt_image_module_size      .rodata.mrt_image_module_size    const u32
-    mrt_image_target_id        .rodata.mrt_image_target_id      const u32
     mrt_image_arena            .bss.mrt_image_arena             u8[max(1, n)], align 16
     mrt_image_arena_size       .rodata.mrt_image_arena_size     const u32
     mrt_image_inputs/outputs   .rodata.mrt_image_{inputs,outputs}  const pointer arrays
@@ -27,11 +29,13 @@ from llvmlite import ir
 from toolchain.codegen.emit import emit_kernel
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.form import Kernel
+from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 
 __all__ = ["build_image_module", "emit_image_object"]
 
 I8 = ir.IntType(8)
+I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 ALIGN = 16  # MRT_MODULE_ALIGN: module base, arena and I/O buffers
@@ -80,30 +84,54 @@ def _bss_buffer(module: ir.Module, name: str, size: int, linkage: str = "") -> i
     )
 
 
-def _pointer_table(module: ir.Module, name: str, targets: list[ir.GlobalValue]) -> None:
+def _pointer_table(module: ir.Module, name: str, targets: list[ir.GlobalValue],
+                   linkage: str = "") -> ir.GlobalVariable:
     ty = ir.ArrayType(PTR, max(1, len(targets)))
     items = list(targets) or [ir.Constant(PTR, None)]
-    _global(
-        module, name, ty, ir.Constant(ty, items), const=True, section=f".rodata.{name}", align=ALIGN
-    )
+    return _global(module, name, ty, ir.Constant(ty, items), const=True,
+                   section=f".rodata.{name}", align=ALIGN, linkage=linkage)
+
+
+def _u32_table(module: ir.Module, name: str, values: list[int]) -> ir.GlobalVariable:
+    ty = ir.ArrayType(I32, max(1, len(values)))
+    return _global(module, name, ty, ir.Constant(ty, list(values) or [0]), const=True,
+                   section=f".rodata.{name}", align=4, linkage="internal")
+
+
+def _image_struct(module: ir.Module, contract: ImageContract,
+                  fns: list[ir.Function]) -> None:
+    """`const mrt_image_t mrt_image` (minirt.h): pointers first, then the u32 and u16
+    fields, so LLVM's layout is the C struct's on every target."""
+    fields = [
+        _pointer_table(module, "mrt_image_dispatches", fns, linkage="internal"),
+        _u32_table(module, "mrt_image_commands", contract.command_words),
+        _u32_table(module, "mrt_image_io_sizes", list(contract.io_sizes)),
+        ir.Constant(I32, contract.target_id),
+        ir.Constant(I32, contract.layout_crc),
+        ir.Constant(I32, len(contract.commands)),
+        ir.Constant(I16, len(contract.input_sizes)),
+        ir.Constant(I16, len(contract.output_sizes)),
+    ]
+    ty = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I16, I16])
+    _global(module, "mrt_image", ty, ir.Constant(ty, fields), const=True,
+            section=".rodata.mrt_image", align=8)
 
 
 def build_image_module(
     kernels: list[Kernel],
     module_bytes: bytes,
-    target_id: int,
+    contract: ImageContract,
     arena_size: int,
-    input_sizes: list[int],
-    output_sizes: list[int],
     target: Target | TargetInfo | str,
 ) -> ir.Module:
     """The image's IR module (before optimisation); see emit_image_object."""
+    if contract.dispatch_count > len(kernels):
+        raise ValueError(f"the contract's commands call {contract.dispatch_count} "
+                         f"dispatches, the image has {len(kernels)}")
     info = TargetInfo.load(target)
     module = info.new_module("dispatch")
     fns = [emit_kernel(module, k) for k in kernels]
-
-    _pointer_table(module, "mrt_image_dispatches", fns)
-    _u32(module, "mrt_image_dispatch_count", len(fns))
+    _image_struct(module, contract, fns)
 
     data = bytes(module_bytes)
     mty = ir.ArrayType(I8, max(1, len(data)))
@@ -117,12 +145,11 @@ def build_image_module(
         align=ALIGN,
     )
     _u32(module, "mrt_image_module_size", len(data))
-    _u32(module, "mrt_image_target_id", target_id)
 
     _bss_buffer(module, "mrt_image_arena", arena_size)
     _u32(module, "mrt_image_arena_size", arena_size)
 
-    for kind, sizes in (("input", input_sizes), ("output", output_sizes)):
+    for kind, sizes in (("input", contract.input_sizes), ("output", contract.output_sizes)):
         bufs = [
             _bss_buffer(module, f"mrt_image_{kind}_{i}", n, linkage="internal")
             for i, n in enumerate(sizes)
@@ -134,22 +161,19 @@ def build_image_module(
 def emit_image_object(
     kernels: list[Kernel],
     module_bytes: bytes,
-    target_id: int,
+    contract: ImageContract,
     arena_size: int,
-    input_sizes: list[int],
-    output_sizes: list[int],
     target: Target | TargetInfo | str,
 ) -> bytes:
-    """One ELF object with all dispatch functions and the mrt_image_* symbols.
+    """One ELF object with all dispatch functions and the mrt_image* symbols.
 
-    kernels[i] becomes dispatch ordinal i. target is a Target, a TargetInfo or a
-    descriptor name; target_id is what the module header carries (normally
-    target.target_id, passed explicitly so the caller states what it packed).
+    kernels[i] becomes dispatch ordinal i; `contract` says what the image's commands need
+    from a module and holds the target id and I/O sizes
+    (toolchain.module.image_contract builds it).
+    target is a Target, a TargetInfo or a descriptor name.
     """
-    if arena_size < 0 or any(n < 0 for n in (*input_sizes, *output_sizes)):
+    if arena_size < 0:
         raise ValueError("buffer sizes must be >= 0")
     info = TargetInfo.load(target)
-    module = build_image_module(
-        kernels, module_bytes, target_id, arena_size, input_sizes, output_sizes, info
-    )
+    module = build_image_module(kernels, module_bytes, contract, arena_size, info)
     return info.emit_object(module)

@@ -22,7 +22,8 @@ STATUS = {
     5: "module built for another target",
     6: "module CRC mismatch",
     7: "malformed module (an offset or binding out of range)",
-    8: "a command names a dispatch this image does not contain",
+    8: "the module does not fit this image's code (I/O sizes, commands or layout differ "
+       "from what it was built for)",
 }
 # MRT_HARNESS_EXIT_* (runtime_c/harness/main.c)
 HARNESS = {

@@ -11,6 +11,13 @@ runtime_c/core/module.c is the C loader that validates it.
     print(dump_module(data))
 """
 
+from toolchain.module.contract import (
+    BindingNeed,
+    CommandNeed,
+    ImageContract,
+    image_contract,
+    layout_crc,
+)
 from toolchain.module.dump import dump_module
 from toolchain.module.format import BindingKind, DType, Status, target_id, target_ids
 from toolchain.module.pack import (
@@ -30,6 +37,11 @@ from toolchain.module.reader import Module, ModuleFormatError, PlacedConstant, r
 __all__ = [
     "target_ids",
     "Binding",
+    "BindingNeed",
+    "CommandNeed",
+    "ImageContract",
+    "image_contract",
+    "layout_crc",
     "BindingKind",
     "Command",
     "ConstantEntry",

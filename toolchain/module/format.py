@@ -28,6 +28,7 @@ CONSTANT_ENTRY = struct.Struct("<IIBBHII")  # offset, size, dtype, storage, flag
 QUANT_HEAD = struct.Struct("<iI")  # axis (-1 = per tensor), channel count
 
 MAX_BINDINGS = 16  # per command; the runtime resolves bindings into a stack array this big
+BINDING_ALIGN = 8  # arena and constant bindings start at multiples of this
 MAX_RANK = 255
 MAX_NAME_LEN = 255
 POOL_ALIGN = 16
@@ -47,7 +48,7 @@ class Status(enum.IntEnum):
     TARGET = 5
     CRC = 6
     MALFORMED = 7
-    DISPATCH = 8
+    IMAGE = 8  # the module does not fit the image's code (toolchain/module/contract.py)
 
 
 class DType(enum.IntEnum):

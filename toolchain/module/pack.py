@@ -279,6 +279,8 @@ def _check_binding(
     if not 0 <= b.value <= fmt.BINDING_VALUE_MASK:
         raise PackError(f"{where}: value {b.value} does not fit in 30 bits")
     _u32(b.size, f"{where} size")
+    if b.kind in (BindingKind.ARENA, BindingKind.CONSTANT) and b.value % fmt.BINDING_ALIGN:
+        raise PackError(f"{where}: {b} does not start at a multiple of {fmt.BINDING_ALIGN}")
     if b.kind == BindingKind.ARENA and b.value + b.size > arena_size:
         raise PackError(f"{where}: {b} overruns the {arena_size}-byte arena")
     if b.kind == BindingKind.CONSTANT and b.value + b.size > pool_size:

@@ -1,21 +1,22 @@
 """Parses .mrt bytes back into Python objects, validating them the way the C loader does.
 
 Checks run in the same order as mrt_module_load and fail with the same status code, so
-a test can compare the two on any byte string. After the loader's checks the reader
-also checks the constant table, which the runtime never reads; strict=True adds checks
-that cannot affect memory safety (zero padding, reserved fields, byte sizes that match
-shapes, well-formed quantization blobs). All of those fail as MALFORMED, where the C
-loader would accept.
+a test can compare the two on any byte string. Given the image's contract
+(toolchain/module/contract.py), the reader also checks what the C loader checks against
+`mrt_image_t`. After the loader's checks the reader also checks the constant table,
+which the runtime never reads; strict=True adds checks that cannot affect memory safety
+(zero padding, reserved fields, well-formed quantization blobs). All of those fail as
+MALFORMED, where the C loader would accept.
 """
 
 from __future__ import annotations
 
-import math
 import struct
 import zlib
 from dataclasses import dataclass
 
 from toolchain.module import format as fmt
+from toolchain.module.contract import ImageContract, layout_crc
 from toolchain.module.format import BindingKind, DType, Status
 from toolchain.module.pack import (
     CONST_FLAG_QUANT,
@@ -116,6 +117,10 @@ def _bad(message: str) -> ModuleFormatError:
     return ModuleFormatError(Status.MALFORMED, message)
 
 
+def _mismatch(message: str) -> ModuleFormatError:
+    return ModuleFormatError(Status.IMAGE, f"the module does not fit the image: {message}")
+
+
 def _in_range(offset: int, size: int, limit: int) -> bool:
     return offset <= limit and size <= limit - offset
 
@@ -131,13 +136,19 @@ def read_module(
     data: bytes,
     target: str | int | None = None,
     *,
+    image: ImageContract | None = None,
     check_crc: bool = True,
     strict: bool = True,
+    loader_only: bool = False,
 ) -> Module:
     """Validates and parses `data`; raises ModuleFormatError with the C loader's status.
 
     target: if given, the module must be packed for it (MRT_ERR_TARGET otherwise).
+    image: the contract of the image that is to run it; checked as mrt_module_load
+    checks its mrt_image_t (the target is then the image's).
     check_crc=False still reports the outcome in Module.crc_ok (dump uses it).
+    loader_only=True stops after what mrt_module_load checks (no constant table, no
+    strict fields), to predict the C loader's status exactly.
     """
     data = bytes(data)
     h = read_header(data)
@@ -145,6 +156,8 @@ def read_module(
         raise ModuleFormatError(Status.MAGIC, f"magic {h.magic!r}, expected {fmt.MAGIC!r}")
     if h.version != fmt.VERSION:
         raise ModuleFormatError(Status.VERSION, f"version {h.version}, expected {fmt.VERSION}")
+    if image is not None:
+        target = image.target_id
     if target is not None and h.target_id != fmt.target_id(target):
         raise ModuleFormatError(
             Status.TARGET, f"module is for {fmt.target_name(h.target_id)}, not {target}"
@@ -166,20 +179,31 @@ def read_module(
         raise _bad(f"pool offset {h.pool_offset} is not 16-aligned inside the module")
     pool = data[h.pool_offset :]
     n_in, n_io = h.input_count, h.input_count + h.output_count
+    if image is not None and ((n_in, h.output_count, h.command_count) != (
+            len(image.input_sizes), len(image.output_sizes), len(image.commands))):
+        raise _mismatch(f"{n_in} inputs, {h.output_count} outputs and {h.command_count} "
+                        f"commands; the image has {len(image.input_sizes)}, "
+                        f"{len(image.output_sizes)} and {len(image.commands)}")
     sig_start = fmt.HEADER_SIZE
     records_start = sig_start + 4 * n_io
     if records_start > h.pool_offset:
         raise _bad("signature byte sizes run into the constant pool")
     io_sizes = list(struct.unpack_from(f"<{n_io}I", data, sig_start))
-    tensors, cmd_start = _read_signature(data, records_start, h.pool_offset, io_sizes, strict)
+    tensors, cmd_start = _read_signature(data, records_start, h.pool_offset, io_sizes,
+                                         strict and not loader_only, image)
     if h.signature_size != cmd_start - sig_start:
         raise _bad(f"signature_size {h.signature_size} != {cmd_start - sig_start} walked")
     commands, cmd_end = _read_commands(
-        data, cmd_start, h, len(pool), io_sizes[:n_in], io_sizes[n_in:]
+        data, cmd_start, h, len(pool), io_sizes[:n_in], io_sizes[n_in:], image
     )
     if h.commands_size != cmd_end - cmd_start:
         raise _bad(f"commands_size {h.commands_size} != {cmd_end - cmd_start} walked")
+    if image is not None and layout_crc(data) != image.layout_crc:
+        raise _mismatch(f"layout CRC {layout_crc(data):#010x}, the image was built for "
+                        f"{image.layout_crc:#010x}")
 
+    if loader_only:
+        return Module(h, tensors[:n_in], tensors[n_in:], commands, (), pool, crc_ok)
     # Tool metadata the runtime never reads: the constant table and the padding.
     constants, table_end = _read_constants(data, cmd_end, h, pool, strict)
     if strict:
@@ -190,8 +214,21 @@ def read_module(
     return Module(h, tensors[:n_in], tensors[n_in:], commands, constants, pool, crc_ok)
 
 
+def _dims_bytes(dims: tuple[int, ...], dtype: DType) -> int | None:
+    """Bytes of a dense tensor, multiplied as the C loader does: the element size, then
+    each dim in order; None if a partial product leaves 32 bits (even if a later 0
+    would bring it back)."""
+    n = dtype.itemsize
+    for d in dims:
+        n *= d
+        if n > 0xFFFFFFFF:
+            return None
+    return n
+
+
 def _read_signature(
-    data: bytes, pos: int, limit: int, io_sizes: list[int], strict: bool
+    data: bytes, pos: int, limit: int, io_sizes: list[int], strict: bool,
+    image: ImageContract | None,
 ) -> tuple[tuple[TensorSig, ...], int]:
     """Walks one record per tensor below `limit`; returns the tensors and the end offset."""
     tensors = []
@@ -208,16 +245,21 @@ def _read_signature(
         if data[name_at + name_len] != 0:
             raise _bad(f"signature record {i}: name is not NUL-terminated")
         dims = struct.unpack_from(f"<{rank}I", data, pos + fmt.SIG_RECORD_HEAD.size)
+        if _dims_bytes(dims, DType(dtype)) != byte_size:
+            raise _bad(f"signature record {i}: byte size {byte_size} does not match shape")
+        if image is not None and byte_size != image.io_sizes[i]:
+            raise _mismatch(f"I/O tensor {i} has {byte_size} bytes, the image's buffer "
+                            f"{image.io_sizes[i]}")
         name_bytes = data[name_at : name_at + name_len]
-        if strict:
-            if reserved or any(data[name_at + name_len : pos + rec]) or b"\0" in name_bytes:
-                raise _bad(f"signature record {i}: nonzero reserved or padding bytes")
-            if math.prod(dims) * DType(dtype).itemsize != byte_size:
-                raise _bad(f"signature record {i}: byte size {byte_size} does not match shape")
+        if strict and (reserved or any(data[name_at + name_len : pos + rec])
+                       or b"\0" in name_bytes):
+            raise _bad(f"signature record {i}: nonzero reserved or padding bytes")
         try:
             name = name_bytes.decode("utf-8")
         except UnicodeDecodeError:
-            raise _bad(f"signature record {i}: name is not UTF-8") from None
+            if strict:  # the C loader hands names out as bytes
+                raise _bad(f"signature record {i}: name is not UTF-8") from None
+            name = name_bytes.decode("utf-8", errors="replace")
         tensors.append(TensorSig(name, DType(dtype), dims))
         pos += rec
     return tuple(tensors), pos
@@ -230,6 +272,7 @@ def _read_commands(
     pool_size: int,
     input_sizes: list[int],
     output_sizes: list[int],
+    image: ImageContract | None,
 ) -> tuple[tuple[Command, ...], int]:
     """Walks command_count commands below the pool; returns them and the end offset."""
     limit = h.pool_offset
@@ -241,23 +284,35 @@ def _read_commands(
         pos += fmt.COMMAND_HEAD.size
         if nb > fmt.MAX_BINDINGS or nb * fmt.BINDING.size > limit - pos:
             raise _bad(f"command {ci}: {nb} bindings do not fit")
+        need = None
+        if image is not None:
+            need = image.commands[ci]
+            if (ordinal, nb) != (need.ordinal, len(need.bindings)):
+                raise _mismatch(f"command {ci} runs dispatch {ordinal} with {nb} bindings, "
+                                f"the image dispatch {need.ordinal} with "
+                                f"{len(need.bindings)}")
         bindings = []
         for bi in range(nb):
             ref, bsize = fmt.BINDING.unpack_from(data, pos)
             pos += fmt.BINDING.size
             kind = BindingKind(ref >> fmt.BINDING_VALUE_BITS)
             value = ref & fmt.BINDING_VALUE_MASK
-            if kind == BindingKind.ARENA:
-                ok = _in_range(value, bsize, h.arena_size)
-            elif kind == BindingKind.CONSTANT:
-                ok = _in_range(value, bsize, pool_size)
+            where = f"command {ci} binding {bi} ({kind.name} {value}, {bsize} B)"
+            if kind in (BindingKind.ARENA, BindingKind.CONSTANT):
+                if value % fmt.BINDING_ALIGN:
+                    raise _bad(f"{where} is not {fmt.BINDING_ALIGN}-byte aligned")
+                ok = _in_range(value, bsize, h.arena_size if kind == BindingKind.ARENA
+                               else pool_size)
             else:
                 io = input_sizes if kind == BindingKind.INPUT else output_sizes
                 ok = value < len(io) and bsize <= io[value]
             if not ok:
-                raise _bad(
-                    f"command {ci} binding {bi} ({kind.name} {value}, {bsize} B) is out of range"
-                )
+                raise _bad(f"{where} is out of range")
+            if need is not None and (kind, bsize) != (need.bindings[bi].kind,
+                                                       need.bindings[bi].size):
+                expect = need.bindings[bi]
+                raise _mismatch(f"{where}: the image's dispatch accesses {expect.kind.name} "
+                                f"{expect.size} B")
             bindings.append(Binding(kind, value, bsize))
         commands.append(Command(ordinal, tuple(bindings)))
     return tuple(commands), pos

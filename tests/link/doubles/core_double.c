@@ -14,10 +14,10 @@ static uint32_t td_word(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id,
+mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
                              mrt_module_t *out_module) {
   const uint8_t *p = data;
-  if (p == NULL || out_module == NULL) {
+  if (p == NULL || image == NULL || out_module == NULL) {
     return MRT_ERR_ARGUMENT;
   }
   if (size < 16) {
@@ -26,17 +26,14 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, uint32_t target_id
   if (p[0] != 'T' || p[1] != 'D' || p[2] != 'B' || p[3] != 'L') {
     return MRT_ERR_MAGIC;
   }
-  if (td_word(p + 4) != target_id) {
+  if (td_word(p + 4) != image->target_id) {
     return MRT_ERR_TARGET;
   }
   mrt_module_t m = {0};
   m.base = p;
   m.size = size;
-  m.input_count = 1;
-  m.output_count = 1;
-  m.command_count = 1;
-  m.dispatch_count = 1;
-  m.signature = p + 8; /* the two byte sizes, as mrt_module_io_size reads them */
+  m.image = image;
+  m.signature = p + 8;
   *out_module = m;
   return MRT_OK;
 }
@@ -56,15 +53,14 @@ mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint3
   return MRT_OK;
 }
 
-mrt_status_t mrt_module_run(const mrt_module_t *module, const mrt_dispatch_fn_t *dispatches,
-                            uint32_t dispatch_count, void *const *inputs, void *const *outputs,
-                            void *arena, uint32_t arena_size) {
+mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
+                            void *const *outputs, void *arena, uint32_t arena_size) {
   (void)arena_size;
-  if (module == NULL || dispatches == NULL || dispatch_count < module->dispatch_count) {
+  if (module == NULL || module->image == NULL) {
     return MRT_ERR_ARGUMENT;
   }
   void *bindings[3] = {inputs[0], outputs[0], arena};
-  dispatches[0](bindings);
+  module->image->dispatches[0](bindings);
   return MRT_OK;
 }
 

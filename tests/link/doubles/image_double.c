@@ -57,8 +57,16 @@ static void td_dispatch(void *const *bindings) {
   }
 }
 
-const mrt_dispatch_fn_t mrt_image_dispatches[] = {td_dispatch};
-const uint32_t mrt_image_dispatch_count = 1;
+static const mrt_dispatch_fn_t td_dispatches[] = {td_dispatch};
+static const uint32_t td_io_sizes[] = {sizeof(td_io_t), sizeof(td_io_t)};
+const mrt_image_t mrt_image = {
+    .dispatches = td_dispatches,
+    .io_sizes = td_io_sizes,
+    .target_id = TD_TARGET_ID,
+    .command_count = 1,
+    .input_count = 1,
+    .output_count = 1,
+};
 const uint8_t mrt_image_module[16] = {
     'T', 'D', 'B', 'L',
     (uint8_t)TD_TARGET_ID, 0, 0, 0,
@@ -66,7 +74,6 @@ const uint8_t mrt_image_module[16] = {
     16, 0, 0, 0,
 };
 const uint32_t mrt_image_module_size = sizeof mrt_image_module;
-const uint32_t mrt_image_target_id = TD_TARGET_ID;
 _Alignas(16) uint8_t mrt_image_arena[64];
 const uint32_t mrt_image_arena_size = sizeof mrt_image_arena;
 static td_io_t td_input;
