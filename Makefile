@@ -13,7 +13,7 @@ EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4
 JOBS      ?= 2
 
-.PHONY: setup apt test lint run clean
+.PHONY: setup apt test lint run fuzz clean
 
 setup: apt $(STAMP)
 
@@ -37,6 +37,11 @@ $(STAMP): pyproject.toml
 
 test: setup
 	$(PY) -m pytest -n $(JOBS)
+
+# The full structural fuzz of the module under QEMU (make test runs a sample of it);
+# results in bench/results/module_fuzz.{json,md}.
+fuzz: setup
+	$(PY) bench/module_fuzz.py --jobs $(JOBS)
 
 lint: setup
 	$(VENV)/bin/ruff check toolchain tests bench

@@ -10,25 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from elftools.elf.elffile import ELFFile
 
 from toolchain.emu.run import run_image
+from toolchain.link.inspect import image_contract_of, module_span
 from toolchain.module.reader import ModuleFormatError, read_module
 from toolchain.pipeline import build_model
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _module_file_offset(elf_path: Path) -> tuple[int, int]:
-    with open(elf_path, "rb") as f:
-        elf = ELFFile(f)
-        sym = elf.get_section_by_name(".symtab").get_symbol_by_name("mrt_image_module")[0]
-        addr, size = sym["st_value"], sym["st_size"]
-        for seg in elf.iter_segments():
-            if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= addr < seg["p_vaddr"] + \
-                    seg["p_filesz"]:
-                return seg["p_offset"] + addr - seg["p_vaddr"], size
-    raise AssertionError("mrt_image_module is not in a loaded segment")
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
@@ -45,7 +31,8 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 """)
     result = build_model(model, board, tmp_path / "fw", log=lambda _: None)
     elf = result.elf.read_bytes()
-    offset, size = _module_file_offset(result.elf)
+    offset, size = module_span(result.elf)
+    contract = image_contract_of(result.elf)
     module = elf[offset:offset + size]
     assert module == result.module
     inputs = [bytes(24)]
@@ -56,7 +43,7 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
         bad = bytearray(module)
         bad[i] ^= 0x5A
         try:
-            read_module(bytes(bad), board)
+            read_module(bytes(bad), image=contract)
             pytest.fail(f"byte {i}: the reader accepted a corrupted module")
         except ModuleFormatError as e:
             want = int(e.status)
