@@ -51,7 +51,7 @@ def fuzz_target(model: str, board: str, work: Path) -> FuzzTarget:
 
 
 def outcome_label(o: Outcome) -> str:
-    return "unchanged outputs" if o.expected == 0 else Status(o.expected).name
+    return "loaded, outputs exact" if o.expected == 0 else Status(o.expected).name
 
 
 def main(argv: list[str] | None = None) -> int:
