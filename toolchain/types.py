@@ -91,6 +91,55 @@ def bf16_from_bits(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+def f32_round_to_odd(x: np.ndarray) -> np.ndarray:
+    """Values of a wider type (float64, any integer) narrowed to float32 with rounding to
+    odd: an inexact result is the neighbour whose last bit is 1.
+
+    Rounding x to nearest float32 and then to nearest bf16 (or f16) can be wrong: e.g.
+    1 + 2**-8 + 2**-30 becomes the bf16 tie 1 + 2**-8 and then 1.0, where the correctly
+    rounded bf16 is 1 + 2**-7. With round-to-odd the float32 step keeps "above / below / exactly" of
+    every bf16 and f16 midpoint (float32 has more than 2 bits beyond their precision), so
+    the second rounding gives the correctly rounded result of x.
+    """
+    x = np.asarray(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = np.asarray(x.astype(np.float32))
+        if x.dtype.kind in "iu":
+            # Python compares int with float exactly; numpy would round the int first.
+            wide, back = x.astype(object), f.astype(np.float64).astype(object)
+            inexact = (back != wide).astype(bool)
+            away = (np.abs(back) > np.abs(wide)).astype(bool)
+        else:
+            wide, back = x.astype(np.float64), f.astype(np.float64)
+            inexact = (back != wide) & ~np.isnan(wide)
+            away = np.abs(back) > np.abs(wide)
+    bits = f.view(np.uint32)
+    # The odd neighbour of an even result: one step towards zero if it rounded away from
+    # zero (overflow to inf included: inf - 1 step is the largest float32), else away.
+    step = np.where(away, np.uint32(0xFFFFFFFF), np.uint32(1))
+    fix = inexact & ((bits & 1) == 0)
+    return np.where(fix, bits + step, bits).astype(np.uint32).view(np.float32).reshape(x.shape)
+
+
+def to_bf16(x: np.ndarray) -> np.ndarray:
+    """Values of any real type rounded once to the nearest bf16 (ties to even), as the
+    float32 array the host holds bf16 in."""
+    x = np.asarray(x)
+    if x.dtype in (np.float32, np.float16, np.bool_):
+        return round_to_bf16(x.astype(np.float32))  # exact widening first
+    return round_to_bf16(f32_round_to_odd(x))
+
+
+def to_dtype(x: np.ndarray, dt: DType) -> np.ndarray:
+    """x (computed in its own, at least as wide type) as the host array of dt: floats
+    rounded once to nearest even (bf16 included), integers wrapped like C."""
+    x = np.asarray(x)
+    if dt.name == "bf16":
+        return to_bf16(x)
+    with np.errstate(over="ignore"):  # a float too large for dt becomes inf, as in IEEE
+        return x.astype(dt.np_dtype)
+
+
 F32 = DTYPES["f32"]
 I1 = DTYPES["i1"]
 I64 = DTYPES["i64"]

@@ -2,7 +2,9 @@
 
 Floats are computed in the tensor's own precision, except that contractions and
 reductions accumulate in float64 and round once: that is the most accurate f32
-answer, so a compiled kernel's error can be judged against it.
+answer, so a compiled kernel's error can be judged against it. bf16, which the host
+holds in float32, is computed in float32 (or float64) and every result is rounded once
+to bf16 (`_result`), as the compiled kernels do.
 """
 
 from __future__ import annotations
@@ -13,12 +15,23 @@ from typing import Any
 import numpy as np
 
 from toolchain.graph.ir import Node
+from toolchain.types import to_dtype
 
 Kernel = Callable[..., np.ndarray]
 
 
 def _out_dtype(node: Node, i: int = 0) -> np.dtype:
     return node.outputs[i].type.dtype.np_dtype
+
+
+def _result(node: Node, x: Any, i: int = 0) -> np.ndarray:
+    """x, computed in a type at least as wide as output i's, as that output: rounded once
+    (bf16 included) or wrapped."""
+    dt = node.outputs[i].type.dtype
+    if not hasattr(dt, "name"):
+        # The kernel interpreter's stand-in node carries only a numpy dtype.
+        return np.asarray(x).astype(dt.np_dtype)
+    return to_dtype(np.asarray(x), dt)
 
 
 def _acc_dtype(dt: np.dtype) -> np.dtype:
@@ -48,7 +61,8 @@ def _round_afz(x: np.ndarray) -> np.ndarray:
 
 def _logistic(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return (1.0 / (1.0 + np.exp(-x.astype(np.float64)))).astype(x.dtype)
+        # float64, rounded once to the result type by _unary.
+        return 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
 
 
 def _bits(x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -107,7 +121,7 @@ def _shift(kind: str) -> Kernel:
 def _unary(f: Callable) -> Kernel:
     def k(node: Node, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return np.asarray(f(x)).astype(_out_dtype(node))
+            return _result(node, f(x))
 
     return k
 
@@ -115,7 +129,7 @@ def _unary(f: Callable) -> Kernel:
 def _binary(f: Callable) -> Kernel:
     def k(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return np.asarray(f(a, b)).astype(_out_dtype(node))
+            return _result(node, f(a, b))
 
     return k
 
@@ -140,14 +154,23 @@ def _clamp(node: Node, lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndar
 
 def _convert(node: Node, x: np.ndarray) -> np.ndarray:
     dt = _out_dtype(node)
-    if x.dtype.kind == "f" and dt.kind in "iu":
-        info = np.iinfo(dt)
-        # Float -> int truncates toward zero and saturates (NaN -> 0), like C + clamp.
-        # Clip in float64: in f32, int32's max rounds up to 2**31 and the cast overflows.
-        x = np.nan_to_num(np.clip(np.trunc(x.astype(np.float64)), info.min, info.max), nan=0)
     if dt.kind == "b":
         return x != 0
-    return x.astype(dt)
+    if x.dtype.kind == "f" and dt.kind in "iu":
+        return _saturate(x, dt)
+    return _result(node, x)
+
+
+def _saturate(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Float -> int truncates toward zero and saturates (NaN -> 0), like C + clamp. The
+    bounds are compared as powers of two, which float64 holds exactly: int64's max as a
+    float is 2**63 and would overflow the cast."""
+    info = np.iinfo(dt)
+    t = np.trunc(x.astype(np.float64))
+    high = t >= 2.0 ** (info.bits - (1 if info.min < 0 else 0))
+    low = t <= float(info.min)  # 0 or -2**(bits-1): exact
+    inside = np.where(high | low | np.isnan(t), 0.0, t).astype(dt)
+    return np.where(high, info.max, np.where(low, info.min, inside)).astype(dt)
 
 
 def _broadcast(node: Node, x: np.ndarray) -> np.ndarray:
@@ -181,7 +204,7 @@ def _iota(node: Node) -> np.ndarray:
     shape = node.attrs["shape"]
     d = node.attrs["dimension"]
     ramp = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
-    return np.broadcast_to(ramp, shape).astype(_out_dtype(node))
+    return _result(node, np.broadcast_to(ramp, shape))
 
 
 def _dot_general(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -198,7 +221,7 @@ def _dot_general(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     n = int(np.prod([b.shape[i] for i in rf], dtype=np.int64))
     out = np.matmul(a2.reshape(nb, m, k), b2.reshape(nb, k, n))
     shape = [a.shape[i] for i in lb] + [a.shape[i] for i in lf] + [b.shape[i] for i in rf]
-    return out.reshape(shape).astype(_out_dtype(node))
+    return _result(node, out.reshape(shape))
 
 
 def _convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -250,7 +273,7 @@ def _convolution(node: Node, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     perm[at["output_feature"]] = 1
     for i, d in enumerate(at["output_spatial"]):
         perm[d] = 2 + i
-    return out.transpose(perm).astype(_out_dtype(node))
+    return _result(node, out.transpose(perm))
 
 
 def _reduce(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
@@ -258,7 +281,7 @@ def _reduce(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
     ufunc = _REDUCE[kind]
     wide = x.astype(_acc_dtype(x.dtype)) if kind in ("add", "multiply") else x
     r = ufunc.reduce(wide, axis=dims) if dims else wide
-    return ufunc(r, init).astype(_out_dtype(node))
+    return _result(node, ufunc(r, init))
 
 
 def _reduce_window(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
@@ -283,7 +306,7 @@ def _reduce_window(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
                          + (out_shape[i] - 1) * at["strides"][i] + 1, at["strides"][i])
                    for i in range(x.ndim))
         out = ufunc(out, wide[sl])
-    return out.astype(_out_dtype(node))
+    return _result(node, out)
 
 
 def _gather(node: Node, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -321,14 +344,14 @@ def _batch_norm(node: Node, x, scale, offset, mean, var) -> np.ndarray:
     shape = [-1 if i == fi else 1 for i in range(x.ndim)]
     r = lambda v: v.reshape(shape).astype(np.float64)  # noqa: E731
     y = (x - r(mean)) / np.sqrt(r(var) + node.attrs["epsilon"]) * r(scale) + r(offset)
-    return y.astype(x.dtype)
+    return _result(node, y)
 
 
 def _dequantize(node: Node, q: np.ndarray, scale: np.ndarray) -> np.ndarray:
     # One f32 multiply per element, exactly what the compiled kernel does.
     axis = node.attrs["axis"]
     s = scale if axis is None else scale.reshape([-1 if i == axis else 1 for i in range(q.ndim)])
-    return (q.astype(scale.dtype) * s).astype(_out_dtype(node))
+    return _result(node, q.astype(scale.dtype) * s)
 
 
 KERNELS: dict[str, Kernel] = {
@@ -358,7 +381,8 @@ KERNELS: dict[str, Kernel] = {
     "reverse": lambda node, x: np.flip(x, axis=tuple(node.attrs["dims"])).copy(),
     "concatenate": lambda node, *xs: np.concatenate(xs, axis=node.attrs["dimension"]),
     "slice": _slice, "pad": _pad, "iota": _iota, "gather": _gather,
-    "constant": lambda node: node.attrs["value"],
+    # Importers round bf16 literals already; a constant a pass builds may not be.
+    "constant": lambda node: _result(node, node.attrs["value"]),
     "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "batch_norm_inference": _batch_norm,
     "dequantize": _dequantize,
