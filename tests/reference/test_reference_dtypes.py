@@ -1,5 +1,5 @@
 """Reference semantics by element type: bf16 results are rounded once to bf16, unsigned
-integers behave as unsigned, float -> integer conversions saturate at every width.
+integers behave as unsigned, integer power follows StableHLO for negative exponents.
 
 The expected values are computed by hand: bf16 from the exact (float64) result with
 `round_to_bf16`, integers with Python's unbounded integers wrapped to the type's width.
@@ -192,3 +192,40 @@ def test_float_to_64_bit_integers_saturates() -> None:
     x = np.array([np.inf, -np.inf, 1e30, -1e30, 2.0**63, -(2.0**63), np.nan], np.float32)
     assert run("convert", [(x, "f32")], "i64", dtype="i64").tolist() == [
         2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 0]
+
+
+# ---------------------------------------------------------------------- integer power
+
+
+def spec_power(base: int, exp: int, width: int, signed: bool) -> int:
+    """StableHLO's integer power (the interpreter's rule): a negative exponent gives 1
+    for a base of 1, +-1 for -1 by the exponent's parity, else 0; otherwise base**exp
+    wrapped to the width."""
+    if exp < 0:
+        r = 1 if base == 1 else (-1 if exp % 2 else 1) if base == -1 else 0
+    else:
+        r = pow(base, exp, 1 << width)
+    r &= (1 << width) - 1
+    return r - (1 << width) if signed and r >> (width - 1) else r
+
+
+@pytest.mark.parametrize("t", ["i8", "i16", "i32", "i64"])
+def test_signed_power_with_negative_exponents(t: str) -> None:
+    info = np.iinfo(dtype(t).np_dtype)
+    bases = [1, -1, 2, -2, 0, 3, info.min, info.max]
+    exps = [-1, -2, -3, 0, 1, 2, 5, info.min]
+    a = np.array([x for x in bases for _ in exps], dtype(t).np_dtype)
+    b = np.array([e for _ in bases for e in exps], dtype(t).np_dtype)
+    got = run("power", [(a, t), (b, t)], t).tolist()
+    want = [spec_power(x, e, dtype(t).bits, True) for x, e in zip(a.tolist(), b.tolist())]
+    assert got == want
+    assert got[:3] == [1, 1, 1] and got[8:11] == [-1, 1, -1] and got[16:19] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("t", ["ui8", "ui32", "ui64"])
+def test_unsigned_power_wraps(t: str) -> None:
+    a = unsigned_values(t, 16)
+    b = np.array([0, 1, 2, 3, 200, 63, 64, 65] * 2, a.dtype)
+    width = dtype(t).bits
+    got = run("power", [(a, t), (b, t)], t).tolist()
+    assert got == [spec_power(x, e, width, False) for x, e in zip(a.tolist(), b.tolist())]

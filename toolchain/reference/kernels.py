@@ -92,6 +92,27 @@ def _popcnt(x: np.ndarray) -> np.ndarray:
     return n.astype(x.dtype)
 
 
+def _int_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """StableHLO integer power: by squaring, wrapping like the type. A negative exponent
+    (signed types) gives 1 / a**-b truncated: 1 for a base of 1, -1 or 1 by the
+    exponent's parity for -1, else 0 (0 included: no division by zero). This is what
+    the StableHLO interpreter does; numpy refuses negative exponents instead."""
+    a, b = np.broadcast_arrays(a, b)
+    base, width = _bits(a)
+    exp, _ = _bits(b)
+    result = np.ones(a.shape, dtype=np.uint64)
+    one = np.uint64(1)
+    for _ in range(width):  # every exponent bit; products wrap modulo 2**64, then width
+        result = np.where(exp & one, result * base, result)
+        base = base * base
+        exp = exp >> one
+    if a.dtype.kind == "i":
+        odd = (b & 1) != 0
+        by_negative = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        result = np.where(b < 0, by_negative.astype(np.int64).view(np.uint64), result)
+    return _from_bits(result, a.dtype)
+
+
 def _float_or_int(f: Callable, i: Callable) -> Kernel:
     return lambda a, b: (f if a.dtype.kind == "f" else i)(a, b)
 
@@ -369,7 +390,7 @@ KERNELS: dict[str, Kernel] = {
     "divide": _binary(_float_or_int(np.divide, _int_div)),
     "remainder": _binary(_float_or_int(np.fmod, _int_rem)),
     "maximum": _binary(np.maximum), "minimum": _binary(np.minimum),
-    "power": _binary(np.power), "atan2": _binary(np.arctan2),
+    "power": _binary(_float_or_int(np.power, _int_power)), "atan2": _binary(np.arctan2),
     "and": _binary(lambda a, b: a & b), "or": _binary(lambda a, b: a | b),
     "xor": _binary(lambda a, b: a ^ b),
     "shift_left": _shift("left"), "shift_right_arithmetic": _shift("arith"),
