@@ -199,6 +199,7 @@ def _sign(b: ir.IRBuilder, x: ir.Value, dt: DType) -> ir.Value:
     return b.sub(pos, neg)
 
 
+_NARROW_FLOATS = ("f16", "bf16")  # storage formats computed in f32
 _FCMP = {"EQ": "==", "GE": ">=", "GT": ">", "LE": "<=", "LT": "<"}
 _MATH_OPS = {
     "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt",
@@ -383,6 +384,47 @@ class _KernelEmitter:
         if dt.name == "bf16":
             return mathlib.bf16_bits_to_f32(b, mathlib.f32_to_bf16_bits(b, v))
         return v
+
+    # Converting f64 or a wide integer to f16 / bf16 goes through f32. Rounding to
+    # nearest twice can be wrong (a value just above a bf16 tie may land exactly on it),
+    # so the f32 step rounds to odd: an inexact f32 result is the neighbour whose last bit
+    # is 1. f32 keeps more than 2 bits beyond bf16's and f16's precision, so the final
+    # rounding to nearest is then the correct rounding of the original value, as in the
+    # reference (toolchain.types.f32_round_to_odd).
+
+    def _to_odd(self, r: ir.Value, inexact: ir.Value, away: ir.Value) -> ir.Value:
+        """The f32 `r`, rounded to nearest, made round-to-odd: when inexact and even, one
+        step towards zero if `r` rounded away from zero (inf included), else away."""
+        b = self.b
+        bits = b.bitcast(r, I32)
+        even = b.icmp_unsigned("==", b.and_(bits, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+        step = b.select(away, ir.Constant(I32, (1 << 32) - 1), ir.Constant(I32, 1))
+        bits = b.select(b.and_(inexact, even), b.add(bits, step), bits)
+        return b.bitcast(bits, F32)
+
+    def _f64_to_f32_odd(self, v: ir.Value) -> ir.Value:
+        b = self.b
+        r = b.fptrunc(v, F32)
+        back = b.fpext(r, F64)
+        inexact = b.fcmp_ordered("!=", back, v)  # false for NaN
+        away = b.xor(b.fcmp_ordered(">", back, v), b.fcmp_ordered("<", v, _zero(F64)))
+        return self._to_odd(r, inexact, away)
+
+    def _int_to_f32_odd(self, v: ir.Value, src: DType) -> ir.Value:
+        b = self.b
+        t = v.type
+        unsigned = _unsigned(src)
+        r = b.uitofp(v, F32) if unsigned else b.sitofp(v, F32)
+        # Back to the integer type, saturating: only the top power of two saturates, and
+        # taking it for exact there is harmless, as no bf16 tie is near it.
+        sat = f"llvm.{'fptoui' if unsigned else 'fptosi'}.sat.i{t.width}.f32"
+        back = b.call(mathlib._intrinsic(self.module, sat, t, [F32]), [r])
+        inexact = b.icmp_unsigned("!=", back, v)
+        if unsigned:
+            away = b.icmp_unsigned(">", back, v)
+        else:
+            away = b.xor(b.icmp_signed(">", back, v), b.icmp_signed("<", v, _zero(t)))
+        return self._to_odd(r, inexact, away)
 
     # ----------------------------------------------------------- expressions
 
@@ -610,7 +652,9 @@ class _KernelEmitter:
                 return b.fcmp_unordered("!=", v, _zero(st))  # NaN is true, like numpy
             return b.icmp_unsigned("!=", v, _zero(st))
         if src.is_float and dst.is_float:
-            if st != tt:
+            if st == F64 and dst.name in _NARROW_FLOATS:
+                v = self._f64_to_f32_odd(v)
+            elif st != tt:
                 v = b.fpext(v, tt) if tt == F64 else b.fptrunc(v, tt)
             return self._round_narrow_float(v, dst) if tt == F32 else v
         if src.is_float:
@@ -618,6 +662,10 @@ class _KernelEmitter:
             name = f"llvm.{sat}.sat.i{tt.width}.{'f64' if st == F64 else 'f32'}"
             return b.call(mathlib._intrinsic(self.module, name, tt, [st]), [v])
         if dst.is_float:
+            if dst.name == "bf16" and st.width > 24:
+                # Integers past 2**24 can be inexact in f32. (f16 needs no care: those
+                # are beyond its range and become inf either way.)
+                return self._round_narrow_float(self._int_to_f32_odd(v, src), dst)
             r = b.uitofp(v, tt) if _unsigned(src) else b.sitofp(v, tt)
             return self._round_narrow_float(r, dst) if tt == F32 else r
         if st.width == tt.width:
