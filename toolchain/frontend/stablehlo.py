@@ -29,7 +29,7 @@ from toolchain.mlir.ir import (
     SymbolRefAttr,
     TypeAttr,
 )
-from toolchain.types import DType, FunctionType, TensorType
+from toolchain.types import DType, FunctionType, TensorType, round_to_bf16, to_bf16
 
 
 class _Unsupported(Exception):
@@ -145,11 +145,15 @@ def _iota(op: Operation) -> tuple[str, dict]:
 
 def _constant(op: Operation) -> tuple[str, dict]:
     v = op.attr("value")
+    dt = _result_type(op).dtype
+    # The host holds bf16 in float32: literals are rounded to bf16 here, once, so that
+    # folding, the reference, the kernels and the module all see the model's values.
     if isinstance(v, DenseAttr):
-        return "constant", {"value": v.array}
+        return "constant", {"value": round_to_bf16(v.array) if dt.name == "bf16" else v.array}
     if isinstance(v, IntAttr | FloatAttr):
-        dt = _result_type(op).dtype
-        return "constant", {"value": np.array(v.value, dtype=dt.np_dtype)}
+        value = np.array(v.value)
+        return "constant", {"value": to_bf16(value) if dt.name == "bf16" else
+                            value.astype(dt.np_dtype)}
     raise _Unsupported("constant value must be a dense literal")
 
 
@@ -279,6 +283,22 @@ CONVERTERS: dict[str, Converter] = {
 # ------------------------------------------------------------------ the importer
 
 
+# Element types the parser reads but the backends cannot hold, with the reason. Every
+# other type of toolchain.types.DTYPES runs end to end (tests/e2e/test_dtypes.py checks
+# that each has a module type and an I/O layout).
+UNSUPPORTED_DTYPES = {
+    "i4": "minirt has no 4-bit integer buffers; widen the model to i8",
+}
+
+
+def _dtype_problem(t: TensorType | None) -> str | None:
+    """Why tensors of t's element type cannot be compiled, or None."""
+    reason = None if t is None else UNSUPPORTED_DTYPES.get(t.dtype.name)
+    if reason is None:
+        return None
+    return f"has element type '{t.dtype}', which is not supported ({reason})"
+
+
 def _as_tensor_type(t: Any) -> TensorType | None:
     if isinstance(t, TensorType):
         return t
@@ -343,6 +363,11 @@ class _Importer:
         if bad:
             what = "a non-tensor type" if bad[0] is None else f"a dynamic shape ({bad[0]})"
             self.error(f"'{op.name}' has {what}; minirt needs static shapes", op)
+            return dummies
+        # Operands are results of earlier ops or arguments, which are checked there.
+        problem = next(filter(None, map(_dtype_problem, types[len(op.operands):])), None)
+        if problem is not None:
+            self.error(f"'{op.name}' result {problem}", op)
             return dummies
         try:
             gop, attrs = converter(op)
@@ -416,6 +441,8 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
             importer.error(f"argument {i} of '@{entry}' has type '{t}'; minirt needs static "
                            "tensor shapes", func)
             tt = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+        if (unsupported := _dtype_problem(tt)) is not None:
+            importer.error(f"argument {i} of '@{entry}' {unsupported}", func)
         graph.add_input(tt)
     graph.outputs = importer.inline(func, list(graph.inputs), [entry])
     raise_all(importer.errors)
