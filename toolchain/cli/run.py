@@ -13,6 +13,7 @@ from toolchain.cli.build import add_quantize_options, quantize_options
 from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
 from toolchain.emu.run import EmuError, EmuTimeout, run_image
 from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs, save_outputs
+from toolchain.module.reader import read_module
 from toolchain.reference import run_graph
 from toolchain.target import DescriptorError, list_boards, load_board
 
@@ -107,11 +108,13 @@ def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np
         pipeline.compile_graph(load_graph(args.model, args.entry), board, out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize)
-    signature = pipeline.module_outputs((out_dir / "model.mrt").read_bytes())
+    module = read_module((out_dir / "model.mrt").read_bytes())
+    signature = module.outputs
     print(f"minirt-run: running on {board.identifier} "
           f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")",
           file=sys.stderr)
-    result = run_image(board, out_dir / "firmware.elf", inputs, timeout=args.timeout)
+    result = run_image(board, out_dir / "firmware.elf",
+                       pipeline.encode_inputs(module.inputs, inputs), timeout=args.timeout)
     if result.exit_code != 0:
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise _FirmwareFailed(f"firmware exited with status {result.exit_code}: "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from toolchain.module.format import QUANT_HEAD
 from toolchain.module.pack import (
     Binding,
@@ -13,10 +15,12 @@ from toolchain.module.pack import (
     pack_module,
 )
 from toolchain.schedule.program import Program
-from toolchain.types import TensorType
+from toolchain.types import TensorType, bf16_bits, round_to_bf16
 
-# Our element type names where the module format spells them differently.
-_MODULE_DTYPE = {"ui8": "u8", "index": "i64"}
+# Our element type names where the module format spells them differently. Every type
+# the importer accepts has a module type (tests/e2e/test_dtypes.py checks it); the
+# importer refuses i4.
+_MODULE_DTYPE = {"ui8": "u8", "ui16": "u16", "ui32": "u32", "ui64": "u64", "index": "i64"}
 
 
 def _sig(name: str, t: TensorType) -> TensorSig:
@@ -32,7 +36,15 @@ def _constant(value, t: TensorType) -> ConstantEntry:
     if t.dtype.name == "f16":
         # fp16-stored weights: the model computes in f32, the pool holds halves.
         return ConstantEntry.from_array(value, "f32")
-    return ConstantEntry.from_array(value)
+    # Stored in the type's own buffer layout, as the kernels read it: bf16 as its bit
+    # patterns (the host holds it as float32), everything else little-endian.
+    name = _MODULE_DTYPE.get(t.dtype.name, t.dtype.name)
+    if name == "bf16":
+        stored = bf16_bits(round_to_bf16(value))
+    else:
+        stored = np.asarray(value, dtype=t.dtype.np_dtype)
+    data = np.ascontiguousarray(stored, dtype=stored.dtype.newbyteorder("<")).tobytes()
+    return ConstantEntry(data, name)
 
 
 def module_from_program(program: Program, target: str) -> bytes:
