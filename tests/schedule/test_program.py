@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-from toolchain.kernel.interpret import run_kernel
 from toolchain.loader import load_graph, random_inputs
 from toolchain.passes import fold_constants
 from toolchain.reference import run_graph
@@ -15,37 +14,17 @@ from toolchain.schedule import schedule
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _execute(program, inputs):
-    """Runs a Program step by step through the interpreter, in one byte arena."""
-    arena = np.zeros(max(program.arena_size, 1), np.uint8)
-    outs = [np.zeros(t.shape, t.dtype.np_dtype) for t in program.outputs]
-
-    def view(buf, t):
-        if buf.kind == "input":
-            return inputs[buf.index]
-        if buf.kind == "output":
-            return outs[buf.index]
-        if buf.kind == "constant":
-            return program.constants[buf.index]
-        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
-
-    for step in program.steps:
-        args = [view(b, t).copy() for b, t in zip(step.buffers, step.kernel.operands)]
-        view(step.buffers[-1], step.kernel.result)[...] = run_kernel(step.kernel, args)
-    return outs
-
-
 def test_seed_is_one_fused_dispatch() -> None:
     program = schedule(fold_constants(load_graph(REPO / "examples" / "seed.mlir")))
     assert len(program.steps) == 1 and program.arena_size == 0
 
 
-def test_programs_compute_the_model(shared_model) -> None:
+def test_programs_compute_the_model(shared_model, execute) -> None:
     graph = load_graph(shared_model)
     inputs = random_inputs(graph, seed=5)
     want = run_graph(graph, inputs)
     program = schedule(fold_constants(graph))
-    for got, w in zip(_execute(program, inputs), want):
+    for got, w in zip(execute(program, inputs), want):
         np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
 
 

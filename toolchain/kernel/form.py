@@ -14,6 +14,7 @@ Tensors are dense, row-major, with the element type of their TensorType.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain.types import DType, TensorType, dtype
@@ -89,3 +90,87 @@ def expr_dtype(e: Expr, operands: tuple[TensorType, ...]) -> DType:
     if isinstance(e, Load):
         return operands[e.operand].dtype
     return e.dtype
+
+
+# --------------------------------------------------------------------------- walking bodies
+
+# A body is an expression DAG: fusion substitutes one index expression wherever the
+# producer reads its Index(d), so subtrees are shared, and a walk that revisits them
+# costs exponential time on chains of reshapes. The helpers below visit each distinct
+# node once and never recurse, so no walk here depends on the model's size.
+#
+# The code generator and the interpreter do recurse over bodies (a few Python frames
+# per level), so the form also keeps bodies shallow: fusion does not inline a producer
+# when the result would be deeper than MAX_DEPTH, and lowering builds balanced trees.
+# The deepest fused body of the shared models is 6 levels; 64 leaves 4x headroom in
+# Python's default recursion limit of 1000 for codegen's 4 frames per level.
+MAX_DEPTH = 64
+
+# A dispatch binds each operand and its result; a module command holds at most 16
+# bindings (MAX_BINDINGS in module/format.py, MRT_MAX_BINDINGS in runtime_c's minirt.h;
+# tests/kernel/test_form.py checks they agree). Fusion keeps kernels within this, and
+# schedule splits a concatenate of more tensors.
+MAX_OPERANDS = 15
+
+
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The direct subexpressions of `e`: a load's indices, then its pad and valid."""
+    if isinstance(e, Load):
+        return e.index + tuple(x for x in (e.pad, e.valid) if x is not None)
+    if isinstance(e, Apply):
+        return e.args
+    return ()
+
+
+def with_children(e: Expr, kids: tuple[Expr, ...], operand: int | None = None) -> Expr:
+    """`e` rebuilt over new children (in `children` order); a load may also be
+    renumbered to `operand`."""
+    if isinstance(e, Load):
+        n = len(e.index)
+        rest = iter(kids[n:])
+        pad = None if e.pad is None else next(rest)
+        valid = None if e.valid is None else next(rest)
+        return Load(e.operand if operand is None else operand, kids[:n], pad, valid)
+    if isinstance(e, Apply):
+        return Apply(e.op, kids, e.dtype)
+    return e
+
+
+def postorder(root: Expr) -> list[Expr]:
+    """Every distinct node of `root` once, children before their parents."""
+    order: list[Expr] = []
+    seen: set[int] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        e, expanded = stack.pop()
+        if expanded:
+            order.append(e)
+            continue
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        stack.append((e, True))
+        stack.extend((k, False) for k in children(e) if id(k) not in seen)
+    return order
+
+
+def rewrite(root: Expr, fn: Callable[[Expr, tuple[Expr, ...]], Expr]) -> Expr:
+    """Rebuilds `root` bottom-up: `fn(node, new_children)` gives each distinct node's
+    replacement, so shared subexpressions stay shared."""
+    done: dict[int, Expr] = {}
+    for e in postorder(root):
+        done[id(e)] = fn(e, tuple(done[id(k)] for k in children(e)))
+    return done[id(root)]
+
+
+def depth(*roots: Expr | None) -> int:
+    """Levels of the deepest path from any of `roots` to a leaf (a leaf is 1; None is 0)."""
+    best = 0
+    levels: dict[int, int] = {}
+    for root in roots:
+        if root is None:
+            continue
+        for e in postorder(root):
+            levels[id(e)] = 1 + max((levels[id(k)] for k in children(e)), default=0)
+        best = max(best, levels[id(root)])
+    return best

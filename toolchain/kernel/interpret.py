@@ -46,7 +46,21 @@ def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
         return kernel(node, *np.broadcast_arrays(*arrays))
 
 
-def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray]) -> np.ndarray:
+def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray],
+          memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """The value of `e` over the domain. Fused bodies share subexpressions (an index
+    expression read at every Index(d) of the producer), so each distinct node is
+    evaluated once: without `memo` a chain of reshapes costs exponential time."""
+    if memo is None:
+        memo = {}
+    hit = memo.get(id(e))
+    if hit is None:
+        hit = memo[id(e)] = _eval_node(e, k, grids, ops, memo)
+    return hit
+
+
+def _eval_node(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray],
+               memo: dict[int, np.ndarray]) -> np.ndarray:
     if isinstance(e, Index):
         return grids[e.dim]
     if isinstance(e, Const):
@@ -54,7 +68,7 @@ def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray]) ->
                           e.dtype.np_dtype)
     if isinstance(e, Load):
         arr = ops[e.operand]
-        idx = [np.asarray(_eval(i, k, grids, ops), dtype=np.int64) for i in e.index]
+        idx = [np.asarray(_eval(i, k, grids, ops, memo), dtype=np.int64) for i in e.index]
         if not idx:
             value = arr[()]
             return np.asarray(value)
@@ -65,11 +79,11 @@ def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray]) ->
         for d, i in enumerate(idx):
             ok &= (i >= 0) & (i < arr.shape[d])
         if e.valid is not None:
-            ok &= np.asarray(_eval(e.valid, k, grids, ops), dtype=bool)
+            ok &= np.asarray(_eval(e.valid, k, grids, ops, memo), dtype=bool)
         clipped = tuple(np.clip(i, 0, arr.shape[d] - 1) for d, i in enumerate(idx))
-        return np.where(ok, arr[clipped], _eval(e.pad, k, grids, ops))
+        return np.where(ok, arr[clipped], _eval(e.pad, k, grids, ops, memo))
     assert isinstance(e, Apply)
-    args = [_eval(a, k, grids, ops) for a in e.args]
+    args = [_eval(a, k, grids, ops, memo) for a in e.args]
     dt = np.dtype(np.int64) if e.dtype.name == "i32" and all(
         np.asarray(a).dtype == np.int64 for a in args) else e.dtype.np_dtype
     return np.asarray(_apply(e.op, args, dt))

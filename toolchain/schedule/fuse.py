@@ -9,7 +9,10 @@ consumer's load indices) when that costs no recomputation:
 - other non-reduction producers only when they have a single consumer that reads
   each of their elements once: a non-reduction kernel loading them at its own
   iteration index.
-Reductions are never inlined (their result is reused by construction).
+Reductions are never inlined (their result is reused by construction), and nothing
+is inlined when the fused kernel would be deeper than MAX_DEPTH or read more than
+MAX_OPERANDS tensors (see kernel/form.py): a chain of a thousand elementwise ops becomes
+a few dispatches of bounded depth, a sum of twenty inputs two dispatches.
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from toolchain.graph.ir import Tensor
-from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
+from toolchain.kernel.form import (
+    MAX_DEPTH,
+    MAX_OPERANDS,
+    Expr,
+    Index,
+    Kernel,
+    Load,
+    depth,
+    postorder,
+    rewrite,
+    with_children,
+)
 
 
 @dataclass
@@ -31,42 +45,28 @@ class Dispatch:
 
 def _substitute(e: Expr, index: tuple[Expr, ...], remap: list[int]) -> Expr:
     """The producer's expression `e` evaluated at `index`, operands renumbered."""
-    if isinstance(e, Index):
-        return index[e.dim]
-    if isinstance(e, Const):
-        return e
-    if isinstance(e, Load):
-        return Load(remap[e.operand], tuple(_substitute(i, index, remap) for i in e.index),
-                    None if e.pad is None else _substitute(e.pad, index, remap),
-                    None if e.valid is None else _substitute(e.valid, index, remap))
-    return Apply(e.op, tuple(_substitute(a, index, remap) for a in e.args), e.dtype)
+    def at(x: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if isinstance(x, Index):
+            return index[x.dim]
+        if isinstance(x, Load):
+            return with_children(x, kids, remap[x.operand])
+        return with_children(x, kids)
+
+    return rewrite(e, at)
 
 
 def _is_remap(k: Kernel) -> bool:
     return k.combine is None and isinstance(k.body, Load) and k.body.pad is None
 
 
-def _loads_of(e: Expr, operand: int) -> list[Load]:
-    out: list[Load] = []
-    if isinstance(e, Load):
-        if e.operand == operand:
-            out.append(e)
-        for i in e.index:
-            out += _loads_of(i, operand)
-        for x in (e.pad, e.valid):
-            if x is not None:
-                out += _loads_of(x, operand)
-    elif isinstance(e, Apply):
-        for a in e.args:
-            out += _loads_of(a, operand)
-    return out
+def _loads_of(k: Kernel, operand: int) -> list[Load]:
+    """The distinct loads of `operand` in the kernel's body and init."""
+    return [ld for ld in _all_loads(k) if ld.operand == operand]
 
 
 def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
                 constants: set[int]) -> bool:
-    loads = _loads_of(consumer.kernel.body, pos)
-    if consumer.kernel.init is not None:
-        loads += _loads_of(consumer.kernel.init, pos)
+    loads = _loads_of(consumer.kernel, pos)
     if not loads or any(ld.pad is not None for ld in loads):
         return False
     if producer.kernel.combine is not None:
@@ -90,20 +90,14 @@ def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
             operands.append(t)
             remap.append(len(operands) - 1)
 
-    def rewrite(e: Expr) -> Expr:
-        if isinstance(e, Load):
-            index = tuple(rewrite(i) for i in e.index)
-            if e.operand == pos:
-                return _substitute(producer.kernel.body, index, remap)
-            return Load(e.operand, index, None if e.pad is None else rewrite(e.pad),
-                        None if e.valid is None else rewrite(e.valid))
-        if isinstance(e, Apply):
-            return Apply(e.op, tuple(rewrite(a) for a in e.args), e.dtype)
-        return e
+    def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if isinstance(e, Load) and e.operand == pos:  # never padded: see _can_inline
+            return _substitute(producer.kernel.body, kids[:len(e.index)], remap)
+        return with_children(e, kids)
 
     k = consumer.kernel
-    kernel = replace(k, body=rewrite(k.body),
-                     init=None if k.init is None else rewrite(k.init),
+    kernel = replace(k, body=rewrite(k.body, fn),
+                     init=None if k.init is None else rewrite(k.init, fn),
                      operands=tuple(t.type for t in operands),
                      name=f"{producer.kernel.name}_{k.name}")
     return Dispatch(kernel, operands, consumer.output)
@@ -115,33 +109,34 @@ def _drop_unused_operands(d: Dispatch) -> Dispatch:
         return d
     remap = {old: new for new, old in enumerate(used)}
 
-    def rewrite(e: Expr) -> Expr:
+    def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
         if isinstance(e, Load):
-            return Load(remap[e.operand], tuple(rewrite(i) for i in e.index),
-                        None if e.pad is None else rewrite(e.pad),
-                        None if e.valid is None else rewrite(e.valid))
-        if isinstance(e, Apply):
-            return Apply(e.op, tuple(rewrite(a) for a in e.args), e.dtype)
-        return e
+            return with_children(e, kids, remap[e.operand])
+        return with_children(e, kids)
 
     k = d.kernel
-    kernel = replace(k, body=rewrite(k.body), init=None if k.init is None else rewrite(k.init),
+    kernel = replace(k, body=rewrite(k.body, fn),
+                     init=None if k.init is None else rewrite(k.init, fn),
                      operands=tuple(d.operands[i].type for i in used))
     return Dispatch(kernel, [d.operands[i] for i in used], d.output)
 
 
 def _all_loads(k: Kernel) -> list[Load]:
+    """Every distinct load in the kernel's body and init."""
+    seen: set[int] = set()
     loads: list[Load] = []
     for root in (k.body, k.init):
-        stack = [root] if root is not None else []
-        while stack:
-            e = stack.pop()
-            if isinstance(e, Load):
+        for e in postorder(root) if root is not None else ():
+            if isinstance(e, Load) and id(e) not in seen:
+                seen.add(id(e))
                 loads.append(e)
-                stack += list(e.index) + [x for x in (e.pad, e.valid) if x is not None]
-            elif isinstance(e, Apply):
-                stack += list(e.args)
     return loads
+
+
+def _fits(k: Kernel) -> bool:
+    """Whether a fused kernel is still one the backend takes: shallow enough for the
+    recursive walks of codegen, and few enough operands to bind in one command."""
+    return len(k.operands) <= MAX_OPERANDS and depth(k.body, k.init) <= MAX_DEPTH
 
 
 def fuse(dispatches: list[Dispatch], keep: set[int],
@@ -164,11 +159,13 @@ def fuse(dispatches: list[Dispatch], keep: set[int],
                     continue
                 if not _can_inline(d, pos, p, uses[id(t)], constants):
                     continue
-                d = _inline(d, pos, p)
+                fused = _drop_unused_operands(_inline(d, pos, p))
+                if not _fits(fused.kernel):
+                    continue  # the producer stays a dispatch of its own
+                d = fused
                 uses[id(t)] -= 1
                 for u in p.operands:
                     uses[id(u)] = uses.get(id(u), 0) + 1
-                d = _drop_unused_operands(d)
                 changed = True
                 break
         producer_of[id(d.output)] = d

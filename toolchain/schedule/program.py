@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from toolchain.graph.ir import Graph, Tensor
-from toolchain.kernel.form import Index, Kernel, Load
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.kernel.form import MAX_OPERANDS, Index, Kernel, Load
 from toolchain.kernel.lower import lower_node
 from toolchain.schedule.fuse import Dispatch, fuse
 from toolchain.types import TensorType
@@ -88,6 +88,32 @@ def _copy(src: Tensor, dst: Tensor) -> Dispatch:
     return Dispatch(k, [src], dst)
 
 
+def _dispatches(node: Node) -> list[Dispatch]:
+    """The dispatches computing `node`: one, except for a concatenate of more tensors than
+    a command can bind, which becomes a tree of concatenates of at most MAX_OPERANDS."""
+    inputs = list(node.inputs)
+    out: list[Dispatch] = []
+    dim = node.attrs.get("dimension")
+    while node.op == "concatenate" and len(inputs) > MAX_OPERANDS:
+        joined = []
+        for i in range(0, len(inputs), MAX_OPERANDS):
+            group = inputs[i:i + MAX_OPERANDS]
+            if len(group) == 1:
+                joined.append(group[0])
+                continue
+            shape = list(group[0].type.shape)
+            shape[dim] = sum(t.type.shape[dim] for t in group)
+            part = Node("concatenate", group, [], {"dimension": dim}, node.loc)
+            part.outputs = [Tensor(replace(node.output.type, shape=tuple(shape)), "", part)]
+            out.append(Dispatch(lower_node(part), group, part.output))
+            joined.append(part.output)
+        inputs = joined
+    if len(inputs) != len(node.inputs):
+        node = Node(node.op, inputs, node.outputs, node.attrs, node.loc)
+    out.append(Dispatch(lower_node(node), inputs, node.output))
+    return out
+
+
 def schedule(graph: Graph) -> Program:
     """Builds the Program for a verified, constant-folded graph."""
     constants: dict[int, np.ndarray] = {}
@@ -99,7 +125,7 @@ def schedule(graph: Graph) -> Program:
             if "scales_of" in node.attrs:
                 scales_of[id(node.output)] = id(node.attrs["scales_of"])
         else:
-            dispatches.append(Dispatch(lower_node(node), list(node.inputs), node.output))
+            dispatches += _dispatches(node)
     # Every graph output must be written by a dispatch of its own (outputs are separate
     # caller buffers): copy inputs, constants and repeated outputs into place.
     outputs: list[Tensor] = []
