@@ -202,3 +202,27 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
     assert got[0] == ("'stablehlo.reverse': attribute 'dimensions' must be a list of integers",
                       (3, 8))
     assert got[1] == ("'stablehlo.compare': missing attribute 'comparison_direction'", (4, 8))
+
+
+def test_deeply_nested_calls_are_an_error_not_a_recursion_error() -> None:
+    from generated_models import nested_calls
+
+    from toolchain.frontend.stablehlo import MAX_CALL_DEPTH
+
+    graph = import_module(parse_text(nested_calls(MAX_CALL_DEPTH)))
+    assert [n.op for n in graph.nodes] == ["add"]
+    with pytest.raises(CompileError) as info:
+        import_module(parse_text(nested_calls(1000)))
+    assert info.value.message == f"calls nested more than {MAX_CALL_DEPTH} deep cannot be inlined"
+    assert info.value.loc is not None and info.value.loc.line_col == (4 * MAX_CALL_DEPTH + 2, 8)
+
+
+def test_oversized_argument_is_located() -> None:
+    text = ("func.func @main(%a: tensor<100000x100000xf32>) -> tensor<2xf32> {\n"
+            "  %0 = stablehlo.constant dense<0.0> : tensor<2xf32>\n"
+            "  return %0 : tensor<2xf32>\n}\n")
+    with pytest.raises(CompileError) as info:
+        import_module(parse_text(text))
+    assert info.value.loc is not None and info.value.loc.line_col == (1, 1)
+    assert "argument 0 of '@main': 'tensor<100000x100000xf32>' takes 40000000000 bytes" in \
+        info.value.message

@@ -184,3 +184,27 @@ def test_verify_graph_accepts_a_good_graph() -> None:
     m = g.add("abs", [n.output], [t(3, 2)])
     g.outputs = [m.output, a]
     verify_graph(g)
+
+
+def test_tensors_beyond_the_module_format_are_refused() -> None:
+    """A buffer is bound by a 30-bit offset: a 40 GB tensor used to reach the packer
+    (PackError) or numpy (MemoryError) instead of a located error."""
+    assert check("abs", [t(2**15, 2**13)], [t(2**15, 2**13)]) is None  # exactly 1 GiB
+    message = check("abs", [t(2**15, 2**13 + 1)], [t(2**15, 2**13 + 1)])
+    assert message is not None and "takes 1073872896 bytes" in message
+    assert "limited to 1073741824 bytes" in message
+
+
+def test_ranks_beyond_numpy_are_refused() -> None:
+    assert check("abs", [t(*[1] * 64)], [t(*[1] * 64)]) is None
+    message = check("abs", [t(*[1] * 65)], [t(*[1] * 65)])
+    assert message is not None and "65 dimensions" in message and "at most 64" in message
+
+
+def test_verify_graph_checks_arguments_too() -> None:
+    g = Graph("g")
+    a = g.add_input(t(100_000, 100_000))
+    g.outputs = [a]
+    with pytest.raises(CompileError, match="argument 0: 'tensor<100000x100000xf32>' takes "
+                                           "40000000000 bytes"):
+        verify_graph(g)

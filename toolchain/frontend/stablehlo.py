@@ -15,7 +15,7 @@ import numpy as np
 from toolchain.diagnostics import CompileError, raise_all
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import OPS
-from toolchain.graph.verify import verify_node
+from toolchain.graph.verify import tensor_type_error, verify_node
 from toolchain.mlir.ir import (
     ArrayAttr,
     DenseArrayAttr,
@@ -307,6 +307,11 @@ def _as_tensor_type(t: Any) -> TensorType | None:
     return None
 
 
+# Calls are inlined by recursion, one level per nested call: deeper chains are refused
+# with an error rather than left to Python's recursion limit (exported models nest a few).
+MAX_CALL_DEPTH = 100
+
+
 class _Importer:
     def __init__(self, funcs: dict[str, Operation]):
         self.funcs = funcs
@@ -390,6 +395,9 @@ class _Importer:
         if name in stack:
             self.error(f"recursive call to '@{name}' cannot be inlined", op)
             return None
+        if len(stack) > MAX_CALL_DEPTH:  # inlining recurses once per level
+            self.error(f"calls nested more than {MAX_CALL_DEPTH} deep cannot be inlined", op)
+            return None
         fty = _func_type(func)
         if tuple(v.type for v in op.operands) != fty.inputs:
             self.error(f"call arguments do not match the signature of '@{name}'", op)
@@ -441,6 +449,8 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
             importer.error(f"argument {i} of '@{entry}' has type '{t}'; minirt needs static "
                            "tensor shapes", func)
             tt = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+        elif (problem := tensor_type_error(tt)) is not None:
+            importer.error(f"argument {i} of '@{entry}': {problem}", func)
         if (unsupported := _dtype_problem(tt)) is not None:
             importer.error(f"argument {i} of '@{entry}' {unsupported}", func)
         graph.add_input(tt)

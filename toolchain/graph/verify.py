@@ -5,6 +5,28 @@ from __future__ import annotations
 from toolchain.diagnostics import CompileError, raise_all
 from toolchain.graph.ir import Graph, Node
 from toolchain.graph.ops import OPS, ShapeError
+from toolchain.types import TensorType
+
+# Limits of what the backends can hold, checked here so that a model beyond them gets a
+# located error instead of failing deep inside a build or a host run:
+# - a module binds a buffer by a 30-bit offset (docs/module-format.md, "kind << 30 |
+#   value"), so no tensor may be larger than 2**30 bytes (this also keeps element counts
+#   within the kernels' i32 index arithmetic);
+# - numpy, which holds every tensor on the host (reference, inputs, outputs), has at most
+#   64 dimensions.
+MAX_TENSOR_BYTES = 1 << 30
+MAX_RANK = 64
+
+
+def tensor_type_error(ty: TensorType) -> str | None:
+    """Why a static tensor type is beyond what minirt handles, or None."""
+    if ty.rank > MAX_RANK:
+        return f"'{ty}' has {ty.rank} dimensions; minirt handles at most {MAX_RANK}"
+    size = ty.num_elements * ty.dtype.itemsize
+    if size > MAX_TENSOR_BYTES:
+        return (f"'{ty}' takes {size} bytes; minirt tensors are limited to "
+                f"{MAX_TENSOR_BYTES} bytes (1 GiB: a module addresses buffers with 30 bits)")
+    return None
 
 
 def verify_node(node: Node) -> CompileError | None:
@@ -24,6 +46,10 @@ def verify_node(node: Node) -> CompileError | None:
         if not t.type.is_static:
             return CompileError(f"'{node.op}' has a dynamic shape ({t.type}); minirt needs "
                                 "static shapes", node.loc)
+    for t in node.outputs:  # inputs are checked where they are defined
+        problem = tensor_type_error(t.type)
+        if problem is not None:
+            return CompileError(f"'{node.op}' result {problem}", node.loc)
     try:
         want = spec.infer(node)
     except ShapeError as e:
@@ -42,6 +68,10 @@ def verify_graph(graph: Graph) -> None:
     """Raises a CompileError listing every ill-formed node (and any use before definition)."""
     errors: list[CompileError] = []
     defined = {id(t) for t in graph.inputs}
+    for i, t in enumerate(graph.inputs):
+        problem = tensor_type_error(t.type) if t.type.is_static else None
+        if problem is not None:
+            errors.append(CompileError(f"argument {i}: {problem}"))
     for node in graph.nodes:
         for t in node.inputs:
             if id(t) not in defined:
