@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +14,7 @@ from toolchain.frontend import import_module
 from toolchain.graph.ir import Graph
 from toolchain.graph.verify import verify_graph
 from toolchain.mlir import parse_file
-from toolchain.types import TensorType
+from toolchain.types import DType, TensorType, round_to_bf16
 
 
 class UsageError(Exception):
@@ -31,59 +34,192 @@ def load_graph(path: str | Path, entry: str = "main") -> Graph:
     return graph
 
 
+# Element types whose host value is not simply the numpy dtype's: a bf16 is held as a
+# float32 already rounded to bf16 (toolchain/types.py).
+_HOST_ROUNDING = {"bf16": round_to_bf16}
+# Which numpy kinds an input of each element kind may be given as (then converted when
+# every value is exact): a float array for an integer input is a mistake, not data.
+_ACCEPTED_KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "b"}
+
+
+def to_host(x: np.ndarray, dt: DType) -> np.ndarray:
+    """`x` as the host holds values of element type `dt` (bf16: rounded float32)."""
+    with np.errstate(all="ignore"):
+        y = np.asarray(x).astype(dt.np_dtype)
+    rounding = _HOST_ROUNDING.get(dt.name)
+    return y if rounding is None else rounding(y)
+
+
+def int_range(dt: DType) -> tuple[int, int]:
+    """The least and greatest value of an integer type, from its width (i4: -8..7)."""
+    if dt.kind == "u":
+        return 0, (1 << dt.bits) - 1
+    return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+
+
 def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
-    """Seeded inputs: standard normal floats, small integers, random booleans."""
+    """Seeded inputs: standard normal floats (bf16-rounded for bf16), small integers
+    (within -128..127 and the type's range), random booleans."""
     rng = np.random.default_rng(seed)
     out = []
     for t in graph.inputs:
         ty = t.type
         dt = ty.dtype
         if dt.is_float:
-            out.append(rng.standard_normal(ty.shape).astype(dt.np_dtype))
+            out.append(to_host(rng.standard_normal(ty.shape), dt))
         elif dt.kind == "b":
             out.append(rng.integers(0, 2, ty.shape).astype(bool))
         else:
-            info = np.iinfo(dt.np_dtype)
-            lo, hi = max(info.min, -128), min(info.max, 127)
-            out.append(rng.integers(lo, hi + 1, ty.shape).astype(dt.np_dtype))
+            lo, hi = int_range(dt)
+            out.append(rng.integers(max(lo, -128), min(hi, 127) + 1, ty.shape)
+                       .astype(dt.np_dtype))
     return out
+
+
+# What reading an .npz can raise on a damaged or hostile file: zip and zlib errors,
+# truncated members, headers numpy refuses (object arrays), absurd claimed sizes.
+_READ_ERRORS = (OSError, ValueError, EOFError, MemoryError, zipfile.BadZipFile, zlib.error)
+
+
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a member first; an empty archive
+
+
+def _reason(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
-    """Reads `input_0`, `input_1`, ... from an .npz and checks them against the graph."""
+    """Reads `input_0`, `input_1`, ... from an .npz and checks them against the graph:
+    shapes must match, and values of another dtype are converted only when every one
+    is exact in the input's type (check_input)."""
     try:
-        data = np.load(path)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{path}: cannot read inputs: {e}") from None
+        with open(path, "rb") as f:
+            is_zip = f.read(4) in _ZIP_MAGIC
+        data = np.load(path, allow_pickle=False) if is_zip else None
+    except _READ_ERRORS as e:
+        raise UsageError(f"{path}: cannot read inputs: {_reason(e)}") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise UsageError(f"{path}: cannot read inputs: not an .npz archive (np.savez writes one, "
+                         "with arrays input_0, input_1, ...)")
     out = []
-    for i, t in enumerate(graph.inputs):
-        key = f"input_{i}"
-        if key not in data:
-            raise UsageError(f"{path}: missing '{key}' (the model takes {len(graph.inputs)} "
-                             "inputs)")
-        out.append(_check(data[key], t.type, f"{path}: '{key}'"))
+    with data:
+        for i, t in enumerate(graph.inputs):
+            key = f"input_{i}"
+            if key not in data:
+                raise UsageError(f"{path}: missing '{key}' (the model takes "
+                                 f"{len(graph.inputs)} inputs)")
+            try:
+                x = data[key]
+            except _READ_ERRORS as e:
+                raise UsageError(f"{path}: cannot read '{key}': {_reason(e)}") from None
+            out.append(check_input(x, t.type, f"{path}: '{key}'"))
     return out
 
 
-def _check(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
+def check_input(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
+    """`x` as an input of type `ty`, in its host dtype. Another dtype is converted only
+    when every value is exact in `ty` (300 is no int8, 1e300 no f32, 0.1 no bf16);
+    otherwise UsageError names `what` and the first element that is not."""
     if x.shape != ty.shape:
         raise UsageError(f"{what} has shape {x.shape}, the model expects {ty.shape}")
-    want = ty.dtype.np_dtype
-    if x.dtype != want:
-        if not np.can_cast(x.dtype, want, casting="same_kind"):
-            raise UsageError(f"{what} has dtype {x.dtype}, the model expects {ty.dtype}")
-        x = x.astype(want)
-    return x
+    dt = ty.dtype
+    if x.dtype.kind not in _ACCEPTED_KINDS.get(dt.kind, ""):
+        raise UsageError(f"{what} has dtype {x.dtype}, the model expects {dt}")
+    narrower = dt.name in _HOST_ROUNDING or (dt.is_integer and dt.bits < 8 * dt.np_dtype.itemsize)
+    if x.dtype == dt.np_dtype and not narrower:  # i4 and bf16 hold less than their dtype
+        return x
+    y = to_host(x, dt)
+    with np.errstate(all="ignore"):
+        exact = _exact(x, y, dt)
+    if not exact.all():
+        idx = np.unravel_index(int(np.argmin(exact)), x.shape)
+        where = f"[{', '.join(map(str, idx))}]" if idx else ""
+        value = x[idx].item()
+        if dt.is_integer:
+            lo, hi = int_range(dt)
+            raise UsageError(f"{what}{where} is {value!r}, outside {dt}'s range {lo}..{hi} "
+                             f"({x.dtype} values are converted only when all of them fit)")
+        raise UsageError(f"{what}{where} is {value!r}, which {dt} cannot hold exactly (it "
+                         f"would be {y[idx].item()!r}); {x.dtype} values are converted only "
+                         f"when all of them are exact: round the array to {dt} first if "
+                         "that is intended")
+    return y
+
+
+def _exact(x: np.ndarray, y: np.ndarray, dt: DType) -> np.ndarray:
+    """Where `y` (x converted to `dt`'s host form) still holds x's value exactly."""
+    if x.dtype.kind == "b":
+        return np.ones(x.shape, dtype=bool)
+    if dt.is_integer:
+        lo, hi = int_range(dt)
+        return (x >= lo) & (x <= hi)
+    if x.dtype.kind == "f":  # float against float compares exactly in the wider type
+        return (y == x) | (np.isnan(x) & np.isnan(y))
+    # An integer turned float is exact when it converts back to the same integer; the
+    # bounds keep that conversion defined (an int64 near 2**63 may round up to it).
+    info = np.iinfo(x.dtype)
+    fits = np.isfinite(y) & (y >= info.min) & (y < float(info.max) + 1)
+    back = np.where(fits, y, 0).astype(x.dtype)
+    return fits & (back == x)
+
+
+def host_memory_limit() -> int:
+    """Bytes of host memory a run may plan to use: half of this machine's RAM."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (OSError, ValueError):
+        return 1 << 33  # 8 GiB where the machine does not say
+
+
+def host_memory(graph: Graph, reference: bool) -> int:
+    """Bytes of host memory a run of `graph` needs, estimated: its inputs (random ones
+    are drawn in float64 first) and, for a `reference` run, every tensor the graph
+    computes (run_graph keeps them all) plus a float64 copy of the largest
+    (contractions accumulate in float64)."""
+    tensors = list(graph.inputs)
+    if reference:
+        tensors += [t for node in graph.nodes for t in node.outputs]
+    held = sum(t.type.num_elements * t.type.dtype.np_dtype.itemsize for t in tensors)
+    largest = max((t.type.num_elements for t in tensors), default=0)
+    return held + 8 * largest
+
+
+def check_host_memory(graph: Graph, reference: bool, what: str) -> None:
+    """Refuses up front a run that would need more host memory than host_memory_limit,
+    rather than failing half-way with a MemoryError."""
+    need, limit = host_memory(graph, reference), host_memory_limit()
+    if need > limit:
+        run = "the reference run" if reference else "its inputs"
+        raise UsageError(f"{what}: {run} would need about {need / 2**30:.1f} GiB of host "
+                         f"memory, more than the {limit / 2**30:.1f} GiB (half of this "
+                         "machine's RAM) minirt allows itself")
+
+
+def check_output_file(path: str | Path) -> None:
+    """Refuses, before any work, an output file that cannot be written: its directory
+    must exist, and the path must not be a directory."""
+    path = Path(path)
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"{path}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory")
 
 
 def save_outputs(path: str | Path, outputs: list[np.ndarray]) -> None:
     """Writes `output_0`, ... to an .npz (written whole, then renamed into place)."""
     path = Path(path)
+    check_output_file(path)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **{f"output_{i}": o for i, o in enumerate(outputs)})
-    tmp.replace(path)
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **{f"output_{i}": o for i, o in enumerate(outputs)})
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"{path}: cannot write outputs: {e.strerror or e}") from None
 
 
-__all__ = ["CompileError", "UsageError", "load_graph", "load_inputs", "random_inputs",
-           "save_outputs"]
+__all__ = ["CompileError", "UsageError", "check_host_memory", "check_input",
+           "check_output_file", "host_memory", "int_range", "load_graph", "load_inputs",
+           "random_inputs", "save_outputs", "to_host"]
