@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +20,15 @@ import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.graph.ir import Graph
-from toolchain.link.build import LinkResult, link_firmware
-from toolchain.loader import load_graph
+from toolchain.link.build import (
+    LinkError,
+    LinkResult,
+    compiler_helpers_library,
+    link_firmware,
+    runtime_c_dir,
+    tool_versions,
+)
+from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import image_contract
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
@@ -56,12 +64,16 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   stamp: dict | None = None,
                   quantize: QuantizeOptions | None = None) -> BuildResult:
     """Builds firmware for `graph` into `out_dir` (replaced only on success). The graph
-    is rewritten in place by prepare_graph."""
+    is rewritten in place by prepare_graph. `stamp` (build_stamp) is recorded with the
+    hashes of the artifacts, for up_to_date."""
+    out_dir = Path(out_dir)
+    check_out_dir(out_dir)
     target = board.target_info
     prepare_graph(graph, quantize)
     program = schedule(graph)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
+    _check_fits(program, board)
     module = module_from_program(program, target.name)
     kernels = [s.kernel for s in program.steps]
     contract = image_contract(program, module, target.target_id)
@@ -69,15 +81,21 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     # bug, caught now rather than as a firmware that refuses to load.
     read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target)
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    except OSError as e:
+        raise UsageError(f"{out_dir}: cannot create the build directory: "
+                         f"{e.strerror or e}") from None
     try:
         (tmp / "model.mrt").write_bytes(module)
-        if stamp:
-            (tmp / STAMP_FILE).write_text(json.dumps(stamp, indent=2) + "\n")
         (tmp / "dispatch.o").write_bytes(obj)
         link = link_firmware(board, [tmp / "dispatch.o"], tmp)
+        if stamp:
+            # Written last: a stamp vouches for finished artifacts only.
+            record = {"stamp": stamp, "artifacts": {
+                name: _sha256(tmp / name) for name in REUSED_ARTIFACTS}}
+            (tmp / STAMP_FILE).write_text(json.dumps(record, indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         tmp.replace(out_dir)
@@ -86,6 +104,48 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         raise
     link = _moved(link, tmp, out_dir)
     return BuildResult(out_dir, board, graph, program, module, link)
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """Refuses an output directory a build cannot take over: a file, something under a
+    file, or a directory holding anything but a previous build (a build replaces its
+    directory as a whole, and must not delete someone's files)."""
+    out_dir = Path(out_dir)
+    for parent in out_dir.parents:
+        if parent.exists() and not parent.is_dir():
+            raise UsageError(f"{out_dir}: {parent} is not a directory")
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise UsageError(f"{out_dir}: exists and is not a directory; the build writes a "
+                         "directory of artifacts")
+    try:
+        entries = {p.name for p in out_dir.iterdir()}
+    except OSError as e:
+        raise UsageError(f"{out_dir}: cannot read the directory: {e.strerror or e}") from None
+    if entries and not entries & {STAMP_FILE, *REUSED_ARTIFACTS}:
+        raise UsageError(f"{out_dir}: not empty and not a minirt build; a build replaces "
+                         "its whole directory, so name a new or empty one")
+
+
+def _check_fits(program: Program, board: Board) -> None:
+    """Refuses, before code generation, a model that cannot fit the board's memories
+    whatever the code size (the link would fail on it later, and the module format
+    may not hold such sizes at all)."""
+    io = sum(t.num_elements * t.dtype.itemsize for t in program.inputs + program.outputs)
+    ram = program.arena_size + io + board.stack_size
+    flash = sum(np.asarray(c).nbytes for c in program.constants)
+    problems = []
+    if ram > board.ram.length:
+        problems.append(f"it needs at least {ram} B of RAM (arena {program.arena_size} B, "
+                        f"I/O buffers {io} B, stack {board.stack_size} B), the board has "
+                        f"{board.ram.length} B")
+    if flash > board.flash.length:
+        problems.append(f"its constants take {flash} B, the board has {board.flash.length} B "
+                        "of flash")
+    if problems:
+        raise LinkError(f"the model does not fit board {board.identifier}: "
+                        + "; ".join(problems))
 
 
 def _moved(link: LinkResult, old: Path, new: Path) -> LinkResult:
@@ -112,32 +172,72 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
 
 
 STAMP_FILE = "build.json"
-_ROOT = Path(__file__).resolve().parents[1]
+# What minirt-run reads from a build directory; their hashes are recorded in the stamp
+# file, so a deleted or overwritten artifact makes the build stale rather than a crash.
+REUSED_ARTIFACTS = ("model.mrt", "firmware.elf")
+_SOURCE_SUFFIXES = (".py", ".c", ".h", ".S", ".ld", ".yaml")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _tree_sha256(root: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*")):
+        if f.suffix in _SOURCE_SUFFIXES and "__pycache__" not in f.parts:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def build_stamp(model: str | Path, board: Board, entry: str,
                 quantize: QuantizeOptions | None = None) -> dict:
-    """What a firmware depends on: the model's bytes, the board, the entry and the
-    toolchain's own sources, so a stale build is never reused."""
-    h = hashlib.sha256()
-    for folder in ("toolchain", "runtime_c", "targets", "boards"):
-        for f in sorted((_ROOT / folder).rglob("*")):
-            if f.suffix in (".py", ".c", ".h", ".yaml", ".S"):
-                h.update(f.relative_to(_ROOT).as_posix().encode())
-                h.update(f.read_bytes())
-    return {"model": str(model),
-            "model_sha256": hashlib.sha256(Path(model).read_bytes()).hexdigest(),
-            "board": board.identifier, "entry": entry, "toolchain": h.hexdigest(),
-            "quantize": (quantize or QuantizeOptions()).__dict__}
+    """Everything a firmware depends on, so that a stale build is never reused: the
+    model's bytes, every build option, the board and target descriptors' contents
+    (a board given as a path may differ from the bundled one of the same name), the
+    toolchain's and runtime's sources, the compiler-helper library, and the versions
+    of clang, ld.lld, llvmlite / LLVM, numpy and Python."""
+    import llvmlite
+    import llvmlite.binding
+
+    target = board.target_info
+    try:
+        helpers = compiler_helpers_library(target)
+    except LinkError:
+        helpers = None  # the build itself will say what is missing
+    return {
+        "model": str(model),
+        "model_sha256": _sha256(Path(model)),
+        "entry": entry,
+        "quantize": dict((quantize or QuantizeOptions()).__dict__),
+        "board": board.identifier,
+        "board_descriptor_sha256": _sha256(board.path),
+        "target": target.name,
+        "target_descriptor_sha256": _sha256(target.path),
+        "toolchain_sha256": _tree_sha256(Path(__file__).resolve().parent),
+        "runtime_c_sha256": _tree_sha256(runtime_c_dir()),
+        "compiler_helpers": None if helpers is None else {
+            "path": str(helpers), "sha256": _sha256(helpers)},
+        "tools": {**tool_versions(), "llvmlite": llvmlite.__version__,
+                  "llvm": ".".join(map(str, llvmlite.binding.llvm_version_info)),
+                  "numpy": np.__version__, "python": sys.version},
+    }
 
 
 def up_to_date(out_dir: Path, stamp: dict) -> bool:
-    """True when `out_dir` holds a finished build with exactly this stamp."""
+    """True when `out_dir` holds a finished build made with exactly this stamp, whose
+    artifacts are still the bytes that build wrote."""
+    out_dir = Path(out_dir)
     try:
-        old = json.loads((out_dir / STAMP_FILE).read_text())
+        record = json.loads((out_dir / STAMP_FILE).read_text())
+        if not isinstance(record, dict) or record.get("stamp") != stamp:
+            return False
+        artifacts = record.get("artifacts")
+        return (isinstance(artifacts, dict) and set(artifacts) == set(REUSED_ARTIFACTS)
+                and all(_sha256(out_dir / name) == artifacts[name] for name in artifacts))
     except (OSError, ValueError):
         return False
-    return old == stamp and (out_dir / "firmware.elf").exists()
 
 
 def default_build_dir(model: str | Path, board: Board) -> Path:

@@ -129,6 +129,19 @@ def _lld() -> str:
 
 
 @functools.cache
+def _version(tool: str) -> str:
+    proc = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False)
+    return proc.stdout.strip() or f"exit status {proc.returncode}"
+
+
+def tool_versions() -> dict[str, str]:
+    """The clang and ld.lld a link runs: path and `--version` output (part of what a
+    build depends on; pipeline.build_stamp records it)."""
+    return {"clang": f"{_clang()}: {_version(_clang())}",
+            "ld.lld": f"{_lld()}: {_version(_lld())}"}
+
+
+@functools.cache
 def _clang_resource_include() -> str:
     out = subprocess.run(
         [_clang(), "-print-resource-dir"], capture_output=True, text=True, check=True
