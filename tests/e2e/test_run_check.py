@@ -7,6 +7,7 @@ toolchain/cli/run.py for why).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -71,11 +72,54 @@ def test_mismatch_exits_1_and_shows_worst_elements(tmp_path: Path, capsys, monke
     assert "1 of 16 elements differ" in err and "[1, 2] got" in err
 
 
-def test_hang_is_a_timeout(tmp_path: Path, capsys) -> None:
-    rc = run_cli.main([str(REPO / "examples" / "seed.mlir"), "--board", "cortex-m4",
-                       "-o", str(tmp_path / "fw"), "--timeout", "0.001"])
-    assert rc == 124
-    assert "timeout" in capsys.readouterr().err
+# A branch to itself, as the bytes that replace an instruction (little-endian).
+_BRANCH_TO_SELF = {"EM_ARM": b"\xfe\xe7",  # Thumb: b .
+                   "EM_X86_64": b"\xeb\xfe",  # jmp .
+                   "EM_AARCH64": b"\x00\x00\x00\x14",  # b .
+                   "EM_RISCV": b"\x6f\x00\x00\x00"}  # jal x0, .
+
+
+def _hanging_copy(elf: Path, out: Path) -> Path:
+    """A copy of a firmware whose mrt_bench_begin loops forever on its first instruction:
+    start-up and input reading run as usual, then the image hangs like a broken kernel."""
+    from elftools.elf.elffile import ELFFile
+
+    from toolchain.emu import bench_markers
+
+    begin, _ = bench_markers(elf)
+    data = bytearray(elf.read_bytes())
+    with elf.open("rb") as f:
+        e = ELFFile(f)
+        loop = _BRANCH_TO_SELF[e["e_machine"]]
+        text = next(s for s in e.iter_sections()
+                    if s["sh_addr"] <= begin < s["sh_addr"] + s["sh_size"] and
+                    s["sh_type"] == "SHT_PROGBITS")
+        offset = text["sh_offset"] + begin - text["sh_addr"]
+    data[offset:offset + len(loop)] = loop
+    out.write_bytes(bytes(data))
+    out.chmod(elf.stat().st_mode)  # QEMU user mode runs only executables
+    return out
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+def test_hang_is_a_timeout(board: str, tmp_path: Path, capsys, monkeypatch) -> None:
+    """A firmware that really loops forever (the old test's --timeout 0.001 only ever
+    timed out QEMU's start-up): exit 124 with the timeout message."""
+    seed = str(REPO / "examples" / "seed.mlir")
+    argv = [seed, "--board", board, "-o", str(tmp_path / "fw"), "--timeout", "3"]
+    assert run_cli.main(argv) == 0  # the unpatched image finishes well within 3 s
+    capsys.readouterr()
+    real = run_cli.run_image
+    monkeypatch.setattr(run_cli, "run_image", lambda board_, elf, *args, **kwargs: real(
+        board_, _hanging_copy(Path(elf), tmp_path / "hang.elf"), *args, **kwargs))
+    start = time.monotonic()
+    rc = run_cli.main(argv)
+    elapsed = time.monotonic() - start
+    err = capsys.readouterr().err
+    assert rc == 124, err
+    assert (f"minirt-run: error: timeout: board {board}: hang.elf did not finish within 3 s "
+            "(hang?)") in err
+    assert 3 <= elapsed < 30
 
 
 def test_unknown_board_is_a_usage_error(capsys) -> None:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from toolchain.emu import EmuTimeout, bench_markers, build_plugin, qemu_command, run_image
+from toolchain.emu import (
+    EmuError,
+    EmuTimeout,
+    bench_markers,
+    build_plugin,
+    qemu_command,
+    run_image,
+)
 from toolchain.target import Board, list_boards, load_board
 
 Firmware = Callable[[str], tuple[Board, Path]]
@@ -114,3 +121,22 @@ def test_plugin_build_is_cached() -> None:
     first = build_plugin()
     assert first.is_file() and first.suffix == ".so"
     assert build_plugin() == first
+
+
+def test_unreadable_images_are_emu_errors(tmp_path: Path, firmware: Firmware) -> None:
+    """A garbage or truncated ELF, or one QEMU user mode cannot execute, is an EmuError
+    naming the file (not an ELFError traceback, not the image's 'argument error')."""
+    board, elf = firmware("x86-64")
+    garbage = tmp_path / "garbage.elf"
+    garbage.write_text("garbage")
+    with pytest.raises(EmuError, match="garbage.elf: not a valid ELF file"):
+        bench_markers(garbage)
+    truncated = tmp_path / "truncated.elf"
+    truncated.write_bytes(elf.read_bytes()[:200])
+    truncated.chmod(0o755)
+    with pytest.raises(EmuError, match="truncated.elf: not a valid ELF file"):
+        run_image(board, truncated, pack_input(MODE_RUN, 1))
+    copy = tmp_path / "copy.elf"
+    copy.write_bytes(elf.read_bytes())  # without the executable bit
+    with pytest.raises(EmuError, match="copy.elf: not executable"):
+        run_image(board, copy, pack_input(MODE_RUN, 1), count_instructions=False)

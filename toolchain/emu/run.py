@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from toolchain.emu.diagnose import FAULT_FILE, describe_exit
@@ -78,19 +80,25 @@ class RunResult:
 def bench_markers(elf_path: Path) -> tuple[int, int]:
     """Addresses of the first instruction of mrt_bench_begin and mrt_bench_end (the Thumb
     bit cleared on Arm)."""
-    with Path(elf_path).open("rb") as f:
-        elf = ELFFile(f)
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is None:
-            raise EmuError(f"{elf_path}: no symbol table to find the benchmark markers in")
-        thumb = elf["e_machine"] == "EM_ARM"
-        found: dict[str, int] = {}
-        for name in (BENCH_BEGIN, BENCH_END):
-            syms = symtab.get_symbol_by_name(name)
-            if not syms:
-                raise EmuError(f"{elf_path}: symbol {name} not found (is the harness linked?)")
-            value = syms[0]["st_value"]
-            found[name] = value & ~1 if thumb else value
+    try:
+        with Path(elf_path).open("rb") as f:
+            elf = ELFFile(f)
+            symtab = elf.get_section_by_name(".symtab")
+            if symtab is None:
+                raise EmuError(f"{elf_path}: no symbol table to find the benchmark markers in")
+            thumb = elf["e_machine"] == "EM_ARM"
+            found: dict[str, int] = {}
+            for name in (BENCH_BEGIN, BENCH_END):
+                syms = symtab.get_symbol_by_name(name)
+                if not syms:
+                    raise EmuError(f"{elf_path}: symbol {name} not found (is the harness "
+                                   "linked?)")
+                value = syms[0]["st_value"]
+                found[name] = value & ~1 if thumb else value
+    except OSError as e:
+        raise EmuError(f"{elf_path}: cannot read: {e.strerror or e}") from None
+    except (ELFError, struct.error) as e:  # a truncated or overwritten file
+        raise EmuError(f"{elf_path}: not a valid ELF file: {e}") from None
     return found[BENCH_BEGIN], found[BENCH_END]
 
 
@@ -137,6 +145,10 @@ def run_image(
     """
     elf = Path(elf).resolve()
     limit = board.simulation.timeout if timeout is None else timeout
+    if board.simulation.mode == "user" and not os.access(elf, os.X_OK):
+        # qemu-user would exit with status 1 without a word, which reads as the image's
+        # own "argument error".
+        raise EmuError(f"{elf}: not executable (QEMU user mode runs it as a program)")
     with tempfile.TemporaryDirectory(prefix="minirt-run-") as tmp:
         work = Path(tmp)
         (work / IN_FILE).write_bytes(_input_bytes(inputs))
