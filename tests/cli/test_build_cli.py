@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pytest
 import yaml
 
 from toolchain.cli import build as build_cli
@@ -91,3 +93,76 @@ def test_failed_link_leaves_no_half_written_artifacts(tmp_path: Path, capsys) ->
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
     assert not out.exists() and list((tmp_path / "out").iterdir()) == []
+
+
+def test_bad_inputs_are_refused_before_the_build(tmp_path: Path, capsys) -> None:
+    """`--quantize int8-weights --inputs bad.npz` used to exit 2 after the finished build
+    was moved into place, where a later minirt-run reused it."""
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not an npz")
+    out = tmp_path / "fw"
+    for quantize in ("int8-weights", "none"):
+        assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(out), "--quantize",
+                               quantize, "--inputs", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == f"minirt-build: error: {bad}: cannot read inputs: not an .npz " \
+                              "archive (np.savez writes one, with arrays input_0, input_1, ...)"
+        assert not out.exists()
+
+
+def test_bad_inputs_leave_a_previous_build_untouched(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "fw"
+    assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    wrong = tmp_path / "wrong.npz"
+    np.savez(wrong, input_0=np.zeros((4, 4)), input_1=np.zeros((4, 4)),
+             input_2=np.full((4, 4), 0.1))  # float64 0.1 is no f32
+    assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(out), "--quantize",
+                           "fp16", "--inputs", str(wrong)]) == 2
+    assert "'input_2'[0, 0] is 0.1, which f32 cannot hold exactly" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("what", ["file", "under-a-file", "someone's-directory"])
+def test_output_that_is_not_a_build_directory(what: str, tmp_path: Path, capsys) -> None:
+    mine = tmp_path / "mine"
+    if what == "someone's-directory":
+        mine.mkdir()
+        (mine / "thesis.tex").write_text("years of work")
+        out, message = mine, "not empty and not a minirt build"
+    else:
+        mine.write_text("years of work")
+        out, message = ((mine, "exists and is not a directory") if what == "file"
+                        else (mine / "fw", "mine is not a directory"))
+    assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("minirt-build: error: ") and message in err
+    assert len(err.strip().splitlines()) == 1
+    assert (mine.read_text() if mine.is_file() else (mine / "thesis.tex").read_text()) == \
+        "years of work"
+
+
+def test_quantized_build_that_fits_only_quantized(tmp_path: Path, capsys) -> None:
+    """The f32 comparison build is made first and may not fit the board: that is no
+    reason to fail the quantized build the user asked for."""
+    w = np.random.default_rng(0).standard_normal((256, 256)).round(3)
+    dense = "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in w) + "]"
+    model = tmp_path / "wide.mlir"
+    model.write_text(
+        "func.func @main(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {\n"
+        f"  %w = stablehlo.constant dense<{dense}> : tensor<256x256xf32>\n"
+        "  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : "
+        "(tensor<1x256xf32>, tensor<256x256xf32>) -> tensor<1x256xf32>\n"
+        "  return %0 : tensor<1x256xf32>\n}\n")
+    board = yaml.safe_load((REPO / "boards" / "cortex-m4.yaml").read_text())
+    board["flash"]["length"] = board["budgets"]["flash"] = 160 * 1024  # f32 weights: 256 KB
+    path = tmp_path / "boards" / "cortex-m4.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(board))
+    out = tmp_path / "fw"
+    assert build_cli.main([str(model), "--board", str(path), "-o", str(out), "--quantize",
+                           "int8-weights"]) == 0
+    text = capsys.readouterr().out
+    assert "no f32 build to compare with: the model does not fit board cortex-m4" in text
+    q = json.loads((out / "size.json").read_text())["quantization"]
+    assert q["f32_flash_bytes"] is None and "does not fit" in q["f32_build_error"]

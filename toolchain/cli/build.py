@@ -9,9 +9,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
+from toolchain.cli.common import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    ArgumentParser,
+    non_negative_int,
+    run_tool,
+)
 from toolchain.graph.printer import print_graph
-from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs
+from toolchain.loader import (
+    UsageError,
+    check_host_memory,
+    load_graph,
+    load_inputs,
+    random_inputs,
+)
 from toolchain.mlir import parse_file
 from toolchain.mlir.printer import print_generic
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, MODES, QuantizeOptions
@@ -24,7 +36,8 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
                    help="store float weights as IEEE half (fp16) or as int8 with symmetric "
                         "per-output-channel scales (int8-weights); they are widened inside "
                         "the kernels, so RAM does not grow (default: none)")
-    p.add_argument("--quantize-min-elements", type=int, default=DEFAULT_MIN_ELEMENTS,
+    p.add_argument("--quantize-min-elements", type=non_negative_int,
+                   default=DEFAULT_MIN_ELEMENTS,
                    metavar="N",
                    help="constants with fewer elements stay f32, and so do per-channel "
                         "vectors (biases, normalization) of any size "
@@ -38,7 +51,7 @@ def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="minirt-build",
         description="Compile a model (MLIR: StableHLO / generic op form) into firmware for a "
                     "board: firmware.elf/.bin/.hex, model.mrt, the map file and size.json.",
@@ -59,36 +72,55 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _quantization_summary(args: argparse.Namespace, board, result, report) -> dict:
-    """Flash saved against the f32 build and accuracy against the f32 reference."""
+def _f32_size(args: argparse.Namespace, board):
+    """The size report of the same model built without quantization (in a temporary
+    directory), or the reason it cannot be built for this board."""
     from toolchain import pipeline
-    from toolchain.reference import run_graph
-    from toolchain.report.accuracy import compare_outputs
+    from toolchain.link.build import LinkError
     from toolchain.report.size import size_report
 
     with tempfile.TemporaryDirectory(prefix="minirt-f32-") as tmp:
-        f32 = pipeline.compile_graph(load_graph(args.model, args.entry), board,
-                                     Path(tmp) / "f32", log=lambda _: None)
-        f32_report = size_report(f32)
+        try:
+            f32 = pipeline.compile_graph(load_graph(args.model, args.entry), board,
+                                         Path(tmp) / "f32", log=lambda _: None)
+        except LinkError as e:  # quantizing may be what makes the model fit
+            return str(e)
+        return size_report(f32)
+
+
+def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
+                          inputs: list | None) -> dict:
+    """Flash saved against the f32 build and accuracy against the f32 reference."""
+    from toolchain.reference import run_graph
+    from toolchain.report.accuracy import compare_outputs
+
     float_graph = load_graph(args.model, args.entry)
-    inputs = (load_inputs(args.inputs, float_graph) if args.inputs
-              else random_inputs(float_graph, seed=0))
+    if inputs is None:
+        inputs = random_inputs(float_graph, seed=0)
     accuracy = compare_outputs(run_graph(result.graph, inputs), run_graph(float_graph, inputs))
-    f32_flash, q_flash = f32_report.flash_total, report.flash_total
-    f32_const = f32_report.flash["constants"]
-    q_const = report.flash["constants"]
-    print(f"quantize {args.quantize}: flash {q_flash} B vs {f32_flash} B for f32 (saved "
-          f"{f32_flash - q_flash} B); constants {q_const} B vs {f32_const} B "
-          f"({f32_const / max(q_const, 1):.2f}x smaller); RAM {report.ram_total} B vs "
-          f"{f32_report.ram_total} B")
+    q_flash, q_const = report.flash_total, report.flash["constants"]
+    summary = {"mode": args.quantize, "min_elements": args.quantize_min_elements,
+               "f32_flash_bytes": None, "flash_saved_bytes": None,
+               "f32_constants_bytes": None, "constants_bytes": q_const,
+               "f32_ram_bytes": None, "ram_bytes": report.ram_total}
+    if isinstance(f32_report, str):
+        print(f"quantize {args.quantize}: flash {q_flash} B, constants {q_const} B, RAM "
+              f"{report.ram_total} B; no f32 build to compare with: {f32_report}")
+        summary["f32_build_error"] = f32_report
+    else:
+        f32_flash, f32_const = f32_report.flash_total, f32_report.flash["constants"]
+        print(f"quantize {args.quantize}: flash {q_flash} B vs {f32_flash} B for f32 (saved "
+              f"{f32_flash - q_flash} B); constants {q_const} B vs {f32_const} B "
+              f"({f32_const / max(q_const, 1):.2f}x smaller); RAM {report.ram_total} B vs "
+              f"{f32_report.ram_total} B")
+        summary.update({"f32_flash_bytes": f32_flash, "flash_saved_bytes": f32_flash - q_flash,
+                        "f32_constants_bytes": f32_const,
+                        "f32_ram_bytes": f32_report.ram_total})
     source = f"inputs {args.inputs}" if args.inputs else "seeded random inputs"
     print(f"accuracy against the f32 model ({source}): {accuracy.format()}")
-    return {"mode": args.quantize, "min_elements": args.quantize_min_elements,
-            "f32_flash_bytes": f32_flash, "flash_saved_bytes": f32_flash - q_flash,
-            "f32_constants_bytes": f32_const, "constants_bytes": q_const,
-            "f32_ram_bytes": f32_report.ram_total, "ram_bytes": report.ram_total,
-            "accuracy_inputs": args.inputs or "seeded random (seed 0)",
-            "accuracy": accuracy.to_json()}
+    summary.update({"accuracy_inputs": args.inputs or "seeded random (seed 0)",
+                    "accuracy": accuracy.to_json()})
+    return summary
 
 
 def _main(argv: list[str] | None) -> int:
@@ -113,7 +145,15 @@ def _main(argv: list[str] | None) -> int:
     start = time.perf_counter()
     graph = load_graph(args.model, args.entry)
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
+    # Everything that can be refused is refused before the build replaces out_dir: a
+    # failed command must not leave a new build behind for minirt-run to reuse.
+    pipeline.check_out_dir(out_dir)
+    quantized = quantize.mode != "none"
+    if quantized:  # the accuracy report runs the reference, twice
+        check_host_memory(graph, reference=True, what=args.model)
+    inputs = load_inputs(args.inputs, graph) if args.inputs else None
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
+    f32_report = _f32_size(args, board) if quantized else None
     result = pipeline.compile_graph(
         graph, board, out_dir, stamp=pipeline.build_stamp(args.model, board, args.entry, quantize),
         quantize=quantize)
@@ -122,8 +162,8 @@ def _main(argv: list[str] | None) -> int:
     data = report.to_json()
     data["compile_seconds"] = round(seconds, 3)
     print(report.format_table())
-    if quantize.mode != "none":
-        data["quantization"] = _quantization_summary(args, board, result, report)
+    if quantized:
+        data["quantization"] = _quantization_summary(args, result, report, f32_report, inputs)
     (out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")
     print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "
           f"in {seconds:.1f} s")

@@ -1,9 +1,12 @@
-"""What every minirt command shares: error reporting and exit codes."""
+"""What every minirt command shares: the argument parser, error reporting, exit codes."""
 
 from __future__ import annotations
 
+import argparse
+import math
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from toolchain.diagnostics import CompileError
 from toolchain.link.build import LinkError
@@ -13,6 +16,36 @@ from toolchain.target import DescriptorError
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # the tool ran but the result is wrong or over budget
 EXIT_INPUT = 2  # bad model, option or input file
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are UsageErrors: one line and exit 2, like every other bad
+    input, instead of argparse's usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
 
 
 def run_tool(name: str, body: Callable[[list[str] | None], int],

@@ -10,12 +10,27 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.cli.build import add_quantize_options, quantize_options
-from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, run_tool
+from toolchain.cli.common import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    ArgumentParser,
+    non_negative_int,
+    positive_seconds,
+    run_tool,
+)
 from toolchain.emu.run import EmuError, EmuTimeout, run_image
-from toolchain.loader import UsageError, load_graph, load_inputs, random_inputs, save_outputs
+from toolchain.loader import (
+    UsageError,
+    check_host_memory,
+    check_output_file,
+    load_graph,
+    load_inputs,
+    random_inputs,
+    save_outputs,
+)
 from toolchain.module.reader import read_module
 from toolchain.reference import run_graph
-from toolchain.target import DescriptorError, list_boards, load_board
+from toolchain.target import Board, DescriptorError, list_boards, load_board
 
 EXIT_TIMEOUT = 124  # like timeout(1)
 
@@ -27,7 +42,7 @@ ATOL = 1e-6
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="minirt-run",
         description="Run a model and print its outputs: on a board under QEMU (--board, "
                     "building the firmware if needed) or on the host reference (--reference).",
@@ -42,15 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--entry", default="main", help="function to run (default: main)")
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs as input_0, input_1, ... (default: seeded random data)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default: 0)")
+    p.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed for random inputs, >= 0 (default: 0)")
     p.add_argument("--save-outputs", metavar="OUT.npz", help="write output_0, ... to this file")
     p.add_argument("--check", action="store_true",
                    help=f"compare with the reference (floats: isclose rtol={RTOL}, "
                         f"atol={ATOL}; integers exactly); exit 1 on a mismatch")
     p.add_argument("-o", "--build-dir", metavar="DIR",
                    help="firmware build directory (default: build/<model>-<board>)")
-    p.add_argument("--timeout", type=float, metavar="S",
-                   help="seconds before a run counts as hung (default: the board's)")
+    p.add_argument("--timeout", type=positive_seconds, metavar="S",
+                   help="seconds before a run counts as hung, > 0 (default: the board's)")
     add_quantize_options(p)
     return p
 
@@ -65,23 +81,39 @@ def format_outputs(outputs: list[np.ndarray]) -> str:
 
 
 def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> list[str]:
-    """One report line per mismatching output, followed by its worst elements."""
+    """One report line per mismatching output, followed by its worst elements. A NaN on
+    one side only counts as an infinite error, so it is never hidden behind a max abs
+    error of 0 and is listed first."""
     problems: list[str] = []
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape:
             problems.append(f"output_{i}: shape {g.shape}, reference {w.shape}")
             continue
-        if w.dtype.kind == "f":
-            ok = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
-            err = np.abs(g.astype(np.float64) - w.astype(np.float64))
-        else:
-            ok = g == w
-            err = np.abs(g.astype(np.int64) - w.astype(np.int64)).astype(np.float64)
+        with np.errstate(all="ignore"):
+            g64, w64 = g.astype(np.float64), w.astype(np.float64)
+            if w.dtype.kind == "f":
+                ok = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+            else:
+                ok = g == w
+            nan_got = np.isnan(g64) & ~np.isnan(w64)
+            nan_want = np.isnan(w64) & ~np.isnan(g64)
+            err = np.abs(g64 - w64)
+            if w.dtype.kind != "f":  # differing integers differ by 1 or more, even
+                err = np.maximum(err, 1)  # where float64 rounds large 64-bit values
+            err = np.where(ok, 0.0, err)
+            err[nan_got | nan_want] = np.inf
         if ok.all():
             continue
-        problems.append(f"output_{i}: {int((~ok).sum())} of {ok.size} elements differ "
-                        f"(max abs error {np.nanmax(np.where(ok, 0, err)):.3g})")
-        order = np.argsort(np.where(ok, -1, err), axis=None)[::-1][:worst]
+        bad = ~ok
+        notes = []
+        if (n := int((nan_got & bad).sum())):
+            notes.append(f"{n} NaN where the reference is a number")
+        if (n := int((nan_want & bad).sum())):
+            notes.append(f"{n} number{'s' if n > 1 else ''} where the reference is NaN")
+        notes.append(f"max abs error {err[bad].max():.3g}")
+        problems.append(f"output_{i}: {int(bad.sum())} of {ok.size} elements differ "
+                        f"({'; '.join(notes)})")
+        order = np.argsort(np.where(ok, -1.0, err), axis=None, kind="stable")[::-1][:worst]
         for flat in order:
             if ok.reshape(-1)[flat]:
                 break
@@ -91,7 +123,9 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> li
     return problems
 
 
-def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
+    """The board and the directory of a build of the model made exactly as asked: the
+    one already there when its stamp and artifacts are current, else a new one."""
     from toolchain import pipeline
 
     try:
@@ -101,6 +135,7 @@ def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np
     out_dir = Path(args.build_dir) if args.build_dir else pipeline.default_build_dir(
         args.model, board)
     quantize = quantize_options(args)
+    pipeline.check_out_dir(out_dir)
     stamp = pipeline.build_stamp(args.model, board, args.entry, quantize)
     if not pipeline.up_to_date(out_dir, stamp):
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
@@ -108,6 +143,13 @@ def _run_on_board(args: argparse.Namespace, inputs: list[np.ndarray]) -> list[np
         pipeline.compile_graph(load_graph(args.model, args.entry), board, out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize)
+    return board, out_dir
+
+
+def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
+                  inputs: list[np.ndarray]) -> list[np.ndarray]:
+    from toolchain import pipeline
+
     module = read_module((out_dir / "model.mrt").read_bytes())
     signature = module.outputs
     print(f"minirt-run: running on {board.identifier} "
@@ -133,16 +175,25 @@ def _main(argv: list[str] | None) -> int:
     from toolchain.pipeline import prepare_graph
 
     args = _parser().parse_args(argv)
+    if args.save_outputs:
+        check_output_file(args.save_outputs)
     graph = load_graph(args.model, args.entry)
-    inputs = load_inputs(args.inputs, graph) if args.inputs else random_inputs(graph, args.seed)
+    check_host_memory(graph, reference=args.reference or args.check, what=args.model)
+    inputs = load_inputs(args.inputs, graph) if args.inputs else None
     # The graph the firmware computes (weights stored as --quantize says): --reference
     # runs it and --check compares with it, so like is compared with like.
     graph = prepare_graph(graph, quantize_options(args))
+    if not args.reference:
+        # Built (or found) before random inputs are drawn: a model that does not fit
+        # the board is refused before any memory goes to its inputs.
+        board, out_dir = _build_if_needed(args)
+    if inputs is None:
+        inputs = random_inputs(graph, args.seed)
     if args.reference:
         outputs = run_graph(graph, inputs)
     else:
         try:
-            outputs = _run_on_board(args, inputs)
+            outputs = _run_on_board(args, board, out_dir, inputs)
         except EmuTimeout as e:
             print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
             return EXIT_TIMEOUT
