@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from toolchain.cli.common import EXIT_OK, run_tool
+from toolchain.cli.common import EXIT_OK, ArgumentParser, run_tool
 from toolchain.loader import UsageError
 from toolchain.module.dump import dump_module
 from toolchain.module.reader import ModuleFormatError
 
 
 def _main(argv: list[str] | None) -> int:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="minirt-dump",
         description="Print a minirt module: header, sections with sizes, I/O signature, "
                     "commands and constants.")
