@@ -135,17 +135,18 @@ def _check_fits(program: Program, board: Board) -> None:
     io = sum(t.num_elements * t.dtype.itemsize for t in program.inputs + program.outputs)
     ram = program.arena_size + io + board.stack_size
     flash = sum(np.asarray(c).nbytes for c in program.constants)
+    # Worded like the link's own overflow errors (link.build), which say the same later.
     problems = []
     if ram > board.ram.length:
-        problems.append(f"it needs at least {ram} B of RAM (arena {program.arena_size} B, "
-                        f"I/O buffers {io} B, stack {board.stack_size} B), the board has "
-                        f"{board.ram.length} B")
+        problems.append(f"it overflows RAM by at least {ram - board.ram.length} bytes (arena "
+                        f"{program.arena_size} B, I/O buffers {io} B, stack "
+                        f"{board.stack_size} B; RAM {board.ram.length} B)")
     if flash > board.flash.length:
-        problems.append(f"its constants take {flash} B, the board has {board.flash.length} B "
-                        "of flash")
+        problems.append(f"it overflows FLASH by at least {flash - board.flash.length} bytes "
+                        f"(constants {flash} B; FLASH {board.flash.length} B)")
     if problems:
-        raise LinkError(f"the model does not fit board {board.identifier}: "
-                        + "; ".join(problems))
+        raise LinkError(f"the model for board {board.identifier} does not fit the board's "
+                        "memory: " + "; ".join(problems))
 
 
 def _moved(link: LinkResult, old: Path, new: Path) -> LinkResult:
