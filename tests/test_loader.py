@@ -17,6 +17,7 @@ from toolchain.loader import (
     int_range,
     load_inputs,
     random_inputs,
+    to_host,
 )
 from toolchain.types import DTYPES, TensorType, dtype, round_to_bf16
 
@@ -36,14 +37,12 @@ def _input(values, np_dtype, ty: str) -> np.ndarray:
     ([2**63], "uint64", "i64", "is 9223372036854775808, outside i64's range"),
     ([5, 8], "int8", "i4", "'input_0'[1] is 8, outside i4's range -8..7"),  # same dtype
     # float64 -> float32 used to turn 1e300 into inf
-    ([1.0, 1e300], "float64", "f32", "'input_0'[1] is 1e+300, which f32 cannot hold exactly "
-                                     "(it would be inf)"),
-    ([0.1], "float64", "f32", "is 0.1, which f32 cannot hold exactly (it would be "
-                              "0.10000000149011612)"),
-    ([2**53 + 1], "int64", "f32", "is 9007199254740993, which f32 cannot hold exactly"),
-    ([2**63 - 1], "int64", "f64", "which f64 cannot hold exactly"),
-    ([1.0, 0.1], "float32", "bf16", "'input_0'[1] is 0.10000000149011612, which bf16 cannot "
-                                    "hold exactly (it would be 0.10009765625)"),
+    ([1.0, 1e300], "float64", "f32", "'input_0'[1] is 1e+300, outside f32's range (it would "
+                                     "be inf)"),
+    ([-1e39], "float64", "f32", "is -1e+39, outside f32's range (it would be -inf)"),
+    ([1.0, 3.4e38], "float32", "bf16", "'input_0'[1] is 3.3999999521443642e+38, outside "
+                                       "bf16's range (it would be inf)"),
+    ([1e20], "float64", "f16", "outside f16's range"),
 ])
 def test_inexact_conversions_are_refused(values, np_dtype, ty, message) -> None:
     with pytest.raises(UsageError) as info:
@@ -69,6 +68,20 @@ def test_exact_conversions_are_made(values, np_dtype, ty) -> None:
     assert y.dtype == dtype(ty).np_dtype
     np.testing.assert_array_equal(y.astype(np.float64) if y.dtype.kind == "f" else y,
                                   x.astype(np.float64) if y.dtype.kind == "f" else x)
+
+
+@pytest.mark.parametrize("values, np_dtype, ty", [
+    ([0.1, -1e-30, 3.0e38], "float64", "f32"),
+    ([2**53 + 1, 2**63 - 1], "int64", "f32"),
+    ([0.1, 1.0e38], "float32", "bf16"),
+    ([0.1, 60000.0], "float64", "f16"),
+])
+def test_floats_are_rounded_to_nearest(values, np_dtype, ty) -> None:
+    """Like a compiler reading a literal: rounded once to the input's type."""
+    want = to_host(np.asarray(values, dtype=np_dtype), dtype(ty))
+    got = _input(values, np_dtype, ty)
+    np.testing.assert_array_equal(got, want)
+    assert np.isfinite(got).all()
 
 
 @pytest.mark.parametrize("np_dtype, ty", [("float32", "i32"), ("int32", "i1"),

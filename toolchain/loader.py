@@ -117,9 +117,12 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
 
 
 def check_input(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
-    """`x` as an input of type `ty`, in its host dtype. Another dtype is converted only
-    when every value is exact in `ty` (300 is no int8, 1e300 no f32, 0.1 no bf16);
-    otherwise UsageError names `what` and the first element that is not."""
+    """`x` as an input of type `ty`, in its host dtype. Integers are converted only when
+    every value is in the type's range (300 is no int8); floats are rounded to nearest
+    (float64 0.1 becomes f32 0.1, as any compiler reads a literal), but a finite value
+    that would become infinite (1e300 as f32) is refused, and so is an integer a float
+    type cannot tell from its neighbours' range. UsageError names `what` and the first
+    element that does not fit."""
     if x.shape != ty.shape:
         raise UsageError(f"{what} has shape {x.shape}, the model expects {ty.shape}")
     dt = ty.dtype
@@ -130,37 +133,30 @@ def check_input(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
         return x
     y = to_host(x, dt)
     with np.errstate(all="ignore"):
-        exact = _exact(x, y, dt)
-    if not exact.all():
-        idx = np.unravel_index(int(np.argmin(exact)), x.shape)
+        fits = _fits(x, y, dt)
+    if not fits.all():
+        idx = np.unravel_index(int(np.argmin(fits)), x.shape)
         where = f"[{', '.join(map(str, idx))}]" if idx else ""
         value = x[idx].item()
         if dt.is_integer:
             lo, hi = int_range(dt)
             raise UsageError(f"{what}{where} is {value!r}, outside {dt}'s range {lo}..{hi} "
                              f"({x.dtype} values are converted only when all of them fit)")
-        raise UsageError(f"{what}{where} is {value!r}, which {dt} cannot hold exactly (it "
-                         f"would be {y[idx].item()!r}); {x.dtype} values are converted only "
-                         f"when all of them are exact: round the array to {dt} first if "
-                         "that is intended")
+        raise UsageError(f"{what}{where} is {value!r}, outside {dt}'s range (it would be "
+                         f"{y[idx].item()!r}); {x.dtype} values are rounded to {dt} only "
+                         "when all of them stay finite")
     return y
 
 
-def _exact(x: np.ndarray, y: np.ndarray, dt: DType) -> np.ndarray:
-    """Where `y` (x converted to `dt`'s host form) still holds x's value exactly."""
+def _fits(x: np.ndarray, y: np.ndarray, dt: DType) -> np.ndarray:
+    """Where `y` (x converted to `dt`'s host form) still holds x: exactly for integer
+    types, rounded but finite for float types."""
     if x.dtype.kind == "b":
         return np.ones(x.shape, dtype=bool)
     if dt.is_integer:
         lo, hi = int_range(dt)
         return (x >= lo) & (x <= hi)
-    if x.dtype.kind == "f":  # float against float compares exactly in the wider type
-        return (y == x) | (np.isnan(x) & np.isnan(y))
-    # An integer turned float is exact when it converts back to the same integer; the
-    # bounds keep that conversion defined (an int64 near 2**63 may round up to it).
-    info = np.iinfo(x.dtype)
-    fits = np.isfinite(y) & (y >= info.min) & (y < float(info.max) + 1)
-    back = np.where(fits, y, 0).astype(x.dtype)
-    return fits & (back == x)
+    return ~np.isfinite(x) | np.isfinite(y)
 
 
 def host_memory_limit() -> int:

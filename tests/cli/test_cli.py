@@ -138,3 +138,16 @@ def test_shared_model_via_cli(jax_model: Path, tmp_path: Path, capsys) -> None:
     want, got = np.load(npz), np.load(out)
     for key in got.files:
         assert np.isclose(got[key], want[key], rtol=1e-5, atol=1e-6).all()
+
+
+def test_a_model_the_module_cannot_hold_is_a_usage_error(capsys) -> None:
+    from toolchain.cli.common import EXIT_INPUT, run_tool
+    from toolchain.module.pack import PackError
+
+    def body(argv):
+        raise PackError("at most 65535 inputs and 65535 outputs")
+
+    assert run_tool("minirt-build", body) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err == ("minirt-build: error: the model does not fit a module: at most 65535 "
+                   "inputs and 65535 outputs\n")

@@ -11,6 +11,7 @@ from typing import NoReturn
 from toolchain.diagnostics import CompileError
 from toolchain.link.build import LinkError
 from toolchain.loader import UsageError
+from toolchain.module.pack import PackError
 from toolchain.target import DescriptorError
 
 EXIT_OK = 0
@@ -58,6 +59,9 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
         return EXIT_INPUT
     except (UsageError, DescriptorError, LinkError) as e:
         print(f"{name}: error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    except PackError as e:  # a model the module format cannot hold (65536 inputs, ...)
+        print(f"{name}: error: the model does not fit a module: {e}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
