@@ -7,12 +7,16 @@ the ELF (the same bytes the loader reads from flash) and runs the image.
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
 
 from toolchain.emu.run import run_image
 from toolchain.link.inspect import image_contract_of, module_span
+from toolchain.module import BindingKind
+from toolchain.module import format as fmt
 from toolchain.module.reader import ModuleFormatError, read_module
 from toolchain.pipeline import build_model
 
@@ -52,3 +56,67 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
         run = run_image(result.board, patched, inputs, count_instructions=False, timeout=20)
         assert run.exit_code == want, f"byte {i}: exit {run.exit_code}, expected {want}: " \
                                       f"{run.console}"
+
+
+REDUCE_SUBTRACT = """
+func.func @main(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1]
+       : (tensor<4x4xf32>, tensor<f32>) -> tensor<4xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x4xf32>
+  %r = stablehlo.subtract %x, %b : tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+"""
+
+
+def _edited(module: bytes, edit) -> bytes:
+    data = bytearray(module)
+    edit(data)
+    data[12:16] = zlib.crc32(bytes(data[16:])).to_bytes(4, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("board", ["x86-64", "cortex-m4"])
+def test_the_reviews_reproductions_are_rejected(board: str, tmp_path: Path) -> None:
+    """Issue 11's three edits of a valid module, CRC recomputed: each used to load and
+    then write outside a buffer or read past .bss; each is now refused by the loader."""
+    model = tmp_path / "reduce_subtract.mlir"
+    model.write_text(REDUCE_SUBTRACT)
+    result = build_model(model, board, tmp_path / "fw", log=lambda _: None)
+    m = read_module(result.module)
+    arena = [(ci, bi) for ci, c in enumerate(m.commands) for bi, b in enumerate(c.bindings)
+             if b.kind == BindingKind.ARENA]
+    assert len(m.commands) == 2 and len(arena) == 2  # the reduce writes it, subtract reads
+
+    def binding_at(ci: int, bi: int) -> int:
+        at = m.commands_offset
+        for c in m.commands[:ci]:
+            at += 4 + 8 * len(c.bindings)
+        return at + 4 + 8 * bi
+
+    def arena_bindings_past_the_arena(d: bytearray) -> None:
+        for ci, bi in arena:
+            struct.pack_into("<II", d, binding_at(ci, bi), m.header.arena_size, 0)
+
+    def arena_binding_into_constants(d: bytearray) -> None:
+        ci, bi = arena[0]
+        (ref,) = struct.unpack_from("<I", d, binding_at(ci, bi))
+        struct.pack_into("<I", d, binding_at(ci, bi), 1 << 30 | ref & 0x3FFFFFFF)
+
+    def output_size_grown(d: bytearray) -> None:
+        struct.pack_into("<I", d, fmt.HEADER_SIZE + 4, 256)  # output_0's byte size, was 64
+
+    elf = result.elf.read_bytes()
+    offset, size = module_span(result.elf)
+    patched = tmp_path / "patched.elf"
+    for edit in (arena_bindings_past_the_arena, arena_binding_into_constants,
+                 output_size_grown):
+        bad = _edited(result.module, edit)
+        with pytest.raises(ModuleFormatError) as e:
+            read_module(bad, image=image_contract_of(result.elf), loader_only=True)
+        patched.write_bytes(elf[:offset] + bad + elf[offset + size:])
+        patched.chmod(0o755)
+        run = run_image(result.board, patched, [bytes(64)], count_instructions=False, timeout=20)
+        assert run.exit_code == e.value.status, f"{edit.__name__}: {run.diagnosis}"
+        assert run.outputs is None, f"{edit.__name__}: the firmware wrote outputs"
