@@ -17,7 +17,9 @@ with its sign.
 
 The bounds (column `ulp`) are the ones documented in toolchain/codegen/mathlib.py, each
 with the reason it holds; `worst` is the largest error measured by this test over all its
-inputs (seeded, so reproducible), on x86-64 with hardware sqrt.
+inputs (seeded, so reproducible), on x86-64 with hardware sqrt. A one-off exhaustive run
+over all 2**32 inputs (too slow for the suite: 3-8 minutes a function) found: sine 1.59
+ulp, cosine 1.59, tan 3.74, log 1.97, exponential_minus_one 1.45, log_plus_one 2.47.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ tanh(+-inf) = +-1, sin / cos / tan(+-inf) = NaN, pow's special pairs.
 Accuracy: the bounds tests/codegen/test_codegen_mathlib.py asserts over sweeps of the
 whole f32 range (every binade, both signs, subnormals, the function's edges) against
 float64 numpy (ulp = f32 spacing at the true result), with the worst error seen in
-brackets:
+brackets (sin, cos, tan, log, expm1 and log1p also checked once on all 2**32 inputs:
+1.59, 1.59, 3.74, 1.97, 1.45 and 2.47 ulp at worst):
 
     exponential            <= 2 ulp   [0.92]     subnormal results and overflow included
     exponential_minus_one  <= 3 ulp   [1.40]
@@ -442,12 +443,14 @@ def _cbrt(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 # whose other 94 the fraction. The 2/pi bits left out weigh less than 2**-70 quadrant.
 # An exhaustive search over every f32 (the test module names the worst cases) finds the
 # fraction never closer to an integer than 2**-29.9 quadrant, so at least 34 of its 64
-# bits we use are significant: the reduced argument is exact to 2**-30 relative before
-# its one rounding to f32. Why this rather than a longer Cody-Waite split: the
-# multiplications are three 32x32->64 integer products (one instruction each on
-# Armv7-M / RV32IM, a libgcc helper on Armv6-M) whatever the target's float hardware,
-# where an f32 Cody-Waite split exact up to 2**127 would need ~10 float multiply-adds
-# (soft-float calls on half our targets) and f64 is software on most of them.
+# bits we use are significant; with the truncations of the normalised fraction, of
+# pi/2 and of their product, the reduced argument is within 2**-29 relative before its
+# one rounding to f32. Why this rather than a longer Cody-Waite split: the work is four
+# 32x32->64 integer multiplies (one instruction each on Armv7-M, two on RV32IM, a libgcc
+# helper on Armv6-M) and a few shifts whatever the target's float hardware, while a
+# Cody-Waite split of pi/2 reaching 2**128 needs a dozen exact f32 pieces, as many
+# multiply-subtracts (soft-float calls on half our targets) and a quadrant number too
+# large for any integer type; in f64 it would be software on most of our targets.
 #
 # 2/pi = 0.A2F9836E 4E441529 ... in hex; 224 bits reach the last one a finite f32 needs.
 TWO_OVER_PI_WORDS = (0x00000000, 0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599,
