@@ -1,0 +1,334 @@
+"""Build small `.tflite` flatbuffers in memory, for tests: one operator, or a short chain.
+
+The models are written with the `tflite` package's generated builder functions
+(`tflite.ModelStart`, `tflite.OperatorStart`, `tflite.Conv2DOptionsStart`, ...) over a
+`flatbuffers.Builder`; no TensorFlow. A tensor is described by a `Tensor` (shape, dtype,
+quantization, and `data` when it is a constant); an operator by its opcode name, its
+input and output tensors and its options as keyword-style names:
+
+    x = Tensor((1, 8, 8, 3), "int8", scale=0.05, zero_point=-3)
+    w = Tensor((4, 3, 3, 3), "int8", scale=[0.01] * 4, zero_point=[0] * 4,
+               quantized_dimension=0, data=weights)
+    b = Tensor((4,), "int32", scale=[0.0005] * 4, zero_point=[0] * 4, data=bias)
+    y = Tensor((1, 8, 8, 4), "int8", scale=0.1, zero_point=5)
+    buf = single_op_model("CONV_2D", [x, w, b], [y], padding="SAME", stride_w=1,
+                          stride_h=1, fused_activation_function="RELU")
+
+Option names are the schema's field names in snake_case (`stride_w`, `depth_multiplier`,
+`filter_height`, `keep_dims`, `new_shape`, ...); `padding` takes "SAME" / "VALID" and
+`fused_activation_function` takes "NONE", "RELU", "RELU_N1_TO_1", "RELU6" (or the
+schema's integer values). A `None` in an operator's inputs is an omitted optional input
+(tensor index -1), e.g. a FULLY_CONNECTED without bias.
+
+`run_tflm(model, inputs)` runs a model in TFLite Micro's own interpreter (the
+`tflite-micro` wheel) and returns its outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import flatbuffers
+import numpy as np
+import tflite
+
+# numpy dtype name -> the schema's TensorType value.
+TENSOR_TYPES: dict[str, int] = {
+    "float32": tflite.TensorType.FLOAT32,
+    "int32": tflite.TensorType.INT32,
+    "int8": tflite.TensorType.INT8,
+    "int16": tflite.TensorType.INT16,
+    "int64": tflite.TensorType.INT64,
+    "uint8": tflite.TensorType.UINT8,
+    "bool": tflite.TensorType.BOOL,
+}
+
+# Opcode name -> the options table that goes with it (None: the op takes no options, or
+# the interpreter ignores them). The table's builder functions are looked up by name in
+# the `tflite` package: `<Table>Start`, `<Table>Add<Field>`, `<Table>End`.
+OPTIONS_TABLE: dict[str, str | None] = {
+    "CONV_2D": "Conv2DOptions",
+    "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+    "FULLY_CONNECTED": "FullyConnectedOptions",
+    "AVERAGE_POOL_2D": "Pool2DOptions",
+    "MAX_POOL_2D": "Pool2DOptions",
+    "ADD": "AddOptions",
+    "SUB": "SubOptions",
+    "MUL": "MulOptions",
+    "RESHAPE": "ReshapeOptions",
+    "SOFTMAX": "SoftmaxOptions",
+    "PAD": "PadOptions",
+    "MEAN": "ReducerOptions",
+    "SUM": "ReducerOptions",
+    "CONCATENATION": "ConcatenationOptions",
+    "LOGISTIC": None,
+    "TANH": None,
+    "RELU": None,
+    "RELU6": None,
+    "RELU_N1_TO_1": None,
+    "HARD_SWISH": "HardSwishOptions",
+    "LEAKY_RELU": "LeakyReluOptions",
+    "TRANSPOSE": "TransposeOptions",
+    "STRIDED_SLICE": "StridedSliceOptions",
+    "SQUEEZE": "SqueezeOptions",
+    "QUANTIZE": "QuantizeOptions",
+    "DEQUANTIZE": "DequantizeOptions",
+}
+
+# Option values given by name rather than number.
+_ENUMS: dict[str, type] = {
+    "padding": tflite.Padding,
+    "fused_activation_function": tflite.ActivationFunctionType,
+}
+
+
+@dataclass
+class Tensor:
+    """One tensor of the model: a constant when `data` is given, else an activation.
+
+    `scale` / `zero_point` are a number (per-tensor) or a sequence (per-channel along
+    `quantized_dimension`); leave both None for an unquantized tensor.
+    """
+
+    shape: Sequence[int]
+    dtype: str = "int8"
+    scale: float | Sequence[float] | None = None
+    zero_point: int | Sequence[int] | None = None
+    quantized_dimension: int = 0
+    data: np.ndarray | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in TENSOR_TYPES:
+            raise ValueError(f"unsupported tensor dtype {self.dtype!r}")
+        self.shape = tuple(int(d) for d in self.shape)
+        if self.data is not None:
+            data = np.asarray(self.data)
+            if data.shape != self.shape:
+                raise ValueError(f"constant {self.name!r}: data shape {data.shape} is not "
+                                 f"the tensor shape {self.shape}")
+            self.data = data.astype(self.dtype)
+        if (self.scale is None) != (self.zero_point is None):
+            raise ValueError("give both scale and zero_point, or neither")
+
+
+@dataclass
+class Op:
+    """One operator: opcode name, input and output tensors (None = omitted input)."""
+
+    opcode: str
+    inputs: Sequence[Tensor | None]
+    outputs: Sequence[Tensor]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _vector(builder: flatbuffers.Builder, values: np.ndarray, prepend: str) -> int:
+    builder.StartVector(values.dtype.itemsize, len(values), values.dtype.itemsize)
+    for v in reversed(values.tolist()):
+        getattr(builder, prepend)(v)
+    return builder.EndVector()
+
+
+def _bytes_vector(builder: flatbuffers.Builder, data: bytes) -> int:
+    # 16-byte alignment: TFLite Micro reads constants in place, as int32 / float arrays.
+    builder.StartVector(1, len(data), 16)
+    builder.head = builder.head - len(data)
+    builder.Bytes[builder.head:builder.head + len(data)] = data
+    return builder.EndVector()
+
+
+def _quantization(builder: flatbuffers.Builder, t: Tensor) -> int | None:
+    if t.scale is None:
+        return None
+    scales = np.atleast_1d(np.asarray(t.scale, dtype=np.float32))
+    zps = np.atleast_1d(np.asarray(t.zero_point, dtype=np.int64))
+    scale_vec = _vector(builder, scales, "PrependFloat32")
+    zp_vec = _vector(builder, zps, "PrependInt64")
+    tflite.QuantizationParametersStart(builder)
+    tflite.QuantizationParametersAddScale(builder, scale_vec)
+    tflite.QuantizationParametersAddZeroPoint(builder, zp_vec)
+    tflite.QuantizationParametersAddQuantizedDimension(builder, t.quantized_dimension)
+    return tflite.QuantizationParametersEnd(builder)
+
+
+def _options(builder: flatbuffers.Builder, opcode: str, options: dict[str, Any]) -> tuple[int, int]:
+    """Write the op's options table; returns (BuiltinOptions type, offset) or (0, 0)."""
+    if opcode not in OPTIONS_TABLE:
+        raise ValueError(f"opcode {opcode!r} is not in tests/tflite_models.OPTIONS_TABLE")
+    table = OPTIONS_TABLE[opcode]
+    if table is None:
+        if options:
+            raise ValueError(f"{opcode} takes no options, got {sorted(options)}")
+        return 0, 0
+    # Vectors must be written before the table starts.
+    values: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, (list, tuple, np.ndarray)):
+            values[key] = _vector(builder, np.asarray(value, dtype=np.int32), "PrependInt32")
+        elif isinstance(value, str):
+            values[key] = getattr(_ENUMS[key], value)
+        else:
+            values[key] = value
+    getattr(tflite, f"{table}Start")(builder)
+    for key, value in values.items():
+        adder = getattr(tflite, f"{table}Add{_camel(key)}", None)
+        if adder is None:
+            raise ValueError(f"{table} has no field {key!r}")
+        adder(builder, value)
+    return getattr(tflite.BuiltinOptions, table), getattr(tflite, f"{table}End")(builder)
+
+
+def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[Tensor]) -> bytes:
+    """A one-subgraph model running `ops` in order, from graph `inputs` to `outputs`.
+
+    Tensors are identified by object identity: pass the same `Tensor` object wherever
+    the same tensor is meant. Constants (tensors with `data`) get their own buffers.
+    """
+    tensors: list[Tensor] = []
+    index: dict[int, int] = {}
+
+    def idx(t: Tensor | None) -> int:
+        if t is None:
+            return -1
+        if id(t) not in index:
+            index[id(t)] = len(tensors)
+            tensors.append(t)
+        return index[id(t)]
+
+    for t in inputs:
+        idx(t)
+    for op in ops:
+        for t in [*op.inputs, *op.outputs]:
+            idx(t)
+    for t in outputs:
+        idx(t)
+
+    opcodes = sorted({op.opcode for op in ops})
+    b = flatbuffers.Builder(1024)
+
+    # Buffers: 0 is the conventional empty buffer, then one per constant.
+    buffer_of: dict[int, int] = {}
+    buffer_offsets = []
+    tflite.BufferStart(b)
+    buffer_offsets.append(tflite.BufferEnd(b))
+    for i, t in enumerate(tensors):
+        if t.data is None:
+            continue
+        data_vec = _bytes_vector(b, np.ascontiguousarray(t.data).tobytes())
+        tflite.BufferStart(b)
+        tflite.BufferAddData(b, data_vec)
+        buffer_of[i] = len(buffer_offsets)
+        buffer_offsets.append(tflite.BufferEnd(b))
+
+    tensor_offsets = []
+    for i, t in enumerate(tensors):
+        name = b.CreateString(t.name or f"t{i}")
+        shape = _vector(b, np.asarray(t.shape, dtype=np.int32), "PrependInt32")
+        quant = _quantization(b, t)
+        tflite.TensorStart(b)
+        tflite.TensorAddShape(b, shape)
+        tflite.TensorAddType(b, TENSOR_TYPES[t.dtype])
+        tflite.TensorAddBuffer(b, buffer_of.get(i, 0))
+        tflite.TensorAddName(b, name)
+        if quant is not None:
+            tflite.TensorAddQuantization(b, quant)
+        tensor_offsets.append(tflite.TensorEnd(b))
+
+    op_offsets = []
+    for op in ops:
+        op_inputs = _vector(b, np.asarray([idx(t) for t in op.inputs], dtype=np.int32),
+                            "PrependInt32")
+        op_outputs = _vector(b, np.asarray([idx(t) for t in op.outputs], dtype=np.int32),
+                             "PrependInt32")
+        opt_type, opt = _options(b, op.opcode, op.options)
+        tflite.OperatorStart(b)
+        tflite.OperatorAddOpcodeIndex(b, opcodes.index(op.opcode))
+        tflite.OperatorAddInputs(b, op_inputs)
+        tflite.OperatorAddOutputs(b, op_outputs)
+        if opt_type:
+            tflite.OperatorAddBuiltinOptionsType(b, opt_type)
+            tflite.OperatorAddBuiltinOptions(b, opt)
+        op_offsets.append(tflite.OperatorEnd(b))
+
+    def table_vector(offsets: list[int]) -> int:
+        b.StartVector(4, len(offsets), 4)
+        for off in reversed(offsets):
+            b.PrependUOffsetTRelative(off)
+        return b.EndVector()
+
+    tensors_vec = table_vector(tensor_offsets)
+    ops_vec = table_vector(op_offsets)
+    sg_inputs = _vector(b, np.asarray([idx(t) for t in inputs], dtype=np.int32), "PrependInt32")
+    sg_outputs = _vector(b, np.asarray([idx(t) for t in outputs], dtype=np.int32),
+                         "PrependInt32")
+    sg_name = b.CreateString("main")
+    tflite.SubGraphStart(b)
+    tflite.SubGraphAddTensors(b, tensors_vec)
+    tflite.SubGraphAddInputs(b, sg_inputs)
+    tflite.SubGraphAddOutputs(b, sg_outputs)
+    tflite.SubGraphAddOperators(b, ops_vec)
+    tflite.SubGraphAddName(b, sg_name)
+    subgraph = tflite.SubGraphEnd(b)
+
+    code_offsets = []
+    for name in opcodes:
+        code = getattr(tflite.BuiltinOperator, name)
+        tflite.OperatorCodeStart(b)
+        # Codes above 127 live only in builtin_code; the deprecated byte then holds 127
+        # (PLACEHOLDER_FOR_GREATER_OP_CODES), as the schema asks.
+        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
+        tflite.OperatorCodeAddBuiltinCode(b, code)
+        tflite.OperatorCodeAddVersion(b, 1)
+        code_offsets.append(tflite.OperatorCodeEnd(b))
+
+    codes_vec = table_vector(code_offsets)
+    subgraphs_vec = table_vector([subgraph])
+    buffers_vec = table_vector(buffer_offsets)
+    description = b.CreateString("minirt test model")
+    tflite.ModelStart(b)
+    tflite.ModelAddVersion(b, 3)
+    tflite.ModelAddOperatorCodes(b, codes_vec)
+    tflite.ModelAddSubgraphs(b, subgraphs_vec)
+    tflite.ModelAddDescription(b, description)
+    tflite.ModelAddBuffers(b, buffers_vec)
+    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def single_op_model(opcode: str, inputs: Sequence[Tensor | None], outputs: Sequence[Tensor],
+                    **options: Any) -> bytes:
+    """A model of one operator; its non-constant inputs are the graph inputs, in order."""
+    graph_inputs = [t for t in inputs if t is not None and t.data is None]
+    return build_model([Op(opcode, inputs, outputs, options)], graph_inputs, outputs)
+
+
+def run_tflm(model: bytes, inputs: Sequence[np.ndarray], *,
+             keep_tensors: bool = False) -> tuple[list[np.ndarray], Any]:
+    """Run `model` once in TFLite Micro's interpreter; returns (outputs, interpreter).
+
+    With `keep_tensors` the interpreter preserves every tensor, so intermediate values
+    can be read back with `tensor_value(interpreter, index)` afterwards.
+    """
+    from tflite_micro.python.tflite_micro import runtime
+
+    config = (runtime.InterpreterConfig.kPreserveAllTensors if keep_tensors
+              else runtime.InterpreterConfig.kAllocationRecording)
+    interp = runtime.Interpreter.from_bytes(model, arena_size=max(len(model) * 10, 1 << 20),
+                                            intrepreter_config=config)
+    for i, x in enumerate(inputs):
+        interp.set_input(x, i)
+    interp.invoke()
+    model_obj = tflite.Model.GetRootAs(model, 0)
+    n_out = model_obj.Subgraphs(0).OutputsLength()
+    return [np.array(interp.get_output(i)) for i in range(n_out)], interp
+
+
+def tensor_value(interp: Any, index: int) -> np.ndarray:
+    """Tensor `index` of subgraph 0 after a `run_tflm(..., keep_tensors=True)`."""
+    return np.array(interp.GetTensor(index, 0)["tensor_data"])
