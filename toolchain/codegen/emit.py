@@ -28,8 +28,17 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
-from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, expr_dtype
-from toolchain.types import F32 as F32_DT
+from toolchain.kernel.form import (
+    Acc,
+    Apply,
+    Const,
+    Expr,
+    Index,
+    Kernel,
+    Load,
+    expr_dtype,
+    postorder,
+)
 from toolchain.types import DType, TensorType
 
 __all__ = ["EmitError", "compute_type", "emit_kernel", "storage_type"]
@@ -138,6 +147,33 @@ def _shift(kind: str) -> Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]:
     return emit
 
 
+def _srdhm(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """saturating_rounding_doubling_high_mul on i32: the 64-bit product (one SMULL on
+    Armv7-M), a nudge of 2**30 (1 - 2**30 below zero), division by 2**31 toward zero,
+    and INT32_MAX for INT32_MIN * INT32_MIN, the one product that overflows."""
+    i64 = ir.IntType(64)
+    ab = b.mul(b.sext(x, i64), b.sext(y, i64))
+    nudge = b.select(b.icmp_signed(">=", ab, ir.Constant(i64, 0)), ir.Constant(i64, 1 << 30),
+                     ir.Constant(i64, 1 - (1 << 30)))
+    high = b.trunc(b.sdiv(b.add(ab, nudge), ir.Constant(i64, 1 << 31)), I32)
+    int_min = ir.Constant(I32, -(1 << 31))
+    overflow = b.and_(b.icmp_signed("==", x, int_min), b.icmp_signed("==", y, int_min))
+    return b.select(overflow, ir.Constant(I32, (1 << 31) - 1), high)
+
+
+def _rdbpot(b: ir.IRBuilder, x: ir.Value, e: ir.Value) -> ir.Value:
+    """rounding_divide_by_pot on i32: an arithmetic shift by e (clamped to [0, 31]), plus
+    one when the bits shifted out are above half (at half too below zero): ties go away
+    from zero."""
+    zero, top = ir.Constant(I32, 0), ir.Constant(I32, 31)
+    e = b.select(b.icmp_signed("<", e, zero), zero, b.select(b.icmp_signed(">", e, top), top, e))
+    mask = b.sub(b.shl(ir.Constant(I32, 1), e), ir.Constant(I32, 1))
+    threshold = b.add(b.lshr(mask, ir.Constant(I32, 1)),
+                      b.zext(b.icmp_signed("<", x, zero), I32))
+    up = b.zext(b.icmp_signed(">", b.and_(x, mask), threshold), I32)
+    return b.add(b.ashr(x, e), up)
+
+
 def _ipow(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
     """Integer power by squaring, in a helper function per width (it needs a loop).
     Negative exponents give 1/x**-y truncated: 1, +-1 for x = -1, else 0."""
@@ -235,6 +271,7 @@ class _KernelEmitter:
         self.b = ir.IRBuilder(entry)
         self.index: dict[int, ir.Value] = {}
         self.cache: dict[int, tuple[Expr, ir.Value]] = {}
+        self.acc: ir.Value | None = None  # the folded value, while emitting an epilogue
         self.buffers = [self._binding(i) for i in range(len(kernel.operands) + 1)]
 
     # ----------------------------------------------------------- structure
@@ -247,6 +284,11 @@ class _KernelEmitter:
             raise EmitError(f"kernel {k.name!r}: reduced dimensions but no combine op")
         if k.combine is not None and k.init is None:
             raise EmitError(f"kernel {k.name!r}: a reduction needs an init value")
+        if k.epilogue is not None and k.combine is None:
+            raise EmitError(f"kernel {k.name!r}: an epilogue without a reduction")
+        if k.epilogue is not None and any(isinstance(e, Index) and e.dim >= k.n_parallel
+                                          for e in postorder(k.epilogue)):
+            raise EmitError(f"kernel {k.name!r}: its epilogue reads a reduced index")
         n = 1
         for d in k.domain[: k.n_parallel]:
             n *= d
@@ -294,7 +336,13 @@ class _KernelEmitter:
         k = self.k
         if dim == k.n_parallel:
             self.cache = {}
-            value = self._reduce() if k.combine is not None else self.value(k.body)
+            if k.combine is None:
+                value = self.value(k.body)
+            elif k.epilogue is None:
+                value = self._cast(self._reduce(), k.acc_dtype, k.result.dtype)
+            else:
+                self.acc = self._reduce()
+                value = self.value(k.epilogue)
             self._store(linear, value)
             return
 
@@ -305,13 +353,14 @@ class _KernelEmitter:
         self._loop(dim, body)
 
     def _reduce(self) -> ir.Value:
+        """The folded value, in the kernel's accumulator type (f16 / bf16 fold in f32 and
+        round once at the store)."""
         k = self.k
         assert k.init is not None and k.combine is not None
-        # f16 / bf16 accumulate in f32 and round once at the store.
-        acc_dt = F32_DT if k.result.dtype.name in ("f16", "bf16") else k.result.dtype
+        acc_dt = k.acc_dtype
         init = self._cast(self.value(k.init), expr_dtype(k.init, k.operands), acc_dt)
         if 0 in k.domain[k.n_parallel :]:
-            return self._cast(init, acc_dt, k.result.dtype)
+            return init
         # The accumulator lives in a stack slot that SROA / mem2reg turn into a register.
         here = self.b.block
         self.b.position_at_start(self.fn.entry_basic_block)
@@ -332,7 +381,7 @@ class _KernelEmitter:
 
         nest(k.n_parallel)
         self.cache = outer_cache
-        return self._cast(self.b.load(slot), acc_dt, k.result.dtype)
+        return self.b.load(slot)
 
     # ----------------------------------------------------------- memory
 
@@ -437,6 +486,8 @@ class _KernelEmitter:
         return v
 
     def _value(self, e: Expr) -> ir.Value:
+        if isinstance(e, Acc):
+            return self.acc
         if isinstance(e, Index):
             if e.dim not in self.index:
                 raise EmitError(f"kernel {self.k.name!r}: Index({e.dim}) used outside its loop")
@@ -628,6 +679,10 @@ class _KernelEmitter:
             return _imin(b, x, y, u)
         if op == "power":
             return _ipow(b, x, y, u)
+        if op == "saturating_rounding_doubling_high_mul":
+            return _srdhm(b, x, y)
+        if op == "rounding_divide_by_pot":
+            return _rdbpot(b, x, y)
         if op == "shift_left":
             return _shift("left")(b, x, y)
         if op == "shift_right_arithmetic":

@@ -320,6 +320,12 @@ def _batch_norm_inference(node: Node) -> list[TensorType]:
     return [x]
 
 
+def _fixed_point(node: Node) -> list[TensorType]:
+    t = _same_types(node)
+    _require(t.dtype.name == "i32", f"{node.op} takes i32 operands, not {t.dtype}")
+    return [t]
+
+
 def _dequantize(node: Node) -> list[TensorType]:
     q, scale = node.inputs[0].type, node.inputs[1].type
     _require(q.dtype.is_integer, "dequantize's operand must be an integer tensor")
@@ -390,6 +396,12 @@ _add("reduce_window", "reduction", 2,
      ("kind", "window", "strides", "base_dilations", "window_dilations", "padding"),
      _reduce_window)
 _add("batch_norm_inference", "misc", 5, ("epsilon", "feature_index"), _batch_norm_inference)
+# The two fixed-point primitives of integer (TFLite / gemmlowp) requantization, minirt's
+# own elementwise ops (docs/int8.md): a * b / 2**31 rounded to nearest, ties toward
+# +infinity, saturated; and x / 2**e rounded to nearest, ties away from zero, e clamped
+# to [0, 31].
+_add("saturating_rounding_doubling_high_mul", "elementwise", 2, (), _fixed_point)
+_add("rounding_divide_by_pot", "elementwise", 2, (), _fixed_point)
 # real = scale * stored (symmetric: zero point 0); minirt's own op for quantized weights.
 _add("dequantize", "misc", 2, ("axis",), _dequantize)
 

@@ -139,6 +139,30 @@ def _shift(kind: str) -> Kernel:
     return k
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _srdhm(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """saturating_rounding_doubling_high_mul: a * b / 2**31 rounded to nearest, ties
+    toward +infinity (a nudge of 2**30, or 1 - 2**30 below zero, then division toward
+    zero), and INT32_MAX for the one product that overflows, INT32_MIN * INT32_MIN."""
+    ab = a.astype(np.int64) * b.astype(np.int64)
+    nudge = np.where(ab >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
+    high = _int_div(ab + nudge, np.full(ab.shape, 1 << 31, dtype=np.int64))
+    overflow = (a == INT32_MIN) & (b == INT32_MIN)
+    return np.where(overflow, INT32_MAX, high).astype(np.int32)
+
+
+def _rdbpot(node: Node, x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """rounding_divide_by_pot: x / 2**e rounded to nearest, ties away from zero, by an
+    arithmetic shift and a correction; e is clamped to [0, 31]."""
+    x = x.astype(np.int64)
+    e = np.clip(e.astype(np.int64), 0, 31)
+    mask = (np.int64(1) << e) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return ((x >> e) + ((x & mask) > threshold)).astype(np.int32)
+
+
 def _unary(f: Callable) -> Kernel:
     def k(node: Node, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -407,4 +431,5 @@ KERNELS: dict[str, Kernel] = {
     "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "batch_norm_inference": _batch_norm,
     "dequantize": _dequantize,
+    "saturating_rounding_doubling_high_mul": _srdhm, "rounding_divide_by_pot": _rdbpot,
 }
