@@ -40,7 +40,7 @@ def test_every_board_runs_mlp(board: str, tmp_path: Path, capsys) -> None:
 def test_too_big_for_the_board_is_one_clear_error(tmp_path: Path, capsys) -> None:
     if not have_models():
         pytest.skip(MISSING_REASON)
-    rc = run_cli.main([str(MODELS_DIR / "jax" / "cnn.mlir"), "--board", "cortex-m0plus",
+    rc = run_cli.main([str(MODELS_DIR / "jax" / "resnet8.mlir"), "--board", "cortex-m0plus",
                        "-o", str(tmp_path / "fw")])
     err = capsys.readouterr().err
     assert rc == 2

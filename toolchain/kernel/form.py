@@ -6,7 +6,10 @@ expression tree whose leaves are loop indices, constants and loads from the kern
 operands (each load's index is itself an expression, so broadcasts, transposes,
 strided windows, padding and gathers are all just index expressions). Without
 reductions the body's value is stored; with them, values are folded with `combine`
-starting from `init`.
+starting from `init`, and the folded value (of type `accumulator`) is stored, or, when
+the kernel has an `epilogue`, that expression is stored: it sees the folded value as
+the leaf `Acc` and may load other operands at the parallel indices (a bias add and a
+requantization fused into a convolution, so its wide accumulator never reaches RAM).
 
 Buffers a kernel is called with, in order: one per operand, then the result.
 Tensors are dense, row-major, with the element type of their TensorType.
@@ -51,6 +54,14 @@ class Load:
 
 
 @dataclass(frozen=True)
+class Acc:
+    """In a reduction's epilogue: the folded value, of element type `dtype` (the kernel's
+    accumulator type)."""
+
+    dtype: DType
+
+
+@dataclass(frozen=True)
 class Apply:
     """`op(*args)` with result element type `dtype`.
 
@@ -64,7 +75,7 @@ class Apply:
     dtype: DType
 
 
-Expr = Index | Const | Load | Apply
+Expr = Index | Const | Load | Apply | Acc
 
 
 @dataclass(frozen=True)
@@ -77,10 +88,23 @@ class Kernel:
     body: Expr
     combine: str | None = None  # add / multiply / maximum / minimum / and / or
     init: Expr | None = None
+    epilogue: Expr | None = None  # reductions only: what is stored, from Acc
+    accumulator: DType | None = None  # the folded value's type; None: the result's
 
     @property
     def is_reduction(self) -> bool:
         return self.combine is not None
+
+    @property
+    def acc_dtype(self) -> DType:
+        """The type the reduction folds in: f16 / bf16 results fold in f32."""
+        dt = self.accumulator or self.result.dtype
+        return dtype("f32") if dt.name in ("f16", "bf16") else dt
+
+    @property
+    def roots(self) -> tuple[Expr, ...]:
+        """body, then init and epilogue where present: every expression of the kernel."""
+        return tuple(e for e in (self.body, self.init, self.epilogue) if e is not None)
 
 
 def expr_dtype(e: Expr, operands: tuple[TensorType, ...]) -> DType:
@@ -89,7 +113,7 @@ def expr_dtype(e: Expr, operands: tuple[TensorType, ...]) -> DType:
         return INDEX
     if isinstance(e, Load):
         return operands[e.operand].dtype
-    return e.dtype
+    return e.dtype  # Const, Apply, Acc
 
 
 # --------------------------------------------------------------------------- walking bodies

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
+from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load
 from toolchain.reference import kernels as ref
 
 _REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
@@ -47,20 +47,25 @@ def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
 
 
 def _eval(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray],
-          memo: dict[int, np.ndarray] | None = None) -> np.ndarray:
-    """The value of `e` over the domain. Fused bodies share subexpressions (an index
-    expression read at every Index(d) of the producer), so each distinct node is
-    evaluated once: without `memo` a chain of reshapes costs exponential time."""
+          memo: dict[int, np.ndarray] | None = None, acc: np.ndarray | None = None
+          ) -> np.ndarray:
+    """The value of `e` over the domain (`acc`: the folded values an epilogue reads as
+    Acc). Fused bodies share subexpressions (an index expression read at every Index(d)
+    of the producer), so each distinct node is evaluated once: without `memo` a chain of
+    reshapes costs exponential time."""
     if memo is None:
         memo = {}
     hit = memo.get(id(e))
     if hit is None:
-        hit = memo[id(e)] = _eval_node(e, k, grids, ops, memo)
+        hit = memo[id(e)] = _eval_node(e, k, grids, ops, memo, acc)
     return hit
 
 
 def _eval_node(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray],
-               memo: dict[int, np.ndarray]) -> np.ndarray:
+               memo: dict[int, np.ndarray], acc: np.ndarray | None) -> np.ndarray:
+    if isinstance(e, Acc):
+        assert acc is not None, "Acc outside an epilogue"
+        return acc
     if isinstance(e, Index):
         return grids[e.dim]
     if isinstance(e, Const):
@@ -68,7 +73,7 @@ def _eval_node(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray
                           e.dtype.np_dtype)
     if isinstance(e, Load):
         arr = ops[e.operand]
-        idx = [np.asarray(_eval(i, k, grids, ops, memo), dtype=np.int64) for i in e.index]
+        idx = [np.asarray(_eval(i, k, grids, ops, memo, acc), dtype=np.int64) for i in e.index]
         if not idx:
             value = arr[()]
             return np.asarray(value)
@@ -79,11 +84,11 @@ def _eval_node(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray
         for d, i in enumerate(idx):
             ok &= (i >= 0) & (i < arr.shape[d])
         if e.valid is not None:
-            ok &= np.asarray(_eval(e.valid, k, grids, ops, memo), dtype=bool)
+            ok &= np.asarray(_eval(e.valid, k, grids, ops, memo, acc), dtype=bool)
         clipped = tuple(np.clip(i, 0, arr.shape[d] - 1) for d, i in enumerate(idx))
-        return np.where(ok, arr[clipped], _eval(e.pad, k, grids, ops, memo))
+        return np.where(ok, arr[clipped], _eval(e.pad, k, grids, ops, memo, acc))
     assert isinstance(e, Apply)
-    args = [_eval(a, k, grids, ops, memo) for a in e.args]
+    args = [_eval(a, k, grids, ops, memo, acc) for a in e.args]
     dt = np.dtype(np.int64) if e.dtype.name == "i32" and all(
         np.asarray(a).dtype == np.int64 for a in args) else e.dtype.np_dtype
     return np.asarray(_apply(e.op, args, dt))
@@ -97,9 +102,16 @@ def run_kernel(k: Kernel, operands: list[np.ndarray]) -> np.ndarray:
     if k.combine is None:
         return np.asarray(value, dtype=out_dt).reshape(k.result.shape).copy()
     ufunc = _REDUCE[k.combine]
+    acc_dt = k.acc_dtype.np_dtype
     axes = tuple(range(k.n_parallel, len(k.domain)))
-    wide = value.astype(np.float64) if out_dt.kind == "f" and k.combine in ("add", "multiply") \
+    wide = value.astype(np.float64) if acc_dt.kind == "f" and k.combine in ("add", "multiply") \
         else value
     r = ufunc.reduce(wide, axis=axes) if axes else wide
     init = _eval(k.init, k, [np.zeros(1, dtype=np.int64)] * len(k.domain), operands)
-    return np.asarray(ufunc(init, r), dtype=out_dt).reshape(k.result.shape)
+    folded = np.asarray(ufunc(init, r), dtype=acc_dt)
+    if k.epilogue is None:
+        return np.asarray(folded, dtype=out_dt).reshape(k.result.shape)
+    par = list(np.indices(k.domain[:k.n_parallel], sparse=True)) if k.n_parallel else []
+    stored = np.broadcast_to(_eval(k.epilogue, k, par, operands, acc=folded),
+                             k.domain[:k.n_parallel])
+    return np.asarray(stored, dtype=out_dt).reshape(k.result.shape).copy()

@@ -2,15 +2,21 @@
 
 A producer kernel is inlined into a consumer's body (its Index(d) replaced by the
 consumer's load indices) when that costs no recomputation:
-- pure index remaps (broadcast, reshape, transpose, slice: a body that is one Load)
-  are always inlined, into any unpadded load;
+- pure index remaps (broadcast, reshape, transpose, slice, pad: a body that is one
+  Load, padded or not) are always inlined, into any unpadded load;
+- widening conversions of one load (an i8 input read as i32 by a convolution, a
+  reduce_window or a dot) are inlined into any unpadded load: one load and one extend
+  per read, instead of a wide copy in RAM;
 - producers that read only constants (weight dequantization: a convert, a multiply
   by a scale) are inlined everywhere, so widened weights never occupy RAM;
 - other non-reduction producers only when they have a single consumer that reads
   each of their elements once: a non-reduction kernel loading them at its own
   iteration index.
-Reductions are never inlined (their result is reused by construction), and nothing
-is inlined when the fused kernel would be deeper than MAX_DEPTH or read more than
+Reductions are never inlined (their result is reused by construction). Instead, an
+elementwise consumer that is a reduction's only reader, over the reduction's parallel
+domain, becomes the reduction's epilogue (kernel/form.py): a convolution's bias add and
+requantization run on its accumulator, which never reaches RAM.
+Nothing is fused when the fused kernel would be deeper than MAX_DEPTH or read more than
 MAX_OPERANDS tensors (see kernel/form.py): a chain of a thousand elementwise ops becomes
 a few dispatches of bounded depth, a sum of twenty inputs two dispatches.
 """
@@ -23,6 +29,8 @@ from toolchain.graph.ir import Tensor
 from toolchain.kernel.form import (
     MAX_DEPTH,
     MAX_OPERANDS,
+    Acc,
+    Apply,
     Expr,
     Index,
     Kernel,
@@ -56,7 +64,21 @@ def _substitute(e: Expr, index: tuple[Expr, ...], remap: list[int]) -> Expr:
 
 
 def _is_remap(k: Kernel) -> bool:
-    return k.combine is None and isinstance(k.body, Load) and k.body.pad is None
+    return k.combine is None and isinstance(k.body, Load)
+
+
+def _is_widening(k: Kernel) -> bool:
+    """A body that converts one load to a type holding every value of its own: integers
+    to wider integers, floats to wider floats."""
+    if k.combine is not None or not isinstance(k.body, Apply) or k.body.op != "convert":
+        return False
+    (arg,) = k.body.args
+    if not isinstance(arg, Load):
+        return False
+    src, dst = k.operands[arg.operand].dtype, k.body.dtype
+    same_kind = (src.kind == dst.kind and src.kind in "iuf") or (src.kind == "u"
+                                                                  and dst.kind == "i")
+    return same_kind and dst.bits > src.bits
 
 
 def _loads_of(k: Kernel, operand: int) -> list[Load]:
@@ -71,7 +93,9 @@ def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
         return False
     if producer.kernel.combine is not None:
         return False
-    if _is_remap(producer.kernel) or all(id(t) in constants for t in producer.operands):
+    if _is_remap(producer.kernel) or _is_widening(producer.kernel):
+        return True
+    if all(id(t) in constants for t in producer.operands):
         return True
     own_index = tuple(Index(d) for d in range(consumer.kernel.n_parallel))
     return (uses == 1 and consumer.kernel.combine is None and len(loads) == 1
@@ -96,10 +120,63 @@ def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
         return with_children(e, kids)
 
     k = consumer.kernel
-    kernel = replace(k, body=rewrite(k.body, fn),
-                     init=None if k.init is None else rewrite(k.init, fn),
-                     operands=tuple(t.type for t in operands),
+    kernel = replace(_rewritten(k, fn), operands=tuple(t.type for t in operands),
                      name=f"{producer.kernel.name}_{k.name}")
+    return Dispatch(kernel, operands, consumer.output)
+
+
+def _rewritten(k: Kernel, fn) -> Kernel:
+    """`k` with `fn` applied to its body, init and epilogue."""
+    return replace(k, body=rewrite(k.body, fn),
+                   init=None if k.init is None else rewrite(k.init, fn),
+                   epilogue=None if k.epilogue is None else rewrite(k.epilogue, fn))
+
+
+def _can_be_epilogue(consumer: Dispatch, pos: int, producer: Dispatch, uses: int) -> bool:
+    """Whether `consumer` can run as the epilogue of reduction `producer`: its only
+    reader, elementwise over exactly the reduction's parallel domain, reading each
+    result once at its own index."""
+    p, k = producer.kernel, consumer.kernel
+    if p.combine is None or k.combine is not None or uses != 1:
+        return False
+    if k.domain != p.domain[:p.n_parallel] or k.n_parallel != len(k.domain):
+        return False
+    loads = _loads_of(k, pos)
+    own = tuple(Index(d) for d in range(k.n_parallel))
+    return bool(loads) and all(ld.pad is None and ld.index == own for ld in loads)
+
+
+def _as_epilogue(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
+    """The reduction `producer` storing `consumer`'s body, which reads the folded value
+    (or the producer's own epilogue of it) where it loaded the producer's result."""
+    p = producer.kernel
+    operands = list(producer.operands)
+    remap = []
+    for t in consumer.operands:
+        for j, have in enumerate(operands):
+            if have is t:
+                remap.append(j)
+                break
+        else:
+            operands.append(t)
+            remap.append(len(operands) - 1)
+    # What the consumer loaded: the folded value as the producer stored it (rounded to
+    # f16 / bf16 when it folded in f32), or the producer's own epilogue of it.
+    folded: Expr = Acc(p.acc_dtype)
+    if p.epilogue is not None:
+        folded = p.epilogue
+    elif p.acc_dtype != p.result.dtype:
+        folded = Apply("convert", (folded,), p.result.dtype)
+
+    def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if isinstance(e, Load):
+            return folded if e.operand == pos else with_children(e, kids, remap[e.operand])
+        return with_children(e, kids)
+
+    kernel = replace(p, epilogue=rewrite(consumer.kernel.body, fn),
+                     result=consumer.kernel.result, accumulator=p.acc_dtype,
+                     operands=tuple(t.type for t in operands),
+                     name=f"{p.name}_{consumer.kernel.name}")
     return Dispatch(kernel, operands, consumer.output)
 
 
@@ -114,19 +191,16 @@ def _drop_unused_operands(d: Dispatch) -> Dispatch:
             return with_children(e, kids, remap[e.operand])
         return with_children(e, kids)
 
-    k = d.kernel
-    kernel = replace(k, body=rewrite(k.body, fn),
-                     init=None if k.init is None else rewrite(k.init, fn),
-                     operands=tuple(d.operands[i].type for i in used))
+    kernel = replace(_rewritten(d.kernel, fn), operands=tuple(d.operands[i].type for i in used))
     return Dispatch(kernel, [d.operands[i] for i in used], d.output)
 
 
 def _all_loads(k: Kernel) -> list[Load]:
-    """Every distinct load in the kernel's body and init."""
+    """Every distinct load in the kernel's body, init and epilogue."""
     seen: set[int] = set()
     loads: list[Load] = []
-    for root in (k.body, k.init):
-        for e in postorder(root) if root is not None else ():
+    for root in k.roots:
+        for e in postorder(root):
             if isinstance(e, Load) and id(e) not in seen:
                 seen.add(id(e))
                 loads.append(e)
@@ -136,7 +210,7 @@ def _all_loads(k: Kernel) -> list[Load]:
 def _fits(k: Kernel) -> bool:
     """Whether a fused kernel is still one the backend takes: shallow enough for the
     recursive walks of codegen, and few enough operands to bind in one command."""
-    return len(k.operands) <= MAX_OPERANDS and depth(k.body, k.init) <= MAX_DEPTH
+    return len(k.operands) <= MAX_OPERANDS and depth(*k.roots) <= MAX_DEPTH
 
 
 def fuse(dispatches: list[Dispatch], keep: set[int],
@@ -157,15 +231,19 @@ def fuse(dispatches: list[Dispatch], keep: set[int],
                 p = producer_of.get(id(t))
                 if p is None or id(t) in keep:
                     continue
-                if not _can_inline(d, pos, p, uses[id(t)], constants):
+                if _can_inline(d, pos, p, uses[id(t)], constants):
+                    fused, replaces_producer = _drop_unused_operands(_inline(d, pos, p)), False
+                elif _can_be_epilogue(d, pos, p, uses[id(t)]):
+                    fused, replaces_producer = _drop_unused_operands(_as_epilogue(d, pos, p)), True
+                else:
                     continue
-                fused = _drop_unused_operands(_inline(d, pos, p))
                 if not _fits(fused.kernel):
                     continue  # the producer stays a dispatch of its own
                 d = fused
                 uses[id(t)] -= 1
-                for u in p.operands:
-                    uses[id(u)] = uses.get(id(u), 0) + 1
+                if not replaces_producer:  # an epilogue's reduction reads them instead of p
+                    for u in p.operands:
+                        uses[id(u)] = uses.get(id(u), 0) + 1
                 changed = True
                 break
         producer_of[id(d.output)] = d
