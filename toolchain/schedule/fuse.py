@@ -223,6 +223,18 @@ def fuse(dispatches: list[Dispatch], keep: set[int],
         for t in d.operands:
             uses[id(t)] = uses.get(id(t), 0) + 1
     result: list[Dispatch] = []
+
+    def release(t: Tensor) -> None:
+        """One reader of `t` fewer; a producer nobody reads any more is dead, and its
+        operands lose that reader in turn (so `uses` counts live readers only)."""
+        stack = [t]
+        while stack:
+            u = stack.pop()
+            uses[id(u)] -= 1
+            p = producer_of.get(id(u))
+            if uses[id(u)] == 0 and id(u) not in keep and p is not None:
+                stack.extend(p.operands)
+
     for d in dispatches:
         changed = True
         while changed:
@@ -232,18 +244,24 @@ def fuse(dispatches: list[Dispatch], keep: set[int],
                 if p is None or id(t) in keep:
                     continue
                 if _can_inline(d, pos, p, uses[id(t)], constants):
-                    fused, replaces_producer = _drop_unused_operands(_inline(d, pos, p)), False
+                    fused = _drop_unused_operands(_inline(d, pos, p))
                 elif _can_be_epilogue(d, pos, p, uses[id(t)]):
-                    fused, replaces_producer = _drop_unused_operands(_as_epilogue(d, pos, p)), True
+                    fused = _drop_unused_operands(_as_epilogue(d, pos, p))
                 else:
                     continue
                 if not _fits(fused.kernel):
                     continue  # the producer stays a dispatch of its own
-                d = fused
-                uses[id(t)] -= 1
-                if not replaces_producer:  # an epilogue's reduction reads them instead of p
-                    for u in p.operands:
+                # Count the fused kernel's reads: what it reads that d did not (p's
+                # operands) gains a reader, what d read that it does not (t) loses one.
+                before = {id(u) for u in d.operands}
+                after = {id(u) for u in fused.operands}
+                for u in fused.operands:
+                    if id(u) not in before:
                         uses[id(u)] = uses.get(id(u), 0) + 1
+                for u in d.operands:
+                    if id(u) not in after:
+                        release(u)
+                d = fused
                 changed = True
                 break
         producer_of[id(d.output)] = d

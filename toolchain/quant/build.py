@@ -1,0 +1,293 @@
+"""Int8 kernels as chains of graph primitives, with TFLite's exact integer arithmetic.
+
+Every quantized frontend (.tflite, StableHLO `!quant.uniform`, quantization of float
+models) builds its int8 operators here, from integer parameters it derived already
+(multipliers and shifts: toolchain/quant/tflm.py computes them as TFLite Micro does).
+Each function emits plain graph ops, so the numpy reference executes the arithmetic
+op by op, and fusion makes each chain one dispatch (docs/int8.md):
+
+- a convolution or dot product is an i8 x i8 -> i32 contraction over the input padded
+  with its zero point; the zero point's share, input_zp * sum(weights) per channel, is
+  folded into the bias at build time, so the inner loop multiplies raw int8 values;
+- requantization is `rounding_divide_by_pot(saturating_rounding_doubling_high_mul(
+  acc << left, multiplier), right)` per channel, then the output zero point, the
+  activation clamp and the narrowing to i8: the reduction's epilogue;
+- element-wise int8 -> int8 functions (logistic, tanh, hard swish, ...) are a gather
+  from a 256-entry table computed at build time by the exact TFLite algorithm.
+
+Layouts are TFLite's: NHWC activations, OHWI convolution filters, [1, H, W, C * M]
+depthwise filters, [N, K] fully-connected weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Tensor
+from toolchain.types import QuantParams, dtype
+
+__all__ = [
+    "add",
+    "average_pool",
+    "conv2d",
+    "dequantize",
+    "fully_connected",
+    "lookup",
+    "mul",
+    "quantize",
+    "requantize",
+    "rescale",
+    "sub",
+]
+
+I8, I32, F32 = dtype("i8"), dtype("i32"), dtype("f32")
+INT8_MIN, INT8_MAX = -128, 127
+
+
+def _ints(values: int | Sequence[int] | np.ndarray) -> np.ndarray:
+    return np.atleast_1d(np.asarray(values, dtype=np.int64))
+
+
+def rescale(b: GraphBuilder, x: Tensor, multiplier: int | Sequence[int] | np.ndarray,
+            shift: int | Sequence[int] | np.ndarray, axis: int | None = None) -> Tensor:
+    """TFLite's MultiplyByQuantizedMultiplier on an i32 tensor, per tensor or per channel
+    along `axis`: x * 2**max(shift, 0) (wrapping, like the C int32 product), the
+    saturating rounding doubling high multiply, then a rounding right shift by
+    max(-shift, 0)."""
+    shape = tuple(x.type.shape)
+    shift = _ints(shift)
+    mult = _ints(multiplier)
+    if np.any(np.abs(shift) > 31):
+        raise ValueError(f"requantization shift out of [-31, 31]: {shift.tolist()}")
+
+    def channel(values: np.ndarray) -> Tensor:
+        if values.size == 1 or axis is None:
+            return b.splat(values[0], I32, shape)
+        return b.along(values, I32, shape, axis)
+
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    if np.any(left):
+        x = b.op("shift_left", [x, channel(left)])
+    x = b.op("saturating_rounding_doubling_high_mul", [x, channel(mult)])
+    if np.any(right):
+        x = b.op("rounding_divide_by_pot", [x, channel(right)])
+    return x
+
+
+def _narrow(b: GraphBuilder, x: Tensor, output_zp: int, act_min: int, act_max: int,
+            quant: QuantParams | None) -> Tensor:
+    """+ output zero point, the activation clamp, i32 -> i8."""
+    shape = tuple(x.type.shape)
+    x = b.op("add", [x, b.splat(output_zp, I32, shape)])
+    x = b.op("clamp", [b.const(act_min, I32), x, b.const(act_max, I32)])
+    return b.op("convert", [x], quant=quant, dtype="i8")
+
+
+def requantize(b: GraphBuilder, acc: Tensor, multiplier, shift, *, axis: int | None,
+               output_zp: int, act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+               quant: QuantParams | None = None) -> Tensor:
+    """An i32 accumulator to int8: rescale, + output zero point, clamp, narrow."""
+    return _narrow(b, rescale(b, acc, multiplier, shift, axis), output_zp, act_min, act_max,
+                   quant)
+
+
+def _widen(b: GraphBuilder, x: Tensor) -> Tensor:
+    return b.op("convert", [x], dtype="i32")
+
+
+def _padded(b: GraphBuilder, x: Tensor, pads: Sequence[tuple[int, int]], value: int) -> Tensor:
+    """x padded in its spatial dims (NHWC) with `value` (a zero point: what TFLite reads
+    outside the image)."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    low = (0, *(lo for lo, _ in pads), 0)
+    high = (0, *(hi for _, hi in pads), 0)
+    return b.op("pad", [x, b.const(value, x.type.dtype)], low=low, high=high,
+                interior=(0,) * len(low))
+
+
+def _bias(bias: np.ndarray | None, weight_sums: np.ndarray, input_zp: int) -> np.ndarray:
+    """bias - input_zp * sum(weights) per output channel, wrapped to int32 as the C
+    accumulator wraps: sum((x - zp) * w) + bias == sum(x * w) + this."""
+    total = -np.int64(input_zp) * weight_sums.astype(np.int64)
+    if bias is not None:
+        total = total + np.asarray(bias, dtype=np.int64)
+    return ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+
+
+def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
+           strides: Sequence[int], padding: Sequence[tuple[int, int]],
+           dilations: Sequence[int] = (1, 1), depthwise: bool = False, input_zp: int,
+           multipliers, shifts, output_zp: int, act_min: int = INT8_MIN,
+           act_max: int = INT8_MAX, quant: QuantParams | None = None) -> Tensor:
+    """CONV_2D (OHWI filter) or, with `depthwise`, DEPTHWISE_CONV_2D ([1, H, W, C * M]
+    filter, output channel c * M + m reading input channel c), int8 in and out.
+    `padding` is ((top, bottom), (left, right)) as TFLite computed it."""
+    w = np.asarray(w, dtype=np.int8)
+    channels = x.type.shape[3]
+    # Kernel layout for the graph's convolution: OHWI, or for depthwise IHWO with I = 1
+    # and one group per input channel.
+    dims = dict(kernel_input=0, kernel_output=3) if depthwise else dict(kernel_input=3,
+                                                                        kernel_output=0)
+    out_axis = 3 if depthwise else 0
+    sums = w.astype(np.int64).sum(axis=tuple(a for a in range(4) if a != out_axis))
+    xp = _padded(b, x, padding, input_zp)
+    acc = b.op("convolution", [xp, b.const(w, I8)], strides=tuple(strides),
+               padding=((0, 0), (0, 0)), lhs_dilation=(1, 1), rhs_dilation=tuple(dilations),
+               input_batch=0, input_feature=3, input_spatial=(1, 2), kernel_spatial=(1, 2),
+               output_batch=0, output_feature=3, output_spatial=(1, 2),
+               feature_group_count=channels if depthwise else 1, batch_group_count=1,
+               dtype="i32", **dims)
+    acc = b.op("add", [acc, b.along(_bias(bias, sums, input_zp), I32, acc.type.shape, 3)])
+    return requantize(b, acc, multipliers, shifts, axis=3, output_zp=output_zp,
+                      act_min=act_min, act_max=act_max, quant=quant)
+
+
+def fully_connected(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
+                    input_zp: int, multipliers, shifts, output_zp: int, filter_zp: int = 0,
+                    act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+                    quant: QuantParams | None = None) -> Tensor:
+    """FULLY_CONNECTED with [N, K] weights on x's last dimension (K), int8 in and out;
+    per tensor or per output channel. A filter zero point (allowed per tensor) is taken
+    out of the weights at build time: they are then stored as i16."""
+    w = np.asarray(w, dtype=np.int8)
+    weights = b.const(w, I8)
+    if filter_zp:
+        w = w.astype(np.int16) - np.int16(filter_zp)
+        weights = b.const(w, dtype("i16"))
+    rank = x.type.rank
+    acc = b.op("dot_general", [x, weights], lhs_batch=(), rhs_batch=(),
+               lhs_contract=(rank - 1,), rhs_contract=(1,), dtype="i32")
+    sums = w.astype(np.int64).sum(axis=1)
+    acc = b.op("add", [acc, b.along(_bias(bias, sums, input_zp), I32, acc.type.shape,
+                                    rank - 1)])
+    return requantize(b, acc, multipliers, shifts, axis=rank - 1, output_zp=output_zp,
+                      act_min=act_min, act_max=act_max, quant=quant)
+
+
+def _window_counts(size: int, window: int, stride: int, low: int, out: int) -> np.ndarray:
+    """How many taps of each output's window lie inside [0, size)."""
+    starts = np.arange(out) * stride - low
+    return np.minimum(starts + window, size) - np.maximum(starts, 0)
+
+
+def average_pool(b: GraphBuilder, x: Tensor, *, window: Sequence[int],
+                 strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                 act_min: int = INT8_MIN, act_max: int = INT8_MAX) -> Tensor:
+    """AVERAGE_POOL_2D on int8 (input and output share their quantization): the sum of
+    the in-image taps, divided by their count with C's rounding, (acc +- n / 2) / n
+    truncated, then the activation clamp."""
+    n, h, w, c = x.type.shape
+    xp = _padded(b, x, padding, 0)
+    total = b.op("reduce_window", [_widen(b, xp), b.const(0, I32)], kind="add",
+                 window=(1, *window, 1), strides=(1, *strides, 1), base_dilations=(1,) * 4,
+                 window_dilations=(1,) * 4, padding=((0, 0),) * 4)
+    shape = tuple(total.type.shape)
+    count = np.outer(_window_counts(h, window[0], strides[0], padding[0][0], shape[1]),
+                     _window_counts(w, window[1], strides[1], padding[1][0], shape[2]))
+    if np.any(count <= 0):
+        raise ValueError("a pooling window lies entirely in the padding")
+
+    def per_position(values: np.ndarray) -> Tensor:
+        grid = b.const(values.reshape(1, shape[1], shape[2], 1), I32)
+        return b.op("broadcast_in_dim", [grid], dims=(0, 1, 2, 3), shape=shape)
+
+    counts, halves = per_position(count), per_position(count // 2)
+    positive = b.op("compare", [total, b.splat(0, I32, shape)], direction="GT")
+    rounded = b.op("select", [positive, b.op("add", [total, halves]),
+                              b.op("subtract", [total, halves])])
+    avg = b.op("divide", [rounded, counts])  # truncating, like C
+    return _narrow(b, avg, 0, act_min, act_max, x.type.quant)
+
+
+def _offset(b: GraphBuilder, x: Tensor, zp: int, shape: tuple[int, ...]) -> Tensor:
+    """x broadcast to `shape` (an index map, fused), as i32, minus its zero point."""
+    x = b.broadcast_to(x, shape)
+    return b.op("subtract", [_widen(b, x), b.splat(zp, I32, shape)])
+
+
+def _add_or_sub(op: str, b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
+                input1: tuple[int, int, int], input2: tuple[int, int, int],
+                output: tuple[int, int, int], act_min: int, act_max: int,
+                quant: QuantParams | None) -> Tensor:
+    shape = tuple(np.broadcast_shapes(x1.type.shape, x2.type.shape))
+    terms = []
+    for x, (zp, mult, shift) in ((x1, input1), (x2, input2)):
+        v = _offset(b, x, zp, shape)
+        v = b.op("shift_left", [v, b.splat(left_shift, I32, shape)])
+        terms.append(rescale(b, v, mult, shift))
+    raw = b.op(op, terms)
+    zp, mult, shift = output
+    return _narrow(b, rescale(b, raw, mult, shift), zp, act_min, act_max, quant)
+
+
+def add(b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
+        input1: tuple[int, int, int], input2: tuple[int, int, int],
+        output: tuple[int, int, int], act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+        quant: QuantParams | None = None) -> Tensor:
+    """ADD of int8 tensors (numpy broadcasting). Each input (zero point, multiplier,
+    shift) is offset, shifted left by `left_shift` (20 for int8) and rescaled to a
+    common scale; the sum is rescaled by `output`'s multiplier and shift and gets its
+    zero point."""
+    return _add_or_sub("add", b, x1, x2, left_shift=left_shift, input1=input1,
+                       input2=input2, output=output, act_min=act_min, act_max=act_max,
+                       quant=quant)
+
+
+def sub(b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
+        input1: tuple[int, int, int], input2: tuple[int, int, int],
+        output: tuple[int, int, int], act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+        quant: QuantParams | None = None) -> Tensor:
+    """SUB of int8 tensors: as `add`, with the difference of the rescaled inputs."""
+    return _add_or_sub("subtract", b, x1, x2, left_shift=left_shift, input1=input1,
+                       input2=input2, output=output, act_min=act_min, act_max=act_max,
+                       quant=quant)
+
+
+def mul(b: GraphBuilder, x1: Tensor, x2: Tensor, *, input1_zp: int, input2_zp: int,
+        multiplier: int, shift: int, output_zp: int, act_min: int = INT8_MIN,
+        act_max: int = INT8_MAX, quant: QuantParams | None = None) -> Tensor:
+    """MUL of int8 tensors (numpy broadcasting): the product of the offset inputs in
+    int32, rescaled, + output zero point."""
+    shape = tuple(np.broadcast_shapes(x1.type.shape, x2.type.shape))
+    raw = b.op("multiply", [_offset(b, x1, input1_zp, shape), _offset(b, x2, input2_zp, shape)])
+    return requantize(b, raw, multiplier, shift, axis=None, output_zp=output_zp,
+                      act_min=act_min, act_max=act_max, quant=quant)
+
+
+def lookup(b: GraphBuilder, x: Tensor, table: np.ndarray,
+           quant: QuantParams | None = None) -> Tensor:
+    """table[x + 128] for an int8 x: any element-wise int8 -> int8 function, the table
+    computed at build time for all 256 inputs."""
+    table = np.asarray(table)
+    if table.shape != (256,):
+        raise ValueError(f"an int8 lookup table has 256 entries, not {table.shape}")
+    shape = tuple(x.type.shape)
+    index = b.op("add", [_widen(b, x), b.splat(128, I32, shape)])
+    out_dt = I8 if table.dtype == np.int8 else dtype("i32")
+    return b.op("gather", [b.const(table, out_dt, quant), index], quant=quant,
+                offset_dims=(), collapsed_slice_dims=(0,), operand_batching_dims=(),
+                start_indices_batching_dims=(), start_index_map=(0,),
+                index_vector_dim=len(shape), slice_sizes=(1,))
+
+
+def quantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int,
+             quant: QuantParams | None = None) -> Tensor:
+    """QUANTIZE f32 -> int8 as TFLite Micro's AffineQuantize: x / scale in f32, rounded
+    half away from zero, + zero point, clamped to int8."""
+    shape = tuple(x.type.shape)
+    v = b.op("divide", [x, b.splat(np.float32(scale), F32, shape)])
+    v = b.op("convert", [b.op("round_nearest_afz", [v])], dtype="i32")
+    return _narrow(b, v, zero_point, INT8_MIN, INT8_MAX, quant)
+
+
+def dequantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int) -> Tensor:
+    """DEQUANTIZE int8 -> f32: scale * (x - zero_point), one f32 rounding (the product of
+    an f32 scale and an 8-bit integer is exact in TFLite's double, so f32 gives the same
+    bits)."""
+    shape = tuple(x.type.shape)
+    v = b.op("convert", [_offset(b, x, zero_point, shape)], dtype="f32")
+    return b.op("multiply", [v, b.splat(np.float32(scale), F32, shape)])
