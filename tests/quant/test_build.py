@@ -185,3 +185,35 @@ def test_lookup_is_a_gather_of_the_table() -> None:
     got, g = _run([x], lambda b, t: build.lookup(b, t, table))
     np.testing.assert_array_equal(got, table[x.astype(np.int64) + 128])
     _one_dispatch(g)
+
+
+@pytest.mark.parametrize("shape", [(1, 12), (3, 10), (2, 2, 7), (1, 2)])
+@pytest.mark.parametrize("scale", [0.0039, 0.1, 0.7])
+def test_softmax_matches_tflm(shape, scale: float) -> None:
+    from toolchain.quant import tflm_activations, tflm_tables
+
+    rng = np.random.default_rng(int(scale * 1000) + len(shape))
+    x = rng.integers(-128, 128, shape).astype(np.int8)
+    x.reshape(-1)[0] = -128  # a row with extreme spread
+    x.reshape(-1)[1] = 127
+    params = tflm_activations.softmax_params(scale)
+    exp_table, sum_table = tflm_tables.softmax_exp_table(params)
+    got, g = _run([x], lambda b, t: build.softmax(b, t, exp_table, sum_table))
+    np.testing.assert_array_equal(got, tflm_activations.softmax(x, params))
+    program = schedule(fold_constants(g))
+    rows = int(np.prod(shape[:-1]))
+    for step in program.steps:  # the arena only ever holds per-row values
+        assert all(buf.size <= 8 * rows for buf in step.buffers if buf.kind == "arena")
+
+
+@pytest.mark.parametrize("axes, keep", [((1, 2), True), ((1, 2), False), ((2,), False),
+                                        ((0, 1, 2, 3), True)])
+def test_mean_matches_tflm(axes, keep: bool) -> None:
+    rng = np.random.default_rng(len(axes) + keep)
+    x = rng.integers(-128, 128, (2, 5, 3, 4)).astype(np.int8)
+    p = tflm.mean_params(0.12, -9, 0.05, 6)
+    got, g = _run([x], lambda b, t: build.mean(
+        b, t, axes, keep_dims=keep, input_zp=p.input_zp, multiplier=p.multiplier,
+        shift=p.shift, output_zp=p.output_zp))
+    np.testing.assert_array_equal(got, tflm.mean(x, axes, keep, p))
+    _one_dispatch(g)

@@ -36,10 +36,12 @@ __all__ = [
     "dequantize",
     "fully_connected",
     "lookup",
+    "mean",
     "mul",
     "quantize",
     "requantize",
     "rescale",
+    "softmax",
     "sub",
 ]
 
@@ -291,3 +293,115 @@ def dequantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int) -> 
     shape = tuple(x.type.shape)
     v = b.op("convert", [_offset(b, x, zero_point, shape)], dtype="f32")
     return b.op("multiply", [v, b.splat(np.float32(scale), F32, shape)])
+
+
+def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
+         input_zp: int, multiplier: int, shift: int, output_zp: int,
+         quant: QuantParams | None = None) -> Tensor:
+    """MEAN of int8 over `axes` as TFLite Micro's QuantizedMeanOrSum: the int32 sum minus
+    input_zp * n, and 1/n folded into the multiplier in integers at build time
+    (s = min(floor(log2 n), 32, 31 + shift); multiplier * 2**s // n, shift - s)."""
+    shape = tuple(x.type.shape)
+    axes = sorted({a % len(shape) for a in axes})
+    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    if count == 0:
+        raise ValueError("MEAN over an empty dimension")
+    widened, zero = _widen(b, x), b.const(0, I32)
+    if keep_dims:  # a window over the reduced axes keeps them as 1s, with no reshape
+        rank = len(shape)
+        total = b.op("reduce_window", [widened, zero], kind="add",
+                     window=tuple(shape[i] if i in axes else 1 for i in range(rank)),
+                     strides=(1,) * rank, base_dilations=(1,) * rank,
+                     window_dilations=(1,) * rank, padding=((0, 0),) * rank)
+    else:
+        total = b.op("reduce", [widened, zero], kind="add", dims=tuple(axes))
+    s = min(count.bit_length() - 1, 32, 31 + shift)
+    folded = (int(multiplier) << s) // count
+    kept = tuple(total.type.shape)
+    v = b.op("subtract", [total, b.splat(_wrap32(int(input_zp) * count), I32, kept)])
+    return requantize(b, v, folded, shift - s, axis=None, output_zp=output_zp, quant=quant)
+
+
+def _wrap32(v: int) -> int:
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+# gemmlowp's Newton-Raphson division constants (Q2.29): 48/17 and -32/17.
+_48_OVER_17, _MINUS_32_OVER_17 = 1515870810, -1010580540
+
+
+def _srdhm(b: GraphBuilder, x: Tensor, y: Tensor | int) -> Tensor:
+    if isinstance(y, int):
+        y = b.splat(y, I32, tuple(x.type.shape))
+    return b.op("saturating_rounding_doubling_high_mul", [x, y])
+
+
+def _i32(b: GraphBuilder, op: str, x: Tensor, y: Tensor | int) -> Tensor:
+    if isinstance(y, int):
+        y = b.splat(y, I32, tuple(x.type.shape))
+    return b.op(op, [x, y])
+
+
+def _saturating_shift_left(b: GraphBuilder, x: Tensor, e: int) -> Tensor:
+    """gemmlowp SaturatingRoundingMultiplyByPOT for a positive exponent: x * 2**e,
+    saturated to int32."""
+    shape = tuple(x.type.shape)
+    threshold = (1 << (31 - e)) - 1
+    shifted = _i32(b, "shift_left", x, e)
+    low = b.op("select", [b.op("compare", [x, b.splat(-threshold, I32, shape)],
+                                direction="LT"), b.splat(-(1 << 31), I32, shape), shifted])
+    return b.op("select", [b.op("compare", [x, b.splat(threshold, I32, shape)],
+                                direction="GT"), b.splat((1 << 31) - 1, I32, shape), low])
+
+
+def _one_over_one_plus_x(b: GraphBuilder, a: Tensor) -> Tensor:
+    """gemmlowp one_over_one_plus_x_for_x_in_0_1 on Q0.31 raw values: 1 / (1 + a) by three
+    Newton-Raphson steps from 48/17 - 32/17 * d, d = (1 + a) / 2 (a rounding half sum in
+    64 bits)."""
+    shape = tuple(a.type.shape)
+    i64 = dtype("i64")
+    total = b.op("add", [b.op("convert", [a], dtype="i64"), b.splat((1 << 31) - 1, i64, shape)])
+    positive = b.op("compare", [total, b.splat(0, i64, shape)], direction="GE")
+    nudged = b.op("add", [total, b.op("select", [positive, b.splat(1, i64, shape),
+                                                  b.splat(-1, i64, shape)])])
+    half = b.op("convert", [b.op("divide", [nudged, b.splat(2, i64, shape)])], dtype="i32")
+    x = _i32(b, "add", _srdhm(b, half, _MINUS_32_OVER_17), _48_OVER_17)
+    for _ in range(3):
+        one_minus = b.op("subtract", [b.splat(1 << 29, I32, shape), _srdhm(b, half, x)])
+        x = b.op("add", [x, _saturating_shift_left(b, _srdhm(b, x, one_minus), 2)])
+    return _saturating_shift_left(b, x, 1)
+
+
+def softmax(b: GraphBuilder, x: Tensor, exp_table: np.ndarray, sum_table: np.ndarray,
+            quant: QuantParams | None = None) -> Tensor:
+    """SOFTMAX of int8 over the last axis as TFLite Micro computes it, from the two
+    256-entry tables of toolchain/quant/tflm_tables.softmax_exp_table (indexed by
+    k = row max - x): the row sum of sum_table[k], its reciprocal in fixed point
+    (GetReciprocal: leading zeros, then 1 / (1 + a)), and per element
+    clamp(rounding_divide_by_pot(srdhm(scale, exp_table[k]), 35 - clz(sum)) - 128)."""
+    shape = tuple(x.type.shape)
+    last = len(shape) - 1
+    rows = shape[:-1]
+
+    def per_row(t: Tensor) -> Tensor:
+        return b.op("broadcast_in_dim", [t], dims=tuple(range(last)), shape=shape)
+
+    top = b.op("reduce", [x, b.const(INT8_MIN, I8)], kind="maximum", dims=(last,))
+
+    def table(values: np.ndarray) -> Tensor:
+        # k is built anew for each table, so each copy fuses into its one reader
+        # instead of a [rows, N] i32 tensor in RAM.
+        k = b.op("subtract", [_widen(b, per_row(top)), _widen(b, x)])
+        return b.op("gather", [b.const(np.asarray(values, np.int32), I32), k],
+                    offset_dims=(), collapsed_slice_dims=(0,), operand_batching_dims=(),
+                    start_indices_batching_dims=(), start_index_map=(0,),
+                    index_vector_dim=len(shape), slice_sizes=(1,))
+
+    total = b.op("reduce", [table(sum_table), b.const(0, I32)], kind="add", dims=(last,))
+    headroom = b.op("count_leading_zeros", [total])
+    shifted = _i32(b, "subtract", b.op("shift_left", [total, headroom]), -(1 << 31))
+    scale = _one_over_one_plus_x(b, shifted)
+    exponent = b.op("subtract", [b.splat(12 + 31 - 8, I32, rows), headroom])
+    v = _srdhm(b, per_row(scale), table(exp_table))
+    v = b.op("rounding_divide_by_pot", [v, per_row(exponent)])
+    return _narrow(b, v, INT8_MIN, INT8_MIN, INT8_MAX, quant)

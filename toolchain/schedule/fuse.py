@@ -10,8 +10,8 @@ consumer's load indices) when that costs no recomputation:
 - producers that read only constants (weight dequantization: a convert, a multiply
   by a scale) are inlined everywhere, so widened weights never occupy RAM;
 - other non-reduction producers only when they have a single consumer that reads
-  each of their elements once: a non-reduction kernel loading them at its own
-  iteration index.
+  each of their elements once: an elementwise kernel loading them at its own
+  iteration index, or a reduction whose load visits every loop dimension once.
 Reductions are never inlined (their result is reused by construction). Instead, an
 elementwise consumer that is a reduction's only reader, over the reduction's parallel
 domain, becomes the reduction's epilogue (kernel/form.py): a convolution's bias add and
@@ -97,9 +97,16 @@ def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
         return True
     if all(id(t) in constants for t in producer.operands):
         return True
-    own_index = tuple(Index(d) for d in range(consumer.kernel.n_parallel))
-    return (uses == 1 and consumer.kernel.combine is None and len(loads) == 1
-            and loads[0].index == own_index)
+    if uses != 1 or len(loads) != 1:
+        return False
+    k = consumer.kernel
+    if k.combine is None:
+        return loads[0].index == tuple(Index(d) for d in range(k.n_parallel))
+    # A reduction reads each element once when its load visits every loop dimension
+    # once: reduce's index is a permutation of its domain (reduce_window's is not).
+    index = loads[0].index
+    return (len(index) == len(k.domain) and all(isinstance(i, Index) for i in index)
+            and sorted(i.dim for i in index) == list(range(len(k.domain))))
 
 
 def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
