@@ -18,7 +18,7 @@ Tensors are dense, row-major, with the element type of their TensorType.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from toolchain.types import DType, TensorType, dtype
 
@@ -185,6 +185,14 @@ def rewrite(root: Expr, fn: Callable[[Expr, tuple[Expr, ...]], Expr]) -> Expr:
     for e in postorder(root):
         done[id(e)] = fn(e, tuple(done[id(k)] for k in children(e)))
     return done[id(root)]
+
+
+def rewrite_kernel(k: Kernel, fn: Callable[[Expr, tuple[Expr, ...]], Expr]) -> Kernel:
+    """`k` with `rewrite(root, fn)` applied to each of its expressions (body, init,
+    epilogue)."""
+    return replace(k, body=rewrite(k.body, fn),
+                   init=None if k.init is None else rewrite(k.init, fn),
+                   epilogue=None if k.epilogue is None else rewrite(k.epilogue, fn))
 
 
 def depth(*roots: Expr | None) -> int:

@@ -38,6 +38,7 @@ from toolchain.kernel.form import (
     depth,
     postorder,
     rewrite,
+    rewrite_kernel,
     with_children,
 )
 
@@ -127,16 +128,9 @@ def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
         return with_children(e, kids)
 
     k = consumer.kernel
-    kernel = replace(_rewritten(k, fn), operands=tuple(t.type for t in operands),
+    kernel = replace(rewrite_kernel(k, fn), operands=tuple(t.type for t in operands),
                      name=f"{producer.kernel.name}_{k.name}")
     return Dispatch(kernel, operands, consumer.output)
-
-
-def _rewritten(k: Kernel, fn) -> Kernel:
-    """`k` with `fn` applied to its body, init and epilogue."""
-    return replace(k, body=rewrite(k.body, fn),
-                   init=None if k.init is None else rewrite(k.init, fn),
-                   epilogue=None if k.epilogue is None else rewrite(k.epilogue, fn))
 
 
 def _can_be_epilogue(consumer: Dispatch, pos: int, producer: Dispatch, uses: int) -> bool:
@@ -187,7 +181,7 @@ def _as_epilogue(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
     return Dispatch(kernel, operands, consumer.output)
 
 
-def _drop_unused_operands(d: Dispatch) -> Dispatch:
+def drop_unused_operands(d: Dispatch) -> Dispatch:
     used = sorted({ld.operand for ld in _all_loads(d.kernel)})
     if used == list(range(len(d.operands))):
         return d
@@ -198,7 +192,7 @@ def _drop_unused_operands(d: Dispatch) -> Dispatch:
             return with_children(e, kids, remap[e.operand])
         return with_children(e, kids)
 
-    kernel = replace(_rewritten(d.kernel, fn), operands=tuple(d.operands[i].type for i in used))
+    kernel = replace(rewrite_kernel(d.kernel, fn), operands=tuple(d.operands[i].type for i in used))
     return Dispatch(kernel, [d.operands[i] for i in used], d.output)
 
 
@@ -251,9 +245,9 @@ def fuse(dispatches: list[Dispatch], keep: set[int],
                 if p is None or id(t) in keep:
                     continue
                 if _can_inline(d, pos, p, uses[id(t)], constants):
-                    fused = _drop_unused_operands(_inline(d, pos, p))
+                    fused = drop_unused_operands(_inline(d, pos, p))
                 elif _can_be_epilogue(d, pos, p, uses[id(t)]):
-                    fused = _drop_unused_operands(_as_epilogue(d, pos, p))
+                    fused = drop_unused_operands(_as_epilogue(d, pos, p))
                 else:
                     continue
                 if not _fits(fused.kernel):

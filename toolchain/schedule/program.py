@@ -12,9 +12,18 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
-from toolchain.kernel.form import MAX_OPERANDS, Index, Kernel, Load
+from toolchain.kernel.form import (
+    MAX_OPERANDS,
+    Const,
+    Expr,
+    Index,
+    Kernel,
+    Load,
+    rewrite_kernel,
+    with_children,
+)
 from toolchain.kernel.lower import lower_node
-from toolchain.schedule.fuse import Dispatch, fuse
+from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
 from toolchain.types import TensorType
 
 ALIGN = 16
@@ -114,6 +123,22 @@ def _dispatches(node: Node) -> list[Dispatch]:
     return out
 
 
+def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dispatch:
+    """Loads of scalar constants (zero points, clamp bounds, a splat zero) become
+    constants in the code: an immediate instead of a binding and a load per element."""
+    scalar = {i: constants[id(t)] for i, t in enumerate(d.operands)
+              if id(t) in constants and t.type.shape == ()}
+    if not scalar:
+        return d
+
+    def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if isinstance(e, Load) and e.operand in scalar:
+            return Const(scalar[e.operand].item(), d.operands[e.operand].type.dtype)
+        return with_children(e, kids)
+
+    return drop_unused_operands(Dispatch(rewrite_kernel(d.kernel, fn), d.operands, d.output))
+
+
 def schedule(graph: Graph) -> Program:
     """Builds the Program for a verified, constant-folded graph."""
     constants: dict[int, np.ndarray] = {}
@@ -139,6 +164,7 @@ def schedule(graph: Graph) -> Program:
         seen.add(id(t))
         outputs.append(t)
     dispatches = fuse(dispatches, keep={id(t) for t in outputs}, constants=set(constants))
+    dispatches = [_scalars_as_immediates(d, constants) for d in dispatches]
 
     program = Program(graph.name, inputs=[t.type for t in graph.inputs],
                       outputs=[t.type for t in outputs])
