@@ -30,9 +30,11 @@ from toolchain.graph.ir import Tensor
 from toolchain.types import QuantParams, dtype
 
 __all__ = [
+    "CONV_ATTRS",
     "add",
     "average_pool",
     "conv2d",
+    "convolution",
     "dequantize",
     "fully_connected",
     "lookup",
@@ -100,15 +102,17 @@ def _widen(b: GraphBuilder, x: Tensor) -> Tensor:
     return b.op("convert", [x], dtype="i32")
 
 
-def _padded(b: GraphBuilder, x: Tensor, pads: Sequence[tuple[int, int]], value: int) -> Tensor:
-    """x padded in its spatial dims (NHWC) with `value` (a zero point: what TFLite reads
-    outside the image)."""
+def _padded(b: GraphBuilder, x: Tensor, pads: Sequence[tuple[int, int]], value: int,
+            spatial: Sequence[int] = (1, 2)) -> Tensor:
+    """x padded along its `spatial` dims (NHWC's H and W by default) by `pads` with
+    `value` (a zero point: what TFLite reads outside the image)."""
     if not any(lo or hi for lo, hi in pads):
         return x
-    low = (0, *(lo for lo, _ in pads), 0)
-    high = (0, *(hi for _, hi in pads), 0)
-    return b.op("pad", [x, b.const(value, x.type.dtype)], low=low, high=high,
-                interior=(0,) * len(low))
+    low, high = [0] * x.type.rank, [0] * x.type.rank
+    for d, (lo, hi) in zip(spatial, pads, strict=True):
+        low[d], high[d] = lo, hi
+    return b.op("pad", [x, b.const(value, x.type.dtype)], low=tuple(low), high=tuple(high),
+                interior=(0,) * x.type.rank)
 
 
 def _bias(bias: np.ndarray | None, weight_sums: np.ndarray, input_zp: int) -> np.ndarray:
@@ -120,32 +124,67 @@ def _bias(bias: np.ndarray | None, weight_sums: np.ndarray, input_zp: int) -> np
     return ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
 
 
+CONV_ATTRS = ("strides", "padding", "lhs_dilation", "rhs_dilation", "input_batch",
+              "input_feature", "input_spatial", "kernel_input", "kernel_output",
+              "kernel_spatial", "output_batch", "output_feature", "output_spatial",
+              "feature_group_count", "batch_group_count")
+
+
+def convolution(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
+                attrs: dict, input_zp: int, multipliers=None, shifts=None,
+                output_zp: int = 0, act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+                quant: QuantParams | None = None) -> Tensor:
+    """An int8 convolution with the graph's own attributes (`CONV_ATTRS`: any dimension
+    numbers, groups, strides, padding, dilations; no lhs dilation). The padding becomes a
+    pad by the input zero point and the zero point's share moves into the bias. Without
+    `multipliers` the result is the i32 accumulator sum((x - zp) * w) + bias itself (a
+    quantized accumulator type); with them, int8 requantized per output channel."""
+    if any(d != 1 for d in attrs["lhs_dilation"]):
+        raise ValueError("an int8 convolution with input dilation is not supported")
+    w = np.asarray(w)
+    out_axis = attrs["kernel_output"]
+    sums = w.astype(np.int64).sum(axis=tuple(a for a in range(w.ndim) if a != out_axis))
+    xp = _padded(b, x, attrs["padding"], input_zp, attrs["input_spatial"])
+    conv = {k: attrs[k] for k in CONV_ATTRS}
+    conv["padding"] = tuple((0, 0) for _ in attrs["padding"])
+    acc = b.op("convolution", [xp, b.const(w, dtype(_int_name(w)))], dtype="i32", **conv)
+    channel = attrs["output_feature"]
+    acc = b.op("add", [acc, b.along(_bias(bias, sums, input_zp), I32, acc.type.shape,
+                                    channel)])
+    if multipliers is None:
+        return acc
+    return requantize(b, acc, multipliers, shifts, axis=channel, output_zp=output_zp,
+                      act_min=act_min, act_max=act_max, quant=quant)
+
+
+def _int_name(w: np.ndarray) -> str:
+    return {np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32"}[
+        w.dtype]
+
+
 def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
            strides: Sequence[int], padding: Sequence[tuple[int, int]],
            dilations: Sequence[int] = (1, 1), depthwise: bool = False, input_zp: int,
            multipliers, shifts, output_zp: int, act_min: int = INT8_MIN,
            act_max: int = INT8_MAX, quant: QuantParams | None = None) -> Tensor:
     """CONV_2D (OHWI filter) or, with `depthwise`, DEPTHWISE_CONV_2D ([1, H, W, C * M]
-    filter, output channel c * M + m reading input channel c), int8 in and out.
+    filter, output channel c * M + m reading input channel c), int8 in and out, NHWC.
     `padding` is ((top, bottom), (left, right)) as TFLite computed it."""
     w = np.asarray(w, dtype=np.int8)
-    channels = x.type.shape[3]
-    # Kernel layout for the graph's convolution: OHWI, or for depthwise IHWO with I = 1
-    # and one group per input channel.
-    dims = dict(kernel_input=0, kernel_output=3) if depthwise else dict(kernel_input=3,
-                                                                        kernel_output=0)
-    out_axis = 3 if depthwise else 0
-    sums = w.astype(np.int64).sum(axis=tuple(a for a in range(4) if a != out_axis))
-    xp = _padded(b, x, padding, input_zp)
-    acc = b.op("convolution", [xp, b.const(w, I8)], strides=tuple(strides),
-               padding=((0, 0), (0, 0)), lhs_dilation=(1, 1), rhs_dilation=tuple(dilations),
-               input_batch=0, input_feature=3, input_spatial=(1, 2), kernel_spatial=(1, 2),
-               output_batch=0, output_feature=3, output_spatial=(1, 2),
-               feature_group_count=channels if depthwise else 1, batch_group_count=1,
-               dtype="i32", **dims)
-    acc = b.op("add", [acc, b.along(_bias(bias, sums, input_zp), I32, acc.type.shape, 3)])
-    return requantize(b, acc, multipliers, shifts, axis=3, output_zp=output_zp,
-                      act_min=act_min, act_max=act_max, quant=quant)
+    attrs = dict(strides=tuple(strides), padding=tuple(padding), lhs_dilation=(1, 1),
+                 rhs_dilation=tuple(dilations), input_batch=0, input_feature=3,
+                 input_spatial=(1, 2), kernel_spatial=(1, 2), output_batch=0,
+                 output_feature=3, output_spatial=(1, 2),
+                 feature_group_count=x.type.shape[3] if depthwise else 1,
+                 batch_group_count=1)
+    # OHWI, or for depthwise IHWO with I = 1 and one group per input channel.
+    if depthwise:
+        attrs.update(kernel_input=0, kernel_output=3)
+    else:
+        attrs.update(kernel_input=3, kernel_output=0)
+    return convolution(b, x, w, bias, attrs=attrs, input_zp=input_zp,
+                       multipliers=multipliers, shifts=shifts, output_zp=output_zp,
+                       act_min=act_min, act_max=act_max, quant=quant)
 
 
 def fully_connected(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
