@@ -9,6 +9,13 @@ For each operator there are two halves:
 - the kernel, mirroring TFLite Micro's int8 reference kernel (the one its Python
   interpreter runs), in numpy. Accumulators are exact and wrap to int32 like the C code.
 
+The reference is TFLite Micro's own interpreter (the `tflite-micro` wheel, built from
+tflite-micro commit 8f6596d). Where it departs from the TFLite Micro source read for this
+(commit 90b983c), the interpreter wins and the tests show the difference: it derives the
+multipliers of SUB, per-tensor FULLY_CONNECTED, RELU, LEAKY_RELU and HARD_SWISH in double
+where that source rounds a quotient or product to float32 first. Activation bounds,
+RELU6's bound and QUANTIZE still divide in float32.
+
 Activations are NHWC, conv filters OHWI, depthwise filters 1HWO, fully-connected weights
 (units, depth). Integer arrays in, int8 arrays out.
 
