@@ -221,3 +221,15 @@ def test_vector_longer_than_the_file() -> None:
     data[vec:vec + 4] = (0x7FFFFFF0).to_bytes(4, "little")
     with pytest.raises(FormatError, match="vector"):
         read_model(bytes(data))
+
+
+def test_table_offset_past_the_end() -> None:
+    """An element of a vector of tables pointing past the file (even past 4 GiB, which
+    the flatbuffers runtime itself rejects with a TypeError) is a FormatError."""
+    data = bytearray(raw_model())
+    model = tflite.Model.GetRootAs(bytes(data), 0)
+    vec = model._tab.Vector(model._tab.Offset(8))  # Model.subgraphs, element 0
+    for offset in (len(data), 0xFFFFFFF0):
+        data[vec:vec + 4] = offset.to_bytes(4, "little")
+        with pytest.raises(FormatError, match="table at byte"):
+            read_model(bytes(data))

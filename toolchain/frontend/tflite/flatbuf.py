@@ -67,7 +67,9 @@ class CheckedTable(Table):
         return field
 
     def Indirect(self, off: int) -> int:  # noqa: N802
-        return off + self._u32(off, "offset")
+        target = off + self._u32(off, "offset")
+        self._need(target, 4, "table")  # objects are made at it before any read
+        return target
 
     def String(self, off: int) -> bytes:  # noqa: N802
         start = off + self._u32(off, "string offset")
@@ -89,7 +91,9 @@ class CheckedTable(Table):
 
     def Union(self, t2: Table, off: int) -> None:  # noqa: N802
         start = self.Pos + off
-        t2.Pos = start + self._u32(start, "union offset")
+        target = start + self._u32(start, "union offset")
+        self._need(target, 4, "table")
+        t2.Pos = target
         t2.Bytes = self.Bytes
 
     def Get(self, flags: Any, off: int) -> Any:  # noqa: N802
