@@ -1,0 +1,183 @@
+"""What an operator's converter works with: its TFLite tensors, the graph it adds nodes
+to, and small helpers that build graph nodes with their types inferred.
+
+Converters never trust a type they did not compute: `node()` infers every result type
+from the graph op table (toolchain/graph/ops.py) and verifies the node; the importer
+then compares the converter's result with the output tensor the model declares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.reader import ModelInfo, OperatorInfo, TensorInfo
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.graph.ops import OPS, ShapeError
+from toolchain.graph.verify import tensor_type_error, verify_node
+from toolchain.types import DType, QuantParams, TensorType, dtype
+
+# TFLite element types minirt holds, and their graph element types.
+DTYPES = {
+    "FLOAT32": "f32", "FLOAT16": "f16", "FLOAT64": "f64", "INT8": "i8", "UINT8": "ui8",
+    "INT16": "i16", "UINT16": "ui16", "INT32": "i32", "UINT32": "ui32", "INT64": "i64",
+    "UINT64": "ui64", "BOOL": "i1",
+}
+F32 = dtype("f32")
+
+
+def int_range(dt: DType) -> tuple[int, int]:
+    """The least and greatest value of an integer element type."""
+    if dt.kind == "u":
+        return 0, (1 << dt.bits) - 1
+    return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+
+
+def _quant_params(info: TensorInfo, dt: DType) -> QuantParams | None:
+    """The graph's QuantParams of a quantized integer tensor, checked: scales positive
+    and finite, zero points in the storage type's range, one pair per channel along the
+    quantized dimension."""
+    q = info.quant
+    if q is None or not dt.is_integer:
+        return None  # float tensors may carry calibration ranges: not quantization
+    where = info.describe()
+    for s in q.scales:
+        if not (np.isfinite(s) and s > 0):
+            raise Unsupported(f"{where} has quantization scale {s}; scales must be positive "
+                              "and finite")
+    lo, hi = int_range(dt)
+    for z in q.zero_points:
+        if not lo <= z <= hi:
+            raise Unsupported(f"{where} has zero point {z}, outside {dt}'s range {lo}..{hi}")
+    axis = None
+    if q.per_channel:
+        if not 0 <= q.axis < len(info.shape) or info.shape[q.axis] != len(q.scales):
+            raise Unsupported(f"{where} has {len(q.scales)} quantization scales, which do not "
+                              f"match its quantized dimension {q.axis} of shape "
+                              f"{list(info.shape)}")
+        axis = q.axis
+    # Scales are float32 in the file; the tuple keeps exactly those values.
+    return QuantParams(dt, F32, tuple(float(np.float32(s)) for s in q.scales),
+                       tuple(int(z) for z in q.zero_points), axis)
+
+
+def tensor_type(info: TensorInfo) -> TensorType:
+    """The graph type of a TFLite tensor: element type, static shape, quantization."""
+    name = DTYPES.get(info.type)
+    if name is None:
+        raise Unsupported(f"{info.describe()} has element type {info.type}, which minirt "
+                          "does not support")
+    if info.sparse:
+        raise Unsupported(f"{info.describe()} is sparse, which minirt does not support")
+    dt = dtype(name)
+    ty = TensorType(tuple(info.shape), dt, _quant_params(info, dt))
+    problem = tensor_type_error(ty)
+    if problem is not None:
+        raise Unsupported(f"{info.describe()}: {problem}")
+    return ty
+
+
+class OpContext:
+    """One operator being converted: its inputs and options, and the graph to add to.
+
+    `tensor_for(i)` turns TFLite tensor i into a graph tensor (constants become
+    `constant` nodes the first time an operator reads them)."""
+
+    def __init__(self, model: ModelInfo, op: OperatorInfo, graph: Graph,
+                 tensor_for: Callable[[int], Tensor]):
+        self.model = model
+        self.op = op
+        self.graph = graph
+        self._tensor_for = tensor_for
+        self.new_tensors: set[int] = set()  # ids of the tensors this operator created
+
+    # ------------------------------------------------------------ the operator
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.op.options
+
+    def option(self, key: str) -> Any:
+        """A builtin option, refusing an operator whose options table is of another kind
+        (a corrupted union type gives fields that do not exist)."""
+        if key not in self.op.options:
+            raise Unsupported(f"its builtin options ({self.op.options_type}) have no field "
+                              f"'{key}'")
+        return self.op.options[key]
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.op.inputs) and self.op.inputs[i] != -1
+
+    def info(self, i: int) -> TensorInfo:
+        """The TFLite tensor of input i."""
+        if not self.has_input(i):
+            raise Unsupported(f"input {i} is missing")
+        return self.model.tensors[self.op.inputs[i]]
+
+    def output_info(self, i: int = 0) -> TensorInfo:
+        return self.model.tensors[self.op.outputs[i]]
+
+    def input(self, i: int) -> Tensor:
+        """The graph tensor of input i."""
+        return self._tensor_for(self.info(i).index)
+
+    def value(self, i: int, what: str) -> np.ndarray:
+        """The values of input i, which must be a constant (a shape, axes, paddings)."""
+        info = self.info(i)
+        if info.data is None or info.type not in ("INT32", "INT64"):
+            raise Unsupported(f"input {i} ({what}) must be a constant INT32 or INT64 tensor")
+        return info.data.astype(np.int64)
+
+    def output_type(self, i: int = 0) -> TensorType:
+        return tensor_type(self.output_info(i))
+
+    # ------------------------------------------------------------ building nodes
+
+    def node(self, op: str, inputs: Sequence[Tensor], **attrs: Any) -> Tensor:
+        """Adds graph op `op` with its result type inferred, and returns the result."""
+        probe = Node(op, list(inputs), [], attrs)
+        try:
+            types = OPS[op].infer(probe)
+        except ShapeError as e:
+            raise Unsupported(f"{op}: {e}") from None
+        node = self.graph.add(op, list(inputs), types, attrs)
+        err = verify_node(node)
+        if err is not None:
+            raise Unsupported(err.message)
+        self.new_tensors.update(id(t) for t in node.outputs)
+        return node.output
+
+    def const(self, value: Any, dt: DType | str) -> Tensor:
+        """A constant of element type `dt` (any shape; a Python number is rank 0)."""
+        dt = dtype(dt) if isinstance(dt, str) else dt
+        array = np.asarray(value).astype(dt.np_dtype)
+        node = self.graph.add("constant", [], [TensorType(array.shape, dt)], {"value": array})
+        self.new_tensors.add(id(node.output))
+        return node.output
+
+    def scalar(self, value: float | int, like: Tensor) -> Tensor:
+        """A rank-0 constant of `like`'s element type."""
+        return self.const(value, like.type.dtype)
+
+    def broadcast(self, t: Tensor, shape: tuple[int, ...],
+                  dims: tuple[int, ...] | None = None) -> Tensor:
+        """`t` broadcast to `shape`; by default its dimensions align with the trailing
+        ones (numpy's rule). Returns `t` itself when nothing changes."""
+        if dims is None:
+            dims = tuple(range(len(shape) - t.type.rank, len(shape)))
+        if t.type.shape == tuple(shape) and dims == tuple(range(len(shape))):
+            return t
+        return self.node("broadcast_in_dim", [t], dims=tuple(dims), shape=tuple(shape))
+
+    def filled(self, value: float | int, like: Tensor) -> Tensor:
+        """`value` broadcast to `like`'s shape and element type."""
+        return self.broadcast(self.scalar(value, like), like.type.shape, ())
+
+    def reshape(self, t: Tensor, shape: tuple[int, ...]) -> Tensor:
+        return self.node("reshape", [t], shape=tuple(shape))
+
+
+__all__ = ["DTYPES", "OpContext", "int_range", "tensor_type"]

@@ -1,0 +1,176 @@
+"""TFLite subgraph 0 (as read by reader.py) -> verified Graph.
+
+Operators are converted in their (execution) order through the table in ops.py. The
+graph keeps TFLite's NHWC layouts, its tensors' quantization and its input names.
+Problems are collected over the whole model and reported together, one line per
+operator (`operator 7 (SQUARED_DIFFERENCE) is not supported`); an operator that reads
+the output of a failed one is skipped rather than reported twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolchain.frontend.tflite.context import OpContext, tensor_type
+from toolchain.frontend.tflite.errors import TFLiteError, Unsupported
+from toolchain.frontend.tflite.ops import OPS
+from toolchain.frontend.tflite.reader import (
+    MAX_FILE_BYTES,
+    FormatError,
+    ModelInfo,
+    OperatorInfo,
+    read_model,
+)
+from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.verify import verify_graph
+
+# The element-type families of ops.py: the rows' converter slots.
+_FAMILIES = {"FLOAT32": "float", "FLOAT16": "float", "INT8": "int8"}
+
+
+def family(model: ModelInfo, op: OperatorInfo) -> str:
+    """The element-type family of an operator: 'int8' when its first input or output is
+    int8, 'float' when both are float, else the offending type's name (e.g. 'uint8')."""
+    types = [model.tensors[i].type for i in (op.inputs[:1] + op.outputs[:1]) if i >= 0]
+    if "INT8" in types:
+        return "int8"
+    for t in types:
+        if _FAMILIES.get(t) != "float":
+            return t.lower()
+    return "float"
+
+
+class _Importer:
+    def __init__(self, model: ModelInfo, graph: Graph):
+        self.model = model
+        self.graph = graph
+        self.values: dict[int, Tensor] = {}  # TFLite tensor index -> graph tensor
+        self.failed: set[int] = set()  # outputs of operators that could not be converted
+        self.errors: list[str] = []
+
+    def tensor(self, index: int) -> Tensor:
+        """The graph tensor holding TFLite tensor `index`: an input, an earlier
+        operator's output, or a constant (made a `constant` node on first use)."""
+        if index in self.values:
+            return self.values[index]
+        info = self.model.tensors[index]
+        if info.data is None:
+            raise Unsupported(f"it reads {info.describe()}, which no earlier operator writes")
+        ty = tensor_type(info)
+        node = self.graph.add("constant", [], [ty], {"value": info.data.astype(ty.dtype.np_dtype)})
+        self.values[index] = node.output
+        return node.output
+
+    def add_inputs(self) -> None:
+        for k, index in enumerate(self.model.inputs):
+            info = self.model.tensors[index]
+            try:
+                if index in self.values:
+                    raise Unsupported(f"{info.describe()} is listed twice")
+                if info.data is not None:
+                    raise Unsupported(f"{info.describe()} is a constant")
+                ty = tensor_type(info)
+            except Unsupported as e:
+                self.errors.append(f"model input {k}: {e}")
+                self.failed.add(index)
+                continue
+            self.values[index] = self.graph.add_input(ty, info.name)
+            self.graph.input_names.append(info.name)
+
+    def convert(self, op: OperatorInfo) -> None:
+        row = OPS.get(op.opcode)
+        if row is None:
+            raise Unsupported("")
+        n = len(op.inputs)
+        if n < row.min_inputs or (row.max_inputs is not None and n > row.max_inputs):
+            want = (f"{row.min_inputs}" if row.min_inputs == row.max_inputs else
+                    f"{row.min_inputs} or more" if row.max_inputs is None else
+                    f"{row.min_inputs} to {row.max_inputs}")
+            raise Unsupported(f"it has {n} inputs; {op.opcode} takes {want}")
+        if len(op.outputs) != 1:
+            raise Unsupported(f"it has {len(op.outputs)} outputs; {op.opcode} has 1")
+        kind = family(self.model, op)
+        converter = row.converter(kind)
+        if converter is None:
+            raise Unsupported(f"{kind} {op.opcode} is not supported" +
+                              (" yet" if kind == "int8" else ""))
+        if any(i in self.failed for i in op.inputs):
+            # Whether the operator itself is supported is told above; what it would do
+            # with an input that failed cannot be, and was reported where it failed.
+            self.failed.update(op.outputs)
+            return
+        ctx = OpContext(self.model, op, self.graph, self.tensor)
+        self.bind(op, ctx, converter(ctx))
+
+    def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor) -> None:
+        """Records `result` as the operator's output after checking it against the type
+        the model declares; the declared quantization is what a quantized result means
+        (TFLite's data movement copies stored values whatever the scales say)."""
+        index = op.outputs[0]
+        info = self.model.tensors[index]
+        if index in self.values or info.data is not None:
+            raise Unsupported(f"it writes {info.describe()}, which already holds a value")
+        want = tensor_type(info)
+        got = result.type
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise Unsupported(f"it computes {got}, but the model declares {want} for "
+                              f"{info.describe()}")
+        if got.quant != want.quant:
+            if id(result) not in ctx.new_tensors:  # never retype a tensor others hold
+                result = ctx.reshape(result, want.shape)
+            result.type = want
+        result.name = info.name
+        self.values[index] = result
+
+    def run(self) -> None:
+        self.add_inputs()
+        for op in self.model.operators:
+            try:
+                self.convert(op)
+            except Unsupported as e:
+                what = str(e)
+                self.errors.append(f"{op.describe()} is not supported" if not what else
+                                   f"{op.describe()}: {what}")
+                self.failed.update(op.outputs)
+        for k, index in enumerate(self.model.outputs):
+            info = self.model.tensors[index]
+            if index in self.failed:
+                continue
+            if index not in self.values and info.data is None:
+                self.errors.append(f"model output {k} ({info.describe()}) is never written")
+                continue
+            try:
+                self.graph.outputs.append(self.tensor(index))
+            except Unsupported as e:
+                self.errors.append(f"model output {k}: {e}")
+
+
+def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
+    """Builds the verified Graph of subgraph 0. Raises TFLiteError listing every
+    problem, one line each, prefixed with `path`."""
+    graph = Graph("main")
+    importer = _Importer(model, graph)
+    importer.run()
+    if importer.errors:
+        raise TFLiteError(path, importer.errors)
+    verify_graph(graph)  # the converters verify each node; this is the safety net
+    return graph
+
+
+def load_tflite(path: str | Path) -> Graph:
+    """Reads and imports a .tflite file. Raises TFLiteError (`path: not a valid TFLite
+    model: ...` for a damaged file, one line per unsupported operator otherwise) and
+    OSError when the file cannot be read."""
+    size = Path(path).stat().st_size
+    if size > MAX_FILE_BYTES:  # refused before reading gigabytes
+        raise TFLiteError(str(path), [f"not a valid TFLite model: the file has {size} bytes, "
+                                      "more than the 2 GiB a flatbuffer can address"])
+    data = Path(path).read_bytes()
+    try:
+        model = read_model(data)
+    except FormatError as e:
+        raise TFLiteError(str(path), [f"not a valid TFLite model: {e}"]) from None
+    return import_model(model, str(path))
+
+
+__all__ = ["family", "import_model", "load_tflite"]

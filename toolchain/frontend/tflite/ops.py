@@ -1,0 +1,78 @@
+"""The TFLite operator table: one row per builtin operator minirt imports.
+
+Each row has a converter per element-type family of the operator (the type of its
+first input and output): `float` for float32 models, `int8` for quantized ones. A
+converter gets an OpContext and returns the graph tensor of the operator's output.
+
+Data movement works the same on both families, so those rows share one converter.
+The int8 slots of the arithmetic operators (CONV_2D ... HARD_SWISH, MEAN, QUANTIZE,
+DEQUANTIZE) are empty until the integer kernels of `toolchain/quant` exist; the
+importer reports an operator with an empty slot as not supported yet, one line per
+operator like every other unsupported operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from toolchain.frontend.tflite import elementwise as ew
+from toolchain.frontend.tflite import layers, shape_ops
+from toolchain.frontend.tflite.context import OpContext
+from toolchain.graph.ir import Tensor
+
+Converter = Callable[[OpContext], Tensor]
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """How one builtin operator is imported."""
+
+    float: Converter | None
+    int8: Converter | None
+    min_inputs: int
+    max_inputs: int | None  # None: any number (CONCATENATION)
+
+    def converter(self, family: str) -> Converter | None:
+        """The converter for element-type family `family` ('float', 'int8', or another
+        type's name, which no row handles)."""
+        return {"float": self.float, "int8": self.int8}.get(family)
+
+
+def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None]
+         ) -> OpRow:
+    return OpRow(float_, int8, inputs[0], inputs[1])
+
+
+OPS: dict[str, OpRow] = {
+    # layers (convolution.py, layers.py, hybrid.py)
+    "CONV_2D": _row(layers.conv_2d, None, (2, 3)),
+    "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, None, (2, 3)),
+    "FULLY_CONNECTED": _row(layers.fully_connected, None, (2, 3)),
+    "AVERAGE_POOL_2D": _row(layers.average_pool_2d, None, (1, 1)),
+    "MAX_POOL_2D": _row(layers.max_pool_2d, layers.max_pool_2d, (1, 1)),
+    # elementwise and reductions (elementwise.py)
+    "ADD": _row(ew.add, None, (2, 2)),
+    "SUB": _row(ew.sub, None, (2, 2)),
+    "MUL": _row(ew.mul, None, (2, 2)),
+    "LOGISTIC": _row(ew.logistic, None, (1, 1)),
+    "TANH": _row(ew.tanh, None, (1, 1)),
+    "RELU": _row(ew.relu, None, (1, 1)),
+    "RELU6": _row(ew.relu6, None, (1, 1)),
+    "RELU_N1_TO_1": _row(ew.relu_n1_to_1, None, (1, 1)),
+    "HARD_SWISH": _row(ew.hard_swish, None, (1, 1)),
+    "SOFTMAX": _row(ew.softmax, None, (1, 1)),
+    "MEAN": _row(ew.mean, None, (2, 2)),
+    "QUANTIZE": _row(None, None, (1, 1)),
+    "DEQUANTIZE": _row(ew.dequantize_float16, None, (1, 1)),
+    # data movement (shape_ops.py): the same converter for both families
+    "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
+    "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1)),
+    "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2)),
+    "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None)),
+    "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2)),
+    "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4)),
+}
+
+
+__all__ = ["OPS", "Converter", "OpRow"]
