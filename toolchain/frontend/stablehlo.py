@@ -13,6 +13,13 @@ from typing import Any
 import numpy as np
 
 from toolchain.diagnostics import CompileError, raise_all
+from toolchain.frontend.stablehlo_quant import (
+    LAYOUT_OPS,
+    QUANT_CONVERTERS,
+    QuantError,
+    is_quantized,
+)
+from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import OPS
 from toolchain.graph.verify import tensor_type_error, verify_node
@@ -277,6 +284,8 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.gather": _gather,
     "stablehlo.batch_norm_inference": _batch_norm,
+    "stablehlo.uniform_quantize": lambda op: ("uniform_quantize", {}),
+    "stablehlo.uniform_dequantize": lambda op: ("uniform_dequantize", {}),
 }
 
 
@@ -379,11 +388,44 @@ class _Importer:
         except _Unsupported as e:
             self.error(f"'{op.name}': {e}", op)
             return dummies
-        node = self.graph.add(gop, inputs, [t for t in types[len(op.operands):]], attrs, op.loc)
+        results = [t for t in types[len(op.operands):]]
+        if is_quantized(types) or gop in QUANT_CONVERTERS:
+            quantized = self.quantized(op, gop, attrs, inputs, types)
+            if quantized is not None:
+                return quantized
+            if gop not in LAYOUT_OPS:
+                return dummies
+        node = self.graph.add(gop, inputs, results, attrs, op.loc)
         err = verify_node(node)
         if err is not None:
             self.errors.append(err)
         return node.outputs
+
+    def quantized(self, op: Operation, gop: str, attrs: dict, inputs: list[Tensor],
+                  types: list[TensorType]) -> list[Tensor] | None:
+        """An op on `!quant.uniform` types (stablehlo_quant.py): its int8 graph, or None
+        when the plain op applies to the stored integers (or an error was recorded)."""
+        assert self.graph is not None
+        results = types[len(op.operands):]
+        if gop in QUANT_CONVERTERS:
+            try:
+                out = QUANT_CONVERTERS[gop](GraphBuilder(self.graph, op.loc), inputs,
+                                            results[0], attrs)
+            except (QuantError, ValueError) as e:
+                self.error(f"'{op.name}': {e}", op)
+                return None
+            if out.type != results[0]:
+                self.error(f"'{op.name}' computes {out.type}, not the declared {results[0]}",
+                           op)
+            return [out]
+        if gop not in LAYOUT_OPS:
+            self.error(f"'{op.name}' on quantized types is not supported", op)
+            return None
+        quants = {t.quant for t in types if t.quant is not None}
+        if len(quants) > 1 or any(t.quant is None and t.dtype.is_float for t in types):
+            self.error(f"'{op.name}' on quantized types needs one quantization for every "
+                       "operand and result", op)
+        return None
 
     def call(self, op: Operation, inputs: list[Tensor], stack: list[str]) -> list[Tensor] | None:
         callee = op.attr("callee")

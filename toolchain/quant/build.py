@@ -36,6 +36,7 @@ __all__ = [
     "conv2d",
     "convolution",
     "dequantize",
+    "dot_general",
     "fully_connected",
     "lookup",
     "mean",
@@ -187,6 +188,37 @@ def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *
                        act_min=act_min, act_max=act_max, quant=quant)
 
 
+def dot_general(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
+                attrs: dict, input_zp: int, multipliers=None, shifts=None,
+                channel_axis: int | None = None, output_zp: int = 0,
+                act_min: int = INT8_MIN, act_max: int = INT8_MAX,
+                quant: QuantParams | None = None) -> Tensor:
+    """An int8 dot_general with constant weights, the graph's own dimension numbers
+    (no batch dimensions). The input zero point's share moves into the bias (per
+    element of the weights' free dims). Without `multipliers` the result is the i32
+    accumulator; with them, requantized (per channel along the result's
+    `channel_axis`, or per tensor)."""
+    if attrs["lhs_batch"] or attrs["rhs_batch"]:
+        raise ValueError("an int8 dot_general with batch dimensions is not supported")
+    w = np.asarray(w)
+    acc = b.op("dot_general", [x, b.const(w, dtype(_int_name(w)))],
+               lhs_batch=(), rhs_batch=(), lhs_contract=tuple(attrs["lhs_contract"]),
+               rhs_contract=tuple(attrs["rhs_contract"]), dtype="i32")
+    sums = w.astype(np.int64).sum(axis=tuple(attrs["rhs_contract"]))  # the free dims
+    shape = tuple(acc.type.shape)
+    free = len(shape) - sums.ndim  # result position of the weights' first free dim
+    correction = b.const(_bias(None, sums.reshape(-1), input_zp).reshape(sums.shape), I32)
+    acc = b.op("add", [acc, b.op("broadcast_in_dim", [correction],
+                                 dims=tuple(range(free, len(shape))), shape=shape)])
+    if bias is not None:
+        acc = b.op("add", [acc, b.broadcast_to(b.const(np.asarray(bias, np.int32), I32),
+                                               shape)])
+    if multipliers is None:
+        return acc
+    return requantize(b, acc, multipliers, shifts, axis=channel_axis, output_zp=output_zp,
+                      act_min=act_min, act_max=act_max, quant=quant)
+
+
 def fully_connected(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
                     input_zp: int, multipliers, shifts, output_zp: int, filter_zp: int = 0,
                     act_min: int = INT8_MIN, act_max: int = INT8_MAX,
@@ -195,18 +227,13 @@ def fully_connected(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray 
     per tensor or per output channel. A filter zero point (allowed per tensor) is taken
     out of the weights at build time: they are then stored as i16."""
     w = np.asarray(w, dtype=np.int8)
-    weights = b.const(w, I8)
     if filter_zp:
         w = w.astype(np.int16) - np.int16(filter_zp)
-        weights = b.const(w, dtype("i16"))
     rank = x.type.rank
-    acc = b.op("dot_general", [x, weights], lhs_batch=(), rhs_batch=(),
-               lhs_contract=(rank - 1,), rhs_contract=(1,), dtype="i32")
-    sums = w.astype(np.int64).sum(axis=1)
-    acc = b.op("add", [acc, b.along(_bias(bias, sums, input_zp), I32, acc.type.shape,
-                                    rank - 1)])
-    return requantize(b, acc, multipliers, shifts, axis=rank - 1, output_zp=output_zp,
-                      act_min=act_min, act_max=act_max, quant=quant)
+    attrs = dict(lhs_batch=(), rhs_batch=(), lhs_contract=(rank - 1,), rhs_contract=(1,))
+    return dot_general(b, x, w, bias, attrs=attrs, input_zp=input_zp,
+                       multipliers=multipliers, shifts=shifts, channel_axis=rank - 1,
+                       output_zp=output_zp, act_min=act_min, act_max=act_max, quant=quant)
 
 
 def _window_counts(size: int, window: int, stride: int, low: int, out: int) -> np.ndarray:
@@ -325,13 +352,20 @@ def quantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int,
     return _narrow(b, v, zero_point, INT8_MIN, INT8_MAX, quant)
 
 
-def dequantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int) -> Tensor:
+def dequantize(b: GraphBuilder, x: Tensor, *, scale, zero_point, axis: int | None = None
+               ) -> Tensor:
     """DEQUANTIZE int8 -> f32: scale * (x - zero_point), one f32 rounding (the product of
     an f32 scale and an 8-bit integer is exact in TFLite's double, so f32 gives the same
-    bits)."""
+    bits); per tensor, or per channel along `axis`."""
     shape = tuple(x.type.shape)
-    v = b.op("convert", [_offset(b, x, zero_point, shape)], dtype="f32")
-    return b.op("multiply", [v, b.splat(np.float32(scale), F32, shape)])
+    zp = np.atleast_1d(np.asarray(zero_point))
+    v = b.op("subtract", [_widen(b, x), b.along(zp, I32, shape, axis) if axis is not None
+                          else b.splat(zp[0], I32, shape)])
+    v = b.op("convert", [v], dtype="f32")
+    scales = np.atleast_1d(np.asarray(scale, np.float32))
+    factor = (b.along(scales, F32, shape, axis) if axis is not None
+              else b.splat(scales[0], F32, shape))
+    return b.op("multiply", [v, factor])
 
 
 def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
