@@ -22,16 +22,30 @@ class UsageError(Exception):
 
 
 def load_graph(path: str | Path, entry: str = "main") -> Graph:
-    """Parses an MLIR model and imports function `entry` as a verified Graph."""
+    """Loads a model as a verified Graph: function `entry` of an MLIR file, or subgraph 0
+    of a TFLite flatbuffer (.tflite; `entry` does not apply)."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
+    if path.suffix == ".tflite":
+        return _load_tflite(path)
     if path.suffix not in (".mlir", ""):
-        raise UsageError(f"{path}: expected an MLIR text file (.mlir)")
+        raise UsageError(f"{path}: expected an MLIR text file (.mlir) or a TFLite "
+                         "flatbuffer (.tflite)")
     module = parse_file(path)
     graph = import_module(module, entry)
     verify_graph(graph)
     return graph
+
+
+def _load_tflite(path: Path) -> Graph:
+    # Imported here: the TFLite frontend is only needed for .tflite files.
+    from toolchain.frontend.tflite import load_tflite
+
+    try:
+        return load_tflite(path)
+    except OSError as e:  # a directory, no permission, ...
+        raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
 
 # Element types whose host value is not simply the numpy dtype's: a bf16 is held as a

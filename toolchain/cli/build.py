@@ -53,14 +53,17 @@ def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="minirt-build",
-        description="Compile a model (MLIR: StableHLO / generic op form) into firmware for a "
-                    "board: firmware.elf/.bin/.hex, model.mrt, the map file and size.json.",
+        description="Compile a model (MLIR: StableHLO / generic op form, or a TFLite flatbuffer: "
+                    ".tflite) into firmware for a board: firmware.elf/.bin/.hex, model.mrt, the "
+                    "map file and size.json.",
         epilog="Exit codes: 0 ok, 1 over the board's flash/RAM budget, 2 bad model or option.")
-    p.add_argument("model", help="the model file (.mlir)")
+    p.add_argument("model", help="the model file (.mlir, or .tflite: subgraph 0)")
     p.add_argument("--board", help=f"board to build for ({', '.join(list_boards())})")
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output directory (default: build/<model>-<board>)")
-    p.add_argument("--entry", default="main", help="function to compile (default: main)")
+    p.add_argument("--entry", default="main",
+                   help="MLIR function to compile (default: main; a .tflite model is its "
+                        "subgraph 0)")
     add_quantize_options(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
@@ -68,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--dump-ir", action="store_true",
                       help="print the verified graph IR and stop")
     mode.add_argument("--dump-generic", action="store_true",
-                      help="print the parsed MLIR in generic op form and stop")
+                      help="print the parsed MLIR in generic op form and stop (MLIR models "
+                           "only)")
     return p
 
 
@@ -126,6 +130,9 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.dump_generic:
+        if Path(args.model).suffix == ".tflite":
+            raise UsageError(f"{args.model}: --dump-generic prints MLIR in generic op form; a "
+                             ".tflite model is no MLIR (--dump-ir prints its graph)")
         sys.stdout.write(print_generic(parse_file(args.model)))
         return EXIT_OK
     if args.dump_ir:

@@ -39,22 +39,38 @@ EXIT_TIMEOUT = 124  # like timeout(1)
 # last bits; the reference itself matches JAX within the same bounds.
 RTOL = 1e-5
 ATOL = 1e-6
+# A float .tflite model is specified against TFLite itself within isclose(rtol=1e-4,
+# atol=1e-5) (issue 7): TFLite sums f32 in its own order, and so does the firmware. Deep
+# dense stacks move small outputs by more than the bounds above between two f32
+# summation orders (ad01_fp32: ten 128/640-wide layers, outputs up to 42, 1.7e-5 apart
+# from the float64-accumulated reference), so --check holds the firmware to TFLite's bound.
+TFLITE_RTOL = 1e-4
+TFLITE_ATOL = 1e-5
+
+
+def check_tolerance(model: str | Path) -> tuple[float, float]:
+    """(rtol, atol) that --check applies to float outputs of `model`."""
+    return (TFLITE_RTOL, TFLITE_ATOL) if Path(model).suffix == ".tflite" else (RTOL, ATOL)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="minirt-run",
-        description="Run a model and print its outputs: on a board under QEMU (--board, "
-                    "building the firmware if needed) or on the host reference (--reference).",
-        epilog="npz keys: input_0, input_1, ... in argument order; output_0, ... in result "
-               "order (the same as ../shared/models/jax/*.npz). Exit codes: 0 ok, 1 wrong "
+        description="Run a model (.mlir or .tflite) and print its outputs: on a board under "
+                    "QEMU (--board, building the firmware if needed) or on the host reference "
+                    "(--reference).",
+        epilog="npz keys: input_0, input_1, ... in argument order (a .tflite model's subgraph "
+               "inputs); output_0, ... in result order (the same as "
+               "../shared/models/jax/*.npz). Exit codes: 0 ok, 1 wrong "
                "result or firmware failure, 2 bad model/option/input, 124 timeout.")
-    p.add_argument("model", help="the model file (.mlir)")
+    p.add_argument("model", help="the model file (.mlir, or .tflite: subgraph 0)")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--board", help=f"run on this board ({', '.join(list_boards())})")
     where.add_argument("--reference", action="store_true",
                        help="run the numpy reference executor on the host")
-    p.add_argument("--entry", default="main", help="function to run (default: main)")
+    p.add_argument("--entry", default="main",
+                   help="MLIR function to run (default: main; a .tflite model is its "
+                        "subgraph 0)")
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs as input_0, input_1, ... (default: seeded random data)")
     p.add_argument("--seed", type=non_negative_int, default=0,
@@ -62,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--save-outputs", metavar="OUT.npz", help="write output_0, ... to this file")
     p.add_argument("--check", action="store_true",
                    help=f"compare with the reference (floats: isclose rtol={RTOL}, "
-                        f"atol={ATOL}; integers exactly); exit 1 on a mismatch")
+                        f"atol={ATOL}, for .tflite models rtol={TFLITE_RTOL}, "
+                        f"atol={TFLITE_ATOL} as against TFLite; integers exactly); exit 1 on "
+                        "a mismatch")
     p.add_argument("-o", "--build-dir", metavar="DIR",
                    help="firmware build directory (default: build/<model>-<board>)")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
@@ -80,7 +98,8 @@ def format_outputs(outputs: list[np.ndarray]) -> str:
     return "\n".join(lines)
 
 
-def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> list[str]:
+def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5,
+            rtol: float = RTOL, atol: float = ATOL) -> list[str]:
     """One report line per mismatching output, followed by its worst elements. A NaN on
     one side only counts as an infinite error, so it is never hidden behind a max abs
     error of 0 and is listed first."""
@@ -92,7 +111,7 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5) -> li
         with np.errstate(all="ignore"):
             g64, w64 = g.astype(np.float64), w.astype(np.float64)
             if w.dtype.kind == "f":
-                ok = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+                ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
             else:
                 ok = g == w
             nan_got = np.isnan(g64) & ~np.isnan(w64)
@@ -204,7 +223,8 @@ def _main(argv: list[str] | None) -> int:
     if args.save_outputs:
         save_outputs(args.save_outputs, outputs)
     if args.check:
-        problems = compare(outputs, run_graph(graph, inputs))
+        rtol, atol = check_tolerance(args.model)
+        problems = compare(outputs, run_graph(graph, inputs), rtol=rtol, atol=atol)
         if problems:
             print("minirt-run: check FAILED against the reference:", file=sys.stderr)
             print("\n".join(problems), file=sys.stderr)
