@@ -112,6 +112,8 @@ def test_quantized_add_is_tflite_add(tmp_path: Path) -> None:
      "'stablehlo.multiply' on quantized types is not supported"),
     ("%m = stablehlo.reshape %q : (tensor<4x!quant.uniform<i8:f32, 0.1:0>>) -> "
      "tensor<2x2x!quant.uniform<i8:f32, 0.2:0>>", "needs one quantization"),
+    ("%m = stablehlo.uniform_dequantize %x : (tensor<4xf32>) -> tensor<4xf32>",
+     "the operand must have a quantized type"),
 ])
 def test_unsupported_quantized_ops_are_located_errors(tmp_path: Path, body: str,
                                                       message: str) -> None:

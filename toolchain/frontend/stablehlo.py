@@ -389,7 +389,7 @@ class _Importer:
             self.error(f"'{op.name}': {e}", op)
             return dummies
         results = [t for t in types[len(op.operands):]]
-        if is_quantized(types) or gop in QUANT_CONVERTERS:
+        if is_quantized(types) or gop.startswith("uniform_"):
             quantized = self.quantized(op, gop, attrs, inputs, types)
             if quantized is not None:
                 return quantized
