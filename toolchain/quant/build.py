@@ -168,15 +168,17 @@ def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *
            dilations: Sequence[int] = (1, 1), depthwise: bool = False, input_zp: int,
            multipliers, shifts, output_zp: int, act_min: int = INT8_MIN,
            act_max: int = INT8_MAX, quant: QuantParams | None = None) -> Tensor:
-    """CONV_2D (OHWI filter) or, with `depthwise`, DEPTHWISE_CONV_2D ([1, H, W, C * M]
-    filter, output channel c * M + m reading input channel c), int8 in and out, NHWC.
-    `padding` is ((top, bottom), (left, right)) as TFLite computed it."""
+    """CONV_2D (OHWI filter, grouped when the input has a multiple of its input channels)
+    or, with `depthwise`, DEPTHWISE_CONV_2D ([1, H, W, C * M] filter, output channel
+    c * M + m reading input channel c), int8 in and out, NHWC. `padding` is
+    ((top, bottom), (left, right)) as TFLite computed it."""
     w = np.asarray(w, dtype=np.int8)
+    channels = x.type.shape[3]
     attrs = dict(strides=tuple(strides), padding=tuple(padding), lhs_dilation=(1, 1),
                  rhs_dilation=tuple(dilations), input_batch=0, input_feature=3,
                  input_spatial=(1, 2), kernel_spatial=(1, 2), output_batch=0,
                  output_feature=3, output_spatial=(1, 2),
-                 feature_group_count=x.type.shape[3] if depthwise else 1,
+                 feature_group_count=channels if depthwise else channels // w.shape[3],
                  batch_group_count=1)
     # OHWI, or for depthwise IHWO with I = 1 and one group per input channel.
     if depthwise:

@@ -140,6 +140,10 @@ def _can_be_epilogue(consumer: Dispatch, pos: int, producer: Dispatch, uses: int
     p, k = producer.kernel, consumer.kernel
     if p.combine is None or k.combine is not None or uses != 1:
         return False
+    # A consumer that widens the result (an i8 output read as i32 by an average pool)
+    # would store more bytes; it fuses into its own readers instead.
+    if k.result.dtype.itemsize > p.result.dtype.itemsize:
+        return False
     if k.domain != p.domain[:p.n_parallel] or k.n_parallel != len(k.domain):
         return False
     loads = _loads_of(k, pos)

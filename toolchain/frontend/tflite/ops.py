@@ -4,11 +4,10 @@ Each row has a converter per element-type family of the operator (the type of it
 first input and output): `float` for float32 models, `int8` for quantized ones. A
 converter gets an OpContext and returns the graph tensor of the operator's output.
 
-Data movement works the same on both families, so those rows share one converter.
-The int8 slots of the arithmetic operators (CONV_2D ... HARD_SWISH, MEAN, QUANTIZE,
-DEQUANTIZE) are empty until the integer kernels of `toolchain/quant` exist; the
-importer reports an operator with an empty slot as not supported yet, one line per
-operator like every other unsupported operator.
+Data movement works the same on both families, so those rows share one converter; the
+int8 arithmetic converters (int8.py) compute what TFLite Micro's integer kernels do. The
+importer reports an operator with an empty slot as not supported, one line per operator
+like every other unsupported operator.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import layers, shape_ops
+from toolchain.frontend.tflite import int8, layers, shape_ops
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.graph.ir import Tensor
 
@@ -46,25 +45,25 @@ def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, in
 
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
-    "CONV_2D": _row(layers.conv_2d, None, (2, 3)),
-    "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, None, (2, 3)),
-    "FULLY_CONNECTED": _row(layers.fully_connected, None, (2, 3)),
-    "AVERAGE_POOL_2D": _row(layers.average_pool_2d, None, (1, 1)),
+    "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3)),
+    "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, int8.depthwise_conv_2d, (2, 3)),
+    "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3)),
+    "AVERAGE_POOL_2D": _row(layers.average_pool_2d, int8.average_pool_2d, (1, 1)),
     "MAX_POOL_2D": _row(layers.max_pool_2d, layers.max_pool_2d, (1, 1)),
     # elementwise and reductions (elementwise.py)
-    "ADD": _row(ew.add, None, (2, 2)),
-    "SUB": _row(ew.sub, None, (2, 2)),
-    "MUL": _row(ew.mul, None, (2, 2)),
-    "LOGISTIC": _row(ew.logistic, None, (1, 1)),
-    "TANH": _row(ew.tanh, None, (1, 1)),
-    "RELU": _row(ew.relu, None, (1, 1)),
-    "RELU6": _row(ew.relu6, None, (1, 1)),
+    "ADD": _row(ew.add, int8.add, (2, 2)),
+    "SUB": _row(ew.sub, int8.sub, (2, 2)),
+    "MUL": _row(ew.mul, int8.mul, (2, 2)),
+    "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1)),
+    "TANH": _row(ew.tanh, int8.tanh, (1, 1)),
+    "RELU": _row(ew.relu, int8.relu, (1, 1)),
+    "RELU6": _row(ew.relu6, int8.relu6, (1, 1)),
     "RELU_N1_TO_1": _row(ew.relu_n1_to_1, None, (1, 1)),
-    "HARD_SWISH": _row(ew.hard_swish, None, (1, 1)),
-    "SOFTMAX": _row(ew.softmax, None, (1, 1)),
-    "MEAN": _row(ew.mean, None, (2, 2)),
-    "QUANTIZE": _row(None, None, (1, 1)),
-    "DEQUANTIZE": _row(ew.dequantize_float16, None, (1, 1)),
+    "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
+    "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1)),
+    "MEAN": _row(ew.mean, int8.mean, (2, 2)),
+    "QUANTIZE": _row(int8.quantize, int8.requantize, (1, 1)),
+    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1)),
     # data movement (shape_ops.py): the same converter for both families
     "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
     "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1)),
