@@ -50,18 +50,28 @@ def test_unsupported_ops_are_reported_together() -> None:
                              "operator 1 (SUM) is not supported"]
 
 
-def test_int8_arithmetic_is_not_supported_yet() -> None:
+def test_int8_arithmetic_imports_and_matches_tflite_micro() -> None:
+    from tflite_micro.python.tflite_micro import runtime
+
+    from toolchain.frontend.tflite.importer import import_model
+    from toolchain.frontend.tflite.reader import read_model
+    from toolchain.reference import run_graph
+
     x, y = i8((1, 4, 4, 2)), i8((1, 4, 4, 3), 0.1, 2)
     w = Tensor((3, 1, 1, 2), "int8", scale=[0.01] * 3, zero_point=[0] * 3,
-               data=np.ones((3, 1, 1, 2)))
-    r = i8((1, 4, 4, 3), 0.1, 2)
+               data=np.arange(6).reshape(3, 1, 1, 2) - 2)
+    r = i8((1, 48), 0.1, 2)
+    s = i8((1, 48), 1 / 256, -128)
     model = build_model([Op("CONV_2D", [x, w, None], [y], {"padding": "SAME", "stride_w": 1,
                                                            "stride_h": 1}),
-                         Op("RESHAPE", [y, i32([1, 48])], [r := i8((1, 48), 0.1, 2)]),
-                         Op("SOFTMAX", [r], [s := i8((1, 48), 1 / 256, -128)], {"beta": 1.0})],
-                        [x], [s])
-    assert errors(model) == ["operator 0 (CONV_2D): int8 CONV_2D is not supported yet",
-                             "operator 2 (SOFTMAX): int8 SOFTMAX is not supported yet"]
+                         Op("RESHAPE", [y, i32([1, 48])], [r]),
+                         Op("SOFTMAX", [r], [s], {"beta": 1.0})], [x], [s])
+    inp = np.random.default_rng(0).integers(-128, 128, (1, 4, 4, 2)).astype(np.int8)
+    interp = runtime.Interpreter.from_bytes(model)
+    interp.set_input(inp, 0)
+    interp.invoke()
+    got = run_graph(import_model(read_model(model)), [inp])[0]
+    np.testing.assert_array_equal(got, interp.get_output(0))
 
 
 def test_other_element_types_are_named() -> None:

@@ -22,6 +22,7 @@ from toolchain.frontend.tflite.reader import (
     read_model,
 )
 from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.ops import ShapeError
 from toolchain.graph.verify import verify_graph
 
 # The element-type families of ops.py: the rows' converter slots.
@@ -100,7 +101,13 @@ class _Importer:
             self.failed.update(op.outputs)
             return
         ctx = OpContext(self.model, op, self.graph, self.tensor)
-        self.bind(op, ctx, converter(ctx))
+        try:
+            result = converter(ctx)
+        except (ShapeError, ValueError) as e:
+            # The int8 kernels (toolchain/quant) build through the op table's rules and
+            # refuse shapes or parameters TFLite Micro would refuse too.
+            raise Unsupported(str(e)) from None
+        self.bind(op, ctx, result)
 
     def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor) -> None:
         """Records `result` as the operator's output after checking it against the type
