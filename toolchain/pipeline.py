@@ -33,7 +33,13 @@ from toolchain.module.contract import image_contract
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
-from toolchain.passes import QuantizeOptions, fold_affine, fold_constants, quantize_weights
+from toolchain.passes import (
+    QuantizeOptions,
+    fold_affine,
+    fold_constants,
+    quantize_int8,
+    quantize_weights,
+)
 from toolchain.schedule import Program, schedule
 from toolchain.target import Board, load_board
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
@@ -55,9 +61,13 @@ class BuildResult:
 
 def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Graph:
     """The graph the firmware computes: folded, weights stored as `quantize` says.
-    The reference run on this graph is what --check compares the firmware with."""
+    The reference run on this graph is what --check compares the firmware with.
+    `--quantize int8` rewrites the whole graph into integers (passes/ptq.py)."""
     fold_affine(fold_constants(graph))
-    return quantize_weights(graph, quantize or QuantizeOptions())
+    options = quantize or QuantizeOptions()
+    if options.mode == "int8":
+        return quantize_int8(graph, options)
+    return quantize_weights(graph, options)
 
 
 def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,

@@ -1,4 +1,6 @@
-"""Weight quantization of float constants: fp16 storage or symmetric int8.
+"""Weight quantization of float constants: fp16 storage or symmetric int8; and the options
+of every quantization mode, including full int8 post-training quantization (`int8`,
+toolchain/passes/ptq.py).
 
 A large float constant C is replaced by a constant holding its stored form and a cheap
 node that widens it back, which fusion inlines into every kernel that reads C:
@@ -21,7 +23,8 @@ import numpy as np
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.types import F32, QuantParams, TensorType, dtype
 
-MODES = ("none", "fp16", "int8-weights")
+# int8: the whole graph in integers, activations calibrated (toolchain/passes/ptq.py).
+MODES = ("none", "fp16", "int8-weights", "int8")
 # Tiny tensors save nothing worth their precision.
 DEFAULT_MIN_ELEMENTS = 64
 INT8_MAX = 127
@@ -29,8 +32,18 @@ INT8_MAX = 127
 
 @dataclass(frozen=True)
 class QuantizeOptions:
+    """How a build quantizes. Every field is plain data: the build stamp records them all,
+    so a build is reused only with the same options (and, for int8, the same calibration
+    file contents: `calibration_sha256`)."""
+
     mode: str = "none"
     min_elements: int = DEFAULT_MIN_ELEMENTS
+    # int8 only: the .npz of calibration samples (input_0, ... with a leading batch axis).
+    calibration: str | None = None
+    calibration_sha256: str | None = None
+    # int8 only: the model's inputs and outputs are int8 too (else f32, quantized at the
+    # entry and dequantized at the exit).
+    int8_io: bool = False
 
 
 def _channel_axis(graph: Graph, t: Tensor) -> int | None:
@@ -73,9 +86,12 @@ def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndar
 
 
 def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
-    """Rewrites eligible constants in place (call after constant folding)."""
+    """Rewrites eligible constants in place (call after constant folding). Mode int8
+    quantizes the whole graph: toolchain.passes.ptq.quantize_int8."""
     if options.mode not in MODES:
         raise ValueError(f"unknown quantization mode {options.mode!r}; choose from {MODES}")
+    if options.mode == "int8":
+        raise ValueError("mode int8 quantizes activations too: use passes.quantize_int8")
     if options.mode == "none":
         return graph
     nodes: list[Node] = []
