@@ -261,6 +261,11 @@ def quantize(ctx: OpContext) -> Tensor:
                           quant=out.quant)
 
 
+def quantize_op(ctx: OpContext) -> Tensor:
+    """QUANTIZE to int8: from float32 (AffineQuantize) or from int8 (a requantization)."""
+    return quantize(ctx) if ctx.input(0).type.dtype.is_float else requantize(ctx)
+
+
 def dequantize(ctx: OpContext) -> Tensor:
     """DEQUANTIZE: int8 -> float32, scale * (x - zero point)."""
     x, out = ctx.input(0), ctx.output_type()
@@ -272,4 +277,5 @@ def dequantize(ctx: OpContext) -> Tensor:
 
 __all__ = ["add", "average_pool_2d", "conv_2d", "depthwise_conv_2d", "dequantize",
            "fully_connected", "hard_swish", "logistic", "mean", "mul", "quantize",
+           "quantize_op",
            "relu", "relu6", "requantize", "softmax", "sub", "tanh"]

@@ -62,7 +62,7 @@ OPS: dict[str, OpRow] = {
     "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
     "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1)),
     "MEAN": _row(ew.mean, int8.mean, (2, 2)),
-    "QUANTIZE": _row(int8.quantize, int8.requantize, (1, 1)),
+    "QUANTIZE": _row(None, int8.quantize_op, (1, 1)),
     "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1)),
     # data movement (shape_ops.py): the same converter for both families
     "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
