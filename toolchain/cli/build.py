@@ -26,28 +26,57 @@ from toolchain.loader import (
 )
 from toolchain.mlir import parse_file
 from toolchain.mlir.printer import print_generic
+from toolchain.passes.calibrate import calibration_sha256, load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, MODES, QuantizeOptions
 from toolchain.target import DescriptorError, list_boards, load_board
 
 
 def add_quantize_options(p: argparse.ArgumentParser) -> None:
-    """--quantize and --quantize-min-elements, shared by minirt-build and minirt-run."""
+    """--quantize, --quantize-min-elements, --calibration and --int8-io, shared by
+    minirt-build and minirt-run."""
     p.add_argument("--quantize", choices=MODES, default="none",
                    help="store float weights as IEEE half (fp16) or as int8 with symmetric "
-                        "per-output-channel scales (int8-weights); they are widened inside "
-                        "the kernels, so RAM does not grow (default: none)")
+                        "per-output-channel scales (int8-weights), widened inside the "
+                        "kernels so RAM does not grow; or compute the whole model in int8 "
+                        "(int8: activations asymmetric per tensor with ranges from "
+                        "--calibration, weights symmetric per output channel, int32 biases, "
+                        "TFLite's integer arithmetic) (default: none)")
     p.add_argument("--quantize-min-elements", type=non_negative_int,
                    default=DEFAULT_MIN_ELEMENTS,
                    metavar="N",
-                   help="constants with fewer elements stay f32, and so do per-channel "
-                        "vectors (biases, normalization) of any size "
+                   help="fp16 / int8-weights: constants with fewer elements stay f32, and so "
+                        "do per-channel vectors (biases, normalization) of any size "
                         f"(default: {DEFAULT_MIN_ELEMENTS})")
+    p.add_argument("--calibration", metavar="CALIB.npz",
+                   help="--quantize int8 (required there): samples of the model's inputs to "
+                        "calibrate activation ranges on, as input_0, input_1, ... each with a "
+                        "leading axis of samples: shape (S, *input shape)")
+    p.add_argument("--int8-io", action="store_true",
+                   help="--quantize int8: the model's inputs and outputs are int8 too (their "
+                        "scales and zero points are printed and recorded in size.json); "
+                        "without it they stay f32, quantized at the entry and dequantized at "
+                        "the exit")
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
+    """The QuantizeOptions the arguments ask for; UsageError for a bad combination or
+    an unreadable calibration file."""
     if args.quantize_min_elements < 0:
         raise UsageError("--quantize-min-elements must be >= 0")
-    return QuantizeOptions(args.quantize, args.quantize_min_elements)
+    if args.quantize != "int8":
+        for flag, given in (("--calibration", args.calibration is not None),
+                            ("--int8-io", args.int8_io)):
+            if given:
+                raise UsageError(f"{flag} applies to --quantize int8 only (got --quantize "
+                                 f"{args.quantize})")
+        return QuantizeOptions(args.quantize, args.quantize_min_elements)
+    if args.calibration is None:
+        raise UsageError("--quantize int8 needs --calibration CALIB.npz: samples of the "
+                         "model's inputs (input_0, ... each with a leading axis of samples)")
+    return QuantizeOptions(args.quantize, args.quantize_min_elements,
+                           calibration=args.calibration,
+                           calibration_sha256=calibration_sha256(args.calibration),
+                           int8_io=args.int8_io)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,13 +124,18 @@ def _f32_size(args: argparse.Namespace, board):
 def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
                           inputs: list | None) -> dict:
     """Flash saved against the f32 build and accuracy against the f32 reference."""
+    from toolchain.passes.ptq import dequantize_outputs, io_quantization, quantize_inputs
     from toolchain.reference import run_graph
     from toolchain.report.accuracy import compare_outputs
 
     float_graph = load_graph(args.model, args.entry)
     if inputs is None:
         inputs = random_inputs(float_graph, seed=0)
-    accuracy = compare_outputs(run_graph(result.graph, inputs), run_graph(float_graph, inputs))
+    # With --int8-io the firmware takes and gives int8: the float inputs are quantized
+    # for it and its outputs dequantized, as a user of that firmware would.
+    got = run_graph(result.graph, quantize_inputs(result.graph, inputs))
+    accuracy = compare_outputs(dequantize_outputs(result.graph, got),
+                               run_graph(float_graph, inputs))
     q_flash, q_const = report.flash_total, report.flash["constants"]
     summary = {"mode": args.quantize, "min_elements": args.quantize_min_elements,
                "f32_flash_bytes": None, "flash_saved_bytes": None,
@@ -120,6 +154,14 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
         summary.update({"f32_flash_bytes": f32_flash, "flash_saved_bytes": f32_flash - q_flash,
                         "f32_constants_bytes": f32_const,
                         "f32_ram_bytes": f32_report.ram_total})
+    if args.quantize == "int8":
+        summary.update({"calibration": args.calibration, "int8_io": args.int8_io})
+        if args.int8_io:
+            io = io_quantization(result.graph)
+            summary["io"] = io
+            for row in io["inputs"] + io["outputs"]:
+                print(f"int8 I/O: {row['name']}: scale {row['scale']!r}, zero point "
+                      f"{row['zero_point']} (real = scale * (q - zero point))")
     source = f"inputs {args.inputs}" if args.inputs else "seeded random inputs"
     print(f"accuracy against the f32 model ({source}): {accuracy.format()}")
     summary.update({"accuracy_inputs": args.inputs or "seeded random (seed 0)",
@@ -158,6 +200,8 @@ def _main(argv: list[str] | None) -> int:
     quantized = quantize.mode != "none"
     if quantized:  # the accuracy report runs the reference, twice
         check_host_memory(graph, reference=True, what=args.model)
+    if quantize.mode == "int8":  # a calibration file that does not fit the model: now
+        load_calibration(quantize.calibration, graph)
     inputs = load_inputs(args.inputs, graph) if args.inputs else None
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
     f32_report = _f32_size(args, board) if quantized else None

@@ -198,10 +198,11 @@ def _main(argv: list[str] | None) -> int:
         check_output_file(args.save_outputs)
     graph = load_graph(args.model, args.entry)
     check_host_memory(graph, reference=args.reference or args.check, what=args.model)
-    inputs = load_inputs(args.inputs, graph) if args.inputs else None
     # The graph the firmware computes (weights stored as --quantize says): --reference
-    # runs it and --check compares with it, so like is compared with like.
+    # runs it and --check compares with it, so like is compared with like. Inputs are
+    # that graph's (int8 with --quantize int8 --int8-io).
     graph = prepare_graph(graph, quantize_options(args))
+    inputs = load_inputs(args.inputs, graph) if args.inputs else None
     if not args.reference:
         # Built (or found) before random inputs are drawn: a model that does not fit
         # the board is refused before any memory goes to its inputs.
