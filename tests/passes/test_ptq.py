@@ -296,6 +296,21 @@ def test_op_without_location_names_its_node() -> None:
         quantize_graph(g, _normal(g, 2, 0))
 
 
+def test_a_model_quantizing_itself_is_refused_as_hybrid() -> None:
+    """TFLite's hybrid kernels (int8 weights, activations quantized at run time) convert
+    floats to integers in the graph: no float model for PTQ, and the error says so."""
+    from toolchain.graph.builder import GraphBuilder
+    from toolchain.types import TensorType, dtype
+
+    g = Graph("g")
+    b = GraphBuilder(g)
+    x = g.add_input(TensorType((4,), dtype("f32")))
+    q = b.op("convert", [b.op("round_nearest_afz", [x])], dtype="i8")
+    g.outputs = [b.op("convert", [q], dtype="f32")]
+    with pytest.raises(CompileError, match="converts f32 to i8 itself \\(a hybrid model"):
+        quantize_graph(g, _normal(g, 2, 0))
+
+
 # ---------------------------------------------------------------------- calibration files
 
 

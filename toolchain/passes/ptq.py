@@ -596,7 +596,12 @@ class _Rewriter:
         self._bind(node.output, self.b.op("pad", [x, pad], quant=x.type.quant, **node.attrs))
 
     def _convert(self, node: Node) -> None:
-        if node.inputs[0].type.dtype != node.output.type.dtype:
+        source, result = node.inputs[0].type.dtype, node.output.type.dtype
+        if source.is_float and result.is_integer:
+            raise _Unsupported(f"the model converts {source} to {result} itself (a hybrid "
+                               "model, quantizing activations at run time?); --quantize "
+                               "int8 takes float models")
+        if source != result:
             raise _Unsupported(f"a convert from {node.inputs[0].type.dtype} to "
                                f"{node.output.type.dtype} has no int8 kernel")
         self._bind(node.output, self._value(node.inputs[0]))
