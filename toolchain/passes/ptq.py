@@ -179,7 +179,8 @@ class _Rewriter:
             for t in node.inputs:
                 self.users.setdefault(id(t), []).append(node)
         self.graph_outputs = {id(t) for t in graph.outputs}
-        self.absorbed: set[int] = set()  # nodes computed as part of an earlier rewrite
+        # Nodes computed as part of an earlier rewrite (id -> node, in the order fused).
+        self.absorbed: dict[int, Node] = {}
         self.softmax: dict[int, tuple[Tensor, float]] = {}  # divide node -> (x, beta)
         self.consts: dict[int, np.ndarray | None] = {}
         self.quants: dict[int, QuantParams] = {}
@@ -195,7 +196,7 @@ class _Rewriter:
             if id(node) in self.absorbed:
                 continue
             self.b.loc = node.loc
-            before = set(self.absorbed)
+            before = len(self.absorbed)
             try:
                 self._rewrite(node)
             except (_Unsupported, ValueError) as e:
@@ -206,7 +207,7 @@ class _Rewriter:
                                                 node.loc))
                 # Stand-ins for what this op (and what it fused) computes, so the pass
                 # goes on to find the other unsupported ops.
-                fused = [n for n in self.old.nodes if id(n) in self.absorbed - before]
+                fused = list(self.absorbed.values())[before:]
                 for t in [t for n in [node, *fused] for t in n.outputs]:
                     if id(t) not in self.mapped:
                         self.mapped[id(t)] = self._placeholder(t)
@@ -240,15 +241,8 @@ class _Rewriter:
             return
         rule = _RULES.get(node.op)
         if rule is None:
-            raise _Unsupported(self._no_rule(node))
+            raise _Unsupported(_NO_RULE.get(node.op, "no int8 kernel for this float op"))
         rule(self, node)
-
-    def _no_rule(self, node: Node) -> str:
-        if node.op in ("divide", "power", "atan2", "remainder"):
-            return "of two float tensors has no int8 kernel"
-        if node.op == "compare":
-            return "comparing float tensors has no int8 kernel"
-        return "this float op has no int8 kernel"
 
     # ------------------------------------------------------------------ values
 
@@ -403,7 +397,7 @@ class _Rewriter:
             if met is None:
                 break
             bounds = met
-            self.absorbed.add(id(node))
+            self.absorbed[id(node)] = node
             t = node.output
         return t, bounds
 
@@ -422,7 +416,7 @@ class _Rewriter:
         vec = _along(np.broadcast_to(value, t.type.shape), axis)
         if vec is None or not np.isfinite(vec).all():
             return t, None
-        self.absorbed.add(id(node))
+        self.absorbed[id(node)] = node
         return node.output, (-vec if node.op == "subtract" else vec)
 
     @staticmethod
@@ -619,7 +613,7 @@ class _Rewriter:
         c = self._splat(other)
         if c is None or other is t or not np.isfinite(c) or c == 0:
             return t, 1.0
-        self.absorbed.add(id(node))
+        self.absorbed[id(node)] = node
         return node.output, (c if node.op == "multiply" else 1.0 / c)
 
     def _picking_start(self, node: Node, xq: Tensor) -> Tensor:
@@ -710,7 +704,7 @@ class _Rewriter:
                 if found is not None:
                     x, beta, inner = found
                     self.softmax[id(node)] = (x, beta)
-                    self.absorbed.update(id(n) for n in inner)
+                    self.absorbed.update((id(n), n) for n in inner)
 
     def _through_broadcasts(self, t: Tensor) -> tuple[Tensor, list[Node], tuple[int, ...]]:
         """Back from t through broadcast_in_dim / reshape: (source, those nodes, where
@@ -834,7 +828,7 @@ class _Rewriter:
             values = _apply_elementwise(n, current, values, self._splat)
             current = n.output
         out_q = self._quant(current)
-        self.absorbed.update(id(n) for n in chain[1:])
+        self.absorbed.update((id(n), n) for n in chain[1:])
         table = quantize_values(values, out_q)
         self._bind(current, build.lookup(self.b, xq, table, quant=out_q))
         return True
@@ -878,6 +872,13 @@ def _quantize_f32(b: GraphBuilder, x: Tensor, q: QuantParams) -> Tensor:
     v = b.op("add", [b.op("convert", [v], dtype="i32"), b.splat(zp, I32, shape)])
     return b.op("convert", [v], quant=q, dtype="i8")
 
+
+# Why an op has no int8 form, where more can be said than that it has none.
+_NO_RULE = {
+    **{op: "no int8 kernel for this function of two float tensors"
+       for op in ("atan2", "power", "remainder")},
+    "compare": "no int8 kernel for comparing float tensors",
+}
 
 # op -> how the rewriter computes it in int8 (after softmaxes and one-tensor tables).
 _RULES: dict[str, Callable[[_Rewriter, Node], None]] = {
