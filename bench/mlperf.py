@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from toolchain.emu.run import run_image  # noqa: E402
-from toolchain.loader import UsageError  # noqa: E402
+from toolchain.link.build import LinkError  # noqa: E402
 from toolchain.module import read_module  # noqa: E402
 from toolchain.pipeline import build_model, decode_outputs, encode_inputs  # noqa: E402
 from toolchain.report.size import size_report  # noqa: E402
@@ -47,7 +47,7 @@ def bench_one(name: str, board: str, work: Path) -> dict:
     try:
         build = build_model(MLPERF / f"{name}.tflite", board, work / f"{name}-{board}",
                             log=lambda _: None)
-    except UsageError as e:  # the board cannot hold it: the message names the memory
+    except LinkError as e:  # the board cannot hold it: the message names the memory
         row.update(check="does not fit", note=str(e).split(": ", 1)[-1])
         return row
     size = size_report(build)

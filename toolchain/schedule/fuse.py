@@ -110,10 +110,11 @@ def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
             and sorted(i.dim for i in index) == list(range(len(k.domain))))
 
 
-def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
-    operands = list(consumer.operands)
+def _merged(base: list[Tensor], extra: list[Tensor]) -> tuple[list[Tensor], list[int]]:
+    """`base` then each tensor of `extra` it lacks; and where each of `extra` now is."""
+    operands = list(base)
     remap = []
-    for t in producer.operands:
+    for t in extra:
         for j, have in enumerate(operands):
             if have is t:
                 remap.append(j)
@@ -121,6 +122,11 @@ def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
         else:
             operands.append(t)
             remap.append(len(operands) - 1)
+    return operands, remap
+
+
+def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
+    operands, remap = _merged(consumer.operands, producer.operands)
 
     def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
         if isinstance(e, Load) and e.operand == pos:  # never padded: see _can_inline
@@ -155,16 +161,7 @@ def _as_epilogue(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
     """The reduction `producer` storing `consumer`'s body, which reads the folded value
     (or the producer's own epilogue of it) where it loaded the producer's result."""
     p = producer.kernel
-    operands = list(producer.operands)
-    remap = []
-    for t in consumer.operands:
-        for j, have in enumerate(operands):
-            if have is t:
-                remap.append(j)
-                break
-        else:
-            operands.append(t)
-            remap.append(len(operands) - 1)
+    operands, remap = _merged(producer.operands, consumer.operands)
     # What the consumer loaded: the folded value as the producer stored it (rounded to
     # f16 / bf16 when it folded in f32), or the producer's own epilogue of it.
     folded: Expr = Acc(p.acc_dtype)
