@@ -52,3 +52,19 @@ def test_ptq_model_runs_and_checks_on_cortex_m4(name: str, models_dir: Path,
     got = np.load(save)["output_0"]
     assert got.dtype == np.float32 and got.shape == want.shape
     assert got.argmax(-1).tolist() == want.argmax(-1).tolist()  # top-1 of the float model
+
+
+def test_int8_io_kws_firmware_computes_no_float(models_dir: Path, tmp_path: Path,
+                                               capsys) -> None:
+    """With --int8-io nothing is float: on cortex-m3 (no FPU) the model's dispatch code
+    reaches no float instruction and no soft-float routine."""
+    from toolchain.report.float_use import float_use
+
+    model = models_dir / "jax" / "dscnn_kws.mlir"
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input_0=np.random.default_rng(0).standard_normal((32, 1, 49, 10, 1))
+             .astype(np.float32))
+    out = tmp_path / "fw"
+    assert build_cli.main([str(model), "--board", "cortex-m3", "-o", str(out), "--quantize",
+                           "int8", "--calibration", str(calib), "--int8-io"]) == 0
+    assert float_use(out / "firmware.elf") == []
