@@ -1,5 +1,6 @@
 """The .tflite importer: errors one line per operator, quantized tensor types, int8 data
-movement (exactly TFLite Micro's results), TFLite's hybrid CONV_2D."""
+movement (exactly TFLite Micro's results). The hybrid CONV_2D has its own file,
+test_tflite_hybrid.py."""
 
 from __future__ import annotations
 
@@ -124,15 +125,6 @@ def test_int8_concatenation_needs_one_scale() -> None:
     assert line.startswith("operator 0 (CONCATENATION): int8 CONCATENATION needs every input "
                            "to have the output's scale and zero point")
     assert "input 1 has" in line and "TFLite Micro requires it" in line
-
-
-def test_hybrid_conv_with_per_channel_scales_is_refused() -> None:
-    w = Tensor((2, 1, 1, 1), "int8", scale=[0.1, 0.2], zero_point=[0, 0],
-               data=np.ones((2, 1, 1, 1)))
-    [line] = errors(single_op_model("CONV_2D", [f32((1, 2, 2, 1)), w, None], [f32((1, 2, 2, 2))],
-                                    padding="SAME", stride_w=1, stride_h=1))
-    assert line == ("operator 0 (CONV_2D): hybrid CONV_2D with per-channel filter scales is "
-                    "not supported")
 
 
 # ------------------------------------------------------------------ tensor types
@@ -261,62 +253,6 @@ def test_quantized_activation_range(activation: str, scale: float, zp: int,
     ty = TensorType((1,), dtype("i8"), QuantParams(dtype("i8"), dtype("f32"),
                                                    (float(np.float32(scale)),), (zp,)))
     assert quantized_range(activation, ty) == want
-
-
-# ------------------------------------------------------------------ hybrid CONV_2D
-
-
-def _eval_hybrid(x: np.ndarray, w: np.ndarray, w_scale: float, bias: np.ndarray,
-                 stride: int) -> np.ndarray:
-    """TFLite's EvalHybrid for a SAME, undilated CONV_2D with RELU, step by step in
-    float32 as its C++ does (SymmetricQuantizeFloats per batch, int32 products)."""
-    out = []
-    for xb in x.astype(np.float32):
-        span = np.float32(max(abs(xb.min()), abs(xb.max())))
-        step, inverse = (span / np.float32(127), np.float32(127) / span) if span else (
-            np.float32(1), np.float32(0))
-        v = xb * inverse
-        q = np.clip(np.sign(v) * np.floor(np.abs(v.astype(np.float64)) + 0.5), -127, 127)
-        h, wd, _ = xb.shape
-        o, kh, kw, _ = w.shape
-        oh, ow = -(-h // stride), -(-wd // stride)
-        ph, pw = max((oh - 1) * stride + kh - h, 0), max((ow - 1) * stride + kw - wd, 0)
-        qp = np.pad(q.astype(np.int64), ((ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
-        acc = np.zeros((oh, ow, o), np.int64)
-        for i in range(kh):
-            for j in range(kw):
-                patch = qp[i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
-                acc += patch @ w[:, i, j, :].astype(np.int64).T
-        scale = np.float32(step * np.float32(w_scale))
-        out.append(np.maximum(acc.astype(np.float32) * scale + bias, np.float32(0)))
-    return np.stack(out)
-
-
-@pytest.mark.parametrize("stride", [1, 2])
-def test_hybrid_conv_2d(stride: int) -> None:
-    rng = np.random.default_rng(7)
-    w = rng.integers(-127, 128, (4, 3, 3, 2)).astype(np.int8)
-    bias = rng.standard_normal(4).astype(np.float32)
-    x = rng.standard_normal((2, 6, 5, 2)).astype(np.float32)
-    x[1] *= 3.0  # each batch element is quantized with its own range
-    out = (2, -(-6 // stride), -(-5 // stride), 4)
-    model = single_op_model(
-        "CONV_2D", [f32((2, 6, 5, 2)), Tensor(w.shape, "int8", scale=0.02, zero_point=0, data=w),
-                    f32((4,), bias)], [f32(out)], padding="SAME", stride_w=stride,
-        stride_h=stride, fused_activation_function="RELU")
-    got = run_graph(import_model(read_model(model)), [x])[0]
-    np.testing.assert_array_equal(got, _eval_hybrid(x, w, float(np.float32(0.02)), bias, stride))
-
-
-def test_hybrid_conv_2d_of_zeros() -> None:
-    """An all-zero batch element has range 0: TFLite quantizes it to zeros (scale 1)."""
-    w = np.ones((1, 1, 1, 1), np.int8)
-    model = single_op_model("CONV_2D", [f32((1, 2, 2, 1)), Tensor((1, 1, 1, 1), "int8", scale=0.5,
-                                                                  zero_point=0, data=w),
-                                        f32((1,), np.array([1.5]))], [f32((1, 2, 2, 1))],
-                            padding="SAME", stride_w=1, stride_h=1)
-    got = run_graph(import_model(read_model(model)), [np.zeros((1, 2, 2, 1), np.float32)])[0]
-    np.testing.assert_array_equal(got, np.full((1, 2, 2, 1), 1.5, np.float32))
 
 
 def test_window_padding_beyond_any_tensor_is_refused() -> None:
