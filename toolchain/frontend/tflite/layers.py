@@ -28,7 +28,8 @@ from toolchain.graph.ir import Tensor
 
 def conv_2d(ctx: OpContext) -> Tensor:
     """CONV_2D: filters OHWI, optional bias, grouped when the input has a multiple of the
-    filter's input channels. Float filters, or int8 ones (TFLite's hybrid kernel)."""
+    filter's input channels. Float filters, or int8 ones (a hybrid model: hybrid.py
+    computes what TFLite's default interpreter, XNNPACK, does)."""
     x = ctx.input(0)
     w = ctx.input(1)
     require_rank(x, 4, "input")
