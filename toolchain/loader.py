@@ -102,19 +102,35 @@ def _reason(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
-    """Reads `input_0`, `input_1`, ... from an .npz and checks them against the graph:
-    shapes must match, and values of another dtype are converted only when every one
-    is exact in the input's type (check_input)."""
+def open_npz(path: str | Path, what: str, arrays: str) -> np.lib.npyio.NpzFile:
+    """`path` opened as an .npz archive, or UsageError naming the file and `what` it was to
+    hold (`arrays`: the member names expected, for the hint). Only a zip is handed to
+    numpy, which would otherwise unpickle or mis-read a plain .npy."""
     try:
         with open(path, "rb") as f:
             is_zip = f.read(4) in _ZIP_MAGIC
         data = np.load(path, allow_pickle=False) if is_zip else None
     except _READ_ERRORS as e:
-        raise UsageError(f"{path}: cannot read inputs: {_reason(e)}") from None
+        raise UsageError(f"{path}: cannot read {what}: {_reason(e)}") from None
     if not isinstance(data, np.lib.npyio.NpzFile):
-        raise UsageError(f"{path}: cannot read inputs: not an .npz archive (np.savez writes one, "
-                         "with arrays input_0, input_1, ...)")
+        raise UsageError(f"{path}: cannot read {what}: not an .npz archive (np.savez "
+                         f"writes one, with arrays {arrays})")
+    return data
+
+
+def read_member(data: np.lib.npyio.NpzFile, path: str | Path, key: str) -> np.ndarray:
+    """Member `key` of an open archive; UsageError when it is damaged."""
+    try:
+        return data[key]
+    except _READ_ERRORS as e:
+        raise UsageError(f"{path}: cannot read '{key}': {_reason(e)}") from None
+
+
+def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
+    """Reads `input_0`, `input_1`, ... from an .npz and checks them against the graph:
+    shapes must match, and values of another dtype are converted only when every one
+    is exact in the input's type (check_input)."""
+    data = open_npz(path, "inputs", "input_0, input_1, ...")
     out = []
     with data:
         for i, t in enumerate(graph.inputs):
@@ -122,11 +138,7 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
             if key not in data:
                 raise UsageError(f"{path}: missing '{key}' (the model takes "
                                  f"{len(graph.inputs)} inputs)")
-            try:
-                x = data[key]
-            except _READ_ERRORS as e:
-                raise UsageError(f"{path}: cannot read '{key}': {_reason(e)}") from None
-            out.append(check_input(x, t.type, f"{path}: '{key}'"))
+            out.append(check_input(read_member(data, path, key), t.type, f"{path}: '{key}'"))
     return out
 
 

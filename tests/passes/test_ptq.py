@@ -342,7 +342,7 @@ def test_calibration_not_npz_and_missing(tmp_path) -> None:
     graph = _prepared(_dense_model())
     bad = tmp_path / "calib.npz"
     bad.write_bytes(b"not a zip")
-    with pytest.raises(UsageError, match="is not an .npz archive"):
+    with pytest.raises(UsageError, match="not an .npz archive"):
         load_calibration(bad, graph)
     with pytest.raises(UsageError, match="cannot read the calibration file"):
         load_calibration(tmp_path / "absent.npz", graph)

@@ -10,15 +10,13 @@ int8 quantization the way TFLite's converter chooses it (`activation_quant`).
 from __future__ import annotations
 
 import hashlib
-import zipfile
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from toolchain.graph.ir import Graph, Tensor
-from toolchain.loader import UsageError, check_input
+from toolchain.loader import UsageError, check_input, open_npz, read_member
 from toolchain.quant.fixedpoint import round_half_away
 from toolchain.reference.kernels import KERNELS
 from toolchain.types import F32, QuantParams, TensorType, dtype, to_dtype
@@ -31,14 +29,6 @@ QMIN, QMAX = -128, 127
 
 # id(tensor) -> (least, greatest) finite value seen over all calibration samples.
 Ranges = dict[int, tuple[float, float]]
-
-# What reading a damaged .npz can raise (as toolchain.loader.load_inputs).
-_READ_ERRORS = (OSError, ValueError, EOFError, MemoryError, zipfile.BadZipFile, zlib.error)
-_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
-
-
-def _reason(e: BaseException) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 def calibration_sha256(path: str | Path) -> str:
@@ -57,15 +47,8 @@ def load_calibration(path: str | Path, graph: Graph) -> list[np.ndarray]:
     shape, the inputs disagree on S, S is 0, or a value does not fit the input's type or
     is not finite."""
     what = f"{path}: calibration file"
-    try:
-        with open(path, "rb") as f:
-            is_zip = f.read(4) in _ZIP_MAGIC
-        data = np.load(path, allow_pickle=False) if is_zip else None
-    except _READ_ERRORS as e:
-        raise UsageError(f"{path}: cannot read the calibration file: {_reason(e)}") from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise UsageError(f"{what} is not an .npz archive (np.savez writes one, with arrays "
-                         "input_0, input_1, ... of shape (samples, *input shape))")
+    data = open_npz(path, "the calibration file",
+                    "input_0, input_1, ... of shape (samples, *input shape)")
     n = len(graph.inputs)
     expected = [f"input_{i}" for i in range(n)]
     with data:
@@ -78,11 +61,8 @@ def load_calibration(path: str | Path, graph: Graph) -> list[np.ndarray]:
             if key not in data.files:
                 raise UsageError(f"{what} has no {key!r} (the model takes {n} input"
                                  f"{'s' if n != 1 else ''}: {', '.join(expected)})")
-            try:
-                x = data[key]
-            except _READ_ERRORS as e:
-                raise UsageError(f"{path}: cannot read {key!r}: {_reason(e)}") from None
-            samples.append(_check_samples(x, t.type, f"{path}: {key!r}"))
+            samples.append(_check_samples(read_member(data, path, key), t.type,
+                                          f"{path}: {key!r}"))
     counts = {x.shape[0] for x in samples}
     if len(counts) > 1:
         sizes = ", ".join(f"{k} {x.shape[0]}" for k, x in zip(expected, samples))

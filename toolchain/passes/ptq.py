@@ -457,7 +457,7 @@ class _Rewriter:
         return q, scales, bias_q
 
     def _convolution(self, node: Node) -> None:
-        x, w_t = node.inputs
+        w_t = node.inputs[1]
         w = self._const(w_t)
         if w is None:
             raise _Unsupported("a convolution of two float tensors has no int8 kernel "
@@ -465,20 +465,9 @@ class _Rewriter:
         attrs = {k: node.attrs[k] for k in build.CONV_ATTRS}
         if attrs["batch_group_count"] != 1:
             raise _Unsupported("batch_group_count > 1 has no int8 kernel")
-        channel = attrs["output_feature"]
-        tail, bias = self._absorb_bias(node.output, channel)
-        tail, bounds = self._absorb_activation(tail)
-        xq = self._value(x)
-        s_in, z_in = _per_tensor(xq.type.quant)
-        out_q = self._quant(tail)
-        s_out, z_out = _per_tensor(out_q)
-        qw, w_scales, qb = self._weights(w, attrs["kernel_output"], bias, s_in)
-        mults, shifts = tflm.conv_params(s_in, w_scales, s_out)
-        lo, hi = self._act_range(bounds, out_q)
-        y = build.convolution(self.b, xq, qw, qb, attrs=attrs, input_zp=z_in,
-                              multipliers=mults, shifts=shifts, output_zp=z_out, act_min=lo,
-                              act_max=hi, quant=out_q)
-        self._bind(tail, y)
+        tail, xq, qw, qb, params = self._linear(node, w, attrs["kernel_output"],
+                                                attrs["output_feature"], tflm.conv_params)
+        self._bind(tail, build.convolution(self.b, xq, qw, qb, attrs=attrs, **params))
 
     def _dot_general(self, node: Node) -> None:
         x, w_t = node.inputs
@@ -493,24 +482,33 @@ class _Rewriter:
         # Per output channel when the weights have one free dim; else per tensor.
         w_axis = free[0] if len(free) == 1 else None
         channel = x.type.rank - len(node.attrs["lhs_contract"]) if w_axis is not None else None
-        tail, bias = self._absorb_bias(node.output, channel)
-        tail, bounds = self._absorb_activation(tail)
-        xq = self._value(x)
-        s_in, z_in = _per_tensor(xq.type.quant)
-        out_q = self._quant(tail)
-        s_out, z_out = _per_tensor(out_q)
-        qw, w_scales, qb = self._weights(w, w_axis, bias, s_in)
-        mults, shifts = tflm.fully_connected_params(s_in, w_scales, s_out)
-        lo, hi = self._act_range(bounds, out_q)
+        tail, xq, qw, qb, params = self._linear(node, w, w_axis, channel,
+                                                tflm.fully_connected_params)
         rank = node.output.type.rank
         if qb is not None and channel is not None:  # trailing-aligned, along the channel
             qb = qb.reshape((-1,) + (1,) * (rank - 1 - channel))
         attrs = {k: node.attrs[k] for k in ("lhs_batch", "rhs_batch", "lhs_contract",
                                             "rhs_contract")}
-        y = build.dot_general(self.b, xq, qw, qb, attrs=attrs, input_zp=z_in,
-                              multipliers=mults, shifts=shifts, channel_axis=channel,
-                              output_zp=z_out, act_min=lo, act_max=hi, quant=out_q)
-        self._bind(tail, y)
+        self._bind(tail, build.dot_general(self.b, xq, qw, qb, attrs=attrs,
+                                           channel_axis=channel, **params))
+
+    def _linear(self, node: Node, w: np.ndarray, w_axis: int | None, channel: int | None,
+                rescale) -> tuple[Tensor, Tensor, np.ndarray, np.ndarray | None, dict]:
+        """What a convolution and a dot_general share: the bias and activation that follow
+        `node` absorbed, its input's quantized value, the int8 weights and int32 bias, and
+        the keyword arguments of the int8 op (zero points, the per-channel multipliers and
+        shifts that `rescale` derives, the clamp, the output's quantization)."""
+        tail, bias = self._absorb_bias(node.output, channel)
+        tail, bounds = self._absorb_activation(tail)
+        xq = self._value(node.inputs[0])
+        s_in, z_in = _per_tensor(xq.type.quant)
+        out_q = self._quant(tail)
+        s_out, z_out = _per_tensor(out_q)
+        qw, w_scales, qb = self._weights(w, w_axis, bias, s_in)
+        mults, shifts = rescale(s_in, w_scales, s_out)
+        lo, hi = self._act_range(bounds, out_q)
+        return tail, xq, qw, qb, dict(input_zp=z_in, multipliers=mults, shifts=shifts,
+                                      output_zp=z_out, act_min=lo, act_max=hi, quant=out_q)
 
     # ------------------------------------------------------------------ arithmetic
 
