@@ -21,15 +21,17 @@ import numpy as np
 from toolchain.codegen.image import emit_image_object
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
+    ImageTooLarge,
     LinkError,
     LinkResult,
     compiler_helpers_library,
+    enlarged_board,
     link_firmware,
     runtime_c_dir,
     tool_versions,
 )
 from toolchain.loader import UsageError, load_graph
-from toolchain.module.contract import image_contract
+from toolchain.module.contract import ImageContract, image_contract
 from toolchain.module.from_program import module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
@@ -40,6 +42,7 @@ from toolchain.passes import (
     quantize_int8,
     quantize_weights,
 )
+from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.target import Board, load_board
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
@@ -70,14 +73,23 @@ def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Grap
     return quantize_weights(graph, options)
 
 
-def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
-                  stamp: dict | None = None,
-                  quantize: QuantizeOptions | None = None) -> BuildResult:
-    """Builds firmware for `graph` into `out_dir` (replaced only on success). The graph
-    is rewritten in place by prepare_graph. `stamp` (build_stamp) is recorded with the
-    hashes of the artifacts, for up_to_date."""
-    out_dir = Path(out_dir)
-    check_out_dir(out_dir)
+@dataclass
+class CompiledImage:
+    """What code generation makes of a graph for one target, before any link: the
+    schedule, the packed module, the image's contract with it and the one object holding
+    every dispatch and the mrt_image* symbols (toolchain/codegen/image.py)."""
+
+    program: Program
+    module: bytes
+    contract: ImageContract
+    obj: bytes
+
+
+def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None = None,
+                  log=print) -> CompiledImage:
+    """Prepares `graph` (in place, prepare_graph), schedules it and generates its module
+    and object for `board`'s target. Refuses up front a model too large for any link of
+    the board's kind (_check_fits)."""
     target = board.target_info
     prepare_graph(graph, quantize)
     program = schedule(graph)
@@ -91,6 +103,56 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     # bug, caught now rather than as a firmware that refuses to load.
     read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target)
+    return CompiledImage(program, module, contract, obj)
+
+
+class DoesNotFit(ImageTooLarge):
+    """The image does not fit the board's memories. `report` is its size report from a
+    link against enlarged memories (with the board's own budgets), which says what
+    overflows by how much."""
+
+    def __init__(self, message: str, report: SizeReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def link_image(board: Board, objects: list[Path], out_dir: Path, log=print) -> LinkResult:
+    """link_firmware; when the image does not fit the board's memories, links the same
+    objects again against enlarged ones (in out_dir/oversized), logs that size table
+    and raises DoesNotFit naming each memory that overflows and by how much. The caller
+    owns out_dir and removes it on failure: nothing of the oversized image is kept."""
+    try:
+        return link_firmware(board, objects, out_dir)
+    except ImageTooLarge:
+        pass
+    big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized")
+    report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
+    log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
+        "link against enlarged memories:")
+    log(report.format_table())
+    problems = []
+    for memory, used, region, components in (
+            ("FLASH", report.flash_total, board.flash, report.flash),
+            ("RAM", report.ram_total, board.ram, report.ram)):
+        if used > region.length:
+            parts = ", ".join(f"{COMPONENT_LABELS[k]} {v} B" for k, v in components.items() if v)
+            problems.append(f"it overflows {memory} by {used - region.length} bytes (needs "
+                            f"{used} B of {region.length} B: {parts})")
+    # Worded like _check_fits and the linker's own overflow errors (link.build).
+    raise DoesNotFit(f"the model for board {board.identifier} does not fit the board's "
+                     "memory: " + "; ".join(problems or report.over_budget), report)
+
+
+def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
+                  stamp: dict | None = None,
+                  quantize: QuantizeOptions | None = None) -> BuildResult:
+    """Builds firmware for `graph` into `out_dir` (replaced only on success). The graph
+    is rewritten in place by prepare_graph. `stamp` (build_stamp) is recorded with the
+    hashes of the artifacts, for up_to_date. A model that does not fit the board raises
+    DoesNotFit after logging its size table (link_image)."""
+    out_dir = Path(out_dir)
+    check_out_dir(out_dir)
+    image = compile_image(graph, board, quantize, log)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -98,9 +160,9 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         raise UsageError(f"{out_dir}: cannot create the build directory: "
                          f"{e.strerror or e}") from None
     try:
-        (tmp / "model.mrt").write_bytes(module)
-        (tmp / "dispatch.o").write_bytes(obj)
-        link = link_firmware(board, [tmp / "dispatch.o"], tmp)
+        (tmp / "model.mrt").write_bytes(image.module)
+        (tmp / "dispatch.o").write_bytes(image.obj)
+        link = link_image(board, [tmp / "dispatch.o"], tmp, log)
         if stamp:
             # Written last: a stamp vouches for finished artifacts only.
             record = {"stamp": stamp, "artifacts": {
@@ -113,7 +175,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     link = _moved(link, tmp, out_dir)
-    return BuildResult(out_dir, board, graph, program, module, link)
+    return BuildResult(out_dir, board, graph, image.program, image.module, link)
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -138,13 +200,21 @@ def check_out_dir(out_dir: Path) -> None:
                          "its whole directory, so name a new or empty one")
 
 
+# Past this many bytes of RAM or flash the module format cannot hold a model (its
+# offsets are 30 bits) and an enlarged link for a size table would be pointless.
+_REPORTABLE_LIMIT = 1 << 30
+
+
 def _check_fits(program: Program, board: Board) -> None:
-    """Refuses, before code generation, a model that cannot fit the board's memories
-    whatever the code size (the link would fail on it later, and the module format
-    may not hold such sizes at all)."""
+    """Refuses, before code generation, a model too large for even the enlarged link
+    that shows the size table of an image that does not fit (link_image): the module
+    format may not hold such sizes at all. Smaller models that overflow the board go
+    on, to the table and an exact error."""
     io = sum(t.num_elements * t.dtype.itemsize for t in program.inputs + program.outputs)
     ram = program.arena_size + io + board.stack_size
     flash = sum(np.asarray(c).nbytes for c in program.constants)
+    if max(ram, flash) < _REPORTABLE_LIMIT:
+        return
     # Worded like the link's own overflow errors (link.build), which say the same later.
     problems = []
     if ram > board.ram.length:

@@ -15,6 +15,7 @@ image.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -25,19 +26,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary
 from toolchain.link.script import linker_script
-from toolchain.target import Board, Target
+from toolchain.target import Board, MemoryRegion, Target
 
 __all__ = [
     "DEFAULT_RUNTIME_PARTS",
+    "ImageTooLarge",
     "LinkError",
     "LinkResult",
     "c_flags",
     "compile_sources",
     "compiler_helpers_library",
+    "enlarged_board",
     "link_firmware",
     "runtime_c_dir",
     "runtime_sources",
@@ -77,6 +81,10 @@ _LLD_FLAGS: tuple[str, ...] = (
 
 class LinkError(Exception):
     """Compiling or linking the firmware failed; the message says why and what to do."""
+
+
+class ImageTooLarge(LinkError):
+    """The image does not fit the board's memories (the linker's overflow checks)."""
 
 
 @dataclass(frozen=True)
@@ -418,7 +426,10 @@ def link_firmware(
         cmd.append(str(helpers))
     proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise LinkError(_explain_lld_error(proc.stderr, board))
+        message = _explain_lld_error(proc.stderr, board)
+        if "does not fit the board's memory" in message:
+            raise ImageTooLarge(message)
+        raise LinkError(message)
 
     flash_used, ram_used, entry = _check_elf(elf)
     # Budgets (smaller than the physical memories) are judged by the size report, so an
@@ -444,3 +455,46 @@ def link_firmware(
         ram_used=ram_used,
         entry=entry,
     )
+
+
+# --------------------------------------------------------------------------- oversized
+
+
+def _alloc_bytes(objects: Sequence[Path]) -> int:
+    """Bytes of every allocated section (code, data, bss) of relocatable objects."""
+    total = 0
+    for obj in objects:
+        with open(obj, "rb") as f:
+            for sec in ELFFile(f).iter_sections():
+                if sec["sh_flags"] & SH_FLAGS.SHF_ALLOC:
+                    total += sec["sh_size"]
+    return total
+
+
+def enlarged_board(board: Board, objects: Sequence[Path]) -> Board:
+    """``board`` with flash and RAM grown so that an image of ``objects`` (plus the
+    runtime and the compiler helpers) links whatever its size: the size report of an
+    image that does not fit is made from such a link. Memories move only where the grown
+    ones would overlap or leave the address space (RAM then follows flash), which does
+    not change any section's size. Raises ImageTooLarge when even the address space is
+    too small."""
+    helpers = compiler_helpers_library(board.target_info)
+    # An upper bound of what the image can need beyond the board's memories: everything
+    # the objects allocate, the whole helper archive, the stack and 1 MiB for the runtime.
+    extra = (_alloc_bytes(objects) + (helpers.stat().st_size if helpers else 0)
+             + board.stack_size + (1 << 20))
+    top = 1 << board.target_info.pointer_bits
+    flash = MemoryRegion(board.flash.origin, board.flash.length + extra)
+    ram = MemoryRegion(board.ram.origin, board.ram.length + extra)
+    overlap = flash.origin < ram.end and ram.origin < flash.end
+    if overlap or flash.end > top or ram.end > top:
+        if flash.end > top:
+            flash = MemoryRegion(0, flash.length)
+        step = 1 << 20
+        ram = MemoryRegion((flash.end + step - 1) // step * step, ram.length)
+        if ram.end > top:
+            raise ImageTooLarge(f"the image for board {board.identifier} needs more than the "
+                                f"{board.target_info.pointer_bits}-bit address space")
+    return dataclasses.replace(board, flash=flash, ram=ram,
+                               budgets=dataclasses.replace(board.budgets, flash=flash.length,
+                                                           ram=ram.length))

@@ -30,6 +30,7 @@ Run as ``python -m toolchain.report.size BUILD_DIR [--symbols N] [--json]``.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import re
 import sys
@@ -52,6 +53,7 @@ __all__ = [
     "COMPONENT_LABELS",
     "FLASH_COMPONENTS",
     "RAM_COMPONENTS",
+    "RAM_SPLIT",
     "MapSection",
     "SizeReport",
     "SymbolSize",
@@ -72,6 +74,8 @@ FLASH_COMPONENTS: tuple[str, ...] = (
     "other",
 )
 RAM_COMPONENTS: tuple[str, ...] = ("arena", "io", "stack", "runtime", "other")
+# What the RAM split line always shows, even at 0 B.
+RAM_SPLIT: tuple[str, ...] = ("arena", "io", "stack")
 
 # Row order and names of the printed table (one row per component, flash and RAM).
 COMPONENT_LABELS: dict[str, str] = {
@@ -163,7 +167,13 @@ class SymbolSize:
     size: int
     kind: str  # "func" or "object"
     section: str
-    component: str
+    component: str  # the component of its first byte
+    address: int = 0
+    # Its bytes per component, in flash (sections with contents) and in RAM (writable
+    # sections): the embedded module is one symbol but two components (schedule and
+    # constants), and initialized data counts in both memories.
+    flash_parts: tuple[tuple[str, int], ...] = ()
+    ram_parts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass
@@ -201,6 +211,48 @@ class SizeReport:
                     f"{_num(budget)} B by {_num(used - budget)} B"
                 )
         return problems
+
+    def percent(self, memory: str, size: int) -> float:
+        """``size`` as a percentage of the board's flash (memory "flash") or RAM budget."""
+        budget = self.budget_flash if memory == "flash" else self.budget_ram
+        return 100.0 * size / budget if budget else float("inf")
+
+    def percentages(self) -> dict[str, dict[str, float]]:
+        """Every component and total as a percentage of its memory's budget."""
+        return {
+            "flash": {**{k: self.percent("flash", v) for k, v in self.flash.items()},
+                      "total": self.percent("flash", self.flash_total)},
+            "ram": {**{k: self.percent("ram", v) for k, v in self.ram.items()},
+                    "total": self.percent("ram", self.ram_total)},
+        }
+
+    def format_budget_table(self, symbols: int = 10) -> str:
+        """The component table with each row as a percentage of the board's budgets, the
+        RAM split and (symbols > 0) the largest symbols with theirs (minirt-size)."""
+        rows = [f"board {self.board}: flash budget {_num(self.budget_flash)} B, RAM budget "
+                f"{_num(self.budget_ram)} B", "",
+                f"{'component':<20}{'flash':>10}{'% budget':>10}{'RAM':>10}{'% budget':>10}"]
+        for key, label in COMPONENT_LABELS.items():
+            f, r = self.flash.get(key, 0), self.ram.get(key, 0)
+            rows.append(f"{label:<20}{_num(f):>10}{_pct(self.percent('flash', f)):>10}"
+                        f"{_num(r):>10}{_pct(self.percent('ram', r)):>10}")
+        rows.append(f"{'total':<20}{_num(self.flash_total):>10}"
+                    f"{_pct(self.percent('flash', self.flash_total)):>10}"
+                    f"{_num(self.ram_total):>10}{_pct(self.percent('ram', self.ram_total)):>10}")
+        split = ", ".join(f"{COMPONENT_LABELS[k]} {_num(self.ram[k])} B "
+                          f"({_pct(self.percent('ram', self.ram[k]))})"
+                          for k in RAM_COMPONENTS if self.ram.get(k) or k in RAM_SPLIT)
+        rows += ["", f"RAM split: {split}"]
+        if symbols > 0 and self.symbols:
+            rows += ["", f"{'size':>9}{'% budget':>10}  {'memory':<7}{'component':<20}symbol"]
+            for sym in self.symbols[:symbols]:
+                memory = "flash" if sym.flash_parts else "RAM"
+                pct = self.percent("ram" if memory == "RAM" else "flash", sym.size)
+                rows.append(f"{_num(sym.size):>9}{_pct(pct):>10}  {memory:<7}"
+                            f"{COMPONENT_LABELS.get(sym.component, sym.component):<20}"
+                            f"{sym.name}")
+        rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
+        return "\n".join(rows)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serializable dict (for CI)."""
@@ -252,6 +304,11 @@ class SizeReport:
 def _num(n: int) -> str:
     """1234567 -> '1 234 567' (thin grouping, as in the size tables of the docs)."""
     return f"{n:,}".replace(",", " ")
+
+
+def _pct(p: float) -> str:
+    """A percentage with two decimals: small parts of a large budget stay visible."""
+    return f"{p:.2f} %"
 
 
 def size_report(build: BuildResult) -> SizeReport:
@@ -525,12 +582,14 @@ def _pieces(data: bytes, flags: int, entsize: int) -> list[bytes]:
 
 
 def _symbols(elf: ELFFile, spans: list[tuple[int, int, str, str]]) -> list[SymbolSize]:
-    """Function and object symbols of allocated sections, largest first."""
+    """Function and object symbols of allocated sections, largest first, each with its
+    bytes per component (by the spans the section analysis made)."""
     symtab = elf.get_section_by_name(".symtab")
     if symtab is None:
         return []
     arm = elf["e_machine"] == "EM_ARM"
     spans = sorted(spans)
+    starts = [sp[0] for sp in spans]
     rows = []
     for sym in symtab.iter_symbols():
         kind = sym["st_info"]["type"]
@@ -543,13 +602,26 @@ def _symbols(elf: ELFFile, spans: list[tuple[int, int, str, str]]) -> list[Symbo
         if not sec["sh_flags"] & SH_FLAGS.SHF_ALLOC:
             continue
         addr = sym["st_value"] & ~1 if arm and kind == "STT_FUNC" else sym["st_value"]
-        comp = "other"
-        for start, end, flash_comp, ram_comp in spans:
-            if start <= addr < end:
-                comp = ram_comp if sec["sh_type"] == "SHT_NOBITS" else flash_comp
-                break
+        end = addr + sym["st_size"]
+        nobits = sec["sh_type"] == "SHT_NOBITS"
+        writable = bool(sec["sh_flags"] & SH_FLAGS.SHF_WRITE)
+        flash_parts: dict[str, int] = {}
+        ram_parts: dict[str, int] = {}
+        # The spans cover each section without gaps or overlaps: walk those it touches.
+        i = max(0, bisect.bisect_right(starts, addr) - 1)
+        while i < len(spans) and spans[i][0] < end:
+            start, stop, flash_comp, ram_comp = spans[i]
+            n = min(stop, end) - max(start, addr)
+            if n > 0:
+                if not nobits:
+                    flash_parts[flash_comp] = flash_parts.get(flash_comp, 0) + n
+                if writable:
+                    ram_parts[ram_comp] = ram_parts.get(ram_comp, 0) + n
+            i += 1
+        first = next(iter(ram_parts if nobits else flash_parts), "other")
         rows.append(SymbolSize(sym.name, sym["st_size"], "func" if kind == "STT_FUNC" else
-                               "object", sec.name, comp))
+                               "object", sec.name, first, addr,
+                               tuple(flash_parts.items()), tuple(ram_parts.items())))
     rows.sort(key=lambda r: (-r.size, r.name))
     return rows
 
