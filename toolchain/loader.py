@@ -21,17 +21,24 @@ class UsageError(Exception):
     """A bad command-line argument or input file (not a problem in the model text)."""
 
 
-def load_graph(path: str | Path, entry: str = "main") -> Graph:
-    """Loads a model as a verified Graph: function `entry` of an MLIR file, or subgraph 0
-    of a TFLite flatbuffer (.tflite; `entry` does not apply)."""
+def load_graph(path: str | Path, entry: str = "main",
+               input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+    """Loads a model as a verified Graph: function `entry` of an MLIR file, subgraph 0
+    of a TFLite flatbuffer (.tflite; `entry` does not apply), or an ONNX model (.onnx,
+    its dynamic input dimensions pinned by `input_shapes`: input name -> shape)."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
+    if input_shapes and path.suffix != ".onnx":
+        raise UsageError(f"{path}: --input-shape applies to .onnx models only (MLIR and "
+                         ".tflite models have static shapes)")
+    if path.suffix == ".onnx":
+        return _load_onnx(path, input_shapes)
     if path.suffix == ".tflite":
         return _load_tflite(path)
     if path.suffix not in (".mlir", ""):
-        raise UsageError(f"{path}: expected an MLIR text file (.mlir) or a TFLite "
-                         "flatbuffer (.tflite)")
+        raise UsageError(f"{path}: expected an MLIR text file (.mlir), a TFLite "
+                         "flatbuffer (.tflite) or an ONNX model (.onnx)")
     module = parse_file(path)
     graph = import_module(module, entry)
     verify_graph(graph)
@@ -45,6 +52,16 @@ def _load_tflite(path: Path) -> Graph:
     try:
         return load_tflite(path)
     except OSError as e:  # a directory, no permission, ...
+        raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
+
+
+def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None) -> Graph:
+    # Imported here: the ONNX frontend (and the onnx package) is only needed for .onnx.
+    from toolchain.frontend.onnx import load_onnx
+
+    try:
+        return load_onnx(path, input_shapes)
+    except OSError as e:
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
 

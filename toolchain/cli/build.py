@@ -58,6 +58,41 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
                         "the exit")
 
 
+def add_input_shape_option(p: argparse.ArgumentParser) -> None:
+    """--input-shape NAME=1x3x32x32 (repeatable), shared by minirt-build and minirt-run."""
+    p.add_argument("--input-shape", action="append", default=[], metavar="NAME=SHAPE",
+                   help="an .onnx model's input NAME gets this static shape (e.g. "
+                        "input=1x3x32x32), pinning dynamic dimensions such as a batch 'N'; "
+                        "repeat it for several inputs")
+
+
+def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The --input-shape options as input name -> shape; UsageError for a bad one."""
+    from toolchain.frontend.onnx.reader import parse_shape
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for text in args.input_shape:
+        name, sep, shape = text.rpartition("=")
+        if not sep or not name:
+            raise UsageError(f"--input-shape {text}: expected NAME=SHAPE, e.g. "
+                             "input=1x3x32x32")
+        if name in shapes:
+            raise UsageError(f"--input-shape gives input '{name}' twice")
+        try:
+            shapes[name] = parse_shape(shape)
+        except ValueError as e:
+            raise UsageError(f"--input-shape {text}: {e}") from None
+    return shapes
+
+
+def stamp_with_shapes(stamp: dict, args: argparse.Namespace) -> dict:
+    """The build stamp with the --input-shape pins, which change the compiled graph."""
+    shapes = input_shapes(args)
+    if shapes:
+        stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
+    return stamp
+
+
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
     """The QuantizeOptions the arguments ask for; UsageError for a bad combination or
     an unreadable calibration file."""
@@ -86,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
                     ".tflite) into firmware for a board: firmware.elf/.bin/.hex, model.mrt, the "
                     "map file and size.json.",
         epilog="Exit codes: 0 ok, 1 over the board's flash/RAM budget, 2 bad model or option.")
-    p.add_argument("model", help="the model file (.mlir, or .tflite: subgraph 0)")
+    p.add_argument("model", help="the model file (.mlir, .tflite: subgraph 0, or .onnx)")
     p.add_argument("--board", help=f"board to build for ({', '.join(list_boards())})")
     p.add_argument("-o", "--output", metavar="DIR",
                    help="output directory (default: build/<model>-<board>)")
@@ -94,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="MLIR function to compile (default: main; a .tflite model is its "
                         "subgraph 0)")
     add_quantize_options(p)
+    add_input_shape_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     mode = p.add_mutually_exclusive_group()
@@ -114,7 +150,8 @@ def _f32_size(args: argparse.Namespace, board):
 
     with tempfile.TemporaryDirectory(prefix="minirt-f32-") as tmp:
         try:
-            f32 = pipeline.compile_graph(load_graph(args.model, args.entry), board,
+            f32 = pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)),
+                                         board,
                                          Path(tmp) / "f32", log=lambda _: None)
         except LinkError as e:  # quantizing may be what makes the model fit
             return str(e)
@@ -128,7 +165,7 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
     from toolchain.reference import run_graph
     from toolchain.report.accuracy import compare_outputs
 
-    float_graph = load_graph(args.model, args.entry)
+    float_graph = load_graph(args.model, args.entry, input_shapes(args))
     if inputs is None:
         inputs = random_inputs(float_graph, seed=0)
     # With --int8-io the firmware takes and gives int8: the float inputs are quantized
@@ -172,13 +209,14 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.dump_generic:
-        if Path(args.model).suffix == ".tflite":
+        suffix = Path(args.model).suffix
+        if suffix in (".tflite", ".onnx"):
             raise UsageError(f"{args.model}: --dump-generic prints MLIR in generic op form; a "
-                             ".tflite model is no MLIR (--dump-ir prints its graph)")
+                             f"{suffix} model is no MLIR (--dump-ir prints its graph)")
         sys.stdout.write(print_generic(parse_file(args.model)))
         return EXIT_OK
     if args.dump_ir:
-        sys.stdout.write(print_graph(load_graph(args.model, args.entry)))
+        sys.stdout.write(print_graph(load_graph(args.model, args.entry, input_shapes(args))))
         return EXIT_OK
     if not args.board:
         raise UsageError(f"--board is required to build firmware (boards: "
@@ -192,7 +230,7 @@ def _main(argv: list[str] | None) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     start = time.perf_counter()
-    graph = load_graph(args.model, args.entry)
+    graph = load_graph(args.model, args.entry, input_shapes(args))
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
     # Everything that can be refused is refused before the build replaces out_dir: a
     # failed command must not leave a new build behind for minirt-run to reuse.
@@ -206,7 +244,8 @@ def _main(argv: list[str] | None) -> int:
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
     f32_report = _f32_size(args, board) if quantized else None
     result = pipeline.compile_graph(
-        graph, board, out_dir, stamp=pipeline.build_stamp(args.model, board, args.entry, quantize),
+        graph, board, out_dir, stamp=stamp_with_shapes(
+            pipeline.build_stamp(args.model, board, args.entry, quantize), args),
         quantize=quantize)
     report = size_report(result)
     seconds = time.perf_counter() - start

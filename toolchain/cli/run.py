@@ -9,7 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from toolchain.cli.build import add_quantize_options, quantize_options
+from toolchain.cli.build import (
+    add_input_shape_option,
+    add_quantize_options,
+    input_shapes,
+    quantize_options,
+    stamp_with_shapes,
+)
 from toolchain.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
@@ -56,14 +62,14 @@ def check_tolerance(model: str | Path) -> tuple[float, float]:
 def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="minirt-run",
-        description="Run a model (.mlir or .tflite) and print its outputs: on a board under "
+        description="Run a model (.mlir, .tflite or .onnx) and print its outputs: on a board under "
                     "QEMU (--board, building the firmware if needed) or on the host reference "
                     "(--reference).",
         epilog="npz keys: input_0, input_1, ... in argument order (a .tflite model's subgraph "
                "inputs); output_0, ... in result order (the same as "
                "../shared/models/jax/*.npz). Exit codes: 0 ok, 1 wrong "
                "result or firmware failure, 2 bad model/option/input, 124 timeout.")
-    p.add_argument("model", help="the model file (.mlir, or .tflite: subgraph 0)")
+    p.add_argument("model", help="the model file (.mlir, .tflite: subgraph 0, or .onnx)")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--board", help=f"run on this board ({', '.join(list_boards())})")
     where.add_argument("--reference", action="store_true",
@@ -86,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="seconds before a run counts as hung, > 0 (default: the board's)")
     add_quantize_options(p)
+    add_input_shape_option(p)
     return p
 
 
@@ -155,11 +162,13 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
         args.model, board)
     quantize = quantize_options(args)
     pipeline.check_out_dir(out_dir)
-    stamp = pipeline.build_stamp(args.model, board, args.entry, quantize)
+    stamp = stamp_with_shapes(pipeline.build_stamp(args.model, board, args.entry, quantize),
+                              args)
     if not pipeline.up_to_date(out_dir, stamp):
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
               file=sys.stderr)
-        pipeline.compile_graph(load_graph(args.model, args.entry), board, out_dir,
+        pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)), board,
+                               out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize)
     return board, out_dir
@@ -196,7 +205,7 @@ def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.save_outputs:
         check_output_file(args.save_outputs)
-    graph = load_graph(args.model, args.entry)
+    graph = load_graph(args.model, args.entry, input_shapes(args))
     check_host_memory(graph, reference=args.reference or args.check, what=args.model)
     # The graph the firmware computes (weights stored as --quantize says): --reference
     # runs it and --check compares with it, so like is compared with like. Inputs are

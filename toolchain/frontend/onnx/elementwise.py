@@ -1,0 +1,203 @@
+"""Float (and integer) element-wise ops, activations, softmax and reductions.
+
+Binary ops follow numpy's broadcasting (ONNX's multidirectional rule): both operands
+are broadcast to the common shape, an index map that fusion folds into the loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from toolchain.frontend.onnx.context import OpContext, axis_of
+from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.graph.ir import Tensor
+
+Converter = Callable[[OpContext], Tensor]
+
+
+def _float(ctx: OpContext, x: Tensor) -> Tensor:
+    if not x.type.dtype.is_float:
+        raise Unsupported(f"{ctx.info.op_type} of element type {x.type.dtype} (a float "
+                          "tensor is expected)")
+    return x
+
+
+def unary(graph_op: str, floats_only: bool = True) -> Converter:
+    """One graph op applied to input 0."""
+
+    def convert(ctx: OpContext) -> Tensor:
+        x = ctx.input(0)
+        if floats_only:
+            _float(ctx, x)
+        return ctx.node(graph_op, [x])
+
+    convert.__doc__ = f"The graph's `{graph_op}` on input 0."
+    return convert
+
+
+def identity(ctx: OpContext) -> Tensor:
+    """Identity, and Dropout in inference (its mask output is not supported)."""
+    if len(ctx.info.outputs) > 1 and ctx.info.outputs[1]:
+        raise Unsupported("Dropout's mask output is not supported (inference only)")
+    return ctx.input(0)
+
+
+def binary(graph_op: str) -> Converter:
+    """`graph_op` on two inputs broadcast numpy-style (Div of integers truncates, as C's
+    division and StableHLO's divide do)."""
+
+    def convert(ctx: OpContext) -> Tensor:
+        a, b = ctx.broadcast_pair(ctx.input(0), ctx.input(1))
+        return ctx.node(graph_op, [a, b])
+
+    convert.__doc__ = f"`{graph_op}` with numpy broadcasting."
+    return convert
+
+
+def relu(ctx: OpContext) -> Tensor:
+    """max(x, 0)."""
+    x = ctx.input(0)
+    return ctx.node("maximum", [x, ctx.filled(0, x)])
+
+
+def clip(ctx: OpContext) -> Tensor:
+    """Clip with optional min and max inputs (opset 11 and later); either may be absent."""
+    x = ctx.input(0)
+    for i, op in ((1, "maximum"), (2, "minimum")):
+        if not ctx.has_input(i):
+            continue
+        bound = ctx.input(i)
+        if bound.type.shape not in ((), (1,)):
+            raise Unsupported(f"Clip's {'min' if i == 1 else 'max'} must be a scalar")
+        bound = ctx.reshape(bound, ())
+        x = ctx.node(op, [x, ctx.broadcast(bound, tuple(x.type.shape), ())])
+    return x
+
+
+def leaky_relu(ctx: OpContext) -> Tensor:
+    """x for x >= 0, alpha * x below (alpha 0.01 by default)."""
+    x = _float(ctx, ctx.input(0))
+    alpha = ctx.attr("alpha", 0.01)
+    negative = ctx.node("compare", [x, ctx.filled(0, x)], direction="LT")
+    return ctx.node("select", [negative, ctx.node("multiply", [x, ctx.filled(alpha, x)]), x])
+
+
+def _hard_sigmoid(ctx: OpContext, x: Tensor, alpha: float, beta: float) -> Tensor:
+    """max(0, min(1, alpha * x + beta)), in x's type as onnxruntime computes it."""
+    v = ctx.node("add", [ctx.node("multiply", [x, ctx.filled(alpha, x)]), ctx.filled(beta, x)])
+    return ctx.node("clamp", [ctx.scalar(0, x), v, ctx.scalar(1, x)])
+
+
+def hard_sigmoid(ctx: OpContext) -> Tensor:
+    """HardSigmoid (alpha 0.2, beta 0.5 by default)."""
+    x = _float(ctx, ctx.input(0))
+    return _hard_sigmoid(ctx, x, ctx.attr("alpha", 0.2), ctx.attr("beta", 0.5))
+
+
+def hard_swish(ctx: OpContext) -> Tensor:
+    """x * HardSigmoid(x) with alpha 1/6, beta 0.5."""
+    x = _float(ctx, ctx.input(0))
+    return ctx.node("multiply", [x, _hard_sigmoid(ctx, x, 1 / 6, 0.5)])
+
+
+def _softmax_axes(ctx: OpContext, rank: int) -> tuple[int, ...]:
+    """Opset 13: the one axis (default -1). Before 13: the input is read as 2-D, split
+    before `axis` (default 1), so every dimension from it on is reduced."""
+    if ctx.opset >= 13:
+        return (axis_of(ctx.attr("axis", -1), rank),)
+    return tuple(range(axis_of(ctx.attr("axis", 1), rank), rank))
+
+
+def _keep(ctx: OpContext, reduced: Tensor, shape: tuple[int, ...], axes: tuple[int, ...]
+          ) -> Tensor:
+    """A reduction's result broadcast back over `axes` of `shape`."""
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    return ctx.broadcast(reduced, shape, kept)
+
+
+def softmax(ctx: OpContext, log: bool = False) -> Tensor:
+    """exp(x - max) / sum(exp(x - max)) along the axis (opset-13 semantics)."""
+    x = _float(ctx, ctx.input(0))
+    shape = tuple(x.type.shape)
+    axes = _softmax_axes(ctx, len(shape))
+    top = ctx.node("reduce", [x, ctx.scalar(-np.inf, x)], kind="maximum", dims=axes)
+    shifted = ctx.node("subtract", [x, _keep(ctx, top, shape, axes)])
+    e = ctx.node("exponential", [shifted])
+    total = ctx.node("reduce", [e, ctx.scalar(0, x)], kind="add", dims=axes)
+    if log:
+        return ctx.node("subtract", [shifted, _keep(ctx, ctx.node("log", [total]), shape,
+                                                       axes)])
+    return ctx.node("divide", [e, _keep(ctx, total, shape, axes)])
+
+
+def log_softmax(ctx: OpContext) -> Tensor:
+    """x - max - log(sum(exp(x - max))) along the axis."""
+    return softmax(ctx, log=True)
+
+
+def reduce_axes(ctx: OpContext, rank: int) -> tuple[int, ...] | None:
+    """A Reduce* node's axes, from the attribute (ReduceMean before opset 18) or the
+    optional input (opset 18); None when they are empty and noop_with_empty_axes."""
+    axes = ctx.ints("axes")
+    if ctx.has_input(1):
+        axes = [int(a) for a in ctx.const(1, "axes").reshape(-1)]
+    if not axes:
+        if ctx.attr("noop_with_empty_axes", 0):
+            return None
+        return tuple(range(rank))
+    normalized = sorted({axis_of(a, rank) for a in axes})
+    if len(normalized) != len(axes):
+        raise Unsupported(f"axes {axes} repeat an axis")
+    return tuple(normalized)
+
+
+_REDUCE_INIT = {"add": 0, "maximum": -np.inf, "minimum": np.inf}
+
+
+def reduce(kind: str, mean: bool = False) -> Converter:
+    """Reduce{Sum,Max,Min,Mean} with keepdims (default 1)."""
+
+    def convert(ctx: OpContext) -> Tensor:
+        x = ctx.input(0)
+        shape = tuple(x.type.shape)
+        axes = reduce_axes(ctx, len(shape))
+        if axes is None:
+            return x
+        init = _REDUCE_INIT[kind]
+        if not x.type.dtype.is_float:
+            if mean:
+                raise Unsupported(f"ReduceMean of element type {x.type.dtype}")
+            info = np.iinfo(x.type.dtype.np_dtype)
+            init = {"add": 0, "maximum": info.min, "minimum": info.max}[kind]
+        y = ctx.node("reduce", [x, ctx.scalar(init, x)], kind=kind, dims=axes)
+        if mean:
+            n = int(np.prod([shape[a] for a in axes]))
+            y = ctx.node("divide", [y, ctx.filled(n, y)])
+        if ctx.attr("keepdims", 1):
+            y = ctx.reshape(y, tuple(1 if d in axes else s for d, s in enumerate(shape)))
+        return y
+
+    convert.__doc__ = f"Reduce ({kind}{', mean' if mean else ''}) over the axes."
+    return convert
+
+
+# ONNX element types for Cast's `to`, as graph element type names.
+_CAST_TYPES = {1: "f32", 2: "ui8", 3: "i8", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
+               10: "f16", 11: "f64"}
+
+
+def cast(ctx: OpContext) -> Tensor:
+    """Cast to another element type (the graph's convert)."""
+    to = _CAST_TYPES.get(ctx.attr("to"))
+    if to is None:
+        raise Unsupported(f"Cast to element type {ctx.attr('to')} is not supported")
+    x = ctx.input(0)
+    if x.type.dtype.name == to:
+        return x
+    return ctx.node("convert", [x], dtype=to)
+
+
+__all__ = ["binary", "cast", "clip", "hard_sigmoid", "hard_swish", "identity", "leaky_relu",
+           "log_softmax", "reduce", "relu", "softmax", "unary"]

@@ -1,0 +1,256 @@
+"""An ONNX model (as read by reader.py) -> verified Graph.
+
+Nodes are converted in order through the table in ops.py. Constant-like values stay
+numpy arrays (a node whose inputs are all constant is evaluated at import with onnx's
+own reference implementation), so shape computations (Shape -> Gather -> Concat ->
+Reshape, as PyTorch exports a flatten) cost nothing. DequantizeLinear outputs are
+quantized views (context.QView): when an op's inputs are such views and its result goes
+to a QuantizeLinear (through a Relu or Clip for convolutions and matrix products), the
+op's int8 converter computes the QuantizeLinear's output in integers; otherwise the op
+runs in float on the dequantized values.
+
+Problems are collected over the whole model and reported together, one line per node
+(`node 'conv1' (Conv): ...`); a node that reads the output of a failed one is skipped
+rather than reported twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from toolchain.frontend.onnx.context import OpContext, QView, Value
+from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
+from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
+from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
+from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
+from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.ops import ShapeError
+from toolchain.graph.verify import verify_graph
+from toolchain.types import TensorType, dtype
+
+# Constant folding evaluates a node at import only when its result stays this small
+# (elements): larger constants are left to the graph (a broadcast stays an index map).
+FOLD_LIMIT = 1 << 16
+# What a converter may raise on inputs it did not expect (bad attribute types, ...):
+# reported as the node's error rather than as a traceback.
+_CONVERT_ERRORS = (ShapeError, ValueError, TypeError, KeyError, IndexError, ArithmeticError)
+
+
+class _Importer:
+    def __init__(self, model: ModelInfo, graph: Graph):
+        self.model = model
+        self.graph = graph
+        self.values: dict[str, Value] = dict(model.initializers)
+        self.tensors: dict[str, Tensor] = {}  # constants and views made graph tensors
+        self.failed: set[str] = set()
+        self.done: set[int] = set()  # nodes consumed by a fused int8 pattern
+        self.errors: list[str] = []
+        self.consumers: dict[str, list[NodeInfo]] = {}
+        for node in model.nodes:
+            for name in node.inputs:
+                if name:
+                    self.consumers.setdefault(name, []).append(node)
+        self.graph_outputs = {o.name for o in model.outputs}
+
+    # ------------------------------------------------------------ values
+
+    def lookup(self, name: str) -> Value:
+        if name not in self.values:
+            raise Unsupported(f"it reads '{name}', which no earlier node writes")
+        return self.values[name]
+
+    def as_tensor(self, name: str) -> Tensor:
+        """The graph tensor of value `name`: constants become `constant` nodes and views
+        are dequantized, once each."""
+        v = self.lookup(name)
+        if isinstance(v, Tensor):
+            return v
+        if name in self.tensors:
+            return self.tensors[name]
+        t = dequantize_view(self.graph, v) if isinstance(v, QView) else self._constant(v, name)
+        self.tensors[name] = t
+        return t
+
+    def _constant(self, array: np.ndarray, name: str) -> Tensor:
+        dt = _array_dtype(array, name)
+        ty = TensorType(array.shape, dt)
+        return self.graph.add("constant", [], [ty], {"value": array.astype(dt.np_dtype)}).output
+
+    # ------------------------------------------------------------ nodes
+
+    def context(self, node: NodeInfo) -> OpContext:
+        return OpContext(node, self.graph, self.lookup, self.as_tensor, self.model.opset)
+
+    def fold(self, node: NodeInfo) -> list[np.ndarray] | None:
+        """The outputs of a node whose inputs are all constant, evaluated with onnx's
+        reference implementation; None when it cannot be (or should not be) folded."""
+        if node.op_type in NO_FOLD or node.domain not in ("", "ai.onnx"):
+            return None
+        ins = [n for n in node.inputs if n]
+        if not all(isinstance(self.values.get(n), np.ndarray) for n in ins):
+            return None
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            evaluator = ReferenceEvaluator(node.proto, opsets={"": self.model.opset})
+            outs = evaluator.run(None, {n: self.values[n] for n in ins})
+        except Exception:  # any op the reference cannot evaluate: converted normally
+            return None
+        outs = [np.asarray(o) for o in outs]
+        if any(o.size > FOLD_LIMIT or o.dtype == object for o in outs):
+            return None
+        return outs
+
+    def convert(self, node: NodeInfo) -> None:
+        if node.domain not in ("", "ai.onnx") or node.op_type in self.model.unknown_ops:
+            where = f" (domain {node.domain})" if node.domain not in ("", "ai.onnx") else ""
+            raise Unsupported(f"{node.op_type}{where} is not supported")
+        row = OPS.get(node.op_type)
+        if any(n in self.failed for n in node.inputs if n):
+            if row is None:
+                raise Unsupported("")
+            self.failed.update(node.outputs)
+            return
+        folded = self.fold(node)
+        if folded is not None:
+            self.bind(node, folded)
+            return
+        if row is None:
+            raise Unsupported("")
+        n = len(node.inputs)
+        if n < row.min_inputs or (row.max_inputs is not None and n > row.max_inputs):
+            raise Unsupported(f"it has {n} inputs; {node.op_type} takes "
+                              f"{row.min_inputs} to {row.max_inputs or 'any number of'}")
+        ctx = self.context(node)
+        if row.int8 is not None and self.try_int8(node, row, ctx):
+            return
+        try:
+            result = row.convert(ctx)
+        except _CONVERT_ERRORS as e:
+            raise Unsupported(f"{type(e).__name__}: {e}") from None
+        self.bind(node, result)
+
+    def try_int8(self, node: NodeInfo, row: OpRow, ctx: OpContext) -> bool:
+        """Converts a node with quantized inputs by its int8 converter, the result being
+        the value its QuantizeLinear consumer (found by output_quant) writes. False, with
+        the graph as it was, when the pattern has no exact integer form."""
+        if not any(isinstance(self.values.get(n), QView) for n in node.inputs if n):
+            return False
+        out = output_quant(node, self.consumers, self.graph_outputs, self.values)
+        mark = (len(self.graph.nodes), dict(self.tensors))
+        try:
+            result = row.int8(ctx, out)
+        except NotInt8:
+            self.graph.nodes[mark[0]:] = []
+            self.tensors = mark[1]
+            return False
+        except _CONVERT_ERRORS as e:
+            raise Unsupported(f"{type(e).__name__}: {e}") from None
+        if isinstance(result, QView):  # data movement: still a view of the same scale
+            self.bind(node, result)
+            return True
+        assert out is not None
+        self.bind_int8(node, out, result)
+        return True
+
+    def bind_int8(self, node: NodeInfo, out: OutputQuant, result: Tensor) -> None:
+        """The fused pattern's int8 result is the QuantizeLinear's output; the node's own
+        output and the fused activations are never computed in float."""
+        for fused in out.nodes:
+            self.done.add(fused.index)
+        name = out.nodes[-1].outputs[0]
+        result.name = name
+        self.values[name] = result
+
+    def bind(self, node: NodeInfo, result: Value | list) -> None:
+        results = result if isinstance(result, list) else [result]
+        outs = [o for o in node.outputs if o]
+        if len(results) < len(outs):
+            raise Unsupported(f"{len(outs)} outputs are used; minirt computes "
+                              f"{len(results)}")
+        for name, value in zip(node.outputs, results):
+            if not name:
+                continue
+            if isinstance(value, Tensor) and not value.name:
+                value.name = name
+            self.values[name] = value
+
+    def add_inputs(self) -> None:
+        for info, ty in self.model.inputs:
+            self.values[info.name] = self.graph.add_input(ty, info.name)
+            self.graph.input_names.append(info.name)
+
+    def run(self) -> None:
+        self.add_inputs()
+        for node in self.model.nodes:
+            if node.index in self.done:
+                continue
+            try:
+                self.convert(node)
+            except Unsupported as e:
+                what = str(e)
+                self.errors.append(f"{node.describe()} is not supported" if not what else
+                                   f"{node.describe()}: {what}")
+                self.failed.update(node.outputs)
+        for out in self.model.outputs:
+            if out.name in self.failed:
+                continue
+            try:
+                t = self.as_tensor(out.name)
+            except Unsupported:
+                self.errors.append(f"output '{out.name}' is never written")
+                continue
+            problem = _declared_mismatch(out, t)
+            if problem:
+                self.errors.append(f"output '{out.name}': {problem}")
+                continue
+            self.graph.outputs.append(t)
+
+
+def _array_dtype(array: np.ndarray, name: str):
+    for dt_name in DTYPES.values():
+        dt = dtype(dt_name)
+        if dt.np_dtype == array.dtype and dt_name != "bf16":
+            return dt
+    raise Unsupported(f"'{name}' holds {array.dtype} values, which minirt does not support")
+
+
+def _declared_mismatch(info, t: Tensor) -> str | None:
+    """How the computed type disagrees with the type the model declares for an output
+    (dimensions without a size, like a batch 'N', match anything)."""
+    if info.dtype is not None and info.dtype != t.type.dtype:
+        return f"minirt computes {t.type.dtype}, the model declares {info.dtype}"
+    if info.dims is not None:
+        shape = tuple(t.type.shape)
+        if len(info.dims) != len(shape) or any(isinstance(d, int) and d != s
+                                               for d, s in zip(info.dims, shape)):
+            return (f"minirt computes shape {list(shape)}, the model declares "
+                    f"{info.describe()}")
+    return None
+
+
+def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
+    """Builds the verified Graph. Raises OnnxError listing every problem, one line each,
+    prefixed with `path`."""
+    graph = Graph("main")
+    importer = _Importer(model, graph)
+    importer.run()
+    if importer.errors:
+        raise OnnxError(path, importer.errors)
+    if not graph.outputs:
+        raise OnnxError(path, ["the model computes no output"])
+    verify_graph(graph)  # converters verify each node; this is the safety net
+    return graph
+
+
+def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
+              ) -> Graph:
+    """Reads and imports an .onnx file. Raises OnnxError (`path: not a valid ONNX model:
+    ...` for a damaged file, one line per unsupported node otherwise) and OSError when
+    the file cannot be read."""
+    return import_model(load_model(path, input_shapes), str(path))
+
+
+__all__ = ["import_model", "load_onnx"]

@@ -1,0 +1,111 @@
+"""The ONNX op table: one row per op type minirt imports.
+
+Each row has the float converter (it gets an OpContext and returns the node's output: a
+graph tensor, a constant, or a quantized view) and, for ops with an exact integer form,
+the int8 converter the importer tries first when the node reads quantized views
+(DequantizeLinear outputs): it gets the QuantizeLinear after the node (quant.OutputQuant,
+or None) and raises NotInt8 when the pattern has no integer form, so the float converter
+runs on the dequantized values instead (quant.py).
+
+`OPS` is data: docs and tests list it (op type -> converters and arity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolchain.frontend.onnx import elementwise as ew
+from toolchain.frontend.onnx import layers, quant, shape_ops
+from toolchain.frontend.onnx.context import OpContext
+
+Converter = Callable[[OpContext], Any]
+Int8Converter = Callable[[OpContext, Any], Any]
+
+
+@dataclass(frozen=True)
+class OpRow:
+    """How one op type is imported."""
+
+    convert: Converter
+    int8: Int8Converter | None
+    min_inputs: int
+    max_inputs: int | None  # None: any number (Concat)
+
+
+def _row(convert: Converter, inputs: tuple[int, int | None],
+         int8: Int8Converter | None = None) -> OpRow:
+    return OpRow(convert, int8, inputs[0], inputs[1])
+
+
+_pass = quant.passthrough
+_max_pool_int8 = _pass(layers.max_pool)
+
+OPS: dict[str, OpRow] = {
+    # layers (layers.py)
+    "Conv": _row(layers.conv, (2, 3), quant.conv_int8),
+    "ConvTranspose": _row(layers.conv_transpose, (2, 3)),
+    "Gemm": _row(layers.gemm, (2, 3), quant.gemm_int8),
+    "MatMul": _row(layers.matmul, (2, 2), quant.matmul_int8),
+    "BatchNormalization": _row(layers.batch_normalization, (5, 5)),
+    "MaxPool": _row(layers.max_pool, (1, 1), _max_pool_int8),
+    "AveragePool": _row(layers.average_pool, (1, 1)),
+    "GlobalAveragePool": _row(layers.global_pool("add"), (1, 1), quant.mean_int8),
+    "GlobalMaxPool": _row(layers.global_pool("maximum"), (1, 1), _pass(
+        layers.global_pool("maximum"))),
+    # activations and element-wise ops (elementwise.py)
+    "Relu": _row(ew.relu, (1, 1), quant.table_int8),
+    "Clip": _row(ew.clip, (1, 3), quant.table_int8),
+    "LeakyRelu": _row(ew.leaky_relu, (1, 1), quant.table_int8),
+    "Sigmoid": _row(ew.unary("logistic"), (1, 1), quant.table_int8),
+    "Tanh": _row(ew.unary("tanh"), (1, 1), quant.table_int8),
+    "HardSigmoid": _row(ew.hard_sigmoid, (1, 1), quant.table_int8),
+    "HardSwish": _row(ew.hard_swish, (1, 1), quant.table_int8),
+    "Softmax": _row(ew.softmax, (1, 1)),
+    "LogSoftmax": _row(ew.log_softmax, (1, 1)),
+    "Exp": _row(ew.unary("exponential"), (1, 1)),
+    "Log": _row(ew.unary("log"), (1, 1)),
+    "Sqrt": _row(ew.unary("sqrt"), (1, 1)),
+    "Neg": _row(ew.unary("negate", floats_only=False), (1, 1)),
+    "Abs": _row(ew.unary("abs", floats_only=False), (1, 1)),
+    "Add": _row(ew.binary("add"), (2, 2), quant.binary_int8("add")),
+    "Sub": _row(ew.binary("subtract"), (2, 2)),
+    "Mul": _row(ew.binary("multiply"), (2, 2), quant.binary_int8("mul")),
+    "Div": _row(ew.binary("divide"), (2, 2)),
+    "ReduceMean": _row(ew.reduce("add", mean=True), (1, 2), quant.mean_int8),
+    "ReduceSum": _row(ew.reduce("add"), (1, 2)),
+    "ReduceMax": _row(ew.reduce("maximum"), (1, 2)),
+    "ReduceMin": _row(ew.reduce("minimum"), (1, 2)),
+    "Cast": _row(ew.cast, (1, 1)),
+    "Identity": _row(ew.identity, (1, 1), _pass(ew.identity)),
+    "Dropout": _row(ew.identity, (1, 3), _pass(ew.identity)),
+    # data movement (shape_ops.py): int8 views move as they are
+    "Reshape": _row(shape_ops.reshape, (2, 2), _pass(shape_ops.reshape)),
+    "Flatten": _row(shape_ops.flatten, (1, 1), _pass(shape_ops.flatten)),
+    "Transpose": _row(shape_ops.transpose, (1, 1), _pass(shape_ops.transpose)),
+    "Concat": _row(shape_ops.concat, (1, None), _pass(shape_ops.concat, all_inputs=True)),
+    "Pad": _row(shape_ops.pad, (2, 4), quant.pad_int8),
+    "Slice": _row(shape_ops.slice_, (3, 5), _pass(shape_ops.slice_)),
+    "Squeeze": _row(shape_ops.squeeze, (1, 2), _pass(shape_ops.squeeze)),
+    "Unsqueeze": _row(shape_ops.unsqueeze, (1, 2), _pass(shape_ops.unsqueeze)),
+    "Gather": _row(shape_ops.gather, (2, 2), _pass(shape_ops.gather)),
+    "Expand": _row(shape_ops.expand, (2, 2), _pass(shape_ops.expand)),
+    # constant-like ops: numpy values at import
+    "Constant": _row(shape_ops.constant, (0, 0)),
+    "Shape": _row(shape_ops.shape, (1, 1)),
+    "Size": _row(shape_ops.size, (1, 1)),
+    "ConstantOfShape": _row(shape_ops.constant_of_shape, (1, 1)),
+    # quantization (quant.py)
+    "QuantizeLinear": _row(quant.quantize_linear, (2, 3)),
+    "DequantizeLinear": _row(quant.dequantize_linear, (2, 3)),
+    "QLinearConv": _row(quant.qlinear_conv, (8, 9)),
+    "QLinearMatMul": _row(quant.qlinear_matmul, (8, 8)),
+}
+
+# Ops never evaluated at import even on constant inputs: a DequantizeLinear of constant
+# weights stays a quantized view, so an int8 converter can read the integers.
+NO_FOLD = frozenset({"DequantizeLinear", "QLinearConv", "QLinearMatMul"})
+
+
+__all__ = ["NO_FOLD", "OPS", "Converter", "Int8Converter", "OpRow"]

@@ -1,0 +1,320 @@
+"""Reading an .onnx file into plain, validated dataclasses.
+
+The protobuf is parsed and checked by the `onnx` package (its checker knows every op's
+schema: attribute types, input counts); this module turns what the importer needs into
+plain values and refuses, with one line each, everything it cannot hold: a damaged file,
+an opset older than 13, tensors whose data does not match their type, dynamic input
+dimensions that `--input-shape` did not pin.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toolchain.frontend.onnx.errors import FormatError, InputShapeError, OnnxError
+from toolchain.graph.verify import tensor_type_error
+from toolchain.types import DType, TensorType, dtype
+
+MIN_OPSET = 13
+# A protobuf message is limited to 2 GiB; larger files are refused before reading.
+MAX_FILE_BYTES = (1 << 31) - 1
+
+# ONNX TensorProto element types minirt holds, and their graph element types.
+DTYPES: dict[int, str] = {
+    1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
+    10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16",
+}
+
+
+def onnx_dtype(elem_type: int, what: str) -> DType:
+    """The graph element type of ONNX element type `elem_type`; Unsupported-style
+    FormatError naming `what` when minirt has none."""
+    name = DTYPES.get(elem_type)
+    if name is None:
+        import onnx
+
+        try:
+            spelled = onnx.TensorProto.DataType.Name(elem_type)
+        except ValueError:
+            spelled = str(elem_type)
+        raise FormatError(f"{what} has element type {spelled}, which minirt does not support")
+    return dtype(name)
+
+
+@dataclass
+class ValueInfo:
+    """A graph input or output: its name and declared element type and shape (None for a
+    dimension without a size: a `dim_param` such as 'N', or no value at all)."""
+
+    name: str
+    dtype: DType | None
+    dims: tuple[int | str | None, ...] | None  # None: no shape declared
+
+    def describe(self) -> str:
+        if self.dims is None:
+            return "unknown shape"
+        return "[" + ", ".join("?" if d is None else str(d) for d in self.dims) + "]"
+
+
+@dataclass
+class NodeInfo:
+    """One node: op type, inputs ('' for an omitted optional input), outputs, attributes
+    as Python values (ints, floats, strings, lists, numpy arrays for tensors)."""
+
+    index: int
+    name: str
+    op_type: str
+    domain: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    proto: Any = None  # the NodeProto, for evaluating constant nodes with onnx's reference
+
+    def describe(self) -> str:
+        who = f"'{self.name}'" if self.name else f"#{self.index}"
+        return f"node {who} ({self.op_type})"
+
+
+@dataclass
+class ModelInfo:
+    opset: int
+    inputs: list[tuple[ValueInfo, TensorType]]  # with the static type each one gets
+    outputs: list[ValueInfo]
+    initializers: dict[str, np.ndarray]
+    nodes: list[NodeInfo]
+    unknown_ops: set[str] = field(default_factory=set)  # ops the checker has no schema for
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """'1x3x32x32' -> (1, 3, 32, 32); ValueError for anything else."""
+    parts = text.lower().split("x")
+    if not text or not all(p.isdigit() for p in parts):
+        raise ValueError(f"'{text}' is not a shape like 1x3x32x32")
+    dims = tuple(int(p) for p in parts)
+    if any(d == 0 for d in dims):
+        raise ValueError(f"'{text}' has a zero dimension")
+    return dims
+
+
+def _array(t: Any, what: str) -> np.ndarray:
+    """A TensorProto as a numpy array, refusing what does not decode."""
+    from onnx import numpy_helper
+
+    if t.data_location == 1:  # EXTERNAL, not loaded
+        raise FormatError(f"{what} keeps its data in an external file that was not loaded")
+    onnx_dtype(t.data_type, what)
+    try:
+        size = math.prod(t.dims)
+        if any(d < 0 for d in t.dims):
+            raise ValueError(f"negative dimension in {list(t.dims)}")
+        if size * np.dtype(np.float64).itemsize > MAX_FILE_BYTES * 4:
+            raise ValueError(f"shape {list(t.dims)} is larger than any model can hold")
+        a = numpy_helper.to_array(t)
+    except FormatError:
+        raise
+    except Exception as e:  # numpy_helper raises many kinds on bad data
+        raise FormatError(f"{what}: cannot decode its data: {_reason(e)}") from None
+    return np.asarray(a)
+
+
+def _reason(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return (text[:300] + "...") if len(text) > 300 else (text or type(e).__name__)
+
+
+def _attributes(proto: Any, what: str) -> dict[str, Any]:
+    from onnx import AttributeProto, helper
+
+    attrs: dict[str, Any] = {}
+    for a in proto.attribute:
+        if a.type == AttributeProto.TENSOR:
+            attrs[a.name] = _array(a.t, f"{what}: attribute '{a.name}'")
+            continue
+        if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS, AttributeProto.TENSORS,
+                      AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS,
+                      AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS):
+            attrs[a.name] = a  # kept raw: the converters that take them say so
+            continue
+        try:
+            value = helper.get_attribute_value(a)
+        except Exception as e:
+            raise FormatError(f"{what}: attribute '{a.name}': {_reason(e)}") from None
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        elif isinstance(value, list):
+            value = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+                     for v in value]
+        attrs[a.name] = value
+    return attrs
+
+
+def _value_info(v: Any) -> ValueInfo:
+    tt = v.type.tensor_type if v.type.HasField("tensor_type") else None
+    if tt is None:
+        return ValueInfo(v.name, None, None)
+    dt = DTYPES.get(tt.elem_type)
+    dims = None
+    if tt.HasField("shape"):
+        dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else
+                     (d.dim_param or None) if not d.HasField("dim_value") else
+                     d.dim_value for d in tt.shape.dim)
+    return ValueInfo(v.name, dtype(dt) if dt else None, dims)
+
+
+def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
+                ) -> TensorType:
+    """The static type of a graph input: its declared shape, or the --input-shape pin."""
+    what = f"input '{info.name}'"
+    dt = onnx_dtype(elem_type, what)
+    if info.dims is None and pinned is None:
+        raise InputShapeError(f"{what} has no declared shape: give it one with --input-shape "
+                          f"{info.name}=1x3x32x32 (its real sizes)")
+    if pinned is not None:
+        if info.dims is not None:
+            if len(pinned) != len(info.dims):
+                raise InputShapeError(f"--input-shape {info.name}={'x'.join(map(str, pinned))} has "
+                                  f"rank {len(pinned)}, but {what} is declared "
+                                  f"{info.describe()} (rank {len(info.dims)})")
+            for i, (p, d) in enumerate(zip(pinned, info.dims)):
+                if isinstance(d, int) and d != p:
+                    raise InputShapeError(f"--input-shape {info.name}="
+                                      f"{'x'.join(map(str, pinned))} sets dim {i} to {p}, but "
+                                      f"{what} declares it {d}")
+        shape = tuple(pinned)
+    else:
+        assert info.dims is not None
+        dynamic = [(i, d) for i, d in enumerate(info.dims) if not isinstance(d, int)]
+        if dynamic:
+            i, d = dynamic[0]
+            name = f"'{d}'" if isinstance(d, str) else "without a size"
+            hint = "x".join("1" if not isinstance(x, int) else str(x) for x in info.dims)
+            raise InputShapeError(f"{what} has a dynamic dimension {name} (dim {i} of "
+                              f"{info.describe()}); minirt needs static shapes: pin it with "
+                              f"--input-shape {info.name}={hint}")
+        if any(d == 0 for d in info.dims):
+            raise FormatError(f"{what} has an empty dimension: {info.describe()}")
+        shape = tuple(int(d) for d in info.dims)  # type: ignore[arg-type]
+    ty = TensorType(shape, dt)
+    problem = tensor_type_error(ty)
+    if problem is not None:
+        raise FormatError(f"{what}: {problem}")
+    return ty
+
+
+def _check(model: Any) -> set[str]:
+    """Runs the onnx checker; returns the op types it has no schema for (they are
+    reported later with every other unsupported node, all together)."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(model)
+        return set()
+    except onnx.checker.ValidationError as e:
+        text = str(e)
+        if "No Op registered for" not in text and "No opset import for domain" not in text:
+            raise FormatError(f"the onnx checker refuses it: {_reason(e).split(' ==> ')[0]}"
+                              ) from None
+    except Exception as e:
+        raise FormatError(f"the onnx checker refuses it: {_reason(e)}") from None
+    # Unknown ops stop the checker at the first; check node by node for the rest.
+    unknown: set[str] = set()
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = model.ir_version
+    ctx.opset_imports = {o.domain: o.version for o in model.opset_import}
+    lex = onnx.checker.C.LexicalScopeContext()
+    for node in model.graph.node:
+        try:
+            onnx.checker.check_node(node, ctx, lex)
+        except onnx.checker.ValidationError as e:
+            text = str(e)
+            if "No Op registered for" in text or "No opset import for domain" in text:
+                unknown.add(node.op_type)
+                continue
+            raise FormatError(f"the onnx checker refuses node "
+                              f"'{node.name or node.op_type}': "
+                              f"{_reason(e).split(' ==> ')[0]}") from None
+    return unknown
+
+
+def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               base_dir: str | Path | None = None) -> ModelInfo:
+    """Parses and validates an ONNX model. Raises FormatError (one message) for a damaged
+    or invalid file, OnnxError-ready messages are made by the caller."""
+    import onnx
+    from onnx import external_data_helper
+
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as e:  # DecodeError and whatever protobuf raises on garbage
+        raise FormatError(f"cannot parse the protobuf: {_reason(e)}") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise FormatError("it holds no graph (no nodes)")
+    opset = None
+    for o in model.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            opset = o.version
+    if opset is None:
+        raise FormatError("it imports no version of the default ONNX opset")
+    if opset < MIN_OPSET:
+        raise FormatError(f"it uses opset {opset}; minirt reads opset {MIN_OPSET} and later "
+                          "(convert it with onnx.version_converter.convert_version(model, "
+                          f"{MIN_OPSET}))")
+    if base_dir is not None and any(external_data_helper.uses_external_data(t)
+                                    for t in model.graph.initializer):
+        try:
+            external_data_helper.load_external_data_for_model(model, str(base_dir))
+        except Exception as e:
+            raise FormatError(f"cannot load its external data: {_reason(e)}") from None
+    unknown = _check(model)
+    g = model.graph
+    initializers: dict[str, np.ndarray] = {}
+    for t in g.initializer:
+        initializers[t.name] = _array(t, f"initializer '{t.name}'")
+    pins = dict(input_shapes or {})
+    inputs = []
+    for v in g.input:
+        if v.name in initializers:
+            continue  # IR < 4 lists initializers among the inputs
+        info = _value_info(v)
+        if not v.type.HasField("tensor_type"):
+            raise FormatError(f"input '{v.name}' is not a tensor")
+        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type,
+                                         pins.pop(v.name, None))))
+    if pins:
+        names = ", ".join(i.name for i, _ in inputs) or "none"
+        raise InputShapeError(f"--input-shape names {', '.join(sorted(pins))}, which is no input "
+                          f"of the model (its inputs: {names})")
+    outputs = [_value_info(v) for v in g.output]
+    if not outputs:
+        raise FormatError("the graph has no outputs")
+    nodes = []
+    for i, n in enumerate(g.node):
+        info = NodeInfo(i, n.name, n.op_type, n.domain, list(n.input), list(n.output), proto=n)
+        info.attrs = _attributes(n, info.describe())
+        nodes.append(info)
+    return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
+
+
+def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
+               ) -> ModelInfo:
+    """Reads `path`; OnnxError (`path: not a valid ONNX model: ...`) when it is damaged or
+    its inputs cannot get static shapes, OSError when it cannot be read."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise OnnxError(str(path), [f"not a valid ONNX model: the file has {size} bytes, more "
+                                    "than the 2 GiB a protobuf can hold"])
+    try:
+        return read_model(path.read_bytes(), input_shapes, path.parent)
+    except FormatError as e:
+        text = str(e) if isinstance(e, InputShapeError) else f"not a valid ONNX model: {e}"
+        raise OnnxError(str(path), [text]) from None
+
+
+__all__ = ["DTYPES", "MIN_OPSET", "ModelInfo", "NodeInfo", "ValueInfo", "load_model",
+           "onnx_dtype", "parse_shape", "read_model"]
