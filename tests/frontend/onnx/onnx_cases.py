@@ -1,0 +1,294 @@
+"""One small ONNX model per op and attribute corner (float and integer ops), shared by
+the reference and firmware tests. Each case is a function returning (model bytes,
+inputs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from onnx_models import build, node, randn
+
+Case = tuple[bytes, list[np.ndarray]]
+
+
+def _one(op: str, x: np.ndarray, consts: dict | None = None, extra: list[str] | None = None,
+         opset: int = 17, **attrs) -> Case:
+    """Op `op` on graph input x and the named constants (in order), output y."""
+    consts = consts or {}
+    names = ["x", *(extra if extra is not None else list(consts))]
+    data = build([node(op, names, ["y"], **attrs)], {"x": x}, ["y"], consts, opset=opset)
+    return data, [x]
+
+
+def conv(shape=(1, 4, 7, 6), w=(6, 4, 3, 3), bias=True, seed=0, **attrs) -> Case:
+    consts = {"w": randn(w, seed + 1)}
+    if bias:
+        consts["b"] = randn((w[0],), seed + 2)
+    return _one("Conv", randn(shape, seed), consts, **attrs)
+
+
+def conv_t(shape=(1, 4, 4, 5), w=(4, 3, 3, 3), bias=True, seed=10, **attrs) -> Case:
+    consts = {"w": randn(w, seed + 1)}
+    if bias:
+        consts["b"] = randn((w[1] * attrs.get("group", 1),), seed + 2)
+    return _one("ConvTranspose", randn(shape, seed), consts, **attrs)
+
+
+def gemm(a=(3, 5), b=(5, 4), c=(3, 4), seed=20, **attrs) -> Case:
+    consts = {"b": randn(b, seed + 1)}
+    if c is not None:
+        consts["c"] = randn(c, seed + 2)
+    return _one("Gemm", randn(a, seed), consts, **attrs)
+
+
+def matmul(a, b, seed=30, const=True) -> Case:
+    if const:
+        return _one("MatMul", randn(a, seed), {"b": randn(b, seed + 1)})
+    xa, xb = randn(a, seed), randn(b, seed + 1)
+    data = build([node("MatMul", ["x", "z"], ["y"])], {"x": xa, "z": xb}, ["y"])
+    return data, [xa, xb]
+
+
+def pool(op: str, shape=(1, 2, 7, 8), seed=40, **attrs) -> Case:
+    return _one(op, randn(shape, seed), **attrs)
+
+
+def binary(op: str, a, b, seed=50, dt=np.float32) -> Case:
+    if dt == np.float32:
+        xa, xb = randn(a, seed), randn(b, seed + 1)
+    else:
+        rng = np.random.default_rng(seed)
+        xa = rng.integers(-50, 50, a).astype(dt)
+        xb = rng.integers(1, 9, b).astype(dt) * rng.choice([-1, 1], b).astype(dt)
+    data = build([node(op, ["x", "z"], ["y"])], {"x": xa, "z": xb}, ["y"])
+    return data, [xa, xb]
+
+
+def unary(op: str, shape=(2, 3, 8), seed=60, scale=3.0, positive=False, **attrs) -> Case:
+    x = randn(shape, seed, scale)
+    return _one(op, np.abs(x) + 0.1 if positive else x, **attrs)
+
+
+def clip(lo, hi) -> Case:
+    consts, names = {}, ["x"]
+    for key, v in (("lo", lo), ("hi", hi)):
+        if v is None:
+            names.append("")
+        else:
+            consts[key] = np.array(v, np.float32)
+            names.append(key)
+    while names[-1] == "":
+        names.pop()
+    x = randn((2, 10), 61, 2.0)
+    return build([node("Clip", names, ["y"])], {"x": x}, ["y"], consts), [x]
+
+
+def ints(values) -> np.ndarray:
+    return np.asarray(values, np.int64)
+
+
+def shaped(op: str, shape, consts: dict, opset: int = 17, names=None, **attrs) -> Case:
+    return _one(op, randn(shape, 70), consts, extra=names, opset=opset, **attrs)
+
+
+def reduce(op: str, axes, keepdims=1, opset=17, shape=(2, 3, 4, 5)) -> Case:
+    x = randn(shape, 80)
+    if opset >= 18 or op == "ReduceSum":
+        consts = {} if axes is None else {"axes": ints(axes)}
+        return _one(op, x, consts, opset=max(opset, 13), keepdims=keepdims)
+    return _one(op, x, axes=axes, keepdims=keepdims)
+
+
+def gather_runtime() -> Case:
+    x = randn((5, 4), 90)
+    idx = np.array([[4, -1], [0, 2]], np.int64)
+    data = build([node("Gather", ["x", "i"], ["y"], axis=0)], {"x": x, "i": idx}, ["y"])
+    return data, [x, idx]
+
+
+def torch_flatten() -> Case:
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as torch.onnx exports x.view(n, -1)."""
+    x = randn((2, 3, 4, 2), 91)
+    nodes = [node("Shape", ["x"], ["s"]), node("Gather", ["s", "zero"], ["n"], axis=0),
+             node("Unsqueeze", ["n", "ax"], ["n1"]),
+             node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+             node("Reshape", ["x", "shape"], ["y"])]
+    consts = {"zero": np.array(0, np.int64), "ax": ints([0]), "minus1": ints([-1])}
+    return build(nodes, {"x": x}, ["y"], consts), [x]
+
+
+def constant_nodes() -> Case:
+    """Constant, ConstantOfShape and Expand feeding arithmetic."""
+    x = randn((3, 4), 92)
+    from onnx import helper
+
+    value = helper.make_tensor("v", 1, [1], [0.5])
+    nodes = [node("Constant", [], ["k"], value_floats=[1.0, 2.0, 3.0, 4.0]),
+             node("Shape", ["x"], ["s"]),
+             node("ConstantOfShape", ["s"], ["half"], value=value),
+             node("Add", ["x", "half"], ["a"]), node("Mul", ["a", "k"], ["m"]),
+             node("Expand", ["col", "s"], ["e"]), node("Sub", ["m", "e"], ["y"])]
+    return build(nodes, {"x": x}, ["y"], {"col": randn((3, 1), 93)}), [x]
+
+
+def batch_norm(shape=(2, 3, 4, 5)) -> Case:
+    c = shape[1]
+    rng = np.random.default_rng(94)
+    consts = {"s": randn((c,), 95), "b": randn((c,), 96), "m": randn((c,), 97),
+              "v": (rng.random(c) + 0.5).astype(np.float32)}
+    return _one("BatchNormalization", randn(shape, 98), consts, epsilon=1e-3)
+
+
+def cast_int() -> Case:
+    return _one("Cast", randn((3, 5), 99, 5.0), to=6)
+
+
+CASES: dict[str, Callable[[], Case]] = {
+    # Conv
+    "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
+    "conv-asym-pads-stride2": lambda: conv(pads=[0, 1, 2, 0], strides=[2, 2]),
+    "conv-dilation2-no-bias": lambda: conv(bias=False, dilations=[2, 2], pads=[2, 2, 2, 2]),
+    "conv-group2": lambda: conv(w=(6, 2, 3, 3), group=2, pads=[1, 1, 1, 1]),
+    "conv-depthwise": lambda: conv(w=(8, 1, 3, 3), group=4, strides=[2, 1]),
+    "conv-same-upper": lambda: conv(auto_pad="SAME_UPPER", strides=[2, 2]),
+    "conv-same-lower": lambda: conv(w=(6, 4, 2, 2), auto_pad="SAME_LOWER", strides=[2, 2]),
+    "conv-valid": lambda: conv(auto_pad="VALID", strides=[1, 2]),
+    "conv-1d": lambda: conv(shape=(2, 3, 9), w=(4, 3, 3), pads=[1, 0], strides=[2]),
+    # ConvTranspose
+    "convt-stride2": lambda: conv_t(strides=[2, 2]),
+    "convt-pads-output-padding": lambda: conv_t(strides=[2, 2], pads=[1, 0, 1, 2],
+                                                output_padding=[1, 0]),
+    "convt-group2-no-bias": lambda: conv_t(w=(4, 2, 3, 2), group=2, bias=False,
+                                           strides=[1, 2]),
+    "convt-dilation2": lambda: conv_t(dilations=[2, 2], pads=[1, 1, 1, 1]),
+    "convt-same-upper": lambda: conv_t(w=(4, 3, 4, 4), strides=[2, 2], auto_pad="SAME_UPPER"),
+    "convt-same-lower": lambda: conv_t(w=(4, 3, 3, 3), strides=[2, 2], auto_pad="SAME_LOWER"),
+    "convt-output-shape": lambda: conv_t(strides=[2, 2], output_shape=[9, 10]),
+    "convt-large-pads": lambda: conv_t(w=(4, 3, 2, 2), pads=[2, 1, 1, 2]),
+    "convt-1d": lambda: conv_t(shape=(1, 2, 5), w=(2, 3, 3), strides=[3]),
+    # Gemm, MatMul
+    "gemm": lambda: gemm(),
+    "gemm-transA-no-c": lambda: gemm(a=(5, 3), c=None, transA=1),
+    "gemm-transB-alpha-beta": lambda: gemm(b=(4, 5), transB=1, alpha=0.5, beta=2.0),
+    "gemm-c-row": lambda: gemm(c=(4,)),
+    "gemm-c-scalar": lambda: gemm(c=(1,), transA=1, transB=1, a=(5, 3), b=(4, 5)),
+    "matmul-2d": lambda: matmul((3, 5), (5, 4)),
+    "matmul-3d-by-2d": lambda: matmul((2, 3, 5), (5, 4)),
+    "matmul-batched": lambda: matmul((2, 3, 5), (2, 5, 4), const=False),
+    "matmul-broadcast": lambda: matmul((2, 1, 3, 4), (5, 4, 2), const=False),
+    "matmul-1d-left": lambda: matmul((5,), (2, 5, 3)),
+    "matmul-1d-right": lambda: matmul((2, 3, 5), (5,)),
+    "batchnorm": lambda: batch_norm(),
+    "batchnorm-2d": lambda: batch_norm((4, 6)),
+    # activations
+    "relu": lambda: unary("Relu"),
+    "clip-both": lambda: clip(-1.0, 1.5),
+    "clip-min": lambda: clip(0.0, None),
+    "clip-max": lambda: clip(None, 6.0),
+    "clip-none": lambda: clip(None, None),
+    "leaky-relu": lambda: unary("LeakyRelu", alpha=0.1),
+    "leaky-relu-default": lambda: unary("LeakyRelu"),
+    "sigmoid": lambda: unary("Sigmoid"),
+    "tanh": lambda: unary("Tanh"),
+    "hard-swish": lambda: unary("HardSwish", scale=4.0),
+    "hard-sigmoid": lambda: unary("HardSigmoid", alpha=0.3, beta=0.4),
+    "softmax": lambda: unary("Softmax"),
+    "softmax-axis1": lambda: unary("Softmax", axis=1),
+    "log-softmax": lambda: unary("LogSoftmax", axis=-2),
+    "exp": lambda: unary("Exp", scale=1.0),
+    "log": lambda: unary("Log", positive=True),
+    "sqrt": lambda: unary("Sqrt", positive=True),
+    "neg": lambda: unary("Neg"),
+    "abs": lambda: unary("Abs"),
+    "cast-to-int32": cast_int,
+    "identity": lambda: unary("Identity"),
+    "dropout": lambda: unary("Dropout"),
+    # binary (numpy broadcasting)
+    "add": lambda: binary("Add", (2, 3, 4), (2, 3, 4)),
+    "add-broadcast": lambda: binary("Add", (2, 1, 4), (3, 1)),
+    "sub-broadcast": lambda: binary("Sub", (4,), (2, 3, 4)),
+    "mul-broadcast": lambda: binary("Mul", (2, 3, 1), (1, 4)),
+    "div-broadcast": lambda: binary("Div", (2, 3, 4), (3, 1)),
+    "div-int32-truncates": lambda: binary("Div", (3, 7), (3, 7), dt=np.int32),
+    "add-int64": lambda: binary("Add", (2, 5), (5,), dt=np.int64),
+    # pooling
+    "maxpool-pads-strides": lambda: pool("MaxPool", kernel_shape=[3, 3], strides=[2, 2],
+                                         pads=[1, 1, 1, 1]),
+    "maxpool-ceil": lambda: pool("MaxPool", kernel_shape=[2, 2], strides=[2, 2],
+                                 ceil_mode=1),
+    "maxpool-ceil-pads": lambda: pool("MaxPool", shape=(1, 2, 6, 6), kernel_shape=[3, 3],
+                                      strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+    "maxpool-dilations": lambda: pool("MaxPool", kernel_shape=[2, 3], dilations=[2, 1]),
+    "maxpool-same-upper": lambda: pool("MaxPool", kernel_shape=[3, 2], strides=[2, 3],
+                                       auto_pad="SAME_UPPER"),
+    "maxpool-1d": lambda: pool("MaxPool", shape=(2, 3, 9), kernel_shape=[3], strides=[2]),
+    "avgpool-exclude-pad": lambda: pool("AveragePool", kernel_shape=[3, 3], strides=[2, 2],
+                                        pads=[1, 1, 1, 1]),
+    "avgpool-include-pad": lambda: pool("AveragePool", kernel_shape=[3, 3], strides=[2, 2],
+                                        pads=[1, 1, 1, 1], count_include_pad=1),
+    "avgpool-ceil": lambda: pool("AveragePool", kernel_shape=[2, 3], strides=[2, 2],
+                                 ceil_mode=1),
+    "avgpool-ceil-include-pad": lambda: pool("AveragePool", kernel_shape=[3, 3],
+                                             strides=[2, 2], pads=[1, 0, 1, 0], ceil_mode=1,
+                                             count_include_pad=1),
+    "avgpool-same-lower": lambda: pool("AveragePool", kernel_shape=[2, 2], strides=[1, 1],
+                                       auto_pad="SAME_LOWER"),
+    "avgpool-valid": lambda: pool("AveragePool", kernel_shape=[3, 2], auto_pad="VALID"),
+    "global-avgpool": lambda: pool("GlobalAveragePool"),
+    "global-maxpool": lambda: pool("GlobalMaxPool"),
+    # data movement
+    "reshape-zero-minus-one": lambda: shaped("Reshape", (2, 3, 4), {"s": ints([0, -1, 2])}),
+    "reshape-allowzero": lambda: shaped("Reshape", (2, 3, 4), {"s": ints([4, 6])},
+                                        opset=14, allowzero=1),
+    "flatten-axis0": lambda: shaped("Flatten", (2, 3, 4), {}, axis=0),
+    "flatten-axis2": lambda: shaped("Flatten", (2, 3, 4), {}, axis=2),
+    "flatten-axis-neg": lambda: shaped("Flatten", (2, 3, 4), {}, axis=-1),
+    "transpose-perm": lambda: shaped("Transpose", (2, 3, 4), {}, perm=[1, 2, 0]),
+    "transpose-default": lambda: shaped("Transpose", (2, 3, 4), {}),
+    "concat": lambda: shaped("Concat", (2, 3, 4), {"c1": randn((2, 1, 4), 71),
+                                                   "c2": randn((2, 2, 4), 72)}, axis=1),
+    "concat-neg-axis": lambda: shaped("Concat", (2, 3, 4), {"c1": randn((2, 3, 2), 73)},
+                                      axis=-1),
+    "pad-constant": lambda: shaped("Pad", (2, 3, 4), {"p": ints([0, 1, 2, 1, 0, 1]),
+                                                      "v": np.array(1.5, np.float32)}),
+    "pad-negative": lambda: shaped("Pad", (2, 3, 4), {"p": ints([0, -1, 2, 0, 1, -2])}),
+    "pad-reflect": lambda: shaped("Pad", (2, 3, 4), {"p": ints([0, 2, 1, 0, 1, 3])},
+                                  mode="reflect"),
+    "pad-edge": lambda: shaped("Pad", (2, 3, 4), {"p": ints([1, 0, 2, 0, 3, 1])},
+                               mode="edge"),
+    "pad-wrap": lambda: shaped("Pad", (2, 3, 4), {"p": ints([0, 1, 3, 0, 2, 1])},
+                               mode="wrap", opset=19),
+    "pad-axes": lambda: shaped("Pad", (2, 3, 4), {"p": ints([1, 2, 0, 1]),
+                                                  "a": ints([-1, 0])},
+                               names=["p", "", "a"], opset=18),
+    "slice": lambda: shaped("Slice", (6, 5, 4), {"s": ints([1, 0]), "e": ints([5, 3])}),
+    "slice-neg-clamped": lambda: shaped("Slice", (6, 5, 4), {"s": ints([-4, -100]),
+                                                             "e": ints([1000, -1]),
+                                                             "a": ints([0, 2])}),
+    "slice-steps": lambda: shaped("Slice", (6, 5, 4), {"s": ints([0, 1]), "e": ints([6, 5]),
+                                                       "a": ints([0, 1]), "t": ints([2, 3])}),
+    "slice-neg-step": lambda: shaped("Slice", (6, 5, 4), {"s": ints([-1, 3]),
+                                                          "e": ints([-1000, 0]),
+                                                          "a": ints([-1, 1]),
+                                                          "t": ints([-1, -2])}),
+    "squeeze-axes": lambda: shaped("Squeeze", (1, 3, 1, 4), {"a": ints([0, -2])}),
+    "squeeze-all": lambda: shaped("Squeeze", (1, 3, 1, 4), {}),
+    "unsqueeze": lambda: shaped("Unsqueeze", (3, 4), {"a": ints([0, -1])}),
+    "gather-axis0-neg": lambda: shaped("Gather", (5, 4), {"i": ints([4, -1, 0])}, axis=0),
+    "gather-axis1-2d": lambda: shaped("Gather", (2, 5, 3), {"i": ints([[1, 2], [-5, 4]])},
+                                      axis=1),
+    "gather-scalar": lambda: shaped("Gather", (2, 5, 3), {"i": np.array(-2, np.int64)},
+                                    axis=-1),
+    "gather-runtime-indices": gather_runtime,
+    "reduce-mean-keepdims": lambda: reduce("ReduceMean", [1, -1]),
+    "reduce-mean-no-keepdims": lambda: reduce("ReduceMean", [2], keepdims=0),
+    "reduce-mean-all": lambda: reduce("ReduceMean", None, keepdims=0, opset=18),
+    "reduce-mean-axes-input": lambda: reduce("ReduceMean", [0, 2], opset=18),
+    "reduce-sum": lambda: reduce("ReduceSum", [3], keepdims=0),
+    "reduce-max": lambda: reduce("ReduceMax", [1, 2], opset=18),
+    "torch-flatten": torch_flatten,
+    "constant-nodes": constant_nodes,
+}
+
+__all__ = ["CASES", "Case"]
