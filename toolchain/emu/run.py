@@ -6,6 +6,12 @@ The run happens in a fresh temporary directory: the inputs are written there as
 counts the guest instructions retired between the entries of ``mrt_bench_begin`` and
 ``mrt_bench_end`` (addresses taken from the ELF symbol table) - exact and repeatable,
 unlike wall-clock time.
+
+QEMU boots the ELF (``-kernel``), or, with ``boot``, the very file that is flashed: a
+``.bin`` at its recorded base address or a ``.hex`` at the addresses its records carry
+(``-device loader``); the ELF still gives the marker addresses. A real board verified
+on a relinked sibling (``Board.verify_mode == "relink"``) runs the copy that
+``link_firmware`` relinked for the sibling (``verify/`` beside the image).
 """
 
 from __future__ import annotations
@@ -26,17 +32,21 @@ from elftools.elf.elffile import ELFFile
 
 from toolchain.emu.diagnose import FAULT_FILE, describe_exit
 from toolchain.emu.plugin import build_plugin
+from toolchain.link.build import VERIFY_DIR
 from toolchain.target import Board
 
 __all__ = [
     "BENCH_BEGIN",
     "BENCH_END",
+    "BootImage",
     "EmuError",
     "EmuTimeout",
     "RunResult",
     "bench_markers",
+    "boot_image",
     "qemu_command",
     "run_image",
+    "verified_elf",
 ]
 
 BENCH_BEGIN = "mrt_bench_begin"
@@ -70,6 +80,7 @@ class RunResult:
     instructions: int | None  # retired between the markers; None if not counted / reached
     command: tuple[str, ...]
     fault: bytes | None = None  # the raw fault record, if a fault handler left one
+    image: Path | None = None  # the file QEMU booted (the ELF, or the .bin / .hex)
 
     @property
     def diagnosis(self) -> str:
@@ -108,9 +119,58 @@ def _plugin_option(path: Path, args: dict[str, str]) -> str:
     return ",".join(p.replace(",", ",,") for p in parts)
 
 
-def qemu_command(board: Board, elf: Path, plugin: str | None = None) -> list[str]:
+@dataclass(frozen=True)
+class BootImage:
+    """A flashable file QEMU boots instead of the ELF: ``.bin`` (raw, at ``base``) or
+    ``.hex`` (Intel HEX: its records carry the addresses)."""
+
+    path: Path
+    base: int | None = None  # where a .bin starts; None for .hex
+
+    def loader_option(self) -> str:
+        """The ``-device loader`` value that puts the file in memory (before the core
+        reads its reset vector, as QEMU's loader writes at machine reset)."""
+        parts = ["loader", f"file={self.path}"]
+        if self.base is not None:
+            parts += [f"addr={self.base:#x}", "force-raw=on"]
+        return ",".join(p.replace(",", ",,") for p in parts)
+
+
+def boot_image(path: Path) -> BootImage:
+    """The BootImage of a build's ``.bin`` (base from the ``.bin.base`` file written beside
+    it) or ``.hex``; EmuError for anything else."""
+    path = Path(path).resolve()
+    if path.suffix == ".hex":
+        return BootImage(path)
+    if path.suffix == ".bin":
+        base_file = path.with_name(path.name + ".base")
+        try:
+            return BootImage(path, int(base_file.read_text().strip(), 0))
+        except OSError:
+            raise EmuError(f"{path}: no {base_file.name} beside it to say where it starts "
+                           "(rebuild with minirt-build)") from None
+        except ValueError:
+            raise EmuError(f"{base_file}: not an address") from None
+    raise EmuError(f"{path}: cannot boot a '{path.suffix}' file (a .bin or a .hex)")
+
+
+def verified_elf(board: Board, elf: Path) -> Path:
+    """The image QEMU runs for ``elf`` built for ``board``: ``elf`` itself, or, for a board
+    whose sibling does not map its memories, the relinked copy in ``verify/``."""
+    elf = Path(elf)
+    if board.verify_mode != "relink" or elf.parent.name == VERIFY_DIR:
+        return elf
+    copy = elf.parent / VERIFY_DIR / elf.name
+    if not copy.is_file():
+        raise EmuError(f"board {board.identifier} is verified on {board.sibling.identifier} "
+                       f"with a relinked copy, and {copy} is missing (rebuild)")
+    return copy
+
+
+def qemu_command(board: Board, elf: Path, plugin: str | None = None,
+                 boot: BootImage | None = None) -> list[str]:
     """The QEMU command line that runs ``elf`` on ``board`` (optionally with a plugin
-    option value as built by the runner)."""
+    option value as built by the runner), or boots ``boot`` instead of the ELF."""
     sim = board.simulation
     qemu = shutil.which(sim.qemu)
     if qemu is None:
@@ -118,8 +178,12 @@ def qemu_command(board: Board, elf: Path, plugin: str | None = None) -> list[str
         raise EmuError(f"board {board.identifier}: {sim.qemu} not found (install {package})")
     plugin_args = ["-plugin", plugin] if plugin else []
     if sim.mode == "user":
+        if boot is not None:
+            raise EmuError(f"board {board.identifier} runs a Linux program: there is no "
+                           f"{boot.path.suffix} image to boot, only the ELF")
         return [qemu, *sim.args, *plugin_args, str(elf)]
-    return [qemu, "-M", sim.machine, *sim.args, *plugin_args, "-kernel", str(elf)]
+    load = ["-device", boot.loader_option()] if boot is not None else ["-kernel", str(elf)]
+    return [qemu, "-M", sim.machine, *sim.args, *plugin_args, *load]
 
 
 def _input_bytes(inputs: bytes | Sequence[bytes | _HasToBytes]) -> bytes:
@@ -135,15 +199,24 @@ def run_image(
     *,
     timeout: float | None = None,
     count_instructions: bool = True,
+    boot: Path | BootImage | None = None,
 ) -> RunResult:
     """Runs ``elf`` under QEMU for ``board`` with ``inputs`` (raw bytes, or a sequence of
-    byte strings / numpy arrays concatenated in signature order).
+    byte strings / numpy arrays concatenated in signature order). With ``boot`` (a
+    build's ``.bin`` or ``.hex``), QEMU boots that file and ``elf`` only gives the marker
+    addresses. A board verified on a relinked sibling runs the relinked copy of both
+    (``verified_elf``).
 
     Raises EmuTimeout if it runs longer than ``timeout`` seconds (default: the board's
     simulation.timeout), EmuError if QEMU cannot run or the plugin reports nothing for a
     successful run.
     """
-    elf = Path(elf).resolve()
+    elf = verified_elf(board, Path(elf)).resolve()
+    if isinstance(boot, Path | str):
+        boot = Path(boot)
+        if elf.parent.name == VERIFY_DIR and boot.parent.name != VERIFY_DIR:
+            boot = elf.parent / boot.name
+        boot = boot_image(boot)
     limit = board.simulation.timeout if timeout is None else timeout
     if board.simulation.mode == "user" and not os.access(elf, os.X_OK):
         # qemu-user would exit with status 1 without a word, which reads as the image's
@@ -159,7 +232,7 @@ def run_image(
                 build_plugin(),
                 {"begin": hex(begin), "end": hex(end), "out": str(work / _COUNT_FILE)},
             )
-        cmd = qemu_command(board, elf, plugin)
+        cmd = qemu_command(board, elf, plugin, boot)
         try:
             proc = subprocess.run(
                 cmd,
@@ -173,7 +246,8 @@ def run_image(
             console = (exc.stdout or b"").decode(errors="replace").strip()
             seen = f"; console so far: {console[-200:]!r}" if console else ""
             raise EmuTimeout(
-                f"board {board.identifier}: {elf.name} did not finish within {limit:g} s "
+                f"board {board.identifier}: {(boot.path if boot else elf).name} did not "
+                f"finish within {limit:g} s "
                 f"(hang?){seen}"
             ) from None
         out_path = work / OUT_FILE
@@ -200,4 +274,5 @@ def run_image(
             instructions=instructions,
             command=tuple(cmd),
             fault=fault,
+            image=boot.path if boot is not None else elf,
         )

@@ -5,7 +5,9 @@
 caller's objects (e.g. the generated dispatch object) and the target's compiler helpers
 (``libgcc.a`` of the matching multilib) using a linker script generated from the board's
 memory map, and writes ``firmware.elf``, ``firmware.map``, ``firmware.bin`` (+ its base
-address) and ``firmware.hex``.
+address) and ``firmware.hex``; ``firmware.uf2`` for a board with a UF2 bootloader, and
+``verify/firmware.*`` (the same objects relinked for the emulated sibling) for a real
+board whose memories its sibling does not map.
 
 The link fails loudly on any undefined symbol, on dynamic sections and when the image
 does not fit the board's memories. Builds are reproducible: sources are compiled from
@@ -29,7 +31,7 @@ from pathlib import Path
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-from toolchain.link.images import flash_chunks, intel_hex, raw_binary
+from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
 
@@ -102,6 +104,12 @@ class LinkResult:
     flash_used: int  # bytes of flash: .text + .rodata + .data load image
     ram_used: int  # bytes of RAM: .data + .bss (stack not included)
     entry: int
+    uf2: Path | None = None  # for boards with a UF2 bootloader (a `uf2` flash method)
+
+
+# Where link_firmware puts the copy relinked for a real board's emulated sibling, when the
+# sibling does not map the board's memories (Board.verify_mode == "relink").
+VERIFY_DIR = "verify"
 
 
 # --------------------------------------------------------------------------- tools
@@ -442,6 +450,16 @@ def link_firmware(
     (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
     hex_path = out_dir / f"{name}.hex"
     hex_path.write_text(intel_hex(chunks, entry=entry))
+    uf2_path = None
+    for method in board.flash_methods:
+        if method.method == "uf2":
+            uf2_path = out_dir / f"{name}.uf2"
+            uf2_path.write_bytes(uf2_image(chunks, method.family))
+    if board.verify_mode == "relink":
+        # QEMU's sibling maps none of this board's flash: the same objects relinked for
+        # the sibling's memory map are what runs under QEMU (toolchain/emu/run.py).
+        link_firmware(board.relinked_for_sibling(), all_objects, out_dir / VERIFY_DIR,
+                      runtime_parts=(), name=name)
     return LinkResult(
         elf=elf,
         map=map_path,
@@ -454,6 +472,7 @@ def link_firmware(
         flash_used=flash_used,
         ram_used=ram_used,
         entry=entry,
+        uf2=uf2_path,
     )
 
 

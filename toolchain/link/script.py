@@ -8,8 +8,13 @@ Layout (names in the spirit of cortex-m-rt):
   the arena and I/O buffers) and, at the top, the stack growing down from
   ``_stack_start`` to at least ``_stack_end``.
 
+* One region per extra memory of the board (``memories``: CCM, ITCM, ...), holding the
+  input sections named after it (``.ccm``, ``.ccm.*``), not loaded and not zeroed: nothing
+  of minirt's goes there, an application places its own buffers.
+
 On Linux boards the kernel loads ``.data`` in place, so it has no separate load address.
-ASSERTs turn an overflow of flash, RAM or the minimum stack into a link error.
+ASSERTs turn an overflow of flash, RAM or the minimum stack into a link error (and lld's
+region check an overflow of an extra memory).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ MEMORY
 {{
   FLASH (rx)  : ORIGIN = {flash_origin:#010x}, LENGTH = {flash_length:#x}
   RAM   (rwx) : ORIGIN = {ram_origin:#010x}, LENGTH = {ram_length:#x}
-}}
+{extra_memory}}}
 
 ENTRY({entry})
 
@@ -79,7 +84,7 @@ SECTIONS
     . = ALIGN(4);
     __ebss = .;
   }} > RAM
-
+{extra_sections}
   /DISCARD/ :
   {{
     *(.ARM.exidx .ARM.exidx.*)
@@ -98,6 +103,18 @@ ASSERT(__ebss <= _stack_end,
 """
 
 
+def _extra_memory(board: Board) -> tuple[str, str]:
+    """The MEMORY lines and output sections of the board's extra memories."""
+    lines, sections = [], []
+    for mem in board.memories:
+        region = mem.name.upper()
+        lines.append(f"  {region:<5} (rw)  : ORIGIN = {mem.origin:#010x}, "
+                     f"LENGTH = {mem.length:#x}\n")
+        sections.append(f"\n  .{mem.name} (NOLOAD) : ALIGN(4)\n  {{\n"
+                        f"    *(.{mem.name} .{mem.name}.*)\n  }} > {region}\n")
+    return "".join(lines), "".join(sections)
+
+
 def linker_script(board: Board) -> str:
     """The GNU ld / lld linker script text for ``board``."""
     linux = board.target_info.os == "linux"
@@ -107,8 +124,11 @@ def linker_script(board: Board) -> str:
             f"board {board.identifier}: no platform part with an entry point "
             f"(expected one of {sorted(ENTRY_SYMBOLS)})"
         )
+    extra_memory, extra_sections = _extra_memory(board)
     return _TEMPLATE.format(
         board=board.identifier,
+        extra_memory=extra_memory,
+        extra_sections=extra_sections,
         flash_origin=board.flash.origin,
         flash_length=board.flash.length,
         ram_origin=board.ram.origin,

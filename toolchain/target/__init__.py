@@ -1,14 +1,18 @@
 """Target (instruction set / ABI) and board (memory map / runner) descriptors."""
 
 from toolchain.target.descriptors import (
+    FLASH_METHOD_FIELDS,
     Board,
     Budgets,
     Capabilities,
     CompilerHelpers,
     DescriptorError,
+    FlashMethod,
     MemoryRegion,
+    NamedMemory,
     Simulation,
     Target,
+    VerifyOn,
     boards_dir,
     list_boards,
     list_targets,
@@ -18,14 +22,18 @@ from toolchain.target.descriptors import (
 )
 
 __all__ = [
+    "FLASH_METHOD_FIELDS",
     "Board",
     "Budgets",
     "Capabilities",
     "CompilerHelpers",
     "DescriptorError",
+    "FlashMethod",
     "MemoryRegion",
+    "NamedMemory",
     "Simulation",
     "Target",
+    "VerifyOn",
     "boards_dir",
     "list_boards",
     "list_targets",

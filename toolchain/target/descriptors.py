@@ -6,6 +6,14 @@ and where compiler helpers (soft-float, ``__aeabi_*``) come from. A *board*
 (``boards/NAME.yaml``) names a target and adds a memory map, size budgets, the runtime
 platform layer and how to run the image under QEMU.
 
+A board is either emulated by QEMU itself (its ``simulation`` section), or a real board
+that QEMU does not model, verified on an emulated *sibling* with the same target
+(``verify_on: {board: ...}``): then ``simulation`` is the sibling's, and the image runs
+there as it is when every memory of the board is mapped on the sibling, else a copy
+relinked for the sibling's memory map runs (``Board.verify_mode``). Real boards also
+name their flash methods (``flash_methods``, run by ``minirt-flash``) and may have
+extra memories (``memories``: CCM, ITCM, ...) that sections named after them go to.
+
 The dataclasses below *are* the schema: every field without a default is required, the
 annotation gives the type, and keys not named by a field are rejected. Every problem is
 reported as one line that names the file and the field, e.g.
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import types
 import typing
@@ -26,14 +35,18 @@ from typing import Any, Literal
 import yaml
 
 __all__ = [
+    "FLASH_METHOD_FIELDS",
     "Board",
     "Budgets",
     "Capabilities",
     "CompilerHelpers",
     "DescriptorError",
+    "FlashMethod",
     "MemoryRegion",
+    "NamedMemory",
     "Simulation",
     "Target",
+    "VerifyOn",
     "boards_dir",
     "list_boards",
     "list_targets",
@@ -132,6 +145,59 @@ class Simulation:
 
 
 @dataclass(frozen=True)
+class NamedMemory:
+    """A memory besides the main flash and RAM (CCM, ITCM, ...). Nothing of minirt's goes
+    there by itself: input sections named ``.<name>`` or ``.<name>.*`` are placed in it
+    (not loaded, not zeroed: the application owns its contents)."""
+
+    name: str  # a C identifier, lower case: the section name and, upper-cased, the region
+    origin: int
+    length: int
+    note: str = ""  # what the datasheet calls it
+
+    @property
+    def end(self) -> int:
+        """One past the last address."""
+        return self.origin + self.length
+
+
+@dataclass(frozen=True)
+class FlashMethod:
+    """One way of writing the image into the board's flash (``minirt-flash`` runs it).
+    Which fields a method takes is the table FLASH_METHOD_FIELDS."""
+
+    method: Literal["pyocd", "openocd", "dfu", "uf2"]
+    target: str = ""  # pyocd: the pyOCD target type (``pyocd list --targets``)
+    config: tuple[str, ...] = ()  # openocd: the -f configuration files, in order
+    device: str = ""  # dfu: the USB VID:PID of the DFU bootloader
+    alt: int = 0  # dfu: the alternate setting that is the internal flash
+    family: int = 0  # uf2: the UF2 family ID the bootloader accepts
+    board_id: str = ""  # uf2: what the Board-ID line of the drive's INFO_UF2.TXT starts with
+    drive: str = ""  # uf2: the drive's volume name, for the "plug it in" message
+
+
+# method -> (required fields, optional fields); any other field is refused for it.
+FLASH_METHOD_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "pyocd": (frozenset({"target"}), frozenset()),
+    "openocd": (frozenset({"config"}), frozenset()),
+    "dfu": (frozenset({"device"}), frozenset({"alt"})),
+    "uf2": (frozenset({"family", "board_id"}), frozenset({"drive"})),
+}
+
+
+@dataclass(frozen=True)
+class VerifyOn:
+    """A real board that QEMU does not model is verified on an emulated sibling board
+    with the same target (core, FPU, ABI)."""
+
+    board: str  # the sibling: a board with a `simulation` section
+    # Extra QEMU arguments that make the sibling start the image as the real board does
+    # (e.g. the vector table address a bootloader hands over to).
+    args: tuple[str, ...] = ()
+    note: str = ""  # why this sibling
+
+
+@dataclass(frozen=True)
 class Board:
     """A concrete board (or emulated machine) with a target, memory map and runner."""
 
@@ -144,13 +210,48 @@ class Board:
     stack_size: int
     budgets: Budgets
     console: Literal["stdout", "semihosting"]
-    simulation: Simulation
+    # How QEMU runs the image; for a board with `verify_on`, filled from the sibling.
+    simulation: Simulation = None  # type: ignore[assignment]
+    chip: str = ""  # the part, as its datasheet names it (real boards)
+    memories: tuple[NamedMemory, ...] = ()
+    flash_methods: tuple[FlashMethod, ...] = ()
+    verify_on: VerifyOn | None = None
+    sibling: Board | None = field(default=None, metadata={"yaml": False}, compare=False)
     target_info: Target = field(
         default=None,  # type: ignore[assignment]  # filled by load_board
         metadata={"yaml": False},
         compare=False,
     )
     path: Path = field(default=Path(), metadata={"yaml": False}, compare=False)
+
+    @property
+    def regions(self) -> tuple[tuple[str, int, int], ...]:
+        """(name, origin, end) of every memory: flash, ram, then the extra memories."""
+        return (("flash", self.flash.origin, self.flash.end),
+                ("ram", self.ram.origin, self.ram.end),
+                *((m.name, m.origin, m.end) for m in self.memories))
+
+    @property
+    def verify_mode(self) -> Literal["self", "image", "relink"]:
+        """How QEMU verifies this board's code: ``self`` (QEMU models the board), ``image``
+        (the very image runs on the sibling: every memory of the board is mapped there)
+        or ``relink`` (the same objects relinked for the sibling's memory map)."""
+        if self.sibling is None:
+            return "self"
+        mapped = self.sibling.regions
+        inside = all(any(o <= origin and end <= e for _, o, e in mapped)
+                     for _, origin, end in self.regions)
+        return "image" if inside else "relink"
+
+    def relinked_for_sibling(self) -> Board:
+        """This board with the sibling's memory map: what the ``relink`` verification
+        links the same objects for (same target, platform and stack)."""
+        if self.sibling is None:
+            raise ValueError(f"board {self.identifier} has no verify_on sibling")
+        sib = self.sibling
+        return dataclasses.replace(self, flash=sib.flash, ram=sib.ram, memories=sib.memories,
+                                   budgets=sib.budgets, verify_on=None, sibling=None,
+                                   flash_methods=())
 
 
 # --------------------------------------------------------------------------- locating
@@ -304,10 +405,57 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
             fail("ram", "overlaps the flash region")
         if obj.stack_size >= obj.ram.length:
             fail("stack_size", f"{obj.stack_size} does not fit in ram.length {obj.ram.length}")
-        if obj.simulation.mode == "system" and not obj.simulation.machine:
+        if (obj.simulation is None) == (obj.verify_on is None):
+            fail("simulation", "give exactly one of 'simulation' (QEMU models the board) and "
+                 "'verify_on' (a sibling board QEMU models)")
+        if obj.simulation is not None and obj.simulation.mode == "system" \
+                and not obj.simulation.machine:
             fail("simulation.machine", "missing required field (mode is system)")
         if not obj.platform:
             fail("platform", "expected at least one runtime_c/platform part")
+        _check_memories(obj, fail)
+        _check_flash_methods(obj, fail)
+
+
+def _check_memories(board: Board, fail: Any) -> None:
+    """Extra memories: named like C identifiers, not empty, overlapping nothing."""
+    seen = [("flash", board.flash.origin, board.flash.end),
+            ("ram", board.ram.origin, board.ram.end)]
+    for i, mem in enumerate(board.memories):
+        where = f"memories[{i}]"
+        if not mem.name.isidentifier() or mem.name != mem.name.lower():
+            fail(f"{where}.name", f"expected a lower-case identifier, got {mem.name!r}")
+        if mem.length == 0:
+            fail(f"{where}.length", "must be greater than 0")
+        for name, origin, end in seen:
+            if name == mem.name:
+                fail(f"{where}.name", f"'{name}' is already a memory of this board")
+            if mem.origin < end and origin < mem.end:
+                fail(where, f"overlaps the {name} region")
+        seen.append((mem.name, mem.origin, mem.end))
+
+
+def _check_flash_methods(board: Board, fail: Any) -> None:
+    """Each flash method gives exactly the fields its method takes (FLASH_METHOD_FIELDS)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(FlashMethod)}
+    names = [m.method for m in board.flash_methods]
+    for i, method in enumerate(board.flash_methods):
+        where = f"flash_methods[{i}]"
+        if names.index(method.method) != i:
+            fail(f"{where}.method", f"'{method.method}' is listed twice")
+        required, optional = FLASH_METHOD_FIELDS[method.method]
+        for name, default in defaults.items():
+            given = getattr(method, name) != default
+            if name in required and not given:
+                fail(f"{where}.{name}", f"missing required field (method is {method.method})")
+            if given and name != "method" and name not in required | optional:
+                fail(f"{where}.{name}", f"does not apply to method '{method.method}'")
+        if method.method == "dfu" and not re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}",
+                                                         method.device):
+            fail(f"{where}.device", f"expected a USB VID:PID like 0483:df11, got "
+                 f"{method.device!r}")
+        if method.method == "uf2" and method.family > 0xFFFFFFFF:
+            fail(f"{where}.family", f"expected a 32-bit UF2 family ID, got {method.family:#x}")
 
 
 # --------------------------------------------------------------------------- public API
@@ -334,14 +482,45 @@ def load_target(name: str | os.PathLike[str]) -> Target:
 
 
 def load_board(name: str | os.PathLike[str]) -> Board:
-    """Loads ``boards/NAME.yaml`` (or a YAML file path), validates it and its target."""
+    """Loads ``boards/NAME.yaml`` (or a YAML file path), validates it and its target; for
+    a board verified on a sibling, loads the sibling too and takes its simulation (with
+    ``verify_on.args`` added)."""
     path = _resolve("boards", name)
     board: Board = _load(path, Board)
     try:
         target_path = _resolve("targets", board.target)
     except DescriptorError as exc:
         raise DescriptorError(f"{_display(path)}: field 'target': {exc}") from None
-    return dataclasses.replace(board, target_info=load_target(target_path))
+    board = dataclasses.replace(board, target_info=load_target(target_path))
+    if board.verify_on is not None:
+        board = _with_sibling(board, path)
+    return board
+
+
+def _with_sibling(board: Board, path: Path) -> Board:
+    """Resolves ``verify_on.board`` (looked up beside this board's file first)."""
+    where = f"{_display(path)}: field 'verify_on.board'"
+    name = board.verify_on.board  # type: ignore[union-attr]
+    if name == board.identifier:
+        raise DescriptorError(f"{where}: a board cannot be its own sibling")
+    beside = path.parent / f"{name}.yaml"
+    try:
+        sibling = load_board(beside if beside.is_file() else name)
+    except DescriptorError as exc:
+        raise DescriptorError(f"{where}: {exc}") from None
+    if sibling.verify_on is not None:
+        raise DescriptorError(f"{where}: '{name}' is itself verified on another board; "
+                              "name a board that QEMU models")
+    if sibling.target != board.target:
+        raise DescriptorError(f"{where}: '{name}' runs target '{sibling.target}', this "
+                              f"board's target is '{board.target}'")
+    if sibling.platform != board.platform:
+        raise DescriptorError(f"{where}: '{name}' builds platform {list(sibling.platform)}, "
+                              f"this board {list(board.platform)}")
+    args = board.verify_on.args  # type: ignore[union-attr]
+    simulation = dataclasses.replace(sibling.simulation,
+                                     args=(*sibling.simulation.args, *args))
+    return dataclasses.replace(board, simulation=simulation, sibling=sibling)
 
 
 def list_targets() -> list[str]:
