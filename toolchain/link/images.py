@@ -1,14 +1,68 @@
-"""Flashable images from a linked ELF: raw binary (with its base address) and Intel HEX."""
+"""Flashable images from a linked ELF, and the checks that they are what the ELF says.
+
+Three formats carry the flash content (the file-backed parts of the ELF's PT_LOAD
+segments at their load addresses):
+
+* raw binary (``.bin``): the bytes from the lowest load address on, gaps filled with the
+  erased-flash value 0xFF; its base address travels beside it (``.bin.base``, size.json);
+* Intel HEX (``.hex``), written and read with the ``intelhex`` package: data records at
+  their addresses, and the entry point as a start linear address record;
+* UF2 (``.uf2``), for boards with a UF2 bootloader: one 512-byte block per 256-byte flash
+  page the image touches, each with its target address and the board's family ID
+  (the UF2 specification: github.com/microsoft/uf2).
+
+Each format has a reader here too, so a round trip can be checked against the ELF, and
+``layout_problems`` checks that an image is laid out for a board: every section inside
+one of its memories, the vector table (Cortex-M) or the entry (RISC-V) at the start of
+its flash.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import io
+import struct
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
-__all__ = ["LoadChunk", "flash_chunks", "intel_hex", "raw_binary"]
+from toolchain.target import Board
+
+__all__ = [
+    "UF2_BLOCK_SIZE",
+    "UF2_FLAG_FAMILY",
+    "UF2_PAYLOAD",
+    "ImageFormatError",
+    "LoadChunk",
+    "coalesce",
+    "flash_chunks",
+    "image_matches",
+    "intel_hex",
+    "layout_problems",
+    "raw_binary",
+    "read_intel_hex",
+    "read_uf2",
+    "uf2_image",
+]
+
+ERASED = 0xFF  # what a flash byte holds after an erase: the fill of gaps and padding
+
+UF2_BLOCK_SIZE = 512
+UF2_PAYLOAD = 256  # bytes of data per block, what every UF2 bootloader accepts
+UF2_MAGIC_START0 = 0x0A324655  # "UF2\n"
+UF2_MAGIC_START1 = 0x9E5D5157
+UF2_MAGIC_END = 0x0AB16F30
+UF2_FLAG_NOT_MAIN_FLASH = 0x00000001
+UF2_FLAG_FAMILY = 0x00002000  # the word after numBlocks is a family ID, not a file size
+_UF2_HEADER = struct.Struct("<8I")  # magic0, magic1, flags, addr, size, block, count, family
+_UF2_DATA = 476  # the data field of a block; the payload is padded with zeros to it
+
+
+class ImageFormatError(ValueError):
+    """A .hex or .uf2 file that is not well formed."""
 
 
 @dataclass(frozen=True)
@@ -18,12 +72,17 @@ class LoadChunk:
     address: int
     data: bytes
 
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.address + len(self.data)
+
 
 def flash_chunks(elf_path: Path, origin: int, end: int) -> list[LoadChunk]:
     """File-backed parts of PT_LOAD segments whose load (physical) address is in
     [origin, end): the content to program into flash, sorted by address."""
     chunks = []
-    with elf_path.open("rb") as f:
+    with Path(elf_path).open("rb") as f:
         elf = ELFFile(f)
         for seg in elf.iter_segments():
             if seg["p_type"] != "PT_LOAD" or seg["p_filesz"] == 0:
@@ -34,48 +93,233 @@ def flash_chunks(elf_path: Path, origin: int, end: int) -> list[LoadChunk]:
     return sorted(chunks, key=lambda c: c.address)
 
 
-def raw_binary(chunks: Iterable[LoadChunk], fill: int = 0xFF) -> tuple[int, bytes]:
+def coalesce(chunks: Iterable[LoadChunk]) -> list[LoadChunk]:
+    """The chunks sorted, with adjacent ones merged; overlapping chunks are an error."""
+    out: list[LoadChunk] = []
+    for chunk in sorted(chunks, key=lambda c: c.address):
+        if not chunk.data:
+            continue
+        if out and chunk.address < out[-1].end:
+            raise ValueError(f"overlapping load chunks at {chunk.address:#x}")
+        if out and chunk.address == out[-1].end:
+            out[-1] = LoadChunk(out[-1].address, out[-1].data + chunk.data)
+        else:
+            out.append(chunk)
+    return out
+
+
+def raw_binary(chunks: Iterable[LoadChunk], fill: int = ERASED) -> tuple[int, bytes]:
     """(base address, bytes) covering all chunks; gaps are filled with ``fill`` (the
     erased-flash value by default)."""
-    chunks = sorted(chunks, key=lambda c: c.address)
-    if not chunks:
+    merged = coalesce(chunks)
+    if not merged:
         return 0, b""
-    base = chunks[0].address
+    base = merged[0].address
     out = bytearray()
-    for chunk in chunks:
-        offset = chunk.address - base
-        if offset < len(out):
-            raise ValueError(f"overlapping load chunks at {chunk.address:#x}")
-        out.extend(bytes([fill]) * (offset - len(out)))
+    for chunk in merged:
+        out.extend(bytes([fill]) * (chunk.address - base - len(out)))
         out.extend(chunk.data)
     return base, bytes(out)
 
 
-def _record(kind: int, address: int, payload: bytes) -> str:
-    body = bytes([len(payload), (address >> 8) & 0xFF, address & 0xFF, kind]) + payload
-    checksum = (-sum(body)) & 0xFF
-    return ":" + body.hex().upper() + f"{checksum:02X}"
+# --------------------------------------------------------------------------- Intel HEX
 
 
-def intel_hex(chunks: Iterable[LoadChunk], entry: int | None = None, width: int = 16) -> str:
-    """Intel HEX text: data records (type 00) of ``width`` bytes, extended linear address
-    records (04) whenever the upper 16 address bits change, an optional start linear
-    address (05) and the end-of-file record (01)."""
-    lines: list[str] = []
-    upper = 0
-    for chunk in sorted(chunks, key=lambda c: c.address):
-        pos = 0
-        while pos < len(chunk.data):
-            address = chunk.address + pos
-            if address >> 16 != upper:
-                upper = address >> 16
-                lines.append(_record(0x04, 0, upper.to_bytes(2, "big")))
-            # A record may not cross a 64 KiB boundary.
-            room = 0x10000 - (address & 0xFFFF)
-            size = min(width, len(chunk.data) - pos, room)
-            lines.append(_record(0x00, address & 0xFFFF, chunk.data[pos : pos + size]))
-            pos += size
+def _intelhex() -> Any:
+    """The intelhex module (a dependency: pyproject.toml says why)."""
+    import intelhex
+
+    return intelhex
+
+
+def intel_hex(chunks: Iterable[LoadChunk], entry: int | None = None) -> str:
+    """Intel HEX text of the chunks: 16-byte data records, extended linear address
+    records where the upper 16 address bits change, the entry as a start linear address
+    record (05) when given, and the end-of-file record."""
+    ih = _intelhex().IntelHex()
+    for chunk in coalesce(chunks):
+        ih.frombytes(chunk.data, offset=chunk.address)
     if entry is not None:
-        lines.append(_record(0x05, 0, entry.to_bytes(4, "big")))
-    lines.append(_record(0x01, 0, b""))
-    return "\n".join(lines) + "\n"
+        ih.start_addr = {"EIP": entry}
+    out = io.StringIO()
+    ih.write_hex_file(out, byte_count=16)
+    return out.getvalue()
+
+
+def read_intel_hex(text: str) -> tuple[list[LoadChunk], int | None]:
+    """(contiguous chunks, entry or None) of Intel HEX text; ImageFormatError when it is
+    not well formed (bad checksum, bad record, overlapping data)."""
+    module = _intelhex()
+    ih = module.IntelHex()
+    try:
+        ih.loadhex(io.StringIO(text))
+    except module.IntelHexError as e:
+        raise ImageFormatError(f"not a valid Intel HEX file: {e}") from None
+    chunks = [LoadChunk(start, ih.tobinstr(start=start, end=stop - 1))
+              for start, stop in ih.segments()]
+    start = ih.start_addr or {}
+    entry = start.get("EIP")
+    if entry is None and "CS" in start:  # a segment start address (record 03)
+        entry = (start["CS"] << 4) + start["IP"]
+    return chunks, entry
+
+
+# --------------------------------------------------------------------------- UF2
+
+
+def uf2_image(chunks: Iterable[LoadChunk], family_id: int, fill: int = ERASED) -> bytes:
+    """The UF2 file of the chunks: one block per 256-byte page they touch (in address
+    order, bytes of the page outside the chunks set to ``fill``), each flagged with
+    ``family_id`` so a bootloader of another chip family refuses it."""
+    pages: dict[int, bytearray] = {}
+    for chunk in coalesce(chunks):
+        for pos, value in enumerate(chunk.data):
+            addr = chunk.address + pos
+            page = pages.setdefault(addr - addr % UF2_PAYLOAD, bytearray([fill]) * UF2_PAYLOAD)
+            page[addr % UF2_PAYLOAD] = value
+    count = len(pages)
+    blocks = []
+    for number, address in enumerate(sorted(pages)):
+        header = _UF2_HEADER.pack(UF2_MAGIC_START0, UF2_MAGIC_START1, UF2_FLAG_FAMILY, address,
+                                  UF2_PAYLOAD, number, count, family_id)
+        data = bytes(pages[address]).ljust(_UF2_DATA, b"\0")
+        blocks.append(header + data + struct.pack("<I", UF2_MAGIC_END))
+    return b"".join(blocks)
+
+
+def read_uf2(data: bytes) -> tuple[list[LoadChunk], int | None]:
+    """(contiguous chunks, family ID or None) of a UF2 file: every block checked (magic
+    numbers, payload size, numbering, one family); blocks flagged "not main flash" are
+    skipped, as bootloaders do. ImageFormatError when it is not well formed."""
+    if not data or len(data) % UF2_BLOCK_SIZE:
+        raise ImageFormatError(f"not a UF2 file: {len(data)} bytes is not a whole number "
+                               f"of {UF2_BLOCK_SIZE}-byte blocks")
+    count = len(data) // UF2_BLOCK_SIZE
+    chunks, families = [], set()
+    for i in range(count):
+        block = data[i * UF2_BLOCK_SIZE:(i + 1) * UF2_BLOCK_SIZE]
+        magic0, magic1, flags, addr, size, number, total, family = _UF2_HEADER.unpack_from(block)
+        (magic_end,) = struct.unpack_from("<I", block, UF2_BLOCK_SIZE - 4)
+        if (magic0, magic1, magic_end) != (UF2_MAGIC_START0, UF2_MAGIC_START1, UF2_MAGIC_END):
+            raise ImageFormatError(f"UF2 block {i}: bad magic numbers")
+        if size > _UF2_DATA:
+            raise ImageFormatError(f"UF2 block {i}: payload of {size} bytes (at most "
+                                   f"{_UF2_DATA})")
+        if number != i or total != count:
+            raise ImageFormatError(f"UF2 block {i}: numbered {number} of {total}, expected "
+                                   f"{i} of {count}")
+        if flags & UF2_FLAG_NOT_MAIN_FLASH:
+            continue
+        if flags & UF2_FLAG_FAMILY:
+            families.add(family)
+        chunks.append(LoadChunk(addr, block[32:32 + size]))
+    if len(families) > 1:
+        raise ImageFormatError("UF2 blocks name different families: "
+                               + ", ".join(f"{f:#010x}" for f in sorted(families)))
+    try:
+        merged = coalesce(chunks)
+    except ValueError as e:
+        raise ImageFormatError(f"UF2 blocks overlap: {e}") from None
+    return merged, (families.pop() if families else None)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def image_matches(decoded: Sequence[LoadChunk], expected: Sequence[LoadChunk],
+                  fill: int = ERASED) -> list[str]:
+    """What differs between an image read back from a file and the ELF's load chunks:
+    every expected byte must be there at its address, and any other byte the file
+    carries must be ``fill`` (gap filling and page padding). Empty when they agree."""
+    got, want = coalesce(decoded), coalesce(expected)
+    problems = []
+    for chunk in want:
+        if not any(g.address <= chunk.address and chunk.end <= g.end for g in got):
+            problems.append(f"[{chunk.address:#010x}, {chunk.end:#010x}) is not all in the "
+                            "image")
+    for have in got:
+        # What this stretch of the file must hold: fill, with the ELF's bytes laid over it.
+        should = bytearray([fill]) * len(have.data)
+        for chunk in want:
+            lo, hi = max(chunk.address, have.address), min(chunk.end, have.end)
+            if lo < hi:
+                should[lo - have.address:hi - have.address] = \
+                    chunk.data[lo - chunk.address:hi - chunk.address]
+        if should != have.data:
+            k = next(i for i, (a, b) in enumerate(zip(have.data, should)) if a != b)
+            problems.append(f"{have.address + k:#010x}: image has {have.data[k]:#04x}, "
+                            f"expected {should[k]:#04x}")
+    return problems
+
+
+def _lma(elf: ELFFile, address: int) -> int | None:
+    """The load address of the byte at virtual ``address`` (via its PT_LOAD segment)."""
+    for seg in elf.iter_segments():
+        if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= address < seg["p_vaddr"] + max(
+                seg["p_memsz"], 1):
+            return seg["p_paddr"] + address - seg["p_vaddr"]
+    return None
+
+
+def _cortex_m_boot(elf: ELFFile, board: Board, flash: bytes) -> list[str]:
+    """The vector table at the flash origin: the initial stack pointer inside RAM (at
+    most its end), the reset handler a Thumb address inside flash and the ELF's entry."""
+    if len(flash) < 8:
+        return [f"no vector table at the flash origin {board.flash.origin:#010x}"]
+    sp, reset = struct.unpack_from("<II", flash)
+    problems = []
+    if not board.ram.origin < sp <= board.ram.end:
+        problems.append(f"vector table: initial SP {sp:#010x} is not in RAM "
+                        f"[{board.ram.origin:#010x}, {board.ram.end:#010x}]")
+    if not reset & 1 or not board.flash.origin <= reset & ~1 < board.flash.end:
+        problems.append(f"vector table: reset vector {reset:#010x} is not a Thumb address "
+                        "in flash")
+    if reset != elf["e_entry"]:
+        problems.append(f"vector table: reset vector {reset:#010x} is not the ELF entry "
+                        f"{elf['e_entry']:#010x}")
+    return problems
+
+
+def _entry_at_origin(elf: ELFFile, board: Board, flash: bytes) -> list[str]:
+    """Execution starts at the flash origin (where the boot ROM jumps)."""
+    if elf["e_entry"] != board.flash.origin:
+        return [f"entry {elf['e_entry']:#010x} is not the flash origin {board.flash.origin:#010x}"]
+    return []
+
+
+# How each platform's core starts an image (the first platform part listed wins).
+BOOT_CHECKS: dict[str, Callable[[ELFFile, Board, bytes], list[str]]] = {
+    "cortex_m": _cortex_m_boot,
+    "riscv": _entry_at_origin,
+}
+
+
+def layout_problems(elf_path: Path, board: Board) -> list[str]:
+    """Why ``elf_path`` is not laid out for ``board`` (empty when it is): every allocated
+    section inside one memory of the board, everything loaded from flash (bare metal),
+    and the vector table (Cortex-M) or the entry (RISC-V) at the flash origin."""
+    problems = []
+    regions = board.regions
+    bare_metal = board.target_info.os == "none"
+    with Path(elf_path).open("rb") as f:
+        elf = ELFFile(f)
+        for sec in elf.iter_sections():
+            if not sec["sh_flags"] & SH_FLAGS.SHF_ALLOC or sec["sh_size"] == 0:
+                continue
+            start, end = sec["sh_addr"], sec["sh_addr"] + sec["sh_size"]
+            if not any(o <= start and end <= e for _, o, e in regions):
+                problems.append(f"section {sec.name} [{start:#010x}, {end:#010x}) is in no "
+                                f"memory of board {board.identifier}")
+            if bare_metal and sec["sh_type"] != "SHT_NOBITS":
+                lma = _lma(elf, start)
+                if lma is None or not board.flash.origin <= lma < board.flash.end:
+                    where = "nowhere" if lma is None else f"{lma:#010x}"
+                    problems.append(f"section {sec.name} loads from {where}, not from flash")
+        flash = raw_binary(flash_chunks(Path(elf_path), board.flash.origin, board.flash.end))
+        base, blob = flash
+        head = blob if base == board.flash.origin else b""
+        for part in board.platform:
+            if part in BOOT_CHECKS:
+                problems += BOOT_CHECKS[part](elf, board, head)
+                break
+    return problems
