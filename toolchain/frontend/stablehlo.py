@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from toolchain.diagnostics import CompileError, raise_all
+from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
     QUANT_CONVERTERS,
@@ -25,6 +26,7 @@ from toolchain.graph.ops import OPS
 from toolchain.graph.verify import tensor_type_error, verify_node
 from toolchain.mlir.ir import (
     ArrayAttr,
+    BoolAttr,
     DenseArrayAttr,
     DenseAttr,
     FloatAttr,
@@ -108,7 +110,14 @@ def _convert(op: Operation) -> tuple[str, dict]:
 
 
 def _compare(op: Operation) -> tuple[str, dict]:
-    return "compare", {"direction": _enum(op, "comparison_direction")}
+    attrs = {"direction": _enum(op, "comparison_direction")}
+    # TOTALORDER on floats orders -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN (what
+    # JAX's sort comparators use); on integers it is the ordinary order.
+    operand = _as_tensor_type(op.operands[0].type) if op.operands else None
+    if (op.attr("compare_type") is not None and _enum(op, "compare_type") == "TOTALORDER"
+            and operand is not None and operand.dtype.is_float):
+        attrs["total_order"] = True
+    return "compare", attrs
 
 
 def _broadcast(op: Operation) -> tuple[str, dict]:
@@ -226,18 +235,66 @@ def _body_kind(op: Operation) -> str:
 
 
 def _reduce(op: Operation) -> tuple[str, dict]:
-    return "reduce", {"kind": _body_kind(op), "dims": _ints(op, "dimensions")}
+    # A single add / max / ... of one operand is the fast path (a `kind`); any other
+    # body (argmax's compare / select over two operands, say) stays a region.
+    try:
+        return "reduce", {"kind": _body_kind(op), "dims": _ints(op, "dimensions")}
+    except _Unsupported:
+        return "reduce_region", {"dims": _ints(op, "dimensions")}
 
 
 def _reduce_window(op: Operation) -> tuple[str, dict]:
-    kind = _body_kind(op)
     window = _ints(op, "window_dimensions")
     ones = (1,) * len(window)
-    return "reduce_window", {
-        "kind": kind, "window": window, "strides": _ints(op, "window_strides", ones),
-        "base_dilations": _ints(op, "base_dilations", ones),
-        "window_dilations": _ints(op, "window_dilations", ones),
-        "padding": _padding(op, "padding", len(window))}
+    attrs = {"window": window, "strides": _ints(op, "window_strides", ones),
+             "base_dilations": _ints(op, "base_dilations", ones),
+             "window_dilations": _ints(op, "window_dilations", ones),
+             "padding": _padding(op, "padding", len(window))}
+    try:
+        return "reduce_window", {"kind": _body_kind(op), **attrs}
+    except _Unsupported:
+        return "reduce_window_region", attrs
+
+
+def _while(op: Operation) -> tuple[str, dict]:
+    return "while", {}
+
+
+def _sort(op: Operation) -> tuple[str, dict]:
+    return "sort", {"dimension": _int(op, "dimension", -1),
+                    "is_stable": _bool(op, "is_stable")}
+
+
+def _bool(op: Operation, key: str) -> bool:
+    a = op.attr(key)
+    if a is None:
+        return False
+    if not isinstance(a, BoolAttr):
+        raise _Unsupported(f"attribute '{key}' must be true or false")
+    return a.value
+
+
+def _scatter(op: Operation) -> tuple[str, dict]:
+    dn = op.attr("scatter_dimension_numbers")
+    if not isinstance(dn, StructAttr):
+        raise _Unsupported("missing attribute 'scatter_dimension_numbers'")
+    return "scatter", {
+        "update_window_dims": tuple(dn.get("update_window_dims", ())),
+        "inserted_window_dims": tuple(dn.get("inserted_window_dims", ())),
+        "input_batching_dims": tuple(dn.get("input_batching_dims", ())),
+        "scatter_indices_batching_dims": tuple(dn.get("scatter_indices_batching_dims", ())),
+        "scatter_dims_to_operand_dims": tuple(dn.get("scatter_dims_to_operand_dims", ())),
+        "index_vector_dim": int(dn.get("index_vector_dim", 0)),
+        "indices_are_sorted": _bool(op, "indices_are_sorted"),
+        "unique_indices": _bool(op, "unique_indices")}
+
+
+def _select_and_scatter(op: Operation) -> tuple[str, dict]:
+    rank = op.operands[0].type.rank  # type: ignore[union-attr]
+    ones = (1,) * rank
+    return "select_and_scatter", {"window": _ints(op, "window_dimensions", ones),
+                                  "strides": _ints(op, "window_strides", ones),
+                                  "padding": _padding(op, "padding", rank)}
 
 
 def _gather(op: Operation) -> tuple[str, dict]:
@@ -284,6 +341,12 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.gather": _gather,
     "stablehlo.batch_norm_inference": _batch_norm,
+    "stablehlo.while": _while,
+    "stablehlo.if": lambda op: ("if", {}),
+    "stablehlo.case": lambda op: ("case", {}),
+    "stablehlo.sort": _sort,
+    "stablehlo.scatter": _scatter,
+    "stablehlo.select_and_scatter": _select_and_scatter,
     "stablehlo.uniform_quantize": lambda op: ("uniform_quantize", {}),
     "stablehlo.uniform_dequantize": lambda op: ("uniform_dequantize", {}),
 }
@@ -326,6 +389,8 @@ class _Importer:
         self.funcs = funcs
         self.errors: list[CompileError] = []
         self.graph: Graph | None = None
+        # The regions being imported, by id of their env (frontend/regions.py).
+        self.region_scopes: dict[int, RegionScope] = {}
 
     def error(self, message: str, op: Operation) -> None:
         self.errors.append(CompileError(message, op.loc))
@@ -348,7 +413,7 @@ class _Importer:
                     self.error(f"'@{_sym(func)}' returns {_types(got)} but its signature "
                                f"declares {_types(want)}", op)
                 return [self.lookup(env, v) for v in op.operands]
-            outs = self.convert(op, [self.lookup(env, v) for v in op.operands], stack)
+            outs = self.convert(op, [self.lookup(env, v) for v in op.operands], stack, env)
             for r, t in zip(op.results, outs):
                 env[id(r)] = t
         self.error(f"function '@{_sym(func)}' does not end in a return", func)
@@ -356,12 +421,17 @@ class _Importer:
 
     def lookup(self, env: dict[int, Tensor], v: Any) -> Tensor:
         t = env.get(id(v))
+        if t is None:  # a region's capture (frontend/regions.py)
+            t = capture(self.region_scopes, env, v)
         if t is None:  # a value from an op that failed to convert, or from an outer scope
             ty = _as_tensor_type(v.type) or TensorType((), DType("?", np.dtype("f4"), 0, "?"))
             t = env[id(v)] = Tensor(ty)
         return t
 
-    def convert(self, op: Operation, inputs: list[Tensor], stack: list[str]) -> list[Tensor]:
+    def convert(self, op: Operation, inputs: list[Tensor], stack: list[str],
+                env: dict[int, Tensor] | None = None) -> list[Tensor]:
+        """The graph tensors of `op`'s results; `env` is the scope it sits in (its
+        regions may capture values from there)."""
         assert self.graph is not None
         dummies = [Tensor(_as_tensor_type(r.type) or TensorType((), DType("?", np.dtype("f4"),
                                                                            0, "?")))
@@ -389,13 +459,17 @@ class _Importer:
             self.error(f"'{op.name}': {e}", op)
             return dummies
         results = [t for t in types[len(op.operands):]]
+        regions: list[Graph] = []
+        if gop in OPS and OPS[gop].regions != 0:
+            regions, captures = import_regions(self, op, env or {}, stack)
+            inputs = inputs + captures
         if is_quantized(types) or gop.startswith("uniform_"):
             quantized = self.quantized(op, gop, attrs, inputs, types)
             if quantized is not None:
                 return quantized
             if gop not in LAYOUT_OPS:
                 return dummies
-        node = self.graph.add(gop, inputs, results, attrs, op.loc)
+        node = self.graph.add(gop, inputs, results, attrs, op.loc, regions)
         err = verify_node(node)
         if err is not None:
             self.errors.append(err)

@@ -4,6 +4,13 @@ A Node has an op name from `toolchain.graph.ops.OPS`, input tensors, output tens
 and plain-Python attributes (ints, tuples of ints, strings; numpy arrays for constant
 values). Nodes are kept in a valid execution order. Quantized tensors carry their
 scale / zero point on the TensorType, so int8 graphs need no other node kinds.
+
+Ops with regions (`while`, `if`, `case`, `sort`, `scatter`, reductions with a body)
+hold them in `Node.regions`, each a Graph of its own: its inputs are the region's block
+arguments, then one input per value the region reads from outside (StableHLO lets a
+region use any value in scope; the frontend makes those captures explicit operands of
+the node, so every region is closed and runs, prints and verifies on its own). Which
+node operand feeds which region input is the op's rule (toolchain/graph/ops.py).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ class Node:
     outputs: list[Tensor]
     attrs: dict[str, Any] = field(default_factory=dict)
     loc: Location | None = None
+    regions: list[Graph] = field(default_factory=list)
 
     @property
     def output(self) -> Tensor:
@@ -51,9 +59,10 @@ class Graph:
     input_names: list[str] = field(default_factory=list)
 
     def add(self, op: str, inputs: list[Tensor], out_types: list[TensorType],
-            attrs: dict[str, Any] | None = None, loc: Location | None = None) -> Node:
+            attrs: dict[str, Any] | None = None, loc: Location | None = None,
+            regions: list[Graph] | None = None) -> Node:
         """Appends a node with fresh output tensors and returns it."""
-        node = Node(op, list(inputs), [], dict(attrs or {}), loc)
+        node = Node(op, list(inputs), [], dict(attrs or {}), loc, list(regions or []))
         node.outputs = [Tensor(t, "", node) for t in out_types]
         self.nodes.append(node)
         return node
@@ -64,11 +73,38 @@ class Graph:
         return t
 
     def rename(self) -> None:
-        """Numbers tensors in order (`arg0`, ..., `0`, `1`, ...) for printing."""
+        """Numbers tensors in order (`arg0`, ..., `0`, `1`, ...) for printing; tensors
+        inside regions continue the numbering (their inputs are `a0`, `a1`, ...), so
+        every name is unique in the printed text."""
         for i, t in enumerate(self.inputs):
             t.name = f"arg{i}"
-        n = 0
-        for node in self.nodes:
-            for t in node.outputs:
-                t.name = str(n)
-                n += 1
+        counters = [0, 0]  # node results, region inputs
+        stack: list[tuple[Graph, int]] = [(self, 0)]
+        while stack:  # a loop, not a recursion: regions may nest deeply
+            graph, start = stack.pop()
+            for k in range(start, len(graph.nodes)):
+                node = graph.nodes[k]
+                for t in node.outputs:
+                    t.name = str(counters[0])
+                    counters[0] += 1
+                if node.regions:
+                    # Regions are numbered before the nodes after them, as printed.
+                    stack.append((graph, k + 1))
+                    for region in reversed(node.regions):
+                        stack.append((region, 0))
+                    for region in node.regions:
+                        for t in region.inputs:
+                            t.name = f"a{counters[1]}"
+                            counters[1] += 1
+                    break
+
+    def walk(self) -> list[Node]:
+        """Every node of the graph and of its regions, each before its regions' nodes."""
+        order: list[Node] = []
+        stack: list[Graph] = [self]
+        while stack:
+            graph = stack.pop()
+            for node in graph.nodes:
+                order.append(node)
+                stack.extend(reversed(node.regions))
+        return order

@@ -1,4 +1,8 @@
-"""Human-readable text form of a Graph (what `minirt-build --dump-ir` prints)."""
+"""Human-readable text form of a Graph (what `minirt-build --dump-ir` prints).
+
+A node with regions prints them below itself, indented, each as a header with its
+inputs (block arguments, then captured values) and its nodes, ending in `return`.
+"""
 
 from __future__ import annotations
 
@@ -35,13 +39,50 @@ def format_node(node: Node) -> str:
     return text
 
 
+# What each op's regions are called in the printed text (StableHLO's names).
+REGION_NAMES = {
+    "while": ("cond", "body"), "if": ("true_branch", "false_branch"),
+    "reduce_region": ("body",), "reduce_window_region": ("body",), "sort": ("comparator",),
+    "scatter": ("update_computation",), "select_and_scatter": ("select", "scatter"),
+}
+
+
+def _region_name(node: Node, i: int) -> str:
+    names = REGION_NAMES.get(node.op, ())
+    return names[i] if i < len(names) else f"branch{i}"
+
+
+def _body_lines(graph: Graph, indent: str) -> list[str]:
+    """The nodes of `graph` and of their regions, then its return, at `indent`. A loop
+    over an explicit stack: regions may nest deeper than Python's recursion allows."""
+    lines: list[str] = []
+    stack: list[tuple[str, Graph | Node | None, str]] = [("return", graph, indent)]
+    stack += [("node", n, indent) for n in reversed(graph.nodes)]
+    while stack:
+        kind, item, ind = stack.pop()
+        if kind == "line":
+            lines.append(ind)
+        elif kind == "return":
+            lines.append(ind + "return " + ", ".join(f"%{t.name}" for t in item.outputs))
+        else:
+            lines.append(ind + format_node(item))
+            inner = ind + "    "
+            for i in reversed(range(len(item.regions))):
+                region = item.regions[i]
+                stack.append(("line", None, ind + "  }"))
+                stack.append(("return", region, inner))
+                stack += [("node", n, inner) for n in reversed(region.nodes)]
+                args = ", ".join(f"%{t.name}: {t.type}" for t in region.inputs)
+                stack.append(("line", None, f"{ind}  {_region_name(item, i)}({args}) {{"))
+    return lines
+
+
 def print_graph(graph: Graph) -> str:
     """The graph as text, one node per line, tensors numbered in order."""
     graph.rename()
     args = ", ".join(f"%{t.name}: {t.type}" for t in graph.inputs)
     results = ", ".join(str(t.type) for t in graph.outputs)
     lines = [f"graph @{graph.name}({args}) -> ({results}) {{"]
-    lines += ["  " + format_node(n) for n in graph.nodes]
-    lines.append("  return " + ", ".join(f"%{t.name}" for t in graph.outputs))
+    lines += _body_lines(graph, "  ")
     lines.append("}")
     return "\n".join(lines) + "\n"

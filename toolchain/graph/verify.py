@@ -1,4 +1,6 @@
-"""The graph verifier: every node checked against its op's rule in `ops.OPS`."""
+"""The graph verifier: every node checked against its op's rule in `ops.OPS`, and every
+region of a node as a graph of its own (regions are closed: they read only their
+inputs, see toolchain/graph/ir.py)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,12 @@ def verify_node(node: Node) -> CompileError | None:
                             node.loc)
     if spec.arity is None and not node.inputs:
         return CompileError(f"'{node.op}' needs at least one operand", node.loc)
+    if spec.regions is None:
+        if not node.regions:
+            return CompileError(f"'{node.op}' needs at least one region", node.loc)
+    elif len(node.regions) != spec.regions:
+        return CompileError(f"'{node.op}' takes {spec.regions} regions, got "
+                            f"{len(node.regions)}", node.loc)
     missing = [a for a in spec.attrs if a not in node.attrs]
     if missing:
         return CompileError(f"'{node.op}' lacks attribute '{missing[0]}'", node.loc)
@@ -65,7 +73,20 @@ def verify_node(node: Node) -> CompileError | None:
 
 
 def verify_graph(graph: Graph) -> None:
-    """Raises a CompileError listing every ill-formed node (and any use before definition)."""
+    """Raises a CompileError listing every ill-formed node (and any use before definition),
+    inside regions too."""
+    errors: list[CompileError] = []
+    stack: list[tuple[Graph, Node | None]] = [(graph, None)]
+    while stack:  # regions are verified as graphs of their own; a loop: they may nest
+        g, owner = stack.pop()
+        errors += _graph_errors(g, owner)
+        for node in g.nodes:
+            stack.extend((r, node) for r in node.regions)
+    raise_all(errors)
+
+
+def _graph_errors(graph: Graph, owner: Node | None) -> list[CompileError]:
+    """The errors of one graph's own nodes; `owner` is the node whose region it is."""
     errors: list[CompileError] = []
     defined = {id(t) for t in graph.inputs}
     for i, t in enumerate(graph.inputs):
@@ -84,5 +105,9 @@ def verify_graph(graph: Graph) -> None:
         defined.update(id(t) for t in node.outputs)
     for t in graph.outputs:
         if id(t) not in defined:
-            errors.append(CompileError("graph output is never defined"))
-    raise_all(errors)
+            if owner is None:
+                errors.append(CompileError("graph output is never defined"))
+            else:
+                errors.append(CompileError(f"a region of '{owner.op}' returns a value it "
+                                           "does not define", owner.loc))
+    return errors

@@ -175,7 +175,7 @@ def fold_affine(graph: Graph) -> Graph:
         return graph
     b = _Builder(graph)
     for node in graph.nodes:
-        key = id(node.output) if node.outputs else None
+        key = id(node.outputs[0]) if len(node.outputs) == 1 else None
         if key not in chain_end:
             b.out.append(node)
             continue

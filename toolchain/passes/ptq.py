@@ -225,7 +225,7 @@ class _Rewriter:
         if not floats:  # integer / boolean work is carried over as it is
             inputs = [self._value(t) for t in node.inputs]
             copy = self.new.add(node.op, inputs, [t.type for t in node.outputs],
-                                dict(node.attrs), node.loc)
+                                dict(node.attrs), node.loc, node.regions)
             for old, new in zip(node.outputs, copy.outputs):
                 self.mapped[id(old)] = new
             return

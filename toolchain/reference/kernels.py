@@ -185,7 +185,17 @@ _REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
            "minimum": np.minimum, "and": np.logical_and, "or": np.logical_or}
 
 
+def total_order_key(x: np.ndarray) -> np.ndarray:
+    """Signed integers ordered like IEEE 754 totalOrder of the floats x: -NaN < -inf <
+    ... < -0 < +0 < ... < +inf < +NaN (negative floats' magnitude bits flipped)."""
+    bits = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+    width = x.dtype.itemsize * 8
+    return bits ^ ((bits >> (width - 1)) & ((1 << (width - 1)) - 1))
+
+
 def _compare(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if node.attrs.get("total_order"):
+        a, b = total_order_key(np.asarray(a)), total_order_key(np.asarray(b))
     return _COMPARE[node.attrs["direction"]](a, b)
 
 
@@ -433,3 +443,8 @@ KERNELS: dict[str, Kernel] = {
     "dequantize": _dequantize,
     "saturating_rounding_doubling_high_mul": _srdhm, "rounding_divide_by_pot": _rdbpot,
 }
+
+# Ops with regions run their sub-graphs with the executor (toolchain/reference/regions.py).
+from toolchain.reference.regions import KERNELS as _REGION_KERNELS  # noqa: E402
+
+KERNELS.update(_REGION_KERNELS)
