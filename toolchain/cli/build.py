@@ -251,6 +251,9 @@ def _main(argv: list[str] | None) -> int:
     seconds = time.perf_counter() - start
     data = report.to_json()
     data["compile_seconds"] = round(seconds, 3)
+    from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
+
+    data["images"] = images_record(result.link, board)
     print(report.format_table())
     if quantized:
         data["quantization"] = _quantization_summary(args, result, report, f32_report, inputs)

@@ -35,11 +35,13 @@ __all__ = [
     "UF2_BLOCK_SIZE",
     "UF2_FLAG_FAMILY",
     "UF2_PAYLOAD",
+    "VERIFY_WORDS",
     "ImageFormatError",
     "LoadChunk",
     "coalesce",
     "flash_chunks",
     "image_matches",
+    "images_record",
     "intel_hex",
     "layout_problems",
     "raw_binary",
@@ -323,3 +325,36 @@ def layout_problems(elf_path: Path, board: Board) -> list[str]:
                 problems += BOOT_CHECKS[part](elf, board, head)
                 break
     return problems
+
+
+# --------------------------------------------------------------------------- records
+
+# What each verify_mode means, in words for the build's output and size.json.
+VERIFY_WORDS: dict[str, str] = {
+    "self": "QEMU models the board itself",
+    "image": "the very image runs on the sibling, which maps every memory of the board",
+    "relink": "the sibling does not map the board's memories: the same objects relinked "
+              "for its memory map run there (verify/)",
+}
+
+
+def images_record(link: Any, board: Board) -> dict[str, Any]:
+    """The flashable files of a link (a LinkResult) and how QEMU verifies the board, for
+    size.json: the .bin with its base address, the .hex, the .uf2 with its family."""
+    record: dict[str, Any] = {
+        "bin": {"file": link.bin.name, "base": f"{link.bin_base:#010x}",
+                "bytes": link.bin.stat().st_size},
+        "hex": {"file": link.hex.name, "entry": f"{link.entry:#010x}"},
+    }
+    if link.uf2 is not None:
+        family = next(m.family for m in board.flash_methods if m.method == "uf2")
+        record["uf2"] = {"file": link.uf2.name, "family": f"{family:#010x}",
+                         "blocks": link.uf2.stat().st_size // UF2_BLOCK_SIZE}
+    sim = board.simulation
+    record["verify"] = {
+        "on": board.sibling.identifier if board.sibling else board.identifier,
+        "qemu": " ".join(filter(None, (sim.qemu, sim.machine))),
+        "mode": board.verify_mode,
+        "why": VERIFY_WORDS[board.verify_mode],
+    }
+    return record
