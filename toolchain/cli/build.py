@@ -17,6 +17,7 @@ from toolchain.cli.common import (
     run_tool,
 )
 from toolchain.graph.printer import print_graph
+from toolchain.library.command import add_library_options, emit_library, library_options
 from toolchain.loader import (
     UsageError,
     check_host_memory,
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     add_input_shape_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
+    add_library_options(p)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dump-ir", action="store_true",
                       help="print the verified graph IR and stop")
@@ -241,6 +243,10 @@ def _main(argv: list[str] | None) -> int:
     if quantize.mode == "int8":  # a calibration file that does not fit the model: now
         load_calibration(quantize.calibration, graph)
     inputs = load_inputs(args.inputs, graph) if args.inputs else None
+    library = library_options(args)
+    if library is not None:  # --emit library: no image, no size table of one
+        return emit_library(args, board, graph, out_dir, quantize, library,
+                            pipeline.build_stamp(args.model, board, args.entry, quantize))
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
     f32_report = _f32_size(args, board) if quantized else None
     result = pipeline.compile_graph(
