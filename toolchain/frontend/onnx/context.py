@@ -88,7 +88,8 @@ class QView:
             shape = [1] * q.ndim
             shape[self.axis] = -1
             s, z = s.reshape(shape), z.reshape(shape)
-        return ((q - z).astype(np.float32) * s.astype(np.float32)).astype(np.float32)
+        with np.errstate(over="ignore"):  # a huge scale gives inf, as in onnxruntime
+            return ((q - z).astype(np.float32) * s.astype(np.float32)).astype(np.float32)
 
 
 Value = Tensor | np.ndarray | QView

@@ -106,7 +106,7 @@ class _Importer:
     def convert(self, node: NodeInfo) -> None:
         if node.domain not in ("", "ai.onnx") or node.op_type in self.model.unknown_ops:
             where = f" (domain {node.domain})" if node.domain not in ("", "ai.onnx") else ""
-            raise Unsupported(f"{node.op_type}{where} is not supported")
+            raise Unsupported(f"is not supported{where}")
         row = OPS.get(node.op_type)
         if any(n in self.failed for n in node.inputs if n):
             if row is None:
@@ -190,9 +190,9 @@ class _Importer:
             try:
                 self.convert(node)
             except Unsupported as e:
-                what = str(e)
-                self.errors.append(f"{node.describe()} is not supported" if not what else
-                                   f"{node.describe()}: {what}")
+                what = str(e) or "is not supported"
+                sep = " " if what.startswith("is not supported") else ": "
+                self.errors.append(f"{node.describe()}{sep}{what}")
                 self.failed.update(node.outputs)
         for out in self.model.outputs:
             if out.name in self.failed:

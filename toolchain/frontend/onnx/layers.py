@@ -294,11 +294,12 @@ def batch_normalization(ctx: OpContext) -> Tensor:
     eps = float(ctx.attr("epsilon", 1e-5))
     values = [ctx.value(i) for i in range(1, 5)]
     if all(isinstance(v, np.ndarray) for v in values):
-        scale, bias, mean, var = (np.asarray(v, np.float64).reshape(-1) for v in values)
-        if not all(v.size == channels for v in (scale, bias, mean, var)):
-            raise Unsupported(f"scale, B, mean and var must hold {channels} values each")
-        s = scale / np.sqrt(var + eps)
-        t = bias - mean * s
+        with np.errstate(all="ignore"):  # NaN or infinite statistics stay what they are
+            scale, bias, mean, var = (np.asarray(v, np.float64).reshape(-1) for v in values)
+            if not all(v.size == channels for v in (scale, bias, mean, var)):
+                raise Unsupported(f"scale, B, mean and var must hold {channels} values each")
+            s = scale / np.sqrt(var + eps)
+            t = bias - mean * s
         shape = tuple(x.type.shape)
         dt = x.type.dtype
         y = ctx.node("multiply", [x, ctx.broadcast(ctx.constant(s, dt), shape, (1,))])

@@ -276,6 +276,11 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     for t in g.initializer:
         initializers[t.name] = _array(t, f"initializer '{t.name}'")
     pins = dict(input_shapes or {})
+    names = [v.name for v in g.input if v.name not in initializers]
+    unknown_pins = sorted(set(pins) - set(names))
+    if unknown_pins:
+        raise InputShapeError(f"--input-shape names {', '.join(unknown_pins)}, which is no "
+                              f"input of the model (its inputs: {', '.join(names) or 'none'})")
     inputs = []
     for v in g.input:
         if v.name in initializers:
@@ -285,10 +290,6 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
             raise FormatError(f"input '{v.name}' is not a tensor")
         inputs.append((info, _input_type(info, v.type.tensor_type.elem_type,
                                          pins.pop(v.name, None))))
-    if pins:
-        names = ", ".join(i.name for i, _ in inputs) or "none"
-        raise InputShapeError(f"--input-shape names {', '.join(sorted(pins))}, which is no input "
-                          f"of the model (its inputs: {names})")
     outputs = [_value_info(v) for v in g.output]
     if not outputs:
         raise FormatError("the graph has no outputs")
