@@ -103,11 +103,8 @@ def hard_swish(ctx: OpContext) -> Tensor:
 
 
 def _softmax_axes(ctx: OpContext, rank: int) -> tuple[int, ...]:
-    """Opset 13: the one axis (default -1). Before 13: the input is read as 2-D, split
-    before `axis` (default 1), so every dimension from it on is reduced."""
-    if ctx.opset >= 13:
-        return (axis_of(ctx.attr("axis", -1), rank),)
-    return tuple(range(axis_of(ctx.attr("axis", 1), rank), rank))
+    """Opset 13's one axis (default -1); older opsets are refused by the reader."""
+    return (axis_of(ctx.attr("axis", -1), rank),)
 
 
 def _keep(ctx: OpContext, reduced: Tensor, shape: tuple[int, ...], axes: tuple[int, ...]
