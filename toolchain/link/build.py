@@ -422,6 +422,10 @@ def link_firmware(
     cmd = [
         _lld(),
         *_LLD_FLAGS,
+        # Bare metal: no page-aligned segments, so lld never maps the ELF and program
+        # headers into a PT_LOAD below the image (it did at 0 for a flash origin of
+        # 0x4000, over a UF2 bootloader, for whoever flashes the ELF).
+        *(("--nmagic",) if target.os == "none" else ()),
         "-T",
         script.name,
         f"--Map={map_path.name}",

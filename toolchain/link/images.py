@@ -317,6 +317,13 @@ def layout_problems(elf_path: Path, board: Board) -> list[str]:
                 if lma is None or not board.flash.origin <= lma < board.flash.end:
                     where = "nowhere" if lma is None else f"{lma:#010x}"
                     problems.append(f"section {sec.name} loads from {where}, not from flash")
+        if bare_metal:  # nothing else may be loaded: a flasher of the ELF would write it
+            for seg in elf.iter_segments():
+                at, size = seg["p_paddr"], seg["p_filesz"]
+                if seg["p_type"] == "PT_LOAD" and size and not (
+                        board.flash.origin <= at and at + size <= board.flash.end):
+                    problems.append(f"a segment loads {size} bytes at {at:#010x}, outside "
+                                    "flash")
         flash = raw_binary(flash_chunks(Path(elf_path), board.flash.origin, board.flash.end))
         base, blob = flash
         head = blob if base == board.flash.origin else b""
