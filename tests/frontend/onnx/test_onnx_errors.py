@@ -206,3 +206,11 @@ def test_initializer_type_survives(tmp_path: Path) -> None:
     path.write_bytes(build([node("Gather", ["t", "i"], ["y"])], {"i": idx}, ["y"],
                            {"t": table}))
     assert np.array_equal(run_graph(load_graph(path), [idx])[0], table[[3, 0]])
+
+
+def test_dump_generic_is_for_mlir_only(example: Path, capsys) -> None:
+    rc = build_cli.main(["--dump-generic", str(example)])
+    assert rc == 2
+    assert capsys.readouterr().err.strip() == (
+        f"minirt-build: error: {example}: --dump-generic prints MLIR in generic op form; a "
+        ".onnx model is no MLIR (--dump-ir prints its graph)")
