@@ -214,3 +214,15 @@ def test_dump_generic_is_for_mlir_only(example: Path, capsys) -> None:
     assert capsys.readouterr().err.strip() == (
         f"minirt-build: error: {example}: --dump-generic prints MLIR in generic op form; a "
         ".onnx model is no MLIR (--dump-ir prints its graph)")
+
+
+def test_padding_the_graph_cannot_express(tmp_path: Path, capsys) -> None:
+    """Reflect padding needs pads smaller than the axis (it mirrors without the edge)."""
+    data = build([node("Pad", ["x", "p"], ["y"], name="pad", mode="reflect")],
+                 {"x": randn((2, 4), 0)}, ["y"], {"p": np.array([0, 4, 0, 1], np.int64)})
+    path = tmp_path / "pad.onnx"
+    path.write_bytes(data)
+    rc, lines = _dump_ir(path, capsys)
+    assert rc == 2
+    assert lines == [f"{path}: node 'pad' (Pad): reflect padding (4, 1) of an axis of 4 "
+                     "needs pads smaller than 4"]

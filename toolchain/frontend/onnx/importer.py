@@ -190,7 +190,7 @@ class _Importer:
             try:
                 self.convert(node)
             except Unsupported as e:
-                what = str(e) or "is not supported"
+                what = " ".join(str(e).split()) or "is not supported"  # one line each
                 sep = " " if what.startswith("is not supported") else ": "
                 self.errors.append(f"{node.describe()}{sep}{what}")
                 self.failed.update(node.outputs)
