@@ -13,7 +13,7 @@ EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4
 JOBS      ?= 2
 
-.PHONY: setup apt test lint run fuzz clean
+.PHONY: setup apt test lint run fuzz size-report clean
 
 setup: apt $(STAMP)
 
@@ -42,6 +42,11 @@ test: setup
 # results in bench/results/module_fuzz.{json,md}.
 fuzz: setup
 	$(PY) bench/module_fuzz.py --jobs $(JOBS)
+
+# Flash and RAM of every shared model on every board (fits, over budget or does not fit,
+# with what overflows); results in bench/results/size_report.{json,md}.
+size-report: setup
+	$(PY) bench/size_report.py --jobs $(JOBS)
 
 lint: setup
 	$(VENV)/bin/ruff check toolchain tests bench
