@@ -133,7 +133,7 @@ def test_dry_run_names_the_probe(doubles, capsys) -> None:  # type: ignore[no-un
     rc, out, _ = _flash(capsys, "--board", "netduinoplus2", str(build), "--dry-run",
                         "--probe", "066DFF")
     assert rc == 0
-    assert shlex.split(out.splitlines()[0])[:5] == ["openocd", "-c", "adapter serial {066DFF}",
+    assert shlex.split(out.splitlines()[0])[1:6] == ["openocd", "-c", "adapter serial {066DFF}",
                                                     "-f", "interface/stlink.cfg"]
 
 
