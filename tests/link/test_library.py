@@ -316,3 +316,22 @@ def test_default_names(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert rc == 2 and "the library name derived from int.mlir, 'int' would clash" in err
     assert "give one with --name" in err
+
+
+def test_int8_io_header_carries_the_quantization(tmp_path: Path, capsys) -> None:
+    """--quantize int8 --int8-io: the entry takes and gives int8, and the header says how
+    to read them (the softmax output is TFLite's: scale 1/256, zero point -128)."""
+    rng = np.random.default_rng(0)
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input_0=rng.standard_normal((8, 1, 16)).astype(np.float32))
+    out = tmp_path / "lib"
+    assert build_cli.main([str(MODEL), "--board", "cortex-m4", "--emit", "library",
+                           "--quantize", "int8", "--calibration", str(calib), "--int8-io",
+                           "-o", str(out)]) == 0
+    capsys.readouterr()
+    header = (out / "sensor_net.h").read_text()
+    assert "int sensor_net_run(const int8_t *in0, int8_t *out0);" in header
+    assert "#define SENSOR_NET_OUT0_SCALE 0.00390625f" in header
+    assert "#define SENSOR_NET_OUT0_ZERO_POINT -128" in header
+    assert re.search(r"#define SENSOR_NET_IN0_SCALE \d\.\d+(e-\d+)?f", header)
+    assert "#define SENSOR_NET_IN0_DTYPE MRT_DTYPE_I8" in header
