@@ -103,3 +103,10 @@ def test_boot_errors(linked, tmp_path: Path) -> None:  # type: ignore[no-untyped
         boot_image(result.elf)
     with pytest.raises(EmuError, match="there is no .bin image to boot, only the ELF"):
         qemu_command(load_board("x86-64"), result.elf, boot=BootImage(result.bin, 0))
+    nucleo, relinked = linked("nucleo-l4r5zi")
+    copy = tmp_path / "nucleo"
+    shutil.copytree(relinked.elf.parent, copy)
+    shutil.rmtree(copy / VERIFY_DIR)
+    with pytest.raises(EmuError, match="verified on cortex-m4 with a relinked copy, and .* "
+                                       "is missing"):
+        run_image(nucleo, copy / "firmware.elf", _input(1))

@@ -163,7 +163,8 @@ def verified_elf(board: Board, elf: Path) -> Path:
     copy = elf.parent / VERIFY_DIR / elf.name
     if not copy.is_file():
         raise EmuError(f"board {board.identifier} is verified on {board.sibling.identifier} "
-                       f"with a relinked copy, and {copy} is missing (rebuild)")
+                       f"with a relinked copy, and {copy} is missing (rebuild; an image "
+                       "larger than the sibling's memories has none)")
     return copy
 
 
