@@ -294,6 +294,9 @@ def build_stamp(model: str | Path, board: Board, entry: str,
         "quantize": dict((quantize or QuantizeOptions()).__dict__),
         "board": board.identifier,
         "board_descriptor_sha256": _sha256(board.path),
+        # A real board verified on an emulated sibling: its relinked copy and its QEMU
+        # run depend on the sibling's descriptor too.
+        "sibling_descriptor_sha256": _sha256(board.sibling.path) if board.sibling else None,
         "target": target.name,
         "target_descriptor_sha256": _sha256(target.path),
         "toolchain_sha256": _tree_sha256(Path(__file__).resolve().parent),

@@ -177,3 +177,16 @@ def test_sibling_found_beside_the_board_file(tmp_path: Path) -> None:
     path = _write(tmp_path, "nrf52840dk", lambda d: d["verify_on"].update(board="my-m4"))
     board = load_board(path)
     assert board.sibling is not None and board.sibling.path.parent == path.parent
+
+
+def test_a_changed_sibling_makes_the_build_stale(tmp_path: Path) -> None:
+    """minirt-run reuses a build only when everything it depends on is unchanged: for a
+    board verified on a sibling, the sibling's descriptor too."""
+    from toolchain.pipeline import build_stamp
+
+    seed = Path(__file__).resolve().parents[2] / "examples" / "seed.mlir"
+    sibling = _write(tmp_path, "cortex-m4", lambda d: None, name="my-m4")
+    path = _write(tmp_path, "nrf52840dk", lambda d: d["verify_on"].update(board="my-m4"))
+    before = build_stamp(seed, load_board(path), "main")
+    sibling.write_text(sibling.read_text().replace("stack_size: 16384", "stack_size: 8192"))
+    assert build_stamp(seed, load_board(path), "main") != before
