@@ -31,6 +31,7 @@ from toolchain.mlir.ir import (
     Value,
 )
 from toolchain.mlir.lexer import Token
+from toolchain.mlir.tosa_syntax import SYNTAX as TOSA_SYNTAX
 from toolchain.types import I64, FunctionType, TensorType, dtype
 
 if TYPE_CHECKING:
@@ -575,6 +576,7 @@ SYNTAX: dict[str, Callable[[Parser, str], Operation]] = {
     "module": p_module,
     "builtin.module": p_module,
 }
+SYNTAX.update(TOSA_SYNTAX)  # the TOSA dialect's pretty forms live in their own file
 
 
 def parse_custom_operation(p: Parser) -> Operation:
