@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from toolchain.diagnostics import CompileError, raise_all
+from toolchain.frontend import tosa
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
@@ -438,6 +439,8 @@ class _Importer:
                    for r in op.results]
         if op.name in ("func.call", "call"):
             return self.call(op, inputs, stack) or dummies
+        if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
+            return self.expand_tosa(op, inputs) or dummies
         types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
         bad = [t for t in types if t is None or not t.is_static]
         converter = CONVERTERS.get(op.name)
@@ -474,6 +477,15 @@ class _Importer:
         if err is not None:
             self.errors.append(err)
         return node.outputs
+
+    def expand_tosa(self, op: Operation, inputs: list[Tensor]) -> list[Tensor] | None:
+        """A TOSA op's result tensors (toolchain/frontend/tosa), or None after an error."""
+        assert self.graph is not None
+        try:
+            return tosa.expand(GraphBuilder(self.graph, op.loc), op, inputs)
+        except tosa.TosaError as e:
+            self.error(f"'{op.name}': {e}", op)
+            return None
 
     def quantized(self, op: Operation, gop: str, attrs: dict, inputs: list[Tensor],
                   types: list[TensorType]) -> list[Tensor] | None:

@@ -1,0 +1,47 @@
+"""TOSA ops minirt reads but cannot compile yet, each with the reason: a located error
+in the importer's list rather than an unknown op.
+
+- COND_IF and WHILE_LOOP need control flow in the graph (regions executed
+  conditionally or repeatedly); the graph is gaining it for StableHLO's `if` / `while`.
+- SCATTER needs a scatter graph op, arriving with StableHLO's `scatter`.
+- FFT2D and RFFT2D need complex arithmetic.
+- VARIABLE, VARIABLE_READ and VARIABLE_WRITE are state kept between inferences; a
+  minirt model is a pure function of its inputs.
+- CUSTOM names an operator only its own backend knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from toolchain.frontend.tosa.context import TosaError, TosaOp
+from toolchain.graph.ir import Tensor
+
+__all__ = ["CONVERTERS", "REASONS"]
+
+REASONS = {
+    "cond_if": "it needs control flow in the graph, which minirt does not have yet",
+    "while_loop": "it needs control flow in the graph, which minirt does not have yet",
+    "yield": "it only ends a cond_if or while_loop region",
+    "scatter": "minirt's graph has no scatter op yet",
+    "fft2d": "minirt has no complex arithmetic yet",
+    "rfft2d": "minirt has no complex arithmetic yet",
+    "variable": "minirt models are pure functions of their inputs (no state between runs)",
+    "variable_read": "minirt models are pure functions of their inputs (no state between "
+                     "runs)",
+    "variable_write": "minirt models are pure functions of their inputs (no state between "
+                      "runs)",
+    "custom": "a custom operator is defined only by its own backend",
+}
+
+
+def _refuse(reason: str) -> Callable[[TosaOp], Tensor]:
+    def convert(t: TosaOp) -> Tensor:
+        raise TosaError(f"not supported yet: {reason}")
+
+    return convert
+
+
+CONVERTERS: dict[str, Callable[[TosaOp], Tensor]] = {
+    f"tosa.{name}": _refuse(reason) for name, reason in REASONS.items()
+}
