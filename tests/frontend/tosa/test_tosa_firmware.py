@@ -53,3 +53,30 @@ def test_firmware_matches_the_specification(firmware_outputs) -> None:
     assert len(outputs) == len(wanted)
     for i, (got, (case, want)) in enumerate(zip(outputs, wanted)):
         assert_output(case, got, want, f" on {board} (output {i})")
+
+
+# RESCALE, MUL's shift and integer AVG_POOL2D compute in 64-bit integers. The boards
+# above and the example models cover x86-64, aarch64, riscv32 and cortex-m4; these are
+# the other ways a board gets i64 multiply and shift: Armv6-M (libgcc's __aeabi_lmul,
+# no long multiply instruction), Armv7-M without DSP and FPU, rv32imac.
+I64_BOARDS = ["cortex-m0plus", "cortex-m3", "riscv32-nofpu"]
+I64_CASES = [c for c in CASES if c.name.startswith(("rescale", "i32 mul shift",
+                                                     "i8 avg_pool2d"))]
+
+
+@pytest.mark.parametrize("board", I64_BOARDS)
+def test_64_bit_integer_ops_on_every_kind_of_board(board: str, tmp_path: Path) -> None:
+    assert len(I64_CASES) >= 15
+    (tmp_path / "ops.mlir").write_text(program(I64_CASES))
+    np.savez(tmp_path / "in.npz", **{f"input_{i}": v for i, v in
+                                     enumerate(inputs_of(I64_CASES))})
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = run_cli.main([str(tmp_path / "ops.mlir"), "--board", board, "--check",
+                           "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "fw"),
+                           "--save-outputs", str(tmp_path / "out.npz")])
+    assert rc == 0, err.getvalue()[-3000:]
+    assert "check: outputs match the reference" in out.getvalue()
+    with np.load(tmp_path / "out.npz") as data:
+        for i, (case, want) in enumerate(expected_of(I64_CASES)):
+            assert_output(case, data[f"output_{i}"], want, f" on {board}")

@@ -41,11 +41,12 @@ from toolchain.graph.verify import tensor_type_error
 from toolchain.mlir.ir import Operation
 from toolchain.types import DType, OpaqueType, TensorType
 
-__all__ = ["CONVERTERS", "TosaError", "expand"]
+__all__ = ["CONVERTERS", "UNSUPPORTED", "TosaError", "expand"]
 
 Converter = Callable[[TosaOp], Tensor]
 
-# Op name -> converter: every TOSA op minirt reads (docs/ops.md lists them from here).
+# Op name -> converter: every TOSA op the importer takes (docs/ops.md lists them from
+# here). Those in UNSUPPORTED are read but refused, with the reason given there.
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
     **tensor_ops.CONVERTERS,
@@ -55,6 +56,7 @@ CONVERTERS: dict[str, Converter] = {
     "tosa.rescale": rescale.rescale,
     **unsupported.CONVERTERS,
 }
+UNSUPPORTED: dict[str, str] = {f"tosa.{k}": v for k, v in unsupported.REASONS.items()}
 
 
 def _is_shape(ty: object) -> bool:
