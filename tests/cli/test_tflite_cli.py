@@ -80,11 +80,11 @@ def test_unreadable_model(tmp_path: Path, capsys) -> None:
 
 
 def test_other_suffixes_are_named(tmp_path: Path, capsys) -> None:
-    path = tmp_path / "m.onnx"
+    path = tmp_path / "m.pb"
     path.write_bytes(b"\0")
     assert build.main(["--dump-ir", str(path)]) == 2
-    assert "expected an MLIR text file (.mlir) or a TFLite flatbuffer (.tflite)" in (
-        capsys.readouterr().err)
+    assert ("expected an MLIR text file (.mlir), a TFLite flatbuffer (.tflite) or an ONNX "
+            "model (.onnx)") in capsys.readouterr().err
 
 
 def test_help_mentions_tflite(capsys) -> None:
