@@ -10,9 +10,13 @@ math library is within a few ulp; float64 has no rounding of its own to speak of
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import tosa_spec as spec
 from tosa_programs import Case, const, shape, ttype
+
+from toolchain.graph.ops import OPS
 
 RNG = np.random.default_rng(12)
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
@@ -78,6 +82,8 @@ F_UNARY = {  # op: (numpy in float64, input range)
     "tanh": (np.tanh, (-4, 4)), "rsqrt": (lambda x: 1 / np.sqrt(x), (0.01, 50)),
     "reciprocal": (lambda x: 1 / x, (0.1, 9)),
 }
+if "erf" in OPS:  # TOSA's ERF compiles once the graph has an erf op
+    F_UNARY["erf"] = (np.vectorize(math.erf), (-3, 3))
 
 
 def float_unary() -> list[Case]:
@@ -484,6 +490,12 @@ def matmul_cases() -> list[Case]:
         p.const("bzp", [bzp], np.int8)
         p.op("y", "matmul", "a", "b", "azp", "bzp", result=ttype((1, 3, 2), "i32"))
         cases.append(p.case(["y"], [spec.matmul(ai, bi, azp, bzp)]))
+    bt = _floats((1, 5, 4))  # MATMUL_T (newer MLIR): b as [1 or N, W, C]
+    p = P("float matmul_t broadcasts b", a=a, b=bt)
+    p.const("zp", [0.0], np.float32)
+    p.op("y", "matmul_t", "a", "b", "zp", "zp", result=ttype((2, 3, 5), "f32"))
+    cases.append(p.case(["y"], [spec.matmul(a, np.broadcast_to(bt.transpose(0, 2, 1),
+                                                               (2, 4, 5)), 0, 0)]))
     return cases
 
 
@@ -529,6 +541,22 @@ def pool_cases() -> list[Case]:
                    f"stride = array<i64: 2, 2>, nan_mode = {mode}")
         cases.append(p.case(["y"], [spec.max_pool2d(xn, (2, 2), (2, 2), (0, 1, 0, 0),
                                                     mode)]))
+    p = P("adaptive pools take their geometry as shapes", x=x, q=xi)
+    p.shape("k", [3, 2])
+    p.shape("st", [2, 2])
+    p.shape("pd", [1, 1, 0, 0])
+    p.const("zp", [0.0], np.float32)
+    p.const("qzp", [-3], np.int8)
+    p.shape("qpd", [1, 0, 0, 1])
+    p.body.append("%mx = tosa.max_pool2d_adaptive %x, %k, %st, %pd : (tensor<1x5x6x2xf32>, "
+                  "!tosa.shape<2>, !tosa.shape<2>, !tosa.shape<4>) -> tensor<1x3x3x2xf32>")
+    p.body.append("%av = tosa.avg_pool2d_adaptive %q, %qzp, %qzp, %k, %st, %qpd {acc_type = "
+                  "i32} : (tensor<1x6x7x3xi8>, tensor<1xi8>, tensor<1xi8>, !tosa.shape<2>, "
+                  "!tosa.shape<2>, !tosa.shape<4>) -> tensor<1x3x4x3xi8>")
+    p.types.update(mx=ttype((1, 3, 3, 2), "f32"), av=ttype((1, 3, 4, 3), "i8"))
+    cases.append(p.case(["mx", "av"],
+                        [spec.max_pool2d(x, (3, 2), (2, 2), (1, 1, 0, 0)),
+                         spec.avg_pool2d_int(xi, (3, 2), (2, 2), (1, 0, 0, 1), -3, -3)]))
     p = P("i8 max_pool2d", x=xi)
     p.op("y", "max_pool2d", "x", result=ttype((1, 6, 7, 3), "i8"),
          attrs="kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, "

@@ -211,9 +211,9 @@ def _four(values: Sequence[int], what: str) -> tuple[int, int, int, int]:
     return values[0], values[1], values[2], values[3]
 
 
-def _matmul(t: TosaOp) -> Tensor:
+def _matmul(t: TosaOp, transposed: bool = False) -> Tensor:
     """MATMUL [N, H, C] x [N, C, W] -> [N, H, W], (a - a_zp) * (b - b_zp) summed in the
-    result type."""
+    result type; MATMUL_T takes b as [N or 1, W, C]."""
     a, b = t.input(0, "a"), t.input(1, "b")
     out = t.result()
     a_zp = t.zero_point(2, "a_zp", "a_zp")
@@ -229,10 +229,14 @@ def _matmul(t: TosaOp) -> Tensor:
             a = t.node("subtract", [t.convert(a, acc), t.splat(int(a_zp), acc, a.type.shape)])
         if b_zp:
             b = t.node("subtract", [t.convert(b, acc), t.splat(int(b_zp), acc, b.type.shape)])
-    if a.type.shape[0] != b.type.shape[0]:
-        raise TosaError(f"batch sizes differ: {a.type.shape[0]} and {b.type.shape[0]}")
+    n, m = a.type.shape[0], b.type.shape[0]
+    if m == 1 and n > 1:  # MATMUL_T broadcasts a batch of one
+        b = t.node("broadcast_in_dim", [b], dims=(0, 1, 2), shape=(n, *b.type.shape[1:]))
+    elif n != m:
+        raise TosaError(f"batch sizes differ: {n} and {m}")
     result = t.node("dot_general", [a, b], lhs_batch=(0,), rhs_batch=(0,),
-                    lhs_contract=(2,), rhs_contract=(1,), dtype=acc.name)
+                    lhs_contract=(2,), rhs_contract=(2 if transposed else 1,),
+                    dtype=acc.name)
     return t.convert(result, out.dtype)
 
 
@@ -247,10 +251,19 @@ def _fully_connected(t: TosaOp) -> Tensor:
     return t.convert(_add_bias(t, result, t.input(2, "bias"), 1, acc), out.dtype)
 
 
+# The *_ADAPTIVE pools take kernel, stride and pad as shape operands from this index.
+_ADAPTIVE = {"tosa.max_pool2d_adaptive": 1, "tosa.avg_pool2d_adaptive": 3}
+
+
 def _pool_geometry(t: TosaOp) -> tuple[tuple[int, int], tuple[int, int],
                                        tuple[tuple[int, int], ...]]:
-    kernel, stride = t.ints("kernel"), t.ints("stride")
-    pad = _pairs(t.ints("pad"), 2, "pad")
+    first = _ADAPTIVE.get(t.op.name)
+    if first is None:
+        kernel, stride, pad4 = t.ints("kernel"), t.ints("stride"), t.ints("pad")
+    else:
+        kernel, stride, pad4 = (t.shape(first + i, what) for i, what in
+                                enumerate(("kernel", "stride", "pad")))
+    pad = _pairs(pad4, 2, "pad")
     if len(kernel) != 2 or len(stride) != 2 or min(kernel) < 1 or min(stride) < 1:
         raise TosaError("kernel and stride take two values of at least 1")
     if pad[0][0] >= kernel[0] or pad[0][1] >= kernel[0] or pad[1][0] >= kernel[1] \
@@ -341,7 +354,10 @@ CONVERTERS: dict[str, Callable[[TosaOp], Tensor]] = {
     "tosa.depthwise_conv2d": _depthwise_conv2d,
     "tosa.transpose_conv2d": _transpose_conv2d,
     "tosa.matmul": _matmul,
+    "tosa.matmul_t": lambda t: _matmul(t, transposed=True),
     "tosa.fully_connected": _fully_connected,
     "tosa.max_pool2d": _max_pool2d,
     "tosa.avg_pool2d": _avg_pool2d,
+    "tosa.max_pool2d_adaptive": _max_pool2d,
+    "tosa.avg_pool2d_adaptive": _avg_pool2d,
 }
