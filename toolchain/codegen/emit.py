@@ -736,5 +736,10 @@ def emit_kernel(module: ir.Module, kernel: Kernel) -> ir.Function:
     The function is hidden (dso_local), in section `.text.NAME`, nounwind. Target
     features recorded on the module (mathlib.set_target_features, done by
     TargetInfo.new_module) decide hardware sqrt and f16 conversions.
+    Other dispatch kinds (branches, sorts, ...) have their own emitters: codegen/kinds.py.
     """
+    if not isinstance(kernel, Kernel):
+        from toolchain.codegen.kinds import emit_other_kind
+
+        return emit_other_kind(module, kernel)
     return _KernelEmitter(module, kernel).emit()

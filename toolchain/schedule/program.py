@@ -1,32 +1,49 @@
 """Graph -> Program: lower, fuse, order and place every buffer.
 
-The arena is planned by linear scan over the dispatch order: each result gets the
-first free, 16-byte aligned hole that fits, and a buffer is freed after its last
-reader runs. A result never shares memory with its own operands.
+Control flow is flattened first (schedule/control.py): the program is one command list
+with branch commands. The arena is planned by linear scan over that order: each buffer
+gets the first free, 16-byte aligned hole that fits at its first command and is freed
+after its last, where a buffer that a loop's next iteration reads again (used in more
+than one block inside the loop) stays live over the whole loop. A result never shares
+memory with its own operands.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.kernel.branch import Branch
 from toolchain.kernel.form import (
     MAX_OPERANDS,
     Const,
     Expr,
-    Index,
     Kernel,
     Load,
     rewrite_kernel,
     with_children,
 )
 from toolchain.kernel.lower import lower_node
+from toolchain.schedule.control import (
+    Flattener,
+    Item,
+    Jump,
+    Label,
+    copy_dispatch,
+    elide_copies,
+    reads,
+    writes,
+)
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
 from toolchain.types import TensorType
 
 ALIGN = 16
+# A command in the module: its head word, then two words per binding
+# (docs/module-format.md); branch targets are byte offsets of commands.
+COMMAND_HEAD_BYTES, BINDING_BYTES = 4, 8
 
 
 @dataclass(frozen=True)
@@ -41,8 +58,23 @@ class Buffer:
 
 @dataclass
 class Step:
-    kernel: Kernel
-    buffers: list[Buffer]  # operands, then the result
+    """One command: a kernel (a generic Kernel, or another kind: a Branch, ...) and the
+    buffers bound to it, in the order it takes them."""
+
+    kernel: Any  # Kernel | Branch | another kind with `binding_types`
+    buffers: list[Buffer]  # operands, then the result(s)
+
+    @property
+    def types(self) -> tuple[TensorType, ...]:
+        """The tensor type the kernel's code accesses through each binding."""
+        if isinstance(self.kernel, Kernel):
+            return (*self.kernel.operands, self.kernel.result)
+        return tuple(self.kernel.binding_types)
+
+    @property
+    def is_branch(self) -> bool:
+        """Whether the command picks the next command (control flow)."""
+        return isinstance(self.kernel, Branch)
 
 
 @dataclass
@@ -90,13 +122,6 @@ class _Arena:
         self.used = [(s, n) for s, n in self.used if s != offset]
 
 
-def _copy(src: Tensor, dst: Tensor) -> Dispatch:
-    rank = len(src.type.shape)
-    k = Kernel("copy", tuple(src.type.shape), rank, (src.type,), dst.type,
-               Load(0, tuple(Index(d) for d in range(rank))))
-    return Dispatch(k, [src], dst)
-
-
 def _dispatches(node: Node) -> list[Dispatch]:
     """The dispatches computing `node`: one, except for a concatenate of more tensors than
     a command can bind, which becomes a tree of concatenates of at most MAX_OPERANDS."""
@@ -139,32 +164,125 @@ def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dis
     return drop_unused_operands(Dispatch(rewrite_kernel(d.kernel, fn), d.operands, d.output))
 
 
+def _segments(items: list[Item]) -> list[tuple[int, int]]:
+    """[start, end) of each run of consecutive plain dispatches: the units fusion works
+    on (a label, jump or other kernel kind ends a run)."""
+    runs, start = [], None
+    for i, item in enumerate(items + [Label(-1)]):
+        if isinstance(item, Dispatch):
+            start = i if start is None else start
+        elif start is not None:
+            runs.append((start, i))
+            start = None
+    return runs
+
+
+def _fuse_segments(items: list[Item], outputs: set[int],
+                   constants: dict[int, np.ndarray]) -> list[Item]:
+    """Fuses each run of dispatches on its own. A run keeps materialized what anything
+    outside it reads and every tensor written more than once (a loop's state, an if's
+    results), so nothing is inlined across a label or out of its loop iteration."""
+    written: dict[int, int] = {}
+    for item in items:
+        for t in writes(item):
+            written[id(t)] = written.get(id(t), 0) + 1
+    multi = {tid for tid, n in written.items() if n > 1}
+    out: list[Item] = []
+    last = 0
+    for start, end in _segments(items):
+        out += items[last:start]
+        outside = {id(t) for k, item in enumerate(items) if not start <= k < end
+                   for t in reads(item)}
+        run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
+                   keep=outputs | outside | multi, constants=set(constants))
+        out += [_scalars_as_immediates(d, constants) for d in run]
+        last = end
+    return out + items[last:]
+
+
+def _drop_fallthrough_jumps(items: list[Item]) -> list[Item]:
+    """An unconditional jump to the label right after it (through other labels) is no
+    command at all."""
+    out: list[Item] = []
+    for k, item in enumerate(items):
+        if isinstance(item, Jump) and item.selector is None:
+            following = set()
+            for nxt in items[k + 1:]:
+                if not isinstance(nxt, Label):
+                    break
+                following.add(nxt.id)
+            if item.targets[0] in following:
+                continue
+        out.append(item)
+    return out
+
+
+def _live_intervals(steps_io: list[tuple[list[Tensor], list[Tensor]]],
+                    block_of: list[int], back_edges: list[tuple[int, int]]
+                    ) -> dict[int, list[int]]:
+    """Per tensor id, [first, last] step that touches it, widened for loops: a tensor
+    used in more than one straight-line block, live anywhere within a back edge's span
+    [target, jump], stays live over the whole span (its next iteration reads it
+    again). A tensor used in one block only is rewritten before it is read on every
+    pass, so its own span is enough."""
+    span: dict[int, list[int]] = {}
+    blocks: dict[int, set[int]] = {}
+    for k, (rd, wr) in enumerate(steps_io):
+        for t in rd + wr:
+            s = span.setdefault(id(t), [k, k])
+            s[0], s[1] = min(s[0], k), max(s[1], k)
+            blocks.setdefault(id(t), set()).add(block_of[k])
+    changed = True
+    while changed:
+        changed = False
+        for lo, hi in back_edges:
+            for tid, s in span.items():
+                if len(blocks[tid]) > 1 and s[0] <= hi and s[1] >= lo and \
+                        (s[0] > lo or s[1] < hi):
+                    s[0], s[1] = min(s[0], lo), max(s[1], hi)
+                    changed = True
+    return span
+
+
 def schedule(graph: Graph) -> Program:
     """Builds the Program for a verified, constant-folded graph."""
-    constants: dict[int, np.ndarray] = {}
-    scales_of: dict[int, int] = {}  # id(scales tensor) -> id(quantized weight tensor)
-    dispatches: list[Dispatch] = []
-    for node in graph.nodes:
-        if node.op == "constant":
-            constants[id(node.output)] = np.asarray(node.attrs["value"])
-            if "scales_of" in node.attrs:
-                scales_of[id(node.output)] = id(node.attrs["scales_of"])
-        else:
-            dispatches += _dispatches(node)
+    flat = Flattener(_dispatches)
+    flat.graph(graph)
+    items, constants = flat.items, flat.constants
     # Every graph output must be written by a dispatch of its own (outputs are separate
     # caller buffers): copy inputs, constants and repeated outputs into place.
     outputs: list[Tensor] = []
-    produced = {id(d.output) for d in dispatches}
+    produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
     for t in graph.outputs:
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
-            dispatches.append(_copy(t, dst))
+            items.append(copy_dispatch(t, dst))
             t = dst
         seen.add(id(t))
         outputs.append(t)
-    dispatches = fuse(dispatches, keep={id(t) for t in outputs}, constants=set(constants))
-    dispatches = [_scalars_as_immediates(d, constants) for d in dispatches]
+    out_ids = {id(t) for t in outputs}
+    items = _fuse_segments(items, out_ids | flat.pinned, constants)
+    items = elide_copies(items, flat.assignments, out_ids)
+    items = _drop_fallthrough_jumps(items)
+
+    # Steps in order; labels name the step that follows them.
+    label_step: dict[int, int] = {}
+    entries: list[tuple[Item, list[Tensor], list[Tensor]]] = []
+    block_of: list[int] = []
+    block = 0
+    for item in items:
+        if isinstance(item, Label):
+            label_step[item.id] = len(entries)
+            block += 1
+            continue
+        entries.append((item, reads(item), writes(item)))
+        block_of.append(block)
+        if isinstance(item, Jump):
+            block += 1
+    back_edges = [(label_step[t], k) for k, (item, _, _) in enumerate(entries)
+                  if isinstance(item, Jump) for t in item.targets if label_step[t] <= k]
+    span = _live_intervals([(rd, wr) for _, rd, wr in entries], block_of, back_edges)
 
     program = Program(graph.name, inputs=[t.type for t in graph.inputs],
                       outputs=[t.type for t in outputs])
@@ -173,33 +291,51 @@ def schedule(graph: Graph) -> Program:
         where[id(t)] = Buffer("input", i, nbytes(t.type))
     for i, t in enumerate(outputs):
         where[id(t)] = Buffer("output", i, nbytes(t.type))
-    last_use: dict[int, int] = {}
-    for step, d in enumerate(dispatches):
-        for t in d.operands:
-            last_use[id(t)] = step
+    # Linear scan over the steps: a buffer takes the first hole that fits at its first
+    # step and is freed after its last (so a result never shares its operands' memory).
     arena = _Arena()
-    for step, d in enumerate(dispatches):
-        for t in d.operands:
-            if id(t) not in where:
-                if id(t) not in constants:
-                    raise AssertionError(f"operand of {d.kernel.name} has no buffer")
+    starting: dict[int, list[Tensor]] = {}
+    for _, rd, wr in entries:
+        for t in wr + rd:
+            if id(t) not in where and id(t) not in constants:
+                where[id(t)] = Buffer("arena", -1, nbytes(t.type))  # placed below
+                starting.setdefault(span[id(t)][0], []).append(t)
+    ending: dict[int, list[Tensor]] = {}
+    for k, (item, rd, wr) in enumerate(entries):
+        for t in starting.get(k, []):
+            where[id(t)] = Buffer("arena", arena.alloc(nbytes(t.type)), nbytes(t.type))
+            ending.setdefault(span[id(t)][1], []).append(t)
+        for t in rd:
+            if id(t) not in where:  # a constant, placed in the pool at its first use
                 program.constants.append(constants[id(t)])
                 program.constant_types.append(t.type)
                 where[id(t)] = Buffer("constant", len(program.constants) - 1, nbytes(t.type))
-        if id(d.output) not in where:
-            where[id(d.output)] = Buffer("arena", arena.alloc(nbytes(d.output.type)),
-                                         nbytes(d.output.type))
         # Dispatch functions are symbols in one object: number them to keep names unique.
-        kernel = replace(d.kernel, name=f"d{step}_{d.kernel.name}")
-        program.steps.append(Step(kernel, [where[id(t)] for t in d.operands]
-                                  + [where[id(d.output)]]))
-        for t in d.operands:
-            b = where[id(t)]
-            if b.kind == "arena" and last_use[id(t)] == step:
-                arena.free(b.index)
+        if isinstance(item, Jump):
+            kernel: Any = Branch(f"d{k}_branch", tuple(t.type for t in rd), item.targets)
+            bound = rd
+        else:
+            kernel = replace(item.kernel, name=f"d{k}_{item.kernel.name}")
+            bound = list(item.operands) + wr
+        program.steps.append(Step(kernel, [where[id(t)] for t in bound]))
+        for t in ending.get(k, []):
+            arena.free(where[id(t)].index)
     program.arena_size = arena.size
+    _resolve_branch_targets(program, label_step)
     index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
-    for scale_id, weight_id in scales_of.items():
+    for scale_id, weight_id in flat.scales_of.items():
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+def _resolve_branch_targets(program: Program, label_step: dict[int, int]) -> None:
+    """Branch targets from labels to command byte offsets (relative to the command
+    section): each command is a 4-byte head and 8 bytes per binding."""
+    offsets = [0]
+    for step in program.steps:
+        offsets.append(offsets[-1] + COMMAND_HEAD_BYTES + BINDING_BYTES * len(step.buffers))
+    for step in program.steps:
+        if isinstance(step.kernel, Branch):
+            step.kernel = replace(step.kernel, targets=tuple(
+                offsets[label_step[t]] for t in step.kernel.targets))

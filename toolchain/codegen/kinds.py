@@ -1,0 +1,27 @@
+"""Code generation for the dispatch kinds other than the generic Kernel: each kind has
+its own small emitter file, found here by the kind's type (emit.emit_kernel hands any
+non-Kernel over)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import ir
+
+
+def _emitters() -> dict[type, Callable[[ir.Module, Any], ir.Function]]:
+    from toolchain.codegen.branch import emit_branch
+    from toolchain.kernel.branch import Branch
+
+    return {Branch: emit_branch}
+
+
+def emit_other_kind(module: ir.Module, kernel: Any) -> ir.Function:
+    """Adds the function of a branch / multi-result / in-place dispatch to `module`."""
+    emitter = _emitters().get(type(kernel))
+    if emitter is None:
+        from toolchain.codegen.emit import EmitError
+
+        raise EmitError(f"no code generator for {type(kernel).__name__} {kernel.name!r}")
+    return emitter(module, kernel)

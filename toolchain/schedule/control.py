@@ -1,0 +1,280 @@
+"""Graph with regions -> one linear list of items: dispatches, labels and jumps.
+
+Control flow runs in the module's command list (docs/architecture.md, "Control flow"):
+each op with regions becomes straight runs of dispatches joined by branch commands
+(toolchain/kernel/branch.py):
+
+    while:  C = init (copies)            if:   branch pred -> T / F        case: likewise,
+      head: <cond>                         T:   <true branch>; R = results     one label
+            branch cond -> body / exit          jump end                       per branch
+      body: <body>; C = results (copies)   F:   <false branch>; R = results
+            jump head                      end:
+      exit:
+
+The loop state C is the while node's own result tensors, so after the loop its readers
+read the state; a region's inputs are aliases of the tensors that feed them (the state,
+the captured outer values), so nothing is copied into a region. Copies back into the
+state are a parallel assignment: a state buffer that another assignment still reads is
+staged through a temporary first.
+
+Ops without regions become dispatches by their lowering rule; ops whose result cannot be
+one generic Kernel (several results, in-place updates) become a `MultiDispatch` of
+their own kernel kind (SPECIAL below).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from toolchain.diagnostics import CompileError, Location
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.kernel.form import Index, Kernel, Load
+from toolchain.kernel.lower import LoweringError
+from toolchain.schedule.fuse import Dispatch
+
+
+@dataclass
+class Label:
+    """A place in the command list a jump can target."""
+
+    id: int
+
+
+@dataclass
+class Jump:
+    """A branch command: `targets` are label ids (see kernel/branch.py for how the
+    selector picks one)."""
+
+    selector: Tensor | None
+    targets: tuple[int, ...]
+    loc: Location | None = None
+
+
+@dataclass
+class MultiDispatch:
+    """A dispatch of another kernel kind than Kernel, with several results; `in_place`:
+    it also reads its results (a sort or scatter updating them after copies)."""
+
+    kernel: Any
+    operands: list[Tensor]
+    outputs: list[Tensor]
+    in_place: bool = False
+
+
+Item = Dispatch | MultiDispatch | Label | Jump
+
+
+def copy_dispatch(src: Tensor, dst: Tensor) -> Dispatch:
+    """dst = src, element by element."""
+    rank = len(src.type.shape)
+    k = Kernel("copy", tuple(src.type.shape), rank, (src.type,), dst.type,
+               Load(0, tuple(Index(d) for d in range(rank))))
+    return Dispatch(k, [src], dst)
+
+
+def reads(item: Item) -> list[Tensor]:
+    """The tensors an item reads."""
+    if isinstance(item, Dispatch):
+        return list(item.operands)
+    if isinstance(item, MultiDispatch):
+        return list(item.operands) + (list(item.outputs) if item.in_place else [])
+    if isinstance(item, Jump):
+        return [] if item.selector is None else [item.selector]
+    return []
+
+
+def writes(item: Item) -> list[Tensor]:
+    """The tensors an item writes."""
+    if isinstance(item, Dispatch):
+        return [item.output]
+    if isinstance(item, MultiDispatch):
+        return list(item.outputs)
+    return []
+
+
+@dataclass
+class Flattener:
+    """Walks a graph and its regions into `items`, collecting every constant."""
+
+    dispatches_of: Callable[[Node], list[Dispatch]]
+    items: list[Item] = field(default_factory=list)
+    constants: dict[int, np.ndarray] = field(default_factory=dict)
+    scales_of: dict[int, int] = field(default_factory=dict)  # see schedule()
+    alias: dict[int, Tensor] = field(default_factory=dict)
+    # The copies `assign` made, as (destination, source, copy dispatch); their sources
+    # stay materialized through fusion (`pinned`), so that a copy is only ever a copy:
+    # fusing a computation into it could read a state buffer an earlier copy of the
+    # same assignment has overwritten. schedule() then removes the copies it can.
+    assignments: list[tuple[Tensor, Tensor, Dispatch]] = field(default_factory=list)
+    pinned: set[int] = field(default_factory=set)
+    _labels: Any = field(default_factory=itertools.count)
+
+    def resolve(self, t: Tensor) -> Tensor:
+        """The tensor that holds `t`'s value: a region input is its feeder's."""
+        while id(t) in self.alias:
+            t = self.alias[id(t)]
+        return t
+
+    def label(self) -> int:
+        return next(self._labels)
+
+    def place(self, label: int) -> None:
+        self.items.append(Label(label))
+
+    def graph(self, graph: Graph) -> None:
+        for node in graph.nodes:
+            self.node(node)
+
+    def node(self, node: Node) -> None:
+        if node.op == "constant":
+            self.constants[id(node.output)] = np.asarray(node.attrs["value"])
+            if "scales_of" in node.attrs:
+                self.scales_of[id(node.output)] = id(node.attrs["scales_of"])
+            return
+        control = CONTROL.get(node.op)
+        if control is not None:
+            control(self, node)
+            return
+        resolved = Node(node.op, [self.resolve(t) for t in node.inputs], node.outputs,
+                        node.attrs, node.loc, node.regions)
+        try:
+            special = SPECIAL.get(node.op)
+            if special is not None:
+                self.items += special(resolved)
+            else:
+                self.items += self.dispatches_of(resolved)
+        except LoweringError as e:
+            raise CompileError(str(e), node.loc) from None
+
+    def bind(self, region: Graph, tensors: list[Tensor]) -> None:
+        """Makes the region's inputs aliases of `tensors`."""
+        for arg, t in zip(region.inputs, tensors, strict=True):
+            self.alias[id(arg)] = t
+
+    def assign(self, dsts: list[Tensor], srcs: list[Tensor]) -> None:
+        """dsts = srcs as one parallel assignment: a source that is also a destination
+        is staged through a temporary before anything is overwritten."""
+        moves = [(d, s) for d, s in zip(dsts, srcs, strict=True) if s is not d]
+        targets = {id(d) for d, _ in moves}
+        staged = []
+        for d, s in moves:
+            if id(s) in targets:
+                tmp = Tensor(s.type, "staged")
+                self.items.append(copy_dispatch(s, tmp))
+                s = tmp
+            staged.append((d, s))
+        for d, s in staged:
+            copy = copy_dispatch(s, d)
+            self.items.append(copy)
+            self.assignments.append((d, s, copy))
+            self.pinned.add(id(s))
+
+
+def _while(f: Flattener, node: Node) -> None:
+    cond, body = node.regions
+    n = len(node.outputs)
+    ins = [f.resolve(t) for t in node.inputs]
+    state = list(node.outputs)
+    f.assign(state, ins[:n])
+    f.bind(cond, state + ins[n:])
+    f.bind(body, state + ins[n:])
+    head, loop, done = f.label(), f.label(), f.label()
+    f.place(head)
+    f.graph(cond)
+    f.items.append(Jump(f.resolve(cond.outputs[0]), (done, loop), node.loc))
+    f.place(loop)
+    f.graph(body)
+    f.assign(state, [f.resolve(t) for t in body.outputs])
+    f.items.append(Jump(None, (head,), node.loc))
+    f.place(done)
+
+
+def _branches(f: Flattener, node: Node) -> None:
+    """if / case: a branch on operand 0, then each region writing the node's results."""
+    selector, *captures = (f.resolve(t) for t in node.inputs)
+    labels = [f.label() for _ in node.regions]
+    end = f.label()
+    # if: false (0) runs the second region, true (1) the first.
+    targets = (labels[1], labels[0]) if node.op == "if" else tuple(labels)
+    f.items.append(Jump(selector, targets, node.loc))
+    for region, label in zip(node.regions, labels):
+        f.place(label)
+        f.bind(region, captures)
+        f.graph(region)
+        f.assign(list(node.outputs), [f.resolve(t) for t in region.outputs])
+        f.items.append(Jump(None, (end,), node.loc))
+    f.place(end)
+
+
+CONTROL: dict[str, Callable[[Flattener, Node], None]] = {
+    "while": _while, "if": _branches, "case": _branches,
+}
+
+# Ops lowered to other kernel kinds than Kernel: node (operands resolved) -> items.
+SPECIAL: dict[str, Callable[[Node], list[Item]]] = {}
+
+
+def _in_place_safe(d: Dispatch, dst: Tensor) -> bool:
+    """Whether `d` may write `dst` while reading it: an elementwise kernel that reads
+    `dst` only at the element it writes (each element is read, then overwritten)."""
+    k = d.kernel
+    if not isinstance(k, Kernel) or k.combine is not None or k.n_parallel != len(k.domain):
+        return False
+    own = tuple(Index(i) for i in range(k.n_parallel))
+    return all(ld.index == own and ld.pad is None for ld in _loads(k)
+               if d.operands[ld.operand] is dst)
+
+
+def _loads(k: Kernel) -> list[Load]:
+    from toolchain.kernel.form import postorder
+
+    return [e for root in k.roots for e in postorder(root) if isinstance(e, Load)]
+
+
+def elide_copies(items: list[Item], assignments: list[tuple[Tensor, Tensor, Dispatch]],
+                 outputs: set[int]) -> list[Item]:
+    """Removes the copies of `assignments` whose source's producer can write the
+    destination itself: it sits in the same straight run before the copy, nothing else
+    writes the source or reads it outside that run, and nothing from the producer to
+    the copy reads the destination's old value (but the producer itself, elementwise at
+    the element it writes). Readers of the source in between read the destination."""
+    items = list(items)
+    for dst, src, copy in assignments:
+        k = next((i for i, item in enumerate(items) if item is copy), None)
+        if k is None or id(src) in outputs:
+            continue
+        j = k - 1
+        while j >= 0 and isinstance(items[j], Dispatch | MultiDispatch) and \
+                not any(t is src for t in writes(items[j])):
+            j -= 1
+        if j < 0 or not isinstance(items[j], Dispatch) or items[j].output is not src:
+            continue
+        producer = items[j]
+        elsewhere = [i for i, item in enumerate(items) if not j <= i <= k and (
+            any(t is src for t in reads(item) + writes(item)))]
+        between = [items[i] for i in range(j + 1, k)]
+        if elsewhere or any(t is dst for item in between for t in reads(item) + writes(item)):
+            continue
+        if any(t is dst for t in producer.operands) and not _in_place_safe(producer, dst):
+            continue
+        items[j] = Dispatch(producer.kernel, producer.operands, dst)
+        for i in range(j + 1, k):
+            items[i] = _reading(items[i], src, dst)
+        del items[k]
+    return items
+
+
+def _reading(item: Item, old: Tensor, new: Tensor) -> Item:
+    """`item` reading `new` where it read `old`."""
+    if isinstance(item, Dispatch):
+        return Dispatch(item.kernel, [new if t is old else t for t in item.operands],
+                        item.output)
+    if isinstance(item, MultiDispatch):
+        return MultiDispatch(item.kernel, [new if t is old else t for t in item.operands],
+                             item.outputs, item.in_place)
+    return item
