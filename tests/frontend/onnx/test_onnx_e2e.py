@@ -132,3 +132,19 @@ def test_input_shape_is_part_of_the_build_stamp(files: Path, capsys) -> None:
         assert rc == 0, captured.err
         assert "building" in captured.err
         assert f"output_0: float32 [{batch}, 4]" in captured.out
+
+
+def test_minirt_build_records_the_input_shape(files: Path, capsys) -> None:
+    """minirt-build on an .onnx model: the size report, and the pin in the build stamp
+    (minirt-run reuses a build only for the same pins)."""
+    import json
+
+    out = files / "cnn-build"
+    rc = build_cli.main([str(files / "cnn.onnx"), "--board", "cortex-m4", "-o", str(out),
+                         *MODELS["cnn"][1]])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    assert "minirt-build: wrote" in captured.out
+    stamp = json.loads((out / "build.json").read_text())["stamp"]
+    assert stamp["input_shapes"] == {"input": list(CNN_INPUT)}
+    assert (out / "size.json").exists()
