@@ -846,9 +846,10 @@ def test_thumb_code_size_budget(build: Path) -> None:
         parts = line.split()
         if len(parts) == 4:
             sizes[parts[3]] = int(parts[1], 16)
-    # Measured (clang 14, -Oz): load 672 with its helpers inlined, run 140, crc 48,
+    # Measured (clang 14, -Oz): load 672 with its helpers inlined, run 154 (140 before
+    # branch commands: the end of the command section and the branch call), crc 48,
     # io_info 108. Before the image contract (load checked only the module against
     # itself) load was 488.
     core = sum(n for f, n in sizes.items() if f != "mrt_module_io_info")
-    assert core <= 900, sizes
+    assert core <= 914, sizes
     assert sizes["mrt_module_io_info"] <= 130, sizes

@@ -53,7 +53,8 @@ class CommandNeed:
 
     @property
     def head(self) -> int:
-        """The command's head word, as the module stores it: ordinal | count << 16."""
+        """The command's head word, as the module stores it: ordinal | count << 16
+        (the ordinal carries fmt.BRANCH_FLAG for a branch)."""
         return self.ordinal | len(self.bindings) << 16
 
 
@@ -83,8 +84,9 @@ class ImageContract:
 
     @property
     def dispatch_count(self) -> int:
-        """Highest ordinal + 1: the image's dispatch table must hold at least this many."""
-        return max((c.ordinal for c in self.commands), default=-1) + 1
+        """Highest ordinal + 1 (without the branch flag): the image's dispatch table must
+        hold at least this many."""
+        return max((c.ordinal & ~fmt.BRANCH_FLAG for c in self.commands), default=-1) + 1
 
 
 def layout_crc(module: bytes) -> int:
@@ -105,7 +107,8 @@ def image_contract(program: Program, module: bytes, target_id: int) -> ImageCont
     types), kinds where the schedule placed each buffer."""
     commands = []
     for ordinal, step in enumerate(program.steps):
-        types = (*step.kernel.operands, step.kernel.result)
+        types = step.types
+        ordinal |= fmt.BRANCH_FLAG if step.is_branch else 0
         if len(types) != len(step.buffers):
             raise ValueError(f"{step.kernel.name}: {len(types)} operands and result, "
                              f"{len(step.buffers)} buffers")

@@ -66,7 +66,9 @@ def dump_module(data: bytes) -> str:
 
     out += ["", *_banner(f"Commands: {len(m.commands)}")]
     for i, cmd in enumerate(m.commands):
-        out.append(f"  #{i:<3} dispatch {cmd.ordinal:<4} ({len(cmd.bindings)} bindings)")
+        kind = "branch  " if cmd.ordinal & fmt.BRANCH_FLAG else "dispatch"
+        out.append(f"  #{i:<3} {kind} {cmd.ordinal & ~fmt.BRANCH_FLAG:<4} "
+                   f"({len(cmd.bindings)} bindings)")
         out += [f"         [{j}] {b}" for j, b in enumerate(cmd.bindings)]
 
     pool_bytes = sum(c.size for c in m.constants)

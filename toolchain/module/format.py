@@ -35,6 +35,12 @@ POOL_ALIGN = 16
 BINDING_VALUE_BITS = 30
 BINDING_VALUE_MASK = (1 << BINDING_VALUE_BITS) - 1
 MAX_COUNT16 = 0xFFFF
+# A command whose ordinal has this bit set runs a branch dispatch: its function returns
+# the command byte offset to continue at (toolchain/kernel/branch.py); the dispatch
+# table index is the ordinal without it (twin: MRT_COMMAND_BRANCH in executor.c). No
+# version change: a module without control flow never sets it, and one with branches
+# loads only into the image built with it (the image contract pins every head).
+BRANCH_FLAG = 0x8000
 
 
 class Status(enum.IntEnum):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from toolchain.module import format as fmt
 from toolchain.module.format import QUANT_HEAD
 from toolchain.module.pack import (
     Binding,
     Command,
     ConstantEntry,
+    PackError,
     QuantParams,
     TensorSig,
     layout_constant_pool,
@@ -69,6 +71,9 @@ def module_from_program(program: Program, target: str) -> bytes:
         e = entry_of[index]
         return Binding.constant(layout.data_offsets[e], len(entries[e].data))
 
+    if len(program.steps) > fmt.BRANCH_FLAG:
+        raise PackError(f"{len(program.steps)} dispatches: a module runs at most "
+                        f"{fmt.BRANCH_FLAG} (the top bit of an ordinal marks a branch)")
     commands = []
     for ordinal, step in enumerate(program.steps):
         bindings = []
@@ -81,7 +86,8 @@ def module_from_program(program: Program, target: str) -> bytes:
                 bindings.append(Binding.input(b.index, b.size))
             else:
                 bindings.append(Binding.output(b.index, b.size))
-        commands.append(Command(ordinal, tuple(bindings)))
+        flag = fmt.BRANCH_FLAG if step.is_branch else 0
+        commands.append(Command(ordinal | flag, tuple(bindings)))
     return pack_module(
         target,
         [_sig(f"input_{i}", t) for i, t in enumerate(program.inputs)],

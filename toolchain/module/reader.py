@@ -94,7 +94,7 @@ class Module:
     @property
     def dispatch_count(self) -> int:
         """Highest dispatch ordinal used + 1: the dispatch table must be at least this long."""
-        return max((c.ordinal for c in self.commands), default=-1) + 1
+        return max((c.ordinal & ~fmt.BRANCH_FLAG for c in self.commands), default=-1) + 1
 
     @property
     def signature_offset(self) -> int:
