@@ -4,6 +4,7 @@ not supported yet says so and why."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,47 @@ def test_cli_reports_every_problem_with_exit_2(tmp_path: Path, capsys) -> None:
     assert [line.split(":")[1] for line in lines] == ["3", "8", "19", "20", "22", "23"]
     assert f"{model}:19:8: error: 'tosa.negate': input1_zp (operand 1) must be a constant" in err
     assert not out.exists()
+
+
+# Operand lists of the wrong count, rank or type, result types that do not fit, absurd
+# attributes: every converter must turn each into a located CompileError, never another
+# exception and never a message about Python's internals.
+FUZZ_OPERANDS = {"f": "tensor<2x3xf32>", "i": "tensor<4xi8>", "r": "tensor<1x4x4x2xf32>",
+                 "b": "tensor<2x3xi1>"}
+FUZZ_LISTS = [(), ("f",), ("f", "f"), ("i", "i", "i"), ("r", "r", "f", "f", "f"), ("f", "s"),
+              ("r", "s", "s", "s"), ("b", "f", "f"), ("i", "i", "i", "i", "i")]
+FUZZ_RESULTS = ["tensor<2x3xf32>", "tensor<4xi8>", "tensor<1x4x4x2xf32>"]
+FUZZ_ATTRS = ["", "{axis = 7 : i32, kernel = array<i64: 2>, stride = array<i64: 1, 1>, "
+              "pad = array<i64: 0>, perms = array<i32: 0>, out_pad = array<i64: 9>}",
+              "{rounding_mode = SINGLE_ROUND, per_channel = true, min_val = 1.0 : f32, "
+              "max_val = 0.0 : f32, mode = BILINEAR, nan_mode = IGNORE, round = true}"]
+
+
+def test_malformed_ops_never_escape_as_python_errors() -> None:
+    from toolchain.frontend.tosa import CONVERTERS
+
+    internals = ("unpack", "index out", "NoneType", "object has no", "not iterable")
+    checked = 0
+    for name in sorted(CONVERTERS):
+        for operands in FUZZ_LISTS:
+            values, lines = [], []
+            for n, kind in enumerate(operands):
+                if kind == "s":
+                    lines.append(f"%s{n} = tosa.const_shape {{values = dense<[2, 3]> : "
+                                 "tensor<2xindex>} : () -> !tosa.shape<2>")
+                values.append(f"%{kind}{n}")
+            args = ", ".join(f"%{k}{n}: {FUZZ_OPERANDS[k]}" for n, k in enumerate(operands)
+                             if k != "s")
+            types = ", ".join(FUZZ_OPERANDS.get(k, "!tosa.shape<2>") for k in operands)
+            for result, attrs in itertools.product(FUZZ_RESULTS, FUZZ_ATTRS):
+                op = (f"%r = {name} {', '.join(values)} {attrs} : ({types}) -> {result}"
+                      if values else f"%r = {name} {attrs} : () -> {result}")
+                text = (f"func.func @main({args}) -> {result} {{\n  "
+                        + "\n  ".join([*lines, op]) + f"\n  return %r : {result}\n}}\n")
+                try:
+                    import_module(parse_text(text, "f.mlir"))
+                except CompileError as e:
+                    for m in (e, *e.notes):
+                        assert not any(w in m.message for w in internals), (text, m.message)
+                checked += 1
+    assert checked == len(CONVERTERS) * len(FUZZ_LISTS) * 9

@@ -174,11 +174,18 @@ def _conv(n: int) -> Callable[[TosaOp], Tensor]:
     return convert
 
 
+def _rank4(t: TosaOp, i: int, what: str, layout: str) -> tuple[int, ...]:
+    shape = tuple(t.input(i, what).type.shape)
+    if len(shape) != 4:
+        raise TosaError(f"{what} must be {layout} (rank 4), not {list(shape)}")
+    return shape
+
+
 def _depthwise_conv2d(t: TosaOp) -> Tensor:
     """DEPTHWISE_CONV2D: [KH, KW, C, M] weights as [KH, KW, 1, C * M], one group per
     input channel."""
     w = t.input(1, "weight")
-    kh, kw, c, m = w.type.shape
+    kh, kw, c, m = _rank4(t, 1, "weight", "[KH, KW, C, M]")
     pad = _pairs(t.ints("pad"), 2, "pad")
     attrs = _conv_attrs(2, t.ints("stride"), pad, t.ints("dilation"), (3, (0, 1), 2),
                         groups=c)
@@ -193,7 +200,7 @@ def _transpose_conv2d(t: TosaOp) -> Tensor:
     out_pad_top + ky: the input dilated by the stride, padded by K - 1 + out_pad, against
     the spatially flipped OHWI kernel."""
     w = t.input(1, "weight")
-    _, kh, kw, _ = w.type.shape
+    _, kh, kw, _ = _rank4(t, 1, "weight", "OHWI")
     top, bottom, left, right = _four(t.ints("out_pad"), "out_pad")
     if min(top, bottom) <= -kh or min(left, right) <= -kw:
         raise TosaError("out_pad must be greater than minus the kernel size")
