@@ -312,7 +312,7 @@ def batch_normalization(ctx: OpContext) -> Tensor:
 # ------------------------------------------------------------------ pooling
 
 
-def _pool_window(ctx: OpContext, x: Tensor) -> tuple[list[int], list[int], list[int],
+def pool_window(ctx: OpContext, x: Tensor) -> tuple[list[int], list[int], list[int],
                                                       list[tuple[int, int]], list[int]]:
     """kernel, strides, dilations, padding and output sizes of a pooling node."""
     n = x.type.rank - 2
@@ -361,7 +361,7 @@ def max_pool(ctx: OpContext) -> Tensor:
     if ctx.attr("storage_order", 0):
         raise Unsupported("storage_order=1 is not supported")
     x = ctx.input(0)
-    return _window(ctx, x, "maximum", lowest(x), *_pool_window(ctx, x))
+    return _window(ctx, x, "maximum", lowest(x), *pool_window(ctx, x))
 
 
 def _tap_counts(size: int, k: int, s: int, d: int, lo: int, out: int, lower: int,
@@ -371,17 +371,13 @@ def _tap_counts(size: int, k: int, s: int, d: int, lo: int, out: int, lower: int
     return ((pos >= lower) & (pos < upper)).sum(axis=1)
 
 
-def average_pool(ctx: OpContext) -> Tensor:
-    """AveragePool: the window sum divided by the number of taps in the input
-    (count_include_pad=0) or in the input and its explicit padding (=1; ceil_mode's
-    extra positions never count), as onnxruntime divides."""
-    x = ctx.input(0)
-    if not x.type.dtype.is_float:
-        raise Unsupported(f"AveragePool of {x.type.dtype}")
-    kernel, strides, dilations, pads, outs = _pool_window(ctx, x)
-    total = _window(ctx, x, "add", 0, kernel, strides, dilations, pads, outs)
+def average_counts(ctx: OpContext, x: Tensor, kernel, strides, dilations, pads, outs
+                   ) -> np.ndarray:
+    """Per output position (shape (1, 1, *outs)), the divisor of an AveragePool: the taps
+    in the input (count_include_pad=0) or in the input and its explicit padding (=1;
+    ceil_mode's extra positions never count), as onnxruntime divides."""
     include = bool(ctx.attr("count_include_pad", 0))
-    counts = np.ones((1, 1), np.float64)
+    counts = np.ones((1, 1), np.int64)
     for i, k, s, d, (lo, hi), o in zip(x.type.shape[2:], kernel, strides, dilations, pads,
                                        outs):
         c = _tap_counts(i, k, s, d, lo, o, -lo if include else 0, i + hi if include else i)
@@ -389,6 +385,22 @@ def average_pool(ctx: OpContext) -> Tensor:
     counts = counts.reshape((1, 1, *outs))
     if np.any(counts == 0):
         raise Unsupported("a pooling window lies entirely in the padding")
+    return counts
+
+
+def window_sum(ctx: OpContext, x: Tensor, kernel, strides, dilations, pads, outs) -> Tensor:
+    """The sum of each pooling window, padding read as 0."""
+    return _window(ctx, x, "add", 0, kernel, strides, dilations, pads, outs)
+
+
+def average_pool(ctx: OpContext) -> Tensor:
+    """AveragePool: the window sum divided by average_counts."""
+    x = ctx.input(0)
+    if not x.type.dtype.is_float:
+        raise Unsupported(f"AveragePool of {x.type.dtype}")
+    window = pool_window(ctx, x)
+    total = window_sum(ctx, x, *window)
+    counts = average_counts(ctx, x, *window)
     shape = tuple(total.type.shape)
     if np.all(counts == counts.reshape(-1)[0]):
         divisor = ctx.filled(float(counts.reshape(-1)[0]), total)
@@ -420,4 +432,5 @@ def global_pool(kind: str) -> Callable[[OpContext], Tensor]:
 
 __all__ = ["add_channel_bias", "average_pool", "batch_normalization", "conv", "conv_float",
            "conv_geometry", "conv_transpose", "gemm", "global_pool", "lowest", "matmul",
-           "matmul_tensors", "max_pool", "nchw", "window_pads"]
+           "matmul_tensors", "max_pool", "nchw", "pool_window", "window_pads", "window_sum",
+           "average_counts"]

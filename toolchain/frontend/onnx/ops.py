@@ -50,7 +50,7 @@ OPS: dict[str, OpRow] = {
     "MatMul": _row(layers.matmul, (2, 2), quant.matmul_int8),
     "BatchNormalization": _row(layers.batch_normalization, (5, 5)),
     "MaxPool": _row(layers.max_pool, (1, 1), _max_pool_int8),
-    "AveragePool": _row(layers.average_pool, (1, 1)),
+    "AveragePool": _row(layers.average_pool, (1, 1), quant.average_pool_int8),
     "GlobalAveragePool": _row(layers.global_pool("add"), (1, 1), quant.mean_int8),
     "GlobalMaxPool": _row(layers.global_pool("maximum"), (1, 1), _pass(
         layers.global_pool("maximum"))),

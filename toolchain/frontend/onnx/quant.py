@@ -20,6 +20,7 @@ Conv, Gemm, MatMul with constant int8 weights (symmetric, per tensor or per outp
 channel) and int32 or float biases, each with a Relu or Clip before its
 QuantizeLinear; Add and Mul; Relu, Clip, LeakyRelu, Sigmoid, Tanh, HardSigmoid and
 HardSwish as 256-entry tables; GlobalAveragePool and ReduceMean (TFLite's mean);
+AveragePool into its input's quantization (the exact average, rounded half to even);
 MaxPool and data movement directly on the int8 values.
 """
 
@@ -496,6 +497,46 @@ def mean_int8(ctx: OpContext, out: OutputQuant | None) -> Tensor:
         raise NotInt8(str(e)) from None
 
 
+def divide_round_half_even(ctx: OpContext, total: Tensor, counts: np.ndarray) -> Tensor:
+    """total / counts (i32, counts > 0 constants) rounded to nearest, ties to even, in
+    integers: the floor quotient and remainder, then one up where the remainder is over
+    half the divisor, or exactly half and the quotient odd."""
+    shape = tuple(total.type.shape)
+    n = ctx.broadcast(ctx.constant(counts, "i32"), shape)
+    q = ctx.node("divide", [total, n])  # truncates toward zero
+    r = ctx.node("subtract", [total, ctx.node("multiply", [q, n])])
+    negative = ctx.node("compare", [r, ctx.filled(0, r)], direction="LT")
+    q = ctx.node("select", [negative, ctx.node("subtract", [q, ctx.filled(1, q)]), q])
+    r = ctx.node("select", [negative, ctx.node("add", [r, n]), r])
+    twice = ctx.node("add", [r, r])
+    over = ctx.node("compare", [twice, n], direction="GT")
+    half = ctx.node("compare", [twice, n], direction="EQ")
+    odd = ctx.node("compare", [ctx.node("and", [q, ctx.filled(1, q)]), ctx.filled(1, q)],
+                   direction="EQ")
+    up = ctx.node("or", [over, ctx.node("and", [half, odd])])
+    return ctx.node("add", [q, ctx.node("convert", [up], dtype="i32")])
+
+
+def average_pool_int8(ctx: OpContext, out: OutputQuant | None) -> Tensor:
+    """AveragePool of an int8 view into the same quantization, exactly as ONNX defines it
+    in real numbers: the window's sum of (q - zero point) (padding is a real 0), divided
+    by its count (every attribute of the float op: count_include_pad, ceil_mode, pads,
+    dilations) with rounding half to even, + zero point."""
+    out = _require(out, activations=False)
+    xt, s, z = _activation(ctx.qview(0), "input")
+    if z != out.zero_point or abs(s - out.scale) > 1e-6 * s:
+        raise NotInt8("the output is quantized otherwise than the input")
+    window = layers.pool_window(ctx, xt)
+    wide = ctx.node("convert", [xt], dtype="i32")
+    shifted = ctx.node("subtract", [wide, ctx.filled(z, wide)])
+    total = layers.window_sum(ctx, shifted, *window)
+    counts = layers.average_counts(ctx, xt, *window)
+    v = divide_round_half_even(ctx, total, counts)
+    v = ctx.node("add", [v, ctx.filled(z, v)])
+    v = ctx.node("clamp", [ctx.constant(INT8_MIN, "i32"), v, ctx.constant(INT8_MAX, "i32")])
+    return ctx.node("convert", [v], quant=out.quant, dtype="i8")
+
+
 def passthrough(convert: Callable[[OpContext], Tensor], data: Sequence[int] = (0,),
                 all_inputs: bool = False
                 ) -> Callable[[OpContext, OutputQuant | None], QView]:
@@ -625,7 +666,8 @@ def qlinear_matmul(ctx: OpContext) -> Tensor:
     return quantize_tensor(ctx, y, y_scale, y_zp, None, name)
 
 
-__all__ = ["OutputQuant", "TABLE_FUNCTIONS", "binary_int8", "conv_int8", "dequantize_linear",
-           "dequantize_view", "gemm_int8", "matmul_int8", "mean_int8", "output_quant",
-           "pad_int8", "passthrough", "qlinear_conv", "qlinear_matmul", "quantize_linear",
-           "quantize_tensor", "round_half_even_quantize", "table_int8"]
+__all__ = ["OutputQuant", "TABLE_FUNCTIONS", "average_pool_int8", "binary_int8", "conv_int8",
+           "dequantize_linear", "dequantize_view", "divide_round_half_even", "gemm_int8",
+           "matmul_int8", "mean_int8", "output_quant", "pad_int8", "passthrough",
+           "qlinear_conv", "qlinear_matmul", "quantize_linear", "quantize_tensor",
+           "round_half_even_quantize", "table_int8"]
