@@ -1,9 +1,9 @@
 """TOSA ops minirt reads but cannot compile yet, each with the reason: a located error
 in the importer's list rather than an unknown op.
 
-- COND_IF and WHILE_LOOP need control flow in the graph (regions executed
-  conditionally or repeatedly); the graph is gaining it for StableHLO's `if` / `while`.
-- SCATTER needs a scatter graph op, arriving with StableHLO's `scatter`.
+- COND_IF and WHILE_LOOP: the graph's `if` and `while` (closed regions, added for
+  StableHLO) are not yet used for them; docs/tosa.md says what the mapping needs.
+- SCATTER: likewise not yet mapped onto the graph's `scatter`.
 - FFT2D and RFFT2D need complex arithmetic.
 - VARIABLE, VARIABLE_READ and VARIABLE_WRITE are state kept between inferences; a
   minirt model is a pure function of its inputs.
@@ -20,10 +20,11 @@ from toolchain.graph.ir import Tensor
 __all__ = ["CONVERTERS", "REASONS"]
 
 REASONS = {
-    "cond_if": "it needs control flow in the graph, which minirt does not have yet",
-    "while_loop": "it needs control flow in the graph, which minirt does not have yet",
+    "cond_if": "TOSA's control flow is not yet mapped onto the graph's if / while regions",
+    "while_loop": "TOSA's control flow is not yet mapped onto the graph's if / while "
+                  "regions",
     "yield": "it only ends a cond_if or while_loop region",
-    "scatter": "minirt's graph has no scatter op yet",
+    "scatter": "TOSA's SCATTER is not yet mapped onto the graph's scatter",
     "fft2d": "minirt has no complex arithmetic yet",
     "rfft2d": "minirt has no complex arithmetic yet",
     "variable": "minirt models are pure functions of their inputs (no state between runs)",
