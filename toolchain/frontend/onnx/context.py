@@ -106,6 +106,13 @@ class OpContext:
         self._as_tensor = as_tensor
         self.opset = opset
 
+    def reading(self, tensors: dict[str, Tensor]) -> OpContext:
+        """The same node, its inputs named in `tensors` read as those tensors (an int8
+        view's integers, for data movement on int8 values)."""
+        return OpContext(self.info, self.graph, self._lookup,
+                         lambda name: tensors[name] if name in tensors else
+                         self._as_tensor(name), self.opset)
+
     # ------------------------------------------------------------ the node
 
     def attr(self, name: str, default: Any = None) -> Any:

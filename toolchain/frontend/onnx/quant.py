@@ -553,9 +553,7 @@ def passthrough(convert: Callable[[OpContext], Tensor], data: Sequence[int] = (0
                                 for v in views):
             raise NotInt8("inputs of differing quantization")
         names = {ctx.info.inputs[i]: v.q for i, v in zip(indices, views)}
-        sub = OpContext(ctx.info, ctx.graph, ctx._lookup,
-                        lambda name: names[name] if name in names else ctx._as_tensor(name),
-                        ctx.opset)
+        sub = ctx.reading(names)
         try:
             y = convert(sub)
         except Unsupported as e:
@@ -581,9 +579,7 @@ def pad_int8(ctx: OpContext, out: OutputQuant | None) -> QView:
         raise NotInt8("not a per-tensor view")
     fill = ctx.constant(int(view.per_tensor()[1]), view.dtype)  # type: ignore[index]
     names = {ctx.info.inputs[0]: view.q}
-    sub = OpContext(ctx.info, ctx.graph, ctx._lookup,
-                    lambda name: names[name] if name in names else ctx._as_tensor(name),
-                    ctx.opset)
+    sub = ctx.reading(names)
     try:
         y = shape_ops.pad_tensor(sub, view.q, fill)  # type: ignore[arg-type]
     except Unsupported as e:
