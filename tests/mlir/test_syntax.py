@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from mlir_trees import same_tree
 
 from toolchain.diagnostics import CompileError
 from toolchain.mlir import parse_text
@@ -61,32 +62,6 @@ def const(literal: str) -> np.ndarray:
     assert isinstance(value, DenseAttr)
     assert op.results[0].type == value.type
     return value.array
-
-
-def normalize(op: Operation) -> tuple:
-    """An op tree as nested tuples, values numbered in definition order; attribute and
-    property dictionaries compare as dicts (MLIR dictionaries are unordered)."""
-    names: dict[int, int] = {}
-
-    def value(v) -> tuple:
-        names.setdefault(id(v), len(names))
-        return names[id(v)], str(v.type)
-
-    def walk(o: Operation) -> tuple:
-        operands = tuple(names[id(v)] for v in o.operands)
-        regions = tuple(tuple((tuple(value(a) for a in b.args), tuple(walk(x) for x in b.ops))
-                              for b in r.blocks) for r in o.regions)
-        results = tuple(value(r) for r in o.results)
-        return o.name, operands, results, o.attributes, o.properties, regions
-
-    return walk(op)
-
-
-def same_tree(pretty: str, generic: str) -> None:
-    """The pretty spelling parses to exactly what its generic spelling gives."""
-    a, b = parse_text(pretty), parse_text(generic)
-    assert normalize(a) == normalize(b)
-    assert print_generic(parse_text(print_generic(a))) == print_generic(a)
 
 
 # ---------------------------------------------------------------------------- types
@@ -320,6 +295,50 @@ def test_dense_integers_at_the_limits() -> None:
     big = const("dense<[-9223372036854775808, 9223372036854775807]> : tensor<2xi64>")
     assert big.tolist() == [-(2**63), 2**63 - 1]
     np.testing.assert_array_equal(const("dense<[0x10, -0x1]> : tensor<2xi16>"), [16, -1])
+
+
+def test_integer_literals_with_leading_zeros() -> None:
+    """Issue 9: `[01, 02, 03]` is valid MLIR; it raised Python's "invalid literal for
+    int() with base 0"."""
+    np.testing.assert_array_equal(const("dense<[01, 02, 003]> : tensor<3xi32>"), [1, 2, 3])
+    np.testing.assert_array_equal(const("dense<[-01, 00]> : tensor<2xi8>"), [-1, 0])
+    np.testing.assert_array_equal(const("dense<010> : tensor<2xi64>"), [10, 10])
+    np.testing.assert_array_equal(const("dense<[01.5, 00.25]> : tensor<2xf32>"), [1.5, 0.25])
+    op = one(wrap("%0 = stablehlo.iota dim = 00 : tensor<4xf32>"))
+    assert op.attr("iota_dimension") == IntAttr(0, dtype("i64"))
+    op = one(wrap('%0 = "stablehlo.transpose"(%a) {permutation = array<i64: 00>, k = 07 : i32}'
+                  " : (tensor<4xf32>) -> tensor<4xf32>"))
+    assert op.attr("permutation") == DenseArrayAttr(dtype("i64"), (0,))
+    assert op.attributes["k"] == IntAttr(7, dtype("i32"))
+
+
+def test_signless_integers_take_the_unsigned_range_too() -> None:
+    # As in MLIR: an i8 literal may be written as its unsigned bit pattern.
+    np.testing.assert_array_equal(const("dense<[255, 128, -128]> : tensor<3xi8>"),
+                                  [-1, -128, -128])
+    with pytest.raises(CompileError, match="256 does not fit in i8"):
+        const("dense<256> : tensor<i8>")
+    with pytest.raises(CompileError, match="-1 does not fit in ui8"):
+        const("dense<-1> : tensor<ui8>")
+
+
+def test_bf16_decimal_literals_are_rounded_to_bf16() -> None:
+    # 3.14063 is not a bf16; the literal means the nearest bf16, 3.140625.
+    assert const("dense<3.14063> : tensor<bf16>") == np.float32(3.140625)
+    assert const("dense<[1.00390625]> : tensor<1xbf16>")[0] == np.float32(1.0)  # a tie: even
+
+
+def test_complex_element_types_and_literals() -> None:
+    a = const("dense<[(1.0, -2.0), (0x7FC00000, 3)]> : tensor<2xcomplex<f32>>")
+    assert a.dtype == np.complex64
+    assert a[0] == 1 - 2j and np.isnan(a[1].real) and a[1].imag == 3
+    b = const('dense<"0x000000000000F03F0000000000000040"> : tensor<complex<f64>>')
+    assert b.dtype == np.complex128 and b == 1 + 2j
+    assert const("dense<(0.5, 0.25)> : tensor<2xcomplex<f32>>").tolist() == [0.5 + 0.25j] * 2
+    with pytest.raises(CompileError, match="expected a complex literal"):
+        const("dense<1.0> : tensor<complex<f32>>")
+    with pytest.raises(CompileError, match="unsupported element type 'complex<f16>'"):
+        const("dense<(1.0, 1.0)> : tensor<complex<f16>>")
 
 
 def test_dense_in_attribute_and_arith_constant() -> None:

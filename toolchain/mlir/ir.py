@@ -162,6 +162,8 @@ class Operation:
     properties: dict[str, Attribute] = field(default_factory=dict)
     regions: list[Region] = field(default_factory=list)
     loc: Location | None = None
+    # Blocks this terminator may branch to (`cf.br ^bb1`); their arguments are operands.
+    successors: list[Block] = field(default_factory=list)
 
     def attr(self, key: str, default: Any = None) -> Any:
         """A property or attribute by name (the generic form may put either)."""
@@ -170,9 +172,14 @@ class Operation:
         return self.attributes.get(key, default)
 
     def walk(self):
-        """Yields this op and every op nested in its regions, in order."""
-        yield self
-        for region in self.regions:
-            for block in region.blocks:
-                for op in block.ops:
-                    yield from op.walk()
+        """Yields this op and every op nested in its regions, in order (a loop, not a
+        recursion, so no nesting depth can exhaust Python's stack)."""
+        stack = [iter((self,))]
+        while stack:
+            op = next(stack[-1], None)
+            if op is None:
+                stack.pop()
+                continue
+            yield op
+            if op.regions:
+                stack.append(o for r in op.regions for b in r.blocks for o in b.ops)

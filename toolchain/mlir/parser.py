@@ -8,7 +8,8 @@ returns None when the construct is absent. Custom (pretty) op syntax lives in
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,13 @@ from toolchain.mlir.ir import (
     Operation,
     Region,
     StringAttr,
-    StructAttr,
     SymbolRefAttr,
     TypeAttr,
     UnitAttr,
     Value,
 )
 from toolchain.mlir.lexer import Lexer, Token
+from toolchain.mlir.struct_attrs import STRUCTS, parse_struct_body
 from toolchain.types import (
     ALIASES,
     DTYPES,
@@ -44,16 +45,40 @@ from toolchain.types import (
     QuantParams,
     TensorType,
     dtype,
+    to_bf16,
 )
 
 _DIMS = re.compile(r"(?:(?:[0-9]+|\?)x)*")
 _UNRANKED = re.compile(r"\*x")
 _RESULT_GROUP = re.compile(r":([0-9]+)")
 _USE_INDEX = re.compile(r"#([0-9]+)")
+_ENUM_BODY = re.compile(r"\s*([\w.]+)\s+([\w.]+)\s*")
 
-# Dialect attributes whose body is a `key = value` list; the rest are kept as text.
-STRUCT_ATTRS = {"stablehlo.dot", "stablehlo.gather", "stablehlo.scatter",
-                "stablehlo.output_operand_alias"}
+# Regions, attribute lists, nested dense literals and function types nest by recursion:
+# deeper than this is an error at the construct, not a Python RecursionError. Real
+# models nest a handful of levels; each level costs a few Python frames, and the
+# importer recurses once more per level, all well inside Python's default limit.
+MAX_NESTING = 64
+
+# Decimal literals longer than this are refused before Python's int() sees them (it
+# refuses 4300 digits and more with a ValueError; no MLIR type holds a tenth of that).
+MAX_INT_DIGITS = 512
+
+# Element types of `complex<...>`: numpy holds complex<f32> as complex64 and
+# complex<f64> as complex128 (real and imaginary parts interleaved, as MLIR stores them).
+_COMPLEX = {"f32": np.dtype("complex64"), "f64": np.dtype("complex128")}
+
+
+def complex_dtype(part: DType) -> DType | None:
+    """The element type `complex<part>`, or None when numpy has no such complex type.
+    A row of toolchain.types.DTYPES of that name wins, so the frontends and the
+    parser agree once the backends take complex tensors."""
+    name = f"complex<{part.name}>"
+    if name in DTYPES:
+        return DTYPES[name]
+    if part.name not in _COMPLEX:
+        return None
+    return DType(name, _COMPLEX[part.name], 2 * part.bits, "c")
 
 
 class Parser:
@@ -67,6 +92,24 @@ class Parser:
         self.scopes: list[dict[str, list[Value]]] = [{}]
         self.pending_resources: list[tuple[DenseAttr, int]] = []
         self.resources: dict[str, bytes] = {}
+        self.depth = 0
+        # Block labels of each open region: label -> (block, token of its first use,
+        # whether its header was seen). Successors may name blocks defined further down.
+        self.labels: list[dict[str, list[Any]]] = []
+        # Values used before their definition (MLIR allows it: a block may use what a
+        # dominating block printed further down defines), by name.
+        self.forward: dict[str, list[_ForwardRef]] = {}
+
+    @contextmanager
+    def nested(self, tok: Token) -> Iterator[None]:
+        """One level of recursive structure, opened at `tok`; refuses too many."""
+        if self.depth >= MAX_NESTING:
+            raise self.error(f"nesting deeper than {MAX_NESTING} levels", tok)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     # ------------------------------------------------------------------ token helpers
 
@@ -130,7 +173,11 @@ class Parser:
         if tok.kind != "number" or not _is_int(tok.text):
             raise self.error(f"expected {what}, found {self._describe(tok)}", tok)
         self.lex.next()
-        return int(tok.text, 0)
+        return self.int_value(tok)
+
+    def int_value(self, tok: Token) -> int:
+        """The value of integer token `tok` (see `_int_value`), located on failure."""
+        return _int_value(tok.text, lambda m: self.error(m, tok))
 
     def parse_int_list(self) -> list[int]:
         """`[1, 2, 3]`."""
@@ -188,13 +235,22 @@ class Parser:
         if word in DTYPES or word in ALIASES:
             self.lex.next()
             return dtype(word)
-        if word in ("vector", "memref", "complex", "tuple") or word == "none":
+        if word == "complex":
+            return self.parse_complex_type()
+        if word == "tuple":
+            # Parsed, not kept as text, so `tuple<a,b>` and `tuple<a, b>` are one type.
+            self.lex.next()
+            self.parse_punct("<", "after 'tuple'")
+            with self.nested(tok):
+                items = self.parse_comma_list(self.parse_type, ">")
+            return OpaqueType(f"tuple<{', '.join(str(t) for t in items)}>")
+        if word in ("vector", "memref") or word == "none":
             self.lex.next()
             if word == "none":
                 return OpaqueType("none")
             self.parse_punct("<")
             return OpaqueType(f"{word}<{self.skip_balanced('<')}>")
-        if re.fullmatch(r"[fiu]i?[0-9]+|bf16|tf32|f8E\w+", word):
+        if re.fullmatch(r"[fiu]i?[0-9]+|bf16|tf32|f[0-9]+E\w+", word):
             raise self.error(f"unsupported element type '{word}'", tok)
         return None
 
@@ -205,15 +261,28 @@ class Parser:
             raise self.error(f"expected {what}, found {self._describe(start)}", start)
         return ty
 
+    def parse_complex_type(self) -> DType:
+        """`complex<f32>`."""
+        self.parse_keyword("complex")
+        self.parse_punct("<", "after 'complex'")
+        part_tok = self.peek()
+        part = self.parse_type("element type")
+        self.parse_punct(">", "to close 'complex'")
+        ty = complex_dtype(part) if isinstance(part, DType) and part.is_float else None
+        if ty is None:
+            raise self.error(f"unsupported element type 'complex<{part}>'", part_tok)
+        return ty
+
     def parse_function_type(self) -> FunctionType:
-        self.parse_punct("(")
-        inputs = self.parse_comma_list(self.parse_type, ")")
-        self.parse_punct("->", "in function type")
-        if self.peek().text == "(":
-            self.lex.next()
-            results = self.parse_comma_list(self.parse_type, ")")
-        else:
-            results = [self.parse_type()]
+        open_tok = self.parse_punct("(")
+        with self.nested(open_tok):
+            inputs = self.parse_comma_list(self.parse_type, ")")
+            self.parse_punct("->", "in function type")
+            if self.peek().text == "(":
+                self.lex.next()
+                results = self.parse_comma_list(self.parse_type, ")")
+            else:
+                results = [self.parse_type()]
         return FunctionType(tuple(inputs), tuple(results))
 
     def parse_tensor_type(self) -> TensorType:
@@ -223,7 +292,10 @@ class Parser:
         if self.lex.match_raw(_UNRANKED):
             shape = None
         else:
+            dims_at = self.lex.skip_ws()
             dims = self.lex.match_raw(_DIMS).group()
+            if any(len(d) > MAX_INT_DIGITS for d in dims.split("x")):
+                raise self.lex.error("tensor dimension is too large", dims_at)
             shape = tuple(None if d == "?" else int(d) for d in dims.split("x")[:-1])
         elem_tok = self.peek()
         elem = self.parse_type("element type")
@@ -303,8 +375,8 @@ class Parser:
             self.lex.next()
             ty = self.parse_type() if self.parse_optional_punct(":") else None
             if _is_int(text) and not (isinstance(ty, DType) and ty.is_float):
-                return IntAttr(int(text, 0), ty)
-            return FloatAttr(_parse_float(text), ty)
+                return IntAttr(self.int_value(tok), ty)
+            return FloatAttr(_parse_float(text, lambda m: self.error(m, tok)), ty)
         if kind == "string":
             self.lex.next()
             return StringAttr(_unescape(text))
@@ -314,9 +386,11 @@ class Parser:
         if kind == "punct":
             if text == "[":
                 self.lex.next()
-                return ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "]")))
+                with self.nested(tok):
+                    return ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "]")))
             if text == "{":
-                return self.parse_attr_dict()
+                with self.nested(tok):
+                    return self.parse_attr_dict()
             if text == "(":
                 return TypeAttr(self.parse_function_type())
             return None
@@ -353,29 +427,17 @@ class Parser:
             if name in self.attr_aliases:
                 return self.attr_aliases[name]
             raise self.error(f"undefined attribute alias '#{name}'", tok)
-        if name in STRUCT_ATTRS:
-            params = self.parse_comma_list(self._parse_struct_param, ">")
-            return StructAttr(name, tuple(params))
         if name == "stablehlo.conv":
-            from toolchain.mlir.custom_syntax import parse_conv_dims
+            from toolchain.mlir.stablehlo_syntax import parse_conv_dims
 
+            if self.parse_optional_keyword("raw"):
+                return parse_struct_body(self, name, tok.start)
             attr = parse_conv_dims(self)
             self.parse_punct(">", "to close '#stablehlo.conv'")
             return attr
-        return OpaqueAttr(name, self.skip_balanced("<"))
-
-    def _parse_struct_param(self) -> tuple[str, Any]:
-        key = self.parse_bare("parameter name").text
-        self.parse_punct("=", f"after '{key}'")
-        if self.peek().text == "[":
-            self.lex.next()
-            value = tuple(self.parse_comma_list(self.parse_integer, "]"))
-        else:
-            value = self.parse_attribute()
-            # Plain integers stay Python ints so both spellings give equal params.
-            if isinstance(value, IntAttr) and value.type is None:
-                value = value.value
-        return key, value
+        if name in STRUCTS:
+            return parse_struct_body(self, name, tok.start)
+        return OpaqueAttr(name, _enum_body(self.skip_balanced("<")))
 
     def parse_attr_dict(self) -> DictAttr:
         self.parse_punct("{")
@@ -445,7 +507,14 @@ class Parser:
             raise self.error(f"dense literal needs a tensor type, found '{ty}'", ty_tok)
         if not ty.is_static:
             raise self.error(f"dense literal needs a static shape, found '{ty}'", ty_tok)
+        self._check_size(ty, ty_tok)
         return DenseAttr(ty, self._dense_array(body, ty, body_tok, open_tok))
+
+    def _check_size(self, ty: TensorType, tok: Token) -> None:
+        size = ty.num_elements * ty.dtype.itemsize
+        if size > MAX_DENSE_BYTES:
+            raise self.error(f"'{ty}' takes {size} bytes; constants are limited to "
+                             f"{MAX_DENSE_BYTES} bytes (1 GiB)", tok)
 
     def _parse_literal(self) -> Any:
         tok = self.peek()
@@ -456,14 +525,24 @@ class Parser:
             self.lex.next()
             return tok.text
         if tok.kind == "punct" and tok.text == "(":
-            raise self.error("complex dense literals are not supported", tok)
+            # A complex element: `(real, imaginary)`.
+            self.lex.next()
+            re_tok = self.peek()
+            real = self._parse_literal()
+            self.parse_punct(",", "between the parts of a complex literal")
+            imag = self._parse_literal()
+            self.parse_punct(")", "to close a complex literal")
+            if not isinstance(real, str) or not isinstance(imag, str):
+                raise self.error("the parts of a complex literal must be numbers", re_tok)
+            return (real, imag)
         raise self.error(f"expected a number in dense literal, found {self._describe(tok)}", tok)
 
     def _parse_nested(self) -> Any:
         tok = self.peek()
         if tok.kind == "punct" and tok.text == "[":
             self.lex.next()
-            return [tok.start] + self.parse_comma_list(self._parse_nested, "]")
+            with self.nested(tok):
+                return [tok.start] + self.parse_comma_list(self._parse_nested, "]")
         return self._parse_literal()
 
     def _dense_array(self, body: tuple, ty: TensorType, tok: Token, open_tok: Token) -> np.ndarray:
@@ -477,18 +556,15 @@ class Parser:
             return _array_from_bytes(raw, ty, lambda m: self.error(m, tok))
         if kind == "splat":
             value = _convert_literal(data, ty.dtype, lambda m: self.error(m, tok))
-            return np.full(shape, value, dtype=np_dt)
+            return np.full(shape, _to_host(ty.dtype, [value])[0], dtype=np_dt)  # bounded
         if not data:
             if ty.num_elements != 0:
                 raise self.error(f"empty dense literal for non-empty type '{ty}'", tok)
             return np.zeros(shape, dtype=np_dt)
         flat: list = []
-        got = _check_nested(data, shape, flat, lambda m, off: self.lex.error(m, off))
-        if got is None:
-            # A one-level list may also fill a tensor of the same element count.
-            pass
+        _check_nested(data, shape, flat, lambda m, off: self.lex.error(m, off))
         values = [_convert_literal(v, ty.dtype, lambda m: self.error(m, tok)) for v in flat]
-        return np.array(values, dtype=np_dt).reshape(shape)
+        return _to_host(ty.dtype, values).reshape(shape)
 
     def parse_dense_resource(self) -> DenseAttr:
         self.parse_keyword("dense_resource")
@@ -503,20 +579,45 @@ class Parser:
         ty = self.parse_type()
         if not isinstance(ty, TensorType) or not ty.is_static:
             raise self.error(f"dense_resource needs a static tensor type, found '{ty}'", ty_tok)
+        self._check_size(ty, ty_tok)
         attr = DenseAttr(ty, np.zeros(0), resource=name_tok.text.strip('"'))
         self.pending_resources.append((attr, name_tok.start))
         return attr
 
     # ------------------------------------------------------------------ values and ops
 
-    def define(self, name: str, values: list[Value], offset: int) -> None:
+    def define(self, name: str, values: list[Value], offset: int) -> list[Value]:
+        """Binds `%name` to `values` in the innermost scope. Earlier uses of the name
+        (forward references) become these values; returns the values to keep, which
+        are the forward-reference placeholders where there were any."""
         scope = self.scopes[-1]
         if name in scope:
             raise self.lex.error(f"redefinition of SSA value '%{name}'", offset)
+        if name in self.forward:
+            self._resolve_forward(name, values)
         scope[name] = values
+        return values
+
+    def _resolve_forward(self, name: str, values: list[Value]) -> None:
+        depth = len(self.scopes)
+        scope = self.scopes[-1]
+        for ref in self.forward[name]:
+            # Only a use inside the scope being defined in (or inside regions nested
+            # there) sees this definition; a use in a closed sibling region does not.
+            if ref.target is not None or len(ref.scopes) < depth or \
+                    ref.scopes[depth - 1] is not scope:
+                continue
+            if ref.index >= len(values):
+                raise self.error(f"'%{name}' has only {len(values)} results", ref.tok)
+            value = values[ref.index]
+            if ref.value.type is not None and ref.value.type != value.type:
+                raise self.error(f"'%{name}' is used as '{ref.value.type}' here but defined "
+                                 f"as '{value.type}'", ref.tok)
+            ref.target = value
 
     def parse_operand(self) -> Value:
-        """`%name` or `%name#k`, resolved against the enclosing scopes."""
+        """`%name` or `%name#k`, resolved against the enclosing scopes; a name not
+        defined yet is a forward reference, resolved when its definition is parsed."""
         tok = self.peek()
         if tok.kind != "value":
             raise self.error(f"expected SSA value, found {self._describe(tok)}", tok)
@@ -525,6 +626,8 @@ class Parser:
         index = 0
         m = self.lex.match_raw(_USE_INDEX, skip_ws=False)
         if m:
+            if len(m.group(1)) > MAX_INT_DIGITS:
+                raise self.error("result number is too large", tok)
             index = int(m.group(1))
         for scope in reversed(self.scopes):
             if name in scope:
@@ -532,7 +635,14 @@ class Parser:
                 if index >= len(values):
                     raise self.error(f"'%{name}' has only {len(values)} results", tok)
                 return values[index]
-        raise self.error(f"use of undefined value '%{name}'", tok)
+        refs = self.forward.setdefault(name, [])
+        for ref in refs:  # a later use inside the first use's scope shares its placeholder
+            if (ref.index == index and ref.target is None and len(ref.scopes) <= len(self.scopes)
+                    and all(a is b for a, b in zip(ref.scopes, self.scopes))):
+                return ref.value
+        placeholder = Value(None, name)  # type: ignore[arg-type]  (typed by its first use)
+        refs.append(_ForwardRef(placeholder, name, index, list(self.scopes), tok))
+        return placeholder
 
     def parse_operands_until(self, close: str) -> tuple[list[Value], list[Token]]:
         """`%a, %b` up to (and consuming) `close`; also each operand's token, so a type
@@ -566,11 +676,39 @@ class Parser:
             top.append(self.parse_operation())
         self._resolve_resources()
         if len(top) == 1 and top[0].name == "builtin.module":
-            return top[0]
-        module = Operation("builtin.module", [], [], regions=[Region([Block(ops=top)])])
-        # An empty file still gets a location, so errors about it name the file.
-        module.loc = top[0].loc if top else self.lex.loc(0)
+            module = top[0]
+        else:
+            module = Operation("builtin.module", [], [], regions=[Region([Block(ops=top)])])
+            # An empty file still gets a location, so errors about it name the file.
+            module.loc = top[0].loc if top else self.lex.loc(0)
+        self._replace_forward_refs(module)
         return module
+
+    def earliest(self, error: CompileError) -> CompileError:
+        """`error`, or the use of an undefined value before it when the error is at
+        the end of the file: nothing further can define that value, and errors are
+        reported in source order (a truncated file names the undefined value first)."""
+        at_end = error.loc is not None and not self.lex.text[error.loc.offset:].strip()
+        if not at_end:
+            return error
+        for ref in sorted((r for rs in self.forward.values() for r in rs),
+                          key=lambda r: r.tok.start):
+            if ref.target is None and ref.tok.start < error.loc.offset:
+                return self.error(f"use of undefined value '%{ref.name}'", ref.tok)
+        return error
+
+    def _replace_forward_refs(self, module: Operation) -> None:
+        """Points every use of a forward reference at the value it names."""
+        if not self.forward:
+            return
+        refs = sorted((r for rs in self.forward.values() for r in rs), key=lambda r: r.tok.start)
+        for ref in refs:
+            if ref.target is None:
+                raise self.error(f"use of undefined value '%{ref.name}'", ref.tok)
+        targets = {id(ref.value): ref.target for ref in refs}
+        for op in module.walk():
+            if any(id(v) in targets for v in op.operands):
+                op.operands = [targets.get(id(v), v) for v in op.operands]
 
     def _is_alias_def(self) -> bool:
         save = self.lex.pos
@@ -642,21 +780,26 @@ class Parser:
                 if tok.kind != "value":
                     raise self.error("expected result name", tok)
                 m = self.lex.match_raw(_RESULT_GROUP, skip_ws=False)
+                if m and len(m.group(1)) > MAX_INT_DIGITS:
+                    raise self.error("result count is too large", tok)
                 return tok.text[1:], int(m.group(1)) if m else 1, tok.start
 
             results = self.parse_comma_list(result)
             self.parse_punct("=", "after result names")
         name_tok = self.peek()
-        if name_tok.kind == "string":
-            op = self.parse_generic_operation()
-        elif name_tok.kind == "bare":
-            from toolchain.mlir.custom_syntax import parse_custom_operation
+        with self.nested(name_tok):
+            if name_tok.kind == "string":
+                op = self.parse_generic_operation()
+            elif name_tok.kind == "bare":
+                from toolchain.mlir.custom_syntax import parse_custom_operation
 
-            op = parse_custom_operation(self)
-        else:
-            raise self.error(f"expected operation, found {self._describe(name_tok)}", name_tok)
+                op = parse_custom_operation(self)
+            else:
+                raise self.error(f"expected operation, found {self._describe(name_tok)}",
+                                 name_tok)
         op.loc = self.lex.loc(name_tok.start)
         self.skip_optional_loc()
+        _normalize_inherent(op)
         want = sum(n for _, n, _ in results)
         if results and want != len(op.results):
             raise self.lex.error(
@@ -664,21 +807,29 @@ class Parser:
                 f"but {want} names were given", start.start)
         i = 0
         for rname, n, off in results:
-            vals = op.results[i : i + n]
+            vals = self.define(rname, op.results[i : i + n], off)
+            op.results[i : i + n] = vals
             for k, v in enumerate(vals):
                 v.name = rname if n == 1 else f"{rname}#{k}"
-            self.define(rname, vals, off)
             i += n
         return op
 
     def parse_generic_operation(self) -> Operation:
-        """`"d.op"(%a) <{props}> ({regions}) {attrs} : (T) -> T`."""
+        """`"d.op"(%a)[^bb1] <{props}> ({regions}) {attrs} : (T) -> T`."""
         name_tok = self.lex.next()
         name = _unescape(name_tok.text)
+        return self.parse_generic_body(name)
+
+    def parse_generic_body(self, name: str) -> Operation:
+        """Everything of a generic op after its name; also what some ops print after
+        their bare name (`stablehlo.constant() <{value = ...}> : () -> T`)."""
         self.parse_punct("(", "to open the operand list")
         operands, operand_toks = self.parse_operands_until(")")
-        if self.peek().text == "[":
-            raise self.error("block successors are not supported (no control flow)")
+        successors: list[Block] = []
+        successor_args: list[Value] = []  # the older `[^bb1(%a : T)]`: typed right there
+        if self.parse_optional_punct("["):
+            successors = self.parse_comma_list(
+                lambda: self.parse_successor(successor_args), "]")
         props: dict = {}
         if self.parse_optional_punct("<"):
             props = dict(self.parse_attr_dict().items)
@@ -695,7 +846,35 @@ class Parser:
             raise self.error("expected function type '(...) -> ...'", ty_tok)
         self.check_operand_types(operands, list(fty.inputs), operand_toks, ty_tok)
         results = [Value(t) for t in fty.results]
-        return Operation(name, operands, results, attrs, props, regions)
+        op = Operation(name, operands + successor_args, results, attrs, props, regions)
+        op.successors = successors
+        return op
+
+    def parse_successor(self, operands: list[Value] | None = None,
+                        toks: list[Token] | None = None) -> Block:
+        """`^bb1`, or `^bb1(%a, %b : T1, T2)` whose arguments are appended to
+        `operands` (MLIR keeps a successor's arguments among the op's operands)."""
+        tok = self.peek()
+        if tok.kind != "block":
+            raise self.error(f"expected block name, found {self._describe(tok)}", tok)
+        if not self.labels:
+            raise self.error("a branch must be inside a region", tok)
+        self.lex.next()
+        entry = self.labels[-1].get(tok.text)
+        if entry is None:
+            entry = self.labels[-1][tok.text] = [Block(label=tok.text), tok, False]
+        if self.peek().text == "(" and operands is not None:
+            self.lex.next()
+            args, arg_toks = [], []
+            if not self.parse_optional_punct(")"):
+                args, arg_toks = self.parse_operands_until(":")
+                ty_tok = self.peek()
+                types = self.parse_comma_list(self.parse_type, ")")
+                self.check_operand_types(args, types, arg_toks, ty_tok)
+            operands.extend(args)
+            if toks is not None:
+                toks.extend(arg_toks)
+        return entry[0]
 
     def check_operand_types(self, operands: list[Value], types: list, toks: list[Token],
                             ty_tok: Token) -> None:
@@ -703,40 +882,57 @@ class Parser:
             raise self.error(f"operation has {len(operands)} operands but its type lists "
                              f"{len(types)}", ty_tok)
         for i, (v, t) in enumerate(zip(operands, types)):
-            if v.type != t:
+            if v.type is None:  # a forward reference: its use gives its type
+                v.type = t
+            elif v.type != t:
                 raise self.error(f"operand {i} ('%{v.name}') has type '{v.type}' but the "
                                  f"operation's type says '{t}'", toks[i] if toks else ty_tok)
 
     def parse_region(self) -> Region:
-        self.parse_punct("{", "to open a region")
-        self.scopes.append({})
-        blocks: list[Block] = []
-        block = Block()
-        while True:
-            tok = self.peek()
-            if tok.kind == "punct" and tok.text == "}":
-                self.lex.next()
-                break
-            if tok.kind == "eof":
-                raise self.error("unexpected end of file: region is not closed", tok)
-            if tok.kind == "block":
-                if block.ops or blocks or block.label:
-                    blocks.append(block)
-                block = self.parse_block_header()
-                continue
-            block.ops.append(self.parse_operation())
-        if block.ops or block.label or not blocks:
-            blocks.append(block)
-        self.scopes.pop()
+        open_tok = self.parse_punct("{", "to open a region")
+        with self.nested(open_tok):
+            self.scopes.append({})
+            self.labels.append({})
+            blocks: list[Block] = []
+            block = Block()
+            while True:
+                tok = self.peek()
+                if tok.kind == "punct" and tok.text == "}":
+                    self.lex.next()
+                    break
+                if tok.kind == "eof":
+                    raise self.error("unexpected end of file: region is not closed", tok)
+                if tok.kind == "block":
+                    if block.ops or blocks or block.label:
+                        blocks.append(block)
+                    block = self.parse_block_header()
+                    continue
+                block.ops.append(self.parse_operation())
+            if block.ops or block.label or not blocks:
+                blocks.append(block)
+            for _, use, defined in self.labels.pop().values():
+                if not defined:
+                    raise self.error(f"reference to an undefined block '{use.text}'", use)
+            self.scopes.pop()
         return Region(blocks)
 
     def parse_block_header(self) -> Block:
-        label = self.lex.next().text
+        tok = self.lex.next()
+        entry = self.labels[-1].get(tok.text) if self.labels else None
+        if entry is not None and entry[2]:
+            raise self.error(f"redefinition of block '{tok.text}'", tok)
+        if entry is None:
+            entry = [Block(label=tok.text), tok, False]
+            if self.labels:
+                self.labels[-1][tok.text] = entry
+        entry[2] = True
         args: list[Value] = []
         if self.parse_optional_punct("("):
             args = self.parse_comma_list(self.parse_block_arg, ")")
         self.parse_punct(":", "after block label")
-        return Block(args, [], label)
+        block = entry[0]
+        block.args = args
+        return block
 
     def parse_block_arg(self) -> Value:
         tok = self.peek()
@@ -746,11 +942,41 @@ class Parser:
         self.parse_punct(":", "after block argument name")
         v = Value(self.parse_type(), tok.text[1:])
         self.skip_optional_loc()
-        self.define(v.name, [v], tok.start)
-        return v
+        return self.define(v.name, [v], tok.start)[0]
+
+
+class _ForwardRef:
+    """A use of `%name#index` before its definition (see Parser.parse_operand)."""
+
+    def __init__(self, value: Value, name: str, index: int, scopes: list, tok: Token):
+        self.value = value
+        self.name = name
+        self.index = index
+        self.scopes = scopes
+        self.tok = tok
+        self.target: Value | None = None
+
+
+def _normalize_inherent(op: Operation) -> None:
+    """Moves the op's inherent attributes from the attribute dictionary to its
+    properties, as MLIR does when it reads a registered op: `{comparison_direction =
+    ...}` and `<{comparison_direction = ...}>` are one op."""
+    if not op.attributes:
+        return
+    from toolchain.mlir.inherent import inherent_attributes
+
+    names = inherent_attributes(op.name)
+    if names and any(k in names for k in op.attributes):
+        for key in [k for k in op.attributes if k in names]:
+            op.properties.setdefault(key, op.attributes.pop(key))
 
 
 # ---------------------------------------------------------------------- literal helpers
+
+
+# Splats and resources are materialized, so their size is bounded like every tensor's
+# (a module addresses buffers with 30 bits: toolchain/graph/verify.py's limit).
+MAX_DENSE_BYTES = 1 << 30
 
 
 def _is_int(text: str) -> bool:
@@ -758,10 +984,39 @@ def _is_int(text: str) -> bool:
     return t.startswith(("0x", "0X")) or ("." not in t and "e" not in t and "E" not in t)
 
 
-def _parse_float(text: str) -> float:
+def _int_value(text: str, err: Callable[[str], CompileError]) -> int:
+    """An MLIR integer literal: decimal, where leading zeros are allowed (`01` is 1, as
+    in MLIR; Python's int(x, 0) refuses it), or hexadecimal `0x...`; with a sign."""
+    body = text.lstrip("+-")
+    sign = -1 if text.startswith("-") else 1
+    if body[:2] in ("0x", "0X"):
+        return sign * int(body[2:], 16)
+    if len(body) > MAX_INT_DIGITS:
+        raise err(f"integer literal of {len(body)} digits is too large")
+    return sign * int(body, 10)
+
+
+def _parse_float(text: str, err: Callable[[str], CompileError]) -> float:
     if _is_int(text) and text.lstrip("+-").lower().startswith("0x"):
-        return float(int(text, 16))
+        return float(_int_value(text, err))
     return float(text)
+
+
+def _enum_body(body: str) -> str:
+    """`comparison_direction  GT` as `comparison_direction GT`: an enum attribute's
+    text does not depend on its spacing. Other bodies are kept as written."""
+    m = _ENUM_BODY.fullmatch(body)
+    return f"{m.group(1)} {m.group(2)}" if m else body
+
+
+def _to_host(dt: DType, values: list) -> np.ndarray:
+    """Literal values as the host array of `dt`. Decimal literals are rounded once to
+    the element type, bf16 included (held in float32, already rounded: a bf16 literal
+    `3.14063` is 3.140625); a float too large for the type becomes infinite."""
+    with np.errstate(over="ignore"):
+        if dt.name == "bf16":
+            return to_bf16(np.array(values, dtype=np.float64))
+        return np.array(values, dtype=dt.np_dtype)
 
 
 def _float_from_bits(bits: int, ty: DType, err: Callable[[str], CompileError]) -> float:
@@ -774,27 +1029,38 @@ def _float_from_bits(bits: int, ty: DType, err: Callable[[str], CompileError]) -
 
 
 def _convert_literal(text: Any, ty: DType, err: Callable[[str], CompileError]) -> Any:
+    if ty.kind == "c":
+        if not isinstance(text, tuple):
+            raise err(f"expected a complex literal '(real, imaginary)' for {ty.name}")
+        part = dtype(ty.name[len("complex<"):-1])
+        return complex(_convert_literal(text[0], part, err), _convert_literal(text[1], part, err))
+    if isinstance(text, tuple):
+        raise err(f"complex literal in a dense literal of type {ty.name}")
     if isinstance(text, bool):
         if ty.kind != "b":
             raise err(f"boolean literal in a dense literal of type {ty.name}")
         return text
     if ty.is_float:
         if text.lstrip("+-").lower().startswith("0x"):
-            return _float_from_bits(int(text, 16), ty, err)
+            return _float_from_bits(_int_value(text, err), ty, err)
         return float(text)
     if not _is_int(text):
         raise err(f"expected integer literal for {ty.name}, found '{text}'")
-    value = int(text, 0)
+    value = _int_value(text, err)
     if ty.kind == "b":
         if value not in (0, 1):
             raise err(f"i1 literal must be 0 or 1, found {value}")
         return bool(value)
-    info = np.iinfo(ty.np_dtype)
-    lo, hi = info.min, info.max
-    if ty.bits < info.bits:
-        lo, hi = -(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1
+    if ty.kind == "u":
+        lo, hi = 0, (1 << ty.bits) - 1
+    else:
+        # Signless integers take the signed and the unsigned range, as in MLIR: 255 is
+        # the i8 whose bits are 0xFF, i.e. -1.
+        lo, hi = -(1 << (ty.bits - 1)), (1 << ty.bits) - 1
     if not lo <= value <= hi:
         raise err(f"integer literal {value} does not fit in {ty.name}")
+    if ty.kind == "i" and value >= 1 << (ty.bits - 1):
+        value -= 1 << ty.bits
     return value
 
 
@@ -863,7 +1129,10 @@ def _symbol_name(text: str) -> str:
 def parse_text(text: str, filename: str = "<input>") -> Operation:
     """Parses MLIR text; returns the `builtin.module` op. Raises CompileError."""
     parser = Parser(SourceFile(filename, text))
-    return parser.parse_module_text()
+    try:
+        return parser.parse_module_text()
+    except CompileError as e:
+        raise parser.earliest(e) from None
 
 
 def parse_file(path: str | Path) -> Operation:

@@ -102,8 +102,8 @@ def format_attr(a: Any) -> str:
 
 
 def _param(v: Any) -> str:
-    if isinstance(v, tuple):
-        return "[" + ", ".join(str(i) for i in v) + "]"
+    if isinstance(v, tuple):  # dimension numbers; None is a dynamic bound
+        return "[" + ", ".join("?" if i is None else str(i) for i in v) + "]"
     if isinstance(v, int):
         return str(v)
     return format_attr(v)
@@ -147,6 +147,7 @@ class GenericPrinter:
         self.names: dict[int, str] = {}
         self.counter = 0
         self.args = 0
+        self.blocks: dict[int, str] = {}  # block labels, numbered over the whole file
         self.lines: list[str] = []
 
     def use(self, v: Value) -> str:
@@ -156,16 +157,13 @@ class GenericPrinter:
         pad = "  " * indent
         head = ""
         if op.results:
-            base = f"%{self.counter}"
-            self.counter += 1
-            if len(op.results) == 1:
-                self.names[id(op.results[0])] = base
-                head = f"{base} = "
-            else:
-                for i, r in enumerate(op.results):
-                    self.names[id(r)] = f"{base}#{i}"
-                head = f"{base}:{len(op.results)} = "
+            if id(op.results[0]) not in self.names:
+                self.name_results(op)
+            base = self.names[id(op.results[0])].split("#")[0]
+            head = f"{base} = " if len(op.results) == 1 else f"{base}:{len(op.results)} = "
         text = f"{pad}{head}{format_string(op.name)}({', '.join(self.use(v) for v in op.operands)})"
+        if op.successors:
+            text += "[" + ", ".join(self.blocks[id(b)] for b in op.successors) + "]"
         if op.properties:
             text += f" <{format_dict(op.properties)}>"
         if not op.regions:
@@ -174,25 +172,46 @@ class GenericPrinter:
         self.lines.append(text + " (")
         for i, region in enumerate(op.regions):
             self.lines.append(pad + "{")
-            for block in region.blocks:
-                self.print_block(block, indent + 1)
+            self.name_region(region)
+            for k, block in enumerate(region.blocks):
+                self.print_block(block, indent + 1, labelled=k > 0)
             self.lines.append(pad + "}" + ("," if i + 1 < len(op.regions) else ""))
         self.lines.append(pad + ")" + self._tail(op))
+
+    def name_results(self, op: Operation) -> None:
+        base = f"%{self.counter}"
+        self.counter += 1
+        if len(op.results) == 1:
+            self.names[id(op.results[0])] = base
+        else:
+            for i, r in enumerate(op.results):
+                self.names[id(r)] = f"{base}#{i}"
+
+    def name_region(self, region) -> None:
+        """Names every block, block argument and result of `region` (not of regions
+        nested in it) before any of its ops is printed: a block may use a value a
+        block printed further down defines, and branch to it."""
+        for block in region.blocks:
+            self.blocks[id(block)] = f"^bb{len(self.blocks)}"
+            for a in block.args:
+                self.names[id(a)] = f"%arg{self.args}"
+                self.args += 1
+            for o in block.ops:
+                if o.results:
+                    self.name_results(o)
 
     def _tail(self, op: Operation) -> str:
         attrs = f" {format_dict(op.attributes)}" if op.attributes else ""
         fty = FunctionType(tuple(v.type for v in op.operands), tuple(r.type for r in op.results))
         return f"{attrs} : {fty}"
 
-    def print_block(self, block: Block, indent: int) -> None:
-        if block.args:
-            args = []
-            for a in block.args:
-                name = f"%arg{self.args}"
-                self.args += 1
-                self.names[id(a)] = name
-                args.append(f"{name}: {a.type}")
-            self.lines.append("  " * (indent - 1) + f"^bb0({', '.join(args)}):")
+    def print_block(self, block: Block, indent: int, labelled: bool = False) -> None:
+        """The block's ops, after its label when it has arguments or is not the first."""
+        if block.args or labelled:
+            args = [f"{self.names[id(a)]}: {a.type}" for a in block.args]
+            label = self.blocks[id(block)]
+            self.lines.append("  " * (indent - 1) + label
+                              + (f"({', '.join(args)})" if args else "") + ":")
         for op in block.ops:
             self.print_op(op, indent)
 
