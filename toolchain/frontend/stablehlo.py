@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from toolchain.diagnostics import CompileError, raise_all
+from toolchain.diagnostics import CompileError, ErrorCollector, raise_all
 from toolchain.frontend import tosa
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_quant import (
@@ -388,7 +388,9 @@ MAX_CALL_DEPTH = 100
 class _Importer:
     def __init__(self, funcs: dict[str, Operation]):
         self.funcs = funcs
-        self.errors: list[CompileError] = []
+        # Errors inside an inlined call remember its call site: one error per op, in
+        # source order, however many places call its function (raise_all merges).
+        self.errors = ErrorCollector()
         self.graph: Graph | None = None
         # The regions being imported, by id of their env (frontend/regions.py).
         self.region_scopes: dict[int, RegionScope] = {}
@@ -534,7 +536,8 @@ class _Importer:
             self.error(f"call results {_types(r.type for r in op.results)} do not match the "
                        f"signature of '@{name}' ({_types(fty.results)})", op)
             return None
-        outs = self.inline(func, inputs, stack + [name])
+        with self.errors.called_from(f"'@{name}' is called here", op.loc):
+            outs = self.inline(func, inputs, stack + [name])
         return outs if len(outs) == len(op.results) else None
 
 
