@@ -1,8 +1,6 @@
 """Control flow in the command list (schedule/control.py): programs with loops and
-branches run on the host, command by command as the runtime runs them (branches
-return the byte offset to continue at), through the kernel interpreter in one byte
-arena, and must give the reference's results; along the way every arena read must see
-the bytes its buffer's last write left there, whatever the iteration."""
+branches run on the host as the runtime runs them (tests/host_program.py) and must
+give the reference's results, with no arena read of a clobbered buffer."""
 
 from __future__ import annotations
 
@@ -10,76 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from host_program import run_program
 
-from toolchain.kernel.branch import Branch
-from toolchain.kernel.form import Kernel
-from toolchain.kernel.interpret import run_kernel
 from toolchain.loader import load_graph
 from toolchain.passes import fold_constants
 from toolchain.reference import run_graph
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.program import BINDING_BYTES, COMMAND_HEAD_BYTES
 
 DATA = Path(__file__).resolve().parents[1] / "e2e" / "data" / "control_flow"
-
-
-def run_program(program: Program, inputs: list[np.ndarray],
-                max_commands: int = 100_000) -> list[np.ndarray]:
-    """Runs `program` like runtime_c's executor; checks every arena read against the
-    write that owns those bytes (a later allocation must not have overlapped it)."""
-    arena = np.zeros(max(program.arena_size, 1), np.uint8)
-    owner = np.full(arena.size, -1)  # per arena byte: the buffer that last wrote it
-    outs = [np.zeros(t.shape, t.dtype.np_dtype) for t in program.outputs]
-    offsets, pos = {}, 0
-    for k, step in enumerate(program.steps):
-        offsets[pos] = k
-        pos += COMMAND_HEAD_BYTES + BINDING_BYTES * len(step.buffers)
-    end = pos
-
-    def view(buf, t):
-        if buf.kind == "input":
-            return inputs[buf.index]
-        if buf.kind == "output":
-            return outs[buf.index]
-        if buf.kind == "constant":
-            return program.constants[buf.index]
-        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
-
-    k = 0
-    for _ in range(max_commands):
-        if k == len(program.steps):
-            return outs
-        step = program.steps[k]
-        n_in = len(step.kernel.operands)
-        # The schedule makes one Buffer object per tensor: its id is the tensor's.
-        for b in step.buffers[:n_in]:
-            if b.kind == "arena":
-                made = set(owner[b.index:b.index + b.size].tolist())
-                assert made == {id(b)}, f"command {k} ({step.kernel.name}) reads a " \
-                    "clobbered buffer"
-        args = [view(b, t).copy() for b, t in zip(step.buffers, step.types)]
-        if isinstance(step.kernel, Branch):
-            target = step.kernel.targets[_pick(step.kernel, args)]
-            assert target in offsets or target == end, f"branch to {target}"
-            k = offsets.get(target, len(program.steps))
-            continue
-        assert isinstance(step.kernel, Kernel)
-        out = step.buffers[-1]
-        view(out, step.kernel.result)[...] = run_kernel(step.kernel, args)
-        if out.kind == "arena":
-            owner[out.index:out.index + out.size] = id(out)
-        k += 1
-    raise AssertionError(f"still running after {max_commands} commands")
-
-
-def _pick(branch: Branch, args: list[np.ndarray]) -> int:
-    """The target index a branch's selector picks (kernel/branch.py)."""
-    if not args:
-        return 0
-    v = int(args[0])
-    if args[0].dtype == np.bool_:
-        return 1 if v else 0
-    return v if 0 <= v < len(branch.targets) else len(branch.targets) - 1
 
 
 def check(name: str, cases: list[list[np.ndarray]]) -> Program:

@@ -12,9 +12,11 @@ from llvmlite import ir
 
 def _emitters() -> dict[type, Callable[[ir.Module, Any], ir.Function]]:
     from toolchain.codegen.branch import emit_branch
+    from toolchain.codegen.reduction import emit_reduction
     from toolchain.kernel.branch import Branch
+    from toolchain.kernel.reduction import Reduction
 
-    return {Branch: emit_branch}
+    return {Branch: emit_branch, Reduction: emit_reduction}
 
 
 def emit_other_kind(module: ir.Module, kernel: Any) -> ir.Function:

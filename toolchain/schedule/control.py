@@ -24,6 +24,7 @@ their own kernel kind (SPECIAL below).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,8 +34,9 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError, Location
 from toolchain.graph.ir import Graph, Node, Tensor
-from toolchain.kernel.form import Index, Kernel, Load
+from toolchain.kernel.form import Expr, Index, Kernel, Load, rewrite, with_children
 from toolchain.kernel.lower import LoweringError
+from toolchain.kernel.reduction import lower_reduce_region, lower_reduce_window_region
 from toolchain.schedule.fuse import Dispatch
 
 
@@ -215,8 +217,15 @@ CONTROL: dict[str, Callable[[Flattener, Node], None]] = {
     "while": _while, "if": _branches, "case": _branches,
 }
 
+def _reduction(lower: Callable[[Node], Any]) -> Callable[[Node], list[Item]]:
+    return lambda node: [MultiDispatch(lower(node), list(node.inputs), list(node.outputs))]
+
+
 # Ops lowered to other kernel kinds than Kernel: node (operands resolved) -> items.
-SPECIAL: dict[str, Callable[[Node], list[Item]]] = {}
+SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
+    "reduce_region": _reduction(lower_reduce_region),
+    "reduce_window_region": _reduction(lower_reduce_window_region),
+}
 
 
 def _in_place_safe(d: Dispatch, dst: Tensor) -> bool:
@@ -278,3 +287,82 @@ def _reading(item: Item, old: Tensor, new: Tensor) -> Item:
         return MultiDispatch(item.kernel, [new if t is old else t for t in item.operands],
                              item.outputs, item.in_place)
     return item
+
+
+def _cheap(d: Dispatch, constants: set[int]) -> bool:
+    """A producer worth recomputing inside the kernel that reads it: an index map (one
+    load, or none: an iota), or anything computed from constants only."""
+    k = d.kernel
+    if not isinstance(k, Kernel) or k.combine is not None:
+        return False
+    loads = _loads(k)
+    if isinstance(k.body, Load) and k.body.pad is None:
+        return True
+    return not loads or all(id(d.operands[ld.operand]) in constants for ld in loads)
+
+
+def inline_into_kinds(items: list[Item], constants: set[int]) -> list[Item]:
+    """Other kernel kinds (a Reduction: argmax's iota, a transposed or widened operand)
+    read cheap producers of the same straight run directly, by substituting their
+    bodies into their loads, so the producer's tensor need not be in memory."""
+    items = list(items)
+    for k, item in enumerate(items):
+        if not isinstance(item, MultiDispatch) or not hasattr(item.kernel, "with_exprs"):
+            continue
+        for pos in range(len(item.operands)):
+            t = item.operands[pos]
+            j = k - 1
+            while j >= 0 and isinstance(items[j], Dispatch | MultiDispatch) and \
+                    not any(w is t for w in writes(items[j])):
+                j -= 1
+            if j < 0 or not isinstance(items[j], Dispatch) or not _cheap(items[j], constants):
+                continue
+            producer = items[j]
+            written = {id(w) for i in items[j + 1:k] for w in writes(i)}
+            if any(id(o) in written for o in producer.operands):
+                continue
+            ops = list(item.operands)
+            remap = []
+            for o in producer.operands:
+                if not any(o is have for have in ops):
+                    ops.append(o)
+                remap.append(next(i for i, have in enumerate(ops) if have is o))
+            swap = functools.partial(_inline_load, pos=pos, body=producer.kernel.body,
+                                     remap=remap)
+            kernel = item.kernel.with_exprs(swap, tuple(o.type for o in ops))
+            item = MultiDispatch(kernel, ops, item.outputs, item.in_place)
+        items[k] = _without_unused(item)
+    return items
+
+
+def _inline_load(e: Expr, pos: int, body: Expr, remap: list[int]) -> Expr:
+    """`e` with every unpadded load of operand `pos` replaced by `body` (a producer's,
+    its operands renumbered by `remap`) evaluated at that load's index."""
+
+    def at(index: tuple[Expr, ...]) -> Expr:
+        def fn(x: Expr, kids: tuple[Expr, ...]) -> Expr:
+            if isinstance(x, Index):
+                return index[x.dim]
+            if isinstance(x, Load):
+                return with_children(x, kids, remap[x.operand])
+            return with_children(x, kids)
+
+        return rewrite(body, fn)
+
+    def swap(x: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if isinstance(x, Load) and x.operand == pos and x.pad is None:
+            return at(kids[:len(x.index)])
+        return with_children(x, kids)
+
+    return rewrite(e, swap)
+
+
+def _without_unused(item: MultiDispatch) -> MultiDispatch:
+    """`item` without the operands none of its expressions reads any more."""
+    if not hasattr(item.kernel, "used_operands"):
+        return item
+    used = item.kernel.used_operands()
+    if used == list(range(len(item.operands))):
+        return item
+    kernel = item.kernel.renumbered(used)
+    return MultiDispatch(kernel, [item.operands[i] for i in used], item.outputs, item.in_place)

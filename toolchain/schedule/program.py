@@ -34,6 +34,7 @@ from toolchain.schedule.control import (
     Label,
     copy_dispatch,
     elide_copies,
+    inline_into_kinds,
     reads,
     writes,
 )
@@ -262,6 +263,7 @@ def schedule(graph: Graph) -> Program:
         seen.add(id(t))
         outputs.append(t)
     out_ids = {id(t) for t in outputs}
+    items = inline_into_kinds(items, set(constants))
     items = _fuse_segments(items, out_ids | flat.pinned, constants)
     items = elide_copies(items, flat.assignments, out_ids)
     items = _drop_fallthrough_jumps(items)
