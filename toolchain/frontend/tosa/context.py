@@ -32,9 +32,9 @@ from toolchain.mlir.ir import (
 )
 from toolchain.types import DType, TensorType, dtype
 
-__all__ = ["TosaError", "TosaOp", "int_range", "I32", "I64", "F32", "BOOL"]
+__all__ = ["TosaError", "TosaOp", "int_range", "I32", "I64"]
 
-I32, I64, F32, BOOL = dtype("i32"), dtype("i64"), dtype("f32"), dtype("i1")
+I32, I64 = dtype("i32"), dtype("i64")
 
 
 class TosaError(Exception):
@@ -230,12 +230,3 @@ class TosaOp:
 
 def _fmt(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape)) or "scalar"
-
-
-def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """The shape TOSA's broadcasting gives (every rank equal, or numpy's alignment)."""
-    try:
-        return tuple(np.broadcast_shapes(*(tuple(s) for s in shapes)))
-    except ValueError:
-        raise TosaError("operand shapes " + ", ".join(_fmt(s) for s in shapes)
-                        + " do not broadcast") from None
