@@ -86,6 +86,9 @@ PRETTY = {
                   "^bb0(%i: tensor<i32>, %v: tensor<2x3xf32>):\n"
                   "  tosa.yield %i, %v : tensor<i32>, tensor<2x3xf32>\n"
                   "}",
+    "const spellings": "%0 = tosa.const values(dense<[1, 2]> : tensor<2xi32>) : tensor<2xi32>\n"
+                       "%1 = tosa.const {values = dense<3> : tensor<2xi32>} : () -> "
+                       "tensor<2xi32>",
     "variables": "tosa.variable_write @state, %a : tensor<2x3xf32>\n"
                  "%0 = tosa.variable_read @state : tensor<2x3xf32>",
 }
