@@ -134,3 +134,24 @@ def test_int8_cnn_on_the_board(board: str, tmp_path: Path) -> None:
     got = _run(EXAMPLES / "int8_cnn.mlir", board, tmp_path, [x])
     for g, w in zip(got, spec_int8_cnn(x)):
         np.testing.assert_array_equal(g.astype(np.int64), np.asarray(w).astype(np.int64))
+
+
+@pytest.mark.parametrize("name", ["cnn.mlir", "int8_cnn.mlir"])
+def test_generic_form_gives_the_same_graph(name: str) -> None:
+    """The examples (pretty form) printed in generic form import to the same graph."""
+    import re
+
+    from toolchain.frontend import import_module
+    from toolchain.graph.printer import print_graph
+    from toolchain.mlir import parse_file, parse_text
+    from toolchain.mlir.printer import print_generic
+
+    pretty = parse_file(EXAMPLES / name)
+    generic_text = print_generic(pretty)
+    assert '"tosa.' in generic_text and "tosa.conv2d %" not in generic_text
+
+    def text(graph) -> str:
+        return re.sub(r"  // .*$", "", print_graph(graph), flags=re.M)
+
+    assert text(import_module(parse_text(generic_text, "g.mlir"))) == \
+        text(import_module(pretty))
