@@ -222,6 +222,15 @@ def _ipow(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value
     return b.call(fn, [x, y])
 
 
+def _total_order_key(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """An integer ordered like IEEE 754 totalOrder of float x (-NaN < -inf < ... < -0 <
+    +0 < ... < +NaN): its bits, with a negative float's magnitude bits flipped."""
+    t = ir.IntType(64 if x.type == F64 else 32)
+    bits = b.bitcast(x, t)
+    sign = b.ashr(bits, ir.Constant(t, t.width - 1))
+    return b.xor(bits, b.and_(sign, ir.Constant(t, (1 << (t.width - 1)) - 1)))
+
+
 def _sign(b: ir.IRBuilder, x: ir.Value, dt: DType) -> ir.Value:
     t = x.type
     if dt.is_float:
@@ -574,6 +583,11 @@ class _KernelEmitter:
         dt = dts[0]
         if dts[1] != dt:
             y = self._cast(y, dts[1], dt)
+        if direction.endswith(".total"):  # IEEE totalOrder on floats (kernel/form.py)
+            direction = direction[:-len(".total")]
+            if dt.is_float:
+                x, y = _total_order_key(self.b, x), _total_order_key(self.b, y)
+                return self.b.icmp_signed({"EQ": "==", "NE": "!=", **_FCMP}[direction], x, y)
         if dt.is_float:
             if direction == "NE":
                 return self.b.fcmp_unordered("!=", x, y)  # NaN != anything, like numpy

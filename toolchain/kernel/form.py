@@ -66,7 +66,8 @@ class Apply:
     """`op(*args)` with result element type `dtype`.
 
     `op` is a graph elementwise op name (`add`, `exponential`, `select`, `clamp`,
-    `convert`, ...) or `compare.<DIR>` (e.g. `compare.LT`), with the same semantics as
+    `convert`, ...) or `compare.<DIR>` (e.g. `compare.LT`; `compare.LT.total` orders
+    floats by IEEE totalOrder, StableHLO's TOTALORDER), with the same semantics as
     the reference executor. Index arithmetic uses the same ops on INDEX values.
     """
 

@@ -21,6 +21,8 @@ _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np
 
 def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
     if op.startswith("compare."):
+        if op.endswith(".total") and np.asarray(args[0]).dtype.kind == "f":
+            args = [ref.total_order_key(np.asarray(a)) for a in args]
         return _COMPARE[op.split(".")[1]](*args)
     if op == "select":
         return np.where(args[0], args[1], args[2])

@@ -95,6 +95,8 @@ def _elementwise(node: Node) -> Kernel:
     op = node.op
     if op == "compare":
         op = f"compare.{node.attrs['direction']}"
+        if node.attrs.get("total_order"):
+            op += ".total"
     return _kernel(node, Apply(op, args, out.dtype))
 
 

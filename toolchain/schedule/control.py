@@ -37,6 +37,8 @@ from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.form import Expr, Index, Kernel, Load, rewrite, with_children
 from toolchain.kernel.lower import LoweringError
 from toolchain.kernel.reduction import lower_reduce_region, lower_reduce_window_region
+from toolchain.kernel.scatter import lower_scatter
+from toolchain.kernel.sort import lower_sort
 from toolchain.schedule.fuse import Dispatch
 
 
@@ -221,10 +223,27 @@ def _reduction(lower: Callable[[Node], Any]) -> Callable[[Node], list[Item]]:
     return lambda node: [MultiDispatch(lower(node), list(node.inputs), list(node.outputs))]
 
 
+def _in_place(lower: Callable[[Node], Any]) -> Callable[[Node], list[Item]]:
+    """sort / scatter: copies of the N operands into the results, then the kernel that
+    updates them in place, reading the node's other operands."""
+
+    def items(node: Node) -> list[Item]:
+        kernel = lower(node)
+        n = len(node.outputs)
+        copies: list[Item] = [copy_dispatch(x, y)
+                              for x, y in zip(node.inputs[:n], node.outputs)]
+        return copies + [MultiDispatch(kernel, list(node.inputs[n:]), list(node.outputs),
+                                       True)]
+
+    return items
+
+
 # Ops lowered to other kernel kinds than Kernel: node (operands resolved) -> items.
 SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
     "reduce_region": _reduction(lower_reduce_region),
     "reduce_window_region": _reduction(lower_reduce_window_region),
+    "sort": _in_place(lower_sort),
+    "scatter": _in_place(lower_scatter),
 }
 
 
