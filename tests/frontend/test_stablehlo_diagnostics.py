@@ -45,3 +45,26 @@ def test_errors_in_called_functions_once_each_in_source_order() -> None:
     assert errors[2].context == []
     rendered = info.value.render()
     assert rendered.count("error:") == 3 and rendered.count("note:") == 4
+
+
+# Found while measuring docs/ops.md's element types (and by the fuzzer): tracebacks from
+# the importer on well-formed text, now errors at the op.
+@pytest.mark.parametrize("body, message", [
+    ("%r = stablehlo.convolution(%x, %x) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->"
+     "[b, 0, 1, f], window = {stride = [1, 1]} : (tensor<1x1x1x1xcomplex<f32>>, "
+     "tensor<1x1x1x1xcomplex<f32>>) -> tensor<1x1x1x1xcomplex<f32>>",
+     "element type 'complex<f32>', which is not supported (minirt has no complex"),
+    ("%b = stablehlo.constant dense<true> : tensor<1x1x1x1xi1>\n"
+     "  %r = stablehlo.uniform_quantize %b : (tensor<1x1x1x1xi1>) -> "
+     "tensor<1x1x1x1x!quant.uniform<i8:f32, 0.5>>",
+     "'stablehlo.uniform_quantize': "),
+])
+def test_ill_typed_ops_are_errors_at_the_op(body: str, message: str) -> None:
+    text = ("func.func @main(%x: tensor<1x1x1x1xcomplex<f32>>) -> tensor<1x1x1x1xf32> {\n"
+            f"  {body}\n  %z = stablehlo.constant dense<0.0> : tensor<1x1x1x1xf32>\n"
+            "  return %z : tensor<1x1x1x1xf32>\n}\n")
+    with pytest.raises(CompileError) as info:
+        import_module(parse_text(text, "m.mlir"))
+    errors = [info.value, *info.value.notes]
+    assert any(message in e.message and e.loc is not None for e in errors), \
+        [e.message for e in errors]

@@ -228,6 +228,22 @@ CASES = [
          "tensor<f32>\n" + END, 2, 33, "complex literal in a dense literal of type f32"),
     Case("complex-of-integers", H + "  %c = stablehlo.constant dense<1> : "
          "tensor<complex<i32>>\n" + END, 2, 53, "unsupported element type 'complex<i32>'"),
+    # Found by the parser fuzzer (bench/fuzz_parse.py): each was a Python traceback.
+    Case("fuzz-nested-quant-types", H + "  %0 = stablehlo.abs %a : tensor<4x"
+         + "!quant.uniform<" * 1000 + "\n" + END, 2, 951, "nesting deeper than 64 levels"),
+    Case("fuzz-parenthesized-complex-literal", H + "  %c = stablehlo.constant dense<"
+         + "(" * 20000 + "> : tensor<f32>\n" + END, 2, 34,
+         "expected the real part of a complex literal, found '('"),
+    Case("fuzz-huge-convolution-padding",
+         "func.func @main(%x: tensor<1x4x4x1xf32>, %w: tensor<3x3x1x1xf32>) -> "
+         "tensor<1x4x4x1xf32> {\n  %0 = stablehlo.convolution(%x, %w) dim_numbers = "
+         "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, "
+         "100000000000000000000000], [1, 1]]} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>)"
+         " -> tensor<1x4x4x1xf32>\n  return %0 : tensor<1x4x4x1xf32>\n}\n", 2, 114,
+         "integer 100000000000000000000000 does not fit in i64"),
+    Case("fuzz-integer-attribute-beyond-its-type", H + '  %0 = "stablehlo.concatenate"(%a) '
+         "{dimension = 100000000000000000000 : i64} : (tensor<4xf32>) -> tensor<4xf32>\n"
+         + END, 2, 49, "integer 100000000000000000000 does not fit in i64"),
     # An unknown entry has no op to point at: the error names the module's first op.
     Case("unknown-entry", H + "  %0 = stablehlo.abs %a : tensor<4xf32>\n" + END, 1, 1,
          "no function '@nope' in the module (functions: @main)", ("--entry", "nope")),

@@ -175,9 +175,21 @@ class Parser:
         self.lex.next()
         return self.int_value(tok)
 
-    def int_value(self, tok: Token) -> int:
-        """The value of integer token `tok` (see `_int_value`), located on failure."""
-        return _int_value(tok.text, lambda m: self.error(m, tok))
+    def int_value(self, tok: Token, ty: DType | None = None) -> int:
+        """The value of integer token `tok` (see `_int_value`), which must fit in `ty`
+        (default i64, what MLIR reads dimensions, indices and untyped integers as);
+        located on failure."""
+        value = _int_value(tok.text, lambda m: self.error(m, tok))
+        if ty is None:
+            lo, hi = -(1 << 63), (1 << 63) - 1
+        elif ty.kind == "u":
+            lo, hi = 0, (1 << ty.bits) - 1
+        else:  # signless: the signed range, or the bit pattern as unsigned
+            lo, hi = -(1 << (ty.bits - 1)), (1 << ty.bits) - 1
+        if not lo <= value <= hi:
+            raise self.error(f"integer {tok.text[:30]} does not fit in "
+                             f"{ty.name if ty is not None else 'i64'}", tok)
+        return value
 
     def parse_int_list(self) -> list[int]:
         """`[1, 2, 3]`."""
@@ -266,7 +278,8 @@ class Parser:
         self.parse_keyword("complex")
         self.parse_punct("<", "after 'complex'")
         part_tok = self.peek()
-        part = self.parse_type("element type")
+        with self.nested(part_tok):
+            part = self.parse_type("element type")
         self.parse_punct(">", "to close 'complex'")
         ty = complex_dtype(part) if isinstance(part, DType) and part.is_float else None
         if ty is None:
@@ -298,7 +311,8 @@ class Parser:
                 raise self.lex.error("tensor dimension is too large", dims_at)
             shape = tuple(None if d == "?" else int(d) for d in dims.split("x")[:-1])
         elem_tok = self.peek()
-        elem = self.parse_type("element type")
+        with self.nested(elem_tok):  # `tensor<tensor<...` is refused below, not recursed
+            elem = self.parse_type("element type")
         quant = None
         if isinstance(elem, QuantParams):
             quant, elem = elem, elem.storage
@@ -326,7 +340,8 @@ class Parser:
         """`!quant.uniform<i8<-127:127>:f32:1, {0.1:0, 0.2:0}>` and per-tensor forms."""
         self.parse_punct("<", "after '!quant.uniform'")
         storage_tok = self.peek()
-        storage = self.parse_type("storage type")
+        with self.nested(storage_tok):
+            storage = self.parse_type("storage type")
         if not isinstance(storage, DType) or not storage.is_integer:
             raise self.error("quantized storage type must be an integer type", storage_tok)
         qmin = qmax = None
@@ -336,7 +351,8 @@ class Parser:
             qmax = self.parse_integer("storage maximum")
             self.parse_punct(">")
         self.parse_punct(":", "after quantized storage type")
-        expressed = self.parse_type("expressed type")
+        with self.nested(storage_tok):
+            expressed = self.parse_type("expressed type")
         axis = None
         if self.parse_optional_punct(":"):
             axis = self.parse_integer("quantized dimension")
@@ -375,7 +391,8 @@ class Parser:
             self.lex.next()
             ty = self.parse_type() if self.parse_optional_punct(":") else None
             if _is_int(text) and not (isinstance(ty, DType) and ty.is_float):
-                return IntAttr(self.int_value(tok), ty)
+                int_ty = ty if isinstance(ty, DType) and ty.kind in "iub" else None
+                return IntAttr(self.int_value(tok, int_ty), ty)
             return FloatAttr(_parse_float(text, lambda m: self.error(m, tok)), ty)
         if kind == "string":
             self.lex.next()
@@ -525,17 +542,20 @@ class Parser:
             self.lex.next()
             return tok.text
         if tok.kind == "punct" and tok.text == "(":
-            # A complex element: `(real, imaginary)`.
+            # A complex element: `(real, imaginary)`, two numbers (no recursion here).
             self.lex.next()
-            re_tok = self.peek()
-            real = self._parse_literal()
+            real = self._parse_number("the real part of a complex literal")
             self.parse_punct(",", "between the parts of a complex literal")
-            imag = self._parse_literal()
+            imag = self._parse_number("the imaginary part of a complex literal")
             self.parse_punct(")", "to close a complex literal")
-            if not isinstance(real, str) or not isinstance(imag, str):
-                raise self.error("the parts of a complex literal must be numbers", re_tok)
             return (real, imag)
         raise self.error(f"expected a number in dense literal, found {self._describe(tok)}", tok)
+
+    def _parse_number(self, what: str) -> str:
+        tok = self.peek()
+        if tok.kind != "number":
+            raise self.error(f"expected {what}, found {self._describe(tok)}", tok)
+        return self.lex.next().text
 
     def _parse_nested(self) -> Any:
         tok = self.peek()
@@ -1142,16 +1162,22 @@ def parse_file(path: str | Path) -> Operation:
         raw = path.read_bytes()
     except OSError as e:
         raise CompileError(f"{path}: {e.strerror}") from None
+    return parse_bytes(raw, str(path))
+
+
+def parse_bytes(raw: bytes, filename: str = "<input>") -> Operation:
+    """Parses the bytes of an MLIR file, which must be UTF-8. Raises CompileError."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         # Point at the bad byte: the text before it decodes, so its length is the column.
-        source = SourceFile(str(path), raw.decode("utf-8", errors="replace"))
+        source = SourceFile(filename, raw.decode("utf-8", errors="replace"))
         offset = len(raw[: e.start].decode("utf-8"))
         raise CompileError(f"not a UTF-8 text file (invalid byte 0x{raw[e.start]:02X})",
                            Location(source, offset)) from None
-    return parse_text(text, str(path))
+    return parse_text(text, filename)
 
 
 # Re-exported for the custom syntax module.
-__all__ = ["Parser", "parse_text", "parse_file", "Value", "Operation", "TensorType"]
+__all__ = ["Parser", "parse_bytes", "parse_text", "parse_file", "Value", "Operation",
+           "TensorType"]
