@@ -13,7 +13,7 @@ EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4
 JOBS      ?= 2
 
-.PHONY: setup apt test lint run fuzz size-report clean
+.PHONY: setup apt test lint run fuzz fuzz-parse size-report clean
 
 setup: apt $(STAMP)
 
@@ -42,6 +42,12 @@ test: setup
 # results in bench/results/module_fuzz.{json,md}.
 fuzz: setup
 	$(PY) bench/module_fuzz.py --jobs $(JOBS)
+
+# The parser fuzz: 100,000 mutated models (the shared ones, the repo's, and any given as
+# FUZZ_MODELS=...) through parse + import + verify, each a verified graph or a located
+# error (make test runs a sample of it); results in bench/results/fuzz_parse.{json,md}.
+fuzz-parse: setup
+	$(PY) bench/fuzz_parse.py --jobs $(JOBS) $(FUZZ_MODELS)
 
 # Flash and RAM of every shared model on every board (fits, over budget or does not fit,
 # with what overflows); results in bench/results/size_report.{json,md}.
