@@ -689,3 +689,13 @@ def test_unknown_dialect_op_in_simple_pretty_form() -> None:
     op = one(wrap(f"%0 = mydialect.frob %a, %b {{k = 1}} : {T4}"))
     assert op.name == "mydialect.frob" and op.attributes == {"k": IntAttr(1)}
     assert len(op.operands) == 2
+
+
+def test_attribute_dictionary_with_a_trailing_comma() -> None:
+    # As the StableHLO spec's custom_call example writes it.
+    op = one(wrap('%0 = "stablehlo.custom_call"(%a) {\n  call_target_name = "f",\n'
+                  "  api_version = 4 : i32,\n} : (tensor<4xf32>) -> tensor<4xf32>"))
+    assert op.attr("call_target_name") == StringAttr("f")
+    assert op.attr("api_version") == IntAttr(4, dtype("i32"))
+    with pytest.raises(CompileError, match="expected attribute name"):
+        one(wrap('%0 = "foo.bar"(%a) {,} : (tensor<4xf32>) -> tensor<4xf32>'))

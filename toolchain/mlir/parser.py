@@ -469,7 +469,15 @@ class Parser:
                 return key, self.parse_attribute()
             return key, UnitAttr()
 
-        return DictAttr(tuple(self.parse_comma_list(entry, "}")))
+        # A comma may end the list too, as in the spec's examples (`api_version = 4 : i32,
+        # }`) and StableHLO's struct attributes; a dictionary has no other use for it.
+        items: list[tuple[str, Any]] = []
+        while not self.parse_optional_punct("}"):
+            items.append(entry())
+            if not self.parse_optional_punct(","):
+                self.parse_punct("}", "to close the attribute dictionary")
+                break
+        return DictAttr(tuple(items))
 
     def parse_optional_attr_dict(self) -> dict[str, Any]:
         if self.peek().text == "{" and self.peek().kind == "punct":
