@@ -615,9 +615,9 @@ class Parser:
     # ------------------------------------------------------------------ values and ops
 
     def define(self, name: str, values: list[Value], offset: int) -> list[Value]:
-        """Binds `%name` to `values` in the innermost scope. Earlier uses of the name
-        (forward references) become these values; returns the values to keep, which
-        are the forward-reference placeholders where there were any."""
+        """Binds `%name` to `values` in the innermost scope and returns them. Earlier
+        uses of the name (forward references) are pointed at them when the file has
+        been read (`_replace_forward_refs`)."""
         scope = self.scopes[-1]
         if name in scope:
             raise self.lex.error(f"redefinition of SSA value '%{name}'", offset)
@@ -836,7 +836,6 @@ class Parser:
         i = 0
         for rname, n, off in results:
             vals = self.define(rname, op.results[i : i + n], off)
-            op.results[i : i + n] = vals
             for k, v in enumerate(vals):
                 v.name = rname if n == 1 else f"{rname}#{k}"
             i += n

@@ -47,7 +47,7 @@ from toolchain.mlir.syntax_parts import (
     operands,
     signature,
 )
-from toolchain.types import I64, TensorType
+from toolchain.types import I64, OpaqueType, TensorType, dtype
 
 if TYPE_CHECKING:
     from toolchain.mlir.parser import Parser
@@ -97,8 +97,6 @@ def p_complex(p: Parser, name: str) -> Operation:
     ty = p.parse_type()
     if not isinstance(ty, TensorType) or ty.dtype.kind != "c":
         raise p.error("expected a tensor type with complex elements", ty_tok)
-    from toolchain.types import dtype
-
     part = TensorType(ty.shape, dtype(ty.dtype.name[len("complex<"):-1]))
     p.check_operand_types(values, [part, part], toks, ty_tok)
     return make_op(name, values, [Value(ty)], {}, attrs)
@@ -260,8 +258,6 @@ def p_tuple(p: Parser, name: str) -> Operation:
     with p.nested(ty_tok):
         items = p.parse_comma_list(p.parse_type, ">")
     p.check_operand_types(values, items, toks, ty_tok)
-    from toolchain.types import OpaqueType
-
     result = OpaqueType(f"tuple<{', '.join(str(t) for t in items)}>")
     return make_op(name, values, [Value(result)], {}, attrs)
 
