@@ -334,3 +334,69 @@ CASES: dict[str, tuple[str, str, str, str, str]] = {
 def test_pretty_form_is_the_generic_tree(name: str) -> None:
     args, pretty, generic, results, ret = CASES[name]
     same_tree(func(args, pretty, results, ret), func(args, generic, results, ret))
+
+
+# Every op of the simple forms, generated from the tables: the property holds for each.
+def _ops_parsed_by(parser) -> list[str]:
+    from toolchain.mlir.custom_syntax import SYNTAX
+
+    return sorted(name for name, p in SYNTAX.items() if p is parser)
+
+
+def _names(module: str, parser: str) -> list[str]:
+    import importlib
+
+    return _ops_parsed_by(getattr(importlib.import_module(f"toolchain.mlir.{module}"), parser))
+
+
+@pytest.mark.parametrize("op", _names("stablehlo_syntax", "p_elementwise"))
+def test_every_plain_stablehlo_form(op: str) -> None:
+    t = "tensor<4xf32>"
+    same_tree(func(f"%a: {t}", f"  %0 = {op} %a, %a : {t}", t, "%0"),
+              func(f"%a: {t}", f'  %0 = "{op}"(%a, %a) : ({t}, {t}) -> {t}', t, "%0"))
+    same_tree(func(f"%a: {t}", f"  %0 = {op} %a : ({t}) -> tensor<4xi8>", "tensor<4xi8>",
+                   "%0"),
+              func(f"%a: {t}", f'  %0 = "{op}"(%a) : ({t}) -> tensor<4xi8>', "tensor<4xi8>",
+                   "%0"))
+
+
+@pytest.mark.parametrize("op", _names("chlo_syntax", "p_arrow"))
+def test_every_chlo_arrow_form(op: str) -> None:
+    t = "tensor<4xf32>"
+    same_tree(func(f"%a: {t}", f"  %0 = {op} %a : {t} -> {t}", t, "%0"),
+              func(f"%a: {t}", f'  %0 = "{op}"(%a) : ({t}) -> {t}', t, "%0"))
+    same_tree(func(f"%a: {t}", f"  %0 = {op} %a, %a : {t}, {t} -> tensor<4xi1>",
+                   "tensor<4xi1>", "%0"),
+              func(f"%a: {t}", f'  %0 = "{op}"(%a, %a) : ({t}, {t}) -> tensor<4xi1>',
+                   "tensor<4xi1>", "%0"))
+
+
+@pytest.mark.parametrize("op", _names("stablehlo_syntax", "p_generic_only")
+                         + _names("chlo_syntax", "p_generic_only"))
+def test_every_generic_only_op_after_its_bare_name(op: str) -> None:
+    t = "tensor<4xf32>"
+    body = ' <{k = 1 : i64}> ({\n  ^bb0(%x: tensor<f32>):\n    "stablehlo.return"(%x) : ' \
+           "(tensor<f32>) -> ()\n  }) {m = 2} : (tensor<4xf32>) -> tensor<4xf32>"
+    same_tree(func(f"%a: {t}", f"  %0 = {op}(%a){body}", t, "%0"),
+              func(f"%a: {t}", f'  %0 = "{op}"(%a){body}', t, "%0"))
+
+
+@pytest.mark.parametrize("pretty, generic", [
+    ("%0 = stablehlo.dynamic_iota %s, dim = 0 : (tensor<1xi64>) -> tensor<4xf32>",
+     '%0 = "stablehlo.dynamic_iota"(%s) <{iota_dimension = 0 : i64}> : (tensor<1xi64>) -> tensor<4xf32>'),
+    ("%0 = stablehlo.dynamic_broadcast_in_dim %a, %s, dims = [0] : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>",
+     '%0 = "stablehlo.dynamic_broadcast_in_dim"(%a, %s) <{broadcast_dimensions = array<i64: 0>}> : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>'),
+    ("%0 = stablehlo.set_dimension_size %a, %i, dim = 0 : (tensor<4xf32>, tensor<i32>) -> tensor<4xf32>",
+     '%0 = "stablehlo.set_dimension_size"(%a, %i) <{dimension = 0 : i64}> : (tensor<4xf32>, tensor<i32>) -> tensor<4xf32>'),
+    ("%0 = stablehlo.uniform_quantize %a : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.5:-1>>\n  %1 = stablehlo.uniform_dequantize %0 : (tensor<4x!quant.uniform<i8:f32, 0.5:-1>>) -> tensor<4xf32>\n  %2 = stablehlo.reverse %1, dims = [0] : tensor<4xf32>",
+     '%0 = "stablehlo.uniform_quantize"(%a) : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.5:-1>>\n  %1 = "stablehlo.uniform_dequantize"(%0) : (tensor<4x!quant.uniform<i8:f32, 0.5:-1>>) -> tensor<4xf32>\n  %2 = "stablehlo.reverse"(%1) <{dimensions = array<i64: 0>}> : (tensor<4xf32>) -> tensor<4xf32>'),
+    ("%c = chlo.mulhi %i, %i : tensor<i32>, tensor<i32> -> tensor<i32>\n  %0 = stablehlo.convert %c : (tensor<i32>) -> tensor<4xf32>",
+     '%c = "chlo.mulhi"(%i, %i) : (tensor<i32>, tensor<i32>) -> tensor<i32>\n  %0 = "stablehlo.convert"(%c) : (tensor<i32>) -> tensor<4xf32>'),
+    ('cf.assert %p, "positive"\n  %0 = stablehlo.abs %a : tensor<4xf32>',
+     '"cf.assert"(%p) <{msg = "positive"}> : (i1) -> ()\n  %0 = "stablehlo.abs"(%a) : (tensor<4xf32>) -> tensor<4xf32>'),
+])
+def test_remaining_forms(pretty: str, generic: str) -> None:
+    args = "%a: tensor<4xf32>, %s: tensor<1xi64>, %i: tensor<i32>, %p: i1"
+    t = "tensor<4xf32>"
+    same_tree(func(args, "  " + pretty, t, "%0" if "%2" not in pretty else "%2"),
+              func(args, "  " + generic, t, "%0" if "%2" not in pretty else "%2"))
