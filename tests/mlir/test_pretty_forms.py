@@ -400,3 +400,14 @@ def test_remaining_forms(pretty: str, generic: str) -> None:
     t = "tensor<4xf32>"
     same_tree(func(args, "  " + pretty, t, "%0" if "%2" not in pretty else "%2"),
               func(args, "  " + generic, t, "%0" if "%2" not in pretty else "%2"))
+
+
+def test_shardy_mesh_declaration() -> None:
+    # Newer JAX exports declare the device mesh at the top of the module.
+    module = same_tree(
+        'sdy.mesh @mesh = <["x"=2, "y"=1]>\n' + func("%a: tensor<f32>", "", "tensor<f32>", "%a"),
+        '"sdy.mesh"() <{mesh = #sdy.mesh<["x"=2, "y"=1]>, sym_name = "mesh"}> : () -> ()\n'
+        + func("%a: tensor<f32>", "", "tensor<f32>", "%a"))
+    from toolchain.frontend import import_module
+
+    assert len(import_module(module).inputs) == 1  # the importer passes over the mesh

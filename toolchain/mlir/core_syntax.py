@@ -16,6 +16,7 @@ from toolchain.mlir.ir import (
     Block,
     DenseArrayAttr,
     DictAttr,
+    OpaqueAttr,
     Operation,
     StringAttr,
     SymbolRefAttr,
@@ -173,6 +174,20 @@ def p_assert(p: Parser, name: str) -> Operation:
     return make_op(name, values, [], {"msg": msg}, attrs)
 
 
+def p_sdy_mesh(p: Parser, name: str) -> Operation:
+    """`sdy.mesh @mesh = <["x"=2]>`: the device mesh newer JAX exports declare (Shardy);
+    metadata the importer leaves alone, kept as the generic form gives it."""
+    tok = p.peek()
+    if tok.kind != "symbol":
+        raise p.error("expected the mesh name '@name'", tok)
+    p.lex.next()
+    p.parse_punct("=", "after the mesh name")
+    p.parse_punct("<", "to open the mesh")
+    props = {"sym_name": StringAttr(_symbol_name(tok.text)),
+             "mesh": OpaqueAttr("sdy.mesh", p.skip_balanced("<"))}
+    return make_op(name, [], [], props, p.parse_optional_attr_dict())
+
+
 def p_unsupported(p: Parser, name: str) -> Operation:
     """An op minirt knows but does not read."""
     raise p.error(f"'{name}' is not supported (branch with cf.br / cf.cond_br)")
@@ -191,6 +206,7 @@ SYNTAX: dict[str, OpParser] = {
     "cf.cond_br": p_cond_br,
     "cf.assert": p_assert,
     "cf.switch": p_unsupported,
+    "sdy.mesh": p_sdy_mesh,
 }
 
 __all__ = ["SYNTAX"]

@@ -165,8 +165,9 @@ def core_section() -> Section:
     # Functions of several blocks: the importer's control-flow graphs, when present.
     with contextlib.suppress(ImportError, AttributeError):
         converters |= set(importlib.import_module("toolchain.frontend.cfg").BRANCHES)
-    # The structure every model has: functions, returns and calls (inlined).
-    converters |= {"builtin.module", "func.func", "func.return", "func.call"}
+    # The structure every model has: functions, returns and calls (inlined); a Shardy
+    # mesh declaration is metadata the importer passes over.
+    converters |= {"builtin.module", "func.func", "func.return", "func.call", "sdy.mesh"}
     rows = [Row(op, op in converters, "-" if op not in converters else "any",
                 "" if op in converters else NOT_YET)
             for op in sorted(n for n in SYNTAX if "." in n)]
