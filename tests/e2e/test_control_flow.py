@@ -1,4 +1,5 @@
-"""Control flow under QEMU: loops and branches (while, if, case, nested) built for
+"""Control flow under QEMU: loops and branches (while, if, case, nested, and functions
+of several blocks with cf.br / cf.cond_br) built for
 cortex-m4, riscv32, aarch64 and x86-64 and checked against the reference with
 `minirt-run --check` on inputs that take every branch and run loops zero, one and
 several times; a loop that never ends is stopped by --timeout (exit 124).
@@ -47,6 +48,16 @@ def test_branches(board: str, tmp_path: Path, capsys) -> None:
         rc, text = run(DATA / "branches.mlir", board, tmp_path,
                        {"input_0": np.bool_(p), "input_1": np.int32(k), "input_2": X},
                        capsys, "--check")
+        assert rc == 0, text
+        assert "check: outputs match the reference" in text
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_blocks(board: str, tmp_path: Path, capsys) -> None:
+    """A function of several blocks joined by cf.br / cf.cond_br."""
+    for n in (0, 1, 5):
+        rc, text = run(DATA / "blocks.mlir", board, tmp_path,
+                       {"input_0": np.int32(n), "input_1": X}, capsys, "--check")
         assert rc == 0, text
         assert "check: outputs match the reference" in text
 

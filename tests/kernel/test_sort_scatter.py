@@ -72,7 +72,7 @@ def test_sorts() -> None:
 
 
 def test_sort_spec_example_and_total_order() -> None:
-    from reference.test_regions import SORT, SORT_TOTAL
+    from reference.test_reference_regions import SORT, SORT_TOTAL
 
     compile_and_run(SORT, [np.array([[1, 2, 3], [3, 2, 1]], np.int64),
                            np.array([[3, 2, 1], [1, 2, 3]], np.int64)])

@@ -44,6 +44,13 @@ def test_branches() -> None:
                                          (True, 3), (False, 40), (True, 5))])
 
 
+def test_blocks() -> None:
+    """A function of several blocks (cf.br / cf.cond_br): a loop, a diamond, values of
+    dominating blocks read without being passed, a forward reference."""
+    program = check("blocks.mlir", [[np.int32(n), X] for n in (0, 1, 2, 5)])
+    assert sum(s.is_branch for s in program.steps) >= 5
+
+
 def loop_bodies(program: Program) -> list[list[str]]:
     """The kernel names between each conditional branch and the next jump back."""
     bodies, body = [], None

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from toolchain.mlir.ir import Operation, Region
 
 TERMINATORS = ("stablehlo.return", "func.return")
-# Regions are imported by recursion, a few frames per level: deeper nesting is refused
-# with an error rather than left to Python's recursion limit.
-MAX_REGION_DEPTH = 50
+# Regions are imported by recursion, a few frames per level (and folded, scheduled and
+# run by recursion later): deeper nesting is refused with an error rather than left to
+# Python's recursion limit. Exported models nest a few levels (a scan in a cond).
+MAX_REGION_DEPTH = 20
 
 
 @dataclass

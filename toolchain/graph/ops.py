@@ -5,7 +5,8 @@ common reductions carry a `kind` instead of a body (`reduce`, `reduce_window`: t
 path); ops with regions (`while`, `if`, `case`, `sort`, `scatter`, `map`,
 `select_and_scatter`, `reduce_region`, `reduce_window_region`) hold closed sub-graphs in
 `Node.regions` (toolchain/graph/ir.py), whose inputs are the block arguments and then
-the captured values, which are also the node's last operands. Each rule takes the node
+the captured values, which are also the node's last operands; a function with several
+blocks is one `cfg` node, a region per block (toolchain/frontend/cfg.py). Each rule takes the node
 and returns its output types; it raises ShapeError when the node is ill-formed. The
 verifier compares these with the types the node was built with.
 """
@@ -315,6 +316,33 @@ def _gather(node: Node) -> list[TensorType]:
     return [node.inputs[0].type.with_shape(tuple(out))]
 
 
+def _start_indices(node: Node, first: int, rank: int) -> None:
+    """dynamic_slice / dynamic_update_slice: one integer scalar per dimension."""
+    starts = node.inputs[first:]
+    _require(len(starts) == rank, f"{node.op} takes {rank} start indices, got {len(starts)}")
+    for i, t in enumerate(starts):
+        _require(t.type.shape == () and t.type.dtype.is_integer,
+                 f"start index {i} must be an integer scalar")
+
+
+def _dynamic_slice(node: Node) -> list[TensorType]:
+    x = node.inputs[0].type
+    sizes = tuple(node.attrs["slice_sizes"])
+    _start_indices(node, 1, x.rank)
+    _require(len(sizes) == x.rank and all(0 <= s <= d for s, d in zip(sizes, x.shape)),
+             f"slice_sizes {list(sizes)} do not fit the operand {x}")
+    return [x.with_shape(sizes)]
+
+
+def _dynamic_update_slice(node: Node) -> list[TensorType]:
+    x, update = node.inputs[0].type, node.inputs[1].type
+    _start_indices(node, 2, x.rank)
+    _require(update.dtype == x.dtype and update.rank == x.rank and all(
+        u <= d for u, d in zip(update.shape, x.shape)),
+        f"the update {update} does not fit in the operand {x}")
+    return [x]
+
+
 def _batch_norm_inference(node: Node) -> list[TensorType]:
     x = node.inputs[0].type
     fi = node.attrs["feature_index"]
@@ -524,6 +552,55 @@ def _scatter(node: Node) -> list[TensorType]:
     return xs
 
 
+def _cfg(node: Node) -> list[TensorType]:
+    """A function's blocks (frontend/cfg.py): per block (n_args, reads, writes,
+    terminator); shared value i < len(inputs) is operand i."""
+    blocks = node.attrs["blocks"]
+    _require(len(blocks) == len(node.regions) >= 1, "cfg needs one region per block")
+    shared: dict[int, TensorType] = dict(enumerate(_types(node.inputs)))
+
+    def bind(i: int, t: TensorType, what: str) -> None:
+        _require(shared.setdefault(i, t) == t, f"{what}: shared value {i} is {t}, "
+                 f"elsewhere {shared[i]}")
+
+    results: list[TensorType] | None = None
+    for k, ((n_args, reads, writes, term), region) in enumerate(zip(blocks, node.regions)):
+        _require(len(reads) == len(region.inputs) and n_args <= len(reads),
+                 f"block {k} reads {len(reads)} values but takes {len(region.inputs)}")
+        for i, t in zip(reads, region.inputs):
+            bind(i, t.type, f"block {k}")
+        outs = _types(region.outputs)
+        n_term = len(outs) - len(writes)
+        _require(n_term >= 0, f"block {k} defines fewer values than it shares")
+        for i, t in zip(writes, outs[n_term:]):
+            bind(i, t, f"block {k}")
+        if term[0] == "return":
+            _require(term[1] == n_term, f"block {k} returns {n_term} values, not {term[1]}")
+            _require(results is None or results == outs[:n_term],
+                     f"block {k} returns {_fmt_types(outs[:n_term])}, another block "
+                     f"{_fmt_types(results or [])}")
+            results = outs[:n_term]
+    for k, ((_, _, _, term), region) in enumerate(zip(blocks, node.regions)):
+        outs = _types(region.outputs)
+        if term[0] == "br":
+            edges = [(term[1], outs[:term[2]])]
+        elif term[0] == "cond_br":
+            _require(outs and outs[0] == TensorType((), I1),
+                     f"block {k}'s branch condition must be an i1")
+            edges = [(term[1], outs[1:1 + term[2]]),
+                     (term[3], outs[1 + term[2]:1 + term[2] + term[4]])]
+        else:
+            continue
+        for dest, args in edges:
+            _require(0 < dest < len(blocks), f"block {k} branches to block {dest}")
+            n_args, reads = blocks[dest][0], blocks[dest][1]
+            want = [shared[i] for i in reads[:n_args]]
+            _require(args == want, f"block {k} passes {_fmt_types(args)} to block {dest}, "
+                     f"which takes {_fmt_types(want)}")
+    _require(results is not None, "no block returns")
+    return list(results or [])
+
+
 def _select_and_scatter(node: Node) -> list[TensorType]:
     x, source, init = _types(node.inputs[:3])
     captures = _types(node.inputs[3:])
@@ -583,6 +660,8 @@ _add("pad", "shape", 2, ("low", "high", "interior"), _pad)
 _add("gather", "shape", 2, ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                             "start_indices_batching_dims", "start_index_map",
                             "index_vector_dim", "slice_sizes"), _gather)
+_add("dynamic_slice", "shape", None, ("slice_sizes",), _dynamic_slice)
+_add("dynamic_update_slice", "shape", None, (), _dynamic_update_slice)
 _add("iota", "source", 0, ("dimension", "shape", "dtype"), _iota)
 _add("constant", "source", 0, ("value",), _constant)
 _add("dot_general", "contraction", 2,
@@ -620,6 +699,7 @@ _add("scatter", "misc", None,
       "indices_are_sorted", "unique_indices"), _scatter, 1)
 _add("select_and_scatter", "misc", None, ("window", "strides", "padding"),
      _select_and_scatter, 2)
+_add("cfg", "control", None, ("blocks",), _cfg, None)
 
 __all__ = ["OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape", "DType",
            "window_output_shape"]

@@ -48,6 +48,8 @@ REGION_NAMES = {
 
 
 def _region_name(node: Node, i: int) -> str:
+    if node.op == "cfg":
+        return f"^bb{i}"
     names = REGION_NAMES.get(node.op, ())
     return names[i] if i < len(names) else f"branch{i}"
 

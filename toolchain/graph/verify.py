@@ -39,7 +39,7 @@ def verify_node(node: Node) -> CompileError | None:
     if spec.arity is not None and len(node.inputs) != spec.arity:
         return CompileError(f"'{node.op}' takes {spec.arity} operands, got {len(node.inputs)}",
                             node.loc)
-    if spec.arity is None and not node.inputs:
+    if spec.arity is None and not node.inputs and spec.regions == 0:
         return CompileError(f"'{node.op}' needs at least one operand", node.loc)
     if spec.regions is None:
         if not node.regions:

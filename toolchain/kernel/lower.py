@@ -329,6 +329,32 @@ def _gather(node: Node) -> Kernel:
     return _kernel(node, Load(0, idx))
 
 
+def _clamped_start(node: Node, operand: int, dim: int, size: int) -> Expr:
+    """Start index `operand` (an integer scalar) clamped to [0, dim - size] in its own
+    type, then as INDEX: a wide value cannot wrap into range."""
+    dt = node.inputs[operand].type.dtype
+    hi = node.inputs[0].type.shape[dim] - size
+    low = Const(0, dt)
+    raw = Apply("clamp", (low, Load(operand, ()), Const(hi, dt)), dt)
+    return cast(raw, dt, INDEX)
+
+
+def _dynamic_slice(node: Node) -> Kernel:
+    sizes = node.attrs["slice_sizes"]
+    idx = tuple(iadd(_clamped_start(node, 1 + d, d, s), Index(d)) for d, s in enumerate(sizes))
+    return _kernel(node, Load(0, idx))
+
+
+def _dynamic_update_slice(node: Node) -> Kernel:
+    """The update where the output index falls in its window (clamped), else the
+    operand: one bounds-checked load of the update with the operand as its pad."""
+    upd = node.inputs[1].type.shape
+    rank = len(upd)
+    idx = tuple(iadd(Index(d), Apply("negate", (_clamped_start(node, 2 + d, d, upd[d]),),
+                                     INDEX)) for d in range(rank))
+    return _kernel(node, Load(1, idx, pad=Load(0, identity(rank))))
+
+
 def _batch_norm(node: Node) -> Kernel:
     x = node.inputs[0].type
     fi = node.attrs["feature_index"]
@@ -356,6 +382,7 @@ RULES: dict[str, Rule] = {
     "iota": _iota, "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "gather": _gather,
     "batch_norm_inference": _batch_norm, "dequantize": _dequantize,
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
 }
 
 

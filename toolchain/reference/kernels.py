@@ -394,6 +394,26 @@ def _gather(node: Node, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return out
 
 
+def _clamped_starts(shape: tuple[int, ...], sizes: tuple[int, ...],
+                    starts: tuple[np.ndarray, ...]) -> list[int]:
+    """Start indices clamped so that the window stays inside (the spec's rule)."""
+    return [min(max(int(s), 0), d - z) for s, d, z in zip(starts, shape, sizes)]
+
+
+def _dynamic_slice(node: Node, x: np.ndarray, *starts: np.ndarray) -> np.ndarray:
+    sizes = tuple(node.attrs["slice_sizes"])
+    at = _clamped_starts(x.shape, sizes, starts)
+    return x[tuple(slice(s, s + z) for s, z in zip(at, sizes))].copy()
+
+
+def _dynamic_update_slice(node: Node, x: np.ndarray, update: np.ndarray,
+                          *starts: np.ndarray) -> np.ndarray:
+    at = _clamped_starts(x.shape, update.shape, starts)
+    out = x.copy()
+    out[tuple(slice(s, s + z) for s, z in zip(at, update.shape))] = update
+    return out
+
+
 def _batch_norm(node: Node, x, scale, offset, mean, var) -> np.ndarray:
     fi = node.attrs["feature_index"]
     shape = [-1 if i == fi else 1 for i in range(x.ndim)]
@@ -436,6 +456,7 @@ KERNELS: dict[str, Kernel] = {
     "reverse": lambda node, x: np.flip(x, axis=tuple(node.attrs["dims"])).copy(),
     "concatenate": lambda node, *xs: np.concatenate(xs, axis=node.attrs["dimension"]),
     "slice": _slice, "pad": _pad, "iota": _iota, "gather": _gather,
+    "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
     # Importers round bf16 literals already; a constant a pass builds may not be.
     "constant": lambda node: _result(node, node.attrs["value"]),
     "dot_general": _dot_general, "convolution": _convolution,

@@ -96,6 +96,26 @@ def _case(node: Node, index: np.ndarray, *captures: np.ndarray) -> list[np.ndarr
     return _run(node.regions[i if 0 <= i <= last else last], captures)
 
 
+def _cfg(node: Node, *inputs: np.ndarray) -> list[np.ndarray]:
+    """A function's blocks (frontend/cfg.py), from block 0 until a return."""
+    blocks = node.attrs["blocks"]
+    shared: dict[int, np.ndarray] = dict(enumerate(inputs))
+    k = 0
+    while True:
+        n_args, reads, writes, term = blocks[k]
+        outs = _run(node.regions[k], [shared[i] for i in reads])
+        n_term = len(outs) - len(writes)
+        shared.update(zip(writes, outs[n_term:]))
+        if term[0] == "return":
+            return outs[:n_term]
+        if term[0] == "br":
+            k, args = term[1], outs[:term[2]]
+        else:
+            _, t, n_t, f, n_f = term
+            k, args = (t, outs[1:1 + n_t]) if bool(outs[0]) else (f, outs[1 + n_t:1 + n_t + n_f])
+        shared.update(zip(blocks[k][1][:blocks[k][0]], args))
+
+
 # ---------------------------------------------------------------- reducers
 
 
@@ -281,7 +301,7 @@ def _select_and_scatter(node: Node, x: np.ndarray, source: np.ndarray, init: np.
 
 
 KERNELS: dict[str, Kernel] = {
-    "while": _while, "if": _if, "case": _case,
+    "while": _while, "if": _if, "case": _case, "cfg": _cfg,
     "reduce_region": _reduce_region, "reduce_window_region": _reduce_window_region,
     "sort": _sort, "scatter": _scatter, "select_and_scatter": _select_and_scatter,
 }

@@ -184,6 +184,11 @@ def _while(f: Flattener, node: Node) -> None:
     n = len(node.outputs)
     ins = [f.resolve(t) for t in node.inputs]
     state = list(node.outputs)
+    # A value the body passes through unchanged (lax.scan's inputs) is never written:
+    # the loop reads its initial tensor, with no state buffer and no copy.
+    for i in range(n):
+        if body.outputs[i] is body.inputs[i]:
+            f.alias[id(state[i])] = state[i] = ins[i]
     f.assign(state, ins[:n])
     f.bind(cond, state + ins[n:])
     f.bind(body, state + ins[n:])
@@ -215,8 +220,50 @@ def _branches(f: Flattener, node: Node) -> None:
     f.place(end)
 
 
+def _cfg(f: Flattener, node: Node) -> None:
+    """A function's blocks in their order, each ending in jumps: every shared value has
+    a home tensor (an operand, a block argument's own, or the tensor its defining block
+    computes), a branch assigns the destination's arguments on its edge."""
+    blocks = node.attrs["blocks"]
+    homes: dict[int, Tensor] = {i: f.resolve(t) for i, t in enumerate(node.inputs)}
+    for k, ((n_args, reads, writes, _), region) in enumerate(zip(blocks, node.regions)):
+        for i, t in zip(reads[:n_args], region.inputs):
+            homes.setdefault(i, Tensor(t.type, f"bb{k}_arg"))
+        for i, t in zip(writes, region.outputs[len(region.outputs) - len(writes):]):
+            homes[i] = t
+    labels = [f.label() for _ in blocks]
+    end = f.label()
+
+    def edge(dest: int, values: list[Tensor]) -> None:
+        f.assign([homes[i] for i in blocks[dest][1][:blocks[dest][0]]], values)
+        f.items.append(Jump(None, (labels[dest],), node.loc))
+
+    for k, ((_, reads, _, term), region) in enumerate(zip(blocks, node.regions)):
+        f.place(labels[k])
+        f.bind(region, [homes[i] for i in reads])
+        f.graph(region)
+        outs = [f.resolve(t) for t in region.outputs]
+        if term[0] == "return":
+            f.assign(list(node.outputs), outs[:term[1]])
+            f.items.append(Jump(None, (end,), node.loc))
+        elif term[0] == "br":
+            edge(term[1], outs[:term[2]])
+        else:
+            _, t, n_t, fl, n_f = term
+            if n_t == n_f == 0:
+                f.items.append(Jump(outs[0], (labels[fl], labels[t]), node.loc))
+                continue
+            on_true, on_false = f.label(), f.label()
+            f.items.append(Jump(outs[0], (on_false, on_true), node.loc))
+            f.place(on_true)
+            edge(t, outs[1:1 + n_t])
+            f.place(on_false)
+            edge(fl, outs[1 + n_t:1 + n_t + n_f])
+    f.place(end)
+
+
 CONTROL: dict[str, Callable[[Flattener, Node], None]] = {
-    "while": _while, "if": _branches, "case": _branches,
+    "while": _while, "if": _branches, "case": _branches, "cfg": _cfg,
 }
 
 def _reduction(lower: Callable[[Node], Any]) -> Callable[[Node], list[Item]]:

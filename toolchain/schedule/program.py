@@ -255,7 +255,7 @@ def schedule(graph: Graph) -> Program:
     outputs: list[Tensor] = []
     produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
-    for t in graph.outputs:
+    for t in map(flat.resolve, graph.outputs):
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
             items.append(copy_dispatch(t, dst))
