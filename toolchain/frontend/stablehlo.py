@@ -14,6 +14,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError, ErrorCollector, raise_all
 from toolchain.frontend import tosa
+from toolchain.frontend.cfg import import_cfg
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
@@ -342,6 +343,9 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.reduce_window": _reduce_window,
     "stablehlo.gather": _gather,
     "stablehlo.batch_norm_inference": _batch_norm,
+    "stablehlo.dynamic_slice": lambda op: ("dynamic_slice",
+                                           {"slice_sizes": _ints(op, "slice_sizes")}),
+    "stablehlo.dynamic_update_slice": lambda op: ("dynamic_update_slice", {}),
     "stablehlo.while": _while,
     "stablehlo.if": lambda op: ("if", {}),
     "stablehlo.case": lambda op: ("case", {}),
@@ -351,6 +355,11 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.uniform_quantize": lambda op: ("uniform_quantize", {}),
     "stablehlo.uniform_dequantize": lambda op: ("uniform_dequantize", {}),
 }
+
+
+# Ops that only change how a value is typed, tensor<T> <-> T: a branch condition is an
+# i1, a StableHLO value a tensor<i1>, and the graph holds scalars as rank-0 tensors.
+SCALAR_VIEWS = ("builtin.unrealized_conversion_cast", "tensor.extract", "tensor.from_elements")
 
 
 # ------------------------------------------------------------------ the importer
@@ -407,9 +416,8 @@ class _Importer:
         if body is None:
             self.error(f"function '@{_sym(func)}' has no body", func)
             return []
-        if len(func.regions[0].blocks) > 1:
-            self.error("functions with more than one block (control flow) are not supported",
-                       func)
+        if len(func.regions[0].blocks) > 1:  # cf.br / cf.cond_br: frontend/cfg.py
+            return import_cfg(self, func, args, stack, _sym(func))
         env: dict[int, Tensor] = {id(a): t for a, t in zip(body.args, args)}
         for op in body.ops:
             if op.name in ("func.return", "stablehlo.return"):
@@ -447,6 +455,8 @@ class _Importer:
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
             return self.expand_tosa(op, inputs) or dummies
         types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
+        if op.name in SCALAR_VIEWS and len(types) == 2 and types[0] == types[1] is not None:
+            return inputs  # a rank-0 tensor seen as its scalar or back: the same value
         bad = [t for t in types if t is None or not t.is_static]
         converter = CONVERTERS.get(op.name)
         if converter is None:
