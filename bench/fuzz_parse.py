@@ -97,7 +97,9 @@ def load_seeds(extra: list[Path], use_shared: bool = True) -> tuple[list[Seed], 
     for p in paths:
         data = p.read_bytes()
         small = compact(data)
-        name = str(p.relative_to(ROOT.parent)) if p.is_relative_to(ROOT.parent) else str(p)
+        name = (str(p.relative_to(ROOT)) if p.resolve().is_relative_to(ROOT) else
+                f"../{p.relative_to(ROOT.parent)}" if p.resolve().is_relative_to(ROOT.parent)
+                else str(p))
         # Weight by cost: parsing time grows with size.
         seeds.append(Seed(name, small, 1.0 / max(1.0, len(small) / 4096)))
         if small != data:
