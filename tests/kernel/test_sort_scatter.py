@@ -152,3 +152,23 @@ def test_scalar_indices_far_outside_and_repeats() -> None:
     want = a.copy()
     want[2] = (want[2] * 0.5 + u[0]) * 0.5 + u[2]
     np.testing.assert_array_equal(got, want)
+
+
+def test_select_and_scatter() -> None:
+    """The spec's example, and a max pool's gradient with padding, strides smaller than
+    the window (positions selected twice add up) and ties (the first is kept)."""
+    from reference.test_reference_regions import SELECT_AND_SCATTER
+
+    _, (got,) = compile_and_run(SELECT_AND_SCATTER, [
+        np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64), np.array([[5, 6], [7, 8]],
+                                                                        np.int64)])
+    np.testing.assert_array_equal(got, [[0, 0], [0, 0], [5, 14], [7, 0]])
+    text = SELECT_AND_SCATTER.replace("tensor<4x2xi64>", "tensor<5x4xi64>").replace(
+        "tensor<2x2xi64>, tensor<i64>", "tensor<3x2xi64>, tensor<i64>").replace(
+        "%s: tensor<2x2xi64>", "%s: tensor<3x2xi64>").replace(
+        "array<i64: 3, 1>, window_strides = array<i64: 2, 1>",
+        "array<i64: 3, 3>, window_strides = array<i64: 2, 2>").replace(
+        "dense<[[0, 1], [0, 0]]>", "dense<[[1, 1], [1, 0]]>")
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 4, (5, 4)).astype(np.int64)  # many ties
+    compile_and_run(text, [x, rng.integers(1, 9, (3, 2)).astype(np.int64)])

@@ -14,14 +14,16 @@ def _emitters() -> dict[type, Callable[[ir.Module, Any], ir.Function]]:
     from toolchain.codegen.branch import emit_branch
     from toolchain.codegen.reduction import emit_reduction
     from toolchain.codegen.scatter import emit_scatter
+    from toolchain.codegen.select_and_scatter import emit_select_and_scatter
     from toolchain.codegen.sort import emit_sort
     from toolchain.kernel.branch import Branch
     from toolchain.kernel.reduction import Reduction
     from toolchain.kernel.scatter import Scatter
+    from toolchain.kernel.select_and_scatter import SelectAndScatter
     from toolchain.kernel.sort import Sort
 
     return {Branch: emit_branch, Reduction: emit_reduction, Sort: emit_sort,
-            Scatter: emit_scatter}
+            Scatter: emit_scatter, SelectAndScatter: emit_select_and_scatter}
 
 
 def emit_other_kind(module: ir.Module, kernel: Any) -> ir.Function:

@@ -38,6 +38,7 @@ from toolchain.kernel.form import Expr, Index, Kernel, Load, rewrite, with_child
 from toolchain.kernel.lower import LoweringError
 from toolchain.kernel.reduction import lower_reduce_region, lower_reduce_window_region
 from toolchain.kernel.scatter import lower_scatter
+from toolchain.kernel.select_and_scatter import lower_select_and_scatter
 from toolchain.kernel.sort import lower_sort
 from toolchain.schedule.fuse import Dispatch
 
@@ -285,12 +286,25 @@ def _in_place(lower: Callable[[Node], Any]) -> Callable[[Node], list[Item]]:
     return items
 
 
+def _select_and_scatter(node: Node) -> list[Item]:
+    """The result filled with the init value, then the in-place kernel."""
+    kernel = lower_select_and_scatter(node)
+    out = node.output
+    rank = out.type.rank
+    fill = Kernel("fill", tuple(out.type.shape), rank, (node.inputs[2].type,), out.type,
+                  Load(0, ()))
+    return [Dispatch(fill, [node.inputs[2]], out),
+            MultiDispatch(kernel, [node.inputs[0], node.inputs[1], *node.inputs[3:]], [out],
+                          True)]
+
+
 # Ops lowered to other kernel kinds than Kernel: node (operands resolved) -> items.
 SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
     "reduce_region": _reduction(lower_reduce_region),
     "reduce_window_region": _reduction(lower_reduce_window_region),
     "sort": _in_place(lower_sort),
     "scatter": _in_place(lower_scatter),
+    "select_and_scatter": _select_and_scatter,
 }
 
 

@@ -7,7 +7,8 @@ Each fixture is the StableHLO JAX exports (`jax.jit(f).lower(...).as_text()`, th
 form, unchanged) and an .npz with its inputs and JAX's outputs (`input_i`, `output_i`).
 
 - regions.mlir: jnp.argmax, jnp.sort, lax.fori_loop, lax.cond, lax.switch, lax.scan (not
-  unrolled) and x.at[i].set(v) in one function;
+  unrolled), x.at[i].set(v) and the gradient of a max pool (select_and_scatter) in one
+  function;
 - gru.mlir: a GRU cell scanned over 6 time steps (lax.scan), then jnp.argmax of a
   readout: the shape of the held-out GRU model.
 """
@@ -35,6 +36,10 @@ def export(name: str, f, *args) -> None:
     np.savez(HERE / f"{name}.npz", **arrays)
 
 
+def max_pool(x):
+    return lax.reduce_window(x, -jnp.inf, lax.max, (3, 3), (2, 2), "SAME")
+
+
 def regions(x, p, k, v, i):
     """Every construct of issue 9's list that lowers to a region, on small shapes."""
     amax = jnp.argmax(x, axis=1)
@@ -44,7 +49,8 @@ def regions(x, p, k, v, i):
     switch = lax.switch(k, [lambda y: y - 1.0, lambda y: jnp.tanh(y), lambda y: -y], x)
     carry, stacked = lax.scan(lambda c, row: (c + row, c * row), jnp.zeros(5, x.dtype), x)
     updated = x.at[i].set(v)
-    return amax, srt, fori, cond, switch, carry, stacked, updated
+    pool_grad = jax.grad(lambda y: (max_pool(y) * jnp.arange(6.0).reshape(2, 3)).sum())(x)
+    return amax, srt, fori, cond, switch, carry, stacked, updated, pool_grad
 
 
 def gru(xs, h0, wx, wh, b, wo):

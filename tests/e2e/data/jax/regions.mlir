@@ -1,67 +1,67 @@
 // JAX 0.10.2: tests/e2e/data/jax/generate.py
 module @jit_regions attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<3x5xf32>, %arg1: tensor<i1>, %arg2: tensor<i32>, %arg3: tensor<5xf32>, %arg4: tensor<i32>) -> (tensor<3xi32> {jax.result_info = "result[0]"}, tensor<3x5xf32> {jax.result_info = "result[1]"}, tensor<5xf32> {jax.result_info = "result[2]"}, tensor<3x5xf32> {jax.result_info = "result[3]"}, tensor<3x5xf32> {jax.result_info = "result[4]"}, tensor<5xf32> {jax.result_info = "result[5]"}, tensor<3x5xf32> {jax.result_info = "result[6]"}, tensor<3x5xf32> {jax.result_info = "result[7]"}) {
+  func.func public @main(%arg0: tensor<3x5xf32>, %arg1: tensor<i1>, %arg2: tensor<i32>, %arg3: tensor<5xf32>, %arg4: tensor<i32>) -> (tensor<3xi32> {jax.result_info = "result[0]"}, tensor<3x5xf32> {jax.result_info = "result[1]"}, tensor<5xf32> {jax.result_info = "result[2]"}, tensor<3x5xf32> {jax.result_info = "result[3]"}, tensor<3x5xf32> {jax.result_info = "result[4]"}, tensor<5xf32> {jax.result_info = "result[5]"}, tensor<3x5xf32> {jax.result_info = "result[6]"}, tensor<3x5xf32> {jax.result_info = "result[7]"}, tensor<3x5xf32> {jax.result_info = "result[8]"}) {
     %0 = call @argmax(%arg0) : (tensor<3x5xf32>) -> tensor<3xi32>
     %1 = call @sort(%arg0) : (tensor<3x5xf32>) -> tensor<3x5xf32>
     %2 = stablehlo.slice %arg0 [0:1, 0:5] : (tensor<3x5xf32>) -> tensor<1x5xf32>
     %3 = stablehlo.reshape %2 : (tensor<1x5xf32>) -> tensor<5xf32>
     %c = stablehlo.constant dense<0> : tensor<i32>
     %c_0 = stablehlo.constant dense<0> : tensor<i32>
-    %4:4 = stablehlo.while(%iterArg = %arg0, %iterArg_7 = %c_0, %iterArg_8 = %c, %iterArg_9 = %3) : tensor<3x5xf32>, tensor<i32>, tensor<i32>, tensor<5xf32>
+    %4:4 = stablehlo.while(%iterArg = %arg0, %iterArg_10 = %c_0, %iterArg_11 = %c, %iterArg_12 = %3) : tensor<3x5xf32>, tensor<i32>, tensor<i32>, tensor<5xf32>
     cond {
-      %c_10 = stablehlo.constant dense<5> : tensor<i32>
-      %17 = stablehlo.compare LT, %iterArg_7, %c_10, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %17 : tensor<i1>
+      %c_13 = stablehlo.constant dense<5> : tensor<i32>
+      %24 = stablehlo.compare LT, %iterArg_10, %c_13, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %24 : tensor<i1>
     } do {
-      %17:2 = func.call @closed_call(%iterArg, %iterArg_8, %iterArg_9) : (tensor<3x5xf32>, tensor<i32>, tensor<5xf32>) -> (tensor<i32>, tensor<5xf32>)
-      %c_10 = stablehlo.constant dense<1> : tensor<i32>
-      %18 = stablehlo.add %iterArg_7, %c_10 : tensor<i32>
-      stablehlo.return %iterArg, %18, %17#0, %17#1 : tensor<3x5xf32>, tensor<i32>, tensor<i32>, tensor<5xf32>
+      %24:2 = func.call @closed_call(%iterArg, %iterArg_11, %iterArg_12) : (tensor<3x5xf32>, tensor<i32>, tensor<5xf32>) -> (tensor<i32>, tensor<5xf32>)
+      %c_13 = stablehlo.constant dense<1> : tensor<i32>
+      %25 = stablehlo.add %iterArg_10, %c_13 : tensor<i32>
+      stablehlo.return %iterArg, %25, %24#0, %24#1 : tensor<3x5xf32>, tensor<i32>, tensor<i32>, tensor<5xf32>
     }
     %5 = stablehlo.convert %arg1 : (tensor<i1>) -> tensor<i32>
     %6 = "stablehlo.case"(%5) ({
-      %cst_7 = stablehlo.constant dense<2.000000e+00> : tensor<f32>
-      %17 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
-      %18 = stablehlo.multiply %arg0, %17 : tensor<3x5xf32>
-      stablehlo.return %18 : tensor<3x5xf32>
+      %cst_10 = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+      %24 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
+      %25 = stablehlo.multiply %arg0, %24 : tensor<3x5xf32>
+      stablehlo.return %25 : tensor<3x5xf32>
     }, {
-      %cst_7 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %17 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
-      %18 = stablehlo.add %arg0, %17 : tensor<3x5xf32>
-      stablehlo.return %18 : tensor<3x5xf32>
+      %cst_10 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+      %24 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
+      %25 = stablehlo.add %arg0, %24 : tensor<3x5xf32>
+      stablehlo.return %25 : tensor<3x5xf32>
     }) : (tensor<i32>) -> tensor<3x5xf32>
     %c_1 = stablehlo.constant dense<0> : tensor<i32>
     %c_2 = stablehlo.constant dense<2> : tensor<i32>
     %7 = stablehlo.clamp %c_1, %arg2, %c_2 : tensor<i32>
     %8 = "stablehlo.case"(%7) ({
-      %cst_7 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %17 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
-      %18 = stablehlo.subtract %arg0, %17 : tensor<3x5xf32>
-      stablehlo.return %18 : tensor<3x5xf32>
+      %cst_10 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+      %24 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
+      %25 = stablehlo.subtract %arg0, %24 : tensor<3x5xf32>
+      stablehlo.return %25 : tensor<3x5xf32>
     }, {
-      %17 = stablehlo.tanh %arg0 : tensor<3x5xf32>
-      stablehlo.return %17 : tensor<3x5xf32>
+      %24 = stablehlo.tanh %arg0 : tensor<3x5xf32>
+      stablehlo.return %24 : tensor<3x5xf32>
     }, {
-      %17 = stablehlo.negate %arg0 : tensor<3x5xf32>
-      stablehlo.return %17 : tensor<3x5xf32>
+      %24 = stablehlo.negate %arg0 : tensor<3x5xf32>
+      stablehlo.return %24 : tensor<3x5xf32>
     }) : (tensor<i32>) -> tensor<3x5xf32>
     %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
     %9 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<5xf32>
     %cst_3 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
     %10 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<3x5xf32>
     %c_4 = stablehlo.constant dense<0> : tensor<i32>
-    %11:4 = stablehlo.while(%iterArg = %arg0, %iterArg_7 = %c_4, %iterArg_8 = %9, %iterArg_9 = %10) : tensor<3x5xf32>, tensor<i32>, tensor<5xf32>, tensor<3x5xf32>
+    %11:4 = stablehlo.while(%iterArg = %arg0, %iterArg_10 = %c_4, %iterArg_11 = %9, %iterArg_12 = %10) : tensor<3x5xf32>, tensor<i32>, tensor<5xf32>, tensor<3x5xf32>
     cond {
-      %c_10 = stablehlo.constant dense<3> : tensor<i32>
-      %17 = stablehlo.compare LT, %iterArg_7, %c_10, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %17 : tensor<i1>
+      %c_13 = stablehlo.constant dense<3> : tensor<i32>
+      %24 = stablehlo.compare LT, %iterArg_10, %c_13, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %24 : tensor<i1>
     } do {
-      %17 = func.call @dynamic_index_in_dim(%iterArg, %iterArg_7) : (tensor<3x5xf32>, tensor<i32>) -> tensor<5xf32>
-      %18:2 = func.call @closed_call_0(%iterArg_8, %17) : (tensor<5xf32>, tensor<5xf32>) -> (tensor<5xf32>, tensor<5xf32>)
-      %19 = func.call @dynamic_update_index_in_dim(%iterArg_9, %18#1, %iterArg_7) : (tensor<3x5xf32>, tensor<5xf32>, tensor<i32>) -> tensor<3x5xf32>
-      %c_10 = stablehlo.constant dense<1> : tensor<i32>
-      %20 = stablehlo.add %iterArg_7, %c_10 : tensor<i32>
-      stablehlo.return %iterArg, %20, %18#0, %19 : tensor<3x5xf32>, tensor<i32>, tensor<5xf32>, tensor<3x5xf32>
+      %24 = func.call @dynamic_index_in_dim(%iterArg, %iterArg_10) : (tensor<3x5xf32>, tensor<i32>) -> tensor<5xf32>
+      %25:2 = func.call @closed_call_0(%iterArg_11, %24) : (tensor<5xf32>, tensor<5xf32>) -> (tensor<5xf32>, tensor<5xf32>)
+      %26 = func.call @dynamic_update_index_in_dim(%iterArg_12, %25#1, %iterArg_10) : (tensor<3x5xf32>, tensor<5xf32>, tensor<i32>) -> tensor<3x5xf32>
+      %c_13 = stablehlo.constant dense<1> : tensor<i32>
+      %27 = stablehlo.add %iterArg_10, %c_13 : tensor<i32>
+      stablehlo.return %iterArg, %27, %25#0, %26 : tensor<3x5xf32>, tensor<i32>, tensor<5xf32>, tensor<3x5xf32>
     }
     %c_5 = stablehlo.constant dense<0> : tensor<i32>
     %12 = stablehlo.compare LT, %arg4, %c_5, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
@@ -73,7 +73,25 @@ module @jit_regions attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas
     ^bb0(%arg5: tensor<f32>, %arg6: tensor<f32>):
       stablehlo.return %arg6 : tensor<f32>
     }) : (tensor<3x5xf32>, tensor<1xi32>, tensor<5xf32>) -> tensor<3x5xf32>
-    return %0, %1, %4#3, %6, %8, %11#2, %11#3, %16 : tensor<3xi32>, tensor<3x5xf32>, tensor<5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+    %17 = stablehlo.iota dim = 0 : tensor<6xf32>
+    %18 = stablehlo.reshape %17 : (tensor<6xf32>) -> tensor<2x3xf32>
+    %cst_7 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %19 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+    %20 = stablehlo.multiply %19, %18 : tensor<2x3xf32>
+    %cst_8 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %21 = stablehlo.pad %arg0, %cst_8, low = [1, 1], high = [1, 1], interior = [0, 0] : (tensor<3x5xf32>, tensor<f32>) -> tensor<5x7xf32>
+    %cst_9 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %22 = "stablehlo.select_and_scatter"(%21, %20, %cst_9) <{padding = dense<0> : tensor<2x2xi64>, window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 2, 2>}> ({
+    ^bb0(%arg5: tensor<f32>, %arg6: tensor<f32>):
+      %24 = stablehlo.compare GE, %arg5, %arg6, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %24 : tensor<i1>
+    }, {
+    ^bb0(%arg5: tensor<f32>, %arg6: tensor<f32>):
+      %24 = stablehlo.add %arg5, %arg6 : tensor<f32>
+      stablehlo.return %24 : tensor<f32>
+    }) : (tensor<5x7xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<5x7xf32>
+    %23 = stablehlo.slice %22 [1:4, 1:6] : (tensor<5x7xf32>) -> tensor<3x5xf32>
+    return %0, %1, %4#3, %6, %8, %11#2, %11#3, %16, %23 : tensor<3xi32>, tensor<3x5xf32>, tensor<5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
   }
   func.func private @argmax(%arg0: tensor<3x5xf32>) -> tensor<3xi32> {
     %0 = stablehlo.iota dim = 1 : tensor<3x5xi32>
