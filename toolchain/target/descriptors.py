@@ -71,6 +71,12 @@ class Capabilities:
     dsp: bool  # Arm DSP extension (SMLAD, SSAT, packed 8/16-bit arithmetic)
     vector_bits: int  # widest SIMD register, 0 if none
     f16_conversion: bool  # hardware half <-> single conversion
+    # What the loop schedules (toolchain/loops) are chosen from. The defaults are the
+    # cautious ones, so a new descriptor without them still builds correct code.
+    fma: bool = False  # fused float multiply-add (VFMA, FMADD): x*y+acc rounded once
+    simd: Literal["none", "dsp", "mve", "neon", "sse2", "avx2"] = "none"  # SIMD ISA
+    int_registers: int = 8  # general registers free for values in a loop
+    float_registers: int = 0  # float (or SIMD) registers free for values in a loop
 
 
 @dataclass(frozen=True)
