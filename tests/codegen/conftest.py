@@ -19,6 +19,7 @@ from toolchain.codegen import TargetFeatures, TargetInfo, emit_kernel
 from toolchain.codegen.mathlib import set_target_features
 from toolchain.codegen.target_machine import initialize_llvm
 from toolchain.kernel.form import Kernel
+from toolchain.loops import LoopSchedule
 
 _DISPATCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -26,7 +27,8 @@ _DISPATCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 class JitModule:
     """A set of kernels compiled together; call run(name, *inputs)."""
 
-    def __init__(self, kernels: list[Kernel], features: TargetFeatures | None = None) -> None:
+    def __init__(self, kernels: list[Kernel], features: TargetFeatures | None = None,
+                 schedules: dict[str, LoopSchedule] | None = None) -> None:
         initialize_llvm()
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
@@ -35,7 +37,7 @@ class JitModule:
         if features is not None:
             set_target_features(module, features)
         for k in kernels:
-            emit_kernel(module, k)
+            emit_kernel(module, k, (schedules or {}).get(k.name))
         self.kernels = {k.name: k for k in kernels}
         self.ir_text = str(module)
         ref = info.compile(module)
@@ -61,5 +63,6 @@ class JitModule:
 
 @pytest.fixture(scope="session")
 def jit() -> Callable[..., JitModule]:
-    """jit(kernels, features=None) -> JitModule."""
+    """jit(kernels, features=None, schedules=None) -> JitModule (schedules: kernel name ->
+    LoopSchedule; the plain schedule for the others)."""
     return JitModule

@@ -28,6 +28,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
+from toolchain.codegen.nest import NestEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -39,6 +40,8 @@ from toolchain.kernel.form import (
     expr_dtype,
     postorder,
 )
+from toolchain.loops.rules import plain_schedule
+from toolchain.loops.schedule import LoopSchedule
 from toolchain.types import DType, TensorType
 
 __all__ = ["EmitError", "compute_type", "emit_kernel", "storage_type"]
@@ -256,10 +259,11 @@ _MATH_OPS = {
 # --------------------------------------------------------------------------- the emitter
 
 
-class _KernelEmitter:
-    def __init__(self, module: ir.Module, kernel: Kernel) -> None:
+class _KernelEmitter(NestEmitter):
+    def __init__(self, module: ir.Module, kernel: Kernel, schedule: LoopSchedule) -> None:
         self.module = module
         self.k = kernel
+        self.schedule = schedule
         self.features: TargetFeatures = mathlib.target_features(module)
         self._check()
         fnty = ir.FunctionType(ir.VoidType(), [PTR])
@@ -278,8 +282,6 @@ class _KernelEmitter:
             arg.add_attribute(attr)
         entry = self.fn.append_basic_block("entry")
         self.b = ir.IRBuilder(entry)
-        self.index: dict[int, ir.Value] = {}
-        self.cache: dict[int, tuple[Expr, ir.Value]] = {}
         self.acc: ir.Value | None = None  # the folded value, while emitting an epilogue
         self.buffers = [self._binding(i) for i in range(len(kernel.operands) + 1)]
 
@@ -316,94 +318,33 @@ class _KernelEmitter:
 
     def emit(self) -> ir.Function:
         k = self.k
-        if 0 in k.domain[: k.n_parallel]:
-            self.b.ret_void()
-            return self.fn
-        self._loops(0, ir.Constant(I32, 0))
+        if 0 not in k.domain[: k.n_parallel]:
+            self.emit_schedule(k, self.schedule)
         self.b.ret_void()
         return self.fn
-
-    def _loop(self, dim: int, body: Callable[[ir.Value], None]) -> None:
-        """for i in 0..domain[dim] (do-while: every extent here is >= 1)."""
-        b = self.b
-        pre = b.block
-        head = self.fn.append_basic_block(f"d{dim}")
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(I32, name=f"i{dim}")
-        i.add_incoming(ir.Constant(I32, 0), pre)
-        self.index[dim] = i
-        body(i)
-        nxt = b.add(i, ir.Constant(I32, 1), flags=["nuw", "nsw"])
-        i.add_incoming(nxt, b.block)
-        exit_ = self.fn.append_basic_block(f"d{dim}.end")
-        b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I32, self.k.domain[dim])), head, exit_)
-        b.position_at_end(exit_)
-
-    def _loops(self, dim: int, linear: ir.Value) -> None:
-        """Parallel dims, carrying the row-major output offset; then the store."""
-        k = self.k
-        if dim == k.n_parallel:
-            self.cache = {}
-            if k.combine is None:
-                value = self.value(k.body)
-            elif k.epilogue is None:
-                value = self._cast(self._reduce(), k.acc_dtype, k.result.dtype)
-            else:
-                self.acc = self._reduce()
-                value = self.value(k.epilogue)
-            self._store(linear, value)
-            return
-
-        def body(i: ir.Value) -> None:
-            scaled = self.b.mul(linear, ir.Constant(I32, k.domain[dim]), flags=["nuw", "nsw"])
-            self._loops(dim + 1, self.b.add(scaled, i, flags=["nuw", "nsw"]))
-
-        self._loop(dim, body)
-
-    def _reduce(self) -> ir.Value:
-        """The folded value, in the kernel's accumulator type (f16 / bf16 fold in f32 and
-        round once at the store)."""
-        k = self.k
-        assert k.init is not None and k.combine is not None
-        acc_dt = k.acc_dtype
-        init = self._cast(self.value(k.init), expr_dtype(k.init, k.operands), acc_dt)
-        if 0 in k.domain[k.n_parallel :]:
-            return init
-        # The accumulator lives in a stack slot that SROA / mem2reg turn into a register.
-        here = self.b.block
-        self.b.position_at_start(self.fn.entry_basic_block)
-        slot = self.b.alloca(compute_type(acc_dt), name="acc")
-        self.b.position_at_end(here)
-        self.b.store(init, slot)
-        outer_cache = self.cache
-        body_dt = expr_dtype(k.body, k.operands)
-
-        def nest(dim: int) -> None:
-            if dim == len(k.domain):
-                self.cache = {}
-                v = self._cast(self.value(k.body), body_dt, acc_dt)
-                acc = self.b.load(slot)
-                self.b.store(self._binary(k.combine, acc, v, acc_dt, acc_dt), slot)
-                return
-            self._loop(dim, lambda _i: nest(dim + 1))
-
-        nest(k.n_parallel)
-        self.cache = outer_cache
-        return self.b.load(slot)
 
     # ----------------------------------------------------------- memory
 
     def _element_ptr(self, buf: int, offset: ir.Value) -> ir.Value:
+        return self._gep(buf, offset)
+
+    def _gep(self, buf: int, offset: ir.Value) -> ir.Value:
+        return self._gep_from(buf, self.buffers[buf], offset)
+
+    def _gep_from(self, buf: int, ptr: ir.Value, offset: ir.Value) -> ir.Value:
         t = storage_type(self._tensor(buf).dtype)
-        return self.b.gep(self.buffers[buf], [offset], inbounds=True, source_etype=t)
+        return self.b.gep(ptr, [offset], inbounds=True, source_etype=t)
 
     def _tensor(self, buf: int) -> TensorType:
         return self.k.operands[buf] if buf < len(self.k.operands) else self.k.result
 
     def _load(self, buf: int, offset: ir.Value) -> ir.Value:
+        return self._load_at(buf, self._element_ptr(buf, offset))
+
+    def _load_at(self, buf: int, ptr: ir.Value) -> ir.Value:
+        """Element of buffer `buf` at `ptr`, in its compute type."""
         dt = self._tensor(buf).dtype
-        raw = self.b.load(self._element_ptr(buf, offset), typ=storage_type(dt))
+        raw = self.b.load(ptr, typ=storage_type(dt))
         b = self.b
         if dt.kind == "b":
             return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
@@ -414,11 +355,6 @@ class _KernelEmitter:
         if dt.name == "bf16":
             return mathlib.bf16_bits_to_f32(b, raw)
         return raw
-
-    def _store(self, offset: ir.Value, value: ir.Value) -> None:
-        buf = len(self.k.operands)
-        dt = self.k.result.dtype
-        self.b.store(self._to_storage(value, dt), self._element_ptr(buf, offset))
 
     def _to_storage(self, v: ir.Value, dt: DType) -> ir.Value:
         b = self.b
@@ -486,25 +422,18 @@ class _KernelEmitter:
 
     # ----------------------------------------------------------- expressions
 
-    def value(self, e: Expr) -> ir.Value:
-        hit = self.cache.get(id(e))
-        if hit is not None and hit[0] is e:
-            return hit[1]
-        v = self._value(e)
-        self.cache[id(e)] = (e, v)  # keeps e alive, so its id stays unique
-        return v
-
     def _value(self, e: Expr) -> ir.Value:
         if isinstance(e, Acc):
             return self.acc
         if isinstance(e, Index):
-            if e.dim not in self.index:
-                raise EmitError(f"kernel {self.k.name!r}: Index({e.dim}) used outside its loop")
-            return self.index[e.dim]
+            if not 0 <= e.dim < len(self.k.domain):
+                raise EmitError(f"kernel {self.k.name!r}: Index({e.dim}) outside the domain")
+            return self.index_value(e.dim)
         if isinstance(e, Const):
             return _const_value(self.b, e.value, e.dtype)
         if isinstance(e, Load):
-            return self._load_expr(e)
+            self._check_load(e)
+            return self.load_expr(e)
         if isinstance(e, Apply):
             return self._apply(e)
         raise EmitError(f"kernel {self.k.name!r}: not an expression: {e!r}")
@@ -521,34 +450,15 @@ class _KernelEmitter:
             return self.b.trunc(v, I32)
         return self.b.zext(v, I32) if _unsigned(dt) else self.b.sext(v, I32)
 
-    def _load_expr(self, e: Load) -> ir.Value:
-        b = self.b
+    def _check_load(self, e: Load) -> None:
         if not 0 <= e.operand < len(self.k.operands):
             raise EmitError(f"kernel {self.k.name!r}: load of operand {e.operand}")
         t = self.k.operands[e.operand]
-        shape = t.shape or ()
-        if len(e.index) != len(shape):
+        if len(e.index) != len(t.shape or ()):
             raise EmitError(
                 f"kernel {self.k.name!r}: load of operand {e.operand} ({t}) with "
                 f"{len(e.index)} indices"
             )
-        idx = [self._as_index(i) for i in e.index]
-        offset: ir.Value = ir.Constant(I32, 0)
-        for i, d in zip(idx, shape, strict=True):
-            offset = b.add(b.mul(offset, ir.Constant(I32, d)), i)
-        if e.pad is None:
-            return self._load(e.operand, offset)
-        pad = self._cast(self.value(e.pad), expr_dtype(e.pad, self.k.operands), t.dtype)
-        if t.num_elements == 0:
-            return pad
-        ok: ir.Value = ir.Constant(I1, 1)
-        for i, d in zip(idx, shape, strict=True):
-            # One unsigned compare covers both i < 0 and i >= d.
-            ok = b.and_(ok, b.icmp_unsigned("<", i, ir.Constant(I32, d)))
-        if e.valid is not None:
-            ok = b.and_(ok, self.value(e.valid))
-        safe = b.select(ok, offset, ir.Constant(I32, 0))
-        return b.select(ok, self._load(e.operand, safe), pad)
 
     def _apply(self, e: Apply) -> ir.Value:
         args = [self.value(a) for a in e.args]
@@ -744,16 +654,19 @@ class _KernelEmitter:
         return b.zext(v, tt) if _unsigned(src) else b.sext(v, tt)
 
 
-def emit_kernel(module: ir.Module, kernel: Kernel) -> ir.Function:
+def emit_kernel(module: ir.Module, kernel: Kernel,
+                schedule: LoopSchedule | None = None) -> ir.Function:
     """Adds `void NAME(ptr bindings)` computing `kernel` to module and returns it.
 
     The function is hidden (dso_local), in section `.text.NAME`, nounwind. Target
     features recorded on the module (mathlib.set_target_features, done by
     TargetInfo.new_module) decide hardware sqrt and f16 conversions.
     Other dispatch kinds (branches, sorts, ...) have their own emitters: codegen/kinds.py.
+    The loops follow `schedule` (toolchain/loops), by default the plain one: the
+    domain's loops in order, one output at a time.
     """
     if not isinstance(kernel, Kernel):
         from toolchain.codegen.kinds import emit_other_kind
 
         return emit_other_kind(module, kernel)
-    return _KernelEmitter(module, kernel).emit()
+    return _KernelEmitter(module, kernel, schedule or plain_schedule(kernel)).emit()

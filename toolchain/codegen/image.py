@@ -29,6 +29,7 @@ from llvmlite import ir
 from toolchain.codegen.emit import emit_kernel
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.form import Kernel
+from toolchain.loops import choose_schedule
 from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 
@@ -130,7 +131,9 @@ def build_image_module(
                          f"dispatches, the image has {len(kernels)}")
     info = TargetInfo.load(target)
     module = info.new_module("dispatch")
-    fns = [emit_kernel(module, k) for k in kernels]
+    # Each dispatch's loops as the target's capabilities call for (toolchain/loops).
+    fns = [emit_kernel(module, k, choose_schedule(k, info.target) if isinstance(k, Kernel)
+                       else None) for k in kernels]
     _image_struct(module, contract, fns)
 
     data = bytes(module_bytes)

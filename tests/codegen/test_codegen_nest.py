@@ -1,0 +1,70 @@
+"""Loop nests from schedules, run on the host: every schedule the rules choose for each
+target computes what the kernel means (tests/window_models.py: padding on some sides,
+strides, dilations, transposed convolutions, odd sizes that leave remainder tiles, a
+long dot in partial sums; int8 bit for bit).
+
+The code is compiled for the host, but the loop structure is each target's: blocking,
+interiors, phases and partial sums are what differ between targets, not the ISA.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from window_models import all_windows
+
+from toolchain.kernel.interpret import run_kernel
+from toolchain.loops import choose_schedule
+from toolchain.loops.rules import plain_schedule
+from toolchain.passes import fold_constants
+from toolchain.schedule import schedule
+from toolchain.target import load_target
+
+# Distinct register files and budgets: FPU + DSP (32 float registers), Thumb-1 with 8
+# usable registers and soft float, and the two hosted ones (speed budget, SIMD).
+TARGETS = ["cortex-m4", "cortex-m0plus", "x86-64", "aarch64"]
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """(kernel, operand arrays, the interpreter's result) per dispatch."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 7, 9, 3)).astype(np.float32)
+    q = rng.integers(-128, 128, (1, 7, 9, 3)).astype(np.int8)
+    program = schedule(fold_constants(all_windows()))
+    out = []
+    for step in program.steps:
+        args = [(x, q)[b.index] if b.kind == "input" else program.constants[b.index]
+                for b in step.buffers[:-1]]
+        out.append((step.kernel, args, run_kernel(step.kernel, args)))
+    return out
+
+
+def _check(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    if want.dtype.kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("target", TARGETS + ["plain"])
+def test_every_schedule_computes_the_kernel(target: str, cases, jit) -> None:
+    kernels, schedules = [], {}
+    for i, (k, _, _) in enumerate(cases):
+        k = replace(k, name=f"k{i}")
+        kernels.append(k)
+        schedules[k.name] = plain_schedule(k) if target == "plain" else \
+            choose_schedule(k, load_target(target))
+    module = jit(kernels, schedules=schedules)
+    for k, (_, args, want) in zip(kernels, cases, strict=True):
+        _check(module.run(k.name, *args), want, f"{target} {schedules[k.name].format()}")
+
+
+def test_fma_is_fused_only_where_the_schedule_says(cases, jit) -> None:
+    k = replace(cases[0][0], name="conv")
+    fused = jit([k], schedules={"conv": choose_schedule(k, load_target("cortex-m4"))})
+    separate = jit([k], schedules={"conv": choose_schedule(k, load_target("x86-64"))})
+    assert "llvm.fma.f32" in fused.ir_text
+    assert "llvm.fma" not in separate.ir_text and "llvm.fmuladd" not in separate.ir_text

@@ -1,0 +1,101 @@
+"""Choosing schedules from the target's capabilities: interiors, register blocking within
+the registers, FMA where the target has it, partial sums for long float sums, phases."""
+
+from __future__ import annotations
+
+import dataclasses
+from math import prod
+from pathlib import Path
+
+import yaml
+
+from toolchain.loops import choose_schedule, interior_ranges, phases_of
+from toolchain.loops.rules import plain_schedule
+from toolchain.target import load_target
+
+M4, M0, X86 = (load_target(n) for n in ("cortex-m4", "cortex-m0plus", "x86-64"))
+
+
+def _named(dispatches, part: str):
+    return next(k for k, _ in dispatches if part in k.name)
+
+
+def test_interior_of_a_padded_window(float_dispatches) -> None:
+    same, strided, depthwise = (k for k, _ in float_dispatches[:3])
+    # 3x3, pad 1, on 7x9: every tap is inside for rows 1..5 and columns 1..7.
+    assert interior_ranges(same) == {1: (1, 6), 2: (1, 8)}
+    # Stride 2, rows padded (1, 2) with row dilation 2: only output row 1 of 3 has all
+    # of its taps inside; columns padded (0, 1): the last column's window leaves it.
+    assert interior_ranges(strided) == {1: (1, 2), 2: (0, 4)}
+    assert interior_ranges(depthwise) == {1: (1, 6), 2: (1, 5)}
+
+
+def _registers_used(nest, float_acc: bool) -> int:
+    return prod(f for _, f in nest.blocks) * nest.partials
+
+
+def test_blocking_fits_the_registers(float_dispatches, int8_dispatches) -> None:
+    for target in (M4, M0, X86):
+        caps = target.capabilities
+        for k, _ in float_dispatches + int8_dispatches:
+            for nest in choose_schedule(k, target).nests:
+                accs = _registers_used(nest, k.acc_dtype.is_float)
+                room = caps.float_registers if k.acc_dtype.is_float and caps.float_registers \
+                    else caps.int_registers
+                assert accs < room, (target.name, k.name, nest.format())
+    # Cortex-M4's 32 float registers take a real tile: 4 outputs x 4 partial sums.
+    nest = choose_schedule(_named(float_dispatches, "dot_general"), M4).nests[0]
+    assert _registers_used(nest, True) >= 12
+
+
+def test_fma_where_the_target_has_it(float_dispatches) -> None:
+    k = float_dispatches[0][0]
+    assert choose_schedule(k, M4).fma
+    assert not choose_schedule(k, X86).fma  # baseline x86-64 has no FMA
+    assert not choose_schedule(k, M0).fma  # no FPU at all
+
+
+def test_long_float_sums_fold_into_partial_sums(float_dispatches, int8_dispatches) -> None:
+    dot = _named(float_dispatches, "dot_general")
+    assert choose_schedule(dot, M4).nests[0].partials >= 2  # 189 terms
+    for k, _ in float_dispatches[:3] + int8_dispatches:
+        assert choose_schedule(k, M4).nests[0].partials == 1  # short, or exact (ints)
+    maxpool = float_dispatches[5][0]
+    assert maxpool.combine == "maximum"
+    assert all(n.partials == 1 for n in choose_schedule(maxpool, M4).nests)
+
+
+def test_transposed_convolutions_get_a_nest_per_phase(float_dispatches) -> None:
+    transposed = float_dispatches[3][0]
+    nests = choose_schedule(transposed, M4).nests
+    assert len(nests) == len(phases_of(transposed)) == 2 * 3  # lhs_dilation (2, 3)
+    assert {tuple((p.dim, p.residue) for p in n.phases) for n in nests} == {
+        ((2, c), (1, r)) for r in range(2) for c in range(3)}
+
+
+def test_plain_schedule_takes_no_liberty(float_dispatches) -> None:
+    for k, _ in float_dispatches:
+        s = plain_schedule(k)
+        (nest,) = s.nests
+        assert not (s.fma or nest.blocks or nest.interior or nest.phases or nest.unroll)
+        assert nest.partials == 1
+
+
+def test_printed_schedule(float_dispatches) -> None:
+    text = choose_schedule(float_dispatches[2][0], M4).format()
+    name, line = text.splitlines()
+    assert name == f"{float_dispatches[2][0].name}: fma"
+    assert line.startswith("  loops d0<1> d1") and "interior d1[1,6) d2[1,5)" in line
+
+
+def test_a_target_without_the_schedule_capabilities_gets_safe_defaults(tmp_path: Path) -> None:
+    data = yaml.safe_load(M4.path.read_text())
+    for key in ("fma", "simd", "int_registers", "float_registers"):
+        del data["capabilities"][key]
+    path = tmp_path / "cortex-m4.yaml"
+    path.write_text(yaml.safe_dump(data))
+    target = load_target(path)
+    caps = target.capabilities
+    assert (caps.fma, caps.simd, caps.int_registers, caps.float_registers) == \
+        (False, "none", 8, 0)
+    assert dataclasses.replace(target.capabilities, fma=True) != caps

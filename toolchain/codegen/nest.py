@@ -1,0 +1,529 @@
+"""Loop nests from a LoopSchedule (toolchain/loops): the control structure of a dispatch.
+
+`NestEmitter` is the half of the kernel emitter (codegen/emit.py) that builds loops,
+tiles, addresses and stores; emit.py's half turns scalar expressions into instructions.
+For each nest of the schedule:
+
+- parallel dims are loops in the nest's order; a dim with an unchecked interior runs its
+  border (the rest of the dim, one loop over both sides) and its interior separately; a
+  blocked dim advances a whole tile per iteration and ends with a smaller tile for the
+  remainder; a dim with one iteration is no loop at all;
+- a tile evaluates the body for each of its outputs (and each unrolled tap) in straight
+  code. Values are cached by the loop dims they depend on, so a weight that the tile's
+  outputs share is loaded once per pass over the reduction, and loads from the same
+  address (the overlapping taps of a window) once;
+- a load is bounds-checked only in the indices the current region cannot prove inside
+  the operand (interval arithmetic over each loop's range, toolchain/loops/affine.py);
+  affine addresses are a loop-invariant base plus a constant offset per tap and output,
+  which become the load's immediate offset;
+- float sums of products are fused multiply-adds (`llvm.fma`) when the schedule says
+  `fma` (the target has them).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+from toolchain.codegen import mathlib
+from toolchain.kernel.form import (
+    Acc,
+    Apply,
+    Expr,
+    Index,
+    Kernel,
+    Load,
+    children,
+    expr_dtype,
+    postorder,
+)
+from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
+from toolchain.loops.phases import nest_kernel
+from toolchain.loops.schedule import LoopSchedule, Nest
+
+I1 = ir.IntType(1)
+I32 = ir.IntType(32)
+NSW = ["nuw", "nsw"]
+
+
+class NestEmitter:
+    """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
+    `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
+
+    b: ir.IRBuilder
+    fn: ir.Function
+    k: Kernel
+    buffers: list[ir.Value]
+
+    # ----------------------------------------------------------- state
+
+    def _start_nest(self, nest: Nest, schedule: LoopSchedule) -> None:
+        self.nest = nest
+        self.fma = schedule.fma
+        n = len(self.k.domain)
+        self.base: dict[int, ir.Value | int] = dict.fromkeys(range(n), 0)
+        self.point: dict[int, int] = dict.fromkeys(range(n), 0)
+        self.ranges: dict[int, Interval] = dict.fromkeys(range(n), (0, 0))
+        self.tile: dict[int, int] = dict.fromkeys(range(n), 1)
+        self.varying: frozenset[int] = frozenset()
+        self.scopes: list[dict] = [{}]
+        self.out_map = {p.dim: (p.factor, p.residue) for p in nest.phases}
+        self.deps: dict[int, frozenset[int]] = {}
+        self.affine: dict[int, tuple[Affine | None, ...]] = {}
+        every = frozenset(range(self.k.n_parallel))
+        for root in self.k.roots:
+            for e in postorder(root):
+                if isinstance(e, Index):
+                    d = frozenset((e.dim,))
+                elif isinstance(e, Acc):
+                    d = every  # the folded value differs for every output
+                else:
+                    d = frozenset().union(*(self.deps[id(c)] for c in children(e)))
+                self.deps[id(e)] = d
+                if isinstance(e, Load):
+                    self.affine[id(e)] = tuple(affine_of(i) for i in e.index)
+
+    @contextmanager
+    def _scope(self) -> Iterator[None]:
+        """Values computed inside stay inside: a loop body or a region of its own."""
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def _cached(self, key: tuple, make: Callable[[], ir.Value]) -> ir.Value:
+        for scope in reversed(self.scopes):
+            hit = scope.get(key)
+            if hit is not None:
+                return hit[1]
+        v = make()
+        self.scopes[-1][key] = (None, v)
+        return v
+
+    def _point_key(self, e: Expr) -> tuple[int, ...]:
+        return tuple(self.point[d] for d in sorted(self.deps.get(id(e), ()) & self.varying))
+
+    def value(self, e: Expr) -> ir.Value:
+        """The value of `e` at the current point, computed once per point that differs in
+        a dim it depends on (shared subexpressions and shared loads are reused)."""
+        key = ("v", id(e), self._point_key(e))
+        for scope in reversed(self.scopes):
+            hit = scope.get(key)
+            if hit is not None and hit[0] is e:
+                return hit[1]
+        v = self._value(e)
+        self.scopes[-1][key] = (e, v)  # keeps e alive, so its id stays unique
+        return v
+
+    def index_value(self, dim: int) -> ir.Value:
+        base, pt = self.base[dim], self.point[dim]
+        if isinstance(base, int):
+            return ir.Constant(I32, base + pt)
+        if pt == 0:
+            return base
+        return self._cached(("i", dim, pt),
+                            lambda: self.b.add(base, ir.Constant(I32, pt), flags=NSW))
+
+    def _interval(self, dim: int) -> Interval:
+        lo, hi = self.ranges[dim]
+        pt = self.point[dim]
+        return lo + pt, hi + pt
+
+    # ----------------------------------------------------------- the nest
+
+    def emit_schedule(self, kernel: Kernel, schedule: LoopSchedule) -> None:
+        """Every nest of `schedule` over `kernel`, one after the other."""
+        self.out_extents = kernel.domain[:kernel.n_parallel]
+        for nest in schedule.nests:
+            self.k = nest_kernel(kernel, nest.phases)
+            if self.k.domain != nest.domain or self.k.n_parallel != nest.n_parallel:
+                from toolchain.codegen.emit import EmitError
+
+                raise EmitError(f"kernel {kernel.name!r}: schedule domain {nest.domain} does "
+                                f"not match the kernel's {self.k.domain}")
+            self._start_nest(nest, schedule)
+            if 0 in self.k.domain[:self.k.n_parallel]:
+                continue
+            self._parallel(0)
+        self.k = kernel
+
+    def _parallel(self, level: int) -> None:
+        order = self.nest.order
+        if level == len(order):
+            self._tile()
+            return
+        d = order[level]
+        n = self.k.domain[d]
+        inner = self.nest.interior_of(d)
+        if inner is None:
+            self._segment(level, d, 0, n, self.nest.block(d))
+            return
+        lo, hi = inner
+        self._border(level, d, lo, hi, n)
+        self._segment(level, d, lo, hi, self.nest.block(d))
+
+    def _segment(self, level: int, d: int, start: int, stop: int, factor: int) -> None:
+        """[start, stop) of dim d in tiles of `factor`, then one smaller tile."""
+        full, rest = divmod(stop - start, factor)
+        if full:
+            self._counted(level, d, start, full, factor, factor)
+        if rest:
+            self._counted(level, d, start + full * factor, 1, factor, rest)
+
+    def _counted(self, level: int, d: int, start: int, count: int, step: int,
+                 tile: int) -> None:
+        """`count` tiles of `tile` values of dim d, the first at `start`, `step` apart."""
+        self.tile[d] = tile
+        self.ranges[d] = (start, start + (count - 1) * step)
+        if count == 1:
+            self.base[d] = start
+            with self._scope():
+                self._parallel(level + 1)
+            return
+
+        def body(i: ir.Value) -> None:
+            self.base[d] = i
+            with self._scope():
+                self._parallel(level + 1)
+
+        self._loop_range(f"d{d}", start, count, step, body)
+
+    def _border(self, level: int, d: int, lo: int, hi: int, n: int) -> None:
+        """Dim d's values outside the interior [lo, hi), one at a time and checked: one
+        loop over both sides (the index jumps over the interior), so the border's code
+        exists once."""
+        left, right = lo, n - hi
+        if left == 0 and right == 0:
+            return
+        if right == 0 or left == 0:
+            start = 0 if right == 0 else hi
+            self._counted(level, d, start, left + right, 1, 1)
+            return
+        self.tile[d] = 1
+        self.ranges[d] = (0, n - 1)
+
+        def body(i: ir.Value) -> None:
+            b = self.b
+            jump = b.select(b.icmp_signed(">=", i, ir.Constant(I32, lo)),
+                            ir.Constant(I32, hi - lo), ir.Constant(I32, 0))
+            self.base[d] = b.add(i, jump, flags=NSW)
+            with self._scope():
+                self._parallel(level + 1)
+
+        self._loop_range(f"d{d}.border", 0, left + right, 1, body)
+
+    def _loop_range(self, name: str, start: int, count: int, step: int,
+                    body: Callable[[ir.Value], None]) -> None:
+        """for (i = start; i != start + count*step; i += step) body(i); count >= 1."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(name)
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I32, name=name.replace(".", "_"))
+        i.add_incoming(ir.Constant(I32, start), pre)
+        body(i)
+        nxt = b.add(i, ir.Constant(I32, step), flags=NSW)
+        i.add_incoming(nxt, b.block)
+        exit_ = self.fn.append_basic_block(f"{name}.end")
+        b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I32, start + count * step)), head, exit_)
+        b.position_at_end(exit_)
+
+    # ----------------------------------------------------------- tiles
+
+    def _points(self, dims: list[int]) -> list[dict[int, int]]:
+        return [dict(zip(dims, p)) for p in itertools.product(
+            *[range(self.tile[d]) for d in dims])]
+
+    def _tile(self) -> None:
+        k = self.k
+        blocked = [d for d in self.nest.order if self.tile[d] > 1]
+        points = self._points(blocked)
+        self.varying = frozenset(blocked) | frozenset(self.nest.unroll)
+        with self._scope():
+            if k.combine is None:
+                for p in points:
+                    self.point.update(p)
+                    self._store_point(self.value(k.body))
+            else:
+                accs = self._reduction(points)
+                for p, acc in zip(points, accs, strict=True):
+                    self.point.update(p)
+                    self.acc = acc
+                    if k.epilogue is None:
+                        v = self._cast(acc, k.acc_dtype, k.result.dtype)
+                    else:
+                        v = self.value(k.epilogue)
+                    self._store_point(v)
+            for d in blocked:
+                self.point[d] = 0
+        self.varying = frozenset()
+
+    def _reduction(self, points: list[dict[int, int]]) -> list[ir.Value]:
+        """The folded value of each point of the tile. With `partials` P, each point
+        folds into P partial sums (the innermost reduction loop's values modulo P), added
+        at the end: a float sum's rounding error grows with the length of each chain."""
+        from toolchain.codegen.emit import _const_value, compute_type
+
+        k = self.k
+        acc_dt = k.acc_dtype
+        inits = []
+        for p in points:
+            self.point.update(p)
+            inits.append(self._cast(self.value(k.init), expr_dtype(k.init, k.operands), acc_dt))
+        if 0 in k.domain[k.n_parallel:]:
+            return inits
+        b = self.b
+        parts = self.nest.partials if self.nest.reduction else 1
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        slots = [[b.alloca(compute_type(acc_dt), name="acc") for _ in points]
+                 for _ in range(parts)]
+        b.position_at_end(here)
+        # -0.0 is the identity of a float sum (+0.0 would turn a sum of -0.0 into +0.0).
+        neutral = _const_value(b, -0.0 if acc_dt.is_float else 0, acc_dt)
+        for u, row in enumerate(slots):
+            for slot, v in zip(row, inits, strict=True):
+                b.store(v if u == 0 else neutral, slot)
+        self._reduce_level(0, points, slots)
+        out = [b.load(s) for s in slots[0]]
+        for row in slots[1:]:
+            out = [self._binary(k.combine, x, b.load(s), acc_dt, acc_dt)
+                   for x, s in zip(out, row, strict=True)]
+        return out
+
+    def _reduce_level(self, level: int, points: list[dict[int, int]],
+                      slots: list[list[ir.Value]]) -> None:
+        loops = self.nest.reduction
+        if level == len(loops):
+            self._reduce_body(points, slots[0])
+            return
+        d = loops[level]
+        n = self.k.domain[d]
+        parts = len(slots) if level == len(loops) - 1 else 1
+        if parts == 1:
+            self.ranges[d] = (0, n - 1)
+
+            def body(i: ir.Value) -> None:
+                self.base[d] = i
+                with self._scope():
+                    self._reduce_level(level + 1, points, slots)
+
+            self._loop_range(f"r{d}", 0, n, 1, body)
+        else:
+            full, rest = divmod(n, parts)
+            self.varying |= {d}
+
+            def steps(count: int) -> None:
+                for u in range(count):
+                    self.point[d] = u
+                    self._reduce_body(points, slots[u])
+                self.point[d] = 0
+
+            if full:
+                self.ranges[d] = (0, (full - 1) * parts)
+
+                def body(i: ir.Value) -> None:
+                    self.base[d] = i
+                    with self._scope():
+                        steps(parts)
+
+                if full == 1:
+                    self.base[d] = 0
+                    with self._scope():
+                        steps(parts)
+                else:
+                    self._loop_range(f"r{d}", 0, full, parts, body)
+            if rest:
+                self.base[d] = full * parts
+                self.ranges[d] = (full * parts, full * parts)
+                with self._scope():
+                    steps(rest)
+            self.varying -= {d}
+        self.base[d] = 0
+        self.ranges[d] = (0, 0)
+
+    def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
+        k = self.k
+        b = self.b
+        accs = [b.load(s) for s in slots]
+        unroll = self.nest.unroll
+        taps = itertools.product(*[range(k.domain[d]) for d in unroll])
+        for tap in taps:
+            self.point.update(zip(unroll, tap))
+            for j, p in enumerate(points):
+                self.point.update(p)
+                accs[j] = self._combine(accs[j])
+        for d in unroll:
+            self.point[d] = 0
+        for slot, v in zip(slots, accs, strict=True):
+            b.store(v, slot)
+
+    def _combine(self, acc: ir.Value) -> ir.Value:
+        k = self.k
+        acc_dt = k.acc_dtype
+        body = k.body
+        if (self.fma and k.combine == "add" and isinstance(body, Apply)
+                and body.op == "multiply" and body.dtype == acc_dt
+                and acc_dt.name in ("f32", "f64")):
+            x, y = (self._cast(self.value(a), expr_dtype(a, k.operands), acc_dt)
+                    for a in body.args)
+            # llvm.fma, not llvm.fmuladd: the schedule asks for FMA only where the target
+            # has it, and LLVM's Arm backend turns fmuladd into VMUL + VADD on cores whose
+            # VFMA it deems slow (Cortex-M4/M7/M33), which costs an instruction per MAC.
+            fn = mathlib._intrinsic(self.b.module, f"llvm.fma.{acc_dt.name}", acc.type,
+                                    [acc.type] * 3)
+            return self.b.call(fn, [x, y, acc])
+        v = self._cast(self.value(body), expr_dtype(body, k.operands), acc_dt)
+        return self._binary(k.combine, acc, v, acc_dt, acc_dt)
+
+    # ----------------------------------------------------------- addresses
+
+    def _affine_address(self, buf: int, form: Affine) -> ir.Value:
+        """&buf[form] at the current point: a base from the loop variables (outer loops
+        first, so a loop-invariant part can be hoisted) and a constant offset."""
+        const = form.const
+        dynamic = []
+        for d, c in form.terms:
+            base = self.base[d]
+            const += c * self.point[d]
+            if isinstance(base, int):
+                const += c * base
+            else:
+                dynamic.append((d, c))
+        rank = {d: i for i, d in enumerate(self._loop_order())}
+        dynamic.sort(key=lambda t: rank.get(t[0], len(rank)))
+        key = tuple(dynamic)
+
+        def base_ptr() -> ir.Value:
+            b = self.b
+            off: ir.Value | None = None
+            for d, c in dynamic:
+                term = self.base[d]
+                if c != 1:
+                    term = b.mul(term, ir.Constant(I32, c), flags=["nsw"])
+                off = term if off is None else b.add(off, term, flags=["nsw"])
+            return self._gep(buf, off) if off is not None else self.buffers[buf]
+
+        ptr = self._cached(("p", buf, key), base_ptr) if dynamic else self.buffers[buf]
+        if const == 0:
+            return ptr
+        return self._cached(("a", buf, key, const),
+                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
+
+    def _loop_order(self) -> tuple[int, ...]:
+        return (*self.nest.order, *self.nest.reduction)
+
+    def _store_point(self, value: ir.Value) -> None:
+        k = self.k
+        coeffs: dict[int, int] = {}
+        const = 0
+        stride = 1
+        # Row-major over the parallel domain of the whole kernel (a phase's nest covers
+        # every factor-th output of a dim, from its residue).
+        for d in reversed(range(k.n_parallel)):
+            scale, offset = self.out_map.get(d, (1, 0))
+            coeffs[d] = stride * scale
+            const += stride * offset
+            stride *= self.out_extents[d]
+        buf = len(k.operands)
+        ptr = self._affine_address(buf, Affine.of(coeffs, const))
+        self.b.store(self._to_storage(value, k.result.dtype), ptr)
+
+    def load_expr(self, e: Load) -> ir.Value:
+        """A load at the current point, with bounds checks only where unproven."""
+        b = self.b
+        k = self.k
+        t = k.operands[e.operand]
+        shape = t.shape or ()
+        forms = self.affine.get(id(e)) or tuple(affine_of(i) for i in e.index)
+        ranges = {d: self._interval(d) for d in range(len(k.domain))}
+        unproven = []
+        if e.pad is not None:
+            for i, (comp, form, size) in enumerate(zip(e.index, forms, shape, strict=True)):
+                iv = form.interval(ranges) if form is not None else \
+                    interval_of(comp, ranges, k.operands)
+                if iv is None or iv[0] < 0 or iv[1] > size - 1:
+                    unproven.append(i)
+        strides = _strides(shape)
+        affine = all(f is not None for f in forms)
+        if not unproven and e.valid is None:
+            if affine:
+                ptr = self._affine_address(e.operand, _flat(forms, strides, range(len(shape))))
+                return self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
+            return self._load(e.operand, self._row_major(e, shape))
+        pad = self._cast(self.value(e.pad), expr_dtype(e.pad, k.operands), t.dtype)
+        if t.num_elements == 0:
+            return pad
+        # The tests (and the clamped offset) depend on the unproven indices only: made
+        # once for all the points of a tile that agree on those.
+        deps = frozenset().union(*(self.deps.get(id(e.index[i]), frozenset()) for i in unproven),
+                                 self.deps.get(id(e.valid), frozenset()) if e.valid is not None
+                                 else frozenset())
+        key = ("chk", id(e), tuple(unproven),
+               tuple(self.point[d] for d in sorted(deps & self.varying)))
+
+        def test() -> ir.Value:
+            ok: ir.Value = ir.Constant(I1, 1)
+            for i in unproven:
+                # One unsigned compare covers both i < 0 and i >= size.
+                idx = self._as_index(e.index[i])
+                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
+            if e.valid is not None:
+                ok = b.and_(ok, self.value(e.valid))
+            return ok
+
+        ok = self._cached(key, test)
+        if not affine:
+            safe = b.select(ok, self._row_major(e, shape), ir.Constant(I32, 0))
+            return b.select(ok, self._load(e.operand, safe), pad)
+        # The unproven indices' share of the offset, or 0 where the load is out of
+        # bounds: then the address is the proven indices' share alone, inside the
+        # operand. The proven share (the tile's own outputs, say) stays a base plus a
+        # constant, and the select is made once for all the outputs that share it.
+        checked = _flat(forms, strides, unproven)
+        proven = _flat(forms, strides, [i for i in range(len(shape)) if i not in unproven])
+        safe = self._cached(("safe",) + key[1:], lambda: b.select(
+            ok, self._affine_offset(checked), ir.Constant(I32, 0)))
+        ptr = self._gep_from(e.operand, self._affine_address(e.operand, proven), safe)
+        return b.select(ok, self._load_at(e.operand, ptr), pad)
+
+    def _affine_offset(self, form: Affine) -> ir.Value:
+        """The element offset `form` as an i32 value at the current point."""
+        b = self.b
+        const = form.const
+        out: ir.Value | None = None
+        for d, c in form.terms:
+            v = self.index_value(d)
+            term = v if c == 1 else b.mul(v, ir.Constant(I32, c), flags=["nsw"])
+            out = term if out is None else b.add(out, term, flags=["nsw"])
+        if out is None:
+            return ir.Constant(I32, const)
+        return out if const == 0 else b.add(out, ir.Constant(I32, const), flags=["nsw"])
+
+    def _row_major(self, e: Load, shape: tuple[int, ...]) -> ir.Value:
+        b = self.b
+        offset: ir.Value = ir.Constant(I32, 0)
+        for comp, d in zip(e.index, shape, strict=True):
+            offset = b.add(b.mul(offset, ir.Constant(I32, d)), self._as_index(comp))
+        return offset
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return out[::-1]
+
+
+def _flat(forms: tuple[Affine | None, ...], strides: list[int], which) -> Affine:
+    """The row-major element offset of the index components `which`."""
+    out = Affine((), 0)
+    for i in which:
+        out = out.plus(forms[i].times(strides[i]))
+    return out

@@ -1,0 +1,320 @@
+"""Choosing a dispatch's LoopSchedule from its Kernel and the target's capabilities.
+
+Nothing here names a target. What differs between targets is data: the capabilities in
+targets/*.yaml (registers, FMA, SIMD instruction set; toolchain/target/descriptors.py)
+and the two tables below, one row per SIMD instruction set and one per code budget
+(microcontroller code is optimised for size, hosted code for speed). The choice itself
+is a small search: every register blocking of up to two parallel dims that fits the
+registers is costed with a simple instruction model and the cheapest wins.
+
+The model, per pass of a tile over the reduction: one load per distinct operand value
+the tile needs (a weight shared by the tile's outputs is loaded once), the arithmetic
+of every output (a multiply-add counts once with FMA), a loop's own increment, compare
+and branch; per output the epilogue and the store. Extents that are no multiple of the
+factor pay for their remainder tile.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import prod
+
+from toolchain.kernel.form import INDEX, Apply, Expr, Index, Kernel, Load, postorder
+from toolchain.loops.affine import affine_of
+from toolchain.loops.phases import nest_kernel, phases_of
+from toolchain.loops.schedule import LoopSchedule, Nest, Phase
+from toolchain.target.descriptors import Target
+
+__all__ = ["BUDGETS", "SIMD", "Budget", "SimdRow", "choose_schedule", "interior_ranges",
+           "plain_schedule"]
+
+
+@dataclass(frozen=True)
+class SimdRow:
+    """What a SIMD instruction set offers the loops: f32 lanes per register."""
+
+    float_lanes: int
+
+
+SIMD: dict[str, SimdRow] = {
+    "none": SimdRow(float_lanes=1),
+    "dsp": SimdRow(float_lanes=1),  # packed integer halves/bytes in core registers only
+    "mve": SimdRow(float_lanes=4),
+    "neon": SimdRow(float_lanes=4),
+    "sse2": SimdRow(float_lanes=4),
+    "avx2": SimdRow(float_lanes=8),
+}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much code a tile may become."""
+
+    max_tile: int  # outputs computed together (accumulators)
+    max_copies: int  # copies of the body in one tile: outputs x unrolled taps
+    max_unroll: int  # a reduced dim longer than this stays a loop
+    loop_cost: int  # instructions a loop iteration costs besides its body
+
+
+BUDGETS: dict[str, Budget] = {
+    "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3),
+    "speed": Budget(max_tile=32, max_copies=256, max_unroll=8, loop_cost=2),
+}
+
+FACTORS = (1, 2, 3, 4, 5, 6, 8, 12, 16)
+PARTIALS = (1, 2, 4)
+# A float sum whose innermost loop runs at least this many times folds into 2 or more
+# partial sums (when the registers allow): shorter chains of roundings. With one chain,
+# the shared autoencoder's 128- and 640-term dots drift past --check's tolerance under
+# FMA (worst element 1.15x the tolerance; 0.30x with partial sums). Convolutions, whose
+# innermost loop is their input channels (at most 64 in the shared models), stay well
+# within it (worst 0.02x) and keep their registers for larger tiles.
+LONG_SUM = 128
+# Registers a tile leaves for pointers and loop counters, beyond one per operand.
+RESERVED_INT_REGISTERS = 2
+
+
+def _budget(target: Target) -> Budget:
+    return BUDGETS["size" if target.os == "none" else "speed"]
+
+
+# --------------------------------------------------------------------------- interior
+
+
+def _floor_div(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def interior_ranges(k: Kernel) -> dict[int, tuple[int, int]]:
+    """Per parallel dim, the range [lo, hi) of its values where every bounds-checked
+    load of the kernel is inside its operand in each index that depends on that dim
+    alone (plus reduced dims), whatever the reduced dims are. Dims where that holds
+    everywhere, or nowhere, are left out: they need no split."""
+    bounds: dict[int, list[int]] = {}
+    full = {d: (0, n - 1) for d, n in enumerate(k.domain) if n > 0}
+    for root in k.roots:
+        for e in postorder(root):
+            if not isinstance(e, Load) or e.pad is None:
+                continue
+            shape = k.operands[e.operand].shape
+            for comp, size in zip(e.index, shape, strict=True):
+                a = affine_of(comp)
+                if a is None:
+                    continue
+                par = [(d, c) for d, c in a.terms if d < k.n_parallel]
+                if len(par) != 1:
+                    continue
+                (d, c), = par
+                rest = [(x, y) for x, y in a.terms if x >= k.n_parallel]
+                if any(x not in full for x, _ in rest):
+                    continue
+                r_lo = r_hi = a.const
+                for x, y in rest:
+                    lo, hi = full[x]
+                    r_lo += min(y * lo, y * hi)
+                    r_hi += max(y * lo, y * hi)
+                # 0 <= c*i + r_lo and c*i + r_hi <= size - 1
+                if c > 0:
+                    lo_i, hi_i = _ceil_div(-r_lo, c), _floor_div(size - 1 - r_hi, c)
+                else:
+                    lo_i, hi_i = _ceil_div(size - 1 - r_hi, c), _floor_div(-r_lo, c)
+                cur = bounds.setdefault(d, [0, k.domain[d]])
+                cur[0] = max(cur[0], lo_i)
+                cur[1] = min(cur[1], hi_i + 1)
+    out = {}
+    for d, (lo, hi) in bounds.items():
+        n = k.domain[d]
+        lo, hi = max(lo, 0), min(hi, n)
+        if lo < hi and (lo, hi) != (0, n):
+            out[d] = (lo, hi)
+    return out
+
+
+# --------------------------------------------------------------------------- cost model
+
+
+def _deps(e: Expr) -> frozenset[int]:
+    return frozenset(x.dim for x in postorder(e) if isinstance(x, Index))
+
+
+def _arith_ops(e: Expr, k: Kernel) -> int:
+    """Value operations of an expression: applies on non-index values (conversions of
+    loads to a wider type are free: a sign-extending load)."""
+    n = 0
+    for x in postorder(e):
+        if isinstance(x, Apply) and x.dtype != INDEX and x.op != "convert":
+            n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the cost model needs of a reduction nest's kernel."""
+
+    loads: tuple[frozenset[int], ...]  # dims each distinct load of the body depends on
+    ops: int  # arithmetic per body value, the combine included
+    epilogue: int  # arithmetic per output after the reduction, the store included
+    float_acc: bool
+
+
+def _shape(k: Kernel, fma: bool) -> _Shape:
+    loads = []
+    seen: set[tuple] = set()
+    for e in postorder(k.body):
+        if isinstance(e, Load):
+            key = (e.operand, e.index)
+            if key not in seen:
+                seen.add(key)
+                loads.append(_deps(e))
+    body_ops = _arith_ops(k.body, k) + 1
+    float_acc = k.acc_dtype.is_float
+    mul_add = isinstance(k.body, Apply) and k.body.op == "multiply" and k.combine == "add"
+    if mul_add and (fma or not float_acc):  # VFMA / FMADD, and MLA / MADD for integers
+        body_ops -= 1
+    epi = (_arith_ops(k.epilogue, k) if k.epilogue is not None else 0) + 1
+    return _Shape(tuple(loads), body_ops, epi, float_acc)
+
+
+def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
+               loops: tuple[int, ...], budget: Budget, partials: int = 1) -> float:
+    """Instructions of one tile of `tile` outputs (dim -> size)."""
+    points = prod(tile.values())
+    copies = points * prod(k.domain[d] for d in unroll)
+    loads = 0
+    for deps in s.loads:
+        if not deps & set(loops):
+            continue  # loop-invariant in the reduction: hoisted, counted per tile below
+        loads += prod(n for d, n in tile.items() if d in deps) * \
+            prod(k.domain[d] for d in unroll if d in deps)
+    step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
+    steps = prod(k.domain[d] for d in loops)
+    return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
+
+
+def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
+          partials: int = 1) -> bool:
+    caps = target.capabilities
+    points = prod(tile.values()) * partials
+    widest = max((prod(n for d, n in tile.items() if d in deps) for deps in s.loads),
+                 default=1)
+    if s.float_acc and caps.float_registers:
+        return points + widest + 1 <= caps.float_registers
+    free = caps.int_registers - n_operands - RESERVED_INT_REGISTERS
+    return points + widest <= max(free, 2)
+
+
+def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
+           loops: tuple[int, ...], budget: Budget, partials: int) -> float:
+    """Cost of the whole nest: full tiles and the remainder tiles of each dim."""
+    parts: list[list[tuple[int, int]]] = []  # per blocked dim: (tile size, how many)
+    for d, f in factors.items():
+        n = k.domain[d]
+        opts = [(f, n // f)] + ([(n % f, 1)] if n % f else [])
+        parts.append([(size, count) for size, count in opts if count])
+    others = prod(n for d, n in enumerate(k.domain[:k.n_parallel]) if d not in factors)
+    total = 0.0
+    dims = list(factors)
+    for combo in itertools.product(*parts):
+        tile = {d: size for d, (size, _) in zip(dims, combo)}
+        count = prod(c for _, c in combo)
+        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials)
+    return total * others
+
+
+def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
+    """Reduced dims to unroll inside the tile: short ones, innermost first, while the
+    copies of the body stay within the budget."""
+    chosen: list[int] = []
+    copies = points
+    for d in reversed(range(k.n_parallel, len(k.domain))):
+        n = k.domain[d]
+        if n <= 1:
+            continue
+        if n > budget.max_unroll or copies * n > budget.max_copies:
+            break
+        chosen.append(d)
+        copies *= n
+    return tuple(sorted(chosen))
+
+
+def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
+    budget = _budget(target)
+    s = _shape(k, fma)
+    par = [d for d in range(k.n_parallel) if k.domain[d] > 1]
+    body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
+    best: tuple | None = None
+    for chosen in itertools.chain([()], itertools.combinations(par, 1),
+                                  itertools.combinations(par, 2)):
+        for fs in itertools.product(*[[f for f in FACTORS if 1 < f <= k.domain[d]]
+                                      for d in chosen]):
+            factors = dict(zip(chosen, fs))
+            points = prod(fs)
+            if points > budget.max_tile:
+                continue
+            unroll = _unrolled(k, points, budget)
+            loops = tuple(d for d in range(k.n_parallel, len(k.domain))
+                          if k.domain[d] > 1 and d not in unroll)
+            long_sum = (s.float_acc and k.combine == "add" and bool(loops)
+                        and k.domain[loops[-1]] >= LONG_SUM)
+            for partials in PARTIALS:
+                if partials > 1 and (k.combine != "add" or not loops
+                                     or k.domain[loops[-1]] < 2 * partials):
+                    continue
+                if not _fits(s, factors, body_operands, target, partials):
+                    continue
+                cost = _total(s, k, factors, unroll, loops, budget, partials)
+                # Long float sums first take a split that keeps their error down.
+                key = (long_sum and partials == 1, cost, points, partials)
+                if best is None or key < best[0]:
+                    best = (key, factors, unroll, loops, partials)
+    assert best is not None
+    _, factors, unroll, loops, partials = best
+    blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
+    return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
+                partials=partials)
+
+
+def _elementwise_nest(k: Kernel, target: Target) -> Nest:
+    lanes = SIMD[target.capabilities.simd].float_lanes
+    vector = lanes if lanes > 1 and k.result.dtype.is_float else 0
+    return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), vector=vector)
+
+
+def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool) -> Nest:
+    nk = nest_kernel(k, phases)
+    if 0 in nk.domain[:nk.n_parallel]:
+        return Nest(nk.domain, nk.n_parallel, tuple(range(nk.n_parallel)), phases=phases)
+    if nk.combine is not None and 0 not in nk.domain:
+        nest = _reduction_nest(nk, target, fma)
+    else:
+        nest = _elementwise_nest(nk, target)
+        if nk.combine is not None:  # an empty reduction: init and epilogue only
+            nest = Nest(nk.domain, nk.n_parallel, nest.order)
+    interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items()))
+    return Nest(nest.domain, nest.n_parallel, nest.order, nest.reduction, nest.unroll,
+                nest.blocks, interior, phases, nest.vector, nest.partials)
+
+
+def plain_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that takes no liberty: the domain's loops in order, one output at a
+    time, every bounds check kept, no FMA (what any target computes the same way)."""
+    n = len(k.domain)
+    loops = tuple(d for d in range(k.n_parallel, n) if k.domain[d] != 1)
+    nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops)
+    return LoopSchedule(k.name, (nest,) if 0 not in k.domain[:k.n_parallel] else ())
+
+
+def choose_schedule(k: Kernel, target: Target) -> LoopSchedule:
+    """The schedule for kernel `k` on `target` (a transposed convolution gets one nest
+    per phase, every other kernel one nest)."""
+    caps = target.capabilities
+    fma = caps.fma and caps.fpu != "none"
+    phases = phases_of(k) or [()]
+    nests = tuple(n for n in (_nest(k, p, target, fma) for p in phases)
+                  if 0 not in n.domain[:n.n_parallel])
+    return LoopSchedule(k.name, nests, fma)

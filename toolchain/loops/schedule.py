@@ -1,0 +1,116 @@
+"""The loop schedule of one dispatch: how its Kernel's domain becomes loops.
+
+The Kernel (kernel/form.py) says what each output element is; a LoopSchedule says in
+which order and shape the loops compute it, in the spirit of Halide's split of
+algorithm and schedule. Code generation (codegen/emit.py, codegen/nest.py) follows it;
+the result is the same whatever the schedule, up to the rounding of float sums (the
+reduction order, and FMA's single rounding of x*y+acc).
+
+A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain:
+
+- `order`: the parallel dims, outermost first; `reduction`: the reduced dims that stay
+  loops, outermost first (the others are unrolled: `unroll`).
+- `blocks`: register blocking (unroll-and-jam) of parallel dims: with (3, 4), each pass
+  over the reduction computes 4 consecutive outputs along dim 3, so a value they share
+  (a weight, an input pixel) is loaded once and reused from a register. Extents that
+  are no multiple of the factor end with one smaller tile.
+- `interior`: for a dim whose loads are bounds-checked (a padded window), the range
+  [lo, hi) of its values where every tap of the window is inside the operand. The
+  interior runs with no bounds checks and affine addresses (a loop-invariant base plus
+  constant offsets); the border, the rest of the dim, keeps the checks.
+- `phases`: a transposed convolution (lhs_dilation m > 1) computes each output residue
+  modulo m on its own, with only the taps that meet a real input element, so the zeros
+  the dilation inserts are never multiplied.
+- `vector`: lanes the innermost loop is meant for (0: scalar code).
+- `partials`: the reduction order. With P > 1 each output folds into P partial sums
+  (by the innermost reduction loop's index modulo P), added at the end; a float sum's
+  rounding error grows with the length of its chain, and the chains are independent
+  (the loop is also unrolled P times).
+- `fma` (whole schedule): float multiply-adds of the reduction are fused
+  (`llvm.fmuladd`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LoopSchedule", "Nest", "Phase"]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Output dim `dim` restricted to `factor * i + residue`; reduced dim `tap` to the
+    taps `first + step * t` that read real elements (no inserted zero) there."""
+
+    dim: int
+    factor: int
+    residue: int
+    tap: int
+    first: int
+    step: int
+
+    def __str__(self) -> str:
+        return (f"d{self.dim}={self.factor}*i+{self.residue} "
+                f"d{self.tap}={self.first}+{self.step}*t")
+
+
+@dataclass(frozen=True)
+class Nest:
+    """One loop nest: see the module doc for each field."""
+
+    domain: tuple[int, ...]
+    n_parallel: int
+    order: tuple[int, ...]
+    reduction: tuple[int, ...] = ()
+    unroll: tuple[int, ...] = ()
+    blocks: tuple[tuple[int, int], ...] = ()
+    interior: tuple[tuple[int, int, int], ...] = ()
+    phases: tuple[Phase, ...] = ()
+    vector: int = 0
+    partials: int = 1
+
+    def block(self, dim: int) -> int:
+        """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
+        return dict(self.blocks).get(dim, 1)
+
+    def interior_of(self, dim: int) -> tuple[int, int] | None:
+        """[lo, hi) of the unchecked interior of `dim`, or None when it is not split."""
+        for d, lo, hi in self.interior:
+            if d == dim:
+                return lo, hi
+        return None
+
+    def format(self) -> str:
+        """One line: `loops d1 d2 d3x4 | d6 unroll d4 d5 interior d1[1,24) ...`."""
+        par = " ".join(f"d{d}" + (f"x{self.block(d)}" if self.block(d) > 1 else "")
+                       + f"<{self.domain[d]}>" for d in self.order)
+        red = " ".join(f"d{d}<{self.domain[d]}>" for d in self.reduction)
+        parts = [f"loops {par or '-'}"]
+        if red:
+            parts.append(f"| {red}")
+        if self.unroll:
+            parts.append("unroll " + " ".join(f"d{d}<{self.domain[d]}>" for d in self.unroll))
+        if self.interior:
+            parts.append("interior " + " ".join(f"d{d}[{lo},{hi})"
+                                                for d, lo, hi in self.interior))
+        if self.phases:
+            parts.append("phase " + ", ".join(str(p) for p in self.phases))
+        if self.partials > 1:
+            parts.append(f"partials {self.partials}")
+        if self.vector:
+            parts.append(f"vector {self.vector}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class LoopSchedule:
+    """The loop nests of one dispatch (one nest unless the kernel is split by phase)."""
+
+    kernel: str
+    nests: tuple[Nest, ...]
+    fma: bool = False
+
+    def format(self) -> str:
+        """The dispatch's name, then one indented line per nest."""
+        head = f"{self.kernel}:" + (" fma" if self.fma else "")
+        return "\n".join([head] + [f"  {n.format()}" for n in self.nests])
