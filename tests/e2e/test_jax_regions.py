@@ -1,10 +1,11 @@
 """JAX exports with regions and control flow, as JAX 0.10.2 writes them (pretty form,
 tests/e2e/data/jax/generate.py): jnp.argmax, jnp.sort, lax.fori_loop, lax.cond,
 lax.switch, lax.scan (not unrolled), x.at[i].set(v), a max pool's gradient
-(select_and_scatter), and a GRU cell scanned over time with an argmax readout. Each runs with `minirt-run --check` on cortex-m4, riscv32,
-aarch64 and x86-64, and its outputs match JAX's own like numpy.isclose(rtol=1e-5,
-atol=1e-6) (integers exactly): the bound --check holds the firmware to, which the
-reference meets against JAX on every shared model."""
+(select_and_scatter), and a GRU cell scanned over time with an argmax readout. Each
+runs with `minirt-run --check` on cortex-m4, riscv32, aarch64 and x86-64, and its
+outputs match JAX's own like numpy.isclose(rtol=1e-5, atol=1e-6) (integers exactly):
+the bound --check holds the firmware to, which the reference meets against JAX on every
+shared model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Ops with regions under QEMU: reductions with a body (argmin, several accumulators, a
-max pool that returns its indices), sorts (stable, TOTALORDER, a captured scalar),
+max pool that returns its indices), map, sorts (stable, TOTALORDER, a captured scalar),
 scatter and gather with batching dimensions and out-of-range indices, built for
 cortex-m4, riscv32, aarch64 and x86-64 and checked against the reference with
 `minirt-run --check` (integers exactly, floats like numpy.isclose(rtol=1e-5,

@@ -274,3 +274,26 @@ def test_select_and_scatter_spec_example() -> None:
     (got,) = run(SELECT_AND_SCATTER, np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64),
                  np.array([[5, 6], [7, 8]], np.int64))
     np.testing.assert_array_equal(got, [[0, 0], [0, 0], [5, 14], [7, 0]])
+
+
+# The StableHLO interpreter's map test, with a captured scalar added.
+MAP = """
+func.func @main(%x: tensor<2x2xi64>, %y: tensor<2x2xi64>, %c: tensor<i64>) -> tensor<2x2xi64> {
+  %r = "stablehlo.map"(%x, %y) ({
+  ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+    %m = stablehlo.multiply %a, %b : tensor<i64>
+    %s = stablehlo.add %m, %c : tensor<i64>
+    stablehlo.return %s : tensor<i64>
+  }) {dimensions = array<i64: 0, 1>} : (tensor<2x2xi64>, tensor<2x2xi64>) -> tensor<2x2xi64>
+  return %r : tensor<2x2xi64>
+}
+"""
+
+
+def test_map() -> None:
+    (got,) = run(MAP, np.array([[0, 1], [2, 3]], np.int64), np.array([[4, 5], [6, 7]], np.int64),
+                 np.int64(0))
+    np.testing.assert_array_equal(got, [[0, 5], [12, 21]])
+    (got,) = run(MAP, np.array([[0, 1], [2, 3]], np.int64), np.array([[4, 5], [6, 7]], np.int64),
+                 np.int64(-2))
+    np.testing.assert_array_equal(got, [[-2, 3], [10, 19]])

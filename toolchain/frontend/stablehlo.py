@@ -346,6 +346,8 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.dynamic_slice": lambda op: ("dynamic_slice",
                                            {"slice_sizes": _ints(op, "slice_sizes")}),
     "stablehlo.dynamic_update_slice": lambda op: ("dynamic_update_slice", {}),
+    "stablehlo.map": lambda op: ("map", {"dimensions": _ints(op, "dimensions"),
+                                         "operands": len(op.operands)}),
     "stablehlo.while": _while,
     "stablehlo.if": lambda op: ("if", {}),
     "stablehlo.case": lambda op: ("case", {}),
@@ -457,6 +459,9 @@ class _Importer:
         types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
         if op.name in SCALAR_VIEWS and len(types) == 2 and types[0] == types[1] is not None:
             return inputs  # a rank-0 tensor seen as its scalar or back: the same value
+        if op.name == "stablehlo.optimization_barrier" and types[:len(inputs)] == types[
+                len(inputs):]:
+            return inputs  # only keeps an optimizer from moving work across it
         bad = [t for t in types if t is None or not t.is_static]
         converter = CONVERTERS.get(op.name)
         if converter is None:

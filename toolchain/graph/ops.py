@@ -3,7 +3,7 @@
 Op names and semantics follow StableHLO (https://openxla.org/stablehlo/spec). The
 common reductions carry a `kind` instead of a body (`reduce`, `reduce_window`: the fast
 path); ops with regions (`while`, `if`, `case`, `sort`, `scatter`, `map`,
-`select_and_scatter`, `reduce_region`, `reduce_window_region`) hold closed sub-graphs in
+`select_and_scatter`, `reduce_region`, `reduce_window_region`, `cfg`) hold closed sub-graphs in
 `Node.regions` (toolchain/graph/ir.py), whose inputs are the block arguments and then
 the captured values, which are also the node's last operands; a function with several
 blocks is one `cfg` node, a region per block (toolchain/frontend/cfg.py). Each rule takes the node
@@ -486,6 +486,22 @@ def _reduce_window_region(node: Node) -> list[TensorType]:
     return [TensorType(shape, t.dtype, t.quant) for t in inits]
 
 
+def _map(node: Node) -> list[TensorType]:
+    """map: the first `operands` operands (one shape), then captures; the region maps one
+    element of each to one result element."""
+    n = node.attrs["operands"]
+    _require(1 <= n <= len(node.inputs), f"map over {n} of {len(node.inputs)} operands")
+    xs, captures = _types(node.inputs[:n]), _types(node.inputs[n:])
+    for i, x in enumerate(xs):
+        _require(x.shape == xs[0].shape, f"operand {i} has shape {_fmt(x.shape)} but "
+                 f"operand 0 has {_fmt(xs[0].shape)}")
+    _require(tuple(node.attrs["dimensions"]) == tuple(range(xs[0].rank)),
+             "map's dimensions must be every dimension in order")
+    outs = _region_sig(node, 0, [_scalar(x) for x in xs], captures, None, "map's computation")
+    _require(len(outs) == 1 and outs[0].shape == (), "map's computation must yield one scalar")
+    return [TensorType(xs[0].shape, outs[0].dtype, outs[0].quant)]
+
+
 def _sort(node: Node) -> list[TensorType]:
     # The comparator takes two scalars per operand and the captures, the node one
     # tensor per operand and the captures: the difference is the operand count.
@@ -693,6 +709,7 @@ _add("reduce_window_region", "reduction", None,
      ("window", "strides", "base_dilations", "window_dilations", "padding"),
      _reduce_window_region, 1)
 _add("sort", "misc", None, ("dimension", "is_stable"), _sort, 1)
+_add("map", "misc", None, ("dimensions", "operands"), _map, 1)
 _add("scatter", "misc", None,
      ("update_window_dims", "inserted_window_dims", "input_batching_dims",
       "scatter_indices_batching_dims", "scatter_dims_to_operand_dims", "index_vector_dim",

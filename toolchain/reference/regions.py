@@ -175,6 +175,10 @@ def _reduce_window_region(node: Node, *args: np.ndarray) -> list[np.ndarray]:
             for a, t in zip(accs, node.outputs)]
 
 
+def _map(node: Node, *args: np.ndarray) -> list[np.ndarray]:
+    return map_region(node.regions[0], list(args), tuple(node.outputs[0].type.shape))
+
+
 # ---------------------------------------------------------------- sort
 
 
@@ -304,4 +308,5 @@ KERNELS: dict[str, Kernel] = {
     "while": _while, "if": _if, "case": _case, "cfg": _cfg,
     "reduce_region": _reduce_region, "reduce_window_region": _reduce_window_region,
     "sort": _sort, "scatter": _scatter, "select_and_scatter": _select_and_scatter,
+    "map": _map,
 }

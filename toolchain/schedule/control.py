@@ -37,6 +37,7 @@ from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.form import Expr, Index, Kernel, Load, rewrite, with_children
 from toolchain.kernel.lower import LoweringError
 from toolchain.kernel.reduction import lower_reduce_region, lower_reduce_window_region
+from toolchain.kernel.regions import region_expr, substitute
 from toolchain.kernel.scatter import lower_scatter
 from toolchain.kernel.select_and_scatter import lower_select_and_scatter
 from toolchain.kernel.sort import lower_sort
@@ -298,6 +299,24 @@ def _select_and_scatter(node: Node) -> list[Item]:
                           True)]
 
 
+def _map(node: Node) -> list[Item]:
+    """map is elementwise: one generic Kernel whose body is the region."""
+    n = node.attrs["operands"]
+    out = node.output.type
+    captures: list[Expr] = []
+    for j, t in enumerate(node.inputs[n:]):
+        if t.type.shape != ():
+            raise LoweringError(f"map's computation reads a {t.type} from outside; only "
+                                "scalars can be captured")
+        captures.append(Load(n + j, ()))
+    (body,) = region_expr(node.regions[0], captures, "map's computation")
+    own = tuple(Index(d) for d in range(out.rank))
+    body = substitute(body, arg=lambda a: Load(a.index, own))
+    kernel = Kernel("map", tuple(out.shape), out.rank, tuple(t.type for t in node.inputs),
+                    out, body)
+    return [Dispatch(kernel, list(node.inputs), node.output)]
+
+
 # Ops lowered to other kernel kinds than Kernel: node (operands resolved) -> items.
 SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
     "reduce_region": _reduction(lower_reduce_region),
@@ -305,6 +324,7 @@ SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
     "sort": _in_place(lower_sort),
     "scatter": _in_place(lower_scatter),
     "select_and_scatter": _select_and_scatter,
+    "map": _map,
 }
 
 

@@ -1,11 +1,12 @@
 // Reductions with a body (reduce_region, reduce_window_region) for
 // tests/e2e/test_region_ops.py: jnp.argmin over int8 rows as JAX exports it, a
-// 3-operand reduce reading a captured scalar, and a max pool that also returns where
-// each maximum is (padding, strides, base dilation).
+// 3-operand reduce reading a captured scalar, a max pool that also returns where each
+// maximum is (padding, strides, base dilation), and a map reading a captured scalar
+// behind an optimization_barrier.
 func.func @main(%x: tensor<3x40xi8>, %y: tensor<5x3xf32>, %bias: tensor<f32>,
                 %p: tensor<6x7xf32>)
     -> (tensor<3xi32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3x5xf32>,
-        tensor<3x5xi32>) {
+        tensor<3x5xi32>, tensor<5x3xf32>) {
   %iota = stablehlo.iota dim = 1 : tensor<3x40xi32>
   %big = stablehlo.constant dense<127> : tensor<i8>
   %zero = stablehlo.constant dense<0> : tensor<i32>
@@ -53,7 +54,14 @@ func.func @main(%x: tensor<3x40xi8>, %y: tensor<5x3xf32>, %bias: tensor<f32>,
       base_dilations = array<i64: 1, 2>, padding = dense<[[1, 1], [0, 1]]> : tensor<2x2xi64>}
     : (tensor<6x7xf32>, tensor<6x7xi32>, tensor<f32>, tensor<i32>)
       -> (tensor<3x5xf32>, tensor<3x5xi32>)
-  return %r#1, %s#0, %s#1, %s#2, %w#0, %w#1
+  %yb, %bb = stablehlo.optimization_barrier %y, %bias : tensor<5x3xf32>, tensor<f32>
+  %m = "stablehlo.map"(%yb, %y) ({
+  ^bb0(%e: tensor<f32>, %f: tensor<f32>):
+    %ef = stablehlo.multiply %e, %f : tensor<f32>
+    %mb = stablehlo.add %ef, %bb : tensor<f32>
+    stablehlo.return %mb : tensor<f32>
+  }) {dimensions = array<i64: 0, 1>} : (tensor<5x3xf32>, tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %r#1, %s#0, %s#1, %s#2, %w#0, %w#1, %m
     : tensor<3xi32>, tensor<3xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3x5xf32>,
-      tensor<3x5xi32>
+      tensor<3x5xi32>, tensor<5x3xf32>
 }
