@@ -172,3 +172,26 @@ def test_select_and_scatter() -> None:
     rng = np.random.default_rng(2)
     x = rng.integers(0, 4, (5, 4)).astype(np.int64)  # many ties
     compile_and_run(text, [x, rng.integers(1, 9, (3, 2)).astype(np.int64)])
+
+
+# The StableHLO interpreter's sort test for its issue 2440: columns sorted along
+# dimension 0 (a stride between the sorted elements), with ties.
+SORT_COLUMNS = """
+func.func @main(%x: tensor<5x7xi64>) -> tensor<5x7xi64> {
+  %r = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+    %p = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) : (tensor<5x7xi64>) -> tensor<5x7xi64>
+  return %r : tensor<5x7xi64>
+}
+"""
+
+
+def test_sort_columns() -> None:
+    x = np.array([[0, 1, 1, -3, -3, -2, 0], [4, -1, 3, 0, 4, 0, -3], [1, 0, 0, 0, 0, 2, 3],
+                  [-3, -4, -4, -2, 0, 3, 3], [0, 5, 2, -2, 0, -2, 0]], np.int64)
+    _, (got,) = compile_and_run(SORT_COLUMNS, [x])
+    np.testing.assert_array_equal(got, [[-3, -4, -4, -3, -3, -2, -3], [0, -1, 0, -2, 0, -2, 0],
+                                        [0, 0, 1, -2, 0, 0, 0], [1, 1, 2, 0, 0, 2, 3],
+                                        [4, 5, 3, 0, 4, 3, 3]])
