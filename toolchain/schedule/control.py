@@ -466,3 +466,28 @@ def _without_unused(item: MultiDispatch) -> MultiDispatch:
         return item
     kernel = item.kernel.renumbered(used)
     return MultiDispatch(kernel, [item.operands[i] for i in used], item.outputs, item.in_place)
+
+
+def immediates_in_kinds(items: list[Item], constants: dict[int, np.ndarray]) -> list[Item]:
+    """Loads of scalar constants in other kernel kinds (a Reduction's init values)
+    become constants in the code, as schedule does for Kernels."""
+    from toolchain.kernel.form import Const
+
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, MultiDispatch) and hasattr(item.kernel, "with_exprs"):
+            scalar = {i: constants[id(t)] for i, t in enumerate(item.operands)
+                      if id(t) in constants and t.type.shape == ()}
+            if scalar:
+                def fn(x: Expr, kids: tuple[Expr, ...], scalar=scalar, ops=item.operands
+                       ) -> Expr:
+                    if isinstance(x, Load) and x.operand in scalar:
+                        return Const(scalar[x.operand].item(), ops[x.operand].type.dtype)
+                    return with_children(x, kids)
+
+                kernel = item.kernel.with_exprs(lambda e, fn=fn: rewrite(e, fn),
+                                                item.kernel.operands)
+                item = _without_unused(MultiDispatch(kernel, item.operands, item.outputs,
+                                                     item.in_place))
+        out.append(item)
+    return out

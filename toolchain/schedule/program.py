@@ -34,6 +34,7 @@ from toolchain.schedule.control import (
     Label,
     copy_dispatch,
     elide_copies,
+    immediates_in_kinds,
     inline_into_kinds,
     reads,
     writes,
@@ -265,6 +266,7 @@ def schedule(graph: Graph) -> Program:
     out_ids = {id(t) for t in outputs}
     items = inline_into_kinds(items, set(constants))
     items = _fuse_segments(items, out_ids | flat.pinned, constants)
+    items = immediates_in_kinds(items, constants)
     items = elide_copies(items, flat.assignments, out_ids)
     items = _drop_fallthrough_jumps(items)
 
