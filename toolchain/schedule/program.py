@@ -27,19 +27,11 @@ from toolchain.kernel.form import (
     with_children,
 )
 from toolchain.kernel.lower import lower_node
-from toolchain.schedule.control import (
-    Flattener,
-    Item,
-    Jump,
-    Label,
-    copy_dispatch,
-    elide_copies,
-    immediates_in_kinds,
-    inline_into_kinds,
-    reads,
-    writes,
-)
+from toolchain.schedule.control import Flattener
+from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
+from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
+from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.types import TensorType
 
 ALIGN = 16
