@@ -13,6 +13,8 @@ the code) the generic kernels have, with no second expression emitter to keep in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from toolchain.codegen.emit import emit_kernel, storage_type
@@ -84,7 +86,7 @@ class Frame:
         return self.b.gep(self.buffers[buf], [offset], inbounds=True,
                           source_etype=storage_type(dt))
 
-    def loop(self, count: int, body, name: str = "i") -> None:
+    def loop(self, count: int, body: Callable[[ir.Value], object], name: str = "i") -> None:
         """for i in range(count): body(i) (do-while: count >= 1)."""
         b = self.b
         pre = b.block
