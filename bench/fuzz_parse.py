@@ -25,6 +25,7 @@ import random
 import re
 import resource
 import signal
+import subprocess
 import sys
 import time
 import traceback
@@ -340,6 +341,7 @@ class Summary:
     mutations: list[str] = field(default_factory=lambda: list(MUTATIONS))
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_limit_mb: int = DEFAULT_MEMORY_MB
+    commit: str = ""  # the checkout fuzzed (and whether it had uncommitted changes)
 
 
 def run(count: int, run_seed: int = 0, jobs: int = 1, extra: list[Path] | None = None,
@@ -349,6 +351,7 @@ def run(count: int, run_seed: int = 0, jobs: int = 1, extra: list[Path] | None =
     limit) and sums them up."""
     extra = extra or []
     seeds, notes = load_seeds(extra, use_shared)
+    commit = checkout()
     start = time.perf_counter()
     results: list[Result] = []
 
@@ -375,7 +378,21 @@ def run(count: int, run_seed: int = 0, jobs: int = 1, extra: list[Path] | None =
     return Summary(count, run_seed, jobs, round(time.perf_counter() - start, 1),
                    dict(Counter(r.outcome for r in results)), failures, slowest,
                    round(peak, 1), [s.name for s in seeds], notes, timeout_s=timeout,
-                   memory_limit_mb=memory_mb if jobs > 1 else 0)
+                   memory_limit_mb=memory_mb if jobs > 1 else 0, commit=commit)
+
+
+def checkout() -> str:
+    """The commit being fuzzed, marked when the work tree differs from it."""
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    head = git("rev-parse", "--short", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "toolchain", "bench")
+    return f"{head} (with uncommitted changes)" if head and dirty else head
 
 
 def write_results(summary: Summary, out: Path) -> None:
@@ -387,7 +404,8 @@ def write_results(summary: Summary, out: Path) -> None:
         "# Parser fuzz (`make fuzz-parse`)",
         "",
         f"{summary.count} mutated models (seed {summary.seed}, {summary.jobs} jobs, "
-        f"{summary.seconds} s): parse + import + verify of each.",
+        f"{summary.seconds} s): parse + import + verify of each"
+        + (f", at commit {summary.commit}." if summary.commit else "."),
         "",
         "| outcome | inputs |",
         "|---|---|",
