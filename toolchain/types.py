@@ -106,9 +106,10 @@ def f32_round_to_odd(x: np.ndarray) -> np.ndarray:
         f = np.asarray(x.astype(np.float32))
         if x.dtype.kind in "iu":
             # Python compares int with float exactly; numpy would round the int first.
+            # np.asarray: on rank-0 object arrays the comparisons give a plain bool.
             wide, back = x.astype(object), f.astype(np.float64).astype(object)
-            inexact = (back != wide).astype(bool)
-            away = (np.abs(back) > np.abs(wide)).astype(bool)
+            inexact = np.asarray(back != wide).astype(bool)
+            away = np.asarray(np.abs(back) > np.abs(wide)).astype(bool)
         else:
             wide, back = x.astype(np.float64), f.astype(np.float64)
             inexact = (back != wide) & ~np.isnan(wide)

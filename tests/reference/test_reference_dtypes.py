@@ -63,6 +63,16 @@ def test_convert_f32_to_bf16_rounds_to_nearest_even() -> None:
     assert is_bf16(got)
 
 
+def test_convert_of_a_scalar_integer_to_bf16() -> None:
+    # Rank 0 once raised in the round-to-odd step (found by the random graph fuzzer).
+    # 2**40 + 2**32 + 1 is just above a bf16 tie: rounded once it goes up (through f32
+    # to nearest it would land on the tie and go down to 2**40).
+    for t, v, want in (("i64", 2**40 + 2**32 + 1, 2**40 + 2**33), ("i32", 7, 7),
+                       ("ui64", 2**64 - 1, 2**64)):
+        got = run("convert", [(np.array(v, dtype(t).np_dtype), t)], "bf16", dtype="bf16")
+        assert got.shape == () and float(got) == want
+
+
 def test_convert_rounds_once_from_f64_and_wide_integers() -> None:
     # Through f32 with rounding to nearest these land on a bf16 tie and then go to the
     # even side; rounded once they go up.
