@@ -4,6 +4,8 @@ its outputs; `--check` compares them with the numpy reference."""
 from __future__ import annotations
 
 import argparse
+import copy
+import json
 import sys
 from pathlib import Path
 
@@ -24,7 +26,10 @@ from toolchain.cli.common import (
     positive_seconds,
     run_tool,
 )
-from toolchain.emu.run import EmuError, EmuTimeout, run_image
+from toolchain.emu.profile import Profile, ProfileProbe, dispatch_macs, profile_layout
+from toolchain.emu.run import EmuError, EmuTimeout, run_image, verified_elf
+from toolchain.emu.stack import StackProbe, stack_probe, stack_reserved
+from toolchain.graph.ir import Graph
 from toolchain.loader import (
     UsageError,
     check_host_memory,
@@ -91,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="firmware build directory (default: build/<model>-<board>)")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="seconds before a run counts as hung, > 0 (default: the board's)")
+    p.add_argument("--profile", action="store_true",
+                   help="print the instructions of the inference per dispatch (MACs, "
+                        "instructions, instructions per MAC, share), the runtime's own, "
+                        "what ran outside the inference and the stack used (--board only)")
+    p.add_argument("--json", action="store_true",
+                   help="with --profile: print the profile as one JSON document instead of "
+                        "the outputs and the table")
     add_quantize_options(p)
     add_input_shape_option(p)
     return p
@@ -175,7 +187,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
 
 
 def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
-                  inputs: list[np.ndarray]) -> list[np.ndarray]:
+                  inputs: list[np.ndarray], graph: Graph) -> list[np.ndarray]:
     from toolchain import pipeline
 
     module = read_module((out_dir / "model.mrt").read_bytes())
@@ -183,16 +195,51 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     print(f"minirt-run: running on {board.identifier} "
           f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")",
           file=sys.stderr)
+    probes: list[ProfileProbe | StackProbe] = []
+    if args.profile:
+        elf = verified_elf(board, out_dir / "firmware.elf")
+        probes = [ProfileProbe(profile_layout(elf.parent / "firmware.map")),
+                  stack_probe(board, elf)]
     result = run_image(board, out_dir / "firmware.elf",
-                       pipeline.encode_inputs(module.inputs, inputs), timeout=args.timeout)
+                       pipeline.encode_inputs(module.inputs, inputs), timeout=args.timeout,
+                       probes=probes)
     if result.exit_code != 0:
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise _FirmwareFailed(f"firmware exited with status {result.exit_code}: "
                               f"{result.diagnosis}" + (f" ({extra})" if extra else ""))
     if result.outputs is None:
         raise _FirmwareFailed("firmware finished without writing its outputs")
-    print(f"instructions: {result.instructions} (one inference; start-up and I/O excluded)")
+    if args.profile:
+        _print_profile(args, board, out_dir, graph, *probes)  # type: ignore[arg-type]
+    else:
+        print(f"instructions: {result.instructions} (one inference; start-up and I/O "
+              "excluded)")
     return pipeline.decode_outputs(signature, result.outputs)
+
+
+def _print_profile(args: argparse.Namespace, board: Board, out_dir: Path, graph: Graph,
+                   profile_probe: ProfileProbe, stack: StackProbe) -> None:
+    """The profile of the run, MACs from the program the build scheduled (the same
+    graph scheduled again: its dispatch names must be the image's)."""
+    from toolchain.schedule import schedule
+
+    program = schedule(copy.deepcopy(graph))
+    macs = dispatch_macs([step.kernel for step in program.steps])
+    profile: Profile = profile_probe.profile(macs, board.identifier, str(args.model))
+    unknown = [r.name for r in profile.rows if r.kind == "dispatch" and r.macs is None]
+    if unknown:
+        raise _FirmwareFailed(f"{out_dir}: the image's dispatch {unknown[0]} is not in the "
+                              "model's program (a stale build: rebuild it)")
+    reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
+    used = stack.use.depth if stack.use else None
+    if args.json:
+        print(json.dumps({**profile.to_json(),
+                          "stack": {"measured": used, "reserved": reserved}}, indent=2))
+        return
+    print(f"instructions: {profile.total} (one inference; start-up and I/O excluded)")
+    print(profile.format())
+    if used is not None:
+        print(f"stack: {used:,} B used (measured), {reserved:,} B reserved")
 
 
 class _FirmwareFailed(Exception):
@@ -203,6 +250,11 @@ def _main(argv: list[str] | None) -> int:
     from toolchain.pipeline import prepare_graph
 
     args = _parser().parse_args(argv)
+    if args.json and not args.profile:
+        raise UsageError("--json goes with --profile (see minirt-run --help)")
+    if args.profile and args.reference:
+        raise UsageError("--profile counts instructions on a board: use --board, not "
+                         "--reference")
     if args.save_outputs:
         check_output_file(args.save_outputs)
     graph = load_graph(args.model, args.entry, input_shapes(args))
@@ -222,14 +274,15 @@ def _main(argv: list[str] | None) -> int:
         outputs = run_graph(graph, inputs)
     else:
         try:
-            outputs = _run_on_board(args, board, out_dir, inputs)
+            outputs = _run_on_board(args, board, out_dir, inputs, graph)
         except EmuTimeout as e:
             print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
             return EXIT_TIMEOUT
         except (EmuError, _FirmwareFailed) as e:
             print(f"minirt-run: error: {e}", file=sys.stderr)
             return EXIT_MISMATCH
-    print(format_outputs(outputs))
+    if not args.json:  # --json: stdout is the profile document alone
+        print(format_outputs(outputs))
     if args.save_outputs:
         save_outputs(args.save_outputs, outputs)
     if args.check:
@@ -239,7 +292,7 @@ def _main(argv: list[str] | None) -> int:
             print("minirt-run: check FAILED against the reference:", file=sys.stderr)
             print("\n".join(problems), file=sys.stderr)
             return EXIT_MISMATCH
-        print("check: outputs match the reference")
+        print("check: outputs match the reference", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "BootImage",
     "EmuError",
     "EmuTimeout",
+    "Probe",
     "RunResult",
     "bench_markers",
     "boot_image",
@@ -67,6 +68,16 @@ class EmuTimeout(EmuError):
 
 class _HasToBytes(Protocol):
     def tobytes(self) -> bytes: ...
+
+
+class Probe(Protocol):
+    """More measurements from the same plugin run (a profile, the stack's high-water
+    mark: toolchain/emu/profile.py, stack.py): extra plugin arguments before the run,
+    files and the count line to read back after it, in the run's directory."""
+
+    def plugin_args(self, work: Path) -> dict[str, str]: ...
+
+    def collect(self, work: Path, count_line: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -201,12 +212,14 @@ def run_image(
     timeout: float | None = None,
     count_instructions: bool = True,
     boot: Path | BootImage | None = None,
+    probes: Sequence[Probe] = (),
 ) -> RunResult:
     """Runs ``elf`` under QEMU for ``board`` with ``inputs`` (raw bytes, or a sequence of
     byte strings / numpy arrays concatenated in signature order). With ``boot`` (a
     build's ``.bin`` or ``.hex``), QEMU boots that file and ``elf`` only gives the marker
     addresses. A board verified on a relinked sibling runs the relinked copy of both
-    (``verified_elf``).
+    (``verified_elf``). ``probes`` add their measurements to the plugin's (they imply
+    ``count_instructions``).
 
     Raises EmuTimeout if it runs longer than ``timeout`` seconds (default: the board's
     simulation.timeout), EmuError if QEMU cannot run or the plugin reports nothing for a
@@ -227,11 +240,14 @@ def run_image(
         work = Path(tmp)
         (work / IN_FILE).write_bytes(_input_bytes(inputs))
         plugin = None
+        count_instructions = count_instructions or bool(probes)
         if count_instructions:
             begin, end = bench_markers(elf)
+            extra = {k: v for probe in probes for k, v in probe.plugin_args(work).items()}
             plugin = _plugin_option(
                 build_plugin(),
-                {"begin": hex(begin), "end": hex(end), "out": str(work / _COUNT_FILE)},
+                {"begin": hex(begin), "end": hex(end), "out": str(work / _COUNT_FILE),
+                 **extra},
             )
         cmd = qemu_command(board, elf, plugin, boot)
         try:
@@ -257,10 +273,13 @@ def run_image(
         fault = fault_path.read_bytes() if fault_path.is_file() else None
         instructions = None
         count_path = work / _COUNT_FILE
-        if count_instructions and count_path.is_file():
-            match = _COUNT_RE.search(count_path.read_text())
+        count_line = count_path.read_text() if count_path.is_file() else ""
+        if count_instructions and count_line:
+            match = _COUNT_RE.search(count_line)
             if match and int(match.group(3)) > 0:
                 instructions = int(match.group(1))
+        for probe in probes:
+            probe.collect(work, count_line)
         stderr = proc.stderr.decode(errors="replace")
         if count_instructions and instructions is None and proc.returncode == 0:
             raise EmuError(
