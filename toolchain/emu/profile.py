@@ -12,7 +12,9 @@ own input section, and the map names the object each came from):
   any other function of the generated object. The plugin cannot read registers, so the
   caller is the last dispatch entered or owner code run; a callee only runs in between.
   A dispatch's row also says how many of its instructions ran in callees;
-* addresses in no range (none are executed in practice) go to ``other``.
+* addresses in no range go to ``other``: none inside the inference; before it, code
+  that is not the image's (QEMU's riscv ``virt`` machine runs 6 instructions of its
+  reset ROM before jumping to the image).
 
 The rows' instructions between the benchmark markers add up exactly to the count
 ``minirt-run`` prints; what ran before and after (start-up, module load, the harness's
