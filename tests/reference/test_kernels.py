@@ -304,3 +304,30 @@ def test_float_remainder_keeps_the_dividend_sign() -> None:
     a = np.array([5.5, -5.5, 5.5, -5.5], np.float32)
     b = np.array([2.0, 2.0, -2.0, -2.0], np.float32)
     np.testing.assert_array_equal(run("remainder", [a, b], a.shape, {}), [1.5, -1.5, 1.5, -1.5])
+
+
+# ------------------------------------------------------------------------ found by the random graph fuzzer
+
+
+@pytest.mark.parametrize("kind,ufunc", [("and", np.bitwise_and), ("or", np.bitwise_or)])
+def test_integer_and_or_reductions_are_bitwise(kind: str, ufunc) -> None:
+    x = np.array([[12, 10, 14, -1], [7, 3, 1, 5]], np.int32)
+    init = np.array(-1 if kind == "and" else 0, np.int32)
+    got = run("reduce", [x, init], (2,), dict(kind=kind, dims=(1,)))
+    np.testing.assert_array_equal(got, ufunc.reduce(x, axis=1))
+    assert got.tolist() == ([8, 1] if kind == "and" else [-1, 7])
+    attrs = dict(kind=kind, window=(1, 2), strides=(1, 2), base_dilations=(1, 1),
+                 window_dilations=(1, 1), padding=((0, 0), (0, 0)))
+    got = run("reduce_window", [x, init], (2, 2), attrs)
+    np.testing.assert_array_equal(got, ufunc(x[:, 0::2], x[:, 1::2]))
+    b = np.array([[True, False], [True, True]])
+    got = run("reduce", [b, np.array(kind == "and")], (2,), dict(kind=kind, dims=(1,)))
+    assert got.tolist() == ([False, True] if kind == "and" else [True, True])
+
+
+def test_broadcast_in_dim_with_unsorted_dims() -> None:
+    # Operand dims 0, 1, 2 go to result dims 2, 0, 1 (the spec allows any order).
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    got = run("broadcast_in_dim", [x], (3, 4, 2, 5), dict(dims=(2, 0, 1), shape=(3, 4, 2, 5)))
+    for a, b, c, e in itertools.product(range(3), range(4), range(2), range(5)):
+        assert got[a, b, c, e] == x[c, a, b]

@@ -181,8 +181,9 @@ def _binary(f: Callable) -> Kernel:
 
 _COMPARE = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal,
             "GT": np.greater, "LE": np.less_equal, "LT": np.less}
+# and / or are bitwise on integers (StableHLO's `and` / `or`), logical on i1.
 _REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
-           "minimum": np.minimum, "and": np.logical_and, "or": np.logical_or}
+           "minimum": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or}
 
 
 def total_order_key(x: np.ndarray) -> np.ndarray:
@@ -231,8 +232,12 @@ def _saturate(x: np.ndarray, dt: np.dtype) -> np.ndarray:
 def _broadcast(node: Node, x: np.ndarray) -> np.ndarray:
     shape = node.attrs["shape"]
     dims = node.attrs["dims"]
+    # The spec lets broadcast dims come in any order: operand dims are first put in the
+    # order of the result dims they go to.
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    x = x.transpose(order)
     expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
+    for i, d in enumerate(sorted(dims)):
         expanded[d] = x.shape[i]
     return np.broadcast_to(x.reshape(expanded), shape).copy()
 
