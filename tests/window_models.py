@@ -6,7 +6,9 @@ and widths that are no multiple of any register-blocking factor, transposed
 convolutions (lhs_dilation) whose phases have different numbers of taps, one phase none
 at all, and a dot product long enough to be split into partial sums with a remainder.
 `float_windows` is f32; `int8_windows` has the int8 kernels of the quantized frontends
-(zero-point padding, i8 x i8 -> i32, fixed-point requantization).
+(zero-point padding, i8 x i8 -> i32, fixed-point requantization), among them some
+whose input channels are a multiple of 4 (packed int8 steps) and a dot whose packed
+dim leaves a remainder.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ F32, I8, I32 = dtype("f32"), dtype("i8"), dtype("i32")
 NHWC = {"input_batch": 0, "input_feature": 3, "input_spatial": (1, 2), "kernel_input": 2,
         "kernel_output": 3, "kernel_spatial": (0, 1), "output_batch": 0,
         "output_feature": 3, "output_spatial": (1, 2), "batch_group_count": 1}
+OHWI = {"kernel_output": 0, "kernel_spatial": (1, 2), "kernel_input": 3}
 
 # (name, kernel HxW, output channels, strides, padding, lhs_dilation, rhs_dilation,
 #  depthwise): the convolutions of both models.
@@ -28,8 +31,8 @@ CONVS = [
     ("same3x3", (3, 3), 5, (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1), False),
     ("strided_dilated", (3, 2), 3, (2, 2), ((1, 2), (0, 1)), (1, 1), (2, 1), False),
     ("depthwise", (3, 3), None, (1, 2), ((1, 1), (2, 0)), (1, 1), (1, 1), True),
-    ("transposed", (3, 4), 3, (1, 1), ((2, 2), (1, 2)), (2, 3), (1, 1), False),
-    ("transposed_strided", (2, 3), 2, (2, 1), ((1, 0), (2, 2)), (3, 2), (1, 1), False),
+    ("transposed", (3, 4), 3, (1, 1), ((1, 1), (0, 1)), (2, 3), (1, 1), False),
+    ("transposed_strided", (2, 3), 2, (2, 1), ((1, 0), (1, 1)), (3, 2), (1, 1), False),
 ]
 
 
@@ -46,16 +49,21 @@ class _Builder:
         return self.g.add(name, args, [t], attrs).output
 
     def conv(self, x: Tensor, w: Tensor, out_dt, strides, padding, lhs, rhs,
-             groups: int) -> Tensor:
+             groups: int, ohwi: bool = False) -> Tensor:
+        """A convolution of NHWC x with HWIO weights (OHWI, TFLite's, with `ohwi`)."""
         n, h, wd, _ = x.type.shape
-        kh, kw, _, co = w.type.shape
+        if ohwi:
+            co, kh, kw, _ = w.type.shape
+        else:
+            kh, kw, _, co = w.type.shape
         sizes = []
         for size, k, s, (lo, hi), ld, rd in zip((h, wd), (kh, kw), strides, padding, lhs, rhs):
             span = (size - 1) * ld + 1 + lo + hi
             sizes.append((span - (k - 1) * rd - 1) // s + 1)
+        layout = dict(NHWC, **OHWI) if ohwi else NHWC
         return self.op("convolution", [x, w], TensorType((n, *sizes, co), out_dt),
                        strides=strides, padding=padding, lhs_dilation=lhs, rhs_dilation=rhs,
-                       feature_group_count=groups, dtype=out_dt.name, **NHWC)
+                       feature_group_count=groups, dtype=out_dt.name, **layout)
 
 
 def float_windows() -> Graph:
@@ -69,8 +77,9 @@ def float_windows() -> Graph:
 
 def int8_windows(zp_in: int = -3, zp_out: int = 5) -> Graph:
     """x: 1x7x9x3 i8 -> the first four convolutions of CONVS as the quantized frontends
-    build them: input padded with its zero point, i8 x i8 -> i32, bias, per-channel
-    fixed-point requantization, output zero point, clamp to i8."""
+    build them (input padded with its zero point, i8 x i8 -> i32, bias, per-channel
+    fixed-point requantization, output zero point, clamp to i8); a 3x3 convolution over
+    16 channels made from x; an i32 dot over 14 of those 16 channels."""
     b = _Builder("int8_windows", 12)
     b.g.outputs = _int8_part(b, b.g.add_input(TensorType((1, 7, 9, 3), I8)), zp_in, zp_out)
     verify_graph(b.g)
@@ -106,10 +115,10 @@ def _float_part(b: _Builder, x: Tensor) -> list[Tensor]:
                      kind="maximum", window=(1, 3, 3, 1), strides=(1, 2, 2, 1),
                      base_dilations=(1, 1, 1, 1), window_dilations=(1, 1, 1, 1),
                      padding=((0, 0), (1, 1), (1, 1), (0, 0))))
-    outs.append(b.op("reduce_window", [x, zero], TensorType((1, 13, 7, 3), F32),
+    outs.append(b.op("reduce_window", [x, zero], TensorType((1, 12, 7, 3), F32),
                      kind="add", window=(1, 2, 3, 1), strides=(1, 1, 1, 1),
                      base_dilations=(1, 2, 1, 1), window_dilations=(1, 1, 1, 1),
-                     padding=((0, 0), (0, 1), (0, 0), (0, 0))))
+                     padding=((0, 0), (0, 0), (0, 0), (0, 0))))
     flat = b.op("reshape", [x], TensorType((1, 189), F32), shape=(1, 189))
     # Weights of a trained layer's size (|w| ~ 1/sqrt(fan-in)): f32 sums of 189 products
     # of unit normals differ from the float64 reference by more than --check's atol.
@@ -120,30 +129,53 @@ def _float_part(b: _Builder, x: Tensor) -> list[Tensor]:
 
 
 def _int8_part(b: _Builder, x: Tensor, zp_in: int, zp_out: int) -> list[Tensor]:
-    outs = []
-    for _, (kh, kw), co, strides, padding, lhs, rhs, dw in CONVS[:4]:
-        co = 3 if dw else co
-        if lhs == (1, 1):  # the zero-point padding as its own op, as TFLite's importer
-            (t0, b0), (l0, r0) = padding
-            shape = (1, 7 + t0 + b0, 9 + l0 + r0, 3)
-            src = b.op("pad", [x, b.const(zp_in, I8)], TensorType(shape, I8),
-                       low=(0, t0, l0, 0), high=(0, b0, r0, 0), interior=(0, 0, 0, 0))
-            pads = ((0, 0), (0, 0))
-        else:
-            src, pads = x, padding
-        w = b.const(b.rng.integers(-127, 128, (kh, kw, 1 if dw else 3, co)), I8)
-        acc = b.conv(src, w, I32, strides, pads, lhs, rhs, 3 if dw else 1)
-        t = acc.type
-
-        def per_channel(values, t=t) -> Tensor:
-            return b.op("broadcast_in_dim", [b.const(values, I32)], t, dims=(3,),
-                        shape=t.shape)
-
-        v = b.op("add", [acc, per_channel(b.rng.integers(-5000, 5000, co))], t)
-        mult = b.rng.integers(1 << 29, (1 << 31) - 1, co)
-        v = b.op("saturating_rounding_doubling_high_mul", [v, per_channel(mult)], t)
-        v = b.op("rounding_divide_by_pot", [v, per_channel(b.rng.integers(6, 11, co))], t)
-        zp = b.op("broadcast_in_dim", [b.const(zp_out, I32)], t, dims=(), shape=t.shape)
-        v = b.op("clamp", [b.const(-128, I32), b.op("add", [v, zp], t), b.const(127, I32)], t)
-        outs.append(b.op("convert", [v], TensorType(t.shape, I8), dtype="i8"))
+    outs = [_int8_conv(b, x, conv, zp_in, zp_out) for conv in CONVS[:4]]
+    # 16 channels (a 1x1 convolution of x), then a padded 3x3 convolution over them: its
+    # input channels are read 4 at a time where the target packs int8 (DSP: SXTB16 +
+    # SMLAD), with zero-point padding at the border.
+    wide = _int8_conv(b, x, ("pointwise", (1, 1), 16, (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1),
+                             False), zp_in, zp_in)
+    outs.append(_int8_conv(b, wide, CONVS[0], zp_in, zp_out))
+    # A dot over 14 of the 16 channels (slices fused into it): 3 packed words, 2 left.
+    # Both operands are slices of `wide`: a constant would be folded to 14 columns.
+    lhs = b.op("slice", [wide], TensorType((1, 1, 9, 14), I8), start=(0, 0, 0, 0),
+               limit=(1, 1, 9, 14), strides=(1, 1, 1, 1))
+    w = b.op("slice", [wide], TensorType((1, 5, 1, 14), I8), start=(0, 0, 0, 0),
+             limit=(1, 5, 1, 14), strides=(1, 1, 1, 1))
+    w = b.op("reshape", [w], TensorType((5, 14), I8), shape=(5, 14))
+    outs.append(b.op("dot_general", [lhs, w], TensorType((1, 1, 9, 5), I32), lhs_batch=(),
+                     rhs_batch=(), lhs_contract=(3,), rhs_contract=(1,), dtype="i32"))
     return outs
+
+
+def _int8_conv(b: _Builder, x: Tensor, conv, zp_in: int, zp_out: int) -> Tensor:
+    _, (kh, kw), co, strides, padding, lhs, rhs, dw = conv
+    n, h, wd, ci = x.type.shape
+    co = ci if dw else co
+    if lhs == (1, 1):  # the zero-point padding as its own op, as TFLite's importer
+        (t0, b0), (l0, r0) = padding
+        shape = (n, h + t0 + b0, wd + l0 + r0, ci)
+        src = b.op("pad", [x, b.const(zp_in, I8)], TensorType(shape, I8),
+                   low=(0, t0, l0, 0), high=(0, b0, r0, 0), interior=(0, 0, 0, 0))
+        pads = ((0, 0), (0, 0))
+    else:
+        src, pads = x, padding
+    # TFLite's OHWI weights (input channels contiguous); depthwise ones as TFLite's
+    # 1HWO, which is HWIO with one input channel.
+    if dw:
+        w = b.const(b.rng.integers(-127, 128, (kh, kw, 1, co)), I8)
+    else:
+        w = b.const(b.rng.integers(-127, 128, (co, kh, kw, ci)), I8)
+    acc = b.conv(src, w, I32, strides, pads, lhs, rhs, ci if dw else 1, ohwi=not dw)
+    t = acc.type
+
+    def per_channel(values) -> Tensor:
+        return b.op("broadcast_in_dim", [b.const(values, I32)], t, dims=(3,), shape=t.shape)
+
+    v = b.op("add", [acc, per_channel(b.rng.integers(-5000, 5000, co))], t)
+    mult = b.rng.integers(1 << 29, (1 << 31) - 1, co)
+    v = b.op("saturating_rounding_doubling_high_mul", [v, per_channel(mult)], t)
+    v = b.op("rounding_divide_by_pot", [v, per_channel(b.rng.integers(6, 11, co))], t)
+    zp = b.op("broadcast_in_dim", [b.const(zp_out, I32)], t, dims=(), shape=t.shape)
+    v = b.op("clamp", [b.const(-128, I32), b.op("add", [v, zp], t), b.const(127, I32)], t)
+    return b.op("convert", [v], TensorType(t.shape, I8), dtype="i8")

@@ -41,7 +41,7 @@ def _run(graph: Graph, board_name: str, inputs: list[np.ndarray], out_dir):
 def test_window_schedules_on_the_board(board: str, tmp_path) -> None:
     inputs = _inputs()
     got, want, _ = _run(all_windows(), board, inputs, tmp_path / "fw")
-    assert len(got) == 12
+    assert len(got) == 14
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         if w.dtype.kind == "f":
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"output {i}")

@@ -151,14 +151,18 @@ def _shift(kind: str) -> Callable[[ir.IRBuilder, ir.Value, ir.Value], ir.Value]:
 
 
 def _srdhm(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    """saturating_rounding_doubling_high_mul on i32: the 64-bit product (one SMULL on
-    Armv7-M), a nudge of 2**30 (1 - 2**30 below zero), division by 2**31 toward zero,
-    and INT32_MAX for INT32_MIN * INT32_MIN, the one product that overflows."""
+    """saturating_rounding_doubling_high_mul on i32: the 64-bit product ab (one SMULL on
+    Armv7-M), nudged by 2**30 (1 - 2**30 below zero) and divided by 2**31 toward zero,
+    and INT32_MAX for INT32_MIN * INT32_MIN, the one product that overflows.
+
+    The nudge and the truncation fold into one floor: for ab >= 0 the sum is >= 0 and
+    truncation is floor; for ab < 0 the sum is negative and truncating it equals
+    flooring it plus 2**31 - 1, which with the nudge is floor((ab + 2**30) / 2**31)
+    again. So the whole is (ab + 2**30) >> 31: an add with carry and two shifts, no
+    sign test."""
     i64 = ir.IntType(64)
     ab = b.mul(b.sext(x, i64), b.sext(y, i64))
-    nudge = b.select(b.icmp_signed(">=", ab, ir.Constant(i64, 0)), ir.Constant(i64, 1 << 30),
-                     ir.Constant(i64, 1 - (1 << 30)))
-    high = b.trunc(b.sdiv(b.add(ab, nudge), ir.Constant(i64, 1 << 31)), I32)
+    high = b.trunc(b.ashr(b.add(ab, ir.Constant(i64, 1 << 30)), ir.Constant(i64, 31)), I32)
     int_min = ir.Constant(I32, -(1 << 31))
     overflow = b.and_(b.icmp_signed("==", x, int_min), b.icmp_signed("==", y, int_min))
     return b.select(overflow, ir.Constant(I32, (1 << 31) - 1), high)
@@ -254,6 +258,7 @@ _MATH_OPS = {
     "cbrt", "tanh", "sine", "cosine", "tan", "floor", "ceil", "round_nearest_afz",
     "round_nearest_even", "power", "atan2",
 }  # fmt: skip
+_MATH_OPS |= mathlib.SPECIAL_UNARY  # CHLO's functions (codegen/mathlib_special.py)
 
 
 # --------------------------------------------------------------------------- the emitter
@@ -344,7 +349,10 @@ class _KernelEmitter(NestEmitter):
     def _load_at(self, buf: int, ptr: ir.Value) -> ir.Value:
         """Element of buffer `buf` at `ptr`, in its compute type."""
         dt = self._tensor(buf).dtype
-        raw = self.b.load(ptr, typ=storage_type(dt))
+        return self._from_storage(self.b.load(ptr, typ=storage_type(dt)), dt)
+
+    def _from_storage(self, raw: ir.Value, dt: DType) -> ir.Value:
+        """An element as memory holds it (storage_type) in its compute type."""
         b = self.b
         if dt.kind == "b":
             return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
@@ -477,6 +485,13 @@ class _KernelEmitter(NestEmitter):
             )
         if op == "convert":
             return self._cast(args[0], dts[0], e.dtype)
+        if op == "bitcast_convert":  # same width (kernel/lower.py does the rest)
+            bits = self._to_storage(args[0], dts[0])
+            raw = self.b.bitcast(bits, ir.IntType(dts[0].bits)) if dts[0].is_float and \
+                dts[0].bits >= 32 else bits
+            st = storage_type(e.dtype)
+            return self._from_storage(raw if raw.type == st else self.b.bitcast(raw, st),
+                                      e.dtype)
         if op == "is_finite":
             x = args[0]
             return self.b.fcmp_ordered("<", mathlib.fabs(self.b, x), ir.Constant(x.type, INF))
@@ -563,8 +578,10 @@ class _KernelEmitter(NestEmitter):
                 r = _fmax(b, x, y)
             elif op == "minimum":
                 r = _fmin(b, x, y)
-            elif op in ("remainder", "power", "atan2"):
+            elif op in ("remainder", "power", "atan2") or op in mathlib.SPECIAL_BINARY:
                 r = mathlib.call_math(b, op, x, y)
+            elif op == "next_after":  # steps on the storage format's own grid
+                r = mathlib.next_after(b, x, y, dt.name)
             else:
                 raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
             # maximum / minimum pick an operand and need no rounding.

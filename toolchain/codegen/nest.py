@@ -29,9 +29,11 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
+from toolchain.codegen.dot import WIDTH, DotEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
+    Const,
     Expr,
     Index,
     Kernel,
@@ -41,6 +43,7 @@ from toolchain.kernel.form import (
     postorder,
 )
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
+from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
 from toolchain.loops.schedule import LoopSchedule, Nest
 
@@ -49,7 +52,7 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter:
+class NestEmitter(DotEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -148,8 +151,23 @@ class NestEmitter:
             self._start_nest(nest, schedule)
             if 0 in self.k.domain[:self.k.n_parallel]:
                 continue
+            self._hoist_invariants()
             self._parallel(0)
         self.k = kernel
+
+    def _hoist_invariants(self) -> None:
+        """Computes, before any loop, every value that depends on no loop index (a
+        scalar chain fused from a reduction's result, a broadcast operand): once per
+        nest instead of once per iteration. The loads are reads of the dispatch's
+        operands, safe anywhere (bounds-checked ones are clamped)."""
+        with_acc: set[int] = set()
+        for root in self.k.roots:
+            for e in postorder(root):
+                if isinstance(e, Acc) or any(id(c) in with_acc for c in children(e)):
+                    with_acc.add(id(e))
+                    continue
+                if isinstance(e, Load | Apply) and not self.deps[id(e)]:
+                    self.value(e)
 
     def _parallel(self, level: int) -> None:
         order = self.nest.order
@@ -305,7 +323,9 @@ class NestEmitter:
         d = loops[level]
         n = self.k.domain[d]
         parts = len(slots) if level == len(loops) - 1 else 1
-        if parts == 1:
+        if level == len(loops) - 1 and self.nest.dot and self._packable(d):
+            self._packed_loop(d, points, slots[0])
+        elif parts == 1:
             self.ranges[d] = (0, n - 1)
 
             def body(i: ir.Value) -> None:
@@ -347,7 +367,127 @@ class NestEmitter:
         self.base[d] = 0
         self.ranges[d] = (0, 0)
 
-    def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
+    def _packable(self, d: int) -> bool:
+        """Whether both int8 operands can be read 4 elements at a time along reduced dim
+        d in this region: stride 1 along d, every index that depends on d proven in
+        bounds (one that does not may still be checked: then the whole word is padding
+        or not), a constant pad, and every address a multiple of 4 (each other index
+        steps by multiples of 4 bytes, and bindings start at multiples of 8:
+        docs/module-format.md)."""
+        operands = dot_operands(self.k)
+        n = self.k.domain[d]
+        if operands is None or n < WIDTH:
+            return False
+        saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
+        self.ranges[d] = (0, n - 1)
+        for u in self.nest.unroll:  # every tap the packed loop's body covers
+            self.ranges[u] = (0, self.k.domain[u] - 1)
+        try:
+            for ld in operands:
+                split = self._packed_split(ld, d)
+                if split is None:
+                    return False
+                flat = _flat(*split[:2], range(len(split[0])))
+                if flat.coeff(d) != 1 or flat.const % WIDTH:
+                    return False
+                if any(c % WIDTH for dim, c in flat.terms if dim != d):
+                    return False
+            return True
+        finally:
+            self.ranges.update(saved)
+
+    def _packed_split(self, ld: Load, d: int | None = None):
+        """(affine forms, strides, unproven indices) of an int8 operand at the current
+        point, or None when it cannot be read a word at a time: a non-affine index, a
+        `valid` test, an unproven index that depends on the packed dim d, or a pad that
+        is no constant."""
+        k = self.k
+        shape = k.operands[ld.operand].shape
+        forms = tuple(affine_of(i) for i in ld.index)
+        if ld.valid is not None or any(f is None for f in forms):
+            return None
+        unproven = []
+        if ld.pad is not None:
+            ranges = {x: self._interval(x) for x in range(len(k.domain))}
+            for i, (f, size) in enumerate(zip(forms, shape, strict=True)):
+                lo, hi = f.interval(ranges)
+                if lo < 0 or hi > size - 1:
+                    unproven.append(i)
+            if unproven and not (isinstance(ld.pad, Const) and ld.pad.dtype.is_integer):
+                return None
+            if d is not None and any(forms[i].coeff(d) for i in unproven):
+                return None
+        return forms, _strides(shape), unproven
+
+    def packed_word(self, ld: Load) -> ir.Value:
+        """The 4 int8 elements of `ld` from the current point on along the packed dim, as
+        one aligned 32-bit load (or the pad value in all four bytes where the region's
+        check fails)."""
+        from toolchain.codegen.dot import I32 as W32
+
+        b = self.b
+        forms, strides, unproven = self._packed_split(ld)
+        proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
+        if not unproven:
+            ptr = self._affine_address(ld.operand, proven)
+            return self._cached(("w", id(ptr)), lambda: self._word_at(ptr))
+        shape = self.k.operands[ld.operand].shape
+        deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
+                                   for i in unproven))
+        key = (id(ld), tuple(unproven), tuple(self.point[x] for x in sorted(deps & self.varying)))
+
+        def test() -> ir.Value:
+            ok: ir.Value = ir.Constant(I1, 1)
+            for i in unproven:
+                idx = self._as_index(ld.index[i])
+                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
+            return ok
+
+        ok = self._cached(("chk",) + key, test)
+        safe = self._cached(("safe",) + key, lambda: b.select(
+            ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
+        ptr = self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
+        pad = int(ld.pad.value) & 0xFF
+        return b.select(ok, self._word_at(ptr), ir.Constant(W32, pad * 0x01010101))
+
+    def _word_at(self, ptr: ir.Value) -> ir.Value:
+        from toolchain.codegen.dot import I32 as W32
+
+        word = self.b.load(ptr, typ=W32)
+        word.align = WIDTH
+        return word
+
+    def _packed_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
+        """Reduced dim d four at a time with the target's int8 dot step, then the rest
+        one at a time."""
+        n = self.k.domain[d]
+        full, rest = divmod(n, WIDTH)
+        self.ranges[d] = (0, (full - 1) * WIDTH)
+
+        def body(i: ir.Value) -> None:
+            self.base[d] = i
+            with self._scope():
+                self._reduce_body(points, slots, packed=True)
+
+        if full == 1:
+            self.base[d] = 0
+            with self._scope():
+                self._reduce_body(points, slots, packed=True)
+        else:
+            self._loop_range(f"r{d}", 0, full, WIDTH, body)
+        if rest:
+            self.varying |= {d}
+            self.base[d] = full * WIDTH
+            self.ranges[d] = (full * WIDTH, full * WIDTH)
+            with self._scope():
+                for u in range(rest):
+                    self.point[d] = u
+                    self._reduce_body(points, slots)
+            self.point[d] = 0
+            self.varying -= {d}
+
+    def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value],
+                     packed: bool = False) -> None:
         k = self.k
         b = self.b
         accs = [b.load(s) for s in slots]
@@ -357,7 +497,7 @@ class NestEmitter:
             self.point.update(zip(unroll, tap))
             for j, p in enumerate(points):
                 self.point.update(p)
-                accs[j] = self._combine(accs[j])
+                accs[j] = self.dot_step(accs[j]) if packed else self._combine(accs[j])
         for d in unroll:
             self.point[d] = 0
         for slot, v in zip(slots, accs, strict=True):

@@ -20,8 +20,9 @@ import itertools
 from dataclasses import dataclass
 from math import prod
 
-from toolchain.kernel.form import INDEX, Apply, Expr, Index, Kernel, Load, postorder
-from toolchain.loops.affine import affine_of
+from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder
+from toolchain.loops.affine import Affine, affine_of
+from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.target.descriptors import Target
@@ -32,19 +33,22 @@ __all__ = ["BUDGETS", "SIMD", "Budget", "SimdRow", "choose_schedule", "interior_
 
 @dataclass(frozen=True)
 class SimdRow:
-    """What a SIMD instruction set offers the loops: f32 lanes per register."""
+    """What a SIMD instruction set offers the loops: f32 lanes per register, and the
+    kind of packed int8 dot step (codegen/dot.py's DOT_KINDS; "" for none)."""
 
     float_lanes: int
+    int8_dot: str = ""
 
 
 SIMD: dict[str, SimdRow] = {
     "none": SimdRow(float_lanes=1),
-    "dsp": SimdRow(float_lanes=1),  # packed integer halves/bytes in core registers only
+    "dsp": SimdRow(float_lanes=1, int8_dot="dsp"),  # SXTB16 + SMLAD in core registers
     "mve": SimdRow(float_lanes=4),
     "neon": SimdRow(float_lanes=4),
     "sse2": SimdRow(float_lanes=4),
     "avx2": SimdRow(float_lanes=8),
 }
+DOT_WIDTH = 4  # int8 elements per packed step
 
 
 @dataclass(frozen=True)
@@ -143,13 +147,16 @@ def _deps(e: Expr) -> frozenset[int]:
 
 
 def _arith_ops(e: Expr, k: Kernel) -> int:
-    """Value operations of an expression: applies on non-index values (conversions of
-    loads to a wider type are free: a sign-extending load)."""
-    n = 0
+    """Value operations of an expression: applies outside load indices (conversions
+    of loads to a wider type are free: a sign-extending load). INDEX is i32, so index
+    arithmetic is told apart by where it is, not by its type."""
+    index_nodes: set[int] = set()
     for x in postorder(e):
-        if isinstance(x, Apply) and x.dtype != INDEX and x.op != "convert":
-            n += 1
-    return n
+        if isinstance(x, Load):
+            for i in x.index:
+                index_nodes.update(id(y) for y in postorder(i))
+    return sum(1 for x in postorder(e) if isinstance(x, Apply) and x.op != "convert"
+               and id(x) not in index_nodes)
 
 
 @dataclass(frozen=True)
@@ -181,7 +188,8 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
 
 
 def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
-               loops: tuple[int, ...], budget: Budget, partials: int = 1) -> float:
+               loops: tuple[int, ...], budget: Budget, partials: int = 1,
+               packed: bool = False) -> float:
     """Instructions of one tile of `tile` outputs (dim -> size)."""
     points = prod(tile.values())
     copies = points * prod(k.domain[d] for d in unroll)
@@ -193,15 +201,20 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
             prod(k.domain[d] for d in unroll if d in deps)
     step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
     steps = prod(k.domain[d] for d in loops)
+    if packed:  # per 4 elements: a word per load, 2 unpacks of each, 2 MACs per copy
+        step = 3 * loads + 2 * copies + budget.loop_cost
+        steps /= DOT_WIDTH
     return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
 
 
 def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
-          partials: int = 1) -> bool:
+          partials: int = 1, packed: bool = False) -> bool:
     caps = target.capabilities
     points = prod(tile.values()) * partials
     widest = max((prod(n for d, n in tile.items() if d in deps) for deps in s.loads),
                  default=1)
+    if packed:  # each loaded word lives as two registers of 16-bit pairs
+        widest = 2 * widest + 2
     if s.float_acc and caps.float_registers:
         return points + widest + 1 <= caps.float_registers
     free = caps.int_registers - n_operands - RESERVED_INT_REGISTERS
@@ -209,7 +222,7 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
 
 
 def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
-           loops: tuple[int, ...], budget: Budget, partials: int) -> float:
+           loops: tuple[int, ...], budget: Budget, partials: int, packed: bool) -> float:
     """Cost of the whole nest: full tiles and the remainder tiles of each dim."""
     parts: list[list[tuple[int, int]]] = []  # per blocked dim: (tile size, how many)
     for d, f in factors.items():
@@ -222,20 +235,42 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
     for combo in itertools.product(*parts):
         tile = {d: size for d, (size, _) in zip(dims, combo)}
         count = prod(c for _, c in combo)
-        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials)
+        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed)
     return total * others
+
+
+def _packable(k: Kernel, d: int) -> bool:
+    """Whether both int8 operands are contiguous along reduced dim d (stride 1) with
+    every other stride a multiple of the packed width: word loads stay aligned."""
+    operands = dot_operands(k)
+    if operands is None or k.domain[d] < DOT_WIDTH:
+        return False
+    for ld in operands:
+        shape = k.operands[ld.operand].shape
+        flat = Affine((), 0)
+        for comp, size in zip(ld.index, shape, strict=True):
+            a = affine_of(comp)
+            if a is None:
+                return False
+            flat = flat.times(size).plus(a)
+        if flat.coeff(d) != 1 or flat.const % DOT_WIDTH or \
+                any(c % DOT_WIDTH for x, c in flat.terms if x != d):
+            return False
+    return True
 
 
 def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
     """Reduced dims to unroll inside the tile: short ones, innermost first, while the
-    copies of the body stay within the budget."""
+    copies of the body stay within the budget. A long dim stays a loop and the short
+    ones outside it move into its body (a 3x3 window's taps inside the loop over input
+    channels: one loop instead of three)."""
     chosen: list[int] = []
     copies = points
     for d in reversed(range(k.n_parallel, len(k.domain))):
         n = k.domain[d]
-        if n <= 1:
+        if n <= 1 or n > budget.max_unroll:
             continue
-        if n > budget.max_unroll or copies * n > budget.max_copies:
+        if copies * n > budget.max_copies:
             break
         chosen.append(d)
         copies *= n
@@ -247,6 +282,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
     s = _shape(k, fma)
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
+    dot = SIMD[target.capabilities.simd].int8_dot if dot_operands(k) else ""
     best: tuple | None = None
     for chosen in itertools.chain([()], itertools.combinations(par, 1),
                                   itertools.combinations(par, 2)):
@@ -261,22 +297,25 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
                           if k.domain[d] > 1 and d not in unroll)
             long_sum = (s.float_acc and k.combine == "add" and bool(loops)
                         and k.domain[loops[-1]] >= LONG_SUM)
-            for partials in PARTIALS:
+            packable = dot != "" and bool(loops) and _packable(k, loops[-1])
+            for partials, packed in itertools.product(PARTIALS, (False, True)):
                 if partials > 1 and (k.combine != "add" or not loops
                                      or k.domain[loops[-1]] < 2 * partials):
                     continue
-                if not _fits(s, factors, body_operands, target, partials):
+                if packed and (not packable or partials > 1):
                     continue
-                cost = _total(s, k, factors, unroll, loops, budget, partials)
+                if not _fits(s, factors, body_operands, target, partials, packed):
+                    continue
+                cost = _total(s, k, factors, unroll, loops, budget, partials, packed)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
                 if best is None or key < best[0]:
-                    best = (key, factors, unroll, loops, partials)
+                    best = (key, factors, unroll, loops, partials, packed)
     assert best is not None
-    _, factors, unroll, loops, partials = best
+    _, factors, unroll, loops, partials, packed = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
-                partials=partials)
+                partials=partials, dot=dot if packed else "")
 
 
 def _elementwise_nest(k: Kernel, target: Target) -> Nest:
@@ -297,7 +336,7 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool) -> Ne
             nest = Nest(nk.domain, nk.n_parallel, nest.order)
     interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items()))
     return Nest(nest.domain, nest.n_parallel, nest.order, nest.reduction, nest.unroll,
-                nest.blocks, interior, phases, nest.vector, nest.partials)
+                nest.blocks, interior, phases, nest.vector, nest.partials, nest.dot)
 
 
 def plain_schedule(k: Kernel) -> LoopSchedule:

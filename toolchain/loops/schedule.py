@@ -26,6 +26,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   (by the innermost reduction loop's index modulo P), added at the end; a float sum's
   rounding error grows with the length of its chain, and the chains are independent
   (the loop is also unrolled P times).
+- `dot`: an int8 sum of products runs its innermost reduced dim 4 elements at a time
+  with the target's packed instructions of that kind (codegen/dot.py: `dsp` is SXTB16 +
+  SMLAD), where both operands are contiguous, aligned and need no bounds check.
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -68,6 +71,7 @@ class Nest:
     phases: tuple[Phase, ...] = ()
     vector: int = 0
     partials: int = 1
+    dot: str = ""
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -97,6 +101,8 @@ class Nest:
             parts.append("phase " + ", ".join(str(p) for p in self.phases))
         if self.partials > 1:
             parts.append(f"partials {self.partials}")
+        if self.dot:
+            parts.append(f"dot {self.dot}")
         if self.vector:
             parts.append(f"vector {self.vector}")
         return " ".join(parts)

@@ -1,0 +1,81 @@
+"""int8 dot products four at a time with the target's packed-integer instructions.
+
+An int8 convolution or dense layer sums `int32(x) * int32(w)` over a reduced dim along
+which both operands are contiguous (the input channels, a row of the weights). On Arm's
+DSP extension (Cortex-M4, M7, M33) one 32-bit load takes four of them, SXTB16 sign-
+extends bytes 0 and 2 (and, rotated by 8, bytes 1 and 3) into two 16-bit halves, and
+SMLAD multiplies both halves and adds them to the accumulator: 4 MACs in 2 loads, 4
+SXTB16 and 2 SMLAD, where the scalar loop takes 4 x (2 loads + 1 multiply-add). The
+byte order differs between the two pairs, but equally for x and w, so the sum is the
+same: integer arithmetic, exactly the reference's.
+
+The instructions are LLVM's ACLE intrinsics (`llvm.arm.sxtb16`, `llvm.arm.smlad`),
+emitted inline by the loop nest (codegen/nest.py) where the schedule says `dot dsp`:
+LLVM schedules and allocates registers across the whole tile, which a C microkernel
+called per tile could not share with the epilogue. `DOT_KINDS` is the table of kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from toolchain.codegen import mathlib
+from toolchain.kernel.form import Load
+from toolchain.loops.patterns import dot_operands
+
+I32 = ir.IntType(32)
+WIDTH = 4  # int8 elements per 32-bit word
+
+
+@dataclass(frozen=True)
+class DotKind:
+    """How a target sums 4 int8 products into an int32: the intrinsic that unpacks a
+    word into 16-bit halves and the one that multiplies and adds both halves."""
+
+    unpack: str
+    mac: str
+
+
+DOT_KINDS: dict[str, DotKind] = {
+    "dsp": DotKind(unpack="llvm.arm.sxtb16", mac="llvm.arm.smlad"),
+}
+
+
+class DotEmitter:
+    """The packed steps, for NestEmitter (which provides the builder, the caches and the
+    addresses)."""
+
+    def _unpack(self, word: ir.Value, high: bool) -> ir.Value:
+        kind = DOT_KINDS[self.nest.dot]
+        b = self.b
+        if high:  # bytes 1 and 3: the word rotated right by 8 (folds into SXTB16's ROR)
+            fshr = mathlib._intrinsic(b.module, "llvm.fshr.i32", I32, [I32, I32, I32])
+            word = b.call(fshr, [word, word, ir.Constant(I32, 8)])
+        fn = mathlib._intrinsic(b.module, kind.unpack, I32, [I32])
+        return b.call(fn, [word])
+
+    def _pairs(self, ld: Load) -> tuple[ir.Value, ir.Value]:
+        """The 16-bit pairs of the 4 elements of `ld` from the current point on (along
+        the packed dim): one word, unpacked twice, once per word the tile reads."""
+        word = self.packed_word(ld)
+        key = ("pairs", id(word))
+        for scope in reversed(self.scopes):
+            hit = scope.get(key)
+            if hit is not None:
+                return hit[1]
+        v = self._unpack(word, False), self._unpack(word, True)
+        self.scopes[-1][key] = (word, v)  # keeps word alive, so its id stays unique
+        return v
+
+    def _mac(self, a: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+        fn = mathlib._intrinsic(self.b.module, DOT_KINDS[self.nest.dot].mac, I32,
+                                [I32, I32, I32])
+        return self.b.call(fn, [a, w, acc])
+
+    def dot_step(self, acc: ir.Value) -> ir.Value:
+        """acc + the 4 products from the current point on along the packed dim."""
+        x, w = dot_operands(self.k)
+        (x0, x1), (w0, w1) = self._pairs(x), self._pairs(w)
+        return self._mac(x1, w1, self._mac(x0, w0, acc))
