@@ -140,6 +140,10 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--dump-generic", action="store_true",
                       help="print the parsed MLIR in generic op form and stop (MLIR models "
                            "only)")
+    mode.add_argument("--dump-schedule", action="store_true",
+                      help="print each dispatch's loop schedule for --board and stop "
+                           "(loop order, register blocking, unrolled taps, unchecked "
+                           "interiors, phases, partial sums, FMA, packed int8 steps)")
     return p
 
 
@@ -208,6 +212,38 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
     return summary
 
 
+def _dump_schedule(args: argparse.Namespace) -> int:
+    """--dump-schedule: the graph as the build prepares it, scheduled into dispatches, and
+    each dispatch's loop schedule for the board's target (toolchain/loops)."""
+    from toolchain.kernel.form import Kernel
+    from toolchain.loops import choose_schedule
+    from toolchain.pipeline import prepare_graph
+    from toolchain.schedule import schedule
+
+    if not args.board:
+        raise UsageError(f"--dump-schedule needs --board: schedules depend on the target "
+                         f"(boards: {', '.join(list_boards())})")
+    quantize = quantize_options(args)
+    try:
+        board = load_board(args.board)
+    except DescriptorError as e:
+        raise UsageError(str(e)) from None
+    graph = load_graph(args.model, args.entry, input_shapes(args))
+    if quantize.mode == "int8":
+        load_calibration(quantize.calibration, graph)
+    program = schedule(prepare_graph(graph, quantize))
+    target = board.target_info
+    print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
+          "dispatches")
+    for step in program.steps:
+        k = step.kernel
+        if isinstance(k, Kernel):
+            print(choose_schedule(k, target).format())
+        else:
+            print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
+    return EXIT_OK
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.dump_generic:
@@ -220,6 +256,8 @@ def _main(argv: list[str] | None) -> int:
     if args.dump_ir:
         sys.stdout.write(print_graph(load_graph(args.model, args.entry, input_shapes(args))))
         return EXIT_OK
+    if args.dump_schedule:
+        return _dump_schedule(args)
     if not args.board:
         raise UsageError(f"--board is required to build firmware (boards: "
                          f"{', '.join(list_boards())}); --dump-ir prints the IR instead")
