@@ -258,7 +258,6 @@ _MATH_OPS = {
     "cbrt", "tanh", "sine", "cosine", "tan", "floor", "ceil", "round_nearest_afz",
     "round_nearest_even", "power", "atan2",
 }  # fmt: skip
-_MATH_OPS |= mathlib.SPECIAL_UNARY  # CHLO's functions (codegen/mathlib_special.py)
 
 
 # --------------------------------------------------------------------------- the emitter
@@ -349,10 +348,7 @@ class _KernelEmitter(NestEmitter):
     def _load_at(self, buf: int, ptr: ir.Value) -> ir.Value:
         """Element of buffer `buf` at `ptr`, in its compute type."""
         dt = self._tensor(buf).dtype
-        return self._from_storage(self.b.load(ptr, typ=storage_type(dt)), dt)
-
-    def _from_storage(self, raw: ir.Value, dt: DType) -> ir.Value:
-        """An element as memory holds it (storage_type) in its compute type."""
+        raw = self.b.load(ptr, typ=storage_type(dt))
         b = self.b
         if dt.kind == "b":
             return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
@@ -485,13 +481,6 @@ class _KernelEmitter(NestEmitter):
             )
         if op == "convert":
             return self._cast(args[0], dts[0], e.dtype)
-        if op == "bitcast_convert":  # same width (kernel/lower.py does the rest)
-            bits = self._to_storage(args[0], dts[0])
-            raw = self.b.bitcast(bits, ir.IntType(dts[0].bits)) if dts[0].is_float and \
-                dts[0].bits >= 32 else bits
-            st = storage_type(e.dtype)
-            return self._from_storage(raw if raw.type == st else self.b.bitcast(raw, st),
-                                      e.dtype)
         if op == "is_finite":
             x = args[0]
             return self.b.fcmp_ordered("<", mathlib.fabs(self.b, x), ir.Constant(x.type, INF))
@@ -578,10 +567,8 @@ class _KernelEmitter(NestEmitter):
                 r = _fmax(b, x, y)
             elif op == "minimum":
                 r = _fmin(b, x, y)
-            elif op in ("remainder", "power", "atan2") or op in mathlib.SPECIAL_BINARY:
+            elif op in ("remainder", "power", "atan2"):
                 r = mathlib.call_math(b, op, x, y)
-            elif op == "next_after":  # steps on the storage format's own grid
-                r = mathlib.next_after(b, x, y, dt.name)
             else:
                 raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
             # maximum / minimum pick an operand and need no rounding.
