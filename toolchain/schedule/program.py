@@ -4,8 +4,15 @@ Control flow is flattened first (schedule/control.py): the program is one comman
 with branch commands. The arena is planned by linear scan over that order: each buffer
 gets the first free, 16-byte aligned hole that fits at its first command and is freed
 after its last, where a buffer that a loop's next iteration reads again (used in more
-than one block inside the loop) stays live over the whole loop. A result never shares
-memory with its own operands.
+than one block inside the loop) stays live over the whole loop. A result shares memory
+with an operand only in place: it takes the buffer of an operand that dies at its
+command when the kernel reads that operand element by element at the result's own
+index (schedule/inplace.py: element-wise and per-channel ops, epilogues).
+
+The program also records the arena's lower bound for that liveness: the largest sum of
+the buffers live at one command (each rounded up to the 16-byte alignment every buffer
+has; buffers sharing memory in place count once). No placement of those buffers can
+use less; the size report shows the arena against it.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from toolchain.kernel.lower import lower_node
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
+from toolchain.schedule.inplace import writes_over
 from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
 from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.types import TensorType
@@ -82,6 +90,8 @@ class Program:
     inputs: list[TensorType] = field(default_factory=list)
     outputs: list[TensorType] = field(default_factory=list)
     arena_size: int = 0
+    # The largest sum of live arena buffers at one command (module docstring).
+    arena_lower_bound: int = 0
 
 
 def nbytes(t: TensorType) -> int:
@@ -238,8 +248,9 @@ def _live_intervals(steps_io: list[tuple[list[Tensor], list[Tensor]]],
     return span
 
 
-def schedule(graph: Graph) -> Program:
-    """Builds the Program for a verified, constant-folded graph."""
+def schedule(graph: Graph, in_place: bool = True) -> Program:
+    """Builds the Program for a verified, constant-folded graph. With `in_place` False,
+    every result gets a buffer of its own (to measure what in-place saves)."""
     flat = Flattener(_dispatches)
     flat.graph(graph)
     items, constants = flat.items, flat.constants
@@ -288,7 +299,8 @@ def schedule(graph: Graph) -> Program:
     for i, t in enumerate(outputs):
         where[id(t)] = Buffer("output", i, nbytes(t.type))
     # Linear scan over the steps: a buffer takes the first hole that fits at its first
-    # step and is freed after its last (so a result never shares its operands' memory).
+    # step and is freed after its last (so a result never shares its operands' memory),
+    # unless it is written in place over an operand that dies at that step.
     arena = _Arena()
     starting: dict[int, list[Tensor]] = {}
     for _, rd, wr in entries:
@@ -297,9 +309,23 @@ def schedule(graph: Graph) -> Program:
                 where[id(t)] = Buffer("arena", -1, nbytes(t.type))  # placed below
                 starting.setdefault(span[id(t)][0], []).append(t)
     ending: dict[int, list[Tensor]] = {}
+    holders: dict[int, int] = {}  # arena offset -> tensors placed there not yet ended
+    # For the lower bound: [size, first step, last step] of each placement, by offset
+    # while placed, then in `placed`.
+    blocks: dict[int, list[int]] = {}
+    placed: list[list[int]] = []
     for k, (item, rd, wr) in enumerate(entries):
         for t in starting.get(k, []):
-            where[id(t)] = Buffer("arena", arena.alloc(nbytes(t.type)), nbytes(t.type))
+            donor = _in_place_donor(item, t, k, span, where, holders) if in_place else None
+            if donor is None:
+                offset = arena.alloc(nbytes(t.type))
+                holders[offset] = 0
+                blocks[offset] = [_align(max(nbytes(t.type), 1)), k, k]
+            else:
+                offset = where[id(donor)].index
+            holders[offset] += 1
+            blocks[offset][2] = max(blocks[offset][2], span[id(t)][1])
+            where[id(t)] = Buffer("arena", offset, nbytes(t.type))
             ending.setdefault(span[id(t)][1], []).append(t)
         for t in rd:
             if id(t) not in where:  # a constant, placed in the pool at its first use
@@ -315,14 +341,48 @@ def schedule(graph: Graph) -> Program:
             bound = list(item.operands) + wr
         program.steps.append(Step(kernel, [where[id(t)] for t in bound]))
         for t in ending.get(k, []):
-            arena.free(where[id(t)].index)
+            offset = where[id(t)].index
+            holders[offset] -= 1
+            if holders[offset] == 0:
+                arena.free(offset)
+                placed.append(blocks.pop(offset))
     program.arena_size = arena.size
+    program.arena_lower_bound = _peak(placed + list(blocks.values()), len(entries))
     _resolve_branch_targets(program, label_step)
     index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
     for scale_id, weight_id in flat.scales_of.items():
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+def _in_place_donor(item: Item, t: Tensor, k: int, span: dict[int, list[int]],
+                    where: dict[int, Buffer], holders: dict[int, int]) -> Tensor | None:
+    """The operand whose arena buffer the result `t` of step `k` may take: one that
+    dies at this step, alone in its buffer, which the kernel may write over
+    (inplace.writes_over). None if there is none."""
+    if not isinstance(item, Dispatch) or item.output is not t:
+        return None
+    for operand in item.operands:
+        b = where.get(id(operand))
+        if (b is not None and b.kind == "arena" and span[id(operand)][1] == k
+                and holders.get(b.index) == 1 and writes_over(item, operand)):
+            return operand
+    return None
+
+
+def _peak(blocks: list[list[int]], steps: int) -> int:
+    """The largest sum of block sizes live at one step; a block is [size, first step,
+    last step]."""
+    delta = [0] * (steps + 1)
+    for size, first, last in blocks:
+        delta[first] += size
+        delta[last + 1] -= size
+    peak = live = 0
+    for d in delta:
+        live += d
+        peak = max(peak, live)
+    return peak
 
 
 def _resolve_branch_targets(program: Program, label_step: dict[int, int]) -> None:
