@@ -211,7 +211,9 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
           partials: int = 1, packed: bool = False) -> bool:
     caps = target.capabilities
     points = prod(tile.values()) * partials
-    widest = max((prod(n for d, n in tile.items() if d in deps) for deps in s.loads),
+    # The tile holds one operand's values for all its outputs and streams the others
+    # through a register: the smallest set is the one to hold.
+    widest = min((prod(n for d, n in tile.items() if d in deps) for deps in s.loads),
                  default=1)
     if packed:  # each loaded word lives as two registers of 16-bit pairs
         widest = 2 * widest + 2
