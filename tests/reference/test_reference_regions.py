@@ -297,3 +297,27 @@ def test_map() -> None:
     (got,) = run(MAP, np.array([[0, 1], [2, 3]], np.int64), np.array([[4, 5], [6, 7]], np.int64),
                  np.int64(-2))
     np.testing.assert_array_equal(got, [[-2, 3], [10, 19]])
+
+
+SCATTER_SCALAR = """
+func.func @main(%x: tensor<5xf32>, %i: tensor<i32>, %u: tensor<f32>) -> tensor<5xf32> {
+  %r = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0],
+      scatter_dims_to_operand_dims = [0], index_vector_dim = 0>}
+     : (tensor<5xf32>, tensor<i32>, tensor<f32>) -> tensor<5xf32>
+  return %r : tensor<5xf32>
+}
+"""
+
+
+def test_scatter_of_one_scalar_update() -> None:
+    # Rank-0 updates (one index, one element) once raised in the reference (found by
+    # the random graph fuzzer); an index outside the operand skips the update.
+    x = np.arange(5, dtype=np.float32)
+    (got,) = run(SCATTER_SCALAR, x, np.int32(3), np.float32(10))
+    assert got.tolist() == [0, 1, 2, 13, 4]
+    (got,) = run(SCATTER_SCALAR, x, np.int32(7), np.float32(10))
+    assert got.tolist() == [0, 1, 2, 3, 4]

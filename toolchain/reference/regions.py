@@ -238,7 +238,8 @@ def scatter_targets(node: Node, operand_shape: Sequence[int], indices: np.ndarra
     obatch, ibatch = at["input_batching_dims"], at["scatter_indices_batching_dims"]
     to_operand, ivd = at["scatter_dims_to_operand_dims"], at["index_vector_dim"]
     rank = len(operand_shape)
-    grid = np.indices(tuple(update_shape)).reshape(len(update_shape), -1)  # [urank, count]
+    count = int(np.prod(update_shape, dtype=np.int64))  # 1 for a rank-0 update
+    grid = np.indices(tuple(update_shape)).reshape(len(update_shape), count)  # [urank, count]
     scatter_dims = [d for d in range(len(update_shape)) if d not in window]
     scatter_index = grid[scatter_dims]  # [n_scatter, count]
     idx = indices if ivd < indices.ndim else indices[..., None]
