@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.codegen.image import emit_image_object
+from toolchain.emu.profile import dispatch_macs
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
     ImageTooLarge,
@@ -162,6 +163,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     try:
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
+        (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
         link = link_image(board, [tmp / "dispatch.o"], tmp, log)
         if stamp:
             # Written last: a stamp vouches for finished artifacts only.
@@ -255,7 +257,30 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
 STAMP_FILE = "build.json"
 # What minirt-run reads from a build directory; their hashes are recorded in the stamp
 # file, so a deleted or overwritten artifact makes the build stale rather than a crash.
-REUSED_ARTIFACTS = ("model.mrt", "firmware.elf")
+REUSED_ARTIFACTS = ("model.mrt", "firmware.elf", "dispatches.json")
+# The image's dispatch functions in program order with their MACs (kernel form), which
+# `minirt-run --profile` reads: the build's own program, never a second scheduling of a
+# graph (the graph the build scheduled is rewritten in place by its passes).
+DISPATCHES_FILE = "dispatches.json"
+
+
+def dispatches_json(program: Program) -> str:
+    """The dispatches file of a build: ``{"dispatches": [{"name", "macs"}, ...]}``."""
+    macs = dispatch_macs([step.kernel for step in program.steps])
+    return json.dumps({"dispatches": [{"name": n, "macs": m} for n, m in macs.items()]},
+                      indent=1) + "\n"
+
+
+def read_dispatch_macs(out_dir: Path) -> dict[str, int]:
+    """MACs by dispatch function name, from a build directory's dispatches file. Raises
+    UsageError when it is missing or unreadable (a build older than the file)."""
+    path = Path(out_dir) / DISPATCHES_FILE
+    try:
+        rows = json.loads(path.read_text())["dispatches"]
+        return {str(r["name"]): int(r["macs"]) for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UsageError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
+                         "the model") from None
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".S", ".ld", ".yaml")
 
 

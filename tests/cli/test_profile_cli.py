@@ -106,3 +106,30 @@ def test_misuse_is_one_line_and_exit_2(args, words, tmp_path: Path, capsys) -> N
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("minirt-run: error: ") and words in err[0]
     assert not (tmp_path / "fw").exists()
+
+
+def test_profile_of_a_deep_model(tmp_path: Path, capsys) -> None:
+    """A shared int8 model of 26 dispatches (its graph too deep to copy recursively): the
+    profile's MACs come from the build's own dispatch list, every dispatch has its row,
+    and the rows add up to the run's count."""
+    from model_zoo import MISSING_REASON, MODELS_DIR, have_models
+
+    model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not have_models() or not model.is_file():
+        pytest.skip(MISSING_REASON)
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("missing tool: qemu-system-arm")
+    out = tmp_path / "fw"
+    code = run.main([str(model), "--board", "cortex-m4", "-o", str(out), "--profile",
+                     "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads(captured.out)
+    listed = json.loads((out / "dispatches.json").read_text())["dispatches"]
+    assert len(data["dispatches"]) == len(listed) >= 20
+    assert [r["name"] for r in data["dispatches"]] == [r["name"] for r in listed]
+    assert [r["macs"] for r in data["dispatches"]] == [r["macs"] for r in listed]
+    # The model's convolutions and its dense layer: 2.66 M MACs in all.
+    assert data["macs"] == sum(r["macs"] for r in listed) == 2_656_768
+    rows = data["dispatches"] + data["other_rows"]
+    assert sum(r["instructions"] for r in rows) == data["instructions"]

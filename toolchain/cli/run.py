@@ -4,7 +4,6 @@ its outputs; `--check` compares them with the numpy reference."""
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from toolchain.cli.common import (
     positive_seconds,
     run_tool,
 )
-from toolchain.emu.profile import Profile, ProfileProbe, dispatch_macs, profile_layout
+from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
 from toolchain.emu.run import EmuError, EmuTimeout, run_image, verified_elf
 from toolchain.emu.stack import StackProbe, stack_probe, stack_reserved
 from toolchain.graph.ir import Graph
@@ -210,21 +209,20 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     if result.outputs is None:
         raise _FirmwareFailed("firmware finished without writing its outputs")
     if args.profile:
-        _print_profile(args, board, out_dir, graph, *probes)  # type: ignore[arg-type]
+        _print_profile(args, board, out_dir, *probes)  # type: ignore[arg-type]
     else:
         print(f"instructions: {result.instructions} (one inference; start-up and I/O "
               "excluded)")
     return pipeline.decode_outputs(signature, result.outputs)
 
 
-def _print_profile(args: argparse.Namespace, board: Board, out_dir: Path, graph: Graph,
+def _print_profile(args: argparse.Namespace, board: Board, out_dir: Path,
                    profile_probe: ProfileProbe, stack: StackProbe) -> None:
-    """The profile of the run, MACs from the program the build scheduled (the same
-    graph scheduled again: its dispatch names must be the image's)."""
-    from toolchain.schedule import schedule
+    """The profile of the run, MACs from the program the build scheduled (its
+    dispatches file: the names are the image's own)."""
+    from toolchain import pipeline
 
-    program = schedule(copy.deepcopy(graph))
-    macs = dispatch_macs([step.kernel for step in program.steps])
+    macs = pipeline.read_dispatch_macs(out_dir)
     profile: Profile = profile_probe.profile(macs, board.identifier, str(args.model))
     unknown = [r.name for r in profile.rows if r.kind == "dispatch" and r.macs is None]
     if unknown:
