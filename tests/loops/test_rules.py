@@ -12,6 +12,7 @@ import yaml
 from toolchain.loops import choose_schedule, interior_ranges, phases_of
 from toolchain.loops.rules import plain_schedule
 from toolchain.target import load_target
+from toolchain.types import dtype
 
 M4, M0, X86 = (load_target(n) for n in ("cortex-m4", "cortex-m0plus", "x86-64"))
 
@@ -53,6 +54,16 @@ def test_fma_where_the_target_has_it(float_dispatches) -> None:
     assert choose_schedule(k, M4).fma
     assert not choose_schedule(k, X86).fma  # baseline x86-64 has no FMA
     assert not choose_schedule(k, M0).fma  # no FPU at all
+
+
+def test_no_f64_fma_on_a_single_precision_fpu(float_dispatches) -> None:
+    """Cortex-M4's FPU does f32 only: a fused f64 multiply-add would be a call to libm's
+    fma, which no firmware links (found by the random graph fuzzer: an f64 convolution
+    failed to link on cortex-m4)."""
+    k = float_dispatches[0][0]
+    f64 = dataclasses.replace(k, result=k.result.with_dtype(dtype("f64")), accumulator=None)
+    assert choose_schedule(k, M4).fma and not choose_schedule(f64, M4).fma
+    assert choose_schedule(f64, load_target("aarch64")).fma  # its FPU does f64
 
 
 def test_long_float_sums_fold_into_partial_sums(float_dispatches, int8_dispatches) -> None:

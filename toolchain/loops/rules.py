@@ -354,7 +354,10 @@ def choose_schedule(k: Kernel, target: Target) -> LoopSchedule:
     """The schedule for kernel `k` on `target` (a transposed convolution gets one nest
     per phase, every other kernel one nest)."""
     caps = target.capabilities
-    fma = caps.fma and caps.fpu != "none"
+    # An f64 multiply-add is fused only where the FPU does f64: on a single-precision
+    # FPU (Cortex-M4, riscv32 with F) llvm.fma.f64 becomes a call to libm's fma, which
+    # no firmware links (and the soft-float multiply and add cost the same anyway).
+    fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
     phases = phases_of(k) or [()]
     nests = tuple(n for n in (_nest(k, p, target, fma) for p in phases)
                   if 0 not in n.domain[:n.n_parallel])
