@@ -181,6 +181,16 @@ def _iota(node: Node) -> Kernel:
     return _kernel(node, cast(Index(node.attrs["dimension"]), INDEX, out.dtype))
 
 
+def _product_dtype(dt: DType) -> DType:
+    """The type products of a dot or a convolution are formed in: the accumulator's
+    (f32 for f16 / bf16, Kernel.acc_dtype), so each product is not rounded to the
+    narrow type before it is added, as the reference and XLA compute them (a bf16
+    product rounded first is off by up to half a bf16 ulp of the product, which a
+    cancelling sum turns into many ulps of the result: found by the random graph
+    fuzzer)."""
+    return dtype("f32") if dt.name in ("f16", "bf16") else dt
+
+
 def _dot_general(node: Node) -> Kernel:
     at = node.attrs
     a, b = (t.type for t in node.inputs)
@@ -199,7 +209,7 @@ def _dot_general(node: Node) -> Kernel:
         b_idx[y] = Index(len(lb) + len(lf) + j)
     for k, (x, y) in enumerate(zip(lc, rc)):
         a_idx[x] = b_idx[y] = Index(n_par + k)
-    acc = out.dtype
+    acc = _product_dtype(out.dtype)
     body = Apply("multiply", (cast(Load(0, tuple(a_idx)), a.dtype, acc),
                               cast(Load(1, tuple(b_idx)), b.dtype, acc)), acc)
     domain = tuple(out.shape) + tuple(a.shape[x] for x in lc)
@@ -248,7 +258,7 @@ def _convolution(node: Node) -> Kernel:
         w_idx[d] = tap[i]
     w_idx[at["kernel_input"]] = ci
     w_idx[at["kernel_output"]] = of
-    acc = out.dtype
+    acc = _product_dtype(out.dtype)
     zero = Const(0, x.dtype)
     xl = Load(0, tuple(x_idx), pad=zero if checked else None, valid=valid)
     body = Apply("multiply", (cast(xl, x.dtype, acc), cast(Load(1, tuple(w_idx)), w.dtype, acc)),
