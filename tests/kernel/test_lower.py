@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from toolchain.kernel.form import Apply, postorder
 from toolchain.kernel.interpret import run_kernel
 from toolchain.kernel.lower import lower_node
 from toolchain.loader import load_graph, random_inputs
@@ -75,3 +76,25 @@ func.func @main(%a: tensor<1x2xbf16>, %b: tensor<2x1xbf16>, %x: tensor<1x1x2xf16
         k = lower_node(node)
         assert k.body.op == "multiply" and k.body.dtype.name == "f32", node.op
         assert k.result.dtype == node.output.type.dtype
+
+
+def test_gather_clamps_starts_in_the_index_type(tmp_path) -> None:
+    """A ui32 start of 4294967295 clamps to the last valid start, not through INDEX,
+    where it wrapped to -1 and clamped to 0 (found by the random graph fuzzer)."""
+    text = """
+func.func @main(%x: tensor<5x3xi8>, %i: tensor<2x1xui32>) -> tensor<2x3xi8> {
+  %g = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+       collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+       slice_sizes = array<i64: 1, 3>}> : (tensor<5x3xi8>, tensor<2x1xui32>) -> tensor<2x3xi8>
+  return %g : tensor<2x3xi8>
+}
+"""
+    path = tmp_path / "gather.mlir"
+    path.write_text(text)
+    graph = load_graph(path)
+    k = lower_node(graph.nodes[-1])
+    clamps = [e for e in postorder(k.body) if isinstance(e, Apply) and e.op == "clamp"]
+    assert [e.dtype.name for e in clamps] == ["ui32"]
+    x = np.arange(15, dtype=np.int8).reshape(5, 3)
+    i = np.array([[4294967295], [1]], dtype=np.uint32)
+    np.testing.assert_array_equal(run_graph(graph, [x, i])[0], x[[4, 1]])

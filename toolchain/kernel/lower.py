@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from toolchain.graph.ir import Node
 from toolchain.kernel.form import INDEX, Apply, Const, Expr, Index, Kernel, Load
 from toolchain.types import DType, TensorType, dtype
@@ -323,13 +325,19 @@ def _gather(node: Node) -> Kernel:
         b = iter(batch_out)
         for d in range(idx_rank):
             pos.append(c(k or 0) if d == ivd else Index(next(b)))
-        return cast(Load(1, tuple(pos)), indices.dtype, INDEX)
+        return Load(1, tuple(pos))
 
     starts: list[Expr] = [c(0)] * operand.rank
+    dt = indices.dtype
     for k, od in enumerate(at["start_index_map"]):
         raw = index_load(k if ivd < idx_rank else None)
-        # StableHLO clamps starts so the slice stays inside the operand.
-        starts[od] = Apply("clamp", (c(0), raw, c(operand.shape[od] - sizes[od])), INDEX)
+        # StableHLO clamps starts so the slice stays inside the operand: in the index's
+        # own type, then as INDEX, so that a ui32 / ui64 / i64 start past INDEX's range
+        # cannot wrap into it (ui32 4294967295 became -1 and clamped to 0; found by the
+        # random graph fuzzer). The bound fits the type: a start cannot exceed its max.
+        hi = min(operand.shape[od] - sizes[od], int(np.iinfo(dt.np_dtype).max))
+        clamped = Apply("clamp", (Const(0, dt), raw, Const(hi, dt)), dt)
+        starts[od] = cast(clamped, dt, INDEX)
     for ob, ib in zip(at["operand_batching_dims"], at["start_indices_batching_dims"]):
         pos = ib if ib < ivd or ivd >= idx_rank else ib - 1
         starts[ob] = Index(batch_out[pos])
