@@ -1,0 +1,68 @@
+"""`minirt-bench`: the figures on a native board, JSON, and one-line refusals (exit 2)
+of boards this host cannot run and of bad options, before anything is built."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toolchain.cli import bench
+
+MODEL = """func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0]
+       : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "square.mlir"
+    path.write_text(MODEL)
+    return path
+
+
+def _native() -> None:
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("an x86-64 host")
+    if shutil.which("clang") is None or shutil.which("ld.lld") is None:
+        pytest.skip("needs clang and ld.lld")
+
+
+def test_table_and_json(model: Path, tmp_path: Path, capsys) -> None:
+    _native()
+    out = tmp_path / "prog"
+    assert bench.main([str(model), "--board", "x86-64", "--repeat", "5", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"on x86-64: 5 samples of \d+ inferences?\n", text)
+    median = float(re.search(r"^median: ([\d.]+) us per inference$", text, re.M).group(1))
+    least = float(re.search(r"^min: +([\d.]+) us per inference$", text, re.M).group(1))
+    assert 0 < least <= median
+    assert (out / "bench.elf").is_file()
+    assert bench.main([str(model), "--board", "x86-64", "--repeat", "3", "--batch", "2",
+                       "-o", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["repeat"] == 3 and data["batch"] == 2 and data["board"] == "x86-64"
+    assert 0 < data["min_us"] <= data["median_us"]
+    assert data["image_bytes"] > 0 and data["compile_seconds"] > 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--board", "cortex-m4"], "board cortex-m4 cannot run natively on this host"),
+    (["--board", "no-such-board"], "no-such-board"),
+    (["--board", "x86-64", "--repeat", "0"], "--repeat: must be at least 1"),
+    (["--board", "x86-64", "--batch", "-1"], "--batch"),
+])
+def test_refusals_are_one_line_and_exit_2(args, words, model: Path, tmp_path: Path,
+                                          capsys) -> None:
+    out = tmp_path / "prog"
+    assert bench.main([str(model), *args, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "error" in err[0] and words in err[0], err
+    assert not out.exists()
