@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from toolchain.graph.printer import print_graph  # noqa: E402
+from toolchain.target import list_boards  # noqa: E402
 from toolchain.testing.campaign import Campaign, minimize, run_campaign  # noqa: E402
 from toolchain.testing.difftest import BOARDS, prepare, run_single  # noqa: E402
 from toolchain.testing.shrink import save_reproducer  # noqa: E402
@@ -40,7 +41,18 @@ SEED_BLOCK = 1_000_000
 MAX_SHRUNK = 12
 
 
+def _shown(path: Path) -> str:
+    """`path` from the repository when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def write_results(c: Campaign, args: argparse.Namespace, reproducers: list[str]) -> str:
+    """Writes random_graphs.json and random_graphs.md into args.results; returns the
+    markdown."""
+    results = Path(args.results)
     summary = c.summary()
     failures = [{"board": o.board, "seed": o.seed, "status": o.status,
                  "detail": o.detail[:2000]} for o in c.failures()]
@@ -49,8 +61,8 @@ def write_results(c: Campaign, args: argparse.Namespace, reproducers: list[str])
             "batch": args.batch, "max_ops": args.max_ops, "jobs": args.jobs,
             "host": platform.machine(), **summary, "failures": failures,
             "reproducers": reproducers}
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "random_graphs.json").write_text(json.dumps(data, indent=2) + "\n")
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "random_graphs.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Random differential testing", "",
              f"{len(c.seeds)} random graphs (seeds {data['seeds'][0]} to {data['seeds'][-1]}) "
              f"on each of {len(c.boards)} boards, {len(c.failures())} failures, "
@@ -87,7 +99,7 @@ def write_results(c: Campaign, args: argparse.Namespace, reproducers: list[str])
     if reproducers:
         lines += ["Reproducers (shrunk): " + ", ".join(reproducers), ""]
     text = "\n".join(lines)
-    (RESULTS / "random_graphs.md").write_text(text)
+    (results / "random_graphs.md").write_text(text)
     return text
 
 
@@ -116,15 +128,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-ops", type=int, default=8, help="ops per graph at most (default 8)")
     p.add_argument("--replay", type=int, metavar="SEED", help="run one graph and print it")
     p.add_argument("--no-shrink", action="store_true", help="save failures unshrunk")
+    p.add_argument("--results", type=Path, default=RESULTS,
+                   help="where the summary and fuzz_failures/ go (default bench/results)")
     args = p.parse_args(argv)
+    for name in ("graphs", "jobs", "batch", "max_ops"):
+        if getattr(args, name) < (2 if name == "max_ops" else 1):
+            p.error(f"--{name.replace('_', '-')} must be at least "
+                    f"{2 if name == 'max_ops' else 1}")
+    known = list_boards()
+    unknown = [b for b in args.boards if b not in known]
+    if unknown:
+        p.error(f"unknown board {unknown[0]!r}; known: {', '.join(known)}")
     if args.replay is not None:
         return replay(args.replay, args.boards, args.max_ops)
     seeds = list(range(args.seed * SEED_BLOCK, args.seed * SEED_BLOCK + args.graphs))
     c = run_campaign(seeds, tuple(args.boards), args.jobs, args.batch, args.max_ops)
     reproducers = []
+    failures_dir = args.results / FAILURES.name
+    if failures_dir.exists():
+        shutil.rmtree(failures_dir)  # reproducers of this campaign only
     if c.failures():
-        if FAILURES.exists():
-            shutil.rmtree(FAILURES)  # reproducers of this campaign only
         with tempfile.TemporaryDirectory() as work:
             seen = set()
             for o in c.failures():
@@ -136,12 +159,12 @@ def main(argv: list[str] | None = None) -> int:
                       file=sys.stderr, flush=True)
                 case, small = minimize(o, args.max_ops, Path(work), budget=0 if
                                        args.no_shrink else 60)
-                d = save_reproducer(FAILURES / f"{o.board}-seed{o.seed}", small.rg.graph,
+                d = save_reproducer(failures_dir / f"{o.board}-seed{o.seed}", small.rg.graph,
                                     small.inputs, {"board": o.board, "seed": o.seed,
                                                    "status": o.status, "detail": o.detail,
                                                    "nodes_before": len(case.rg.graph.walk()),
                                                    "nodes_after": len(small.rg.graph.walk())})
-                reproducers.append(str(d.relative_to(ROOT)))
+                reproducers.append(_shown(d))
     print(write_results(c, args, reproducers))
     return 1 if c.failures() else 0
 

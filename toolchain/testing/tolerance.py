@@ -54,7 +54,13 @@ STEP_EPS = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-24}
 # Measured moves are multiplied by this: the compiled error need not have the sign
 # pattern of any trial, and a first-order estimate may undershoot a little.
 SAFETY = 3.0
-TRIALS = 4
+# The trials: every move up; every move down; then the moves of consecutive ops (and an
+# f64 math function's operand rounding against its result) in opposite directions, both
+# ways round, so that two moves that cancel in the first two trials (a decreasing
+# function after an op moved up: logistic of an operand rounded to f32) add up in one
+# of these; then two with a random sign per element. (sign of op k's result, sign of
+# its rounded operands) for op k: sign * (-1)**k when ALTERNATE.
+TRIALS = ((1, 1, False), (-1, -1, False), (1, -1, True), (-1, 1, True), None, None)
 # Narrow floats compute in f32 and round at every result: an inexact op may land one
 # ulp of the narrow type away whatever its f32 error.
 NARROW = ("f16", "bf16")
@@ -136,27 +142,28 @@ def _budget(node: Node, args: list[np.ndarray], out: np.ndarray, const: bool) ->
     return ulps * _spacing(out, dt)
 
 
-def _noisy_run(graph: Graph, inputs: list[np.ndarray], signs: np.random.Generator | int
-               ) -> list[np.ndarray]:
-    """The reference with every inexact float result moved by its budget: up (+1),
-    down (-1) or by a random sign per element (a Generator)."""
+def _noisy_run(graph: Graph, inputs: list[np.ndarray],
+               signs: np.random.Generator | tuple[int, int, bool]) -> list[np.ndarray]:
+    """The reference with every inexact float result moved by its budget: by a fixed
+    sign pattern (a row of TRIALS) or by a random sign per element (a Generator)."""
     info = exactness(graph)
     env = {id(t): to_dtype(np.asarray(x), t.type.dtype) for t, x in zip(graph.inputs, inputs)}
 
-    def sign(shape: tuple[int, ...]) -> np.ndarray | int:
-        if isinstance(signs, int):
-            return signs
+    def sign(shape: tuple[int, ...], k: int, operand: bool = False) -> np.ndarray | int:
+        if isinstance(signs, tuple):
+            result, rounded, alternate = signs
+            return (rounded if operand else result) * (-1 if alternate and k % 2 else 1)
         return signs.choice([-1.0, 1.0], size=shape)
 
-    for node in graph.nodes:
+    for k, node in enumerate(graph.nodes):
         args = [env[id(t)] for t in node.inputs]
         outs_info = node_info(node, info)
         inexact = any(t.type.dtype.is_float and not i.exact
                       for t, i in zip(node.outputs, outs_info))
         if inexact and node.op in MATH_OPS and node.outputs[0].type.dtype.name == "f64":
             # Rounded to f32 and back before the function: a relative move of 2**-24.
-            args = [a * (1 + sign(a.shape) * 2.0**-24) if a.dtype.kind == "f" else a
-                    for a in args]
+            args = [a * (1 + sign(a.shape, k, True) * 2.0**-24) if a.dtype.kind == "f"
+                    else a for a in args]
         with np.errstate(all="ignore"):
             result = KERNELS[node.op](node, *args)
         outs = result if isinstance(result, tuple | list) else [result]
@@ -167,7 +174,7 @@ def _noisy_run(graph: Graph, inputs: list[np.ndarray], signs: np.random.Generato
                 with np.errstate(all="ignore"):
                     budget = _budget(node, args, v, any(info[id(x)].const
                                                         for x in node.inputs))
-                    moved = v.astype(np.float64) + sign(v.shape) * budget
+                    moved = v.astype(np.float64) + sign(v.shape, k) * budget
                 v = to_dtype(np.where(np.isfinite(v), moved, v), t.type.dtype)
             env[id(t)] = v
     return [env[id(t)] for t in graph.outputs]
@@ -188,7 +195,7 @@ def tolerances(graph: Graph, inputs: list[np.ndarray], want: list[np.ndarray],
     """Per output: the absolute tolerance per element (None for integer outputs, which
     compare exactly)."""
     rng = np.random.default_rng([seed, 0x701])
-    trials = [_noisy_run(graph, inputs, s) for s in (1, -1, rng, rng)][:TRIALS]
+    trials = [_noisy_run(graph, inputs, rng if s is None else s) for s in TRIALS]
     out: list[np.ndarray | None] = []
     for i, w in enumerate(want):
         if w.dtype.kind != "f":

@@ -1,0 +1,47 @@
+"""Tolerances of random graphs (toolchain/testing/tolerance.py): wide enough for what
+the firmware legitimately computes differently, zero for exact values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.graph.ir import Graph
+from toolchain.reference import run_graph
+from toolchain.testing.tolerance import compare_outputs, tolerances
+from toolchain.types import TensorType, dtype
+
+
+def _graph(op: str, ty: TensorType) -> Graph:
+    g = Graph("main")
+    x = g.add_input(ty)
+    g.outputs = [g.add(op, [x], [ty], {}).output]
+    return g
+
+
+def test_f64_math_in_f32_is_covered_where_the_moves_cancel() -> None:
+    """An f64 logistic runs in f32 (codegen/mathlib.py): its operand rounded to f32
+    moves the result one way, the f32 function's error the other; with every move up
+    (or down) they cancel, so the tolerance came out 100 times too small at
+    x = -5.672 (found by the random graph fuzzer)."""
+    ty = TensorType((64,), dtype("f64"))
+    g = _graph("logistic", ty)
+    x = np.linspace(-19.5, 19.5, 64)
+    x[0] = -5.672104932393778
+    want = run_graph(g, [x])
+    atol = tolerances(g, [x], want)
+    x32 = x.astype(np.float32)
+    as_f32 = (1 / (1 + np.exp(-x32))).astype(np.float64)  # the firmware's computation
+    assert not compare_outputs([as_f32], want, atol)
+
+
+def test_exact_outputs_get_no_tolerance() -> None:
+    ty = TensorType((4,), dtype("f32"))
+    g = _graph("negate", ty)
+    x = np.array([1.5, -0.0, np.nan, np.inf], np.float32)
+    want = run_graph(g, [x])
+    atol = tolerances(g, [x], want)
+    assert not atol[0].any()
+    assert not compare_outputs([-x], want, atol)
+    off = -x
+    off[0] = np.nextafter(off[0], np.float32(0))
+    assert compare_outputs([off], want, atol)
