@@ -258,6 +258,7 @@ _MATH_OPS = {
     "cbrt", "tanh", "sine", "cosine", "tan", "floor", "ceil", "round_nearest_afz",
     "round_nearest_even", "power", "atan2",
 }  # fmt: skip
+_MATH_OPS |= mathlib.SPECIAL_UNARY  # CHLO's functions (codegen/mathlib_special.py)
 
 
 # --------------------------------------------------------------------------- the emitter
@@ -567,8 +568,10 @@ class _KernelEmitter(NestEmitter):
                 r = _fmax(b, x, y)
             elif op == "minimum":
                 r = _fmin(b, x, y)
-            elif op in ("remainder", "power", "atan2"):
+            elif op in ("remainder", "power", "atan2") or op in mathlib.SPECIAL_BINARY:
                 r = mathlib.call_math(b, op, x, y)
+            elif op == "next_after":  # steps on the storage format's own grid
+                r = mathlib.next_after(b, x, y, dt.name)
             else:
                 raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
             # maximum / minimum pick an operand and need no rounding.

@@ -960,3 +960,12 @@ def f32_to_bf16_bits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     qnan = b.or_(b.lshr(u, _iconst(32, 16)), _iconst(32, 0x40))
     r = b.select(b.fcmp_unordered("uno", x, x), qnan, r)
     return b.trunc(r, I16)
+
+
+# CHLO's special functions (erf, lgamma, digamma, zeta, ...) register themselves in the
+# table above; they live in their own file for size. Re-exported for emit.py.
+from toolchain.codegen.mathlib_special import (  # noqa: E402, F401
+    SPECIAL_BINARY,
+    SPECIAL_UNARY,
+    next_after,
+)

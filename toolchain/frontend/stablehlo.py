@@ -15,6 +15,8 @@ import numpy as np
 from toolchain.diagnostics import CompileError, ErrorCollector, raise_all
 from toolchain.frontend import tosa
 from toolchain.frontend.cfg import import_cfg
+from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
+from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
@@ -464,8 +466,9 @@ class _Importer:
             return inputs  # only keeps an optimizer from moving work across it
         bad = [t for t in types if t is None or not t.is_static]
         converter = CONVERTERS.get(op.name)
-        if converter is None:
-            self.error(f"unsupported op '{op.name}'", op)
+        if converter is None and op.name not in CHLO_EXPANDERS:
+            why = CHLO_UNSUPPORTED.get(op.name)
+            self.error(f"unsupported op '{op.name}'" + (f" ({why})" if why else ""), op)
             return dummies
         if bad:
             what = "a non-tensor type" if bad[0] is None else f"a dynamic shape ({bad[0]})"
@@ -476,6 +479,12 @@ class _Importer:
         if problem is not None:
             self.error(f"'{op.name}' result {problem}", op)
             return dummies
+        if converter is None:  # a CHLO op: frontend/chlo.py adds its nodes
+            try:
+                return expand_chlo(GraphBuilder(self.graph, op.loc), op, inputs)
+            except ChloError as e:
+                self.error(f"'{op.name}' {e}", op)
+                return dummies
         try:
             gop, attrs = converter(op)
         except _Unsupported as e:

@@ -718,5 +718,15 @@ _add("select_and_scatter", "misc", None, ("window", "strides", "padding"),
      _select_and_scatter, 2)
 _add("cfg", "control", None, ("blocks",), _cfg, None)
 
+# CHLO's math functions (toolchain/frontend/chlo.py), float only; codegen in
+# toolchain/codegen/mathlib_special.py, reference in toolchain/reference/special.py.
+# next_after steps to the neighbouring value of the element type; zeta(s, q) is Hurwitz's,
+# polygamma(n, x) the n-th derivative of digamma.
+for _n in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin", "acos",
+           "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
+    _add(_n, "elementwise", 1, (), _unary(F))
+for _n in ("next_after", "zeta", "polygamma"):
+    _add(_n, "elementwise", 2, (), _binary(F))
+
 __all__ = ["OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape", "DType",
            "window_output_shape"]

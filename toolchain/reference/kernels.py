@@ -474,3 +474,34 @@ KERNELS: dict[str, Kernel] = {
 from toolchain.reference.regions import KERNELS as _REGION_KERNELS  # noqa: E402
 
 KERNELS.update(_REGION_KERNELS)
+
+
+# CHLO's math functions (toolchain/frontend/chlo.py): computed in float64 and rounded
+# once to the result type (toolchain/reference/special.py).
+from toolchain.reference import special  # noqa: E402
+
+
+def _float64(f: Callable) -> Kernel:
+    def k(node: Node, *xs: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return _result(node, f(*(x.astype(np.float64) for x in xs)))
+
+    return k
+
+
+def _next_after(node: Node, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Steps of the result type's own grid (bf16, held in float32, its own)."""
+    bf16 = getattr(node.outputs[0].type.dtype, "name", "") == "bf16"
+    return special.next_after(x, y, bf16=bf16)
+
+
+KERNELS.update({
+    "erf": _float64(special.erf), "erfc": _float64(special.erfc),
+    "erf_inv": _float64(special.erf_inv), "lgamma": _float64(special.lgamma),
+    "digamma": _float64(special.digamma), "bessel_i1e": _float64(special.bessel_i1e),
+    "zeta": _float64(special.zeta), "polygamma": _float64(special.polygamma),
+    "asin": _float64(np.arcsin), "acos": _float64(np.arccos), "atan": _float64(np.arctan),
+    "sinh": _float64(np.sinh), "cosh": _float64(np.cosh), "asinh": _float64(np.arcsinh),
+    "acosh": _float64(np.arccosh), "atanh": _float64(np.arctanh),
+    "next_after": _next_after,
+})

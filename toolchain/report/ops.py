@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolchain.diagnostics import CompileError
+from toolchain.frontend.chlo import UNSUPPORTED as CHLO_REFUSED
 from toolchain.mlir.chlo_syntax import CHLO_OPS
 from toolchain.mlir.parser import complex_dtype
 from toolchain.mlir.stablehlo_ops import SPEC_OPS
@@ -146,7 +147,7 @@ def stablehlo_sections() -> list[Section]:
     spec = _mlir_rows(sorted(SPEC_OPS), "stablehlo", converters, op_samples.STABLEHLO,
                       spec_reason)
     chlo = _mlir_rows([n.removeprefix("chlo.") for n in CHLO_OPS], "chlo", converters,
-                      op_samples.CHLO, lambda op: None)
+                      op_samples.CHLO, lambda op: CHLO_REFUSED.get(f"chlo.{op}"))
     return [
         Section("StableHLO", "Every op of the StableHLO specification, then the deprecated "
                 "ones and the dynamic-shape helpers the dialect still has. An op with a "
