@@ -51,6 +51,10 @@ def test_outputs_are_the_reference_and_samples_are_timed(bench) -> None:
     result = native.run_native_bench(program, raw, repeat=7, batch=2, warmup=1)
     assert len(result.samples_us) == 7 and result.batch == 2
     assert 0 < result.min_us <= result.median_us
+    # CPU time of the process cannot exceed its wall time (one thread), by more than the
+    # clocks' resolution.
+    assert len(result.cpu_samples_us) == 7
+    assert all(0 < c <= w + 1.0 for c, w in zip(result.cpu_samples_us, result.samples_us))
     got = np.frombuffer(result.outputs, dtype="<f4").reshape(4, 8)
     # Float bounds of minirt-run --check (cli/run.py: RTOL, ATOL) for the same reason.
     np.testing.assert_allclose(got, run_graph(graph, inputs)[0], rtol=1e-5, atol=1e-6)

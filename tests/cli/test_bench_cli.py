@@ -44,12 +44,13 @@ def test_table_and_json(model: Path, tmp_path: Path, capsys) -> None:
     median = float(re.search(r"^median: ([\d.]+) us per inference$", text, re.M).group(1))
     least = float(re.search(r"^min: +([\d.]+) us per inference$", text, re.M).group(1))
     assert 0 < least <= median
+    assert re.search(r"^CPU time: [\d.]+ us per inference \(median\)$", text, re.M)
     assert (out / "bench.elf").is_file()
     assert bench.main([str(model), "--board", "x86-64", "--repeat", "3", "--batch", "2",
                        "-o", str(out), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["repeat"] == 3 and data["batch"] == 2 and data["board"] == "x86-64"
-    assert 0 < data["min_us"] <= data["median_us"]
+    assert 0 < data["min_us"] <= data["median_us"] and data["cpu_median_us"] > 0
     assert data["image_bytes"] > 0 and data["compile_seconds"] > 0
 
 

@@ -93,6 +93,7 @@ def _main(argv: list[str] | None) -> int:
         print(json.dumps({
             "model": str(args.model), "board": board.identifier, "repeat": args.repeat,
             "batch": result.batch, "median_us": result.median_us, "min_us": result.min_us,
+            "cpu_median_us": result.cpu_median_us,
             "compile_seconds": bench.compile_seconds, "image_bytes": bench.image_bytes,
             "program": str(bench.elf)}, indent=2))
         return EXIT_OK
