@@ -23,7 +23,8 @@ from toolchain.types import DType, TensorType
 if TYPE_CHECKING:
     from toolchain.mlir.ir import Operation, Region
 
-TERMINATORS = ("stablehlo.return", "func.return")
+# TOSA's cond_if / while_loop regions end in tosa.yield (toolchain/frontend/tosa/control.py).
+TERMINATORS = ("stablehlo.return", "func.return", "tosa.yield")
 # Regions are imported by recursion, a few frames per level (and folded, scheduled and
 # run by recursion later): deeper nesting is refused with an error rather than left to
 # Python's recursion limit. Exported models nest a few levels (a scan in a cond).

@@ -457,7 +457,7 @@ class _Importer:
         if op.name in ("func.call", "call"):
             return self.call(op, inputs, stack) or dummies
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
-            return self.expand_tosa(op, inputs) or dummies
+            return self.expand_tosa(op, inputs, env or {}, stack) or dummies
         types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
         if op.name in SCALAR_VIEWS and len(types) == 2 and types[0] == types[1] is not None:
             return inputs  # a rank-0 tensor seen as its scalar or back: the same value
@@ -507,11 +507,14 @@ class _Importer:
             self.errors.append(err)
         return node.outputs
 
-    def expand_tosa(self, op: Operation, inputs: list[Tensor]) -> list[Tensor] | None:
-        """A TOSA op's result tensors (toolchain/frontend/tosa), or None after an error."""
+    def expand_tosa(self, op: Operation, inputs: list[Tensor], env: dict[int, Tensor],
+                    stack: list[str]) -> list[Tensor] | None:
+        """A TOSA op's result tensors (toolchain/frontend/tosa), or None after an error;
+        `env` is the scope it sits in (cond_if / while_loop regions capture from it)."""
         assert self.graph is not None
         try:
-            return tosa.expand(GraphBuilder(self.graph, op.loc), op, inputs)
+            return tosa.expand(GraphBuilder(self.graph, op.loc), op, inputs,
+                               tosa.Scope(self, env, stack))
         except tosa.TosaError as e:
             self.error(f"'{op.name}': {e}", op)
             return None

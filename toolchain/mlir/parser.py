@@ -340,8 +340,13 @@ class Parser:
         """`!quant.uniform<i8<-127:127>:f32:1, {0.1:0, 0.2:0}>` and per-tensor forms."""
         self.parse_punct("<", "after '!quant.uniform'")
         storage_tok = self.peek()
-        with self.nested(storage_tok):
-            storage = self.parse_type("storage type")
+        unsigned = re.fullmatch(r"u(8|16|32)", storage_tok.text)
+        if unsigned:  # the quant dialect's own spelling of unsigned storage: u8 is ui8
+            self.lex.next()
+            storage = dtype(f"ui{unsigned.group(1)}")
+        else:
+            with self.nested(storage_tok):
+                storage = self.parse_type("storage type")
         if not isinstance(storage, DType) or not storage.is_integer:
             raise self.error("quantized storage type must be an integer type", storage_tok)
         qmin = qmax = None

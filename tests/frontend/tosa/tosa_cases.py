@@ -684,13 +684,238 @@ def resize_cases() -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------------- scatter
+
+
+def scatter_cases() -> list[Case]:
+    """SCATTER on floats and integers, including what the spec leaves undefined and
+    minirt defines (tosa_spec.scatter): a repeated index (the last write wins) and an
+    index outside [0, K) (no write)."""
+    cases = []
+    for name, values, idx, dt in (
+            ("float scatter with a repeated and an out-of-range index", _floats((2, 5, 3)),
+             np.array([[4, 0, 4], [1, 7, -1]], np.int32), np.float32),
+            ("i8 scatter, a permutation", _ints(np.int8, (1, 4, 2), [-128, 127]),
+             np.array([[2, 3, 0, 1]], np.int32), np.int8),
+            ("i32 scatter, one channel", _ints(np.int32, (3, 2, 1), [I32_MIN, I32_MAX]),
+             np.array([[1], [0], [1]], np.int32), np.int32)):
+        n, _, c = values.shape
+        w = idx.shape[1]
+        updates = (_floats((n, w, c)) if dt == np.float32
+                   else _ints(dt, (n, w, c), [np.iinfo(dt).min]))
+        p = P(name, v=values, i=idx, u=updates)
+        p.op("s", "scatter", "v", "i", "u", result=p.types["v"])
+        cases.append(p.case(["s"], [spec.scatter(values, idx, updates)]))
+    return cases
+
+
+# ---------------------------------------------------------------------- control flow
+
+
+def _if_captures(p: P, out: str, cond: str, amount: str) -> None:
+    """IREE's form: no input list, the then branch reads an outer value."""
+    p.body += [
+        f"%{out} = tosa.cond_if %{cond} : tensor<i1> -> tensor<i32> {{",
+        f"  %{out}_s = tosa.add %x, %{amount} : (tensor<i32>, tensor<i32>) -> tensor<i32>",
+        f"  tosa.yield %{out}_s : tensor<i32>",
+        "} else {",
+        "  tosa.yield %x : tensor<i32>",
+        "}"]
+    p.types[out] = "tensor<i32>"
+
+
+def _count_up(p: P, out: str, start: str, step: int) -> None:
+    """while (3 >= i) i += step, the loop IREE's while test runs."""
+    p.body += [
+        f"%{out} = tosa.while_loop (%{out}_i = %{start}) : (tensor<i32>) -> tensor<i32> {{",
+        f'  %{out}_t = "tosa.const"() <{{values = dense<3> : tensor<i32>}}> : () -> '
+        "tensor<i32>",
+        f"  %{out}_g = tosa.greater_equal %{out}_t, %{out}_i : (tensor<i32>, tensor<i32>) "
+        "-> tensor<i1>",
+        f"  tosa.yield %{out}_g : tensor<i1>",
+        "} do {",
+        f"^bb0(%{out}_i: tensor<i32>):",
+        f'  %{out}_d = "tosa.const"() <{{values = dense<{step}> : tensor<i32>}}> : () -> '
+        "tensor<i32>",
+        f"  %{out}_n = tosa.add %{out}_i, %{out}_d : (tensor<i32>, tensor<i32>) -> tensor<i32>",
+        f"  tosa.yield %{out}_n : tensor<i32>",
+        "}"]
+    p.types[out] = "tensor<i32>"
+
+
+def _if_list(p: P, out: str, x: str) -> None:
+    """An input list, a tensor<1xi1> condition computed from the data (sum(x) > 0)."""
+    f4 = "tensor<4xf32>"
+    p.body += [
+        f"%{out}_s = tosa.reduce_sum %{x} {{axis = 0 : i32}} : ({f4}) -> tensor<1xf32>",
+        f"%{out}_g = tosa.greater %{out}_s, %zero : (tensor<1xf32>, tensor<1xf32>) -> "
+        "tensor<1xi1>",
+        f"%{out} = tosa.cond_if %{out}_g (%{out}_p = %{x}) : tensor<1xi1> ({f4}) -> {f4} {{",
+        f"^bb0(%{out}_p: {f4}):",
+        f"  %{out}_e = tosa.exp %{out}_p : ({f4}) -> {f4}",
+        f"  tosa.yield %{out}_e : {f4}",
+        "} else {",
+        f"^bb0(%{out}_p: {f4}):",
+        f"  %{out}_m = tosa.sub %{out}_p, %one : ({f4}, tensor<1xf32>) -> {f4}",
+        f"  tosa.yield %{out}_m : {f4}",
+        "}"]
+    p.types[out] = f4
+
+
+def _if_nested(p: P, out: str, cond: str) -> None:
+    """Two results; the then branch doubles v in a while_loop until sum(v) > 100 and
+    counts the rounds, the else branch yields its inputs."""
+    v3 = "tensor<3xi32>"
+    p.body += [
+        f"%{out}:2 = tosa.cond_if %{cond} (%{out}_v = %v, %{out}_k = %k) : tensor<i1> "
+        f"({v3}, tensor<i32>) -> ({v3}, tensor<i32>) {{",
+        f"^bb0(%{out}_v: {v3}, %{out}_k: tensor<i32>):",
+        f"  %{out}_w:2 = tosa.while_loop (%{out}_a = %{out}_v, %{out}_n = %{out}_k) : "
+        f"({v3}, tensor<i32>) -> ({v3}, tensor<i32>) {{",
+        f"  ^bb0(%{out}_a: {v3}, %{out}_n: tensor<i32>):",
+        f"    %{out}_s = tosa.reduce_sum %{out}_a {{axis = 0 : i32}} : ({v3}) -> "
+        "tensor<1xi32>",
+        f"    %{out}_g = tosa.greater_equal %hundred, %{out}_s : (tensor<1xi32>, "
+        "tensor<1xi32>) -> tensor<1xi1>",
+        f"    tosa.yield %{out}_g : tensor<1xi1>",
+        "  } do {",
+        f"  ^bb0(%{out}_a: {v3}, %{out}_n: tensor<i32>):",
+        f"    %{out}_b = tosa.add %{out}_a, %{out}_a : ({v3}, {v3}) -> {v3}",
+        f"    %{out}_m = tosa.add %{out}_n, %ione : (tensor<i32>, tensor<i32>) -> tensor<i32>",
+        f"    tosa.yield %{out}_b, %{out}_m : {v3}, tensor<i32>",
+        "  }",
+        f"  tosa.yield %{out}_w#0, %{out}_w#1 : {v3}, tensor<i32>",
+        "} else {",
+        f"^bb0(%{out}_v: {v3}, %{out}_k: tensor<i32>):",
+        f"  tosa.yield %{out}_v, %{out}_k : {v3}, tensor<i32>",
+        "}"]
+    p.types[f"{out}#0"], p.types[f"{out}#1"] = v3, "tensor<i32>"
+
+
+def control_cases() -> list[Case]:
+    """COND_IF and WHILE_LOOP, against tosa_spec.cond_if / while_loop running the same
+    graphs written in Python."""
+    cases = []
+    p = P("cond_if on captured values, both ways", ct=np.array(True), cf=np.array(False),
+          x=np.array(10, np.int32))
+    p.const("ten", np.array(10, np.int32))
+    _if_captures(p, "a", "ct", "ten")
+    _if_captures(p, "b", "cf", "ten")
+    then, other = (lambda: np.int32(20)), (lambda: np.int32(10))
+    cases.append(p.case(["a", "b"], [spec.cond_if(np.array([True]), then, other),
+                                     spec.cond_if(np.array([False]), then, other)]))
+
+    starts = {"i0": 4, "i1": 2, "i2": 0, "i3": 0}
+    p = P("while_loop counts up (zero, one and more rounds)",
+          **{k: np.array(v, np.int32) for k, v in starts.items()})
+    for k, step in zip(starts, (2, 2, 2, 1)):
+        _count_up(p, f"w{k}", k, step)
+    cases.append(p.case([f"w{k}" for k in starts], [
+        spec.while_loop(lambda i: i <= 3, lambda i, s=step: (i + s,), np.int64(v))[0]
+        for (k, v), step in zip(starts.items(), (2, 2, 2, 1))]))
+
+    xp = np.array([0.5, -0.25, 1.0, 0.125], np.float32)
+    xn = np.array([-0.5, 0.25, -1.0, 0.125], np.float32)
+    p = P("cond_if with an input list and a tensor<1xi1> condition", xp=xp, xn=xn)
+    p.const("zero", np.zeros(1, np.float32))
+    p.const("one", np.ones(1, np.float32))
+    _if_list(p, "yp", "xp")
+    _if_list(p, "yn", "xn")
+    branches = (lambda a: np.exp(a.astype(np.float64)), lambda a: a - 1.0)
+    cases.append(p.case(["yp", "yn"], [spec.cond_if(np.array([a.sum() > 0]), *branches, a)
+                                       for a in (xp, xn)]))
+
+    v = np.array([3, -1, 5], np.int32)
+    p = P("cond_if with two results and a while_loop inside", ct=np.array(True),
+          cf=np.array(False), v=v, k=np.array(0, np.int32))
+    p.const("hundred", np.array([100], np.int32))
+    p.const("ione", np.array(1, np.int32))
+    _if_nested(p, "r", "ct")
+    _if_nested(p, "q", "cf")
+
+    def doubling(a, n):
+        return spec.while_loop(lambda a, n: a.sum() <= 100, lambda a, n: (a + a, n + 1),
+                               a, n)
+
+    want = [spec.cond_if(np.array([c]), doubling, lambda a, n: (a, n), v.astype(np.int64), 0)
+            for c in (True, False)]
+    cases.append(p.case(["r#0", "r#1", "q#0", "q#1"], [*want[0], *want[1]]))
+
+    x = np.array([[7.5, 0.25, 3.0], [-6.0, 1.0, 0.5]], np.float32)
+    p = P("while_loop on a tensor, a captured operand, a tensor<1xi1> condition", x=x)
+    p.const("half", np.full((1, 1), 0.5, np.float32))
+    p.const("lim", np.ones((1, 1), np.float32))
+    p.const("zero", np.array(0, np.int32))
+    p.const("inc", np.array(1, np.int32))
+    f23, f11 = "tensor<2x3xf32>", "tensor<1x1xf32>"
+    p.body += [
+        f"%h:2 = tosa.while_loop (%hv = %x, %hi = %zero) : ({f23}, tensor<i32>) -> "
+        f"({f23}, tensor<i32>) {{",
+        f"^bb0(%hv: {f23}, %hi: tensor<i32>):",
+        f"  %ha = tosa.abs %hv : ({f23}) -> {f23}",
+        f"  %hr = tosa.reduce_max %ha {{axis = 0 : i32}} : ({f23}) -> tensor<1x3xf32>",
+        f"  %hm = tosa.reduce_max %hr {{axis = 1 : i32}} : (tensor<1x3xf32>) -> {f11}",
+        f"  %hg = tosa.greater_equal %hm, %lim : ({f11}, {f11}) -> tensor<1x1xi1>",
+        "  %hs = tosa.const_shape {values = dense<[1]> : tensor<1xindex>} : () -> "
+        "!tosa.shape<1>",
+        "  %hc = tosa.reshape %hg, %hs : (tensor<1x1xi1>, !tosa.shape<1>) -> tensor<1xi1>",
+        "  tosa.yield %hc : tensor<1xi1>",
+        "} do {",
+        f"^bb0(%hv: {f23}, %hi: tensor<i32>):",
+        '  %hz = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>',
+        f"  %hn = tosa.mul %hv, %half, %hz : ({f23}, {f11}, tensor<1xi8>) -> {f23}",
+        "  %hj = tosa.add %hi, %inc : (tensor<i32>, tensor<i32>) -> tensor<i32>",
+        f"  tosa.yield %hn, %hj : {f23}, tensor<i32>",
+        "}"]
+    p.types["h#0"], p.types["h#1"] = f23, "tensor<i32>"
+    want = spec.while_loop(lambda a, i: np.abs(a).max() >= 1, lambda a, i: (a * 0.5, i + 1),
+                           x.astype(np.float64), 0)
+    cases.append(p.case(["h#0", "h#1"], want))
+    return cases
+
+
+# ---------------------------------------------------------------------- quant storage
+
+
+def quant_storage_cases() -> list[Case]:
+    """`!quant.uniform<u8:...>` / `<u16:...>` storage (upstream MLIR's TOSA tests use
+    them): unsigned integers underneath, so RESCALE reads them zero-extended."""
+    u8q, i8q = "!quant.uniform<u8:f32, 0.0235:128>", "!quant.uniform<i8:f32, 0.0235:-3>"
+    u16q = "!quant.uniform<u16:f32, 0.5:32768>"
+    x = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+    y = np.array([0, 1, 32767, 32768, 40000, 65535], np.uint16)
+    types = {"x": f"tensor<6x{u8q}>", "y": f"tensor<6x{u16q}>"}
+    p = P("u8 and u16 quantized storage", x=x, y=y)
+    p.types.update(types)
+    p.const("m", [1518500250], np.int32)  # about sqrt(2) / 2 * 2^31
+    p.const("s", [31], np.int8)
+    p.const("zx", [-128], np.int8)  # 128 as u8 bits
+    p.const("zo", [-3], np.int8)
+    p.const("zy", [-32768], np.int16)  # 32768 as u16 bits
+    p.const("zi", [0], np.int32)
+    rescale = ("rounding_mode = SINGLE_ROUND, scale32 = true, per_channel = false, "
+               "input_unsigned = true, output_unsigned = false")
+    p.op("a", "rescale", "x", "m", "s", "zx", "zo", result=f"tensor<6x{i8q}>",
+         attrs=rescale)
+    p.op("b", "rescale", "y", "m", "s", "zy", "zi", result="tensor<6xi32>", attrs=rescale)
+    p.op("c", "clamp", "x", result=types["x"], attrs="min_val = 50 : ui8, max_val = 200 : ui8")
+    common = {"scale32": True, "double_round": False, "per_channel": False,
+              "input_unsigned": True, "output_unsigned": False}
+    return [p.case(["a", "b", "c"], [
+        spec.rescale(x.astype(np.int8), 1518500250, 31, -128, -3, in_bits=8, out_bits=8,
+                     **common),
+        spec.rescale(y.astype(np.int16), 1518500250, 31, -32768, 0, in_bits=16,
+                     out_bits=32, **common),
+        np.clip(x, 50, 200)], input_types=types)]
+
+
 def all_cases() -> list[Case]:
     """Every case, in a fixed order (the random inputs are seeded)."""
     return (float_unary() + float_binary() + nan_modes() + select_logical()
             + integer_binary() + mul_cases() + shift_cases() + negate_clamp_cases()
             + table_cases() + cast_cases() + rescale_cases() + conv_cases()
             + matmul_cases() + pool_cases() + reduce_cases() + layout_cases()
-            + resize_cases())
+            + resize_cases() + scatter_cases() + control_cases() + quant_storage_cases())
 
 
 CASES = all_cases()

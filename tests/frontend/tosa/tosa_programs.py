@@ -72,6 +72,8 @@ class Case:
     atol: float = 1e-6
     boards: bool = True  # also part of the QEMU image
     notes: list[str] = field(default_factory=list)
+    # Argument types other than the inputs' own (`!quant.uniform<u8:...>` storage).
+    input_types: dict[str, str] = field(default_factory=dict)
 
 
 _NAME = re.compile(r"%([A-Za-z_][\w]*)")
@@ -88,7 +90,8 @@ def program(cases: Sequence[Case], name: str = "main") -> str:
             return _NAME.sub(lambda m: f"%{prefix}{m.group(1)}", text)
 
         for arg, value in case.inputs.items():
-            args.append(f"%{prefix}{arg}: {ttype(value.shape, value.dtype)}")
+            ty = case.input_types.get(arg) or ttype(value.shape, value.dtype)
+            args.append(f"%{prefix}{arg}: {ty}")
         lines += ["  " + rename(line) for line in case.body]
         outs += [(f"%{prefix}{v}", ty) for v, ty in case.outputs]
     sig = ", ".join(ty for _, ty in outs)

@@ -388,3 +388,37 @@ def resize(x: np.ndarray, scale, offset, border, mode: str, out_hw) -> np.ndarra
                 ty, tx = (iy1 if 2 * dy >= sy_n else iy0), (ix1 if 2 * dx >= sx_n else ix0)
             out[n, oy, ox, c] = x[n, ty, tx, c].item()
     return out
+
+
+# ---------------------------------------------------------------------- scatter, control flow
+
+
+def scatter(values_in: np.ndarray, indices: np.ndarray, input_: np.ndarray) -> np.ndarray:
+    """SCATTER. The spec REQUIREs 0 <= k < K and no output element written twice (the
+    result is undefined otherwise); minirt's documented choice replaces the two REQUIREs:
+    an index out of range writes nothing, and a repeated index takes the last write in
+    (n, w) order (docs/tosa.md)."""
+    n_, k_, c_ = values_in.shape
+    _, w_ = indices.shape
+    output = values_in.copy()
+    for n, w, c in itertools.product(range(n_), range(w_), range(c_)):
+        k = int(indices[n, w])
+        if not 0 <= k < k_:  # REQUIRE(0 <= k && k < K)
+            continue
+        output[n, k, c] = input_[n, w, c]  # REQUIRE(output_modified[n, k, c] == false)
+    return output
+
+
+def cond_if(condition: np.ndarray, then_graph, else_graph, *input_list):
+    """COND_IF: the then graph on the input list when condition[0], else the else graph
+    (the condition is a one-element bool tensor)."""
+    assert condition.size == 1
+    return (then_graph if bool(condition.reshape(-1)[0]) else else_graph)(*input_list)
+
+
+def while_loop(cond_graph, body_graph, *input_list):
+    """WHILE_LOOP: the body graph on the values while the cond graph gives true."""
+    values = list(input_list)
+    while bool(np.asarray(cond_graph(*values)).reshape(-1)[0]):
+        values = list(body_graph(*values))
+    return values

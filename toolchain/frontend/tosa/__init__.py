@@ -15,8 +15,9 @@ plain graph ops that the numpy reference executes one by one; see each module:
 - `rescale.py`: RESCALE and the spec's apply_scale_32 / apply_scale_16;
 - `tensor_ops.py`: convolutions, MATMUL, pooling;
 - `reductions.py`: REDUCE_* and ARGMAX;
-- `data_layout.py`: CONST, CONST_SHAPE and data movement;
+- `data_layout.py`: CONST, CONST_SHAPE and data movement (GATHER, SCATTER);
 - `image.py`: RESIZE;
+- `control.py`: COND_IF and WHILE_LOOP, onto the graph's `if` and `while`;
 - `unsupported.py`: what is read but refused, with the reason.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from toolchain.frontend.tosa import (
+    control,
     data_layout,
     elementwise,
     image,
@@ -33,7 +35,7 @@ from toolchain.frontend.tosa import (
     tensor_ops,
     unsupported,
 )
-from toolchain.frontend.tosa.context import TosaError, TosaOp
+from toolchain.frontend.tosa.context import Scope, TosaError, TosaOp
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.graph.ops import ShapeError
@@ -41,7 +43,7 @@ from toolchain.graph.verify import tensor_type_error
 from toolchain.mlir.ir import Operation
 from toolchain.types import DType, OpaqueType, TensorType
 
-__all__ = ["CONVERTERS", "UNSUPPORTED", "TosaError", "expand"]
+__all__ = ["CONVERTERS", "UNSUPPORTED", "Scope", "TosaError", "expand"]
 
 Converter = Callable[[TosaOp], Tensor]
 
@@ -53,6 +55,7 @@ CONVERTERS: dict[str, Converter] = {
     **reductions.CONVERTERS,
     **data_layout.CONVERTERS,
     **image.CONVERTERS,
+    **control.CONVERTERS,
     "tosa.rescale": rescale.rescale,
     **unsupported.CONVERTERS,
 }
@@ -85,15 +88,17 @@ def _same(got: TensorType, want: object) -> bool:
             and got.dtype == want.dtype)
 
 
-def expand(b: GraphBuilder, op: Operation, inputs: list[Tensor]) -> list[Tensor]:
-    """The graph tensors of TOSA op `op`'s results, its nodes appended through `b`.
-    Raises TosaError (no location: the importer adds the op's)."""
+def expand(b: GraphBuilder, op: Operation, inputs: list[Tensor],
+           scope: Scope | None = None) -> list[Tensor]:
+    """The graph tensors of TOSA op `op`'s results, its nodes appended through `b`;
+    `scope` is the importer's where `op` sits (COND_IF and WHILE_LOOP import their
+    regions there). Raises TosaError (no location: the importer adds the op's)."""
     for v in list(op.operands) + list(op.results):
         problem = _type_problem(v.type)
         if problem is not None:
             raise TosaError(problem)
     try:
-        out = CONVERTERS[op.name](TosaOp(b, op, inputs))
+        out = CONVERTERS[op.name](TosaOp(b, op, inputs, scope))
     except (ShapeError, ValueError) as e:
         raise TosaError(str(e)) from None
     outs = [out] if isinstance(out, Tensor) else list(out)

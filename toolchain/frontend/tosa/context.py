@@ -32,7 +32,7 @@ from toolchain.mlir.ir import (
 )
 from toolchain.types import DType, TensorType, dtype
 
-__all__ = ["TosaError", "TosaOp", "int_range", "I32", "I64"]
+__all__ = ["Scope", "TosaError", "TosaOp", "int_range", "I32", "I64"]
 
 I32, I64 = dtype("i32"), dtype("i64")
 
@@ -52,12 +52,25 @@ def int_range(dt: DType) -> tuple[int, int]:
 
 
 @dataclass
+class Scope:
+    """Where an op sits in the importer (toolchain/frontend/stablehlo.py): what
+    `regions.import_regions` needs to build the region graphs of COND_IF and WHILE_LOOP
+    (their ops may read values of this scope, which become captures)."""
+
+    importer: Any
+    env: dict[int, Tensor]
+    stack: list[str]
+
+
+@dataclass
 class TosaOp:
-    """One TOSA op being converted: `b` appends nodes at the op's location."""
+    """One TOSA op being converted: `b` appends nodes at the op's location; `scope` is
+    the importer's, for the ops with regions (None where no importer is at hand)."""
 
     b: GraphBuilder
     op: Operation
     inputs: list[Tensor]
+    scope: Scope | None = None
 
     # ------------------------------------------------------------------ operands
 

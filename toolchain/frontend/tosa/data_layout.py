@@ -1,5 +1,5 @@
 """TOSA's data nodes and data movement: CONST, CONST_SHAPE, RESHAPE, TRANSPOSE, SLICE,
-PAD, CONCAT, TILE, REVERSE, GATHER.
+PAD, CONCAT, TILE, REVERSE, GATHER, SCATTER.
 
 A `!tosa.shape<N>` value (CONST_SHAPE) is an i64 constant of N elements in the graph:
 the ops that take one read its values at build time (`TosaOp.shape`), and fold / dead
@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from toolchain.frontend.tosa.context import I64, TosaError, TosaOp
-from toolchain.graph.ir import Tensor
+from toolchain.graph.ir import Graph, Tensor
 from toolchain.mlir.ir import DenseAttr, FloatAttr, IntAttr
 from toolchain.types import TensorType, round_to_bf16
 
@@ -153,6 +153,45 @@ def _gather(t: TosaOp) -> Tensor:
                   start_index_map=(1,), index_vector_dim=2, slice_sizes=(1, 1, c))
 
 
+def _scatter(t: TosaOp) -> Tensor:
+    """SCATTER: values_in [N, K, C], indices [N, W], input [N, W, C] -> values_out, a
+    copy of values_in with out[n, indices[n, w]] = input[n, w] (the graph's scatter
+    batched over N, window C, an update region that returns the new value).
+
+    TOSA requires every index in [0, K) and no index twice in a batch, and leaves the
+    result undefined otherwise; minirt's is deterministic: updates apply in row-major
+    order of (n, w), so of repeated indices the last (largest w) wins, and an index
+    outside [0, K) writes nothing (the graph's scatter skips it, as StableHLO's does)."""
+    values, indices, updates = (t.input(0, "values_in"), t.input(1, "indices"),
+                                t.input(2, "input"))
+    if values.type.rank != 3 or indices.type.rank != 2 or updates.type.rank != 3:
+        raise TosaError("takes values_in [N, K, C], indices [N, W] and input [N, W, C]")
+    (n, _, c), (ni, w), (nu, wu, cu) = (values.type.shape, indices.type.shape,
+                                        updates.type.shape)
+    if (ni, nu, wu, cu) != (n, n, w, c):
+        raise TosaError(f"input is {_dims(updates.type.shape)}, indices "
+                        f"{_dims(indices.type.shape)} and values_in "
+                        f"{_dims(values.type.shape)} need it {n}x{w}x{c}")
+    if not indices.type.dtype.is_integer:
+        raise TosaError("indices must be integers")
+    if updates.type.dtype != values.type.dtype:
+        raise TosaError(f"input is {updates.type.dtype}, values_in {values.type.dtype}")
+    scalar = TensorType((), values.type.dtype)
+    update = Graph("tosa.scatter.update")
+    update.add_input(scalar)
+    update.outputs = [update.add_input(scalar)]  # the new value replaces the old
+    attrs = {"update_window_dims": (2,), "inserted_window_dims": (1,),
+             "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
+             "scatter_dims_to_operand_dims": (1,), "index_vector_dim": 2,
+             "indices_are_sorted": False, "unique_indices": False}
+    return t.b.graph.add("scatter", [values, indices, updates], [values.type], attrs,
+                         t.b.loc, [update]).output
+
+
+def _dims(shape) -> str:
+    return "x".join(map(str, shape))
+
+
 CONVERTERS: dict[str, Callable[[TosaOp], Tensor]] = {
     "tosa.const": _const,
     "tosa.const_shape": _const_shape,
@@ -164,4 +203,5 @@ CONVERTERS: dict[str, Callable[[TosaOp], Tensor]] = {
     "tosa.tile": _tile,
     "tosa.reverse": _reverse,
     "tosa.gather": _gather,
+    "tosa.scatter": _scatter,
 }

@@ -1,9 +1,8 @@
 """TOSA ops minirt reads but cannot compile yet, each with the reason: a located error
 in the importer's list rather than an unknown op.
 
-- COND_IF and WHILE_LOOP: the graph's `if` and `while` (closed regions, added for
-  StableHLO) are not yet used for them; docs/tosa.md says what the mapping needs.
-- SCATTER: likewise not yet mapped onto the graph's `scatter`.
+- YIELD only ends a COND_IF or WHILE_LOOP region (where the region importer takes it);
+  anywhere else it is an error.
 - FFT2D and RFFT2D need complex arithmetic.
 - VARIABLE, VARIABLE_READ and VARIABLE_WRITE are state kept between inferences; a
   minirt model is a pure function of its inputs.
@@ -20,11 +19,7 @@ from toolchain.graph.ir import Tensor
 __all__ = ["CONVERTERS", "REASONS"]
 
 REASONS = {
-    "cond_if": "TOSA's control flow is not yet mapped onto the graph's if / while regions",
-    "while_loop": "TOSA's control flow is not yet mapped onto the graph's if / while "
-                  "regions",
     "yield": "it only ends a cond_if or while_loop region",
-    "scatter": "TOSA's SCATTER is not yet mapped onto the graph's scatter",
     "fft2d": "minirt has no complex arithmetic yet",
     "rfft2d": "minirt has no complex arithmetic yet",
     "variable": "minirt models are pure functions of their inputs (no state between runs)",
