@@ -137,8 +137,8 @@ def compare(g: Gen) -> bool:
     a = _source(g, tuple(DTYPE_WEIGHTS), exact=True)
     b = g.operand(a.type, exact=True)
     attrs = {"direction": g.rng.choice(COMPARE_DIRECTIONS)}
-    if a.type.dtype.is_float and g.chance(0.3):
-        attrs["total_order"] = True
+    if a.type.dtype.is_float and g.is_signed(a) and g.is_signed(b) and g.chance(0.3):
+        attrs["total_order"] = True  # (random_graphs.NAN_SIGN_OPS)
     g.node("compare", [a, b], attrs)
     return True
 

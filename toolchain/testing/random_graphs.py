@@ -73,6 +73,17 @@ EXACT_FLOAT_OPS = frozenset({
 AFFINE_OPS = frozenset({"add", "subtract", "multiply", "divide"})
 # Reductions that pick an element rather than sum: exact.
 EXACT_KINDS = frozenset({"maximum", "minimum", "and", "or"})
+# Ops whose NaNs have a defined sign when their operands' have: they move values or
+# convert them. An arithmetic op that makes a NaN (0 / 0, inf - inf, sqrt(-1)) gives it
+# whatever sign the hardware's default NaN has (negative on x86, positive on Arm and
+# RISC-V), and TOTALORDER compares (sort and argmax comparators) order -NaN below
+# -inf: such values are never compared in total order. abs clears the sign, so its
+# NaNs are always positive.
+NAN_SIGN_OPS = frozenset({
+    "abs", "negate", "select", "convert", "broadcast_in_dim", "reshape", "transpose",
+    "reverse", "concatenate", "slice", "pad", "gather", "dynamic_slice",
+    "dynamic_update_slice", "iota", "constant",
+})
 
 
 class GeneratorError(Exception):
@@ -82,10 +93,12 @@ class GeneratorError(Exception):
 @dataclass
 class Info:
     """What the generator knows of a tensor: exact (its float value is bit-for-bit the
-    reference's in the firmware) and const (computed from constants alone)."""
+    reference's in the firmware), const (computed from constants alone) and signed
+    (its NaNs' signs are the reference's too)."""
 
     exact: bool = True
     const: bool = False
+    signed: bool = True  # every NaN it holds has a defined sign (NAN_SIGN_OPS)
 
 
 @dataclass
@@ -113,11 +126,13 @@ def node_info(node: Node, info: dict[int, Info]) -> list[Info]:
             continue
         float_ins = [i for i, x in zip(ins, node.inputs) if x.type.dtype.is_float]
         exact = node.op in EXACT_FLOAT_OPS and all(i.exact for i in float_ins)
+        signed = node.op == "abs" or (node.op in NAN_SIGN_OPS
+                                      and all(i.signed for i in float_ins))
         if node.op in ("reduce", "reduce_window"):
             exact = node.attrs["kind"] in EXACT_KINDS and all(i.exact for i in float_ins)
         if node.op in AFFINE_OPS and any(i.const for i in ins) and not const:
             exact = False
-        out.append(Info(exact, const))
+        out.append(Info(exact, const, signed))
     return out
 
 
@@ -312,12 +327,19 @@ class Gen:
         """May an op that needs exact floats (when `exact`) read `t`?"""
         return not exact or not t.type.dtype.is_float or self.is_exact(t)
 
+    def is_signed(self, t: Tensor) -> bool:
+        """Are the NaNs of `t` (if any) of the reference's sign? (NAN_SIGN_OPS)"""
+        return not t.type.dtype.is_float or self.info.get(id(t), Info()).signed
+
     def pick(self, pred: Callable[[Tensor], bool] = lambda t: True, exact: bool = False,
-             ) -> Tensor | None:
-        """A tensor of the pool that satisfies `pred`, recent ones more likely (so ops
-        chain), or None."""
+             signed: bool = False) -> Tensor | None:
+        """A tensor of the pool that satisfies `pred` (exact, and signed: read by
+        TOTALORDER compares, when asked; region bodies ask both), recent ones more
+        likely (so ops chain), or None."""
         exact = exact or self.exact_only
+        signed = signed or self.exact_only
         cands = [t for t in self.pool if pred(t) and self.usable(t, exact)
+                 and (not signed or self.is_signed(t))
                  and t.type.num_elements <= self.max_elements]
         if not cands:
             return None
@@ -325,49 +347,51 @@ class Gen:
         return self.rng.choices(cands, weights)[0]
 
     def operand(self, ty: TensorType, exact: bool = False, spec: InputSpec | None = None,
-                new: float = 0.25) -> Tensor:
+                new: float = 0.25, signed: bool = False) -> Tensor:
         """A tensor of exactly `ty`: from the pool, adapted from a pool tensor (reshape,
         broadcast, convert, slice), or new (more often with a `spec`, which the pool's
         tensors do not follow)."""
         if spec is not None and spec.kind != "data":
             return self.fresh(ty, spec)
         if not self.chance(new):
-            same = self.pick(lambda t: t.type == ty, exact)
+            same = self.pick(lambda t: t.type == ty, exact, signed)
             if same is not None and self.chance(0.8):
                 return same
-            adapted = self.adapt(ty, exact)
+            adapted = self.adapt(ty, exact, signed)
             if adapted is not None:
                 return adapted
             if same is not None:
                 return same
         return self.fresh(ty, spec)
 
-    def adapt(self, ty: TensorType, exact: bool) -> Tensor | None:
+    def adapt(self, ty: TensorType, exact: bool, signed: bool = False) -> Tensor | None:
         """A pool tensor made into `ty` by one or two layout or type ops, or None."""
         n = ty.num_elements
         ways = self.rng.sample(["reshape", "broadcast", "convert", "slice"], 4)
         for way in ways:
             if way == "reshape":
                 src = self.pick(lambda t: t.type.dtype == ty.dtype and t.type.num_elements == n
-                                and t.type.shape != ty.shape, exact)
+                                and t.type.shape != ty.shape, exact, signed)
                 if src is not None:
                     return self.op("reshape", [src], shape=ty.shape)
             elif way == "broadcast":
                 src = self.pick(lambda t: t.type.dtype == ty.dtype and t.type.rank <= ty.rank
-                                and _broadcast_dims(t.type.shape, ty.shape) is not None, exact)
+                                and _broadcast_dims(t.type.shape, ty.shape) is not None,
+                                exact, signed)
                 if src is not None:
                     dims = _broadcast_dims(src.type.shape, ty.shape)
                     return self.op("broadcast_in_dim", [src], dims=dims, shape=ty.shape)
             elif way == "convert":
                 want_exact = exact or not ty.dtype.is_float
                 src = self.pick(lambda t: t.type.shape == ty.shape and t.type.dtype != ty.dtype
-                                and self.convertible(t, ty.dtype), want_exact)
+                                and self.convertible(t, ty.dtype), want_exact, signed)
                 if src is not None:
                     return self.op("convert", [src], dtype=ty.dtype.name)
             else:
                 src = self.pick(lambda t: t.type.dtype == ty.dtype and t.type.rank == ty.rank
                                 and t.type.shape != ty.shape
-                                and all(a >= b for a, b in zip(t.type.shape, ty.shape)), exact)
+                                and all(a >= b for a, b in zip(t.type.shape, ty.shape)),
+                                exact, signed)
                 if src is not None:
                     starts = tuple(self.rng.randint(0, a - b)
                                    for a, b in zip(src.type.shape, ty.shape))

@@ -63,8 +63,9 @@ def grow(sub: Gen, n_ops: int, ops: tuple[str, ...] = BODY_OPS) -> None:
 def _exact_source(g: Gen, types: tuple[str, ...], min_rank: int = 0, max_rank: int = 3,
                   max_elements: int | None = None) -> Tensor:
     limit = max_elements or g.max_elements
+    # Signed too: comparators compare floats in total order (random_graphs.NAN_SIGN_OPS).
     x = g.pick(lambda t: t.type.dtype.name in types and min_rank <= t.type.rank <= max_rank
-               and t.type.num_elements <= limit, exact=True)
+               and t.type.num_elements <= limit, exact=True, signed=True)
     if x is None or g.chance(0.15):
         rank = g.rng.randint(min_rank, max(min_rank, min(max_rank, 3)))
         x = g.fresh(TensorType(g.shape(rank, limit), g.dtype(names=types)))
@@ -76,7 +77,7 @@ def _captures(g: Gen, k: int) -> list[Tensor]:
     out: list[Tensor] = []
     for _ in range(k):
         t = g.pick(lambda t: t.type.num_elements <= 16 and all(t is not o for o in out),
-                   exact=True)
+                   exact=True, signed=True)
         if t is not None:
             out.append(t)
     return out
@@ -174,9 +175,10 @@ def _reducer(g: Gen, x: Tensor, iota_dim: int | None, kind_name: str
         return [x, idx], inits, _arg_body(g, vt, itt, direction)
     xs = [x]
     if g.chance(0.3):
-        xs.append(g.operand(TensorType(x.type.shape, g.dtype(names=NUMERIC)), exact=True))
+        xs.append(g.operand(TensorType(x.type.shape, g.dtype(names=NUMERIC)), exact=True,
+                            signed=True))
     scalars = [_scalar(t.type) for t in xs]
-    inits = [g.operand(s, exact=True) for s in scalars]
+    inits = [g.operand(s, exact=True, signed=True) for s in scalars]
     for _ in range(4):
         region = body(g, kind_name, scalars + scalars, [], scalars, g.rng.randint(1, 4))
         if not _is_kind_body(region):
@@ -219,7 +221,7 @@ def reduce_window_region(g: Gen) -> bool:
 
 def sort(g: Gen) -> bool:
     x = _exact_source(g, NUMERIC, min_rank=1)
-    xs = [x] + [g.operand(TensorType(x.type.shape, g.dtype()), exact=True)
+    xs = [x] + [g.operand(TensorType(x.type.shape, g.dtype()), exact=True, signed=True)
                 for _ in range(g.rng.choice([0, 0, 1, 2]))]
     scalars = [_scalar(t.type) for t in xs]
     pairs = [s for s in scalars for s in (s, s)]
@@ -254,7 +256,7 @@ def sort(g: Gen) -> bool:
 
 def map_(g: Gen) -> bool:
     x = _exact_source(g, tuple(DTYPE_WEIGHTS))
-    xs = [x] + [g.operand(TensorType(x.type.shape, g.dtype()), exact=True)
+    xs = [x] + [g.operand(TensorType(x.type.shape, g.dtype()), exact=True, signed=True)
                 for _ in range(g.rng.choice([0, 1, 1, 2]))]
     captures = [c for c in _captures(g, 1) if c.type.rank == 0] if g.chance(0.3) else []
     out = TensorType((), g.dtype(names=tuple({t.type.dtype.name for t in xs})))
