@@ -13,7 +13,7 @@ EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4
 JOBS      ?= 2
 
-.PHONY: setup apt test lint run fuzz fuzz-parse size-report clean
+.PHONY: setup apt test lint run fuzz fuzz-random fuzz-module fuzz-parse size-report clean
 
 setup: apt $(STAMP)
 
@@ -38,9 +38,22 @@ $(STAMP): pyproject.toml
 test: setup
 	$(PY) -m pytest -n $(JOBS)
 
+# Both campaigns below; the second runs even when the first finds failures, and make
+# fails if either did.
+fuzz: setup
+	@rc=0; $(MAKE) --no-print-directory fuzz-random || rc=1; \
+	$(MAKE) --no-print-directory fuzz-module || rc=1; exit $$rc
+
+# Random differential testing: 1,000 random graphs (every graph op, random shapes, element
+# types and attributes) compiled and run on cortex-m4, riscv32, aarch64 and x86-64 under
+# QEMU against the reference, failures shrunk into bench/results/fuzz_failures/ (make test
+# runs a sample of it); results in bench/results/random_graphs.{json,md}.
+fuzz-random: setup
+	$(PY) bench/random_graphs.py --jobs $(JOBS)
+
 # The full structural fuzz of the module under QEMU (make test runs a sample of it);
 # results in bench/results/module_fuzz.{json,md}.
-fuzz: setup
+fuzz-module: setup
 	$(PY) bench/module_fuzz.py --jobs $(JOBS)
 
 # The parser fuzz: 100,000 mutated models (the shared ones, the repo's, and any given as

@@ -1,4 +1,4 @@
-"""Structural fuzz of the packed module under QEMU, in full (`make fuzz`).
+"""Structural fuzz of the packed module under QEMU, in full (`make fuzz-module`).
 
 For three models (bench/fuzz_models: one with constants and int8 quantization records,
 one with several dispatches and arena reuse, one with several inputs and outputs) on

@@ -1,4 +1,4 @@
-"""A bounded sample of the structural module fuzz under QEMU (`make fuzz` runs it all).
+"""A bounded sample of the structural module fuzz under QEMU (`make fuzz-module` runs it all).
 
 Each case sets one 32-bit field of the module inside a built firmware to a boundary
 value, with the CRC recomputed; the run must be rejected with the status the reader

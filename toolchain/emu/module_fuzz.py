@@ -9,7 +9,7 @@ exactly the outputs of the unmodified firmware. Nothing else is allowed: no othe
 status, no fault, no hang, no outputs that differ.
 
 Used by `tests/e2e/test_module_fuzz.py` (a bounded sample) and `bench/module_fuzz.py`
-(the full sweep, `make fuzz`).
+(the full sweep, `make fuzz-module`).
 """
 
 from __future__ import annotations
