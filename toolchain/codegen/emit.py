@@ -159,12 +159,16 @@ def _srdhm(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     truncation is floor; for ab < 0 the sum is negative and truncating it equals
     flooring it plus 2**31 - 1, which with the nudge is floor((ab + 2**30) / 2**31)
     again. So the whole is (ab + 2**30) >> 31: an add with carry and two shifts, no
-    sign test."""
+    sign test.
+
+    The overflow is told from the result, not the operands: every other product gives
+    (ab + 2**30) >> 31 in [-2**31 + 1, 2**31 - 2], so a truncated result of INT32_MIN
+    (2**31 wrapped) means INT32_MIN * INT32_MIN. One compare instead of two (3
+    instructions per requantized output on Armv7-M instead of 5)."""
     i64 = ir.IntType(64)
     ab = b.mul(b.sext(x, i64), b.sext(y, i64))
     high = b.trunc(b.ashr(b.add(ab, ir.Constant(i64, 1 << 30)), ir.Constant(i64, 31)), I32)
-    int_min = ir.Constant(I32, -(1 << 31))
-    overflow = b.and_(b.icmp_signed("==", x, int_min), b.icmp_signed("==", y, int_min))
+    overflow = b.icmp_signed("==", high, ir.Constant(I32, -(1 << 31)))
     return b.select(overflow, ir.Constant(I32, (1 << 31) - 1), high)
 
 
