@@ -331,3 +331,13 @@ def test_broadcast_in_dim_with_unsorted_dims() -> None:
     got = run("broadcast_in_dim", [x], (3, 4, 2, 5), dict(dims=(2, 0, 1), shape=(3, 4, 2, 5)))
     for a, b, c, e in itertools.product(range(3), range(4), range(2), range(5)):
         assert got[a, b, c, e] == x[c, a, b]
+
+
+@pytest.mark.parametrize("op", ["erf", "erfc", "lgamma", "digamma", "bessel_i1e"])
+def test_special_functions_of_a_scalar(op: str) -> None:
+    """A rank-0 operand of the element-by-element special functions raised (frompyfunc
+    gives a Python float there; found by the random graph fuzzer)."""
+    x = np.array(0.75, np.float32)
+    got = run(op, [x], (), {})
+    assert got.shape == () and np.isfinite(got)
+    np.testing.assert_array_equal(got.reshape(1), run(op, [x.reshape(1)], (1,), {}))

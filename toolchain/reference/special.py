@@ -55,7 +55,8 @@ def _f64(x: np.ndarray | float) -> np.ndarray:
 def _elementwise(f, x: np.ndarray) -> np.ndarray:
     """A scalar Python function applied to every element (float64 result)."""
     x = _f64(x)
-    return np.frompyfunc(f, 1, 1)(x).astype(np.float64).reshape(x.shape)
+    # asarray: on a rank-0 operand frompyfunc gives a Python float, not an array.
+    return np.asarray(np.frompyfunc(f, 1, 1)(x), dtype=np.float64).reshape(x.shape)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
