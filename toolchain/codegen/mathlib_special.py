@@ -45,7 +45,6 @@ from toolchain.codegen.mathlib import (
     _COS_TAYLOR,
     _SIN_TAYLOR,
     F32,
-    I1,
     I16,
     I32,
     INF,
@@ -292,6 +291,8 @@ INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 # a**(1-s)/(s-1) + a**-s/2 + a**-s/a * s * (B2/2! + w (s+1)(s+2) (B4/4! + w (s+3)(s+4) ...)),
 # w = 1/a**2.
 ZETA_TERMS = 9
+# The largest power of two the terms are scaled by: 2**-m stays within _ldexp's range.
+ZETA_SCALE = 240.0
 ZETA_EM = [BERNOULLI[j - 1] / math.factorial(2 * j) for j in range(1, 9)]
 # n! for polygamma, rounded to f32; 35! overflows f32 (JAX's exp(lgamma(n + 1)) too).
 FACTORIALS = [_f32(float(math.factorial(n))) for n in range(35)]
@@ -617,22 +618,23 @@ def _pow_neg(b: ir.IRBuilder, base: ir.Value, s: ir.Value) -> ir.Value:
 
 
 def _pow_neg_scaled(b: ir.IRBuilder, x: ir.Value, s: ir.Value, m: ir.Value) -> ir.Value:
-    """x**-s * 2**m for finite x > 0 and an i32 m in [0, 120]: pow's method (t = -s log2 x
-    in double-f32, then 2**t = 2**n e**(f ln 2)) with m added to the exponent applied
-    last, so a term below the f32 range keeps its precision."""
+    """x**-s * 2**m for finite x > 0 and an i32 m in [0, ZETA_SCALE]: pow's method (t =
+    -s log2 x in double-f32, then 2**t = 2**n e**(f ln 2)) with m added to the exponent
+    applied last, so a term below the f32 range keeps its precision."""
     hh, hl = _log2_double(b, x)
     ns = b.fneg(s)
     th, tl = _two_prod(b, ns, hh)
     tl = b.fadd(tl, b.fmul(ns, hl))
-    n = _round_to_i32(b, th, 250.0)
+    n = _round_to_i32(b, th, 500.0)
     f = b.fadd(b.fsub(th, b.sitofp(n, F32)), tl)
     p = b.fadd(_c(1.0), _expm1_poly(b, b.fmul(f, _c(LN2_F32))))
     e = b.add(n, m)
     low = b.icmp_signed("<", e, _iconst(32, -252))
-    r = _ldexp(b, p, b.select(low, _iconst(32, -252), e))
-    r = b.select(low, _c(0.0), r)
-    # |t| beyond 250 (s huge, or the product overflowed): 0 or inf by its sign.
-    huge = b.fcmp_unordered("ugt", fabs(b, th), _c(250.0))
+    high = b.icmp_signed(">", e, _iconst(32, 254))
+    r = _ldexp(b, p, b.select(b.or_(low, high), _iconst(32, 0), e))
+    r = b.select(low, _c(0.0), b.select(high, _c(INF), r))
+    # |t| beyond 500 (s huge, or the product overflowed): 0 or inf by its sign.
+    huge = b.fcmp_unordered("ugt", fabs(b, th), _c(500.0))
     return b.select(huge, b.select(_lt(b, th, 0.0), _c(0.0), _c(INF)), r)
 
 
@@ -647,14 +649,19 @@ def _pow_neg_sum(b: ir.IRBuilder, q: ir.Value, k: float, s: ir.Value, m: ir.Valu
     return b.select(b.fcmp_ordered("==", lo, _c(0.0)), p, b.fsub(p, corr)), hi
 
 
-def _zeta_positive(b: ir.IRBuilder, s: ir.Value, q: ir.Value) -> ir.Value:
-    """zeta(s, q) for s > 1, q > 0: the first ZETA_TERMS terms summed with two-sum,
-    then Euler-Maclaurin at a = q + ZETA_TERMS. Every term is scaled by 2**m, m ~ s log2 q
-    (at most 120), and the sum by 2**-m at the end: results near and below the smallest
-    normal f32 are rounded once rather than summed from subnormal terms."""
+def _zeta_positive(b: ir.IRBuilder, s: ir.Value, q: ir.Value,
+                   factor: ir.Value | None = None) -> ir.Value:
+    """zeta(s, q) for s > 1, q > 0 (times `factor` when given): the first ZETA_TERMS
+    terms summed with two-sum, then Euler-Maclaurin at a = q + ZETA_TERMS. Every term is
+    scaled by 2**m, m ~ (s - 1) log2 q (at most ZETA_SCALE), and the sum by 2**-m at the
+    end: results near and below the smallest normal f32 are rounded once rather than
+    summed from subnormal terms. `factor` (polygamma's n!) multiplies the scaled sum, so a zeta that
+    is subnormal before the factor (zeta(12, 3000) = 5e-40, times 11!) keeps its bits."""
     qc = _clamp_range(b, q, 2.0**-149, 3.4028234e38)
-    m = b.fmul(s, _log2_double(b, qc)[0])
-    m = b.fptosi(_clamp_range(b, m, 0.0, 120.0), I32)
+    # m ~ (s - 1) log2 q: the Euler-Maclaurin term a**(1-s) / (s-1), which dominates
+    # for large q, comes out near 1 (s log2 q would overflow it by a factor of q).
+    m = b.fmul(b.fsub(s, _c(1.0)), _log2_double(b, qc)[0])
+    m = b.fptosi(_clamp_range(b, m, 0.0, ZETA_SCALE), I32)
     total, err = _c(0.0), _c(0.0)
     for k in range(ZETA_TERMS):
         term, _ = _pow_neg_sum(b, qc, float(k), s, m)
@@ -672,8 +679,15 @@ def _zeta_positive(b: ir.IRBuilder, s: ir.Value, q: ir.Value) -> ir.Value:
     em = b.fadd(em, b.fmul(a_s, _c(0.5)))
     em = b.fadd(em, b.fdiv(b.fmul(a_s, a), b.fsub(s, _c(1.0))))
     em = b.select(b.fcmp_ordered("==", a_s, _c(0.0)), _c(0.0), em)  # s huge
-    r = _ldexp(b, b.fadd(total, b.fadd(err, em)), b.sub(_iconst(32, 0), m))
+    scaled = b.fadd(total, b.fadd(err, em))
+    r = _ldexp(b, scaled, b.sub(_iconst(32, 0), m))
     r = b.select(b.fcmp_ordered("==", total, _c(INF)), total, r)  # two-sum of inf: NaN
+    if factor is not None:
+        # The factor (>= 1) enters as factor * 2**-100, exact and never overflowing the
+        # scaled sum; 2**(100 - m) is applied last.
+        fs = b.fmul(scaled, b.fmul(factor, _c(2.0**-100)))
+        rf = _ldexp(b, fs, b.sub(_iconst(32, 100), m))
+        r = b.select(b.fcmp_ordered("==", total, _c(INF)), total, rf)
     return b.select(b.fcmp_ordered("==", q, _c(INF)), _c(0.0), r)
 
 
@@ -723,8 +737,14 @@ def _zeta(b: ir.IRBuilder, s: ir.Value, q: ir.Value) -> ir.Value:
     q_pos, neg_sum = _zeta_negative_q(b, s, q_loop)
     r = b.fadd(neg_sum, _zeta_positive(b, s, q_pos))
     r = b.select(ok, r, _c(NAN))
+    # s = +inf: q**-inf is 0 past 1, 1 at 1, inf below (and NaN for q <= 0).
+    s_inf = b.select(b.fcmp_ordered(">", q, one), _c(0.0), b.select(
+        b.fcmp_ordered("==", q, one), one, b.select(b.fcmp_ordered(">", q, _c(0.0)),
+                                                      _c(INF), _c(NAN))))
+    r = b.select(b.fcmp_ordered("==", s, _c(INF)), s_inf, r)
     half = b.fmul(s, _c(0.5))
     even = b.and_(s_int, b.fcmp_ordered("==", _floor(b, half), half))
+    even = b.and_(even, _lt(b, fabs(b, s), INF))  # inf is no even integer (fmod(inf, 2))
     r = b.select(pole, b.select(even, _c(INF), _c(NAN)), r)
     r = b.select(b.fcmp_ordered("==", s, one), _c(INF), r)
     nan = b.or_(_isnan(b, s), _isnan(b, q))
@@ -736,12 +756,22 @@ def _polygamma(b: ir.IRBuilder, n: ir.Value, x: ir.Value) -> ir.Value:
     # (-1)**(n+1) n! zeta(n + 1, x) for a natural n >= 1, digamma(x) for n = 0, NaN for
     # any other n (as CHLO's decomposition).
     natural = b.and_(_ge(b, n, 0.0), b.fcmp_ordered("==", _floor(b, n), n))
+    natural = b.and_(natural, _lt(b, n, INF))
     idx = _round_to_i32(b, _clamp_range(b, n, 0.0, 35.0), 64.0)
     table = _rodata_table(b.module, PREFIX + "factorials", F32, FACTORIALS + [INF])
     fact = _load_entry(b, table, idx)
-    z = _call(b, "zeta", b.fadd(n, _c(1.0)), x)
-    odd = b.trunc(idx, I1)
-    r = b.fmul(fact, _negate_if(b, b.not_(odd), z))
+    s = b.fadd(n, _c(1.0))
+    z = b.fmul(fact, _call(b, "zeta", s, x))
+    # x > 0: n! applied inside zeta's scaling (n! zeta(n+1, x) may be normal while zeta
+    # alone is subnormal); x <= 0 and NaN through zeta's own domain rules.
+    xp = _clamp_range(b, x, 2.0**-149, INF)
+    zp = _zeta_positive(b, _clamp_range(b, s, 2.0, 1e30), xp, fact)
+    # n >= 35: n! overflows f32 (as JAX's exp(lgamma(n + 1))); zeta > 0 makes it inf.
+    big_n = b.and_(b.fcmp_ordered("==", fact, _c(INF)), b.fcmp_ordered("<", x, _c(INF)))
+    zp = b.select(big_n, _c(INF), zp)
+    z = b.select(b.fcmp_ordered(">", x, _c(0.0)), zp, z)
+    half = b.fmul(n, _c(0.5))  # the sign from n's parity (idx stops at 35)
+    r = _negate_if(b, b.fcmp_ordered("==", _floor(b, half), half), z)
     r = b.select(b.fcmp_ordered("==", n, _c(0.0)), _call(b, "digamma", x), r)
     return b.select(natural, r, _c(NAN))
 

@@ -207,6 +207,7 @@ def _hurwitz(s: np.ndarray, q: np.ndarray) -> np.ndarray:
         em = em + _BERNOULLI[j - 1] / math.factorial(2 * j) * rising * term
         rising = rising * (s + 2 * j - 1) * (s + 2 * j)
         term = term / (a * a)
+    em = np.where(a_s == 0, 0.0, em)  # s huge: a**-s is 0 and so is every term
     return total + np.where(s + 20 - q > 220, 0.0, em)
 
 
@@ -228,9 +229,10 @@ def zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
             on = neg & (k < m)
             extra = extra + np.where(on, np.power(np.where(on, q + k, 1.0), -ss), 0.0)
         r = r + extra
-    r = np.where(ok & (q == np.inf), 0.0, r)
-    r = np.where((s == np.inf) & (q > 1), 0.0, r)
-    r = np.where((s == np.inf) & (q == 1), 1.0, r)
+    r = np.where((s > 1) & (q == np.inf), 0.0, r)
+    # s = +inf: q**-inf is 0 past 1, 1 at 1, inf below (NaN for q <= 0).
+    r = np.where(s == np.inf, np.where(q > 1, 0.0, np.where(q == 1, 1.0, np.where(
+        q > 0, np.inf, np.nan))), r)
     r = np.where(s < 1, np.nan, r)
     r = np.where((q <= 0) & ~s_int, np.nan, r)
     even = s_int & (np.fmod(s, 2) == 0)
@@ -244,10 +246,16 @@ def polygamma(n: np.ndarray, x: np.ndarray) -> np.ndarray:
     n, x = np.broadcast_arrays(_f64(n), _f64(x))
     natural = (n >= 0) & (n == np.floor(n)) & np.isfinite(n)
     nn = np.where(natural, n, 1.0)
-    fact = np.array([float(math.factorial(int(v))) if v < 171 else math.inf
+    # n! as the firmware holds it, an f32: from n = 35 it overflows to inf (as JAX's
+    # exp(lgamma(n + 1)) in f32), and the result is +-inf (NaN where zeta is 0).
+    fact = np.array([float(math.factorial(int(v))) if v < 35 else math.inf
                      for v in nn.reshape(-1)]).reshape(nn.shape)
+    sign = np.where(np.fmod(nn, 2) == 1, 1.0, -1.0)
     with np.errstate(all="ignore"):
-        r = np.where(np.fmod(nn, 2) == 1, 1.0, -1.0) * fact * zeta(nn + 1, x)
+        r = sign * fact * zeta(nn + 1, x)
+    # n! = inf times zeta > 0 is inf, also where float64's zeta underflows.
+    r = np.where(np.isinf(fact) & (x > 0), sign * np.inf, r)
+    r = np.where(x == np.inf, sign * 0.0, r)  # zeta(n + 1, inf) = 0, whatever n! is
     r = np.where(n == 0, digamma(x), r)
     return np.where(natural, r, np.nan)
 
