@@ -12,8 +12,8 @@ from toolchain.kernel.branch import Branch
 from toolchain.kernel.form import Kernel
 from toolchain.kernel.interpret import run_kernel
 from toolchain.kernel.kinds import run_other_kind
+from toolchain.module.format import command_size
 from toolchain.schedule import Program
-from toolchain.schedule.program import BINDING_BYTES, COMMAND_HEAD_BYTES
 
 
 def run_program(program: Program, inputs: list[np.ndarray],
@@ -26,7 +26,7 @@ def run_program(program: Program, inputs: list[np.ndarray],
     offsets, pos = {}, 0
     for k, step in enumerate(program.steps):
         offsets[pos] = k
-        pos += COMMAND_HEAD_BYTES + BINDING_BYTES * len(step.buffers)
+        pos += command_size(b.kind for b in step.buffers)
     end = pos
 
     def view(buf, t):

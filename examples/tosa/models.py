@@ -12,6 +12,14 @@
   DEPTHWISE_CONV2D, a residual ADD between two RESCALEs to a common i32 domain,
   MAX_POOL2D, MATMUL with zero points and a bias, a TABLE (an int8 sigmoid) and ARGMAX.
   Weights and scales come from a seeded generator.
+- `while_loop.mlir`: two WHILE_LOOPs: a recurrent cell run over the time steps of its
+  input, h = tanh(h W + x[t] U), x[t] taken by a GATHER at the loop counter and the
+  weights read from outside the loop; and Euclid's algorithm on two i32 vectors (INTDIV,
+  SELECT), looping while any remainder is non-zero and counting its rounds.
+- `cond_if.mlir`: two COND_IFs: a data-dependent one (sum(x) > 0, a tensor<1xi1>) that
+  takes x as its input list into a dense layer with a ReLU or a sigmoid, and one on a
+  rank-0 flag whose branches read an int8 tensor from outside (a RESCALE by 3/4, or a
+  saturating doubling TABLE).
 
 Constants are written as exact hex literals. The tests check that this script still
 writes the committed files.
@@ -29,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 SHARED_CNN = HERE.parents[1].parent / "shared" / "models" / "jax" / "cnn.mlir"
 
 TYPES = {np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
-         np.dtype(np.float32): "f32"}
+         np.dtype(np.float32): "f32", np.dtype(np.bool_): "i1"}
 
 
 def ttype(shape, dt) -> str:
@@ -48,7 +56,7 @@ class Writer:
         return f"%{name}: {self.types[name]}"
 
     def const(self, name: str, value: np.ndarray) -> str:
-        a = np.ascontiguousarray(value)
+        a = np.ascontiguousarray(value).reshape(np.shape(value))  # (keeps rank 0)
         ty = ttype(a.shape, a.dtype)
         hexa = a.astype(a.dtype.newbyteorder("<")).tobytes().hex().upper()
         self.lines.append(f'%{name} = "tosa.const"() <{{values = dense<"0x{hexa}"> : {ty}}}> '
@@ -239,6 +247,154 @@ def int8_text(p: dict | None = None) -> str:
                       "requantization a RESCALE (written by examples/tosa/models.py).")
 
 
+# ---------------------------------------------------------------------- control flow
+
+
+def control_params(seed: int = 11) -> dict:
+    """The control-flow examples' weights (seeded, multiples of 1/64: exact in f32)."""
+    rng = np.random.default_rng(seed)
+    p: dict = {"steps": 6}
+    p["W"] = (rng.integers(-32, 33, (1, 4, 4)) / 64).astype(np.float32)
+    p["U"] = (rng.integers(-48, 49, (1, 4, 4)) / 64).astype(np.float32)
+    p["W1"] = (rng.integers(-40, 41, (1, 8, 4)) / 64).astype(np.float32)
+    p["W2"] = (rng.integers(-40, 41, (1, 8, 4)) / 64).astype(np.float32)
+    p["r"] = multiplier(0.75)
+    q = np.arange(-128, 128)
+    p["double"] = np.clip(2 * q, -128, 127).astype(np.int8)
+    return p
+
+
+def _region(w: Writer, header: str, build, yields: list[str], close: str) -> None:
+    """A region: `header` (its block arguments, if any), the ops `build(w)` writes
+    (indented), `tosa.yield`, then `close`."""
+    if header:
+        w.lines.append(header)
+    start = len(w.lines)
+    build(w)
+    w.lines[start:] = ["  " + line for line in w.lines[start:]]
+    w.lines.append(f"  tosa.yield {', '.join('%' + y for y in yields)} : "
+                   f"{', '.join(w.types[y] for y in yields)}")
+    w.lines.append(close)
+
+
+def while_text(p: dict | None = None) -> str:
+    p = p or control_params()
+    f32, i32 = np.float32, np.int32
+    w = Writer()
+    steps = p["steps"]
+    args = [w.arg("xs", (1, steps, 4), f32), w.arg("h0", (1, 1, 4), f32),
+            w.arg("a", (8,), i32), w.arg("b", (8,), i32)]
+    w.const("W", p["W"])
+    w.const("U", p["U"])
+    w.const("fzero", np.zeros(1, f32))
+    w.const("t0", np.array(0, i32))
+    w.const("one", np.array(1, i32))
+    w.const("steps", np.array(steps, i32))
+    hty, vty = w.types["h0"], ttype((8,), i32)
+    w.types.update(h=hty, t="tensor<i32>", x=vty, y=vty, n="tensor<i32>")
+
+    def cond_rnn(w: Writer) -> None:
+        w.op("more", "greater", ["steps", "t"], (), np.bool_)
+
+    def body_rnn(w: Writer) -> None:
+        w.shape("ts", [1, 1])
+        w.op("ti", "reshape", ["t", "ts"], (1, 1), i32)
+        w.op("xt", "gather", ["xs", "ti"], (1, 1, 4), f32)
+        w.op("hw", "matmul", ["h", "W", "fzero", "fzero"], (1, 1, 4), f32)
+        w.op("xu", "matmul", ["xt", "U", "fzero", "fzero"], (1, 1, 4), f32)
+        w.op("pre", "add", ["hw", "xu"], (1, 1, 4), f32)
+        w.op("hn", "tanh", ["pre"], (1, 1, 4), f32)
+        w.op("tn", "add", ["t", "one"], (), i32)
+
+    loop = f"({hty}, tensor<i32>)"
+    head = f"^bb0(%h: {hty}, %t: tensor<i32>):"
+    w.lines.append(f"%rnn:2 = tosa.while_loop (%h = %h0, %t = %t0) : {loop} -> {loop} {{")
+    _region(w, head, cond_rnn, ["more"], "} do {")
+    _region(w, head, body_rnn, ["hn", "tn"], "}")
+    w.types["rnn#0"] = hty
+
+    w.const("zeros", np.zeros(8, i32))
+    w.const("ones", np.ones(8, i32))
+    w.const("nozp", np.zeros(1, np.int8))
+
+    def cond_gcd(w: Writer) -> None:
+        w.op("done", "equal", ["y", "zeros"], (8,), np.bool_)
+        w.op("all", "reduce_all", ["done"], (1,), np.bool_, "axis = 0 : i32")
+        w.op("go", "logical_not", ["all"], (1,), np.bool_)
+
+    def body_gcd(w: Writer) -> None:
+        w.op("z", "equal", ["y", "zeros"], (8,), np.bool_)
+        w.op("safe", "select", ["z", "ones", "y"], (8,), i32)
+        w.op("quo", "intdiv", ["x", "safe"], (8,), i32)
+        w.op("prod", "mul", ["quo", "safe", "nozp"], (8,), i32)
+        w.op("rem", "sub", ["x", "prod"], (8,), i32)
+        w.op("x2", "select", ["z", "x", "y"], (8,), i32)
+        w.op("y2", "select", ["z", "y", "rem"], (8,), i32)
+        w.op("n2", "add", ["n", "one"], (), i32)
+
+    loop = f"({vty}, {vty}, tensor<i32>)"
+    head = f"^bb0(%x: {vty}, %y: {vty}, %n: tensor<i32>):"
+    w.lines.append(f"%gcd:3 = tosa.while_loop (%x = %a, %y = %b, %n = %t0) : {loop} -> "
+                   f"{loop} {{")
+    _region(w, head, cond_gcd, ["go"], "} do {")
+    _region(w, head, body_gcd, ["x2", "y2", "n2"], "}")
+    w.types["gcd#0"], w.types["gcd#2"] = vty, "tensor<i32>"
+    return w.function(args, ["rnn#0", "gcd#0", "gcd#2"], "Two TOSA WHILE_LOOPs: a recurrent "
+                      "cell over time steps and Euclid's algorithm (written by "
+                      "examples/tosa/models.py).")
+
+
+def cond_if_text(p: dict | None = None) -> str:
+    p = p or control_params()
+    f32, i8 = np.float32, np.int8
+    w = Writer()
+    args = [w.arg("x", (1, 1, 8), f32), w.arg("flag", (), np.bool_), w.arg("q", (1, 8), i8)]
+    w.const("W1", p["W1"])
+    w.const("W2", p["W2"])
+    w.const("fzero", np.zeros(1, f32))
+    w.op("sum", "reduce_sum", ["x"], (1, 1, 1), f32, "axis = 2 : i32")
+    w.shape("s1", [1])
+    w.op("sum1", "reshape", ["sum", "s1"], (1,), f32)
+    w.op("positive", "greater", ["sum1", "fzero"], (1,), np.bool_)
+    xty, yty = w.types["x"], ttype((1, 1, 4), f32)
+    w.types["v"] = xty
+
+    def dense(weights: str, activation: str, attrs: str = ""):
+        def build(w: Writer) -> None:
+            w.op("m", "matmul", ["v", weights, "fzero", "fzero"], (1, 1, 4), f32)
+            w.op("act", activation, ["m"], (1, 1, 4), f32, attrs)
+        return build
+
+    relu = "min_val = 0.0 : f32, max_val = 3.40282347e+38 : f32"
+    w.lines.append(f"%dense = tosa.cond_if %positive (%v = %x) : tensor<1xi1> ({xty}) -> "
+                   f"{yty} {{")
+    _region(w, f"^bb0(%v: {xty}):", dense("W1", "clamp", relu), ["act"], "} else {")
+    _region(w, f"^bb0(%v: {xty}):", dense("W2", "sigmoid"), ["act"], "}")
+    w.types["dense"] = yty
+
+    w.const("rm", np.array([p["r"][0]], np.int32))
+    w.const("rs", np.array([p["r"][1]], np.int8))
+    w.const("zp", np.zeros(1, i8))
+    w.const("double", p["double"])
+    qty = w.types["q"]
+
+    def scale(w: Writer) -> None:
+        w.op("scaled", "rescale", ["q", "rm", "rs", "zp", "zp"], (1, 8), i8,
+             "rounding_mode = SINGLE_ROUND, scale32 = true, per_channel = false, "
+             "input_unsigned = false, output_unsigned = false")
+
+    def double(w: Writer) -> None:
+        w.op("doubled", "table", ["q", "double"], (1, 8), i8)
+
+    w.lines.append(f"%requant = tosa.cond_if %flag : tensor<i1> -> {qty} {{")
+    _region(w, "", scale, ["scaled"], "} else {")
+    _region(w, "", double, ["doubled"], "}")
+    w.types["requant"] = qty
+    return w.function(args, ["dense", "requant"], "Two TOSA COND_IFs: a data-dependent "
+                      "choice of dense layer, and a flag choosing between two int8 "
+                      "requantizations (written by examples/tosa/models.py).")
+
+
 def main() -> int:
     if not SHARED_CNN.exists():
         print(f"{SHARED_CNN}: missing (the shared models folder sits beside the checkout)",
@@ -246,6 +402,8 @@ def main() -> int:
         return 2
     (HERE / "cnn.mlir").write_text(cnn_text())
     (HERE / "int8_cnn.mlir").write_text(int8_text())
+    (HERE / "while_loop.mlir").write_text(while_text())
+    (HERE / "cond_if.mlir").write_text(cond_if_text())
     return 0
 
 

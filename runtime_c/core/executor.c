@@ -1,14 +1,13 @@
 /*
  * executor.c - runs a loaded module's command list.
  *
- * mrt_module_load has checked every command head against the image's (so every ordinal
- * indexes its dispatch table) and every binding against the arena size, the pool size,
- * the I/O sizes and what the image's dispatch accesses through it, so this file only
- * checks the caller's arguments (once, before anything runs) and then turns each binding
- * into a pointer with no further checks: the per-command cost is a few loads per binding
- * and one indirect call.
+ * mrt_module_load has checked that the module's command list is exactly the one the
+ * image's code was compiled for, and the compiler checked that every binding lies inside
+ * the arena, the constant pool or its input / output, so this file only checks the
+ * caller's arguments (once, before anything runs) and then turns each binding into a
+ * pointer: the per-command cost is a few loads per binding and one indirect call.
  *
- * Commands run in order until the end of the command section, except after a branch
+ * Commands run in order until the end of the command list, except after a branch
  * (MRT_COMMAND_BRANCH in the head: control flow), which returns where to continue. Its
  * targets are constants in the image's code, made for the command layout the loader
  * has checked, so they always land on a command head (or on the end); a loop the model
@@ -16,19 +15,53 @@
  */
 #include "minirt.h"
 
+/* may_alias: an image's words may be set up in a byte buffer (tests, loaders). */
 typedef uint32_t __attribute__((may_alias)) mrt_u32_alias_t;
 
-static inline uint32_t mrt_rd32(const uint8_t *p) { return *(const mrt_u32_alias_t *)p; }
 
-/* The header's commands_size word (docs/module-format.md), checked by the loader. */
-#define MRT_HEADER_COMMANDS_SIZE 36u
 /* Set in a command's dispatch ordinal: the dispatch is a branch (BRANCH_FLAG in
  * toolchain/module/format.py), an mrt_branch_fn_t; the table index is the ordinal
  * without it. */
 #define MRT_COMMAND_BRANCH 0x8000u
-/* A branch reads its bindings and returns the byte offset, in the command section, of
- * the command to run next (toolchain/kernel/branch.py). */
+/* A branch reads its bindings and returns the byte offset, in the command list, of the
+ * command to run next (toolchain/kernel/branch.py). */
 typedef uint32_t (*mrt_branch_fn_t)(void *const *bindings);
+
+void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *const *outputs,
+                        void *arena) {
+  const mrt_image_t *const image = module->image;
+  /* Per binding kind: the base an arena / pool offset is added to, or the table an
+   * input / output index selects from. */
+  const uintptr_t bases[4] = {(uintptr_t)arena, (uintptr_t)module->base + image->pool_offset,
+                              (uintptr_t)inputs, (uintptr_t)outputs};
+  /* The command list as the image holds it: the loader checked that the module's is
+   * the same bytes. */
+  const uint8_t *const first = (const uint8_t *)image->commands;
+  for (const mrt_u32_alias_t *p = image->commands; p != image->commands_end;) {
+    const uint32_t head = *p++;
+    void *bindings[MRT_MAX_BINDINGS];
+    void **b = bindings;
+    for (uint32_t n = head >> 16; n; --n) {
+      const uint32_t ref = *p++, value = ref & 0x3FFFFFFFu;
+      const uintptr_t base = bases[ref >> 30];
+      /* Inputs and outputs (kinds 2, 3) are one word, an index; arena and constant
+       * bindings two, an offset and the byte size (which only tools read). Constants
+       * live in flash: dispatches take void *const *, but the compiler binds what a
+       * dispatch stores only to the arena or an output. */
+      if ((int32_t)ref < 0) {
+        *b++ = ((void *const *)base)[value];
+      } else {
+        *b++ = (void *)(base + value);
+        ++p;
+      }
+    }
+    const mrt_dispatch_fn_t fn = image->dispatches[head & (MRT_COMMAND_BRANCH - 1u)];
+    if (head & MRT_COMMAND_BRANCH)
+      p = (const mrt_u32_alias_t *)(first + ((mrt_branch_fn_t)(void (*)(void))fn)(bindings));
+    else
+      fn(bindings);
+  }
+}
 
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
                             void *const *outputs, void *arena, uint32_t arena_size) {
@@ -37,35 +70,9 @@ mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
   if (!module || !module->base) return MRT_ERR_ARGUMENT;
   const mrt_image_t *const image = module->image;
   if ((image->input_count && !inputs) || (image->output_count && !outputs) ||
-      arena_size < module->arena_size || ((uintptr_t)arena & (MRT_MODULE_ALIGN - 1u)) ||
-      (module->arena_size && !arena))
+      arena_size < image->arena_size || ((uintptr_t)arena & (MRT_MODULE_ALIGN - 1u)) ||
+      (image->arena_size && !arena))
     return MRT_ERR_ARGUMENT;
-
-  const mrt_dispatch_fn_t *const dispatches = image->dispatches;
-  /* Per binding kind: the base an arena / pool offset is added to, or the table an
-   * input / output index selects from. */
-  const uintptr_t bases[4] = {(uintptr_t)arena, (uintptr_t)module->constants,
-                              (uintptr_t)inputs, (uintptr_t)outputs};
-  const uint8_t *const first = module->commands;
-  const uint8_t *const end = first + mrt_rd32(module->base + MRT_HEADER_COMMANDS_SIZE);
-  for (const uint8_t *p = first; p != end;) {
-    const uint32_t head = mrt_rd32(p);
-    void *bindings[MRT_MAX_BINDINGS];
-    p += 4;
-    for (uint32_t j = 0; j < head >> 16; ++j, p += 8) {
-      const uint32_t ref = mrt_rd32(p);
-      const uint32_t value = ref & 0x3FFFFFFFu;
-      const uintptr_t base = bases[ref >> 30];
-      /* Constants live in flash: dispatches take void *const *, but the loader has
-       * checked that each binding is of the kind the image's code expects, and the
-       * compiler binds what a dispatch stores only to the arena or an output. */
-      bindings[j] = ref >> 31 ? ((void *const *)base)[value] : (void *)(base + value);
-    }
-    const mrt_dispatch_fn_t fn = dispatches[head & (MRT_COMMAND_BRANCH - 1u)];
-    if (head & MRT_COMMAND_BRANCH)
-      p = first + ((mrt_branch_fn_t)(void (*)(void))fn)(bindings);
-    else
-      fn(bindings);
-  }
+  mrt_module_execute(module, inputs, outputs, arena);
   return MRT_OK;
 }

@@ -32,10 +32,11 @@ enum {
 
 /* Module format constants (docs/module-format.md; mirrored in toolchain/module/format.py). */
 #define MRT_MODULE_MAGIC 0x5452694Du /* the bytes "MiRT" read as a little-endian u32 */
-#define MRT_MODULE_VERSION 1u
-#define MRT_MODULE_HEADER_SIZE 48u
-#define MRT_MODULE_ALIGN 16u   /* module base, constant pool entries and arena alignment */
-#define MRT_MAX_BINDINGS 16u   /* per command: run resolves them into a stack array */
+#define MRT_MODULE_VERSION 2u
+#define MRT_MODULE_HEADER_SIZE 28u
+#define MRT_MODULE_CRC_START 12u /* the CRC covers the module's bytes from here on */
+#define MRT_MODULE_ALIGN 16u     /* module base, constant pool entries and arena alignment */
+#define MRT_MAX_BINDINGS 16u     /* per command: run resolves them into a stack array */
 
 /* Binding kinds: the top 2 bits of a binding's first word; the low 30 bits are a byte
  * offset (arena, constant pool) or an index (inputs, outputs). */
@@ -58,6 +59,7 @@ enum {
   MRT_TARGET_CORTEX_M7 = 8,
   MRT_TARGET_CORTEX_M33 = 9,
   MRT_TARGET_CORTEX_M55 = 10,
+  MRT_TARGET_X86_64_V3 = 11,   /* targets/x86-64-v3.yaml */
 };
 
 /* One dispatch: a generated function that reads and writes the buffers its command
@@ -66,23 +68,31 @@ typedef void (*mrt_dispatch_fn_t)(void *const *bindings);
 
 /* What the code compiled into an image needs from any module it runs. The compiler
  * writes it into the image, outside the module, and mrt_module_load rejects a module
- * that disagrees with it (MRT_ERR_IMAGE): a module can then be replaced (a weights
- * update) only by one that fits the code, and no size or count the module declares is
- * trusted on its own word. */
+ * that differs from it (MRT_ERR_IMAGE). The image holds the module's structure byte for
+ * byte: the header after the CRC, the signature and the command list must be exactly
+ * the ones the code was compiled for, and the constant table must have the layout CRC.
+ * The compiler checked every count, offset and size in them when it built the image
+ * (toolchain/module/contract.py), so the loader only compares, and run and io_info read
+ * the structure from here. Only the constant pool is the module's own: a module with
+ * new weights of the same shapes (a weights update) loads, and nothing else does. */
 typedef struct mrt_image {
   const mrt_dispatch_fn_t *dispatches; /* indexed by dispatch ordinal */
-  /* Per command, in order: its head word as the module stores it (dispatch ordinal |
-   * binding count n << 16), then n words, each the binding's kind << 30 | the exact
-   * byte size the dispatch accesses through it. The compiler binds what a dispatch
-   * stores to only the arena or an output, so matching kinds keeps stores out of
-   * constants (flash) and inputs (the caller's). */
-  const uint32_t *commands;
-  const uint32_t *io_sizes; /* bytes of each input, then each output, as the code uses them */
-  uint32_t target_id;       /* MRT_TARGET_* the module header must carry */
-  uint32_t layout_crc;      /* CRC-32 of the module's bytes [16, pool_offset): all but the pool */
-  uint32_t command_count;
-  uint16_t input_count;     /* these two, read as one u32, are the header's I/O counts word */
+  const uint32_t *io_sizes;     /* bytes of each input, then each output, as the code uses them */
+  const uint32_t *commands;     /* the command list: in structure[], after the records */
+  const uint32_t *commands_end; /* its end, the end of structure[] */
+  uint32_t target_id;           /* MRT_TARGET_* the module header must carry */
+  uint32_t layout_crc;          /* CRC-32 of the module's bytes [12, pool_offset) */
+  uint32_t pool_offset;         /* where the module's constant pool starts */
+  /* From here on, the module's bytes from 12 to the end of its command list as u32
+   * words: the header after its CRC... */
+  uint32_t module_size;
+  uint32_t arena_size;
+  uint16_t input_count;
   uint16_t output_count;
+  uint16_t command_count;
+  uint16_t constant_count;
+  /* ...then the signature records and the command list. */
+  uint32_t structure[];
 } mrt_image_t;
 
 /* Arena and constant bindings start at multiples of this: every element the code loads
@@ -107,9 +117,11 @@ enum {
   MRT_DTYPE_MAX = MRT_DTYPE_U64,
 };
 
-/* Describes one input or output tensor. Pointers point into the module. */
+/* Describes one input or output tensor. Pointers point into the image's copy of the
+ * module's signature. */
 typedef struct mrt_tensor_info {
-  const char *name;     /* NUL-terminated */
+  const char *name;     /* NUL-terminated; NULL when the tensor has its default name,
+                           input_<i> or output_<j> */
   uint32_t dtype;       /* MRT_DTYPE_* */
   uint32_t rank;
   const uint32_t *dims; /* rank entries */
@@ -118,23 +130,17 @@ typedef struct mrt_tensor_info {
 
 /* A validated module. Filled by mrt_module_load; treat the fields as read-only. */
 typedef struct mrt_module {
-  const uint8_t *base;
-  uint32_t size;
-  uint32_t arena_size;
-  const mrt_image_t *image; /* the image it was checked against: its counts are the module's */
-  const uint8_t *signature;
-  const uint8_t *commands;
-  const uint8_t *constants;
-  uint32_t constants_size;
+  const uint8_t *base;      /* NULL until a load succeeds */
+  const mrt_image_t *image; /* the image it was checked against: its structure is the module's */
 } mrt_module_t;
 
-/* Checks magic, version, target, CRC, every offset in the module and that the module
- * is the one `image`'s code was built for (its I/O sizes, every command's binding count,
- * byte sizes and writes, and its layout CRC), so that a later mrt_module_run cannot
- * read or write outside the buffers it is given, and computes what the image was built
- * to compute. `data` must be MRT_MODULE_ALIGN-aligned (constants are aligned relative
- * to it; Cortex-M0+ faults on unaligned loads) and `size` must be exactly the module's
- * size. The module and the image are used in place and must outlive out_module. */
+/* Checks magic, version, target, size and CRC, and that the module is the one `image`'s
+ * code was built for: its structure (header, signature, commands) byte for byte and its
+ * constant table by the layout CRC. A later mrt_module_run then cannot read or write
+ * outside the buffers it is given, and computes what the image was built to compute.
+ * `data` must be MRT_MODULE_ALIGN-aligned (constants are aligned relative to it;
+ * Cortex-M0+ faults on unaligned loads) and `size` must be exactly the module's size.
+ * The module and the image are used in place and must outlive out_module. */
 mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
                              mrt_module_t *out_module);
 
@@ -152,11 +158,21 @@ static inline uint32_t mrt_module_io_size(const mrt_module_t *module, uint32_t i
 
 /* Runs every command in order with the dispatches of the image the module was loaded
  * against. inputs/outputs hold one pointer per signature entry, each to at least that
- * entry's byte size; arena must be at least module->arena_size bytes and 16-byte aligned
+ * entry's byte size; arena must be at least the image's arena_size bytes, 16-byte aligned
  * (may be NULL if arena_size is 0). All arguments are checked before the first dispatch
  * runs. */
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
                             void *const *outputs, void *arena, uint32_t arena_size);
+
+/* The two halves of load and run without their argument checks, for callers whose
+ * arguments are right by construction (the verification harness passes the image's own
+ * module and buffers, which the compiler emits non-null and aligned): the module checks
+ * of mrt_module_load, all of them, filling out_module on success; and the command walk
+ * of mrt_module_run over a module that loaded. */
+mrt_status_t mrt_module_validate(const void *data, uint32_t size, const mrt_image_t *image,
+                                 mrt_module_t *out_module);
+void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *const *outputs,
+                        void *arena);
 
 /* CRC-32/IEEE (zlib's crc32): pass 0 to start, or a previous result to continue. */
 uint32_t mrt_crc32(uint32_t crc, const void *data, uint32_t size);

@@ -64,7 +64,7 @@ def test_table_with_budget_percentages(builds, capsys) -> None:
     assert re.search(r"arena [\d ]+ B \(\d+\.\d\d %\), I/O buffers [\d ]+ B \(\d+\.\d\d %\), "
                      r"stack 16 384 B \(0\.39 %\)", split)
     symbols = out.split("symbol\n", 1)[1].strip().splitlines()
-    assert len(symbols) == 3 and symbols[0].split()[-1] == "mrt_module_load"
+    assert len(symbols) == 3 and symbols[0].split()[-1] == "mrt_module_validate"
 
 
 def test_json_output(builds, capsys) -> None:
@@ -131,7 +131,7 @@ def test_html_treemap(builds, capsys, tmp_path: Path) -> None:
     assert rc == 0 and f"wrote {page}" in out
     text = page.read_text()
     assert text.count("<svg") == 2 and "<script" not in text and "http" not in text
-    assert "mrt_module_load" in text and "mrt_image_arena" in text
+    assert "mrt_module_validate" in text and "mrt_image_arena" in text
 
 
 @pytest.mark.parametrize("make_args, message", [
@@ -171,7 +171,7 @@ def test_over_budget_exits_1(builds, capsys, tmp_path: Path) -> None:
     keeps its image, and minirt-size fails it, with the board's YAML given by path."""
     data = yaml.safe_load(load_board("cortex-m4").path.read_text())
     data["identifier"] = "m4-tight"
-    data["budgets"]["flash"] = 1024
+    data["budgets"]["flash"] = 512
     path = tmp_path / "m4-tight.yaml"
     path.write_text(yaml.safe_dump(data))
     out = tmp_path / "fw"

@@ -11,7 +11,7 @@ from elftools.elf.relocation import RelocationSection
 
 from toolchain.codegen import emit_image_object
 from toolchain.kernel.form import Apply, Index, Kernel, Load
-from toolchain.module import BindingKind, BindingNeed, CommandNeed, ImageContract
+from toolchain.module import Binding, Command, ConstantEntry, ImageContract, TensorSig, pack_module
 from toolchain.types import TensorType, dtype
 
 F32 = dtype("f32")
@@ -21,15 +21,13 @@ KERNELS = [
            Apply("add", (Load(0, (Index(0),)), Load(1, (Index(0),))), F32)),
     Kernel("k_exp", (4,), 1, (T4,), T4, Apply("exponential", (Load(0, (Index(0),)),), F32)),
 ]  # fmt: skip
-MODULE = bytes(range(256)) * 3 + b"tail"
-ARENA, CONST, IN, OUT = (BindingKind.ARENA, BindingKind.CONSTANT, BindingKind.INPUT,
-                         BindingKind.OUTPUT)
-CONTRACT = ImageContract(
-    target_id=7, layout_crc=0xC0FFEE11,
-    commands=(CommandNeed(0, (BindingNeed(IN, 16), BindingNeed(CONST, 16),
-                              BindingNeed(ARENA, 16))),
-              CommandNeed(1, (BindingNeed(ARENA, 16), BindingNeed(OUT, 16)))),
-    input_sizes=(16, 16), output_sizes=(16,))
+# Two commands: k_add(input 0, constant 0) -> arena 0; k_exp(arena 0) -> output 0.
+MODULE = pack_module(
+    "cortex-m4", [TensorSig("input_0", "f32", (4,)), TensorSig("y", "f32", (4,))],
+    [TensorSig("output_0", "f32", (4,))], [ConstantEntry(bytes(16), "f32")],
+    [Command(0, [Binding.input(0, 16), Binding.constant(0, 16), Binding.arena(0, 16)]),
+     Command(1, [Binding.arena(0, 16), Binding.output(0, 16)])], arena_size=16)
+CONTRACT = ImageContract.of_module(MODULE, 7)
 
 
 def _image(target: str = "cortex-m4", **kw) -> bytes:
@@ -49,6 +47,28 @@ def _data(elf: ELFFile, sym) -> bytes:
     return sec.data()[off : off + sym["st_size"]]
 
 
+def _relocations(elf: ELFFile, sym) -> dict[int, tuple[str, int]]:
+    """The relocations inside `sym`'s bytes: offset in it -> (the section the address
+    points into, the offset in that section). REL targets (Arm) keep the addend in the
+    data, RELA ones in the relocation."""
+    sec = elf.get_section(sym["st_shndx"])
+    symtab = elf.get_section_by_name(".symtab")
+    data = _data(elf, sym)
+    out = {}
+    for rs in elf.iter_sections():
+        if not isinstance(rs, RelocationSection) or rs["sh_info"] != sym["st_shndx"]:
+            continue
+        for r in rs.iter_relocations():
+            at = r["r_offset"] - sym["st_value"]
+            if not 0 <= at < sym["st_size"]:
+                continue
+            target = symtab.get_symbol(r["r_info_sym"])
+            addend = r["r_addend"] if rs.is_RELA() else struct.unpack_from("<I", data, at)[0]
+            out[at] = (elf.get_section(target["st_shndx"]).name, target["st_value"] + addend)
+    assert sec is not None
+    return out
+
+
 @pytest.mark.parametrize("target", ["cortex-m4", "riscv32-nofpu", "x86-64"])
 def test_image_symbols_sections_and_contents(target: str) -> None:
     elf = ELFFile(io.BytesIO(_image(target)))
@@ -64,22 +84,29 @@ def test_image_symbols_sections_and_contents(target: str) -> None:
         assert elf.get_section(s["st_shndx"]).name == f".rodata.{name}"
         assert struct.unpack(u32, _data(elf, s))[0] == value, name
 
-    # mrt_image_t: three pointers (relocated), then target, layout CRC, command count,
-    # and the two u16 I/O counts; laid out as the C struct is on this target.
+    # mrt_image_t: four pointers (relocated: dispatch table, I/O sizes, and the start
+    # and end of the command list inside the struct itself), then target, layout CRC
+    # and pool offset, then the module's bytes from 12 to the end of its command list;
+    # laid out as the C struct is on this target.
     ptr = elf.elfclass // 8
     image = syms["mrt_image"]
     assert image["st_info"]["bind"] == "STB_GLOBAL"
     assert elf.get_section(image["st_shndx"]).name == ".rodata.mrt_image"
-    assert image["st_size"] == 3 * ptr + 16
-    fields = struct.unpack("<IIIHH", _data(elf, image)[3 * ptr :])
-    assert fields == (7, 0xC0FFEE11, 2, 2, 1)
-    tables = {"mrt_image_commands": CONTRACT.command_words,
-              "mrt_image_io_sizes": [16, 16, 16]}
-    assert CONTRACT.command_words == [0 | 3 << 16, 2 << 30 | 16, 1 << 30 | 16, 16,
-                                      1 | 2 << 16, 16, 3 << 30 | 16]
-    for name, words in tables.items():
-        data = _data(elf, syms[name])
-        assert list(struct.unpack(f"<{len(words)}I", data)) == words, name
+    h = CONTRACT.header
+    fixed = 4 * ptr + 12
+    assert image["st_size"] == fixed + len(CONTRACT.pinned)
+    assert struct.unpack("<3I", _data(elf, image)[4 * ptr:fixed]) == (
+        7, CONTRACT.layout_crc, h.pool_offset)
+    assert _data(elf, image)[fixed:] == MODULE[12:12 + len(CONTRACT.pinned)]
+    # The command list pointers: relocations against mrt_image itself, at the offsets of
+    # the first command and of the end.
+    relocs = _relocations(elf, image)
+    head = 16  # the header's bytes after the CRC
+    start = image["st_value"]  # mrt_image in its own section
+    assert relocs[2 * ptr] == (".rodata.mrt_image", start + fixed + head + h.signature_size)
+    assert relocs[3 * ptr] == (".rodata.mrt_image", start + fixed + len(CONTRACT.pinned))
+    sizes = _data(elf, syms["mrt_image_io_sizes"])
+    assert list(struct.unpack("<3I", sizes)) == [16, 16, 16]
 
     mod = syms["mrt_image_module"]
     sec = elf.get_section(mod["st_shndx"])
@@ -126,11 +153,18 @@ def test_image_is_deterministic() -> None:
 
 def test_empty_image() -> None:
     """No kernels, no I/O, no arena: still links (no zero-sized symbols), counts say 0."""
-    empty = ImageContract(7, 0, (), (), ())
-    elf = ELFFile(io.BytesIO(_image(kernels=[], arena_size=0, contract=empty)))
+    module = pack_module("cortex-m4", [], [], [], [], 0)
+    empty = ImageContract.of_module(module, 7)
+    elf = ELFFile(io.BytesIO(_image(kernels=[], arena_size=0, contract=empty,
+                                    module_bytes=module)))
     syms = _symbols(elf)
     ptr = elf.elfclass // 8
-    assert struct.unpack("<IIIHH", _data(elf, syms["mrt_image"])[3 * ptr :]) == (7, 0, 0, 0, 0)
+    words = struct.unpack("<3I4I", _data(elf, syms["mrt_image"])[4 * ptr:])
+    assert words == (7, empty.layout_crc, 28, 28, 0, 0, 0)
+    # No signature, no commands: the command list starts and ends after the header words.
+    end = syms["mrt_image"]["st_value"] + 4 * ptr + 12 + 16
+    relocs = _relocations(elf, syms["mrt_image"])
+    assert relocs[2 * ptr] == relocs[3 * ptr] == (".rodata.mrt_image", end)
     assert struct.unpack("<I", _data(elf, syms["mrt_image_arena_size"]))[0] == 0
     assert syms["mrt_image_arena"]["st_size"] == 1
 

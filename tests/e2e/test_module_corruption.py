@@ -17,6 +17,7 @@ from toolchain.emu.run import run_image
 from toolchain.link.inspect import image_contract_of, module_span
 from toolchain.module import BindingKind
 from toolchain.module import format as fmt
+from toolchain.module.format import Status
 from toolchain.module.reader import ModuleFormatError, read_module
 from toolchain.pipeline import build_model
 
@@ -73,14 +74,15 @@ func.func @main(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 def _edited(module: bytes, edit) -> bytes:
     data = bytearray(module)
     edit(data)
-    data[12:16] = zlib.crc32(bytes(data[16:])).to_bytes(4, "little")
+    struct.pack_into("<I", data, fmt.CRC_FIELD_OFFSET, zlib.crc32(data[fmt.CRC_START:]))
     return bytes(data)
 
 
 @pytest.mark.parametrize("board", ["x86-64", "cortex-m4"])
 def test_the_reviews_reproductions_are_rejected(board: str, tmp_path: Path) -> None:
     """Issue 11's three edits of a valid module, CRC recomputed: each used to load and
-    then write outside a buffer or read past .bss; each is now refused by the loader."""
+    then write outside a buffer or read past .bss; each is refused by the loader (the
+    image holds the structure they change)."""
     model = tmp_path / "reduce_subtract.mlir"
     model.write_text(REDUCE_SUBTRACT)
     result = build_model(model, board, tmp_path / "fw", log=lambda _: None)
@@ -92,8 +94,9 @@ def test_the_reviews_reproductions_are_rejected(board: str, tmp_path: Path) -> N
     def binding_at(ci: int, bi: int) -> int:
         at = m.commands_offset
         for c in m.commands[:ci]:
-            at += 4 + 8 * len(c.bindings)
-        return at + 4 + 8 * bi
+            at += fmt.command_size(b.kind for b in c.bindings)
+        bindings = m.commands[ci].bindings
+        return at + fmt.command_size(b.kind for b in bindings[:bi])
 
     def arena_bindings_past_the_arena(d: bytearray) -> None:
         for ci, bi in arena:
@@ -105,7 +108,9 @@ def test_the_reviews_reproductions_are_rejected(board: str, tmp_path: Path) -> N
         struct.pack_into("<I", d, binding_at(ci, bi), 1 << 30 | ref & 0x3FFFFFFF)
 
     def output_size_grown(d: bytearray) -> None:
-        struct.pack_into("<I", d, fmt.HEADER_SIZE + 4, 256)  # output_0's byte size, was 64
+        # output_0's record (after input_0's: head, dims 4, 4; default names, none
+        # stored): its first dim, 4, becomes 16.
+        struct.pack_into("<I", d, fmt.HEADER_SIZE + 12 + 4, 16)
 
     elf = result.elf.read_bytes()
     offset, size = module_span(result.elf)
@@ -115,6 +120,8 @@ def test_the_reviews_reproductions_are_rejected(board: str, tmp_path: Path) -> N
         bad = _edited(result.module, edit)
         with pytest.raises(ModuleFormatError) as e:
             read_module(bad, image=image_contract_of(result.elf), loader_only=True)
+        # Refused for what it changes, not for a broken header or CRC.
+        assert e.value.status == Status.IMAGE, f"{edit.__name__}: {e.value}"
         patched.write_bytes(elf[:offset] + bad + elf[offset + size:])
         patched.chmod(0o755)
         run = run_image(result.board, patched, [bytes(64)], count_instructions=False, timeout=20)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolchain.emu.module_fuzz import Case, fuzz_cases, mutate
+from toolchain.module.reader import read_module
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "module_fuzz.py"
 SAMPLE = 48  # runs per model and board: about 10 s for all six on two cores
@@ -43,7 +44,7 @@ def test_structural_fuzz_sample(model: str, board: str, tmp_path: Path) -> None:
 def test_fields_cover_quantization_records_and_the_crc_is_recomputed(tmp_path: Path) -> None:
     target = _bench().fuzz_target("dense_int8", "x86-64", tmp_path)
     cases = fuzz_cases(target.module)
-    pool = int.from_bytes(target.module[44:48], "little")
+    pool = read_module(target.module).header.pool_offset
     in_pool = {c.offset for c in cases if c.offset >= pool}
     assert in_pool and len(in_pool) % 2 == 0  # axis and channel count of each record
     same = mutate(target.module, Case(20, int.from_bytes(target.module[20:24], "little")))

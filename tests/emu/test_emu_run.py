@@ -106,7 +106,7 @@ def test_short_input_is_an_error(name: str, firmware: Firmware) -> None:
     board, elf = firmware(name)
     result = run_image(board, elf, b"\x00\x01\x02", count_instructions=False)
     assert result.exit_code == HARNESS_SHORT_EXIT
-    assert result.diagnosis == "minirt_in.bin is shorter than the model's inputs"
+    assert result.diagnosis == "mrt.in is shorter than the model's inputs"
 
 
 def test_markers_and_command(firmware) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The image contract: what an image's code needs from a module (toolchain/module/contract.py)."""
+"""The image contract: the module structure an image pins (toolchain/module/contract.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from toolchain.module import (
     Status,
     image_contract,
     layout_crc,
+    pack_module,
+    program_needs,
     read_module,
 )
 from toolchain.module import format as fmt
@@ -38,38 +40,41 @@ func.func @main(%x: tensor<2x8xf32>) -> (tensor<2x4xf32>, tensor<2xf32>) {
 
 
 @pytest.fixture
-def built(tmp_path: Path) -> tuple[bytes, ImageContract]:
+def built(tmp_path: Path):
     model = tmp_path / "m.mlir"
     model.write_text(MODEL)
     program = schedule(prepare_graph(load_graph(model)))
     data = module_from_program(program, "cortex-m4")
-    return data, image_contract(program, data, fmt.target_id("cortex-m4"))
+    return program, data, image_contract(program, data, fmt.target_id("cortex-m4"))
 
 
-def test_contract_describes_the_module_the_compiler_packed(built) -> None:
-    data, contract = built
+def test_contract_pins_the_structure_the_compiler_packed(built) -> None:
+    program, data, contract = built
     m = read_module(data, image=contract)
+    h = m.header
+    # Header after the CRC, signature and commands, byte for byte; the rest by its CRC.
+    assert contract.pinned == data[fmt.CRC_START:m.constant_table_offset]
+    assert contract.layout_crc == zlib.crc32(data[fmt.CRC_START:h.pool_offset])
+    assert contract.pool_offset == h.pool_offset and h.constant_count > 0
     assert contract.input_sizes == (2 * 8 * 4,) and contract.output_sizes == (32, 8)
-    assert contract.layout_crc == zlib.crc32(data[16:m.header.pool_offset])
-    assert [c.ordinal for c in contract.commands] == [c.ordinal for c in m.commands]
-    for need, cmd in zip(contract.commands, m.commands, strict=True):
-        assert [(b.kind, b.size) for b in need.bindings] == [(b.kind, b.size)
-                                                             for b in cmd.bindings]
-        # A dispatch stores only into its last binding, which is the arena or an output.
-        assert need.bindings[-1].kind in (BindingKind.ARENA, BindingKind.OUTPUT)
-    words = contract.command_words
-    assert words[0] == contract.commands[0].ordinal | len(contract.commands[0].bindings) << 16
-    assert words[1] == contract.commands[0].bindings[0].kind << 30 | contract.commands[0] \
-        .bindings[0].size
+    assert contract.commands == m.commands
+    # What the code accesses is what the module binds: kinds and sizes per binding.
+    needs = program_needs(program)
+    assert [(c.ordinal, [(b.kind, b.size) for b in c.bindings]) for c in needs] == \
+        [(c.ordinal, [(b.kind, b.size) for b in c.bindings]) for c in m.commands]
+    # A dispatch stores only into its last binding, which is the arena or an output.
+    assert all(c.bindings[-1].kind in (BindingKind.ARENA, BindingKind.OUTPUT)
+               for c in m.commands)
+    assert contract.words[:2] == [h.total_size, h.arena_size]
 
 
 def test_a_weights_update_with_the_same_structure_still_fits(built) -> None:
-    """The layout CRC leaves the pool out: new weights, same image."""
-    data, contract = built
+    """The pool is the module's own: new weights, same image."""
+    _, data, contract = built
     h = read_module(data).header
     new = bytearray(data)
     new[h.pool_offset:h.pool_offset + 4] = struct.pack("<f", 3.0)
-    new[12:16] = struct.pack("<I", zlib.crc32(bytes(new[16:])))
+    new[8:12] = struct.pack("<I", zlib.crc32(bytes(new[12:])))
     read_module(bytes(new), image=contract)
     assert layout_crc(bytes(new)) == contract.layout_crc
 
@@ -77,36 +82,64 @@ def test_a_weights_update_with_the_same_structure_still_fits(built) -> None:
 def _patched(data: bytes, offset: int, value: int) -> bytes:
     d = bytearray(data)
     struct.pack_into("<I", d, offset, value)
-    d[12:16] = struct.pack("<I", zlib.crc32(bytes(d[16:])))
+    d[8:12] = struct.pack("<I", zlib.crc32(bytes(d[12:])))
     return bytes(d)
 
 
 def test_any_change_before_the_pool_does_not_fit(built) -> None:
     """Every aligned word of header (after the CRC), signature, commands and constant
-    table, changed: the module is rejected, at the latest by the layout CRC."""
-    data, contract = built
+    table, changed: the module is rejected, by the comparison with the image's copy or
+    by the layout CRC (or, for total_size, as truncated or malformed)."""
+    _, data, contract = built
     h = read_module(data).header
     for at in range(fmt.CRC_START, h.pool_offset, 4):
         (old,) = struct.unpack_from("<I", data, at)
         with pytest.raises(ModuleFormatError) as e:
             read_module(_patched(data, at, old ^ 0x10), image=contract)
-        assert e.value.status in (Status.TRUNCATED, Status.MALFORMED, Status.IMAGE), at
+        want = (Status.TRUNCATED, Status.MALFORMED) if at == fmt.CRC_START else (Status.IMAGE,)
+        assert e.value.status in want, at
 
 
 def test_reader_names_what_does_not_fit(built) -> None:
-    data, contract = built
+    _, data, contract = built
     with pytest.raises(ModuleFormatError, match="layout CRC") as e:
         read_module(data, image=ImageContract(contract.target_id, contract.layout_crc ^ 1,
-                                              contract.commands, contract.input_sizes,
-                                              contract.output_sizes))
+                                              contract.pinned))
     assert e.value.status == Status.IMAGE
-    with pytest.raises(ModuleFormatError, match="I/O tensor 1 has 32 bytes") as e:
-        read_module(data, image=ImageContract(contract.target_id, contract.layout_crc,
-                                              contract.commands, contract.input_sizes,
-                                              (64, 8)))
+    other = bytearray(data)
+    struct.pack_into("<I", other, 16, 12345)  # arena_size
+    with pytest.raises(ModuleFormatError, match="byte 16 differs") as e:
+        read_module(_patched(bytes(other), 16, 12345), image=contract)
     assert e.value.status == Status.IMAGE
     with pytest.raises(ModuleFormatError) as e:
-        read_module(data, image=ImageContract(fmt.target_id("x86-64"), *(
-            contract.layout_crc, contract.commands, contract.input_sizes,
-            contract.output_sizes)))
+        read_module(data, image=ImageContract(fmt.target_id("x86-64"), contract.layout_crc,
+                                              contract.pinned))
     assert e.value.status == Status.TARGET
+
+
+def test_a_contract_pins_only_a_valid_structure(built) -> None:
+    """The C loader trusts what the image pins, so building a contract checks it as the
+    reader checks a module: every binding inside its buffer, records well formed, and
+    the bytes ending with the command list."""
+    _, data, contract = built
+    pinned = bytearray(contract.pinned)
+    first = read_module(data).commands_offset - fmt.CRC_START
+    # The first command's first binding (the input, one word) turned into an arena
+    # binding past the arena.
+    struct.pack_into("<I", pinned, first + 4, 0 << 30 | 1 << 20)
+    with pytest.raises(ValueError, match="pins an invalid module"):
+        ImageContract(contract.target_id, contract.layout_crc, bytes(pinned))
+    with pytest.raises(ValueError, match="end at"):
+        ImageContract(contract.target_id, contract.layout_crc, contract.pinned + bytes(4))
+    with pytest.raises(ValueError, match="whole words"):
+        ImageContract(contract.target_id, contract.layout_crc, contract.pinned[:-2])
+
+
+def test_image_contract_refuses_a_module_that_is_not_the_programs(built) -> None:
+    """The module the image pins must bind what the program's code accesses."""
+    program, data, _ = built
+    m = read_module(data)
+    swapped = pack_module("cortex-m4", m.inputs, m.outputs, [c.to_entry() for c in m.constants],
+                          m.commands[::-1], m.header.arena_size)
+    with pytest.raises(ValueError, match="not the ones the image's code runs"):
+        image_contract(program, swapped, fmt.target_id("cortex-m4"))

@@ -83,7 +83,7 @@ def test_layout_is_aligned_and_little_endian() -> None:
     data = pack_module("riscv32", **prog)
     h = read_module(data).header
     assert data[:4] == b"MiRT" and h.pool_offset % 16 == 0 and len(data) == h.total_size
-    assert struct.unpack_from("<I", data, 12)[0] == zlib.crc32(data[16:])
+    assert struct.unpack_from("<I", data, 8)[0] == zlib.crc32(data[12:])
     layout = layout_constant_pool(prog["constants"])
     assert all(off % 16 == 0 for off in layout.data_offsets)
     assert all(off % 16 == 0 for off in layout.params_offsets)
@@ -102,12 +102,46 @@ def test_constant_binding_matches_layout() -> None:
 
 
 def test_seed_module_is_compact() -> None:
-    """The 4x4 multiply-add as one fused command: the flash budget counts every byte."""
-    ins = [TensorSig(f"input{i}", "f32", (4, 4)) for i in range(3)]
-    outs = [TensorSig("output0", "f32", (4, 4))]
+    """The 4x4 multiply-add as one fused command: the flash budget counts every byte
+    (and the image holds all but the first 12 of them once more). 28 header + 4 records
+    of 12 (head, two dims; the default names input_<i> / output_0 are not stored) + the
+    command (head, four one-word input / output bindings), no padding before an empty
+    pool."""
+    ins = [TensorSig(f"input_{i}", "f32", (4, 4)) for i in range(3)]
+    outs = [TensorSig("output_0", "f32", (4, 4))]
     cmd = Command(0, [*(Binding.input(i, 64) for i in range(3)), Binding.output(0, 64)])
     data = pack_module("cortex-m4", ins, outs, [], [cmd], 0)
-    assert len(data) <= 192
+    assert len(data) == 28 + 4 * 12 + 4 + 4 * 4 == 96
+    m = read_module(data)
+    assert [t.name for t in m.inputs + m.outputs] == ["input_0", "input_1", "input_2",
+                                                      "output_0"]
+    assert m.commands == (cmd,) and m.header.pool_offset == len(data)
+
+
+def test_names_other_than_the_default_are_stored() -> None:
+    """A tensor is stored without its name only when the name is the default one for
+    its place: input_1 as the first input is stored, and reads back as itself."""
+    ins = [TensorSig("input_1", "f32", (2,)), TensorSig("input_1", "f32", (2,))]
+    data = pack_module("x86-64", ins, [], [], [], 0)
+    m = read_module(data)
+    assert [t.name for t in m.inputs] == ["input_1", "input_1"]
+    rec0 = fmt.SIG_RECORD_HEAD.unpack_from(data, fmt.HEADER_SIZE)
+    assert rec0[2] == len("input_1")  # the first record carries its name
+    rec1 = fmt.SIG_RECORD_HEAD.unpack_from(data, fmt.HEADER_SIZE + 4 + 4 + 8)
+    assert rec1[2] == 0  # the second is input_1 by default
+
+
+def test_command_sizes_follow_the_binding_kinds() -> None:
+    """Input and output bindings are one word (they cover their whole tensor); arena and
+    constant bindings two (offset, size): fmt.command_size is what branch targets and the
+    packer agree on."""
+    prog = _program()
+    data = pack_module("x86-64", **prog)
+    m = read_module(data)
+    sizes = [fmt.command_size(b.kind for b in c.bindings) for c in prog["commands"]]
+    assert sizes == [4 + 4 + 8 + 8, 4 + 8 + 8 + 4, 4, 4 + 4 + 4 + 8]
+    assert m.header.commands_size == sum(sizes)
+    assert fmt.command_size(["input", "arena", "constant", "output"]) == 4 + 4 + 8 + 8 + 4
 
 
 def test_dump_lists_header_sections_signature_commands_constants() -> None:
@@ -165,7 +199,7 @@ def test_reader_status_codes() -> None:
     cases = {
         Status.TRUNCATED: data[:20],
         Status.MAGIC: b"XiRT" + data[4:],
-        Status.VERSION: data[:4] + struct.pack("<I", 2) + data[8:],
+        Status.VERSION: data[:4] + struct.pack("<H", 1) + data[6:],
         Status.CRC: data[:-1] + bytes([data[-1] ^ 1]),
     }
     for status, bad in cases.items():
@@ -192,17 +226,17 @@ def test_reader_checks_tool_metadata_and_strict_fields() -> None:
     struct.pack_into("<I", bad, table, 1 << 20)
     with pytest.raises(ModuleFormatError, match="outside the pool"):
         read_module(_refresh_crc(bad))
-    # A signature byte size that does not match its shape: the C loader rejects it too.
+    # Dims whose byte size leaves 32 bits: the compiler never pins such a structure.
     bad = bytearray(data)
-    struct.pack_into("<I", bad, fmt.HEADER_SIZE, 64)  # x is 3x4 f32 = 48 bytes
+    struct.pack_into("<I", bad, fmt.HEADER_SIZE + 4, 1 << 30)  # x is 3x4 f32
     fixed = _refresh_crc(bad)
     for strict in (True, False):
-        with pytest.raises(ModuleFormatError, match="does not match shape") as e:
+        with pytest.raises(ModuleFormatError, match="does not fit 32 bits") as e:
             read_module(fixed, strict=strict)
         assert e.value.status == Status.MALFORMED
-    # Reserved signature bytes: only strict rejects them (the C loader ignores them).
+    # Reserved signature bytes: only strict rejects them.
     bad = bytearray(data)
-    bad[fmt.HEADER_SIZE + 4 * 4 + 3] = 1  # record 0's reserved byte
+    bad[fmt.HEADER_SIZE + 3] = 1  # record 0's reserved byte
     fixed = _refresh_crc(bad)
     with pytest.raises(ModuleFormatError, match="reserved"):
         read_module(fixed)
@@ -221,7 +255,8 @@ def test_reader_checks_tool_metadata_and_strict_fields() -> None:
     [
         (dict(arena_size=32), "arena"),
         (dict(commands=[Command(0, [Binding.input(2, 4)])]), "missing input"),
-        (dict(commands=[Command(0, [Binding.output(0, 49)])]), "larger than"),
+        (dict(commands=[Command(0, [Binding.output(0, 49)])]), "whole of"),
+        (dict(commands=[Command(0, [Binding.output(0, 4)])]), "whole of"),
         (dict(commands=[Command(0, [Binding.constant(1000, 4)])]), "constant pool"),
         (dict(commands=[Command(0, [Binding.arena(0, 1)] * 17)]), "bindings"),
         (dict(commands=[Command(70000, [])]), "ordinal"),
@@ -229,6 +264,7 @@ def test_reader_checks_tool_metadata_and_strict_fields() -> None:
         (dict(commands=[Command(0, [Binding.arena(4, 4)])]), "multiple of 8"),
         (dict(commands=[Command(0, [Binding.constant(20, 4)])]), "multiple of 8"),
         (dict(inputs=[TensorSig("a\0b", "f32", ())]), "NUL"),
+        (dict(inputs=[TensorSig("", "f32", ())]), "1 to 255"),
         (dict(inputs=[TensorSig("x" * 256, "f32", ())]), "255"),
         (dict(inputs=[TensorSig("x", "f32", (-1,))]), "shape"),
     ],
@@ -260,7 +296,7 @@ def test_quant_params_blob() -> None:
 def test_empty_module() -> None:
     data = pack_module("cortex-m0plus", [], [], [], [], 0)
     m = read_module(data)
-    assert len(data) == 48 and m.header.pool_offset == 48
+    assert len(data) == 28 and m.header.pool_offset == 28
     assert "Commands: 0" in dump_module(data)
 
 
@@ -276,7 +312,8 @@ def test_python_constants_match_minirt_h() -> None:
     c = _c_constants()
     assert c["MRT_MODULE_MAGIC"] == struct.unpack("<I", fmt.MAGIC)[0]
     assert c["MRT_MODULE_VERSION"] == fmt.VERSION
-    assert c["MRT_MODULE_HEADER_SIZE"] == fmt.HEADER_SIZE == 48
+    assert c["MRT_MODULE_HEADER_SIZE"] == fmt.HEADER_SIZE == 28
+    assert c["MRT_MODULE_CRC_START"] == fmt.CRC_START == fmt.CRC_FIELD_OFFSET + 4
     assert c["MRT_MODULE_ALIGN"] == fmt.POOL_ALIGN
     assert c["MRT_MAX_BINDINGS"] == fmt.MAX_BINDINGS
     for d in DType:

@@ -131,11 +131,11 @@ def test_table_json_and_symbols(builds) -> None:
     data = json.loads(json.dumps(report.to_json()))
     assert data["flash_total"] == build.link.flash_used and data["over_budget"] == []
     names = [s.name for s in report.symbols]
-    assert "mrt_module_load" in names and "main" in names
+    assert "mrt_module_validate" in names and "main" in names
     sizes = [s.size for s in report.symbols]
     assert sizes == sorted(sizes, reverse=True)
     by_name = {s.name: s for s in report.symbols}
-    assert by_name["mrt_module_load"].component == "runtime"
+    assert by_name["mrt_module_validate"].component == "runtime"
     assert by_name["main"].component == "harness"
     assert by_name["mrt_cortex_m_vector_table"].component == "startup"
     assert by_name["mrt_image_module"].component == "schedule"
@@ -147,7 +147,7 @@ def test_cli_prints_the_table(builds, capsys) -> None:
     build = builds("cortex-m4")
     assert main([str(build.out_dir), "--symbols", "3"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("component") and "mrt_module_load" in out
+    assert out.startswith("component") and "mrt_module_validate" in out
 
 
 def test_parse_map_rows() -> None:

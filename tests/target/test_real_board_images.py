@@ -114,7 +114,7 @@ def test_relinked_copy_is_the_same_code(built) -> None:  # type: ignore[no-untyp
                     if s["st_info"]["type"] == "STT_FUNC"}
 
     real, copy = sizes(out / "firmware.elf"), sizes(out / VERIFY_DIR / "firmware.elf")
-    assert real == copy and "mrt_module_run" in real
+    assert real == copy and "mrt_module_execute" in real
 
 
 BIG_IO = """\

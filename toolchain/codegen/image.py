@@ -30,6 +30,7 @@ from toolchain.codegen.emit import emit_kernel
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.form import Kernel
 from toolchain.loops import choose_schedule
+from toolchain.module import format as fmt
 from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 
@@ -90,7 +91,7 @@ def _pointer_table(module: ir.Module, name: str, targets: list[ir.GlobalValue],
     ty = ir.ArrayType(PTR, max(1, len(targets)))
     items = list(targets) or [ir.Constant(PTR, None)]
     return _global(module, name, ty, ir.Constant(ty, items), const=True,
-                   section=f".rodata.{name}", align=ALIGN, linkage=linkage)
+                   section=f".rodata.{name}", linkage=linkage)
 
 
 def _u32_table(module: ir.Module, name: str, values: list[int]) -> ir.GlobalVariable:
@@ -100,22 +101,36 @@ def _u32_table(module: ir.Module, name: str, values: list[int]) -> ir.GlobalVari
 
 
 def _image_struct(module: ir.Module, contract: ImageContract,
-                  fns: list[ir.Function]) -> None:
-    """`const mrt_image_t mrt_image` (minirt.h): pointers first, then the u32 and u16
-    fields, so LLVM's layout is the C struct's on every target."""
+                  fns: list[ir.Function], pointer_bytes: int) -> None:
+    """`const mrt_image_t mrt_image` (minirt.h): the addresses of the dispatch table, the
+    I/O sizes and the command list's start and end (inside this very struct), the
+    target, layout CRC and pool offset, then the module bytes the image pins as u32
+    words (the C struct's header fields and its trailing structure[]: the same bytes on
+    every target, the u16 counts sharing little-endian words)."""
+    h = contract.header
+    words = contract.words
+    ty = ir.LiteralStructType([PTR, PTR, PTR, PTR, I32, I32, I32, ir.ArrayType(I32, len(words))])
+    image = ir.GlobalVariable(module, ty, "mrt_image")
+    head = (fmt.HEADER_SIZE - fmt.CRC_START) // 4
+
+    def word(i: int) -> ir.Constant:
+        """The address of pinned word i (i == len(words): the end)."""
+        return image.gep([ir.Constant(I32, 0), ir.Constant(I32, 7), ir.Constant(I32, i)])
+
     fields = [
         _pointer_table(module, "mrt_image_dispatches", fns, linkage="internal"),
-        _u32_table(module, "mrt_image_commands", contract.command_words),
         _u32_table(module, "mrt_image_io_sizes", list(contract.io_sizes)),
-        ir.Constant(I32, contract.target_id),
-        ir.Constant(I32, contract.layout_crc),
-        ir.Constant(I32, len(contract.commands)),
-        ir.Constant(I16, len(contract.input_sizes)),
-        ir.Constant(I16, len(contract.output_sizes)),
+        word(head + h.signature_size // 4),
+        word(len(words)),
+        *(ir.Constant(I32, v) for v in (contract.target_id, contract.layout_crc,
+                                         h.pool_offset)),
+        ir.Constant(ty.elements[-1], words),
     ]
-    ty = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I16, I16])
-    _global(module, "mrt_image", ty, ir.Constant(ty, fields), const=True,
-            section=".rodata.mrt_image", align=8)
+    image.initializer = ir.Constant(ty, fields)
+    image.global_constant = True
+    image.section = ".rodata.mrt_image"
+    image.storage_class = "dso_local"
+    image.align = pointer_bytes
 
 
 def build_image_module(
@@ -134,8 +149,9 @@ def build_image_module(
     # Each dispatch's loops as the target's capabilities call for (toolchain/loops).
     fns = [emit_kernel(module, k, choose_schedule(k, info.target) if isinstance(k, Kernel)
                        else None) for k in kernels]
-    _image_struct(module, contract, fns)
 
+    # The module first: it is the only 16-byte aligned object in flash, and right after
+    # the (aligned) start of the generated .rodata it needs no padding before it.
     data = bytes(module_bytes)
     mty = ir.ArrayType(I8, max(1, len(data)))
     _global(
@@ -148,6 +164,7 @@ def build_image_module(
         align=ALIGN,
     )
     _u32(module, "mrt_image_module_size", len(data))
+    _image_struct(module, contract, fns, info.target.pointer_bits // 8)
 
     _bss_buffer(module, "mrt_image_arena", arena_size)
     _u32(module, "mrt_image_arena_size", arena_size)

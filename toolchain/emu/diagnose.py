@@ -2,7 +2,7 @@
 
 The images print nothing (every message would cost flash on every microcontroller
 build); the harness exits with a code and a fault handler leaves raw registers in
-minirt_fault.bin. This table is the other half of runtime_c/harness/main.c,
+the fault file (FAULT_FILE). This table is the other half of runtime_c/harness/main.c,
 runtime_c/include/minirt.h and runtime_c/platform/common/mrt_platform_util.h.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-FAULT_FILE = "minirt_fault.bin"
+FAULT_FILE = "mrt.fault"  # MRT_PLATFORM_FAULT_FILE in runtime_c/include/mrt_platform.h
 FAULT_EXIT = 139
 
 # mrt_status_t (minirt.h)
@@ -27,11 +27,11 @@ STATUS = {
 }
 # MRT_HARNESS_EXIT_* (runtime_c/harness/main.c)
 HARNESS = {
-    16: "cannot open minirt_in.bin",
-    17: "minirt_in.bin is shorter than the model's inputs",
-    18: "minirt_in.bin is longer than the model's inputs",
-    19: "cannot create minirt_out.bin",
-    20: "writing minirt_out.bin failed",
+    16: "cannot open mrt.in",
+    17: "mrt.in is shorter than the model's inputs",
+    18: "mrt.in is longer than the model's inputs",
+    19: "cannot create mrt.out",
+    20: "writing mrt.out failed",
 }
 RUN_BASE = 32
 _FAULT_FIELDS = {1: ("Cortex-M fault", ("pc", "lr", "ipsr", "cfsr", "hfsr")),

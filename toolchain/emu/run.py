@@ -1,8 +1,8 @@
 """Runs a firmware image under QEMU as its board's ``simulation`` section says.
 
 The run happens in a fresh temporary directory: the inputs are written there as
-``minirt_in.bin`` (the harness reads it through semihosting or syscalls), and
-``minirt_out.bin`` is read back afterwards. With ``count_instructions`` our TCG plugin
+``mrt.in`` (the harness reads it through semihosting or syscalls), and
+``mrt.out`` is read back afterwards. With ``count_instructions`` our TCG plugin
 counts the guest instructions retired between the entries of ``mrt_bench_begin`` and
 ``mrt_bench_end`` (addresses taken from the ELF symbol table) - exact and repeatable,
 unlike wall-clock time.
@@ -52,8 +52,8 @@ __all__ = [
 
 BENCH_BEGIN = "mrt_bench_begin"
 BENCH_END = "mrt_bench_end"
-IN_FILE = "minirt_in.bin"
-OUT_FILE = "minirt_out.bin"
+IN_FILE = "mrt.in"  # MRT_PLATFORM_INPUT_FILE in runtime_c/include/mrt_platform.h
+OUT_FILE = "mrt.out"  # MRT_PLATFORM_OUTPUT_FILE
 _COUNT_FILE = "minirt_insn_count.txt"
 _COUNT_RE = re.compile(r"count=(\d+) begins=(\d+) ends=(\d+)")
 
@@ -87,7 +87,7 @@ class RunResult:
     exit_code: int  # the image's exit status (negative: killed by that signal)
     console: str  # the image's console output (stdout; semihosting console on bare metal)
     stderr: str  # QEMU's own diagnostics
-    outputs: bytes | None  # minirt_out.bin, None if the image did not write it
+    outputs: bytes | None  # OUT_FILE, None if the image did not write it
     instructions: int | None  # retired between the markers; None if not counted / reached
     command: tuple[str, ...]
     fault: bytes | None = None  # the raw fault record, if a fault handler left one

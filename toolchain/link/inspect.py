@@ -13,8 +13,8 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from toolchain.module.contract import BindingNeed, CommandNeed, ImageContract
-from toolchain.module.format import BindingKind
+from toolchain.module import format as fmt
+from toolchain.module.contract import ImageContract
 
 __all__ = ["ImageError", "image_contract_of", "module_span"]
 
@@ -61,26 +61,34 @@ def image_contract_of(elf_path: Path) -> ImageContract:
         elf = ELFFile(f)
         ptr = elf.elfclass // 8
         sym = _symbol(elf, IMAGE_SYMBOL, elf_path)
-        size = 3 * ptr + 16
-        if sym["st_size"] != size:
+        # Four addresses (dispatch table, I/O sizes, the command list's start and end
+        # inside this struct), the target id, layout CRC and pool offset, then the
+        # pinned module bytes: the header's words after its CRC, the signature records
+        # and the command list.
+        fixed = 4 * ptr + 12
+        head = fmt.HEADER_SIZE - fmt.CRC_START
+        if sym["st_size"] < fixed + head:
             raise ImageError(f"{elf_path}: {IMAGE_SYMBOL} has {sym['st_size']} bytes, "
-                             f"mrt_image_t has {size}")
-        at = _file_offset(elf, sym["st_value"], size, elf_path)
-        _, commands_at, io_at = struct.unpack_from(f"<3{'Q' if ptr == 8 else 'I'}", data, at)
-        target, crc, n_commands, n_in, n_out = struct.unpack_from("<IIIHH", data, at + 3 * ptr)
-
-        def words(address: int, count: int) -> list[int]:
-            off = _file_offset(elf, address, 4 * count, elf_path)
-            return list(struct.unpack_from(f"<{count}I", data, off))
-
-        io = words(io_at, n_in + n_out) if n_in + n_out else []
-        commands = []
-        pos = commands_at
-        for _ in range(n_commands):
-            (head,) = words(pos, 1)
-            n = head >> 16
-            needs = words(pos + 4, n) if n else []
-            commands.append(CommandNeed(head & 0xFFFF, tuple(
-                BindingNeed(BindingKind(w >> 30), w & 0x3FFFFFFF) for w in needs)))
-            pos += 4 * (1 + n)
-    return ImageContract(target, crc, tuple(commands), tuple(io[:n_in]), tuple(io[n_in:]))
+                             f"mrt_image_t has at least {fixed + head}")
+        at = _file_offset(elf, sym["st_value"], sym["st_size"], elf_path)
+        word = "<Q" if ptr == 8 else "<I"
+        commands, end = (struct.unpack_from(word, data, at + i * ptr)[0] for i in (2, 3))
+        target, crc, pool = struct.unpack_from("<3I", data, at + 4 * ptr)
+        pinned = sym["st_value"] + fixed  # the address of the first pinned word
+        size = end - sym["st_value"]
+        if not (pinned + head <= commands <= end and fixed + head <= size <= sym["st_size"]
+                < size + ptr):  # padded to the pointer alignment
+            raise ImageError(f"{elf_path}: {IMAGE_SYMBOL} has {sym['st_size']} bytes, its "
+                             f"command list is at {commands:#x}..{end:#x}")
+        try:
+            contract = ImageContract(target, crc, data[at + fixed:at + size])
+        except ValueError as e:
+            raise ImageError(f"{elf_path}: {e}") from None
+        if commands - pinned != contract.header.signature_size + head:
+            raise ImageError(f"{elf_path}: {IMAGE_SYMBOL}'s command list starts at "
+                             f"{commands:#x}, its signature ends at "
+                             f"{pinned + head + contract.header.signature_size:#x}")
+        if contract.pool_offset != pool:
+            raise ImageError(f"{elf_path}: {IMAGE_SYMBOL} says the pool starts at {pool}, "
+                             f"its structure at {contract.pool_offset}")
+        return contract

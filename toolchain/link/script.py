@@ -100,7 +100,11 @@ ASSERT({flash_end} <= ORIGIN(FLASH) + LENGTH(FLASH),
 ASSERT(__ebss <= ORIGIN(RAM) + LENGTH(RAM), "minirt: RAM overflow (.data + .bss)");
 ASSERT(__ebss <= _stack_end,
        "minirt: RAM overflow: .data + .bss leave less than the minimum stack (_stack_size)");
-"""
+{data_check}"""
+
+
+_NO_DATA = ('ASSERT(SIZEOF(.data) == 0, "minirt: initialized variables (.data), which '
+            'the bare-metal start-up does not copy from flash: make them const");\n')
 
 
 def _extra_memory(board: Board) -> tuple[str, str]:
@@ -140,4 +144,6 @@ def linker_script(board: Board) -> str:
         rodata_align="CONSTANT(MAXPAGESIZE)" if linux else "16",
         data_placement="> RAM" if linux else "> RAM AT > FLASH",
         flash_end="__erodata" if linux else "__sidata + SIZEOF(.data)",
+        # The bare-metal start-ups copy no .data (runtime_c/platform/cortex_m, riscv).
+        data_check="" if linux else _NO_DATA,
     )

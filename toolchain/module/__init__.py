@@ -17,6 +17,7 @@ from toolchain.module.contract import (
     ImageContract,
     image_contract,
     layout_crc,
+    program_needs,
 )
 from toolchain.module.dump import dump_module
 from toolchain.module.format import BindingKind, DType, Status, target_id, target_ids
@@ -42,6 +43,7 @@ __all__ = [
     "ImageContract",
     "image_contract",
     "layout_crc",
+    "program_needs",
     "BindingKind",
     "Command",
     "ConstantEntry",

@@ -9,21 +9,24 @@ from __future__ import annotations
 import enum
 import functools
 import struct
+from collections.abc import Iterable
 
 MAGIC = b"MiRT"
-VERSION = 1
+VERSION = 2
 
-# Header: 12 little-endian u32 words (two u16 counts share one word). See the spec's table.
-HEADER = struct.Struct("<4sIIIIIHHIIIII")
-HEADER_SIZE = HEADER.size  # 48
+# Header: magic, u16 version, u16 target id, CRC, total size, arena size, then the u16
+# input, output, command and constant counts. See the spec's table.
+HEADER = struct.Struct("<4sHHIIIHHHH")
+HEADER_SIZE = HEADER.size  # 28
 # The CRC covers every byte after its own field, header included, so that no header
 # field except magic/version/target (each checked for an exact value) escapes it.
-CRC_FIELD_OFFSET = 12
-CRC_START = 16
+CRC_FIELD_OFFSET = 8
+CRC_START = 12
 
-SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved (after u32 sizes)
+SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved
 COMMAND_HEAD = struct.Struct("<HH")  # dispatch ordinal, binding count
-BINDING = struct.Struct("<II")  # kind << 30 | value, byte size
+BINDING_REF = struct.Struct("<I")  # kind << 30 | value
+BINDING_SIZE = struct.Struct("<I")  # arena and constant bindings only: the byte size
 CONSTANT_ENTRY = struct.Struct("<IIBBHII")  # offset, size, dtype, storage, flags, params off/len
 QUANT_HEAD = struct.Struct("<iI")  # axis (-1 = per tensor), channel count
 
@@ -165,5 +168,36 @@ def align_up(value: int, alignment: int) -> int:
 
 
 def sig_record_size(rank: int, name_len: int) -> int:
-    """Bytes of one signature record: head, dims, name + NUL padded to 4."""
-    return SIG_RECORD_HEAD.size + 4 * rank + align_up(name_len + 1, 4)
+    """Bytes of one signature record: head, dims, and a name + NUL padded to 4 unless
+    the tensor has its default name (name_len 0)."""
+    return SIG_RECORD_HEAD.size + 4 * rank + (align_up(name_len + 1, 4) if name_len else 0)
+
+
+def pool_offset(table_end: int, constant_count: int) -> int:
+    """Where the pool starts: the first 16-byte boundary at or after the constant table,
+    which its entries are aligned to; a module without constants has no pool, and no
+    padding (it ends with its command list)."""
+    return align_up(table_end, POOL_ALIGN) if constant_count else table_end
+
+
+def default_name(is_output: bool, index: int) -> str:
+    """The name a tensor has when its record stores none: input_<i> / output_<j>, the
+    keys of the npz files minirt-run reads and writes."""
+    return f"{'output' if is_output else 'input'}_{index}"
+
+
+_KIND_NAMES = {"arena": 0, "constant": 1, "input": 2, "output": 3}
+
+
+def binding_words(kind: int | str) -> int:
+    """u32 words of a binding of `kind` (a BindingKind or its lower-case name): arena and
+    constant bindings carry their byte size, input and output bindings cover their whole
+    tensor."""
+    k = _KIND_NAMES[kind] if isinstance(kind, str) else kind
+    return 1 if k >= BindingKind.INPUT else 2
+
+
+def command_size(kinds: Iterable[int | str]) -> int:
+    """Bytes of a command whose bindings have these kinds: its head, then the bindings.
+    Branch targets are byte offsets of commands (toolchain/schedule/program.py)."""
+    return COMMAND_HEAD.size + sum(4 * binding_words(k) for k in kinds)

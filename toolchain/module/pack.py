@@ -206,6 +206,12 @@ class Command:
     def __post_init__(self) -> None:
         object.__setattr__(self, "bindings", tuple(self.bindings))
 
+    @property
+    def head(self) -> int:
+        """The command's head word, as the module stores it: ordinal | count << 16 (the
+        ordinal carries fmt.BRANCH_FLAG for a branch)."""
+        return self.ordinal | len(self.bindings) << 16
+
 
 @dataclass(frozen=True)
 class PoolLayout:
@@ -251,21 +257,25 @@ def _u32(value: int, what: str) -> int:
     return value
 
 
-def _encode_signature(tensors: Sequence[TensorSig]) -> bytes:
-    """u32 byte size per tensor, then one record per tensor (see the spec)."""
-    sizes = bytearray()
+def _encode_signature(tensors: Sequence[TensorSig], n_inputs: int) -> bytes:
+    """One record per tensor, inputs first (see the spec). A tensor named by its default
+    name (input_<i> / output_<j>) is stored without it."""
     records = bytearray()
-    for t in tensors:
+    for i, t in enumerate(tensors):
         name = t.name.encode("utf-8")
-        if b"\0" in name or len(name) > fmt.MAX_NAME_LEN:
-            raise PackError(f"tensor name {t.name!r} must be <= 255 UTF-8 bytes without NUL")
+        if not name or b"\0" in name or len(name) > fmt.MAX_NAME_LEN:
+            raise PackError(f"tensor name {t.name!r} must be 1 to 255 UTF-8 bytes without NUL")
         if len(t.shape) > fmt.MAX_RANK or any(d < 0 for d in t.shape):
             raise PackError(f"tensor {t.name!r}: bad shape {t.shape}")
-        sizes += struct.pack("<I", _u32(t.byte_size, f"byte size of {t.name!r}"))
+        _u32(t.byte_size, f"byte size of {t.name!r}")
+        is_output = i >= n_inputs
+        if t.name == fmt.default_name(is_output, i - n_inputs if is_output else i):
+            name = b""
         records += fmt.SIG_RECORD_HEAD.pack(t.dtype, len(t.shape), len(name), 0)
         records += struct.pack(f"<{len(t.shape)}I", *(_u32(d, "dim") for d in t.shape))
-        records += name + bytes(fmt.align_up(len(name) + 1, 4) - len(name))
-    return bytes(sizes + records)
+        if name:
+            records += name + bytes(fmt.align_up(len(name) + 1, 4) - len(name))
+    return bytes(records)
 
 
 def _check_binding(
@@ -289,8 +299,10 @@ def _check_binding(
         io = inputs if b.kind == BindingKind.INPUT else outputs
         if b.value >= len(io):
             raise PackError(f"{where}: {b} names a missing {b.kind.name.lower()}")
-        if b.size > io[b.value].byte_size:
-            raise PackError(f"{where}: {b} is larger than {io[b.value].name!r}")
+        if b.size != io[b.value].byte_size:
+            raise PackError(f"{where}: {b} is not the whole of {io[b.value].name!r} "
+                            f"({io[b.value].byte_size} B): an input or output binding covers "
+                            f"its whole tensor")
 
 
 def pack_module(
@@ -306,10 +318,14 @@ def pack_module(
     target: a target name from targets/*.yaml (e.g. 'cortex-m4') or its id.
     """
     tid = fmt.target_id(target)
+    if tid > fmt.MAX_COUNT16:
+        raise PackError(f"target id {tid} does not fit the header's 16 bits")
     _u32(arena_size, "arena size")
-    if len(inputs) > fmt.MAX_COUNT16 or len(outputs) > fmt.MAX_COUNT16:
-        raise PackError("at most 65535 inputs and 65535 outputs")
-    signature = _encode_signature([*inputs, *outputs])
+    for what, n in (("inputs", len(inputs)), ("outputs", len(outputs)),
+                    ("commands", len(commands)), ("constants", len(constants))):
+        if n > fmt.MAX_COUNT16:
+            raise PackError(f"at most {fmt.MAX_COUNT16} {what}, got {n}")
+    signature = _encode_signature([*inputs, *outputs], len(inputs))
 
     layout = layout_constant_pool(constants)
     cmd_bytes = bytearray()
@@ -323,7 +339,9 @@ def pack_module(
             _check_binding(
                 b, arena_size, layout.size, inputs, outputs, f"command {ci} binding {bi}"
             )
-            cmd_bytes += fmt.BINDING.pack(b.kind << fmt.BINDING_VALUE_BITS | b.value, b.size)
+            cmd_bytes += fmt.BINDING_REF.pack(b.kind << fmt.BINDING_VALUE_BITS | b.value)
+            if fmt.binding_words(b.kind) == 2:
+                cmd_bytes += fmt.BINDING_SIZE.pack(b.size)
 
     table = bytearray()
     pool = bytearray(layout.size)
@@ -336,24 +354,11 @@ def pack_module(
         )
 
     sections_end = fmt.HEADER_SIZE + len(signature) + len(cmd_bytes) + len(table)
-    pool_offset = fmt.align_up(sections_end, fmt.POOL_ALIGN)
+    pool_offset = fmt.pool_offset(sections_end, len(constants))
     total = _u32(pool_offset + len(pool), "module size")
     body = signature + bytes(cmd_bytes) + bytes(table) + bytes(pool_offset - sections_end) + pool
-    header = fmt.HEADER.pack(
-        fmt.MAGIC,
-        fmt.VERSION,
-        tid,
-        0,
-        total,
-        arena_size,
-        len(inputs),
-        len(outputs),
-        len(commands),
-        len(signature),
-        len(cmd_bytes),
-        len(constants),
-        pool_offset,
-    )
+    header = fmt.HEADER.pack(fmt.MAGIC, fmt.VERSION, tid, 0, total, arena_size, len(inputs),
+                             len(outputs), len(commands), len(constants))
     data = bytearray(header + body)
     crc = zlib.crc32(data[fmt.CRC_START :])
     struct.pack_into("<I", data, fmt.CRC_FIELD_OFFSET, crc)

@@ -43,9 +43,6 @@ from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.types import TensorType
 
 ALIGN = 16
-# A command in the module: its head word, then two words per binding
-# (docs/module-format.md); branch targets are byte offsets of commands.
-COMMAND_HEAD_BYTES, BINDING_BYTES = 4, 8
 
 
 @dataclass(frozen=True)
@@ -387,10 +384,12 @@ def _peak(blocks: list[list[int]], steps: int) -> int:
 
 def _resolve_branch_targets(program: Program, label_step: dict[int, int]) -> None:
     """Branch targets from labels to command byte offsets (relative to the command
-    section): each command is a 4-byte head and 8 bytes per binding."""
+    section), each command as long as the module format makes it."""
+    from toolchain.module.format import command_size  # the format's one source of truth
+
     offsets = [0]
     for step in program.steps:
-        offsets.append(offsets[-1] + COMMAND_HEAD_BYTES + BINDING_BYTES * len(step.buffers))
+        offsets.append(offsets[-1] + command_size(b.kind for b in step.buffers))
     for step in program.steps:
         if isinstance(step.kernel, Branch):
             step.kernel = replace(step.kernel, targets=tuple(

@@ -1,12 +1,16 @@
 /*
  * mrt_cortex_m.c - start-up for Arm Cortex-M (Armv6-M, Armv7-M, Armv8-M): the vector
- * table, the reset handler (FPU enable, .data copy, .bss zero, main, exit) and fault
- * handlers that record the fault for the host and exit with
- * MRT_PLATFORM_FAULT_EXIT_CODE instead of locking up.
+ * table, the reset handler (FPU enable, main, exit) and a fault handler that records the
+ * fault for the host and exits with MRT_PLATFORM_FAULT_EXIT_CODE instead of locking up.
  *
- * Symbols from the generated linker script (cortex-m-rt names): _stack_start (initial
- * stack pointer, top of RAM), __sidata (load address of .data in flash), __sdata /
- * __edata, __sbss / __ebss.
+ * There is no .data to copy and no .bss to zero: runtime_c defines no variables (a test
+ * checks its objects), and the image's arena and I/O buffers, the only .bss, are each
+ * written before they are read (inputs by the harness, every other buffer by the
+ * dispatch that produces it). Code that adds initialized or zero-relied-on variables
+ * must add the copy / zero loops back.
+ *
+ * Symbol from the generated linker script (cortex-m-rt names): _stack_start, the
+ * initial stack pointer (top of RAM).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,75 +19,68 @@
 #include "mrt_platform.h"
 
 extern uint32_t _stack_start[];
-extern const uint32_t __sidata[];
-extern uint32_t __sdata[], __edata[], __sbss[], __ebss[];
 extern int main(void);
 
-void mrt_cortex_m_reset(void);
 void mrt_cortex_m_fault(void);
 
-/* Copies .data from flash and zeroes .bss; -ffreestanding keeps these loops from
- * turning into memcpy / memset calls. */
-__attribute__((noreturn, used)) void mrt_cortex_m_start(void) {
-  const uint32_t *src = __sidata;
-  for (uint32_t *dst = __sdata; dst < __edata; dst++) {
-    *dst = *src++;
-  }
-  for (uint32_t *dst = __sbss; dst < __ebss; dst++) {
-    *dst = 0;
-  }
+/* With an FPU, grants full access to CP10/CP11 in CPACR before any C code that the
+ * compiler may give floating-point instructions (main's callees) runs. */
+__attribute__((noreturn, used)) void mrt_cortex_m_reset(void) {
+#if defined(__ARM_FP)
+  *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+  __asm__ volatile("dsb\n\tisb" ::: "memory");
+#endif
   mrt_platform_exit(main());
 }
 
-/* Runs before any C code: with an FPU, grant full access to CP10/CP11 in CPACR so the
- * compiler's floating-point instructions do not fault. */
-__attribute__((naked, noreturn)) void mrt_cortex_m_reset(void) {
+/* Every exception that reaches the vector table lands here; none is expected in a
+ * verification run. Builds the fault record on the stack (MRT_FAULT_CORTEX_M, then pc
+ * and lr from the exception frame, ipsr and, where the core has them, the configurable
+ * and HardFault status registers CFSR and HFSR; mrt_platform_util.h), then calls
+ * mrt_platform_files(MRT_PLATFORM_FAULT_FILE, 1, &record, &size, 1) with the three
+ * words {1, size, &record} pushed for its last argument and its two arrays, and exits.
+ * Thumb-1 assembly: the same source for every Cortex-M. */
+__attribute__((naked, noreturn)) void mrt_cortex_m_fault(void) {
   __asm__ volatile(
-#if defined(__ARM_FP)
-      "movw r0, #0xED88\n\t"
-      "movt r0, #0xE000\n\t"
-      "ldr r1, [r0]\n\t"
-      "orr r1, r1, #(0xF << 20)\n\t"
-      "str r1, [r0]\n\t"
-      "dsb\n\t"
-      "isb\n\t"
-#endif
-      "bl mrt_cortex_m_start\n\t"
-      "udf #0");
-}
-
-/* frame: the exception stack frame (r0-r3, r12, lr, pc, xpsr); ipsr: exception number.
- * Records pc, lr, ipsr and, where the core has them, the configurable and HardFault
- * status registers (see mrt_platform_util.h for how the host prints them). */
-__attribute__((noreturn, used)) void mrt_cortex_m_report_fault(const uint32_t *frame,
-                                                               uint32_t ipsr) {
+      "mrs r0, msp\n\t"
+      "ldr r1, [r0, #24]\n\t"
+      "ldr r2, [r0, #20]\n\t"
+      "mrs r3, ipsr\n\t"
 #if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || \
     defined(__ARM_ARCH_8_1M_MAIN__)
-  /* Configurable / HardFault status registers (absent on Armv6-M and v8-M Baseline). */
-  const uint32_t words[6] = {MRT_FAULT_CORTEX_M, frame[6], frame[5], ipsr,
-                             *(volatile const uint32_t *)0xE000ED28u,
-                             *(volatile const uint32_t *)0xE000ED2Cu};
+      "ldr r4, =0xE000ED28\n\t"
+      "ldm r4, {r4, r5}\n\t"
+      "movs r0, #1\n\t"
+      "push {r0-r5}\n\t"
+      "movs r1, #24\n\t"
 #else
-  const uint32_t words[4] = {MRT_FAULT_CORTEX_M, frame[6], frame[5], ipsr};
+      "movs r0, #1\n\t"
+      "push {r0-r3}\n\t"
+      "movs r1, #16\n\t"
 #endif
-  mrt_platform_fault(words, sizeof words / sizeof words[0]);
+      "mov r2, sp\n\t"
+      "movs r0, #1\n\t"
+      "push {r0, r1, r2}\n\t"
+      "adr r0, 1f\n\t"
+      "movs r1, #1\n\t"
+      "add r2, sp, #8\n\t"
+      "add r3, sp, #4\n\t"
+      "bl mrt_platform_files\n\t"
+      "movs r0, #139\n\t" /* MRT_PLATFORM_FAULT_EXIT_CODE */
+      "bl mrt_platform_exit\n\t"
+      ".p2align 2\n"
+      "1: .asciz \"" MRT_PLATFORM_FAULT_FILE "\"\n\t"
+      ".p2align 1\n\t"
+      ".ltorg");
 }
 
-/* Every exception but reset lands here; none is expected in a verification run. */
-__attribute__((naked, noreturn)) void mrt_cortex_m_fault(void) {
-  __asm__ volatile("mrs r0, msp\n\t"
-                   "mrs r1, ipsr\n\t"
-                   "bl mrt_cortex_m_report_fault\n\t"
-                   "udf #0");
-}
-
-/* The table the core reads at reset: initial SP, then the handlers up to UsageFault.
- * Nothing in minirt enables or raises the later system exceptions (SVCall, DebugMonitor,
- * PendSV, SysTick) or any interrupt, so their 36 bytes of vectors are left out: code
- * that enables one must extend this table. */
+/* The table the core reads at reset: the initial SP, then reset, NMI and HardFault. The
+ * image enables no interrupt and no configurable fault (MemManage, BusFault and
+ * UsageFault escalate to HardFault when disabled) and raises no SVCall or PendSV, so no
+ * later entry is ever fetched: code that enables one must extend this table. */
 typedef struct mrt_cortex_m_vectors {
   uint32_t *initial_sp;
-  void (*handlers[6])(void);
+  void (*handlers[3])(void);
 } mrt_cortex_m_vectors_t;
 
 __attribute__((section(".vector_table"), used))
@@ -93,8 +90,5 @@ const mrt_cortex_m_vectors_t mrt_cortex_m_vector_table = {
         mrt_cortex_m_reset, /* 1 reset */
         mrt_cortex_m_fault, /* 2 NMI */
         mrt_cortex_m_fault, /* 3 HardFault */
-        mrt_cortex_m_fault, /* 4 MemManage */
-        mrt_cortex_m_fault, /* 5 BusFault */
-        mrt_cortex_m_fault, /* 6 UsageFault */
     },
 };

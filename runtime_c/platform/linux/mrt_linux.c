@@ -11,7 +11,6 @@
 enum {
   MRT_LINUX_SYS_READ = 0,
   MRT_LINUX_SYS_WRITE = 1,
-  MRT_LINUX_SYS_CLOSE = 3,
   MRT_LINUX_SYS_EXIT_GROUP = 231,
   MRT_LINUX_SYS_OPENAT = 257,
 };
@@ -19,7 +18,6 @@ enum {
 enum {
   MRT_LINUX_SYS_READ = 63,
   MRT_LINUX_SYS_WRITE = 64,
-  MRT_LINUX_SYS_CLOSE = 57,
   MRT_LINUX_SYS_EXIT_GROUP = 94,
   MRT_LINUX_SYS_OPENAT = 56,
 };
@@ -33,7 +31,6 @@ enum {
   MRT_LINUX_O_RDONLY = 0,
   MRT_LINUX_O_WRONLY_CREAT_TRUNC = 01 | 0100 | 01000,
   MRT_LINUX_MODE_0644 = 0644,
-  MRT_LINUX_STDOUT = 1,
 };
 
 static long mrt_linux_syscall4(long nr, long a, long b, long c, long d) {
@@ -56,30 +53,17 @@ static long mrt_linux_syscall4(long nr, long a, long b, long c, long d) {
 #endif
 }
 
-long mrt_platform_console_write(const void *data, size_t size) {
-  return mrt_platform_file_write(MRT_LINUX_STDOUT, data, size);
+#include "../common/mrt_platform_files.h"
+
+static long mrt_platform_open(const char *path, int write) {
+  return mrt_linux_syscall4(MRT_LINUX_SYS_OPENAT, MRT_LINUX_AT_FDCWD, (long)path,
+                            write ? MRT_LINUX_O_WRONLY_CREAT_TRUNC : MRT_LINUX_O_RDONLY,
+                            MRT_LINUX_MODE_0644);
 }
 
-int mrt_platform_file_open(const char *path, int mode) {
-  if (path == NULL || (mode != 0 && mode != 1)) {
-    return -1;
-  }
-  long flags = mode == 0 ? MRT_LINUX_O_RDONLY : MRT_LINUX_O_WRONLY_CREAT_TRUNC;
-  long fd = mrt_linux_syscall4(MRT_LINUX_SYS_OPENAT, MRT_LINUX_AT_FDCWD, (long)path, flags,
-                               MRT_LINUX_MODE_0644);
-  return fd < 0 ? -1 : (int)fd;
-}
-
-long mrt_platform_file_read(int handle, void *data, size_t size) {
-  return mrt_linux_syscall4(MRT_LINUX_SYS_READ, handle, (long)data, (long)size, 0);
-}
-
-long mrt_platform_file_write(int handle, const void *data, size_t size) {
-  return mrt_linux_syscall4(MRT_LINUX_SYS_WRITE, handle, (long)data, (long)size, 0);
-}
-
-void mrt_platform_file_close(int handle) {
-  (void)mrt_linux_syscall4(MRT_LINUX_SYS_CLOSE, handle, 0, 0, 0);
+static long mrt_platform_transfer(int write, long handle, void *data, size_t size) {
+  return mrt_linux_syscall4(write ? MRT_LINUX_SYS_WRITE : MRT_LINUX_SYS_READ, handle,
+                            (long)data, (long)size, 0);
 }
 
 __attribute__((noreturn)) void mrt_platform_exit(int code) {

@@ -1,8 +1,12 @@
 /*
  * mrt_riscv.c - crt0 for bare-metal RV32 in machine mode: stack, trap vector, FPU
- * enable (when the target has F), .data copy, .bss zero, main, exit; and a trap handler
- * that records mcause / mepc / mtval for the host and exits with
- * MRT_PLATFORM_FAULT_EXIT_CODE.
+ * enable (when the target has F), main, exit; and a trap handler that records mcause /
+ * mepc / mtval for the host and exits with MRT_PLATFORM_FAULT_EXIT_CODE.
+ *
+ * There is no .data to copy and no .bss to zero: runtime_c defines no variables (a
+ * test checks its objects), and the image's arena and I/O buffers, the only .bss, are
+ * each written before they are read (inputs by the harness, every other buffer by the
+ * dispatch that produces it).
  *
  * _start is placed first in flash (section .text.mrt_start): QEMU's virt machine with
  * `-bios none` jumps to the start of DRAM.
@@ -13,18 +17,9 @@
 #include "../common/mrt_platform_util.h"
 #include "mrt_platform.h"
 
-extern const uint32_t __sidata[];
-extern uint32_t __sdata[], __edata[], __sbss[], __ebss[];
 extern int main(void);
 
 __attribute__((noreturn, used)) void mrt_riscv_start(void) {
-  const uint32_t *src = __sidata;
-  for (uint32_t *dst = __sdata; dst < __edata; dst++) {
-    *dst = *src++;
-  }
-  for (uint32_t *dst = __sbss; dst < __ebss; dst++) {
-    *dst = 0;
-  }
   mrt_platform_exit(main());
 }
 
@@ -46,8 +41,8 @@ static uint32_t mrt_riscv_csr_mtval(void) {
 
 /* mtvec (direct mode) points here, so it must be 4-byte aligned. */
 __attribute__((noreturn, used, aligned(4))) void mrt_riscv_trap(void) {
-  const uint32_t words[4] = {MRT_FAULT_RISCV, mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
-                             mrt_riscv_csr_mtval()};
+  uint32_t words[4] = {MRT_FAULT_RISCV, mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
+                       mrt_riscv_csr_mtval()};
   mrt_platform_fault(words, 4);
 }
 

@@ -1,4 +1,4 @@
-"""The two TOSA example models (examples/tosa) end to end.
+"""The TOSA example models (examples/tosa) end to end.
 
 - `cnn.mlir`, the shared JAX cnn in TOSA: the reference gives JAX's outputs (cnn.npz)
   within numpy.isclose(rtol=1e-5, atol=1e-6), the README's float bound.
@@ -6,8 +6,15 @@
   reference gives, bit for bit, what the specification's pseudo-code gives when the
   layers of tosa_spec.py are chained by hand.
 
-Both run with `minirt-run --check` on cortex-m4, riscv32, aarch64 and x86-64 (one build
-each, 1 to 2 s), and their outputs are compared with JAX's / the spec's as well.
+- `while_loop.mlir` and `cond_if.mlir`, TOSA's control flow: the reference gives what
+  the same computation gives in Python (tosa_spec.while_loop / cond_if around numpy in
+  float64 within isclose(rtol=1e-5, atol=1e-6), the float bound; integers exactly:
+  math.gcd and the spec's RESCALE / TABLE).
+
+All run with `minirt-run --check` on cortex-m4, riscv32, aarch64 and x86-64 (one build
+each, 1 to 2 s; cond_if.mlir runs a second input set on the same firmware so that every
+branch runs on every board), and their outputs are compared with JAX's / the spec's /
+Python's as well.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -155,3 +163,108 @@ def test_generic_form_gives_the_same_graph(name: str) -> None:
 
     assert text(import_module(parse_text(generic_text, "g.mlir"))) == \
         text(import_module(pretty))
+
+
+# ---------------------------------------------------------------------- control flow
+
+CONTROL = MODELS.control_params()
+
+
+def while_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    xs = rng.uniform(-1, 1, (1, CONTROL["steps"], 4)).astype(np.float32)
+    h0 = rng.uniform(-1, 1, (1, 1, 4)).astype(np.float32)
+    # gcd(0, 0), a zero on either side, consecutive Fibonacci numbers (the most rounds
+    # for their size: 28 here), powers of two, coprimes.
+    a = np.array([0, 12, 1071, 832040, 17, 0, 1 << 30, 999999], np.int32)
+    b = np.array([0, 18, 462, 514229, 0, 5, 3 << 20, 1000000], np.int32)
+    return [xs, h0, a, b]
+
+
+def python_while(xs, h0, a, b) -> list[np.ndarray]:
+    """while_loop.mlir in Python: the cell in float64, Euclid with truncating division."""
+    def cell(h, t):
+        x_t = xs[0, t].astype(np.float64)
+        return np.tanh(h @ CONTROL["W"][0] + x_t @ CONTROL["U"][0]), t + 1
+
+    h, _ = spec.while_loop(lambda h, t: CONTROL["steps"] > t, cell,
+                           h0[0, 0].astype(np.float64), 0)
+
+    def euclid(x, y, n):
+        z = y == 0
+        safe = np.where(z, 1, y)
+        rem = x - np.trunc(x / safe).astype(np.int64) * safe
+        return np.where(z, x, y), np.where(z, y, rem), n + 1
+
+    x, _, n = spec.while_loop(lambda x, y, n: not (y == 0).all(), euclid,
+                              a.astype(np.int64), b.astype(np.int64), 0)
+    assert x.tolist() == [math.gcd(int(u), int(v)) for u, v in zip(a, b)]
+    return [h.reshape(1, 1, 4), x, np.array(n)]
+
+
+def cond_if_inputs(positive: bool, flag: bool) -> list[np.ndarray]:
+    x = np.abs(np.random.default_rng(6).uniform(0.1, 1, (1, 1, 8))).astype(np.float32)
+    x[0, 0, :3] *= -1  # a mixed-sign input whose sum decides the branch
+    x = x if positive == (x.sum() > 0) else -x
+    q = np.array([[-128, -100, -3, -1, 0, 1, 64, 127]], np.int8)
+    return [x, np.array(flag), q]
+
+
+def python_cond_if(x, flag, q) -> list[np.ndarray]:
+    """cond_if.mlir in Python: numpy's dense layers, the spec's RESCALE and TABLE."""
+    v = x[0].astype(np.float64)
+    relu = lambda v: np.maximum(v @ CONTROL["W1"][0], 0)  # noqa: E731
+    sigmoid = lambda v: 1 / (1 + np.exp(-(v @ CONTROL["W2"][0])))  # noqa: E731
+    dense = spec.cond_if(np.array([x.sum() > 0]), relu, sigmoid, v)
+    mult, shift = CONTROL["r"]
+    scale = lambda: spec.rescale(q, mult, shift, 0, 0, scale32=True,  # noqa: E731
+                                 double_round=False, per_channel=False,
+                                 input_unsigned=False, output_unsigned=False, in_bits=8,
+                                 out_bits=8)
+    requant = spec.cond_if(np.atleast_1d(flag), scale,
+                           lambda: spec.table(q, CONTROL["double"]))
+    return [dense.reshape(1, 1, 4), requant]
+
+
+def _close(got: list[np.ndarray], want: list[np.ndarray]) -> None:
+    for g, w in zip(got, want, strict=True):
+        if g.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(g.astype(np.int64), np.asarray(w).astype(np.int64))
+
+
+@pytest.mark.parametrize("name, text", [("while_loop.mlir", "while_text"),
+                                        ("cond_if.mlir", "cond_if_text")])
+def test_control_examples_are_what_the_generator_writes(name: str, text: str) -> None:
+    assert (EXAMPLES / name).read_text() == getattr(MODELS, text)()
+
+
+def test_while_loop_example_on_the_reference() -> None:
+    ins = while_inputs()
+    got = run_graph(load_graph(EXAMPLES / "while_loop.mlir"), ins)
+    want = python_while(*ins)
+    assert int(want[2]) == 28  # Fibonacci inputs: the loop runs 28 times
+    _close(got, want)
+
+
+@pytest.mark.parametrize("positive, flag", [(True, True), (True, False), (False, True),
+                                            (False, False)])
+def test_cond_if_example_on_the_reference(positive: bool, flag: bool) -> None:
+    ins = cond_if_inputs(positive, flag)
+    _close(run_graph(load_graph(EXAMPLES / "cond_if.mlir"), ins), python_cond_if(*ins))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_while_loop_example_on_the_board(board: str, tmp_path: Path) -> None:
+    ins = while_inputs()
+    _close(_run(EXAMPLES / "while_loop.mlir", board, tmp_path, ins), python_while(*ins))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_cond_if_example_on_the_board(board: str, tmp_path: Path) -> None:
+    # Two input sets on one firmware (the second run reuses the build): between them
+    # both branches of both COND_IFs run.
+    for positive, flag in ((True, False), (False, True)):
+        ins = cond_if_inputs(positive, flag)
+        _close(_run(EXAMPLES / "cond_if.mlir", board, tmp_path, ins), python_cond_if(*ins))

@@ -11,8 +11,6 @@ import pytest
 from tosa_cases import CASES
 from tosa_programs import assert_output, run_reference
 
-from toolchain.graph.ops import OPS
-
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_op_matches_the_specification(case) -> None:
@@ -23,8 +21,7 @@ def test_op_matches_the_specification(case) -> None:
 
 
 def test_every_converter_has_a_case() -> None:
-    """Each op the importer compiles is exercised by a case here or in the pre-1.0 test
-    (ERF is tested for its refusal until the graph has an erf op)."""
+    """Each op the importer compiles is exercised by a case here or in the pre-1.0 test."""
     from test_tosa_legacy import LEGACY
 
     from toolchain.frontend.tosa import CONVERTERS, UNSUPPORTED
@@ -32,6 +29,4 @@ def test_every_converter_has_a_case() -> None:
     text = "\n".join(line for case in CASES for line in case.body) + LEGACY
     used = set(re.findall(r"\btosa\.(\w+)", text))
     compiled = {name for name in CONVERTERS if name not in UNSUPPORTED}
-    if "erf" not in OPS:
-        compiled.discard("tosa.erf")  # (tosa_cases.py adds its case when it is)
     assert sorted(n for n in compiled if n.removeprefix("tosa.") not in used) == []

@@ -14,12 +14,9 @@ static uint32_t td_word(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
-                             mrt_module_t *out_module) {
+mrt_status_t mrt_module_validate(const void *data, uint32_t size, const mrt_image_t *image,
+                                 mrt_module_t *out_module) {
   const uint8_t *p = data;
-  if (p == NULL || image == NULL || out_module == NULL) {
-    return MRT_ERR_ARGUMENT;
-  }
   if (size < 16) {
     return MRT_ERR_TRUNCATED;
   }
@@ -29,13 +26,17 @@ mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t 
   if (td_word(p + 4) != image->target_id) {
     return MRT_ERR_TARGET;
   }
-  mrt_module_t m = {0};
-  m.base = p;
-  m.size = size;
-  m.image = image;
-  m.signature = p + 8;
-  *out_module = m;
+  out_module->base = p;
+  out_module->image = image;
   return MRT_OK;
+}
+
+mrt_status_t mrt_module_load(const void *data, uint32_t size, const mrt_image_t *image,
+                             mrt_module_t *out_module) {
+  if (data == NULL || image == NULL || out_module == NULL) {
+    return MRT_ERR_ARGUMENT;
+  }
+  return mrt_module_validate(data, size, image, out_module);
 }
 
 static const uint32_t td_dims[1] = {16};
@@ -53,14 +54,19 @@ mrt_status_t mrt_module_io_info(const mrt_module_t *module, int is_output, uint3
   return MRT_OK;
 }
 
+void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *const *outputs,
+                        void *arena) {
+  void *bindings[3] = {inputs[0], outputs[0], arena};
+  module->image->dispatches[0](bindings);
+}
+
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
                             void *const *outputs, void *arena, uint32_t arena_size) {
   (void)arena_size;
   if (module == NULL || module->image == NULL) {
     return MRT_ERR_ARGUMENT;
   }
-  void *bindings[3] = {inputs[0], outputs[0], arena};
-  module->image->dispatches[0](bindings);
+  mrt_module_execute(module, inputs, outputs, arena);
   return MRT_OK;
 }
 

@@ -63,6 +63,7 @@ const mrt_image_t mrt_image = {
     .dispatches = td_dispatches,
     .io_sizes = td_io_sizes,
     .target_id = TD_TARGET_ID,
+    .module_size = 16,
     .command_count = 1,
     .input_count = 1,
     .output_count = 1,

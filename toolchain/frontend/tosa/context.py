@@ -88,12 +88,25 @@ class TosaOp:
         """The value of operand i, which must be a constant (`tosa.const`,
         `tosa.const_shape`, `arith.constant`): TOSA 1.0 passes zero points, shifts,
         multipliers and shapes as operands, and minirt builds them into the code."""
-        t = self.input(i, what)
+        t = self.outer(self.input(i, what))
         node = t.producer
         if node is None or node.op != "constant":
             raise TosaError(f"{what} (operand {i}) must be a constant ('tosa.const' or "
                             "'tosa.const_shape'); minirt does not compute it at run time")
         return np.asarray(node.attrs["value"])
+
+    def outer(self, t: Tensor) -> Tensor:
+        """The tensor a region input captures (through every enclosing region being
+        imported), or `t` itself: a zero point defined outside a WHILE_LOOP is still a
+        constant inside it."""
+        scopes = list(self.scope.importer.region_scopes.values()) if self.scope else []
+        while t.producer is None:
+            found = next((o for s in scopes for o, i in zip(s.captures, s.inner) if i is t),
+                         None)
+            if found is None:
+                break
+            t = found
+        return t
 
     def scalar(self, i: int, what: str) -> Any:
         """A one-element constant operand (a zero point, a shift) as a Python number."""

@@ -28,19 +28,31 @@ from toolchain.types import TensorType
 __all__ = ["CONVERTERS"]
 
 
-def _regions(t: TosaOp, args: Sequence[Tensor]) -> tuple[list[Graph], list[Tensor]]:
-    """The op's region graphs (block arguments typed like `args`, then the captures)
-    and the captured outer tensors."""
+def _regions(t: TosaOp, args: Sequence[Tensor], names: tuple[str, str]
+             ) -> tuple[list[Graph], list[Tensor]]:
+    """The op's two region graphs, `names` in TOSA's words (block arguments typed like
+    `args`, then the captures) and the captured outer tensors."""
     if t.scope is None:
         raise TosaError("has regions, which need the importer's scope")
     s = t.scope
     graphs, captures = import_regions(s.importer, t.op, s.env, s.stack)
     want = [a.type for a in args]
-    for k, g in enumerate(graphs):
+    if len(graphs) != 2:
+        raise TosaError(f"needs a {names[0]} and a {names[1]} region, has {len(graphs)}")
+    for g, name in zip(graphs, names):
         got = [x.type for x in g.inputs[:len(g.inputs) - len(captures)]]
         if got != want:
-            raise TosaError(f"region {k} takes {_fmt(got)}, the input list is {_fmt(want)}")
+            raise TosaError(f"the {name} region takes {_fmt(got)}, the input list is "
+                            f"{_fmt(want)}")
     return graphs, captures
+
+
+def _yields(g: Graph, what: str, want: list[TensorType], of: str) -> None:
+    """Region `g` yields values of `want`'s shapes and element types (quantization is
+    an annotation: it need not match)."""
+    got = [o.type for o in g.outputs]
+    if [(tuple(x.shape), x.dtype) for x in got] != [(tuple(x.shape), x.dtype) for x in want]:
+        raise TosaError(f"the {what} region yields {_fmt(got)}, {of} {_fmt(want)}")
 
 
 def _predicate(b: GraphBuilder, c: Tensor, what: str) -> Tensor:
@@ -59,24 +71,26 @@ def _node(t: TosaOp, name: str, inputs: list[Tensor], regions: list[Graph]) -> l
 
 
 def cond_if(t: TosaOp) -> list[Tensor]:
+    """COND_IF(condition, input_list...) -> if(pred, input_list..., captures...)."""
     args = t.inputs[1:]
-    graphs, captures = _regions(t, args)  # first: errors inside are reported too
+    graphs, captures = _regions(t, args, ("then", "else"))  # first: errors inside count
     pred = _predicate(t.b, t.input(0, "condition"), "the condition")
-    if len(graphs) != 2:
-        raise TosaError(f"needs a then and an else region, has {len(graphs)}")
+    declared = [t.result(i) for i in range(len(t.op.results))]
+    for g, what in zip(graphs, ("then", "else")):
+        _yields(g, what, declared, "the op declares")
     return _node(t, "if", [pred, *args, *captures], graphs)
 
 
 def while_loop(t: TosaOp) -> list[Tensor]:
+    """WHILE_LOOP(input_list...) -> while(input_list..., captures...)."""
     args = t.inputs
     if not args:
         raise TosaError("needs at least one loop value")
-    graphs, captures = _regions(t, args)
-    if len(graphs) != 2:
-        raise TosaError(f"needs a cond and a body region, has {len(graphs)}")
+    graphs, captures = _regions(t, args, ("cond", "body"))
     cond = graphs[0]
     if len(cond.outputs) != 1:
         raise TosaError(f"the cond region yields {len(cond.outputs)} values, not one bool")
+    _yields(graphs[1], "body", [a.type for a in args], "the loop carries")
     cond.outputs = [_predicate(GraphBuilder(cond, t.b.loc), cond.outputs[0],
                                "the cond region's result")]
     return _node(t, "while", [*args, *captures], graphs)

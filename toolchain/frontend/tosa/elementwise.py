@@ -15,7 +15,6 @@ from collections.abc import Callable
 
 from toolchain.frontend.tosa.context import I32, I64, TosaError, TosaOp, int_range
 from toolchain.graph.ir import Tensor
-from toolchain.graph.ops import OPS
 
 __all__ = ["CONVERTERS", "is_nan"]
 
@@ -210,16 +209,10 @@ def _gather(t: TosaOp, table: Tensor, index: Tensor) -> Tensor:
                   start_index_map=(0,), index_vector_dim=index.type.rank, slice_sizes=(1,))
 
 
-def _erf(t: TosaOp) -> Tensor:
-    if "erf" not in OPS:
-        raise TosaError("not supported yet: the graph has no erf op")
-    return t.node("erf", [t.input(0)])
-
-
 _UNARY = {"ceil": "ceil", "floor": "floor", "exp": "exponential", "log": "log",
           "sin": "sine", "cos": "cosine", "sigmoid": "logistic", "tanh": "tanh",
           "rsqrt": "rsqrt", "clz": "count_leading_zeros", "bitwise_not": "not",
-          "logical_not": "not"}
+          "logical_not": "not", "erf": "erf"}
 _BINARY = {"add": "add", "sub": "subtract", "intdiv": "divide", "int_div": "divide",
            "pow": "power", "bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor",
            "logical_and": "and", "logical_or": "or", "logical_xor": "xor",
@@ -230,7 +223,6 @@ CONVERTERS: dict[str, Converter] = {
     **{f"tosa.{k}": _binary(v) for k, v in _BINARY.items()},
     "tosa.abs": _abs,
     "tosa.reciprocal": _reciprocal,
-    "tosa.erf": _erf,
     "tosa.maximum": _min_max("maximum"),
     "tosa.minimum": _min_max("minimum"),
     "tosa.mul": _mul,
