@@ -306,7 +306,7 @@ def test_float_remainder_keeps_the_dividend_sign() -> None:
     np.testing.assert_array_equal(run("remainder", [a, b], a.shape, {}), [1.5, -1.5, 1.5, -1.5])
 
 
-# ------------------------------------------------------------------------ found by the random graph fuzzer
+# ------------------------------------------------------- found by the random graph fuzzer
 
 
 @pytest.mark.parametrize("kind,ufunc", [("and", np.bitwise_and), ("or", np.bitwise_or)])

@@ -66,7 +66,20 @@ GUARDED = frozenset({"log", "sqrt", "rsqrt", "log_plus_one"})
 # codegen/mathlib.py), so an f64 operand is first bounded to where f32 holds it well.
 MATH_OPS = frozenset({"exponential", "exponential_minus_one", "log", "log_plus_one",
                       "logistic", "sqrt", "rsqrt", "cbrt", "tanh", "sine", "cosine", "tan",
-                      "power", "atan2"})
+                      "power", "atan2",
+                      # CHLO's functions (codegen/mathlib_special.py)
+                      "erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin",
+                      "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "zeta",
+                      "polygamma"})
+# CHLO functions whose domain ends, or whose poles lie, where random values fall (asin
+# and acos outside [-1, 1], acosh below 1, atanh and erf_inv at +-1, lgamma and digamma
+# at the non-positive integers): they read exact values only, so a last-bit difference
+# of an inexact operand cannot cross an edge; on exact operands out of the domain both
+# sides give NaN.
+DOMAIN_EXACT = frozenset({"asin", "acos", "acosh", "atanh", "erf_inv", "lgamma", "digamma"})
+# The CHLO functions of one operand; their budgets are in tolerance.py.
+CHLO_UNARY = ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin", "acos",
+              "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 # The bound for f64 operands of MATH_OPS: exp(20) and 20**3 stay well inside f32.
 F64_MATH_BOUND = 20.0
 
@@ -95,7 +108,7 @@ def _math_operand(g: Gen, op: str, x: Tensor) -> Tensor:
 
 def unary(op: str) -> Callable[[Gen], bool]:
     def build(g: Gen) -> bool:
-        x = _source(g, _types(op), exact=op in DISCONTINUOUS)
+        x = _source(g, _types(op), exact=op in DISCONTINUOUS or op in DOMAIN_EXACT)
         g.op(op, [_math_operand(g, op, x)])
         return True
 
@@ -593,6 +606,36 @@ def batch_norm_inference(g: Gen) -> bool:
     return True
 
 
+def next_after(g: Gen) -> bool:
+    """next_after(x, y): one step of x's own grid towards y; exact, but it jumps where
+    y passes x, so both operands are exact."""
+    x = _source(g, FLOATS, exact=True)
+    y = g.operand(x.type, exact=True)
+    if g.chance(0.3):
+        y = x  # x == y gives y
+    g.op("next_after", [x, y])
+    return True
+
+
+def zeta_polygamma(op: str) -> Callable[[Gen], bool]:
+    """zeta(s, q) with s in (1, 6], q in (0, 5]; polygamma(n, x) with n = 0 to 3 (an
+    integer held as a float) and x in (0, 6]: where both are defined and finite. The
+    operands are new inputs (constants in regions) of those ranges."""
+
+    def build(g: Gen) -> bool:
+        ty = TensorType(g.shape(), g.dtype(names=FLOATS))
+        if op == "zeta":
+            a = g.fresh(ty, InputSpec("positive", 1.25, 6.0))
+            b = g.fresh(ty, InputSpec("positive", 0.25, 5.0))
+        else:
+            a = g.const(ty, float(g.rng.randint(0, 3)))
+            b = g.fresh(ty, InputSpec("positive", 0.25, 6.0))
+        g.op(op, [a, b])
+        return True
+
+    return build
+
+
 # ---------------------------------------------------------------------------- minirt's own
 
 
@@ -638,6 +681,7 @@ def _rows() -> dict[str, OpGen]:
     from toolchain.testing.region_gens import REGION_GENS
 
     rows = [OpGen(op, 1.0, unary(op)) for op in UNARY]
+    rows += [OpGen(op, 0.4, unary(op)) for op in CHLO_UNARY]
     rows += [OpGen(op, 1.2, binary(op)) for op in BINARY]
     rows += [
         OpGen("is_finite", 0.5, unary("is_finite")),
@@ -667,6 +711,9 @@ def _rows() -> dict[str, OpGen]:
         OpGen("rounding_divide_by_pot", 0.4, fixed_point("rounding_divide_by_pot"),
               mlir=False),
         OpGen("dequantize", 0.6, dequantize, mlir=False),
+        OpGen("next_after", 0.4, next_after),
+        OpGen("zeta", 0.3, zeta_polygamma("zeta")),
+        OpGen("polygamma", 0.3, zeta_polygamma("polygamma")),
     ]
     rows += REGION_GENS
     return {row.op: row for row in rows}

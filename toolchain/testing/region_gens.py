@@ -342,8 +342,8 @@ def select_and_scatter(g: Gen) -> bool:
         return False
     attrs = {k: attrs[k] for k in ("window", "strides", "padding")}
     out = window_output_shape(Node("select_and_scatter", [], [], attrs), x.type.shape)
-    source = g.operand(TensorType(out, x.type.dtype), exact=True)
-    init = g.operand(_scalar(x.type), exact=True)
+    source = g.operand(TensorType(out, x.type.dtype), exact=True, signed=True)
+    init = g.operand(_scalar(x.type), exact=True, signed=True)
     s = _scalar(x.type)
     select, sub, (a, b) = _sub(g, "select", [s, s])
     select.outputs = [_cmp(g, sub, a, b, g.rng.choice(("GE", "GT", "LE", "LT")))]

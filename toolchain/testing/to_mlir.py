@@ -147,8 +147,8 @@ class _Exporter:
                    for r in node.regions]
         if node.op == "reduce" or node.op == "reduce_window":
             regions = [self.kind_body(node)]
-        return [Operation(f"stablehlo.{name}", operands[:k], results, properties=props,
-                          regions=regions)]
+        full = name if "." in name else f"stablehlo.{name}"  # CHLO's carry their dialect
+        return [Operation(full, operands[:k], results, properties=props, regions=regions)]
 
     def kind_body(self, node: Node) -> Region:
         """reduce / reduce_window's body: one `kind` op of its two scalar arguments."""
@@ -339,6 +339,10 @@ _RULES: dict[str, Rule] = {
         "minimum", "power", "atan2", "and", "or", "xor", "shift_left",
         "shift_right_arithmetic", "shift_right_logical", "select", "clamp", "convert",
         "reshape", "dynamic_update_slice", "while", "if", "case")},
+    # CHLO's functions, which the importer makes the graph ops of the same name.
+    **{op: (lambda ex, n: (f"chlo.{n.op}", {})) for op in (
+        "erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin", "acos", "atan",
+        "sinh", "cosh", "asinh", "acosh", "atanh", "next_after", "zeta", "polygamma")},
     "compare": _compare,
     "broadcast_in_dim": lambda ex, n: ("broadcast_in_dim",
                                        {"broadcast_dimensions": _ints(n.attrs["dims"])}),

@@ -37,6 +37,12 @@ ULPS: dict[str, float] = {
     "exponential": 4, "exponential_minus_one": 5, "log": 4, "log_plus_one": 5,
     "logistic": 5, "sqrt": 3, "rsqrt": 4, "cbrt": 4, "tanh": 6, "sine": 4, "cosine": 4,
     "tan": 6, "atan2": 5, "power": 4,
+    # CHLO's functions (codegen/mathlib_special.py): tests/frontend/test_chlo.py holds
+    # them to 8 * 2**-23 relative on the boards, 8 to 16 ulps; their reference is
+    # float64 rounded once.
+    **{op: 16 for op in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e",
+                         "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                         "zeta", "polygamma")},
     # One rounding of operands that already differ: the result may round the other way.
     "add": 1, "subtract": 1, "multiply": 1, "divide": 1, "convert": 1, "dequantize": 1,
     "remainder": 1,
