@@ -27,6 +27,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from toolchain.codegen.emit import emit_kernel
+from toolchain.codegen.flatten import flatten_elementwise
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.form import Kernel
 from toolchain.loops import choose_schedule
@@ -146,9 +147,11 @@ def build_image_module(
                          f"dispatches, the image has {len(kernels)}")
     info = TargetInfo.load(target)
     module = info.new_module("dispatch")
-    # Each dispatch's loops as the target's capabilities call for (toolchain/loops).
+    # Each dispatch's loops as the target's capabilities call for (toolchain/loops), of
+    # the kernel with whole-tensor elementwise nests made one loop first (flatten.py).
+    flat = [flatten_elementwise(k) for k in kernels]
     fns = [emit_kernel(module, k, choose_schedule(k, info.target) if isinstance(k, Kernel)
-                       else None) for k in kernels]
+                       else None) for k in flat]
 
     # The module first: it is the only 16-byte aligned object in flash, and right after
     # the (aligned) start of the generated .rodata it needs no padding before it.
