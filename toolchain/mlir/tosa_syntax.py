@@ -237,16 +237,19 @@ def _result_types(p: Parser) -> list[Any]:
 
 
 def p_cond_if(p: Parser, name: str) -> Operation:
-    """`tosa.cond_if %c [(%a = %x, ...)] : tensor<i1> [(T...)] -> R {then} else {else}`."""
+    """`tosa.cond_if %c [(%a = %x, ...)] : tensor<i1> [(T...)] -> R {then} else {else}`,
+    or as LLVM 19 / 20 print it, without the condition's type: `tosa.cond_if %c -> (R)`."""
     cond_tok = p.peek()
     cond = p.parse_operand()
     inits, toks, names = _region_args(p)
-    ty_tok = p.parse_punct(":", "before cond_if's types")
-    cond_ty = p.parse_type()
-    p.check_operand_types([cond], [cond_ty], [cond_tok], ty_tok)
-    if p.parse_optional_punct("("):
-        p.check_operand_types(inits, p.parse_comma_list(p.parse_type, ")"), toks, ty_tok)
-    p.parse_punct("->", "before cond_if's result types")
+    if not p.parse_optional_punct("->"):
+        ty_tok = p.parse_punct(":", "before cond_if's types")
+        cond_ty = p.parse_type()
+        p.check_operand_types([cond], [cond_ty], [cond_tok], ty_tok)
+        if p.parse_optional_punct("("):
+            p.check_operand_types(inits, p.parse_comma_list(p.parse_type, ")"), toks,
+                                  ty_tok)
+        p.parse_punct("->", "before cond_if's result types")
     results = [Value(t) for t in _result_types(p)]
     types = [v.type for v in inits]
     then = _region(p, names, types)

@@ -163,3 +163,37 @@ def test_cli_exit_2_and_no_artifacts(tmp_path: Path, capsys) -> None:
     assert "Traceback" not in err
     assert f"{model}:28:8: error: 'tosa.scatter'" in err
     assert not out.exists()
+
+
+# LLVM 19 / 20 print cond_if without the condition's type: `tosa.cond_if %c -> (T)`;
+# three levels of it, each branch reading values from outside.
+NESTED = """\
+func.func @main(%a: tensor<f32>, %b: tensor<f32>, %p: tensor<i1>, %q: tensor<i1>) -> tensor<f32> {
+  %0 = tosa.cond_if %p -> (tensor<f32>) {
+    %1 = tosa.cond_if %q -> (tensor<f32>) {
+      %2 = tosa.cond_if %p -> (tensor<f32>) {
+        %3 = tosa.add %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        tosa.yield %3 : tensor<f32>
+      } else {
+        tosa.yield %a : tensor<f32>
+      }
+      tosa.yield %2 : tensor<f32>
+    } else {
+      %4 = tosa.sub %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      tosa.yield %4 : tensor<f32>
+    }
+    tosa.yield %1 : tensor<f32>
+  } else {
+    tosa.yield %b : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+"""
+
+
+@pytest.mark.parametrize("p, q, want", [(True, True, 2.0), (True, False, 1.0),
+                                        (False, True, 0.5), (False, False, 0.5)])
+def test_nested_cond_if_without_the_condition_type(p: bool, q: bool, want: float) -> None:
+    a, b = np.float32(1.5), np.float32(0.5)
+    (got,) = run_graph(load(NESTED), [a, b, np.array(p), np.array(q)])
+    assert got == want
