@@ -341,3 +341,13 @@ def test_special_functions_of_a_scalar(op: str) -> None:
     got = run(op, [x], (), {})
     assert got.shape == () and np.isfinite(got)
     np.testing.assert_array_equal(got.reshape(1), run(op, [x.reshape(1)], (1,), {}))
+
+
+def test_ui64_sum_wraps_exactly() -> None:
+    """A ui64 reduce added its init as float64 (numpy's int64 + uint64), so the sum lost
+    its low bits (found by the random graph fuzzer)."""
+    x = np.array([[2**63 + 1, 2**62 + 3], [5, 2**64 - 1]], np.uint64)
+    init = np.array(7, np.uint64)
+    got = run("reduce", [x, init], (2,), dict(dims=(1,), kind="add"))
+    want = [(2**63 + 1 + 2**62 + 3 + 7) % 2**64, (5 + 2**64 - 1 + 7) % 2**64]
+    assert got.dtype == np.uint64 and [int(v) for v in got] == want

@@ -341,7 +341,9 @@ def _reduce(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
     ufunc = _REDUCE[kind]
     wide = x.astype(_acc_dtype(x.dtype)) if kind in ("add", "multiply") else x
     r = ufunc.reduce(wide, axis=dims) if dims else wide
-    return _result(node, ufunc(r, init))
+    # The init in the accumulator's type: numpy takes int64 + uint64 to float64, which
+    # rounded a ui64 sum to 53 bits (found by the random graph fuzzer).
+    return _result(node, ufunc(r, np.asarray(init).astype(r.dtype)))
 
 
 def _reduce_window(node: Node, x: np.ndarray, init: np.ndarray) -> np.ndarray:
