@@ -14,7 +14,8 @@ from toolchain.types import TensorType, dtype
 
 NP_TO_MLIR = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
               np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
-              np.dtype(np.int64): "i64", np.dtype(np.uint8): "ui8", np.dtype(np.bool_): "i1"}
+              np.dtype(np.int64): "i64", np.dtype(np.uint8): "ui8", np.dtype(np.uint64): "ui64",
+              np.dtype(np.bool_): "i1"}
 
 
 def ttype(shape, np_dtype) -> TensorType:
