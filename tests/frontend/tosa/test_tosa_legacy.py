@@ -65,3 +65,38 @@ def test_pre_1_0_spellings() -> None:
         else:
             np.testing.assert_array_equal(g.astype(np.int64), np.asarray(e, np.int64),
                                           err_msg=f"output {i}")
+
+
+# TFLite's older lowering of a uint8 model: `!quant.uniform<u8:...>` storage, zero points
+# as attributes, a RESCALE into int8 and back out to uint8.
+LEGACY_U8 = """
+func.func @main(%u: tensor<4x!quant.uniform<u8:f32, 0.1:127>>,
+                %s: tensor<4x!quant.uniform<i8:f32, 0.1:-1>>)
+    -> (tensor<4x!quant.uniform<i8:f32, 0.1:-1>>, tensor<4x!quant.uniform<u8:f32, 0.1:127>>) {
+  %0 = tosa.rescale %u {double_round = false, input_zp = 127 : i32,
+       multiplier = array<i32: 1073741824>, output_zp = -1 : i32, per_channel = false,
+       scale32 = true, shift = array<i8: 30>}
+       : (tensor<4x!quant.uniform<u8:f32, 0.1:127>>) -> tensor<4x!quant.uniform<i8:f32, 0.1:-1>>
+  %1 = tosa.rescale %s {double_round = false, input_zp = -1 : i32,
+       multiplier = array<i32: 1073741824>, output_zp = 127 : i32, per_channel = false,
+       scale32 = true, shift = array<i8: 30>}
+       : (tensor<4x!quant.uniform<i8:f32, 0.1:-1>>) -> tensor<4x!quant.uniform<u8:f32, 0.1:127>>
+  return %0, %1 : tensor<4x!quant.uniform<i8:f32, 0.1:-1>>,
+    tensor<4x!quant.uniform<u8:f32, 0.1:127>>
+}
+"""
+
+
+def test_pre_1_0_uint8_storage() -> None:
+    u = np.array([0, 127, 128, 255], np.uint8)
+    s = np.array([-128, -1, 0, 127], np.int8)
+    to_i8, to_u8 = run_graph(load(LEGACY_U8), [u, s])
+    common = {"multiplier": [1 << 30], "shift": [30], "scale32": True,
+              "double_round": False, "per_channel": False, "in_bits": 8, "out_bits": 8}
+    assert to_u8.dtype == np.uint8  # the storage type: unsigned, not i8's bits
+    np.testing.assert_array_equal(to_i8, spec.rescale(
+        u.astype(np.int8), input_zp=127, output_zp=-1, input_unsigned=True,
+        output_unsigned=False, **common))
+    np.testing.assert_array_equal(to_u8.astype(np.int8), spec.rescale(
+        s, input_zp=-1, output_zp=127, input_unsigned=False, output_unsigned=True,
+        **common))
