@@ -1,7 +1,8 @@
 """Shrinking a failing random graph, and saving it as a reproducer.
 
 `shrink` makes a failing graph smaller while it keeps failing the same way (greedy,
-each step one candidate build and run): keep a single output; cut the graph at a
+each step one candidate build and run): keep a single output, or make an intermediate
+tensor the only output; cut the graph at a
 tensor (its uses read a new input holding the value the reference computes there, and
 everything only it needed goes); bypass a node (its result replaced by an operand of
 the same type). Dead nodes and inputs go after every step. `save_reproducer` writes
@@ -71,6 +72,14 @@ def _candidates(graph: Graph, inputs: list[np.ndarray]
             g, ins = copy.deepcopy((graph, inputs))
             g.outputs = [g.outputs[i]]
             yield g, dead_code(g, ins)
+    # An intermediate tensor as the only output: what follows it goes (a failing op
+    # followed by reshapes, which no bypass can drop).
+    produced = [(k, i) for k, n in enumerate(graph.nodes) for i in range(len(n.outputs))
+                if n.op != "constant" and not any(t is n.outputs[i] for t in graph.outputs)]
+    for k, i in produced:
+        g, ins = copy.deepcopy((graph, inputs))
+        g.outputs = [g.nodes[k].outputs[i]]
+        yield g, dead_code(g, ins)
     values = None
     for k in reversed(range(len(graph.nodes))):
         for j in range(len(graph.nodes[k].inputs)):
