@@ -281,3 +281,27 @@ def test_next_after_bf16_steps_on_its_own_grid(jit) -> None:
     same = (bf16_bits(got) == bf16_bits(want)) | (np.isnan(got) & np.isnan(want))
     i = int(np.argmin(same))
     assert same.all(), f"next_after({a[i]:#06x}, {b[i]:#06x}) = {out[i]:#06x}"
+
+
+@pytest.mark.parametrize("name", ["cortex-m0plus", "riscv32-nofpu"])
+def test_special_functions_compile_for_soft_float_targets(name: str) -> None:
+    """Without an FPU every special function compiles to code that calls only libgcc's
+    float helpers: no libm symbol (the link would fail) and no double-precision helper
+    (everything is f32 and integer arithmetic)."""
+    from test_codegen_mathlib import _F64_HELPER, _kernel
+    from test_codegen_targets import _HELPER, _LIBM, undefined_symbols
+
+    from toolchain.codegen import TargetInfo, emit_kernel
+    from toolchain.target.descriptors import load_target
+
+    assert load_target(name).capabilities.fpu == "none"
+    info = TargetInfo.load(name)
+    module = info.new_module()
+    for case in UNARY:
+        emit_kernel(module, _kernel(case.op, 1, 16))
+    for op in ("zeta", "polygamma", "next_after"):
+        emit_kernel(module, _kernel(op, 2, 16))
+    undefined = undefined_symbols(info.emit_object(module))
+    assert not [s for s in undefined if _LIBM.match(s)], undefined
+    assert all(_HELPER.match(s) for s in undefined), undefined
+    assert not [s for s in undefined if any(h in s for h in _F64_HELPER)], undefined

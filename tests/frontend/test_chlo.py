@@ -20,6 +20,7 @@ from toolchain.cli import run as run_cli
 from toolchain.frontend import import_module
 from toolchain.mlir import parse_text
 from toolchain.reference import run_graph
+from toolchain.types import bf16_from_bits, round_to_bf16
 
 mpmath = pytest.importorskip("mpmath", reason="mpmath (the dev extra) is the oracle here")
 
@@ -207,3 +208,67 @@ def test_errors_are_located(tmp_path: Path, capsys, body: str, result: str,
     assert rc == 2, err
     assert message in err, err
     assert f"{model}:2:" in err and "Traceback" not in err, err
+
+
+# ------------------------------------------------------------------ f64, f16, bf16
+
+TYPES_MODEL = MODEL.parent / "chlo_types.mlir"
+D = np.array([1.5, 2.25, 3.0, 0.3, 7.5, 1.1], np.float64)
+H = np.array([-2.5, 0.5, 1.25, 3.5, 6.0, 0.0], np.float16)
+B = round_to_bf16(np.array([-0.75, -0.1, 0.0, 0.3, 0.9, 0.5], np.float32))
+HY = np.array([0.0, 1.0, 1.25, -np.inf, np.inf, -1.0], np.float16)
+BY = round_to_bf16(np.array([0.0, 1.0, 0.0, -1.0, np.inf, -1.0], np.float32))
+
+
+def _bf16_step(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """nextafter on bf16's grid by brute force: the nearest bf16 pattern past x toward y
+    among all 65,536 (independent of the bit arithmetic under test)."""
+    grid = bf16_from_bits(np.arange(1 << 16, dtype=np.uint16))
+    grid = np.unique(grid[np.isfinite(grid)])  # sorted; -0 and +0 merge
+    out = []
+    for a, b in zip(x, y, strict=True):
+        if a == b:
+            out.append(b)
+        elif b > a:
+            out.append(grid[np.searchsorted(grid, a, side="right")])
+        else:
+            out.append(grid[np.searchsorted(grid, a, side="left") - 1])
+    return np.array(out, np.float32)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_other_float_types_on_boards(board: str, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """f64 goes through f32 (f32's accuracy: within 4e-7 relative of mpmath), f16 and
+    bf16 are computed in f32 and rounded once (within one ulp of their format), and
+    next_after steps on each type's own grid, bit for bit."""
+    inputs, outputs = tmp_path / "in.npz", tmp_path / "out.npz"
+    np.savez(inputs, input_0=D, input_1=H, input_2=B, input_3=HY, input_4=BY)
+    rc = run_cli.main([str(TYPES_MODEL), "--board", board, "--check", "--inputs",
+                       str(inputs), "--save-outputs", str(outputs), "-o",
+                       str(tmp_path / board)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "check: outputs match the reference" in out
+    with np.load(outputs) as z:
+        got = [z[f"output_{i}"] for i in range(11)]
+    d = [mp.mpf(float(v)) for v in D]
+    np.testing.assert_allclose(got[0], [float(mp.erf(v)) for v in d], rtol=4e-7)
+    np.testing.assert_allclose(got[1], [float(_lgamma(v)) for v in d], rtol=4e-7)
+    want = [float(mp.zeta(v, v)) if v > 1 else np.nan for v in d]
+    np.testing.assert_allclose(got[2], want, rtol=4e-7, equal_nan=True)
+    h = [mp.mpf(float(v)) for v in H]
+    # f16: within one ulp of the format (2**-24 absolute among the subnormals).
+    np.testing.assert_allclose(got[3], [float(mp.erfc(v)) for v in h], rtol=2.0**-10,
+                               atol=2.0**-24)
+    np.testing.assert_allclose(got[4], [float(_digamma(v)) for v in h], rtol=2.0**-10,
+                               atol=2.0**-24, equal_nan=True)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[5], np.where(H == HY, HY, np.nextafter(H, HY)))
+    b = [mp.mpf(float(v)) for v in B]
+    np.testing.assert_allclose(got[6], [float(mp.erfinv(v)) for v in b], rtol=2.0**-7)
+    np.testing.assert_allclose(got[7], [float(mp.besseli(1, v) * mp.exp(-abs(v)))
+                                        for v in b], rtol=2.0**-7)
+    np.testing.assert_array_equal(got[8], _bf16_step(B, BY))
+    np.testing.assert_array_equal(got[9], np.sort(B)[::-1][:3])
+    np.testing.assert_array_equal(got[10], np.argsort(-B, kind="stable")[:3])
