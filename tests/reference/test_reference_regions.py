@@ -299,6 +299,29 @@ def test_map() -> None:
     np.testing.assert_array_equal(got, [[-2, 3], [10, 19]])
 
 
+# A body that also computes on a tensor (dead here): found by the random graph fuzzer,
+# whose map bodies broke the reference's run of a body over all positions at once.
+MAP_TENSOR_BODY = """
+func.func @main(%x: tensor<3x5xi32>) -> tensor<3x5xi32> {
+  %r = "stablehlo.map"(%x) ({
+  ^bb0(%a: tensor<i32>):
+    %k = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+    %d = stablehlo.clamp %a, %k, %k
+         : (tensor<i32>, tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>
+    %n = stablehlo.negate %a : tensor<i32>
+    stablehlo.return %n : tensor<i32>
+  }) {dimensions = array<i64: 0, 1>} : (tensor<3x5xi32>) -> tensor<3x5xi32>
+  return %r : tensor<3x5xi32>
+}
+"""
+
+
+def test_map_body_with_a_tensor() -> None:
+    x = np.arange(15, dtype=np.int32).reshape(3, 5)
+    (got,) = run(MAP_TENSOR_BODY, x)
+    np.testing.assert_array_equal(got, -x)
+
+
 SCATTER_SCALAR = """
 func.func @main(%x: tensor<5xf32>, %i: tensor<i32>, %u: tensor<f32>) -> tensor<5xf32> {
   %r = "stablehlo.scatter"(%x, %i, %u) ({

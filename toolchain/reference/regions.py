@@ -38,10 +38,13 @@ def _run(region: Graph, args: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def _elementwise_only(region: Graph) -> bool:
+    """Every node elementwise over scalars: the region can run on whole arrays at once
+    (a body that also computes on a tensor, even a dead one, cannot: its tensor does
+    not broadcast against the arrays of positions; found by the random graph fuzzer)."""
     from toolchain.graph.ops import OPS
 
-    return all(n.op == "constant" or (OPS[n.op].group == "elementwise" and not n.regions)
-               for n in region.nodes)
+    return all((n.op == "constant" or (OPS[n.op].group == "elementwise" and not n.regions))
+               and all(t.type.shape == () for t in n.outputs) for n in region.nodes)
 
 
 def map_region(region: Graph, args: Sequence[np.ndarray],
