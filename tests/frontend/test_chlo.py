@@ -39,12 +39,15 @@ I = np.array([[-7, 100000, -2147483648, 2147483647, 5, -1, 123456789, 0],  # noq
 J = np.array([0, 1, 3, 7, 31, 2, 16, 5], np.int32)
 C = np.array([2.0, -0.5], np.float32)
 T = np.array([1.0, 3.0, 3.0, np.nan, -np.inf, 3.0], np.float32)  # ties and a NaN
-INPUTS = [X, U, S, Q, N, W, I, J, C, T]
+RX = np.linspace(-2, 2, 24).reshape(6, 4).astype(np.float32)
+RW = np.cos(np.arange(60)).reshape(3, 4, 5).astype(np.float32)
+GS = np.array([2, 0, 3], np.int32)  # an empty group, and a last row in none
+INPUTS = [X, U, S, Q, N, W, I, J, C, T, RX, RW, GS]
 
 OUTPUTS = """erf erfc lgamma digamma i1e tan atan sinh cosh asinh square conj erf_inv asin
 acos atanh acosh zeta polygamma next isinf ispos isneg const like x2 bmul bcmp bsel bsub
 bdiv bmax bmin bpow brem batan2 band bor bxor bshl bsra bsrl bnext bzeta bpoly mulhi topv
-topi tiev tiei""".split()  # noqa: SIM905
+topi tiev tiei ragged""".split()  # noqa: SIM905
 
 mp = mpmath.mp
 mp.dps = 50
@@ -112,6 +115,16 @@ def _exact() -> dict[str, np.ndarray]:
     return out
 
 
+def _ragged_dot() -> np.ndarray:
+    """lax.ragged_dot's definition: rows of each group times that group's matrix, rows
+    past the groups zero (float64, then f32)."""
+    out, start = np.zeros((6, 5)), 0
+    for g, n in enumerate(GS):
+        out[start:start + n] = RX[start:start + n].astype(np.float64) @ RW[g]
+        start += n
+    return out.astype(np.float32)
+
+
 @pytest.fixture(scope="module")
 def reference() -> dict[str, np.ndarray]:
     graph = import_module(parse_text(MODEL.read_text(), str(MODEL)))
@@ -126,6 +139,12 @@ def test_special_functions_on_the_reference(reference, name: str) -> None:
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want.reshape(got.shape), rtol=2.0**-23, atol=0,
                                equal_nan=True, err_msg=name)
+
+
+def test_ragged_dot(reference) -> None:
+    """Sums of four products: within 1e-6 of the float64 value (f32 rounding)."""
+    np.testing.assert_allclose(reference["ragged"], _ragged_dot(), rtol=1e-6, atol=1e-6)
+    assert (reference["ragged"][5] == 0).all()
 
 
 def test_power_and_atan2_broadcast(reference) -> None:
@@ -163,6 +182,7 @@ def test_chlo_ops_on_boards(board: str, reference, tmp_path: Path,
         got = {name: z[f"output_{i}"] for i, name in enumerate(OUTPUTS)}
     for name, want in _exact().items():
         np.testing.assert_array_equal(got[name], want, err_msg=f"{board} {name}")
+    np.testing.assert_allclose(got["ragged"], _ragged_dot(), rtol=1e-6, atol=1e-6)
     # Special functions: within the mathlib's documented bounds (docs/mathlib.md: 8 ulp
     # at most over these inputs, which avoid the zeros of lgamma and digamma on the
     # negative axis, where only an absolute bound holds).
@@ -187,6 +207,12 @@ ERRORS = [
      "tensor<3xi32>", "k = 3 must be between 0 and the last dim of tensor<2xi32>"),
     ("%r = chlo.mulhi %l, %l : tensor<2xi64>, tensor<2xi64> -> tensor<2xi64>",
      "tensor<2xi64>", "takes integers of up to 32 bits, not i64"),
+    ('%r = "chlo.ragged_dot"(%a, %b, %g) <{ragged_dot_dimension_numbers = '
+     "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+     "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
+     "lhs_ragged_dimensions = [1], rhs_group_dimensions = []>}> : (tensor<2x3xf32>, "
+     "tensor<3x2xf32>, tensor<2xi32>) -> tensor<2x2x2xf32>", "tensor<2x2x2xf32>",
+     "ragged contracting and batch dims are not implemented"),
     ("%r = chlo.is_inf %j : tensor<3xi32> -> tensor<3xi1>", "tensor<3xi1>",
      "takes a float tensor, not tensor<3xi32>"),
     ("%r = chlo.square %i : tensor<2xi32> -> tensor<2xf32>", "tensor<2xf32>",
@@ -201,7 +227,8 @@ def test_errors_are_located(tmp_path: Path, capsys, body: str, result: str,
     traceback."""
     model = tmp_path / "bad.mlir"
     model.write_text("func.func @main(%i: tensor<2xi32>, %j: tensor<3xi32>, "
-                     f"%l: tensor<2xi64>) -> {result} {{\n  {body}\n"
+                     "%l: tensor<2xi64>, %a: tensor<2x3xf32>, %b: tensor<3x2xf32>, "
+                     f"%g: tensor<2xi32>) -> {result} {{\n  {body}\n"
                      f"  return %r : {result}\n}}\n")
     rc = run_cli.main([str(model), "--reference"])
     _, err = capsys.readouterr()

@@ -267,6 +267,53 @@ def _top_k(c: ChloOp) -> list[Tensor]:
             for r in node.outputs]
 
 
+# ------------------------------------------------------------------ ragged_dot
+
+
+def _ragged_dot(c: ChloOp) -> Tensor:
+    """The mode lax.ragged_dot means by default: lhs's ragged dim is a non-contracting
+    one, rhs has a group dim, and lhs row i is multiplied by the rhs group whose range
+    of group_sizes' running sum holds i (rows past the sum give 0). Decomposed as one
+    dot_general: lhs is broadcast along a new leading group dim, each group's copy keeps
+    only its own rows (select against iota and the running sums), and that dim is
+    contracted with rhs's group dim."""
+    lhs, rhs, sizes = c.inputs
+    dn = c.attr("ragged_dot_dimension_numbers")
+    get = getattr(dn, "get", None)
+    if get is None:
+        raise ChloError("missing attribute 'ragged_dot_dimension_numbers'")
+    lb, rb = tuple(get("lhs_batching_dimensions", ())), tuple(get("rhs_batching_dimensions", ()))
+    lc = tuple(get("lhs_contracting_dimensions", ()))
+    rc = tuple(get("rhs_contracting_dimensions", ()))
+    ragged, group = tuple(get("lhs_ragged_dimensions", ())), tuple(get("rhs_group_dimensions", ()))
+    if len(ragged) != 1 or len(group) != 1 or ragged[0] in lc + lb:
+        raise ChloError("takes a ragged non-contracting lhs dim and an rhs group dim (the "
+                        "mode lax.ragged_dot uses); ragged contracting and batch dims are "
+                        "not implemented")
+    g = rhs.type.shape[group[0]]
+    if sizes.type.shape != (g,) or not sizes.type.dtype.is_integer:
+        raise ChloError(f"group_sizes must be {g} integers, not {sizes.type}")
+    it = sizes.type.dtype
+    # ends[i] = sizes[0] + ... + sizes[i]: a lower-triangular select and a row sum.
+    tri = np.tril(np.ones((g, g), bool))
+    square = c.b.op("broadcast_in_dim", [sizes], dims=(1,), shape=(g, g))
+    kept = c.b.op("select", [c.b.const(tri, I1), square, c.b.splat(0, it, (g, g))])
+    ends = c.b.op("reduce", [kept, c.b.const(0, it)], kind="add", dims=(1,))
+    starts = c.b.op("subtract", [ends, sizes])
+    shape = (g,) + tuple(lhs.type.shape)
+    row = c.b.op("iota", [], dimension=ragged[0] + 1, shape=shape, dtype=it.name)
+    lo = c.b.op("broadcast_in_dim", [starts], dims=(0,), shape=shape)
+    hi = c.b.op("broadcast_in_dim", [ends], dims=(0,), shape=shape)
+    mine = c.b.op("and", [c.b.op("compare", [lo, row], direction="LE"),
+                          c.b.op("compare", [row, hi], direction="LT")])
+    spread = c.b.op("broadcast_in_dim", [lhs], dims=tuple(range(1, len(shape))),
+                    shape=shape)
+    masked = c.b.op("select", [mine, spread, c.b.splat(0, lhs.type.dtype, shape)])
+    return c.b.op("dot_general", [masked, rhs], lhs_batch=tuple(d + 1 for d in lb),
+                  rhs_batch=rb, lhs_contract=(0,) + tuple(d + 1 for d in lc),
+                  rhs_contract=group + rc, dtype=c.result().dtype.name)
+
+
 # ------------------------------------------------------------------ the table
 
 _BROADCAST = ("add", "and", "atan2", "complex", "divide", "maximum", "minimum", "multiply",
@@ -287,14 +334,13 @@ CHLO_EXPANDERS: dict[str, Converter] = {
     "chlo.constant_like": _constant_like,
     "chlo.mulhi": _mulhi,
     "chlo.top_k": _top_k,
+    "chlo.ragged_dot": _ragged_dot,
 }
 
 # CHLO ops refused, with the reason (docs/ops.md shows it).
 UNSUPPORTED = {
     "chlo._asin_acos_kernel": "a helper of complex asin / acos that JAX does not emit; "
                               "minirt computes real asin / acos directly",
-    "chlo.ragged_dot": "grouped (mixture-of-experts) matmuls with runtime group sizes are "
-                       "not implemented",
     "chlo.scan": "not implemented: JAX exports lax.scan as stablehlo.while, which minirt "
                  "runs",
 }

@@ -221,6 +221,13 @@ CHLO: dict[str, Sample] = {
                           "tensor<2x{T}>) -> tensor<2xcomplex<{T}>>", "tensor<2xcomplex<{T}>>"),
     "top_k": ("%a: tensor<4x{T}>", "%r, %i = chlo.top_k(%a, k = 2) : tensor<4x{T}> -> "
               "(tensor<2x{T}>, tensor<2xi32>)", "tensor<2x{T}>"),
+    "ragged_dot": ("%a: tensor<4x2x{T}>, %b: tensor<2x2x3x{T}>, %g: tensor<2xi32>",
+                   '%r = "chlo.ragged_dot"(%a, %b, %g) <{ragged_dot_dimension_numbers = '
+                   "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = "
+                   "[], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], "
+                   "lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>}> : "
+                   "(tensor<4x2x{T}>, tensor<2x2x3x{T}>, tensor<2xi32>) -> tensor<4x3x{T}>",
+                   "tensor<4x3x{T}>"),
     "constant": ("", "%r = chlo.constant dense<{ZERO}> : tensor<2x{T}>", _V),
     "constant_like": ("%a: " + _V, '%r = "chlo.constant_like"(%a) <{value = 1.0 : f32}> : '
                       "(tensor<2x{T}>) -> tensor<2x{T}>", _V),

@@ -3,7 +3,8 @@
 func.func @main(%x: tensor<2x8xf32>, %u: tensor<8xf32>, %s: tensor<8xf32>,
                 %q: tensor<8xf32>, %n: tensor<8xf32>, %w: tensor<8xf32>,
                 %i: tensor<2x8xi32>, %j: tensor<8xi32>, %c: tensor<2xf32>,
-                %t: tensor<6xf32>)
+                %t: tensor<6xf32>, %rx: tensor<6x4xf32>, %rw: tensor<3x4x5xf32>,
+                %gs: tensor<3xi32>)
     -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
         tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
         tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
@@ -17,7 +18,8 @@ func.func @main(%x: tensor<2x8xf32>, %u: tensor<8xf32>, %s: tensor<8xf32>,
         tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xi32>,
         tensor<2x8xi32>, tensor<2x8xi32>,
         tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>,
-        tensor<2x8xi32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<4xf32>, tensor<4xi32>) {
+        tensor<2x8xi32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<4xf32>, tensor<4xi32>,
+        tensor<6x5xf32>) {
   %erf = chlo.erf %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %erfc = chlo.erfc %x : tensor<2x8xf32> -> tensor<2x8xf32>
   %lgamma = chlo.lgamma %x : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -66,11 +68,12 @@ func.func @main(%x: tensor<2x8xf32>, %u: tensor<8xf32>, %s: tensor<8xf32>,
   %mulhi = chlo.mulhi %i, %i : tensor<2x8xi32>, tensor<2x8xi32> -> tensor<2x8xi32>
   %topv, %topi = chlo.top_k(%x, k = 3) : tensor<2x8xf32> -> (tensor<2x3xf32>, tensor<2x3xi32>)
   %tiev, %tiei = chlo.top_k(%t, k = 4) : tensor<6xf32> -> (tensor<4xf32>, tensor<4xi32>)
+  %ragged = "chlo.ragged_dot"(%rx, %rw, %gs) <{ragged_dot_dimension_numbers = #chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>, precision_config = [#chlo<precision DEFAULT>, #chlo<precision DEFAULT>]}> : (tensor<6x4xf32>, tensor<3x4x5xf32>, tensor<3xi32>) -> tensor<6x5xf32>
   return %erf, %erfc, %lgamma, %digamma, %i1e, %tan, %atan, %sinh, %cosh, %asinh, %square,
          %conj, %erf_inv, %asin, %acos, %atanh, %acosh, %zeta, %polygamma, %next,
          %isinf, %ispos, %isneg, %const, %like, %x2, %bmul, %bcmp, %bsel, %bsub, %bdiv,
          %bmax, %bmin, %bpow, %brem, %batan2, %band, %bor, %bxor, %bshl, %bsra, %bsrl,
-         %bnext, %bzeta, %bpoly, %mulhi, %topv, %topi, %tiev, %tiei
+         %bnext, %bzeta, %bpoly, %mulhi, %topv, %topi, %tiev, %tiei, %ragged
     : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
       tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
       tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>,
@@ -84,5 +87,6 @@ func.func @main(%x: tensor<2x8xf32>, %u: tensor<8xf32>, %s: tensor<8xf32>,
       tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xi32>,
       tensor<2x8xi32>, tensor<2x8xi32>,
       tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>,
-      tensor<2x8xi32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<4xf32>, tensor<4xi32>
+      tensor<2x8xi32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<4xf32>, tensor<4xi32>,
+      tensor<6x5xf32>
 }
