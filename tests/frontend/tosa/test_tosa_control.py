@@ -197,3 +197,20 @@ def test_nested_cond_if_without_the_condition_type(p: bool, q: bool, want: float
     a, b = np.float32(1.5), np.float32(0.5)
     (got,) = run_graph(load(NESTED), [a, b, np.array(p), np.array(q)])
     assert got == want
+
+
+@pytest.mark.parametrize("indices, updates, message", [
+    ("tensor<2x3xi1>", "tensor<2x3x3xf32>", "indices must be integers, not i1"),
+    ("tensor<2x3xi32>", "tensor<2x3x3xi32>", "input is i32, values_in f32"),
+    ("tensor<2x3xi32>", "tensor<2x3x2xf32>", "input is 2x3x2, indices 2x3 and values_in "
+                                             "2x5x3 need it 2x3x3"),
+    ("tensor<6xi32>", "tensor<2x3x3xf32>", "takes values_in [N, K, C], indices [N, W]"),
+])
+def test_scatter_operand_errors(indices: str, updates: str, message: str) -> None:
+    text = (f"func.func @main(%v: tensor<2x5x3xf32>, %i: {indices}, %u: {updates}) -> "
+            "tensor<2x5x3xf32> {\n"
+            f"  %0 = tosa.scatter %v, %i, %u : (tensor<2x5x3xf32>, {indices}, {updates}) -> "
+            "tensor<2x5x3xf32>\n  return %0 : tensor<2x5x3xf32>\n}\n")
+    with pytest.raises(CompileError) as info:
+        load(text)
+    assert message in info.value.message and info.value.loc.line_col == (2, 8)

@@ -9,12 +9,13 @@ shape operands; the pre-1.0 attribute spellings are read too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from toolchain.frontend.tosa.context import I64, TosaError, TosaOp
-from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.graph.ops import OPS
 from toolchain.mlir.ir import DenseAttr, FloatAttr, IntAttr
 from toolchain.types import TensorType, round_to_bf16
 
@@ -172,8 +173,8 @@ def _scatter(t: TosaOp) -> Tensor:
         raise TosaError(f"input is {_dims(updates.type.shape)}, indices "
                         f"{_dims(indices.type.shape)} and values_in "
                         f"{_dims(values.type.shape)} need it {n}x{w}x{c}")
-    if not indices.type.dtype.is_integer:
-        raise TosaError("indices must be integers")
+    if indices.type.dtype.kind not in "iu":
+        raise TosaError(f"indices must be integers, not {indices.type.dtype}")
     if updates.type.dtype != values.type.dtype:
         raise TosaError(f"input is {updates.type.dtype}, values_in {values.type.dtype}")
     scalar = TensorType((), values.type.dtype)
@@ -184,11 +185,12 @@ def _scatter(t: TosaOp) -> Tensor:
              "input_batching_dims": (0,), "scatter_indices_batching_dims": (0,),
              "scatter_dims_to_operand_dims": (1,), "index_vector_dim": 2,
              "indices_are_sorted": False, "unique_indices": False}
-    return t.b.graph.add("scatter", [values, indices, updates], [values.type], attrs,
-                         t.b.loc, [update]).output
+    inputs = [values, indices, updates]
+    OPS["scatter"].infer(Node("scatter", inputs, [], attrs, t.b.loc, [update]))  # checks
+    return t.b.graph.add("scatter", inputs, [values.type], attrs, t.b.loc, [update]).output
 
 
-def _dims(shape) -> str:
+def _dims(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape))
 
 
