@@ -352,3 +352,17 @@ def test_ui64_sum_wraps_exactly() -> None:
     got = run("reduce", [x, init], (2,), dict(dims=(1,), kind="add"))
     want = [(2**63 + 1 + 2**62 + 3 + 7) % 2**64, (5 + 2**64 - 1 + 7) % 2**64]
     assert got.dtype == np.uint64 and [int(v) for v in got] == want
+
+
+@pytest.mark.parametrize("op", ["sign", "round_nearest_afz"])
+def test_negative_zero_stays_negative(op: str) -> None:
+    """sign(-0.0) and round_nearest_afz(-0.0) are -0.0 (the spec, and the firmware); the
+    reference gave +0.0, which atan2 or a divide turns into a different number (found
+    by the random graph fuzzer)."""
+    x = np.array([-0.0, 0.0, -0.25, 2.5, np.nan], np.float32)
+    got = run(op, [x], (5,), {})
+    assert list(np.signbit(got[:3])) == [True, False, True]
+    assert got[3] == (1.0 if op == "sign" else 3.0) and np.isnan(got[4])
+    if op == "sign":
+        ints = run(op, [np.array([-3, 0, 4], np.int32)], (3,), {})
+        assert ints.dtype == np.int32 and list(ints) == [-1, 0, 1]

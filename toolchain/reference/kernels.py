@@ -56,7 +56,14 @@ def _int_rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _round_afz(x: np.ndarray) -> np.ndarray:
-    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+    # copysign keeps -0.0 (and the sign of a negative value rounding to zero), which
+    # sign(x) * ... turned into +0.0 (found by the random graph fuzzer: atan2 of it).
+    return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
+
+
+def _real_sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1, and the spec's -0.0 for -0.0 (numpy's sign gives +0.0), NaN for NaN."""
+    return np.where(x == 0, x, np.sign(x)).astype(x.dtype)
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -437,7 +444,7 @@ def _dequantize(node: Node, q: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 
 KERNELS: dict[str, Kernel] = {
-    "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(np.sign),
+    "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(_real_sign),
     "exponential": _unary(np.exp), "exponential_minus_one": _unary(np.expm1),
     "log": _unary(np.log), "log_plus_one": _unary(np.log1p), "logistic": _unary(_logistic),
     "sqrt": _unary(np.sqrt), "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(np.cbrt),
