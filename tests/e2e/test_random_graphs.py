@@ -46,6 +46,7 @@ FINDINGS: dict[str, list[np.ndarray]] = {
         np.array([[1], [5], [4294967295], [5], [1], [3]], np.uint32)],
     "f64_logistic": [np.array([-5.672104932393778, -19.5, -1.0, -0.0, 0.25, 3.0, 11.0,
                                19.75])],
+    "negative_zero": [np.array([-0.0, -0.25, 0.0, 1.5], np.float32)],
 }
 
 
