@@ -7,6 +7,7 @@ half-written behind.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -20,6 +21,7 @@ import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.emu.profile import dispatch_macs
+from toolchain.emu.stack import measure_stack, stack_reservation
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
     ImageTooLarge,
@@ -49,6 +51,15 @@ from toolchain.target import Board, load_board
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
+@dataclass(frozen=True)
+class StackSizing:
+    """The stack an image reserves: ``reserved`` = the ``measured`` depth of a run under
+    QEMU plus emu/stack.py's margin."""
+
+    measured: int
+    reserved: int
+
+
 @dataclass
 class BuildResult:
     out_dir: Path
@@ -57,6 +68,7 @@ class BuildResult:
     program: Program
     module: bytes
     link: LinkResult
+    stack: StackSizing | None = None  # None: the board's stack_size (not measured)
 
     @property
     def elf(self) -> Path:
@@ -165,6 +177,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
         link = link_image(board, [tmp / "dispatch.o"], tmp, log)
+        link, stack = _size_stack(board, link, tmp, image.module, graph, log)
         if stamp:
             # Written last: a stamp vouches for finished artifacts only.
             record = {"stamp": stamp, "artifacts": {
@@ -177,7 +190,39 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     link = _moved(link, tmp, out_dir)
-    return BuildResult(out_dir, board, graph, image.program, image.module, link)
+    return BuildResult(out_dir, board, graph, image.program, image.module, link, stack)
+
+
+def _measuring_inputs(module: bytes, graph: Graph) -> bytes:
+    """The inputs of the stack-measuring run: minirt-run's default ones (seed 0), so a
+    model whose loops depend on its inputs ends as it does there."""
+    from toolchain.loader import random_inputs
+
+    signature = read_module(module).inputs
+    try:
+        return encode_inputs(signature, random_inputs(graph, 0))
+    except (ValueError, TypeError):  # inputs the graph's types cannot draw: zeros
+        return bytes(sum(s.byte_size for s in signature))
+
+
+def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph: Graph,
+                log) -> tuple[LinkResult, StackSizing | None]:
+    """Measures the stack of the linked image under QEMU and relinks it with the
+    measured depth plus a margin as its reservation (emu/stack.py says why that margin).
+    A Linux board (the kernel provides its stack), a board whose emulator is not
+    installed, and a run that fails keep the board's stack_size; so does nothing else."""
+    use, why = measure_stack(board, link.elf, _measuring_inputs(module, graph))
+    if use is None:
+        if board.simulation.mode == "system":
+            log(f"minirt-build: stack not measured ({why}); reserving the board's "
+                f"{board.stack_size} B")
+        return link, None
+    reserved = stack_reservation(use.depth)
+    if reserved != board.stack_size:
+        link = link_firmware(dataclasses.replace(board, stack_size=reserved), link.objects,
+                             out, runtime_parts=())
+    log(f"minirt-build: stack {use.depth} B measured under QEMU, {reserved} B reserved")
+    return link, StackSizing(use.depth, reserved)
 
 
 def check_out_dir(out_dir: Path) -> None:

@@ -75,7 +75,9 @@ def test_quantized_build_reports_saving_and_accuracy(tmp_path: Path, capsys, mod
                            "int8-weights", "--inputs", str(model.with_suffix(".npz"))]) == 0
     q = json.loads((out / "size.json").read_text())["quantization"]
     assert q["flash_saved_bytes"] > 0
-    assert q["ram_bytes"] == q["f32_ram_bytes"]
+    # Weights live in flash: the static RAM is the f32 build's (each build's stack is
+    # measured for its own code, and dequantizing may take a few bytes more).
+    assert q["ram_static_bytes"] == q["f32_ram_static_bytes"]
     assert q["constants_bytes"] * 2 < q["f32_constants_bytes"]
     assert q["accuracy"]["cosine_similarity"] >= 0.999
     assert "accuracy against the f32 model" in capsys.readouterr().out

@@ -183,7 +183,8 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
     summary = {"mode": args.quantize, "min_elements": args.quantize_min_elements,
                "f32_flash_bytes": None, "flash_saved_bytes": None,
                "f32_constants_bytes": None, "constants_bytes": q_const,
-               "f32_ram_bytes": None, "ram_bytes": report.ram_total}
+               "f32_ram_bytes": None, "ram_bytes": report.ram_total,
+               "ram_static_bytes": report.ram_static, "f32_ram_static_bytes": None}
     if isinstance(f32_report, str):
         print(f"quantize {args.quantize}: flash {q_flash} B, constants {q_const} B, RAM "
               f"{report.ram_total} B; no f32 build to compare with: {f32_report}")
@@ -196,7 +197,9 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
               f"{f32_report.ram_total} B")
         summary.update({"f32_flash_bytes": f32_flash, "flash_saved_bytes": f32_flash - q_flash,
                         "f32_constants_bytes": f32_const,
-                        "f32_ram_bytes": f32_report.ram_total})
+                        "f32_ram_bytes": f32_report.ram_total,
+                        # Without the stack, which each build measures for its own code.
+                        "f32_ram_static_bytes": f32_report.ram_static})
     if args.quantize == "int8":
         summary.update({"calibration": args.calibration, "int8_io": args.int8_io})
         if args.int8_io:
@@ -298,7 +301,15 @@ def _main(argv: list[str] | None) -> int:
     from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
 
     data["images"] = images_record(result.link, board)
+    # RAM = arena + I/O + stack: the arena beside the least any plan could give it (the
+    # most bytes live at one step), the stack as measured under QEMU (pipeline._size_stack).
+    data["arena_lower_bound"] = result.program.arena_lower_bound
+    data["stack_measured"] = result.stack.measured if result.stack else None
     print(report.format_table())
+    print(f"RAM: arena {report.ram['arena']} B (lower bound "
+          f"{result.program.arena_lower_bound} B), I/O {report.ram['io']} B, stack "
+          f"{report.stack} B " + (f"({result.stack.measured} B measured under QEMU + margin)"
+                                  if result.stack else "(the board's default, not measured)"))
     if quantized:
         data["quantization"] = _quantization_summary(args, result, report, f32_report, inputs)
     (out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")

@@ -26,17 +26,19 @@ to 16 B (the stack alignment of every ABI minirt targets).
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from toolchain.emu.run import EmuError
+from toolchain.emu.run import EmuError, run_image, verified_elf
 from toolchain.target import Board
 
 __all__ = [
     "StackProbe",
     "StackUse",
+    "measure_stack",
     "stack_margin",
     "stack_probe",
     "stack_reservation",
@@ -121,3 +123,25 @@ def stack_probe(board: Board, elf: Path) -> StackProbe:
 def stack_reserved(elf: Path) -> int:
     """The stack an image reserves: its linker script's ``_stack_size``."""
     return _symbols(elf, ("_stack_size",))["_stack_size"]
+
+
+def measure_stack(board: Board, elf: Path, inputs: bytes,
+                  timeout: float | None = None) -> tuple[StackUse | None, str]:
+    """The stack one run of ``elf`` on ``board`` uses with ``inputs``, and why not when
+    it cannot be measured (``(None, reason)``): a Linux board (the kernel gives the
+    stack; the reservation is only checked), no emulator installed, or a run that failed
+    or timed out. QEMU executes the image exactly, so the same image and inputs always
+    measure the same depth: a build that sizes its stack from this stays reproducible."""
+    if board.simulation.mode != "system":
+        return None, "a Linux process: the kernel provides the stack"
+    if shutil.which(board.simulation.qemu) is None:
+        return None, f"{board.simulation.qemu} is not installed"
+    try:
+        # A real board runs as its emulated sibling's relinked copy: its stack is there.
+        probe = stack_probe(board, verified_elf(board, Path(elf)))
+        result = run_image(board, elf, inputs, timeout=timeout, probes=[probe])
+    except EmuError as e:  # EmuTimeout included
+        return None, f"the measuring run failed: {e}"
+    if result.exit_code != 0 or probe.use is None:
+        return None, f"the measuring run failed: {result.diagnosis or result.exit_code}"
+    return probe.use, ""

@@ -422,7 +422,8 @@ def _analyze(
                 ram[ram_comp] += end - start
             spans.append((start, end, comp, ram_comp))
 
-    ram["stack"] = board.stack_size
+    stack = _reserved_stack(elf, board)
+    ram["stack"] = stack
     flash_total = sum(size for name, size in sections.items() if _has_contents(elf, name))
     ram_static = sum(size for name, size in sections.items() if _is_writable(elf, name))
     berkeley["dec"] = berkeley["text"] + berkeley["data"] + berkeley["bss"]
@@ -432,13 +433,21 @@ def _analyze(
         ram=ram,
         flash_total=flash_total,
         ram_static=ram_static,
-        stack=board.stack_size,
+        stack=stack,
         budget_flash=board.budgets.flash,
         budget_ram=board.budgets.ram,
         sections=sections,
         berkeley=berkeley,
         symbols=_symbols(elf, spans),
     )
+
+
+def _reserved_stack(elf: ELFFile, board: Board) -> int:
+    """The image's stack reservation: its linker script's ``_stack_size`` (a build sizes
+    it from the stack measured under QEMU, pipeline._size_stack), else the board's."""
+    symtab = elf.get_section_by_name(".symtab")
+    found = symtab.get_symbol_by_name("_stack_size") if symtab is not None else None
+    return int(found[0]["st_value"]) if found else board.stack_size
 
 
 def _has_contents(elf: ELFFile, name: str) -> bool:
