@@ -70,7 +70,7 @@ def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None) -> G
 _HOST_ROUNDING = {"bf16": round_to_bf16}
 # Which numpy kinds an input of each element kind may be given as (then converted when
 # every value is exact): a float array for an integer input is a mistake, not data.
-_ACCEPTED_KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "b"}
+_ACCEPTED_KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "b", "c": "cfiub"}
 
 
 def to_host(x: np.ndarray, dt: DType) -> np.ndarray:
@@ -96,7 +96,10 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     for t in graph.inputs:
         ty = t.type
         dt = ty.dtype
-        if dt.is_float:
+        if dt.is_complex:  # both parts standard normal
+            parts = rng.standard_normal((2, *ty.shape))
+            out.append((parts[0] + 1j * parts[1]).astype(dt.np_dtype))
+        elif dt.is_float:
             out.append(to_host(rng.standard_normal(ty.shape), dt))
         elif dt.kind == "b":
             out.append(rng.integers(0, 2, ty.shape).astype(bool))

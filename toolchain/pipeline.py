@@ -42,6 +42,8 @@ from toolchain.passes import (
     QuantizeOptions,
     fold_affine,
     fold_constants,
+    lower_complex,
+    lower_random,
     quantize_int8,
     quantize_weights,
 )
@@ -105,7 +107,10 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     the board's kind (_check_fits)."""
     target = board.target_info
     prepare_graph(graph, quantize)
-    program = schedule(graph)
+    # Complex tensors become pairs of real ones and rng_bit_generator the integer ops
+    # computing it here, after the graph --check runs on (which keeps numpy's complex
+    # arithmetic and reference/rng.py as the oracle).
+    program = schedule(lower_random(lower_complex(graph)))
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)
@@ -421,6 +426,8 @@ def encode_inputs(signature: Sequence[TensorSig], arrays: Sequence[np.ndarray]) 
     chunks = []
     for sig, x in zip(signature, arrays):
         x = np.asarray(x)
+        if np.iscomplexobj(x) and sig.shape == x.shape + (2,):
+            x = np.stack([x.real, x.imag], axis=-1)  # a complex tensor's parts: complex.py
         if x.shape != sig.shape:
             raise ValueError(f"{sig.name} has shape {x.shape}, the module expects {sig.shape}")
         convert = _TO_BUFFER.get(sig.dtype.name)

@@ -13,7 +13,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class DType:
-    """An element type. `kind` is 'f' (float), 'i' (signed), 'u' (unsigned) or 'b' (bool)."""
+    """An element type. `kind` is 'f' (float), 'i' (signed), 'u' (unsigned), 'b' (bool)
+    or 'c' (complex: a pair of floats, real part first)."""
 
     name: str
     np_dtype: np.dtype
@@ -27,6 +28,10 @@ class DType:
     @property
     def is_integer(self) -> bool:
         return self.kind in "iu"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
 
     @property
     def itemsize(self) -> int:
@@ -61,8 +66,23 @@ DTYPES: dict[str, DType] = {
         _row("ui32", "uint32", 32, "u"),
         _row("ui64", "uint64", 64, "u"),
         _row("index", "int64", 64, "i"),
+        # Complex tensors live in the graph until passes/complex.py splits each into two
+        # real tensors before scheduling; in I/O buffers they are numpy's layout (real,
+        # imaginary interleaved), i.e. a float tensor with a trailing dimension of 2.
+        _row("complex<f32>", "complex64", 64, "c"),
+        _row("complex<f64>", "complex128", 128, "c"),
     ]
 }
+
+
+def complex_part(dt: DType) -> DType:
+    """The real type of a complex type's parts (f32 for complex<f32>); dt itself otherwise."""
+    return DTYPES[dt.name[len("complex<"):-1]] if dt.kind == "c" else dt
+
+
+def complex_of(part: DType) -> DType:
+    """The complex type whose parts are of float type `part`."""
+    return DTYPES[f"complex<{part.name}>"]
 # MLIR's explicitly signed spellings mean the same as the signless ones for our purposes.
 ALIASES = {"si8": "i8", "si16": "i16", "si32": "i32", "si64": "i64"}
 

@@ -39,6 +39,7 @@ from toolchain.loader import (
     save_outputs,
 )
 from toolchain.module.reader import read_module
+from toolchain.passes import complex_io
 from toolchain.reference import run_graph
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
@@ -123,6 +124,8 @@ def compare(got: list[np.ndarray], want: list[np.ndarray], worst: int = 5,
     error of 0 and is listed first."""
     problems: list[str] = []
     for i, (g, w) in enumerate(zip(got, want)):
+        if np.iscomplexobj(w) and np.iscomplexobj(g):  # each part like a float
+            g, w = (np.stack([x.real, x.imag], axis=-1) for x in (g, w))
         if g.shape != w.shape:
             problems.append(f"output_{i}: shape {g.shape}, reference {w.shape}")
             continue
@@ -213,7 +216,8 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     else:
         print(f"instructions: {result.instructions} (one inference; start-up and I/O "
               "excluded)")
-    return pipeline.decode_outputs(signature, result.outputs)
+    # A complex output arrives as its interleaved parts (passes/complex.py).
+    return complex_io(pipeline.decode_outputs(signature, result.outputs), graph.outputs)
 
 
 def _print_profile(args: argparse.Namespace, board: Board, out_dir: Path,

@@ -353,7 +353,10 @@ class _KernelEmitter(NestEmitter):
     def _load_at(self, buf: int, ptr: ir.Value) -> ir.Value:
         """Element of buffer `buf` at `ptr`, in its compute type."""
         dt = self._tensor(buf).dtype
-        raw = self.b.load(ptr, typ=storage_type(dt))
+        return self._from_storage(self.b.load(ptr, typ=storage_type(dt)), dt)
+
+    def _from_storage(self, raw: ir.Value, dt: DType) -> ir.Value:
+        """An element as memory holds it (storage_type) in its compute type."""
         b = self.b
         if dt.kind == "b":
             return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
@@ -486,6 +489,13 @@ class _KernelEmitter(NestEmitter):
             )
         if op == "convert":
             return self._cast(args[0], dts[0], e.dtype)
+        if op == "bitcast_convert":  # same width (kernel/lower.py does the rest)
+            bits = self._to_storage(args[0], dts[0])
+            raw = self.b.bitcast(bits, ir.IntType(dts[0].bits)) if dts[0].is_float and \
+                dts[0].bits >= 32 else bits
+            st = storage_type(e.dtype)
+            return self._from_storage(raw if raw.type == st else self.b.bitcast(raw, st),
+                                      e.dtype)
         if op == "is_finite":
             x = args[0]
             return self.b.fcmp_ordered("<", mathlib.fabs(self.b, x), ir.Constant(x.type, INF))

@@ -24,9 +24,10 @@ from toolchain.frontend.stablehlo_quant import (
     QuantError,
     is_quantized,
 )
+from toolchain.frontend.stablehlo_random import expand_rng
 from toolchain.graph.builder import GraphBuilder
-from toolchain.graph.ir import Graph, Tensor
-from toolchain.graph.ops import OPS, ShapeError
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.graph.ops import COMPLEX_OPS, OPS, ShapeError
 from toolchain.graph.verify import tensor_type_error, verify_node
 from toolchain.mlir.ir import (
     ArrayAttr,
@@ -127,6 +128,38 @@ def _compare(op: Operation) -> tuple[str, dict]:
 def _broadcast(op: Operation) -> tuple[str, dict]:
     return "broadcast_in_dim", {"dims": _ints(op, "broadcast_dimensions"),
                                 "shape": _result_type(op).shape}
+
+
+def _broadcast_sizes(op: Operation) -> tuple[str, dict]:
+    """The old `broadcast`: sizes prepended to the operand's shape, a broadcast_in_dim
+    whose operand dims are the trailing ones."""
+    sizes = _ints(op, "broadcast_sizes")
+    rank = op.operands[0].type.rank  # type: ignore[union-attr]
+    return "broadcast_in_dim", {"dims": tuple(range(len(sizes), len(sizes) + rank)),
+                                "shape": _result_type(op).shape}
+
+
+def _fft(op: Operation) -> tuple[str, dict]:
+    return "fft", {"fft_type": _enum(op, "fft_type"), "fft_length": _ints(op, "fft_length")}
+
+
+def _bitcast_convert(op: Operation) -> tuple[str, dict]:
+    t = _result_type(op)
+    return "bitcast_convert", {"dtype": t.dtype.name, "shape": t.shape}
+
+
+def _rng_bit_generator(op: Operation) -> tuple[str, dict]:
+    t = _result_type(op, 1)
+    return "rng_bit_generator", {"algorithm": _enum(op, "rng_algorithm"),
+                                 "dtype": t.dtype.name, "shape": t.shape}
+
+
+def _rng(op: Operation) -> tuple[str, dict]:
+    # The shape operand is the result type's shape (static here), so it is dropped:
+    # KEPT_OPERANDS. frontend/stablehlo_random.py says what rng computes.
+    t = _result_type(op)
+    return "rng", {"distribution": _enum(op, "rng_distribution"), "dtype": t.dtype.name,
+                   "shape": t.shape}
 
 
 def _reshape(op: Operation) -> tuple[str, dict]:
@@ -356,10 +389,22 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.sort": _sort,
     "stablehlo.scatter": _scatter,
     "stablehlo.select_and_scatter": _select_and_scatter,
+    "stablehlo.broadcast": _broadcast_sizes,
+    "stablehlo.fft": _fft,
+    "stablehlo.bitcast_convert": _bitcast_convert,
+    "stablehlo.rng_bit_generator": _rng_bit_generator,
+    "stablehlo.rng": _rng,
     "stablehlo.uniform_quantize": lambda op: ("uniform_quantize", {}),
     "stablehlo.uniform_dequantize": lambda op: ("uniform_dequantize", {}),
 }
 
+
+# Graph ops that keep only their first operands (rng's shape operand is its result's).
+KEPT_OPERANDS = {"rng": 2}
+
+# Ops the importer expands into several graph nodes: (builder, inputs, attrs, node
+# counter) -> results. rng is rng_bit_generator bits through XLA's distributions.
+EXPANSIONS = {"rng": expand_rng}
 
 # Ops that only change how a value is typed, tensor<T> <-> T: a branch condition is an
 # i1, a StableHLO value a tensor<i1>, and the graph holds scalars as rank-0 tensors.
@@ -374,9 +419,6 @@ SCALAR_VIEWS = ("builtin.unrealized_conversion_cast", "tensor.extract", "tensor.
 # that each has a module type and an I/O layout).
 UNSUPPORTED_DTYPES = {
     "i4": "minirt has no 4-bit integer buffers; widen the model to i8",
-    # The parser reads complex types (fft, complex); the backends do not hold them yet.
-    "complex<f32>": "minirt has no complex arithmetic yet",
-    "complex<f64>": "minirt has no complex arithmetic yet",
 }
 
 
@@ -410,6 +452,8 @@ class _Importer:
         self.graph: Graph | None = None
         # The regions being imported, by id of their env (frontend/regions.py).
         self.region_scopes: dict[int, RegionScope] = {}
+        # Ops expanded so far (EXPANSIONS): each rng op draws from its own key.
+        self.expanded = 0
 
     def error(self, message: str, op: Operation) -> None:
         self.errors.append(CompileError(message, op.loc))
@@ -491,6 +535,20 @@ class _Importer:
             self.error(f"'{op.name}': {e}", op)
             return dummies
         results = [t for t in types[len(op.operands):]]
+        if gop not in COMPLEX_OPS and any(t.dtype.is_complex for t in types):
+            self.error(f"'{op.name}' does not take complex values in minirt (the ops that "
+                       "do: docs/ops.md)", op)
+            return dummies
+        inputs = inputs[:KEPT_OPERANDS.get(gop, len(inputs))]
+        if gop in EXPANSIONS:
+            try:  # checked as one node first: the expansion assumes a well-typed op
+                OPS[gop].infer(Node(gop, inputs, [], attrs, op.loc))
+            except ShapeError as e:
+                self.error(f"'{op.name}': {e}", op)
+                return dummies
+            self.expanded += 1
+            return EXPANSIONS[gop](GraphBuilder(self.graph, op.loc), inputs, attrs,
+                                   self.expanded)
         regions: list[Graph] = []
         if gop in OPS and OPS[gop].regions != 0:
             regions, captures = import_regions(self, op, env or {}, stack)

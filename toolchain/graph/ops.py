@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain.graph.ir import Node
-from toolchain.types import I1, DType, TensorType, dtype
+from toolchain.types import I1, DType, TensorType, complex_of, complex_part, dtype
 
 
 class ShapeError(Exception):
@@ -94,6 +94,9 @@ def _compare(node: Node) -> list[TensorType]:
     t = _same_types(node)
     _require(node.attrs["direction"] in ("EQ", "NE", "GE", "GT", "LE", "LT"),
              f"unknown comparison direction {node.attrs['direction']}")
+    # Complex numbers have no order: only EQ and NE (both parts compared).
+    _require(not t.dtype.is_complex or node.attrs["direction"] in ("EQ", "NE"),
+             f"complex values compare EQ or NE only, not {node.attrs['direction']}")
     return [t.with_dtype(I1)]
 
 
@@ -115,6 +118,119 @@ def _clamp(node: Node) -> list[TensorType]:
 
 def _convert(node: Node) -> list[TensorType]:
     return [node.inputs[0].type.with_dtype(dtype(node.attrs["dtype"]))]
+
+
+# ------------------------------------------------------ complex numbers, FFT, bits, rng
+
+
+def _abs(node: Node) -> list[TensorType]:
+    """abs: the operand's type; the modulus of a complex number is real."""
+    t = node.inputs[0].type
+    _require(t.dtype.kind in "fiuc", f"element type {t.dtype} is not supported by abs")
+    return [t.with_dtype(complex_part(t.dtype))]
+
+
+def _complex(node: Node) -> list[TensorType]:
+    """complex(re, im): two float tensors of one type and shape -> their complex type."""
+    t = _same_types(node)
+    _require(t.dtype.name in ("f32", "f64"), f"complex takes f32 or f64 parts, not {t.dtype}")
+    return [t.with_dtype(complex_of(t.dtype))]
+
+
+def _part(node: Node) -> list[TensorType]:
+    """real / imag: a complex tensor's parts (of a float tensor: itself, or zeros)."""
+    t = node.inputs[0].type
+    _require(t.dtype.is_float or t.dtype.is_complex,
+             f"{node.op} takes a float or complex tensor, not {t.dtype}")
+    return [t.with_dtype(complex_part(t.dtype))]
+
+
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+
+def _fft(node: Node) -> list[TensorType]:
+    """fft over the last len(fft_length) dims (1 to 3): FFT / IFFT complex -> complex,
+    RFFT real -> complex (last dim n // 2 + 1), IRFFT complex -> real (last dim n)."""
+    x = node.inputs[0].type
+    kind, lengths = node.attrs["fft_type"], tuple(node.attrs["fft_length"])
+    _require(kind in FFT_TYPES, f"unknown fft_type {kind}")
+    _require(1 <= len(lengths) <= min(3, x.rank),
+             f"fft_length {list(lengths)} must name 1 to 3 of the operand's {x.rank} dims")
+    _require(all(n >= 1 for n in lengths), "fft lengths must be positive")
+    shape = list(x.shape)
+    if kind == "RFFT":
+        _require(x.dtype.name in ("f32", "f64"), f"RFFT takes f32 or f64, not {x.dtype}")
+        _require(tuple(shape[-len(lengths):]) == lengths,
+                 f"RFFT of lengths {list(lengths)} needs an operand ending in them, not {x}")
+        shape[-1] = lengths[-1] // 2 + 1
+        return [TensorType(tuple(shape), complex_of(x.dtype))]
+    _require(x.dtype.is_complex, f"{kind} takes a complex tensor, not {x.dtype}")
+    if kind == "IRFFT":
+        want = lengths[:-1] + (lengths[-1] // 2 + 1,)
+        _require(tuple(shape[-len(lengths):]) == want,
+                 f"IRFFT of lengths {list(lengths)} needs an operand ending in {list(want)}")
+        shape[-1] = lengths[-1]
+        return [TensorType(tuple(shape), complex_part(x.dtype))]
+    _require(tuple(shape[-len(lengths):]) == lengths,
+             f"{kind} of lengths {list(lengths)} needs an operand ending in them, not {x}")
+    return [x]
+
+
+def _bitcast_convert(node: Node) -> list[TensorType]:
+    """The operand's bits seen as another type: same width, same shape; narrower: one more
+    trailing dim of width ratio; wider: the trailing dim (of that ratio) consumed."""
+    x = node.inputs[0].type
+    dt = dtype(node.attrs["dtype"])
+    _require(x.dtype.kind not in "bc" and dt.kind not in "bc" and x.dtype.name != "i4"
+             and dt.name != "i4", f"bitcast_convert from {x.dtype} to {dt} is not supported")
+    shape = tuple(node.attrs["shape"])
+    a, b = x.dtype.bits, dt.bits
+    if a == b:
+        want = x.shape
+    elif a > b:
+        want = tuple(x.shape) + (a // b,)
+    else:
+        _require(x.rank >= 1 and x.shape[-1] * a == b,
+                 f"bitcast_convert to {dt} needs a last dim of {b // a} {x.dtype} values")
+        want = tuple(x.shape[:-1])
+    _require(shape == want, f"bitcast_convert of {x} to {dt} gives shape {_fmt(want)}, "
+             f"not {_fmt(shape)}")
+    return [TensorType(shape, dt)]
+
+
+RNG_ALGORITHMS = ("DEFAULT", "THREE_FRY", "PHILOX")
+
+
+def _rng_bit_generator(node: Node) -> list[TensorType]:
+    """(state, bits): the state is ui64[2] (THREE_FRY), ui64[2] or ui64[3] (PHILOX,
+    DEFAULT, which is PHILOX as in XLA); bits is any integer or float tensor of 8, 16, 32
+    or 64-bit elements."""
+    state = node.inputs[0].type
+    algo = node.attrs["algorithm"]
+    _require(algo in RNG_ALGORITHMS, f"unknown rng_algorithm {algo}")
+    sizes = (2,) if algo == "THREE_FRY" else (2, 3)
+    _require(state.dtype.name in ("ui64", "i64") and state.rank == 1
+             and state.shape[0] in sizes,
+             f"{algo}'s state must be a ui64 tensor of {' or '.join(map(str, sizes))} values, "
+             f"not {state}")
+    dt = dtype(node.attrs["dtype"])
+    _require(dt.kind in "iuf" and dt.bits in (8, 16, 32, 64) and dt.name != "bf16",
+             f"rng_bit_generator cannot fill {dt}")
+    return [state, TensorType(tuple(node.attrs["shape"]), dt)]
+
+
+def _rng(node: Node) -> list[TensorType]:
+    """rng(a, b): scalar bounds (UNIFORM: [a, b); NORMAL: mean a, deviation b) of the
+    result's element type, filled per reference/rng.py."""
+    a, b = node.inputs[0].type, node.inputs[1].type
+    dt = dtype(node.attrs["dtype"])
+    _require(a.shape == () and b.shape == () and a.dtype == b.dtype == dt,
+             f"rng's bounds must be scalars of the result's type {dt}")
+    dist = node.attrs["distribution"]
+    _require(dist in ("UNIFORM", "NORMAL"), f"unknown rng_distribution {dist}")
+    _require(dist == "UNIFORM" or dt.is_float, "a NORMAL rng needs a float type")
+    _require(dt.kind in "iuf" and dt.name != "i4", f"rng cannot fill {dt}")
+    return [TensorType(tuple(node.attrs["shape"]), dt)]
 
 
 def _broadcast_in_dim(node: Node) -> list[TensorType]:
@@ -635,15 +751,17 @@ def _select_and_scatter(node: Node) -> list[TensorType]:
 
 # ---------------------------------------------------------------- the table
 
-F, I, B = "f", "iu", "b"
+F, I, B, C = "f", "iu", "b", "c"
 _UNARY = {
-    "abs": F + I, "negate": F + I, "sign": F + I, "exponential": F, "exponential_minus_one": F,
-    "log": F, "log_plus_one": F, "logistic": F, "sqrt": F, "rsqrt": F, "cbrt": F, "tanh": F,
+    "negate": F + I + C, "sign": F + I + C, "exponential": F + C, "exponential_minus_one": F,
+    "log": F + C, "log_plus_one": F, "logistic": F, "sqrt": F + C, "rsqrt": F, "cbrt": F,
+    "tanh": F,
     "sine": F, "cosine": F, "tan": F, "floor": F, "ceil": F, "round_nearest_afz": F,
     "round_nearest_even": F, "not": I + B, "popcnt": I, "count_leading_zeros": I,
 }
 _BINARY = {
-    "add": F + I + B, "subtract": F + I, "multiply": F + I + B, "divide": F + I,
+    "add": F + I + B + C, "subtract": F + I + C, "multiply": F + I + B + C,
+    "divide": F + I + C,
     "remainder": F + I, "maximum": F + I + B, "minimum": F + I + B, "power": F + I,
     "atan2": F, "and": I + B, "or": I + B, "xor": I + B, "shift_left": I,
     "shift_right_arithmetic": I, "shift_right_logical": I,
@@ -661,6 +779,7 @@ for _n, _k in _UNARY.items():
     _add(_n, "elementwise", 1, (), _unary(_k))
 for _n, _k in _BINARY.items():
     _add(_n, "elementwise", 2, (), _binary(_k))
+_add("abs", "elementwise", 1, (), _abs)
 _add("is_finite", "elementwise", 1, (), _is_finite)
 _add("compare", "elementwise", 2, ("direction",), _compare)
 _add("select", "elementwise", 3, (), _select)
@@ -678,6 +797,13 @@ _add("gather", "shape", 2, ("offset_dims", "collapsed_slice_dims", "operand_batc
                             "index_vector_dim", "slice_sizes"), _gather)
 _add("dynamic_slice", "shape", None, ("slice_sizes",), _dynamic_slice)
 _add("dynamic_update_slice", "shape", None, (), _dynamic_update_slice)
+_add("complex", "elementwise", 2, (), _complex)
+_add("real", "elementwise", 1, (), _part)
+_add("imag", "elementwise", 1, (), _part)
+_add("fft", "misc", 1, ("fft_type", "fft_length"), _fft)
+_add("bitcast_convert", "shape", 1, ("dtype", "shape"), _bitcast_convert)
+_add("rng_bit_generator", "source", 1, ("algorithm", "dtype", "shape"), _rng_bit_generator)
+_add("rng", "source", 2, ("distribution", "dtype", "shape"), _rng)
 _add("iota", "source", 0, ("dimension", "shape", "dtype"), _iota)
 _add("constant", "source", 0, ("value",), _constant)
 _add("dot_general", "contraction", 2,
@@ -728,5 +854,14 @@ for _n in ("erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin", 
 for _n in ("next_after", "zeta", "polygamma"):
     _add(_n, "elementwise", 2, (), _binary(F))
 
-__all__ = ["OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape", "DType",
-           "window_output_shape"]
+# The ops that take or give complex values. passes/complex.py rewrites each into real
+# ops (a test keeps its rules and this set equal); the importer refuses complex tensors
+# in any other op, so nothing downstream of that pass ever meets a complex value.
+COMPLEX_OPS = frozenset({
+    "add", "subtract", "multiply", "divide", "negate", "abs", "exponential", "log", "sqrt",
+    "sign", "compare", "select", "convert", "complex", "real", "imag", "constant", "fft",
+    "pad", "reshape", "transpose", "slice", "reverse", "broadcast_in_dim", "concatenate",
+    "dynamic_slice", "dynamic_update_slice", "gather"})
+
+__all__ = ["COMPLEX_OPS", "OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape",
+           "DType", "window_output_shape"]

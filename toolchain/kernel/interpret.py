@@ -35,6 +35,8 @@ def _apply(op: str, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
             x = np.nan_to_num(np.clip(np.trunc(x.astype(np.float64)), info.min, info.max),
                               nan=0)
         return (x != 0) if dt.kind == "b" else x.astype(dt)
+    if op == "bitcast_convert":  # same width only (kernel/lower.py)
+        return np.ascontiguousarray(args[0]).view(dt)
     kernel = ref.KERNELS[op]
     arrays = [np.asarray(a) for a in args]
     if op in ("divide", "remainder") and arrays[0].dtype.kind in "iu":

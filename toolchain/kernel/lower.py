@@ -394,6 +394,36 @@ def _dequantize(node: Node) -> Kernel:
                                             s), out.dtype))
 
 
+def _bitcast_convert(node: Node) -> Kernel:
+    """Same width: one `bitcast_convert` Apply (the bits kept, the type changed). To a
+    narrower type, element k of the new last dim is bits k * w .. k * w + w - 1 of the
+    operand's (little-endian, as memory holds them on every target); to a wider type,
+    the last dim's elements are or-ed together at those places."""
+    src, out = node.inputs[0].type, node.outputs[0].type
+    a, w = src.dtype.bits, out.dtype.bits
+    ua, uw = dtype(f"ui{a}"), dtype(f"ui{w}")
+
+    def bits(e: Expr, frm: DType, to: DType) -> Expr:
+        return e if frm == to else Apply("bitcast_convert", (e,), to)
+
+    if a == w:
+        return _kernel(node, bits(Load(0, identity(src.rank)), src.dtype, out.dtype))
+    if a > w:
+        rank = src.rank
+        whole = bits(Load(0, identity(rank)), src.dtype, ua)
+        shift = cast(imul(Index(rank), w), INDEX, ua)
+        piece = Apply("convert", (Apply("shift_right_logical", (whole, shift), ua),), uw)
+        return _kernel(node, bits(piece, uw, out.dtype))
+    parts = []
+    for k in range(w // a):
+        v = Apply("convert", (bits(Load(0, identity(out.rank) + (c(k),)), src.dtype, ua),), uw)
+        parts.append(Apply("shift_left", (v, Const(k * a, uw)), uw) if k else v)
+    while len(parts) > 1:  # a balanced tree keeps the body shallow
+        parts = [Apply("or", (parts[i], parts[i + 1]), uw) if i + 1 < len(parts)
+                 else parts[i] for i in range(0, len(parts), 2)]
+    return _kernel(node, bits(parts[0], uw, out.dtype))
+
+
 RULES: dict[str, Rule] = {
     "broadcast_in_dim": _broadcast, "reshape": _reshape, "transpose": _transpose,
     "reverse": _reverse, "slice": _slice, "pad": _pad, "concatenate": _concatenate,
@@ -401,6 +431,7 @@ RULES: dict[str, Rule] = {
     "reduce": _reduce, "reduce_window": _reduce_window, "gather": _gather,
     "batch_norm_inference": _batch_norm, "dequantize": _dequantize,
     "dynamic_slice": _dynamic_slice, "dynamic_update_slice": _dynamic_update_slice,
+    "bitcast_convert": _bitcast_convert,
 }
 
 

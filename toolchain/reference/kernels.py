@@ -121,7 +121,7 @@ def _int_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _float_or_int(f: Callable, i: Callable) -> Kernel:
-    return lambda a, b: (f if a.dtype.kind == "f" else i)(a, b)
+    return lambda a, b: (f if a.dtype.kind in "fc" else i)(a, b)
 
 
 def _shift(kind: str) -> Kernel:
@@ -217,6 +217,8 @@ def _clamp(node: Node, lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndar
 
 def _convert(node: Node, x: np.ndarray) -> np.ndarray:
     dt = _out_dtype(node)
+    if x.dtype.kind == "c" and dt.kind != "c":
+        x = x.real  # complex -> other types: the imaginary part is ignored (the spec)
     if dt.kind == "b":
         return x != 0
     if x.dtype.kind == "f" and dt.kind in "iu":
@@ -443,11 +445,86 @@ def _dequantize(node: Node, q: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return _result(node, q.astype(scale.dtype) * s)
 
 
+# ------------------------------------------------------------------ complex, fft, bits
+
+
+def _complex_wide(f: Callable) -> Callable:
+    """f of complex operands in complex128 (rounded once by _result), numpy's own
+    ufunc otherwise."""
+    return lambda *xs: f(*(x.astype(np.complex128) if x.dtype.kind == "c" else x for x in xs))
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "c":
+        return _real_sign(x)
+    # The spec's complex sign: NaN parts give (NaN, NaN), zero gives 0, else z / |z|.
+    z = x.astype(np.complex128)
+    m = np.abs(z)
+    out = np.where(m == 0, 0, z / np.where(m == 0, 1, m))
+    return np.where(np.isnan(z.real) | np.isnan(z.imag), complex(np.nan, np.nan), out)
+
+
+def _make_complex(node: Node, re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    z = np.empty(re.shape, _out_dtype(node))
+    z.real, z.imag = re, im  # not re + 1j * im: inf * 1j would put a NaN in the real part
+    return z
+
+
+def _real(node: Node, x: np.ndarray) -> np.ndarray:
+    return x.real.copy()
+
+
+def _imag(node: Node, x: np.ndarray) -> np.ndarray:
+    return x.imag.copy() if x.dtype.kind == "c" else np.zeros_like(x)
+
+
+def _fft(node: Node, x: np.ndarray) -> np.ndarray:
+    """Computed as the firmware computes it: the graph of passes/fft.py run here, in the
+    parts' type (its error against numpy.fft in float64 is bounded in tests)."""
+    from toolchain.passes.fft import run_fft
+    from toolchain.types import complex_part
+
+    part = complex_part(node.inputs[0].type.dtype)
+    return _result(node, run_fft(x, node.attrs["fft_type"], tuple(node.attrs["fft_length"]),
+                                 part))
+
+
+def _bitcast_convert(node: Node, x: np.ndarray) -> np.ndarray:
+    """The operand's bytes (little-endian, as every minirt target stores them) read as
+    the result type; bf16, held in float32 on the host, as its 16-bit patterns."""
+    from toolchain.types import bf16_bits, bf16_from_bits
+
+    src, dst = node.inputs[0].type.dtype, node.outputs[0].type.dtype
+    raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(x, x.dtype.newbyteorder("<"))
+    out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
+    y = raw.view(np.uint8).view(out_np).reshape(node.outputs[0].type.shape)
+    y = bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
+    return y
+
+
+def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """XLA's algorithms in numpy (reference/rng.py); DEFAULT is PHILOX, as in XLA."""
+    from toolchain.reference import rng
+
+    algo = node.attrs["algorithm"]
+    algo = "PHILOX" if algo == "DEFAULT" else algo
+    out = node.outputs[1].type
+    bits = rng.rng_bits(state, algo, out.dtype.bits, tuple(out.shape))
+    new = rng.new_state(state, algo, out.dtype.bits, tuple(out.shape))
+    if out.dtype.is_float:
+        value = bits.view(out.dtype.np_dtype) if out.dtype.name != "bf16" else \
+            __import__("toolchain.types", fromlist=["bf16_from_bits"]).bf16_from_bits(bits)
+    else:
+        value = bits.view(out.dtype.np_dtype)
+    return new.astype(state.dtype), value
+
+
 KERNELS: dict[str, Kernel] = {
-    "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(_real_sign),
-    "exponential": _unary(np.exp), "exponential_minus_one": _unary(np.expm1),
-    "log": _unary(np.log), "log_plus_one": _unary(np.log1p), "logistic": _unary(_logistic),
-    "sqrt": _unary(np.sqrt), "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(np.cbrt),
+    "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(_sign),
+    "exponential": _unary(_complex_wide(np.exp)), "exponential_minus_one": _unary(np.expm1),
+    "log": _unary(_complex_wide(np.log)), "log_plus_one": _unary(np.log1p),
+    "logistic": _unary(_logistic), "sqrt": _unary(_complex_wide(np.sqrt)),
+    "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(np.cbrt),
     "tanh": _unary(np.tanh), "sine": _unary(np.sin), "cosine": _unary(np.cos),
     "tan": _unary(np.tan), "floor": _unary(np.floor), "ceil": _unary(np.ceil),
     "round_nearest_afz": _unary(_round_afz), "round_nearest_even": _unary(np.rint),
@@ -476,6 +553,8 @@ KERNELS: dict[str, Kernel] = {
     "dot_general": _dot_general, "convolution": _convolution,
     "reduce": _reduce, "reduce_window": _reduce_window, "batch_norm_inference": _batch_norm,
     "dequantize": _dequantize,
+    "complex": _make_complex, "real": _real, "imag": _imag, "fft": _fft,
+    "bitcast_convert": _bitcast_convert, "rng_bit_generator": _rng_bit_generator,
     "saturating_rounding_doubling_high_mul": _srdhm, "rounding_divide_by_pot": _rdbpot,
 }
 

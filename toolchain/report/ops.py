@@ -58,7 +58,9 @@ class Section:
 # ------------------------------------------------------------------------- element types
 
 # Every element type the MLIR parser reads, in the order the docs list them.
-CANDIDATES = [n for n in DTYPES if n != "index"] + ["complex<f32>", "complex<f64>"]
+# (DTYPES holds the complex types too: listed once.)
+CANDIDATES = list(dict.fromkeys([n for n in DTYPES if n != "index"] + ["complex<f32>",
+                                                                       "complex<f64>"]))
 
 
 def _instantiate(sample: op_samples.Sample, op: str, ty: str) -> str:
