@@ -337,6 +337,12 @@ CHLO_EXPANDERS: dict[str, Converter] = {
     "chlo.ragged_dot": _ragged_dot,
 }
 
+# How many operands each op takes (its ODS definition); checked before converting.
+ARITY = {name: 1 for name in CHLO_EXPANDERS}
+ARITY.update({f"chlo.{n}": 2 for n in ("next_after", "polygamma", "zeta", "mulhi")})
+ARITY.update({f"chlo.broadcast_{n}": 2 for n in _BROADCAST + ("compare",)})
+ARITY.update({"chlo.broadcast_select": 3, "chlo.ragged_dot": 3, "chlo.constant": 0})
+
 # CHLO ops refused, with the reason (docs/ops.md shows it).
 UNSUPPORTED = {
     "chlo._asin_acos_kernel": "a helper of complex asin / acos that JAX does not emit; "
@@ -351,9 +357,12 @@ def expand_chlo(b: GraphBuilder, op: Operation, inputs: list[Tensor]) -> list[Te
     Raises ChloError (the importer adds the op's location)."""
     if op.name in UNSUPPORTED:
         raise ChloError(f"is not supported: {UNSUPPORTED[op.name]}")
+    want = ARITY[op.name]
+    if len(inputs) != want:
+        raise ChloError(f"takes {want} operand{'s' * (want != 1)}, not {len(inputs)}")
     try:
         out = CHLO_EXPANDERS[op.name](ChloOp(b, op, inputs))
-    except (ShapeError, ValueError, KeyError) as e:
+    except (ShapeError, ValueError, KeyError, IndexError, TypeError) as e:
         raise ChloError(f"cannot be computed: {e.args[0] if e.args else e}") from None
     outs = [out] if isinstance(out, Tensor) else list(out)
     if len(outs) != len(op.results):
