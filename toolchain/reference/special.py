@@ -29,8 +29,11 @@ independent formulas (integral representations summed numerically).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +51,17 @@ _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617
               43867 / 798, -174611 / 330)
 
 
+def _quiet(f: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """f with numpy's floating-point warnings off: NaN and inf are expected values
+    here (poles, domains), not accidents."""
+    @functools.wraps(f)
+    def wrapped(*args: Any, **kwargs: Any) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return f(*args, **kwargs)
+
+    return wrapped
+
+
 def _f64(x: np.ndarray | float) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
 
@@ -59,11 +73,13 @@ def _elementwise(f, x: np.ndarray) -> np.ndarray:
     return np.asarray(np.frompyfunc(f, 1, 1)(x), dtype=np.float64).reshape(x.shape)
 
 
+@_quiet
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, by the C library's erf."""
     return _elementwise(math.erf, x)
 
 
+@_quiet
 def erfc(x: np.ndarray) -> np.ndarray:
     """1 - erf(x), by the C library's erfc (relative accuracy in the tail)."""
     return _elementwise(math.erfc, x)
@@ -78,11 +94,13 @@ def _lgamma1(v: float) -> float:
         return math.inf
 
 
+@_quiet
 def lgamma(x: np.ndarray) -> np.ndarray:
     """log |Gamma(x)|: +inf at the poles and at +-inf."""
     return _elementwise(_lgamma1, x)
 
 
+@_quiet
 def erf_inv(x: np.ndarray) -> np.ndarray:
     """The inverse of erf on [-1, 1]: +-inf at +-1, NaN outside."""
     x = _f64(x)
@@ -142,6 +160,7 @@ def _psi_near_root(x: np.ndarray) -> np.ndarray:
     return acc * d
 
 
+@_quiet
 def digamma(x: np.ndarray) -> np.ndarray:
     """psi(x) = Gamma'(x) / Gamma(x): NaN at 0, the negative integers and -inf."""
     x = _f64(x)
@@ -161,6 +180,7 @@ def digamma(x: np.ndarray) -> np.ndarray:
     return np.where(pole | np.isnan(x) | (x == -np.inf), np.nan, r)
 
 
+@_quiet
 def bessel_i1e(x: np.ndarray) -> np.ndarray:
     """exp(-|x|) * I1(x), the exponentially scaled modified Bessel function of order 1
     (odd; 0 at +-inf)."""
@@ -211,6 +231,7 @@ def _hurwitz(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     return total + np.where(s + 20 - q > 220, 0.0, em)
 
 
+@_quiet
 def zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     """The Hurwitz zeta function sum_{k>=0} (q + k)**-s with CHLO's domain."""
     s, q = np.broadcast_arrays(_f64(s), _f64(q))
@@ -241,6 +262,7 @@ def zeta(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(s) | np.isnan(q), np.nan, r)
 
 
+@_quiet
 def polygamma(n: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The n-th derivative of digamma: (-1)**(n+1) n! zeta(n+1, x) for n >= 1."""
     n, x = np.broadcast_arrays(_f64(n), _f64(x))
