@@ -15,7 +15,8 @@ in `.rodata`: 32 bytes of 2/pi bits for the trigonometric reduction
 The polynomials are truncated Taylor series on arguments reduced far enough that the
 first omitted term is below 0.1 ulp (bounds given next to each function), so no fitted
 coefficients are needed and each bound can be checked by hand. Transcendental functions
-work in f32; f64 operands are rounded to f32 and back (f32 accuracy). Rounding
+work in f32; f64 operands are rounded to f32 and back (f32 accuracy), except for exp,
+log, sqrt, sin, cos and pow, which have f64 versions (mathlib_f64.py). Rounding
 functions, `fmod` and the f16 conversions are exact and exist for f32 and f64.
 
 Every function is right over the whole f32 domain, special values included: NaN in,
@@ -222,6 +223,11 @@ def call_math(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     function is exact for both widths)."""
     t = args[0].type
     _, generic, _ = _DEFS[name]
+    if t == F64:  # exp, log, sqrt, sin, cos, pow at f64 accuracy (mathlib_f64.py)
+        from toolchain.codegen.mathlib_f64 import BODIES, call_f64
+
+        if name in BODIES:
+            return call_f64(b, name, *args)
     if t == F32 or generic:
         return b.call(math_function(b.module, name, t), list(args))
     narrowed = [b.fptrunc(a, F32) for a in args]

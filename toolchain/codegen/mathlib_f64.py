@@ -1,0 +1,206 @@
+"""exp, log, sqrt, sin, cos and pow of f64 values at f64 accuracy, in LLVM IR.
+
+mathlib.py's transcendental functions work in f32; an f64 operand rounded to f32 loses
+both range (exp(700), log(1e300), 1.5**700 and sqrt(1e300) overflow f32) and precision
+(sin of 3e15 rounded to f32 is the sine of another number). These are the f64
+versions `mathlib.call_math` uses for f64 operands. The same technique as the f32
+library: argument reduction, then truncated Taylor series whose first omitted term is
+below 2**-60 relative, so every bound can be checked by hand:
+
+    exponential   x = n ln2 + r, |r| <= ln2/2 (ln2 in two parts, n ln2_hi exact for
+                  |n| < 2**21), e**r to r**13/13! (omitted term < 4e-18), scaled by 2**n
+                  in two exact steps: a few ulp; overflow above 709.78, 0 below -745.13
+    log           x = 2**e m, m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) with
+                  s = (m - 1)/(m + 1), |s| <= 0.172, to s**25 (omitted < 1e-19);
+                  subnormals scaled by 2**54 first: a few ulp
+    sqrt          instruction with a double-precision FPU; else x = 4**k m, the f32
+                  sqrt of m and two Newton steps in f64 (errors 1e-7 -> 1e-14 -> rounding)
+    sine, cosine  n = round(x 2/pi), r = x - n pi/2 with pi/2 in three 33-bit parts
+                  (exact products for |n| < 2**20, i.e. |x| < 1.6e6), Taylor to r**17 /
+                  r**18 (omitted < 1e-19); larger |x| go through the f32 function, exact
+                  when x is an f32 value (its Payne-Hanek reduction), else for x rounded
+                  to f32
+    power         exp(y log|x|) in f64: relative error |y log x| 2**-52 plus a few ulp
+                  (<= 1.6e-13 below overflow); negative x with integer y takes y's parity,
+                  other negative x give NaN, and the special pairs (zeros, infinities,
+                  NaN, y = 0, x = 1) take the f32 function's answer, which is exact there
+
+On targets without a double-precision FPU every f64 operation here is a libgcc call
+(__aeabi_dmul, __muldf3, ...): slow, but the same numbers as on the FPU targets.
+tests/e2e/test_wide_types.py runs them on six boards against numpy in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from toolchain.codegen import mathlib as m
+
+F64, F32 = m.F64, m.F32
+I64 = ir.IntType(64)
+I32 = ir.IntType(32)
+
+LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * LN2_HI exact, |n| < 2**21
+LN2_LO = 1.90821492927058770002e-10
+PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11,  # 33 bits each
+        2.02226624871116645580e-21)
+TRIG_LIMIT = 1.6e6  # |n| < 2**20 below this: n * PIO2[0], n * PIO2[1] are exact
+
+
+def _c(v: float) -> ir.Constant:
+    return ir.Constant(F64, v)
+
+
+def _horner(b: ir.IRBuilder, z: ir.Value, coeffs: list[float]) -> ir.Value:
+    acc = _c(coeffs[-1])
+    for k in reversed(coeffs[:-1]):
+        acc = b.fadd(b.fmul(acc, z), _c(k))
+    return acc
+
+
+def _round_i32(b: ir.IRBuilder, t: ir.Value, limit: float) -> ir.Value:
+    """Nearest integer of t (ties away from zero) clamped to +-limit; NaN gives 0 (the
+    clamp first: fptosi of an out-of-range value is poison)."""
+    lim = _c(limit)
+    t = b.select(b.fcmp_ordered(">", t, lim), lim, t)
+    t = b.select(b.fcmp_ordered("<", t, b.fneg(lim)), b.fneg(lim), t)
+    t = b.select(b.fcmp_unordered("uno", t, t), _c(0.0), t)
+    t = b.fadd(t, b.select(b.fcmp_ordered("<", t, _c(0.0)), _c(-0.5), _c(0.5)))
+    return b.fptosi(t, I32)
+
+
+def _pow2(b: ir.IRBuilder, n: ir.Value) -> ir.Value:
+    """2**n as f64 for an i32 n in [-1022, 1023]."""
+    e = b.shl(b.zext(b.add(n, ir.Constant(I32, 1023)), I64), ir.Constant(I64, 52))
+    return b.bitcast(e, F64)
+
+
+def _ldexp(b: ir.IRBuilder, p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2**n for n in [-2044, 2046]: two exact power-of-two factors, one rounding."""
+    n1 = b.ashr(n, ir.Constant(I32, 1))
+    return b.fmul(b.fmul(p, _pow2(b, n1)), _pow2(b, b.sub(n, n1)))
+
+
+_EXP_TAYLOR = [1.0 / math.factorial(k) for k in range(2, 14)]
+
+
+def _exp(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    n = _round_i32(b, b.fmul(x, _c(1.4426950408889634)), 1100.0)
+    nf = b.sitofp(n, F64)
+    r = b.fsub(b.fsub(x, b.fmul(nf, _c(LN2_HI))), b.fmul(nf, _c(LN2_LO)))
+    p = b.fadd(_c(1.0), b.fadd(r, b.fmul(b.fmul(r, r), _horner(b, r, _EXP_TAYLOR))))
+    y = _ldexp(b, p, n)
+    y = b.select(b.fcmp_ordered(">", x, _c(709.782712893384)), _c(math.inf), y)
+    y = b.select(b.fcmp_ordered("<", x, _c(-745.1332191019412)), _c(0.0), y)
+    return b.select(b.fcmp_unordered("uno", x, x), x, y)
+
+
+_LOG_TAYLOR = [2.0 / (2 * k + 1) for k in range(1, 13)]
+
+
+def _log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    tiny = b.fcmp_ordered("<", x, _c(2.0 ** -1022))
+    xs = b.select(tiny, b.fmul(x, _c(2.0 ** 54)), x)
+    bits = b.bitcast(xs, I64)
+    e = b.sub(b.trunc(b.lshr(bits, ir.Constant(I64, 52)), I32), ir.Constant(I32, 1023))
+    e = b.select(tiny, b.sub(e, ir.Constant(I32, 54)), e)
+    mant = b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)),
+                 ir.Constant(I64, 1023 << 52))
+    mv = b.bitcast(mant, F64)  # [1, 2)
+    big = b.fcmp_ordered(">", mv, _c(math.sqrt(2.0)))
+    mv = b.select(big, b.fmul(mv, _c(0.5)), mv)
+    e = b.select(big, b.add(e, ir.Constant(I32, 1)), e)
+    s = b.fdiv(b.fsub(mv, _c(1.0)), b.fadd(mv, _c(1.0)))
+    z = b.fmul(s, s)
+    log_m = b.fadd(b.fmul(_c(2.0), s), b.fmul(b.fmul(s, z), _horner(b, z, _LOG_TAYLOR)))
+    ef = b.sitofp(e, F64)
+    y = b.fadd(b.fmul(ef, _c(LN2_HI)), b.fadd(b.fmul(ef, _c(LN2_LO)), log_m))
+    # 0 -> -inf, negatives -> NaN, +inf and NaN themselves.
+    y = b.select(b.fcmp_ordered("==", x, _c(0.0)), _c(-math.inf), y)
+    y = b.select(b.fcmp_ordered("<", x, _c(0.0)), _c(math.nan), y)
+    return b.select(b.fcmp_unordered("ueq", x, _c(math.inf)), x, y)
+
+
+def _sqrt(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    if m.target_features(b.module).hardware_f64:
+        return b.call(m._intrinsic(b.module, "llvm.sqrt.f64", F64, [F64]), [x])
+    tiny = b.fcmp_ordered("<", x, _c(2.0 ** -1000))
+    xs = b.select(tiny, b.fmul(x, _c(2.0 ** 108)), x)
+    e = b.sub(b.trunc(b.lshr(b.bitcast(xs, I64), ir.Constant(I64, 52)), I32),
+              ir.Constant(I32, 1023))
+    k = b.ashr(e, ir.Constant(I32, 1))  # xs = 4**k * m, m in [1, 4)
+    mv = b.fmul(b.fmul(xs, _pow2(b, b.neg(k))), _pow2(b, b.neg(k)))
+    y = b.fpext(b.call(m.math_function(b.module, "sqrt", F32), [b.fptrunc(mv, F32)]), F64)
+    for _ in range(2):
+        y = b.fmul(_c(0.5), b.fadd(y, b.fdiv(mv, y)))
+    y = b.fmul(y, _pow2(b, b.select(tiny, b.sub(k, ir.Constant(I32, 54)), k)))
+    keep = b.or_(b.fcmp_unordered("ueq", x, _c(0.0)), b.fcmp_ordered("==", x, _c(math.inf)))
+    y = b.select(keep, x, y)
+    return b.select(b.fcmp_ordered("<", x, _c(0.0)), _c(math.nan), y)
+
+
+_SIN_TAYLOR = [(-1) ** k / math.factorial(2 * k + 1) for k in range(1, 9)]
+_COS_TAYLOR = [(-1) ** k / math.factorial(2 * k) for k in range(1, 10)]
+
+
+def _trig(b: ir.IRBuilder, x: ir.Value, name: str) -> ir.Value:
+    n = _round_i32(b, b.fmul(x, _c(2.0 / math.pi)), 2.0 ** 21)
+    nf = b.sitofp(n, F64)
+    r = b.fsub(b.fsub(b.fsub(x, b.fmul(nf, _c(PIO2[0]))), b.fmul(nf, _c(PIO2[1]))),
+               b.fmul(nf, _c(PIO2[2])))
+    z = b.fmul(r, r)
+    s = b.fadd(r, b.fmul(b.fmul(r, z), _horner(b, z, _SIN_TAYLOR)))
+    c = b.fadd(_c(1.0), b.fmul(z, _horner(b, z, _COS_TAYLOR)))
+    q = b.and_(b.add(n, ir.Constant(I32, 1 if name == "cosine" else 0)), ir.Constant(I32, 3))
+    # sin(r + q pi/2) for q = 0..3: s, c, -s, -c (cos(x) = sin(x + pi/2)).
+    odd = b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    neg = b.icmp_unsigned(">=", q, ir.Constant(I32, 2))
+    y = b.select(odd, c, s)
+    y = b.select(neg, b.fneg(y), y)
+    far = b.fcmp_unordered("uge", m.fabs(b, x), _c(TRIG_LIMIT))  # inf and NaN too
+    slow = b.fpext(b.call(m.math_function(b.module, name, F32), [b.fptrunc(x, F32)]), F64)
+    return b.select(far, slow, y)
+
+
+def _pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    ax = m.fabs(b, x)
+    r = _exp(b, b.fmul(y, _log(b, ax)))
+    integer = b.fcmp_ordered("==", m.call_math(b, "floor", y), y)
+    half = b.fmul(y, _c(0.5))
+    odd = b.and_(integer, b.fcmp_ordered("!=", m.call_math(b, "floor", half), half))
+    negative = b.fcmp_ordered("<", x, _c(0.0))
+    r = b.select(b.and_(negative, odd), b.fneg(r), r)
+    r = b.select(b.and_(negative, b.not_(integer)), _c(math.nan), r)
+    special = b.or_(
+        b.or_(b.fcmp_unordered("ueq", ax, _c(0.0)), b.fcmp_ordered("==", ax, _c(math.inf))),
+        b.or_(b.fcmp_unordered("ueq", m.fabs(b, y), _c(math.inf)),
+              b.or_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(1.0)))))
+    exact = b.fpext(b.call(m.math_function(b.module, "power", F32),
+                           [b.fptrunc(x, F32), b.fptrunc(y, F32)]), F64)
+    return b.select(special, exact, r)
+
+
+BODIES: dict[str, Callable[..., ir.Value]] = {
+    "exponential": _exp, "log": _log, "sqrt": _sqrt, "power": _pow,
+    "sine": lambda b, x: _trig(b, x, "sine"), "cosine": lambda b, x: _trig(b, x, "cosine"),
+}
+
+
+def call_f64(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    """Calls the f64 function `name` (one of BODIES), emitted once per module."""
+    fname = f"{m.PREFIX}{name}_f64"
+    fn = b.module.globals.get(fname)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(F64, [F64] * len(args)), fname)
+        fn.linkage = "internal"
+        fn.section = m.SECTION_PREFIX + fname
+        fn.attributes.add("nounwind")
+        body = ir.IRBuilder(fn.append_basic_block("entry"))
+        body.ret(BODIES[name](body, *fn.args))
+    return b.call(fn, list(args))
+
+
+__all__ = ["BODIES", "call_f64"]
