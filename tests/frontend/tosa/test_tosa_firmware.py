@@ -3,8 +3,8 @@ QEMU: `minirt-run --check` compares the firmware with the numpy reference (integ
 exactly, floats like numpy.isclose(rtol=1e-5, atol=1e-6)), and each output is compared
 with the specification's value as in test_tosa_ops.py.
 
-One program holds all cases (about 90 ops' worth, some 9 s to build and run on x86-64
-and 7 s on cortex-m4), so each board costs one build.
+One program holds all cases (about 100 ops' worth, control flow included: 13 to 16 s
+to build and run per board on a loaded 2-core machine), so each board costs one build.
 """
 
 from __future__ import annotations
