@@ -1,7 +1,8 @@
 """complex<f32> under QEMU: add, subtract, multiply, divide, negate, abs, exponential,
 log, sqrt, sign, compare EQ / NE, complex / real / imag, convert (to complex<f64>, to
 i32, from f32), constants, select, and reshape / transpose / slice / concatenate / pad
-over complex tensors (tests/e2e/data/complex/ops.mlir), built once per board for
+over complex tensors, and complex<f64> multiply, divide, exp, log, sqrt, abs and a
+length-3 fft (tests/e2e/data/complex/ops.mlir), built once per board for
 cortex-m4, riscv32, aarch64 and x86-64 and checked with `minirt-run --check` against
 the reference (numpy's complex arithmetic in complex128, rounded once): each part like
 numpy.isclose(rtol=1e-5, atol=1e-6), the bound --check holds every float to. The
@@ -54,6 +55,9 @@ def test_complex_ops_on_board(board: str, tmp_path: Path, capsys) -> None:
                                                      [True, False, False]])
     assert got["output_15"].dtype == np.complex128
     assert got["output_5"][1, 1] == np.float32(1e20)  # |2.5 - 1e20 i| without overflow
+    assert got["output_24"].dtype == np.complex128
+    np.testing.assert_allclose(got["output_24"][0], a[0].astype(np.complex128) ** 2,
+                               rtol=1e-15)
 
 
 def test_complex_in_an_unsupported_op_is_a_located_error(tmp_path: Path, capsys) -> None:

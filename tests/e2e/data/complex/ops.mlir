@@ -1,5 +1,5 @@
-// complex<f32> arithmetic, comparisons, conversions and data movement (tests/e2e/test_complex.py).
-func.func @main(%a: tensor<2x3xcomplex<f32>>, %b: tensor<2x3xcomplex<f32>>, %re: tensor<2x3xf32>, %im: tensor<2x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xf32>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>, tensor<6xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<3x6xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>) {
+// complex<f32> (and complex<f64>: %24-%30) arithmetic, comparisons, conversions and data movement (tests/e2e/test_complex.py).
+func.func @main(%a: tensor<2x3xcomplex<f32>>, %b: tensor<2x3xcomplex<f32>>, %re: tensor<2x3xf32>, %im: tensor<2x3xf32>) -> (tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xf32>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>, tensor<6xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<3x6xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xf64>) {
   %0 = stablehlo.add %a, %b : tensor<2x3xcomplex<f32>>
   %1 = stablehlo.subtract %a, %b : tensor<2x3xcomplex<f32>>
   %2 = stablehlo.multiply %a, %b : tensor<2x3xcomplex<f32>>
@@ -29,5 +29,12 @@ func.func @main(%a: tensor<2x3xcomplex<f32>>, %b: tensor<2x3xcomplex<f32>>, %re:
   %22 = stablehlo.add %re_f, %a : tensor<2x3xcomplex<f32>>
   %p = stablehlo.compare GT, %re, %im : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
   %23 = stablehlo.select %p, %a, %b : tensor<2x3xi1>, tensor<2x3xcomplex<f32>>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23 : tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xf32>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>, tensor<6xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<3x6xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>
+  %24 = stablehlo.multiply %15, %15 : tensor<2x3xcomplex<f64>>
+  %25 = stablehlo.divide %15, %15 : tensor<2x3xcomplex<f64>>
+  %26 = stablehlo.exponential %15 : tensor<2x3xcomplex<f64>>
+  %27 = stablehlo.log %15 : tensor<2x3xcomplex<f64>>
+  %28 = stablehlo.sqrt %15 : tensor<2x3xcomplex<f64>>
+  %29 = stablehlo.fft %15, type = FFT, length = [3] : (tensor<2x3xcomplex<f64>>) -> tensor<2x3xcomplex<f64>>
+  %30 = stablehlo.abs %15 : (tensor<2x3xcomplex<f64>>) -> tensor<2x3xf64>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30 : tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xf32>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f32>>, tensor<3x2xcomplex<f32>>, tensor<6xcomplex<f32>>, tensor<2x2xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<3x6xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f32>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xcomplex<f64>>, tensor<2x3xf64>
 }
