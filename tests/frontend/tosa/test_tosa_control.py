@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tosa_spec as spec
 from tosa_programs import load
 
 from toolchain.cli import build as build_cli
@@ -214,3 +215,38 @@ def test_scatter_operand_errors(indices: str, updates: str, message: str) -> Non
     with pytest.raises(CompileError) as info:
         load(text)
     assert message in info.value.message and info.value.loc.line_col == (2, 8)
+
+
+def test_int8_convolution_in_a_branch_with_outer_weights() -> None:
+    """Weights and zero points defined outside the COND_IF: built in as constants (the
+    zero-point padding of integer convolutions needs them), as the spec computes."""
+    rng = np.random.default_rng(4)
+    w = rng.integers(-128, 128, (2, 3, 3, 2)).astype(np.int8)
+    hexa = w.tobytes().hex().upper()
+    text = f"""\
+func.func @main(%c: tensor<i1>, %x: tensor<1x4x4x2xi8>) -> tensor<1x4x4x2xi32> {{
+  %w = "tosa.const"() <{{values = dense<"0x{hexa}"> : tensor<2x3x3x2xi8>}}>
+       : () -> tensor<2x3x3x2xi8>
+  %b = "tosa.const"() <{{values = dense<[7, -7]> : tensor<2xi32>}}> : () -> tensor<2xi32>
+  %izp = "tosa.const"() <{{values = dense<-3> : tensor<1xi8>}}> : () -> tensor<1xi8>
+  %wzp = "tosa.const"() <{{values = dense<0> : tensor<1xi8>}}> : () -> tensor<1xi8>
+  %0 = tosa.cond_if %c : tensor<i1> -> tensor<1x4x4x2xi32> {{
+    %y = tosa.conv2d %x, %w, %b, %izp, %wzp {{acc_type = i32, dilation = array<i64: 1, 1>,
+         pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>}} : (tensor<1x4x4x2xi8>,
+         tensor<2x3x3x2xi8>, tensor<2xi32>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x4x4x2xi32>
+    tosa.yield %y : tensor<1x4x4x2xi32>
+  }} else {{
+    %z = "tosa.const"() <{{values = dense<0> : tensor<1x4x4x2xi32>}}> : () -> tensor<1x4x4x2xi32>
+    tosa.yield %z : tensor<1x4x4x2xi32>
+  }}
+  return %0 : tensor<1x4x4x2xi32>
+}}
+"""
+    graph = load(text)
+    (branch,) = [n for n in graph.nodes if n.op == "if"]
+    convs = [n for n in branch.regions[0].nodes if n.op == "convolution"]
+    assert convs and convs[0].inputs[1].producer.op == "constant"  # weights built in
+    x = rng.integers(-128, 128, (1, 4, 4, 2)).astype(np.int8)
+    (got,) = run_graph(graph, [np.array(True), x])
+    want = spec.conv2d(x, w, np.array([7, -7]), -3, 0, (1, 1), (1, 1, 1, 1), (1, 1))
+    np.testing.assert_array_equal(got.astype(np.int64), np.asarray(want).astype(np.int64))

@@ -70,7 +70,7 @@ def _convolution(t: TosaOp, *, weight: Tensor, prepare: Callable[[np.ndarray], n
         ws = t.convert(prepare_node(weight), acc)
         result = t.node("convolution", [xs, ws], dtype=acc.name, **attrs)
     else:
-        w_const = _constant_value(weight)
+        w_const = _constant_value(t.outer(weight))  # (also from outside a loop)
         if w_const is not None:
             w_np, w_dt = _weight_array(prepare(w_const), int(w_zp))
             ws = t.b.const(w_np, w_dt)
