@@ -119,3 +119,29 @@ def test_size_json_reports_arena_io_and_stack(model: Path, tmp_path: Path, capsy
     assert (f"RAM: arena {ram['arena']} B (lower bound {data['arena_lower_bound']} B), I/O "
             f"{ram['io']} B, stack {ram['stack']} B ({data['stack_measured']} B measured "
             "under QEMU + margin)") in text
+
+
+def test_the_same_image_is_measured_once_per_process(m4_build, monkeypatch) -> None:
+    """A second measurement of the same bytes (a rebuild in one session) reuses the
+    first: exact execution makes it a function of image and inputs."""
+    calls: list[Path] = []
+    real = stack_mod.run_image
+
+    def counting(board, elf, *args, **kwargs):
+        calls.append(elf)
+        return real(board, elf, *args, **kwargs)
+
+    monkeypatch.setattr(stack_mod, "run_image", counting)
+    board = m4_build.board
+    first, _ = stack_mod.measure_stack(board, m4_build.elf, b"\0" * 7 + b"x")
+    second, _ = stack_mod.measure_stack(board, m4_build.elf, b"\0" * 7 + b"x")
+    other, why = stack_mod.measure_stack(board, m4_build.elf, b"\0" * 8)
+    # The inputs are the wrong size: the runs fail, which is never remembered.
+    assert first is None and second is None and other is None and "failed" in why
+    assert len(calls) == 3
+    inputs = pipeline._measuring_inputs(m4_build.module, m4_build.graph)
+    calls.clear()
+    a, _ = stack_mod.measure_stack(board, m4_build.elf, inputs)
+    b, _ = stack_mod.measure_stack(board, m4_build.elf, inputs)
+    assert a == b and a is not None and a.depth == m4_build.stack.measured
+    assert len(calls) <= 1  # 0 when an earlier build in this process measured it
