@@ -303,3 +303,35 @@ def test_other_float_types_on_boards(board: str, tmp_path: Path,
     np.testing.assert_array_equal(got[8], _bf16_step(B, BY))
     np.testing.assert_array_equal(got[9], np.sort(B)[::-1][:3])
     np.testing.assert_array_equal(got[10], np.argsort(-B, kind="stable")[:3])
+
+
+# ------------------------------------------------------------------ complex
+
+COMPLEX_MODEL = MODEL.parent / "chlo_complex.mlir"
+RE = np.array([[1.0, -2.0, 3.0], [0.5, -0.0, np.inf]], np.float32)
+IM = np.array([4.0, -5.0, 0.0], np.float32)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_complex_broadcast_and_conj_on_boards(board: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """broadcast_complex pairs each real part with its broadcast imaginary part; conj
+    negates the imaginary part (a zero becomes -0): bit for bit, infinities included."""
+    inputs, outputs = tmp_path / "in.npz", tmp_path / "out.npz"
+    np.savez(inputs, input_0=RE, input_1=IM)
+    rc = run_cli.main([str(COMPLEX_MODEL), "--board", board, "--check", "--inputs",
+                       str(inputs), "--save-outputs", str(outputs), "-o",
+                       str(tmp_path / board)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "check: outputs match the reference" in out
+    with np.load(outputs) as z:
+        pair, conj, imag = z["output_0"], z["output_1"], z["output_2"]
+    im = np.broadcast_to(IM, RE.shape)
+    for got, want_im in ((pair, im), (conj, -im)):
+        assert got.dtype == np.complex64
+        np.testing.assert_array_equal(got.real.view(np.uint32), RE.view(np.uint32))
+        np.testing.assert_array_equal(got.imag.view(np.uint32),
+                                      np.ascontiguousarray(want_im).view(np.uint32))
+    np.testing.assert_array_equal(imag.view(np.uint32),
+                                  np.ascontiguousarray(-im).view(np.uint32))
