@@ -16,23 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolchain.cli import run as run_cli
+from tests.e2e.jax_fixture import BOARDS, run_jax_export
 
 DATA = Path(__file__).resolve().parent / "data" / "jax_chlo"
-BOARDS = ["cortex-m4", "riscv32", "aarch64", "x86-64"]
 
 
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("name", ["var", "gelu", "special"])
 def test_jax_chlo_export_runs_on_board(name: str, board: str, tmp_path: Path, capsys) -> None:
-    saved = tmp_path / "out.npz"
-    rc = run_cli.main([str(DATA / f"{name}.mlir"), "--board", board, "--check",
-                       "-o", str(tmp_path / "fw"), "--inputs", str(DATA / f"{name}.npz"),
-                       "--save-outputs", str(saved)])
-    captured = capsys.readouterr()
-    assert rc == 0, captured.out + captured.err
-    assert "check: outputs match the reference" in captured.out
-    jax_out, got = np.load(DATA / f"{name}.npz"), np.load(saved)
+    jax_out, got = run_jax_export(DATA, name, board, tmp_path, capsys)
     assert len(got.files) == len([k for k in jax_out.files if k.startswith("output_")])
     for key in got.files:
         want = jax_out[key]
