@@ -43,6 +43,7 @@ from toolchain.passes import (
     fold_affine,
     fold_constants,
     lower_complex,
+    lower_linalg,
     lower_random,
     quantize_int8,
     quantize_weights,
@@ -109,8 +110,9 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     prepare_graph(graph, quantize)
     # Complex tensors become pairs of real ones and rng_bit_generator the integer ops
     # computing it here, after the graph --check runs on (which keeps numpy's complex
-    # arithmetic and reference/rng.py as the oracle).
-    program = schedule(lower_random(lower_complex(graph)))
+    # arithmetic and reference/rng.py as the oracle); so do cholesky, triangular_solve and
+    # the training batch norms (passes/linalg.py, against reference/linalg.py's numpy).
+    program = schedule(lower_random(lower_complex(lower_linalg(graph))))
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)

@@ -18,6 +18,7 @@ from toolchain.frontend.cfg import import_cfg
 from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.regions import RegionScope, capture, import_regions
+from toolchain.frontend.stablehlo_linalg import LINALG_CONVERTERS, LinalgError
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
     QUANT_CONVERTERS,
@@ -356,6 +357,17 @@ def _batch_norm(op: Operation) -> tuple[str, dict]:
                                     "feature_index": _int(op, "feature_index")}
 
 
+def _linalg(convert: Converter) -> Converter:
+    """A converter of frontend/stablehlo_linalg.py, its errors reported like ours."""
+    def run(op: Operation) -> tuple[str, dict]:
+        try:
+            return convert(op)
+        except LinalgError as e:
+            raise _Unsupported(str(e)) from None
+
+    return run
+
+
 _ELEMENTWISE = [n for n, s in OPS.items() if s.group == "elementwise" and not s.attrs]
 CONVERTERS: dict[str, Converter] = {
     **{f"stablehlo.{n}": _plain(n) for n in _ELEMENTWISE},
@@ -396,6 +408,7 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.rng": _rng,
     "stablehlo.uniform_quantize": lambda op: ("uniform_quantize", {}),
     "stablehlo.uniform_dequantize": lambda op: ("uniform_dequantize", {}),
+    **{name: _linalg(convert) for name, convert in LINALG_CONVERTERS.items()},
 }
 
 

@@ -469,6 +469,57 @@ def _batch_norm_inference(node: Node) -> list[TensorType]:
     return [x]
 
 
+def _batch_norm_stats(node: Node, per_feature: tuple[int, ...]) -> list[TensorType]:
+    """batch_norm_training / batch_norm_grad: a float operand and the 1-D per-feature
+    operands at `per_feature`; results: one like the operand, two per feature."""
+    x = node.inputs[0].type
+    fi = node.attrs["feature_index"]
+    _require(x.dtype.kind == F, f"{node.op} takes float tensors, not {x.dtype}")
+    _require(0 <= fi < x.rank, "feature_index out of range")
+    feature = x.with_shape((x.shape[fi],))
+    for i, t in enumerate(node.inputs[1:], 1):
+        want = feature if i in per_feature else x
+        _require(t.type == want, f"operand {i} must be {want}, not {t.type}")
+    return [x, feature, feature]
+
+
+def _batch_norm_training(node: Node) -> list[TensorType]:
+    return _batch_norm_stats(node, (1, 2))  # operand, scale, offset
+
+
+def _batch_norm_grad(node: Node) -> list[TensorType]:
+    return _batch_norm_stats(node, (1, 2, 3))  # operand, scale, mean, variance, grad_output
+
+
+def _square_batch(t: TensorType, op: str, what: str) -> int:
+    _require(t.dtype.kind == F, f"{op} takes float tensors, not {t.dtype}")
+    _require(t.rank >= 2 and t.shape[-1] == t.shape[-2],
+             f"{op}'s {what} must be a batch of square matrices, not {t}")
+    return t.shape[-1]
+
+
+def _cholesky(node: Node) -> list[TensorType]:
+    a = node.inputs[0].type
+    _square_batch(a, "cholesky", "operand")
+    return [a]
+
+
+TRANSPOSE_A = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
+
+
+def _triangular_solve(node: Node) -> list[TensorType]:
+    a, b = node.inputs[0].type, node.inputs[1].type
+    n = _square_batch(a, "triangular_solve", "a")
+    _require(node.attrs["transpose_a"] in TRANSPOSE_A,
+             f"unknown transpose_a {node.attrs['transpose_a']}")
+    _require(b.dtype == a.dtype and b.rank == a.rank and b.shape[:-2] == a.shape[:-2],
+             f"b ({b}) must have a's ({a}) element type and batch dims")
+    side = -2 if node.attrs["left_side"] else -1
+    _require(b.shape[side] == n, f"b's dim {b.rank + side} must be {n} (a's size) when "
+             f"left_side is {str(bool(node.attrs['left_side'])).lower()}, not {b.shape[side]}")
+    return [b]
+
+
 def _fixed_point(node: Node) -> list[TensorType]:
     t = _same_types(node)
     _require(t.dtype.name == "i32", f"{node.op} takes i32 operands, not {t.dtype}")
@@ -818,6 +869,14 @@ _add("reduce_window", "reduction", 2,
      ("kind", "window", "strides", "base_dilations", "window_dilations", "padding"),
      _reduce_window)
 _add("batch_norm_inference", "misc", 5, ("epsilon", "feature_index"), _batch_norm_inference)
+# Linear algebra with StableHLO's semantics; passes/linalg.py rewrites them into loops
+# of dynamic slices and dot_generals before scheduling, reference/linalg.py computes
+# them independently with numpy.
+_add("batch_norm_training", "misc", 3, ("epsilon", "feature_index"), _batch_norm_training)
+_add("batch_norm_grad", "misc", 5, ("epsilon", "feature_index"), _batch_norm_grad)
+_add("cholesky", "misc", 1, ("lower",), _cholesky)
+_add("triangular_solve", "misc", 2, ("left_side", "lower", "unit_diagonal", "transpose_a"),
+     _triangular_solve)
 # The two fixed-point primitives of integer (TFLite / gemmlowp) requantization, minirt's
 # own elementwise ops (docs/int8.md): a * b / 2**31 rounded to nearest, ties toward
 # +infinity, saturated; and x / 2**e rounded to nearest, ties away from zero, e clamped

@@ -593,3 +593,9 @@ KERNELS.update({
     "acosh": _float64(np.arccosh), "atanh": _float64(np.arctanh),
     "next_after": _next_after,
 })
+
+# batch_norm_training / _grad, cholesky, triangular_solve: numpy in float64, written
+# independently of the loops passes/linalg.py compiles (toolchain/reference/linalg.py).
+from toolchain.reference.linalg import KERNELS as _LINALG_KERNELS  # noqa: E402
+
+KERNELS.update(_LINALG_KERNELS)
