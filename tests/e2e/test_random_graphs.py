@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 
 from toolchain import pipeline
+from toolchain.kernel.lower import lower_node
 from toolchain.loader import load_graph
+from toolchain.loops import phases_of
 from toolchain.testing.difftest import BOARDS, Case, prepare, run_batch
 from toolchain.testing.random_graphs import RandomGraph
 
@@ -47,6 +49,11 @@ FINDINGS: dict[str, list[np.ndarray]] = {
     "f64_logistic": [np.array([-5.672104932393778, -19.5, -1.0, -0.0, 0.25, 3.0, 11.0,
                                19.75])],
     "negative_zero": [np.array([-0.0, -0.25, 0.0, 1.5], np.float32)],
+    # +inf and NaN weights of a transposed convolution: as an input, then as constants.
+    "lhs_dilation_inf_weight": [
+        np.arange(1, 9, dtype=np.float32).reshape(1, 2, 4) / 4,
+        np.array([np.inf, 0.5, 2, -1, 0.25, np.nan] + [1] * 6, np.float32).reshape(2, 2, 3)],
+    "lhs_dilation_inf_const": [(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1) - 4) / 2],
 }
 
 
@@ -74,6 +81,19 @@ def test_random_graphs_match_the_reference(board: str, cases: list[Case],
                                            tmp_path: Path) -> None:
     bad = [o for o in run_batch(cases, board, tmp_path) if not o.ok]
     assert not bad, "\n".join(f"seed {o.seed}: {o.status}: {o.detail}" for o in bad)
+
+
+def test_only_finite_constant_kernels_skip_the_holes() -> None:
+    """A transposed convolution is computed by output phase (loops/phases.py), which
+    never visits the taps on the zeros between dilated input elements: exact only when
+    0 * w is 0 for every weight. The finite constant kernel of lhs_dilation_inf_const
+    keeps its 4 phases; the one holding inf and NaN, and a kernel read as an input,
+    compute every tap (the four boards' results are checked above)."""
+    phases = {}
+    for name in ("lhs_dilation_inf_const", "lhs_dilation_inf_weight"):
+        convs = [n for n in load_graph(DATA / f"{name}.mlir").nodes if n.op == "convolution"]
+        phases[name] = [len(phases_of(lower_node(n))) for n in convs]
+    assert phases == {"lhs_dilation_inf_const": [0, 4], "lhs_dilation_inf_weight": [0]}
 
 
 def test_failures_are_charged_to_their_own_graph(cases: list[Case], tmp_path: Path,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from toolchain.graph.ir import Node
+from toolchain.graph.ir import Node, Tensor
 from toolchain.kernel.form import INDEX, Apply, Const, Expr, Index, Kernel, Load
 from toolchain.types import DType, TensorType, dtype
 
@@ -262,11 +262,27 @@ def _convolution(node: Node) -> Kernel:
     w_idx[at["kernel_output"]] = of
     acc = _product_dtype(out.dtype)
     zero = Const(0, x.dtype)
-    xl = Load(0, tuple(x_idx), pad=zero if checked else None, valid=valid)
+    xl: Expr = Load(0, tuple(x_idx), pad=zero if checked else None, valid=valid)
+    if valid is not None and x.dtype.is_float and not _finite_constant(node.inputs[1]):
+        # The spec multiplies the zeros between dilated input elements by the kernel:
+        # an infinite or NaN weight makes NaN there. A guarded load (`valid`) lets the
+        # schedule skip those taps (loops/phases.py), which is exact only for finite
+        # weights; otherwise the holes are read as zeros and multiplied like the spec.
+        xl = Apply("select", (valid, Load(0, tuple(x_idx), pad=zero), zero), x.dtype)
     body = Apply("multiply", (cast(xl, x.dtype, acc), cast(Load(1, tuple(w_idx)), w.dtype, acc)),
                  acc)
     domain = tuple(out.shape) + tuple(ksp) + (kin,)
     return _kernel(node, body, domain, n_par, "add", Const(0, acc))
+
+
+def _finite_constant(t: Tensor) -> bool:
+    """Whether `t` is a constant whose values are all finite (a model's weights, mostly):
+    then a product with zero is zero and a tap on a hole may be skipped."""
+    p = t.producer
+    if p is None or p.op != "constant" or p.outputs[0] is not t:
+        return False
+    value = np.asarray(p.attrs["value"])
+    return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
 
 
 def _reduce(node: Node) -> Kernel:

@@ -10,8 +10,10 @@ kernel of one (the guard folds away, the division by m becomes exact), and the z
 are never multiplied.
 
 Skipping a tap is exact when the guarded load's pad makes the body the combine's
-identity: `x * w` summed with a pad of 0 (for floats that assumes finite weights: the
-reference's 0 * inf would be NaN, a skipped tap adds nothing).
+identity: `x * w` summed with a pad of 0. For floats that needs finite weights (the
+spec's 0 * inf is NaN, a skipped tap adds nothing): kernel/lower.py writes the guarded
+load only when the kernel is a constant with finite values, and otherwise reads the
+holes as zeros through a select, which is not split into phases.
 """
 
 from __future__ import annotations

@@ -494,14 +494,10 @@ def convolution(g: Gen) -> bool:
     ws, wp = layout(cin_group, cout, ksize)
     _, op_ = layout(batch // bg, cout, out_sp)
     x = g.operand(TensorType(xs, dt))
-    holes = dt.is_float and any(d > 1 for d in lhs_dil)
-    w = g.operand(TensorType(ws, dt), exact=holes)
-    if holes:
-        # The spec multiplies the zeros between dilated input elements by the kernel,
-        # so an infinite or NaN weight there makes NaN; the compiled convolution skips
-        # those taps instead (reported, in the schedule layer): keep the kernel finite.
-        finite = g.op("is_finite", [w])
-        w = g.op("select", [finite, w, g.splat(0.0, w.type)])
+    # Any kernel, infinite and NaN weights included: the spec multiplies the zeros
+    # between lhs-dilated input elements by the kernel (0 * inf is NaN there), and so
+    # must the firmware (tests/e2e/data/random_graphs/lhs_dilation_inf_*.mlir).
+    w = g.operand(TensorType(ws, dt))
     g.op("convolution", [x, w], strides=tuple(strides), padding=tuple(pads),
          lhs_dilation=tuple(lhs_dil), rhs_dilation=tuple(rhs_dil),
          input_batch=xp[0], input_feature=xp[1], input_spatial=tuple(xp[2:]),
