@@ -24,6 +24,9 @@ still say 0). The output depends only on the arguments: same inputs, same bytes.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from llvmlite import ir
 
 from toolchain.codegen.emit import emit_kernel
@@ -35,13 +38,17 @@ from toolchain.module import format as fmt
 from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 
-__all__ = ["build_image_module", "emit_image_object"]
+__all__ = ["SHARED_PREFIX", "build_image_module", "emit_image_object", "function_key",
+           "share_identical_bodies"]
 
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 ALIGN = 16  # MRT_MODULE_ALIGN: module base, arena and I/O buffers
+# The name of a body several dispatches share: no `dN_` name, so the profile charges its
+# instructions to the dispatch whose thunk jumped there (toolchain/emu/profile.py).
+SHARED_PREFIX = "mrt_shared_"
 
 
 def _global(
@@ -134,6 +141,70 @@ def _image_struct(module: ir.Module, contract: ImageContract,
     image.align = pointer_bytes
 
 
+def function_key(fn: ir.Function) -> str:
+    """What makes two dispatch functions interchangeable: the function's LLVM IR text
+    before optimisation with its own name (its symbol and its `.text.NAME` section)
+    blanked out. Everything a dispatch computes is in that text: its loops, constants
+    and the bindings it reads; every global it uses is named there (so two texts naming
+    the same global use the same one). Only exact references to the name are blanked:
+    a global derived from it (`NAME_table`) keeps its name, so the bodies stay apart."""
+    return (str(fn).replace(f'@"{fn.name}"', "@SELF")
+            .replace(f'".text.{fn.name}"', '".text.SELF"'))
+
+
+def _renamed(kernel: Any, name: str) -> Any:
+    """The kernel under another function name (every kernel kind is a frozen dataclass
+    with a `name`)."""
+    return dataclasses.replace(kernel, name=name)
+
+
+def _make_thunk(fn: ir.Function, body: ir.Function) -> None:
+    """Replaces fn's body with a tail call of `body` (same signature): one branch
+    instruction on every target."""
+    fn.blocks = []
+    b = ir.IRBuilder(fn.append_basic_block("thunk"))
+    result = b.call(body, fn.args, tail=True)
+    if isinstance(fn.ftype.return_type, ir.VoidType):
+        b.ret_void()
+    else:
+        b.ret(result)
+
+
+def share_identical_bodies(module: ir.Module, kernels: list[Any],
+                           schedules: list[Any], fns: list[ir.Function]) -> int:
+    """Dispatches whose functions are identical but for their name (function_key: kws's
+    four depthwise + pointwise blocks of the same shapes, whose buffers and per-channel
+    parameters all come through bindings) get one body, `mrt_shared_<first name>`,
+    never inlined. Each dispatch function becomes a thunk that tail-calls it,
+    so the dispatch table keeps one entry per ordinal (the image contract is per
+    ordinal and unchanged) and the profile still tells the dispatches apart by the
+    thunk each one enters; a thunk costs one branch per run (4 bytes of Thumb-2).
+    Returns the number of function bodies saved."""
+    groups: dict[str, list[int]] = {}
+    for i, fn in enumerate(fns):
+        groups.setdefault(function_key(fn), []).append(i)
+    saved = 0
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        first = members[0]
+        body = emit_kernel(module, _renamed(kernels[first], SHARED_PREFIX + fns[first].name),
+                           schedules[first])
+        # The same emitter under another name must give the same text; if it ever did
+        # not, keep the dispatches apart (LLVM drops the unused internal body).
+        if function_key(body) != key:
+            body.linkage = "internal"
+            continue
+        # Kept hidden like the dispatches, not internal: an internal function's
+        # signature is LLVM's to change (argument promotion then moved the binding
+        # loads into every thunk on x86-64).
+        body.attributes.add("noinline")  # one copy, whatever LLVM's inliner would weigh
+        for i in members:
+            _make_thunk(fns[i], body)
+        saved += len(members) - 1
+    return saved
+
+
 def build_image_module(
     kernels: list[Kernel],
     module_bytes: bytes,
@@ -150,8 +221,10 @@ def build_image_module(
     # Each dispatch's loops as the target's capabilities call for (toolchain/loops), of
     # the kernel with whole-tensor elementwise nests made one loop first (flatten.py).
     flat = [flatten_elementwise(k) for k in kernels]
-    fns = [emit_kernel(module, k, choose_schedule(k, info.target) if isinstance(k, Kernel)
-                       else None) for k in flat]
+    schedules = [choose_schedule(k, info.target) if isinstance(k, Kernel) else None
+                 for k in flat]
+    fns = [emit_kernel(module, k, s) for k, s in zip(flat, schedules)]
+    share_identical_bodies(module, flat, schedules, fns)
 
     # The module first: it is the only 16-byte aligned object in flash, and right after
     # the (aligned) start of the generated .rodata it needs no padding before it.
