@@ -34,6 +34,7 @@ from toolchain.kernel.form import (
     with_children,
 )
 from toolchain.kernel.lower import lower_node
+from toolchain.kernel.requant import fold_requantization
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
@@ -165,6 +166,20 @@ def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dis
     return drop_unused_operands(Dispatch(rewrite_kernel(d.kernel, fn), d.operands, d.output))
 
 
+def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray]) -> Dispatch:
+    """The int8 requantization in d's epilogue as one 64-bit add and shift where its
+    constants allow (kernel/requant.py); the per-channel constants that form needs are
+    new constant operands, registered in `constants`."""
+    kernel, new = fold_requantization(
+        d.kernel, lambda i: constants.get(id(d.operands[i])))
+    if kernel is d.kernel:
+        return d
+    tensors = [Tensor(t, "requant") for t, _ in new]
+    for t, (_, values) in zip(tensors, new, strict=True):
+        constants[id(t)] = values
+    return drop_unused_operands(Dispatch(kernel, [*d.operands, *tensors], d.output))
+
+
 def _segments(items: list[Item]) -> list[tuple[int, int]]:
     """[start, end) of each run of consecutive plain dispatches: the units fusion works
     on (a label, jump or other kernel kind ends a run)."""
@@ -196,7 +211,8 @@ def _fuse_segments(items: list[Item], outputs: set[int],
                    for t in reads(item)}
         run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
                    keep=outputs | outside | multi, constants=set(constants))
-        out += [_scalars_as_immediates(d, constants) for d in run]
+        out += [_folded_requantization(_scalars_as_immediates(d, constants), constants)
+                for d in run]
         last = end
     return out + items[last:]
 

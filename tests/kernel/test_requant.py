@@ -1,0 +1,155 @@
+"""The folded int8 requantization (toolchain/kernel/requant.py).
+
+The identity first, in numpy against TFLite's two steps as the reference executes them
+(exhaustively on small x, on random and extreme int32 x, for every s and the edge
+multipliers); then the kernel rewrite (which epilogues fold, which keep TFLite's
+steps); then the generated code under QEMU on cortex-m4 (DSP: SMLAL + SSAT),
+cortex-m3 (no DSP), riscv32 and x86-64, bit for bit against the reference, over the
+cases where a wrong fold would show: s = 1, s = 31, negative x, x = -1 with M = 2**30,
+ties, INT32_MIN / INT32_MAX, and a channel with a left shift.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from toolchain.emu.run import run_image
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Graph
+from toolchain.kernel.form import Apply, Kernel, postorder
+from toolchain.kernel.requant import RDBP, SRDHM, folded_constants, folded_reference
+from toolchain.pipeline import compile_graph, decode_outputs, module_outputs
+from toolchain.quant.build import INT8_MAX, INT8_MIN, requantize, rescale
+from toolchain.reference import kernels as ref
+from toolchain.reference import run_graph
+from toolchain.schedule import schedule
+from toolchain.target import load_board
+from toolchain.types import TensorType, dtype
+
+I32 = dtype("i32")
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+_NODE = SimpleNamespace()
+
+
+def _tflite(x: np.ndarray, m: int, s: int, zp: int) -> np.ndarray:
+    """TFLite's requantization as the reference executes it, without the clamp:
+    rounding_divide_by_pot(srdhm(x, M), s) + zp (int64, so nothing wraps here)."""
+    x = np.asarray(x, np.int32)
+    q = ref._srdhm(_NODE, x, np.full_like(x, m))
+    return ref._rdbpot(_NODE, q, np.full_like(x, s)).astype(np.int64) + zp
+
+
+MULTIPLIERS = [1 << 30, (1 << 30) + 1, 1518500250, INT_MAX]  # QuantizeMultiplier's range
+EDGES = np.array([INT_MIN, INT_MIN + 1, -(2**30) - 1, -(2**30), -3, -2, -1, 0, 1, 2, 3,
+                  2**30, INT_MAX - 1, INT_MAX], np.int32)
+
+
+@pytest.mark.parametrize("m", MULTIPLIERS)
+def test_fold_is_exact_for_every_exponent(m: int) -> None:
+    rng = np.random.default_rng(m % 1000)
+    small = np.arange(-4096, 4097, dtype=np.int32)  # exhaustive: every tie of small s
+    wide = rng.integers(INT_MIN, INT_MAX, 4000, dtype=np.int64, endpoint=True).astype(np.int32)
+    x = np.concatenate([small, wide, EDGES])
+    for s in range(1, 32):
+        for zp in (-128, 0, 5, 127):
+            if folded_constants(m, s, zp) is None:  # zp * 2**(31+s) too wide: added after
+                got = folded_reference(x, m, s, 0).astype(np.int64) + zp
+            else:
+                got = folded_reference(x, m, s, zp)
+            np.testing.assert_array_equal(got, _tflite(x, m, s, zp), err_msg=f"s={s} zp={zp}")
+
+
+def test_fold_ties_and_the_sign_fix() -> None:
+    # x = -1, M = 2**30: SRDHM gives 0 (the one x < 0 whose q is not negative); ties of
+    # SRDHM (x * M = k * 2**31 + 2**30) and of the rounding shift, both signs.
+    m = 1 << 30
+    x = np.array([-1, 1, 3, -3, 5, -5, 6, -6, 7, -7, 2, -2], np.int32)
+    for s in (1, 2, 3):
+        np.testing.assert_array_equal(folded_reference(x, m, s, 0), _tflite(x, m, s, 0))
+    # by hand: 5 * 2**30 / 2**31 = 2.5 -> 3 (SRDHM: ties up), then 3 / 2 = 1.5 -> 2 (away
+    # from zero); -5 -> -2 -> -1
+    assert folded_reference(np.array([5, -5, -1], np.int32), m, 1, 0).tolist() == [2, -1, 0]
+
+
+def test_what_does_not_fold() -> None:
+    assert folded_constants(1 << 30, 0, 0) is None  # s = 0: a plain SRDHM
+    assert folded_constants(-(1 << 30), 3, 0) is None  # negative M: sign of q flips
+    assert folded_constants(INT_MIN, 3, 0) is None  # SRDHM's saturating case
+    assert folded_constants(1 << 30, 32, 0) is None
+    # zp * 2**(31 + s) past the 64-bit sum: kept on TFLite's steps
+    assert folded_constants(INT_MAX, 31, 127) is None
+    assert folded_constants(INT_MAX, 20, 127) is not None
+    assert folded_constants(1 << 30, 5, -3) == (1 << 30) + (1 << 35) - 3 * (1 << 36)
+
+
+def _graph(multipliers: list[int], shifts: list[int], zp: int) -> Graph:
+    """x (i32, [N, C, 1]) summed over its last dim of one (so x is the accumulator), then
+    two outputs: TFLite's requantization without the clamp (i32: every bit shows) and
+    the usual int8 one (zero point, clamp to [-100, 127]: SSAT and one max)."""
+    n, c = 16, len(multipliers)
+    g = Graph("requant")
+    b = GraphBuilder(g)
+    x = g.add_input(TensorType((n, c, 1), I32))
+    acc = b.op("reduce", [x, b.const(0, I32)], kind="add", dims=(2,))
+    wide = rescale(b, acc, multipliers, shifts, axis=1)
+    wide = b.op("add", [wide, b.splat(zp, I32, (n, c))])
+    acc2 = b.op("reduce", [x, b.const(0, I32)], kind="add", dims=(2,))
+    narrow = requantize(b, acc2, multipliers, shifts, axis=1, output_zp=zp, act_min=-100,
+                        act_max=INT8_MAX)
+    g.outputs = [wide, narrow]
+    return g
+
+
+# channel: (M, shift as TFLite writes it: negative = right)
+FOLDED = [(1 << 30, -1), (1 << 30, -31), (INT_MAX, -1), (1518500250, -7), ((1 << 30) + 1, -2),
+          (INT_MAX, -20)]
+LEFT = FOLDED[:-1] + [(1 << 30, 2)]  # one channel shifting left: the kernel keeps its steps
+
+
+def _inputs(c: int) -> np.ndarray:
+    x = np.concatenate([EDGES, [5, -5]]).astype(np.int32)  # 16 rows
+    rows = np.resize(x, (c, 16)).T.copy()
+    rows[:, 1::2] = np.roll(rows[:, 1::2], 3, axis=0)  # each channel sees every edge
+    return rows.reshape(16, c, 1)
+
+
+def _epilogue_ops(program) -> list[set[str]]:
+    return [{e.op for e in postorder(s.kernel.epilogue) if isinstance(e, Apply)}
+            for s in program.steps if isinstance(s.kernel, Kernel) and s.kernel.epilogue]
+
+
+def test_which_kernels_fold() -> None:
+    folded = schedule(_graph(*zip(*FOLDED), zp=-7))
+    assert [SRDHM in ops or RDBP in ops for ops in _epilogue_ops(folded)] == [False, False]
+    kept = schedule(_graph(*zip(*LEFT), zp=-7))
+    assert [SRDHM in ops for ops in _epilogue_ops(kept)] == [True, True]
+    # s = 0 on one channel (no rounding shift there): kept too
+    zero = schedule(_graph([1 << 30, 1 << 30], [0, -3], zp=0))
+    assert all(SRDHM in ops for ops in _epilogue_ops(zero))
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "cortex-m3", "riscv32", "x86-64"])
+@pytest.mark.parametrize("channels", [FOLDED, LEFT], ids=["folded", "left-shift"])
+def test_folded_requantization_on_the_board(board: str, channels, tmp_path) -> None:
+    graph = _graph(*zip(*channels), zp=-7)
+    x = _inputs(len(channels))
+    b = load_board(board)
+    build = compile_graph(graph, b, tmp_path / "fw", log=lambda _: None)
+    run = run_image(b, build.elf, [x])
+    assert run.exit_code == 0, run.stderr
+    got = decode_outputs(module_outputs(build.module), run.outputs)
+    want = run_graph(build.graph, [x])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    # the i32 output is TFLite's arithmetic (independently of the graph), and spans the
+    # range: INT32 extremes with s = 1 reach +-2**30
+    m = np.array([mm for mm, _ in channels])
+    expect = np.stack([_tflite(x[:, j, 0], int(m[j]), -sh, -7) if sh < 0 else None
+                       for j, (_, sh) in enumerate(channels) if sh < 0], axis=1)
+    right = [j for j, (_, sh) in enumerate(channels) if sh < 0]
+    np.testing.assert_array_equal(got[0][:, right], expect)
+    assert got[0].min() < -(2**29) and got[0].max() > 2**29
+    assert got[1].min() == -100 and got[1].max() == INT8_MAX and INT8_MIN < -100
