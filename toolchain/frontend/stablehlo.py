@@ -19,6 +19,7 @@ from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_linalg import LINALG_CONVERTERS, LinalgError
+from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_quant import (
     LAYOUT_OPS,
     QUANT_CONVERTERS,
@@ -26,6 +27,7 @@ from toolchain.frontend.stablehlo_quant import (
     is_quantized,
 )
 from toolchain.frontend.stablehlo_random import expand_rng
+from toolchain.frontend.stablehlo_tuples import flatten_tuples
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import COMPLEX_OPS, OPS, ShapeError
@@ -518,12 +520,10 @@ class _Importer:
         types = [_as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
         if op.name in SCALAR_VIEWS and len(types) == 2 and types[0] == types[1] is not None:
             return inputs  # a rank-0 tensor seen as its scalar or back: the same value
-        if op.name == "stablehlo.optimization_barrier" and types[:len(inputs)] == types[
-                len(inputs):]:
-            return inputs  # only keeps an optimizer from moving work across it
         bad = [t for t in types if t is None or not t.is_static]
         converter = CONVERTERS.get(op.name)
-        if converter is None and op.name not in CHLO_EXPANDERS:
+        expander = op.name in CHLO_EXPANDERS or op.name in MISC_EXPANDERS
+        if converter is None and not expander:
             why = CHLO_UNSUPPORTED.get(op.name)
             self.error(f"unsupported op '{op.name}'" + (f" ({why})" if why else ""), op)
             return dummies
@@ -536,6 +536,8 @@ class _Importer:
         if problem is not None:
             self.error(f"'{op.name}' result {problem}", op)
             return dummies
+        if op.name in MISC_EXPANDERS:  # stablehlo_misc.py: graph ops, a constant, a call
+            return expand_misc(self, op, inputs, stack) or dummies
         if converter is None:  # a CHLO op: frontend/chlo.py adds its nodes
             try:
                 return expand_chlo(GraphBuilder(self.graph, op.loc), op, inputs)
@@ -674,7 +676,11 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
         have = ", ".join(f"@{n}" for n in funcs) or "none"
         raise CompileError(f"no function '@{entry}' in the module (functions: {have})",
                            module.loc)
+    # Tuples are resolved into their elements first (frontend/stablehlo_tuples.py).
+    funcs, tuple_errors = flatten_tuples(funcs, entry)
+    func = funcs[entry]
     importer = _Importer(funcs)
+    importer.errors.extend(tuple_errors)
     graph = importer.graph = Graph(entry)
     fty = _func_type(func)
     for i, t in enumerate(fty.inputs):
