@@ -9,7 +9,7 @@ import pytest
 from toolchain.frontend import import_module
 from toolchain.graph.verify import verify_graph
 from toolchain.mlir.parser import parse_text
-from toolchain.testing.random_graphs import generate
+from toolchain.testing.random_graphs import expand_rng, generate
 from toolchain.testing.to_mlir import NotExpressible, graph_diff, graph_to_mlir
 
 SAMPLE = range(3000, 3150)
@@ -31,12 +31,29 @@ def test_random_graphs_survive_the_importer() -> None:
             _, imported = round_trip(rg.graph, seed)
         except NotExpressible:
             continue
-        assert graph_diff(rg.graph, imported) is None, seed
+        assert graph_diff(expand_rng(rg.graph), imported) is None, seed
         ops |= set(rg.ops)
         done += 1
     assert done > 120
     # Regions (captures included) and functions of several blocks come through too.
     assert {"while", "if", "sort", "scatter", "reduce_region", "cfg"} <= ops
+
+
+@pytest.mark.parametrize("op", ["complex", "real", "imag", "fft", "bitcast_convert",
+                                "rng_bit_generator", "rng"])
+def test_complex_fft_bit_and_rng_ops_are_printed_and_come_back(op: str) -> None:
+    """Each is written as its StableHLO op and imports as the same graph; rng imports
+    as the importer's expansion of it (frontend/stablehlo_random.py), which is what
+    random_graphs.expand_rng builds from the generated node."""
+    rgs = [r for r in (generate(s, ops=(op,)) for s in range(40)) if op in r.ops][:3]
+    assert rgs
+    for rg in rgs:
+        text, imported = round_trip(rg.graph, rg.seed)
+        assert f'"stablehlo.{op}"' in text
+        assert graph_diff(expand_rng(rg.graph), imported) is None, rg.seed
+        if op == "rng":
+            assert "rng" not in {n.op for n in imported.nodes}
+            assert "rng_bit_generator" in {n.op for n in imported.nodes}
 
 
 def test_minirt_only_ops_are_not_expressible() -> None:

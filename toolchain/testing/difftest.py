@@ -35,9 +35,10 @@ from toolchain.graph.ir import Graph
 from toolchain.graph.verify import verify_graph
 from toolchain.mlir.parser import parse_text
 from toolchain.module.reader import read_module
+from toolchain.passes import complex_io
 from toolchain.reference import run_graph
 from toolchain.target import Board, load_board
-from toolchain.testing.random_graphs import RandomGraph, generate
+from toolchain.testing.random_graphs import RandomGraph, expand_rng, generate
 from toolchain.testing.to_mlir import NotExpressible, graph_diff, graph_to_mlir
 from toolchain.testing.tolerance import compare_outputs, tolerances
 
@@ -87,16 +88,19 @@ class Outcome:
 def prepare(seed: int, max_ops: int = 8, rg: RandomGraph | None = None,
             inputs: list[np.ndarray] | None = None) -> Case:
     """Graph `seed` (or `rg`) with its inputs (or `inputs`), reference outputs,
-    tolerances and MLIR round trip."""
+    tolerances and MLIR round trip. An rng node is computed as the importer expands
+    it (random_graphs.expand_rng): that graph is what runs and what the import of the
+    printed stablehlo.rng must give."""
     rg = rg or generate(seed, max_ops)
     inputs = rg.inputs() if inputs is None else list(inputs)
+    graph = expand_rng(rg.graph)
     try:
-        want = run_graph(rg.graph, inputs)
-        atol = tolerances(rg.graph, inputs, want, rg.seed)
+        want = run_graph(graph, inputs)
+        atol = tolerances(graph, inputs, want, rg.seed)
     except Exception as e:  # noqa: BLE001 - any exception here is the finding
         problem = Outcome(rg.seed, "host", "reference", _exc(e), rg.ops)
-        return Case(rg, rg.graph, inputs, [], [], None, problem)
-    case = Case(rg, copy.deepcopy(rg.graph), inputs, want, atol, None)
+        return Case(rg, graph, inputs, [], [], None, problem)
+    case = Case(rg, copy.deepcopy(graph), inputs, want, atol, None)
     try:
         case.mlir = graph_to_mlir(rg.graph, rg.seed)
     except NotExpressible:
@@ -110,7 +114,7 @@ def prepare(seed: int, max_ops: int = 8, rg: RandomGraph | None = None,
     except Exception as e:  # noqa: BLE001
         case.problem = Outcome(rg.seed, "host", "import", _exc(e), rg.ops)
         return case
-    diff = graph_diff(rg.graph, imported)
+    diff = graph_diff(graph, imported)
     if diff is not None:
         case.problem = Outcome(rg.seed, "host", "roundtrip", diff, rg.ops)
         return case
@@ -204,6 +208,9 @@ def _build_and_run(graphs: list[Graph], board: Board, work: Path,
         if result.exit_code != 0 or result.outputs is None:
             extra = (result.console.strip() or result.stderr.strip())[-300:]
             return "crash", f"exit {result.exit_code}: {result.diagnosis} {extra}".strip(), []
-        return "ok", "", pipeline.decode_outputs(module.outputs, result.outputs)
+        # A complex output arrives as its interleaved parts (passes/complex.py).
+        outputs = [t for g in graphs for t in g.outputs]
+        return "ok", "", complex_io(pipeline.decode_outputs(module.outputs, result.outputs),
+                                    outputs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -21,9 +21,9 @@ from functools import cache
 import numpy as np
 
 from toolchain.graph.ir import Node, Tensor
-from toolchain.graph.ops import OPS, REDUCE_KINDS, ShapeError
+from toolchain.graph.ops import FFT_TYPES, OPS, REDUCE_KINDS, RNG_ALGORITHMS, ShapeError
 from toolchain.testing.random_graphs import DTYPE_WEIGHTS, FLOATS, Gen, InputSpec
-from toolchain.types import DTYPES, DType, TensorType
+from toolchain.types import DTYPES, DType, TensorType, complex_of, complex_part
 
 __all__ = ["OP_GENS", "OpGen", "build_one", "MATH_OPS"]
 
@@ -639,6 +639,140 @@ def zeta_polygamma(op: str) -> Callable[[Gen], bool]:
     return build
 
 
+# ---------------------------------------------------------------------------- complex, fft
+
+# The part types of complex<f32> and complex<f64>.
+PARTS = ("f32", "f64")
+
+
+def complex_operand(g: Gen, ty: TensorType) -> Tensor:
+    """A complex tensor of exactly `ty`: from the pool, complex(re, im) of two float
+    operands, or a new input."""
+    if g.chance(0.6):
+        x = g.pick(lambda t: t.type == ty, complex_ok=True)
+        if x is not None:
+            return x
+    if g.chance(0.5):
+        part = TensorType(ty.shape, complex_part(ty.dtype))
+        return g.op("complex", [g.operand(part), g.operand(part)])
+    return g.fresh(ty)
+
+
+def make_complex(g: Gen) -> bool:
+    a = _source(g, PARTS)
+    g.op("complex", [a, g.operand(a.type)])
+    return True
+
+
+def part(op: str) -> Callable[[Gen], bool]:
+    """real / imag of a complex tensor (or, as the spec allows, of a float one: itself
+    and zeros)."""
+
+    def build(g: Gen) -> bool:
+        x = g.pick(lambda t: t.type.dtype.is_complex, complex_ok=True)
+        if g.chance(0.15):
+            x = _source(g, PARTS)
+        elif x is None or g.chance(0.3):
+            ty = TensorType(g.shape(), complex_of(g.dtype(names=PARTS)))
+            x = complex_operand(g, ty)
+        g.op(op, [x])
+        return True
+
+    return build
+
+
+def fft(g: Gen) -> bool:
+    """FFT / IFFT / RFFT / IRFFT over the last 1 to 3 dims, lengths 1 to 9 (radix 2,
+    mixed radix, small primes; every path of passes/fft.py but Bluestein's, whose primes
+    above its DFT limit make a bigger graph than these tensors call for)."""
+    r = g.rng
+    kind = r.choice(FFT_TYPES)
+    lengths = [r.randint(1, 9) for _ in range(r.choice([1, 1, 1, 2, 3]))]
+    batch = [r.randint(1, 3) for _ in range(r.choice([0, 1, 1]))]
+    if int(np.prod(batch + lengths)) > 48:
+        return False
+    part_t = DTYPES[r.choice(["f32", "f32", "f64"])]
+    if kind == "RFFT":
+        x = g.operand(TensorType(tuple(batch + lengths), part_t))
+    else:
+        last = lengths[-1] // 2 + 1 if kind == "IRFFT" else lengths[-1]
+        x = complex_operand(g, TensorType(tuple(batch + lengths[:-1] + [last]),
+                                          complex_of(part_t)))
+    g.op("fft", [x], fft_type=kind, fft_length=tuple(lengths))
+    return True
+
+
+# ---------------------------------------------------------------------------- bits, rng
+
+BITS_TYPES = tuple(n for n in DTYPE_WEIGHTS if n != "i1")
+
+
+def _raw_float(t: Tensor) -> bool:
+    """A float whose NaNs have known bits: a graph input or a constant. Computed NaNs
+    (0 / 0, a NaN through convert) have the hardware's sign and payload, which
+    bitcast_convert would expose to an exact comparison."""
+    return t.producer is None or t.producer.op == "constant"
+
+
+def bitcast_convert(g: Gen) -> bool:
+    """The operand's bits as another type: of the same width (same shape), narrower (one
+    more trailing dim of the width ratio) or wider (the trailing dim of that ratio
+    consumed). Floats it reads are inputs or constants (_raw_float)."""
+    x = _source(g, BITS_TYPES, exact=True, max_rank=3)
+    if x.type.dtype.is_float and not _raw_float(x):
+        x = g.fresh(x.type)
+    a = x.type.dtype.bits
+    options = []
+    for n in BITS_TYPES:
+        b = DTYPES[n].bits
+        if n == x.type.dtype.name:
+            continue
+        if b == a:
+            options.append((n, x.type.shape))
+        elif b < a and x.type.num_elements * (a // b) <= g.max_elements:
+            options.append((n, (*x.type.shape, a // b)))
+        elif b > a and x.type.rank >= 1 and x.type.shape[-1] * a == b:
+            options.append((n, x.type.shape[:-1]))
+    if not options:
+        return False
+    name, shape = g.rng.choice(options)
+    g.op("bitcast_convert", [x], dtype=name, shape=tuple(shape))
+    return True
+
+
+# Result types of rng_bit_generator (the spec's integer and float types of 8 to 64 bits).
+RNG_BITS_TYPES = tuple(n for n in BITS_TYPES if n != "bf16")
+
+
+def rng_bit_generator(g: Gen) -> bool:
+    """THREE_FRY or PHILOX (DEFAULT is PHILOX) from a ui64 state of 2 or 3 values (an
+    input, full range, or a constant); the bits are small tensors: the algorithms'
+    rounds make a big fused expression per element, slow to compile."""
+    algo = g.rng.choice(RNG_ALGORITHMS)
+    n = 2 if algo == "THREE_FRY" else g.rng.choice([2, 3])
+    state = g.fresh(TensorType((n,), DTYPES["ui64"]))
+    name = g.rng.choice(RNG_BITS_TYPES)
+    shape = g.shape(g.rng.randint(0, 2), max_elements=16)
+    g.node("rng_bit_generator", [state], {"algorithm": algo, "dtype": name, "shape": shape})
+    return True
+
+
+def rng(g: Gen) -> bool:
+    """The old rng op: UNIFORM in [a, b) of any integer or float type, or NORMAL (mean
+    a, deviation b) of floats; its numbers are rng_bit_generator's through XLA's
+    distributions (frontend/stablehlo_random.py, keyed by the op's place in the source:
+    top-level graphs only, where node order is source order)."""
+    if g.parent is not None:
+        return False
+    dist = g.rng.choice(["UNIFORM", "NORMAL"])
+    dt = g.dtype("f" if dist == "NORMAL" else "fiu")
+    scalar = TensorType((), dt)
+    a, b = g.operand(scalar, exact=True), g.operand(scalar, exact=True)
+    shape = g.shape(g.rng.randint(1, 2), max_elements=16)
+    g.op("rng", [a, b], distribution=dist, dtype=dt.name, shape=shape)
+    return True
+
+
 # ---------------------------------------------------------------------------- minirt's own
 
 
@@ -717,6 +851,14 @@ def _rows() -> dict[str, OpGen]:
         OpGen("next_after", 0.4, next_after),
         OpGen("zeta", 0.3, zeta_polygamma("zeta")),
         OpGen("polygamma", 0.3, zeta_polygamma("polygamma")),
+        OpGen("complex", 0.6, make_complex),
+        OpGen("real", 0.5, part("real")),
+        OpGen("imag", 0.5, part("imag")),
+        OpGen("fft", 0.8, fft),
+        OpGen("bitcast_convert", 0.8, bitcast_convert),
+        # Low weights: their Threefry / Philox rounds are slow to compile (kernel/form.py).
+        OpGen("rng_bit_generator", 0.25, rng_bit_generator),
+        OpGen("rng", 0.25, rng),
     ]
     rows += REGION_GENS
     return {row.op: row for row in rows}

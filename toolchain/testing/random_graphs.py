@@ -23,6 +23,7 @@ output follows from the error budget of every inexact op on its path
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -34,10 +35,10 @@ import numpy as np
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import OPS, ShapeError
 from toolchain.graph.verify import verify_graph
-from toolchain.types import DTYPES, DType, TensorType, round_to_bf16
+from toolchain.types import DTYPES, DType, TensorType, complex_part, round_to_bf16
 
 __all__ = ["Gen", "InputSpec", "RandomGraph", "generate", "exactness", "random_values",
-           "GeneratorError"]
+           "GeneratorError", "expand_rng"]
 
 # Element types and how often a new tensor takes each (f32 and i32 are what models
 # mostly hold; every other type still comes up in a few percent of the graphs).
@@ -67,6 +68,9 @@ EXACT_FLOAT_OPS = frozenset({
     # their bodies fold in the order the kernels use (reference/regions.py).
     "while", "if", "case", "sort", "map", "scatter", "select_and_scatter", "reduce_region",
     "reduce_window_region", "cfg",
+    # Complex numbers built from and taken apart into their parts; bits seen as another
+    # type, and the bits of the rng algorithms (integer arithmetic, bit for bit).
+    "complex", "real", "imag", "bitcast_convert", "rng_bit_generator",
 })
 # Arithmetic by a constant: affine folding (passes/affine.py) may regroup a chain of
 # these into x * scale + shift, which rounds differently; so they are inexact.
@@ -82,7 +86,8 @@ EXACT_KINDS = frozenset({"maximum", "minimum", "and", "or"})
 NAN_SIGN_OPS = frozenset({
     "abs", "negate", "select", "convert", "broadcast_in_dim", "reshape", "transpose",
     "reverse", "concatenate", "slice", "pad", "gather", "dynamic_slice",
-    "dynamic_update_slice", "iota", "constant",
+    "dynamic_update_slice", "iota", "constant", "complex", "real", "imag",
+    "bitcast_convert", "rng_bit_generator",
 })
 
 
@@ -119,12 +124,12 @@ def node_info(node: Node, info: dict[int, Info]) -> list[Info]:
     const = all(i.const for i in ins) and not node.regions
     out = []
     for t in node.outputs:
-        if not t.type.dtype.is_float:
+        if not _floaty(t):
             # Integers and booleans only ever come from exact values (the generator's
             # rule for every op that leaves the floats).
             out.append(Info(True, const))
             continue
-        float_ins = [i for i, x in zip(ins, node.inputs) if x.type.dtype.is_float]
+        float_ins = [i for i, x in zip(ins, node.inputs) if _floaty(x)]
         exact = node.op in EXACT_FLOAT_OPS and all(i.exact for i in float_ins)
         signed = node.op == "abs" or (node.op in NAN_SIGN_OPS
                                       and all(i.signed for i in float_ins))
@@ -134,6 +139,11 @@ def node_info(node: Node, info: dict[int, Info]) -> list[Info]:
             exact = False
         out.append(Info(exact, const, signed))
     return out
+
+
+def _floaty(t: Tensor) -> bool:
+    """Float or complex (a pair of floats, judged like one)."""
+    return t.type.dtype.is_float or t.type.dtype.is_complex
 
 
 def exactness(graph: Graph) -> dict[int, Info]:
@@ -173,6 +183,10 @@ def random_values(rng: np.random.Generator, ty: TensorType, spec: InputSpec) -> 
     n = int(np.prod(shape, dtype=np.int64))
     if dt.kind == "b":
         x = rng.random(n) < 0.5
+    elif dt.is_complex:
+        part = complex_part(dt)
+        x = np.empty(n, dt.np_dtype)
+        x.real, x.imag = _float_values(rng, part, n, spec), _float_values(rng, part, n, spec)
     elif dt.is_float:
         x = _float_values(rng, dt, n, spec)
     else:
@@ -325,20 +339,23 @@ class Gen:
 
     def usable(self, t: Tensor, exact: bool) -> bool:
         """May an op that needs exact floats (when `exact`) read `t`?"""
-        return not exact or not t.type.dtype.is_float or self.is_exact(t)
+        return not exact or not _floaty(t) or self.is_exact(t)
 
     def is_signed(self, t: Tensor) -> bool:
         """Are the NaNs of `t` (if any) of the reference's sign? (NAN_SIGN_OPS)"""
         return not t.type.dtype.is_float or self.info.get(id(t), Info()).signed
 
     def pick(self, pred: Callable[[Tensor], bool] = lambda t: True, exact: bool = False,
-             signed: bool = False) -> Tensor | None:
+             signed: bool = False, complex_ok: bool = False) -> Tensor | None:
         """A tensor of the pool that satisfies `pred` (exact, and signed: read by
         TOTALORDER compares, when asked; region bodies ask both), recent ones more
-        likely (so ops chain), or None."""
+        likely (so ops chain), or None. Complex tensors only when `complex_ok`: only
+        the ops of graph/ops.py's COMPLEX_OPS take them, and only builders that know
+        it ask."""
         exact = exact or self.exact_only
         signed = signed or self.exact_only
         cands = [t for t in self.pool if pred(t) and self.usable(t, exact)
+                 and (complex_ok or not t.type.dtype.is_complex)
                  and (not signed or self.is_signed(t))
                  and t.type.num_elements <= self.max_elements]
         if not cands:
@@ -464,6 +481,37 @@ def generate(seed: int, max_ops: int = 8, ops: tuple[str, ...] | None = None) ->
     _drop_unused_inputs(g)
     verify_graph(graph)
     return RandomGraph(seed, graph, g.specs, Counter(g.ops))
+
+
+def expand_rng(graph: Graph) -> Graph:
+    """`graph` with every `rng` node replaced by what the importer makes of a
+    stablehlo.rng (frontend/stablehlo_random.py: the shape operand's constant, then the
+    bits of its own key through XLA's distributions, keys 1, 2, ... in source order),
+    so the reference and the compiler can run it; `graph` itself when it has none. The
+    generator draws rng at the top level only, where node order is source order."""
+    if not any(n.op == "rng" for n in graph.nodes):
+        return graph
+    from toolchain.frontend.stablehlo_random import expand_rng as expansion
+    from toolchain.graph.builder import GraphBuilder
+
+    g = copy.deepcopy(graph)
+    nodes: list[Node] = []
+    sub: dict[int, Tensor] = {}
+    key = 0
+    for node in g.nodes:
+        node.inputs = [sub.get(id(t), t) for t in node.inputs]
+        if node.op != "rng":
+            nodes.append(node)
+            continue
+        key += 1
+        part = Graph("rng")
+        b = GraphBuilder(part, node.loc)
+        b.const(np.array(node.attrs["shape"], np.int64), DTYPES["i64"])  # the shape operand
+        (sub[id(node.output)],) = expansion(b, node.inputs, node.attrs, key)
+        nodes += part.nodes
+    g.nodes = nodes
+    g.outputs = [sub.get(id(t), t) for t in g.outputs]
+    return g
 
 
 def _outputs(g: Gen) -> list[Tensor]:

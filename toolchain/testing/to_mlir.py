@@ -138,6 +138,8 @@ class _Exporter:
         results = [Value(t.type) for t in node.outputs]
         if node.op == "cfg":
             return [self.cfg(node, operands, results)]
+        if node.op == "rng":
+            return self.rng_op(node, operands, results)
         rule = _RULES.get(node.op)
         if rule is None:
             raise NotExpressible(f"'{node.op}' has no StableHLO spelling")
@@ -211,6 +213,18 @@ class _Exporter:
         self.funcs.append(func)
         return Operation("func.call", operands, results,
                          properties={"callee": SymbolRefAttr(name)})
+
+    @staticmethod
+    def rng_op(node: Node, operands: list[Value], results: list[Value]) -> list[Operation]:
+        """stablehlo.rng(a, b, shape): its third operand, the result's shape, is a
+        constant written just before it (as JAX does)."""
+        shape = np.array(node.attrs["shape"], np.int64)
+        sv = Value(TensorType(shape.shape, I64))
+        const = Operation("stablehlo.constant", [], [sv],
+                          properties={"value": DenseAttr(sv.type, shape)})
+        dist = _enum("rng_distribution", node.attrs["distribution"])
+        return [const, Operation("stablehlo.rng", [*operands, sv], results,
+                                 properties={"rng_distribution": dist})]
 
     @staticmethod
     def terminator(term: tuple, values: list[Value], blocks: list[Block]) -> Operation:
@@ -338,7 +352,8 @@ _RULES: dict[str, Rule] = {
         "is_finite", "add", "subtract", "multiply", "divide", "remainder", "maximum",
         "minimum", "power", "atan2", "and", "or", "xor", "shift_left",
         "shift_right_arithmetic", "shift_right_logical", "select", "clamp", "convert",
-        "reshape", "dynamic_update_slice", "while", "if", "case")},
+        "reshape", "dynamic_update_slice", "while", "if", "case", "complex", "real", "imag",
+        "bitcast_convert")},
     # CHLO's functions, which the importer makes the graph ops of the same name.
     **{op: (lambda ex, n: (f"chlo.{n.op}", {})) for op in (
         "erf", "erfc", "erf_inv", "lgamma", "digamma", "bessel_i1e", "asin", "acos", "atan",
@@ -373,6 +388,10 @@ _RULES: dict[str, Rule] = {
                                     "is_stable": BoolAttr(bool(n.attrs["is_stable"]))}),
     "map": lambda ex, n: ("map", {"dimensions": _ints(n.attrs["dimensions"])}),
     "scatter": _scatter,
+    "fft": lambda ex, n: ("fft", {"fft_type": _enum("fft_type", n.attrs["fft_type"]),
+                                  "fft_length": _ints(n.attrs["fft_length"])}),
+    "rng_bit_generator": lambda ex, n: ("rng_bit_generator", {
+        "rng_algorithm": _enum("rng_algorithm", n.attrs["algorithm"])}),
 }
 
 

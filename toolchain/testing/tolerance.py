@@ -18,13 +18,15 @@ f64 math functions run in f32 (codegen/mathlib.py): their operands are moved by
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node
 from toolchain.reference.kernels import KERNELS
 from toolchain.testing.op_gens import MATH_OPS
 from toolchain.testing.random_graphs import exactness, node_info
-from toolchain.types import DTYPES, DType, to_dtype
+from toolchain.types import DTYPES, DType, complex_part, to_dtype
 
 __all__ = ["ULPS", "SAFETY", "tolerances", "compare_outputs"]
 
@@ -57,6 +59,13 @@ ACC_EPS = {"f64": 2.0**-53}
 ACC_EPS_DEFAULT = 2.0**-24
 # batch_norm_inference's steps: the rounding unit of each step's type.
 STEP_EPS = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-24}
+# fft (passes/fft.py, the same algorithm on the reference, in the parts' type): its
+# error is normwise, |X - X_exact| <= FFT_C * eps * log2(m) * ||x||_2 over each
+# transform (tests/passes/test_fft.py states and checks this bound, c = 2; m is the
+# length actually transformed: Bluestein's power of two for big primes). Several dims
+# are transformed one after another, so their log2(m) add; inverses carry their 1 / n,
+# and IRFFT's Hermitian half spectrum holds up to sqrt(2) ||x|| of norm.
+FFT_C = 2.0
 # Measured moves are multiplied by this: the compiled error need not have the sign
 # pattern of any trial, and a first-order estimate may undershoot a little.
 SAFETY = 3.0
@@ -115,10 +124,46 @@ def _terms(node: Node) -> int:
     return 1
 
 
+def _fft_levels(n: int) -> float:
+    """log2 of the length passes/fft.py transforms for length n (at least 1)."""
+    from toolchain.passes.fft import MAX_DFT, smallest_prime_factor
+
+    rest, big = n, 1
+    while rest > 1:
+        p = smallest_prime_factor(rest)
+        big, rest = max(big, p), rest // p
+    m = 1 << (2 * n - 2).bit_length() if big > MAX_DFT else n
+    return max(1.0, math.log2(max(m, 2)))
+
+
+def _fft_budget(node: Node, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """FFT_C * eps * sum(log2 m) * ||x|| per transform (FFT_C above), broadcast over its
+    outputs, plus the result's own rounding."""
+    lengths = tuple(node.attrs["fft_length"])
+    axes = tuple(range(-len(lengths), 0))
+    part = complex_part(node.outputs[0].type.dtype)
+    eps = ACC_EPS.get(part.name, ACC_EPS_DEFAULT)
+    x64 = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+    norm = np.sqrt(np.sum(x64 * x64, axis=axes, keepdims=True))
+    kind = node.attrs["fft_type"]
+    if kind == "IRFFT":
+        norm = norm * math.sqrt(2)
+    if kind in ("IFFT", "IRFFT"):
+        norm = norm / math.prod(lengths)
+    bound = FFT_C * eps * sum(_fft_levels(n) for n in lengths) * norm
+    mag = np.abs(out.astype(np.complex128 if out.dtype.kind == "c" else np.float64))
+    bound = np.broadcast_to(bound, out.shape) + 2 * _spacing(mag, part)
+    return np.where(np.isfinite(bound), bound, 0.0)
+
+
 def _budget(node: Node, args: list[np.ndarray], out: np.ndarray, const: bool) -> np.ndarray:
     """How far the firmware's result may be from the reference's, per element."""
     dt = node.outputs[0].type.dtype
     op = node.op
+    if op == "fft":
+        return _fft_budget(node, args[0], out)
+    if op in ("complex", "real", "imag"):  # parts moved, not rounded: no error of its own
+        return np.zeros(out.shape)
     sums = op in ("dot_general", "convolution") or (
         op in ("reduce", "reduce_window") and node.attrs["kind"] == "add")
     if sums:
@@ -176,11 +221,16 @@ def _noisy_run(graph: Graph, inputs: list[np.ndarray],
         for t, v, i in zip(node.outputs, outs, outs_info):
             v = np.asarray(v).reshape(t.type.shape)
             info[id(t)] = i
-            if t.type.dtype.is_float and not i.exact:
+            cplx = t.type.dtype.is_complex
+            if (t.type.dtype.is_float or cplx) and not i.exact:
                 with np.errstate(all="ignore"):
                     budget = _budget(node, args, v, any(info[id(x)].const
                                                         for x in node.inputs))
-                    moved = v.astype(np.float64) + sign(v.shape, k) * budget
+                    if cplx:  # each part moved by the budget, with signs of its own
+                        moved = v.astype(np.complex128) + budget * (
+                            sign(v.shape, k) + 1j * sign(v.shape, k + 1))
+                    else:
+                        moved = v.astype(np.float64) + sign(v.shape, k) * budget
                 v = to_dtype(np.where(np.isfinite(v), moved, v), t.type.dtype)
             env[id(t)] = v
     return [env[id(t)] for t in graph.outputs]
@@ -196,18 +246,25 @@ def _move(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(same, 0.0, np.where(np.isnan(d), np.inf, d))
 
 
+def _parts(x: np.ndarray) -> np.ndarray:
+    """A complex array as its real and imaginary parts on a last axis of 2 (how
+    cli/run.py's compare judges it: each part like a float); others unchanged."""
+    return np.stack([x.real, x.imag], axis=-1) if x.dtype.kind == "c" else x
+
+
 def tolerances(graph: Graph, inputs: list[np.ndarray], want: list[np.ndarray],
                seed: int = 0) -> list[np.ndarray | None]:
     """Per output: the absolute tolerance per element (None for integer outputs, which
-    compare exactly)."""
+    compare exactly; a complex output's has a last axis of 2: real part, imaginary
+    part)."""
     rng = np.random.default_rng([seed, 0x701])
     trials = [_noisy_run(graph, inputs, rng if s is None else s) for s in TRIALS]
     out: list[np.ndarray | None] = []
     for i, w in enumerate(want):
-        if w.dtype.kind != "f":
+        if w.dtype.kind not in "fc":
             out.append(None)
             continue
-        moves = np.max([_move(t[i], w) for t in trials], axis=0)
+        moves = np.max([_move(*(_parts(x) for x in (t[i], w))) for t in trials], axis=0)
         out.append(SAFETY * moves)
     return out
 
