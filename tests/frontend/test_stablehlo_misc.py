@@ -230,6 +230,46 @@ def test_entry_tuples_are_flattened() -> None:
     assert i == 7 and a.tolist() == [1.5, -2.0]
 
 
+SPEC_EXAMPLES = MODEL.parent / "misc_spec_examples.mlir"
+
+
+def test_spec_interpreter_examples() -> None:
+    """The StableHLO interpreter's own tests for these ops (stablehlo/tests/interpret:
+    tuple_and_get_tuple_element, composite, get_dimension_size, optimization_barrier,
+    reduce_precision), their checks as outputs."""
+    got = _run(SPEC_EXAMPLES.read_text(), [], str(SPEC_EXAMPLES))
+    assert got[0].tolist() == [1.0, 2.0] and got[1] == 3 and got[2] == 3 and got[3] == 3
+    assert got[4] == 0.0 and got[5] == 1.0
+    assert got[6][[0, 2, 3, 4, 5]].tolist() == [np.inf, 0.0, 0.0, 65504.0, np.inf]
+    assert np.isnan(got[6][1]) and got[7] == np.inf  # no mantissa bits: NaN is +inf
+
+
+def test_tuples_through_case_and_blocks() -> None:
+    """A case whose branches return tuples, and a tuple passed between blocks."""
+    text = """func.func @main(%i: tensor<i32>, %a: tensor<2xf32>) -> (tensor<2xf32>, tensor<i32>) {
+  %t = "stablehlo.case"(%i) ({
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %r = stablehlo.tuple %a, %z : tuple<tensor<2xf32>, tensor<i32>>
+    stablehlo.return %r : tuple<tensor<2xf32>, tensor<i32>>
+  }, {
+    %n = stablehlo.negate %a : tensor<2xf32>
+    %o = stablehlo.constant dense<1> : tensor<i32>
+    %r = stablehlo.tuple %n, %o : tuple<tensor<2xf32>, tensor<i32>>
+    stablehlo.return %r : tuple<tensor<2xf32>, tensor<i32>>
+  }) : (tensor<i32>) -> tuple<tensor<2xf32>, tensor<i32>>
+  cf.br ^bb1(%t : tuple<tensor<2xf32>, tensor<i32>>)
+^bb1(%u: tuple<tensor<2xf32>, tensor<i32>>):
+  %v = stablehlo.get_tuple_element %u[0] : (tuple<tensor<2xf32>, tensor<i32>>) -> tensor<2xf32>
+  %k = stablehlo.get_tuple_element %u[1] : (tuple<tensor<2xf32>, tensor<i32>>) -> tensor<i32>
+  return %v, %k : tensor<2xf32>, tensor<i32>
+}
+"""
+    a = np.array([1.5, -2.0], np.float32)
+    for i, sign in ((0, 1), (1, -1), (7, -1)):  # an index out of range takes the last
+        v, k = _run(text, [np.int32(i), a])
+        assert v.tolist() == (sign * a).tolist() and k == min(i, 1)
+
+
 # ------------------------------------------------------------------ errors
 
 _ERRORS = [
