@@ -53,7 +53,7 @@ N = np.int32(3)
 INPUTS = [X, H, BH, D, A, B, P, Q, SQ, IT, IV, SEL, N]
 
 OUTPUTS = """rp_half rp_bf16 rp_e4m3 rp_e2m0 rp_h rp_b rp_d mm bmm dot diag tr ell outer sum1
-rows tis tis2 tis3 dim pid rid fma2 o2 sw_m lm ls li br0 br1 half""".split()  # noqa: SIM905
+rows tis tis2 tis3 dim pid rid fma2 o2 sw_m lm ls li br0 br1 half rp_q""".split()  # noqa: SIM905
 # Outputs computed without float arithmetic: compared bit for bit on every board.
 EXACT = """rp_half rp_bf16 rp_e4m3 rp_e2m0 rp_h rp_b rp_d diag tr tis tis2 tis3 dim pid rid o2
 sw_m li br0 br1""".split()  # noqa: SIM905
@@ -130,6 +130,21 @@ def test_reduce_precision_against_definition(reference, name, x, e, m) -> None:
 
 def test_reduce_precision_bf16_operand(reference) -> None:
     _same_bits(reference["rp_b"], _bf16_reference(BH, 5, 2))
+
+
+def test_reduce_precision_quantized(reference) -> None:
+    """Of an i8 tensor (scale 0.05, zero point -3): dequantized, reduced, quantized
+    again (the spec's dequantize_op_quantize); numpy's float32 steps give the same
+    stored integers, so the dequantized outputs agree within f32 rounding (1e-6)."""
+    scale, zp = np.float32(0.05), np.float32(-3)
+
+    def quantize(v: np.ndarray) -> np.ndarray:
+        return np.clip(np.round(v / scale + zp), -128, 127)
+
+    real = ((quantize(A) - zp) * scale).astype(np.float32)
+    again = quantize(reduce_precision_reference(real, 5, 1))
+    np.testing.assert_allclose(reference["rp_q"], (again - zp) * scale, rtol=1e-6)
+    assert not np.allclose(reference["rp_q"], real)  # one mantissa bit: values moved
 
 
 @pytest.mark.parametrize("e,m", [(5, 10), (4, 3), (5, 2), (2, 1), (1, 0), (3, 9)])

@@ -12,8 +12,10 @@ a constant, its operands, or an inlined call.
   round to nearest even at `mantissa_bits`, then values whose exponent the narrower
   format lacks overflow to a signed infinity or underflow to a signed zero (its
   subnormals are flushed), and a NaN stays the same NaN (becomes +inf with no mantissa
-  bits left). `reduce_precision_bits` / `_reference` are the same function on Python
-  integers, element by element from the definition, to test the graph against.
+  bits left). A quantized tensor's is that of its dequantized value, quantized again
+  to the result's type (the spec's dequantize_op_quantize). `reduce_precision_bits` /
+  `_reference` are the same function on Python integers, element by element from the
+  definition, to test the graph against.
 - `einsum` / `unary_einsum` (`einsum_config` "ab,bc->ac", "ab->a"; `...` and the
   implicit numpy output allowed) become diagonals (a letter repeated in one operand: a
   strided slice of the flattened pair), sums over letters only one operand has, one
@@ -35,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from toolchain.frontend.stablehlo_quant import QUANT_CONVERTERS, QuantError
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.graph.ops import ShapeError
@@ -151,16 +154,31 @@ def _precision_args(m: MiscOp) -> tuple[int, int]:
 
 def _reduce_precision(m: MiscOp) -> list[Tensor]:
     m.arity(1)
-    m.only_float()
     e, mbits = _precision_args(m)
     x = m.inputs[0]
+    q = x.type.quant
+    if q is None:
+        m.only_float()
+        return [_reduce_precision_graph(m.b, x, e, mbits)]
+    # Quantized: the spec's dequantize_op_quantize, through the expressed float type.
+    out = m.result()
+    if out.quant is None:
+        raise MiscError("of a quantized operand needs a quantized result type")
+    real = QUANT_CONVERTERS["uniform_dequantize"](
+        m.b, [x], TensorType(x.type.shape, q.expressed), {})
+    reduced = _reduce_precision_graph(m.b, real, e, mbits)
+    return [QUANT_CONVERTERS["uniform_quantize"](m.b, [reduced], out, {})]
+
+
+def _reduce_precision_graph(b: GraphBuilder, x: Tensor, e: int, mbits: int) -> Tensor:
+    """The graph ops of reduce_precision(x) on float tensor `x`."""
     dt = x.type.dtype
     if dt.name not in _FORMATS:
         raise MiscError(f"does not take {dt}")
     src_m, src_e = _FORMATS[dt.name]
     if mbits >= src_m and e >= src_e:
-        return [x]  # already as narrow as asked
-    b, shape, width = m.b, x.type.shape, dt.bits
+        return x  # already as narrow as asked
+    shape, width = x.type.shape, dt.bits
     u = dtype(f"ui{width}")
     full = (1 << width) - 1
 
@@ -187,7 +205,7 @@ def _reduce_precision(m: MiscOp) -> list[Tensor]:
     y = b.op("bitcast_convert", [bits], dtype=dt.name, shape=shape)
     nan = b.op("compare", [x, x], direction="NE")
     kept = x if mbits > 0 else b.splat(np.inf, dt, shape)
-    return [b.op("select", [nan, kept, y])]
+    return b.op("select", [nan, kept, y])
 
 
 def reduce_precision_bits(bits: int, fmt: str, exponent_bits: int,
@@ -397,7 +415,7 @@ def expand_misc(importer: Any, op: Operation, inputs: list[Tensor],
         outs = MISC_EXPANDERS[op.name](MiscOp(importer, op, inputs, stack))
     except _Reported:
         return None
-    except (MiscError, ShapeError, ValueError) as e:
+    except (MiscError, QuantError, ShapeError, ValueError) as e:
         importer.error(f"'{op.name}': {e}", op)
         return None
     declared = [r.type if isinstance(r.type, TensorType) else TensorType((), r.type)

@@ -28,7 +28,8 @@ func.func @main(%x: tensor<16xf32>, %h: tensor<8xf16>, %bh: tensor<8xbf16>, %d: 
         tensor<3xf32>, tensor<3x2xf32>, tensor<2x3x5xf32>, tensor<2x3x3x4xf32>, tensor<2x4xf32>,
         tensor<2xf32>, tensor<2x2x2xi32>, tensor<2x3x4xf32>, tensor<3x3xf32>, tensor<i32>,
         tensor<ui32>, tensor<ui32>, tensor<2x3xf32>, tensor<16xf32>, tensor<2x3xf32>,
-        tensor<2x3xf32>, tensor<f32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>) {
+        tensor<2x3xf32>, tensor<f32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>,
+        tensor<2x3xf32>) {
   // reduce_precision: the IEEE half and bfloat16 formats, an 8-bit float, and no-ops.
   %rp_half = stablehlo.reduce_precision %x, format = e5m10 : tensor<16xf32>
   %rp_bf16 = "stablehlo.reduce_precision"(%x) <{exponent_bits = 8 : i32, mantissa_bits = 7 : i32}> : (tensor<16xf32>) -> tensor<16xf32>
@@ -37,6 +38,9 @@ func.func @main(%x: tensor<16xf32>, %h: tensor<8xf16>, %bh: tensor<8xbf16>, %d: 
   %rp_h = stablehlo.reduce_precision %h, format = e3m4 : tensor<8xf16>
   %rp_b = stablehlo.reduce_precision %bh, format = e5m2 : tensor<8xbf16>
   %rp_d = stablehlo.reduce_precision %d, format = e5m10 : tensor<6xf64>
+  %qa = stablehlo.uniform_quantize %a : (tensor<2x3xf32>) -> tensor<2x3x!quant.uniform<i8:f32, 0.05:-3>>
+  %qr = stablehlo.reduce_precision %qa, format = e5m1 : tensor<2x3x!quant.uniform<i8:f32, 0.05:-3>>
+  %rp_q = stablehlo.uniform_dequantize %qr : (tensor<2x3x!quant.uniform<i8:f32, 0.05:-3>>) -> tensor<2x3xf32>
 
   // einsum / unary_einsum.
   %mm = stablehlo.einsum %a, %b, config = "ab,bc->ac" : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
@@ -106,11 +110,12 @@ func.func @main(%x: tensor<16xf32>, %h: tensor<8xf16>, %bh: tensor<8xbf16>, %d: 
   %br1 = stablehlo.get_tuple_element %branch[1] : (tuple<tensor<2x3xf32>, tensor<2x3xf32>>) -> tensor<2x3xf32>
   return %rp_half, %rp_bf16, %rp_e4m3, %rp_e2m0, %rp_h, %rp_b, %rp_d, %mm, %bmm, %dot, %diag,
          %tr, %ell, %outer, %sum1, %rows, %tis, %tis2, %tis3, %dim, %pid, %rid, %fma2, %o2,
-         %sw_m, %lm, %ls, %li, %br0, %br1, %zero
+         %sw_m, %lm, %ls, %li, %br0, %br1, %zero, %rp_q
     : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<8xf16>,
       tensor<8xbf16>, tensor<6xf64>, tensor<2x4xf32>, tensor<2x3x5xf32>, tensor<f32>,
       tensor<3xf32>, tensor<3x2xf32>, tensor<2x3x5xf32>, tensor<2x3x3x4xf32>, tensor<2x4xf32>,
       tensor<2xf32>, tensor<2x2x2xi32>, tensor<2x3x4xf32>, tensor<3x3xf32>, tensor<i32>,
       tensor<ui32>, tensor<ui32>, tensor<2x3xf32>, tensor<16xf32>, tensor<2x3xf32>,
-      tensor<2x3xf32>, tensor<f32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>
+      tensor<2x3xf32>, tensor<f32>, tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>,
+      tensor<2x3xf32>
 }
