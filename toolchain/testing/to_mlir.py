@@ -413,7 +413,7 @@ def _same_value(a: Any, b: Any) -> bool:
         a, b = np.asarray(a), np.asarray(b)
         if a.dtype != b.dtype or a.shape != b.shape:
             return False
-        if a.dtype.kind == "f":  # bit for bit: -0.0 and NaN payloads too
+        if a.dtype.kind in "fc":  # bit for bit: -0.0 and NaN payloads too
             return a.tobytes() == b.tobytes()
         return bool(np.array_equal(a, b))
     if isinstance(a, tuple | list) and isinstance(b, tuple | list):
