@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from toolchain.cli import run as run_cli
+from toolchain.diagnostics import CompileError
 from toolchain.frontend import import_module
 from toolchain.frontend.stablehlo_misc import reduce_precision_bits, reduce_precision_reference
 from toolchain.mlir import parse_text
@@ -182,6 +183,33 @@ def test_einsum_implicit_output() -> None:
             'tensor<3x4xf32>) -> tensor<2x4xf32>\n  return %r : tensor<2x4xf32>\n}\n')
     (got,) = _run(text, [A, B])
     want = np.einsum("ba,ac", A.astype(np.float64), B.astype(np.float64))
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("...ij,...jk->...ik", ((3, 4), (2, 4, 5))),  # `...` only on one side: broadcast
+    ("iii->i", ((3, 3, 3),)),  # a label three times: the main diagonal
+    ("ijk,kji->j", ((2, 3, 4), (4, 3, 2))),  # two contracted, one batch label
+    ("a,b,", None)])  # three operands named for a two-operand op: refused
+def test_einsum_shapes(spec: str, shapes) -> None:
+    """More configs on the reference against numpy.einsum (same tolerance as above)."""
+    shapes = shapes or ((2,), (3,))
+    xs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    want = np.einsum(spec, *(x.astype(np.float64) for x in xs)) if spec[-1] != "," else None
+    out = "".join(f"{d}x" for d in (want.shape if want is not None else ()))
+    args = ", ".join(f"%a{i}: tensor<{'x'.join(map(str, s))}xf32>"
+                     for i, s in enumerate(shapes))
+    types = ", ".join(f"tensor<{'x'.join(map(str, s))}xf32>" for s in shapes)
+    operands = ", ".join(f"%a{i}" for i in range(len(xs)))
+    name = "unary_einsum" if len(xs) == 1 else "einsum"
+    text = (f"func.func @main({args}) -> tensor<{out}f32> {{\n"
+            f'  %r = "stablehlo.{name}"({operands}) {{einsum_config = "{spec}"}} : ({types}) '
+            f"-> tensor<{out}f32>\n  return %r : tensor<{out}f32>\n}}\n")
+    if want is None:
+        with pytest.raises(CompileError, match="names 3 operands, the op has 2"):
+            _run(text, xs)
+        return
+    (got,) = _run(text, xs)
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=2e-6, atol=1e-6)
 
 
