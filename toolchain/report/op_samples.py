@@ -132,7 +132,8 @@ STABLEHLO: dict[str, Sample] = {
     "case": ("%i: tensor<i32>, %a: " + _V, '%r = "stablehlo.case"(%i) ({\n    stablehlo.return '
              "%a : tensor<2x{T}>\n  }, {\n    stablehlo.return %a : tensor<2x{T}>\n  }) : "
              "(tensor<i32>) -> tensor<2x{T}>", _V),
-    "optimization_barrier": ("%a: " + _V, "%r = stablehlo.optimization_barrier %a : " + _V, _V),
+    "optimization_barrier": ("%a: " + _V, "%r, %i = stablehlo.optimization_barrier %a, %a : "
+                             + _V + ", " + _V, _V),
     "tuple": ("%a: " + _V, "%t = stablehlo.tuple %a : tuple<tensor<2x{T}>>\n"
               "  %r = stablehlo.get_tuple_element %t[0] : (tuple<tensor<2x{T}>>) -> "
               "tensor<2x{T}>", _V),
