@@ -89,6 +89,15 @@ def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Grap
     return quantize_weights(graph, options)
 
 
+def lower_for_backends(graph: Graph) -> Graph:
+    """The prepared graph (in place) with the ops no backend compiles rewritten into
+    ones they do: complex tensors into pairs of real ones, rng_bit_generator into integer
+    ops, cholesky / triangular_solve / the training batch norms into loops and reductions.
+    This runs after the graph --check runs on, which keeps numpy's complex arithmetic,
+    reference/rng.py and reference/linalg.py as the oracles."""
+    return lower_random(lower_complex(lower_linalg(graph)))
+
+
 @dataclass
 class CompiledImage:
     """What code generation makes of a graph for one target, before any link: the
@@ -108,11 +117,7 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     the board's kind (_check_fits)."""
     target = board.target_info
     prepare_graph(graph, quantize)
-    # Complex tensors become pairs of real ones and rng_bit_generator the integer ops
-    # computing it here, after the graph --check runs on (which keeps numpy's complex
-    # arithmetic and reference/rng.py as the oracle); so do cholesky, triangular_solve and
-    # the training batch norms (passes/linalg.py, against reference/linalg.py's numpy).
-    program = schedule(lower_random(lower_complex(lower_linalg(graph))))
+    program = schedule(lower_for_backends(graph))
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)

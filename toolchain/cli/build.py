@@ -220,7 +220,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     each dispatch's loop schedule for the board's target (toolchain/loops)."""
     from toolchain.kernel.form import Kernel
     from toolchain.loops import choose_schedule
-    from toolchain.pipeline import prepare_graph
+    from toolchain.pipeline import lower_for_backends, prepare_graph
     from toolchain.schedule import schedule
 
     if not args.board:
@@ -234,7 +234,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     graph = load_graph(args.model, args.entry, input_shapes(args))
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
-    program = schedule(prepare_graph(graph, quantize))
+    program = schedule(lower_for_backends(prepare_graph(graph, quantize)))
     target = board.target_info
     print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
           "dispatches")

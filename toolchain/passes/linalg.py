@@ -27,6 +27,9 @@ reversing its rows and columns (and c's rows, and the solution's). Then per row 
     y[i, :] = (c[i, :] - L_strict[i, :] @ y) / L[i, i]   (no divide with unit_diagonal)
 where L_strict is L without its diagonal (the diagonal is read only for the divide,
 never with unit_diagonal) and y's rows >= i are still 0.
+
+f16 and bf16 operands are widened to f32 for the whole computation and the results
+rounded once (WIDENED), as XLA computes half-precision linear algebra.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from toolchain.types import I1, dtype
 
 __all__ = ["LINALG_OPS", "lower_linalg"]
 
-I32 = dtype("i32")
+I32, F32 = dtype("i32"), dtype("f32")
 
 
 # ------------------------------------------------------------------ helpers
@@ -254,6 +257,22 @@ LINALG_OPS: dict[str, Callable[[GraphBuilder, Node], list[Tensor]]] = {
 }
 
 
+# Half-precision matrices are factored and solved in f32 and rounded once at the end:
+# every step rounded to f16 would leave results several ulp from the exact answer
+# (the reference's, rounded once), where f32 leaves them within rounding of it.
+WIDENED = {"f16", "bf16"}
+
+
+def _lower(b: GraphBuilder, node: Node) -> list[Tensor]:
+    rewrite = LINALG_OPS[node.op]
+    dt = node.inputs[0].type.dtype
+    if dt.name not in WIDENED:
+        return rewrite(b, node)
+    wide = Node(node.op, [b.op("convert", [t], dtype="f32") for t in node.inputs],
+                [Tensor(t.type.with_dtype(F32)) for t in node.outputs], node.attrs, node.loc)
+    return [b.op("convert", [t], dtype=dt.name) for t in rewrite(b, wide)]
+
+
 def lower_linalg(graph: Graph) -> Graph:
     """graph with every node of LINALG_OPS replaced by the ops computing it, in place
     (regions included); returns graph."""
@@ -267,7 +286,7 @@ def lower_linalg(graph: Graph) -> Graph:
             if node.op not in LINALG_OPS:
                 g.nodes.append(node)
                 continue
-            new = LINALG_OPS[node.op](GraphBuilder(g, node.loc), node)
+            new = _lower(GraphBuilder(g, node.loc), node)
             for old, t in zip(node.outputs, new):
                 assert t.type == old.type, (node.op, t.type, old.type)
                 replaced[id(old)] = t

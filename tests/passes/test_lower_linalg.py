@@ -139,3 +139,20 @@ func.func @main(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
 }
 """
     same_as_reference(text, [spd(RNG, (3, 3))])
+
+
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
+def test_half_precision_is_computed_in_f32(dt: str) -> None:
+    # Rounded once at the end, like the reference: each step rounded to f16 would not be.
+    n, shape = 5, (2, 5, 5)
+    t, tb, tf = ttype(shape, dt), ttype((2, 5, 3), dt), ttype((5,), dt)
+    text = func([f"%a: {t}", f"%b: {tb}", f"%s: {tf}"],
+                [cholesky_op("%l", "%a", shape, True, dt),
+                 solve_op("%x", "%l", "%b", shape, (2, 5, 3), True, True, False, "TRANSPOSE",
+                          dt),
+                 bn_training_op("%y, %m, %v", "%a", "%s", "%s", shape, 1, 1e-3, dt)],
+                [t, tb, t, tf, tf], ["%l", "%x", "%y", "%m", "%v"])
+    lowered = same_as_reference(text, [spd(RNG, shape), RNG.standard_normal((2, n, 3)),
+                                       RNG.standard_normal(n)])
+    assert {n.op for n in lowered.walk() if n.op == "dot_general"
+            and n.outputs[0].type.dtype.name == dt} == set()
