@@ -6,7 +6,7 @@ against the mathematics they claim (L L^T = A, op(A) X = B, A z = B after a Chol
 solve) so a reference that agreed with a wrong rewrite would still fail.
 
 The model: cholesky lower and upper of an f32 batch whose last matrix is not positive
-definite (all NaN), an f64 cholesky, the four (side, triangle) combinations of
+definite (all NaN), an f64 and an f16 cholesky (the latter computed in f32), the four (side, triangle) combinations of
 triangular_solve with each transpose_a and unit_diagonal, a Cholesky solve (cholesky,
 then a forward and a transposed solve), and batch_norm_training feeding batch_norm_grad.
 """
@@ -44,7 +44,8 @@ SOLVES = [("%s1", "%tl", "%b", True, True, False, "NO_TRANSPOSE"),
 def model() -> str:
     args = [f"%a: {ttype(A)}", f"%tl: {ttype(T)}", f"%tu: {ttype(T)}", f"%b: {ttype(B)}",
             f"%c: {ttype(C)}", f"%p: {ttype(T)}", f"%d: {ttype((2, 3, 3), 'f64')}",
-            f"%x: {ttype(X)}", f"%sc: {ttype(F)}", f"%of: {ttype(F)}", f"%g: {ttype(X)}"]
+            f"%x: {ttype(X)}", f"%sc: {ttype(F)}", f"%of: {ttype(F)}", f"%g: {ttype(X)}",
+            f"%h: {ttype((2, 3, 3), 'f16')}"]
     body = [cholesky_op("%l", "%a", A, True), cholesky_op("%u", "%a", A, False),
             cholesky_op("%dl", "%d", (2, 3, 3), True, "f64")]
     for r, m, rhs, left, lower, unit, tr in SOLVES:
@@ -53,11 +54,13 @@ def model() -> str:
              solve_op("%y", "%pl", "%b", T, B, True, True, False, "NO_TRANSPOSE"),
              solve_op("%z", "%pl", "%y", T, B, True, True, False, "TRANSPOSE"),
              bn_training_op("%n, %m, %v", "%x", "%sc", "%of", X, 1, 1e-3),
-             bn_grad_op("%gx, %gs, %go", "%x", "%sc", "%m", "%v", "%g", X, 1, 1e-3)]
+             bn_grad_op("%gx, %gs, %go", "%x", "%sc", "%m", "%v", "%g", X, 1, 1e-3),
+             cholesky_op("%hl", "%h", (2, 3, 3), False, "f16")]
     outs = [("%l", ttype(A)), ("%u", ttype(A)), ("%dl", ttype((2, 3, 3), "f64"))]
     outs += [(r, ttype(B if left else C)) for r, _, _, left, *_ in SOLVES]
     outs += [("%z", ttype(B)), ("%n", ttype(X)), ("%m", ttype(F)), ("%v", ttype(F)),
-             ("%gx", ttype(X)), ("%gs", ttype(F)), ("%go", ttype(F))]
+             ("%gx", ttype(X)), ("%gs", ttype(F)), ("%go", ttype(F)),
+             ("%hl", ttype((2, 3, 3), "f16"))]
     return func(args, body, [t for _, t in outs], [r for r, _ in outs])
 
 
@@ -71,7 +74,7 @@ def inputs() -> list[np.ndarray]:
             spd(rng, (2, 3, 3), np.float64),
             (rng.standard_normal(X) * 3 + 1).astype(np.float32),
             rng.standard_normal(F).astype(np.float32), rng.standard_normal(F).astype(np.float32),
-            rng.standard_normal(X).astype(np.float32)]
+            rng.standard_normal(X).astype(np.float32), spd(rng, (2, 3, 3), np.float16)]
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +118,8 @@ def test_linalg_on_board(board: str, model_dir: Path, tmp_path: Path, capsys) ->
     np.testing.assert_allclose(x(5) @ o(7), x(3), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(o(9), x(7).mean(axis=(0, 2, 3)), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(o(10), x(7).var(axis=(0, 2, 3)), rtol=1e-5, atol=1e-6)
+    hu = o(14)  # f16, upper: within a few f16 ulp of the input
+    np.testing.assert_allclose(np.swapaxes(hu, -1, -2) @ hu, x(11), rtol=4e-3, atol=4e-3)
 
 
 def test_dump_schedule(model_dir: Path, capsys) -> None:

@@ -281,6 +281,11 @@ WIDENED = {"f16", "bf16"}
 
 def _lower(b: GraphBuilder, node: Node) -> list[Tensor]:
     rewrite = LINALG_OPS[node.op]
+    if node.op in ("cholesky", "triangular_solve") and 0 in node.outputs[0].type.shape:
+        # No element to compute (n or the batch or b's other dim is 0): nothing to loop
+        # over, and a dynamic_slice of a 0-sized dim could not even be written.
+        t = node.outputs[0].type
+        return [b.const(np.zeros(t.shape), t.dtype)]
     dt = node.inputs[0].type.dtype
     if dt.name not in WIDENED:
         return rewrite(b, node)

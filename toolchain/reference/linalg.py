@@ -44,9 +44,10 @@ def batch_norm_training(node: Node, x: np.ndarray, scale: np.ndarray,
     """(normalized, batch mean, biased batch variance)."""
     axes, shape = _feature_axes(node, x)
     x64 = x.astype(np.float64)
-    mean = x64.mean(axis=axes)
-    var = ((x64 - mean.reshape(shape)) ** 2).mean(axis=axes)
-    with np.errstate(all="ignore"):
+    count = x.size // x.shape[node.attrs["feature_index"]]
+    with np.errstate(all="ignore"):  # no element per feature: 0 / 0, NaN as in the spec
+        mean = x64.sum(axis=axes) / count
+        var = ((x64 - mean.reshape(shape)) ** 2).sum(axis=axes) / count
         y = ((x64 - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + node.attrs["epsilon"])
              * scale.astype(np.float64).reshape(shape) + offset.astype(np.float64).reshape(shape))
     return _out(node, y, 0), _out(node, mean, 1), _out(node, var, 2)
