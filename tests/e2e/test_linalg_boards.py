@@ -6,9 +6,10 @@ against the mathematics they claim (L L^T = A, op(A) X = B, A z = B after a Chol
 solve) so a reference that agreed with a wrong rewrite would still fail.
 
 The model: cholesky lower and upper of an f32 batch whose last matrix is not positive
-definite (all NaN), an f64 and an f16 cholesky (the latter computed in f32), the four (side, triangle) combinations of
-triangular_solve with each transpose_a and unit_diagonal, a Cholesky solve (cholesky,
-then a forward and a transposed solve), and batch_norm_training feeding batch_norm_grad.
+definite (all NaN), an f64 and an f16 cholesky (the latter computed in f32), the four
+(side, triangle) combinations of triangular_solve with each transpose_a and
+unit_diagonal, a Cholesky solve (cholesky, then a forward and a transposed solve), and
+batch_norm_training feeding batch_norm_grad.
 """
 
 from __future__ import annotations
