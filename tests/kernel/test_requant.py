@@ -83,6 +83,9 @@ def test_what_does_not_fold() -> None:
     assert folded_constants(INT_MAX, 31, 127) is None
     assert folded_constants(INT_MAX, 20, 127) is not None
     assert folded_constants(1 << 30, 5, -3) == (1 << 30) + (1 << 35) - 3 * (1 << 36)
+    # M = 0 folds for every s >= 1 and gives zp
+    for s in (1, 2, 17, 31):
+        assert folded_reference(EDGES, 0, s, 0).tolist() == [0] * len(EDGES)
 
 
 def _graph(multipliers: list[int], shifts: list[int], zp: int) -> Graph:
@@ -99,13 +102,17 @@ def _graph(multipliers: list[int], shifts: list[int], zp: int) -> Graph:
     acc2 = b.op("reduce", [x, b.const(0, I32)], kind="add", dims=(2,))
     narrow = requantize(b, acc2, multipliers, shifts, axis=1, output_zp=zp, act_min=-100,
                         act_max=INT8_MAX)
-    g.outputs = [wide, narrow]
+    # element-wise (no reduction): the requantization is the kernel's body
+    direct = rescale(b, x, multipliers, shifts, axis=1)
+    direct = b.op("add", [direct, b.splat(zp, I32, (n, c, 1))])
+    g.outputs = [wide, narrow, direct]
     return g
 
 
 # channel: (M, shift as TFLite writes it: negative = right)
+# (0, 0): a dead channel, as TFLite quantizes a zero scale; it gives zp for any s and folds
 FOLDED = [(1 << 30, -1), (1 << 30, -31), (INT_MAX, -1), (1518500250, -7), ((1 << 30) + 1, -2),
-          (INT_MAX, -20)]
+          (0, 0), (INT_MAX, -20)]
 LEFT = FOLDED[:-1] + [(1 << 30, 2)]  # one channel shifting left: the kernel keeps its steps
 
 
@@ -117,15 +124,17 @@ def _inputs(c: int) -> np.ndarray:
 
 
 def _epilogue_ops(program) -> list[set[str]]:
-    return [{e.op for e in postorder(s.kernel.epilogue) if isinstance(e, Apply)}
-            for s in program.steps if isinstance(s.kernel, Kernel) and s.kernel.epilogue]
+    """The ops of each kernel's epilogue (of its body when it reduces nothing)."""
+    return [{e.op for e in postorder(s.kernel.epilogue or s.kernel.body)
+             if isinstance(e, Apply)}
+            for s in program.steps if isinstance(s.kernel, Kernel)]
 
 
 def test_which_kernels_fold() -> None:
     folded = schedule(_graph(*zip(*FOLDED), zp=-7))
-    assert [SRDHM in ops or RDBP in ops for ops in _epilogue_ops(folded)] == [False, False]
+    assert [SRDHM in ops or RDBP in ops for ops in _epilogue_ops(folded)] == [False] * 3
     kept = schedule(_graph(*zip(*LEFT), zp=-7))
-    assert [SRDHM in ops for ops in _epilogue_ops(kept)] == [True, True]
+    assert [SRDHM in ops for ops in _epilogue_ops(kept)] == [True] * 3
     # s = 0 on one channel (no rounding shift there): kept too
     zero = schedule(_graph([1 << 30, 1 << 30], [0, -3], zp=0))
     assert all(SRDHM in ops for ops in _epilogue_ops(zero))
@@ -142,8 +151,10 @@ def test_folded_requantization_on_the_board(board: str, channels, tmp_path) -> N
     assert run.exit_code == 0, run.stderr
     got = decode_outputs(module_outputs(build.module), run.outputs)
     want = run_graph(build.graph, [x])
+    assert len(got) == 3
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[2][:, :, 0], got[0])  # body and epilogue agree
     # the i32 output is TFLite's arithmetic (independently of the graph), and spans the
     # range: INT32 extremes with s = 1 reach +-2**30
     m = np.array([mm for mm, _ in channels])

@@ -7,10 +7,13 @@ saturation test, then a mask, a remainder and a threshold for the rounding shift
 per-channel exponent read at run time: ~20 instructions on Armv7E-M. When M, s and zp
 are constants this module rewrites a kernel's epilogue into the equivalent
 
-    y = hi32(x * M + K[c] + sign(x) * 2**31) >> (s - 1)        sign(x) = x >> 31 (0 or -1)
+    y = hi32(x * M + K[c] + sign(x) * 2**31) >> (s - 1)
     K[c] = 2**30 + 2**(s+30) + zp * 2**(31+s)                   (per channel, at build time)
 
-which on Armv7-M is SMLAL onto K, an ADDS/ADC for the sign term and one ASR.
+with sign(x) = x >> 31 (0 or -1). When every s >= 2 the low word of K is 2**30, so
+K + sign(x) * 2**31 needs no carry: its words are (K_hi + sign(x), 2**30 | (x's top bit))
+and on Armv7-M the whole is AND/BFI, ADD, one SMLAL onto that pair and one ASR (and the
+SSAT of the clamp), against ~20 instructions for TFLite's two steps.
 
 Why it is exact, for M in [0, 2**31) (never INT32_MIN, so SRDHM cannot saturate) and
 t = x * M:
@@ -28,7 +31,13 @@ checks the identity exhaustively on small ranges and on random and extreme int32
 A kernel qualifies only when the fold is exact for every int32 x: every s in [1, 31]
 (a channel with s = 0 or a left shift keeps TFLite's steps, as does the whole kernel),
 every M in [0, 2**31), and the 64-bit sum and the int32 result cannot overflow (zp
-large against a large s could). Decided per kernel at build time from the constants.
+large against a large s could; then zp alone is added after the shift). Decided per
+kernel at build time from the constants.
+
+The per-channel values the folded form reads (the bias of `acc + bias`, M, K's high
+word, s - 1) go into one i32 record per channel, so an output's loads share one address
+(LDM / LDRD with immediate offsets) instead of one address computation per table; a
+value every channel shares is an immediate, except M (see _Folder.fold).
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from dataclasses import replace
 import numpy as np
 
 from toolchain.kernel.form import (
+    INDEX,
     Apply,
     Const,
     Expr,
@@ -52,7 +62,7 @@ from toolchain.types import TensorType, dtype
 
 __all__ = ["fold_requantization", "folded_constants", "folded_reference"]
 
-I32, I64 = dtype("i32"), dtype("i64")
+I32, I64, U32 = dtype("i32"), dtype("i64"), dtype("ui32")
 SRDHM, RDBP = "saturating_rounding_doubling_high_mul", "rounding_divide_by_pot"
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
@@ -127,6 +137,9 @@ class _Folder:
 
     def __init__(self, kernel: Kernel, constant_of: ConstantOf) -> None:
         self.kernel = kernel
+        # In a reduction's epilogue, M and K's low word are loaded even when every
+        # channel shares them (see fold); in an element-wise body they are immediates.
+        self.load_shared = kernel.is_reduction
         self.constant_of = constant_of
         self.new: list[tuple[TensorType, np.ndarray]] = []
         self.folds = 0
@@ -146,6 +159,12 @@ class _Folder:
         shape = np.shape(m) if not isinstance(m, int) else np.shape(s)
         m_arr = np.broadcast_to(np.asarray(m, dtype=np.int64), shape)
         s_arr = np.broadcast_to(np.asarray(s, dtype=np.int64), shape)
+        # A dead channel (M = 0: TFLite's multiplier for a zero scale, with s = 0) gives
+        # zp whatever s is, folded too (K's terms stay below 2**(31+s)): give it another
+        # channel's s, so the fields stay shared where they were.
+        live = s_arr[m_arr != 0]
+        s_arr = np.where(m_arr == 0, int(live.max()) if live.size and live.max() >= 1 else 1,
+                         s_arr)
         pairs = list(zip(m_arr.ravel().tolist(), s_arr.ravel().tolist(), strict=True))
         ks = [folded_constants(mi, si, zp) for mi, si in pairs]
         after = 0  # a zero point that would overflow K is added after the shift
@@ -155,26 +174,66 @@ class _Folder:
             return None
         k_arr = np.asarray(ks, dtype=np.int64).reshape(shape)
         self.folds += 1
-        shift_arr = (s_arr - 1).astype(np.int32)
+        index = loads[0].index if loads else ()
+        # Every per-channel value in one record per channel (one i32 table [..., fields]):
+        # the loads of an output share one address and differ by an immediate offset.
+        fields: list[np.ndarray] = []
 
-        def per_channel(values: np.ndarray, dt) -> Expr:
-            if values.size == 0 or np.all(values == values.ravel()[0]):
-                return Const(int(values.ravel()[0]) if values.size else 0, dt)
-            self.new.append((TensorType(tuple(values.shape), dt), values.astype(dt.np_dtype)))
-            index = loads[0].index
-            return Load(len(self.kernel.operands) + len(self.new) - 1, index)
+        def field(values: np.ndarray, load: bool = False) -> Expr:
+            """One per-channel value: a field of the record, or an immediate when every
+            channel has the same (unless `load`)."""
+            values = np.broadcast_to(values, shape)
+            if not load and np.all(values == values.ravel()[0]):
+                return Const(int(values.ravel()[0]), I32)
+            fields.append(values.astype(np.int64))
+            return Load(len(self.kernel.operands) + len(self.new),
+                        (*index, Const(len(fields) - 1, INDEX)))
 
+        x = self._bias_into(x, index, shape, field)
+        # M is read from memory even when every channel shares it: LLVM turns a product
+        # by a constant into UMLAL + MUL (it does not see the sign extension) and hoists
+        # the constant out of the loops, into a register the reduction then spills for.
+        m_load = field(m_arr, load=self.load_shared)
+        k_low_values = k_arr % (1 << 32)
+        k_high = field(k_arr >> 32)
+        shift = field(s_arr - 1)
         wide_x = Apply("convert", (x,), I64)
-        product = Apply("multiply", (wide_x, Apply("convert", (m_expr,), I64)), I64)
-        sign = Apply("shift_right_arithmetic", (x, Const(31, I32)), I32)
-        sign_term = Apply("shift_left", (Apply("convert", (sign,), I64), Const(31, I64)), I64)
-        # K + the sign term first, then the product: LLVM accumulates the product onto
-        # that pair with one SMLAL.
-        offset = Apply("add", (per_channel(k_arr, I64), sign_term), I64)
+        product = Apply("multiply", (wide_x, Apply("convert", (m_load,), I64)), I64)
+        sign = Apply("shift_right_arithmetic", (x, Const(31, I32)), I32)  # 0 or -1
+        top = Apply("and", (x, Const(_I32_MIN, I32)), I32)  # [x < 0] * 2**31 as a word
+        if np.all(k_low_values == 1 << 30):  # every s >= 2
+            # K + sign * 2**31 needs no carry between its words: the low word is
+            # 2**30 | (x's top bit), the high one K_high + sign.
+            # 2**30 is read from the record too: as an immediate LLVM kept it in a
+            # register across the reduction loop (for a BFI), which then spilled.
+            pair = (Apply("add", (k_high, sign), I32),
+                    Apply("or", (top, field(k_low_values, load=self.load_shared)), I32))
+        elif np.all(k_low_values == 3 << 30):  # every s = 1
+            # 3 * 2**30 - [x < 0] * 2**31: 2**30 | (the top bit of ~x), carry-free too.
+            flipped = Apply("xor", (top, Const(_I32_MIN, I32)), I32)
+            pair = (k_high, Apply("or", (flipped, Const(1 << 30, I32)), I32))
+        else:  # both kinds of channel: K's low word per channel and a 64-bit add
+            k_low = field(((k_low_values + (1 << 31)) % (1 << 32)) - (1 << 31))
+            sign_term = Apply("shift_left", (Apply("convert", (sign,), I64), Const(31, I64)),
+                              I64)
+            pair = None
+        if fields:
+            record = np.stack(fields, axis=-1).astype(np.int32)
+            self.new.append((TensorType(tuple(record.shape), I32), record))
+        if pair is None:
+            low64 = Apply("convert", (Apply("convert", (k_low,), U32),), I64)
+            k = Apply("add", (Apply("shift_left", (Apply("convert", (k_high,), I64),
+                                                   Const(32, I64)), I64), low64), I64)
+            offset = Apply("add", (k, sign_term), I64)
+        else:
+            high_word, low_word = pair
+            offset = Apply("or", (
+                Apply("shift_left", (Apply("convert", (high_word,), I64), Const(32, I64)), I64),
+                Apply("convert", (Apply("convert", (low_word,), U32),), I64)), I64)
+        # The product is accumulated onto the offset's two words: one SMLAL on Armv7-M.
         total = Apply("add", (product, offset), I64)
         high = Apply("convert", (Apply("shift_right_arithmetic", (total, Const(32, I64)), I64),),
                      I32)
-        shift = per_channel(shift_arr, I32)
         if isinstance(shift, Const):
             out = high if shift.value == 0 else \
                 Apply("shift_right_arithmetic", (high, shift), I32)
@@ -185,16 +244,47 @@ class _Folder:
             out = Apply("shift_right_arithmetic", (high, masked), I32)
         return Apply("add", (out, Const(after, I32)), I32) if after else out
 
+    def _bias_into(self, x: Expr, index: tuple[Expr, ...], shape: tuple[int, ...],
+                   field: Callable[[np.ndarray], Expr]) -> Expr:
+        """x = acc + bias[c] with the bias a constant read at the requantization's own
+        index: the bias becomes a field of the record too."""
+        if not (index and isinstance(x, Apply) and x.op == "add" and x.dtype == I32):
+            return x
+        for pos, arg in enumerate(x.args):
+            if isinstance(arg, Load) and arg.index == index and arg.pad is None \
+                    and arg.valid is None:
+                values = self.constant_of(arg.operand)
+                if values is not None and np.shape(values) == shape \
+                        and np.asarray(values).dtype == np.int32:
+                    args = list(x.args)
+                    args[pos] = field(np.asarray(values, dtype=np.int64))
+                    return Apply("add", tuple(args), I32)
+        return x
+
 
 def fold_requantization(kernel: Kernel, constant_of: ConstantOf
                         ) -> tuple[Kernel, list[tuple[TensorType, np.ndarray]]]:
-    """`kernel` with each qualifying requantization in its epilogue folded (module
-    docstring), and the constant operands the folded form adds, to bind after the
-    kernel's existing ones in order. Unchanged (and no new operands) when nothing
-    qualifies."""
-    if kernel.epilogue is None:
+    """`kernel` with each qualifying requantization folded (module docstring): in a
+    reduction's epilogue, or anywhere in an element-wise kernel's body (an int8 add
+    rescales both inputs and its sum so). Also the constant operands the folded form
+    adds, to bind after the kernel's existing ones in order. Unchanged (and no new
+    operands) when nothing qualifies."""
+    folder = _Folder(kernel, constant_of)
+    if kernel.epilogue is not None:
+        changes = {"epilogue": _fold_root(kernel.epilogue, folder)}
+    elif not kernel.is_reduction:
+        changes = {"body": _fold_root(kernel.body, folder)}
+    else:
         return kernel, []
-    nodes = postorder(kernel.epilogue)
+    if not folder.folds:
+        return kernel, []
+    operands = kernel.operands + tuple(t for t, _ in folder.new)
+    return replace(kernel, operands=operands, **changes), folder.new
+
+
+def _fold_root(root: Expr, folder: _Folder) -> Expr:
+    """`root` rebuilt with every qualifying site folded."""
+    nodes = postorder(root)
     # A rounding shift whose only consumer is `+ zp` folds together with it.
     with_zp: dict[int, tuple[Expr, int]] = {}
     for e in nodes:
@@ -206,15 +296,13 @@ def fold_requantization(kernel: Kernel, constant_of: ConstantOf
     for e in nodes:
         for k in (e.args if isinstance(e, Apply) else ()):
             users[id(k)] = users.get(id(k), 0) + 1
-    folder = _Folder(kernel, constant_of)
     done: dict[int, Expr] = {}
 
     def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
         if id(e) in with_zp:
             site, zp = with_zp[id(e)]
             if users.get(id(site), 0) == 1:
-                x = done[id(_pattern(site)[0])]
-                folded = folder.fold(site, zp, x)
+                folded = folder.fold(site, zp, done[id(_pattern(site)[0])])
                 if folded is not None:
                     return folded
         elif _pattern(e) is not None and not (id(e) in absorbed
@@ -225,12 +313,7 @@ def fold_requantization(kernel: Kernel, constant_of: ConstantOf
         return with_children(e, kids)
 
     def record(e: Expr, kids: tuple[Expr, ...]) -> Expr:
-        out = fn(e, kids)
-        done[id(e)] = out
+        done[id(e)] = out = fn(e, kids)
         return out
 
-    epilogue = rewrite(kernel.epilogue, record)
-    if not folder.folds:
-        return kernel, []
-    operands = kernel.operands + tuple(t for t, _ in folder.new)
-    return replace(kernel, epilogue=epilogue, operands=operands), folder.new
+    return rewrite(root, record)
