@@ -185,6 +185,47 @@ def _rdbpot(b: ir.IRBuilder, x: ir.Value, e: ir.Value) -> ir.Value:
     return b.add(b.ashr(x, e), up)
 
 
+# Armv7-M and Armv8-M Mainline have SSAT (saturate to a signed bit width); Armv6-M and
+# Armv8-M Baseline do not.
+_SSAT_ARCHS = ("thumbv7m-", "thumbv7em-", "thumbv8m.main-", "thumbv8.1m.main-")
+
+
+def _saturate_then_clamp(b: ir.IRBuilder, module: ir.Module, lo: ir.Value, x: ir.Value,
+                         hi: ir.Value) -> ir.Value | None:
+    """clamp(lo, x, hi) on i32 with constant bounds narrower than a signed k-bit range
+    on one side only (an int8 output with a fused ReLU whose zero point is not -128:
+    [zp, 127]), on a target with SSAT: SSAT to k bits, then one max / min for the
+    narrower bound. LLVM finds SSAT itself only when the bounds are a whole range
+    ([-128, 127]); otherwise it emits two compares and two selects.
+    None where this does not apply (the caller emits max and min)."""
+    if x.type != I32 or not module.triple.startswith(_SSAT_ARCHS):
+        return None
+    if not (isinstance(lo, ir.Constant) and isinstance(hi, ir.Constant)):
+        return None
+    low, high = _signed(lo.constant, 32), _signed(hi.constant, 32)
+    if low > high:
+        return None
+    bits = next(k for k in range(1, 33) if -(1 << (k - 1)) <= low and high < 1 << (k - 1))
+    full_low, full_high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if bits == 32 or (low > full_low) == (high < full_high) or \
+            (low == 0 and high & (high + 1) == 0):
+        # Nothing to saturate; a whole range (LLVM's own SSAT); or both bounds narrower,
+        # where SSAT would only add to the two compares ([0, 2**k - 1] is LLVM's USAT).
+        return None
+    fn = mathlib._intrinsic(module, "llvm.arm.ssat", I32, [I32, I32])
+    r = b.call(fn, [x, ir.Constant(I32, bits)])
+    if low > full_low:
+        r = _imax(b, r, lo, False)
+    if high < full_high:
+        r = _imin(b, r, hi, False)
+    return r
+
+
+def _signed(value: int, width: int) -> int:
+    value &= (1 << width) - 1
+    return value - (1 << width) if value >> (width - 1) else value
+
+
 def _ipow(b: ir.IRBuilder, x: ir.Value, y: ir.Value, unsigned: bool) -> ir.Value:
     """Integer power by squaring, in a helper function per width (it needs a loop).
     Negative exponents give 1/x**-y truncated: 1, +-1 for x = -1, else 0."""
@@ -484,6 +525,9 @@ class _KernelEmitter(NestEmitter):
             return self.b.select(p, self._cast(x, dts[1], e.dtype), self._cast(y, dts[2], e.dtype))
         if op == "clamp":
             lo, x, hi = (self._cast(v, d, e.dtype) for v, d in zip(args, dts, strict=True))
+            narrow = _saturate_then_clamp(self.b, self.module, lo, x, hi)
+            if narrow is not None:
+                return narrow
             return self._binary(
                 "minimum", self._binary("maximum", x, lo, e.dtype, e.dtype), hi, e.dtype, e.dtype
             )
