@@ -159,14 +159,17 @@ def test_half_precision_is_computed_in_f32(dt: str) -> None:
 
 
 def test_empty_operands() -> None:
-    # n = 0, a batch of 0 and no element per feature: empty results (NaN statistics).
+    # n = 0, a batch of 0, no element per feature (NaN statistics) and no feature.
     text = func(["%a: tensor<0x0xf32>", "%b: tensor<3x0x0xf32>", "%c: tensor<3x0x2xf32>",
-                 "%x: tensor<0x3xf32>", "%s: tensor<3xf32>"],
+                 "%x: tensor<0x3xf32>", "%s: tensor<3xf32>", "%f: tensor<2x0xf32>",
+                 "%e: tensor<0xf32>"],
                 [cholesky_op("%r", "%a", (0, 0), True),
                  solve_op("%y", "%b", "%c", (3, 0, 0), (3, 0, 2), True, True, False,
                           "NO_TRANSPOSE"),
-                 bn_training_op("%n, %m, %v", "%x", "%s", "%s", (0, 3), 1, 1e-3)],
-                ["tensor<0x0xf32>", "tensor<3x0x2xf32>", "tensor<0x3xf32>", "tensor<3xf32>"],
-                ["%r", "%y", "%n", "%m"])
+                 bn_training_op("%n, %m, %v", "%x", "%s", "%s", (0, 3), 1, 1e-3),
+                 bn_grad_op("%gx, %gs, %go", "%f", "%e", "%e", "%e", "%f", (2, 0), 1, 1e-3)],
+                ["tensor<0x0xf32>", "tensor<3x0x2xf32>", "tensor<0x3xf32>", "tensor<3xf32>",
+                 "tensor<2x0xf32>", "tensor<0xf32>"],
+                ["%r", "%y", "%n", "%m", "%gx", "%gs"])
     same_as_reference(text, [np.zeros((0, 0)), np.zeros((3, 0, 0)), np.zeros((3, 0, 2)),
-                             np.zeros((0, 3)), np.ones(3)])
+                             np.zeros((0, 3)), np.ones(3), np.zeros((2, 0)), np.zeros(0)])

@@ -126,6 +126,11 @@ def _flat_batch(b: GraphBuilder, x: Tensor) -> Tensor:
 # ------------------------------------------------------------------ batch norm
 
 
+def _per_feature_count(shape: tuple[int, ...], fi: int) -> int:
+    """How many elements each feature has (the product of the other dims)."""
+    return math.prod(d for i, d in enumerate(shape) if i != fi)
+
+
 def _feature_reduce(b: GraphBuilder, x: Tensor, fi: int) -> Tensor:
     dims = tuple(i for i in range(x.type.rank) if i != fi)
     return b.op("reduce", [x, b.const(0, x.type.dtype)], kind="add", dims=dims)
@@ -139,7 +144,7 @@ def _batch_norm_training(b: GraphBuilder, node: Node) -> list[Tensor]:
     x, scale, offset = node.inputs
     fi, eps = node.attrs["feature_index"], node.attrs["epsilon"]
     dt = x.type.dtype
-    count = b.splat(math.prod(x.type.shape) // x.type.shape[fi], dt, (x.type.shape[fi],))
+    count = b.splat(_per_feature_count(x.type.shape, fi), dt, (x.type.shape[fi],))
     mean = b.op("divide", [_feature_reduce(b, x, fi), count])
     centered = b.op("subtract", [x, _per_feature(b, mean, x, fi)])
     var = b.op("divide", [_feature_reduce(b, b.op("multiply", [centered, centered]), fi), count])
@@ -156,7 +161,7 @@ def _batch_norm_grad(b: GraphBuilder, node: Node) -> list[Tensor]:
     stddev = b.op("sqrt", [var_eps])
     centered = b.op("subtract", [x, _per_feature(b, mean, x, fi)])
     normalized = b.op("divide", [centered, stddev])
-    count = b.splat(math.prod(shape) // shape[fi], dt, shape)
+    count = b.splat(_per_feature_count(shape, fi), dt, shape)
     # The spec's i1 .. i6 (XLA's batchnorm_expander).
     grad_offset = _feature_reduce(b, grad, fi)
     i1 = b.op("multiply", [grad, count])

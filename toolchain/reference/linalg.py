@@ -20,6 +20,8 @@ firmware runs), so `--check` holds one against the other:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from toolchain.graph.ir import Node
@@ -44,7 +46,7 @@ def batch_norm_training(node: Node, x: np.ndarray, scale: np.ndarray,
     """(normalized, batch mean, biased batch variance)."""
     axes, shape = _feature_axes(node, x)
     x64 = x.astype(np.float64)
-    count = x.size // x.shape[node.attrs["feature_index"]]
+    count = math.prod(x.shape[i] for i in axes)
     with np.errstate(all="ignore"):  # no element per feature: 0 / 0, NaN as in the spec
         mean = x64.sum(axis=axes) / count
         var = ((x64 - mean.reshape(shape)) ** 2).sum(axis=axes) / count
@@ -57,7 +59,7 @@ def batch_norm_grad(node: Node, x: np.ndarray, scale: np.ndarray, mean: np.ndarr
                     var: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, ...]:
     """(d loss / d x, d loss / d scale, d loss / d offset), `grad` being d loss / d y."""
     axes, shape = _feature_axes(node, x)
-    n = x.size // x.shape[node.attrs["feature_index"]]
+    n = math.prod(x.shape[i] for i in axes)
     g = grad.astype(np.float64)
     with np.errstate(all="ignore"):
         inv_std = 1.0 / np.sqrt(var.astype(np.float64) + node.attrs["epsilon"])
