@@ -94,6 +94,8 @@ def test_triangular_solve_every_form(left_side: bool, lower: bool, unit_diagonal
     if transpose_a != "NO_TRANSPOSE":
         m = np.swapaxes(m, -1, -2)
     product = m @ x if left_side else x @ m
+    # x is rounded to f32 (relative 6e-8) and |m| x stays below ~10 |b| for these
+    # diagonally dominant matrices: 1e-5 is ~20x that.
     np.testing.assert_allclose(product, b, rtol=1e-5, atol=1e-5)
 
 
@@ -158,6 +160,8 @@ def test_batch_norm_grad_is_the_gradient_of_training() -> None:
     f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731
     _, mean, var = _bn_training(f32(x), f32(scale), f32(offset), fi, eps)
     gx, gs, go = _bn_grad(f32(x), f32(scale), mean, var, f32(g), fi, eps)
+    # rtol 1e-4: the reference's results are rounded to f32 (6e-8) and so are its inputs;
+    # the differences' own error (h**2 and rounding / h) is below 1e-9.
     np.testing.assert_allclose(gx, numeric, rtol=1e-4, atol=1e-5)
     xhat = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(
         x.var(axis=axes, keepdims=True) + eps)
