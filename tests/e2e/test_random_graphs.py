@@ -54,6 +54,7 @@ FINDINGS: dict[str, list[np.ndarray]] = {
         np.arange(1, 9, dtype=np.float32).reshape(1, 2, 4) / 4,
         np.array([np.inf, 0.5, 2, -1, 0.25, np.nan] + [1] * 6, np.float32).reshape(2, 2, 3)],
     "lhs_dilation_inf_const": [(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1) - 4) / 2],
+    "lgamma_negative_zero": [np.array([-2.75, -2.5, -0.5, 0.5, 2.75, -3.25], np.float32)],
 }
 
 
