@@ -7,11 +7,16 @@ import dataclasses
 from math import prod
 from pathlib import Path
 
+import pytest
 import yaml
+from model_zoo import MISSING_REASON, MODELS_DIR
 
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
-from toolchain.loops import choose_schedule, interior_ranges, phases_of
+from toolchain.loader import load_graph
+from toolchain.loops import choose_schedule, interior_ranges, phases_of, rules
 from toolchain.loops.rules import plain_schedule
+from toolchain.pipeline import prepare_graph
+from toolchain.schedule import schedule
 from toolchain.target import load_target
 from toolchain.types import TensorType, dtype
 
@@ -132,3 +137,43 @@ def test_packed_tiles_count_the_streamed_words() -> None:
     2.53 instructions per MAC in its 128x128 layers); 4 outputs fit (2.07)."""
     (nest,) = choose_schedule(_int8_dense(128, 128), M4).nests
     assert nest.dot == "dsp" and nest.blocks == ((1, 4),), nest.format()
+
+
+@pytest.fixture(scope="module")
+def kws_depthwise() -> Kernel:
+    """kws_ref_model's first depthwise dispatch: 3x3, padding 1, 25x5x64 int8, with its
+    requantization epilogue."""
+    model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent ({MISSING_REASON})")
+    program = schedule(prepare_graph(load_graph(model)))
+    return next(s.kernel for s in program.steps if s.kernel.domain[1:6] == (25, 5, 64, 3, 3))
+
+def _cost_and_code(k: Kernel, target, budget) -> tuple[float, float]:
+    """The cost model's instructions and straight-line code of k's chosen nest."""
+    (nest,) = choose_schedule(k, target).nests
+    s = rules._shape(k, True)
+    factors = dict(nest.blocks)
+    return (rules._total(s, k, factors, nest.unroll, nest.reduction, budget, nest.partials,
+                         bool(nest.dot)),
+            rules._code(s, k, factors, nest.unroll, nest.reduction, interior_ranges(k),
+                        bool(nest.dot)))
+
+
+def test_microcontroller_tiles_are_capped_in_code(kws_depthwise, monkeypatch) -> None:
+    """kws's depthwise layer: its cheapest tile (4 rows x 2 channels, 9 taps unrolled)
+    is written out in 6 shapes (border / interior, the 3-row remainder), 1,132
+    instructions by the estimate. Under the size budget's cap of 800 a tile costing
+    0.8 % more by the model is taken (5 rows x 1 channel): on cortex-m4 the layer's code
+    went from 6,070 to 3,366 B and kws's instructions did not grow (docs/architecture.md,
+    "Code size")."""
+    k = kws_depthwise
+    size = rules.BUDGETS["size"]
+    cost, code = _cost_and_code(k, M4, size)
+    assert code <= size.max_code
+    uncapped = dataclasses.replace(size, max_code=float("inf"))
+    monkeypatch.setitem(rules.BUDGETS, "size", uncapped)
+    best_cost, best_code = _cost_and_code(k, M4, uncapped)
+    assert best_code > size.max_code and best_cost < cost <= best_cost * (1 + size.code_slack)
+    # Hosted targets are optimised for speed: no cap.
+    assert rules.BUDGETS["speed"].max_code == float("inf")

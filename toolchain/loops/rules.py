@@ -59,10 +59,17 @@ class Budget:
     max_copies: int  # copies of the body in one tile: outputs x unrolled taps
     max_unroll: int  # a reduced dim longer than this stays a loop
     loop_cost: int  # instructions a loop iteration costs besides its body
+    # A cap on the straight-line code of a nest (_code: instructions, every tile shape
+    # and region counted once). When the cheapest tile exceeds it, the cheapest tile
+    # under it is taken instead if it costs at most `code_slack` more (else the
+    # cheapest stays). docs/architecture.md, "Code size", has the measured trade.
+    max_code: float = float("inf")
+    code_slack: float = 0.0
 
 
 BUDGETS: dict[str, Budget] = {
-    "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3),
+    "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3, max_code=800,
+                   code_slack=0.01),
     "speed": Budget(max_tile=32, max_copies=256, max_unroll=8, loop_cost=2),
 }
 
@@ -247,6 +254,33 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
     return total * others
 
 
+def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
+          loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
+          packed: bool) -> float:
+    """Instructions of straight-line code the nest becomes (a size estimate): the
+    emitter writes each distinct tile out once, and a tile differs by its size in each
+    blocked dim (the full tile, the remainder) and, in a dim with an interior, by region
+    (the border, one value at a time, and the interior's tiles: different checks)."""
+    variants: list[list[int]] = []
+    for d in range(k.n_parallel):
+        n, f = k.domain[d], factors.get(d, 1)
+        lo, hi = interior.get(d, (0, n))
+        sizes = [1] if (lo, hi) != (0, n) else []  # the border
+        full, rest = divmod(hi - lo, f)
+        sizes += ([f] if full else []) + ([rest] if rest else [])
+        variants.append(sizes)
+    code = 0.0
+    for combo in itertools.product(*variants):
+        tile = {d: t for d, t in enumerate(combo) if t > 1}
+        points = prod(tile.values())
+        copies = points * prod(k.domain[d] for d in unroll)
+        loads = sum(prod(n for d, n in tile.items() if d in deps)
+                    * prod(k.domain[d] for d in unroll if d in deps) for deps in s.loads)
+        step = 3 * loads + 2 * copies if packed else loads + copies * s.ops
+        code += step + points * s.epilogue
+    return code
+
+
 def _packable(k: Kernel, d: int) -> bool:
     """Whether both int8 operands are contiguous along reduced dim d (stride 1) with
     every other stride a multiple of the packed width: word loads stay aligned."""
@@ -291,7 +325,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     dot = SIMD[target.capabilities.simd].int8_dot if dot_operands(k) else ""
-    best: tuple | None = None
+    interior = interior_ranges(k)
+    candidates: list[tuple] = []
     for chosen in itertools.chain([()], itertools.combinations(par, 1),
                                   itertools.combinations(par, 2)):
         for fs in itertools.product(*[[f for f in FACTORS if 1 < f <= k.domain[d]]
@@ -315,12 +350,19 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
                 if not _fits(s, factors, body_operands, target, partials, packed):
                     continue
                 cost = _total(s, k, factors, unroll, loops, budget, partials, packed)
+                code = _code(s, k, factors, unroll, loops, interior, packed)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
-                if best is None or key < best[0]:
-                    best = (key, factors, unroll, loops, partials, packed)
-    assert best is not None
-    _, factors, unroll, loops, partials, packed = best
+                candidates.append((key, code, factors, unroll, loops, partials, packed))
+    assert candidates
+    best = min(candidates, key=lambda c: c[0])
+    if best[1] > budget.max_code:
+        # The cheapest tile under the code cap, if it costs little more (and is as
+        # careful with long float sums).
+        small = [c for c in candidates if c[1] <= budget.max_code and c[0][0] == best[0][0]
+                 and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
+        best = min(small, key=lambda c: c[0], default=best)
+    _, _, factors, unroll, loops, partials, packed = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=dot if packed else "")
