@@ -1,8 +1,9 @@
 """StableHLO ops that need no graph op of their own: each becomes existing graph ops,
 a constant, its operands, or an inlined call.
 
-- `optimization_barrier` is the identity on its operands (minirt moves no work across
-  anything the barrier could protect: the graph keeps the model's order of effects).
+- `optimization_barrier` is the identity on its operands, any number of them (the spec
+  gives it no other meaning: it only limits where an optimizer may move pure work,
+  which changes no value minirt computes).
 - `composite` is its `decomposition` function, inlined as a call; its `name`,
   `composite_attributes` and `version` only name it in errors.
 - `get_dimension_size` is an i32 constant (shapes are static); `partition_id` and
