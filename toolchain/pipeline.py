@@ -117,7 +117,7 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     the board's kind (_check_fits)."""
     target = board.target_info
     prepare_graph(graph, quantize)
-    program = schedule(lower_for_backends(graph))
+    program = schedule(lower_for_backends(graph), target=target)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)
@@ -127,7 +127,8 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     # The module must fit the code it is linked with: a disagreement here is a compiler
     # bug, caught now rather than as a firmware that refuses to load.
     read_module(module, image=contract)
-    obj = emit_image_object(kernels, module, contract, program.arena_size, target)
+    obj = emit_image_object(kernels, module, contract, program.arena_size, target,
+                            [s.schedule for s in program.steps])
     return CompiledImage(program, module, contract, obj)
 
 

@@ -234,14 +234,15 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     graph = load_graph(args.model, args.entry, input_shapes(args))
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
-    program = schedule(lower_for_backends(prepare_graph(graph, quantize)))
     target = board.target_info
+    program = schedule(lower_for_backends(prepare_graph(graph, quantize)), target=target)
     print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
           "dispatches")
     for step in program.steps:
         k = step.kernel
         if isinstance(k, Kernel):
-            print(choose_schedule(k, target).format())
+            # The schedule the arena plan was checked with, if any (Step.schedule).
+            print((step.schedule or choose_schedule(k, target)).format())
         else:
             print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
     return EXIT_OK

@@ -33,7 +33,7 @@ from toolchain.codegen.emit import emit_kernel
 from toolchain.codegen.flatten import flatten_elementwise
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.form import Kernel
-from toolchain.loops import choose_schedule
+from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.module import format as fmt
 from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
@@ -211,6 +211,7 @@ def build_image_module(
     contract: ImageContract,
     arena_size: int,
     target: Target | TargetInfo | str,
+    schedules: list[LoopSchedule | None] | None = None,
 ) -> ir.Module:
     """The image's IR module (before optimisation); see emit_image_object."""
     if contract.dispatch_count > len(kernels):
@@ -221,8 +222,11 @@ def build_image_module(
     # Each dispatch's loops as the target's capabilities call for (toolchain/loops), of
     # the kernel with whole-tensor elementwise nests made one loop first (flatten.py).
     flat = [flatten_elementwise(k) for k in kernels]
-    schedules = [choose_schedule(k, info.target) if isinstance(k, Kernel) else None
-                 for k in flat]
+    # A schedule the arena plan was checked with (a result overlapping its operand's
+    # memory: schedule/overlap.py) is followed as given.
+    given = schedules or [None] * len(flat)
+    schedules = [s if s is not None else choose_schedule(k, info.target)
+                 if isinstance(k, Kernel) else None for k, s in zip(flat, given, strict=True)]
     fns = [emit_kernel(module, k, s) for k, s in zip(flat, schedules)]
     share_identical_bodies(module, flat, schedules, fns)
 
@@ -260,6 +264,7 @@ def emit_image_object(
     contract: ImageContract,
     arena_size: int,
     target: Target | TargetInfo | str,
+    schedules: list[LoopSchedule | None] | None = None,
 ) -> bytes:
     """One ELF object with all dispatch functions and the mrt_image* symbols.
 
@@ -271,5 +276,5 @@ def emit_image_object(
     if arena_size < 0:
         raise ValueError("buffer sizes must be >= 0")
     info = TargetInfo.load(target)
-    module = build_image_module(kernels, module_bytes, contract, arena_size, info)
+    module = build_image_module(kernels, module_bytes, contract, arena_size, info, schedules)
     return info.emit_object(module)

@@ -181,8 +181,12 @@ class NestEmitter(DotEmitter):
             self._segment(level, d, 0, n, self.nest.block(d))
             return
         lo, hi = inner
-        self._border(level, d, lo, hi, n)
-        self._segment(level, d, lo, hi, self.nest.block(d))
+        if lo == 0:  # a border on the high side only: it comes after the interior
+            self._segment(level, d, lo, hi, self.nest.block(d))
+            self._border(level, d, lo, hi, n)
+            return
+        self._border(level, d, lo, hi, n,
+                     lambda: self._segment(level, d, lo, hi, self.nest.block(d)))
 
     def _segment(self, level: int, d: int, start: int, stop: int, factor: int) -> None:
         """[start, stop) of dim d in tiles of `factor`, then one smaller tile."""
@@ -210,16 +214,24 @@ class NestEmitter(DotEmitter):
 
         self._loop_range(f"d{d}", start, count, step, body)
 
-    def _border(self, level: int, d: int, lo: int, hi: int, n: int) -> None:
+    def _border(self, level: int, d: int, lo: int, hi: int, n: int,
+                interior: Callable[[], None] | None = None) -> None:
         """Dim d's values outside the interior [lo, hi), one at a time and checked: one
         loop over both sides (the index jumps over the interior), so the border's code
-        exists once."""
+        exists once. `interior` (the interior's loops) runs inside that loop, once,
+        between the last value of the low side and the first of the high side: the dim's
+        values then run in increasing order, which a result written over its own
+        operand's memory relies on (schedule/overlap.py)."""
         left, right = lo, n - hi
         if left == 0 and right == 0:
+            if interior is not None:
+                interior()
             return
         if right == 0 or left == 0:
             start = 0 if right == 0 else hi
             self._counted(level, d, start, left + right, 1, 1)
+            if interior is not None:
+                interior()
             return
         self.tile[d] = 1
         self.ranges[d] = (0, n - 1)
@@ -232,7 +244,36 @@ class NestEmitter(DotEmitter):
             with self._scope():
                 self._parallel(level + 1)
 
-        self._loop_range(f"d{d}.border", 0, left + right, 1, body)
+        if interior is None:
+            self._loop_range(f"d{d}.border", 0, left + right, 1, body)
+            return
+        # for (i = 0; i != left + right; i++) { body(i); if (i + 1 == left) interior(); }
+        # with the index after the interior a constant, so nothing stays live across it.
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(f"d{d}.border")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I32, name=f"d{d}_border")
+        i.add_incoming(ir.Constant(I32, 0), pre)
+        body(i)
+        nxt = b.add(i, ir.Constant(I32, 1), flags=NSW)
+        done = b.block
+        inner = self.fn.append_basic_block(f"d{d}.interior")
+        latch = self.fn.append_basic_block(f"d{d}.border.latch")
+        b.cbranch(b.icmp_signed("==", nxt, ir.Constant(I32, left)), inner, latch)
+        b.position_at_end(inner)
+        interior()
+        after = b.block
+        b.branch(latch)
+        b.position_at_end(latch)
+        j = b.phi(I32, name=f"d{d}_border_next")
+        j.add_incoming(nxt, done)
+        j.add_incoming(ir.Constant(I32, left), after)
+        i.add_incoming(j, latch)
+        exit_ = self.fn.append_basic_block(f"d{d}.border.end")
+        b.cbranch(b.icmp_signed("<", j, ir.Constant(I32, left + right)), head, exit_)
+        b.position_at_end(exit_)
 
     def _loop_range(self, name: str, start: int, count: int, step: int,
                     body: Callable[[ir.Value], None]) -> None:

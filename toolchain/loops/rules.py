@@ -319,10 +319,11 @@ def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
     return tuple(sorted(chosen))
 
 
-def _reduction_nest(k: Kernel, target: Target, fma: bool) -> Nest:
+def _reduction_nest(k: Kernel, target: Target, fma: bool,
+                    unblocked: frozenset[int] = frozenset()) -> Nest:
     budget = _budget(target)
     s = _shape(k, fma)
-    par = [d for d in range(k.n_parallel) if k.domain[d] > 1]
+    par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     dot = SIMD[target.capabilities.simd].int8_dot if dot_operands(k) else ""
     interior = interior_ranges(k)
@@ -374,12 +375,13 @@ def _elementwise_nest(k: Kernel, target: Target) -> Nest:
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), vector=vector)
 
 
-def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool) -> Nest:
+def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
+          unblocked: frozenset[int] = frozenset()) -> Nest:
     nk = nest_kernel(k, phases)
     if 0 in nk.domain[:nk.n_parallel]:
         return Nest(nk.domain, nk.n_parallel, tuple(range(nk.n_parallel)), phases=phases)
     if nk.combine is not None and 0 not in nk.domain:
-        nest = _reduction_nest(nk, target, fma)
+        nest = _reduction_nest(nk, target, fma, unblocked)
     else:
         nest = _elementwise_nest(nk, target)
         if nk.combine is not None:  # an empty reduction: init and epilogue only
@@ -398,15 +400,18 @@ def plain_schedule(k: Kernel) -> LoopSchedule:
     return LoopSchedule(k.name, (nest,) if 0 not in k.domain[:k.n_parallel] else ())
 
 
-def choose_schedule(k: Kernel, target: Target) -> LoopSchedule:
+def choose_schedule(k: Kernel, target: Target,
+                    unblocked: frozenset[int] = frozenset()) -> LoopSchedule:
     """The schedule for kernel `k` on `target` (a transposed convolution gets one nest
-    per phase, every other kernel one nest)."""
+    per phase, every other kernel one nest). `unblocked`: parallel dims no register tile
+    may span (the arena planner asks for that when a result written over its operand's
+    memory must run one row at a time: schedule/overlap.py)."""
     caps = target.capabilities
     # An f64 multiply-add is fused only where the FPU does f64: on a single-precision
     # FPU (Cortex-M4, riscv32 with F) llvm.fma.f64 becomes a call to libm's fma, which
     # no firmware links (and the soft-float multiply and add cost the same anyway).
     fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
     phases = phases_of(k) or [()]
-    nests = tuple(n for n in (_nest(k, p, target, fma) for p in phases)
+    nests = tuple(n for n in (_nest(k, p, target, fma, unblocked) for p in phases)
                   if 0 not in n.domain[:n.n_parallel])
     return LoopSchedule(k.name, nests, fma)

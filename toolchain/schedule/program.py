@@ -35,12 +35,15 @@ from toolchain.kernel.form import (
 )
 from toolchain.kernel.lower import lower_node
 from toolchain.kernel.requant import fold_requantization
+from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
 from toolchain.schedule.inplace import writes_over
 from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
 from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
+from toolchain.schedule.overlap import overlap_distance
+from toolchain.target import Target
 from toolchain.types import TensorType
 
 ALIGN = 16
@@ -63,6 +66,9 @@ class Step:
 
     kernel: Any  # Kernel | Branch | another kind with `binding_types`
     buffers: list[Buffer]  # operands, then the result(s)
+    # The loop schedule code generation must follow: set when the result overlaps an
+    # operand's memory, which is safe for this schedule only (schedule/overlap.py).
+    schedule: LoopSchedule | None = None
 
     @property
     def types(self) -> tuple[TensorType, ...]:
@@ -261,9 +267,12 @@ def _live_intervals(steps_io: list[tuple[list[Tensor], list[Tensor]]],
     return span
 
 
-def schedule(graph: Graph, in_place: bool = True) -> Program:
+def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) -> Program:
     """Builds the Program for a verified, constant-folded graph. With `in_place` False,
-    every result gets a buffer of its own (to measure what in-place saves)."""
+    every result gets a buffer of its own (to measure what in-place saves). With a
+    `target`, a result may also start below an operand that dies at its step, by a
+    distance checked against the loop schedule the step will run on that target
+    (schedule/overlap.py); such steps record that schedule (Step.schedule)."""
     flat = Flattener(_dispatches)
     flat.graph(graph)
     items, constants = flat.items, flat.constants
@@ -311,35 +320,22 @@ def schedule(graph: Graph, in_place: bool = True) -> Program:
         where[id(t)] = Buffer("input", i, nbytes(t.type))
     for i, t in enumerate(outputs):
         where[id(t)] = Buffer("output", i, nbytes(t.type))
-    # Linear scan over the steps: a buffer takes the first hole that fits at its first
-    # step and is freed after its last (so a result never shares its operands' memory),
-    # unless it is written in place over an operand that dies at that step.
-    arena = _Arena()
-    starting: dict[int, list[Tensor]] = {}
+    arena_tensors: dict[int, Tensor] = {}
     for _, rd, wr in entries:
         for t in wr + rd:
             if id(t) not in where and id(t) not in constants:
-                where[id(t)] = Buffer("arena", -1, nbytes(t.type))  # placed below
-                starting.setdefault(span[id(t)][0], []).append(t)
-    ending: dict[int, list[Tensor]] = {}
-    holders: dict[int, int] = {}  # arena offset -> tensors placed there not yet ended
-    # For the lower bound: [size, first step, last step] of each placement, by offset
-    # while placed, then in `placed`.
-    blocks: dict[int, list[int]] = {}
-    placed: list[list[int]] = []
+                arena_tensors.setdefault(id(t), t)
+    plan = _place(entries, span, arena_tensors, where, in_place, {})
+    overlaps = {} if target is None else _overlaps(entries, span, back_edges,
+                                                    arena_tensors, where, target)
+    if overlaps:
+        # Overlapped results chain (each starts below its operand), so the saving is not
+        # always worth the chain's span: the smaller arena wins.
+        with_overlaps = _place(entries, span, arena_tensors, where, in_place, overlaps)
+        if with_overlaps.size < plan.size:
+            plan = with_overlaps
+    where.update(plan.where)
     for k, (item, rd, wr) in enumerate(entries):
-        for t in starting.get(k, []):
-            donor = _in_place_donor(item, t, k, span, where, holders) if in_place else None
-            if donor is None:
-                offset = arena.alloc(nbytes(t.type))
-                holders[offset] = 0
-                blocks[offset] = [_align(max(nbytes(t.type), 1)), k, k]
-            else:
-                offset = where[id(donor)].index
-            holders[offset] += 1
-            blocks[offset][2] = max(blocks[offset][2], span[id(t)][1])
-            where[id(t)] = Buffer("arena", offset, nbytes(t.type))
-            ending.setdefault(span[id(t)][1], []).append(t)
         for t in rd:
             if id(t) not in where:  # a constant, placed in the pool at its first use
                 program.constants.append(constants[id(t)])
@@ -352,21 +348,183 @@ def schedule(graph: Graph, in_place: bool = True) -> Program:
         else:
             kernel = replace(item.kernel, name=f"d{k}_{item.kernel.name}")
             bound = list(item.operands) + wr
-        program.steps.append(Step(kernel, [where[id(t)] for t in bound]))
-        for t in ending.get(k, []):
-            offset = where[id(t)].index
-            holders[offset] -= 1
-            if holders[offset] == 0:
-                arena.free(offset)
-                placed.append(blocks.pop(offset))
-    program.arena_size = arena.size
-    program.arena_lower_bound = _peak(placed + list(blocks.values()), len(entries))
+        step = Step(kernel, [where[id(t)] for t in bound])
+        if k in plan.schedules:
+            step.schedule = replace(plan.schedules[k], kernel=kernel.name)
+        program.steps.append(step)
+    program.arena_size = plan.size
+    program.arena_lower_bound = plan.lower_bound
     _resolve_branch_targets(program, label_step)
     index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
     for scale_id, weight_id in flat.scales_of.items():
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The result of step `step` placed `distance` bytes below its operand `source`,
+    which dies there, when the step runs `schedule` (schedule/overlap.py)."""
+
+    source: Tensor
+    step: int
+    distance: int
+    schedule: LoopSchedule
+
+
+@dataclass
+class _Plan:
+    """Where the arena's tensors go (by tensor id), the arena's size and lower bound, and
+    the loop schedule each overlapped step was checked with (by step)."""
+
+    where: dict[int, Buffer]
+    size: int
+    lower_bound: int
+    schedules: dict[int, LoopSchedule]
+
+
+def _chains(overlaps: dict[int, Overlap]) -> dict[int, tuple[int, int]]:
+    """Per tensor id of an overlapped result or source: (its chain's first tensor id, its
+    offset in the chain's block). Each result starts its `distance` below its source, so
+    a chain of n steps drifts down by the sum of theirs; the block holds them all."""
+    following = {id(o.source): tid for tid, o in overlaps.items()}
+    out: dict[int, tuple[int, int]] = {}
+    for head in following.keys() - overlaps.keys():
+        members, rel = [head], [0]
+        while members[-1] in following:
+            nxt = following[members[-1]]
+            members.append(nxt)
+            rel.append(rel[-1] - overlaps[nxt].distance)
+        low = min(rel)
+        for tid, r in zip(members, rel, strict=True):
+            out[tid] = (head, r - low)
+    return out
+
+
+def _place(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
+           span: dict[int, list[int]], arena_tensors: dict[int, Tensor],
+           fixed: dict[int, Buffer], in_place: bool, overlaps: dict[int, Overlap]) -> _Plan:
+    """Linear scan over the steps: a buffer takes the first hole that fits at its first
+    step and is freed after its last (so a result never shares its operands' memory),
+    unless it is written in place over an operand that dies at that step, or is an
+    overlapped result: a chain of those (each below its source) takes one block."""
+    chains = _chains(overlaps)
+    chain_size: dict[int, int] = {}
+    chain_end: dict[int, int] = {}
+    for tid, (head, rel) in chains.items():
+        t = arena_tensors[tid]
+        chain_size[head] = max(chain_size.get(head, 0), rel + _align(max(nbytes(t.type), 1)))
+        chain_end[head] = max(chain_end.get(head, 0), span[tid][1])
+    where = dict(fixed)
+    arena = _Arena()
+    starting: dict[int, list[Tensor]] = {}
+    for tid, t in arena_tensors.items():
+        starting.setdefault(span[tid][0], []).append(t)
+    ending: dict[int, list[Tensor]] = {}
+    holders: dict[int, int] = {}  # arena offset -> tensors placed there not yet ended
+    chain_at: dict[int, int] = {}  # chain head id -> block offset
+    # For the lower bound: [size, first step, last step] of each placement (by offset
+    # while placed, then in `placed`); an overlapped pair counts its union at its step.
+    blocks: dict[int, list[int]] = {}
+    placed: list[list[int]] = []
+    for k, (item, _, _) in enumerate(entries):
+        for t in starting.get(k, []):
+            size = _align(max(nbytes(t.type), 1))
+            if id(t) in chains:
+                head, rel = chains[id(t)]
+                if head not in chain_at:
+                    chain_at[head] = arena.alloc(chain_size[head])
+                    ending.setdefault(chain_end[head], []).append(arena_tensors[head])
+                where[id(t)] = Buffer("arena", chain_at[head] + rel, nbytes(t.type))
+                continue
+            donor = _in_place_donor(item, t, k, span, where, holders) if in_place else None
+            if donor is None:
+                offset = arena.alloc(nbytes(t.type))
+                holders[offset] = 0
+                blocks[offset] = [size, k, k]
+            else:
+                offset = where[id(donor)].index
+            holders[offset] += 1
+            blocks[offset][2] = max(blocks[offset][2], span[id(t)][1])
+            where[id(t)] = Buffer("arena", offset, nbytes(t.type))
+            ending.setdefault(span[id(t)][1], []).append(t)
+        for t in ending.get(k, []):
+            if id(t) in chains:  # a chain's head stands for its block
+                arena.free(chain_at[id(t)])
+                continue
+            offset = where[id(t)].index
+            holders[offset] -= 1
+            if holders[offset] == 0:
+                arena.free(offset)
+                placed.append(blocks.pop(offset))
+    following = {id(o.source): tid for tid, o in overlaps.items()}
+    for tid in chains:
+        size = _align(max(nbytes(arena_tensors[tid].type), 1))
+        first, last = span[tid]
+        if tid in following:  # a source: at its last step its pair counts as their union
+            result = _align(max(nbytes(arena_tensors[following[tid]].type), 1))
+            distance = overlaps[following[tid]].distance
+            placed += [[size, first, last - 1],
+                       [max(result, size + distance) - result, last, last]]
+        else:
+            placed.append([size, first, last])
+    return _Plan({tid: where[tid] for tid in arena_tensors}, arena.size,
+                 _peak(placed + list(blocks.values()), len(entries)),
+                 {o.step: o.schedule for o in overlaps.values()})
+
+
+def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
+              span: dict[int, list[int]], back_edges: list[tuple[int, int]],
+              arena_tensors: dict[int, Tensor], fixed: dict[int, Buffer],
+              target: Target) -> dict[int, Overlap]:
+    """Per result tensor id, how far below a dying operand it may start (module
+    docstring): for each generic dispatch outside any loop whose arena result is new
+    at its step and whose arena operand dies there, the distance overlap.py proves safe
+    for the schedule the target's rules choose. When that saves less than 7/8 of the
+    result's bytes (a tile several rows tall: the rows the tile writes ahead of the
+    input it still reads), the rules' cheapest schedule whose tiles do not span that
+    outermost blocked dim is tried, and kept if it saves more; it costs some reuse of
+    loaded values, which the rules weighed without knowing about memory."""
+    # codegen imports this module (through module/contract.py): import it when used.
+    from toolchain.codegen.flatten import flatten_elementwise
+
+    out: dict[int, Overlap] = {}
+    looped = {k for lo, hi in back_edges for k in range(lo, hi + 1)}
+    for k, (item, _, _) in enumerate(entries):
+        if (not isinstance(item, Dispatch) or not isinstance(item.kernel, Kernel)
+                or k in looped or id(item.output) not in arena_tensors
+                or span[id(item.output)][0] != k):
+            continue
+        kernel = flatten_elementwise(item.kernel)
+        size = nbytes(item.output.type)
+        for source in dict.fromkeys(item.operands):
+            if (id(source) not in arena_tensors or id(source) in fixed
+                    or span[id(source)][1] != k or writes_over(item, source)):
+                continue
+            slots = {i for i, t in enumerate(item.operands) if t is source}
+            chosen = choose_schedule(kernel, target)
+            best = (overlap_distance(kernel, chosen, slots), chosen)
+            if best[0] is None or 8 * best[0] > size:
+                loose = _without_outer_block(kernel, chosen, target)
+                if loose is not None:
+                    d = overlap_distance(kernel, loose, slots)
+                    if d is not None and (best[0] is None or d < best[0]):
+                        best = (d, loose)
+            if best[0] is not None:
+                out[id(item.output)] = Overlap(source, k, best[0], best[1])
+                break
+    return out
+
+
+def _without_outer_block(k: Kernel, s: LoopSchedule, target: Target) -> LoopSchedule | None:
+    """The rules' cheapest schedule for `k` whose tiles do not span the outermost dim `s`
+    blocks, or None when `s` blocks no dim or has several nests."""
+    if len(s.nests) != 1 or not s.nests[0].blocks:
+        return None
+    nest = s.nests[0]
+    outer = next(d for d in nest.order if nest.block(d) > 1)
+    return choose_schedule(k, target, frozenset({outer}))
 
 
 def _in_place_donor(item: Item, t: Tensor, k: int, span: dict[int, list[int]],
