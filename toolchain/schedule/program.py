@@ -481,11 +481,11 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
     """Per result tensor id, how far below a dying operand it may start (module
     docstring): for each generic dispatch outside any loop whose arena result is new
     at its step and whose arena operand dies there, the distance overlap.py proves safe
-    for the schedule the target's rules choose. When that saves less than 7/8 of the
-    result's bytes (a tile several rows tall: the rows the tile writes ahead of the
-    input it still reads), the rules' cheapest schedule whose tiles do not span that
-    outermost blocked dim is tried, and kept if it saves more; it costs some reuse of
-    loaded values, which the rules weighed without knowing about memory."""
+    for the schedule the target's rules choose, taken when it saves at least 7/8 of the
+    result's bytes. When it saves less (a tile several rows tall: the rows the tile
+    writes ahead of the input it still reads), the rules' cheapest schedule whose tiles
+    do not span that outermost blocked dim is tried, and kept if it saves more; it costs
+    some reuse of loaded values, which the rules weighed without knowing about memory."""
     # codegen imports this module (through module/contract.py): import it when used.
     from toolchain.codegen.flatten import flatten_elementwise
 
@@ -511,7 +511,9 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
                     d = overlap_distance(kernel, loose, slots)
                     if d is not None and (best[0] is None or d < best[0]):
                         best = (d, loose)
-            if best[0] is not None:
+            # A pair that saves less than 7/8 of its result adds almost its whole size
+            # to the drift of every chain it joins: it is not worth taking.
+            if best[0] is not None and 8 * best[0] <= size:
                 out[id(item.output)] = Overlap(source, k, best[0], best[1])
                 break
     return out
