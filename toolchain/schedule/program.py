@@ -328,12 +328,16 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     plan = _place(entries, span, arena_tensors, where, in_place, {})
     overlaps = {} if target is None else _overlaps(entries, span, back_edges,
                                                     arena_tensors, where, target)
-    if overlaps:
-        # Overlapped results chain (each starts below its operand), so the saving is not
-        # always worth the chain's span: the smaller arena wins.
-        with_overlaps = _place(entries, span, arena_tensors, where, in_place, overlaps)
-        if with_overlaps.size < plan.size:
-            plan = with_overlaps
+    # Overlapped results chain (each starts below its operand), so a pair's saving is
+    # not always worth its drift: every pair, only the pairs that save at least 7/8 of
+    # their result, or none; the smallest arena wins.
+    close = {tid: o for tid, o in overlaps.items()
+             if 8 * o.distance <= nbytes(arena_tensors[tid].type)}
+    for chosen in (overlaps, close):
+        if chosen:
+            candidate = _place(entries, span, arena_tensors, where, in_place, chosen)
+            if candidate.size < plan.size:
+                plan = candidate
     where.update(plan.where)
     for k, (item, rd, wr) in enumerate(entries):
         for t in rd:
@@ -481,8 +485,8 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
     """Per result tensor id, how far below a dying operand it may start (module
     docstring): for each generic dispatch outside any loop whose arena result is new
     at its step and whose arena operand dies there, the distance overlap.py proves safe
-    for the schedule the target's rules choose, taken when it saves at least 7/8 of the
-    result's bytes. When it saves less (a tile several rows tall: the rows the tile
+    for the schedule the target's rules choose. When that saves less than 7/8 of the
+    result's bytes (a tile several rows tall: the rows the tile
     writes ahead of the input it still reads), the rules' cheapest schedule whose tiles
     do not span that outermost blocked dim is tried, and kept if it saves more; it costs
     some reuse of loaded values, which the rules weighed without knowing about memory."""
@@ -511,9 +515,7 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
                     d = overlap_distance(kernel, loose, slots)
                     if d is not None and (best[0] is None or d < best[0]):
                         best = (d, loose)
-            # A pair that saves less than 7/8 of its result adds almost its whole size
-            # to the drift of every chain it joins: it is not worth taking.
-            if best[0] is not None and 8 * best[0] <= size:
+            if best[0] is not None:
                 out[id(item.output)] = Overlap(source, k, best[0], best[1])
                 break
     return out
