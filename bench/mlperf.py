@@ -82,7 +82,7 @@ def _table(rows: list[dict]) -> list[str]:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         cells = [f"{r[c]:,}" if isinstance(r.get(c), int) and c not in ("model", "board")
-                 else str(r.get(c, "")) for c in cols]
+                 else "" if r.get(c) is None else str(r[c]) for c in cols]
         if r["check"] == "does not fit":
             cells[-1] = f"does not fit ({r['note']})"
         lines.append("| " + " | ".join(cells) + " |")
