@@ -30,8 +30,6 @@ no d below the result's size is safe (then the pair saves nothing).
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder
@@ -65,24 +63,25 @@ def _runs(nest: Nest, d: int) -> list[tuple[int, int]]:
 
 def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
     """(tile, point, k): per output element of the nest's parallel domain, the rank of its
-    tile in the run order and its rank within that tile; k is the most points a tile has."""
+    tile in the run order and its rank within that tile; k is the most points a tile has.
+    Tiles run row-major over the dims' runs in the nest's order, and the points of a
+    tile row-major over its dims in that order (nest.py's _points)."""
     shape = nest.domain[:nest.n_parallel]
-    tile = np.zeros(shape, dtype=np.int64)
-    point = np.zeros(shape, dtype=np.int64)
-    runs = [_runs(nest, d) for d in nest.order]
+    tile: np.ndarray = np.zeros((), dtype=np.int64)
+    point: np.ndarray = np.zeros((), dtype=np.int64)
     most = 1
-    for rank, combo in enumerate(itertools.product(*runs)):
-        sizes = [size for _, size in combo]
-        box = [slice(0)] * nest.n_parallel
-        for d, (start, size) in zip(nest.order, combo, strict=True):
-            box[d] = slice(start, start + size)
-        tile[tuple(box)] = rank
-        # Points of a tile run row-major over the nest's order (nest.py's _points).
-        ranks = np.arange(int(np.prod(sizes))).reshape(sizes)
-        inverse = np.argsort(nest.order)
-        point[tuple(box)] = ranks.transpose(inverse)
-        most = max(most, ranks.size)
-    return tile, point, most
+    for d in nest.order:
+        runs = _runs(nest, d)
+        rank, offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(3))
+        for r, (start, n) in enumerate(runs):
+            rank[start:start + n] = r
+            offset[start:start + n] = np.arange(n)
+            size[start:start + n] = n
+        along = [shape[d] if a == d else 1 for a in range(len(shape))]
+        tile = tile * len(runs) + rank.reshape(along)
+        point = point * size.reshape(along) + offset.reshape(along)
+        most *= max(n for _, n in runs)
+    return np.broadcast_to(tile, shape), np.broadcast_to(point, shape), most
 
 
 def _index_only(e: Expr) -> bool:
