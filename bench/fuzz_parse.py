@@ -138,12 +138,16 @@ def flip_byte(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple[bytes
 
 def delete_token(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple[bytes, str]:
     toks = _tokens(data)
+    if not toks:  # e.g. a truncation left only blanks
+        return flip_byte(rng, data, seeds)
     a, b = rng.choice(toks)
     return data[:a] + data[b:], f"delete {data[a:b][:30]!r} at {a}"
 
 
 def duplicate_token(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple[bytes, str]:
     toks = _tokens(data)
+    if not toks:  # e.g. a truncation left only blanks
+        return flip_byte(rng, data, seeds)
     a, b = rng.choice(toks)
     n = rng.choice([1, 1, 2, 8])
     return data[:b] + data[a:b] * n + data[b:], f"repeat {data[a:b][:30]!r} at {a} x{n}"
@@ -151,6 +155,8 @@ def duplicate_token(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple
 
 def swap_tokens(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple[bytes, str]:
     toks = _tokens(data)
+    if not toks:  # e.g. a truncation left only blanks
+        return flip_byte(rng, data, seeds)
     i = rng.randrange(len(toks))
     # Mostly neighbours (plausible typos), sometimes anywhere.
     j = min(len(toks) - 1, i + rng.randint(1, 3)) if rng.random() < 0.7 else \
@@ -166,6 +172,8 @@ def replace_token(rng: random.Random, data: bytes, seeds: list[Seed]) -> tuple[b
     """A token replaced by one of the same kind (op name, value, type word, number...)
     from any seed: still plausible text, often wrong semantics for the importer."""
     toks = _tokens(data)
+    if not toks:  # e.g. a truncation left only blanks
+        return flip_byte(rng, data, seeds)
     a, b = rng.choice(toks)
     old = data[a:b]
     donor = rng.choice(seeds).data

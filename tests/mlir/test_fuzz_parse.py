@@ -84,3 +84,12 @@ def test_a_hang_is_cut_at_the_cpu_time_limit(seeds: list, monkeypatch) -> None:
     monkeypatch.setattr(fuzz, "classify", spin)
     result = fuzz.run_input(seeds, 0, 0, timeout=0.3)
     assert result.outcome == "timeout" and result.seconds < 5
+
+
+@pytest.mark.parametrize("name", sorted(fuzz.MUTATIONS))
+def test_every_mutation_takes_a_text_without_tokens(seeds: list, name: str) -> None:
+    # A truncation can leave only blanks; the token mutations then raised IndexError
+    # (an --count 20000 run of `make fuzz-parse` stopped on one).
+    for blank in (b" ", b"\n\n  \t", b"\x00"):
+        data, what = fuzz.MUTATIONS[name](random.Random(0), blank, seeds)
+        assert isinstance(data, bytes) and what
