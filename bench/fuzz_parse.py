@@ -44,9 +44,13 @@ from toolchain.graph.verify import verify_graph  # noqa: E402
 from toolchain.mlir.parser import parse_bytes  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "models"
-# Seeds always present: a fresh checkout fuzzes these even without the shared models.
-REPO_SEEDS = [ROOT / "examples" / "seed.mlir", *sorted((ROOT / "bench" / "fuzz_models").glob(
-    "*.mlir")), *sorted((ROOT / "bench" / "fuzz_parse_seeds").glob("*.mlir"))]
+# Seeds always present: a fresh checkout fuzzes these even without the shared models. The
+# frontend tests' models hold the ops (tuples, composite, einsum, reduce_precision, CHLO,
+# complex) that no exported model has, so their syntax gets mutated too.
+REPO_SEEDS = [ROOT / "examples" / "seed.mlir",
+              *(p for folder in ("bench/fuzz_models", "bench/fuzz_parse_seeds",
+                                 "tests/frontend/data")
+                for p in sorted((ROOT / folder).glob("*.mlir")))]
 RESULTS = ROOT / "bench" / "results"
 
 # A hang is a CPU-time overrun (not wall time: the machine may be busy with other jobs).
