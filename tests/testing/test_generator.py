@@ -118,3 +118,76 @@ def test_total_order_never_reads_a_nan_of_unknown_sign(sample) -> None:
                      for n in r.graph.nodes))
     node = next(n for n in rg.graph.nodes if n.op == "divide" and n.output.type.dtype.is_float)
     assert not exactness(rg.graph)[id(node.output)].signed
+
+
+LINALG = ("cholesky", "triangular_solve", "batch_norm_training", "batch_norm_grad")
+
+
+def _operands(op: str, seeds: range) -> list[tuple]:
+    """(node attrs, operand values, n) of every `op` node of graphs drawn with `op`
+    alone, from the reference run up to that node."""
+    import copy
+
+    found = []
+    for s in seeds:
+        rg = generate(s, ops=(op,))
+        for k, node in enumerate(rg.graph.nodes):
+            if node.op != op:
+                continue
+            g = copy.deepcopy(rg.graph)
+            g.outputs = list(g.nodes[k].inputs)
+            found.append((node.attrs, run_graph(g, rg.inputs()), node.inputs[0].type.shape[-1]))
+    assert len(found) >= 10, op
+    return found
+
+
+def test_linear_algebra_rows_draw_every_attribute() -> None:
+    attrs = {op: Counter() for op in LINALG}
+    for s in range(200):
+        rg = generate(s, ops=LINALG)
+        for node in rg.graph.nodes:
+            if node.op in attrs:
+                attrs[node.op].update(f"{k}={v}" for k, v in node.attrs.items())
+                attrs[node.op][node.inputs[0].type.dtype.name] += 1
+                attrs[node.op][f"rank={node.inputs[0].type.rank}"] += 1
+    for op in ("cholesky", "triangular_solve"):
+        assert {"f32", "f64", "f16", "bf16", "rank=2", "rank=3", "rank=4"} <= set(attrs[op])
+    assert {"lower=True", "lower=False"} <= set(attrs["cholesky"])
+    assert {f"{k}={v}" for k in ("left_side", "lower", "unit_diagonal") for v in (True, False)
+            } | {f"transpose_a={t}" for t in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")} <= set(
+        attrs["triangular_solve"])
+
+
+def test_cholesky_operands_are_well_conditioned_or_clearly_not_definite() -> None:
+    """M M^T + n I: every matrix's eigenvalues in [n, 7n] (up to the element type's
+    rounding of A), or all <= -n (a negated one, NaN on both sides)."""
+    negated = 0
+    for attrs, (a,), n in _operands("cholesky", range(60)):
+        a = a.astype(np.float64)
+        for idx in np.ndindex(*a.shape[:-2]):
+            tri = np.tril(a[idx]) if attrs["lower"] else np.triu(a[idx]).T
+            lam = np.linalg.eigvalsh(tri + np.tril(tri, -1).T)
+            if lam[-1] < 0:
+                negated += 1
+                lam = -lam[::-1]
+            assert lam[0] >= 0.95 * n and lam[-1] / lam[0] <= 7.5, (lam, n)
+    assert negated
+
+
+def test_triangular_solve_reads_a_diagonally_dominant_triangle() -> None:
+    for attrs, (a, b), _ in _operands("triangular_solve", range(60)):
+        a = a.astype(np.float64)
+        for idx in np.ndindex(*a.shape[:-2]):
+            t = np.tril(a[idx]) if attrs["lower"] else np.triu(a[idx])
+            off = np.abs(t).sum(axis=1) - np.abs(np.diag(t))
+            assert np.all(np.abs(np.diag(t)) > off), t
+        assert not np.isinf(b).any() and np.nanmax(np.abs(b), initial=0) <= 8
+
+
+def test_batch_norm_operands_are_bounded_and_variance_positive() -> None:
+    for op in ("batch_norm_training", "batch_norm_grad"):
+        for _, values, _ in _operands(op, range(40)):
+            for v in values:
+                assert np.nanmax(np.abs(v.astype(np.float64)), initial=0) <= 4.25, op
+            if op == "batch_norm_grad":
+                assert np.all(values[3].astype(np.float64) >= 0.25)

@@ -57,6 +57,29 @@ def test_complex_fft_bit_and_rng_ops_are_printed_and_come_back(op: str) -> None:
             assert "rng_bit_generator" in {n.op for n in imported.nodes}
 
 
+@pytest.mark.parametrize("op", ["cholesky", "triangular_solve", "batch_norm_training",
+                                "batch_norm_grad"])
+def test_linear_algebra_ops_are_printed_and_come_back(op: str) -> None:
+    """Each is written as its StableHLO op (cholesky's false `lower` both written and
+    left out) and imports as the same graph."""
+    rgs = [r for r in (generate(s, ops=(op,)) for s in range(60)) if op in r.ops][:6]
+    assert rgs
+    texts = set()
+    for rg in rgs:
+        text, imported = round_trip(rg.graph, rg.seed)
+        texts.add(text)
+        assert f'"stablehlo.{op}"' in text
+        assert graph_diff(rg.graph, imported) is None, rg.seed
+    if op == "cholesky":
+        rg = next(r for r in rgs if not any(n.attrs["lower"] for n in r.graph.nodes
+                                            if n.op == "cholesky"))
+        texts = {graph_to_mlir(rg.graph, seed) for seed in range(12)}
+        assert any("lower = false" in t for t in texts)
+        assert any("lower" not in t for t in texts)
+        for t in texts:
+            assert graph_diff(rg.graph, import_module(parse_text(t, "x.mlir"))) is None
+
+
 def test_minirt_only_ops_are_not_expressible() -> None:
     rg = next(r for r in (generate(s, ops=("dequantize",)) for s in range(50))
               if "dequantize" in r.ops)

@@ -331,6 +331,17 @@ def _window(ex: _Exporter, node: Node) -> dict:
     return props
 
 
+def _norm_attrs(node: Node) -> dict:
+    return {"epsilon": FloatAttr(float(node.attrs["epsilon"]), F32),
+            "feature_index": _int(node.attrs["feature_index"])}
+
+
+def _cholesky(ex: _Exporter, node: Node) -> tuple[str, dict]:
+    # `lower` is optional and false when absent: both spellings of false are written.
+    lower = bool(node.attrs["lower"])
+    return "cholesky", {} if not lower and ex.maybe() else {"lower": BoolAttr(lower)}
+
+
 def _scatter(ex: _Exporter, node: Node) -> tuple[str, dict]:
     at = node.attrs
     dn = _struct("stablehlo.scatter", [
@@ -384,6 +395,13 @@ _RULES: dict[str, Rule] = {
     "batch_norm_inference": lambda ex, n: ("batch_norm_inference", {
         "epsilon": FloatAttr(float(n.attrs["epsilon"]), F32),
         "feature_index": _int(n.attrs["feature_index"])}),
+    "batch_norm_training": lambda ex, n: ("batch_norm_training", _norm_attrs(n)),
+    "batch_norm_grad": lambda ex, n: ("batch_norm_grad", _norm_attrs(n)),
+    "cholesky": _cholesky,
+    "triangular_solve": lambda ex, n: ("triangular_solve", {
+        **{key: BoolAttr(bool(n.attrs[key])) for key in ("left_side", "lower",
+                                                          "unit_diagonal")},
+        "transpose_a": _enum("transpose", n.attrs["transpose_a"])}),
     "sort": lambda ex, n: ("sort", {"dimension": _int(n.attrs["dimension"]),
                                     "is_stable": BoolAttr(bool(n.attrs["is_stable"]))}),
     "map": lambda ex, n: ("map", {"dimensions": _ints(n.attrs["dimensions"])}),

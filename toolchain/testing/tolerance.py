@@ -66,6 +66,27 @@ STEP_EPS = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-24}
 # are transformed one after another, so their log2(m) add; inverses carry their 1 / n,
 # and IRFFT's Hermitian half spectrum holds up to sqrt(2) ||x|| of norm.
 FFT_C = 2.0
+# The linear-algebra ops (passes/linalg.py; reference/linalg.py in float64). Their
+# budgets are the classical first-order bounds, with u the rounding unit the firmware
+# computes in (f16 and bf16 matrices are factored and solved in f32; f64's sqrt is
+# f32-accurate on boards without an f64 FPU, so cholesky and the batch norms use
+# STEP_EPS, where f64 is 2**-24):
+# - triangular_solve: substitution is backward stable, (T + dT) x = b with
+#   |dT| <= gamma_n |T| (Higham, Accuracy and Stability, thm. 8.5), so componentwise
+#   |x - x^| <= (n + 2) u |T^-1| |T| |x| (|x| |T| |T^-1| for a right-side solve);
+# - cholesky: the computed factor is exact for A + dA with |dA| <= gamma_(n+1) |L| |L^T|
+#   (thm. 10.3), ||dA||_2 <= (n + 1) n u ||A||_2, and the factor moves by at most
+#   kappa_2(A) ||dA||_2 / ||A||_2 times ||L||_2 = sqrt(lambda_max) (normwise, thm. 10.8
+#   to first order), with a factor 2 for the second-order rest; the generator keeps
+#   kappa_2(A) <= 7 (op_gens.cholesky) but the budget reads it from the operand;
+# - the batch norms: a running error bound of the lowering's steps (passes/linalg.py,
+#   the spec's decomposition in the element type): each sum of m terms within
+#   m ua of the sum of |terms| (ua: ACC_EPS, the accumulator's unit; f16 and bf16 sum
+#   in f32), each elementwise step and each rounding of a sum to the element type
+#   within u, and the variance's error carried through 1 / sqrt(var + epsilon) to
+#   first order (see _norm_budget).
+LINALG_OPS = frozenset({"cholesky", "triangular_solve", "batch_norm_training",
+                        "batch_norm_grad"})
 # Measured moves are multiplied by this: the compiled error need not have the sign
 # pattern of any trial, and a first-order estimate may undershoot a little.
 SAFETY = 3.0
@@ -176,10 +197,147 @@ def _negative_axis_scale(node: Node, x: np.ndarray, out: np.ndarray) -> np.ndarr
     return np.where(neg, np.fmax(mag, other), mag)
 
 
-def _budget(node: Node, args: list[np.ndarray], out: np.ndarray, const: bool) -> np.ndarray:
-    """How far the firmware's result may be from the reference's, per element."""
+def _read_matrix(a: np.ndarray, lower: bool, unit: bool = False) -> np.ndarray:
+    """The triangle `lower` names (the diagonal 1 when `unit`), the rest 0."""
+    m = np.tril(a) if lower else np.triu(a)
+    if unit:
+        np.fill_diagonal(m, 1.0)
+    return m
+
+
+def _cholesky_budget(node: Node, a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """2 (n + 1) n u kappa_2(A) sqrt(lambda_max) on the triangle the factor fills (see
+    LINALG_OPS above); 0 on a matrix that is not positive definite (NaN on both sides)
+    and on the other triangle (0 on both sides)."""
+    dt = node.outputs[0].type.dtype
+    u = STEP_EPS.get(dt.name, ACC_EPS_DEFAULT)
+    lower = node.attrs["lower"]
+    n = a.shape[-1]
+    bound = np.zeros(out.shape)
+    for idx in np.ndindex(*a.shape[:-2]):
+        tri = _read_matrix(a[idx].astype(np.float64), True) if lower else \
+            _read_matrix(a[idx].astype(np.float64), False).T
+        sym = tri + np.tril(tri, -1).T
+        if not np.all(np.isfinite(sym)):
+            continue
+        lam = np.linalg.eigvalsh(sym)
+        if lam[0] <= 0:
+            continue
+        b = 2 * (n + 1) * n * u * (lam[-1] / lam[0]) * math.sqrt(lam[-1])
+        bound[idx] = _read_matrix(np.full((n, n), b), lower)
+    return bound
+
+
+def _solve_budget(node: Node, a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """(n + 2) u |T^-1| |T| |x| (left side) or |x| |T| |T^-1| (right side), T = op(A)
+    as read (see LINALG_OPS above)."""
+    at = node.attrs
+    dt = node.outputs[0].type.dtype
+    u = ACC_EPS.get(dt.name, ACC_EPS_DEFAULT)
+    n = a.shape[-1]
+    # An element that is not finite is so on both sides; the finite ones never read it.
+    x = np.abs(out.astype(np.float64))
+    x = np.where(np.isfinite(x), x, 0.0)
+    bound = np.zeros(out.shape)
+    for idx in np.ndindex(*a.shape[:-2]):
+        t = _read_matrix(a[idx].astype(np.float64), at["lower"], at["unit_diagonal"])
+        if at["transpose_a"] != "NO_TRANSPOSE":
+            t = t.T
+        if not np.all(np.isfinite(t)):
+            continue
+        try:
+            tinv = np.abs(np.linalg.inv(t))
+        except np.linalg.LinAlgError:
+            continue
+        g = tinv @ np.abs(t) if at["left_side"] else np.abs(t) @ tinv
+        bound[idx] = (n + 2) * u * (g @ x[idx] if at["left_side"] else x[idx] @ g)
+    return bound
+
+
+def _norm_budget(node: Node, args: list[np.ndarray], index: int) -> np.ndarray:
+    """Result `index` of a batch norm: a running error bound of passes/linalg.py's
+    steps, m the elements per feature, u = STEP_EPS of the element type (a step) and
+    ua = ACC_EPS (a sum's accumulator): batch_norm_training: mean within Em = (m ua +
+    2 u) mean|x|; the variance (the mean of (x - mean)**2) within Ev = (m ua + 4 u)
+    mean((|x| + |mean|)**2) + 2 mean|x - mean| Em; the output y = (x - mean) scale / s
+    + offset (s = sqrt(var + eps)) within |scale| / s (Em + 8 u (|x| + |mean|)) +
+    |x - mean| |scale| Ev / (2 s (var + eps)) + 8 u |y|'s terms. batch_norm_grad
+    (operands x, scale, mean, var, dy): d offset = sum dy within (m ua + u) sum|dy|;
+    d scale = sum(dy (x - mean) / s) within (m ua + 5 u) sum(|dy| (|x| + |mean|) / s);
+    d x = scale / (s m) (m dy - sum dy - sum(dy (x - mean)) (x - mean) / (var + eps))
+    within (m ua + 10 u) |scale| / (s m) times the same with every term taken by its
+    magnitude."""
+    dt = node.outputs[0].type.dtype
+    u = STEP_EPS.get(dt.name, ACC_EPS_DEFAULT)
+    ua = ACC_EPS.get(dt.name, ACC_EPS_DEFAULT)
+    fi, eps = node.attrs["feature_index"], node.attrs["epsilon"]
+    x = args[0].astype(np.float64)
+    axes = tuple(i for i in range(x.ndim) if i != fi)
+    shape = [-1 if i == fi else 1 for i in range(x.ndim)]
+    m = max(1, math.prod(x.shape[i] for i in axes))
+
+    def r(v: np.ndarray) -> np.ndarray:
+        return v.reshape(shape)
+
+    ax = np.abs(x)
+    if node.op == "batch_norm_training":
+        scale, offset = (np.abs(a.astype(np.float64)) for a in args[1:3])
+        mean = x.sum(axis=axes) / m
+        c = x - r(mean)
+        var = (c * c).sum(axis=axes) / m
+        em = (m * ua + 2 * u) * ax.sum(axis=axes) / m
+        mag = ax + np.abs(r(mean))
+        ev = (m * ua + 4 * u) * (mag * mag).sum(axis=axes) / m + \
+            2 * np.abs(c).sum(axis=axes) / m * em
+        if index == 1:
+            return np.broadcast_to(em, var.shape)
+        if index == 2:
+            return ev
+        s = np.sqrt(np.abs(r(var)) + eps)
+        return (r(scale) / s * (r(em) + 8 * u * mag)
+                + np.abs(c) * r(scale) * r(ev) / (2 * s * (np.abs(r(var)) + eps))
+                + 8 * u * (np.abs(c) * r(scale) / s + r(offset)))
+    scale, mean, var = (a.astype(np.float64) for a in args[1:4])
+    dy = np.abs(args[4].astype(np.float64))
+    s = np.sqrt(np.abs(var) + eps)
+    mag = ax + np.abs(r(mean))
+    if index == 2:
+        return (m * ua + u) * dy.sum(axis=axes)
+    if index == 1:
+        return (m * ua + 5 * u) * (dy * mag / r(s)).sum(axis=axes)
+    terms = m * dy + r(dy.sum(axis=axes)) + r((dy * mag).sum(axis=axes)) * mag / r(
+        np.abs(var) + eps)
+    return (m * ua + 10 * u) * r(np.abs(scale) / (s * m)) * terms
+
+
+def _linalg_budget(node: Node, args: list[np.ndarray], out: np.ndarray,
+                   index: int) -> np.ndarray:
+    """The budget of result `index` of a linear-algebra op (LINALG_OPS), plus the
+    rounding of the result to its type (twice for f16 and bf16: their result is
+    rounded once from f32, and the reference's once from float64)."""
+    dt = node.outputs[index].type.dtype
+    if node.op == "cholesky":
+        bound = _cholesky_budget(node, args[0], out)
+    elif node.op == "triangular_solve":
+        bound = _solve_budget(node, args[0], out)
+    else:
+        bound = _norm_budget(node, args, index)
+    bound = np.broadcast_to(bound, out.shape) + (1 + (dt.name in NARROW)) * _spacing(out, dt)
+    if node.op == "cholesky":  # the other triangle is 0 on both sides
+        lower = node.attrs["lower"]
+        n = out.shape[-1]
+        bound = bound * _read_matrix(np.ones((n, n)), lower)
+    return np.where(np.isfinite(bound), bound, 0.0)
+
+
+def _budget(node: Node, args: list[np.ndarray], out: np.ndarray, const: bool,
+            index: int = 0) -> np.ndarray:
+    """How far the firmware's result may be from the reference's, per element (of
+    result `index` of the node)."""
     dt = node.outputs[0].type.dtype
     op = node.op
+    if op in LINALG_OPS:
+        return _linalg_budget(node, args, out, index)
     if op == "fft":
         return _fft_budget(node, args[0], out)
     if op in ("complex", "real", "imag"):  # parts moved, not rounded: no error of its own
@@ -240,14 +398,14 @@ def _noisy_run(graph: Graph, inputs: list[np.ndarray],
         with np.errstate(all="ignore"):
             result = KERNELS[node.op](node, *args)
         outs = result if isinstance(result, tuple | list) else [result]
-        for t, v, i in zip(node.outputs, outs, outs_info):
+        for index, (t, v, i) in enumerate(zip(node.outputs, outs, outs_info)):
             v = np.asarray(v).reshape(t.type.shape)
             info[id(t)] = i
             cplx = t.type.dtype.is_complex
             if (t.type.dtype.is_float or cplx) and not i.exact:
                 with np.errstate(all="ignore"):
                     budget = _budget(node, args, v, any(info[id(x)].const
-                                                        for x in node.inputs))
+                                                        for x in node.inputs), index)
                     if cplx:  # each part moved by the budget, with signs of its own
                         moved = v.astype(np.complex128) + budget * (
                             sign(v.shape, k) + 1j * sign(v.shape, k + 1))
