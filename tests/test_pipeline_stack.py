@@ -145,3 +145,68 @@ def test_the_same_image_is_measured_once_per_process(m4_build, monkeypatch) -> N
     b, _ = stack_mod.measure_stack(board, m4_build.elf, inputs)
     assert a == b and a is not None and a.depth == m4_build.stack.measured
     assert len(calls) <= 1  # 0 when an earlier build in this process measured it
+
+
+def _small_ram_board(tmp_path: Path, ram: int) -> Path:
+    """cortex-m4 with `ram` bytes of RAM and a 2 KB default stack that the tests make
+    too large for it."""
+    text = (REPO / "boards" / "cortex-m4.yaml").read_text()
+    text = text.replace("identifier: cortex-m4", "identifier: cortex-m4-small-ram")
+    text = text.replace("ram: {origin: 0x20000000, length: 0x400000}",
+                        f"ram: {{origin: 0x20000000, length: {ram:#x}}}")
+    text = text.replace("stack_size: 0x4000", "stack_size: 0x800")
+    text = text.replace("budgets: {flash: 0x400000, ram: 0x400000}",
+                        f"budgets: {{flash: 0x400000, ram: {ram:#x}}}")
+    path = tmp_path / "cortex-m4-small-ram.yaml"
+    path.write_text(text)
+    return path
+
+
+def _non_stack_ram(build: pipeline.BuildResult) -> int:
+    report = size_report(build)
+    return report.ram_total - report.ram["stack"]
+
+
+def test_a_default_stack_that_does_not_fit_is_measured_in_the_room_left(
+        model: Path, m4_build, tmp_path: Path) -> None:
+    # hifive1 with kws_ref_model is this case: 4 KB of default stack beside a 12.4 KB
+    # arena overflow its 16 KB, the measured 720 B reservation does not.
+    assert m4_build.stack.reserved <= 1024
+    ram = _non_stack_ram(m4_build) + 1024
+    logged: list[str] = []
+    build = pipeline.build_model(model, _small_ram_board(tmp_path, ram), tmp_path / "fw",
+                                 log=logged.append)
+    assert build.stack == m4_build.stack
+    assert stack_reserved(build.elf) == m4_build.stack.reserved
+    assert any("the board's 2048 B stack leaves no room in RAM; measuring the stack with "
+               "the 1024 B there is" in m for m in logged)
+    inputs = pipeline._measuring_inputs(m4_build.module, m4_build.graph)
+    small, full = (run_image(b.board, b.elf, inputs) for b in (build, m4_build))
+    assert small.exit_code == 0 and small.outputs and small.outputs == full.outputs
+
+
+def test_a_measured_stack_larger_than_the_room_left_does_not_fit(
+        model: Path, m4_build, tmp_path: Path) -> None:
+    # Room for MIN_TRIAL_STACK and more, but less than the measured reservation: the
+    # error's size table shows the reservation the image needs, and nothing is left.
+    room = (pipeline.MIN_TRIAL_STACK + m4_build.stack.reserved) // 2 // 16 * 16
+    ram = _non_stack_ram(m4_build) + room
+    logged: list[str] = []
+    out = tmp_path / "fw"
+    with pytest.raises(pipeline.DoesNotFit) as err:
+        pipeline.build_model(model, _small_ram_board(tmp_path, ram), out, log=logged.append)
+    short = m4_build.stack.reserved - room
+    assert f"overflows RAM by {short} bytes" in str(err.value)
+    assert f"stack {m4_build.stack.reserved} B" in str(err.value)
+    assert not out.exists() and not list(tmp_path.glob(".fw.*"))
+
+
+def test_no_room_for_a_trial_stack_does_not_fit_without_a_run(
+        model: Path, m4_build, tmp_path: Path, monkeypatch) -> None:
+    runs: list[Path] = []
+    monkeypatch.setattr(stack_mod, "run_image", lambda board, elf, *a, **k: runs.append(elf))
+    ram = _non_stack_ram(m4_build) + pipeline.MIN_TRIAL_STACK - 16
+    with pytest.raises(pipeline.DoesNotFit, match="stack 2048 B"):
+        pipeline.build_model(model, _small_ram_board(tmp_path, ram), tmp_path / "fw",
+                             log=lambda m: None)
+    assert runs == []

@@ -21,7 +21,7 @@ import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.emu.profile import dispatch_macs
-from toolchain.emu.stack import measure_stack, stack_reservation
+from toolchain.emu.stack import STACK_ALIGN, measure_stack, stack_reservation
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
     ImageTooLarge,
@@ -189,8 +189,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
-        link = link_image(board, [tmp / "dispatch.o"], tmp, log)
-        link, stack = _size_stack(board, link, tmp, image.module, graph, log)
+        link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log)
         if stamp:
             # Written last: a stamp vouches for finished artifacts only.
             record = {"stamp": stamp, "artifacts": {
@@ -216,6 +215,67 @@ def _measuring_inputs(module: bytes, graph: Graph) -> bytes:
         return encode_inputs(signature, random_inputs(graph, 0))
     except (ValueError, TypeError):  # inputs the graph's types cannot draw: zeros
         return bytes(sum(s.byte_size for s in signature))
+
+
+# The least stack worth measuring with when the board's default does not fit: a run
+# needs a few frames (reset handler, harness, dispatch loop); below this the image is
+# reported as not fitting without a run.
+MIN_TRIAL_STACK = 256
+
+
+def _link_sized(board: Board, objects: list[Path], out: Path, module: bytes, graph: Graph,
+                log) -> tuple[LinkResult, StackSizing | None]:
+    """link_image, then _size_stack. A board's stack_size is only a default for bare-metal
+    images, which reserve the depth measured under QEMU plus a margin; when that default
+    is all that keeps an image out of RAM (hifive1's 4 KB beside kws_ref_model's arena),
+    the image is linked with the stack RAM has room for, measured, and kept when its
+    measured reservation fits there. Otherwise it does not fit, reported by link_image
+    with the stack it needs."""
+    try:
+        link = link_firmware(board, objects, out)
+    except ImageTooLarge:
+        trial = _board_with_stack_room(board, objects, out)
+        if trial is None:
+            link_image(board, objects, out, log)  # raises DoesNotFit with the size table
+            raise
+        try:
+            link = link_firmware(trial, objects, out)
+        except ImageTooLarge:
+            link_image(board, objects, out, log)
+            raise
+        log(f"minirt-build: the board's {board.stack_size} B stack leaves no room in RAM; "
+            f"measuring the stack with the {trial.stack_size} B there is")
+        use, _ = measure_stack(trial, link.elf, _measuring_inputs(module, graph))
+        # A run that failed (perhaps overflowing the trial stack into .bss) or a depth
+        # whose reservation exceeds the room does not fit: the table then shows the
+        # board's default, or the measured reservation.
+        needed = board if use is None else dataclasses.replace(
+            board, stack_size=stack_reservation(use.depth))
+        if use is None or needed.stack_size > trial.stack_size:
+            link_image(needed, objects, out, log)
+            raise
+        board = trial
+    return _size_stack(board, link, out, module, graph, log)
+
+
+def _board_with_stack_room(board: Board, objects: list[Path], out: Path) -> Board | None:
+    """`board` with its stack cut to the RAM left beside everything else, when the image
+    is bare metal (its stack is measured), fits flash, and leaves at least
+    MIN_TRIAL_STACK; else None."""
+    if board.simulation is None or board.simulation.mode != "system":
+        return None
+    try:
+        big = link_firmware(enlarged_board(board, objects), objects, out / "room")
+        report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
+    except ImageTooLarge:
+        return None
+    finally:
+        shutil.rmtree(out / "room", ignore_errors=True)
+    room = board.ram.length - (report.ram_total - report.ram.get("stack", 0))
+    room = room // STACK_ALIGN * STACK_ALIGN
+    if report.flash_total > board.flash.length or room < MIN_TRIAL_STACK:
+        return None
+    return dataclasses.replace(board, stack_size=room)
 
 
 def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph: Graph,

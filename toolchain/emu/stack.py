@@ -37,6 +37,7 @@ from toolchain.emu.run import EmuError, run_image, verified_elf
 from toolchain.target import Board
 
 __all__ = [
+    "STACK_ALIGN",
     "StackProbe",
     "StackUse",
     "measure_stack",
