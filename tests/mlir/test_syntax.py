@@ -175,7 +175,31 @@ def test_float_attribute_spellings() -> None:
     assert op.attr("a") == FloatAttr(1e-3, F32)
     assert op.attr("b") == FloatAttr(-250.0, dtype("f64"))
     assert op.attr("c") == FloatAttr(1.0, F32)  # an integer spelling of a float attribute
-    assert isinstance(op.attr("d"), FloatAttr)
+    d = op.attr("d")  # a hexadecimal float is the type's bit pattern: a quiet NaN
+    assert isinstance(d, FloatAttr) and d.type == F32 and math.isnan(d.value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("0x3F800000 : f32", 1.0), ("0xC0000000 : f32", -2.0), ("0x3C00 : f16", 1.0),
+    ("0x3F80 : bf16", 1.0), ("0x3FF0000000000000 : f64", 1.0),
+    ("0x7F800000 : f32", math.inf)])
+def test_hexadecimal_float_attributes_are_bit_patterns(text: str, value: float) -> None:
+    op = top_ops(f'"t.op"() {{a = {text}}} : () -> ()\n')[0]
+    assert op.attr("a").value == value
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # The parser fuzz found the first: a bit pattern wider than the type was converted as
+    # a number and ended in OverflowError.
+    ("0xFFFFFFFFFFFFFFFFFFFFFF : f32", "hexadecimal float literal of 88 bits does not fit "
+                                       "in f32"),
+    ("0x1FFFFFFFF : f32", "hexadecimal float literal 0x1ffffffff does not fit in f32"),
+    ("0x1FFFF : f16", "does not fit in f16"),
+    ("-0x3F800000 : f32", "hexadecimal float literal cannot have a sign")])
+def test_bad_hexadecimal_float_attributes_are_located_errors(text: str, message: str) -> None:
+    with pytest.raises(CompileError, match=message) as err:
+        top_ops(f'"t.op"() {{a = {text}}} : () -> ()\n')
+    assert "1:" in str(err.value)
 
 
 def test_dialect_attributes() -> None:

@@ -398,7 +398,8 @@ class Parser:
             if _is_int(text) and not (isinstance(ty, DType) and ty.is_float):
                 int_ty = ty if isinstance(ty, DType) and ty.kind in "iub" else None
                 return IntAttr(self.int_value(tok, int_ty), ty)
-            return FloatAttr(_parse_float(text, lambda m: self.error(m, tok)), ty)
+            fty = ty if isinstance(ty, DType) and ty.is_float else DTYPES["f64"]
+            return FloatAttr(_parse_float(text, fty, lambda m: self.error(m, tok)), ty)
         if kind == "string":
             self.lex.next()
             return StringAttr(_unescape(text))
@@ -1028,9 +1029,13 @@ def _int_value(text: str, err: Callable[[str], CompileError]) -> int:
     return sign * int(body, 10)
 
 
-def _parse_float(text: str, err: Callable[[str], CompileError]) -> float:
+def _parse_float(text: str, ty: DType, err: Callable[[str], CompileError]) -> float:
+    """A float attribute's value. As in MLIR, a hexadecimal literal is the bit pattern of
+    its type (`0x7FC00000 : f32` is a NaN), not a number to convert."""
     if _is_int(text) and text.lstrip("+-").lower().startswith("0x"):
-        return float(_int_value(text, err))
+        if text.startswith("-"):
+            raise err("hexadecimal float literal cannot have a sign")
+        return _float_from_bits(_int_value(text, err), ty, err)
     return float(text)
 
 
@@ -1053,7 +1058,9 @@ def _to_host(dt: DType, values: list) -> np.ndarray:
 
 def _float_from_bits(bits: int, ty: DType, err: Callable[[str], CompileError]) -> float:
     if not 0 <= bits < 1 << ty.bits:
-        raise err(f"hexadecimal float literal {hex(bits)} does not fit in {ty.name}")
+        # A mutated or hostile literal may run to any length: name its width instead.
+        shown = hex(bits) if 0 <= bits < 1 << 64 else f"of {abs(bits).bit_length()} bits"
+        raise err(f"hexadecimal float literal {shown} does not fit in {ty.name}")
     np_bits = {16: np.uint16, 32: np.uint32, 64: np.uint64}[ty.bits]
     if ty.name == "bf16":
         return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
