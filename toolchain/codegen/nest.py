@@ -42,6 +42,7 @@ from toolchain.kernel.form import (
     expr_dtype,
     postorder,
 )
+from toolchain.kernel.paired import paired_position
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
@@ -622,6 +623,8 @@ class NestEmitter(DotEmitter):
         t = k.operands[e.operand]
         shape = t.shape or ()
         forms = self.affine.get(id(e)) or tuple(affine_of(i) for i in e.index)
+        if e.operand in k.paired:
+            return self._paired_load(e, forms, shape)
         ranges = {d: self._interval(d) for d in range(len(k.domain))}
         unproven = []
         if e.pad is not None:
@@ -672,6 +675,61 @@ class NestEmitter(DotEmitter):
             ok, self._affine_offset(checked), ir.Constant(I32, 0)))
         ptr = self._gep_from(e.operand, self._affine_address(e.operand, proven), safe)
         return b.select(ok, self._load_at(e.operand, ptr), pad)
+
+    def _paired_load(self, e: Load, forms: tuple[Affine | None, ...],
+                     shape: tuple[int, ...]) -> ir.Value:
+        """One element of an operand in the paired layout (kernel/paired.py), outside the
+        packed steps (a reduction's last elements, a region that is not packed): the
+        element at row-major offset f sits at f with bits 0 and 1 swapped."""
+        if e.pad is not None or e.valid is not None:
+            from toolchain.codegen.emit import EmitError
+
+            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand {e.operand} "
+                            "is bounds-checked (the layout is made for weights only)")
+        strides = _strides(shape)
+        if all(f is not None for f in forms):
+            flat = _flat(forms, strides, range(len(shape)))
+            # Terms whose coefficient is a multiple of 4 move by whole groups; a term
+            # with a known value (a constant loop base) joins the constant. Then the
+            # position within the group is the constant's, swapped at build time.
+            const, dynamic = flat.const, []
+            for d, c in flat.terms:
+                if c % WIDTH and isinstance(self.base[d], int):
+                    const += c * (self.base[d] + self.point[d])
+                else:
+                    dynamic.append((d, c))
+            if all(c % WIDTH == 0 for _, c in dynamic):
+                moved = Affine(tuple(dynamic), (const & ~3) + paired_position(const & 3))
+                ptr = self._affine_address(e.operand, moved)
+                return self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
+            offset = self._affine_offset(flat)
+        else:
+            offset = self._row_major(e, shape)
+        b = self.b
+        one = ir.Constant(I32, 1)
+        differ = b.and_(b.xor(offset, b.lshr(offset, one)), one)  # bit 0 != bit 1
+        swapped = b.xor(offset, b.mul(differ, ir.Constant(I32, 3)))
+        return self._load(e.operand, swapped)
+
+    def paired_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:
+        """The two words of 16-bit pairs of the 4 elements of `ld` from the current point
+        on along the packed dim, stored in the paired layout: what SXTB16 makes of the
+        int8 word and of it rotated by 8. Two adjacent aligned loads (one LDRD)."""
+        from toolchain.codegen.dot import I32 as W32
+
+        forms, strides, unproven = self._packed_split(ld)
+        if unproven:
+            from toolchain.codegen.emit import EmitError
+
+            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand "
+                            f"{ld.operand} is bounds-checked")
+        ptr = self._affine_address(ld.operand, _flat(forms, strides, range(len(forms))))
+
+        def words() -> tuple[ir.Value, ir.Value]:
+            high = self.b.gep(ptr, [ir.Constant(I32, 1)], inbounds=True, source_etype=W32)
+            return self._word_at(ptr), self._word_at(high)
+
+        return self._cached(("pw", id(ptr)), words)
 
     def _affine_offset(self, form: Affine) -> ir.Value:
         """The element offset `form` as an i32 value at the current point."""
