@@ -220,8 +220,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     each dispatch's loop schedule for the board's target (toolchain/loops)."""
     from toolchain.kernel.form import Kernel
     from toolchain.loops import choose_schedule
-    from toolchain.pipeline import lower_for_backends, prepare_graph
-    from toolchain.schedule import schedule
+    from toolchain.pipeline import prepare_graph, schedule_for_board
 
     if not args.board:
         raise UsageError(f"--dump-schedule needs --board: schedules depend on the target "
@@ -235,7 +234,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
     target = board.target_info
-    program = schedule(lower_for_backends(prepare_graph(graph, quantize)), target=target)
+    program = schedule_for_board(prepare_graph(graph, quantize), board)
     print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
           "dispatches")
     for step in program.steps:
@@ -243,6 +242,8 @@ def _dump_schedule(args: argparse.Namespace) -> int:
         if isinstance(k, Kernel):
             # The schedule the arena plan was checked with, if any (Step.schedule).
             print((step.schedule or choose_schedule(k, target)).format())
+            if k.paired:  # weights stored pre-extended (schedule/paired.py)
+                print("  paired " + " ".join(f"x{j}" for j in k.paired))
         else:
             print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
     return EXIT_OK

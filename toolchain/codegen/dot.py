@@ -7,7 +7,9 @@ extends bytes 0 and 2 (and, rotated by 8, bytes 1 and 3) into two 16-bit halves,
 SMLAD multiplies both halves and adds them to the accumulator: 4 MACs in 2 loads, 4
 SXTB16 and 2 SMLAD, where the scalar loop takes 4 x (2 loads + 1 multiply-add). The
 byte order differs between the two pairs, but equally for x and w, so the sum is the
-same: integer arithmetic, exactly the reference's.
+same: integer arithmetic, exactly the reference's. An operand stored in the paired
+layout (kernel/paired.py: a constant's words already as SXTB16 would make them) is
+read as its two words, one LDRD, and not unpacked.
 
 The instructions are LLVM's ACLE intrinsics (`llvm.arm.sxtb16`, `llvm.arm.smlad`),
 emitted inline by the loop nest (codegen/nest.py) where the schedule says `dot dsp`:
@@ -58,7 +60,10 @@ class DotEmitter:
 
     def _pairs(self, ld: Load) -> tuple[ir.Value, ir.Value]:
         """The 16-bit pairs of the 4 elements of `ld` from the current point on (along
-        the packed dim): one word, unpacked twice, once per word the tile reads."""
+        the packed dim): one word, unpacked twice, once per word the tile reads; for an
+        operand in the paired layout (kernel/paired.py) the two words as stored."""
+        if ld.operand in self.k.paired:
+            return self.paired_words(ld)
         word = self.packed_word(ld)
         key = ("pairs", id(word))
         for scope in reversed(self.scopes):

@@ -42,6 +42,7 @@ from toolchain.kernel.form import (
     expr_dtype,
     postorder,
 )
+from toolchain.kernel.paired import paired_position
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
@@ -534,15 +535,40 @@ class NestEmitter(DotEmitter):
         accs = [b.load(s) for s in slots]
         unroll = self.nest.unroll
         taps = itertools.product(*[range(k.domain[d]) for d in unroll])
+        order = self._packed_order(points) if packed else list(enumerate(points))
         for tap in taps:
             self.point.update(zip(unroll, tap))
-            for j, p in enumerate(points):
+            for j, p in order:
                 self.point.update(p)
                 accs[j] = self.dot_step(accs[j]) if packed else self._combine(accs[j])
         for d in unroll:
             self.point[d] = 0
         for slot, v in zip(slots, accs, strict=True):
             b.store(v, slot)
+
+    def _packed_order(self, points: list[dict[int, int]]) -> list[tuple[int, dict[int, int]]]:
+        """The order a packed step visits its tile's points (with their slot index). A
+        tile of pixels x output channels reading paired weights visits them channel by
+        channel when its pixels are rows (a pixel dim other than the innermost one),
+        else pixel by pixel: an order LLVM's register allocation answers to, measured on
+        cortex-m4 (kws's 2-row pointwise tile 25 -> 21 instructions per 16 MACs, 1.82 ->
+        1.58 per MAC; the same order over 2 columns costs vww_96's pointwise layers 4 to
+        14%). docs/architecture.md, "Where the int8 instructions go (Cortex-M4)"."""
+        order = list(enumerate(points))
+        k = self.k
+        dims = sorted(points[0]) if points else []
+        operands = dot_operands(k)
+        if len(dims) != 2 or operands is None or not k.paired:
+            return order
+        x, w = (operands if operands[1].operand in k.paired else operands[::-1])
+        xdeps, wdeps = self.deps[id(x)], self.deps[id(w)]
+        pixels = [d for d in range(k.n_parallel)
+                  if k.domain[d] > 1 and d in xdeps and d not in wdeps]
+        pixel = [d for d in dims if d in pixels]
+        channel = [d for d in dims if d in wdeps and d not in xdeps]
+        if len(pixel) != 1 or len(channel) != 1 or pixel[0] == pixels[-1]:
+            return order
+        return sorted(order, key=lambda jp: (jp[1][channel[0]], jp[1][pixel[0]]))
 
     def _combine(self, acc: ir.Value) -> ir.Value:
         k = self.k
@@ -622,6 +648,8 @@ class NestEmitter(DotEmitter):
         t = k.operands[e.operand]
         shape = t.shape or ()
         forms = self.affine.get(id(e)) or tuple(affine_of(i) for i in e.index)
+        if e.operand in k.paired:
+            return self._paired_load(e, forms, shape)
         ranges = {d: self._interval(d) for d in range(len(k.domain))}
         unproven = []
         if e.pad is not None:
@@ -672,6 +700,61 @@ class NestEmitter(DotEmitter):
             ok, self._affine_offset(checked), ir.Constant(I32, 0)))
         ptr = self._gep_from(e.operand, self._affine_address(e.operand, proven), safe)
         return b.select(ok, self._load_at(e.operand, ptr), pad)
+
+    def _paired_load(self, e: Load, forms: tuple[Affine | None, ...],
+                     shape: tuple[int, ...]) -> ir.Value:
+        """One element of an operand in the paired layout (kernel/paired.py), outside the
+        packed steps (a reduction's last elements, a region that is not packed): the
+        element at row-major offset f sits at f with bits 0 and 1 swapped."""
+        if e.pad is not None or e.valid is not None:
+            from toolchain.codegen.emit import EmitError
+
+            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand {e.operand} "
+                            "is bounds-checked (the layout is made for weights only)")
+        strides = _strides(shape)
+        if all(f is not None for f in forms):
+            flat = _flat(forms, strides, range(len(shape)))
+            # Terms whose coefficient is a multiple of 4 move by whole groups; a term
+            # with a known value (a constant loop base) joins the constant. Then the
+            # position within the group is the constant's, swapped at build time.
+            const, dynamic = flat.const, []
+            for d, c in flat.terms:
+                if c % WIDTH and isinstance(self.base[d], int):
+                    const += c * (self.base[d] + self.point[d])
+                else:
+                    dynamic.append((d, c))
+            if all(c % WIDTH == 0 for _, c in dynamic):
+                moved = Affine(tuple(dynamic), (const & ~3) + paired_position(const & 3))
+                ptr = self._affine_address(e.operand, moved)
+                return self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
+            offset = self._affine_offset(flat)
+        else:
+            offset = self._row_major(e, shape)
+        b = self.b
+        one = ir.Constant(I32, 1)
+        differ = b.and_(b.xor(offset, b.lshr(offset, one)), one)  # bit 0 != bit 1
+        swapped = b.xor(offset, b.mul(differ, ir.Constant(I32, 3)))
+        return self._load(e.operand, swapped)
+
+    def paired_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:
+        """The two words of 16-bit pairs of the 4 elements of `ld` from the current point
+        on along the packed dim, stored in the paired layout: what SXTB16 makes of the
+        int8 word and of it rotated by 8. Two adjacent aligned loads (one LDRD)."""
+        from toolchain.codegen.dot import I32 as W32
+
+        forms, strides, unproven = self._packed_split(ld)
+        if unproven:
+            from toolchain.codegen.emit import EmitError
+
+            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand "
+                            f"{ld.operand} is bounds-checked")
+        ptr = self._affine_address(ld.operand, _flat(forms, strides, range(len(forms))))
+
+        def words() -> tuple[ir.Value, ir.Value]:
+            high = self.b.gep(ptr, [ir.Constant(I32, 1)], inbounds=True, source_etype=W32)
+            return self._word_at(ptr), self._word_at(high)
+
+        return self._cached(("pw", id(ptr)), words)
 
     def _affine_offset(self, form: Affine) -> ir.Value:
         """The element offset `form` as an i32 value at the current point."""

@@ -91,6 +91,10 @@ class Kernel:
     init: Expr | None = None
     epilogue: Expr | None = None  # reductions only: what is stored, from Acc
     accumulator: DType | None = None  # the folded value's type; None: the result's
+    # Operands stored in the paired layout (kernel/paired.py): int8 values kept as i16,
+    # each aligned group of 4 elements of the row-major array in the order 0, 2, 1, 3.
+    # Loads still index the logical shape; only where the values sit differs.
+    paired: tuple[int, ...] = ()
 
     @property
     def is_reduction(self) -> bool:

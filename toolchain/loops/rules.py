@@ -16,6 +16,7 @@ factor pay for their remainder tile.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from math import prod
@@ -33,22 +34,31 @@ __all__ = ["BUDGETS", "SIMD", "Budget", "SimdRow", "choose_schedule", "interior_
 
 @dataclass(frozen=True)
 class SimdRow:
-    """What a SIMD instruction set offers the loops: f32 lanes per register, and the
-    kind of packed int8 dot step (codegen/dot.py's DOT_KINDS; "" for none)."""
+    """What a SIMD instruction set offers the loops: f32 lanes per register, the kind of
+    packed int8 dot step (codegen/dot.py's DOT_KINDS; "" for none), and whether its
+    constant operands (weights) are stored pre-extended in the paired layout
+    (kernel/paired.py, schedule/paired.py: twice their flash, no unpacking)."""
 
     float_lanes: int
     int8_dot: str = ""
+    paired_operands: bool = False
 
 
 SIMD: dict[str, SimdRow] = {
     "none": SimdRow(float_lanes=1),
-    "dsp": SimdRow(float_lanes=1, int8_dot="dsp"),  # SXTB16 + SMLAD in core registers
+    # SXTB16 + SMLAD in core registers; paired weights: docs/architecture.md, "Where the
+    # int8 instructions go (Cortex-M4)", has the measured gain and flash.
+    "dsp": SimdRow(float_lanes=1, int8_dot="dsp", paired_operands=True),
     "mve": SimdRow(float_lanes=4),
     "neon": SimdRow(float_lanes=4),
     "sse2": SimdRow(float_lanes=4),
     "avx2": SimdRow(float_lanes=8),
 }
 DOT_WIDTH = 4  # int8 elements per packed step
+# Instructions a packed step spends on one operand value (4 elements): a word load and
+# its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
+UNPACKED_LOAD = 3
+PAIRED_LOAD = 1
 
 
 @dataclass(frozen=True)
@@ -171,13 +181,14 @@ class _Shape:
     """What the cost model needs of a reduction nest's kernel."""
 
     loads: tuple[frozenset[int], ...]  # dims each distinct load of the body depends on
+    paired: tuple[bool, ...]  # per load: its operand is in the paired layout
     ops: int  # arithmetic per body value, the combine included
     epilogue: int  # arithmetic per output after the reduction, the store included
     float_acc: bool
 
 
 def _shape(k: Kernel, fma: bool) -> _Shape:
-    loads = []
+    loads, paired = [], []
     seen: set[tuple] = set()
     for e in postorder(k.body):
         if isinstance(e, Load):
@@ -185,13 +196,14 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
             if key not in seen:
                 seen.add(key)
                 loads.append(_deps(e))
+                paired.append(e.operand in k.paired)
     body_ops = _arith_ops(k.body, k) + 1
     float_acc = k.acc_dtype.is_float
     mul_add = isinstance(k.body, Apply) and k.body.op == "multiply" and k.combine == "add"
     if mul_add and (fma or not float_acc):  # VFMA / FMADD, and MLA / MADD for integers
         body_ops -= 1
     epi = (_arith_ops(k.epilogue, k) if k.epilogue is not None else 0) + 1
-    return _Shape(tuple(loads), body_ops, epi, float_acc)
+    return _Shape(tuple(loads), tuple(paired), body_ops, epi, float_acc)
 
 
 def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
@@ -201,15 +213,18 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
     points = prod(tile.values())
     copies = points * prod(k.domain[d] for d in unroll)
     loads = 0
-    for deps in s.loads:
+    packed_loads = 0  # per 4 elements: a word and its 2 unpacks, or a paired LDRD
+    for deps, paired in zip(s.loads, s.paired, strict=True):
         if not deps & set(loops):
             continue  # loop-invariant in the reduction: hoisted, counted per tile below
-        loads += prod(n for d, n in tile.items() if d in deps) * \
+        n = prod(n for d, n in tile.items() if d in deps) * \
             prod(k.domain[d] for d in unroll if d in deps)
+        loads += n
+        packed_loads += n * (PAIRED_LOAD if paired else UNPACKED_LOAD)
     step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
     steps = prod(k.domain[d] for d in loops)
-    if packed:  # per 4 elements: a word per load, 2 unpacks of each, 2 MACs per copy
-        step = 3 * loads + 2 * copies + budget.loop_cost
+    if packed:  # per 4 elements: the loads, 2 MACs per copy
+        step = packed_loads + 2 * copies + budget.loop_cost
         steps /= DOT_WIDTH
     return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
 
@@ -274,9 +289,12 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
         tile = {d: t for d, t in enumerate(combo) if t > 1}
         points = prod(tile.values())
         copies = points * prod(k.domain[d] for d in unroll)
-        loads = sum(prod(n for d, n in tile.items() if d in deps)
-                    * prod(k.domain[d] for d in unroll if d in deps) for deps in s.loads)
-        step = 3 * loads + 2 * copies if packed else loads + copies * s.ops
+        counts = [(prod(n for d, n in tile.items() if d in deps)
+                   * prod(k.domain[d] for d in unroll if d in deps), paired)
+                  for deps, paired in zip(s.loads, s.paired, strict=True)]
+        loads = sum(n for n, _ in counts)
+        packed_loads = sum(n * (PAIRED_LOAD if paired else UNPACKED_LOAD) for n, paired in counts)
+        step = packed_loads + 2 * copies if packed else loads + copies * s.ops
         code += step + points * s.epilogue
     return code
 
@@ -327,6 +345,13 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     dot = SIMD[target.capabilities.simd].int8_dot if dot_operands(k) else ""
     interior = interior_ranges(k)
+    # A tile whose loop body is one packed step (no unrolled taps) is costed as if its
+    # paired operands were unpacked: the model then prefers 4 channels x 1 pixel (18
+    # instructions per 16 MACs against 19 for 2 x 2), which spills in LLVM's allocation
+    # (kws pointwise 1.89 instructions per MAC, 1.82 with 2 x 2). With a window's taps
+    # in the body the paired model's choice pays (resnet's 3x3: 1.17 against 1.41).
+    # docs/architecture.md, "Where the int8 instructions go (Cortex-M4)".
+    unpaired = dataclasses.replace(s, paired=(False,) * len(s.paired))
     candidates: list[tuple] = []
     for chosen in itertools.chain([()], itertools.combinations(par, 1),
                                   itertools.combinations(par, 2)):
@@ -350,8 +375,9 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     continue
                 if not _fits(s, factors, body_operands, target, partials, packed):
                     continue
-                cost = _total(s, k, factors, unroll, loops, budget, partials, packed)
-                code = _code(s, k, factors, unroll, loops, interior, packed)
+                sc = s if unroll else unpaired
+                cost = _total(sc, k, factors, unroll, loops, budget, partials, packed)
+                code = _code(sc, k, factors, unroll, loops, interior, packed)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
                 candidates.append((key, code, factors, unroll, loops, partials, packed))

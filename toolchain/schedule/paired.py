@@ -1,0 +1,135 @@
+"""Weights stored in the paired layout for the packed int8 steps (kernel/paired.py).
+
+A convolution's or dense layer's int8 weights are constants of the module, so the
+unpacking the packed steps do per word at run time (SXTB16 twice) can be done once at
+build time: the constant is stored as the 16-bit pairs, twice its int8 bytes, and the
+step reads both words with one LDRD. This pass decides, per constant, after the program
+is scheduled and before the module is packed:
+
+- the target's SIMD row says whether its packed steps take paired operands
+  (loops/rules.py `SimdRow.paired_operands`, measured per instruction set);
+- every step that reads the constant must be an int8 dot product whose loop schedule
+  packs it (each nest `dot`), reading it without bounds checks; the constant is int8
+  with a multiple of 4 elements, not the scales of another constant;
+- the doubled constants must stay within the board's flash: constants are taken in
+  order of MACs per weight byte (the most reused first) while their extra bytes fit
+  `flash_room`.
+
+A paired constant's readers get the operand as i16 in `Kernel.paired`, and their loop
+schedules are costed with it (an LDRD per word pair instead of a load and two unpacks),
+so a wider tile may win. A step whose schedule was fixed by the arena plan keeps it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from math import prod
+
+import numpy as np
+
+from toolchain.kernel.form import Kernel, Load, postorder
+from toolchain.kernel.paired import to_paired
+from toolchain.loops import choose_schedule
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.rules import SIMD
+from toolchain.loops.schedule import LoopSchedule
+from toolchain.schedule.overlap import overlap_distance
+from toolchain.schedule.program import Buffer, Program, Step
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType, dtype
+
+__all__ = ["pair_weights"]
+
+
+def _paired_kernel(k: Kernel, j: int) -> Kernel:
+    """`k` reading its operand j in the paired layout."""
+    ops = list(k.operands)
+    ops[j] = TensorType(ops[j].shape, dtype("i16"))
+    return replace(k, operands=tuple(ops), paired=tuple(sorted((*k.paired, j))))
+
+
+def _takes_paired(k: object, j: int, fixed, target: Target) -> bool:
+    """Whether the step with kernel `k` (schedule `fixed` if the arena plan fixed one)
+    can read its operand j in the paired layout, every nest packing it."""
+    if not isinstance(k, Kernel) or j in k.paired or k.operands[j].dtype.name != "i8":
+        return False
+    dot = dot_operands(k)
+    if dot is None or j not in (ld.operand for ld in dot):
+        return False
+    loads = [e for root in k.roots for e in postorder(root)
+             if isinstance(e, Load) and e.operand == j]
+    if any(e.pad is not None or e.valid is not None for e in loads):
+        return False
+    schedule = fixed or choose_schedule(_paired_kernel(k, j), target)
+    return bool(schedule.nests) and all(n.dot for n in schedule.nests)
+
+
+def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]:
+    """Stores the int8 weights the target's packed steps can read pre-extended in the
+    paired layout, rewriting `program` in place (constants, their types, the buffers'
+    sizes, the readers' kernels): while their extra bytes fit `flash_room`, the most
+    reused first. Returns the indices of the constants it paired."""
+    if not SIMD[target.capabilities.simd].paired_operands:
+        return []
+    readers: dict[int, list[tuple[int, int]]] = {}
+    for i, step in enumerate(program.steps):
+        n_ops = len(step.kernel.operands) if isinstance(step.kernel, Kernel) else 0
+        for j, buf in enumerate(step.buffers):
+            if buf.kind == "constant":
+                readers.setdefault(buf.index, []).append((i, j) if j < n_ops else (i, -1))
+    scales = set(program.constant_scales_of) | set(program.constant_scales_of.values())
+    ranked: list[tuple[float, int]] = []
+    for c, uses in readers.items():
+        a = np.asarray(program.constants[c])
+        if a.dtype != np.int8 or a.size == 0 or a.size % 4 or c in scales:
+            continue
+        if not all(j >= 0 and _takes_paired(program.steps[i].kernel, j,
+                                            program.steps[i].schedule, target)
+                   for i, j in uses):
+            continue
+        macs = sum(prod(program.steps[i].kernel.domain) for i, _ in uses)
+        ranked.append((macs / a.size, c))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    chosen: list[int] = []
+    for _, c in ranked:
+        extra = program.constants[c].size  # i16 for i8: one more byte per element
+        if extra > flash_room:
+            continue
+        flash_room -= extra
+        chosen.append(c)
+        program.constants[c] = to_paired(program.constants[c])
+        program.constant_types[c] = TensorType(program.constant_types[c].shape, dtype("i16"))
+        for i, j in readers[c]:
+            step = program.steps[i]
+            step.kernel = _paired_kernel(step.kernel, j)
+            old = step.buffers[j]
+            step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
+            if step.schedule is not None:
+                step.schedule = _rechosen(step, target)
+    return sorted(chosen)
+
+
+def _rechosen(step: Step, target: Target) -> LoopSchedule:
+    """The schedule of a step whose result the arena plan overlapped with an operand
+    (schedule/overlap.py), now that it reads paired weights: the rules' new choice when
+    the result's place is safe for it too, else the plan's. The plan's tile was costed
+    with unpacked weights and can spill with paired ones (kws's pointwise layers)."""
+    from toolchain.codegen.flatten import flatten_elementwise  # codegen imports schedule
+
+    k = step.kernel
+    fixed = step.schedule
+    assert fixed is not None
+    new = replace(choose_schedule(k, target), kernel=fixed.kernel)
+    out = step.buffers[len(k.operands)]
+    slots = {j for j, b in enumerate(step.buffers[:len(k.operands)])
+             if b.kind == "arena" and out.kind == "arena"
+             and b.index < out.index + out.size and out.index < b.index + b.size}
+    if not slots:
+        return new
+    sources = {step.buffers[j].index for j in slots}
+    if len(sources) != 1:
+        return fixed
+    need = overlap_distance(flatten_elementwise(k), new, slots)
+    if need is None or need > sources.pop() - out.index:
+        return fixed
+    return new
