@@ -70,14 +70,20 @@ def _check(got: np.ndarray, want: np.ndarray, what: str) -> None:
         np.testing.assert_array_equal(got, want, err_msg=what)
 
 
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
 @pytest.mark.parametrize("target", TARGETS + ["plain"])
-def test_every_schedule_computes_the_kernel(target: str, cases, jit) -> None:
+def test_every_schedule_computes_the_kernel(target: str, reverse: bool, cases, jit) -> None:
+    """Also with every nest's tiles run in reverse (Nest.reverse, which an overlapped
+    placement may ask for): loops counting down, a remainder tile first, borders on
+    either side or both around their interior, high side first."""
     kernels, schedules = [], {}
     for i, (k, _, _) in enumerate(cases):
         k = replace(k, name=f"k{i}")
         kernels.append(k)
-        schedules[k.name] = plain_schedule(k) if target == "plain" else \
+        s = plain_schedule(k) if target == "plain" else \
             _on_the_host(choose_schedule(k, load_target(target)))
+        schedules[k.name] = replace(s, nests=tuple(replace(n, reverse=reverse)
+                                                   for n in s.nests))
     module = jit(kernels, schedules=schedules)
     for k, (_, args, want) in zip(kernels, cases, strict=True):
         _check(module.run(k.name, *args), want, f"{target} {schedules[k.name].format()}")

@@ -1,8 +1,9 @@
-"""A result placed below its dying operand in the same memory (schedule/overlap.py,
-schedule/program.py): the distance is derived from the loop schedule and checked byte
-by byte; the planner uses it only with a target (the schedule depends on it), and the
-code then follows the schedule that was checked. Under QEMU a depthwise + pointwise
-chain computes the reference's outputs in an arena below two activations."""
+"""A result placed below (or, with its loops run in reverse, above) its dying operand in
+the same memory (schedule/overlap.py, schedule/program.py): the distance is derived from
+the loop schedule and checked byte by byte; the planner uses it only with a target (the
+schedule depends on it), and the code then follows the schedule that was checked. Under
+QEMU a depthwise + pointwise chain computes the reference's outputs in an arena below
+two activations, its directions alternating."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from toolchain.cli import run
@@ -18,7 +20,7 @@ from toolchain.loader import load_graph
 from toolchain.loops import LoopSchedule, Nest
 from toolchain.pipeline import prepare_graph
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.overlap import overlap_distance, tile_order
+from toolchain.schedule.overlap import _NEVER, _least_candidate, overlap_distance, tile_order
 from toolchain.target import load_target
 
 _CONV = """stablehlo.convolution({x}, {k})
@@ -55,9 +57,10 @@ CHAIN = f"""func.func @main(%x: {MAP}, %k0: tensor<3x3x{C}x{C}xf32>,
   return %s : tensor<1x{C}xf32>
 }}
 """
-# The depthwise convolution reads its operand upside down (a reverse fused into it):
-# its first stores land where its last loads read, whatever the distance below the
-# operand, so it must keep a buffer of its own.
+# A reverse of the first convolution's result before the depthwise one: the reverse's
+# kernel reads its operand upside down, so its first stores land where its last loads
+# read, whatever the distance below or above the operand, except where the last row
+# (read first) was.
 REVERSED = CHAIN.replace(
     "  %d = ", f"  %r = stablehlo.reverse %y, dims = [1] : {MAP}\n  %d = ").replace(
     '%d = stablehlo.convolution(%y, %kd)', '%d = stablehlo.convolution(%r, %kd)')
@@ -74,11 +77,18 @@ def _steps(program: Program) -> list:
     return [s for s in program.steps if "convolution" in s.kernel.name]
 
 
-def _nest(k: Kernel, blocks: tuple[tuple[int, int], ...], interior=()) -> LoopSchedule:
+def _nest(k: Kernel, blocks: tuple[tuple[int, int], ...], interior=(),
+          reverse: bool = False) -> LoopSchedule:
     nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)),
                 tuple(d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1),
-                blocks=blocks, interior=interior)
+                blocks=blocks, interior=interior, reverse=reverse)
     return LoopSchedule(k.name, (nest,))
+
+
+def _offset(s) -> int:
+    """Where a step's result starts relative to its operand map (negative: below)."""
+    src = next(b for b in s.buffers[:-1] if b.size == MAP_BYTES)
+    return s.buffers[-1].index - src.index
 
 
 @pytest.fixture(scope="module")
@@ -106,40 +116,67 @@ def test_distances_follow_the_schedule(chain) -> None:
     assert overlap_distance(dw, _nest(dw, ((1, 4),), interior), {src}) == 4 * ROW + PIXEL
 
 
+def test_reversed_distances_follow_the_schedule(chain) -> None:
+    """Run in reverse, the same tiles store their last outputs first and the result goes
+    above the operand, by the mirror image of the forward distances: a pointwise tile
+    along channels needs the pixel after its own done (one pixel); a tile of two rows
+    writes its first row while its second row's earlier pixels (lower channel tiles,
+    run later) are unread (a row and a pixel); a 3x3 window row by row still needs the
+    row below and the pixel to the right (a row and a pixel)."""
+    _, plain = chain
+    dw, pw = (s.kernel for s in _steps(plain)[1:3])
+    interior = ((1, 1, H - 1), (2, 1, W - 1))
+    assert overlap_distance(pw, _nest(pw, ((3, 2),), reverse=True), {0}) == PIXEL
+    assert overlap_distance(pw, _nest(pw, ((1, 2), (3, 2)), reverse=True),
+                            {0}) == ROW + PIXEL
+    src = next(i for i, t in enumerate(dw.operands) if t.shape == (1, H, W, C))
+    assert overlap_distance(dw, _nest(dw, (), interior, reverse=True), {src}) == ROW + PIXEL
+
+
 def test_the_walk_runs_borders_in_order() -> None:
     """Rows 0, then the interior in tiles of 4 and one of 2, then row 11: increasing, as
-    codegen/nest.py runs a border around its interior."""
+    codegen/nest.py runs a border around its interior; in reverse, the same tiles in the
+    opposite order."""
     nest = Nest((H, 2), 2, (0, 1), blocks=((0, 4),), interior=((0, 1, H - 1),))
     tile, point, most = tile_order(nest)
     firsts = [int(tile[y, 0]) for y in range(H)]
     assert firsts == sorted(firsts) and most == 4
     assert [int(point[y, 0]) for y in range(1, 5)] == [0, 1, 2, 3]
+    back, back_point, _ = tile_order(dataclasses.replace(nest, reverse=True))
+    assert (back == tile.max() - tile).all()  # the runs of every dim backwards
+    assert (back_point == point).all()  # a tile's points keep their order
 
 
 def test_the_chain_needs_less_than_two_activations(chain) -> None:
-    """Each depthwise and pointwise result starts a checked distance below its operand:
-    the arena holds one activation plus the chain's drift, under two activations; the
-    lower bound counts each overlapped pair as its union."""
+    """Each depthwise and pointwise result starts a checked distance below or above its
+    operand: the arena holds one activation plus the chain's drift, under two
+    activations; the lower bound counts each overlapped pair as its union. The
+    directions alternate (a reversed step goes up), so the four pairs drift by less
+    than two of their distances (only down, they drifted by four: 4 x (ROW + PIXEL))."""
     program, plain = chain
     assert plain.arena_size >= 2 * MAP_BYTES
     assert program.arena_size < 2 * MAP_BYTES
     steps = _steps(program)[1:]
     assert all(s.schedule is not None for s in steps)
     for s in steps:
-        src, dst = s.buffers[0] if s.buffers[0].size == MAP_BYTES else s.buffers[1], \
-            s.buffers[-1]
-        assert src.kind == dst.kind == "arena" and 0 < src.index - dst.index < MAP_BYTES
+        src = next(b for b in s.buffers[:-1] if b.size == MAP_BYTES)
+        assert src.kind == s.buffers[-1].kind == "arena"
+        assert 0 < abs(_offset(s)) < MAP_BYTES
+        assert (_offset(s) > 0) == s.schedule.nests[0].reverse
+    ups = [_offset(s) > 0 for s in steps]
+    assert all(a != b for a, b in zip(ups, ups[1:]))
+    assert program.arena_size < MAP_BYTES + 2 * (ROW + PIXEL)
     assert plain.arena_lower_bound <= plain.arena_size
     assert MAP_BYTES < program.arena_lower_bound <= program.arena_size
 
 
-def test_a_reversed_window_keeps_its_own_buffer(tmp_path: Path) -> None:
+def test_a_reversed_read_saves_one_row_at_most(tmp_path: Path) -> None:
+    """The reverse's first stores (row 0) land where its last loads read (row 11, at
+    the map's end): only a distance that puts row 0 past row 10 of the operand, in
+    either direction, is safe; the checked placement keeps to it."""
     program = _program(tmp_path, REVERSED)
-    dw = _steps(program)[1]
-    assert dw.schedule is None
-    src = next(b for b in dw.buffers[:-1] if b.size == MAP_BYTES)
-    dst = dw.buffers[-1]
-    assert abs(src.index - dst.index) >= MAP_BYTES
+    rev = next(s for s in program.steps if "reverse" in s.kernel.name)
+    assert abs(_offset(rev)) >= MAP_BYTES - ROW
 
 
 @pytest.mark.parametrize("board,qemu", [("cortex-m4", "qemu-system-arm"),
@@ -163,4 +200,34 @@ def test_every_pair_is_checked_against_the_schedule_it_runs(chain) -> None:
     for s in _steps(program)[1:]:
         src = next(i for i, b in enumerate(s.buffers[:-1]) if b.size == MAP_BYTES)
         d = overlap_distance(dataclasses.replace(s.kernel), s.schedule, {src})
-        assert d is not None and d <= s.buffers[src].index - s.buffers[-1].index
+        up = s.schedule.nests[0].reverse
+        assert d is not None and d <= (_offset(s) if up else -_offset(s))
+
+
+def _safe(last: np.ndarray, write: np.ndarray, d: int, reverse: bool) -> bool:
+    """Whether no output byte's store lands on an input byte read after it, the result
+    starting d bytes below (above, `reverse`) the input: the definition, byte by byte."""
+    for b in range(write.size):
+        i = b + d if reverse else b - d
+        if 0 <= i < last.size and last[i] > write[b]:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["below", "above"])
+def test_the_search_starts_below_the_least_safe_distance(reverse: bool) -> None:
+    """The walk starts its byte-by-byte check at a lower bound (_least_candidate); on
+    random read and store times (stores in tiles, out of order inside each, input and
+    result of different sizes) that bound never passes the least safe distance found
+    by checking every distance from 0."""
+    rng = np.random.default_rng(8)
+    for _ in range(300):
+        n_in, n_out = (int(x) for x in rng.integers(1, 60, 2))
+        write = np.arange(n_out) * 3 + rng.integers(0, 12, n_out)
+        if reverse:
+            write = write[::-1].copy()
+        last = np.where(rng.random(n_in) < 0.2, _NEVER,
+                        rng.integers(0, 3 * max(n_in, n_out) + 12, n_in))
+        least = next((d for d in range(n_out + n_in + 1)
+                      if _safe(last, write, d, reverse)), None)
+        assert least is not None and _least_candidate(last, write, reverse) <= least

@@ -183,6 +183,10 @@ class NestEmitter(DotEmitter):
             return
         lo, hi = inner
         if lo == 0:  # a border on the high side only: it comes after the interior
+            if self.nest.reverse:
+                self._border(level, d, lo, hi, n)
+                self._segment(level, d, lo, hi, self.nest.block(d))
+                return
             self._segment(level, d, lo, hi, self.nest.block(d))
             self._border(level, d, lo, hi, n)
             return
@@ -190,16 +194,20 @@ class NestEmitter(DotEmitter):
                      lambda: self._segment(level, d, lo, hi, self.nest.block(d)))
 
     def _segment(self, level: int, d: int, start: int, stop: int, factor: int) -> None:
-        """[start, stop) of dim d in tiles of `factor`, then one smaller tile."""
+        """[start, stop) of dim d in tiles of `factor`, then one smaller tile (in reverse:
+        the smaller tile, then the others from the last down)."""
         full, rest = divmod(stop - start, factor)
+        if rest and self.nest.reverse:
+            self._counted(level, d, start + full * factor, 1, factor, rest)
         if full:
             self._counted(level, d, start, full, factor, factor)
-        if rest:
+        if rest and not self.nest.reverse:
             self._counted(level, d, start + full * factor, 1, factor, rest)
 
     def _counted(self, level: int, d: int, start: int, count: int, step: int,
                  tile: int) -> None:
-        """`count` tiles of `tile` values of dim d, the first at `start`, `step` apart."""
+        """`count` tiles of `tile` values of dim d, the first at `start`, `step` apart
+        (the last first when the nest runs in reverse)."""
         self.tile[d] = tile
         self.ranges[d] = (start, start + (count - 1) * step)
         if count == 1:
@@ -213,7 +221,10 @@ class NestEmitter(DotEmitter):
             with self._scope():
                 self._parallel(level + 1)
 
-        self._loop_range(f"d{d}", start, count, step, body)
+        if self.nest.reverse:
+            self._loop_range(f"d{d}", start + (count - 1) * step, count, -step, body)
+        else:
+            self._loop_range(f"d{d}", start, count, step, body)
 
     def _border(self, level: int, d: int, lo: int, hi: int, n: int,
                 interior: Callable[[], None] | None = None) -> None:
@@ -221,17 +232,23 @@ class NestEmitter(DotEmitter):
         loop over both sides (the index jumps over the interior), so the border's code
         exists once. `interior` (the interior's loops) runs inside that loop, once,
         between the last value of the low side and the first of the high side: the dim's
-        values then run in increasing order, which a result written over its own
+        values then run in increasing order (decreasing when the nest runs in reverse:
+        the high side, the interior, the low side), which a result written over its own
         operand's memory relies on (schedule/overlap.py)."""
         left, right = lo, n - hi
+        rev = self.nest.reverse
         if left == 0 and right == 0:
             if interior is not None:
                 interior()
             return
         if right == 0 or left == 0:
             start = 0 if right == 0 else hi
+            # The interior is above a low side and below a high side.
+            interior_first = (right == 0) == rev
+            if interior is not None and interior_first:
+                interior()
             self._counted(level, d, start, left + right, 1, 1)
-            if interior is not None:
+            if interior is not None and not interior_first:
                 interior()
             return
         self.tile[d] = 1
@@ -246,23 +263,31 @@ class NestEmitter(DotEmitter):
                 self._parallel(level + 1)
 
         if interior is None:
-            self._loop_range(f"d{d}.border", 0, left + right, 1, body)
+            if rev:
+                self._loop_range(f"d{d}.border", left + right - 1, left + right, -1, body)
+            else:
+                self._loop_range(f"d{d}.border", 0, left + right, 1, body)
             return
         # for (i = 0; i != left + right; i++) { body(i); if (i + 1 == left) interior(); }
-        # with the index after the interior a constant, so nothing stays live across it.
+        # with the index after the interior a constant, so nothing stays live across it;
+        # in reverse for (i = left + right - 1; i >= 0; i--) { body(i);
+        # if (i - 1 == left - 1) interior(); }.
         b = self.b
+        first, step = (left + right - 1, -1) if rev else (0, 1)
+        after_high = left - 1 if rev else left  # the index the interior is entered before
         pre = b.block
         head = self.fn.append_basic_block(f"d{d}.border")
         b.branch(head)
         b.position_at_end(head)
         i = b.phi(I32, name=f"d{d}_border")
-        i.add_incoming(ir.Constant(I32, 0), pre)
+        i.add_incoming(ir.Constant(I32, first), pre)
         body(i)
-        nxt = b.add(i, ir.Constant(I32, 1), flags=NSW)
+        # In reverse the index ends at -1: no `nuw`.
+        nxt = b.add(i, ir.Constant(I32, step), flags=["nsw"] if rev else NSW)
         done = b.block
         inner = self.fn.append_basic_block(f"d{d}.interior")
         latch = self.fn.append_basic_block(f"d{d}.border.latch")
-        b.cbranch(b.icmp_signed("==", nxt, ir.Constant(I32, left)), inner, latch)
+        b.cbranch(b.icmp_signed("==", nxt, ir.Constant(I32, after_high)), inner, latch)
         b.position_at_end(inner)
         interior()
         after = b.block
@@ -270,15 +295,18 @@ class NestEmitter(DotEmitter):
         b.position_at_end(latch)
         j = b.phi(I32, name=f"d{d}_border_next")
         j.add_incoming(nxt, done)
-        j.add_incoming(ir.Constant(I32, left), after)
+        j.add_incoming(ir.Constant(I32, after_high), after)
         i.add_incoming(j, latch)
         exit_ = self.fn.append_basic_block(f"d{d}.border.end")
-        b.cbranch(b.icmp_signed("<", j, ir.Constant(I32, left + right)), head, exit_)
+        more = (b.icmp_signed(">=", j, ir.Constant(I32, 0)) if rev
+                else b.icmp_signed("<", j, ir.Constant(I32, left + right)))
+        b.cbranch(more, head, exit_)
         b.position_at_end(exit_)
 
     def _loop_range(self, name: str, start: int, count: int, step: int,
                     body: Callable[[ir.Value], None]) -> None:
-        """for (i = start; i != start + count*step; i += step) body(i); count >= 1."""
+        """for (i = start; i != start + count*step; i += step) body(i); count >= 1. A
+        negative step counts down (the index ends below `start`: no `nuw`)."""
         b = self.b
         pre = b.block
         head = self.fn.append_basic_block(name)
@@ -287,10 +315,11 @@ class NestEmitter(DotEmitter):
         i = b.phi(I32, name=name.replace(".", "_"))
         i.add_incoming(ir.Constant(I32, start), pre)
         body(i)
-        nxt = b.add(i, ir.Constant(I32, step), flags=NSW)
+        nxt = b.add(i, ir.Constant(I32, step), flags=NSW if step > 0 else ["nsw"])
         i.add_incoming(nxt, b.block)
         exit_ = self.fn.append_basic_block(f"{name}.end")
-        b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I32, start + count * step)), head, exit_)
+        end = ir.Constant(I32, start + count * step)
+        b.cbranch(b.icmp_signed("<" if step > 0 else ">", nxt, end), head, exit_)
         b.position_at_end(exit_)
 
     # ----------------------------------------------------------- tiles

@@ -29,6 +29,11 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `dot`: an int8 sum of products runs its innermost reduced dim 4 elements at a time
   with the target's packed instructions of that kind (codegen/dot.py: `dsp` is SXTB16 +
   SMLAD), where both operands are contiguous, aligned and need no bounds check.
+- `reverse`: the parallel tiles run in the reverse of that order (every parallel loop
+  counts down, a border around its interior runs its high side first; the points of a
+  tile keep their order). The result is the same; what changes is which input bytes
+  are still unread when a store happens, which lets a result start above an operand it
+  overlaps instead of below it (schedule/overlap.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -72,6 +77,7 @@ class Nest:
     vector: int = 0
     partials: int = 1
     dot: str = ""
+    reverse: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -105,6 +111,8 @@ class Nest:
             parts.append(f"dot {self.dot}")
         if self.vector:
             parts.append(f"vector {self.vector}")
+        if self.reverse:
+            parts.append("reverse")
         return " ".join(parts)
 
 

@@ -26,6 +26,13 @@ b, the input byte `b - d` is read by no access timed after b's store; `overlap_d
 returns the least such d (a multiple of the arena's alignment) below the result's size,
 or None when the schedule is not one it can walk (several nests, a gathered index) or
 no d below the result's size is safe (then the pair saves nothing).
+
+A nest that runs its tiles in reverse (Nest.reverse) stores its last outputs first, so
+its result may start `d` bytes *above* the operand instead: output byte b lands on input
+byte b + d, safe iff no access timed after b's store reads it. A chain of overlapped
+layers that alternates the two directions stays within about one distance of where it
+started, where one direction only drifts by the sum of the distances
+(schedule/program.py chooses).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, posto
 from toolchain.kernel.interpret import _eval
 from toolchain.loops.schedule import LoopSchedule, Nest
 
-__all__ = ["overlap_distance", "tile_order"]
+__all__ = ["OverlapWalk", "overlap_distance", "tile_order"]
 
 _NEVER = -1  # the read time of an input byte nothing reads
 
@@ -64,12 +71,13 @@ def _runs(nest: Nest, d: int) -> list[tuple[int, int]]:
 def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
     """(tile, point, k): per output element of the nest's parallel domain, the rank of its
     tile in the run order and its rank within that tile; k is the most points a tile has.
-    Tiles run row-major over the dims' runs in the nest's order, and the points of a
-    tile row-major over its dims in that order (nest.py's _points)."""
+    Tiles run row-major over the dims' runs in the nest's order (in the reverse of that
+    order when the nest says `reverse`), and the points of a tile row-major over its
+    dims in that order (nest.py's _points)."""
     shape = nest.domain[:nest.n_parallel]
     tile: np.ndarray = np.zeros((), dtype=np.int64)
     point: np.ndarray = np.zeros((), dtype=np.int64)
-    most = 1
+    most = tiles = 1
     for d in nest.order:
         runs = _runs(nest, d)
         rank, offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(3))
@@ -81,6 +89,9 @@ def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
         tile = tile * len(runs) + rank.reshape(along)
         point = point * size.reshape(along) + offset.reshape(along)
         most *= max(n for _, n in runs)
+        tiles *= len(runs)
+    if nest.reverse:
+        tile = tiles - 1 - tile
     return np.broadcast_to(tile, shape), np.broadcast_to(point, shape), most
 
 
@@ -125,45 +136,106 @@ def overlap_distance(k: Kernel, schedule: LoopSchedule, slots: set[int],
     """The least d (a multiple of `align`, below the result's size in bytes) such that
     `k`'s result may start d bytes below the buffer that `k`'s operands `slots` (one
     tensor, maybe bound more than once) are read from, in the same memory, when `k` runs
-    with `schedule` (module docstring); None when there is none or the schedule cannot
-    be walked."""
-    if len(schedule.nests) != 1 or not isinstance(k, Kernel):
-        return None
-    nest = schedule.nests[0]
-    if nest.phases or nest.domain != k.domain or nest.n_parallel != k.n_parallel:
-        return None
-    src, dst = k.operands[min(slots)], k.result
-    out_size = dst.num_elements * dst.dtype.itemsize
-    tile, point, most = tile_order(nest)
-    stride = 2 * most + 1
-    # Times: a tile's reduction loads at its start, then per point its epilogue (or
-    # element-wise body) loads, then its store.
-    start = (tile * stride).ravel()
-    point_read = start + 1 + 2 * point.ravel()
-    point_write = start + 2 + 2 * point.ravel()
-    grids = list(np.indices(k.domain, sparse=True)) if k.domain else []
-    par_grids = grids[:k.n_parallel]
-    last = np.full(src.num_elements, _NEVER, dtype=np.int64)
-    parts: list[tuple[Expr | None, list[np.ndarray], np.ndarray]] = []
-    if k.combine is None:
-        parts.append((k.body, grids, point_read))
-    else:
-        parts += [(k.body, grids, start), (k.init, grids, start),
-                  (k.epilogue, par_grids, point_read)]
-    for root, g, times in parts:
-        if root is None:
-            continue
-        found = _reads(k, root, slots, g)
+    with `schedule` (module docstring); d bytes *above* it when the schedule's nest runs
+    in reverse (Nest.reverse). None when there is none or the schedule cannot be
+    walked."""
+    return OverlapWalk(k, slots, align).distance(schedule)
+
+
+class OverlapWalk:
+    """overlap_distance for one kernel and operand under several schedules: which input
+    element each access reads, for which output, does not depend on the schedule, so
+    it is found once (the schedules only time the accesses)."""
+
+    def __init__(self, k: Kernel, slots: set[int], align: int = 16) -> None:
+        self.k, self.slots, self.align = k, slots, align
+        self._found: list | None = None
+
+    def _accesses(self) -> list | None:
+        """Per part (0: reduction body, 1: init, 2: epilogue or element-wise body), the
+        (operand element, output element) pairs of its loads; None when an index is
+        data-dependent."""
+        if self._found is None:
+            k = self.k
+            grids = list(np.indices(k.domain, sparse=True)) if k.domain else []
+            parts = ([(2, k.body, grids)] if k.combine is None else
+                     [(0, k.body, grids), (1, k.init, grids),
+                      (2, k.epilogue, grids[:k.n_parallel])])
+            found: list = []
+            for kind, root, g in parts:
+                if root is None:
+                    continue
+                reads = _reads(k, root, self.slots, g)
+                if reads is None:
+                    self._found = [None]
+                    return None
+                found += [(kind, elems, dests) for elems, dests in reads]
+            self._found = [found]
+        return self._found[0]
+
+    def distance(self, schedule: LoopSchedule) -> int | None:
+        """overlap_distance(k, schedule, slots, align)."""
+        k = self.k
+        if len(schedule.nests) != 1 or not isinstance(k, Kernel):
+            return None
+        nest = schedule.nests[0]
+        if nest.phases or nest.domain != k.domain or nest.n_parallel != k.n_parallel:
+            return None
+        found = self._accesses()
         if found is None:
             return None
-        for elems, dests in found:
-            np.maximum.at(last, elems, times[dests])
-    # Per byte: the last read of each input byte, the store time of each output byte.
-    last_b = np.repeat(last, src.dtype.itemsize)
-    write_b = np.repeat(point_write, dst.dtype.itemsize)
-    for d in range(0, out_size, align):
-        lo = d  # output bytes b >= d land on input byte b - d >= 0
-        hi = min(out_size, d + last_b.size)
-        if hi <= lo or not np.any(last_b[lo - d:hi - d] > write_b[lo:hi]):
-            return d
-    return None
+        src, dst = k.operands[min(self.slots)], k.result
+        out_size = dst.num_elements * dst.dtype.itemsize
+        tile, point, most = tile_order(nest)
+        stride = 2 * most + 1
+        # Times: a tile's reduction loads at its start, then per point its epilogue (or
+        # element-wise body) loads, then its store.
+        start = (tile * stride).ravel()
+        point_read = start + 1 + 2 * point.ravel()
+        point_write = start + 2 + 2 * point.ravel()
+        last = np.full(src.num_elements, _NEVER, dtype=np.int64)
+        for kind, elems, dests in found:
+            np.maximum.at(last, elems, (point_read if kind == 2 else start)[dests])
+        # Per byte: the last read of each input byte, the store time of each output byte.
+        last_b = np.repeat(last, src.dtype.itemsize)
+        write_b = np.repeat(point_write, dst.dtype.itemsize)
+        first = _least_candidate(last_b, write_b, nest.reverse)
+        for d in range(first - first % self.align, out_size, self.align):
+            if nest.reverse:  # output bytes b < size - d land on input byte b + d
+                hi = min(out_size, last_b.size - d)
+                if hi <= 0 or not np.any(last_b[d:d + hi] > write_b[:hi]):
+                    return d
+                continue
+            lo = d  # output bytes b >= d land on input byte b - d >= 0
+            hi = min(out_size, d + last_b.size)
+            if hi <= lo or not np.any(last_b[lo - d:hi - d] > write_b[lo:hi]):
+                return d
+        return None
+
+
+def _least_candidate(last_b: np.ndarray, write_b: np.ndarray, reverse: bool) -> int:
+    """A lower bound on the safe distance, from a necessary condition, so the exact check
+    starts near the answer instead of at 0 (a large map has thousands of candidates).
+    Below (forward), input byte i takes the store of output byte i + d, which must come
+    no earlier than i's last read: so some output byte up to i + d is stored at or after
+    that read, which puts d at least at the first such byte minus i, unless i + d is
+    past the result (then i takes no store). Above (reverse), byte i takes the store of
+    i - d: some output byte from i - d on is stored at or after the read, so d is at
+    least i minus the last such byte, unless i - d < 0; only bytes i below the result's
+    size count there (a byte further up also takes no store when d <= i - size, so it
+    bounds nothing)."""
+    read = np.nonzero(last_b != _NEVER)[0]
+    if reverse:
+        read = read[read < write_b.size]
+    if read.size == 0 or write_b.size == 0:
+        return 0
+    if not reverse:
+        latest = np.maximum.accumulate(write_b)  # the latest store up to each byte
+        first = np.searchsorted(latest, last_b[read])  # first byte stored at or after
+        need = np.minimum(first - read, write_b.size - read)
+    else:
+        latest = np.maximum.accumulate(write_b[::-1])[::-1]  # from each byte on
+        # The last byte b with latest[b] >= the read time (-1: none); latest falls.
+        last = np.searchsorted(-latest, -last_b[read], side="right") - 1
+        need = np.minimum(read - last, read + 1)
+    return max(int(need.max()), 0)
