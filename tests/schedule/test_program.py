@@ -48,3 +48,25 @@ def test_relu_broadcast_zero_never_reaches_memory(models_dir) -> None:
     program = schedule(fold_constants(load_graph(models_dir / "jax" / "cnn.mlir")))
     biggest_constant = max(c.size for c in program.constants)
     assert biggest_constant <= 3 * 3 * 8 * 16  # the weights, not a 16x16x8 broadcast zero
+
+
+ONE_ELEMENT = """func.func @main(%x: tensor<1xi64>) -> tensor<1xi64> {
+  %two = stablehlo.constant dense<2> : tensor<1xi64>
+  %q = stablehlo.divide %x, %two : tensor<1xi64>
+  return %q : tensor<1xi64>
+}
+"""
+
+
+def test_one_element_constants_are_immediates(tmp_path: Path, execute) -> None:
+    # A scalar broadcast to [1] is a scalar too: as a binding, the divisor is unknown in
+    # the code and an i64 division calls __divdi3 (TFLite's int8 softmax has one).
+    path = tmp_path / "m.mlir"
+    path.write_text(ONE_ELEMENT)
+    graph = load_graph(path)
+    program = schedule(fold_constants(graph))
+    [step] = program.steps
+    assert [b.kind for b in step.buffers] == ["input", "output"]
+    for x, want in ((7, 3), (-7, -3), (2**40 + 1, 2**39), (-1, 0)):
+        [got] = execute(program, [np.array([x], np.int64)])
+        assert got.tolist() == [want]

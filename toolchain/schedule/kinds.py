@@ -171,7 +171,7 @@ def immediates_in_kinds(items: list[Item], constants: dict[int, np.ndarray]) -> 
     for item in items:
         if isinstance(item, MultiDispatch) and hasattr(item.kernel, "with_exprs"):
             scalar = {i: constants[id(t)] for i, t in enumerate(item.operands)
-                      if id(t) in constants and t.type.shape == ()}
+                      if id(t) in constants and t.type.num_elements == 1}
             if scalar:
                 def fn(x: Expr, kids: tuple[Expr, ...], scalar=scalar, ops=item.operands
                        ) -> Expr:

@@ -158,9 +158,12 @@ def _dispatches(node: Node) -> list[Dispatch]:
 
 def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dispatch:
     """Loads of scalar constants (zero points, clamp bounds, a splat zero) become
-    constants in the code: an immediate instead of a binding and a load per element."""
+    constants in the code: an immediate instead of a binding and a load per element.
+    A one-element constant of any shape counts: constant folding leaves broadcasts of a
+    scalar to [1] (TFLite's int8 softmax divides an i64 by such a 2: loaded, the divisor
+    is unknown and the division a __divdi3 call, 648 B of helper on Cortex-M)."""
     scalar = {i: constants[id(t)] for i, t in enumerate(d.operands)
-              if id(t) in constants and t.type.shape == ()}
+              if id(t) in constants and t.type.num_elements == 1}
     if not scalar:
         return d
 
