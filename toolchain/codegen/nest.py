@@ -30,6 +30,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.dot import WIDTH, DotEmitter
+from toolchain.codegen.dot_vector import VectorDotEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -45,6 +46,7 @@ from toolchain.kernel.form import (
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
+from toolchain.loops.rules import VECTOR_DOT_KINDS, dot_width
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 I1 = ir.IntType(1)
@@ -52,7 +54,7 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(DotEmitter):
+class NestEmitter(DotEmitter, VectorDotEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -414,11 +416,12 @@ class NestEmitter(DotEmitter):
         bounds (one that does not may still be checked: then the whole word is padding
         or not), a constant pad, and every address a multiple of 4 (each other index
         steps by multiples of 4 bytes, and bindings start at multiples of 8:
-        docs/module-format.md)."""
+        docs/module-format.md). A vector kind reads 16 at a time from any address."""
         operands = dot_operands(self.k)
         n = self.k.domain[d]
-        if operands is None or n < WIDTH:
+        if operands is None or n < dot_width(self.nest.dot):
             return False
+        align = 1 if self.nest.dot in VECTOR_DOT_KINDS else WIDTH  # vector loads: any
         saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
         self.ranges[d] = (0, n - 1)
         for u in self.nest.unroll:  # every tap the packed loop's body covers
@@ -429,9 +432,9 @@ class NestEmitter(DotEmitter):
                 if split is None:
                     return False
                 flat = _flat(*split[:2], range(len(split[0])))
-                if flat.coeff(d) != 1 or flat.const % WIDTH:
+                if flat.coeff(d) != 1 or flat.const % align:
                     return False
-                if any(c % WIDTH for dim, c in flat.terms if dim != d):
+                if any(c % align for dim, c in flat.terms if dim != d):
                     return False
             return True
         finally:
@@ -501,6 +504,9 @@ class NestEmitter(DotEmitter):
     def _packed_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
         """Reduced dim d four at a time with the target's int8 dot step, then the rest
         one at a time."""
+        if self.nest.dot in VECTOR_DOT_KINDS:
+            self._vector_packed_loop(d, points, slots)
+            return
         n = self.k.domain[d]
         full, rest = divmod(n, WIDTH)
         self.ranges[d] = (0, (full - 1) * WIDTH)

@@ -27,28 +27,66 @@ from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.target.descriptors import Target
 
-__all__ = ["BUDGETS", "SIMD", "Budget", "SimdRow", "choose_schedule", "interior_ranges",
-           "plain_schedule"]
+__all__ = ["BUDGETS", "SIMD", "VECTOR_DOT_KINDS", "Budget", "SimdRow", "VectorDot",
+           "choose_schedule", "dot_width", "interior_ranges", "plain_schedule"]
 
 
 @dataclass(frozen=True)
 class SimdRow:
-    """What a SIMD instruction set offers the loops: f32 lanes per register, and the
-    kind of packed int8 dot step (codegen/dot.py's DOT_KINDS; "" for none)."""
+    """What a SIMD instruction set offers the loops: f32 lanes per register, the kind
+    of packed int8 dot step (codegen/dot.py's DOT_KINDS or codegen/dot_vector.py's
+    VECTOR_DOT_KINDS; "" for none) and the vector registers a vector dot tile may hold
+    (its accumulators and operand vectors)."""
 
     float_lanes: int
     int8_dot: str = ""
+    vector_registers: int = 0
 
 
 SIMD: dict[str, SimdRow] = {
     "none": SimdRow(float_lanes=1),
     "dsp": SimdRow(float_lanes=1, int8_dot="dsp"),  # SXTB16 + SMLAD in core registers
-    "mve": SimdRow(float_lanes=4),
-    "neon": SimdRow(float_lanes=4),
+    "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8),  # Q0-Q7
+    "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32),  # V0-V31
     "sse2": SimdRow(float_lanes=4),
-    "avx2": SimdRow(float_lanes=8),
+    "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16),  # YMM0-YMM15
 }
-DOT_WIDTH = 4  # int8 elements per packed step
+DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
+
+
+@dataclass(frozen=True)
+class VectorDot:
+    """What the cost model knows of a vector int8 dot step (codegen/dot_vector.py):
+    int8 lanes per step, the int32 lanes of each output's accumulator (0: a scalar
+    register), and instructions per output per step, per distinct operand vector per
+    step (its load and any extension) and per output to reduce its accumulator."""
+
+    width: int
+    acc_lanes: int
+    step_ops: int
+    load_ops: int
+    finish_ops: int
+
+
+VECTOR_DOT_KINDS: dict[str, VectorDot] = {
+    # SMULL, SMULL2, 2 SADALP; LDR q; ADDV + FMOV
+    "neon": VectorDot(width=16, acc_lanes=4, step_ops=4, load_ops=1, finish_ops=2),
+    # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
+    "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
+    # VMLADAVA.S8 into the scalar sum; VLDRB.8
+    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+}
+
+
+def dot_width(kind: str) -> int:
+    """int8 elements per packed step of dot kind `kind`."""
+    vk = VECTOR_DOT_KINDS.get(kind)
+    return vk.width if vk is not None else DOT_WIDTH
+
+
+# Vector registers a vector dot step needs besides the tile's accumulators and operand
+# vectors: NEON's two 16-bit product registers between SMULL and SADALP.
+VECTOR_TEMPS = 2
 
 
 @dataclass(frozen=True)
@@ -196,7 +234,7 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
 
 def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
                loops: tuple[int, ...], budget: Budget, partials: int = 1,
-               packed: bool = False) -> float:
+               packed: bool = False, kind: str = "") -> float:
     """Instructions of one tile of `tile` outputs (dim -> size)."""
     points = prod(tile.values())
     copies = points * prod(k.domain[d] for d in unroll)
@@ -208,6 +246,16 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
             prod(k.domain[d] for d in unroll if d in deps)
     step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
     steps = prod(k.domain[d] for d in loops)
+    vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+    if vk is not None:
+        # Per 16 elements: the kind's loads and steps; the last 0-15 elements one at a
+        # time; per output, the accumulator's zeroing, reduction and add to the sum.
+        n = k.domain[loops[-1]]
+        outer = steps // n
+        full, rest = divmod(n, vk.width)
+        vstep = vk.load_ops * loads + vk.step_ops * copies + budget.loop_cost
+        per_pass = full * vstep + rest * step + points * (vk.finish_ops + 2)
+        return outer * per_pass + points * (s.epilogue + partials - 1) + budget.loop_cost
     if packed:  # per 4 elements: a word per load, 2 unpacks of each, 2 MACs per copy
         step = 3 * loads + 2 * copies + budget.loop_cost
         steps /= DOT_WIDTH
@@ -215,13 +263,24 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
 
 
 def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
-          partials: int = 1, packed: bool = False) -> bool:
+          partials: int = 1, packed: bool = False, kind: str = "") -> bool:
     caps = target.capabilities
     points = prod(tile.values()) * partials
     # The tile holds one operand's values for all its outputs and streams the others
     # through a register: the smallest set is the one to hold.
     footprints = sorted(prod(n for d, n in tile.items() if d in deps) for deps in s.loads)
     widest = footprints[0] if footprints else 1
+    vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+    if vk is not None:
+        # Vector registers: the accumulators (unless they are scalars), the held
+        # operand's vectors, the streamed ones (all loaded ahead, as for the DSP words)
+        # and the step's temporaries; general registers: scalar accumulators and the
+        # operands' pointers.
+        vacc = points if vk.acc_lanes else 0
+        vectors = vacc + sum(footprints) + VECTOR_TEMPS
+        scalars = (0 if vk.acc_lanes else points) + n_operands + RESERVED_INT_REGISTERS
+        return (vectors <= SIMD[caps.simd].vector_registers
+                and scalars <= caps.int_registers)
     if packed:
         # The held operand's words live unpacked, as two registers of 16-bit pairs.
         # LLVM issues the streamed operand's word loads of a step together, ahead of
@@ -237,7 +296,8 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
 
 
 def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
-           loops: tuple[int, ...], budget: Budget, partials: int, packed: bool) -> float:
+           loops: tuple[int, ...], budget: Budget, partials: int, packed: bool,
+           kind: str = "") -> float:
     """Cost of the whole nest: full tiles and the remainder tiles of each dim."""
     parts: list[list[tuple[int, int]]] = []  # per blocked dim: (tile size, how many)
     for d, f in factors.items():
@@ -250,13 +310,14 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
     for combo in itertools.product(*parts):
         tile = {d: size for d, (size, _) in zip(dims, combo)}
         count = prod(c for _, c in combo)
-        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed)
+        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed,
+                                    kind)
     return total * others
 
 
 def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
           loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
-          packed: bool) -> float:
+          packed: bool, kind: str = "") -> float:
     """Instructions of straight-line code the nest becomes (a size estimate): the
     emitter writes each distinct tile out once, and a tile differs by its size in each
     blocked dim (the full tile, the remainder) and, in a dim with an interior, by region
@@ -276,17 +337,25 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
         copies = points * prod(k.domain[d] for d in unroll)
         loads = sum(prod(n for d, n in tile.items() if d in deps)
                     * prod(k.domain[d] for d in unroll if d in deps) for deps in s.loads)
-        step = 3 * loads + 2 * copies if packed else loads + copies * s.ops
+        vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+        if vk is not None:
+            step = vk.load_ops * loads + vk.step_ops * copies + points * vk.finish_ops
+            if loops and k.domain[loops[-1]] % vk.width:  # the remainder, one at a time
+                step += loads + copies * s.ops
+        else:
+            step = 3 * loads + 2 * copies if packed else loads + copies * s.ops
         code += step + points * s.epilogue
     return code
 
 
-def _packable(k: Kernel, d: int) -> bool:
-    """Whether both int8 operands are contiguous along reduced dim d (stride 1) with
-    every other stride a multiple of the packed width: word loads stay aligned."""
+def _packable(k: Kernel, d: int, kind: str) -> bool:
+    """Whether both int8 operands are contiguous along reduced dim d (stride 1), at
+    least one step of dot kind `kind` long, with every other stride a multiple of the
+    DSP word: word loads stay aligned (vector loads need no alignment)."""
     operands = dot_operands(k)
-    if operands is None or k.domain[d] < DOT_WIDTH:
+    if operands is None or k.domain[d] < dot_width(kind):
         return False
+    align = 1 if kind in VECTOR_DOT_KINDS else DOT_WIDTH
     for ld in operands:
         shape = k.operands[ld.operand].shape
         flat = Affine((), 0)
@@ -295,8 +364,8 @@ def _packable(k: Kernel, d: int) -> bool:
             if a is None:
                 return False
             flat = flat.times(size).plus(a)
-        if flat.coeff(d) != 1 or flat.const % DOT_WIDTH or \
-                any(c % DOT_WIDTH for x, c in flat.terms if x != d):
+        if flat.coeff(d) != 1 or flat.const % align or \
+                any(c % align for x, c in flat.terms if x != d):
             return False
     return True
 
@@ -341,17 +410,17 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                           if k.domain[d] > 1 and d not in unroll)
             long_sum = (s.float_acc and k.combine == "add" and bool(loops)
                         and k.domain[loops[-1]] >= LONG_SUM)
-            packable = dot != "" and bool(loops) and _packable(k, loops[-1])
+            packable = dot != "" and bool(loops) and _packable(k, loops[-1], dot)
             for partials, packed in itertools.product(PARTIALS, (False, True)):
                 if partials > 1 and (k.combine != "add" or not loops
                                      or k.domain[loops[-1]] < 2 * partials):
                     continue
                 if packed and (not packable or partials > 1):
                     continue
-                if not _fits(s, factors, body_operands, target, partials, packed):
+                if not _fits(s, factors, body_operands, target, partials, packed, dot):
                     continue
-                cost = _total(s, k, factors, unroll, loops, budget, partials, packed)
-                code = _code(s, k, factors, unroll, loops, interior, packed)
+                cost = _total(s, k, factors, unroll, loops, budget, partials, packed, dot)
+                code = _code(s, k, factors, unroll, loops, interior, packed, dot)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
                 candidates.append((key, code, factors, unroll, loops, partials, packed))

@@ -1,0 +1,86 @@
+"""The vector int8 dot steps (codegen/dot_vector.py) on their own boards, under QEMU:
+NEON (SMULL + SADALP) on aarch64, AVX2 (VPMADDWD) on x86-64-v3, Helium (VMLADAVA) on
+cortex-m55. Sums of int8 products are exact, so every output is compared bit for bit
+with numpy's int64 sum, on the values that stress the steps most: -128 x -128 products
+(two of them overflow a 16-bit pair sum) accumulated over a reduction of 1,037 (64
+vector steps and a remainder of 13 done one at a time), and the border of a padded
+convolution, where a whole vector is the zero-point pad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from window_models import int8_windows
+
+from toolchain.emu.run import run_image
+from toolchain.graph.ir import Graph
+from toolchain.loops import choose_schedule
+from toolchain.pipeline import compile_graph, decode_outputs, module_outputs
+from toolchain.reference import run_graph
+from toolchain.target import load_board
+from toolchain.types import TensorType, dtype
+
+I8, I32 = dtype("i8"), dtype("i32")
+KINDS = {"aarch64": "neon", "x86-64-v3": "avx2", "cortex-m55": "mve"}
+N_OUT, N_IN = 7, 16 * 64 + 13
+
+
+def _dense() -> Graph:
+    """x (1 x N_IN) . w (N_OUT x N_IN)^T -> i32, both operands inputs, so the test
+    chooses their values."""
+    g = Graph("dense_i8")
+    x = g.add_input(TensorType((1, N_IN), I8))
+    w = g.add_input(TensorType((N_OUT, N_IN), I8))
+    g.outputs = [g.add("dot_general", [x, w], [TensorType((1, N_OUT), I32)], {
+        "lhs_batch": (), "rhs_batch": (), "lhs_contract": (1,), "rhs_contract": (1,),
+        "dtype": "i32"}).output]
+    return g
+
+
+def _dense_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(8)
+    full = np.full((N_OUT, N_IN), -128, np.int8)
+    alternating = np.where(np.arange(N_IN) % 2, 127, -128).astype(np.int8)
+    return [
+        # every product 16384: 16,990,208 per output, far outside 16 bits
+        ("-128 x -128", np.full((1, N_IN), -128, np.int8), full),
+        # -128 x 127 and 127 x -128 pairs: the most negative pair sums
+        ("-128 x 127", alternating[None, :], -1 - alternating[None, :].repeat(N_OUT, 0)),
+        ("random", rng.integers(-128, 128, (1, N_IN)).astype(np.int8),
+         rng.integers(-128, 128, (N_OUT, N_IN)).astype(np.int8)),
+    ]
+
+
+def _built(graph: Graph, board_name: str, out_dir):
+    board = load_board(board_name)
+    build = compile_graph(graph, board, out_dir, log=lambda _: None)
+    kinds = {n.dot for s in build.program.steps
+             for n in choose_schedule(s.kernel, board.target_info).nests}
+    return board, build, kinds
+
+
+@pytest.mark.parametrize("board_name", list(KINDS))
+def test_extreme_int8_dots_are_exact_on_the_board(board_name: str, tmp_path) -> None:
+    board, build, kinds = _built(_dense(), board_name, tmp_path / "fw")
+    assert kinds == {KINDS[board_name]}, kinds  # the vector steps, not the scalar loop
+    for what, x, w in _dense_cases():
+        run = run_image(board, build.elf, [x, w], count_instructions=False)
+        assert run.exit_code == 0, run.diagnosis
+        (got,) = decode_outputs(module_outputs(build.module), run.outputs)
+        want = x.astype(np.int64) @ w.astype(np.int64).T
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("board_name", list(KINDS))
+def test_padded_int8_windows_are_exact_on_the_board(board_name: str, tmp_path) -> None:
+    """tests/window_models.py's int8 kernels: a padded 3x3 convolution over 16 channels
+    (one vector step per tap, the zero point in every lane at the border), requantized."""
+    graph = int8_windows()
+    board, build, kinds = _built(graph, board_name, tmp_path / "fw")
+    assert KINDS[board_name] in kinds, kinds
+    x = np.random.default_rng(4).integers(-128, 128, (1, 7, 9, 3)).astype(np.int8)
+    run = run_image(board, build.elf, [x], count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    got = decode_outputs(module_outputs(build.module), run.outputs)
+    for i, (g, want) in enumerate(zip(got, run_graph(build.graph, [x]), strict=True)):
+        np.testing.assert_array_equal(g, want, err_msg=f"output {i}")
