@@ -28,7 +28,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   (the loop is also unrolled P times).
 - `dot`: an int8 sum of products runs its innermost reduced dim 4 elements at a time
   with the target's packed instructions of that kind (codegen/dot.py: `dsp` is SXTB16 +
-  SMLAD), where both operands are contiguous, aligned and need no bounds check.
+  SMLAD), where both operands are contiguous, aligned and need no bounds check; the
+  vector kinds (codegen/dot_vector.py: `neon`, `avx2`, `mve`) 16 at a time, from any
+  address.
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
