@@ -48,6 +48,7 @@ SIMD: dict[str, SimdRow] = {
     "dsp": SimdRow(float_lanes=1, int8_dot="dsp"),  # SXTB16 + SMLAD in core registers
     "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8),  # Q0-Q7
     "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32),  # V0-V31
+    "neon-dotprod": SimdRow(float_lanes=4, int8_dot="sdot", vector_registers=32),
     "sse2": SimdRow(float_lanes=4),
     "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16),  # YMM0-YMM15
 }
@@ -71,6 +72,8 @@ class VectorDot:
 VECTOR_DOT_KINDS: dict[str, VectorDot] = {
     # SMULL, SMULL2, 2 SADALP; LDR q; ADDV + FMOV
     "neon": VectorDot(width=16, acc_lanes=4, step_ops=4, load_ops=1, finish_ops=2),
+    # SDOT; LDR q; ADDV + FMOV (Armv8.2-A's dot product, where the target says so)
+    "sdot": VectorDot(width=16, acc_lanes=4, step_ops=1, load_ops=1, finish_ops=2),
     # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
     "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
     # VMLADAVA.S8 into the scalar sum; VLDRB.8
