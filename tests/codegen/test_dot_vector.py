@@ -6,7 +6,8 @@ every output is compared bit for bit with numpy's int64 sum, on the values that 
 the steps most: -128 x -128 products (two of them overflow a 16-bit pair sum)
 accumulated over a reduction of 1,037 (64 vector steps and a remainder of 13 done one
 at a time), and the border of a padded convolution, where a whole vector is the
-zero-point pad."""
+zero-point pad. Depthwise convolutions compute 16 channels in the lanes of vector
+accumulators on the same boards (`dot lanes`): checked at the same extremes."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from window_models import int8_windows
+from window_models import _Builder, int8_windows
 
 from toolchain.emu.run import run_image
 from toolchain.graph.ir import Graph
@@ -110,3 +111,42 @@ def test_padded_int8_windows_are_exact_on_the_board(board_name: str, tmp_path) -
     got = decode_outputs(module_outputs(build.module), run.outputs)
     for i, (g, want) in enumerate(zip(got, run_graph(build.graph, [x]), strict=True)):
         np.testing.assert_array_equal(g, want, err_msg=f"output {i}")
+
+
+C_DW = 40  # two whole vectors of channels and a remainder of 8 (the scalar path)
+
+
+def _depthwise() -> Graph:
+    """x (1x6x7xC_DW) padded with -128 (TFLite's zero point for a ReLU input) and
+    convolved depthwise 3x3 with w (3x3x1xC_DW), both inputs, into i32: the tile's
+    outputs along the channels are the lanes of the vector accumulators."""
+    b = _Builder("depthwise_i8", 0)
+    x = b.g.add_input(TensorType((1, 6, 7, C_DW), I8))
+    w = b.g.add_input(TensorType((3, 3, 1, C_DW), I8))
+    padded = b.op("pad", [x, b.const(-128, I8)], TensorType((1, 8, 9, C_DW), I8),
+                  low=(0, 1, 1, 0), high=(0, 1, 1, 0), interior=(0, 0, 0, 0))
+    b.g.outputs = [b.conv(padded, w, I32, (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1), C_DW)]
+    return b.g
+
+
+@pytest.mark.parametrize("board_name", ["aarch64", "x86-64-v3", "cortex-m55"])
+def test_depthwise_lanes_are_exact_on_the_board(board_name: str, tmp_path) -> None:
+    """-128 everywhere (each output 9 x 16384, the border's pad too), -128 x 127, and
+    random values, against numpy's int64 sums of the padded window."""
+    board, build, kinds = _built(_depthwise(), board_name, tmp_path / "fw")
+    assert kinds == {"lanes"}, kinds
+    rng = np.random.default_rng(2)
+    cases = [("-128 x -128", np.full((1, 6, 7, C_DW), -128), np.full((3, 3, 1, C_DW), -128)),
+             ("-128 x 127", np.full((1, 6, 7, C_DW), -128), np.full((3, 3, 1, C_DW), 127)),
+             ("random", rng.integers(-128, 128, (1, 6, 7, C_DW)),
+              rng.integers(-128, 128, (3, 3, 1, C_DW)))]
+    for what, x, w in cases:
+        x, w = x.astype(np.int8), w.astype(np.int8)
+        run = run_image(board, build.elf, [x, w], count_instructions=False)
+        assert run.exit_code == 0, run.diagnosis
+        (got,) = decode_outputs(module_outputs(build.module), run.outputs)
+        xp = np.pad(x.astype(np.int64), ((0, 0), (1, 1), (1, 1), (0, 0)),
+                    constant_values=-128)
+        want = sum(xp[:, i:i + 6, j:j + 7, :] * w[i, j, 0].astype(np.int64)
+                   for i in range(3) for j in range(3))
+        np.testing.assert_array_equal(got, want, err_msg=what)

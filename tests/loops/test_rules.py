@@ -213,3 +213,17 @@ def test_vector_dot_tiles_fit_the_vector_registers(name: str) -> None:
         if not kind.acc_lanes:
             assert points + 2 + rules.RESERVED_INT_REGISTERS <= \
                 target.capabilities.int_registers, nest.format()
+
+
+def test_depthwise_outputs_go_in_vector_lanes(kws_depthwise) -> None:
+    """kws's depthwise layer: both operands are contiguous along the output channels,
+    so where the SIMD row has int8 lanes the tile computes 16 channels in the lanes of
+    vector accumulators (`dot lanes`); cortex-m4's DSP word has none."""
+    assert rules.lane_dim(kws_depthwise) == 3
+    for name in ("aarch64", "x86-64-v3", "cortex-m55"):
+        (nest,) = choose_schedule(kws_depthwise, load_target(name)).nests
+        assert nest.dot == rules.LANE_KIND and (3, 16) in nest.blocks, (name, nest.format())
+    (nest,) = choose_schedule(kws_depthwise, M4).nests
+    assert nest.dot == "", nest.format()
+    # A dense layer has no such dim: its input does not vary along the outputs.
+    assert rules.lane_dim(_int8_dense(32, 64)) is None

@@ -38,15 +38,16 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
-from toolchain.kernel.form import Load
+from toolchain.kernel.form import Load, expr_dtype
 from toolchain.loops.patterns import dot_operands
-from toolchain.loops.rules import VECTOR_DOT_KINDS
+from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 LANES = 16  # int8 lanes per step (one 128-bit register)
+SIMD_LANES = 16  # outputs per vector of accumulators (rules.SIMD's int8_lanes)
 V16I8 = ir.VectorType(I8, LANES)
 
 Step = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value], ir.Value]
@@ -127,10 +128,10 @@ class VectorDotEmitter:
     """The vector packed loop, for NestEmitter (which provides the builder, the caches,
     the addresses and `_packed_split`)."""
 
-    def packed_vector(self, ld: Load) -> ir.Value:
-        """The 16 int8 elements of `ld` from the current point on along the packed dim,
-        one unaligned vector load (or the pad value in every lane where the region's
-        check fails: the check depends on the pixel, not the channel)."""
+    def packed_vector(self, ld: Load, lanes: int = LANES) -> ir.Value:
+        """The `lanes` int8 elements of `ld` from the current point on along the packed
+        (or lane) dim, one unaligned vector load (or the pad value in every lane where
+        the region's check fails: the check depends on the pixel, not the channel)."""
         b = self.b
         forms, strides, unproven = self._packed_split(ld)
         from toolchain.codegen.nest import _flat  # here: nest.py imports this module
@@ -138,7 +139,7 @@ class VectorDotEmitter:
         proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
         if not unproven:
             ptr = self._affine_address(ld.operand, proven)
-            return self._cached(("vec", id(ptr)), lambda: self._vector_at(ptr))
+            return self._cached(("vec", id(ptr)), lambda: self._vector_at(ptr, lanes))
         shape = self.k.operands[ld.operand].shape
         deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
                                    for i in unproven))
@@ -155,11 +156,11 @@ class VectorDotEmitter:
         safe = self._cached(("safe",) + key, lambda: b.select(
             ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
         ptr = self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
-        pad = ir.Constant(V16I8, [int(ld.pad.value) & 0xFF] * LANES)
-        return b.select(ok, self._vector_at(ptr), pad)
+        pad = ir.Constant(ir.VectorType(I8, lanes), [int(ld.pad.value) & 0xFF] * lanes)
+        return b.select(ok, self._vector_at(ptr, lanes), pad)
 
-    def _vector_at(self, ptr: ir.Value) -> ir.Value:
-        v = self.b.load(ptr, typ=V16I8)
+    def _vector_at(self, ptr: ir.Value, lanes: int) -> ir.Value:
+        v = self.b.load(ptr, typ=ir.VectorType(I8, lanes))
         v.align = 1  # the operands' rows need not be 16-byte aligned; these ISAs allow it
         return v
 
@@ -219,6 +220,100 @@ class VectorDotEmitter:
                 self.point.update(p)
                 x, w = dot_operands(k)
                 accs[j] = code.step(b, self.packed_vector(x), self.packed_vector(w), accs[j])
+        for u in unroll:
+            self.point[u] = 0
+        for s, v in zip(vslots, accs, strict=True):
+            b.store(v, s)
+
+    # ------------------------------------------------------------ outputs in lanes
+
+    def _lane_reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | None:
+        """The sums of a tile whose outputs along the lane dim (rules.lane_dim: a
+        depthwise convolution's channels) are the lanes of vector accumulators: per
+        reduction step one vector of inputs per group of lanes (the tile's other outputs)
+        and one of weights that every group shares, multiplied in 16 bits (|x*w| <=
+        16384) and added in 32 (exact). Each output's lane is extracted and added to its
+        init. None where the tile is not a whole vector wide (the dim's remainder: the
+        scalar path), or an operand cannot be read a vector at a time."""
+        k = self.k
+        c = lane_dim(k)
+        lanes = SIMD_LANES
+        operands = dot_operands(k)
+        if c is None or operands is None or self.tile[c] != lanes:
+            return None
+        for u in self.nest.reduction:
+            self.ranges[u] = (0, k.domain[u] - 1)
+        saved = {u: self.ranges[u] for u in self.nest.unroll}
+        for u in self.nest.unroll:
+            self.ranges[u] = (0, k.domain[u] - 1)
+        try:
+            if any(self._packed_split(ld, c) is None for ld in operands):
+                return None
+        finally:
+            self.ranges.update(saved)
+            for u in self.nest.reduction:
+                self.ranges[u] = (0, 0)
+        from toolchain.codegen.emit import compute_type
+
+        b = self.b
+        inits = []
+        for p in points:
+            self.point.update(p)
+            inits.append(self._cast(self.value(k.init), expr_dtype(k.init, k.operands),
+                                    k.acc_dtype))
+        self.point[c] = 0
+        groups = [p for p in points if p.get(c, 0) == 0]
+        acc_type = ir.VectorType(I32, lanes)
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        vslots = [b.alloca(acc_type, name="lacc") for _ in groups]
+        b.position_at_end(here)
+        for s in vslots:
+            b.store(ir.Constant(acc_type, [0] * lanes), s)
+        self._lane_level(0, groups, vslots, lanes)
+        accs = [b.load(s) for s in vslots]
+        out = []
+        for p, init in zip(points, inits, strict=True):
+            g = next(i for i, q in enumerate(groups)
+                     if all(q.get(d, 0) == v for d, v in p.items() if d != c))
+            lane = b.extract_element(accs[g], ir.Constant(I32, p.get(c, 0)))
+            out.append(b.add(init, lane))
+        assert compute_type(k.acc_dtype) == I32
+        return out
+
+    def _lane_level(self, level: int, groups: list[dict[int, int]], vslots: list[ir.Value],
+                    lanes: int) -> None:
+        loops = self.nest.reduction
+        if level == len(loops):
+            self._lane_body(groups, vslots, lanes)
+            return
+        d = loops[level]
+        self.ranges[d] = (0, self.k.domain[d] - 1)
+
+        def body(i: ir.Value) -> None:
+            self.base[d] = i
+            with self._scope():
+                self._lane_level(level + 1, groups, vslots, lanes)
+
+        self._loop_range(f"r{d}", 0, self.k.domain[d], 1, body)
+        self.base[d] = 0
+        self.ranges[d] = (0, 0)
+
+    def _lane_body(self, groups: list[dict[int, int]], vslots: list[ir.Value],
+                   lanes: int) -> None:
+        k = self.k
+        b = self.b
+        v16, v32 = ir.VectorType(I16, lanes), ir.VectorType(I32, lanes)
+        accs = [b.load(s) for s in vslots]
+        unroll = self.nest.unroll
+        x, w = dot_operands(k)
+        for tap in itertools.product(*[range(k.domain[u]) for u in unroll]):
+            self.point.update(zip(unroll, tap))
+            for j, g in enumerate(groups):
+                self.point.update(g)
+                xv, wv = self.packed_vector(x, lanes), self.packed_vector(w, lanes)
+                prod16 = b.mul(b.sext(xv, v16), b.sext(wv, v16), flags=["nsw"])
+                accs[j] = b.add(accs[j], b.sext(prod16, v32))
         for u in unroll:
             self.point[u] = 0
         for s, v in zip(vslots, accs, strict=True):

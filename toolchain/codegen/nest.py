@@ -46,7 +46,7 @@ from toolchain.kernel.form import (
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
-from toolchain.loops.rules import VECTOR_DOT_KINDS, dot_width
+from toolchain.loops.rules import LANE_KIND, VECTOR_DOT_KINDS, dot_width
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 I1 = ir.IntType(1)
@@ -330,6 +330,10 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         at the end: a float sum's rounding error grows with the length of each chain."""
         from toolchain.codegen.emit import _const_value, compute_type
 
+        if self.nest.dot == LANE_KIND and 0 not in self.k.domain[self.k.n_parallel:]:
+            lanes = self._lane_reduction(points)  # codegen/dot_vector.py
+            if lanes is not None:
+                return lanes
         k = self.k
         acc_dt = k.acc_dtype
         inits = []
@@ -366,7 +370,8 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         d = loops[level]
         n = self.k.domain[d]
         parts = len(slots) if level == len(loops) - 1 else 1
-        if level == len(loops) - 1 and self.nest.dot and self._packable(d):
+        if level == len(loops) - 1 and self.nest.dot not in ("", LANE_KIND) \
+                and self._packable(d):
             self._packed_loop(d, points, slots[0])
         elif parts == 1:
             self.ranges[d] = (0, n - 1)

@@ -41,17 +41,30 @@ class SimdRow:
     float_lanes: int
     int8_dot: str = ""
     vector_registers: int = 0
+    # int8 outputs a tile computes in the lanes of vector accumulators, one lane per
+    # output along a parallel dim both operands are contiguous in (a depthwise
+    # convolution's channels; codegen/dot_vector.py's LANE_KIND); 0 for none.
+    int8_lanes: int = 0
 
 
 SIMD: dict[str, SimdRow] = {
     "none": SimdRow(float_lanes=1),
     "dsp": SimdRow(float_lanes=1, int8_dot="dsp"),  # SXTB16 + SMLAD in core registers
-    "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8),  # Q0-Q7
-    "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32),  # V0-V31
-    "neon-dotprod": SimdRow(float_lanes=4, int8_dot="sdot", vector_registers=32),
+    "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
+                   int8_lanes=16),
+    "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31
+                    int8_lanes=16),
+    "neon-dotprod": SimdRow(float_lanes=4, int8_dot="sdot", vector_registers=32,
+                            int8_lanes=16),
     "sse2": SimdRow(float_lanes=4),
-    "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16),  # YMM0-YMM15
+    "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
+                    int8_lanes=16),
 }
+LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
+# Instructions per group of lanes and reduction step besides the two loads: widening
+# multiply of both halves, widening adds into the four (NEON, Helium) or two (AVX2)
+# int32 accumulator registers.
+LANE_OPS = 6
 DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
 
 
@@ -426,7 +439,9 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                 code = _code(s, k, factors, unroll, loops, interior, packed, dot)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
-                candidates.append((key, code, factors, unroll, loops, partials, packed))
+                candidates.append((key, code, factors, unroll, loops, partials,
+                                   dot if packed else ""))
+    candidates += _lane_candidates(k, target, s, budget, par)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
     if best[1] > budget.max_code:
@@ -435,10 +450,80 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
         small = [c for c in candidates if c[1] <= budget.max_code and c[0][0] == best[0][0]
                  and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
         best = min(small, key=lambda c: c[0], default=best)
-    _, _, factors, unroll, loops, partials, packed = best
+    _, _, factors, unroll, loops, partials, kind = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
-                partials=partials, dot=dot if packed else "")
+                partials=partials, dot=kind)
+
+
+def lane_dim(k: Kernel) -> int | None:
+    """The parallel dim of an int8 sum of products along which both operands are
+    contiguous (stride 1: a depthwise convolution's channels), else None."""
+    operands = dot_operands(k)
+    if operands is None:
+        return None
+    found = None
+    for d in range(k.n_parallel):
+        ok = True
+        for ld in operands:
+            shape = k.operands[ld.operand].shape
+            flat = Affine((), 0)
+            for comp, size in zip(ld.index, shape, strict=True):
+                a = affine_of(comp)
+                if a is None:
+                    return None
+                flat = flat.times(size).plus(a)
+            ok = ok and flat.coeff(d) == 1
+        if ok:
+            found = d
+    return found
+
+
+def _lane_candidates(k: Kernel, target: Target, s: _Shape, budget: Budget,
+                     par: list[int]) -> list[tuple]:
+    """Tiles whose outputs along lane_dim(k) are the lanes of vector accumulators, 16
+    at a time, with up to one other parallel dim blocked: per reduction step one input
+    vector per group of lanes, one weight vector shared by the groups, LANE_OPS each;
+    per output its lane's extraction and the epilogue. A tile smaller than the lanes
+    (the dim's remainder) runs as scalar code: costed as the 1-output tile."""
+    row = SIMD[target.capabilities.simd]
+    c = lane_dim(k)
+    lanes = row.int8_lanes
+    if not lanes or c is None or c not in par or k.domain[c] < lanes:
+        return []
+    acc_regs = max(1, lanes * 32 // max(target.capabilities.vector_bits, 1))
+    out = []
+    others = [d for d in par if d != c]
+    for d, f in [(None, 1)] + [(d, f) for d in others for f in FACTORS
+                                if 1 < f <= k.domain[d]]:
+        if f * acc_regs + f + 1 + VECTOR_TEMPS > row.vector_registers:
+            continue
+        unroll = _unrolled(k, f, budget)
+        loops = tuple(x for x in range(k.n_parallel, len(k.domain))
+                      if k.domain[x] > 1 and x not in unroll)
+        steps = prod(k.domain[x] for x in loops) * prod(k.domain[x] for x in unroll)
+        loop_steps = prod(k.domain[x] for x in loops)
+        rest = k.domain[c] % lanes
+        full_tiles = k.domain[c] // lanes
+        total = 0.0
+        n_d = k.domain[d] if d is not None else 1
+        for size, count in [(f, n_d // f), (n_d % f, 1 if n_d % f else 0)]:
+            if not count:
+                continue
+            tile_cost = (steps * (size + 1 + LANE_OPS * size) + loop_steps * budget.loop_cost
+                         + lanes * size * (s.epilogue + 2) + budget.loop_cost)
+            total += count * full_tiles * tile_cost
+            if rest:
+                scalar = _tile_cost(s, k, {}, _unrolled(k, 1, budget),
+                                    tuple(x for x in range(k.n_parallel, len(k.domain))
+                                          if k.domain[x] > 1
+                                          and x not in _unrolled(k, 1, budget)), budget)
+                total += count * size * rest * scalar
+        total *= prod(n for x, n in enumerate(k.domain[:k.n_parallel]) if x not in (c, d))
+        factors = {c: lanes} if d is None else {c: lanes, d: f}
+        key = (False, total, lanes * f, 1)
+        out.append((key, 0.0, factors, unroll, loops, 1, LANE_KIND))
+    return out
 
 
 def _elementwise_nest(k: Kernel, target: Target) -> Nest:
