@@ -23,6 +23,11 @@ overflow, so the sum is the reference's whatever the order of the additions.
   to a general-purpose register: one instruction per 16 MACs, the scalar accumulator
   itself.
 
+A depthwise convolution reduces over its taps only, but both operands are contiguous
+along its output channels: with `dot lanes` a tile computes 16 channels in the lanes
+of a <16 x i32> accumulator (`_lane_reduction`: products in 16 bits, sums in 32, as
+generic IR that LLVM selects for each ISA), each lane extracted for the epilogue.
+
 The steps are LLVM intrinsics emitted inline by the loop nest (codegen/nest.py calls
 `_vector_packed_loop` where the schedule's `dot` kind is one of `VECTOR_DOT_KINDS`),
 for the reasons codegen/dot.py gives for the DSP steps: registers allocated across the

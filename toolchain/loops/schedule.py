@@ -29,8 +29,10 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `dot`: an int8 sum of products runs its innermost reduced dim 4 elements at a time
   with the target's packed instructions of that kind (codegen/dot.py: `dsp` is SXTB16 +
   SMLAD), where both operands are contiguous, aligned and need no bounds check; the
-  vector kinds (codegen/dot_vector.py: `neon`, `avx2`, `mve`) 16 at a time, from any
-  address.
+  vector kinds (codegen/dot_vector.py: `neon`, `sdot`, `avx2`, `mve`) 16 at a time,
+  from any address. `lanes`: the tile's outputs along a parallel dim both int8
+  operands are contiguous in (a depthwise convolution's channels) are computed 16 at a
+  time in the lanes of vector accumulators.
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
