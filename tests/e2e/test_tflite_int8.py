@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not have_models(), reason=MISSING_REASON)
 
 MLPERF = MODELS_DIR / "mlperf_tiny"
 MODELS = ["kws_ref_model", "ad01_int8", "pretrainedResnet_quant", "vww_96_int8"]
-BOARDS = ["cortex-m4", "cortex-m3", "riscv32", "aarch64", "x86-64"]
+BOARDS = ["cortex-m4", "cortex-m3", "riscv32", "aarch64", "x86-64", "x86-64-v3", "cortex-m55"]
 FRESH = 2  # random inputs per model, through the tflite-micro interpreter
 
 

@@ -177,3 +177,53 @@ def test_microcontroller_tiles_are_capped_in_code(kws_depthwise, monkeypatch) ->
     assert best_code > size.max_code and best_cost < cost <= best_cost * (1 + size.code_slack)
     # Hosted targets are optimised for speed: no cap.
     assert rules.BUDGETS["speed"].max_code == float("inf")
+
+
+def test_vector_int8_dot_kinds_follow_the_simd_row() -> None:
+    """The int8 dot step is the target's SIMD row's (data, not a test of the target's
+    name): NEON on aarch64, AVX2 on x86-64-v3, Helium on cortex-m55, SXTB16 + SMLAD on
+    cortex-m4, none on baseline x86-64 (SSE2). A vector step reads 16 elements from any
+    address (a 1,037-long row is no multiple of 4), so a row shorter than 16 stays
+    scalar there while the DSP word still packs it."""
+    long_row, short_row = _int8_dense(8, 1037), _int8_dense(8, 12)
+    want = {"aarch64": "neon", "x86-64-v3": "avx2", "cortex-m55": "mve", "x86-64": ""}
+    for name, kind in want.items():
+        (nest,) = choose_schedule(long_row, load_target(name)).nests
+        assert nest.dot == kind, (name, nest.format())
+        (nest,) = choose_schedule(short_row, load_target(name)).nests
+        assert nest.dot == "", (name, nest.format())
+    (nest,) = choose_schedule(short_row, M4).nests
+    assert nest.dot == "dsp", nest.format()
+
+
+@pytest.mark.parametrize("name", ["aarch64", "x86-64-v3", "cortex-m55"])
+def test_vector_dot_tiles_fit_the_vector_registers(name: str) -> None:
+    """A vector dot tile holds its accumulators (Helium's are general registers), the
+    input vectors and the step's temporaries in the instruction set's registers (32
+    NEON, 16 AVX2, 8 Helium); kws's pointwise layers take 20 accumulators on aarch64
+    and ran 94 instructions per 320 MACs with no spill."""
+    target = load_target(name)
+    kind = rules.VECTOR_DOT_KINDS[target.capabilities.simd]
+    row = rules.SIMD[target.capabilities.simd]
+    for k in (_int8_dense(128, 128), _int8_dense(8, 640)):
+        (nest,) = choose_schedule(k, target).nests
+        points = prod(f for _, f in nest.blocks)
+        vectors = (points if kind.acc_lanes else 0) + points + 1 + rules.VECTOR_TEMPS
+        assert vectors <= row.vector_registers, nest.format()
+        if not kind.acc_lanes:
+            assert points + 2 + rules.RESERVED_INT_REGISTERS <= \
+                target.capabilities.int_registers, nest.format()
+
+
+def test_depthwise_outputs_go_in_vector_lanes(kws_depthwise) -> None:
+    """kws's depthwise layer: both operands are contiguous along the output channels,
+    so where the SIMD row has int8 lanes the tile computes 16 channels in the lanes of
+    vector accumulators (`dot lanes`); cortex-m4's DSP word has none."""
+    assert rules.lane_dim(kws_depthwise) == 3
+    for name in ("aarch64", "x86-64-v3", "cortex-m55"):
+        (nest,) = choose_schedule(kws_depthwise, load_target(name)).nests
+        assert nest.dot == rules.LANE_KIND and (3, 16) in nest.blocks, (name, nest.format())
+    (nest,) = choose_schedule(kws_depthwise, M4).nests
+    assert nest.dot == "", nest.format()
+    # A dense layer has no such dim: its input does not vary along the outputs.
+    assert rules.lane_dim(_int8_dense(32, 64)) is None

@@ -30,6 +30,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.dot import WIDTH, DotEmitter
+from toolchain.codegen.dot_vector import VectorDotEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -46,6 +47,7 @@ from toolchain.kernel.paired import paired_position
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
+from toolchain.loops.rules import LANE_KIND, VECTOR_DOT_KINDS, dot_width
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 I1 = ir.IntType(1)
@@ -53,7 +55,7 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(DotEmitter):
+class NestEmitter(DotEmitter, VectorDotEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -358,6 +360,10 @@ class NestEmitter(DotEmitter):
         at the end: a float sum's rounding error grows with the length of each chain."""
         from toolchain.codegen.emit import _const_value, compute_type
 
+        if self.nest.dot == LANE_KIND and 0 not in self.k.domain[self.k.n_parallel:]:
+            lanes = self._lane_reduction(points)  # codegen/dot_vector.py
+            if lanes is not None:
+                return lanes
         k = self.k
         acc_dt = k.acc_dtype
         inits = []
@@ -394,7 +400,8 @@ class NestEmitter(DotEmitter):
         d = loops[level]
         n = self.k.domain[d]
         parts = len(slots) if level == len(loops) - 1 else 1
-        if level == len(loops) - 1 and self.nest.dot and self._packable(d):
+        if level == len(loops) - 1 and self.nest.dot not in ("", LANE_KIND) \
+                and self._packable(d):
             self._packed_loop(d, points, slots[0])
         elif parts == 1:
             self.ranges[d] = (0, n - 1)
@@ -444,11 +451,12 @@ class NestEmitter(DotEmitter):
         bounds (one that does not may still be checked: then the whole word is padding
         or not), a constant pad, and every address a multiple of 4 (each other index
         steps by multiples of 4 bytes, and bindings start at multiples of 8:
-        docs/module-format.md)."""
+        docs/module-format.md). A vector kind reads 16 at a time from any address."""
         operands = dot_operands(self.k)
         n = self.k.domain[d]
-        if operands is None or n < WIDTH:
+        if operands is None or n < dot_width(self.nest.dot):
             return False
+        align = 1 if self.nest.dot in VECTOR_DOT_KINDS else WIDTH  # vector loads: any
         saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
         self.ranges[d] = (0, n - 1)
         for u in self.nest.unroll:  # every tap the packed loop's body covers
@@ -459,9 +467,9 @@ class NestEmitter(DotEmitter):
                 if split is None:
                     return False
                 flat = _flat(*split[:2], range(len(split[0])))
-                if flat.coeff(d) != 1 or flat.const % WIDTH:
+                if flat.coeff(d) != 1 or flat.const % align:
                     return False
-                if any(c % WIDTH for dim, c in flat.terms if dim != d):
+                if any(c % align for dim, c in flat.terms if dim != d):
                     return False
             return True
         finally:
@@ -531,6 +539,9 @@ class NestEmitter(DotEmitter):
     def _packed_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
         """Reduced dim d four at a time with the target's int8 dot step, then the rest
         one at a time."""
+        if self.nest.dot in VECTOR_DOT_KINDS:
+            self._vector_packed_loop(d, points, slots)
+            return
         n = self.k.domain[d]
         full, rest = divmod(n, WIDTH)
         self.ranges[d] = (0, (full - 1) * WIDTH)

@@ -28,20 +28,27 @@ from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.target.descriptors import Target
 
-__all__ = ["BUDGETS", "SIMD", "Budget", "SimdRow", "choose_schedule", "interior_ranges",
-           "plain_schedule"]
+__all__ = ["BUDGETS", "SIMD", "VECTOR_DOT_KINDS", "Budget", "SimdRow", "VectorDot",
+           "choose_schedule", "dot_width", "interior_ranges", "plain_schedule"]
 
 
 @dataclass(frozen=True)
 class SimdRow:
-    """What a SIMD instruction set offers the loops: f32 lanes per register, the kind of
-    packed int8 dot step (codegen/dot.py's DOT_KINDS; "" for none), and whether its
-    constant operands (weights) are stored pre-extended in the paired layout
-    (kernel/paired.py, schedule/paired.py: twice their flash, no unpacking)."""
+    """What a SIMD instruction set offers the loops: f32 lanes per register, the kind
+    of packed int8 dot step (codegen/dot.py's DOT_KINDS or codegen/dot_vector.py's
+    VECTOR_DOT_KINDS; "" for none), whether its constant operands (weights) are stored
+    pre-extended in the paired layout (kernel/paired.py, schedule/paired.py: twice their
+    flash, no unpacking), and the vector registers a vector dot tile may hold (its
+    accumulators and operand vectors)."""
 
     float_lanes: int
     int8_dot: str = ""
     paired_operands: bool = False
+    vector_registers: int = 0
+    # int8 outputs a tile computes in the lanes of vector accumulators, one lane per
+    # output along a parallel dim both operands are contiguous in (a depthwise
+    # convolution's channels; codegen/dot_vector.py's LANE_KIND); 0 for none.
+    int8_lanes: int = 0
 
 
 SIMD: dict[str, SimdRow] = {
@@ -49,16 +56,63 @@ SIMD: dict[str, SimdRow] = {
     # SXTB16 + SMLAD in core registers; paired weights: docs/architecture.md, "Where the
     # int8 instructions go (Cortex-M4)", has the measured gain and flash.
     "dsp": SimdRow(float_lanes=1, int8_dot="dsp", paired_operands=True),
-    "mve": SimdRow(float_lanes=4),
-    "neon": SimdRow(float_lanes=4),
+    "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
+                   int8_lanes=16),
+    "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31
+                    int8_lanes=16),
+    "neon-dotprod": SimdRow(float_lanes=4, int8_dot="sdot", vector_registers=32,
+                            int8_lanes=16),
     "sse2": SimdRow(float_lanes=4),
-    "avx2": SimdRow(float_lanes=8),
+    "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
+                    int8_lanes=16),
 }
-DOT_WIDTH = 4  # int8 elements per packed step
-# Instructions a packed step spends on one operand value (4 elements): a word load and
-# its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
+LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
+# Instructions per group of lanes and reduction step besides the two loads: widening
+# multiply of both halves, widening adds into the four (NEON, Helium) or two (AVX2)
+# int32 accumulator registers.
+LANE_OPS = 6
+DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
+# Instructions a packed DSP step spends on one operand value (4 elements): a word load
+# and its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
 UNPACKED_LOAD = 3
 PAIRED_LOAD = 1
+
+
+@dataclass(frozen=True)
+class VectorDot:
+    """What the cost model knows of a vector int8 dot step (codegen/dot_vector.py):
+    int8 lanes per step, the int32 lanes of each output's accumulator (0: a scalar
+    register), and instructions per output per step, per distinct operand vector per
+    step (its load and any extension) and per output to reduce its accumulator."""
+
+    width: int
+    acc_lanes: int
+    step_ops: int
+    load_ops: int
+    finish_ops: int
+
+
+VECTOR_DOT_KINDS: dict[str, VectorDot] = {
+    # SMULL, SMULL2, 2 SADALP; LDR q; ADDV + FMOV
+    "neon": VectorDot(width=16, acc_lanes=4, step_ops=4, load_ops=1, finish_ops=2),
+    # SDOT; LDR q; ADDV + FMOV (Armv8.2-A's dot product, where the target says so)
+    "sdot": VectorDot(width=16, acc_lanes=4, step_ops=1, load_ops=1, finish_ops=2),
+    # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
+    "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
+    # VMLADAVA.S8 into the scalar sum; VLDRB.8
+    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+}
+
+
+def dot_width(kind: str) -> int:
+    """int8 elements per packed step of dot kind `kind`."""
+    vk = VECTOR_DOT_KINDS.get(kind)
+    return vk.width if vk is not None else DOT_WIDTH
+
+
+# Vector registers a vector dot step needs besides the tile's accumulators and operand
+# vectors: NEON's two 16-bit product registers between SMULL and SADALP.
+VECTOR_TEMPS = 2
 
 
 @dataclass(frozen=True)
@@ -208,7 +262,7 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
 
 def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
                loops: tuple[int, ...], budget: Budget, partials: int = 1,
-               packed: bool = False) -> float:
+               packed: bool = False, kind: str = "") -> float:
     """Instructions of one tile of `tile` outputs (dim -> size)."""
     points = prod(tile.values())
     copies = points * prod(k.domain[d] for d in unroll)
@@ -223,6 +277,16 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
         packed_loads += n * (PAIRED_LOAD if paired else UNPACKED_LOAD)
     step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
     steps = prod(k.domain[d] for d in loops)
+    vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+    if vk is not None:
+        # Per 16 elements: the kind's loads and steps; the last 0-15 elements one at a
+        # time; per output, the accumulator's zeroing, reduction and add to the sum.
+        n = k.domain[loops[-1]]
+        outer = steps // n
+        full, rest = divmod(n, vk.width)
+        vstep = vk.load_ops * loads + vk.step_ops * copies + budget.loop_cost
+        per_pass = full * vstep + rest * step + points * (vk.finish_ops + 2)
+        return outer * per_pass + points * (s.epilogue + partials - 1) + budget.loop_cost
     if packed:  # per 4 elements: the loads, 2 MACs per copy
         step = packed_loads + 2 * copies + budget.loop_cost
         steps /= DOT_WIDTH
@@ -230,13 +294,24 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
 
 
 def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
-          partials: int = 1, packed: bool = False) -> bool:
+          partials: int = 1, packed: bool = False, kind: str = "") -> bool:
     caps = target.capabilities
     points = prod(tile.values()) * partials
     # The tile holds one operand's values for all its outputs and streams the others
     # through a register: the smallest set is the one to hold.
     footprints = sorted(prod(n for d, n in tile.items() if d in deps) for deps in s.loads)
     widest = footprints[0] if footprints else 1
+    vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+    if vk is not None:
+        # Vector registers: the accumulators (unless they are scalars), the held
+        # operand's vectors, the streamed ones (all loaded ahead, as for the DSP words)
+        # and the step's temporaries; general registers: scalar accumulators and the
+        # operands' pointers.
+        vacc = points if vk.acc_lanes else 0
+        vectors = vacc + sum(footprints) + VECTOR_TEMPS
+        scalars = (0 if vk.acc_lanes else points) + n_operands + RESERVED_INT_REGISTERS
+        return (vectors <= SIMD[caps.simd].vector_registers
+                and scalars <= caps.int_registers)
     if packed:
         # The held operand's words live unpacked, as two registers of 16-bit pairs.
         # LLVM issues the streamed operand's word loads of a step together, ahead of
@@ -252,7 +327,8 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
 
 
 def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
-           loops: tuple[int, ...], budget: Budget, partials: int, packed: bool) -> float:
+           loops: tuple[int, ...], budget: Budget, partials: int, packed: bool,
+           kind: str = "") -> float:
     """Cost of the whole nest: full tiles and the remainder tiles of each dim."""
     parts: list[list[tuple[int, int]]] = []  # per blocked dim: (tile size, how many)
     for d, f in factors.items():
@@ -265,13 +341,14 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
     for combo in itertools.product(*parts):
         tile = {d: size for d, (size, _) in zip(dims, combo)}
         count = prod(c for _, c in combo)
-        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed)
+        total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed,
+                                    kind)
     return total * others
 
 
 def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
           loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
-          packed: bool) -> float:
+          packed: bool, kind: str = "") -> float:
     """Instructions of straight-line code the nest becomes (a size estimate): the
     emitter writes each distinct tile out once, and a tile differs by its size in each
     blocked dim (the full tile, the remainder) and, in a dim with an interior, by region
@@ -294,17 +371,25 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
                   for deps, paired in zip(s.loads, s.paired, strict=True)]
         loads = sum(n for n, _ in counts)
         packed_loads = sum(n * (PAIRED_LOAD if paired else UNPACKED_LOAD) for n, paired in counts)
-        step = packed_loads + 2 * copies if packed else loads + copies * s.ops
+        vk = VECTOR_DOT_KINDS.get(kind) if packed else None
+        if vk is not None:
+            step = vk.load_ops * loads + vk.step_ops * copies + points * vk.finish_ops
+            if loops and k.domain[loops[-1]] % vk.width:  # the remainder, one at a time
+                step += loads + copies * s.ops
+        else:
+            step = packed_loads + 2 * copies if packed else loads + copies * s.ops
         code += step + points * s.epilogue
     return code
 
 
-def _packable(k: Kernel, d: int) -> bool:
-    """Whether both int8 operands are contiguous along reduced dim d (stride 1) with
-    every other stride a multiple of the packed width: word loads stay aligned."""
+def _packable(k: Kernel, d: int, kind: str) -> bool:
+    """Whether both int8 operands are contiguous along reduced dim d (stride 1), at
+    least one step of dot kind `kind` long, with every other stride a multiple of the
+    DSP word: word loads stay aligned (vector loads need no alignment)."""
     operands = dot_operands(k)
-    if operands is None or k.domain[d] < DOT_WIDTH:
+    if operands is None or k.domain[d] < dot_width(kind):
         return False
+    align = 1 if kind in VECTOR_DOT_KINDS else DOT_WIDTH
     for ld in operands:
         shape = k.operands[ld.operand].shape
         flat = Affine((), 0)
@@ -313,8 +398,8 @@ def _packable(k: Kernel, d: int) -> bool:
             if a is None:
                 return False
             flat = flat.times(size).plus(a)
-        if flat.coeff(d) != 1 or flat.const % DOT_WIDTH or \
-                any(c % DOT_WIDTH for x, c in flat.terms if x != d):
+        if flat.coeff(d) != 1 or flat.const % align or \
+                any(c % align for x, c in flat.terms if x != d):
             return False
     return True
 
@@ -366,21 +451,23 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                           if k.domain[d] > 1 and d not in unroll)
             long_sum = (s.float_acc and k.combine == "add" and bool(loops)
                         and k.domain[loops[-1]] >= LONG_SUM)
-            packable = dot != "" and bool(loops) and _packable(k, loops[-1])
+            packable = dot != "" and bool(loops) and _packable(k, loops[-1], dot)
             for partials, packed in itertools.product(PARTIALS, (False, True)):
                 if partials > 1 and (k.combine != "add" or not loops
                                      or k.domain[loops[-1]] < 2 * partials):
                     continue
                 if packed and (not packable or partials > 1):
                     continue
-                if not _fits(s, factors, body_operands, target, partials, packed):
+                if not _fits(s, factors, body_operands, target, partials, packed, dot):
                     continue
                 sc = s if unroll else unpaired
-                cost = _total(sc, k, factors, unroll, loops, budget, partials, packed)
-                code = _code(sc, k, factors, unroll, loops, interior, packed)
+                cost = _total(sc, k, factors, unroll, loops, budget, partials, packed, dot)
+                code = _code(sc, k, factors, unroll, loops, interior, packed, dot)
                 # Long float sums first take a split that keeps their error down.
                 key = (long_sum and partials == 1, cost, points, partials)
-                candidates.append((key, code, factors, unroll, loops, partials, packed))
+                candidates.append((key, code, factors, unroll, loops, partials,
+                                   dot if packed else ""))
+    candidates += _lane_candidates(k, target, s, budget, par)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
     if best[1] > budget.max_code:
@@ -389,10 +476,80 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
         small = [c for c in candidates if c[1] <= budget.max_code and c[0][0] == best[0][0]
                  and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
         best = min(small, key=lambda c: c[0], default=best)
-    _, _, factors, unroll, loops, partials, packed = best
+    _, _, factors, unroll, loops, partials, kind = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
-                partials=partials, dot=dot if packed else "")
+                partials=partials, dot=kind)
+
+
+def lane_dim(k: Kernel) -> int | None:
+    """The parallel dim of an int8 sum of products along which both operands are
+    contiguous (stride 1: a depthwise convolution's channels), else None."""
+    operands = dot_operands(k)
+    if operands is None:
+        return None
+    found = None
+    for d in range(k.n_parallel):
+        ok = True
+        for ld in operands:
+            shape = k.operands[ld.operand].shape
+            flat = Affine((), 0)
+            for comp, size in zip(ld.index, shape, strict=True):
+                a = affine_of(comp)
+                if a is None:
+                    return None
+                flat = flat.times(size).plus(a)
+            ok = ok and flat.coeff(d) == 1
+        if ok:
+            found = d
+    return found
+
+
+def _lane_candidates(k: Kernel, target: Target, s: _Shape, budget: Budget,
+                     par: list[int]) -> list[tuple]:
+    """Tiles whose outputs along lane_dim(k) are the lanes of vector accumulators, 16
+    at a time, with up to one other parallel dim blocked: per reduction step one input
+    vector per group of lanes, one weight vector shared by the groups, LANE_OPS each;
+    per output its lane's extraction and the epilogue. A tile smaller than the lanes
+    (the dim's remainder) runs as scalar code: costed as the 1-output tile."""
+    row = SIMD[target.capabilities.simd]
+    c = lane_dim(k)
+    lanes = row.int8_lanes
+    if not lanes or c is None or c not in par or k.domain[c] < lanes:
+        return []
+    acc_regs = max(1, lanes * 32 // max(target.capabilities.vector_bits, 1))
+    out = []
+    others = [d for d in par if d != c]
+    for d, f in [(None, 1)] + [(d, f) for d in others for f in FACTORS
+                                if 1 < f <= k.domain[d]]:
+        if f * acc_regs + f + 1 + VECTOR_TEMPS > row.vector_registers:
+            continue
+        unroll = _unrolled(k, f, budget)
+        loops = tuple(x for x in range(k.n_parallel, len(k.domain))
+                      if k.domain[x] > 1 and x not in unroll)
+        steps = prod(k.domain[x] for x in loops) * prod(k.domain[x] for x in unroll)
+        loop_steps = prod(k.domain[x] for x in loops)
+        rest = k.domain[c] % lanes
+        full_tiles = k.domain[c] // lanes
+        total = 0.0
+        n_d = k.domain[d] if d is not None else 1
+        for size, count in [(f, n_d // f), (n_d % f, 1 if n_d % f else 0)]:
+            if not count:
+                continue
+            tile_cost = (steps * (size + 1 + LANE_OPS * size) + loop_steps * budget.loop_cost
+                         + lanes * size * (s.epilogue + 2) + budget.loop_cost)
+            total += count * full_tiles * tile_cost
+            if rest:
+                scalar = _tile_cost(s, k, {}, _unrolled(k, 1, budget),
+                                    tuple(x for x in range(k.n_parallel, len(k.domain))
+                                          if k.domain[x] > 1
+                                          and x not in _unrolled(k, 1, budget)), budget)
+                total += count * size * rest * scalar
+        total *= prod(n for x, n in enumerate(k.domain[:k.n_parallel]) if x not in (c, d))
+        factors = {c: lanes} if d is None else {c: lanes, d: f}
+        key = (False, total, lanes * f, 1)
+        out.append((key, 0.0, factors, unroll, loops, 1, LANE_KIND))
+    return out
 
 
 def _elementwise_nest(k: Kernel, target: Target) -> Nest:

@@ -28,7 +28,11 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   (the loop is also unrolled P times).
 - `dot`: an int8 sum of products runs its innermost reduced dim 4 elements at a time
   with the target's packed instructions of that kind (codegen/dot.py: `dsp` is SXTB16 +
-  SMLAD), where both operands are contiguous, aligned and need no bounds check.
+  SMLAD), where both operands are contiguous, aligned and need no bounds check; the
+  vector kinds (codegen/dot_vector.py: `neon`, `sdot`, `avx2`, `mve`) 16 at a time,
+  from any address. `lanes`: the tile's outputs along a parallel dim both int8
+  operands are contiguous in (a depthwise convolution's channels) are computed 16 at a
+  time in the lanes of vector accumulators.
 - `reverse`: the parallel tiles run in the reverse of that order (every parallel loop
   counts down, a border around its interior runs its high side first; the points of a
   tile keep their order). The result is the same; what changes is which input bytes

@@ -1,0 +1,325 @@
+"""int8 dot products a vector register at a time: NEON, AVX2 and Helium microkernels.
+
+The same kernels as codegen/dot.py's packed steps (an int8 convolution or dense layer,
+both operands contiguous along the innermost reduced dim), on targets whose vector
+registers take 16 int8 lanes. Each output of the tile keeps an accumulator of the kind's
+type across the packed loop (a vector of int32 lanes, or the scalar itself where the
+instruction reduces across lanes), added to the output's int32 sum once the loop ends.
+Every kind is exact: no product or partial sum is narrowed below 32 bits where it could
+overflow, so the sum is the reference's whatever the order of the additions.
+
+- `neon` (Armv8.0-A, aarch64): SMULL / SMULL2 multiply the low and high 8 lanes into
+  16-bit products (at most 128 * 128 = 16384, so they fit), SADALP adds adjacent pairs
+  into the 4 int32 lanes of the accumulator: 4 instructions per 16 MACs. Accumulating
+  the products in 16 bits first (SMULL + SMLAL2, 3 instructions) would overflow for
+  -128 x -128 pairs (2 x 16384 = 32768).
+- `sdot` (aarch64 with Armv8.2-A's dot product, a target whose `simd` is
+  `neon-dotprod`): SDOT multiplies 16 lane pairs and adds each group of 4 into one of
+  the accumulator's 4 int32 lanes: 1 instruction per 16 MACs.
+- `avx2` (x86-64-v3): VPMOVSXBW sign-extends 16 lanes to 16-bit (folded into the load),
+  VPMADDWD multiplies and adds adjacent pairs into 8 int32 lanes, VPADDD accumulates:
+  2 instructions per output and 16 MACs, plus the extensions the tile shares.
+- `mve` (Helium, Armv8.1-M): VMLADAVA.S8 multiplies 16 lane pairs and adds all of them
+  to a general-purpose register: one instruction per 16 MACs, the scalar accumulator
+  itself.
+
+A depthwise convolution reduces over its taps only, but both operands are contiguous
+along its output channels: with `dot lanes` a tile computes 16 channels in the lanes
+of a <16 x i32> accumulator (`_lane_reduction`: products in 16 bits, sums in 32, as
+generic IR that LLVM selects for each ISA), each lane extracted for the epilogue.
+
+The steps are LLVM intrinsics emitted inline by the loop nest (codegen/nest.py calls
+`_vector_packed_loop` where the schedule's `dot` kind is one of `VECTOR_DOT_KINDS`),
+for the reasons codegen/dot.py gives for the DSP steps: registers allocated across the
+tile and its epilogue, operands shared by the tile, no call per tile.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from toolchain.codegen import mathlib
+from toolchain.kernel.form import Load, expr_dtype
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+LANES = 16  # int8 lanes per step (one 128-bit register)
+SIMD_LANES = 16  # outputs per vector of accumulators (rules.SIMD's int8_lanes)
+V16I8 = ir.VectorType(I8, LANES)
+
+Step = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value], ir.Value]
+Finish = Callable[[ir.IRBuilder, ir.Value], ir.Value]
+
+
+def _halves(b: ir.IRBuilder, v: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """Lanes 0-7 and 8-15 of a <16 x i8> (SMULL reads the low half of a register,
+    SMULL2 the high half: no instruction for either)."""
+    undef = ir.Constant(V16I8, None)
+    lo = b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, 8), list(range(8))))
+    hi = b.shuffle_vector(v, undef, ir.Constant(ir.VectorType(I32, 8), list(range(8, 16))))
+    return lo, hi
+
+
+def _neon_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+    v8i8, v8i16, v4i32 = ir.VectorType(I8, 8), ir.VectorType(I16, 8), ir.VectorType(I32, 4)
+    smull = mathlib._intrinsic(b.module, "llvm.aarch64.neon.smull.v8i16", v8i16,
+                               [v8i8, v8i8])
+    saddlp = mathlib._intrinsic(b.module, "llvm.aarch64.neon.saddlp.v4i32.v8i16", v4i32,
+                                [v8i16])
+    (x0, x1), (w0, w1) = _halves(b, x), _halves(b, w)
+    for xs, ws in ((x0, w0), (x1, w1)):  # add(acc, saddlp(p)) selects SADALP
+        acc = b.add(acc, b.call(saddlp, [b.call(smull, [xs, ws])]))
+    return acc
+
+
+def _sdot_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+    v4i32 = ir.VectorType(I32, 4)
+    fn = mathlib._intrinsic(b.module, "llvm.aarch64.neon.sdot.v4i32.v16i8", v4i32,
+                            [v4i32, V16I8, V16I8])
+    return b.call(fn, [acc, x, w])
+
+
+def _avx2_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+    v16i16, v8i32 = ir.VectorType(I16, 16), ir.VectorType(I32, 8)
+    pmadd = mathlib._intrinsic(b.module, "llvm.x86.avx2.pmadd.wd", v8i32, [v16i16, v16i16])
+    return b.add(acc, b.call(pmadd, [b.sext(x, v16i16), b.sext(w, v16i16)]))
+
+
+def _mve_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+    # llvm.arm.mve.vmldava(unsigned, subtract, exchange, acc, a, b): VMLADAVA.S8.
+    fn = mathlib._intrinsic(b.module, "llvm.arm.mve.vmldava.v16i8", I32,
+                            [I32, I32, I32, I32, V16I8, V16I8])
+    zero = ir.Constant(I32, 0)
+    return b.call(fn, [zero, zero, zero, acc, x, w])
+
+
+def _reduce_lanes(b: ir.IRBuilder, acc: ir.Value) -> ir.Value:
+    n = acc.type.count
+    fn = mathlib._intrinsic(b.module, f"llvm.vector.reduce.add.v{n}i32", I32, [acc.type])
+    return b.call(fn, [acc])
+
+
+@dataclass(frozen=True)
+class VectorDotCode:
+    """The instructions of a vector int8 dot step (its costs and widths are the
+    schedule rules' VECTOR_DOT_KINDS): `step(b, x, w, acc)` adds the products of two
+    <16 x i8> to an output's accumulator, `finish(b, acc)` reduces it to an i32."""
+
+    step: Step
+    finish: Finish
+
+
+VECTOR_DOT_CODE: dict[str, VectorDotCode] = {
+    "neon": VectorDotCode(step=_neon_step, finish=_reduce_lanes),
+    "sdot": VectorDotCode(step=_sdot_step, finish=_reduce_lanes),
+    "avx2": VectorDotCode(step=_avx2_step, finish=_reduce_lanes),
+    "mve": VectorDotCode(step=_mve_step, finish=lambda b, acc: acc),
+}
+
+
+def _acc_type(lanes: int) -> ir.Type:
+    return I32 if lanes == 0 else ir.VectorType(I32, lanes)
+
+
+class VectorDotEmitter:
+    """The vector packed loop, for NestEmitter (which provides the builder, the caches,
+    the addresses and `_packed_split`)."""
+
+    def packed_vector(self, ld: Load, lanes: int = LANES) -> ir.Value:
+        """The `lanes` int8 elements of `ld` from the current point on along the packed
+        (or lane) dim, one unaligned vector load (or the pad value in every lane where
+        the region's check fails: the check depends on the pixel, not the channel)."""
+        b = self.b
+        forms, strides, unproven = self._packed_split(ld)
+        from toolchain.codegen.nest import _flat  # here: nest.py imports this module
+
+        proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
+        if not unproven:
+            ptr = self._affine_address(ld.operand, proven)
+            return self._cached(("vec", id(ptr)), lambda: self._vector_at(ptr, lanes))
+        shape = self.k.operands[ld.operand].shape
+        deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
+                                   for i in unproven))
+        key = (id(ld), tuple(unproven), tuple(self.point[x] for x in sorted(deps & self.varying)))
+
+        def test() -> ir.Value:
+            ok: ir.Value = ir.Constant(I1, 1)
+            for i in unproven:
+                idx = self._as_index(ld.index[i])
+                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
+            return ok
+
+        ok = self._cached(("chk",) + key, test)
+        safe = self._cached(("safe",) + key, lambda: b.select(
+            ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
+        ptr = self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
+        pad = ir.Constant(ir.VectorType(I8, lanes), [int(ld.pad.value) & 0xFF] * lanes)
+        return b.select(ok, self._vector_at(ptr, lanes), pad)
+
+    def _vector_at(self, ptr: ir.Value, lanes: int) -> ir.Value:
+        v = self.b.load(ptr, typ=ir.VectorType(I8, lanes))
+        v.align = 1  # the operands' rows need not be 16-byte aligned; these ISAs allow it
+        return v
+
+    def _vector_packed_loop(self, d: int, points: list[dict[int, int]],
+                            slots: list[ir.Value]) -> None:
+        """Reduced dim d 16 at a time with vector accumulators (one per output, zero at
+        the start), each reduced and added to its output's sum at the end; the rest one
+        element at a time."""
+        kind = VECTOR_DOT_KINDS[self.nest.dot]
+        code = VECTOR_DOT_CODE[self.nest.dot]
+        b = self.b
+        n = self.k.domain[d]
+        full, rest = divmod(n, kind.width)
+        here = b.block
+        acc_type = _acc_type(kind.acc_lanes)
+        b.position_at_start(self.fn.entry_basic_block)
+        vslots = [b.alloca(acc_type, name="vacc") for _ in points]
+        b.position_at_end(here)
+        zero = ir.Constant(acc_type, 0 if kind.acc_lanes == 0 else [0] * kind.acc_lanes)
+        for s in vslots:
+            b.store(zero, s)
+        self.ranges[d] = (0, (full - 1) * kind.width)
+
+        def body(i: ir.Value) -> None:
+            self.base[d] = i
+            with self._scope():
+                self._vector_body(code, points, vslots)
+
+        if full == 1:
+            self.base[d] = 0
+            with self._scope():
+                self._vector_body(code, points, vslots)
+        else:
+            self._loop_range(f"r{d}", 0, full, kind.width, body)
+        for s, vs in zip(slots, vslots, strict=True):
+            b.store(b.add(b.load(s), code.finish(b, b.load(vs))), s)
+        if rest:
+            self.varying |= {d}
+            self.base[d] = full * kind.width
+            self.ranges[d] = (full * kind.width, full * kind.width)
+            with self._scope():
+                for u in range(rest):
+                    self.point[d] = u
+                    self._reduce_body(points, slots)
+            self.point[d] = 0
+            self.varying -= {d}
+
+    def _vector_body(self, code: VectorDotCode, points: list[dict[int, int]],
+                     vslots: list[ir.Value]) -> None:
+        k = self.k
+        b = self.b
+        accs = [b.load(s) for s in vslots]
+        unroll = self.nest.unroll
+        for tap in itertools.product(*[range(k.domain[u]) for u in unroll]):
+            self.point.update(zip(unroll, tap))
+            for j, p in enumerate(points):
+                self.point.update(p)
+                x, w = dot_operands(k)
+                accs[j] = code.step(b, self.packed_vector(x), self.packed_vector(w), accs[j])
+        for u in unroll:
+            self.point[u] = 0
+        for s, v in zip(vslots, accs, strict=True):
+            b.store(v, s)
+
+    # ------------------------------------------------------------ outputs in lanes
+
+    def _lane_reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | None:
+        """The sums of a tile whose outputs along the lane dim (rules.lane_dim: a
+        depthwise convolution's channels) are the lanes of vector accumulators: per
+        reduction step one vector of inputs per group of lanes (the tile's other outputs)
+        and one of weights that every group shares, multiplied in 16 bits (|x*w| <=
+        16384) and added in 32 (exact). Each output's lane is extracted and added to its
+        init. None where the tile is not a whole vector wide (the dim's remainder: the
+        scalar path), or an operand cannot be read a vector at a time."""
+        k = self.k
+        c = lane_dim(k)
+        lanes = SIMD_LANES
+        operands = dot_operands(k)
+        if c is None or operands is None or self.tile[c] != lanes:
+            return None
+        for u in self.nest.reduction:
+            self.ranges[u] = (0, k.domain[u] - 1)
+        saved = {u: self.ranges[u] for u in self.nest.unroll}
+        for u in self.nest.unroll:
+            self.ranges[u] = (0, k.domain[u] - 1)
+        try:
+            if any(self._packed_split(ld, c) is None for ld in operands):
+                return None
+        finally:
+            self.ranges.update(saved)
+            for u in self.nest.reduction:
+                self.ranges[u] = (0, 0)
+        from toolchain.codegen.emit import compute_type
+
+        b = self.b
+        inits = []
+        for p in points:
+            self.point.update(p)
+            inits.append(self._cast(self.value(k.init), expr_dtype(k.init, k.operands),
+                                    k.acc_dtype))
+        self.point[c] = 0
+        groups = [p for p in points if p.get(c, 0) == 0]
+        acc_type = ir.VectorType(I32, lanes)
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        vslots = [b.alloca(acc_type, name="lacc") for _ in groups]
+        b.position_at_end(here)
+        for s in vslots:
+            b.store(ir.Constant(acc_type, [0] * lanes), s)
+        self._lane_level(0, groups, vslots, lanes)
+        accs = [b.load(s) for s in vslots]
+        out = []
+        for p, init in zip(points, inits, strict=True):
+            g = next(i for i, q in enumerate(groups)
+                     if all(q.get(d, 0) == v for d, v in p.items() if d != c))
+            lane = b.extract_element(accs[g], ir.Constant(I32, p.get(c, 0)))
+            out.append(b.add(init, lane))
+        assert compute_type(k.acc_dtype) == I32
+        return out
+
+    def _lane_level(self, level: int, groups: list[dict[int, int]], vslots: list[ir.Value],
+                    lanes: int) -> None:
+        loops = self.nest.reduction
+        if level == len(loops):
+            self._lane_body(groups, vslots, lanes)
+            return
+        d = loops[level]
+        self.ranges[d] = (0, self.k.domain[d] - 1)
+
+        def body(i: ir.Value) -> None:
+            self.base[d] = i
+            with self._scope():
+                self._lane_level(level + 1, groups, vslots, lanes)
+
+        self._loop_range(f"r{d}", 0, self.k.domain[d], 1, body)
+        self.base[d] = 0
+        self.ranges[d] = (0, 0)
+
+    def _lane_body(self, groups: list[dict[int, int]], vslots: list[ir.Value],
+                   lanes: int) -> None:
+        k = self.k
+        b = self.b
+        v16, v32 = ir.VectorType(I16, lanes), ir.VectorType(I32, lanes)
+        accs = [b.load(s) for s in vslots]
+        unroll = self.nest.unroll
+        x, w = dot_operands(k)
+        for tap in itertools.product(*[range(k.domain[u]) for u in unroll]):
+            self.point.update(zip(unroll, tap))
+            for j, g in enumerate(groups):
+                self.point.update(g)
+                xv, wv = self.packed_vector(x, lanes), self.packed_vector(w, lanes)
+                prod16 = b.mul(b.sext(xv, v16), b.sext(wv, v16), flags=["nsw"])
+                accs[j] = b.add(accs[j], b.sext(prod16, v32))
+        for u in unroll:
+            self.point[u] = 0
+        for s, v in zip(vslots, accs, strict=True):
+            b.store(v, s)
