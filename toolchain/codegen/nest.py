@@ -73,6 +73,8 @@ class NestEmitter(DotEmitter):
         self.ranges: dict[int, Interval] = dict.fromkeys(range(n), (0, 0))
         self.tile: dict[int, int] = dict.fromkeys(range(n), 1)
         self.varying: frozenset[int] = frozenset()
+        # Operands the current packed loop reads element by element (_packable).
+        self.gathered: frozenset[int] = frozenset()
         self.scopes: list[dict] = [{}]
         self.out_map = {p.dim: (p.factor, p.residue) for p in nest.phases}
         self.deps: dict[int, frozenset[int]] = {}
@@ -447,6 +449,7 @@ class NestEmitter(DotEmitter):
         docs/module-format.md)."""
         operands = dot_operands(self.k)
         n = self.k.domain[d]
+        self.gathered = frozenset()
         if operands is None or n < WIDTH:
             return False
         saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
@@ -454,18 +457,31 @@ class NestEmitter(DotEmitter):
         for u in self.nest.unroll:  # every tap the packed loop's body covers
             self.ranges[u] = (0, self.k.domain[u] - 1)
         try:
-            for ld in operands:
-                split = self._packed_split(ld, d)
-                if split is None:
-                    return False
-                flat = _flat(*split[:2], range(len(split[0])))
-                if flat.coeff(d) != 1 or flat.const % WIDTH:
-                    return False
-                if any(c % WIDTH for dim, c in flat.terms if dim != d):
-                    return False
-            return True
+            words = [self._word_packable(ld, d) for ld in operands]
         finally:
             self.ranges.update(saved)
+        if all(words):
+            return True
+        # One operand read element by element into the pairs (codegen/dot.py): its
+        # loads keep their own bounds checks, so any affine index will do.
+        rest = [ld for ld, w in zip(operands, words, strict=True) if not w]
+        if len(rest) != 1 or n % WIDTH or rest[0].operand in self.k.paired or \
+                any(affine_of(i) is None for i in rest[0].index):
+            return False
+        self.gathered = frozenset({rest[0].operand})
+        return True
+
+    def _word_packable(self, ld: Load, d: int) -> bool:
+        """Whether int8 load `ld` reads aligned words along reduced dim d here."""
+        split = self._packed_split(ld, d)
+        if split is None:
+            return False
+        flat = _flat(*split[:2], range(len(split[0])))
+        if flat.coeff(d) != 1 or flat.const % WIDTH:
+            return False
+        # A dim of extent 1 (the one input channel of a 10x4 window) is always 0.
+        return not any(c % WIDTH for dim, c in flat.terms
+                       if dim != d and self.k.domain[dim] > 1)
 
     def _packed_split(self, ld: Load, d: int | None = None):
         """(affine forms, strides, unproven indices) of an int8 operand at the current
