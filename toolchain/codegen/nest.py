@@ -638,6 +638,15 @@ class NestEmitter(DotEmitter):
     def _affine_address(self, buf: int, form: Affine) -> ir.Value:
         """&buf[form] at the current point: a base from the loop variables (outer loops
         first, so a loop-invariant part can be hoisted) and a constant offset."""
+        ptr, const, key = self._affine_parts(buf, form)
+        if const == 0:
+            return ptr
+        return self._cached(("a", buf, key, const),
+                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
+
+    def _affine_parts(self, buf: int, form: Affine) -> tuple[ir.Value, int, tuple]:
+        """&buf[form] at the current point as a base pointer (_affine_address), the
+        constant element offset from it, and the base's cache key."""
         const = form.const
         dynamic = []
         for d, c in form.terms:
@@ -662,10 +671,7 @@ class NestEmitter(DotEmitter):
             return self._gep(buf, off) if off is not None else self.buffers[buf]
 
         ptr = self._cached(("p", buf, key), base_ptr) if dynamic else self.buffers[buf]
-        if const == 0:
-            return ptr
-        return self._cached(("a", buf, key, const),
-                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
+        return ptr, const, key
 
     def _loop_order(self) -> tuple[int, ...]:
         return (*self.nest.order, *self.nest.reduction)
@@ -743,7 +749,11 @@ class NestEmitter(DotEmitter):
         proven = _flat(forms, strides, [i for i in range(len(shape)) if i not in unproven])
         safe = self._cached(("safe",) + key[1:], lambda: b.select(
             ok, self._affine_offset(checked), ir.Constant(I32, 0)))
-        ptr = self._gep_from(e.operand, self._affine_address(e.operand, proven), safe)
+        base, const, bkey = self._affine_parts(e.operand, proven)
+        ptr = self._cached(("safe_ptr", e.operand, bkey) + key[1:],
+                           lambda: self._gep_from(e.operand, base, safe))
+        if const:
+            ptr = self._gep_from(e.operand, ptr, ir.Constant(I32, const))
         return b.select(ok, self._load_at(e.operand, ptr), pad)
 
     def _paired_load(self, e: Load, forms: tuple[Affine | None, ...],
