@@ -64,6 +64,8 @@ class DotEmitter:
         operand in the paired layout (kernel/paired.py) the two words as stored."""
         if ld.operand in self.k.paired:
             return self.paired_words(ld)
+        if ld.operand in self.gathered:
+            return self._gathered_pairs(ld)
         word = self.packed_word(ld)
         key = ("pairs", id(word))
         for scope in reversed(self.scopes):
@@ -72,6 +74,39 @@ class DotEmitter:
                 return hit[1]
         v = self._unpack(word, False), self._unpack(word, True)
         self.scopes[-1][key] = (word, v)  # keeps word alive, so its id stays unique
+        return v
+
+    def _gathered_pairs(self, ld: Load) -> tuple[ir.Value, ir.Value]:
+        """The pairs of an operand whose 4 elements are no aligned word (the input of a
+        10x4 window, starting at odd bytes; Cortex-M4 builds with +strict-align): each
+        element loaded on its own (with its own bounds check, as outside the packed
+        steps) and sign-extended, then elements 0 and 2, and 1 and 3, packed into the
+        16-bit halves SXTB16 would have made of a word (LLVM selects PKHBT). Made once
+        for the tile's points that share the elements."""
+        b = self.b
+        d = self.nest.reduction[-1]
+        key = ("gathered", id(ld), self._point_key(ld))
+        for scope in reversed(self.scopes):
+            hit = scope.get(key)
+            if hit is not None and hit[0] is ld:
+                return hit[1]
+        was_varying = d in self.varying
+        saved = self.point[d]
+        self.varying |= {d}
+        elems = []
+        for u in range(WIDTH):
+            self.point[d] = saved + u
+            elems.append(b.sext(self.value(ld), I32))
+        self.point[d] = saved
+        if not was_varying:
+            self.varying -= {d}
+        mask = ir.Constant(I32, 0xFFFF)
+
+        def pack(lo: ir.Value, hi: ir.Value) -> ir.Value:
+            return b.or_(b.and_(lo, mask), b.shl(hi, ir.Constant(I32, 16)))
+
+        v = pack(elems[0], elems[2]), pack(elems[1], elems[3])
+        self.scopes[-1][key] = (ld, v)  # keeps ld alive, so its id stays unique
         return v
 
     def _mac(self, a: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:

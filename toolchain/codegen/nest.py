@@ -75,6 +75,8 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         self.ranges: dict[int, Interval] = dict.fromkeys(range(n), (0, 0))
         self.tile: dict[int, int] = dict.fromkeys(range(n), 1)
         self.varying: frozenset[int] = frozenset()
+        # Operands the current packed loop reads element by element (_packable).
+        self.gathered: frozenset[int] = frozenset()
         self.scopes: list[dict] = [{}]
         self.out_map = {p.dim: (p.factor, p.residue) for p in nest.phases}
         self.deps: dict[int, frozenset[int]] = {}
@@ -454,6 +456,7 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         docs/module-format.md). A vector kind reads 16 at a time from any address."""
         operands = dot_operands(self.k)
         n = self.k.domain[d]
+        self.gathered = frozenset()
         if operands is None or n < dot_width(self.nest.dot):
             return False
         align = 1 if self.nest.dot in VECTOR_DOT_KINDS else WIDTH  # vector loads: any
@@ -462,18 +465,34 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         for u in self.nest.unroll:  # every tap the packed loop's body covers
             self.ranges[u] = (0, self.k.domain[u] - 1)
         try:
-            for ld in operands:
-                split = self._packed_split(ld, d)
-                if split is None:
-                    return False
-                flat = _flat(*split[:2], range(len(split[0])))
-                if flat.coeff(d) != 1 or flat.const % align:
-                    return False
-                if any(c % align for dim, c in flat.terms if dim != d):
-                    return False
-            return True
+            words = [self._word_packable(ld, d, align) for ld in operands]
         finally:
             self.ranges.update(saved)
+        if all(words):
+            return True
+        if self.nest.dot in VECTOR_DOT_KINDS:
+            return False  # a vector step reads whole vectors, never gathered elements
+        # One operand read element by element into the pairs (codegen/dot.py): its
+        # loads keep their own bounds checks, so any affine index will do.
+        rest = [ld for ld, w in zip(operands, words, strict=True) if not w]
+        if len(rest) != 1 or n % WIDTH or rest[0].operand in self.k.paired or \
+                any(affine_of(i) is None for i in rest[0].index):
+            return False
+        self.gathered = frozenset({rest[0].operand})
+        return True
+
+    def _word_packable(self, ld: Load, d: int, align: int = WIDTH) -> bool:
+        """Whether int8 load `ld` reads contiguous elements along reduced dim d here,
+        from addresses that are multiples of `align` bytes."""
+        split = self._packed_split(ld, d)
+        if split is None:
+            return False
+        flat = _flat(*split[:2], range(len(split[0])))
+        if flat.coeff(d) != 1 or flat.const % align:
+            return False
+        # A dim of extent 1 (the one input channel of a 10x4 window) is always 0.
+        return not any(c % align for dim, c in flat.terms
+                       if dim != d and self.k.domain[dim] > 1)
 
     def _packed_split(self, ld: Load, d: int | None = None):
         """(affine forms, strides, unproven indices) of an int8 operand at the current
@@ -633,6 +652,15 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
     def _affine_address(self, buf: int, form: Affine) -> ir.Value:
         """&buf[form] at the current point: a base from the loop variables (outer loops
         first, so a loop-invariant part can be hoisted) and a constant offset."""
+        ptr, const, key = self._affine_parts(buf, form)
+        if const == 0:
+            return ptr
+        return self._cached(("a", buf, key, const),
+                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
+
+    def _affine_parts(self, buf: int, form: Affine) -> tuple[ir.Value, int, tuple]:
+        """&buf[form] at the current point as a base pointer (_affine_address), the
+        constant element offset from it, and the base's cache key."""
         const = form.const
         dynamic = []
         for d, c in form.terms:
@@ -657,10 +685,7 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
             return self._gep(buf, off) if off is not None else self.buffers[buf]
 
         ptr = self._cached(("p", buf, key), base_ptr) if dynamic else self.buffers[buf]
-        if const == 0:
-            return ptr
-        return self._cached(("a", buf, key, const),
-                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
+        return ptr, const, key
 
     def _loop_order(self) -> tuple[int, ...]:
         return (*self.nest.order, *self.nest.reduction)
@@ -738,7 +763,11 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         proven = _flat(forms, strides, [i for i in range(len(shape)) if i not in unproven])
         safe = self._cached(("safe",) + key[1:], lambda: b.select(
             ok, self._affine_offset(checked), ir.Constant(I32, 0)))
-        ptr = self._gep_from(e.operand, self._affine_address(e.operand, proven), safe)
+        base, const, bkey = self._affine_parts(e.operand, proven)
+        ptr = self._cached(("safe_ptr", e.operand, bkey) + key[1:],
+                           lambda: self._gep_from(e.operand, base, safe))
+        if const:
+            ptr = self._gep_from(e.operand, ptr, ir.Constant(I32, const))
         return b.select(ok, self._load_at(e.operand, ptr), pad)
 
     def _paired_load(self, e: Load, forms: tuple[Affine | None, ...],

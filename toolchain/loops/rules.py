@@ -76,6 +76,9 @@ DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its
 # and its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
 UNPACKED_LOAD = 3
 PAIRED_LOAD = 1
+# An operand gathered element by element (_packing): 4 byte loads and 2 packs into the
+# 16-bit pairs (PKHBT).
+GATHERED_LOAD = 6
 
 
 @dataclass(frozen=True)
@@ -236,13 +239,14 @@ class _Shape:
 
     loads: tuple[frozenset[int], ...]  # dims each distinct load of the body depends on
     paired: tuple[bool, ...]  # per load: its operand is in the paired layout
+    operands: tuple[int, ...]  # per load: its kernel operand
     ops: int  # arithmetic per body value, the combine included
     epilogue: int  # arithmetic per output after the reduction, the store included
     float_acc: bool
 
 
 def _shape(k: Kernel, fma: bool) -> _Shape:
-    loads, paired = [], []
+    loads, paired, operands = [], [], []
     seen: set[tuple] = set()
     for e in postorder(k.body):
         if isinstance(e, Load):
@@ -251,30 +255,39 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
                 seen.add(key)
                 loads.append(_deps(e))
                 paired.append(e.operand in k.paired)
+                operands.append(e.operand)
     body_ops = _arith_ops(k.body, k) + 1
     float_acc = k.acc_dtype.is_float
     mul_add = isinstance(k.body, Apply) and k.body.op == "multiply" and k.combine == "add"
     if mul_add and (fma or not float_acc):  # VFMA / FMADD, and MLA / MADD for integers
         body_ops -= 1
     epi = (_arith_ops(k.epilogue, k) if k.epilogue is not None else 0) + 1
-    return _Shape(tuple(loads), tuple(paired), body_ops, epi, float_acc)
+    return _Shape(tuple(loads), tuple(paired), tuple(operands), body_ops, epi, float_acc)
+
+
+def _packed_load(paired: bool, operand: int, gathered: tuple[int, ...]) -> int:
+    """Instructions a packed step spends on 4 elements of a load of `operand`."""
+    if operand in gathered:
+        return GATHERED_LOAD
+    return PAIRED_LOAD if paired else UNPACKED_LOAD
 
 
 def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ...],
                loops: tuple[int, ...], budget: Budget, partials: int = 1,
-               packed: bool = False, kind: str = "") -> float:
+               packed: bool = False, kind: str = "",
+               gathered: tuple[int, ...] = ()) -> float:
     """Instructions of one tile of `tile` outputs (dim -> size)."""
     points = prod(tile.values())
     copies = points * prod(k.domain[d] for d in unroll)
     loads = 0
     packed_loads = 0  # per 4 elements: a word and its 2 unpacks, or a paired LDRD
-    for deps, paired in zip(s.loads, s.paired, strict=True):
+    for deps, paired, op in zip(s.loads, s.paired, s.operands, strict=True):
         if not deps & set(loops):
             continue  # loop-invariant in the reduction: hoisted, counted per tile below
         n = prod(n for d, n in tile.items() if d in deps) * \
             prod(k.domain[d] for d in unroll if d in deps)
         loads += n
-        packed_loads += n * (PAIRED_LOAD if paired else UNPACKED_LOAD)
+        packed_loads += n * _packed_load(paired, op, gathered)
     step = loads + copies * s.ops + (budget.loop_cost / partials if loops else 0)
     steps = prod(k.domain[d] for d in loops)
     vk = VECTOR_DOT_KINDS.get(kind) if packed else None
@@ -328,7 +341,7 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
 
 def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
            loops: tuple[int, ...], budget: Budget, partials: int, packed: bool,
-           kind: str = "") -> float:
+           kind: str = "", gathered: tuple[int, ...] = ()) -> float:
     """Cost of the whole nest: full tiles and the remainder tiles of each dim."""
     parts: list[list[tuple[int, int]]] = []  # per blocked dim: (tile size, how many)
     for d, f in factors.items():
@@ -342,13 +355,13 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
         tile = {d: size for d, (size, _) in zip(dims, combo)}
         count = prod(c for _, c in combo)
         total += count * _tile_cost(s, k, tile, unroll, loops, budget, partials, packed,
-                                    kind)
+                                    kind, gathered)
     return total * others
 
 
 def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
           loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
-          packed: bool, kind: str = "") -> float:
+          packed: bool, kind: str = "", gathered: tuple[int, ...] = ()) -> float:
     """Instructions of straight-line code the nest becomes (a size estimate): the
     emitter writes each distinct tile out once, and a tile differs by its size in each
     blocked dim (the full tile, the remainder) and, in a dim with an interior, by region
@@ -367,10 +380,10 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
         points = prod(tile.values())
         copies = points * prod(k.domain[d] for d in unroll)
         counts = [(prod(n for d, n in tile.items() if d in deps)
-                   * prod(k.domain[d] for d in unroll if d in deps), paired)
-                  for deps, paired in zip(s.loads, s.paired, strict=True)]
-        loads = sum(n for n, _ in counts)
-        packed_loads = sum(n * (PAIRED_LOAD if paired else UNPACKED_LOAD) for n, paired in counts)
+                   * prod(k.domain[d] for d in unroll if d in deps), paired, op)
+                  for deps, paired, op in zip(s.loads, s.paired, s.operands, strict=True)]
+        loads = sum(n for n, _, _ in counts)
+        packed_loads = sum(n * _packed_load(paired, op, gathered) for n, paired, op in counts)
         vk = VECTOR_DOT_KINDS.get(kind) if packed else None
         if vk is not None:
             step = vk.load_ops * loads + vk.step_ops * copies + points * vk.finish_ops
@@ -382,26 +395,44 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
     return code
 
 
-def _packable(k: Kernel, d: int, kind: str) -> bool:
-    """Whether both int8 operands are contiguous along reduced dim d (stride 1), at
-    least one step of dot kind `kind` long, with every other stride a multiple of the
-    DSP word: word loads stay aligned (vector loads need no alignment)."""
+def _word_packable(k: Kernel, ld: Load, d: int, align: int = DOT_WIDTH) -> bool:
+    """Whether int8 load `ld` is contiguous along reduced dim d (stride 1) with every
+    other stride a multiple of `align` bytes: the packed DSP steps' word loads stay
+    aligned (vector loads need no alignment: align 1)."""
+    shape = k.operands[ld.operand].shape
+    flat = Affine((), 0)
+    for comp, size in zip(ld.index, shape, strict=True):
+        a = affine_of(comp)
+        if a is None:
+            return False
+        flat = flat.times(size).plus(a)
+    # A dim of extent 1 (the one input channel of a 10x4 window) is always 0.
+    return flat.coeff(d) == 1 and not flat.const % align and \
+        not any(c % align for x, c in flat.terms if x != d and k.domain[x] > 1)
+
+
+def _packing(k: Kernel, d: int, kind: str) -> tuple[int, ...] | None:
+    """How the packed int8 steps of dot kind `kind` can read reduced dim d: None when
+    they cannot, else the operands (kernel operand numbers) gathered element by element.
+    () when both read whole words (vectors, for a vector kind: at least one step long,
+    from any address); for the DSP steps, one operand when only the other does, for an
+    extent that is a multiple of the packed width (a 10x4 window over one input
+    channel: the weights' 4 taps of a row are one word, the input's start at odd
+    bytes)."""
     operands = dot_operands(k)
     if operands is None or k.domain[d] < dot_width(kind):
-        return False
-    align = 1 if kind in VECTOR_DOT_KINDS else DOT_WIDTH
-    for ld in operands:
-        shape = k.operands[ld.operand].shape
-        flat = Affine((), 0)
-        for comp, size in zip(ld.index, shape, strict=True):
-            a = affine_of(comp)
-            if a is None:
-                return False
-            flat = flat.times(size).plus(a)
-        if flat.coeff(d) != 1 or flat.const % align or \
-                any(c % align for x, c in flat.terms if x != d):
-            return False
-    return True
+        return None
+    if kind in VECTOR_DOT_KINDS:
+        return () if all(_word_packable(k, ld, d, 1) for ld in operands) else None
+    words = [_word_packable(k, ld, d) for ld in operands]
+    if all(words):
+        return ()
+    if any(words) and not k.domain[d] % DOT_WIDTH:
+        gathered = next(ld for ld, w in zip(operands, words, strict=True) if not w)
+        if gathered.operand not in k.paired and \
+                all(affine_of(i) is not None for i in gathered.index):
+            return (gathered.operand,)
+    return None
 
 
 def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
@@ -420,6 +451,24 @@ def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
         chosen.append(d)
         copies *= n
     return tuple(sorted(chosen))
+
+
+def _layouts(k: Kernel, unroll: tuple[int, ...], dot: str):
+    """(unrolled dims, loops, packing of the innermost loop or None, packed only) for a
+    tile: the reduced dims not unrolled stay loops; and where the innermost reduced dim
+    was unrolled but the packed steps can read it (a 10x4 window's rows of 4 taps), the
+    same with that dim as the packed loop (one step per row: it is not unrolled twice)."""
+    loops = tuple(d for d in range(k.n_parallel, len(k.domain))
+                  if k.domain[d] > 1 and d not in unroll)
+    packing = _packing(k, loops[-1], dot) if dot and loops else None
+    out = [(unroll, loops, packing, False)]
+    inner = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    if dot and inner and inner[-1] in unroll:
+        packing = _packing(k, inner[-1], dot)
+        if packing is not None:
+            out.append((tuple(d for d in unroll if d != inner[-1]),
+                        tuple(sorted((*loops, inner[-1]))), packing, True))
+    return out
 
 
 def _reduction_nest(k: Kernel, target: Target, fma: bool,
@@ -446,27 +495,29 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
             points = prod(fs)
             if points > budget.max_tile:
                 continue
-            unroll = _unrolled(k, points, budget)
-            loops = tuple(d for d in range(k.n_parallel, len(k.domain))
-                          if k.domain[d] > 1 and d not in unroll)
-            long_sum = (s.float_acc and k.combine == "add" and bool(loops)
-                        and k.domain[loops[-1]] >= LONG_SUM)
-            packable = dot != "" and bool(loops) and _packable(k, loops[-1], dot)
-            for partials, packed in itertools.product(PARTIALS, (False, True)):
-                if partials > 1 and (k.combine != "add" or not loops
-                                     or k.domain[loops[-1]] < 2 * partials):
-                    continue
-                if packed and (not packable or partials > 1):
-                    continue
-                if not _fits(s, factors, body_operands, target, partials, packed, dot):
-                    continue
-                sc = s if unroll else unpaired
-                cost = _total(sc, k, factors, unroll, loops, budget, partials, packed, dot)
-                code = _code(sc, k, factors, unroll, loops, interior, packed, dot)
-                # Long float sums first take a split that keeps their error down.
-                key = (long_sum and partials == 1, cost, points, partials)
-                candidates.append((key, code, factors, unroll, loops, partials,
-                                   dot if packed else ""))
+            for unroll, loops, gathered, pack_only in _layouts(k, _unrolled(k, points, budget),
+                                                               dot):
+                long_sum = (s.float_acc and k.combine == "add" and bool(loops)
+                            and k.domain[loops[-1]] >= LONG_SUM)
+                for partials, packed in itertools.product(PARTIALS, (False, True)):
+                    if partials > 1 and (k.combine != "add" or not loops
+                                         or k.domain[loops[-1]] < 2 * partials):
+                        continue
+                    if packed and (gathered is None or partials > 1):
+                        continue
+                    if pack_only and not packed:
+                        continue
+                    if not _fits(s, factors, body_operands, target, partials, packed, dot):
+                        continue
+                    sc = s if unroll or gathered else unpaired
+                    g = gathered or ()
+                    cost = _total(sc, k, factors, unroll, loops, budget, partials, packed,
+                                  dot, g)
+                    code = _code(sc, k, factors, unroll, loops, interior, packed, dot, g)
+                    # Long float sums first take a split that keeps their error down.
+                    key = (long_sum and partials == 1, cost, points, partials)
+                    candidates.append((key, code, factors, unroll, loops, partials,
+                                       dot if packed else ""))
     candidates += _lane_candidates(k, target, s, budget, par)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
