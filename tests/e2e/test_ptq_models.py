@@ -40,10 +40,12 @@ def test_ptq_model_runs_and_checks_on_cortex_m4(name: str, models_dir: Path,
     capsys.readouterr()
     size = json.loads((out / "size.json").read_text())
     q = size["quantization"]
-    # 2.3, not 4: the weights shrink 4x, but the per-channel requantization records
-    # (kernel/requant.py: bias, M, K's two words, s - 1; 20 bytes a channel) stay 32-bit
-    # (dscnn_kws: 38,860 B against 90,840 B of f32 constants)
-    assert q["constants_bytes"] * 2.3 < q["f32_constants_bytes"]
+    # 1.5, not 4: on a DSP board (cortex-m4) the int8 weights of packed dot products are
+    # stored pre-extended to 16 bits for speed (docs/architecture.md, "Where the int8
+    # instructions go"), and the per-channel requantization records (kernel/requant.py:
+    # bias, M, K's two words, s - 1; 20 bytes a channel) stay 32-bit: dscnn_kws 54,092 B
+    # against 90,816 B of f32 constants (1.68x), resnet8 138,780 against 310,800 (2.24x)
+    assert q["constants_bytes"] * 1.5 < q["f32_constants_bytes"]
     assert q["ram_bytes"] < q["f32_ram_bytes"]
     assert q["accuracy"]["cosine_similarity"] >= 0.99
 
