@@ -131,38 +131,17 @@ def _acc_type(lanes: int) -> ir.Type:
 
 class VectorDotEmitter:
     """The vector packed loop, for NestEmitter (which provides the builder, the caches,
-    the addresses and `_packed_split`)."""
+    the addresses and `packed_pointer`)."""
 
     def packed_vector(self, ld: Load, lanes: int = LANES) -> ir.Value:
         """The `lanes` int8 elements of `ld` from the current point on along the packed
         (or lane) dim, one unaligned vector load (or the pad value in every lane where
         the region's check fails: the check depends on the pixel, not the channel)."""
-        b = self.b
-        forms, strides, unproven = self._packed_split(ld)
-        from toolchain.codegen.nest import _flat  # here: nest.py imports this module
-
-        proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
-        if not unproven:
-            ptr = self._affine_address(ld.operand, proven)
+        ok, ptr = self.packed_pointer(ld)
+        if ok is None:
             return self._cached(("vec", id(ptr)), lambda: self._vector_at(ptr, lanes))
-        shape = self.k.operands[ld.operand].shape
-        deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
-                                   for i in unproven))
-        key = (id(ld), tuple(unproven), tuple(self.point[x] for x in sorted(deps & self.varying)))
-
-        def test() -> ir.Value:
-            ok: ir.Value = ir.Constant(I1, 1)
-            for i in unproven:
-                idx = self._as_index(ld.index[i])
-                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
-            return ok
-
-        ok = self._cached(("chk",) + key, test)
-        safe = self._cached(("safe",) + key, lambda: b.select(
-            ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
-        ptr = self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
         pad = ir.Constant(ir.VectorType(I8, lanes), [int(ld.pad.value) & 0xFF] * lanes)
-        return b.select(ok, self._vector_at(ptr, lanes), pad)
+        return self.b.select(ok, self._vector_at(ptr, lanes), pad)
 
     def _vector_at(self, ptr: ir.Value, lanes: int) -> ir.Value:
         v = self.b.load(ptr, typ=ir.VectorType(I8, lanes))

@@ -517,18 +517,16 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
                 return None
         return forms, _strides(shape), unproven
 
-    def packed_word(self, ld: Load) -> ir.Value:
-        """The 4 int8 elements of `ld` from the current point on along the packed dim, as
-        one aligned 32-bit load (or the pad value in all four bytes where the region's
-        check fails)."""
-        from toolchain.codegen.dot import I32 as W32
-
+    def packed_pointer(self, ld: Load) -> tuple[ir.Value | None, ir.Value]:
+        """The address of `ld`'s elements from the current point on along the packed dim,
+        and the test that its unproven indices are in bounds (None when every index is
+        proven in this region). Where the test fails the address is the operand's
+        start, which is always readable, and the caller selects the pad instead."""
         b = self.b
         forms, strides, unproven = self._packed_split(ld)
         proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
         if not unproven:
-            ptr = self._affine_address(ld.operand, proven)
-            return self._cached(("w", id(ptr)), lambda: self._word_at(ptr))
+            return None, self._affine_address(ld.operand, proven)
         shape = self.k.operands[ld.operand].shape
         deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
                                    for i in unproven))
@@ -544,9 +542,19 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
         ok = self._cached(("chk",) + key, test)
         safe = self._cached(("safe",) + key, lambda: b.select(
             ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
-        ptr = self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
+        return ok, self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
+
+    def packed_word(self, ld: Load) -> ir.Value:
+        """The 4 int8 elements of `ld` from the current point on along the packed dim, as
+        one aligned 32-bit load (or the pad value in all four bytes where the region's
+        check fails)."""
+        from toolchain.codegen.dot import I32 as W32
+
+        ok, ptr = self.packed_pointer(ld)
+        if ok is None:
+            return self._cached(("w", id(ptr)), lambda: self._word_at(ptr))
         pad = int(ld.pad.value) & 0xFF
-        return b.select(ok, self._word_at(ptr), ir.Constant(W32, pad * 0x01010101))
+        return self.b.select(ok, self._word_at(ptr), ir.Constant(W32, pad * 0x01010101))
 
     def _word_at(self, ptr: ir.Value) -> ir.Value:
         from toolchain.codegen.dot import I32 as W32
