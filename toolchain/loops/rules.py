@@ -395,17 +395,25 @@ def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...]
     return code
 
 
+def _flat_index(k: Kernel, ld: Load) -> Affine | None:
+    """The element offset `ld` reads in its operand, as an affine form of the loop dims
+    (None when an index is not affine)."""
+    flat = Affine((), 0)
+    for comp, size in zip(ld.index, k.operands[ld.operand].shape, strict=True):
+        a = affine_of(comp)
+        if a is None:
+            return None
+        flat = flat.times(size).plus(a)
+    return flat
+
+
 def _word_packable(k: Kernel, ld: Load, d: int, align: int = DOT_WIDTH) -> bool:
     """Whether int8 load `ld` is contiguous along reduced dim d (stride 1) with every
     other stride a multiple of `align` bytes: the packed DSP steps' word loads stay
     aligned (vector loads need no alignment: align 1)."""
-    shape = k.operands[ld.operand].shape
-    flat = Affine((), 0)
-    for comp, size in zip(ld.index, shape, strict=True):
-        a = affine_of(comp)
-        if a is None:
-            return False
-        flat = flat.times(size).plus(a)
+    flat = _flat_index(k, ld)
+    if flat is None:
+        return False
     # A dim of extent 1 (the one input channel of a 10x4 window) is always 0.
     return flat.coeff(d) == 1 and not flat.const % align and \
         not any(c % align for x, c in flat.terms if x != d and k.domain[x] > 1)
@@ -539,19 +547,12 @@ def lane_dim(k: Kernel) -> int | None:
     operands = dot_operands(k)
     if operands is None:
         return None
+    flats = [_flat_index(k, ld) for ld in operands]
+    if any(f is None for f in flats):
+        return None
     found = None
     for d in range(k.n_parallel):
-        ok = True
-        for ld in operands:
-            shape = k.operands[ld.operand].shape
-            flat = Affine((), 0)
-            for comp, size in zip(ld.index, shape, strict=True):
-                a = affine_of(comp)
-                if a is None:
-                    return None
-                flat = flat.times(size).plus(a)
-            ok = ok and flat.coeff(d) == 1
-        if ok:
+        if all(f.coeff(d) == 1 for f in flats):
             found = d
     return found
 
