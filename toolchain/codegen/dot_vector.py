@@ -181,16 +181,7 @@ class VectorDotEmitter:
             self._loop_range(f"r{d}", 0, full, kind.width, body)
         for s, vs in zip(slots, vslots, strict=True):
             b.store(b.add(b.load(s), code.finish(b, b.load(vs))), s)
-        if rest:
-            self.varying |= {d}
-            self.base[d] = full * kind.width
-            self.ranges[d] = (full * kind.width, full * kind.width)
-            with self._scope():
-                for u in range(rest):
-                    self.point[d] = u
-                    self._reduce_body(points, slots)
-            self.point[d] = 0
-            self.varying -= {d}
+        self._packed_remainder(d, full * kind.width, rest, points, slots)
 
     def _vector_body(self, code: VectorDotCode, points: list[dict[int, int]],
                      vslots: list[ir.Value]) -> None:

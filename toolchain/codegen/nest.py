@@ -584,16 +584,23 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
                 self._reduce_body(points, slots, packed=True)
         else:
             self._loop_range(f"r{d}", 0, full, WIDTH, body)
-        if rest:
-            self.varying |= {d}
-            self.base[d] = full * WIDTH
-            self.ranges[d] = (full * WIDTH, full * WIDTH)
-            with self._scope():
-                for u in range(rest):
-                    self.point[d] = u
-                    self._reduce_body(points, slots)
-            self.point[d] = 0
-            self.varying -= {d}
+        self._packed_remainder(d, full * WIDTH, rest, points, slots)
+
+    def _packed_remainder(self, d: int, start: int, rest: int,
+                          points: list[dict[int, int]], slots: list[ir.Value]) -> None:
+        """The last `rest` elements of packed dim d, from `start` on, one at a time: the
+        part of the reduction a whole packed step (a word, a vector) does not cover."""
+        if not rest:
+            return
+        self.varying |= {d}
+        self.base[d] = start
+        self.ranges[d] = (start, start)
+        with self._scope():
+            for u in range(rest):
+                self.point[d] = u
+                self._reduce_body(points, slots)
+        self.point[d] = 0
+        self.varying -= {d}
 
     def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value],
                      packed: bool = False) -> None:
