@@ -79,3 +79,29 @@ def _pick(branch: Branch, args: list[np.ndarray]) -> int:
     if args[0].dtype == np.bool_:
         return 1 if v else 0
     return v if 0 <= v < len(branch.targets) else len(branch.targets) - 1
+
+
+def kernel_steps(program: Program, inputs: list[np.ndarray]) -> list[tuple]:
+    """(step, operand arrays, the interpreter's result) for each step of a straight-line
+    program of kernels, run in order so each sees its producers' results: what a test
+    of one dispatch's generated code compares against."""
+    arena = np.zeros(max(program.arena_size, 1), np.uint8)
+    outs: dict[int, np.ndarray] = {}
+
+    def view(buf, t):
+        if buf.kind == "input":
+            return inputs[buf.index]
+        if buf.kind == "constant":
+            return program.constants[buf.index]
+        if buf.kind == "output":
+            return outs.setdefault(buf.index, np.zeros(t.shape, t.dtype.np_dtype))
+        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
+
+    out = []
+    for step in program.steps:
+        k = step.kernel
+        args = [view(b, t).copy() for b, t in zip(step.buffers, k.operands, strict=False)]
+        result = run_kernel(k, args)
+        view(step.buffers[-1], k.result)[...] = result
+        out.append((step, args, result))
+    return out

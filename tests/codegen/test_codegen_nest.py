@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from host_program import kernel_steps
 from window_models import all_windows
 
-from toolchain.kernel.interpret import run_kernel
 from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.loops.rules import plain_schedule
 from toolchain.passes import fold_constants
@@ -35,26 +35,7 @@ def cases():
     inputs = [rng.standard_normal((1, 7, 9, 3)).astype(np.float32),
               rng.integers(-128, 128, (1, 7, 9, 3)).astype(np.int8)]
     program = schedule(fold_constants(all_windows()))
-    arena = np.zeros(max(program.arena_size, 1), np.uint8)
-
-    def view(buf, t):
-        if buf.kind == "input":
-            return inputs[buf.index]
-        if buf.kind == "constant":
-            return program.constants[buf.index]
-        if buf.kind == "output":
-            return outs.setdefault(buf.index, np.zeros(t.shape, t.dtype.np_dtype))
-        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
-
-    outs: dict[int, np.ndarray] = {}
-    out = []
-    for step in program.steps:
-        k = step.kernel
-        args = [view(b, t).copy() for b, t in zip(step.buffers, k.operands, strict=False)]
-        result = run_kernel(k, args)
-        view(step.buffers[-1], k.result)[...] = result
-        out.append((k, args, result))
-    return out
+    return [(step.kernel, args, result) for step, args, result in kernel_steps(program, inputs)]
 
 
 def _on_the_host(s: LoopSchedule) -> LoopSchedule:

@@ -16,9 +16,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from host_program import kernel_steps
 from window_models import int8_windows
 
-from toolchain.kernel.interpret import run_kernel
 from toolchain.kernel.paired import to_paired
 from toolchain.loops import choose_schedule
 from toolchain.loops.patterns import dot_operands
@@ -36,25 +36,10 @@ def dots():
     rng = np.random.default_rng(8)
     x = rng.integers(-128, 128, (1, 7, 9, 3)).astype(np.int8)
     program = schedule(fold_constants(int8_windows()))
-    arena = np.zeros(max(program.arena_size, 1), np.uint8)
-
-    def view(buf, t):
-        if buf.kind == "input":
-            return x
-        if buf.kind == "constant":
-            return program.constants[buf.index]
-        if buf.kind == "output":
-            return np.zeros(t.shape, t.dtype.np_dtype)
-        return arena[buf.index:buf.index + buf.size].view(t.dtype.np_dtype).reshape(t.shape)
-
     out = []
-    for step in program.steps:
+    for step, args, result in kernel_steps(program, [x]):
         k = step.kernel
-        args = [view(b, t).copy() for b, t in zip(step.buffers, k.operands, strict=False)]
-        result = run_kernel(k, args)
-        view(step.buffers[-1], k.result)[...] = result
-        dot = dot_operands(k)
-        for ld in dot or ():
+        for ld in dot_operands(k) or ():
             b = step.buffers[ld.operand]
             if b.kind == "constant" and ld.pad is None and args[ld.operand].size % 4 == 0:
                 out.append((k, args, ld.operand, result))
