@@ -249,37 +249,39 @@ MIN_TRIAL_STACK = 256
 
 def _link_sized(board: Board, objects: list[Path], out: Path, module: bytes, graph: Graph,
                 log) -> tuple[LinkResult, StackSizing | None]:
-    """link_image, then _size_stack. A board's stack_size is only a default for bare-metal
-    images, which reserve the depth measured under QEMU plus a margin; when that default
-    is all that keeps an image out of RAM (hifive1's 4 KB beside kws_ref_model's arena),
-    the image is linked with the stack RAM has room for, measured, and kept when its
-    measured reservation fits there. Otherwise it does not fit, reported by link_image
-    with the stack it needs."""
+    """The image linked with its stack sized from a run under QEMU (_size_stack)."""
     try:
         link = link_firmware(board, objects, out)
     except ImageTooLarge:
-        trial = _board_with_stack_room(board, objects, out)
-        if trial is None:
-            link_image(board, objects, out, log)  # raises DoesNotFit with the size table
-            raise
+        link, board = _link_in_stack_room(board, objects, out, module, graph, log)
+    return _size_stack(board, link, out, module, graph, log)
+
+
+def _link_in_stack_room(board: Board, objects: list[Path], out: Path, module: bytes,
+                        graph: Graph, log) -> tuple[LinkResult, Board]:
+    """A board's stack_size is only a default for bare-metal images, which reserve the
+    depth measured under QEMU plus a margin. When that default is all that keeps an
+    image out of RAM (hifive1's 4 KB beside kws_ref_model's arena), the image is linked
+    with the stack RAM has room for and measured; it is kept when its measured
+    reservation fits there. Otherwise link_image reports it with the stack it needs (the
+    measured reservation, or the default when no run told): DoesNotFit and its table."""
+    needed = board
+    trial = _board_with_stack_room(board, objects, out)
+    if trial is not None:
         try:
             link = link_firmware(trial, objects, out)
         except ImageTooLarge:
-            link_image(board, objects, out, log)
-            raise
-        log(f"minirt-build: the board's {board.stack_size} B stack leaves no room in RAM; "
-            f"measuring the stack with the {trial.stack_size} B there is")
-        use, _ = measure_stack(trial, link.elf, _measuring_inputs(module, graph))
-        # A run that failed (perhaps overflowing the trial stack into .bss) or a depth
-        # whose reservation exceeds the room does not fit: the table then shows the
-        # board's default, or the measured reservation.
-        needed = board if use is None else dataclasses.replace(
-            board, stack_size=stack_reservation(use.depth))
-        if use is None or needed.stack_size > trial.stack_size:
-            link_image(needed, objects, out, log)
-            raise
-        board = trial
-    return _size_stack(board, link, out, module, graph, log)
+            link = None
+        if link is not None:
+            log(f"minirt-build: the board's {board.stack_size} B stack leaves no room in "
+                f"RAM; measuring the stack with the {trial.stack_size} B there is")
+            # A failed run (perhaps overflowing the trial stack into .bss) tells nothing.
+            use, _ = measure_stack(trial, link.elf, _measuring_inputs(module, graph))
+            if use is not None:
+                needed = dataclasses.replace(board, stack_size=stack_reservation(use.depth))
+                if needed.stack_size <= trial.stack_size:
+                    return link, trial
+    return link_image(needed, objects, out, log), needed
 
 
 def _board_with_stack_room(board: Board, objects: list[Path], out: Path) -> Board | None:
