@@ -169,8 +169,8 @@ def _non_stack_ram(build: pipeline.BuildResult) -> int:
 
 def test_a_default_stack_that_does_not_fit_is_measured_in_the_room_left(
         model: Path, m4_build, tmp_path: Path) -> None:
-    # hifive1 with kws_ref_model is this case: 4 KB of default stack beside a 12.4 KB
-    # arena overflow its 16 KB, the measured 720 B reservation does not.
+    # hifive1 with kws_ref_model was this case while its arena was 12.4 KB: 4 KB of
+    # default stack overflowed its 16 KB, the measured 720 B reservation did not.
     assert m4_build.stack.reserved <= 1024
     ram = _non_stack_ram(m4_build) + 1024
     logged: list[str] = []

@@ -261,7 +261,7 @@ def _link_in_stack_room(board: Board, objects: list[Path], out: Path, module: by
                         graph: Graph, log) -> tuple[LinkResult, Board]:
     """A board's stack_size is only a default for bare-metal images, which reserve the
     depth measured under QEMU plus a margin. When that default is all that keeps an
-    image out of RAM (hifive1's 4 KB beside kws_ref_model's arena), the image is linked
+    image out of RAM (hifive1's 4 KB beside a 12 KB arena), the image is linked
     with the stack RAM has room for and measured; it is kept when its measured
     reservation fits there. Otherwise link_image reports it with the stack it needs (the
     measured reservation, or the default when no run told): DoesNotFit and its table."""
