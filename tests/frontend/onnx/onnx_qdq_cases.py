@@ -22,18 +22,27 @@ def _q(name: str, scale: float, zp: int, dt=np.int8) -> dict[str, np.ndarray]:
     return {f"{name}_s": np.array(scale, np.float32), f"{name}_z": np.array(zp, dt)}
 
 
-def _weights(w: np.ndarray, per_channel: bool, axis: int = 0
+# onnxruntime's x86-64 int8 convolutions without VNNI (AVX2, plain AVX-512) multiply
+# u8 x s8 pairs with VPMADDUBSW, whose 16-bit pair sums saturate: 255 * 127 * 2 does
+# not fit, and an oracle on such a CPU was 7 to 60 LSB off the exact result (an AMD
+# EPYC with AVX2 only). Weights within +-63 ("reduce_range", as onnxruntime's own
+# quantizer offers for this) keep every pair sum exact on every CPU.
+REDUCED = 63
+
+
+def _weights(w: np.ndarray, per_channel: bool, axis: int = 0, limit: int = 127
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Symmetric int8 weights, scales and zero points (per channel along `axis`)."""
+    """Symmetric int8 weights within +-limit, scales and zero points (per channel
+    along `axis`)."""
     if per_channel:
         red = tuple(a for a in range(w.ndim) if a != axis)
-        scale = (np.abs(w).max(axis=red) / 127).astype(np.float32)
+        scale = (np.abs(w).max(axis=red) / limit).astype(np.float32)
         shape = [1] * w.ndim
         shape[axis] = -1
-        q = np.clip(np.rint(w / scale.reshape(shape)), -127, 127).astype(np.int8)
+        q = np.clip(np.rint(w / scale.reshape(shape)), -limit, limit).astype(np.int8)
         return q, scale, np.zeros(scale.shape, np.int8)
-    scale = np.float32(np.abs(w).max() / 127)
-    return (np.clip(np.rint(w / scale), -127, 127).astype(np.int8), np.array(scale),
+    scale = np.float32(np.abs(w).max() / limit)
+    return (np.clip(np.rint(w / scale), -limit, limit).astype(np.int8), np.array(scale),
             np.array(0, np.int8))
 
 
@@ -57,8 +66,9 @@ class Q:
     def qdq(self, src: str, name: str, scale: float, zp: int) -> str:
         return self.dequantize(self.quantize(src, name, scale, zp), name)
 
-    def weights(self, name: str, w: np.ndarray, per_channel: bool, axis: int = 0) -> str:
-        q, s, z = _weights(w, per_channel, axis)
+    def weights(self, name: str, w: np.ndarray, per_channel: bool, axis: int = 0,
+                limit: int = 127) -> str:
+        q, s, z = _weights(w, per_channel, axis, limit)
         self.consts.update({name: q, f"{name}_s": s, f"{name}_z": z})
         attrs = {"axis": axis} if per_channel else {}
         self.nodes.append(node("DequantizeLinear", [name, f"{name}_s", f"{name}_z"],
@@ -235,7 +245,8 @@ def qlinear_conv(uint8: bool = False) -> QCase:
     rng = np.random.default_rng(57)
     lo, hi = (0, 256) if uint8 else (-128, 128)
     x = rng.integers(lo, hi, (1, 3, 5, 5)).astype(dt)
-    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    limit = REDUCED if uint8 else 127  # u8 activations: onnxruntime's pair sums
+    w = rng.integers(-limit, limit + 1, (4, 3, 3, 3)).astype(np.int8)
     consts = {"xs": np.array(0.02, np.float32), "xz": np.array(128 if uint8 else -3, dt),
               "w": w, "ws": np.array([0.01, 0.02, 0.015, 0.03], np.float32),
               "wz": np.zeros(4, np.int8), "ys": np.array(0.07, np.float32),
