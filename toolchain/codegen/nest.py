@@ -30,6 +30,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.dot import WIDTH, DotEmitter
+from toolchain.codegen.dot_ukernel import UkernelDotEmitter
 from toolchain.codegen.dot_vector import VectorDotEmitter
 from toolchain.kernel.form import (
     Acc,
@@ -55,7 +56,7 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(DotEmitter, VectorDotEmitter):
+class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -583,7 +584,11 @@ class NestEmitter(DotEmitter, VectorDotEmitter):
             with self._scope():
                 self._reduce_body(points, slots, packed=True)
         else:
-            self._loop_range(f"r{d}", 0, full, WIDTH, body)
+            self.base[d] = 0
+            with self._scope():
+                done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
+            if not done:
+                self._loop_range(f"r{d}", 0, full, WIDTH, body)
         self._packed_remainder(d, full * WIDTH, rest, points, slots)
 
     def _packed_remainder(self, d: int, start: int, rest: int,

@@ -222,7 +222,9 @@ def c_flags(target: Target) -> list[str]:
 
 def runtime_sources(board: Board, parts: Sequence[str] = DEFAULT_RUNTIME_PARTS) -> list[Path]:
     """The runtime_c ``.c`` files for ``board``: ``core`` and ``harness`` are whole
-    directories; ``platform`` expands to the board's platform parts."""
+    directories; ``platform`` expands to the board's platform parts. With ``core`` come
+    the microkernels of the target's SIMD instruction set (``runtime_c/ukernel/<simd>``,
+    called by the generated code: codegen/dot_ukernel.py)."""
     root = runtime_c_dir()
     dirs: list[Path] = []
     for part in parts:
@@ -230,6 +232,8 @@ def runtime_sources(board: Board, parts: Sequence[str] = DEFAULT_RUNTIME_PARTS) 
             dirs += [root / "platform" / p for p in board.platform]
         else:
             dirs.append(root / part)
+        if part == "core":
+            dirs.append(root / "ukernel" / board.target_info.capabilities.simd)
     sources: list[Path] = []
     for d in dirs:
         if d.is_dir():

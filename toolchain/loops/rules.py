@@ -107,6 +107,48 @@ VECTOR_DOT_KINDS: dict[str, VectorDot] = {
 }
 
 
+@dataclass(frozen=True)
+class Ukernel:
+    """A runtime_c microkernel for the packed loop of a tile of `rows` outputs that
+    read one input word and `rows` paired weight rows (codegen/dot_ukernel.py): its
+    symbol, the packed steps from which a call pays, and the instructions of a call
+    besides its steps (arguments, the accumulators through memory, saving registers)."""
+
+    symbol: str
+    rows: int
+    min_steps: int
+    call_cost: int
+
+
+# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 17 instructions per 16 MACs;
+# from 16 steps on a call beats the generated loop on every cortex-m4 layer measured
+# (pretrainedResnet's 3x3 layers with 4 or 8 steps per tap lose 4 to 23% with it).
+UKERNELS: dict[str, Ukernel] = {
+    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=16, call_cost=25),
+}
+
+
+def ukernel_tile(s_loads, s_paired, k: Kernel, tile: dict[int, int],
+                 loops: tuple[int, ...], kind: str, unroll: tuple[int, ...]) -> Ukernel | None:
+    """The microkernel a packed tile is costed with, or None: one blocked dim of the
+    kind's row count that only the paired (weight) operand depends on, enough steps,
+    and no unrolled taps. (A tile with taps calls it per tap where it has the steps,
+    codegen/dot_ukernel.py, but is costed as generated code: costed with calls, the
+    model took 2 x 2 tiles for pretrainedResnet's last 3x3 layer, 10% slower than the
+    4-channel tile it takes otherwise, which the calls then make 3% faster.)"""
+    uk = UKERNELS.get(kind)
+    if unroll:
+        return None
+    blocked = [d for d, n in tile.items() if n > 1]
+    if uk is None or not loops or k.domain[loops[-1]] // DOT_WIDTH < uk.min_steps \
+            or len(blocked) != 1 or tile[blocked[0]] != uk.rows \
+            or len(s_loads) != 2 or sorted(s_paired) != [False, True]:
+        return None
+    (xdeps,), (wdeps,) = ([deps for deps, p in zip(s_loads, s_paired) if p is q]
+                          for q in (False, True))
+    return uk if blocked[0] in wdeps and blocked[0] not in xdeps else None
+
+
 def dot_width(kind: str) -> int:
     """int8 elements per packed step of dot kind `kind`."""
     vk = VECTOR_DOT_KINDS.get(kind)
@@ -301,8 +343,14 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
         per_pass = full * vstep + rest * step + points * (vk.finish_ops + 2)
         return outer * per_pass + points * (s.epilogue + partials - 1) + budget.loop_cost
     if packed:  # per 4 elements: the loads, 2 MACs per copy
-        step = packed_loads + 2 * copies + budget.loop_cost
+        uk = ukernel_tile(s.loads, s.paired, k, tile, loops, kind, unroll)
+        # A microkernel counts its loop in 2 instructions and costs a call per tap.
+        step = packed_loads + 2 * copies + (2 if uk else budget.loop_cost)
         steps /= DOT_WIDTH
+        if uk is not None:
+            calls = steps * DOT_WIDTH / k.domain[loops[-1]] * prod(k.domain[d] for d in unroll)
+            return (steps * step + calls * uk.call_cost + points * (s.epilogue + partials - 1)
+                    + budget.loop_cost)
     return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
 
 
@@ -517,7 +565,9 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                         continue
                     if not _fits(s, factors, body_operands, target, partials, packed, dot):
                         continue
-                    sc = s if unroll or gathered else unpaired
+                    # A microkernel's tile is costed as it runs, paired.
+                    sc = s if unroll or gathered or (packed and ukernel_tile(
+                        s.loads, s.paired, k, factors, loops, dot, unroll)) else unpaired
                     g = gathered or ()
                     cost = _total(sc, k, factors, unroll, loops, budget, partials, packed,
                                   dot, g)

@@ -6,7 +6,8 @@ the components always add up to the ELF's totals:
 * The ld.lld map (``-Map``) lists each input section with the object it came from and
   its address. Objects compiled from ``runtime_c/<part>`` (the link names them
   ``runtime_c__<part>__<file>.o``) give *runtime* (core), *startup* (platform: vector
-  table, reset, semihosting / syscalls) and *harness*; members of an archive
+  table, reset, semihosting / syscalls), *harness*, and *dispatch* code (ukernel: the
+  microkernels the generated dispatches call); members of an archive
   (``libgcc.a(_udivsi3.o)``) are *compiler helpers*; the caller's own objects (the
   generated ``dispatch.o``) are *dispatch* code.
 * The generated ``.rodata.mrt_image_module`` section is the ``.mrt`` module, split with
@@ -94,7 +95,10 @@ COMPONENT_LABELS: dict[str, str] = {
 
 MODULE_SECTION = ".rodata.mrt_image_module"
 MODULE_SYMBOL = "mrt_image_module"
-_RUNTIME_PARTS = {"core": "runtime", "platform": "startup", "harness": "harness"}
+# The microkernels (runtime_c/ukernel) are the dispatches' inner loops, called from
+# nothing else: dispatch code.
+_RUNTIME_PARTS = {"core": "runtime", "platform": "startup", "harness": "harness",
+                  "ukernel": "dispatch"}
 
 # "     VMA      LMA     Size Align Out     In      Symbol" rows: four hex/dec columns,
 # then the name indented by 0 (output section), 8 (input section) or 16 (symbol).

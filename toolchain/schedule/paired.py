@@ -34,7 +34,7 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
 from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.overlap import overlap_distance
-from toolchain.schedule.program import Buffer, Program, Step
+from toolchain.schedule.program import Buffer, Program, Step, _reversed
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
 
@@ -129,7 +129,13 @@ def _rechosen(step: Step, target: Target) -> LoopSchedule:
     sources = {step.buffers[j].index for j in slots}
     if len(sources) != 1:
         return fixed
+    # The plan put the result below its operand, or above it for a nest run in reverse
+    # (schedule/overlap.py): the new tiles must run in the same direction.
+    source = sources.pop()
+    above = any(n.reverse for n in fixed.nests)
+    if above:
+        new = _reversed(new)
     need = overlap_distance(flatten_elementwise(k), new, slots)
-    if need is None or need > sources.pop() - out.index:
+    if need is None or need > (out.index - source if above else source - out.index):
         return fixed
     return new

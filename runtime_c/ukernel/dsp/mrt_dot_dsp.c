@@ -1,0 +1,54 @@
+/* int8 dot-product microkernels for Arm's DSP extension (Cortex-M4, M7, M33).
+ *
+ * Called by generated dispatches (toolchain/codegen/dot_ukernel.py) for the packed
+ * reduction of a tile of one input word against four weight rows: an int8 dense layer
+ * or a 1x1 / 3x3 convolution tap, four output channels at a time. They are written in
+ * assembly because the point is the register allocation: LLVM, given the same loop as
+ * intrinsics, pulls the four rows' loads together to pair them into LDRDs, runs out of
+ * registers for the accumulators and keeps one on the stack (28 instructions per 16
+ * MACs on ad01's dense layers). Here every value has its register, and a step of 16
+ * MACs is 1 LDR + 2 SXTB16 + 4 LDRD + 8 SMLAD + SUBS + BNE = 17 instructions. The
+ * arithmetic is that of the generated intrinsic loop (the same SXTB16 halves, SMLAD's
+ * exact 32-bit wrap-around sums), so results are bit-identical to it and the reference.
+ */
+#include <stdint.h>
+
+/* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, where w_r is row r of the
+ * weights in the paired layout (kernel/paired.py: every 4 int8 weights stored as the two
+ * words SXTB16 would make of them, 8 bytes) starting at w + r*row_bytes. steps >= 1;
+ * x word-aligned, w and row_bytes multiples of 4. */
+__attribute__((naked, used)) void mrt_dot_s8_paired_1x4(int32_t acc[4], const int8_t *x,
+                                                         const int16_t *w,
+                                                         uint32_t row_bytes,
+                                                         uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "ldr    r10, [sp, #36]\n"          /* steps: the 5th argument */
+        "push   {r0}\n"                    /* acc: r0 carries weights in the loop */
+        "add    r4, r2, r3, lsl #1\n"      /* row 2 */
+        "add    r5, r4, r3\n"              /* row 3 */
+        "add    r3, r2, r3\n"              /* row 1 */
+        "ldm    r0, {r6-r9}\n"
+        "1:\n"
+        "ldr    r11, [r1], #4\n"
+        "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */
+        "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */
+        "ldrd   r0, lr, [r2], #8\n"
+        "smlad  r6, r12, r0, r6\n"
+        "smlad  r6, r11, lr, r6\n"
+        "ldrd   r0, lr, [r3], #8\n"
+        "smlad  r7, r12, r0, r7\n"
+        "smlad  r7, r11, lr, r7\n"
+        "ldrd   r0, lr, [r4], #8\n"
+        "smlad  r8, r12, r0, r8\n"
+        "smlad  r8, r11, lr, r8\n"
+        "ldrd   r0, lr, [r5], #8\n"
+        "smlad  r9, r12, r0, r9\n"
+        "smlad  r9, r11, lr, r9\n"
+        "subs   r10, r10, #1\n"
+        "bne    1b\n"
+        "pop    {r0}\n"
+        "stm    r0, {r6-r9}\n"
+        "pop    {r4-r11, pc}\n");
+}

@@ -1,0 +1,99 @@
+"""The DSP int8 dot microkernel (runtime_c/ukernel/dsp, codegen/dot_ukernel.py) on every
+DSP board under QEMU, bit for bit against the numpy reference.
+
+Each case is a one-operator int8 .tflite model whose packed reduction the microkernel
+takes: a dense layer (4-row tiles, 12 rows of 68), a 1x1 convolution (one pixel x 4
+channels per tile), and a 3x3 convolution over 64 channels (one call per tap, the
+window's border regions still generated code). Each
+must call the microkernel (its symbol is in the gc-sectioned image) and give the
+reference's outputs exactly; a dense layer too short for a call must not call it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+from tflite_models import Tensor, single_op_model
+
+from toolchain.emu.run import run_image
+from toolchain.frontend.tflite.importer import import_model
+from toolchain.frontend.tflite.reader import read_model
+from toolchain.loops.rules import UKERNELS
+from toolchain.module import read_module
+from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
+from toolchain.reference import run_graph
+from toolchain.target import load_board
+
+SYMBOL = UKERNELS["dsp"].symbol
+DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
+
+
+def _q(shape, scale: float, zp: int) -> Tensor:
+    return Tensor(shape, "int8", scale=scale, zero_point=zp)
+
+
+def _weights(rng, shape, channels: int, axis: int) -> tuple[Tensor, Tensor]:
+    scales = list(rng.uniform(0.002, 0.01, channels))
+    w = Tensor(shape, "int8", scale=scales, zero_point=[0] * channels,
+               quantized_dimension=axis, data=rng.integers(-127, 128, shape))
+    bias = Tensor((channels,), "int32", scale=[0.05 * s for s in scales],
+                  zero_point=[0] * channels, data=rng.integers(-3000, 3000, channels))
+    return w, bias
+
+
+def dense(rng, units: int, depth: int):
+    w, bias = _weights(rng, (units, depth), units, 0)
+    model = single_op_model("FULLY_CONNECTED", [_q((1, depth), 0.05, -7), w, bias],
+                            [_q((1, units), 0.2, 3)], fused_activation_function="NONE")
+    return model, rng.integers(-128, 128, (1, depth)).astype(np.int8)
+
+
+def conv(rng, k: int, cin: int, cout: int, hw: tuple[int, int]):
+    w, bias = _weights(rng, (cout, k, k, cin), cout, 0)
+    shape = (1, *hw, cin)
+    model = single_op_model("CONV_2D", [_q(shape, 0.05, 9), w, bias],
+                            [_q((1, *hw, cout), 0.3, -2)], padding="SAME", stride_h=1,
+                            stride_w=1, dilation_h_factor=1, dilation_w_factor=1,
+                            fused_activation_function="RELU")
+    return model, rng.integers(-128, 128, shape).astype(np.int8)
+
+
+CASES = {
+    "dense-68": lambda rng: dense(rng, 12, 68),  # 17 steps
+    "pointwise-64": lambda rng: conv(rng, 1, 64, 8, (3, 5)),
+    "conv3x3-64": lambda rng: conv(rng, 3, 64, 4, (4, 4)),
+}
+
+
+def _build_and_run(model: bytes, x: np.ndarray, board: str, out: Path):
+    result = compile_graph(import_model(read_model(model)), load_board(board), out,
+                           log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, [x]),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    with open(result.elf, "rb") as f:
+        symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    return decode_outputs(module.outputs, run.outputs)[0], symbols
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS)
+@pytest.mark.parametrize("name", CASES)
+def test_microkernel_matches_the_reference(name: str, board: str, tmp_path: Path) -> None:
+    model, x = CASES[name](np.random.default_rng(sum(map(ord, name))))
+    got, symbols = _build_and_run(model, x, board, tmp_path / "fw")
+    assert SYMBOL in symbols, f"{name} on {board} does not call the microkernel"
+    want = run_graph(import_model(read_model(model)), [x])[0]
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_a_short_reduction_stays_generated_code(tmp_path: Path) -> None:
+    # 15 steps of 4: a call would cost more than it saves (loops/rules.py UKERNELS).
+    model, x = dense(np.random.default_rng(3), 8, 60)
+    got, symbols = _build_and_run(model, x, "cortex-m4", tmp_path / "fw")
+    assert SYMBOL not in symbols
+    want = run_graph(import_model(read_model(model)), [x])[0]
+    assert np.array_equal(got, want)
