@@ -98,7 +98,11 @@ def test_plain_schedule_takes_no_liberty(float_dispatches) -> None:
         assert nest.partials == 1
 
 
-def test_printed_schedule(float_dispatches) -> None:
+def test_printed_schedule(float_dispatches, monkeypatch) -> None:
+    # The window model's layers are cold on a microcontroller (Budget.cold_points):
+    # printed here is the schedule the rules choose for a layer that is not.
+    monkeypatch.setitem(rules.BUDGETS, "size",
+                        dataclasses.replace(rules.BUDGETS["size"], cold_points=0))
     text = choose_schedule(float_dispatches[2][0], M4).format()
     name, line = text.splitlines()
     assert name == f"{float_dispatches[2][0].name}: fma"
@@ -179,13 +183,27 @@ def test_microcontroller_tiles_are_capped_in_code(kws_depthwise, monkeypatch) ->
     assert rules.BUDGETS["speed"].max_code == float("inf")
 
 
+def test_cold_kernels_keep_their_loops_on_microcontrollers() -> None:
+    """A kernel of at most Budget.cold_points points (outputs x reduction steps) gets the
+    plain schedule on a microcontroller, with FMA where the target has it; one point
+    more, and hosted targets, get tiles."""
+    cold = rules.BUDGETS["size"].cold_points
+    assert cold > 0 and rules.BUDGETS["speed"].cold_points == 0
+    small, large = _int8_dense(4, cold // 4), _int8_dense(4, cold // 4 + 1)
+    s = choose_schedule(small, M4)
+    assert s.fma and s.nests == rules.plain_schedule(small).nests
+    assert choose_schedule(large, M4).nests[0].blocks
+    assert choose_schedule(small, load_target("x86-64")).nests[0].blocks
+
+
 def test_vector_int8_dot_kinds_follow_the_simd_row() -> None:
     """The int8 dot step is the target's SIMD row's (data, not a test of the target's
     name): NEON on aarch64, AVX2 on x86-64-v3, Helium on cortex-m55, SXTB16 + SMLAD on
     cortex-m4, none on baseline x86-64 (SSE2). A vector step reads 16 elements from any
     address (a 1,037-long row is no multiple of 4), so a row shorter than 16 stays
     scalar there while the DSP word still packs it."""
-    long_row, short_row = _int8_dense(8, 1037), _int8_dense(8, 12)
+    # 100 rows: 1,200 points, not cold on a microcontroller (Budget.cold_points).
+    long_row, short_row = _int8_dense(8, 1037), _int8_dense(100, 12)
     want = {"aarch64": "neon", "x86-64-v3": "avx2", "cortex-m55": "mve", "x86-64": ""}
     for name, kind in want.items():
         (nest,) = choose_schedule(long_row, load_target(name)).nests

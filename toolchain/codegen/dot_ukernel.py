@@ -11,7 +11,7 @@ fixes it for every model (-arm-prera-ldst-opt-reorder-limit=0 helps ad01 and cos
 pretrainedResnet 1.6%), and llvmlite's LLVM has no Arm assembly parser, so inline
 assembly cannot be emitted. The loop therefore goes to an assembly microkernel compiled
 with the runtime for the target's SIMD instruction set (runtime_c/ukernel/<simd>/,
-IREE's ukernel idea): 17 instructions per 16 MACs, plus about 25 per call for the
+IREE's ukernel idea): 16 instructions per 16 MACs, plus about 28 per call for the
 arguments and the accumulators' trip through memory, so a call pays from the table's
 `min_steps` packed steps on (loops/rules.py `UKERNELS`, which the tile costs read).
 

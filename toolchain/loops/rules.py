@@ -120,11 +120,11 @@ class Ukernel:
     call_cost: int
 
 
-# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 17 instructions per 16 MACs;
+# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs;
 # from 16 steps on a call beats the generated loop on every cortex-m4 layer measured
 # (pretrainedResnet's 3x3 layers with 4 or 8 steps per tap lose 4 to 23% with it).
 UKERNELS: dict[str, Ukernel] = {
-    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=16, call_cost=25),
+    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=16, call_cost=28),
 }
 
 
@@ -174,11 +174,18 @@ class Budget:
     # cheapest stays). docs/architecture.md, "Code size", has the measured trade.
     max_code: float = float("inf")
     code_slack: float = 0.0
+    # A kernel of at most this many points (outputs x reduction steps) keeps its loops
+    # as written (plain_schedule, with FMA where the target has it): a tile can save it
+    # only a few thousand instructions, and costs its code. The int8 softmax's scalar
+    # steps and dense head on cortex-m4: kws_ref_model 288 B less code for 3,805 more
+    # instructions (0.07%), pretrainedResnet 468 B for 3,077; ad01's 8x128 layers
+    # (1,024 points) would lose 3%, so they stay above it.
+    cold_points: int = 0
 
 
 BUDGETS: dict[str, Budget] = {
     "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3, max_code=800,
-                   code_slack=0.01),
+                   code_slack=0.01, cold_points=1000),
     "speed": Budget(max_tile=32, max_copies=256, max_unroll=8, loop_cost=2),
 }
 
@@ -344,8 +351,9 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
         return outer * per_pass + points * (s.epilogue + partials - 1) + budget.loop_cost
     if packed:  # per 4 elements: the loads, 2 MACs per copy
         uk = ukernel_tile(s.loads, s.paired, k, tile, loops, kind, unroll)
-        # A microkernel counts its loop in 2 instructions and costs a call per tap.
-        step = packed_loads + 2 * copies + (2 if uk else budget.loop_cost)
+        # A microkernel's loop (unrolled once) costs 1 instruction a step, and a call per
+        # tap.
+        step = packed_loads + 2 * copies + (1 if uk else budget.loop_cost)
         steps /= DOT_WIDTH
         if uk is not None:
             calls = steps * DOT_WIDTH / k.domain[loops[-1]] * prod(k.domain[d] for d in unroll)
@@ -696,6 +704,8 @@ def choose_schedule(k: Kernel, target: Target,
     # FPU (Cortex-M4, riscv32 with F) llvm.fma.f64 becomes a call to libm's fma, which
     # no firmware links (and the soft-float multiply and add cost the same anyway).
     fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
+    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k):
+        return dataclasses.replace(plain_schedule(k), fma=fma)
     phases = phases_of(k) or [()]
     nests = tuple(n for n in (_nest(k, p, target, fma, unblocked) for p in phases)
                   if 0 not in n.domain[:n.n_parallel])
