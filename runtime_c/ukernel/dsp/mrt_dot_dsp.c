@@ -14,6 +14,25 @@
  */
 #include <stdint.h>
 
+/* One step: 4 int8 inputs (one word, split into two 16-bit pairs) against the 4 rows' paired
+ * words, 16 MACs. r1: x, r2-r5: the rows, r6-r9: the accumulators. */
+#define MRT_DSP_STEP_1X4 \
+  "ldr    r11, [r1], #4\n" \
+  "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */ \
+  "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */ \
+  "ldrd   r0, lr, [r2], #8\n" \
+  "smlad  r6, r12, r0, r6\n" \
+  "smlad  r6, r11, lr, r6\n" \
+  "ldrd   r0, lr, [r3], #8\n" \
+  "smlad  r7, r12, r0, r7\n" \
+  "smlad  r7, r11, lr, r7\n" \
+  "ldrd   r0, lr, [r4], #8\n" \
+  "smlad  r8, r12, r0, r8\n" \
+  "smlad  r8, r11, lr, r8\n" \
+  "ldrd   r0, lr, [r5], #8\n" \
+  "smlad  r9, r12, r0, r9\n" \
+  "smlad  r9, r11, lr, r9\n"
+
 /* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, where w_r is row r of the
  * weights in the paired layout (kernel/paired.py: every 4 int8 weights stored as the two
  * words SXTB16 would make of them, 8 bytes) starting at w + r*row_bytes. steps >= 1;
@@ -37,37 +56,9 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4(int32_t acc[4], const in
         "adds   r10, r10, #1\n"
         "b      2f\n"
         "1:\n"
-        "ldr    r11, [r1], #4\n"
-        "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */
-        "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */
-        "ldrd   r0, lr, [r2], #8\n"
-        "smlad  r6, r12, r0, r6\n"
-        "smlad  r6, r11, lr, r6\n"
-        "ldrd   r0, lr, [r3], #8\n"
-        "smlad  r7, r12, r0, r7\n"
-        "smlad  r7, r11, lr, r7\n"
-        "ldrd   r0, lr, [r4], #8\n"
-        "smlad  r8, r12, r0, r8\n"
-        "smlad  r8, r11, lr, r8\n"
-        "ldrd   r0, lr, [r5], #8\n"
-        "smlad  r9, r12, r0, r9\n"
-        "smlad  r9, r11, lr, r9\n"
+        MRT_DSP_STEP_1X4
         "2:\n"
-        "ldr    r11, [r1], #4\n"
-        "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */
-        "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */
-        "ldrd   r0, lr, [r2], #8\n"
-        "smlad  r6, r12, r0, r6\n"
-        "smlad  r6, r11, lr, r6\n"
-        "ldrd   r0, lr, [r3], #8\n"
-        "smlad  r7, r12, r0, r7\n"
-        "smlad  r7, r11, lr, r7\n"
-        "ldrd   r0, lr, [r4], #8\n"
-        "smlad  r8, r12, r0, r8\n"
-        "smlad  r8, r11, lr, r8\n"
-        "ldrd   r0, lr, [r5], #8\n"
-        "smlad  r9, r12, r0, r9\n"
-        "smlad  r9, r11, lr, r9\n"
+        MRT_DSP_STEP_1X4
         "subs   r10, r10, #1\n"
         "bne    1b\n"
         "pop    {r0}\n"
