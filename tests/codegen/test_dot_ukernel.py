@@ -2,10 +2,10 @@
 DSP board under QEMU, bit for bit against the numpy reference.
 
 Each case is a one-operator int8 .tflite model whose packed reduction the microkernel
-takes: a dense layer (4-row tiles, 16 rows of 68), a 1x1 convolution (one pixel x 4
-channels per tile), and a 3x3 convolution over 64 channels (one call per tap, the
-window's border regions still generated code). Each
-must call the microkernel (its symbol is in the gc-sectioned image) and give the
+takes: a dense layer (4-row tiles, 16 rows of 68), 1x1 convolutions (one pixel x 4
+channels per tile) over 64 and 16 channels, and a 3x3 convolution over 64 channels (one
+call per tap, the window's border regions still generated code). Each must call the
+microkernel (its symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
 
@@ -64,6 +64,7 @@ def conv(rng, k: int, cin: int, cout: int, hw: tuple[int, int]):
 CASES = {
     "dense-68": lambda rng: dense(rng, 16, 68),  # 17 steps, 1,088 points (not cold)
     "pointwise-64": lambda rng: conv(rng, 1, 64, 8, (3, 5)),
+    "pointwise-16": lambda rng: conv(rng, 1, 16, 8, (3, 5)),  # 4 steps, the least
     "conv3x3-64": lambda rng: conv(rng, 3, 64, 4, (4, 4)),
 }
 
@@ -91,8 +92,9 @@ def test_microkernel_matches_the_reference(name: str, board: str, tmp_path: Path
 
 
 def test_a_short_reduction_stays_generated_code(tmp_path: Path) -> None:
-    # 15 steps of 4: a call would cost more than it saves (loops/rules.py UKERNELS).
-    model, x = dense(np.random.default_rng(3), 8, 60)
+    # 3 steps of 4 (1,200 points: not cold): a call would cost more than it saves
+    # (loops/rules.py UKERNELS).
+    model, x = dense(np.random.default_rng(3), 100, 12)
     got, symbols = _build_and_run(model, x, "cortex-m4", tmp_path / "fw")
     assert SYMBOL not in symbols
     want = run_graph(import_model(read_model(model)), [x])[0]

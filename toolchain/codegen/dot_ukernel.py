@@ -13,7 +13,8 @@ assembly cannot be emitted. The loop therefore goes to an assembly microkernel c
 with the runtime for the target's SIMD instruction set (runtime_c/ukernel/<simd>/,
 IREE's ukernel idea): 16 instructions per 16 MACs, plus about 28 per call for the
 arguments and the accumulators' trip through memory, so a call pays from the table's
-`min_steps` packed steps on (loops/rules.py `UKERNELS`, which the tile costs read).
+`min_steps` packed steps on, or `min_tap_steps` per tap of a window (loops/rules.py
+`UKERNELS`, which the tile costs read).
 
 A tile is handed over when every MAC of its packed step belongs to a group of four
 points that read the same input word and four weight rows in the paired layout
@@ -61,7 +62,10 @@ class UkernelDotEmitter:
         microkernel calls and returns True; False, emitting nothing, where they do not
         apply."""
         kernel = UKERNELS.get(self.nest.dot)
-        if kernel is None or steps < kernel.min_steps or self.gathered:
+        if kernel is None:
+            return False
+        least = kernel.min_tap_steps if self.nest.unroll else kernel.min_steps
+        if steps < least or self.gathered:
             return False
         calls = self._ukernel_calls(kernel, points)
         if calls is None:

@@ -111,20 +111,26 @@ VECTOR_DOT_KINDS: dict[str, VectorDot] = {
 class Ukernel:
     """A runtime_c microkernel for the packed loop of a tile of `rows` outputs that
     read one input word and `rows` paired weight rows (codegen/dot_ukernel.py): its
-    symbol, the packed steps from which a call pays, and the instructions of a call
-    besides its steps (arguments, the accumulators through memory, saving registers)."""
+    symbol, the packed steps from which a tile is costed with (and makes) the call,
+    the steps from which a tile with unrolled taps, costed as generated code, calls it
+    per tap, and the instructions of a call besides its steps (arguments, the
+    accumulators through memory, saving registers)."""
 
     symbol: str
     rows: int
     min_steps: int
+    min_tap_steps: int
     call_cost: int
 
 
-# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs;
-# from 16 steps on a call beats the generated loop on every cortex-m4 layer measured
-# (pretrainedResnet's 3x3 layers with 4 or 8 steps per tap lose 4 to 23% with it).
+# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
+# Measured on cortex-m4: a tile without taps takes it from 4 steps on (vww_96's 32- and
+# 16-channel pointwise layers: 14.52 M -> 13.91 M instructions with 4 instead of 16;
+# 2 gains nothing more); per tap it pays from 16 steps (pretrainedResnet's 3x3 layers
+# with 4 or 8 steps per tap lose 4 to 23% with it).
 UKERNELS: dict[str, Ukernel] = {
-    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=16, call_cost=28),
+    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
+                   call_cost=28),
 }
 
 
