@@ -3,9 +3,10 @@ DSP board under QEMU, bit for bit against the numpy reference.
 
 Each case is a one-operator int8 .tflite model whose packed reduction the microkernel
 takes: a dense layer (4-row tiles, 16 rows of 68), 1x1 convolutions (one pixel x 4
-channels per tile) over 64 and 16 channels, and a 3x3 convolution over 64 channels (one
-call per tap, the window's border regions still generated code). Each must call the
-microkernel (its symbol is in the gc-sectioned image) and give the
+channels per tile) over 64 and 16 channels, and 3x3 convolutions over 64 and 32
+channels (one call of the runs variant per tile, a run per window row; the window's
+border regions still generated code). Each must call its microkernel (the symbol is in
+the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
 
@@ -61,11 +62,15 @@ def conv(rng, k: int, cin: int, cout: int, hw: tuple[int, int]):
     return model, rng.integers(-128, 128, shape).astype(np.int8)
 
 
+RUNS = UKERNELS["dsp"].runs_symbol
+# name: (model and input, the microkernel its tiles call)
 CASES = {
-    "dense-68": lambda rng: dense(rng, 16, 68),  # 17 steps, 1,088 points (not cold)
-    "pointwise-64": lambda rng: conv(rng, 1, 64, 8, (3, 5)),
-    "pointwise-16": lambda rng: conv(rng, 1, 16, 8, (3, 5)),  # 4 steps, the least
-    "conv3x3-64": lambda rng: conv(rng, 3, 64, 4, (4, 4)),
+    "dense-68": (lambda rng: dense(rng, 16, 68), SYMBOL),  # 17 steps, 1,088 points
+    "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
+    "pointwise-16": (lambda rng: conv(rng, 1, 16, 8, (3, 5)), SYMBOL),  # 4 steps: least
+    # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)
+    "conv3x3-64": (lambda rng: conv(rng, 3, 64, 4, (4, 4)), RUNS),
+    "conv3x3-32": (lambda rng: conv(rng, 3, 32, 8, (4, 5)), RUNS),
 }
 
 
@@ -84,9 +89,10 @@ def _build_and_run(model: bytes, x: np.ndarray, board: str, out: Path):
 @pytest.mark.parametrize("board", DSP_BOARDS)
 @pytest.mark.parametrize("name", CASES)
 def test_microkernel_matches_the_reference(name: str, board: str, tmp_path: Path) -> None:
-    model, x = CASES[name](np.random.default_rng(sum(map(ord, name))))
+    make, symbol = CASES[name]
+    model, x = make(np.random.default_rng(sum(map(ord, name))))
     got, symbols = _build_and_run(model, x, board, tmp_path / "fw")
-    assert SYMBOL in symbols, f"{name} on {board} does not call the microkernel"
+    assert symbol in symbols, f"{name} on {board} does not call {symbol}"
     want = run_graph(import_model(read_model(model)), [x])[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
 

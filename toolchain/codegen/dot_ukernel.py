@@ -13,22 +13,26 @@ assembly cannot be emitted. The loop therefore goes to an assembly microkernel c
 with the runtime for the target's SIMD instruction set (runtime_c/ukernel/<simd>/,
 IREE's ukernel idea): 16 instructions per 16 MACs, plus about 28 per call for the
 arguments and the accumulators' trip through memory, so a call pays from the table's
-`min_steps` packed steps on, or `min_tap_steps` per tap of a window (loops/rules.py
-`UKERNELS`, which the tile costs read).
+`min_steps` packed steps on, or `min_tap_steps` per tap of a window; a window's taps
+go to one call of the runs variant (a run per window row) from `min_run_tap_steps` per
+tap on (loops/rules.py `UKERNELS`, which the tile costs read).
 
 A tile is handed over when every MAC of its packed step belongs to a group of four
 points that read the same input word and four weight rows in the paired layout
 (kernel/paired.py) at a constant distance from one another, none of them
 bounds-checked. Each group (per unrolled tap) is one call covering all steps of the
-packed dim; the tile's remaining elements (the reduction's length mod 4) stay with the
-generated code. Integer sums in another order are the same sums, so the result is the
+packed dim, and a group's calls over a window's taps become one where the weights run
+on from tap to tap and the inputs do in runs of equal length with equal jumps (_runs);
+the tile's remaining elements (the reduction's length mod 4) stay with the generated
+code. Integer sums in another order are the same sums, so the result is the
 reference's bit for bit (tests/codegen/test_dot_ukernel.py).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from math import prod
 
 from llvmlite import ir
 
@@ -50,6 +54,36 @@ class _Call:
     x: tuple[int, tuple, int]
     w: tuple[int, tuple, int]
     row_elems: int
+    steps: int = 0  # packed steps per run
+    runs: int = 1  # runs of contiguous input (a window's rows), weights contiguous
+    jump: int = 0  # input elements skipped between runs
+
+
+def _runs(calls: list[_Call], length: int) -> list[_Call]:
+    """The per-tap calls of each group of points as one call where it can be: the
+    weights of consecutive taps follow one another (a convolution's rows run over
+    ky, kx and the channels), and the inputs do in runs of equal length with equal jumps
+    between them (a window's columns follow one another along the channels, its rows do
+    not). `length`: the elements one tap's call covers."""
+    groups: dict[tuple, list[_Call]] = {}
+    for c in calls:  # in tap order
+        groups.setdefault((c.points, c.row_elems, c.x[:2], c.w[:2]), []).append(c)
+    out = []
+    for group in groups.values():
+        ws = [c.w[2] for c in group]
+        xs = [c.x[2] for c in group]
+        breaks = [i for i in range(1, len(xs)) if xs[i] != xs[i - 1] + length]
+        starts = [0, *breaks]
+        sizes = {b - a for a, b in itertools.pairwise([*starts, len(xs)])}
+        jumps = {xs[i] - xs[i - 1] - length for i in breaks}
+        if len(group) == 1 or len(sizes) != 1 or len(jumps) > 1 or \
+                any(b != a + length for a, b in itertools.pairwise(ws)):
+            out += group
+            continue
+        first = group[0]
+        out.append(replace(first, steps=first.steps * sizes.pop(), runs=len(starts),
+                           jump=jumps.pop() if jumps else 0))
+    return out
 
 
 class UkernelDotEmitter:
@@ -62,20 +96,26 @@ class UkernelDotEmitter:
         microkernel calls and returns True; False, emitting nothing, where they do not
         apply."""
         kernel = UKERNELS.get(self.nest.dot)
-        if kernel is None:
+        if kernel is None or self.gathered:
             return False
-        least = kernel.min_tap_steps if self.nest.unroll else kernel.min_steps
-        if steps < least or self.gathered:
-            return False
-        calls = self._ukernel_calls(kernel, points)
+        calls = self._ukernel_calls(kernel, points, steps)
         if calls is None:
             return False
+        taps = prod(self.k.domain[u] for u in self.nest.unroll)
+        for call in calls:
+            if taps == 1:
+                least = kernel.min_steps
+            elif call.runs * call.steps == steps:  # a call per tap
+                least = kernel.min_tap_steps
+            else:  # a call for several taps: `steps` each
+                least = kernel.min_run_tap_steps if kernel.runs_symbol else steps + 1
+            if steps < least:
+                return False
         b = self.b
         here = b.block
         b.position_at_start(self.fn.entry_basic_block)
         accs = b.alloca(ir.ArrayType(I32, kernel.rows), name="ukernel_acc")
         b.position_at_end(here)
-        fn = self._ukernel_function(kernel)
         for call in calls:
             cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
                      for r in range(kernel.rows)]
@@ -84,25 +124,32 @@ class UkernelDotEmitter:
             x = self._ukernel_pointer(*call.x)
             w = self._ukernel_pointer(*call.w)
             row_bytes = call.row_elems * 2  # paired: one i16 per int8 weight
-            b.call(fn, [cells[0], x, w, ir.Constant(I32, row_bytes), ir.Constant(I32, steps)])
+            args = [cells[0], x, w, ir.Constant(I32, row_bytes), ir.Constant(I32, call.steps)]
+            if call.runs == 1:
+                b.call(self._ukernel_function(kernel.symbol, 5), args)
+            else:
+                b.call(self._ukernel_function(kernel.runs_symbol, 7),
+                       args + [ir.Constant(I32, call.runs), ir.Constant(I32, call.jump)])
             for j, cell in zip(call.points, cells, strict=True):
                 b.store(b.load(cell), slots[j])
         return True
 
-    def _ukernel_function(self, kernel: Ukernel) -> ir.Function:
+    def _ukernel_function(self, symbol: str, n_args: int) -> ir.Function:
         module = self.b.module
-        fn = module.globals.get(kernel.symbol)
+        fn = module.globals.get(symbol)
         if fn is None:
-            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32])
-            fn = ir.Function(module, fty, kernel.symbol)
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR] + [I32] * (n_args - 3))
+            fn = ir.Function(module, fty, symbol)
         return fn
 
     def _ukernel_pointer(self, buf: int, key: tuple, const: int) -> ir.Value:
         ptr = self._ukernel_bases[(buf, key)]
         return ptr if const == 0 else self._gep_from(buf, ptr, ir.Constant(I32, const))
 
-    def _ukernel_calls(self, kernel: Ukernel, points: list[dict[int, int]]) -> list[_Call] | None:
-        """The calls covering every MAC of the tile's packed step, or None."""
+    def _ukernel_calls(self, kernel: Ukernel, points: list[dict[int, int]],
+                       steps: int) -> list[_Call] | None:
+        """The calls covering every MAC of the tile's packed loop (`steps` steps), or
+        None: per tap, then merged (_runs)."""
         operands = dot_operands(self.k)
         paired = self.k.paired
         if operands is None:
@@ -135,8 +182,8 @@ class UkernelDotEmitter:
                 if gap <= 0 or gap % WIDTH or \
                         any(b - a != gap for a, b in itertools.pairwise(offsets)):
                     return None
-                calls.append(_Call(tuple(m[0] for m in chunk), xw, chunk[0][1], gap))
-        return calls
+                calls.append(_Call(tuple(m[0] for m in chunk), xw, chunk[0][1], gap, steps))
+        return _runs(calls, steps * WIDTH)
 
     def _ukernel_word(self, ld) -> tuple[int, tuple, int] | None:
         """(buffer, base key, element offset) of `ld`'s word at the current point at the

@@ -121,16 +121,24 @@ class Ukernel:
     min_steps: int
     min_tap_steps: int
     call_cost: int
+    # The same over several runs of contiguous inputs with a jump between them (a
+    # window's rows) and contiguous weights: one call for all the taps of a tile, used
+    # from `min_run_tap_steps` steps per tap on.
+    runs_symbol: str = ""
+    min_run_tap_steps: int = 0
 
 
 # By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
 # Measured on cortex-m4: a tile without taps takes it from 4 steps on (vww_96's 32- and
 # 16-channel pointwise layers: 14.52 M -> 13.91 M instructions with 4 instead of 16;
-# 2 gains nothing more); per tap it pays from 16 steps (pretrainedResnet's 3x3 layers
-# with 4 or 8 steps per tap lose 4 to 23% with it).
+# 2 gains nothing more); a call per tap pays from 16 steps (pretrainedResnet's 3x3
+# layers with 4 or 8 steps per tap lose 4 to 23% with it), one call for the window's
+# three rows from 8 (its 32-channel layers -6%, the 64-channel one -8% against a call
+# per tap; with 4 steps, 16 channels, the generated loop is 4.6% faster).
 UKERNELS: dict[str, Ukernel] = {
     "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
-                   call_cost=28),
+                   call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
+                   min_run_tap_steps=8),
 }
 
 

@@ -65,3 +65,43 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4(int32_t acc[4], const in
         "stm    r0, {r6-r9}\n"
         "pop    {r4-r11, pc}\n");
 }
+
+/* The same over `runs` runs of 4*steps inputs each, the input pointer moved on by
+ * x_jump bytes after each run while the weights continue: a tile's whole 3x3 window in
+ * one call, a run per window row (the columns of a row follow one another along the
+ * channels, and so do the weights over ky, kx and the channels). runs >= 1. */
+__attribute__((naked, used)) void mrt_dot_s8_paired_1x4_runs(int32_t acc[4], const int8_t *x,
+                                                              const int16_t *w,
+                                                              uint32_t row_bytes,
+                                                              uint32_t steps, uint32_t runs,
+                                                              int32_t x_jump)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "push   {r0}\n"                    /* acc; steps, runs, x_jump at sp + 40, 44, 48 */
+        "add    r4, r2, r3, lsl #1\n"      /* row 2 */
+        "add    r5, r4, r3\n"              /* row 3 */
+        "add    r3, r2, r3\n"              /* row 1 */
+        "ldm    r0, {r6-r9}\n"
+        "3:\n"
+        "ldr    r10, [sp, #40]\n"
+        "lsrs   r10, r10, #1\n"
+        "bcc    1f\n"
+        "adds   r10, r10, #1\n"
+        "b      2f\n"
+        "1:\n"
+        MRT_DSP_STEP_1X4
+        "2:\n"
+        MRT_DSP_STEP_1X4
+        "subs   r10, r10, #1\n"
+        "bne    1b\n"
+        "ldr    r0, [sp, #48]\n"
+        "add    r1, r1, r0\n"
+        "ldr    r0, [sp, #44]\n"          /* runs left: the callee's own argument slot */
+        "subs   r0, r0, #1\n"
+        "str    r0, [sp, #44]\n"
+        "bne    3b\n"
+        "pop    {r0}\n"
+        "stm    r0, {r6-r9}\n"
+        "pop    {r4-r11, pc}\n");
+}
