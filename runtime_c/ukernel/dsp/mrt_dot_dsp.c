@@ -33,6 +33,26 @@
   "smlad  r9, r12, r0, r9\n" \
   "smlad  r9, r11, lr, r9\n"
 
+/* r2: row 0 and r3: the bytes between rows -> r2-r5: rows 0-3; r6-r9: acc[0..3] from r0. */
+#define MRT_DSP_ROWS_1X4 \
+  "add    r4, r2, r3, lsl #1\n" \
+  "add    r5, r4, r3\n" \
+  "add    r3, r2, r3\n" \
+  "ldm    r0, {r6-r9}\n"
+
+/* r10 steps, two per pass: an odd count enters the first pass at its second step. */
+#define MRT_DSP_STEPS_1X4 \
+  "lsrs   r10, r10, #1\n"  /* passes; carry: steps odd */ \
+  "bcc    1f\n" \
+  "adds   r10, r10, #1\n" \
+  "b      2f\n" \
+  "1:\n" \
+  MRT_DSP_STEP_1X4 \
+  "2:\n" \
+  MRT_DSP_STEP_1X4 \
+  "subs   r10, r10, #1\n" \
+  "bne    1b\n"
+
 /* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, where w_r is row r of the
  * weights in the paired layout (kernel/paired.py: every 4 int8 weights stored as the two
  * words SXTB16 would make of them, 8 bytes) starting at w + r*row_bytes. steps >= 1;
@@ -46,21 +66,8 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4(int32_t acc[4], const in
         "push   {r4-r11, lr}\n"
         "ldr    r10, [sp, #36]\n"          /* steps: the 5th argument */
         "push   {r0}\n"                    /* acc: r0 carries weights in the loop */
-        "add    r4, r2, r3, lsl #1\n"      /* row 2 */
-        "add    r5, r4, r3\n"              /* row 3 */
-        "add    r3, r2, r3\n"              /* row 1 */
-        "ldm    r0, {r6-r9}\n"
-        /* Two steps per pass; an odd count enters the first pass at its second step. */
-        "lsrs   r10, r10, #1\n"           /* passes; carry: steps odd */
-        "bcc    1f\n"
-        "adds   r10, r10, #1\n"
-        "b      2f\n"
-        "1:\n"
-        MRT_DSP_STEP_1X4
-        "2:\n"
-        MRT_DSP_STEP_1X4
-        "subs   r10, r10, #1\n"
-        "bne    1b\n"
+        MRT_DSP_ROWS_1X4
+        MRT_DSP_STEPS_1X4
         "pop    {r0}\n"
         "stm    r0, {r6-r9}\n"
         "pop    {r4-r11, pc}\n");
@@ -79,22 +86,10 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4_runs(int32_t acc[4], con
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
         "push   {r0}\n"                    /* acc; steps, runs, x_jump at sp + 40, 44, 48 */
-        "add    r4, r2, r3, lsl #1\n"      /* row 2 */
-        "add    r5, r4, r3\n"              /* row 3 */
-        "add    r3, r2, r3\n"              /* row 1 */
-        "ldm    r0, {r6-r9}\n"
+        MRT_DSP_ROWS_1X4
         "3:\n"
         "ldr    r10, [sp, #40]\n"
-        "lsrs   r10, r10, #1\n"
-        "bcc    1f\n"
-        "adds   r10, r10, #1\n"
-        "b      2f\n"
-        "1:\n"
-        MRT_DSP_STEP_1X4
-        "2:\n"
-        MRT_DSP_STEP_1X4
-        "subs   r10, r10, #1\n"
-        "bne    1b\n"
+        MRT_DSP_STEPS_1X4
         "ldr    r0, [sp, #48]\n"
         "add    r1, r1, r0\n"
         "ldr    r0, [sp, #44]\n"          /* runs left: the callee's own argument slot */
