@@ -194,6 +194,9 @@ def test_cold_kernels_keep_their_loops_on_microcontrollers() -> None:
     assert s.fma and s.nests == rules.plain_schedule(small).nests
     assert choose_schedule(large, M4).nests[0].blocks
     assert choose_schedule(small, load_target("x86-64")).nests[0].blocks
+    with rules.tiles_for_cold_kernels():  # the random-graph campaign's builds
+        assert choose_schedule(small, M4).nests[0].blocks
+    assert rules.BUDGETS["size"].cold_points == cold
 
 
 def test_vector_int8_dot_kinds_follow_the_simd_row() -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
 
@@ -214,6 +216,22 @@ PARTIALS = (1, 2, 4)
 LONG_SUM = 128
 # Registers a tile leaves for pointers and loop counters, beyond one per operand.
 RESERVED_INT_REGISTERS = 2
+
+
+@contextmanager
+def tiles_for_cold_kernels() -> Iterator[None]:
+    """Within it, microcontrollers tile every kernel however few its points (the size
+    budget's cold_points is 0). The random-graph campaign builds in it: its graphs'
+    tensors hold at most 96 elements, so nearly all their kernels are cold and would
+    take the plain schedule, and the campaign is there to test the register tiles,
+    interiors and packed steps the rules choose (the plain schedule is what every
+    other schedule is checked against)."""
+    saved = BUDGETS["size"]
+    BUDGETS["size"] = dataclasses.replace(saved, cold_points=0)
+    try:
+        yield
+    finally:
+        BUDGETS["size"] = saved
 
 
 def _budget(target: Target) -> Budget:

@@ -33,6 +33,7 @@ from toolchain.emu.run import EmuError, EmuTimeout, run_image
 from toolchain.frontend import import_module
 from toolchain.graph.ir import Graph
 from toolchain.graph.verify import verify_graph
+from toolchain.loops.rules import tiles_for_cold_kernels
 from toolchain.mlir.parser import parse_text
 from toolchain.module.reader import read_module
 from toolchain.passes import complex_io
@@ -193,8 +194,9 @@ def _build_and_run(graphs: list[Graph], board: Board, work: Path,
     tmp = Path(tempfile.mkdtemp(prefix="fw-", dir=work))
     try:
         try:
-            build = pipeline.compile_graph(merge_graphs(graphs), board, tmp / "fw",
-                                           log=lambda _: None)
+            with tiles_for_cold_kernels():  # small graphs, tiled as a large model's are
+                build = pipeline.compile_graph(merge_graphs(graphs), board, tmp / "fw",
+                                               log=lambda _: None)
         except Exception as e:  # noqa: BLE001 - any exception here is the finding
             return "build", _exc(e), []
         module = read_module(build.module)
