@@ -19,7 +19,7 @@ import pytest
 from toolchain.emu.run import run_image
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph
-from toolchain.kernel.form import Apply, Kernel, postorder
+from toolchain.kernel.form import Apply, Const, Kernel, Load, postorder
 from toolchain.kernel.requant import RDBP, SRDHM, folded_constants, folded_reference
 from toolchain.pipeline import compile_graph, decode_outputs, module_outputs
 from toolchain.quant.build import INT8_MAX, INT8_MIN, requantize, rescale
@@ -138,6 +138,27 @@ def test_which_kernels_fold() -> None:
     # s = 0 on one channel (no rounding shift there): kept too
     zero = schedule(_graph([1 << 30, 1 << 30], [0, -3], zp=0))
     assert all(SRDHM in ops for ops in _epilogue_ops(zero))
+
+
+def test_the_folded_shift_is_loaded_with_its_bounds() -> None:
+    """The folded shift, s - 1 per channel, is loaded with bounds (0, 30): the code
+    generator passes them to LLVM (!range), which then drops the `and 31` before the
+    shift. Every value the record holds there is inside them (FOLDED has s = 1 and 31,
+    and a dead channel)."""
+    program = schedule(_graph(*zip(*FOLDED), zp=-7))
+    seen = 0
+    for step in program.steps:
+        k = step.kernel
+        for e in postorder(k.epilogue or k.body):
+            if isinstance(e, Load) and e.bounds is not None:
+                assert e.bounds == (0, 30)
+                assert isinstance(e.index[-1], Const)
+                record = np.asarray(program.constants[step.buffers[e.operand].index])
+                values = record[..., int(e.index[-1].value)]
+                assert values.min() >= 0 and values.max() <= 30
+                assert {0, 30} <= set(values.ravel().tolist())
+                seen += 1
+    assert seen == 3
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "cortex-m3", "riscv32", "x86-64"])

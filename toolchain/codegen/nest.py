@@ -748,7 +748,13 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         if not unproven and e.valid is None:
             if affine:
                 ptr = self._affine_address(e.operand, _flat(forms, strides, range(len(shape))))
-                return self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
+                v = self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
+                if e.bounds is not None and isinstance(v, ir.LoadInstr) \
+                        and isinstance(v.type, ir.IntType):
+                    lo, hi = e.bounds
+                    v.set_metadata("range", b.module.add_metadata(
+                        [ir.Constant(v.type, lo), ir.Constant(v.type, hi + 1)]))
+                return v
             return self._load(e.operand, self._row_major(e, shape))
         pad = self._cast(self.value(e.pad), expr_dtype(e.pad, k.operands), t.dtype)
         if t.num_elements == 0:

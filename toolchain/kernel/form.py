@@ -51,6 +51,9 @@ class Load:
     index: tuple[Expr, ...]
     pad: Expr | None = None
     valid: Expr | None = None
+    # [lo, hi]: every value the operand holds where this load reads is in it (a build-
+    # time fact about a constant, which the code generator may pass on to LLVM).
+    bounds: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,7 @@ def with_children(e: Expr, kids: tuple[Expr, ...], operand: int | None = None) -
         rest = iter(kids[n:])
         pad = None if e.pad is None else next(rest)
         valid = None if e.valid is None else next(rest)
-        return Load(e.operand if operand is None else operand, kids[:n], pad, valid)
+        return Load(e.operand if operand is None else operand, kids[:n], pad, valid, e.bounds)
     if isinstance(e, Apply):
         return Apply(e.op, kids, e.dtype)
     return e

@@ -332,7 +332,7 @@ def _fold_load(ld: Load, operands: tuple[TensorType, ...]) -> Expr:
     if ld.valid is None or not isinstance(ld.valid, Const):
         return ld
     if bool(ld.valid.value):
-        return Load(ld.operand, ld.index, ld.pad, None)
+        return Load(ld.operand, ld.index, ld.pad, None, ld.bounds)
     assert ld.pad is not None
     dt = operands[ld.operand].dtype
     return ld.pad if expr_dtype(ld.pad, operands) == dt else Apply("convert", (ld.pad,), dt)
