@@ -108,7 +108,7 @@ class UkernelDotEmitter:
             elif call.runs * call.steps == steps:  # a call per tap
                 least = kernel.min_tap_steps
             else:  # a call for several taps: `steps` each
-                least = kernel.min_run_tap_steps if kernel.runs_symbol else steps + 1
+                least = kernel.min_run_tap_steps
             if steps < least:
                 return False
         b = self.b
@@ -183,7 +183,7 @@ class UkernelDotEmitter:
                         any(b - a != gap for a, b in itertools.pairwise(offsets)):
                     return None
                 calls.append(_Call(tuple(m[0] for m in chunk), xw, chunk[0][1], gap, steps))
-        return _runs(calls, steps * WIDTH)
+        return _runs(calls, steps * WIDTH) if kernel.runs_symbol else calls
 
     def _ukernel_word(self, ld) -> tuple[int, tuple, int] | None:
         """(buffer, base key, element offset) of `ld`'s word at the current point at the

@@ -162,7 +162,8 @@ def with_children(e: Expr, kids: tuple[Expr, ...], operand: int | None = None) -
         rest = iter(kids[n:])
         pad = None if e.pad is None else next(rest)
         valid = None if e.valid is None else next(rest)
-        return Load(e.operand if operand is None else operand, kids[:n], pad, valid, e.bounds)
+        return replace(e, operand=e.operand if operand is None else operand, index=kids[:n],
+                       pad=pad, valid=valid)
     if isinstance(e, Apply):
         return Apply(e.op, kids, e.dtype)
     return e

@@ -20,7 +20,7 @@ cannot be negative).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from toolchain.kernel.form import (
     INDEX,
@@ -332,7 +332,7 @@ def _fold_load(ld: Load, operands: tuple[TensorType, ...]) -> Expr:
     if ld.valid is None or not isinstance(ld.valid, Const):
         return ld
     if bool(ld.valid.value):
-        return Load(ld.operand, ld.index, ld.pad, None, ld.bounds)
+        return replace(ld, valid=None)
     assert ld.pad is not None
     dt = operands[ld.operand].dtype
     return ld.pad if expr_dtype(ld.pad, operands) == dt else Apply("convert", (ld.pad,), dt)

@@ -144,8 +144,8 @@ UKERNELS: dict[str, Ukernel] = {
 }
 
 
-def ukernel_tile(s_loads, s_paired, k: Kernel, tile: dict[int, int],
-                 loops: tuple[int, ...], kind: str, unroll: tuple[int, ...]) -> Ukernel | None:
+def _ukernel_tile(s: _Shape, k: Kernel, tile: dict[int, int], loops: tuple[int, ...],
+                  kind: str, unroll: tuple[int, ...]) -> Ukernel | None:
     """The microkernel a packed tile is costed with, or None: one blocked dim of the
     kind's row count that only the paired (weight) operand depends on, enough steps,
     and no unrolled taps. (A tile with taps calls it per tap where it has the steps,
@@ -158,9 +158,9 @@ def ukernel_tile(s_loads, s_paired, k: Kernel, tile: dict[int, int],
     blocked = [d for d, n in tile.items() if n > 1]
     if uk is None or not loops or k.domain[loops[-1]] // DOT_WIDTH < uk.min_steps \
             or len(blocked) != 1 or tile[blocked[0]] != uk.rows \
-            or len(s_loads) != 2 or sorted(s_paired) != [False, True]:
+            or len(s.loads) != 2 or sorted(s.paired) != [False, True]:
         return None
-    (xdeps,), (wdeps,) = ([deps for deps, p in zip(s_loads, s_paired) if p is q]
+    (xdeps,), (wdeps,) = ([deps for deps, p in zip(s.loads, s.paired) if p is q]
                           for q in (False, True))
     return uk if blocked[0] in wdeps and blocked[0] not in xdeps else None
 
@@ -382,13 +382,13 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
         per_pass = full * vstep + rest * step + points * (vk.finish_ops + 2)
         return outer * per_pass + points * (s.epilogue + partials - 1) + budget.loop_cost
     if packed:  # per 4 elements: the loads, 2 MACs per copy
-        uk = ukernel_tile(s.loads, s.paired, k, tile, loops, kind, unroll)
+        uk = _ukernel_tile(s, k, tile, loops, kind, unroll)
         # A microkernel's loop (unrolled once) costs 1 instruction a step, and a call per
-        # tap.
+        # pass over the packed dim.
         step = packed_loads + 2 * copies + (1 if uk else budget.loop_cost)
         steps /= DOT_WIDTH
         if uk is not None:
-            calls = steps * DOT_WIDTH / k.domain[loops[-1]] * prod(k.domain[d] for d in unroll)
+            calls = steps * DOT_WIDTH / k.domain[loops[-1]]
             return (steps * step + calls * uk.call_cost + points * (s.epilogue + partials - 1)
                     + budget.loop_cost)
     return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
@@ -606,8 +606,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     if not _fits(s, factors, body_operands, target, partials, packed, dot):
                         continue
                     # A microkernel's tile is costed as it runs, paired.
-                    sc = s if unroll or gathered or (packed and ukernel_tile(
-                        s.loads, s.paired, k, factors, loops, dot, unroll)) else unpaired
+                    sc = s if unroll or gathered or (packed and _ukernel_tile(
+                        s, k, factors, loops, dot, unroll)) else unpaired
                     g = gathered or ()
                     cost = _total(sc, k, factors, unroll, loops, budget, partials, packed,
                                   dot, g)

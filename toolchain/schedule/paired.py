@@ -34,7 +34,7 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
 from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.overlap import overlap_distance
-from toolchain.schedule.program import Buffer, Program, Step, _reversed
+from toolchain.schedule.program import Buffer, Program, Step, reversed_tiles
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
 
@@ -134,7 +134,7 @@ def _rechosen(step: Step, target: Target) -> LoopSchedule:
     source = sources.pop()
     above = any(n.reverse for n in fixed.nests)
     if above:
-        new = _reversed(new)
+        new = reversed_tiles(new)
     need = overlap_distance(flatten_elementwise(k), new, slots)
     if need is None or need > (out.index - source if above else source - out.index):
         return fixed

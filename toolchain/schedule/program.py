@@ -580,14 +580,14 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
             found = []
             looser: list[LoopSchedule | None] = []  # found when first needed
             for reverse in (False, True):  # below, then above (the same loops reversed)
-                first = _reversed(chosen) if reverse else chosen
+                first = reversed_tiles(chosen) if reverse else chosen
                 best = (walk.distance(first), first)
                 if best[0] is None or 8 * best[0] > size:
                     if not looser:
                         looser.append(_without_outer_block(kernel, chosen, target))
                     loose = looser[0]
                     if loose is not None and reverse:
-                        loose = _reversed(loose)
+                        loose = reversed_tiles(loose)
                     if loose is not None:
                         d = walk.distance(loose)
                         if d is not None and (best[0] is None or d < best[0]):
@@ -600,7 +600,7 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
     return out
 
 
-def _reversed(s: LoopSchedule) -> LoopSchedule:
+def reversed_tiles(s: LoopSchedule) -> LoopSchedule:
     """`s` with its parallel tiles run in reverse (Nest.reverse)."""
     return replace(s, nests=tuple(replace(n, reverse=True) for n in s.nests))
 
