@@ -63,3 +63,62 @@ def test_the_schedule_pays_on_cortex_m4(tmp_path, monkeypatch) -> None:
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
     # 315 outputs x 27 MACs: measured 34.6 K instructions against 195.6 K.
     assert chosen < 0.5 * plain, (chosen, plain)
+
+
+def _lane_model() -> Graph:
+    """x: 1x6x10x8 f32 -> a padded 3x3 convolution to 20 channels with bias and ReLU
+    (two vectors of 8 and a remainder of 4 along the channels), and a 480-term dot to
+    40 outputs (a long sum: partial sums in vector lanes)."""
+    from window_models import F32, _Builder
+
+    from toolchain.graph.verify import verify_graph
+    from toolchain.types import TensorType
+
+    b = _Builder("lanes", 21)
+    x = b.g.add_input(TensorType((1, 6, 10, 8), F32))
+    w = b.const(b.rng.standard_normal((3, 3, 8, 20)) / np.sqrt(72), F32)
+    y = b.conv(x, w, F32, (1, 1), ((1, 1), (1, 1)), (1, 1), (1, 1), 1)
+    t = y.type
+    bias = b.op("broadcast_in_dim", [b.const(b.rng.standard_normal(20), F32)], t, dims=(3,),
+                shape=t.shape)
+    zero = b.op("broadcast_in_dim", [b.const(0.0, F32)], t, dims=(), shape=t.shape)
+    y = b.op("maximum", [b.op("add", [y, bias], t), zero], t)
+    flat = b.op("reshape", [x], TensorType((1, 480), F32), shape=(1, 480))
+    wd = b.const(b.rng.standard_normal((480, 40)) / np.sqrt(480), F32)
+    d = b.op("dot_general", [flat, wd], TensorType((1, 40), F32), lhs_batch=(), rhs_batch=(),
+             lhs_contract=(1,), rhs_contract=(0,), dtype="f32")
+    b.g.outputs = [y, d]
+    verify_graph(b.g)
+    return b.g
+
+
+# Per hosted board, what a vector FMA of its float lanes looks like in the disassembly.
+LANE_FMA = {"x86-64-v3": ("vfmadd", "ymm"), "aarch64": ("fmla", ".4s")}
+
+
+@pytest.mark.parametrize("board", sorted(LANE_FMA))
+def test_float_lane_tiles_become_vector_fmas(board: str, tmp_path) -> None:
+    """Float convolutions and dense layers are blocked in whole vectors along their
+    output channels (FloatLanes), and LLVM's SLP vectorizer makes vector FMAs of them
+    (a tile it leaves scalar is the regression this catches: 32 lanes x 2 partial sums
+    did on x86-64-v3). The results stay the reference's, like --check."""
+    import subprocess
+
+    from toolchain.loops import choose_schedule
+    from toolchain.pipeline import prepare_graph, schedule_for_board
+
+    board_info = load_board(board)
+    program = schedule_for_board(prepare_graph(_lane_model()), board_info)
+    lanes = [n.vector for step in program.steps
+             for n in choose_schedule(step.kernel, board_info.target_info).nests
+             if step.kernel.combine is not None]
+    assert lanes and all(v > 1 for v in lanes), lanes
+    x = [np.random.default_rng(4).standard_normal((1, 6, 10, 8)).astype(np.float32)]
+    got, want, _ = _run(_lane_model(), board, x, tmp_path / "fw")
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    op, reg = LANE_FMA[board]
+    dis = subprocess.run(["llvm-objdump", "-d", str(tmp_path / "fw" / "dispatch.o")],
+                         capture_output=True, text=True, check=True).stdout
+    fmas = [line for line in dis.splitlines() if op in line and reg in line]
+    assert len(fmas) >= 8, dis[-2000:]

@@ -38,7 +38,9 @@ def test_interior_of_a_padded_window(float_dispatches) -> None:
 
 
 def _registers_used(nest, float_acc: bool) -> int:
-    return prod(f for _, f in nest.blocks) * nest.partials
+    # A float tile in vector lanes (FloatLanes) holds `vector` outputs per register.
+    lanes = nest.vector if float_acc and nest.vector else 1
+    return prod(f for _, f in nest.blocks) * nest.partials // lanes
 
 
 def test_blocking_fits_the_registers(float_dispatches, int8_dispatches) -> None:

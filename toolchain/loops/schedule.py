@@ -21,7 +21,10 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `phases`: a transposed convolution (lhs_dilation m > 1) computes each output residue
   modulo m on its own, with only the taps that meet a real input element, so the zeros
   the dilation inserts are never multiplied.
-- `vector`: lanes the innermost loop is meant for (0: scalar code).
+- `vector`: lanes the innermost loop is meant for (0: scalar code); in a float
+  reduction, the lanes its tile's outputs along the result's last dim are blocked in
+  whole vectors of (loops/rules.py `FloatLanes`, which LLVM's SLP vectorizer makes
+  vector FMAs of).
 - `partials`: the reduction order. With P > 1 each output folds into P partial sums
   (by the innermost reduction loop's index modulo P), added at the end; a float sum's
   rounding error grows with the length of its chain, and the chains are independent
