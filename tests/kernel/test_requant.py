@@ -185,3 +185,50 @@ def test_folded_requantization_on_the_board(board: str, channels, tmp_path) -> N
     np.testing.assert_array_equal(got[0][:, right], expect)
     assert got[0].min() < -(2**29) and got[0].max() > 2**29
     assert got[1].min() == -100 and got[1].max() == INT8_MAX and INT8_MIN < -100
+
+
+def test_an_int8_sum_starts_from_its_bias(monkeypatch) -> None:
+    """A folded int8 convolution reads its accumulator only as `acc + bias`: it starts
+    the sum from the bias instead (its init loads the record's bias field) and the
+    epilogue reads the accumulator as it is; the kernel computes the same integers as
+    with the add (the kernel interpreter, on the window models' int8 convolutions)."""
+    from window_models import int8_windows
+
+    from toolchain.kernel import requant
+    from toolchain.kernel.form import Acc
+    from toolchain.kernel.interpret import run_kernel
+    from toolchain.passes import fold_constants
+
+    def kernels(program) -> list[Kernel]:
+        return [s.kernel for s in program.steps if isinstance(s.kernel, Kernel)]
+
+    def operands(program, step, x: np.ndarray) -> list[np.ndarray] | None:
+        args = []
+        for b in step.buffers[:len(step.kernel.operands)]:
+            if b.kind == "input":
+                args.append(x)
+            elif b.kind == "constant":
+                args.append(np.asarray(program.constants[b.index]))
+            else:
+                return None
+        return args
+
+    started = schedule(fold_constants(int8_windows()))
+    monkeypatch.setattr(requant, "_bias_into_init", lambda k: k)
+    added = schedule(fold_constants(int8_windows()))
+    x = np.random.default_rng(5).integers(-128, 128, (1, 7, 9, 3)).astype(np.int8)
+    checked = 0
+    for step, k0 in zip(started.steps, kernels(added), strict=True):
+        k = step.kernel
+        if not isinstance(k.init, Load):
+            continue
+        assert isinstance(k0.init, Const) and k0.init.value == 0
+        assert not any(isinstance(e, Apply) and e.op == "add"
+                       and any(isinstance(a, Acc) for a in e.args)
+                       for e in postorder(k.epilogue))
+        args = operands(started, step, x)
+        if args is None:
+            continue
+        np.testing.assert_array_equal(run_kernel(k, args), run_kernel(k0, args))
+        checked += 1
+    assert checked >= 3

@@ -116,11 +116,13 @@ def run_kernel(k: Kernel, operands: list[np.ndarray]) -> np.ndarray:
     wide = value.astype(np.float64) if acc_dt.kind == "f" and k.combine in ("add", "multiply") \
         else value
     r = ufunc.reduce(wide, axis=axes) if axes else wide
-    init = _eval(k.init, k, [np.zeros(1, dtype=np.int64)] * len(k.domain), operands)
+    # The init may depend on the output's index (an int8 sum that starts from its bias).
+    par = list(np.indices(k.domain[:k.n_parallel], sparse=True)) if k.n_parallel else []
+    zeros = [np.zeros(1, dtype=np.int64)] * (len(k.domain) - k.n_parallel)
+    init = _eval(k.init, k, par + zeros, operands)
     folded = np.asarray(ufunc(init, r), dtype=acc_dt)
     if k.epilogue is None:
         return np.asarray(folded, dtype=out_dt).reshape(k.result.shape)
-    par = list(np.indices(k.domain[:k.n_parallel], sparse=True)) if k.n_parallel else []
     stored = np.broadcast_to(_eval(k.epilogue, k, par, operands, acc=folded),
                              k.domain[:k.n_parallel])
     return np.asarray(stored, dtype=out_dt).reshape(k.result.shape).copy()

@@ -49,9 +49,11 @@ import numpy as np
 
 from toolchain.kernel.form import (
     INDEX,
+    Acc,
     Apply,
     Const,
     Expr,
+    Index,
     Kernel,
     Load,
     postorder,
@@ -284,7 +286,33 @@ def fold_requantization(kernel: Kernel, constant_of: ConstantOf
     if not folder.folds:
         return kernel, []
     operands = kernel.operands + tuple(t for t, _ in folder.new)
-    return replace(kernel, operands=operands, **changes), folder.new
+    return _bias_into_init(replace(kernel, operands=operands, **changes)), folder.new
+
+
+def _bias_into_init(k: Kernel) -> Kernel:
+    """An integer sum whose epilogue reads the accumulator only as `acc + bias` (bias a
+    load of the parallel point: the record's field) starts from the bias instead: the
+    init loads it, the epilogue reads the accumulator as it is. Wrapping int32 addition
+    is associative, so the sum is the same; each output saves its add (on cortex-m4 the
+    bias load moves from the epilogue into the accumulator's set-up, where it replaces
+    the zeroing)."""
+    if k.epilogue is None or k.combine != "add" or k.acc_dtype != I32 or \
+            not (isinstance(k.init, Const) and k.init.value == 0):
+        return k
+    adds = {id(e): e for e in postorder(k.epilogue)
+            if isinstance(e, Apply) and e.op == "add" and e.dtype == I32
+            and any(isinstance(a, Acc) for a in e.args)}
+    accs = [e for e in postorder(k.epilogue) if isinstance(e, Acc)]
+    if len(adds) != 1 or len(accs) != 1:
+        return k
+    (site,) = adds.values()
+    bias = next(a for a in site.args if not isinstance(a, Acc))
+    if not isinstance(bias, Load) or bias.pad is not None or bias.valid is not None or \
+            any(isinstance(e, Index) and e.dim >= k.n_parallel for e in postorder(bias)):
+        return k
+    acc = accs[0]
+    epilogue = rewrite(k.epilogue, lambda e, kids: acc if e is site else with_children(e, kids))
+    return replace(k, init=bias, epilogue=epilogue)
 
 
 def _fold_root(root: Expr, folder: _Folder) -> Expr:
