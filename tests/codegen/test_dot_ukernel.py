@@ -105,3 +105,20 @@ def test_a_short_reduction_stays_generated_code(tmp_path: Path) -> None:
     assert SYMBOL not in symbols
     want = run_graph(import_model(read_model(model)), [x])[0]
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["pointwise-8", "dense-8"])
+def test_two_step_reductions(case: str, tmp_path: Path) -> None:
+    """A packed loop of 2 steps (8 channels) is written out where its tile reads at most
+    2 paired weight rows a step (a 1x1 convolution over 8 channels: 2 pixels x 2
+    channels), and stays a loop with 4 rows (a dense layer's 4-row tile, which written
+    out spills): both bit-exact on cortex-m4."""
+    from toolchain.loops.rules import packed_written_out
+
+    assert packed_written_out(2, 2) and not packed_written_out(2, 4)
+    assert not packed_written_out(3, 1)
+    rng = np.random.default_rng(8)
+    model, x = conv(rng, 1, 8, 16, (6, 8)) if case == "pointwise-8" else dense(rng, 128, 8)
+    got, _ = _build_and_run(model, x, "cortex-m4", tmp_path / "fw")
+    want = run_graph(import_model(read_model(model)), [x])[0]
+    assert got.dtype == want.dtype and np.array_equal(got, want)

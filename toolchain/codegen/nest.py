@@ -48,7 +48,7 @@ from toolchain.kernel.paired import paired_position
 from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
-from toolchain.loops.rules import LANE_KIND, VECTOR_DOT_KINDS, dot_width
+from toolchain.loops.rules import LANE_KIND, VECTOR_DOT_KINDS, dot_width, packed_written_out
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 I1 = ir.IntType(1)
@@ -579,17 +579,32 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
             with self._scope():
                 self._reduce_body(points, slots, packed=True)
 
-        if full == 1:
-            self.base[d] = 0
-            with self._scope():
-                self._reduce_body(points, slots, packed=True)
+        self.base[d] = 0
+        with self._scope():
+            done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
+        if done:
+            pass
+        elif packed_written_out(full, self._paired_rows(points)):
+            for i in range(full):
+                self.base[d] = i * WIDTH
+                self.ranges[d] = (i * WIDTH, i * WIDTH)
+                with self._scope():
+                    self._reduce_body(points, slots, packed=True)
         else:
-            self.base[d] = 0
-            with self._scope():
-                done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
-            if not done:
-                self._loop_range(f"r{d}", 0, full, WIDTH, body)
+            self._loop_range(f"r{d}", 0, full, WIDTH, body)
         self._packed_remainder(d, full * WIDTH, rest, points, slots)
+
+    def _paired_rows(self, points: list[dict[int, int]]) -> int:
+        """Rows of a paired operand (distinct weight rows) the tile's packed step reads."""
+        operands = dot_operands(self.k)
+        if operands is None:
+            return 0
+        rows = 0
+        for ld in operands:
+            if ld.operand in self.k.paired:
+                deps = self.deps[id(ld)]
+                rows = max(rows, len({tuple(p.get(d, 0) for d in sorted(deps)) for p in points}))
+        return rows
 
     def _packed_remainder(self, d: int, start: int, rest: int,
                           points: list[dict[int, int]], slots: list[ir.Value]) -> None:

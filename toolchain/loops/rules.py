@@ -81,6 +81,20 @@ LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector la
 # int32 accumulator registers.
 LANE_OPS = 6
 DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
+# A packed DSP loop of at most this many steps is written out (codegen/nest.py) when
+# its steps read at most PACKED_ROWS_UNROLLED paired weight rows: LLVM kept a loop of
+# two (vww_96's 8-channel pointwise layer on cortex-m4, 2 pixels x 2 channels: a flag
+# toggled per pass, the addresses recomputed; 973 K -> 779 K instructions written
+# out); a tile of 4 rows written out loads all 8 LDRDs ahead and spills (ad01_int8's
+# 8 -> 128 layer: 3,664 -> 4,370).
+PACKED_STEPS_UNROLLED = 2
+PACKED_ROWS_UNROLLED = 2
+
+
+def packed_written_out(steps: int, paired_rows: int) -> bool:
+    """Whether a packed DSP loop of `steps` steps whose tile reads `paired_rows` rows of
+    paired weights per step is written out instead of looped."""
+    return steps <= PACKED_STEPS_UNROLLED and paired_rows <= PACKED_ROWS_UNROLLED
 # Instructions a packed DSP step spends on one operand value (4 elements): a word load
 # and its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
 UNPACKED_LOAD = 3
@@ -459,7 +473,11 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
         uk = _ukernel_tile(s, k, tile, loops, kind, unroll)
         # A microkernel's loop (unrolled once) costs 1 instruction a step, and a call per
         # pass over the packed dim.
-        step = packed_loads + 2 * copies + (1 if uk else budget.loop_cost)
+        rows = max([prod(n for d, n in tile.items() if d in deps)
+                    for deps, paired in zip(s.loads, s.paired, strict=True) if paired],
+                   default=0)
+        written_out = packed_written_out(k.domain[loops[-1]] // DOT_WIDTH, rows)
+        step = packed_loads + 2 * copies + (1 if uk else 0 if written_out else budget.loop_cost)
         steps /= DOT_WIDTH
         if uk is not None:
             calls = steps * DOT_WIDTH / k.domain[loops[-1]]
