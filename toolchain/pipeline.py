@@ -51,6 +51,7 @@ from toolchain.passes import (
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.paired import pair_weights
+from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
@@ -117,6 +118,7 @@ def schedule_for_board(graph: Graph, board: Board) -> Program:
     (schedule/paired.py)."""
     target = board.target_info
     program = schedule(lower_for_backends(graph), target=target)
+    merge_window_rows(program, target)
     pair_weights(program, target, _paired_flash_room(program, board))
     return program
 

@@ -22,6 +22,7 @@ from toolchain.loader import load_graph
 from toolchain.pipeline import (
     compile_graph,
     decode_outputs,
+    lower_for_backends,
     module_outputs,
     prepare_graph,
     schedule_for_board,
@@ -29,6 +30,7 @@ from toolchain.pipeline import (
 from toolchain.reference import run_graph
 from toolchain.schedule import schedule
 from toolchain.schedule.paired import pair_weights
+from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import load_board
 from toolchain.types import TensorType
 
@@ -38,9 +40,13 @@ def _paired_steps(program) -> list:
 
 
 def test_dsp_targets_pair_the_weights_of_packed_steps() -> None:
-    paired = schedule_for_board(prepare_graph(int8_windows()), load_board("cortex-m4"))
-    plain = schedule_for_board(prepare_graph(int8_windows()), load_board("cortex-m3"))
-    assert not _paired_steps(plain)  # no DSP: no packed steps, nothing to pair
+    m4 = load_board("cortex-m4")
+    paired = schedule_for_board(prepare_graph(int8_windows()), m4)
+    no_dsp = schedule_for_board(prepare_graph(int8_windows()), load_board("cortex-m3"))
+    assert not _paired_steps(no_dsp)  # no DSP: no packed steps, nothing to pair
+    # The same program before pairing (its 3-channel convolutions' rows merged).
+    plain = schedule(lower_for_backends(prepare_graph(int8_windows())), target=m4.target_info)
+    merge_window_rows(plain, m4.target_info)
     steps = _paired_steps(paired)
     assert steps  # the 3x3 convolution over 16 channels
     for step in steps:

@@ -476,7 +476,7 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         # One operand read element by element into the pairs (codegen/dot.py): its
         # loads keep their own bounds checks, so any affine index will do.
         rest = [ld for ld, w in zip(operands, words, strict=True) if not w]
-        if len(rest) != 1 or n % WIDTH or rest[0].operand in self.k.paired or \
+        if len(rest) != 1 or rest[0].operand in self.k.paired or \
                 any(affine_of(i) is None for i in rest[0].index):
             return False
         self.gathered = frozenset({rest[0].operand})

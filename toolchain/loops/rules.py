@@ -656,7 +656,7 @@ def _packing(k: Kernel, d: int, kind: str) -> tuple[int, ...] | None:
     words = [_word_packable(k, ld, d) for ld in operands]
     if all(words):
         return ()
-    if any(words) and not k.domain[d] % DOT_WIDTH:
+    if any(words):
         gathered = next(ld for ld, w in zip(operands, words, strict=True) if not w)
         if gathered.operand not in k.paired and \
                 all(affine_of(i) is not None for i in gathered.index):

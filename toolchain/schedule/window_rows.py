@@ -1,0 +1,147 @@
+"""A convolution over few input channels, its window rows read as one reduced dim.
+
+The packed DSP steps (codegen/dot.py) read 4 int8 elements of both operands along one
+reduced dim. A convolution whose input has 3 channels (an RGB image: the first layer of
+vww_96 and pretrainedResnet) has no such dim: its reduced dims are the window's rows,
+columns and channels, 3 each, so it ran one LDRSB, LDRSB and SMLABB per MAC (2.9
+instructions per MAC on cortex-m4). But with channels innermost (NHWC input, OHWI
+weights) a window row's columns and channels are contiguous in both operands, KW x C
+elements, and so are the rows of the reshaped views x: (N, H, W*C) and w: (O, KH, KW*C).
+This pass rewrites such a kernel over those views, the two dims merged into one of
+KW*C elements:
+
+    x[n, oy*sy + ky - py, ox*sx + kx - px, c] -> x'[n, oy*sy + ky - py, (ox*sx - px)*C + j]
+    w[o, ky, kx, c]                           -> w'[o, ky, j]           j = kx*C + c
+
+The padding test on the merged index is the old one on the column: j < KW*C, so the
+index leaves [0, W*C) exactly where ox*sx + kx - px leaves [0, W). The weights become a
+constant of their own whose rows are padded with zeros to a multiple of 4 elements, so
+each row starts on a word and the packed steps read them whole; the input, at any byte,
+is gathered 4 elements at a time (loops/rules.py `_packing`), the last KW*C mod 4 one at
+a time. The sums are the same integers in another order: exact.
+
+Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
+address 16 at a time), for a step with no schedule fixed by the arena plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder, rewrite
+from toolchain.loops.affine import Affine, affine_of, as_expr
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.rules import DOT_WIDTH, SIMD
+from toolchain.schedule.program import Buffer, Program
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType
+
+__all__ = ["merge_window_rows"]
+
+
+def merge_window_rows(program: Program, target: Target) -> int:
+    """Rewrites, in place, every int8 convolution over few input channels whose window
+    rows can be read as one dim (module docstring); returns how many."""
+    if SIMD[target.capabilities.simd].int8_dot != "dsp":
+        return 0
+    users: dict[int, int] = {}
+    for step in program.steps:
+        for b in step.buffers:
+            if b.kind == "constant":
+                users[b.index] = users.get(b.index, 0) + 1
+    scales = set(program.constant_scales_of) | set(program.constant_scales_of.values())
+    merged = 0
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or step.schedule is not None:
+            continue
+        found = _window_row(k, step.buffers)
+        if found is None:
+            continue
+        x, w, kx = found
+        index = step.buffers[w.operand].index
+        if users[index] != 1 or index in scales:  # the constant is rewritten in place
+            continue
+        weights = np.asarray(program.constants[index])
+        kw, c = weights.shape[-2:]
+        row = kw * c
+        padded = -(-row // DOT_WIDTH) * DOT_WIDTH
+        flat = weights.reshape(*weights.shape[:-2], row)
+        new_w = np.zeros((*flat.shape[:-1], padded), dtype=weights.dtype)
+        new_w[..., :row] = flat
+        w_type = k.operands[w.operand]
+        program.constants[index] = new_w
+        program.constant_types[index] = TensorType(new_w.shape, w_type.dtype, w_type.quant)
+        step.buffers[w.operand] = Buffer("constant", index, new_w.nbytes)
+        step.kernel = _rewritten(k, x, w, kx, row, padded)
+        merged += 1
+    return merged
+
+
+def _window_row(k: Kernel, buffers: list[Buffer]) -> tuple[Load, Load, int] | None:
+    """(input load, weight load, the window-column dim) of a kernel the pass rewrites,
+    else None: an int8 sum of products of a tensor and a constant whose last two
+    reduced dims kx and c index both as their last two components, c alone and with
+    stride 1, kx with coefficient 1 (the input's with one output dim beside it), and
+    whose c is more than one channel and no multiple of the packed width."""
+    ops = dot_operands(k)
+    n = len(k.domain)
+    if ops is None or n - k.n_parallel < 2 or ops[0].operand == ops[1].operand:
+        return None
+    kx, c = n - 2, n - 1
+    kinds = [buffers[ld.operand].kind for ld in ops]
+    if kinds.count("constant") != 1:
+        return None
+    x, w = ops if kinds[1] == "constant" else ops[::-1]
+    # One channel: the columns alone are the row (kws's 10x4 window packs them as is).
+    if k.domain[c] % DOT_WIDTH == 0 or k.domain[c] == 1 \
+            or k.domain[kx] * k.domain[c] < DOT_WIDTH \
+            or x.valid is not None or w.pad is not None or w.valid is not None \
+            or k.paired:
+        return None
+    for ld in (x, w):
+        shape = k.operands[ld.operand].shape
+        forms = [affine_of(i) for i in ld.index]
+        if len(forms) < 2 or any(f is None for f in forms) or shape[-1] != k.domain[c]:
+            return None
+        if forms[-1] != Affine(((c, 1),), 0):
+            return None
+        col = forms[-2]
+        if col.coeff(kx) != 1 or any(d >= k.n_parallel and d != kx for d in col.dims):
+            return None
+        if ld is w and (col != Affine(((kx, 1),), 0) or shape[-2] != k.domain[kx]):
+            return None
+        if any(f.coeff(kx) or f.coeff(c) for f in forms[:-2]):
+            return None
+    return x, w, kx
+
+
+def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> Kernel:
+    """`k` over the merged dim j (kx's place; c's is gone), x and w as their views."""
+    c_extent = k.domain[kx + 1]
+    ops = list(k.operands)
+    xt = ops[x.operand]
+    ops[x.operand] = replace(xt, shape=(*xt.shape[:-2], xt.shape[-2] * c_extent))
+    wt = ops[w.operand]
+    ops[w.operand] = replace(wt, shape=(*wt.shape[:-2], padded))
+    col = affine_of(x.index[-2])
+    # (ox*sx - px)*C + j: the column's output terms and constant scaled by C.
+    merged = Affine(tuple(sorted([(d, v * c_extent) for d, v in col.terms if d != kx]
+                                 + [(kx, 1)])), col.const * c_extent)
+    new_x = replace(x, index=(*x.index[:-2], as_expr(merged)))
+    new_w = replace(w, index=(*w.index[:-2], Index(kx)))
+
+    def swap(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+        if e is x:
+            return new_x
+        if e is w:
+            return new_w
+        if isinstance(e, Apply):
+            return Apply(e.op, kids, e.dtype)
+        return e
+
+    body = rewrite(k.body, swap)
+    assert not any(isinstance(e, Index) and e.dim > kx for e in postorder(body))
+    return replace(k, domain=(*k.domain[:kx], row), operands=tuple(ops), body=body)
