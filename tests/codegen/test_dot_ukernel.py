@@ -3,7 +3,8 @@ DSP board under QEMU, bit for bit against the numpy reference.
 
 Each case is a one-operator int8 .tflite model whose packed reduction the microkernel
 takes: a dense layer (4-row tiles, 16 rows of 68), 1x1 convolutions (one pixel x 4
-channels per tile) over 64 and 16 channels, and 3x3 convolutions over 64 and 32
+channels per tile) over 64, 32 and 16 channels (with 3 or more tiles a pixel the input
+is paired once and read by the staged variant), and 3x3 convolutions over 64 and 32
 channels (one call of the runs variant per tile, a run per window row; the window's
 border regions still generated code). Each must call its microkernel (the symbol is in
 the gc-sectioned image) and give the
@@ -63,9 +64,12 @@ def conv(rng, k: int, cin: int, cout: int, hw: tuple[int, int]):
 
 
 RUNS = UKERNELS["dsp"].runs_symbol
+STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.stage)
 # name: (model and input, the microkernel its tiles call)
 CASES = {
-    "dense-68": (lambda rng: dense(rng, 16, 68), SYMBOL),  # 17 steps, 1,088 points
+    # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
+    "dense-68": (lambda rng: dense(rng, 16, 68), STAGED),
+    "pointwise-staged": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), STAGED),  # 3 tiles
     "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
     "pointwise-16": (lambda rng: conv(rng, 1, 16, 8, (3, 5)), SYMBOL),  # 4 steps: least
     # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)

@@ -37,6 +37,7 @@ from math import prod
 from llvmlite import ir
 
 from toolchain.codegen.dot import WIDTH
+from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import UKERNELS, Ukernel
 
@@ -121,11 +122,14 @@ class UkernelDotEmitter:
                      for r in range(kernel.rows)]
             for j, cell in zip(call.points, cells, strict=True):
                 b.store(b.load(slots[j]), cell)
-            x = self._ukernel_pointer(*call.x)
+            staged = self._staged_pointer(call) if call.runs == 1 else None
+            x = staged if staged is not None else self._ukernel_pointer(*call.x)
             w = self._ukernel_pointer(*call.w)
             row_bytes = call.row_elems * 2  # paired: one i16 per int8 weight
             args = [cells[0], x, w, ir.Constant(I32, row_bytes), ir.Constant(I32, call.steps)]
-            if call.runs == 1:
+            if staged is not None:
+                b.call(self._ukernel_function(kernel.staged_symbol, 5), args)
+            elif call.runs == 1:
                 b.call(self._ukernel_function(kernel.symbol, 5), args)
             else:
                 b.call(self._ukernel_function(kernel.runs_symbol, 7),
@@ -133,6 +137,44 @@ class UkernelDotEmitter:
             for j, cell in zip(call.points, cells, strict=True):
                 b.store(b.load(cell), slots[j])
         return True
+
+    def stage_input(self) -> None:
+        """Nest.stage: the current pixel's input values along the packed dim, paired
+        into a stack buffer once (runtime_c's mrt_pair_s8) before the loop over its
+        output-channel tiles, whose calls then read them there (_staged_pointer)."""
+        from toolchain.codegen.nest import _flat, _strides
+
+        kernel = UKERNELS[self.nest.dot]
+        x = next(ld for ld in dot_operands(self.k) if ld.operand not in self.k.paired)
+        words = self.k.domain[self.nest.reduction[-1]] // WIDTH
+        forms = tuple(affine_of(i) for i in x.index)
+        shape = self.k.operands[x.operand].shape
+        ptr, const, key = self._affine_parts(x.operand, _flat(forms, _strides(shape),
+                                                              range(len(forms))))
+        b = self.b
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        buf = b.alloca(ir.ArrayType(ir.IntType(16), words * WIDTH), name="staged")
+        buf.align = 8
+        b.position_at_end(here)
+        src = ptr if const == 0 else self._gep_from(x.operand, ptr, ir.Constant(I32, const))
+        fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
+        fn = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
+                                                                     kernel.pair_symbol)
+        b.call(fn, [buf, src, ir.Constant(I32, words)])
+        self.staged = {(x.operand, key): (buf, const, words * WIDTH)}
+
+    def _staged_pointer(self, call: _Call) -> ir.Value | None:
+        """The staged copy of a call's input (stage_input), or None."""
+        hit = self.staged.get(call.x[:2])
+        if hit is None:
+            return None
+        buf, origin, n = hit
+        off = call.x[2] - origin
+        if off < 0 or off + call.steps * WIDTH > n:
+            return None
+        return self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, off)], inbounds=True,
+                          source_etype=buf.allocated_type)
 
     def _ukernel_function(self, symbol: str, n_args: int) -> ir.Function:
         module = self.b.module

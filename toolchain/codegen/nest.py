@@ -78,6 +78,7 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         self.varying: frozenset[int] = frozenset()
         # Operands the current packed loop reads element by element (_packable).
         self.gathered: frozenset[int] = frozenset()
+        self.staged: dict = {}  # Nest.stage: the current pixel's paired input
         self.scopes: list[dict] = [{}]
         self.out_map = {p.dim: (p.factor, p.residue) for p in nest.phases}
         self.deps: dict[int, frozenset[int]] = {}
@@ -182,6 +183,8 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
             return
         d = order[level]
         n = self.k.domain[d]
+        if self.nest.stage and d == self.k.n_parallel - 1:
+            self.stage_input()  # dot_ukernel.py: the pixel's input, paired once
         inner = self.nest.interior_of(d)
         if inner is None:
             self._segment(level, d, 0, n, self.nest.block(d))

@@ -149,6 +149,10 @@ class Ukernel:
     # from `min_run_tap_steps` steps per tap on.
     runs_symbol: str = ""
     min_run_tap_steps: int = 0
+    # The same for an input already in the paired layout (Nest.stage), and the function
+    # that pairs a pixel's input for it.
+    staged_symbol: str = ""
+    pair_symbol: str = ""
 
 
 # By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
@@ -161,8 +165,12 @@ class Ukernel:
 UKERNELS: dict[str, Ukernel] = {
     "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
                    call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
-                   min_run_tap_steps=8),
+                   min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
+                   pair_symbol="mrt_pair_s8"),
 }
+# A pixel's input is paired once (4 instructions a word, and the call) when its output
+# channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).
+STAGE_MIN_TILES = 3
 
 
 def _ukernel_tile(s: _Shape, k: Kernel, tile: dict[int, int], loops: tuple[int, ...],
@@ -768,7 +776,24 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     _, _, factors, unroll, loops, partials, kind, width = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
-                partials=partials, dot=kind, vector=width if width > 1 else 0)
+                partials=partials, dot=kind, vector=width if width > 1 else 0,
+                stage=_stages(s, k, factors, unroll, loops, kind))
+
+
+def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
+            loops: tuple[int, ...], kind: str) -> bool:
+    """Whether a tile's input is staged in the paired layout once per pixel
+    (Nest.stage): its tiles call a microkernel with a staged variant, the blocked dim
+    is the innermost parallel one and spans at least STAGE_MIN_TILES tiles, and the
+    input is read unchecked."""
+    uk = _ukernel_tile(s, k, factors, loops, kind, unroll) if kind else None
+    if uk is None or not uk.staged_symbol:
+        return False
+    (d,) = [d for d, n in factors.items() if n > 1]
+    operands = dot_operands(k)
+    x = next(ld for ld in operands if ld.operand not in k.paired)
+    return d == k.n_parallel - 1 and k.domain[d] >= STAGE_MIN_TILES * uk.rows \
+        and x.pad is None and x.valid is None
 
 
 def _factors(d: int, lanes: FloatLanes | None) -> tuple[int, ...]:
@@ -861,7 +886,8 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
             nest = Nest(nk.domain, nk.n_parallel, nest.order)
     interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items()))
     return Nest(nest.domain, nest.n_parallel, nest.order, nest.reduction, nest.unroll,
-                nest.blocks, interior, phases, nest.vector, nest.partials, nest.dot)
+                nest.blocks, interior, phases, nest.vector, nest.partials, nest.dot,
+                stage=nest.stage)
 
 
 def plain_schedule(k: Kernel) -> LoopSchedule:

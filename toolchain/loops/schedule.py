@@ -41,6 +41,10 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   tile keep their order). The result is the same; what changes is which input bytes
   are still unread when a store happens, which lets a result start above an operand it
   overlaps instead of below it (schedule/overlap.py).
+- `stage`: the packed dim's input values of a pixel are paired once (runtime_c's
+  mrt_pair_s8, into a stack buffer) before the loop over its output-channel tiles,
+  whose microkernel calls then read them with one LDRD a step instead of a word and
+  two SXTB16 (codegen/dot_ukernel.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -85,6 +89,7 @@ class Nest:
     partials: int = 1
     dot: str = ""
     reverse: bool = False
+    stage: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -120,6 +125,8 @@ class Nest:
             parts.append(f"vector {self.vector}")
         if self.reverse:
             parts.append("reverse")
+        if self.stage:
+            parts.append("staged")
         return " ".join(parts)
 
 
