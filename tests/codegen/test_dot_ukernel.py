@@ -6,7 +6,8 @@ takes: a dense layer (4-row tiles, 16 rows of 68), 1x1 convolutions (one pixel x
 channels per tile) over 64, 32 and 16 channels (with 3 or more tiles a pixel the input
 is paired once and read by the staged variant), and 3x3 convolutions over 64 and 32
 channels (one call of the runs variant per tile, a run per window row; the window's
-border regions still generated code). Each must call its microkernel (the symbol is in
+border regions still generated code), and one over 16 channels with 12 outputs, whose
+window is staged once per pixel and read by one call per tile, at the border too. Each must call its microkernel (the symbol is in
 the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
@@ -75,6 +76,9 @@ CASES = {
     # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)
     "conv3x3-64": (lambda rng: conv(rng, 3, 64, 4, (4, 4)), RUNS),
     "conv3x3-32": (lambda rng: conv(rng, 3, 32, 8, (4, 5)), RUNS),
+    # 3 tiles a pixel: the window staged (its taps outside the input as the pad value),
+    # one call over its 9 x 4 steps, border pixels included
+    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), STAGED),
 }
 
 

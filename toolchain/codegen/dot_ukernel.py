@@ -99,6 +99,8 @@ class UkernelDotEmitter:
         kernel = UKERNELS.get(self.nest.dot)
         if kernel is None or self.gathered:
             return False
+        if "window" in self.staged:
+            return self._staged_window_call(kernel, points, slots, steps)
         calls = self._ukernel_calls(kernel, points, steps)
         if calls is None:
             return False
@@ -142,31 +144,155 @@ class UkernelDotEmitter:
         """Nest.stage: the current pixel's input values along the packed dim, paired
         into a stack buffer once (runtime_c's mrt_pair_s8) before the loop over its
         output-channel tiles, whose calls then read them there (_staged_pointer)."""
-        from toolchain.codegen.nest import _flat, _strides
 
         kernel = UKERNELS[self.nest.dot]
         x = next(ld for ld in dot_operands(self.k) if ld.operand not in self.k.paired)
         words = self.k.domain[self.nest.reduction[-1]] // WIDTH
+        unroll = self.nest.unroll
+        taps = list(itertools.product(*[range(self.k.domain[u]) for u in unroll]))
+        b = self.b
+        # One buffer per function, whatever the regions that stage into it.
+        buf = self.staged.get("buffer")
+        if buf is None:
+            here = b.block
+            b.position_at_start(self.fn.entry_basic_block)
+            buf = b.alloca(ir.ArrayType(ir.IntType(16), len(taps) * words * WIDTH),
+                           name="staged")
+            buf.align = 8
+            b.position_at_end(here)
+        fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
+        pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
+                                                                       kernel.pair_symbol)
+        # Each tap's words (a window's taps outside the input: the pad value's), taps
+        # whose inputs follow one another (a window row's columns) paired in one call.
+        run: list = []  # [first tap, src pointer, words, next element offset, key]
+        # Values (the bounds tests' indices) differ by tap: cached per tap.
+        saved, self.varying = self.varying, frozenset(unroll)
+        for t, tap in enumerate(taps):
+            self.point.update(zip(unroll, tap))
+            src, const, key = self._staged_source(x, words)
+            if run and key is not None and run[4] == key and run[3] == const:
+                run[2] += words
+                run[3] += words * WIDTH
+                continue
+            if run:
+                self._pair_call(pair, buf, *run[:3])
+            run = [t * words * WIDTH, src, words, const + words * WIDTH, key]
+        self._pair_call(pair, buf, *run[:3])
+        for u in unroll:
+            self.point[u] = 0
+        self.varying = saved
+        if unroll:
+            self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
+        else:
+            self.staged = {"buffer": buf,
+                           (x.operand, run[4]): (buf, run[3] - words * WIDTH, words * WIDTH)}
+
+    def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, src: ir.Value,
+                   words: int) -> None:
+        b = self.b
+        dst = b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, at)], inbounds=True,
+                    source_etype=buf.allocated_type)
+        b.call(pair, [dst, src, ir.Constant(I32, words)])
+
+    def _staged_source(self, x, words: int) -> tuple[ir.Value, int, tuple | None]:
+        """The address of x's `words` words at the current point (its packed dim from
+        0), its constant element offset and base key; for a tap the region cannot prove
+        inside the input, the address of `words` words of the pad value where it is
+        outside (a select, no load), and key None."""
+        from toolchain.codegen.nest import _flat, _strides
+
+        k = self.k
+        shape = k.operands[x.operand].shape
         forms = tuple(affine_of(i) for i in x.index)
-        shape = self.k.operands[x.operand].shape
+        ranges = {d: self._interval(d) for d in range(len(k.domain))}
+        unproven = [i for i, (f, n) in enumerate(zip(forms, shape, strict=True))
+                    if x.pad is not None and not (f.interval(ranges)[0] >= 0
+                                                  and f.interval(ranges)[1] <= n - 1)]
         ptr, const, key = self._affine_parts(x.operand, _flat(forms, _strides(shape),
                                                               range(len(forms))))
+        src = ptr if const == 0 else self._gep_from(x.operand, ptr, ir.Constant(I32, const))
+        if not unproven:
+            return src, const, key
+        b = self.b
+        ok: ir.Value = ir.Constant(ir.IntType(1), 1)
+        for i in unproven:
+            idx = self._as_index(x.index[i])
+            ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
+        return b.select(ok, src, self._pad_words(x, words)), const, None
+
+    def _pad_words(self, x, words: int) -> ir.Value:
+        """A constant of `words` words of x's (constant) pad value, read by mrt_pair_s8."""
+        module = self.b.module
+        value = int(x.pad.value)
+        name = f"mrt_pad_s8_{value & 0xFF:02x}_{words}"
+        g = module.globals.get(name)
+        if g is None:
+            ty = ir.ArrayType(ir.IntType(8), words * WIDTH)
+            g = ir.GlobalVariable(module, ty, name)
+            g.initializer = ir.Constant(ty, [value] * (words * WIDTH))
+            g.global_constant = True
+            g.linkage = "internal"
+            g.align = 4
+        return g
+
+    def _staged_window_call(self, kernel: Ukernel, points: list[dict[int, int]],
+                            slots: list[ir.Value], steps: int) -> bool:
+        """A tile of `kernel.rows` output channels over a staged window (stage_input):
+        one call over every tap's steps, where each point's weights run on from tap to
+        tap (a convolution's rows over ky, kx and the channels) at a constant distance
+        from one another; False, emitting nothing, where they do not."""
+        buf, total = self.staged["window"]
+        operands = dot_operands(self.k)
+        w = next(ld for ld in operands if ld.operand in self.k.paired)
+        unroll = self.nest.unroll
+        taps = list(itertools.product(*[range(self.k.domain[u]) for u in unroll]))
+        if len(points) != kernel.rows or total != len(taps) * steps:
+            return False
+        self._ukernel_bases = {}
+        rows = []
+        for p in points:
+            self.point.update(p)
+            offsets = []
+            for tap in taps:
+                self.point.update(zip(unroll, tap))
+                word = self._ukernel_word(w)
+                if word is None:
+                    break
+                offsets.append(word)
+            for u in unroll:
+                self.point[u] = 0
+            if len(offsets) != len(taps) or any(
+                    o[:2] != offsets[0][:2] or o[2] != offsets[0][2] + i * steps * WIDTH
+                    for i, o in enumerate(offsets)):
+                return False
+            rows.append(offsets[0])
+        order = sorted(range(len(points)), key=lambda j: rows[j][2])
+        gap = rows[order[1]][2] - rows[order[0]][2]
+        if gap <= 0 or gap % WIDTH or any(rows[order[i]][2] - rows[order[0]][2] != i * gap
+                                          for i in range(len(order))):
+            return False
         b = self.b
         here = b.block
         b.position_at_start(self.fn.entry_basic_block)
-        buf = b.alloca(ir.ArrayType(ir.IntType(16), words * WIDTH), name="staged")
-        buf.align = 8
+        accs = b.alloca(ir.ArrayType(I32, kernel.rows), name="ukernel_acc")
         b.position_at_end(here)
-        src = ptr if const == 0 else self._gep_from(x.operand, ptr, ir.Constant(I32, const))
-        fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
-        fn = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
-                                                                     kernel.pair_symbol)
-        b.call(fn, [buf, src, ir.Constant(I32, words)])
-        self.staged = {(x.operand, key): (buf, const, words * WIDTH)}
+        cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
+                 for r in range(kernel.rows)]
+        for j, cell in zip(order, cells, strict=True):
+            b.store(b.load(slots[j]), cell)
+        x = b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True,
+                  source_etype=buf.allocated_type)
+        args = [cells[0], x, self._ukernel_pointer(*rows[order[0]]),
+                ir.Constant(I32, gap * 2), ir.Constant(I32, total)]
+        b.call(self._ukernel_function(kernel.staged_symbol, 5), args)
+        for j, cell in zip(order, cells, strict=True):
+            b.store(b.load(cell), slots[j])
+        return True
 
     def _staged_pointer(self, call: _Call) -> ir.Value | None:
         """The staged copy of a call's input (stage_input), or None."""
-        hit = self.staged.get(call.x[:2])
+        hit = self.staged.get(call.x[:2])  # a pixel's inputs (no window)
         if hit is None:
             return None
         buf, origin, n = hit

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from math import prod
 
-from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder
+from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder
 from toolchain.loops.affine import Affine, affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel, phases_of
@@ -783,17 +783,24 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
 def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
             loops: tuple[int, ...], kind: str) -> bool:
     """Whether a tile's input is staged in the paired layout once per pixel
-    (Nest.stage): its tiles call a microkernel with a staged variant, the blocked dim
-    is the innermost parallel one and spans at least STAGE_MIN_TILES tiles, and the
-    input is read unchecked."""
-    uk = _ukernel_tile(s, k, factors, loops, kind, unroll) if kind else None
-    if uk is None or not uk.staged_symbol:
+    (Nest.stage): its tiles would call a microkernel with a staged variant (with a
+    window's taps unrolled, reading whole words of input: the staged window is one
+    call), the blocked dim is the innermost parallel one and spans at least
+    STAGE_MIN_TILES tiles, and the input's only test is its padding (a window's tap
+    outside the input is staged as the pad value)."""
+    uk = UKERNELS.get(kind)
+    if uk is None or not uk.staged_symbol or \
+            _ukernel_tile(s, k, factors, loops, kind, ()) is not uk:
+        return False
+    if unroll and (_packing(k, loops[-1], kind) != () or k.domain[loops[-1]] % DOT_WIDTH
+                   or len(loops) != 1):
         return False
     (d,) = [d for d, n in factors.items() if n > 1]
     operands = dot_operands(k)
     x = next(ld for ld in operands if ld.operand not in k.paired)
     return d == k.n_parallel - 1 and k.domain[d] >= STAGE_MIN_TILES * uk.rows \
-        and x.pad is None and x.valid is None
+        and (x.pad is None or (bool(unroll) and isinstance(x.pad, Const))) \
+        and x.valid is None
 
 
 def _factors(d: int, lanes: FloatLanes | None) -> tuple[int, ...]:
