@@ -7,8 +7,8 @@ channels per tile) over 64, 32 and 16 channels (with 3 or more tiles a pixel the
 is paired once and read by the staged variant), and 3x3 convolutions over 64 and 32
 channels (one call of the runs variant per tile, a run per window row; the window's
 border regions still generated code), and one over 16 channels with 12 outputs, whose
-window is staged once per pixel and read by one call per tile, at the border too. Each must call its microkernel (the symbol is in
-the gc-sectioned image) and give the
+window is staged once per pixel and read by one call per tile, at the border too.
+Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
 
