@@ -70,6 +70,9 @@ STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.
 CASES = {
     # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
     "dense-68": (lambda rng: dense(rng, 16, 68), STAGED),
+    # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
+    "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
+    "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
     "pointwise-staged": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), STAGED),  # 3 tiles
     "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
     "pointwise-16": (lambda rng: conv(rng, 1, 16, 8, (3, 5)), SYMBOL),  # 4 steps: least

@@ -54,6 +54,28 @@
   "bne    1b\n"
 #define MRT_DSP_STEPS_1X4 MRT_DSP_STEPS(MRT_DSP_STEP_1X4)
 
+/* r10 steps of STEP, four per pass: a count of 4n + m (m > 0) enters the first pass at
+ * its (5 - m)th step. Uses r0 before the loop. */
+#define MRT_DSP_STEPS4(STEP) \
+  "ands   r0, r10, #3\n"  /* m */ \
+  "lsr    r10, r10, #2\n"  /* whole passes */ \
+  "beq    5f\n" \
+  "adds   r10, r10, #1\n" \
+  "cmp    r0, #2\n" \
+  "blo    8f\n" \
+  "beq    7f\n" \
+  "b      6f\n" \
+  "5:\n" \
+  STEP \
+  "6:\n" \
+  STEP \
+  "7:\n" \
+  STEP \
+  "8:\n" \
+  STEP \
+  "subs   r10, r10, #1\n" \
+  "bne    5b\n"
+
 /* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, where w_r is row r of the
  * weights in the paired layout (kernel/paired.py: every 4 int8 weights stored as the two
  * words SXTB16 would make of them, 8 bytes) starting at w + r*row_bytes. steps >= 1;
@@ -133,7 +155,7 @@ __attribute__((naked, used)) void mrt_dot_s16_paired_1x4(int32_t acc[4], const i
         "ldr    r10, [sp, #36]\n"          /* steps: the 5th argument */
         "push   {r0}\n"
         MRT_DSP_ROWS_1X4
-        MRT_DSP_STEPS(MRT_DSP_STEP_1X4_PAIRED_X)
+        MRT_DSP_STEPS4(MRT_DSP_STEP_1X4_PAIRED_X)
         "pop    {r0}\n"
         "stm    r0, {r6-r9}\n"
         "pop    {r4-r11, pc}\n");
