@@ -145,15 +145,20 @@ def test_packed_tiles_count_the_streamed_words() -> None:
     assert nest.dot == "dsp" and nest.blocks == ((1, 4),), nest.format()
 
 
+def _mlperf_kernel(name: str, domain: tuple[int, ...]) -> Kernel:
+    """The first dispatch of MLPerf Tiny model `name` whose domain[1:6] is `domain`."""
+    model = MODELS_DIR / "mlperf_tiny" / f"{name}.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent ({MISSING_REASON})")
+    program = schedule(prepare_graph(load_graph(model)))
+    return next(s.kernel for s in program.steps if s.kernel.domain[1:6] == domain)
+
+
 @pytest.fixture(scope="module")
 def kws_depthwise() -> Kernel:
     """kws_ref_model's first depthwise dispatch: 3x3, padding 1, 25x5x64 int8, with its
     requantization epilogue."""
-    model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
-    if not model.is_file():
-        pytest.skip(f"{model} is absent ({MISSING_REASON})")
-    program = schedule(prepare_graph(load_graph(model)))
-    return next(s.kernel for s in program.steps if s.kernel.domain[1:6] == (25, 5, 64, 3, 3))
+    return _mlperf_kernel("kws_ref_model", (25, 5, 64, 3, 3))
 
 def _cost_and_code(k: Kernel, target, budget) -> tuple[float, float]:
     """The cost model's instructions and straight-line code of k's chosen nest."""
@@ -170,11 +175,7 @@ def _cost_and_code(k: Kernel, target, budget) -> tuple[float, float]:
 def vww_depthwise() -> Kernel:
     """vww_96_int8's 3x3 depthwise dispatch over 12x12x64 (stride 1, padding 1), with its
     requantization epilogue."""
-    model = MODELS_DIR / "mlperf_tiny" / "vww_96_int8.tflite"
-    if not model.is_file():
-        pytest.skip(f"{model} is absent ({MISSING_REASON})")
-    program = schedule(prepare_graph(load_graph(model)))
-    return next(s.kernel for s in program.steps if s.kernel.domain[1:6] == (12, 12, 64, 3, 3))
+    return _mlperf_kernel("vww_96_int8", (12, 12, 64, 3, 3))
 
 
 def test_microcontroller_tiles_are_capped_in_code(vww_depthwise, monkeypatch) -> None:

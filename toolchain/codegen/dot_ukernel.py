@@ -114,31 +114,45 @@ class UkernelDotEmitter:
                 least = kernel.min_run_tap_steps
             if steps < least:
                 return False
+        accs = self._ukernel_accs(kernel)
+        for call in calls:
+            staged = self._staged_pointer(call) if call.runs == 1 else None
+            x = staged if staged is not None else self._ukernel_pointer(*call.x)
+            w = self._ukernel_pointer(*call.w)
+            row_bytes = call.row_elems * 2  # paired: one i16 per int8 weight
+            if staged is not None:
+                symbol, extra = kernel.staged_symbol, []
+            elif call.runs == 1:
+                symbol, extra = kernel.symbol, []
+            else:
+                symbol = kernel.runs_symbol
+                extra = [ir.Constant(I32, call.runs), ir.Constant(I32, call.jump)]
+            self._accumulating_call(accs, symbol, call.points, slots,
+                                    [x, w, ir.Constant(I32, row_bytes),
+                                     ir.Constant(I32, call.steps), *extra])
+        return True
+
+    def _ukernel_accs(self, kernel: Ukernel) -> ir.Value:
+        """A stack array of a tile's `kernel.rows` accumulators, passed to the calls."""
         b = self.b
         here = b.block
         b.position_at_start(self.fn.entry_basic_block)
         accs = b.alloca(ir.ArrayType(I32, kernel.rows), name="ukernel_acc")
         b.position_at_end(here)
-        for call in calls:
-            cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
-                     for r in range(kernel.rows)]
-            for j, cell in zip(call.points, cells, strict=True):
-                b.store(b.load(slots[j]), cell)
-            staged = self._staged_pointer(call) if call.runs == 1 else None
-            x = staged if staged is not None else self._ukernel_pointer(*call.x)
-            w = self._ukernel_pointer(*call.w)
-            row_bytes = call.row_elems * 2  # paired: one i16 per int8 weight
-            args = [cells[0], x, w, ir.Constant(I32, row_bytes), ir.Constant(I32, call.steps)]
-            if staged is not None:
-                b.call(self._ukernel_function(kernel.staged_symbol, 5), args)
-            elif call.runs == 1:
-                b.call(self._ukernel_function(kernel.symbol, 5), args)
-            else:
-                b.call(self._ukernel_function(kernel.runs_symbol, 7),
-                       args + [ir.Constant(I32, call.runs), ir.Constant(I32, call.jump)])
-            for j, cell in zip(call.points, cells, strict=True):
-                b.store(b.load(cell), slots[j])
-        return True
+        return accs
+
+    def _accumulating_call(self, accs: ir.Value, symbol: str, points: tuple[int, ...] | list,
+                           slots: list[ir.Value], args: list[ir.Value]) -> None:
+        """A microkernel call adding onto the accumulators of the tile's `points` (in row
+        order), which go through `accs` (its first argument; `args` are the others)."""
+        b = self.b
+        cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
+                 for r in range(len(points))]
+        for j, cell in zip(points, cells, strict=True):
+            b.store(b.load(slots[j]), cell)
+        b.call(self._ukernel_function(symbol, 1 + len(args)), [cells[0], *args])
+        for j, cell in zip(points, cells, strict=True):
+            b.store(b.load(cell), slots[j])
 
     def stage_input(self) -> None:
         """Nest.stage: the current pixel's input values along the packed dim, paired
@@ -272,22 +286,11 @@ class UkernelDotEmitter:
         if gap <= 0 or gap % WIDTH or any(rows[order[i]][2] - rows[order[0]][2] != i * gap
                                           for i in range(len(order))):
             return False
-        b = self.b
-        here = b.block
-        b.position_at_start(self.fn.entry_basic_block)
-        accs = b.alloca(ir.ArrayType(I32, kernel.rows), name="ukernel_acc")
-        b.position_at_end(here)
-        cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
-                 for r in range(kernel.rows)]
-        for j, cell in zip(order, cells, strict=True):
-            b.store(b.load(slots[j]), cell)
-        x = b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True,
-                  source_etype=buf.allocated_type)
-        args = [cells[0], x, self._ukernel_pointer(*rows[order[0]]),
-                ir.Constant(I32, gap * 2), ir.Constant(I32, total)]
-        b.call(self._ukernel_function(kernel.staged_symbol, 5), args)
-        for j, cell in zip(order, cells, strict=True):
-            b.store(b.load(cell), slots[j])
+        x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True,
+                       source_etype=buf.allocated_type)
+        self._accumulating_call(self._ukernel_accs(kernel), kernel.staged_symbol, order, slots,
+                                [x, self._ukernel_pointer(*rows[order[0]]),
+                                 ir.Constant(I32, gap * 2), ir.Constant(I32, total)])
         return True
 
     def _staged_pointer(self, call: _Call) -> ir.Value | None:

@@ -14,12 +14,10 @@
  */
 #include <stdint.h>
 
-/* One step: 4 int8 inputs (one word, split into two 16-bit pairs) against the 4 rows' paired
- * words, 16 MACs. r1: x, r2-r5: the rows, r6-r9: the accumulators. */
-#define MRT_DSP_STEP_1X4 \
-  "ldr    r11, [r1], #4\n" \
-  "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */ \
-  "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */ \
+/* The 4 rows' part of a step: each row's two paired words (one LDRD) against the input's
+ * two words of 16-bit pairs in r12 and r11, into its accumulator. r2-r5: the rows,
+ * r6-r9: the accumulators. */
+#define MRT_DSP_ROWS_MAC \
   "ldrd   r0, lr, [r2], #8\n" \
   "smlad  r6, r12, r0, r6\n" \
   "smlad  r6, r11, lr, r6\n" \
@@ -32,6 +30,14 @@
   "ldrd   r0, lr, [r5], #8\n" \
   "smlad  r9, r12, r0, r9\n" \
   "smlad  r9, r11, lr, r9\n"
+
+/* One step: 4 int8 inputs (one word, split into two 16-bit pairs) against the 4 rows' paired
+ * words, 16 MACs. r1: x. */
+#define MRT_DSP_STEP_1X4 \
+  "ldr    r11, [r1], #4\n" \
+  "sxtb16 r12, r11\n"                /* x bytes 0 and 2 */ \
+  "sxtb16 r11, r11, ror #8\n"        /* x bytes 1 and 3 */ \
+  MRT_DSP_ROWS_MAC
 
 /* r2: row 0 and r3: the bytes between rows -> r2-r5: rows 0-3; r6-r9: acc[0..3] from r0. */
 #define MRT_DSP_ROWS_1X4 \
@@ -76,6 +82,19 @@
   "subs   r10, r10, #1\n" \
   "bne    5b\n"
 
+/* A whole 1x4 microkernel: the arguments (steps the 5th, on the stack), the rows and the
+ * accumulators, STEPS, the accumulators stored back. r0 (acc) carries weights in the
+ * loop, so it waits on the stack. */
+#define MRT_DSP_1X4_BODY(STEPS) \
+  "push   {r4-r11, lr}\n" \
+  "ldr    r10, [sp, #36]\n" \
+  "push   {r0}\n" \
+  MRT_DSP_ROWS_1X4 \
+  STEPS \
+  "pop    {r0}\n" \
+  "stm    r0, {r6-r9}\n" \
+  "pop    {r4-r11, pc}\n"
+
 /* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, where w_r is row r of the
  * weights in the paired layout (kernel/paired.py: every 4 int8 weights stored as the two
  * words SXTB16 would make of them, 8 bytes) starting at w + r*row_bytes. steps >= 1;
@@ -85,15 +104,7 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4(int32_t acc[4], const in
                                                          uint32_t row_bytes,
                                                          uint32_t steps)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n"
-        "ldr    r10, [sp, #36]\n"          /* steps: the 5th argument */
-        "push   {r0}\n"                    /* acc: r0 carries weights in the loop */
-        MRT_DSP_ROWS_1X4
-        MRT_DSP_STEPS_1X4
-        "pop    {r0}\n"
-        "stm    r0, {r6-r9}\n"
-        "pop    {r4-r11, pc}\n");
+    __asm__ volatile(MRT_DSP_1X4_BODY(MRT_DSP_STEPS_1X4));
 }
 
 /* The same over `runs` runs of 4*steps inputs each, the input pointer moved on by
@@ -126,21 +137,10 @@ __attribute__((naked, used)) void mrt_dot_s8_paired_1x4_runs(int32_t acc[4], con
 
 /* One step of the same with the input already paired (mrt_pair_s8): its two words of
  * 16-bit pairs in one LDRD instead of a word and two SXTB16, 13 instructions for 16
- * MACs. r1: x (paired), r2-r5: the rows, r6-r9: the accumulators. */
+ * MACs. r1: x (paired). */
 #define MRT_DSP_STEP_1X4_PAIRED_X \
   "ldrd   r12, r11, [r1], #8\n"      /* x bytes 0 and 2, then 1 and 3 */ \
-  "ldrd   r0, lr, [r2], #8\n" \
-  "smlad  r6, r12, r0, r6\n" \
-  "smlad  r6, r11, lr, r6\n" \
-  "ldrd   r0, lr, [r3], #8\n" \
-  "smlad  r7, r12, r0, r7\n" \
-  "smlad  r7, r11, lr, r7\n" \
-  "ldrd   r0, lr, [r4], #8\n" \
-  "smlad  r8, r12, r0, r8\n" \
-  "smlad  r8, r11, lr, r8\n" \
-  "ldrd   r0, lr, [r5], #8\n" \
-  "smlad  r9, r12, r0, r9\n" \
-  "smlad  r9, r11, lr, r9\n"
+  MRT_DSP_ROWS_MAC
 
 /* mrt_dot_s8_paired_1x4 for an input in the paired layout too (4*steps int8 values as
  * 2*steps words of 16-bit pairs, 8-byte steps): a pixel's channels paired once by
@@ -150,15 +150,7 @@ __attribute__((naked, used)) void mrt_dot_s16_paired_1x4(int32_t acc[4], const i
                                                           uint32_t row_bytes,
                                                           uint32_t steps)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n"
-        "ldr    r10, [sp, #36]\n"          /* steps: the 5th argument */
-        "push   {r0}\n"
-        MRT_DSP_ROWS_1X4
-        MRT_DSP_STEPS4(MRT_DSP_STEP_1X4_PAIRED_X)
-        "pop    {r0}\n"
-        "stm    r0, {r6-r9}\n"
-        "pop    {r4-r11, pc}\n");
+    __asm__ volatile(MRT_DSP_1X4_BODY(MRT_DSP_STEPS4(MRT_DSP_STEP_1X4_PAIRED_X)));
 }
 
 /* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py:
