@@ -541,7 +541,7 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
         # and a streamed vector.
         held = min((prod(n for d, n in tile.items() if d in deps)
                     // (lanes.width if lanes.dim in deps else 1)) for deps in s.loads)
-        return points // lanes.width + held + 1 + 6 <= lanes.registers
+        return points // lanes.width + held + 1 + FLOAT_VECTOR_TEMPS <= lanes.registers
     vk = VECTOR_DOT_KINDS.get(kind) if packed else None
     if vk is not None:
         # Vector registers: the accumulators (unless they are scalars), the held
