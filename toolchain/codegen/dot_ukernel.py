@@ -37,7 +37,6 @@ from math import prod
 from llvmlite import ir
 
 from toolchain.codegen.dot import WIDTH
-from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import UKERNELS, Ukernel
 
@@ -214,17 +213,11 @@ class UkernelDotEmitter:
         0), its constant element offset and base key; for a tap the region cannot prove
         inside the input, the address of `words` words of the pad value where it is
         outside (a select, no load), and key None."""
-        from toolchain.codegen.nest import _flat, _strides
+        from toolchain.codegen.nest import _flat
 
-        k = self.k
-        shape = k.operands[x.operand].shape
-        forms = tuple(affine_of(i) for i in x.index)
-        ranges = {d: self._interval(d) for d in range(len(k.domain))}
-        unproven = [i for i, (f, n) in enumerate(zip(forms, shape, strict=True))
-                    if x.pad is not None and not (f.interval(ranges)[0] >= 0
-                                                  and f.interval(ranges)[1] <= n - 1)]
-        ptr, const, key = self._affine_parts(x.operand, _flat(forms, _strides(shape),
-                                                              range(len(forms))))
+        shape = self.k.operands[x.operand].shape
+        forms, strides, unproven = self._packed_split(x)  # the rules made sure it splits
+        ptr, const, key = self._affine_parts(x.operand, _flat(forms, strides, range(len(forms))))
         src = ptr if const == 0 else self._gep_from(x.operand, ptr, ir.Constant(I32, const))
         if not unproven:
             return src, const, key

@@ -585,15 +585,13 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         self.base[d] = 0
         with self._scope():
             done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
-        if done:
-            pass
-        elif packed_written_out(full, self._paired_rows(points)):
+        if not done and packed_written_out(full, self._paired_rows(points)):
             for i in range(full):
                 self.base[d] = i * WIDTH
                 self.ranges[d] = (i * WIDTH, i * WIDTH)
                 with self._scope():
                     self._reduce_body(points, slots, packed=True)
-        else:
+        elif not done:
             self._loop_range(f"r{d}", 0, full, WIDTH, body)
         self._packed_remainder(d, full * WIDTH, rest, points, slots)
 
