@@ -1,13 +1,16 @@
-"""The DSP int8 dot microkernel (runtime_c/ukernel/dsp, codegen/dot_ukernel.py) on every
+"""The DSP int8 dot microkernels (runtime_c/ukernel/dsp, codegen/dot_ukernel.py) on every
 DSP board under QEMU, bit for bit against the numpy reference.
 
-Each case is a one-operator int8 .tflite model whose packed reduction the microkernel
-takes: a dense layer (4-row tiles, 16 rows of 68), 1x1 convolutions (one pixel x 4
-channels per tile) over 64, 32 and 16 channels (with 3 or more tiles a pixel the input
-is paired once and read by the staged variant), and 3x3 convolutions over 64 and 32
-channels (one call of the runs variant per tile, a run per window row; the window's
-border regions still generated code), and one over 16 channels with 12 outputs, whose
-window is staged once per pixel and read by one call per tile, at the border too.
+Each case is a one-operator int8 .tflite model whose packed reduction a microkernel
+takes: dense layers (4-row tiles; with 3 or more tiles their input is paired once and
+read by the staged variant), 1x1 convolutions over 64 and 16 channels (one pixel x 4
+channels per tile) and over 32 and 20 with 3 or more tiles a pixel (two pixels staged
+together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd row
+alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
+tile, a run per window row; the window's border regions still generated code) and one
+over 16 channels with 12 outputs, whose window is staged once per pixel and read by one
+call per tile, at the border too; and a 10x4 window over one input channel, whose rows
+start at odd bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
@@ -64,8 +67,22 @@ def conv(rng, k: int, cin: int, cout: int, hw: tuple[int, int]):
     return model, rng.integers(-128, 128, shape).astype(np.int8)
 
 
+def window_conv(rng, cout: int, hw: tuple[int, int]):
+    """kws_ref_model's first layer, smaller: one input channel, a 10x4 window, stride 2,
+    SAME padding (4 rows above, 5 below, a column each side)."""
+    w, bias = _weights(rng, (cout, 10, 4, 1), cout, 0)
+    shape = (1, *hw, 1)
+    out = (1, -(-hw[0] // 2), -(-hw[1] // 2), cout)
+    model = single_op_model("CONV_2D", [_q(shape, 0.05, -128), w, bias],
+                            [_q(out, 0.3, -128)], padding="SAME", stride_h=2,
+                            stride_w=2, dilation_h_factor=1, dilation_w_factor=1,
+                            fused_activation_function="RELU")
+    return model, rng.integers(-128, 128, shape).astype(np.int8)
+
+
 RUNS = UKERNELS["dsp"].runs_symbol
 STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.stage)
+TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights interleaved
 # name: (model and input, the microkernel its tiles call)
 CASES = {
     # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
@@ -73,7 +90,10 @@ CASES = {
     # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
     "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
     "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
-    "pointwise-staged": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), STAGED),  # 3 tiles
+    # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone)
+    "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), TWO),
+    # 5 steps: the 2x4 loop's 4 steps a pass, entered at its last; 7 rows of pixels
+    "pointwise-2x4-odd": (lambda rng: conv(rng, 1, 20, 16, (7, 2)), TWO),
     "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
     "pointwise-16": (lambda rng: conv(rng, 1, 16, 8, (3, 5)), SYMBOL),  # 4 steps: least
     # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)
@@ -82,6 +102,9 @@ CASES = {
     # 3 tiles a pixel: the window staged (its taps outside the input as the pad value),
     # one call over its 9 x 4 steps, border pixels included
     "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), STAGED),
+    # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
+    # value (the pad value outside the input), two pixels' in one call over 10 steps
+    "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),
 }
 
 

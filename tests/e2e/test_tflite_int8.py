@@ -99,14 +99,16 @@ def test_kws_fits_cortex_m0plus_and_is_bit_exact(cases, tmp_path: Path) -> None:
 def test_kws_needs_under_12000_bytes_of_ram_on_cortex_m4(tmp_path: Path) -> None:
     """Arena, I/O and the reserved stack (measured depth plus emu/stack.py's margin)
     under 12,000 B, TFLite Micro's 22.8 KB halved (issue 8): the overlapped chain
-    alternates directions, so the arena is one map plus one distance, within a 16-byte
-    buffer of its lower bound (it was 11,088 B, 12,188 B of RAM, when every result
-    went below its operand)."""
+    alternates directions, so the arena is one map plus one distance, within 208 B of
+    its lower bound (it was 11,088 B, 12,188 B of RAM, when every result went below its
+    operand). The depthwise layers' tiles are whole rows (loops/rules.py _nest), whose
+    in-place distance is 192 B more than their rows split into border and interior
+    took (8,400 B of arena, for 0.6 M more instructions)."""
     result = build_model(MLPERF / "kws_ref_model.tflite", "cortex-m4", tmp_path / "fw",
                          log=lambda _: None)
     ram = size_report(result).ram
     assert ram["arena"] + ram["io"] + ram["stack"] <= 12_000, ram
-    assert result.program.arena_size <= result.program.arena_lower_bound + 16
+    assert result.program.arena_size <= result.program.arena_lower_bound + 208
 
 
 def _roomy_m0plus(tmp_path: Path) -> Path:

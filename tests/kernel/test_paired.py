@@ -4,7 +4,8 @@ The layout is only right if each stored word is, bit for bit, what SXTB16 makes 
 int8 word the packed step would have loaded (and of that word rotated by 8), so that
 SMLAD adds the same products: checked against a bitwise model of SXTB16 on every int8
 value in every byte position. Then the position map, the inverse, the refusals, and
-the kernel interpreter reading a paired operand.
+the kernel interpreter reading a paired operand; and the rows-interleaved variant the
+2x4 microkernel reads (two rows' words of a half step in one LDRD).
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ import pytest
 
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
 from toolchain.kernel.interpret import run_kernel
-from toolchain.kernel.paired import PAIRED_ORDER, from_paired, paired_position, to_paired
+from toolchain.kernel.paired import (
+    PAIRED_ORDER,
+    PAIRED_ROWS,
+    from_paired,
+    from_paired_rows,
+    paired_position,
+    to_paired,
+    to_paired_rows,
+)
 from toolchain.types import TensorType, dtype
 
 
@@ -95,3 +104,41 @@ def test_the_interpreter_reads_a_paired_operand() -> None:
     want = x.astype(np.int32) @ w.astype(np.int32).T
     np.testing.assert_array_equal(run_kernel(plain, [x, w]), want)
     np.testing.assert_array_equal(run_kernel(paired, [x, to_paired(w)]), want)
+
+
+def test_rows_interleaved_for_the_2x4_tile() -> None:
+    """Per group of 4 rows and step of 4 elements: the rows' first paired words (0 and
+    2), then their second ones (1 and 3), so the 2x4 microkernel's LDRD at offset 0 and
+    8 of each half step reads rows 0, 1 and rows 2, 3; a group starts where its first
+    row does in the paired layout."""
+    rng = np.random.default_rng(6)
+    a = rng.integers(-128, 128, (8, 3, 4)).astype(np.int8)  # 8 rows of 12: 3 steps
+    p = to_paired_rows(a)
+    assert p.dtype == np.int16 and p.shape == a.shape
+    words = p.astype("<i2").view("<u4").reshape(2, 3, 2, PAIRED_ROWS)  # g, step, half, row
+    rows = to_paired(a).astype("<i2").view("<u4").reshape(8, 3, 2)  # row, step, half
+    for g, step, half, r in np.ndindex(words.shape):
+        assert words[g, step, half, r] == rows[g * PAIRED_ROWS + r, step, half]
+    np.testing.assert_array_equal(p.reshape(2, -1)[:, :2], to_paired(a).reshape(2, -1)[:, :2])
+    np.testing.assert_array_equal(from_paired_rows(p), a)
+
+
+@pytest.mark.parametrize("bad", [np.zeros((6, 4), np.int8), np.zeros((4, 6), np.int8),
+                                 np.zeros((4, 4), np.int16)])
+def test_rows_interleaved_refuses_what_it_cannot_group(bad: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="rows interleaved take int8 arrays"):
+        to_paired_rows(bad)
+
+
+def test_the_interpreter_reads_interleaved_rows() -> None:
+    i8, i16, i32 = dtype("i8"), dtype("i16"), dtype("i32")
+    rng = np.random.default_rng(7)
+    x = rng.integers(-128, 128, (3, 8)).astype(np.int8)
+    w = rng.integers(-128, 128, (4, 8)).astype(np.int8)
+    body = Apply("multiply", (Apply("convert", (Load(0, (Index(0), Index(2))),), i32),
+                              Apply("convert", (Load(1, (Index(1), Index(2))),), i32)), i32)
+    k = Kernel("pointwise", (3, 4, 8), 2, (TensorType((3, 8), i8), TensorType((4, 8), i16)),
+               TensorType((3, 4), i32), body, combine="add", init=Const(0, i32),
+               paired=(1,), interleaved=(1,))
+    np.testing.assert_array_equal(run_kernel(k, [x, to_paired_rows(w)]),
+                                  x.astype(np.int32) @ w.astype(np.int32).T)

@@ -243,7 +243,9 @@ def _dump_schedule(args: argparse.Namespace) -> int:
             # The schedule the arena plan was checked with, if any (Step.schedule).
             print((step.schedule or choose_schedule(k, target)).format())
             if k.paired:  # weights stored pre-extended (schedule/paired.py)
-                print("  paired " + " ".join(f"x{j}" for j in k.paired))
+                print("  paired " + " ".join(
+                    f"x{j}" + (" (rows interleaved)" if j in k.interleaved else "")
+                    for j in k.paired))
         else:
             print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
     return EXIT_OK

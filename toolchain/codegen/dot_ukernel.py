@@ -96,10 +96,14 @@ class UkernelDotEmitter:
         microkernel calls and returns True; False, emitting nothing, where they do not
         apply."""
         kernel = UKERNELS.get(self.nest.dot)
-        if kernel is None or self.gathered:
+        if kernel is None:
             return False
-        if "window" in self.staged:
+        if self.nest.stage == 2:
+            return self._two_pixel_call(kernel, points, slots)
+        if "window" in self.staged:  # a gathered input too: the staging gathered it
             return self._staged_window_call(kernel, points, slots, steps)
+        if self.gathered:
+            return False
         calls = self._ukernel_calls(kernel, points, steps)
         if calls is None:
             return False
@@ -131,12 +135,13 @@ class UkernelDotEmitter:
                                      ir.Constant(I32, call.steps), *extra])
         return True
 
-    def _ukernel_accs(self, kernel: Ukernel) -> ir.Value:
-        """A stack array of a tile's `kernel.rows` accumulators, passed to the calls."""
+    def _ukernel_accs(self, kernel: Ukernel, pixels: int = 1) -> ir.Value:
+        """A stack array of a tile's accumulators (`kernel.rows` a pixel), passed to the
+        calls."""
         b = self.b
         here = b.block
         b.position_at_start(self.fn.entry_basic_block)
-        accs = b.alloca(ir.ArrayType(I32, kernel.rows), name="ukernel_acc")
+        accs = b.alloca(ir.ArrayType(I32, kernel.rows * pixels), name="ukernel_acc")
         b.position_at_end(here)
         return accs
 
@@ -164,15 +169,34 @@ class UkernelDotEmitter:
         unroll = self.nest.unroll
         taps = list(itertools.product(*[range(self.k.domain[u]) for u in unroll]))
         b = self.b
+        pixels = self._pixel_points()
         # One buffer per function, whatever the regions that stage into it.
         buf = self.staged.get("buffer")
         if buf is None:
             here = b.block
             b.position_at_start(self.fn.entry_basic_block)
-            buf = b.alloca(ir.ArrayType(ir.IntType(16), len(taps) * words * WIDTH),
+            buf = b.alloca(ir.ArrayType(ir.IntType(16),
+                                        self.nest.stage * len(taps) * words * WIDTH),
                            name="staged")
             buf.align = 8
             b.position_at_end(here)
+        if unroll and self._packable(self.nest.reduction[-1]) and self.gathered:
+            self._stage_gathered(x, buf, taps, words, pixels)
+            self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
+            return
+        if len(pixels) == 2:  # a 1x1 convolution's two pixels (rules: two_pixel_dim)
+            sources = []
+            for p in pixels:
+                self.point.update(p)
+                sources.append(self._staged_source(x, words)[0])
+            self.point.update(pixels[0])
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32])
+            pair = b.module.globals.get(kernel.pair_two_symbol) or \
+                ir.Function(b.module, fty, kernel.pair_two_symbol)
+            b.call(pair, [b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True),
+                          *sources, ir.Constant(I32, words)])
+            self.staged = {"buffer": buf}
+            return
         fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
         pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
                                                                        kernel.pair_symbol)
@@ -200,6 +224,92 @@ class UkernelDotEmitter:
         else:
             self.staged = {"buffer": buf,
                            (x.operand, run[4]): (buf, run[3] - words * WIDTH, words * WIDTH)}
+
+    def _pixel_points(self) -> list[dict[int, int]]:
+        """The pixels staged together (Nest.stage): the current one, or the tile's two
+        along its two-pixel dim (one pixel twice where the dim's last tile has one)."""
+        if self.nest.stage != 2:
+            return [{}]
+        (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
+        return [{p: 0}, {p: self.tile[p] - 1}]
+
+    def _stage_gathered(self, x, buf: ir.Value, taps: list[tuple[int, ...]], words: int,
+                        pixels: list[dict[int, int]]) -> None:
+        """stage_input for an input the packed steps cannot read in words (a 10x4 window
+        over one channel: its rows of 4 taps start at odd bytes): each tap's values
+        loaded one by one, with the bounds tests the region leaves (a value outside the
+        input is the pad value), and stored as the paired layout's two words a step:
+        values 0 and 2, then 1 and 3, as 16-bit halves; for two pixels, each word of
+        the first pixel followed by the second's (mrt_pair2_s8's order)."""
+        b = self.b
+        d = self.nest.reduction[-1]
+        outer, inner = self.nest.unroll[0], self.nest.unroll[1:]
+        dims = (*inner, d, *(q for p in pixels for q in p))
+        saved, self.varying = self.varying, self.varying | frozenset(dims)
+        n = len(pixels)
+        per_outer = len(taps) // self.k.domain[outer] * words * n * WIDTH  # i16 values
+
+        def body(i: ir.Value) -> None:
+            self.base[outer] = i
+            start = b.mul(i, ir.Constant(I32, per_outer), flags=["nsw"])
+            with self._scope():
+                for t, tap in enumerate(itertools.product(
+                        *[range(self.k.domain[u]) for u in inner])):
+                    self.point.update(zip(inner, tap))
+                    for step in range(words):
+                        for j, pixel in enumerate(pixels):
+                            self.point.update(pixel)
+                            values = []
+                            for e in range(WIDTH):
+                                self.point[d] = step * WIDTH + e
+                                values.append(b.sext(self.value(x), I32))
+                            for half, (lo, hi) in enumerate(((0, 2), (1, 3))):
+                                word = b.or_(b.and_(values[lo], ir.Constant(I32, 0xFFFF)),
+                                             b.shl(values[hi], ir.Constant(I32, 16)))
+                                at = (t * words + step) * n * WIDTH + (half * n + j) * 2
+                                dst = b.gep(buf, [ir.Constant(I32, 0), b.add(
+                                    start, ir.Constant(I32, at), flags=["nsw"])],
+                                    inbounds=True)
+                                b.store(word, b.bitcast(dst, I32.as_pointer()), align=4)
+
+        # A loop over the outermost tap dim: the window's rows, whose bounds tests are
+        # made at run time anyway (the nest has no interior: loops/rules.py _nest).
+        self.ranges[outer] = (0, self.k.domain[outer] - 1)
+        self._loop_range("stage", 0, self.k.domain[outer], 1, body)
+        self.base[outer] = 0
+        self.ranges[outer] = (0, 0)
+        for u in dims:
+            self.point[u] = 0
+        self.varying = saved
+
+    def _two_pixel_call(self, kernel: Ukernel, points: list[dict[int, int]],
+                        slots: list[ir.Value]) -> bool:
+        """A tile of two pixels x `kernel.rows` output channels (or the last pixel of
+        the two-pixel dim alone, the 2x4 call's second pixel then a copy of it whose sums
+        are dropped): one call over the whole reduction, the input staged for both
+        (stage_input), the weights a group of rows interleaved (Kernel.interleaved)
+        that starts where its first row does in the paired layout."""
+        from toolchain.codegen.emit import EmitError
+
+        buf = self.staged["buffer"]
+        operands = dot_operands(self.k)
+        w = next(ld for ld in operands if ld.operand in self.k.paired)
+        (p,) = self._pixel_points()[1]
+        d = self.k.n_parallel - 1
+        order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
+        if len(points) != kernel.rows * self.tile[p] or points[order[0]].get(d) != 0:
+            raise EmitError(f"kernel {self.k.name!r}: a 2x4 tile of {len(points)} points")
+        self._ukernel_bases = {}
+        self.point.update(points[order[0]])
+        row = self._ukernel_word(w)
+        if row is None:
+            raise EmitError(f"kernel {self.k.name!r}: the 2x4 tile's weights are checked")
+        steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
+        x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
+        self._accumulating_call(self._ukernel_accs(kernel, 2), kernel.two_pixel_symbol, order,
+                                slots, [x, self._ukernel_pointer(*row),
+                                        ir.Constant(I32, steps)])
+        return True
 
     def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, src: ir.Value,
                    words: int) -> None:

@@ -817,6 +817,7 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         """One element of an operand in the paired layout (kernel/paired.py), outside the
         packed steps (a reduction's last elements, a region that is not packed): the
         element at row-major offset f sits at f with bits 0 and 1 swapped."""
+        self._not_interleaved(e)
         if e.pad is not None or e.valid is not None:
             from toolchain.codegen.emit import EmitError
 
@@ -847,12 +848,22 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         swapped = b.xor(offset, b.mul(differ, ir.Constant(I32, 3)))
         return self._load(e.operand, swapped)
 
+    def _not_interleaved(self, ld: Load) -> None:
+        """Generated code reads a paired operand row by row: one whose rows are
+        interleaved is for the 2x4 microkernel alone (loops/rules.py two_pixel_dim)."""
+        if ld.operand in self.k.interleaved:
+            from toolchain.codegen.emit import EmitError
+
+            raise EmitError(f"kernel {self.k.name!r}: operand {ld.operand}'s rows are "
+                            "interleaved, for the 2x4 microkernel only")
+
     def paired_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:
         """The two words of 16-bit pairs of the 4 elements of `ld` from the current point
         on along the packed dim, stored in the paired layout: what SXTB16 makes of the
         int8 word and of it rotated by 8. Two adjacent aligned loads (one LDRD)."""
         from toolchain.codegen.dot import I32 as W32
 
+        self._not_interleaved(ld)
         forms, strides, unproven = self._packed_split(ld)
         if unproven:
             from toolchain.codegen.emit import EmitError

@@ -98,6 +98,9 @@ class Kernel:
     # each aligned group of 4 elements of the row-major array in the order 0, 2, 1, 3.
     # Loads still index the logical shape; only where the values sit differs.
     paired: tuple[int, ...] = ()
+    # Of those, the ones whose rows are interleaved 4 by 4 as well (kernel/paired.py
+    # `to_paired_rows`): read only by the 2x4 microkernel, whole groups of 4 rows.
+    interleaved: tuple[int, ...] = ()
 
     @property
     def is_reduction(self) -> bool:

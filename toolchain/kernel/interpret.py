@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load
-from toolchain.kernel.paired import from_paired
+from toolchain.kernel.paired import from_paired, from_paired_rows
 from toolchain.reference import kernels as ref
 
 _REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
@@ -103,7 +103,8 @@ def run_kernel(k: Kernel, operands: list[np.ndarray]) -> np.ndarray:
     """The kernel's result for the given operand arrays (those in `k.paired` as they are
     stored: in the paired layout)."""
     if k.paired:
-        operands = [from_paired(a).astype(np.int16) if j in k.paired else a
+        operands = [(from_paired_rows(a) if j in k.interleaved else from_paired(a))
+                    .astype(np.int16) if j in k.paired else a
                     for j, a in enumerate(operands)]
     grids = list(np.indices(k.domain, sparse=True)) if k.domain else []
     value = np.broadcast_to(_eval(k.body, k, grids, operands), k.domain)

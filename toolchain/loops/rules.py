@@ -153,6 +153,10 @@ class Ukernel:
     # that pairs a pixel's input for it.
     staged_symbol: str = ""
     pair_symbol: str = ""
+    # The same for a tile of two pixels, staged together (`pair_two_symbol`), against
+    # weights whose rows are interleaved (kernel/paired.py `to_paired_rows`).
+    two_pixel_symbol: str = ""
+    pair_two_symbol: str = ""
 
 
 # By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
@@ -166,7 +170,8 @@ UKERNELS: dict[str, Ukernel] = {
     "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
                    call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
-                   pair_symbol="mrt_pair_s8"),
+                   pair_symbol="mrt_pair_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
+                   pair_two_symbol="mrt_pair2_s8"),
 }
 # A pixel's input is paired once (4 instructions a word, and the call) when its output
 # channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).
@@ -174,18 +179,20 @@ STAGE_MIN_TILES = 3
 
 
 def _ukernel_tile(s: _Shape, k: Kernel, tile: dict[int, int], loops: tuple[int, ...],
-                  kind: str, unroll: tuple[int, ...]) -> Ukernel | None:
+                  kind: str, unroll: tuple[int, ...], steps: int = 0) -> Ukernel | None:
     """The microkernel a packed tile is costed with, or None: one blocked dim of the
     kind's row count that only the paired (weight) operand depends on, enough steps,
     and no unrolled taps. (A tile with taps calls it per tap where it has the steps,
     codegen/dot_ukernel.py, but is costed as generated code: costed with calls, the
     model took 2 x 2 tiles for pretrainedResnet's last 3x3 layer, 10% slower than the
-    4-channel tile it takes otherwise, which the calls then make 3% faster.)"""
+    4-channel tile it takes otherwise, which the calls then make 3% faster.) `steps`:
+    the packed steps of one call where they are not the packed dim's (a staged window's
+    taps are one call)."""
     uk = UKERNELS.get(kind)
     if unroll:
         return None
     blocked = [d for d, n in tile.items() if n > 1]
-    if uk is None or not loops or k.domain[loops[-1]] // DOT_WIDTH < uk.min_steps \
+    if uk is None or not loops or (steps or k.domain[loops[-1]] // DOT_WIDTH) < uk.min_steps \
             or len(blocked) != 1 or tile[blocked[0]] != uk.rows \
             or len(s.loads) != 2 or sorted(s.paired) != [False, True]:
         return None
@@ -494,6 +501,28 @@ def _tile_cost(s: _Shape, k: Kernel, tile: dict[int, int], unroll: tuple[int, ..
     return steps * step + points * (s.epilogue + partials - 1) + budget.loop_cost
 
 
+_LOAD_FORMS: dict[int, tuple[Expr, list[list[Affine]]]] = {}
+
+
+def _affine_loads(body: Expr) -> list[list[Affine]]:
+    """The affine forms of the indices of each distinct load in `body` whose indices
+    are all affine; cached by the body (the tile search asks for every candidate)."""
+    hit = _LOAD_FORMS.get(id(body))
+    if hit is not None and hit[0] is body:
+        return hit[1]
+    out, seen = [], set()
+    for e in postorder(body):
+        if isinstance(e, Load) and (e.operand, e.index) not in seen:
+            seen.add((e.operand, e.index))
+            forms = [affine_of(i) for i in e.index]
+            if all(f is not None for f in forms):
+                out.append(forms)
+    if len(_LOAD_FORMS) > 256:
+        _LOAD_FORMS.clear()
+    _LOAD_FORMS[id(body)] = (body, out)
+    return out
+
+
 def _held_window(k: Kernel, tile: dict[int, int], unroll: tuple[int, ...]) -> int:
     """Values of a load the tile keeps live across its unrolled taps, or 0. The emitter
     runs the taps in order, the first unrolled dim slowest, and reads each distinct
@@ -503,18 +532,13 @@ def _held_window(k: Kernel, tile: dict[int, int], unroll: tuple[int, ...]) -> in
     its last. A tile along an inner tap dim (columns against kx) uses each value within
     one pass. On cortex-m4 a 2 x 4 tile of vww_96's 3x3 depthwise layers spilled its
     24 window values (3.85 instructions per MAC; 1 x 6 columns: 3.4)."""
-    outer = set(unroll[:1]) if len(unroll) > 1 else set()
+    if len(unroll) < 2:
+        return 0
+    outer = set(unroll[:1])
     extents = {d: n for d, n in tile.items() if n > 1}
     extents.update((u, k.domain[u]) for u in unroll)
     held = 0
-    seen: set[tuple] = set()
-    for e in postorder(k.body):
-        if not isinstance(e, Load) or (e.operand, e.index) in seen:
-            continue
-        seen.add((e.operand, e.index))
-        forms = [affine_of(i) for i in e.index]
-        if any(f is None for f in forms):
-            continue
+    for forms in _affine_loads(k.body):
         if not any(any(d in tile and tile[d] > 1 for d, _ in f.terms)
                    and any(d in outer for d, _ in f.terms) for f in forms):
             continue
@@ -588,24 +612,31 @@ def _total(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...
     return total * others
 
 
-def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
-          loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
-          packed: bool, kind: str = "", gathered: tuple[int, ...] = ()) -> float:
-    """Instructions of straight-line code the nest becomes (a size estimate): the
-    emitter writes each distinct tile out once, and a tile differs by its size in each
-    blocked dim (the full tile, the remainder) and, in a dim with an interior, by region
-    (the border, one value at a time, and the interior's tiles: different checks)."""
+def _distinct_tiles(k: Kernel, factors: dict[int, int],
+                    interior: dict[int, tuple[int, int]]) -> list[dict[int, int]]:
+    """The tiles (dim -> size, sizes above 1) the emitter writes out once each: a tile
+    differs by its size in each blocked dim (the full tile, the remainder) and, in a dim
+    with an interior, by region (the border, one value at a time, and the interior's
+    tiles: different checks)."""
     variants: list[list[int]] = []
     for d in range(k.n_parallel):
         n, f = k.domain[d], factors.get(d, 1)
-        lo, hi = interior.get(d, (0, n))
+        lo, hi = interior.get(d, (0, n)) if f < n else (0, n)  # _nest: no split
         sizes = [1] if (lo, hi) != (0, n) else []  # the border
         full, rest = divmod(hi - lo, f)
         sizes += ([f] if full else []) + ([rest] if rest else [])
         variants.append(sizes)
+    return [{d: t for d, t in enumerate(combo) if t > 1}
+            for combo in itertools.product(*variants)]
+
+
+def _code(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
+          loops: tuple[int, ...], interior: dict[int, tuple[int, int]],
+          packed: bool, kind: str = "", gathered: tuple[int, ...] = ()) -> float:
+    """Instructions of straight-line code the nest becomes (a size estimate): each
+    distinct tile (_distinct_tiles) written out once."""
     code = 0.0
-    for combo in itertools.product(*variants):
-        tile = {d: t for d, t in enumerate(combo) if t > 1}
+    for tile in _distinct_tiles(k, factors, interior):
         points = prod(tile.values())
         copies = points * prod(k.domain[d] for d in unroll)
         counts = [(prod(n for d, n in tile.items() if d in deps)
@@ -725,6 +756,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     unpaired = dataclasses.replace(s, paired=(False,) * len(s.paired))
     lanes = float_lanes(k, target)
     candidates: list[tuple] = []
+    layouts: dict[tuple[int, ...], list] = {}  # by unrolled dims: the same for every tile
     for chosen in itertools.chain([()], itertools.combinations(par, 1),
                                   itertools.combinations(par, 2)):
         for fs in itertools.product(*[[f for f in _factors(d, lanes) if 1 < f <= k.domain[d]]
@@ -734,8 +766,10 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
             points = prod(fs) // width  # registers of accumulators
             if points > budget.max_tile:
                 continue
-            for unroll, loops, gathered, pack_only in _layouts(k, _unrolled(k, points, budget),
-                                                               dot):
+            unrolled = _unrolled(k, points, budget)
+            if unrolled not in layouts:
+                layouts[unrolled] = _layouts(k, unrolled, dot)
+            for unroll, loops, gathered, pack_only in layouts[unrolled]:
                 long_sum = (s.float_acc and k.combine == "add" and bool(loops)
                             and k.domain[loops[-1]] >= LONG_SUM)
                 for partials, packed in itertools.product(PARTIALS, (False, True)):
@@ -765,6 +799,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     candidates.append((key, code, factors, unroll, loops, partials,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
+    candidates += _staged_window_candidates(k, s, dot, interior)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
     if best[1] > budget.max_code:
@@ -780,6 +815,36 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                 stage=_stages(s, k, factors, unroll, loops, kind))
 
 
+def _staged_window_candidates(k: Kernel, s: _Shape, dot: str,
+                              interior: dict[int, tuple[int, int]]) -> list[tuple]:
+    """The staged tile (Nest.stage) of a window whose packed steps gather the input
+    element by element (a 10x4 window over one input channel, whose rows of 4 taps
+    start at odd bytes): every reduced dim but the packed one unrolled as taps, the
+    pixel's window staged once in the paired layout, each tile of the microkernel's
+    rows of output channels one call over all its steps. The other layouts cost its
+    gathers once per tile, so this one is costed here: per tile the staged call's steps
+    (an LDRD of input and one per row, 2 SMLADs per row), its call and the epilogues;
+    per pixel the staging, a gathered step per step."""
+    uk = UKERNELS.get(dot)
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    if uk is None or not uk.staged_symbol or len(reduced) < 2:
+        return []
+    *taps, packed = reduced
+    unroll, loops = tuple(taps), (packed,)
+    d = k.n_parallel - 1
+    factors = {d: uk.rows}
+    if _packing(k, packed, dot) in (None, ()) or k.domain[d] % uk.rows or \
+            not _stages(s, k, factors, unroll, loops, dot):
+        return []
+    steps = prod(k.domain[u] for u in unroll) * k.domain[packed] // DOT_WIDTH
+    tile = steps * (PAIRED_LOAD + 3 * uk.rows) + uk.call_cost + uk.rows * s.epilogue
+    stage = steps * GATHERED_LOAD
+    pixels = prod(k.domain[:k.n_parallel]) // k.domain[d]
+    cost = pixels * (k.domain[d] // uk.rows * tile + stage)
+    code = len(_distinct_tiles(k, factors, interior)) * (stage + uk.rows * s.epilogue)
+    return [((False, cost, uk.rows, 1), code, factors, unroll, loops, 1, dot, 1)]
+
+
 def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ...],
             loops: tuple[int, ...], kind: str) -> bool:
     """Whether a tile's input is staged in the paired layout once per pixel
@@ -789,18 +854,33 @@ def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ..
     STAGE_MIN_TILES tiles, and the input's only test is its padding (a window's tap
     outside the input is staged as the pad value)."""
     uk = UKERNELS.get(kind)
-    if uk is None or not uk.staged_symbol or \
-            _ukernel_tile(s, k, factors, loops, kind, ()) is not uk:
+    if uk is None or not uk.staged_symbol or not loops:
         return False
-    if unroll and (_packing(k, loops[-1], kind) != () or k.domain[loops[-1]] % DOT_WIDTH
-                   or len(loops) != 1):
+    packing = _packing(k, loops[-1], kind)
+    # A window read element by element (packing names the input) is staged by element,
+    # every tap in one call.
+    steps = prod(k.domain[u] for u in unroll) * (k.domain[loops[-1]] // DOT_WIDTH) \
+        if unroll and packing else 0
+    if _ukernel_tile(s, k, factors, loops, kind, (), steps) is not uk:
+        return False
+    if unroll and (packing is None or k.domain[loops[-1]] % DOT_WIDTH or len(loops) != 1):
         return False
     (d,) = [d for d, n in factors.items() if n > 1]
     operands = dot_operands(k)
     x = next(ld for ld in operands if ld.operand not in k.paired)
     return d == k.n_parallel - 1 and k.domain[d] >= STAGE_MIN_TILES * uk.rows \
-        and (x.pad is None or (bool(unroll) and isinstance(x.pad, Const))) \
+        and (x.pad is None or (bool(unroll) and isinstance(x.pad, Const))
+             or _never_padded(k, x)) \
         and x.valid is None
+
+
+def _never_padded(k: Kernel, ld: Load) -> bool:
+    """Whether every index of `ld` stays inside its operand over the whole domain (a
+    padding of zero widths: a 1x1 convolution behind a `pad` op of nothing)."""
+    ranges = {d: (0, n - 1) for d, n in enumerate(k.domain)}
+    forms = [affine_of(i) for i in ld.index]
+    return all(f is not None and f.interval(ranges)[0] >= 0 and f.interval(ranges)[1] < n
+               for f, n in zip(forms, k.operands[ld.operand].shape, strict=True))
 
 
 def _factors(d: int, lanes: FloatLanes | None) -> tuple[int, ...]:
@@ -891,10 +971,67 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
         nest = _elementwise_nest(nk, target)
         if nk.combine is not None:  # an empty reduction: init and epilogue only
             nest = Nest(nk.domain, nk.n_parallel, nest.order)
-    interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items()))
+    # A dim one tile spans is not split: its points are constants in the tile's code,
+    # so the bounds tests of its border values fold away at compile time (kws's 3x3
+    # depthwise layers over 5-wide rows: 0.354 M -> 0.205 M instructions each, and
+    # smaller, against a checked loop over both border columns and a 3-wide interior).
+    interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items())
+                     if nest.block(d) < nk.domain[d])
+    if nest.stage and nest.unroll and _packing(nk, nest.reduction[-1], nest.dot):
+        interior = ()
+    blocks, stage = nest.blocks, nest.stage
+    if nk.interleaved:
+        p = two_pixel_dim(nk, nest, unblocked)
+        if p is None:
+            raise ValueError(f"kernel {k.name!r}: its interleaved weights need the 2x4 "
+                             f"microkernel, which its schedule cannot take")
+        blocks, stage = tuple(sorted((*blocks, (p, 2)))), 2
     return Nest(nest.domain, nest.n_parallel, nest.order, nest.reduction, nest.unroll,
-                nest.blocks, interior, phases, nest.vector, nest.partials, nest.dot,
-                stage=nest.stage)
+                blocks, interior, phases, nest.vector, nest.partials, nest.dot,
+                stage=stage)
+
+
+def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()) -> int | None:
+    """The parallel dim whose pixels a staged nest of `k` can take two at a time (the 2x4
+    microkernel: UKERNELS' two_pixel_symbol), with its weights' rows interleaved, or
+    None. The nest stages one pixel's input for tiles of the kernel's rows of output
+    channels (the innermost dim, a whole number of tiles), and each weight row is
+    `k`'s reduction, read whole and in order by every output: the weights are indexed
+    by that channel first (a row per channel) and by the reduced dims after, a multiple
+    of 4 elements. Of the dims the input depends on and the weights do not (not
+    `unblocked`), the one that leaves the fewest pixels without a partner, then the
+    longest."""
+    uk = UKERNELS.get(nest.dot)
+    operands = dot_operands(k)
+    d = k.n_parallel - 1
+    if uk is None or not uk.two_pixel_symbol or nest.stage != 1 or operands is None or \
+            nest.block(d) != uk.rows or k.domain[d] % uk.rows:
+        return None
+    if nest.unroll and _packing(k, nest.reduction[-1], nest.dot) == ():
+        return None  # a window staged by words: one pixel (its taps in runs)
+    x, w = operands if operands[1].operand in k.paired else operands[::-1]
+    shape = k.operands[w.operand].shape
+    length = prod(shape[1:])
+    if shape[0] != k.domain[d] or length % DOT_WIDTH or \
+            length != prod(k.domain[k.n_parallel:]):
+        return None
+    # The row's elements in the order the staged input holds them: the taps (the first
+    # unrolled dim slowest), then the packed dim.
+    flat = _flat_index(k, w)
+    if flat is None or flat.const or flat.coeff(d) != length:
+        return None
+    stride = 1
+    expected = {d: length}
+    for r in reversed((*nest.unroll, nest.reduction[-1])):
+        expected[r] = stride
+        stride *= k.domain[r]
+    if any(expected.get(dim) != c for dim, c in flat.terms if k.domain[dim] > 1):
+        return None
+    xdeps, wdeps = _deps(x), _deps(w)
+    pixels = [p for p in range(d) if k.domain[p] > 1 and p in xdeps and p not in wdeps
+              and p not in unblocked]
+    return max(pixels, key=lambda p: (k.domain[p] // 2 * 2 / k.domain[p], k.domain[p]),
+               default=None)
 
 
 def plain_schedule(k: Kernel) -> LoopSchedule:
@@ -917,7 +1054,8 @@ def choose_schedule(k: Kernel, target: Target,
     # FPU (Cortex-M4, riscv32 with F) llvm.fma.f64 becomes a call to libm's fma, which
     # no firmware links (and the soft-float multiply and add cost the same anyway).
     fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
-    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k):
+    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k) and \
+            not k.interleaved:
         return dataclasses.replace(plain_schedule(k), fma=fma)
     phases = phases_of(k) or [()]
     nests = tuple(n for n in (_nest(k, p, target, fma, unblocked) for p in phases)

@@ -44,7 +44,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `stage`: the packed dim's input values of a pixel are paired once (runtime_c's
   mrt_pair_s8, into a stack buffer) before the loop over its output-channel tiles,
   whose microkernel calls then read them with one LDRD a step instead of a word and
-  two SXTB16 (codegen/dot_ukernel.py).
+  two SXTB16 (codegen/dot_ukernel.py). The number of pixels staged together: 1, or 2
+  for the 2x4 microkernel (two pixels, blocked by 2 in their dim, whose inputs are
+  staged interleaved, against weights with their rows interleaved: `Kernel.interleaved`).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -89,7 +91,7 @@ class Nest:
     partials: int = 1
     dot: str = ""
     reverse: bool = False
-    stage: bool = False
+    stage: int = 0
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -126,7 +128,7 @@ class Nest:
         if self.reverse:
             parts.append("reverse")
         if self.stage:
-            parts.append("staged")
+            parts.append("staged" if self.stage == 1 else f"staged x{self.stage}")
         return " ".join(parts)
 
 

@@ -28,7 +28,7 @@ from math import prod
 import numpy as np
 
 from toolchain.kernel.form import Kernel, Load, postorder
-from toolchain.kernel.paired import to_paired
+from toolchain.kernel.paired import from_paired, to_paired, to_paired_rows
 from toolchain.loops import choose_schedule
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
@@ -106,7 +106,38 @@ def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]
             step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
             if step.schedule is not None:
                 step.schedule = _rechosen(step, target)
+        _interleave_rows(program, c, readers[c], target)
     return sorted(chosen)
+
+
+def _interleave_rows(program: Program, c: int, readers: list[tuple[int, int]],
+                     target: Target) -> bool:
+    """Stores paired constant c with its rows interleaved (kernel/paired.py
+    `to_paired_rows`) where every reader's schedule then takes two pixels at a time
+    (the 2x4 microkernel, loops/rules.py `two_pixel_dim`), a schedule fixed by the arena
+    plan included (re-chosen and checked as _rechosen does); returns whether it did.
+    Only that microkernel reads the interleaved rows, so it must take every reader."""
+    trial = []
+    for i, j in readers:
+        step = program.steps[i]
+        k = replace(step.kernel, interleaved=tuple(sorted((*step.kernel.interleaved, j))))
+        try:
+            if step.schedule is None:
+                schedule = None
+                choose_schedule(k, target)  # raises where the 2x4 tile cannot be had
+            else:
+                schedule = _rechosen(Step(k, step.buffers, step.schedule), target)
+                if schedule is step.schedule:
+                    return False
+        except ValueError:
+            return False
+        trial.append((step, k, schedule))
+    program.constants[c] = to_paired_rows(from_paired(program.constants[c]))
+    for step, k, schedule in trial:
+        step.kernel = k
+        if schedule is not None:
+            step.schedule = schedule
+    return True
 
 
 def _rechosen(step: Step, target: Target) -> LoopSchedule:

@@ -170,3 +170,83 @@ __attribute__((naked, used)) void mrt_pair_s8(int16_t *dst, const int8_t *src, u
         "pop    {r4, r5}\n"
         "bx     lr\n");
 }
+
+/* Half a step of a 2x4 tile (two pixels x four output channels): the pixels' words of
+ * this half (one LDRD of the interleaved staged input, mrt_pair2_s8) against the four
+ * rows' words of this half (two LDRDs of the rows-interleaved weights, kernel/paired.py
+ * `to_paired_rows`), 16 MACs in 11 instructions. r1: x, r2: w; r4-r7: pixel A's rows
+ * 0-3, r8-r11: pixel B's; r0 and r12: the pixels' words, r3 and lr: two rows' words. */
+#define MRT_DSP_HALF_2X4 \
+  "ldrd   r0, r12, [r1], #8\n" \
+  "ldrd   r3, lr, [r2], #8\n" \
+  "smlad  r4, r0, r3, r4\n" \
+  "smlad  r5, r0, lr, r5\n" \
+  "smlad  r8, r12, r3, r8\n" \
+  "smlad  r9, r12, lr, r9\n" \
+  "ldrd   r3, lr, [r2], #8\n" \
+  "smlad  r6, r0, r3, r6\n" \
+  "smlad  r7, r0, lr, r7\n" \
+  "smlad  r10, r12, r3, r10\n" \
+  "smlad  r11, r12, lr, r11\n"
+#define MRT_DSP_STEP_2X4 MRT_DSP_HALF_2X4 MRT_DSP_HALF_2X4
+
+/* acc[p*4 + r] += sum over k < 4*steps of x_p[k] * w_r[k], p = 0, 1 (two pixels), r = 0..3
+ * (four output channels): the input of both pixels staged by mrt_pair2_s8, the four
+ * weight rows in the rows-interleaved paired layout (kernel/paired.py `to_paired_rows`:
+ * per step the rows' first words, then their second words, 32 bytes). Every register
+ * holds an accumulator or an operand, so the loop ends when the weight pointer reaches
+ * its end, kept on the stack: 4 steps (128 MACs) a pass, 91 instructions. A count of
+ * 4n + m (m > 0) enters the first pass at its (5 - m)th step. steps >= 1; x 8-byte and w
+ * word aligned. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_2x4(int32_t acc[8], const int16_t *x,
+                                                          const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "ands   r12, r3, #3\n"              /* m; the flags live to the branches */
+        "add    r3, r2, r3, lsl #5\n"       /* the weights' end */
+        "push   {r0, r3}\n"
+        "ldm    r0, {r4-r11}\n"
+        "beq    5f\n"
+        "cmp    r12, #2\n"
+        "blo    8f\n"
+        "beq    7f\n"
+        "b      6f\n"
+        "5:\n"
+        MRT_DSP_STEP_2X4
+        "6:\n"
+        MRT_DSP_STEP_2X4
+        "7:\n"
+        MRT_DSP_STEP_2X4
+        "8:\n"
+        MRT_DSP_STEP_2X4
+        "ldr    r0, [sp, #4]\n"
+        "cmp    r2, r0\n"
+        "bne    5b\n"
+        "pop    {r0, r3}\n"
+        "stm    r0, {r4-r11}\n"
+        "pop    {r4-r11, pc}\n");
+}
+
+/* dst = two pixels' 4*words int8 values (a and b) staged for mrt_dot_s16_paired_2x4:
+ * per 4 values, a's SXTB16 word, b's, then a's and b's of the word rotated by 8.
+ * words >= 1; a and b word-aligned, dst 8-byte aligned. */
+__attribute__((naked, used)) void mrt_pair2_s8(int16_t *dst, const int8_t *a, const int8_t *b,
+                                                uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4-r7}\n"
+        "1:\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r5, [r2], #4\n"
+        "sxtb16 r6, r4\n"
+        "sxtb16 r7, r5\n"
+        "strd   r6, r7, [r0], #8\n"
+        "sxtb16 r6, r4, ror #8\n"
+        "sxtb16 r7, r5, ror #8\n"
+        "strd   r6, r7, [r0], #8\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "pop    {r4-r7}\n"
+        "bx     lr\n");
+}
