@@ -286,7 +286,8 @@ def test_rows_against_the_windows_outer_taps_hold_the_window(float_dispatches,
 def test_two_pixels_need_weight_rows_in_the_staged_order() -> None:
     """The 2x4 microkernel multiplies the staged input by each weight row element by
     element in order: a pointwise layer's weights (row per output channel) qualify, the
-    same weights read transposed do not, nor does a nest that is not staged."""
+    same weights read transposed do not, nor does a nest that is not staged, a pixel
+    dim the arena plan keeps unblocked, or a float result (its 8 epilogues spill)."""
     from toolchain.loops.schedule import Nest
 
     i8, i16, i32 = dtype("i8"), dtype("i16"), dtype("i32")
@@ -307,3 +308,6 @@ def test_two_pixels_need_weight_rows_in_the_staged_order() -> None:
                                dataclasses.replace(staged, stage=0)) is None
     assert rules.two_pixel_dim(pointwise((Index(2), Index(3))), staged,
                                unblocked=frozenset({1})) is None
+    floats = dataclasses.replace(pointwise((Index(2), Index(3))),
+                                 result=TensorType((1, 6, 8), dtype("f32")))
+    assert rules.two_pixel_dim(floats, staged) is None
