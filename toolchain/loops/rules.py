@@ -971,14 +971,16 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
         nest = _elementwise_nest(nk, target)
         if nk.combine is not None:  # an empty reduction: init and epilogue only
             nest = Nest(nk.domain, nk.n_parallel, nest.order)
-    # A dim one tile spans is not split: its points are constants in the tile's code,
-    # so the bounds tests of its border values fold away at compile time (kws's 3x3
-    # depthwise layers over 5-wide rows: 0.354 M -> 0.205 M instructions each, and
-    # smaller, against a checked loop over both border columns and a 3-wide interior).
-    # Measured against: kws on aarch64 +2.1% (rows of 5 x 16 lanes), vww_96 on
-    # riscv32 +0.9%.
+    # A dim one tile of scalar outputs spans is not split: its points are constants in
+    # the tile's code, so the bounds tests of its border values fold away at compile
+    # time (kws's 3x3 depthwise layers over 5-wide rows: 0.354 M -> 0.205 M
+    # instructions each, and smaller, against a checked loop over both border columns
+    # and a 3-wide interior; vww_96 on riscv32 +0.9%). A tile of vector lanes keeps the
+    # split: without it resnet8 f32 on aarch64 took 11.55 M against 9.38 M (its 8-row
+    # tiles of 3 vectors), kws int8 2.86 M against 2.80 M (rows of 5 x 16 lanes).
+    lanes = nest.vector or nest.dot == LANE_KIND
     interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items())
-                     if nest.block(d) < nk.domain[d])
+                     if lanes or nest.block(d) < nk.domain[d])
     if nest.stage and nest.unroll and _packing(nk, nest.reduction[-1], nest.dot):
         interior = ()
     blocks, stage = nest.blocks, nest.stage
