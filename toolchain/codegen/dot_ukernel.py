@@ -190,9 +190,7 @@ class UkernelDotEmitter:
                 self.point.update(p)
                 sources.append(self._staged_source(x, words)[0])
             self.point.update(pixels[0])
-            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32])
-            pair = b.module.globals.get(kernel.pair_two_symbol) or \
-                ir.Function(b.module, fty, kernel.pair_two_symbol)
+            pair = self._ukernel_function(kernel.pair_two_symbol, 4)  # dst, a, b, words
             b.call(pair, [b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True),
                           *sources, ir.Constant(I32, words)])
             self.staged = {"buffer": buf}

@@ -849,10 +849,10 @@ def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ..
             loops: tuple[int, ...], kind: str) -> bool:
     """Whether a tile's input is staged in the paired layout once per pixel
     (Nest.stage): its tiles would call a microkernel with a staged variant (with a
-    window's taps unrolled, reading whole words of input: the staged window is one
-    call), the blocked dim is the innermost parallel one and spans at least
-    STAGE_MIN_TILES tiles, and the input's only test is its padding (a window's tap
-    outside the input is staged as the pad value)."""
+    window's taps unrolled, reading whole words of input or gathering it element by
+    element: the staged window is one call), the blocked dim is the innermost parallel
+    one and spans at least STAGE_MIN_TILES tiles, and the input's only test is its
+    padding (a window's tap outside the input is staged as the pad value)."""
     uk = UKERNELS.get(kind)
     if uk is None or not uk.staged_symbol or not loops:
         return False
