@@ -1,7 +1,7 @@
 """The random generator's rows for ops with regions: while, if, case, sort, map,
 scatter, select_and_scatter, reduce_region, reduce_window_region and cfg.
 
-A body is generated like a graph (random_graphs.Gen over the region's inputs: its block
+A body is generated like a graph (gen_context.Gen over the region's inputs: its block
 arguments, then the outer values it captures), from the ops that stay exact, so that
 what a loop or a comparator computes never depends on a last bit: the region ops read
 exact operands only (compares decide their control flow), and every body's results are
@@ -21,7 +21,11 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import REDUCE_KINDS, window_output_shape
-from toolchain.testing.random_graphs import DTYPE_WEIGHTS, Gen, Info, InputSpec
+from toolchain.testing.exactness import Info
+from toolchain.testing.gen_context import DTYPE_WEIGHTS, Gen, GeneratorError
+from toolchain.testing.input_values import InputSpec
+from toolchain.testing.op_table import OP_GENS, OpGen, build_one
+from toolchain.testing.reduction_gens import window_attrs
 from toolchain.types import DTYPES, TensorType
 
 __all__ = ["REGION_GENS", "body", "BODY_OPS"]
@@ -52,9 +56,10 @@ def body(g: Gen, name: str, args: list[TensorType], captures: list[Tensor],
 
 
 def grow(sub: Gen, n_ops: int, ops: tuple[str, ...] = BODY_OPS) -> None:
-    """Adds `n_ops` random ops of `ops` to a region's Gen."""
-    from toolchain.testing.op_gens import OP_GENS, build_one
-
+    """Adds `n_ops` random ops of `ops` to a region's Gen (rows of the whole table,
+    which op_gens.py fills: a body may hold a region op itself)."""
+    if not OP_GENS:
+        raise GeneratorError("the op table is empty: import toolchain.testing.op_gens")
     table = {k: OP_GENS[k] for k in ops if k in OP_GENS}
     for _ in range(n_ops):
         build_one(sub, table)
@@ -63,7 +68,7 @@ def grow(sub: Gen, n_ops: int, ops: tuple[str, ...] = BODY_OPS) -> None:
 def _exact_source(g: Gen, types: tuple[str, ...], min_rank: int = 0, max_rank: int = 3,
                   max_elements: int | None = None) -> Tensor:
     limit = max_elements or g.max_elements
-    # Signed too: comparators compare floats in total order (random_graphs.NAN_SIGN_OPS).
+    # Signed too: comparators compare floats in total order (exactness.NAN_SIGN_OPS).
     x = g.pick(lambda t: t.type.dtype.name in types and min_rank <= t.type.rank <= max_rank
                and t.type.num_elements <= limit, exact=True, signed=True)
     if x is None or g.chance(0.15):
@@ -201,8 +206,6 @@ def reduce_region(g: Gen) -> bool:
 
 
 def reduce_window_region(g: Gen) -> bool:
-    from toolchain.testing.op_gens import window_attrs
-
     x = _exact_source(g, NUMERIC, min_rank=1)
     attrs = window_attrs(g, x.type.shape)
     if attrs is None:
@@ -334,8 +337,6 @@ def scatter(g: Gen) -> bool:
 
 
 def select_and_scatter(g: Gen) -> bool:
-    from toolchain.testing.op_gens import window_attrs
-
     x = _exact_source(g, NUMERIC, min_rank=1)
     attrs = window_attrs(g, x.type.shape, dilate=False)
     if attrs is None:
@@ -496,9 +497,7 @@ def _cfg_loop(g: Gen, values: list[Tensor], types: list[TensorType]) -> bool:
     return True
 
 
-def _row(op: str, weight: float, build: Callable[[Gen], bool]):
-    from toolchain.testing.op_gens import OpGen
-
+def _row(op: str, weight: float, build: Callable[[Gen], bool]) -> OpGen:
     build.makes_regions = True  # type: ignore[attr-defined]
     return OpGen(op, weight, build)
 
