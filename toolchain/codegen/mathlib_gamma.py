@@ -202,7 +202,7 @@ def _sinpi_abs(b: ir.IRBuilder, ax: ir.Value) -> ir.Value:
 
 
 def _sin_cos_pi(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """sin(pi a), cos(pi a) for |a| <= 1/4 (mathlib's Taylor polynomials)."""
+    """sin(pi a), cos(pi a) for |a| <= 1/4 (mathlib_trig's Taylor polynomials)."""
     return _sin_cos_poly(b, b.fmul(a, _c(math.pi)))
 
 

@@ -37,7 +37,8 @@ def _isnan(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def _clamp_range(b: ir.IRBuilder, x: ir.Value, lo: float, hi: float) -> ir.Value:
-    """x clamped into [lo, hi] (NaN to lo): keeps the conversions in _segment defined."""
+    """x clamped into [lo, hi] (NaN to lo): keeps later conversions (mathlib_gamma's
+    _segment, fptosi) defined and arguments inside a formula's range."""
     x = b.select(b.fcmp_unordered("ult", x, _c(lo)), _c(lo), x)
     return b.select(b.fcmp_ordered(">", x, _c(hi)), _c(hi), x)
 
@@ -62,7 +63,7 @@ LN2 = _hi_lo(math.log(2))
 
 
 def _log_double(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """log(x) as hi + lo (~2**-40 relative) for finite x > 0: mathlib's log2 pair times
+    """log(x) as hi + lo (~2**-40 relative) for finite x > 0: mathlib_pow's log2 pair times
     ln 2 in double-f32."""
     hh, hl = _log2_double(b, x)
     p, e = _two_prod(b, hh, _c(LN2[0]))
