@@ -37,9 +37,17 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from toolchain.codegen import mathlib as m
+from toolchain.codegen.mathlib_ir import (
+    F32,
+    F64,
+    PREFIX,
+    SECTION_PREFIX,
+    _intrinsic,
+    fabs,
+    target_features,
+)
+from toolchain.codegen.mathlib_table import math_function
 
-F64, F32 = m.F64, m.F32
 I64 = ir.IntType(64)
 I32 = ir.IntType(32)
 
@@ -125,15 +133,15 @@ def _log(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 
 
 def _sqrt(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    if m.target_features(b.module).hardware_f64:
-        return b.call(m._intrinsic(b.module, "llvm.sqrt.f64", F64, [F64]), [x])
+    if target_features(b.module).hardware_f64:
+        return b.call(_intrinsic(b.module, "llvm.sqrt.f64", F64, [F64]), [x])
     tiny = b.fcmp_ordered("<", x, _c(2.0 ** -1000))
     xs = b.select(tiny, b.fmul(x, _c(2.0 ** 108)), x)
     e = b.sub(b.trunc(b.lshr(b.bitcast(xs, I64), ir.Constant(I64, 52)), I32),
               ir.Constant(I32, 1023))
     k = b.ashr(e, ir.Constant(I32, 1))  # xs = 4**k * m, m in [1, 4)
     mv = b.fmul(b.fmul(xs, _pow2(b, b.neg(k))), _pow2(b, b.neg(k)))
-    y = b.fpext(b.call(m.math_function(b.module, "sqrt", F32), [b.fptrunc(mv, F32)]), F64)
+    y = b.fpext(b.call(math_function(b.module, "sqrt", F32), [b.fptrunc(mv, F32)]), F64)
     for _ in range(2):
         y = b.fmul(_c(0.5), b.fadd(y, b.fdiv(mv, y)))
     y = b.fmul(y, _pow2(b, b.select(tiny, b.sub(k, ir.Constant(I32, 54)), k)))
@@ -160,25 +168,30 @@ def _trig(b: ir.IRBuilder, x: ir.Value, name: str) -> ir.Value:
     neg = b.icmp_unsigned(">=", q, ir.Constant(I32, 2))
     y = b.select(odd, c, s)
     y = b.select(neg, b.fneg(y), y)
-    far = b.fcmp_unordered("uge", m.fabs(b, x), _c(TRIG_LIMIT))  # inf and NaN too
-    slow = b.fpext(b.call(m.math_function(b.module, name, F32), [b.fptrunc(x, F32)]), F64)
+    far = b.fcmp_unordered("uge", fabs(b, x), _c(TRIG_LIMIT))  # inf and NaN too
+    slow = b.fpext(b.call(math_function(b.module, name, F32), [b.fptrunc(x, F32)]), F64)
     return b.select(far, slow, y)
 
 
+def _floor(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """floor(v): the exact rounding function, emitted for f64 (mathlib_rounding.py)."""
+    return b.call(math_function(b.module, "floor", F64), [v])
+
+
 def _pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
-    ax = m.fabs(b, x)
+    ax = fabs(b, x)
     r = _exp(b, b.fmul(y, _log(b, ax)))
-    integer = b.fcmp_ordered("==", m.call_math(b, "floor", y), y)
+    integer = b.fcmp_ordered("==", _floor(b, y), y)
     half = b.fmul(y, _c(0.5))
-    odd = b.and_(integer, b.fcmp_ordered("!=", m.call_math(b, "floor", half), half))
+    odd = b.and_(integer, b.fcmp_ordered("!=", _floor(b, half), half))
     negative = b.fcmp_ordered("<", x, _c(0.0))
     r = b.select(b.and_(negative, odd), b.fneg(r), r)
     r = b.select(b.and_(negative, b.not_(integer)), _c(math.nan), r)
     special = b.or_(
         b.or_(b.fcmp_unordered("ueq", ax, _c(0.0)), b.fcmp_ordered("==", ax, _c(math.inf))),
-        b.or_(b.fcmp_unordered("ueq", m.fabs(b, y), _c(math.inf)),
+        b.or_(b.fcmp_unordered("ueq", fabs(b, y), _c(math.inf)),
               b.or_(b.fcmp_ordered("==", y, _c(0.0)), b.fcmp_ordered("==", x, _c(1.0)))))
-    exact = b.fpext(b.call(m.math_function(b.module, "power", F32),
+    exact = b.fpext(b.call(math_function(b.module, "power", F32),
                            [b.fptrunc(x, F32), b.fptrunc(y, F32)]), F64)
     return b.select(special, exact, r)
 
@@ -191,12 +204,12 @@ BODIES: dict[str, Callable[..., ir.Value]] = {
 
 def call_f64(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     """Calls the f64 function `name` (one of BODIES), emitted once per module."""
-    fname = f"{m.PREFIX}{name}_f64"
+    fname = f"{PREFIX}{name}_f64"
     fn = b.module.globals.get(fname)
     if fn is None:
         fn = ir.Function(b.module, ir.FunctionType(F64, [F64] * len(args)), fname)
         fn.linkage = "internal"
-        fn.section = m.SECTION_PREFIX + fname
+        fn.section = SECTION_PREFIX + fname
         fn.attributes.add("nounwind")
         body = ir.IRBuilder(fn.append_basic_block("entry"))
         body.ret(BODIES[name](body, *fn.args))
