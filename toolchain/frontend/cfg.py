@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from toolchain.frontend.regions import RegionScope
+from toolchain.frontend.types import as_tensor_type, func_type
 from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.verify import verify_node
 from toolchain.types import DType, TensorType
 
 if TYPE_CHECKING:
@@ -38,8 +40,6 @@ def import_cfg(importer: Any, func: Operation, args: list[Tensor], stack: list[s
                name: str) -> list[Tensor]:
     """The results of the multi-block function `func` applied to `args`: one `cfg` node
     added to the importer's graph."""
-    from toolchain.frontend.stablehlo import _as_tensor_type
-
     blocks = func.regions[0].blocks
     owner: dict[int, int] = {}
     for k, block in enumerate(blocks):
@@ -51,7 +51,7 @@ def import_cfg(importer: Any, func: Operation, args: list[Tensor], stack: list[s
     def share(v: Any) -> None:
         if id(v) not in shared:
             shared[id(v)] = len(types)
-            t = _as_tensor_type(v.type)
+            t = as_tensor_type(v.type)
             types.append(t if t is not None else TensorType((), DType("?", np.dtype("f4"),
                                                                       0, "?")))
 
@@ -81,14 +81,12 @@ def import_cfg(importer: Any, func: Operation, args: list[Tensor], stack: list[s
                                     stack, func)
         regions.append(graph)
         infos.append(info)
-    results = [t for t in (_as_tensor_type(r) for r in _result_types(func))]
+    results = [t for t in (as_tensor_type(r) for r in _result_types(func))]
     if any(t is None for t in results):
         importer.error(f"'@{name}' returns a non-tensor type", func)
         return []
     node = importer.graph.add("cfg", list(args), results, {"blocks": tuple(infos)}, func.loc,
                               regions)
-    from toolchain.graph.verify import verify_node
-
     err = verify_node(node)
     if err is not None:
         importer.errors.append(err)
@@ -96,9 +94,7 @@ def import_cfg(importer: Any, func: Operation, args: list[Tensor], stack: list[s
 
 
 def _result_types(func: Operation) -> tuple:
-    from toolchain.frontend.stablehlo import _func_type
-
-    return _func_type(func).results
+    return func_type(func).results
 
 
 def _import_block(importer: Any, block: Block, k: int, blocks: list[Block],

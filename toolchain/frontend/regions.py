@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from toolchain.frontend.types import as_tensor_type
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.types import DType, TensorType
 
@@ -95,10 +96,8 @@ def _import_region(importer: Any, region: Region, outer: dict[int, Tensor], stac
                        "supported", op)
         return scope
     block = region.blocks[0]
-    from toolchain.frontend.stablehlo import _as_tensor_type
-
     for a in block.args:
-        t = _as_tensor_type(a.type)
+        t = as_tensor_type(a.type)
         if t is None or not t.is_static:
             importer.error(f"'{op.name}': a region argument has type '{a.type}'; minirt "
                            "needs static tensor shapes", op)

@@ -1,0 +1,38 @@
+"""The types of MLIR values and functions as the MLIR frontends read them.
+
+The importer (frontend/stablehlo.py), the StableHLO op converters
+(frontend/stablehlo_ops.py) and the region and block importers the importer calls
+(frontend/regions.py, frontend/cfg.py) all read these. They live here, below every one
+of them, so that a region or block importer never imports the importer back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolchain.mlir.ir import Operation, StringAttr, TypeAttr
+from toolchain.types import DType, FunctionType, TensorType
+
+__all__ = ["as_tensor_type", "func_type", "sym"]
+
+
+def as_tensor_type(t: Any) -> TensorType | None:
+    """`t` as the graph holds it: a tensor type as it is, a scalar element type as a
+    rank-0 tensor; None for any other type."""
+    if isinstance(t, TensorType):
+        return t
+    if isinstance(t, DType):
+        return TensorType((), t)
+    return None
+
+
+def func_type(func: Operation) -> FunctionType:
+    """The signature of `func.func` op `func` (an empty one when it lacks it)."""
+    t = func.attr("function_type")
+    return t.type if isinstance(t, TypeAttr) else FunctionType((), ())
+
+
+def sym(func: Operation) -> str:
+    """The symbol name of `func.func` op `func`, or '?'."""
+    s = func.attr("sym_name")
+    return s.value if isinstance(s, StringAttr) else "?"
