@@ -17,6 +17,7 @@ __all__ = ["interior_ranges", "lane_dim"]
 
 
 def _deps(e: Expr) -> frozenset[int]:
+    """The loop dims expression `e` depends on."""
     return frozenset(x.dim for x in postorder(e) if isinstance(x, Index))
 
 

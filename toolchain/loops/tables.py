@@ -87,8 +87,8 @@ def packed_written_out(steps: int, paired_rows: int) -> bool:
 # and its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
 UNPACKED_LOAD = 3
 PAIRED_LOAD = 1
-# An operand gathered element by element (_packing): 4 byte loads and 2 packs into the
-# 16-bit pairs (PKHBT).
+# An operand gathered element by element (loops/access.py _packing): 4 byte loads and
+# 2 packs into the 16-bit pairs (PKHBT).
 GATHERED_LOAD = 6
 
 
