@@ -2,6 +2,10 @@
 
 - schedule.py: the LoopSchedule / Nest / Phase types and their printed form;
 - rules.py: `choose_schedule(kernel, target)`, from the target's capabilities;
+- tables.py: what each SIMD instruction set, dot step and code budget offers a tile;
+- cost.py: the instruction model a tile is costed with, and the registers it must fit;
+- access.py: what the rules read off a kernel's loads (dims, offsets, word packing,
+  the interior where no bounds check fails);
 - affine.py: affine forms and intervals of index expressions, used to prove loads in
   bounds and to simplify index arithmetic;
 - phases.py: transposed convolutions split by output phase; the kernel each nest computes.

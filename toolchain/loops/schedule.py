@@ -23,7 +23,7 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   the dilation inserts are never multiplied.
 - `vector`: lanes the innermost loop is meant for (0: scalar code); in a float
   reduction, the lanes its tile's outputs along the result's last dim are blocked in
-  whole vectors of (loops/rules.py `FloatLanes`, which LLVM's SLP vectorizer makes
+  whole vectors of (loops/cost.py `FloatLanes`, which LLVM's SLP vectorizer makes
   vector FMAs of).
 - `partials`: the reduction order. With P > 1 each output folds into P partial sums
   (by the innermost reduction loop's index modulo P), added at the end; a float sum's

@@ -1,0 +1,239 @@
+"""The measured data the loop-schedule rules (loops/rules.py) read: one row per SIMD
+instruction set (what its registers and int8 dot steps offer a tile), per vector or
+microkernel dot step (what it costs), and per code budget (how much code a tile may
+become: microcontroller code is optimised for size, hosted code for speed).
+
+These are tables apart from the rules because codegen and schedule read them too (the
+kinds of dot step, the microkernels' symbols, the paired-operand layouts): they name
+what a target offers, not how a schedule is chosen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from toolchain.target.descriptors import Target
+
+__all__ = ["BUDGETS", "DOT_WIDTH", "LANE_KIND", "SIMD", "UKERNELS", "VECTOR_DOT_KINDS",
+           "Budget", "SimdRow", "Ukernel", "VectorDot", "dot_width", "packed_written_out",
+           "tiles_for_cold_kernels"]
+
+
+@dataclass(frozen=True)
+class SimdRow:
+    """What a SIMD instruction set offers the loops: f32 lanes per register, the kind
+    of packed int8 dot step (codegen/dot.py's DOT_KINDS or codegen/dot_vector.py's
+    VECTOR_DOT_KINDS; "" for none), whether its constant operands (weights) are stored
+    pre-extended in the paired layout (kernel/paired.py, schedule/paired.py: twice their
+    flash, no unpacking), and the vector registers a vector dot tile may hold (its
+    accumulators and operand vectors)."""
+
+    float_lanes: int
+    int8_dot: str = ""
+    paired_operands: bool = False
+    vector_registers: int = 0
+    # int8 outputs a tile computes in the lanes of vector accumulators, one lane per
+    # output along a parallel dim both operands are contiguous in (a depthwise
+    # convolution's channels; codegen/dot_vector.py's LANE_KIND); 0 for none.
+    int8_lanes: int = 0
+    # Whether float tiles are blocked in whole vectors along an output-channel dim
+    # (FloatLanes), for LLVM's SLP vectorizer to make vector FMAs of them.
+    float_lane_tiles: bool = False
+
+
+SIMD: dict[str, SimdRow] = {
+    "none": SimdRow(float_lanes=1),
+    # SXTB16 + SMLAD in core registers; paired weights: docs/architecture.md, "Where the
+    # int8 instructions go (Cortex-M4)", has the measured gain and flash.
+    "dsp": SimdRow(float_lanes=1, int8_dot="dsp", paired_operands=True),
+    # No float lane tiles: on cortex-m55 they cost dscnn_kws 20% more instructions
+    # (4.22 M -> 5.06 M) and leave resnet8 as it was.
+    "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
+                   int8_lanes=16),
+    # Float lane tiles on aarch64 (instructions under QEMU): resnet8 15.9 M -> 7.4 M,
+    # dscnn_kws 3.43 M -> 2.06 M, autoencoder 566 K -> 185 K, cnn 170 K -> 56 K.
+    "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31
+                    int8_lanes=16, float_lane_tiles=True),
+    "neon-dotprod": SimdRow(float_lanes=4, int8_dot="sdot", vector_registers=32,
+                            int8_lanes=16, float_lane_tiles=True),
+    "sse2": SimdRow(float_lanes=4, float_lane_tiles=True),
+    "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
+                    int8_lanes=16, float_lane_tiles=True),
+}
+LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
+# Instructions per group of lanes and reduction step besides the two loads: widening
+# multiply of both halves, widening adds into the four (NEON, Helium) or two (AVX2)
+# int32 accumulator registers.
+LANE_OPS = 6
+DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
+# A packed DSP loop of at most this many steps is written out (codegen/nest.py) when
+# its steps read at most PACKED_ROWS_UNROLLED paired weight rows: LLVM kept a loop of
+# two (vww_96's 8-channel pointwise layer on cortex-m4, 2 pixels x 2 channels: a flag
+# toggled per pass, the addresses recomputed; 973 K -> 779 K instructions written
+# out); a tile of 4 rows written out loads all 8 LDRDs ahead and spills (ad01_int8's
+# 8 -> 128 layer: 3,664 -> 4,370).
+PACKED_STEPS_UNROLLED = 2
+PACKED_ROWS_UNROLLED = 2
+
+
+def packed_written_out(steps: int, paired_rows: int) -> bool:
+    """Whether a packed DSP loop of `steps` steps whose tile reads `paired_rows` rows of
+    paired weights per step is written out instead of looped."""
+    return steps <= PACKED_STEPS_UNROLLED and paired_rows <= PACKED_ROWS_UNROLLED
+# Instructions a packed DSP step spends on one operand value (4 elements): a word load
+# and its 2 SXTB16, or for an operand in the paired layout (kernel/paired.py) one LDRD.
+UNPACKED_LOAD = 3
+PAIRED_LOAD = 1
+# An operand gathered element by element (loops/access.py _packing): 4 byte loads and
+# 2 packs into the 16-bit pairs (PKHBT).
+GATHERED_LOAD = 6
+
+
+@dataclass(frozen=True)
+class VectorDot:
+    """What the cost model knows of a vector int8 dot step (codegen/dot_vector.py):
+    int8 lanes per step, the int32 lanes of each output's accumulator (0: a scalar
+    register), and instructions per output per step, per distinct operand vector per
+    step (its load and any extension) and per output to reduce its accumulator."""
+
+    width: int
+    acc_lanes: int
+    step_ops: int
+    load_ops: int
+    finish_ops: int
+
+
+VECTOR_DOT_KINDS: dict[str, VectorDot] = {
+    # SMULL, SMULL2, 2 SADALP; LDR q; ADDV + FMOV
+    "neon": VectorDot(width=16, acc_lanes=4, step_ops=4, load_ops=1, finish_ops=2),
+    # SDOT; LDR q; ADDV + FMOV (Armv8.2-A's dot product, where the target says so)
+    "sdot": VectorDot(width=16, acc_lanes=4, step_ops=1, load_ops=1, finish_ops=2),
+    # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
+    "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
+    # VMLADAVA.S8 into the scalar sum; VLDRB.8
+    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+}
+
+
+@dataclass(frozen=True)
+class Ukernel:
+    """A runtime_c microkernel for the packed loop of a tile of `rows` outputs that
+    read one input word and `rows` paired weight rows (codegen/dot_ukernel.py): its
+    symbol, the packed steps from which a tile is costed with (and makes) the call,
+    the steps from which a tile with unrolled taps, costed as generated code, calls it
+    per tap, and the instructions of a call besides its steps (arguments, the
+    accumulators through memory, saving registers)."""
+
+    symbol: str
+    rows: int
+    min_steps: int
+    min_tap_steps: int
+    call_cost: int
+    # The same over several runs of contiguous inputs with a jump between them (a
+    # window's rows) and contiguous weights: one call for all the taps of a tile, used
+    # from `min_run_tap_steps` steps per tap on.
+    runs_symbol: str = ""
+    min_run_tap_steps: int = 0
+    # The same for an input already in the paired layout (Nest.stage), and the function
+    # that pairs a pixel's input for it.
+    staged_symbol: str = ""
+    pair_symbol: str = ""
+    # The same for a tile of two pixels, staged together (`pair_two_symbol`), against
+    # weights whose rows are interleaved (kernel/paired.py `to_paired_rows`).
+    two_pixel_symbol: str = ""
+    pair_two_symbol: str = ""
+
+
+# By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
+# Measured on cortex-m4: a tile without taps takes it from 4 steps on (vww_96's 32- and
+# 16-channel pointwise layers: 14.52 M -> 13.91 M instructions with 4 instead of 16;
+# 2 gains nothing more); a call per tap pays from 16 steps (pretrainedResnet's 3x3
+# layers with 4 or 8 steps per tap lose 4 to 23% with it), one call for the window's
+# three rows from 8 (its 32-channel layers -6%, the 64-channel one -8% against a call
+# per tap; with 4 steps, 16 channels, the generated loop is 4.6% faster).
+UKERNELS: dict[str, Ukernel] = {
+    "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
+                   call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
+                   min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
+                   pair_symbol="mrt_pair_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
+                   pair_two_symbol="mrt_pair2_s8"),
+}
+# A pixel's input is paired once (4 instructions a word, and the call) when its output
+# channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).
+STAGE_MIN_TILES = 3
+
+
+def dot_width(kind: str) -> int:
+    """int8 elements per packed step of dot kind `kind`."""
+    vk = VECTOR_DOT_KINDS.get(kind)
+    return vk.width if vk is not None else DOT_WIDTH
+
+
+# Vector registers a vector dot step needs besides the tile's accumulators and operand
+# vectors: NEON's two 16-bit product registers between SMULL and SADALP.
+VECTOR_TEMPS = 2
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much code a tile may become."""
+
+    max_tile: int  # outputs computed together (accumulators)
+    max_copies: int  # copies of the body in one tile: outputs x unrolled taps
+    max_unroll: int  # a reduced dim longer than this stays a loop
+    loop_cost: int  # instructions a loop iteration costs besides its body
+    # A cap on the straight-line code of a nest (_code: instructions, every tile shape
+    # and region counted once). When the cheapest tile exceeds it, the cheapest tile
+    # under it is taken instead if it costs at most `code_slack` more (else the
+    # cheapest stays). docs/architecture.md, "Code size", has the measured trade.
+    max_code: float = float("inf")
+    code_slack: float = 0.0
+    # A kernel of at most this many points (outputs x reduction steps) keeps its loops
+    # as written (plain_schedule, with FMA where the target has it): a tile can save it
+    # only a few thousand instructions, and costs its code. The int8 softmax's scalar
+    # steps and dense head on cortex-m4: kws_ref_model 288 B less code for 3,805 more
+    # instructions (0.07%), pretrainedResnet 468 B for 3,077; ad01's 8x128 layers
+    # (1,024 points) would lose 3%, so they stay above it.
+    cold_points: int = 0
+
+
+BUDGETS: dict[str, Budget] = {
+    "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3, max_code=800,
+                   code_slack=0.01, cold_points=1000),
+    "speed": Budget(max_tile=32, max_copies=256, max_unroll=8, loop_cost=2),
+}
+
+FACTORS = (1, 2, 3, 4, 5, 6, 8, 12, 16)
+PARTIALS = (1, 2, 4)
+# A float sum whose innermost loop runs at least this many times folds into 2 or more
+# partial sums (when the registers allow): shorter chains of roundings. With one chain,
+# the shared autoencoder's 128- and 640-term dots drift past --check's tolerance under
+# FMA (worst element 1.15x the tolerance; 0.30x with partial sums). Convolutions, whose
+# innermost loop is their input channels (at most 64 in the shared models), stay well
+# within it (worst 0.02x) and keep their registers for larger tiles.
+LONG_SUM = 128
+# Registers a tile leaves for pointers and loop counters, beyond one per operand.
+RESERVED_INT_REGISTERS = 2
+
+
+@contextmanager
+def tiles_for_cold_kernels() -> Iterator[None]:
+    """Within it, microcontrollers tile every kernel however few its points (the size
+    budget's cold_points is 0). The random-graph campaign builds in it: its graphs'
+    tensors hold at most 96 elements, so nearly all their kernels are cold and would
+    take the plain schedule, and the campaign is there to test the register tiles,
+    interiors and packed steps the rules choose (the plain schedule is what every
+    other schedule is checked against)."""
+    saved = BUDGETS["size"]
+    BUDGETS["size"] = dataclasses.replace(saved, cold_points=0)
+    try:
+        yield
+    finally:
+        BUDGETS["size"] = saved
+
+
+def _budget(target: Target) -> Budget:
+    return BUDGETS["size" if target.os == "none" else "speed"]
