@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
+from toolchain.codegen.element_types import compute_type
 from toolchain.kernel.form import Load, expr_dtype
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
@@ -228,8 +229,6 @@ class VectorDotEmitter:
             self.ranges.update(saved)
             for u in self.nest.reduction:
                 self.ranges[u] = (0, 0)
-        from toolchain.codegen.emit import compute_type
-
         b = self.b
         inits = []
         for p in points:
