@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.kinds import register
 from toolchain.kernel.branch import Branch
 
 I8, I32 = ir.IntType(8), ir.IntType(32)
 PTR = ir.PointerType()
 
 
+@register(Branch)
 def emit_branch(module: ir.Module, branch: Branch) -> ir.Function:
     """Adds the branch's function to `module` and returns it (hidden, in its own
     section, like every dispatch)."""

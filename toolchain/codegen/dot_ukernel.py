@@ -36,7 +36,9 @@ from math import prod
 
 from llvmlite import ir
 
+from toolchain.codegen.addresses import flat_offset
 from toolchain.codegen.dot import WIDTH
+from toolchain.codegen.errors import EmitError
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import UKERNELS, Ukernel
 
@@ -287,8 +289,6 @@ class UkernelDotEmitter:
         are dropped): one call over the whole reduction, the input staged for both
         (stage_input), the weights a group of rows interleaved (Kernel.interleaved)
         that starts where its first row does in the paired layout."""
-        from toolchain.codegen.emit import EmitError
-
         buf = self.staged["buffer"]
         operands = dot_operands(self.k)
         w = next(ld for ld in operands if ld.operand in self.k.paired)
@@ -321,11 +321,10 @@ class UkernelDotEmitter:
         0), its constant element offset and base key; for a tap the region cannot prove
         inside the input, the address of `words` words of the pad value where it is
         outside (a select, no load), and key None."""
-        from toolchain.codegen.nest import _flat
-
         shape = self.k.operands[x.operand].shape
         forms, strides, unproven = self._packed_split(x)  # the rules made sure it splits
-        ptr, const, key = self._affine_parts(x.operand, _flat(forms, strides, range(len(forms))))
+        ptr, const, key = self._affine_parts(x.operand,
+                                             flat_offset(forms, strides, range(len(forms))))
         src = ptr if const == 0 else self._gep_from(x.operand, ptr, ir.Constant(I32, const))
         if not unproven:
             return src, const, key
@@ -461,13 +460,12 @@ class UkernelDotEmitter:
         """(buffer, base key, element offset) of `ld`'s word at the current point at the
         packed dim's start, with its base pointer noted; None where it is bounds-checked
         or not word-aligned."""
-        from toolchain.codegen.nest import _flat
-
         split = self._packed_split(ld)
         if split is None or split[2]:
             return None
         forms, strides, _ = split
-        ptr, const, key = self._affine_parts(ld.operand, _flat(forms, strides, range(len(forms))))
+        ptr, const, key = self._affine_parts(ld.operand,
+                                             flat_offset(forms, strides, range(len(forms))))
         if const % WIDTH:
             return None
         self._ukernel_bases[(ld.operand, key)] = ptr

@@ -28,7 +28,7 @@ along its output channels: with `dot lanes` a tile computes 16 channels in the l
 of a <16 x i32> accumulator (`_lane_reduction`: products in 16 bits, sums in 32, as
 generic IR that LLVM selects for each ISA), each lane extracted for the epilogue.
 
-The steps are LLVM intrinsics emitted inline by the loop nest (codegen/nest.py calls
+The steps are LLVM intrinsics emitted inline by the loop nest (codegen/packed.py calls
 `_vector_packed_loop` where the schedule's `dot` kind is one of `VECTOR_DOT_KINDS`),
 for the reasons codegen/dot.py gives for the DSP steps: registers allocated across the
 tile and its epilogue, operands shared by the tile, no call per tile.
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
+from toolchain.codegen.element_types import compute_type
 from toolchain.kernel.form import Load, expr_dtype
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
@@ -228,8 +229,6 @@ class VectorDotEmitter:
             self.ranges.update(saved)
             for u in self.nest.reduction:
                 self.ranges[u] = (0, 0)
-        from toolchain.codegen.emit import compute_type
-
         b = self.b
         inits = []
         for p in points:

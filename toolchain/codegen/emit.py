@@ -27,6 +27,15 @@ from collections.abc import Callable
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
+from toolchain.codegen.element_types import (
+    compute_type,
+    const_value,
+    is_unsigned,
+    storage_type,
+    zero_of,
+)
+from toolchain.codegen.errors import EmitError
+from toolchain.codegen.kinds import emit_other_kind
 from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
 from toolchain.codegen.nest import NestEmitter
 from toolchain.kernel.form import (
@@ -48,47 +57,6 @@ __all__ = ["EmitError", "compute_type", "emit_kernel", "storage_type"]
 
 PTR = ir.PointerType()
 INF = float("inf")
-
-
-class EmitError(Exception):
-    """A kernel the emitter cannot lower (unknown op, unsupported type, bad shapes)."""
-
-
-def storage_type(dt: DType) -> ir.Type:
-    """How one element sits in memory."""
-    if dt.is_float:
-        return {"f32": F32, "f64": F64, "f16": I16, "bf16": I16}[dt.name]
-    if dt.kind == "b":
-        return ir.IntType(8)
-    return ir.IntType(dt.np_dtype.itemsize * 8)
-
-
-def compute_type(dt: DType) -> ir.Type:
-    """The LLVM type values of dt are computed in."""
-    if dt.is_float:
-        return F64 if dt.name == "f64" else F32
-    if dt.kind == "b":
-        return I1
-    return ir.IntType(dt.np_dtype.itemsize * 8)
-
-
-def _unsigned(dt: DType) -> bool:
-    return dt.kind in "ub"
-
-
-def _zero(t: ir.Type) -> ir.Constant:
-    return ir.Constant(t, 0.0 if isinstance(t, ir.types._BaseFloatType) else 0)
-
-
-def _const_value(b: ir.IRBuilder, value: float | int | bool, dt: DType) -> ir.Value:
-    t = compute_type(dt)
-    if dt.is_float:
-        # f16 constants are rounded to f16 like a loaded value (bf16 ones arrive rounded).
-        v = float(dt.np_dtype.type(value)) if dt.name == "f16" else float(value)
-        return ir.Constant(t, v)
-    if dt.kind == "b":
-        return ir.Constant(I1, int(bool(value)))
-    return ir.Constant(t, int(value) & ((1 << t.width) - 1))
 
 
 # --------------------------------------------------------------------------- scalar ops
@@ -287,12 +255,12 @@ def _sign(b: ir.IRBuilder, x: ir.Value, dt: DType) -> ir.Value:
     t = x.type
     if dt.is_float:
         one = ir.Constant(t, 1.0)
-        r = b.select(b.fcmp_ordered(">", x, _zero(t)), one, x)
-        return b.select(b.fcmp_ordered("<", x, _zero(t)), ir.Constant(t, -1.0), r)
-    if _unsigned(dt):
-        return b.zext(b.icmp_unsigned("!=", x, _zero(t)), t)
-    pos = b.zext(b.icmp_signed(">", x, _zero(t)), t)
-    neg = b.zext(b.icmp_signed("<", x, _zero(t)), t)
+        r = b.select(b.fcmp_ordered(">", x, zero_of(t)), one, x)
+        return b.select(b.fcmp_ordered("<", x, zero_of(t)), ir.Constant(t, -1.0), r)
+    if is_unsigned(dt):
+        return b.zext(b.icmp_unsigned("!=", x, zero_of(t)), t)
+    pos = b.zext(b.icmp_signed(">", x, zero_of(t)), t)
+    neg = b.zext(b.icmp_signed("<", x, zero_of(t)), t)
     return b.sub(pos, neg)
 
 
@@ -454,13 +422,13 @@ class _KernelEmitter(NestEmitter):
         r = b.fptrunc(v, F32)
         back = b.fpext(r, F64)
         inexact = b.fcmp_ordered("!=", back, v)  # false for NaN
-        away = b.xor(b.fcmp_ordered(">", back, v), b.fcmp_ordered("<", v, _zero(F64)))
+        away = b.xor(b.fcmp_ordered(">", back, v), b.fcmp_ordered("<", v, zero_of(F64)))
         return self._to_odd(r, inexact, away)
 
     def _int_to_f32_odd(self, v: ir.Value, src: DType) -> ir.Value:
         b = self.b
         t = v.type
-        unsigned = _unsigned(src)
+        unsigned = is_unsigned(src)
         r = b.uitofp(v, F32) if unsigned else b.sitofp(v, F32)
         # Back to the integer type, saturating: only the top power of two saturates, and
         # taking it for exact there is harmless, as no bf16 tie is near it.
@@ -470,7 +438,7 @@ class _KernelEmitter(NestEmitter):
         if unsigned:
             away = b.icmp_unsigned(">", back, v)
         else:
-            away = b.xor(b.icmp_signed(">", back, v), b.icmp_signed("<", v, _zero(t)))
+            away = b.xor(b.icmp_signed(">", back, v), b.icmp_signed("<", v, zero_of(t)))
         return self._to_odd(r, inexact, away)
 
     # ----------------------------------------------------------- expressions
@@ -483,7 +451,7 @@ class _KernelEmitter(NestEmitter):
                 raise EmitError(f"kernel {self.k.name!r}: Index({e.dim}) outside the domain")
             return self.index_value(e.dim)
         if isinstance(e, Const):
-            return _const_value(self.b, e.value, e.dtype)
+            return const_value(self.b, e.value, e.dtype)
         if isinstance(e, Load):
             self._check_load(e)
             return self.load_expr(e)
@@ -501,7 +469,7 @@ class _KernelEmitter(NestEmitter):
             raise EmitError(f"kernel {self.k.name!r}: index of type {dt} is not an integer")
         if v.type.width > 32:
             return self.b.trunc(v, I32)
-        return self.b.zext(v, I32) if _unsigned(dt) else self.b.sext(v, I32)
+        return self.b.zext(v, I32) if is_unsigned(dt) else self.b.sext(v, I32)
 
     def _check_load(self, e: Load) -> None:
         if not 0 <= e.operand < len(self.k.operands):
@@ -570,7 +538,7 @@ class _KernelEmitter(NestEmitter):
         cmp = {"EQ": "==", "NE": "!=", **_FCMP}.get(direction)
         if cmp is None:
             raise EmitError(f"kernel {self.k.name!r}: compare direction {direction!r}")
-        if _unsigned(dt):
+        if is_unsigned(dt):
             return self.b.icmp_unsigned(cmp, x, y)
         return self.b.icmp_signed(cmp, x, y)
 
@@ -594,12 +562,12 @@ class _KernelEmitter(NestEmitter):
         if op == "not":
             return b.not_(x)
         if op == "negate":
-            return b.sub(_zero(t), x)
+            return b.sub(zero_of(t), x)
         if op == "abs":
             return (
                 x
-                if _unsigned(dt)
-                else b.select(b.icmp_signed("<", x, _zero(t)), b.sub(_zero(t), x), x)
+                if is_unsigned(dt)
+                else b.select(b.icmp_signed("<", x, zero_of(t)), b.sub(zero_of(t), x), x)
             )
         if op == "sign":
             return _sign(b, x, dt)
@@ -634,7 +602,7 @@ class _KernelEmitter(NestEmitter):
                 raise EmitError(f"kernel {self.k.name!r}: op {op!r} on {dt}")
             # maximum / minimum pick an operand and need no rounding.
             return r if op in ("maximum", "minimum") else self._round_narrow_float(r, dt)
-        u = _unsigned(dt)
+        u = is_unsigned(dt)
         if dt.kind == "b":
             table = {
                 "add": b.or_,
@@ -693,8 +661,8 @@ class _KernelEmitter(NestEmitter):
         st, tt = compute_type(src), compute_type(dst)
         if dst.kind == "b":
             if src.is_float:
-                return b.fcmp_unordered("!=", v, _zero(st))  # NaN is true, like numpy
-            return b.icmp_unsigned("!=", v, _zero(st))
+                return b.fcmp_unordered("!=", v, zero_of(st))  # NaN is true, like numpy
+            return b.icmp_unsigned("!=", v, zero_of(st))
         if src.is_float and dst.is_float:
             if st == F64 and dst.name in _NARROW_FLOATS:
                 v = self._f64_to_f32_odd(v)
@@ -702,7 +670,7 @@ class _KernelEmitter(NestEmitter):
                 v = b.fpext(v, tt) if tt == F64 else b.fptrunc(v, tt)
             return self._round_narrow_float(v, dst) if tt == F32 else v
         if src.is_float:
-            sat = "fptoui" if _unsigned(dst) else "fptosi"
+            sat = "fptoui" if is_unsigned(dst) else "fptosi"
             name = f"llvm.{sat}.sat.i{tt.width}.{'f64' if st == F64 else 'f32'}"
             return b.call(mathlib._intrinsic(self.module, name, tt, [st]), [v])
         if dst.is_float:
@@ -710,13 +678,13 @@ class _KernelEmitter(NestEmitter):
                 # Integers past 2**24 can be inexact in f32. (f16 needs no care: those
                 # are beyond its range and become inf either way.)
                 return self._round_narrow_float(self._int_to_f32_odd(v, src), dst)
-            r = b.uitofp(v, tt) if _unsigned(src) else b.sitofp(v, tt)
+            r = b.uitofp(v, tt) if is_unsigned(src) else b.sitofp(v, tt)
             return self._round_narrow_float(r, dst) if tt == F32 else r
         if st.width == tt.width:
             return v
         if st.width > tt.width:
             return b.trunc(v, tt)
-        return b.zext(v, tt) if _unsigned(src) else b.sext(v, tt)
+        return b.zext(v, tt) if is_unsigned(src) else b.sext(v, tt)
 
 
 def emit_kernel(module: ir.Module, kernel: Kernel,
@@ -731,7 +699,5 @@ def emit_kernel(module: ir.Module, kernel: Kernel,
     domain's loops in order, one output at a time.
     """
     if not isinstance(kernel, Kernel):
-        from toolchain.codegen.kinds import emit_other_kind
-
         return emit_other_kind(module, kernel)
     return _KernelEmitter(module, kernel, schedule or plain_schedule(kernel)).emit()

@@ -1,6 +1,12 @@
-"""Code generation for the dispatch kinds other than the generic Kernel: each kind has
-its own small emitter file, found here by the kind's type (emit.emit_kernel hands any
-non-Kernel over)."""
+"""The table of code generators for the dispatch kinds other than the generic Kernel.
+
+Each kind has its own small emitter file (codegen/branch.py, reduction.py, sort.py, ...)
+that registers its function here under the kind's type; emit.emit_kernel hands any
+non-Kernel over to `emit_other_kind`, which looks it up. The table sits below both
+sides: the kinds' emitters run their scalar work as generic kernels (codegen/slots.py
+calls emit.emit_kernel), so emit may not import them. The package's __init__ imports
+every kind's file, which fills the table before any code is generated.
+"""
 
 from __future__ import annotations
 
@@ -9,28 +15,26 @@ from typing import Any
 
 from llvmlite import ir
 
+from toolchain.codegen.errors import EmitError
 
-def _emitters() -> dict[type, Callable[[ir.Module, Any], ir.Function]]:
-    from toolchain.codegen.branch import emit_branch
-    from toolchain.codegen.reduction import emit_reduction
-    from toolchain.codegen.scatter import emit_scatter
-    from toolchain.codegen.select_and_scatter import emit_select_and_scatter
-    from toolchain.codegen.sort import emit_sort
-    from toolchain.kernel.branch import Branch
-    from toolchain.kernel.reduction import Reduction
-    from toolchain.kernel.scatter import Scatter
-    from toolchain.kernel.select_and_scatter import SelectAndScatter
-    from toolchain.kernel.sort import Sort
+KindEmitter = Callable[[ir.Module, Any], ir.Function]
 
-    return {Branch: emit_branch, Reduction: emit_reduction, Sort: emit_sort,
-            Scatter: emit_scatter, SelectAndScatter: emit_select_and_scatter}
+_EMITTERS: dict[type, KindEmitter] = {}
+
+
+def register(kind: type) -> Callable[[KindEmitter], KindEmitter]:
+    """Decorator: the function generates the code of dispatches of type `kind`."""
+
+    def add(emitter: KindEmitter) -> KindEmitter:
+        _EMITTERS[kind] = emitter
+        return emitter
+
+    return add
 
 
 def emit_other_kind(module: ir.Module, kernel: Any) -> ir.Function:
     """Adds the function of a branch / multi-result / in-place dispatch to `module`."""
-    emitter = _emitters().get(type(kernel))
+    emitter = _EMITTERS.get(type(kernel))
     if emitter is None:
-        from toolchain.codegen.emit import EmitError
-
         raise EmitError(f"no code generator for {type(kernel).__name__} {kernel.name!r}")
     return emitter(module, kernel)

@@ -2,7 +2,9 @@
 
 `NestEmitter` is the half of the kernel emitter (codegen/emit.py) that builds loops,
 tiles, addresses and stores; emit.py's half turns scalar expressions into instructions.
-For each nest of the schedule:
+The addresses, loads and stores are codegen/addresses.py's, the reduction loops that
+read int8 words or vectors codegen/packed.py's (and their steps the dot files'); this
+file holds the loops, the tiles and the values' caches. For each nest of the schedule:
 
 - parallel dims are loops in the nest's order; a dim with an unchecked interior runs its
   border (the rest of the dim, one loop over both sides) and its interior separately; a
@@ -15,7 +17,7 @@ For each nest of the schedule:
 - a load is bounds-checked only in the indices the current region cannot prove inside
   the operand (interval arithmetic over each loop's range, toolchain/loops/affine.py);
   affine addresses are a loop-invariant base plus a constant offset per tap and output,
-  which become the load's immediate offset;
+  which become the load's immediate offset (codegen/addresses.py);
 - float sums of products are fused multiply-adds (`llvm.fma`) when the schedule says
   `fma` (the target has them).
 """
@@ -29,13 +31,16 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from toolchain.codegen import mathlib
-from toolchain.codegen.dot import WIDTH, DotEmitter
+from toolchain.codegen.addresses import AddressEmitter
+from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
 from toolchain.codegen.dot_vector import VectorDotEmitter
+from toolchain.codegen.element_types import compute_type, const_value
+from toolchain.codegen.errors import EmitError
+from toolchain.codegen.packed import PackedLoopEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
-    Const,
     Expr,
     Index,
     Kernel,
@@ -44,11 +49,10 @@ from toolchain.kernel.form import (
     expr_dtype,
     postorder,
 )
-from toolchain.kernel.paired import paired_position
-from toolchain.loops.affine import Affine, Interval, affine_of, interval_of
+from toolchain.loops.affine import Affine, Interval, affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
-from toolchain.loops.rules import LANE_KIND, VECTOR_DOT_KINDS, dot_width, packed_written_out
+from toolchain.loops.rules import LANE_KIND
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 I1 = ir.IntType(1)
@@ -56,7 +60,8 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
+class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
+                  VectorDotEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -151,8 +156,6 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         for nest in schedule.nests:
             self.k = nest_kernel(kernel, nest.phases)
             if self.k.domain != nest.domain or self.k.n_parallel != nest.n_parallel:
-                from toolchain.codegen.emit import EmitError
-
                 raise EmitError(f"kernel {kernel.name!r}: schedule domain {nest.domain} does "
                                 f"not match the kernel's {self.k.domain}")
             self._start_nest(nest, schedule)
@@ -364,8 +367,6 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         """The folded value of each point of the tile. With `partials` P, each point
         folds into P partial sums (the innermost reduction loop's values modulo P), added
         at the end: a float sum's rounding error grows with the length of each chain."""
-        from toolchain.codegen.emit import _const_value, compute_type
-
         if self.nest.dot == LANE_KIND and 0 not in self.k.domain[self.k.n_parallel:]:
             lanes = self._lane_reduction(points)  # codegen/dot_vector.py
             if lanes is not None:
@@ -386,7 +387,7 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
                  for _ in range(parts)]
         b.position_at_end(here)
         # -0.0 is the identity of a float sum (+0.0 would turn a sum of -0.0 into +0.0).
-        neutral = _const_value(b, -0.0 if acc_dt.is_float else 0, acc_dt)
+        neutral = const_value(b, -0.0 if acc_dt.is_float else 0, acc_dt)
         for u, row in enumerate(slots):
             for slot, v in zip(row, inits, strict=True):
                 b.store(v if u == 0 else neutral, slot)
@@ -451,178 +452,6 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
         self.base[d] = 0
         self.ranges[d] = (0, 0)
 
-    def _packable(self, d: int) -> bool:
-        """Whether both int8 operands can be read 4 elements at a time along reduced dim
-        d in this region: stride 1 along d, every index that depends on d proven in
-        bounds (one that does not may still be checked: then the whole word is padding
-        or not), a constant pad, and every address a multiple of 4 (each other index
-        steps by multiples of 4 bytes, and bindings start at multiples of 8:
-        docs/module-format.md). A vector kind reads 16 at a time from any address."""
-        operands = dot_operands(self.k)
-        n = self.k.domain[d]
-        self.gathered = frozenset()
-        if operands is None or n < dot_width(self.nest.dot):
-            return False
-        align = 1 if self.nest.dot in VECTOR_DOT_KINDS else WIDTH  # vector loads: any
-        saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
-        self.ranges[d] = (0, n - 1)
-        for u in self.nest.unroll:  # every tap the packed loop's body covers
-            self.ranges[u] = (0, self.k.domain[u] - 1)
-        try:
-            words = [self._word_packable(ld, d, align) for ld in operands]
-        finally:
-            self.ranges.update(saved)
-        if all(words):
-            return True
-        if self.nest.dot in VECTOR_DOT_KINDS:
-            return False  # a vector step reads whole vectors, never gathered elements
-        # One operand read element by element into the pairs (codegen/dot.py): its
-        # loads keep their own bounds checks, so any affine index will do.
-        rest = [ld for ld, w in zip(operands, words, strict=True) if not w]
-        if len(rest) != 1 or rest[0].operand in self.k.paired or \
-                any(affine_of(i) is None for i in rest[0].index):
-            return False
-        self.gathered = frozenset({rest[0].operand})
-        return True
-
-    def _word_packable(self, ld: Load, d: int, align: int = WIDTH) -> bool:
-        """Whether int8 load `ld` reads contiguous elements along reduced dim d here,
-        from addresses that are multiples of `align` bytes."""
-        split = self._packed_split(ld, d)
-        if split is None:
-            return False
-        flat = _flat(*split[:2], range(len(split[0])))
-        if flat.coeff(d) != 1 or flat.const % align:
-            return False
-        # A dim of extent 1 (the one input channel of a 10x4 window) is always 0.
-        return not any(c % align for dim, c in flat.terms
-                       if dim != d and self.k.domain[dim] > 1)
-
-    def _packed_split(self, ld: Load, d: int | None = None):
-        """(affine forms, strides, unproven indices) of an int8 operand at the current
-        point, or None when it cannot be read a word at a time: a non-affine index, a
-        `valid` test, an unproven index that depends on the packed dim d, or a pad that
-        is no constant."""
-        k = self.k
-        shape = k.operands[ld.operand].shape
-        forms = tuple(affine_of(i) for i in ld.index)
-        if ld.valid is not None or any(f is None for f in forms):
-            return None
-        unproven = []
-        if ld.pad is not None:
-            ranges = {x: self._interval(x) for x in range(len(k.domain))}
-            for i, (f, size) in enumerate(zip(forms, shape, strict=True)):
-                lo, hi = f.interval(ranges)
-                if lo < 0 or hi > size - 1:
-                    unproven.append(i)
-            if unproven and not (isinstance(ld.pad, Const) and ld.pad.dtype.is_integer):
-                return None
-            if d is not None and any(forms[i].coeff(d) for i in unproven):
-                return None
-        return forms, _strides(shape), unproven
-
-    def packed_pointer(self, ld: Load) -> tuple[ir.Value | None, ir.Value]:
-        """The address of `ld`'s elements from the current point on along the packed dim,
-        and the test that its unproven indices are in bounds (None when every index is
-        proven in this region). Where the test fails the address is the operand's
-        start, which is always readable, and the caller selects the pad instead."""
-        b = self.b
-        forms, strides, unproven = self._packed_split(ld)
-        proven = _flat(forms, strides, [i for i in range(len(forms)) if i not in unproven])
-        if not unproven:
-            return None, self._affine_address(ld.operand, proven)
-        shape = self.k.operands[ld.operand].shape
-        deps = frozenset().union(*(self.deps.get(id(ld.index[i]), frozenset())
-                                   for i in unproven))
-        key = (id(ld), tuple(unproven), tuple(self.point[x] for x in sorted(deps & self.varying)))
-
-        def test() -> ir.Value:
-            ok: ir.Value = ir.Constant(I1, 1)
-            for i in unproven:
-                idx = self._as_index(ld.index[i])
-                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
-            return ok
-
-        ok = self._cached(("chk",) + key, test)
-        safe = self._cached(("safe",) + key, lambda: b.select(
-            ok, self._affine_offset(_flat(forms, strides, unproven)), ir.Constant(I32, 0)))
-        return ok, self._gep_from(ld.operand, self._affine_address(ld.operand, proven), safe)
-
-    def packed_word(self, ld: Load) -> ir.Value:
-        """The 4 int8 elements of `ld` from the current point on along the packed dim, as
-        one aligned 32-bit load (or the pad value in all four bytes where the region's
-        check fails)."""
-        from toolchain.codegen.dot import I32 as W32
-
-        ok, ptr = self.packed_pointer(ld)
-        if ok is None:
-            return self._cached(("w", id(ptr)), lambda: self._word_at(ptr))
-        pad = int(ld.pad.value) & 0xFF
-        return self.b.select(ok, self._word_at(ptr), ir.Constant(W32, pad * 0x01010101))
-
-    def _word_at(self, ptr: ir.Value) -> ir.Value:
-        from toolchain.codegen.dot import I32 as W32
-
-        word = self.b.load(ptr, typ=W32)
-        word.align = WIDTH
-        return word
-
-    def _packed_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
-        """Reduced dim d four at a time with the target's int8 dot step, then the rest
-        one at a time."""
-        if self.nest.dot in VECTOR_DOT_KINDS:
-            self._vector_packed_loop(d, points, slots)
-            return
-        n = self.k.domain[d]
-        full, rest = divmod(n, WIDTH)
-        self.ranges[d] = (0, (full - 1) * WIDTH)
-
-        def body(i: ir.Value) -> None:
-            self.base[d] = i
-            with self._scope():
-                self._reduce_body(points, slots, packed=True)
-
-        self.base[d] = 0
-        with self._scope():
-            done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
-        if not done and packed_written_out(full, self._paired_rows(points)):
-            for i in range(full):
-                self.base[d] = i * WIDTH
-                self.ranges[d] = (i * WIDTH, i * WIDTH)
-                with self._scope():
-                    self._reduce_body(points, slots, packed=True)
-        elif not done:
-            self._loop_range(f"r{d}", 0, full, WIDTH, body)
-        self._packed_remainder(d, full * WIDTH, rest, points, slots)
-
-    def _paired_rows(self, points: list[dict[int, int]]) -> int:
-        """Rows of a paired operand (distinct weight rows) the tile's packed step reads."""
-        operands = dot_operands(self.k)
-        if operands is None:
-            return 0
-        rows = 0
-        for ld in operands:
-            if ld.operand in self.k.paired:
-                deps = self.deps[id(ld)]
-                rows = max(rows, len({tuple(p.get(d, 0) for d in sorted(deps)) for p in points}))
-        return rows
-
-    def _packed_remainder(self, d: int, start: int, rest: int,
-                          points: list[dict[int, int]], slots: list[ir.Value]) -> None:
-        """The last `rest` elements of packed dim d, from `start` on, one at a time: the
-        part of the reduction a whole packed step (a word, a vector) does not cover."""
-        if not rest:
-            return
-        self.varying |= {d}
-        self.base[d] = start
-        self.ranges[d] = (start, start)
-        with self._scope():
-            for u in range(rest):
-                self.point[d] = u
-                self._reduce_body(points, slots)
-        self.point[d] = 0
-        self.varying -= {d}
-
     def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value],
                      packed: bool = False) -> None:
         k = self.k
@@ -682,234 +511,3 @@ class NestEmitter(DotEmitter, UkernelDotEmitter, VectorDotEmitter):
             return self.b.call(fn, [x, y, acc])
         v = self._cast(self.value(body), expr_dtype(body, k.operands), acc_dt)
         return self._binary(k.combine, acc, v, acc_dt, acc_dt)
-
-    # ----------------------------------------------------------- addresses
-
-    def _affine_address(self, buf: int, form: Affine) -> ir.Value:
-        """&buf[form] at the current point: a base from the loop variables (outer loops
-        first, so a loop-invariant part can be hoisted) and a constant offset."""
-        ptr, const, key = self._affine_parts(buf, form)
-        if const == 0:
-            return ptr
-        return self._cached(("a", buf, key, const),
-                            lambda: self._gep_from(buf, ptr, ir.Constant(I32, const)))
-
-    def _affine_parts(self, buf: int, form: Affine) -> tuple[ir.Value, int, tuple]:
-        """&buf[form] at the current point as a base pointer (_affine_address), the
-        constant element offset from it, and the base's cache key."""
-        const = form.const
-        dynamic = []
-        for d, c in form.terms:
-            base = self.base[d]
-            const += c * self.point[d]
-            if isinstance(base, int):
-                const += c * base
-            else:
-                dynamic.append((d, c))
-        rank = {d: i for i, d in enumerate(self._loop_order())}
-        dynamic.sort(key=lambda t: rank.get(t[0], len(rank)))
-        key = tuple(dynamic)
-
-        def base_ptr() -> ir.Value:
-            b = self.b
-            off: ir.Value | None = None
-            for d, c in dynamic:
-                term = self.base[d]
-                if c != 1:
-                    term = b.mul(term, ir.Constant(I32, c), flags=["nsw"])
-                off = term if off is None else b.add(off, term, flags=["nsw"])
-            return self._gep(buf, off) if off is not None else self.buffers[buf]
-
-        ptr = self._cached(("p", buf, key), base_ptr) if dynamic else self.buffers[buf]
-        return ptr, const, key
-
-    def _loop_order(self) -> tuple[int, ...]:
-        return (*self.nest.order, *self.nest.reduction)
-
-    def _store_point(self, value: ir.Value) -> None:
-        k = self.k
-        coeffs: dict[int, int] = {}
-        const = 0
-        stride = 1
-        # Row-major over the parallel domain of the whole kernel (a phase's nest covers
-        # every factor-th output of a dim, from its residue).
-        for d in reversed(range(k.n_parallel)):
-            scale, offset = self.out_map.get(d, (1, 0))
-            coeffs[d] = stride * scale
-            const += stride * offset
-            stride *= self.out_extents[d]
-        buf = len(k.operands)
-        ptr = self._affine_address(buf, Affine.of(coeffs, const))
-        self.b.store(self._to_storage(value, k.result.dtype), ptr)
-
-    def load_expr(self, e: Load) -> ir.Value:
-        """A load at the current point, with bounds checks only where unproven."""
-        b = self.b
-        k = self.k
-        t = k.operands[e.operand]
-        shape = t.shape or ()
-        forms = self.affine.get(id(e)) or tuple(affine_of(i) for i in e.index)
-        if e.operand in k.paired:
-            return self._paired_load(e, forms, shape)
-        ranges = {d: self._interval(d) for d in range(len(k.domain))}
-        unproven = []
-        if e.pad is not None:
-            for i, (comp, form, size) in enumerate(zip(e.index, forms, shape, strict=True)):
-                iv = form.interval(ranges) if form is not None else \
-                    interval_of(comp, ranges, k.operands)
-                if iv is None or iv[0] < 0 or iv[1] > size - 1:
-                    unproven.append(i)
-        strides = _strides(shape)
-        affine = all(f is not None for f in forms)
-        if not unproven and e.valid is None:
-            if affine:
-                ptr = self._affine_address(e.operand, _flat(forms, strides, range(len(shape))))
-                v = self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
-                if e.bounds is not None and isinstance(v, ir.LoadInstr) \
-                        and isinstance(v.type, ir.IntType):
-                    lo, hi = e.bounds
-                    v.set_metadata("range", b.module.add_metadata(
-                        [ir.Constant(v.type, lo), ir.Constant(v.type, hi + 1)]))
-                return v
-            return self._load(e.operand, self._row_major(e, shape))
-        pad = self._cast(self.value(e.pad), expr_dtype(e.pad, k.operands), t.dtype)
-        if t.num_elements == 0:
-            return pad
-        # The tests (and the clamped offset) depend on the unproven indices only: made
-        # once for all the points of a tile that agree on those.
-        deps = frozenset().union(*(self.deps.get(id(e.index[i]), frozenset()) for i in unproven),
-                                 self.deps.get(id(e.valid), frozenset()) if e.valid is not None
-                                 else frozenset())
-        key = ("chk", id(e), tuple(unproven),
-               tuple(self.point[d] for d in sorted(deps & self.varying)))
-
-        def test() -> ir.Value:
-            ok: ir.Value = ir.Constant(I1, 1)
-            for i in unproven:
-                # One unsigned compare covers both i < 0 and i >= size.
-                idx = self._as_index(e.index[i])
-                ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, shape[i])))
-            if e.valid is not None:
-                ok = b.and_(ok, self.value(e.valid))
-            return ok
-
-        ok = self._cached(key, test)
-        if not affine:
-            safe = b.select(ok, self._row_major(e, shape), ir.Constant(I32, 0))
-            return b.select(ok, self._load(e.operand, safe), pad)
-        # The unproven indices' share of the offset, or 0 where the load is out of
-        # bounds: then the address is the proven indices' share alone, inside the
-        # operand. The proven share (the tile's own outputs, say) stays a base plus a
-        # constant, and the select is made once for all the outputs that share it.
-        checked = _flat(forms, strides, unproven)
-        proven = _flat(forms, strides, [i for i in range(len(shape)) if i not in unproven])
-        safe = self._cached(("safe",) + key[1:], lambda: b.select(
-            ok, self._affine_offset(checked), ir.Constant(I32, 0)))
-        base, const, bkey = self._affine_parts(e.operand, proven)
-        ptr = self._cached(("safe_ptr", e.operand, bkey) + key[1:],
-                           lambda: self._gep_from(e.operand, base, safe))
-        if const:
-            ptr = self._gep_from(e.operand, ptr, ir.Constant(I32, const))
-        return b.select(ok, self._load_at(e.operand, ptr), pad)
-
-    def _paired_load(self, e: Load, forms: tuple[Affine | None, ...],
-                     shape: tuple[int, ...]) -> ir.Value:
-        """One element of an operand in the paired layout (kernel/paired.py), outside the
-        packed steps (a reduction's last elements, a region that is not packed): the
-        element at row-major offset f sits at f with bits 0 and 1 swapped."""
-        self._not_interleaved(e)
-        if e.pad is not None or e.valid is not None:
-            from toolchain.codegen.emit import EmitError
-
-            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand {e.operand} "
-                            "is bounds-checked (the layout is made for weights only)")
-        strides = _strides(shape)
-        if all(f is not None for f in forms):
-            flat = _flat(forms, strides, range(len(shape)))
-            # Terms whose coefficient is a multiple of 4 move by whole groups; a term
-            # with a known value (a constant loop base) joins the constant. Then the
-            # position within the group is the constant's, swapped at build time.
-            const, dynamic = flat.const, []
-            for d, c in flat.terms:
-                if c % WIDTH and isinstance(self.base[d], int):
-                    const += c * (self.base[d] + self.point[d])
-                else:
-                    dynamic.append((d, c))
-            if all(c % WIDTH == 0 for _, c in dynamic):
-                moved = Affine(tuple(dynamic), (const & ~3) + paired_position(const & 3))
-                ptr = self._affine_address(e.operand, moved)
-                return self._cached(("l", id(ptr)), lambda: self._load_at(e.operand, ptr))
-            offset = self._affine_offset(flat)
-        else:
-            offset = self._row_major(e, shape)
-        b = self.b
-        one = ir.Constant(I32, 1)
-        differ = b.and_(b.xor(offset, b.lshr(offset, one)), one)  # bit 0 != bit 1
-        swapped = b.xor(offset, b.mul(differ, ir.Constant(I32, 3)))
-        return self._load(e.operand, swapped)
-
-    def _not_interleaved(self, ld: Load) -> None:
-        """Generated code reads a paired operand row by row: one whose rows are
-        interleaved is for the 2x4 microkernel alone (loops/rules.py two_pixel_dim)."""
-        if ld.operand in self.k.interleaved:
-            from toolchain.codegen.emit import EmitError
-
-            raise EmitError(f"kernel {self.k.name!r}: operand {ld.operand}'s rows are "
-                            "interleaved, for the 2x4 microkernel only")
-
-    def paired_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:
-        """The two words of 16-bit pairs of the 4 elements of `ld` from the current point
-        on along the packed dim, stored in the paired layout: what SXTB16 makes of the
-        int8 word and of it rotated by 8. Two adjacent aligned loads (one LDRD)."""
-        from toolchain.codegen.dot import I32 as W32
-
-        self._not_interleaved(ld)
-        forms, strides, unproven = self._packed_split(ld)
-        if unproven:
-            from toolchain.codegen.emit import EmitError
-
-            raise EmitError(f"kernel {self.k.name!r}: a load of paired operand "
-                            f"{ld.operand} is bounds-checked")
-        ptr = self._affine_address(ld.operand, _flat(forms, strides, range(len(forms))))
-
-        def words() -> tuple[ir.Value, ir.Value]:
-            high = self.b.gep(ptr, [ir.Constant(I32, 1)], inbounds=True, source_etype=W32)
-            return self._word_at(ptr), self._word_at(high)
-
-        return self._cached(("pw", id(ptr)), words)
-
-    def _affine_offset(self, form: Affine) -> ir.Value:
-        """The element offset `form` as an i32 value at the current point."""
-        b = self.b
-        const = form.const
-        out: ir.Value | None = None
-        for d, c in form.terms:
-            v = self.index_value(d)
-            term = v if c == 1 else b.mul(v, ir.Constant(I32, c), flags=["nsw"])
-            out = term if out is None else b.add(out, term, flags=["nsw"])
-        if out is None:
-            return ir.Constant(I32, const)
-        return out if const == 0 else b.add(out, ir.Constant(I32, const), flags=["nsw"])
-
-    def _row_major(self, e: Load, shape: tuple[int, ...]) -> ir.Value:
-        b = self.b
-        offset: ir.Value = ir.Constant(I32, 0)
-        for comp, d in zip(e.index, shape, strict=True):
-            offset = b.add(b.mul(offset, ir.Constant(I32, d)), self._as_index(comp))
-        return offset
-
-
-def _strides(shape: tuple[int, ...]) -> list[int]:
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return out[::-1]
-
-
-def _flat(forms: tuple[Affine | None, ...], strides: list[int], which) -> Affine:
-    """The row-major element offset of the index components `which`."""
-    out = Affine((), 0)
-    for i in which:
-        out = out.plus(forms[i].times(strides[i]))
-    return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.kinds import register
 from toolchain.codegen.slots import I32, Frame
 from toolchain.kernel.form import INDEX, Expr, Kernel, Load
 from toolchain.kernel.reduction import Reduction
@@ -14,6 +15,7 @@ from toolchain.kernel.regions import scalar_load, substitute
 from toolchain.types import TensorType
 
 
+@register(Reduction)
 def emit_reduction(module: ir.Module, r: Reduction) -> ir.Function:
     """Adds the reduction's function to `module` and returns it."""
     n = len(r.results)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.kinds import register
 from toolchain.codegen.slots import I32, Frame
 from toolchain.kernel.form import INDEX, Expr, Kernel
 from toolchain.kernel.regions import scalar_load, substitute
@@ -14,6 +15,7 @@ from toolchain.kernel.scatter import Scatter
 from toolchain.types import TensorType
 
 
+@register(Scatter)
 def emit_scatter(module: ir.Module, s: Scatter) -> ir.Function:
     """Adds the scatter's function to `module` and returns it."""
     m, n = len(s.operands), len(s.results)

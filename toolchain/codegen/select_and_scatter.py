@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.kinds import register
 from toolchain.codegen.slots import I32, Frame
 from toolchain.kernel.form import INDEX, Kernel
 from toolchain.kernel.select_and_scatter import SelectAndScatter
 from toolchain.types import I1, TensorType
 
 
+@register(SelectAndScatter)
 def emit_select_and_scatter(module: ir.Module, k: SelectAndScatter) -> ir.Function:
     """Adds the kernel's function to `module` and returns it."""
     m = len(k.operands)

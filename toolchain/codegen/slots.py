@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from toolchain.codegen.emit import emit_kernel, storage_type
+from toolchain.codegen.element_types import storage_type
+from toolchain.codegen.emit import emit_kernel
 from toolchain.kernel.form import Kernel
 from toolchain.types import DType
 

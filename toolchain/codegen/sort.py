@@ -8,12 +8,14 @@ from math import prod
 
 from llvmlite import ir
 
+from toolchain.codegen.kinds import register
 from toolchain.codegen.slots import I32, Frame
 from toolchain.kernel.form import Kernel, Load
 from toolchain.kernel.sort import Sort
 from toolchain.types import I1, TensorType
 
 
+@register(Sort)
 def emit_sort(module: ir.Module, s: Sort) -> ir.Function:
     """Adds the sort's function to `module` and returns it."""
     m, n = len(s.operands), len(s.results)
