@@ -38,7 +38,7 @@ from toolchain.mlir.lexer import Token
 from toolchain.types import ALIASES, DTYPES, FunctionType
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 __all__ = ["SYNTAX", "TOSA_OPS"]
 
