@@ -25,7 +25,7 @@ from toolchain.mlir.syntax_parts import (
 )
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 
 def p_arrow(p: Parser, name: str) -> Operation:

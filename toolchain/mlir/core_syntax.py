@@ -23,19 +23,13 @@ from toolchain.mlir.ir import (
     TypeAttr,
     Value,
 )
+from toolchain.mlir.literals import symbol_name
 from toolchain.mlir.stablehlo_syntax import OpParser, p_constant, p_return
 from toolchain.mlir.syntax_parts import I32, make_op, operands
 from toolchain.types import FunctionType
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
-
-
-def _symbol_name(text: str) -> str:
-    """`@name` or `@"quoted name"` -> the name."""
-    from toolchain.mlir.parser import _symbol_name as unquote
-
-    return unquote(text)
+    from toolchain.mlir.op_parser import Parser
 
 
 def p_call(p: Parser, name: str) -> Operation:
@@ -54,7 +48,7 @@ def p_call(p: Parser, name: str) -> Operation:
         raise p.error("expected function type '(...) -> ...'", ty_tok)
     p.check_operand_types(values, list(fty.inputs), toks, ty_tok)
     return make_op("func.call", values, [Value(t) for t in fty.results],
-                   {"callee": SymbolRefAttr(_symbol_name(tok.text))}, attrs)
+                   {"callee": SymbolRefAttr(symbol_name(tok.text))}, attrs)
 
 
 def p_func(p: Parser, name: str) -> Operation:
@@ -70,7 +64,7 @@ def p_func(p: Parser, name: str) -> Operation:
     if sym.kind != "symbol":
         raise p.error("expected function name '@name'", sym)
     p.lex.next()
-    props["sym_name"] = StringAttr(_symbol_name(sym.text))
+    props["sym_name"] = StringAttr(symbol_name(sym.text))
     p.parse_punct("(", "to open the argument list")
     p.scopes.append({})
     args: list[Value] = []
@@ -120,7 +114,7 @@ def p_module(p: Parser, name: str) -> Operation:
     """`module @name attributes {..} { ops }`."""
     props: dict = {}
     if p.peek().kind == "symbol":
-        props["sym_name"] = StringAttr(_symbol_name(p.lex.next().text))
+        props["sym_name"] = StringAttr(symbol_name(p.lex.next().text))
     attrs = {}
     if p.parse_optional_keyword("attributes"):
         attrs = dict(p.parse_attr_dict().items)
@@ -183,7 +177,7 @@ def p_sdy_mesh(p: Parser, name: str) -> Operation:
     p.lex.next()
     p.parse_punct("=", "after the mesh name")
     p.parse_punct("<", "to open the mesh")
-    props = {"sym_name": StringAttr(_symbol_name(tok.text)),
+    props = {"sym_name": StringAttr(symbol_name(tok.text)),
              "mesh": OpaqueAttr("sdy.mesh", p.skip_balanced("<"))}
     return make_op(name, [], [], props, p.parse_optional_attr_dict())
 

@@ -1,4 +1,5 @@
-"""Pretty (custom) op syntax: the table of op parsers and the dispatch on op names.
+"""Pretty (custom) syntax: the table of op parsers and the dispatch on op names, and
+the table of dialect attributes with a syntax of their own.
 
 Each dialect's pretty forms live in their own file (`core_syntax.py`: builtin, func,
 arith, cf; `stablehlo_syntax.py`; `chlo_syntax.py`); every parser builds exactly the
@@ -9,24 +10,28 @@ An op of a dialect in the table that has no row is an error naming it (`unknown
 operation 'chlo.foo'`). Ops of other dialects are read in the simplest pretty form,
 `op %a, %b {attrs} : types`, and left to the importer to judge; when that form does
 not fit, the error names the op too.
+
+The grammar (`op_parser.Parser`) does not import this module: the entry points
+(`parser.py`) hand it `parse_custom_operation` and `ATTRIBUTE_SYNTAX`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolchain.diagnostics import CompileError
 from toolchain.mlir.chlo_syntax import SYNTAX as CHLO_SYNTAX
 from toolchain.mlir.core_syntax import SYNTAX as CORE_SYNTAX
-from toolchain.mlir.ir import BoolAttr, Operation
+from toolchain.mlir.ir import BoolAttr, Operation, StructAttr
 from toolchain.mlir.stablehlo_syntax import SYNTAX as STABLEHLO_SYNTAX
 from toolchain.mlir.stablehlo_syntax import p_elementwise, parse_conv_dims
+from toolchain.mlir.struct_attrs import STRUCTS, parse_struct_body
 from toolchain.mlir.syntax_parts import i64_array, i64_attr, make_op, operands, signature
 from toolchain.mlir.tosa_syntax import SYNTAX as TOSA_SYNTAX
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 SYNTAX: dict[str, Callable[[Parser, str], Operation]] = {
     **CORE_SYNTAX,
@@ -60,7 +65,7 @@ def parse_custom_operation(p: Parser) -> Operation:
     tok = p.lex.next()
     parse = SYNTAX.get(tok.text)
     if parse is not None:
-        return parse(p, "builtin.module" if tok.text == "module" else tok.text)
+        return parse(p, tok.text)
     unknown = CompileError(f"unknown operation '{tok.text}'", p.lex.loc(tok.start))
     if "." not in tok.text or tok.text.split(".", 1)[0] in COMPLETE_DIALECTS:
         raise unknown
@@ -73,5 +78,22 @@ def parse_custom_operation(p: Parser) -> Operation:
     return op
 
 
-__all__ = ["SYNTAX", "parse_custom_operation", "parse_conv_dims", "BoolAttr", "i64_array",
-           "i64_attr", "p_elementwise"]
+def parse_conv_attr(p: Parser, name: str, opening: int) -> StructAttr:
+    """`#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>`, or its struct form
+    after the keyword `raw` (`#stablehlo.conv<raw input_batch_dimension = 0, ...>`)."""
+    if p.parse_optional_keyword("raw"):
+        return parse_struct_body(p, name, opening)
+    attr = parse_conv_dims(p)
+    p.parse_punct(">", "to close '#stablehlo.conv'")
+    return attr
+
+
+# `#name<...>` attributes read by a parser of their own (see type_attribute_parser.py).
+ATTRIBUTE_SYNTAX: dict[str, Callable[[Any, str, int], Any]] = {
+    **{name: parse_struct_body for name in STRUCTS},
+    "stablehlo.conv": parse_conv_attr,
+}
+
+
+__all__ = ["ATTRIBUTE_SYNTAX", "SYNTAX", "parse_custom_operation", "parse_conv_dims",
+           "BoolAttr", "i64_array", "i64_attr", "p_elementwise"]

@@ -33,6 +33,7 @@ from toolchain.mlir.ir import (
     Value,
 )
 from toolchain.mlir.lexer import Token
+from toolchain.mlir.literals import symbol_name
 from toolchain.mlir.struct_attrs import parse_struct_body
 from toolchain.mlir.syntax_parts import (
     I1,
@@ -50,7 +51,7 @@ from toolchain.mlir.syntax_parts import (
 from toolchain.types import I64, OpaqueType, TensorType, dtype
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 OpParser = Callable[["Parser", str], Operation]
 
@@ -300,11 +301,9 @@ def p_custom_call(p: Parser, name: str) -> Operation:
     if tok.kind != "symbol":
         raise p.error("expected the call target '@name'", tok)
     p.lex.next()
-    from toolchain.mlir.parser import _symbol_name
-
     p.parse_punct("(", "to open the custom_call operands")
     values, toks = p.parse_operands_until(")")
-    props = {"call_target_name": StringAttr(_symbol_name(tok.text))}
+    props = {"call_target_name": StringAttr(symbol_name(tok.text))}
     attrs = p.parse_optional_attr_dict()
     return make_op(name, values, functional(p, values, toks), props, attrs)
 

@@ -18,7 +18,7 @@ from toolchain.mlir.ir import BoolAttr, FloatAttr, StructAttr, TypeAttr
 from toolchain.types import DTYPES, OpaqueType
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 # Marks a field that is always kept, even when it equals the default: convolution
 # dimension numbers name every dimension, so readers can rely on all of them.

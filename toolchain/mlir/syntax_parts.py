@@ -15,7 +15,7 @@ from toolchain.mlir.lexer import Token
 from toolchain.types import I64, FunctionType, dtype
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 I1 = dtype("i1")
 I32 = dtype("i32")

@@ -38,7 +38,7 @@ from toolchain.mlir.lexer import Token
 from toolchain.types import ALIASES, DTYPES, FunctionType
 
 if TYPE_CHECKING:
-    from toolchain.mlir.parser import Parser
+    from toolchain.mlir.op_parser import Parser
 
 __all__ = ["SYNTAX", "TOSA_OPS"]
 
@@ -185,9 +185,15 @@ def p_variable(p: Parser, name: str) -> Operation:
             operands, toks = _operands(p)
         props.update(_attr_dict(p))
         results = _signature(p, operands, toks)
-        if name == "tosa.variable_write":
-            results = []
     return Operation(name, operands, results, {}, props)
+
+
+def p_variable_write(p: Parser, name: str) -> Operation:
+    """`variable_write @name, %v : T`: as `p_variable`, but the type is the stored
+    value's; the op has no result."""
+    op = p_variable(p, name)
+    op.results = []
+    return op
 
 
 def _region_args(p: Parser) -> tuple[list[Value], list[Token], list[tuple[str, int]]]:
@@ -287,7 +293,7 @@ def p_yield(p: Parser, name: str) -> Operation:
 
 
 _SPECIAL: dict[str, Callable[[Parser, str], Operation]] = {
-    "variable": p_variable, "variable_read": p_variable, "variable_write": p_variable,
+    "variable": p_variable, "variable_read": p_variable, "variable_write": p_variable_write,
     "cond_if": p_cond_if, "while_loop": p_while_loop, "yield": p_yield,
 }
 
