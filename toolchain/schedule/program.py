@@ -24,6 +24,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.branch import Branch
+from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import (
     MAX_OPERANDS,
     Const,
@@ -558,9 +559,6 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
     writes ahead of the input it still reads), the rules' cheapest schedule whose tiles
     do not span that outermost blocked dim is tried, and kept if it saves more; it costs
     some reuse of loaded values, which the rules weighed without knowing about memory."""
-    # codegen imports this module (through module/contract.py): import it when used.
-    from toolchain.codegen.flatten import flatten_elementwise
-
     out: dict[int, Overlap] = {}
     looped = {k for lo, hi in back_edges for k in range(lo, hi + 1)}
     for k, (item, _, _) in enumerate(entries):
