@@ -36,7 +36,7 @@ from toolchain.link.build import (
 from toolchain.link.build_result import BuildResult, StackSizing
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import ImageContract, image_contract
-from toolchain.module.from_program import module_from_program
+from toolchain.module.from_program import image_kernels, module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
 from toolchain.passes import (
@@ -112,7 +112,7 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         f"{len(program.constants)} constants")
     _check_fits(program, board)
     module = module_from_program(program, target.name)
-    kernels = [s.kernel for s in program.steps]
+    kernels = image_kernels(program)
     contract = image_contract(program, module, target.target_id)
     # The module must fit the code it is linked with: a disagreement here is a compiler
     # bug, caught now rather than as a firmware that refuses to load.
