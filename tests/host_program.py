@@ -12,7 +12,7 @@ from toolchain.kernel.branch import Branch
 from toolchain.kernel.form import Kernel
 from toolchain.kernel.interpret import run_kernel
 from toolchain.kernel.kinds import run_other_kind
-from toolchain.module.format import command_size
+from toolchain.module.from_program import command_offsets, image_kernels
 from toolchain.schedule import Program
 
 
@@ -23,11 +23,10 @@ def run_program(program: Program, inputs: list[np.ndarray],
     arena = np.zeros(max(program.arena_size, 1), np.uint8)
     owner = np.full(arena.size, -1)  # per arena byte: the buffer that last wrote it
     outs = [np.zeros(t.shape, t.dtype.np_dtype) for t in program.outputs]
-    offsets, pos = {}, 0
-    for k, step in enumerate(program.steps):
-        offsets[pos] = k
-        pos += command_size(b.kind for b in step.buffers)
-    end = pos
+    # What the image's code runs: branches return command byte offsets, as on the device.
+    kernels = image_kernels(program)
+    *starts, end = command_offsets(program)
+    offsets = {pos: k for k, pos in enumerate(starts)}
 
     def view(buf, t):
         if buf.kind == "input":
@@ -54,7 +53,7 @@ def run_program(program: Program, inputs: list[np.ndarray],
         n_args = len(step.types) if getattr(step.kernel, "in_place", False) else n_in
         args = [view(b, t).copy() for b, t in list(zip(step.buffers, step.types))[:n_args]]
         if isinstance(step.kernel, Branch):
-            target = step.kernel.targets[_pick(step.kernel, args)]
+            target = kernels[k].targets[_pick(step.kernel, args)]
             assert target in offsets or target == end, f"branch to {target}"
             k = offsets.get(target, len(program.steps))
             continue

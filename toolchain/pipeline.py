@@ -33,9 +33,10 @@ from toolchain.link.build import (
     runtime_c_dir,
     tool_versions,
 )
+from toolchain.link.build_result import BuildResult, StackSizing
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import ImageContract, image_contract
-from toolchain.module.from_program import module_from_program
+from toolchain.module.from_program import image_kernels, module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
 from toolchain.passes import (
@@ -54,30 +55,6 @@ from toolchain.schedule.paired import pair_weights
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
-
-
-@dataclass(frozen=True)
-class StackSizing:
-    """The stack an image reserves: ``reserved`` = the ``measured`` depth of a run under
-    QEMU plus emu/stack.py's margin."""
-
-    measured: int
-    reserved: int
-
-
-@dataclass
-class BuildResult:
-    out_dir: Path
-    board: Board
-    graph: Graph
-    program: Program
-    module: bytes
-    link: LinkResult
-    stack: StackSizing | None = None  # None: the board's stack_size (not measured)
-
-    @property
-    def elf(self) -> Path:
-        return self.out_dir / "firmware.elf"
 
 
 def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Graph:
@@ -135,7 +112,7 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         f"{len(program.constants)} constants")
     _check_fits(program, board)
     module = module_from_program(program, target.name)
-    kernels = [s.kernel for s in program.steps]
+    kernels = image_kernels(program)
     contract = image_contract(program, module, target.target_id)
     # The module must fit the code it is linked with: a disagreement here is a compiler
     # bug, caught now rather than as a firmware that refuses to load.

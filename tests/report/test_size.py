@@ -16,7 +16,6 @@ from toolchain.pipeline import BuildResult, build_model
 from toolchain.report.size import (
     FLASH_COMPONENTS,
     RAM_COMPONENTS,
-    parse_map,
     size_report,
     size_report_from_files,
 )
@@ -151,29 +150,6 @@ def test_cli_prints_the_table(builds, capsys) -> None:
     assert main([str(build.out_dir), "--symbols", "3"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("component") and "mrt_module_validate" in out
-
-
-def test_parse_map_rows() -> None:
-    text = """\
-     VMA      LMA     Size Align Out     In      Symbol
-       0        0     1594     4 .text
-       0        0        0     1         __stext = .
-      40       40      1b2     4         obj/runtime_c__core__crc32.o:(.text.mrt_crc32)
-      41       41      1b2     1                 mrt_crc32
-     200      200       60     4         /usr/lib/gcc/x/libgcc.a(_udivsi3.o):(.text)
-     260      260       10     1         <internal>:(.rodata)
-20000000 20000000      120    16 .bss
-20000010 20000010        1    16         dispatch.o:(.bss.mrt_image_arena)
-"""
-    outputs, inputs = parse_map(text)
-    assert outputs[".text"].size == 0x1594 and outputs[".bss"].vma == 0x20000000
-    assert [(s.output, s.file, s.member, s.name) for s in inputs] == [
-        (".text", "obj/runtime_c__core__crc32.o", None, ".text.mrt_crc32"),
-        (".text", "/usr/lib/gcc/x/libgcc.a", "_udivsi3.o", ".text"),
-        (".text", "<internal>", None, ".rodata"),
-        (".bss", "dispatch.o", None, ".bss.mrt_image_arena"),
-    ]
-    assert inputs[0].vma == 0x40 and inputs[0].size == 0x1b2 and inputs[0].align == 4
 
 
 def test_load_board_budget_defaults() -> None:

@@ -30,8 +30,8 @@ from typing import Any
 from llvmlite import ir
 
 from toolchain.codegen.emit import emit_kernel
-from toolchain.codegen.flatten import flatten_elementwise
 from toolchain.codegen.target_machine import TargetInfo
+from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import Kernel
 from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.module import format as fmt

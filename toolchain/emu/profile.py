@@ -37,7 +37,7 @@ from elftools.elf.elffile import ELFFile
 
 from toolchain.emu.run import EmuError
 from toolchain.kernel.form import Apply, Kernel
-from toolchain.report.size import MapSection, parse_map
+from toolchain.link.map_file import MapSection, parse_map
 
 __all__ = [
     "CodeRange",

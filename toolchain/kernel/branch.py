@@ -24,8 +24,9 @@ from toolchain.types import TensorType
 
 @dataclass(frozen=True)
 class Branch:
-    """A branch command. `targets` are labels while the schedule is built, command byte
-    offsets once the command layout is known."""
+    """A branch command. `targets` are labels while the schedule is built, the indices
+    of the steps to continue at in a Program, and command byte offsets in the image's
+    code (module/from_program.py, image_kernels)."""
 
     name: str
     operands: tuple[TensorType, ...]  # () or (selector,)

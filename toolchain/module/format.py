@@ -199,5 +199,5 @@ def binding_words(kind: int | str) -> int:
 
 def command_size(kinds: Iterable[int | str]) -> int:
     """Bytes of a command whose bindings have these kinds: its head, then the bindings.
-    Branch targets are byte offsets of commands (toolchain/schedule/program.py)."""
+    Branch targets are byte offsets of commands (module/from_program.py, command_offsets)."""
     return COMMAND_HEAD.size + sum(4 * binding_words(k) for k in kinds)

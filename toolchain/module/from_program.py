@@ -1,9 +1,18 @@
-"""Program -> .mrt bytes: the schedule decided at build time, written down for the runtime."""
+"""Program -> .mrt bytes: the schedule decided at build time, written down for the runtime.
+
+Also where a Program's branches learn the byte offsets of the commands they continue
+at: the command layout is the module format's (format.command_size), and the image's
+code returns those offsets (image_kernels).
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 
+from toolchain.kernel.branch import Branch
 from toolchain.module import format as fmt
 from toolchain.module.format import QUANT_HEAD
 from toolchain.module.pack import (
@@ -47,6 +56,25 @@ def _constant(value, t: TensorType) -> ConstantEntry:
         stored = np.asarray(value, dtype=t.dtype.np_dtype)
     data = np.ascontiguousarray(stored, dtype=stored.dtype.newbyteorder("<")).tobytes()
     return ConstantEntry(data, name)
+
+
+def command_offsets(program: Program) -> list[int]:
+    """The byte offset of each step's command within the command section, then the
+    section's size (where a branch to the end lands): each command as long as the module
+    format makes it."""
+    offsets = [0]
+    for step in program.steps:
+        offsets.append(offsets[-1] + fmt.command_size(b.kind for b in step.buffers))
+    return offsets
+
+
+def image_kernels(program: Program) -> list[Any]:
+    """The steps' kernels as the image's code runs them: each branch's targets, the
+    indices of the steps it continues at, become those commands' byte offsets (what its
+    function returns to the executor, kernel/branch.py). `program` is not changed."""
+    offsets = command_offsets(program)
+    return [replace(s.kernel, targets=tuple(offsets[t] for t in s.kernel.targets))
+            if isinstance(s.kernel, Branch) else s.kernel for s in program.steps]
 
 
 def module_from_program(program: Program, target: str) -> bytes:

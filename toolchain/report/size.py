@@ -38,17 +38,16 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from toolchain.link.build_result import BuildResult
+from toolchain.link.map_file import MapSection, OutputSection, parse_map
 from toolchain.module import format as fmt
 from toolchain.module.reader import ModuleFormatError, read_module
 from toolchain.target import Board, load_board
-
-if TYPE_CHECKING:
-    from toolchain.pipeline import BuildResult
 
 __all__ = [
     "COMPONENT_LABELS",
@@ -99,65 +98,6 @@ MODULE_SYMBOL = "mrt_image_module"
 # nothing else: dispatch code.
 _RUNTIME_PARTS = {"core": "runtime", "platform": "startup", "harness": "harness",
                   "ukernel": "dispatch"}
-
-# "     VMA      LMA     Size Align Out     In      Symbol" rows: four hex/dec columns,
-# then the name indented by 0 (output section), 8 (input section) or 16 (symbol).
-_MAP_ROW = re.compile(r"^\s*([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\s+(\d+) (.*)$")
-_INPUT = re.compile(r"^(?P<file>.*?)(?:\((?P<member>[^()]*)\))?:\((?P<section>[^()]*)\)$")
-
-
-# --------------------------------------------------------------------------- map
-
-
-@dataclass(frozen=True)
-class MapSection:
-    """One input section of the link map."""
-
-    output: str  # the output section it went into (".text")
-    vma: int
-    lma: int
-    size: int
-    align: int
-    file: str  # object or archive path as the map writes it; "<internal>" for the linker's
-    member: str | None  # archive member ("_udivsi3.o") or None
-    name: str  # the input section name (".text.main")
-
-
-@dataclass(frozen=True)
-class _OutputSection:
-    name: str
-    vma: int
-    lma: int
-    size: int
-
-
-def parse_map(text: str) -> tuple[dict[str, _OutputSection], list[MapSection]]:
-    """Parses an ld.lld ``-Map`` file: output sections by name, and input sections."""
-    outputs: dict[str, _OutputSection] = {}
-    inputs: list[MapSection] = []
-    current: str | None = None
-    for line in text.splitlines():
-        m = _MAP_ROW.match(line)
-        if not m:
-            continue
-        vma, lma, size = (int(m.group(i), 16) for i in (1, 2, 3))
-        align = int(m.group(4))
-        rest = m.group(5)
-        indent = len(rest) - len(rest.lstrip(" "))
-        name = rest.strip()
-        if indent == 0:
-            # Output sections and top-level assignments ("_stack_size = 0x4000").
-            current = None if "=" in name or not name else name
-            if current is not None:
-                outputs[current] = _OutputSection(current, vma, lma, size)
-        elif indent == 8 and current is not None:
-            im = _INPUT.match(name)
-            if im:
-                inputs.append(
-                    MapSection(current, vma, lma, size, align, im.group("file"),
-                               im.group("member"), im.group("section"))
-                )
-    return outputs, inputs
 
 
 # --------------------------------------------------------------------------- report
@@ -382,7 +322,7 @@ class _Classifier:
 
 def _analyze(
     elf: ELFFile,
-    outputs: dict[str, _OutputSection],
+    outputs: dict[str, OutputSection],
     inputs: list[MapSection],
     link_dir: Path,
     board: Board,

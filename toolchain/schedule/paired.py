@@ -27,6 +27,7 @@ from math import prod
 
 import numpy as np
 
+from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import Kernel, Load, postorder
 from toolchain.kernel.paired import from_paired, to_paired, to_paired_rows
 from toolchain.loops import choose_schedule
@@ -145,8 +146,6 @@ def _rechosen(step: Step, target: Target) -> LoopSchedule:
     (schedule/overlap.py), now that it reads paired weights: the rules' new choice when
     the result's place is safe for it too, else the plan's. The plan's tile was costed
     with unpacked weights and can spill with paired ones (kws's pointwise layers)."""
-    from toolchain.codegen.flatten import flatten_elementwise  # codegen imports schedule
-
     k = step.kernel
     fixed = step.schedule
     assert fixed is not None

@@ -24,6 +24,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.branch import Branch
+from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import (
     MAX_OPERANDS,
     Const,
@@ -364,7 +365,7 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
         program.steps.append(step)
     program.arena_size = plan.size
     program.arena_lower_bound = plan.lower_bound
-    _resolve_branch_targets(program, label_step)
+    _branch_to_steps(program, label_step)
     index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
     for scale_id, weight_id in flat.scales_of.items():
         if scale_id in index and weight_id in index:
@@ -558,9 +559,6 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
     writes ahead of the input it still reads), the rules' cheapest schedule whose tiles
     do not span that outermost blocked dim is tried, and kept if it saves more; it costs
     some reuse of loaded values, which the rules weighed without knowing about memory."""
-    # codegen imports this module (through module/contract.py): import it when used.
-    from toolchain.codegen.flatten import flatten_elementwise
-
     out: dict[int, Overlap] = {}
     looped = {k for lo, hi in back_edges for k in range(lo, hi + 1)}
     for k, (item, _, _) in enumerate(entries):
@@ -644,15 +642,11 @@ def _peak(blocks: list[list[int]], steps: int) -> int:
     return peak
 
 
-def _resolve_branch_targets(program: Program, label_step: dict[int, int]) -> None:
-    """Branch targets from labels to command byte offsets (relative to the command
-    section), each command as long as the module format makes it."""
-    from toolchain.module.format import command_size  # the format's one source of truth
-
-    offsets = [0]
-    for step in program.steps:
-        offsets.append(offsets[-1] + command_size(b.kind for b in step.buffers))
+def _branch_to_steps(program: Program, label_step: dict[int, int]) -> None:
+    """Branch targets from labels to the indices of the steps they continue at
+    (len(program.steps): the end). The command byte offsets the image's code returns are
+    the module format's business (module/from_program.py, image_kernels)."""
     for step in program.steps:
         if isinstance(step.kernel, Branch):
             step.kernel = replace(step.kernel, targets=tuple(
-                offsets[label_step[t]] for t in step.kernel.targets))
+                label_step[t] for t in step.kernel.targets))

@@ -1,11 +1,11 @@
-"""Elementwise kernels over whole buffers become one flat loop (toolchain/codegen/flatten.py)."""
+"""Elementwise kernels over whole buffers become one flat loop (toolchain/kernel/flatten.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from toolchain.codegen.flatten import flatten_elementwise
+from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
 from toolchain.kernel.interpret import run_kernel
 from toolchain.types import QuantParams, TensorType, dtype
