@@ -577,7 +577,6 @@ KERNELS.update(_REGION_KERNELS)
 
 # CHLO's math functions (toolchain/frontend/chlo.py): computed in float64 and rounded
 # once to the result type (toolchain/reference/special.py).
-
 def _float64(f: Callable) -> Kernel:
     def k(node: Node, *xs: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
