@@ -1,15 +1,16 @@
-"""passes/fft.py's algorithm (what the firmware and the reference both compute) against
-numpy.fft in float64, for lengths that take every path: radix 2, mixed radix, a DFT
-matrix for small primes, Bluestein's chirp-z for primes above MAX_DFT, and 2-D / 3-D
-transforms.
+"""The fft op's two independent computations, held to the bound that relates them.
 
-The tolerance: an FFT's error is normwise, |X_f32 - X| <= c * eps * log2(n) * ||x||_2
-for a Cooley-Tukey recursion (each of the log2(n) levels rounds once per butterfly, and
-the twiddles are rounded once from float64). We allow c = 2 with log2 of the length
-actually transformed (Bluestein transforms a power of two M >= 2n - 1, so its log2 is
-that of M); the worst seen over these lengths is 3.3 eps ||x|| (n = 23, M = 64) against
-a bound of 12. Inverses carry their 1 / n (IRFFT: the Hermitian spectrum has n bins of
-norm up to sqrt(2) ||h||).
+The reference (reference/kernels.py) is numpy's FFT in float64 rounded once to the
+result type, so it is the exact transform up to one rounding. The firmware computes
+passes/fft.py's decomposition in the parts' type, whose error is normwise:
+|X - X_exact| <= ERROR_C * eps * log2(m) * ||x||_2 per transformed dim
+(passes/fft.py's error_bound: each of the log2(m) Cooley-Tukey levels rounds once per
+butterfly, twiddles are rounded once from float64; m is the length actually
+transformed, Bluestein's power of two M >= 2n - 1 for a prime factor above MAX_DFT;
+inverses carry their 1 / n, IRFFT's half spectrum stands for up to sqrt(2) ||x||).
+The worst seen over these lengths is 3.3 eps ||x|| (n = 23, M = 64) against a bound
+of 12. Lengths sweep every path: radix 2, mixed radix, a DFT matrix for the primes up
+to MAX_DFT, Bluestein above it, and 2-D / 3-D transforms.
 """
 
 from __future__ import annotations
@@ -19,79 +20,113 @@ import math
 import numpy as np
 import pytest
 
-from toolchain.passes.fft import MAX_DFT, run_fft, smallest_prime_factor
-from toolchain.types import dtype
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Graph
+from toolchain.passes.fft import MAX_DFT, error_bound, run_fft, transformed_log2
+from toolchain.reference import run_graph
+from toolchain.types import TensorType, dtype
 
-F32 = dtype("f32")
-EPS = float(np.finfo(np.float32).eps)
+F32, F64 = dtype("f32"), dtype("f64")
+EPS = 2.0**-24  # f32's rounding unit
 RNG = np.random.default_rng(0)
-LENGTHS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 23, 31, 32, 37, 60, 64, 100, 128)
+POWERS_OF_TWO = (1, 2, 4, 8, 16, 32, 64, 128)
+MIXED_RADIX = (6, 9, 12, 60, 100)
+SMALL_PRIMES = (3, 5, 7, 11, 13)
+BLUESTEIN = (17, 23, 31, 34, 37)
+LENGTHS = POWERS_OF_TWO + MIXED_RADIX + SMALL_PRIMES + BLUESTEIN
+NUMPY = {"FFT": np.fft.fftn, "IFFT": np.fft.ifftn, "RFFT": np.fft.rfftn,
+         "IRFFT": np.fft.irfftn}
 
 
-def _levels(n: int) -> float:
-    """log2 of the largest transform computed for length n (at least 1)."""
-    big_prime = max((p for p in range(2, n + 1) if n % p == 0 and
-                     smallest_prime_factor(p) == p), default=1)
-    m = 1 << (2 * n - 2).bit_length() if big_prime > MAX_DFT else n
-    return max(1.0, math.log2(max(m, 2)))
-
-
-def _bound(n: int, norm: np.ndarray) -> np.ndarray:
-    return 2 * EPS * _levels(n) * norm
+def reference_fft(x: np.ndarray, kind: str, lengths: tuple[int, ...]) -> np.ndarray:
+    """The reference executor's fft of x: one fft node run by run_graph."""
+    g = Graph("fft")
+    b = GraphBuilder(g)
+    part = F64 if x.dtype in (np.float64, np.complex128) else F32
+    whole = dtype(f"complex<{part.name}>")
+    arg = g.add_input(TensorType(tuple(x.shape), part if kind == "RFFT" else whole))
+    g.outputs = [b.op("fft", [arg], fft_type=kind, fft_length=lengths)]
+    return run_graph(g, [x])[0]
 
 
 def _cplx(*shape: int) -> np.ndarray:
     return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(np.complex64)
 
 
+def _operand(kind: str, lead: tuple[int, ...], lengths: tuple[int, ...]) -> np.ndarray:
+    if kind == "RFFT":
+        return RNG.standard_normal(lead + lengths).astype(np.float32)
+    if kind == "IRFFT":
+        return _cplx(*lead, *lengths[:-1], lengths[-1] // 2 + 1)
+    return _cplx(*lead, *lengths)
+
+
+def _norm(x: np.ndarray, dims: int) -> np.ndarray:
+    """||x||_2 over the last `dims` dims, kept for broadcasting."""
+    wide = np.abs(x.astype(np.complex128))
+    return np.sqrt(np.sum(wide * wide, axis=tuple(range(-dims, 0)), keepdims=True))
+
+
+def test_the_bound_counts_the_length_actually_transformed() -> None:
+    assert transformed_log2(1) == transformed_log2(2) == 1.0
+    assert transformed_log2(64) == 6.0
+    assert transformed_log2(MAX_DFT - 3) == math.log2(MAX_DFT - 3)  # 13: a DFT matrix
+    assert transformed_log2(17) == 6.0  # Bluestein: M = 64 >= 2 * 17 - 1
+    assert error_bound("IFFT", (4, 8), 3.0, EPS) == 2 * EPS * (2 + 3) * 3.0 / 32
+
+
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+@pytest.mark.parametrize("lengths", [(8,), (7,), (17,), (4, 6), (3, 2, 5)])
+def test_reference_is_numpy_in_float64_rounded_once(kind: str,
+                                                    lengths: tuple[int, ...]) -> None:
+    x = _operand(kind, (2,), lengths)
+    got = reference_fft(x, kind, lengths)
+    axes = tuple(range(-len(lengths), 0))
+    exact = NUMPY[kind](x.astype(np.complex128 if kind != "RFFT" else np.float64),
+                        lengths, axes)
+    want_dtype = np.float32 if kind == "IRFFT" else np.complex64
+    assert got.dtype == want_dtype and got.shape == exact.shape
+    np.testing.assert_array_equal(got, exact.astype(want_dtype))
+    # So it is within the decomposition's bound of the exact transform, trivially.
+    bound = error_bound(kind, lengths, _norm(x, len(lengths)), EPS)
+    assert np.all(np.abs(got - exact) <= bound)
+
+
+def test_reference_keeps_f64_parts() -> None:
+    x = (RNG.standard_normal((3, 12)) + 1j * RNG.standard_normal((3, 12)))
+    np.testing.assert_array_equal(reference_fft(x, "FFT", (12,)), np.fft.fft(x))
+    np.testing.assert_array_equal(reference_fft(x[:, :7], "IRFFT", (12,)),
+                                  np.fft.irfft(x[:, :7], 12))
+
+
 @pytest.mark.parametrize("n", LENGTHS)
-def test_one_dimensional_transforms_are_within_the_bound(n: int) -> None:
-    x = _cplx(2, n)
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    wide = x.astype(np.complex128)
-    got = run_fft(x, "FFT", (n,), F32)
-    assert got.dtype == np.complex64 and got.shape == (2, n)
-    assert np.all(np.abs(got - np.fft.fft(wide)) <= _bound(n, norm))
-    got = run_fft(x, "IFFT", (n,), F32)
-    assert np.all(np.abs(got - np.fft.ifft(wide)) <= _bound(n, norm) / n)
-    r = RNG.standard_normal((2, n)).astype(np.float32)
-    got = run_fft(r, "RFFT", (n,), F32)
-    assert got.shape == (2, n // 2 + 1)
-    assert np.all(np.abs(got - np.fft.rfft(r.astype(np.float64))) <=
-                  _bound(n, np.linalg.norm(r, axis=-1, keepdims=True)))
-    h = x[:, :n // 2 + 1]
-    got = run_fft(h, "IRFFT", (n,), F32)
-    assert got.dtype == np.float32 and got.shape == (2, n)
-    want = np.fft.irfft(h.astype(np.complex128), n)
-    assert np.all(np.abs(got - want) <=
-                  _bound(n, math.sqrt(2) * np.linalg.norm(h, axis=-1, keepdims=True)) / n)
+@pytest.mark.parametrize("kind", ["FFT", "IFFT", "RFFT", "IRFFT"])
+def test_decomposition_is_within_the_bound_of_the_reference(kind: str, n: int) -> None:
+    x = _operand(kind, (2,), (n,))
+    got = run_fft(x, kind, (n,), F32)
+    want = reference_fft(x, kind, (n,))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    # The reference's own rounding: half a unit of each part, at most eps |X| over both.
+    rounding = EPS * np.abs(want.astype(np.complex128))
+    bound = error_bound(kind, (n,), _norm(x, 1), EPS)
+    assert np.all(np.abs(got - want) <= bound + rounding)
 
 
 @pytest.mark.parametrize("kind,lengths", [("FFT", (4, 6)), ("IFFT", (3, 2, 5)),
                                           ("RFFT", (6, 8)), ("IRFFT", (4, 10)),
-                                          ("FFT", (2, 17))])
+                                          ("FFT", (2, 17)), ("IRFFT", (3, 7))])
 def test_multi_dimensional_transforms(kind: str, lengths: tuple[int, ...]) -> None:
-    axes = tuple(range(-len(lengths), 0))
-    n = math.prod(lengths)
-    if kind == "RFFT":
-        x = RNG.standard_normal((2, *lengths)).astype(np.float32)
-        want = np.fft.rfftn(x.astype(np.float64), axes=axes)
-    elif kind == "IRFFT":
-        x = _cplx(2, *lengths[:-1], lengths[-1] // 2 + 1)
-        want = np.fft.irfftn(x.astype(np.complex128), lengths, axes=axes)
-    else:
-        x = _cplx(2, *lengths)
-        want = (np.fft.fftn if kind == "FFT" else np.fft.ifftn)(x.astype(np.complex128),
-                                                                axes=axes)
+    x = _operand(kind, (2,), lengths)
     got = run_fft(x, kind, lengths, F32)
+    want = reference_fft(x, kind, lengths)
     assert got.shape == want.shape
-    norm = np.linalg.norm(x.reshape(2, -1), axis=-1).max()
-    scale = 1.0 if kind in ("FFT", "RFFT") else math.sqrt(2) / n
-    levels = sum(_levels(k) for k in lengths)
-    assert np.max(np.abs(got - want)) <= 2 * EPS * levels * norm * scale
+    rounding = EPS * np.abs(want.astype(np.complex128))
+    bound = error_bound(kind, lengths, _norm(x, len(lengths)), EPS)
+    assert np.all(np.abs(got - want) <= bound + rounding)
 
 
 def test_spec_example() -> None:
-    """The StableHLO spec's fft example: FFT of [1, 0, 0, 0] is [1, 1, 1, 1]."""
-    got = run_fft(np.array([1, 0, 0, 0], np.complex64), "FFT", (4,), F32)
-    np.testing.assert_array_equal(got, np.ones(4, np.complex64))
+    """The StableHLO spec's fft example: FFT of [1, 0, 0, 0] is [1, 1, 1, 1], both ways."""
+    x = np.array([1, 0, 0, 0], np.complex64)
+    np.testing.assert_array_equal(run_fft(x, "FFT", (4,), F32), np.ones(4, np.complex64))
+    np.testing.assert_array_equal(reference_fft(x, "FFT", (4,)), np.ones(4, np.complex64))

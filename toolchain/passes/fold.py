@@ -1,7 +1,9 @@
 """Constant folding and dead-node elimination.
 
 Nodes whose inputs are all constants are evaluated at build time with the reference
-executor, as long as the result is not much larger than what it is computed from:
+executor (so a constant fft folds to numpy's transform in float64 rounded once, more
+exact than passes/fft.py's decomposition would compute it), as long as the result is
+not much larger than what it is computed from:
 folding `broadcast(0.0)` into a 16 KB tensor would trade one flash word for 16 KB
 (fusion turns such a broadcast into an index map instead).
 """

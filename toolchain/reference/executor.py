@@ -1,11 +1,12 @@
-"""Runs a Graph on numpy arrays."""
+"""Runs a Graph on numpy arrays, each node by its kernel in reference/table.py (which
+reference/kernels.py fills: the package's __init__ imports it)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from toolchain.graph.ir import Graph
-from toolchain.reference.kernels import KERNELS
+from toolchain.reference.table import KERNELS
 from toolchain.types import to_dtype
 
 

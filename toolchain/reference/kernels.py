@@ -1,7 +1,7 @@
 """Reference semantics of every graph op, written for clarity over speed.
 
-Floats are computed in the tensor's own precision, except that contractions and
-reductions accumulate in float64 and round once: that is the most accurate f32
+Floats are computed in the tensor's own precision, except that contractions,
+reductions and the FFT compute in float64 and round once: that is the most accurate f32
 answer, so a compiled kernel's error can be judged against it. bf16, which the host
 holds in float32, is computed in float32 (or float64) and every result is rounded once
 to bf16 (`_result`), as the compiled kernels do.
@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from toolchain.graph.ir import Node
+from toolchain.reference import special
+from toolchain.reference.linalg import KERNELS as _LINALG_KERNELS
+from toolchain.reference.regions import KERNELS as _REGION_KERNELS
+from toolchain.reference.table import KERNELS, Kernel
 from toolchain.types import to_dtype
-
-Kernel = Callable[..., np.ndarray]
 
 
 def _out_dtype(node: Node, i: int = 0) -> np.dtype:
@@ -479,14 +481,25 @@ def _imag(node: Node, x: np.ndarray) -> np.ndarray:
 
 
 def _fft(node: Node, x: np.ndarray) -> np.ndarray:
-    """Computed as the firmware computes it: the graph of passes/fft.py run here, in the
-    parts' type (its error against numpy.fft in float64 is bounded in tests)."""
-    from toolchain.passes.fft import run_fft
-    from toolchain.types import complex_part
-
-    part = complex_part(node.inputs[0].type.dtype)
-    return _result(node, run_fft(x, node.attrs["fft_type"], tuple(node.attrs["fft_length"]),
-                                 part))
+    """numpy's FFT in complex128 (float64 for RFFT's operand), rounded once to the result
+    type: nearly exact, and independent of the decomposition the firmware computes
+    (passes/fft.py), so --check can catch an error in it. Over the last len(fft_length)
+    dims; IFFT and IRFFT scale by 1 / n per dim (numpy's default "backward" norm, the
+    spec's); IRFFT reads the first n // 2 + 1 bins of its last dim and returns n reals,
+    the imaginary parts of bin 0 and (even n) bin n / 2 ignored."""
+    lengths = tuple(node.attrs["fft_length"])
+    axes = tuple(range(-len(lengths), 0))
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    kind = node.attrs["fft_type"]
+    if kind == "FFT":
+        y = np.fft.fftn(wide, lengths, axes)
+    elif kind == "IFFT":
+        y = np.fft.ifftn(wide, lengths, axes)
+    elif kind == "RFFT":
+        y = np.fft.rfftn(wide, lengths, axes)
+    else:
+        y = np.fft.irfftn(wide, lengths, axes)
+    return _result(node, y)
 
 
 def _bitcast_convert(node: Node, x: np.ndarray) -> np.ndarray:
@@ -519,7 +532,7 @@ def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.nd
     return new.astype(state.dtype), value
 
 
-KERNELS: dict[str, Kernel] = {
+KERNELS.update({
     "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(_sign),
     "exponential": _unary(_complex_wide(np.exp)), "exponential_minus_one": _unary(np.expm1),
     "log": _unary(_complex_wide(np.log)), "log_plus_one": _unary(np.log1p),
@@ -556,19 +569,14 @@ KERNELS: dict[str, Kernel] = {
     "complex": _make_complex, "real": _real, "imag": _imag, "fft": _fft,
     "bitcast_convert": _bitcast_convert, "rng_bit_generator": _rng_bit_generator,
     "saturating_rounding_doubling_high_mul": _srdhm, "rounding_divide_by_pot": _rdbpot,
-}
+})
 
 # Ops with regions run their sub-graphs with the executor (toolchain/reference/regions.py).
-from toolchain.reference.regions import KERNELS as _REGION_KERNELS  # noqa: E402
-
 KERNELS.update(_REGION_KERNELS)
 
 
 # CHLO's math functions (toolchain/frontend/chlo.py): computed in float64 and rounded
 # once to the result type (toolchain/reference/special.py).
-from toolchain.reference import special  # noqa: E402
-
-
 def _float64(f: Callable) -> Kernel:
     def k(node: Node, *xs: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -596,6 +604,4 @@ KERNELS.update({
 
 # batch_norm_training / _grad, cholesky, triangular_solve: numpy in float64, written
 # independently of the loops passes/linalg.py compiles (toolchain/reference/linalg.py).
-from toolchain.reference.linalg import KERNELS as _LINALG_KERNELS  # noqa: E402
-
 KERNELS.update(_LINALG_KERNELS)

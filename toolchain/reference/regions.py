@@ -19,21 +19,18 @@ position at once (numpy broadcasting); any other region runs once per element.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node
+from toolchain.reference.executor import run_graph
+from toolchain.reference.table import KERNELS as TABLE
+from toolchain.reference.table import Kernel
 from toolchain.types import to_dtype
-
-Kernel = Callable[..., Any]
 
 
 def _run(region: Graph, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    # Imported here: the executor imports the kernel table, which includes this file.
-    from toolchain.reference.executor import run_graph
-
     return run_graph(region, list(args))
 
 
@@ -54,8 +51,6 @@ def map_region(region: Graph, args: Sequence[np.ndarray],
     each other argument (a captured tensor) is passed whole. Vectorized when every node
     is elementwise and every argument is per position, else one region run per position.
     Returns one array of `shape` per region result, of the result's element type."""
-    from toolchain.reference.kernels import KERNELS
-
     arrays = [np.asarray(a) for a in args]
     scalar = [t.type.shape == () for t in region.inputs]
     dtypes = [t.type.dtype for t in region.outputs]
@@ -63,7 +58,7 @@ def map_region(region: Graph, args: Sequence[np.ndarray],
         env = {id(t): a for t, a in zip(region.inputs, arrays)}
         for node in region.nodes:
             with np.errstate(all="ignore"):
-                value = KERNELS[node.op](node, *[env[id(t)] for t in node.inputs])
+                value = TABLE[node.op](node, *[env[id(t)] for t in node.inputs])
             env[id(node.output)] = np.asarray(value)
         return [to_dtype(np.broadcast_to(env[id(t)], shape), dt)
                 for t, dt in zip(region.outputs, dtypes)]

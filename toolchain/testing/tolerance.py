@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node
+from toolchain.passes.fft import error_bound
 from toolchain.reference.kernels import KERNELS
 from toolchain.testing.op_gens import MATH_OPS
 from toolchain.testing.random_graphs import exactness, node_info
@@ -59,13 +60,10 @@ ACC_EPS = {"f64": 2.0**-53}
 ACC_EPS_DEFAULT = 2.0**-24
 # batch_norm_inference's steps: the rounding unit of each step's type.
 STEP_EPS = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-24}
-# fft (passes/fft.py, the same algorithm on the reference, in the parts' type): its
-# error is normwise, |X - X_exact| <= FFT_C * eps * log2(m) * ||x||_2 over each
-# transform (tests/passes/test_fft.py states and checks this bound, c = 2; m is the
-# length actually transformed: Bluestein's power of two for big primes). Several dims
-# are transformed one after another, so their log2(m) add; inverses carry their 1 / n,
-# and IRFFT's Hermitian half spectrum holds up to sqrt(2) ||x|| of norm.
-FFT_C = 2.0
+# fft: the firmware computes passes/fft.py's decomposition in the parts' type, the
+# reference numpy's FFT in float64 rounded once; their distance is the decomposition's
+# normwise error bound, passes/fft.py's error_bound (ERROR_C eps log2(m) ||x||_2 per
+# transformed dim, checked by tests/passes/test_fft.py), plus the result's rounding.
 # The linear-algebra ops (passes/linalg.py; reference/linalg.py in float64). Their
 # budgets are the classical first-order bounds, with u the rounding unit the firmware
 # computes in (f16 and bf16 matrices are factored and solved in f32; f64's sqrt is
@@ -145,33 +143,16 @@ def _terms(node: Node) -> int:
     return 1
 
 
-def _fft_levels(n: int) -> float:
-    """log2 of the length passes/fft.py transforms for length n (at least 1)."""
-    from toolchain.passes.fft import MAX_DFT, smallest_prime_factor
-
-    rest, big = n, 1
-    while rest > 1:
-        p = smallest_prime_factor(rest)
-        big, rest = max(big, p), rest // p
-    m = 1 << (2 * n - 2).bit_length() if big > MAX_DFT else n
-    return max(1.0, math.log2(max(m, 2)))
-
-
 def _fft_budget(node: Node, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """FFT_C * eps * sum(log2 m) * ||x|| per transform (FFT_C above), broadcast over its
-    outputs, plus the result's own rounding."""
+    """passes/fft.py's error_bound for the operand's norm over the transformed dims,
+    broadcast over its outputs, plus the result's own rounding."""
     lengths = tuple(node.attrs["fft_length"])
     axes = tuple(range(-len(lengths), 0))
     part = complex_part(node.outputs[0].type.dtype)
     eps = ACC_EPS.get(part.name, ACC_EPS_DEFAULT)
     x64 = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
     norm = np.sqrt(np.sum(x64 * x64, axis=axes, keepdims=True))
-    kind = node.attrs["fft_type"]
-    if kind == "IRFFT":
-        norm = norm * math.sqrt(2)
-    if kind in ("IFFT", "IRFFT"):
-        norm = norm / math.prod(lengths)
-    bound = FFT_C * eps * sum(_fft_levels(n) for n in lengths) * norm
+    bound = error_bound(node.attrs["fft_type"], lengths, norm, eps)
     mag = np.abs(out.astype(np.complex128 if out.dtype.kind == "c" else np.float64))
     bound = np.broadcast_to(bound, out.shape) + 2 * _spacing(mag, part)
     return np.where(np.isfinite(bound), bound, 0.0)
