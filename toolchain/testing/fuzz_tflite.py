@@ -437,11 +437,8 @@ _OPTION_VALUES = {"Stride": [0, -1, -2, 1 << 20, (1 << 31) - 1],
 
 
 def _bad_option(name: str, flags: Any, rng: random.Random) -> Any:
-    for key, values in _OPTION_VALUES.items():
-        if key in name:
-            break
-    else:
-        values = [math.nan, math.inf, -1.0, 0.0] if flags.py_type is float else _ANY
+    values = next((v for key, v in _OPTION_VALUES.items() if key in name),
+                  [math.nan, math.inf, -1.0, 0.0] if flags.py_type is float else _ANY)
     if flags.py_type is float:
         return float(rng.choice([v for v in values if isinstance(v, float)] or [math.nan]))
     if flags.py_type is bool:

@@ -312,5 +312,6 @@ def read_model(data: bytes) -> ModelInfo:
                      tuple(operators))
 
 
-__all__ = ["FormatError", "ModelInfo", "OperatorInfo", "Quantization", "TensorInfo", "option_fields",
+__all__ = ["FormatError", "ModelInfo", "OperatorInfo", "Quantization", "TensorInfo",
+           "option_fields",
            "read_model"]
