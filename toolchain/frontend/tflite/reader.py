@@ -227,7 +227,9 @@ def _tensor(data: bytes, sg: Any, model: Any, i: int, n_buffers: int) -> TensorI
     array = None
     if raw is not None:
         np_type = NUMPY_TYPES.get(type_name)
-        if np_type is None:
+        if np_type is None or t.Sparsity() is not None:
+            # A sparse tensor's buffer holds only its non-zero blocks: its size says
+            # nothing against the shape. The importer refuses sparse tensors by name.
             array = np.frombuffer(raw, dtype=np.uint8).copy()
         else:
             dt = np.dtype(np_type)
