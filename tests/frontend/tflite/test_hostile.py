@@ -96,3 +96,16 @@ def test_the_fuzz_driver_samples_tflite_and_judges_it() -> None:
     assert {r.outcome for r in results} == {"graph", "located"}
     # A zero point that overflowed int16 in the kernels is a failure, not a pass.
     assert fuzz.classify_file(_fc(w_zp=32768), ".tflite")[0] == "located"
+
+
+def test_a_conv_of_an_input_without_channels_is_one_line() -> None:
+    # Was ZeroDivisionError in layers.conv_2d (the fuzzer set the input's shape[3] to 0).
+    rng = np.random.default_rng(0)
+    model = single_op_model(
+        "CONV_2D", [Tensor((1, 5, 5, 0), "float32"),
+                    Tensor((3, 3, 3, 2), "float32", data=rng.normal(size=(3, 3, 3, 2))),
+                    Tensor((3,), "float32", data=np.ones(3))],
+        [Tensor((1, 3, 3, 3), "float32")], padding="VALID", stride_w=1, stride_h=1)
+    with pytest.raises(TFLiteError, match="operator 0 .CONV_2D.: the filter's 2 input "
+                                          "channels do not divide the input's 0"):
+        _load(model)
