@@ -291,10 +291,9 @@ _BAD_SCALES = [0.0, -0.0, math.inf, -math.inf, math.nan, -0.25, 3.0e38, 1.0e-45,
 def bad_scale(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """A quantization scale of 0, +-inf, NaN, negative, huge or tiny."""
     m = _Model(data)
-    targets = _quantized(m)
-    if not targets:
+    if not _quantized(m):
         return _unchanged(data, "no quantized tensor")
-    i, _, q = rng.choice(targets)
+    i, _, q = rng.choice(_quantized(m))
     scales = q.ScaleAsNumpy().astype(np.float32)
     j = rng.randrange(len(scales))
     value = rng.choice(_BAD_SCALES)
@@ -306,10 +305,9 @@ def bad_scale(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 def bad_zero_point(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """A zero point outside the element type's range (or non-zero for a weight)."""
     m = _Model(data)
-    targets = _quantized(m)
-    if not targets:
+    if not _quantized(m):
         return _unchanged(data, "no quantized tensor")
-    i, _, q = rng.choice(targets)
+    i, _, q = rng.choice(_quantized(m))
     zps = q.ZeroPointAsNumpy()
     zps = np.zeros(q.ScaleLength(), np.int64) if isinstance(zps, int) else zps.astype(np.int64)
     j = rng.randrange(len(zps)) if len(zps) else 0
@@ -324,10 +322,9 @@ def channel_count(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """Per-channel scale or zero point arrays of a length that disagrees with the
     quantized dimension (or with each other)."""
     m = _Model(data)
-    targets = _quantized(m)
-    if not targets:
+    if not _quantized(m):
         return _unchanged(data, "no quantized tensor")
-    i, _, q = rng.choice(targets)
+    i, _, q = rng.choice(_quantized(m))
     which = rng.choice(["Scale", "ZeroPoint"])
     values = getattr(q, which + "AsNumpy")()
     values = np.zeros(0) if isinstance(values, int) else values
@@ -340,10 +337,9 @@ def channel_count(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 def quantized_dimension(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """quantized_dimension past the tensor's rank (or negative)."""
     m = _Model(data)
-    targets = _quantized(m)
-    if not targets:
+    if not _quantized(m):
         return _unchanged(data, "no quantized tensor")
-    i, t, _ = rng.choice(targets)
+    i, t, _ = rng.choice(_quantized(m))
     rank = t.ShapeLength()
     value = rng.choice([rank, rank + 1, 7, -1, (1 << 31) - 1, -(1 << 31)])
     return (m.replace_tensor(i, {"Quantization": {"QuantizedDimension": value}}),
