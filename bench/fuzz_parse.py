@@ -1,23 +1,33 @@
-"""Fuzzes the MLIR front end: parse + import + verify of mutated models (`make fuzz-parse`).
+"""Fuzzes the model front ends: load + import + verify of mutated models (`make fuzz-parse`).
 
-Seeds are the shared models (../shared/models/**/*.mlir; skipped with a note when the
-folder is absent), the repo's StableHLO examples and fuzz seeds, and any model file
-named on the command line. Each input applies one to three mutations to a seed: byte
-flips, token deletion, duplication, swaps and replacement by a token of the same kind
-from any seed, truncation, splicing two files, deep nesting and huge numbers. Input N of
-a run depends only on --seed and N (`--replay N` prints it), whatever the job count.
+Three formats, each with its seeds, its mutations and its loader (FORMATS):
+- .mlir: the shared models (../shared/models/**/*.mlir), the repo's StableHLO examples
+  and fuzz seeds; text mutations (byte flips, token deletion, duplication, swaps and
+  replacement by a token of the same kind from any seed, truncation, splicing two
+  files, deep nesting, huge numbers) plus toolchain.testing.fuzz_mlir's structured edits;
+- .tflite: the shared models (**/*.tflite) and small models built by tests/tflite_models.py;
+  toolchain.testing.fuzz_tflite's structured edits (hostile scales, zero points, shapes,
+  indices, options, ...);
+- .onnx: the shared models (**/*.onnx); toolchain.testing.fuzz_onnx's structured edits.
+A format whose edits module is missing keeps its text mutations, if any, or is skipped
+with a note. Model files named on the command line join their format's seeds. Each input
+picks a format, a seed of it, and applies one to three mutations. Input N of a run
+depends only on --seed and N (`--replay N` prints it), whatever the job count.
 
-Every input must end in a located error (a CompileError with a file:line:col) or a
-verified graph: anything else is a failure, be it a Python exception, an error without a
-location, an input over the per-input CPU-time limit (a hang) or over the memory limit.
-Writes bench/results/fuzz_parse.json and fuzz_parse.md; exits 1 on any failure.
+Every input must end in a located error (a CompileError with a file:line:col, or naming
+the file for a flatbuffer or protobuf, which has no lines) or a verified graph: anything
+else is a failure, be it a Python exception, an error without a location, an input over
+the per-input CPU-time limit (a hang) or over the memory limit. Writes
+bench/results/fuzz_parse.json and fuzz_parse.md (per format: inputs, outcomes, failures,
+the mutations that ran); exits 1 on any failure.
 
-    python bench/fuzz_parse.py [MODEL.mlir ...] [--count 100000] [--jobs 2] [--seed 0]
+    python bench/fuzz_parse.py [MODEL.mlir|.tflite|.onnx ...] [--count 100000] [--jobs 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -27,6 +37,7 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
@@ -41,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from toolchain.diagnostics import CompileError  # noqa: E402
 from toolchain.frontend import import_module  # noqa: E402
 from toolchain.graph.verify import verify_graph  # noqa: E402
+from toolchain.loader import UsageError, load_graph  # noqa: E402
 from toolchain.mlir.parser import parse_bytes  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "models"
@@ -67,7 +79,8 @@ DEFAULT_MEMORY_MB = 4096
 class Seed:
     name: str
     data: bytes
-    weight: float  # how often it is picked: cheap seeds more often than big ones
+    weight: float  # how often it is picked within its format: cheap seeds more often
+    format: str = ".mlir"
 
 
 # A hex blob longer than this is cut to its first element (a splat of the same type),
@@ -88,27 +101,90 @@ def compact(data: bytes) -> bytes:
     return _HEX_BLOB.sub(one, data)
 
 
+def _built_tflite_seeds() -> list[tuple[str, bytes]]:
+    """Small int8 and float models built by the tests' writer: fast inputs that exist
+    without the shared models."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import numpy as np
+    from tflite_models import Tensor, single_op_model
+
+    rng = np.random.default_rng(0)
+    x = Tensor((1, 6, 6, 3), "int8", scale=0.05, zero_point=-3)
+    w = Tensor((4, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03, 0.04], zero_point=[0] * 4,
+               data=rng.integers(-127, 128, (4, 3, 3, 3)), name="w")
+    b = Tensor((4,), "int32", scale=[0.0005, 0.001, 0.0015, 0.002], zero_point=[0] * 4,
+               data=rng.integers(-999, 999, (4,)), name="b")
+    dw = Tensor((1, 3, 3, 3), "int8", scale=[0.01, 0.02, 0.03], zero_point=[0] * 3,
+                quantized_dimension=3, data=rng.integers(-127, 128, (1, 3, 3, 3)))
+    db = Tensor((3,), "int32", scale=[0.0005] * 3, zero_point=[0] * 3, data=np.zeros(3))
+    fw = Tensor((5, 108), "int8", scale=0.02, zero_point=0,
+                data=rng.integers(-127, 128, (5, 108)))
+    fx = Tensor((1, 108), "int8", scale=0.05, zero_point=-3)
+    pool = dict(padding="VALID", stride_w=2, stride_h=2, filter_width=2, filter_height=2)
+    models = {
+        "conv_int8": single_op_model(
+            "CONV_2D", [x, w, b], [Tensor((1, 6, 6, 4), "int8", scale=0.1, zero_point=5)],
+            padding="SAME", stride_w=1, stride_h=1, fused_activation_function="RELU"),
+        "depthwise_int8": single_op_model(
+            "DEPTHWISE_CONV_2D", [x, dw, db],
+            [Tensor((1, 4, 4, 3), "int8", scale=0.1, zero_point=0)],
+            padding="VALID", stride_w=1, stride_h=1, depth_multiplier=1),
+        "fully_connected_int8": single_op_model(
+            "FULLY_CONNECTED", [fx, fw, None],
+            [Tensor((1, 5), "int8", scale=0.2, zero_point=1)]),
+        "avg_pool_int8": single_op_model(
+            "AVERAGE_POOL_2D", [x], [Tensor((1, 3, 3, 3), "int8", scale=0.05,
+                                            zero_point=-3)], **pool),
+        "add_int8": single_op_model(
+            "ADD", [x, Tensor((1, 6, 6, 3), "int8", scale=0.07, zero_point=2)],
+            [Tensor((1, 6, 6, 3), "int8", scale=0.1, zero_point=0)]),
+        "softmax_int8": single_op_model(
+            "SOFTMAX", [fx], [Tensor((1, 108), "int8", scale=1 / 256, zero_point=-128)],
+            beta=1.0),
+        "conv_float": single_op_model(
+            "CONV_2D", [Tensor((1, 5, 5, 2), "float32"),
+                        Tensor((3, 3, 3, 2), "float32", data=rng.normal(size=(3, 3, 3, 2))),
+                        Tensor((3,), "float32", data=np.ones(3))],
+            [Tensor((1, 3, 3, 3), "float32")], padding="VALID", stride_w=1, stride_h=1),
+    }
+    return [(f"tests/tflite_models.py:{k}", v) for k, v in models.items()]
+
+
+def _seed_name(p: Path) -> str:
+    return (str(p.relative_to(ROOT)) if p.resolve().is_relative_to(ROOT) else
+            f"../{p.relative_to(ROOT.parent)}" if p.resolve().is_relative_to(ROOT.parent)
+            else str(p))
+
+
 def load_seeds(extra: list[Path], use_shared: bool = True) -> tuple[list[Seed], list[str]]:
-    """The corpus, and notes on what was left out."""
+    """The corpus of the formats that can be fuzzed, and notes on what was left out."""
     notes: list[str] = []
     paths = list(REPO_SEEDS)
     if use_shared:
         if SHARED.is_dir():
-            paths += sorted(SHARED.rglob("*.mlir"))
+            paths += sorted(p for suffix in FORMATS for p in SHARED.rglob("*" + suffix))
         else:
             notes.append(f"shared models skipped: {SHARED} is absent")
     paths += extra
+    active = mutations_by_format(notes)
     seeds: list[Seed] = []
+    if ".tflite" in active:
+        seeds += [Seed(name, data, 1.0, ".tflite") for name, data in _built_tflite_seeds()]
     for p in paths:
+        fmt = p.suffix if p.suffix in FORMATS else ".mlir"
+        if fmt not in active:
+            continue
         data = p.read_bytes()
+        if fmt != ".mlir":
+            # Flatbuffers and protobufs read fast: size matters less than for text.
+            seeds.append(Seed(_seed_name(p), data, 1.0 / max(1.0, len(data) / 65536), fmt))
+            continue
         small = compact(data)
-        name = (str(p.relative_to(ROOT)) if p.resolve().is_relative_to(ROOT) else
-                f"../{p.relative_to(ROOT.parent)}" if p.resolve().is_relative_to(ROOT.parent)
-                else str(p))
         # Weight by cost: parsing time grows with size.
-        seeds.append(Seed(name, small, 1.0 / max(1.0, len(small) / 4096)))
+        seeds.append(Seed(_seed_name(p), small, 1.0 / max(1.0, len(small) / 4096)))
         if small != data:
-            seeds.append(Seed(name + " (full)", data, 0.02 / max(1.0, len(data) / 4096)))
+            seeds.append(Seed(_seed_name(p) + " (full)", data,
+                              0.02 / max(1.0, len(data) / 4096)))
     return seeds, notes
 
 
@@ -238,19 +314,72 @@ MUTATIONS: dict[str, Callable[[random.Random, bytes, list[Seed]], tuple[bytes, s
 }
 
 
-def make_input(seeds: list[Seed], run_seed: int, index: int) -> tuple[bytes, str, list[str]]:
-    """Input `index` of a run: the mutated bytes, its seed's name, the mutations."""
+Mutation = Callable[[random.Random, bytes, list[Seed]], tuple[bytes, str]]
+Edit = Callable[[bytes, random.Random], tuple[bytes, str]]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One model format: where its structured edits live, whether the text mutations
+    apply, and how an input is loaded and judged."""
+
+    edits_module: str  # a module exporting EDITS: dict[str, Edit]
+    text_mutations: bool
+    classify: Callable[[bytes], tuple[str, str]]
+
+
+def _as_mutation(edit: Edit) -> Mutation:
+    return lambda rng, data, seeds: edit(data, rng)
+
+
+_MUTATIONS_BY_FORMAT: dict[str, dict[str, Mutation]] = {}
+_FORMAT_NOTES: list[str] = []
+
+
+def mutations_by_format(notes: list[str] | None = None) -> dict[str, dict[str, Mutation]]:
+    """The mutations of every format that can be fuzzed (a format whose edits module is
+    absent keeps its text mutations, or is left out with a note)."""
+    if not _MUTATIONS_BY_FORMAT:
+        for suffix, fmt in FORMATS.items():
+            table: dict[str, Mutation] = dict(MUTATIONS) if fmt.text_mutations else {}
+            try:
+                edits = importlib.import_module(fmt.edits_module).EDITS
+            except ModuleNotFoundError as e:
+                if e.name != fmt.edits_module:
+                    raise
+                _FORMAT_NOTES.append(f"{fmt.edits_module} is absent: {suffix} " +
+                                     ("gets text mutations only" if table else
+                                      "seeds skipped"))
+                edits = {}
+            table.update({name: _as_mutation(e) for name, e in edits.items()})
+            if table:
+                _MUTATIONS_BY_FORMAT[suffix] = table
+    if notes is not None:
+        notes.extend(_FORMAT_NOTES)
+    return _MUTATIONS_BY_FORMAT
+
+
+def make_input(seeds: list[Seed], run_seed: int, index: int) -> tuple[bytes, Seed, list[str]]:
+    """Input `index` of a run: the mutated bytes, its seed, the mutations. The format is
+    picked first, so each gets its share whatever its number of seeds."""
     rng = random.Random(f"{run_seed}:{index}")
-    seed = rng.choices(seeds, weights=[s.weight for s in seeds])[0]
+    formats = sorted({s.format for s in seeds})
+    fmt = rng.choice(formats)
+    pool = [s for s in seeds if s.format == fmt]
+    seed = rng.choices(pool, weights=[s.weight for s in pool])[0]
+    mutations = mutations_by_format()[fmt]
     data = seed.data
     steps = []
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        kind = rng.choice(list(MUTATIONS))
+        kind = rng.choice(list(mutations))
         if not data:
             break
-        data, what = MUTATIONS[kind](rng, data, seeds)
+        try:
+            data, what = mutations[kind](rng, data, seeds)
+        except Exception as e:  # noqa: BLE001 - an edit that cannot read an edited model
+            what = f"not applied ({type(e).__name__})"
         steps.append(f"{kind}: {what}")
-    return data, seed.name, steps
+    return data, seed, steps
 
 
 # ---------------------------------------------------------------------------- one input
@@ -264,6 +393,7 @@ class Result:
     seed: str
     mutations: list[str]
     detail: str = ""  # the error message, or the traceback's last lines
+    format: str = ".mlir"
 
 
 class _Timeout(BaseException):
@@ -295,6 +425,43 @@ def classify(data: bytes, name: str = "fuzz.mlir") -> tuple[str, str]:
         return "exception", _trace()
 
 
+_TMP: dict[str, Path] = {}
+
+
+def classify_file(data: bytes, suffix: str) -> tuple[str, str]:
+    """(outcome, detail) of loading `data` as a model file with `suffix` (.tflite,
+    .onnx), through the same loader as minirt-build: its errors name the file, which
+    is their location (a flatbuffer or protobuf has no lines)."""
+    if "dir" not in _TMP:
+        _TMP["dir"] = Path(tempfile.mkdtemp(prefix="fuzz_parse_"))
+    path = _TMP["dir"] / f"fuzz{suffix}"
+    path.write_bytes(data)
+    try:
+        graph = load_graph(path)
+        verify_graph(graph)
+        return "graph", ""
+    except (CompileError, UsageError) as e:
+        text = str(e)
+        lines = text.splitlines() or [""]
+        if getattr(e, "loc", None) is None and not all(
+                line.startswith(f"{path}: ") for line in lines):
+            return "unlocated", text[:300]
+        return "located", text[:300]
+    except MemoryError:
+        return "memory", "MemoryError"
+    except Exception:  # noqa: BLE001 - a crash is exactly what this looks for
+        return "exception", _trace()
+
+
+FORMATS: dict[str, Format] = {
+    ".mlir": Format("toolchain.testing.fuzz_mlir", True, lambda data: classify(data)),
+    ".tflite": Format("toolchain.testing.fuzz_tflite", False,
+                      lambda data: classify_file(data, ".tflite")),
+    ".onnx": Format("toolchain.testing.fuzz_onnx", False,
+                    lambda data: classify_file(data, ".onnx")),
+}
+
+
 def _trace() -> str:
     lines = traceback.format_exc().strip().splitlines()
     return "\n".join(lines[-7:])
@@ -302,19 +469,20 @@ def _trace() -> str:
 
 def run_input(seeds: list[Seed], run_seed: int, index: int, timeout: float) -> Result:
     """Generates and judges input `index`, with a CPU-time limit."""
-    data, seed_name, steps = make_input(seeds, run_seed, index)
+    data, seed, steps = make_input(seeds, run_seed, index)
     start = time.process_time()
     if timeout:
         signal.signal(signal.SIGPROF, _on_timer)
         signal.setitimer(signal.ITIMER_PROF, timeout)
     try:
-        outcome, detail = classify(data)
+        outcome, detail = FORMATS[seed.format].classify(data)
     except _Timeout:
         outcome, detail = "timeout", f"over {timeout} s of CPU time"
     finally:
         if timeout:
             signal.setitimer(signal.ITIMER_PROF, 0)
-    return Result(index, outcome, time.process_time() - start, seed_name, steps, detail)
+    return Result(index, outcome, time.process_time() - start, seed.name, steps, detail,
+                  seed.format)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -350,7 +518,8 @@ class Summary:
     peak_rss_mb: float
     corpus: list[str]
     notes: list[str] = field(default_factory=list)
-    mutations: list[str] = field(default_factory=lambda: list(MUTATIONS))
+    # Per format: inputs, outcomes, failures, and how often each mutation ran.
+    formats: dict[str, dict] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_limit_mb: int = DEFAULT_MEMORY_MB
     commit: str = ""  # the checkout fuzzed (and whether it had uncommitted changes)
@@ -386,10 +555,17 @@ def run(count: int, run_seed: int = 0, jobs: int = 1, extra: list[Path] | None =
     peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     failures = [asdict(r) for r in results if r.outcome not in PASSING]
+    formats = {}
+    for fmt, table in mutations_by_format().items():
+        mine = [r for r in results if r.format == fmt]
+        ran = Counter(step.split(":", 1)[0] for r in mine for step in r.mutations)
+        formats[fmt] = {"inputs": len(mine), "outcomes": dict(Counter(r.outcome for r in mine)),
+                        "failures": sum(r.outcome not in PASSING for r in mine),
+                        "mutations": {k: ran[k] for k in table}}
     slowest = [asdict(r) for r in sorted(results, key=lambda r: -r.seconds)[:10]]
     return Summary(count, run_seed, jobs, round(time.perf_counter() - start, 1),
                    dict(Counter(r.outcome for r in results)), failures, slowest,
-                   round(peak, 1), [s.name for s in seeds], notes, timeout_s=timeout,
+                   round(peak, 1), [s.name for s in seeds], notes, formats, timeout_s=timeout,
                    memory_limit_mb=memory_mb if jobs > 1 else 0, commit=commit)
 
 
@@ -413,10 +589,10 @@ def write_results(summary: Summary, out: Path) -> None:
               "cpus": os.cpu_count()}
     (out / "fuzz_parse.json").write_text(json.dumps(record, indent=2) + "\n")
     lines = [
-        "# Parser fuzz (`make fuzz-parse`)",
+        "# Front-end fuzz (`make fuzz-parse`)",
         "",
         f"{summary.count} mutated models (seed {summary.seed}, {summary.jobs} jobs, "
-        f"{summary.seconds} s): parse + import + verify of each"
+        f"{summary.seconds} s): load + import + verify of each"
         + (f", at commit {summary.commit}." if summary.commit else "."),
         "",
         "| outcome | inputs |",
@@ -428,8 +604,15 @@ def write_results(summary: Summary, out: Path) -> None:
         f"{summary.memory_limit_mb} MB of address space per input's process; peak "
         f"resident memory {summary.peak_rss_mb} MB.",
         "",
-        f"Mutations: {', '.join(summary.mutations)}.",
+        "| format | inputs | outcomes | failures |",
+        "|---|---|---|---|",
+        *[f"| {fmt} | {f['inputs']} | "
+          f"{', '.join(f'{k} {v}' for k, v in sorted(f['outcomes'].items()))} | "
+          f"{f['failures']} |" for fmt, f in summary.formats.items()],
         "",
+        *[f"Mutations of {fmt} (times run): "
+          f"{', '.join(f'{k} {v}' for k, v in f['mutations'].items())}.\n"
+          for fmt, f in summary.formats.items()],
         f"Corpus ({len(summary.corpus)}): {', '.join(summary.corpus)}.",
         *[f"\nNote: {n}." for n in summary.notes],
         "",
@@ -449,7 +632,8 @@ def write_results(summary: Summary, out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="*", type=Path, help="more seed models (.mlir)")
+    p.add_argument("models", nargs="*", type=Path,
+                   help="more seed models (.mlir, .tflite, .onnx)")
     p.add_argument("--count", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -468,8 +652,8 @@ def main(argv: list[str] | None = None) -> int:
         seeds, _ = load_seeds(args.models, not args.no_shared)
         data, seed, steps = make_input(seeds, args.seed, args.replay)
         sys.stdout.buffer.write(data)
-        print(f"\n// seed {seed}; {'; '.join(steps)}", file=sys.stderr)
-        print("//", classify(data), file=sys.stderr)
+        print(f"\n// seed {seed.name}; {'; '.join(steps)}", file=sys.stderr)
+        print("//", FORMATS[seed.format].classify(data), file=sys.stderr)
         return 0
     summary = run(args.count, args.seed, args.jobs, args.models, not args.no_shared,
                   args.timeout, args.memory_mb, progress=True)

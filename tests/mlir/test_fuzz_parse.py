@@ -57,7 +57,8 @@ def test_every_mutation_changes_the_text(seeds: list, name: str) -> None:
 
 def test_compacted_seeds_still_parse(seeds: list) -> None:
     for s in seeds:
-        parse_bytes(s.data, s.name)  # raises on a broken seed
+        if s.format == ".mlir":  # the corpus holds .tflite seeds too
+            parse_bytes(s.data, s.name)  # raises on a broken seed
 
 
 def test_crashes_and_unlocated_errors_are_failures(monkeypatch) -> None:

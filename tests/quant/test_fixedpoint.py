@@ -246,3 +246,11 @@ def test_wraps() -> None:
     assert fp.wrap_int32(np.int64(1) << 31) == I32MIN
     assert fp.wrap_int32(-(np.int64(1) << 31) - 1) == I32MAX
     assert fp.wrap_int16(1 << 15) == fp.INT16_MIN
+
+
+@pytest.mark.parametrize("real", [math.inf, -math.inf, math.nan])
+def test_quantize_multiplier_refuses_a_non_finite_multiplier(real: float) -> None:
+    # Was OverflowError from the rounding: a hostile model's scales of inf or NaN, or a
+    # ratio of finite ones that overflows, reached it.
+    with pytest.raises(ValueError, match="not a finite number"):
+        fp.quantize_multiplier(real)

@@ -140,11 +140,15 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     rounds up to 2**31 it is halved and the shift grows by one; a shift below -31
     flushes the multiplier to (0, 0). Zero gives (0, 0). The shift is returned as
     computed, so it may exceed 31 for absurd multipliers (MultiplyByQuantizedMultiplier
-    then refuses it).
+    then refuses it). A non-finite `real` raises ValueError.
     """
     real = float(real)
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):
+        # Scales from a hostile model (inf, NaN, or finite ones whose ratio overflows):
+        # frexp would pass them on and the rounding raise OverflowError.
+        raise ValueError(f"the rescale multiplier {real} is not a finite number")
     q, shift = math.frexp(real)
     q_fixed = int(round_half_away(np.float64(q) * float(1 << 31)))
     if q_fixed == 1 << 31:

@@ -64,14 +64,27 @@ def _quant_params(info: TensorInfo, dt: DType) -> QuantParams | None:
                        tuple(int(z) for z in q.zero_points), axis)
 
 
+def checked_info(info: TensorInfo) -> TensorInfo:
+    """`info`, once it is known not to be sparse and its quantization to be sane (see
+    _quant_params). Converters read constants (weights, biases) and their scales straight
+    from the TensorInfo, without making a graph type: a sparse tensor's compressed data, a
+    scale of inf or a zero point of 32768 must stop here, not inside the int8 kernels."""
+    if info.sparse:
+        raise Unsupported(f"{info.describe()} is sparse: the model uses sparse tensors, "
+                          "which minirt does not support")
+    name = DTYPES.get(info.type)
+    if name is not None:
+        _quant_params(info, dtype(name))
+    return info
+
+
 def tensor_type(info: TensorInfo) -> TensorType:
     """The graph type of a TFLite tensor: element type, static shape, quantization."""
     name = DTYPES.get(info.type)
     if name is None:
         raise Unsupported(f"{info.describe()} has element type {info.type}, which minirt "
                           "does not support")
-    if info.sparse:
-        raise Unsupported(f"{info.describe()} is sparse, which minirt does not support")
+    checked_info(info)
     dt = dtype(name)
     ty = TensorType(tuple(info.shape), dt, _quant_params(info, dt))
     problem = tensor_type_error(ty)
@@ -115,10 +128,10 @@ class OpContext:
         """The TFLite tensor of input i."""
         if not self.has_input(i):
             raise Unsupported(f"input {i} is missing")
-        return self.model.tensors[self.op.inputs[i]]
+        return checked_info(self.model.tensors[self.op.inputs[i]])
 
     def output_info(self, i: int = 0) -> TensorInfo:
-        return self.model.tensors[self.op.outputs[i]]
+        return checked_info(self.model.tensors[self.op.outputs[i]])
 
     def input(self, i: int) -> Tensor:
         """The graph tensor of input i."""
@@ -180,4 +193,4 @@ class OpContext:
         return self.node("reshape", [t], shape=tuple(shape))
 
 
-__all__ = ["DTYPES", "OpContext", "int_range", "tensor_type"]
+__all__ = ["DTYPES", "OpContext", "checked_info", "int_range", "tensor_type"]

@@ -35,7 +35,9 @@ def conv_2d(ctx: OpContext) -> Tensor:
     require_rank(x, 4, "input")
     require_rank(w, 4, "filter")
     channels, per_group = x.type.shape[3], w.type.shape[3]
-    if per_group == 0 or channels % per_group or w.type.shape[0] % (channels // per_group):
+    # An empty input (0 channels) would make the group count 0, a division by zero.
+    if 0 in (per_group, channels) or channels % per_group or \
+            w.type.shape[0] % (channels // per_group):
         raise Unsupported(f"the filter's {per_group} input channels do not divide the input's "
                           f"{channels} into groups")
     if w.type.dtype.name == "i8" and x.type.dtype.name == "f32":

@@ -116,7 +116,7 @@ _SKIP = re.compile(r"^(Init|GetRootAs.*|.*BufferHasIdentifier)$|(AsNumpy|Length|
 _FIELDS: dict[type, list[tuple[str, Callable, bool]]] = {}
 
 
-def _fields(cls: type) -> list[tuple[str, Callable, bool]]:
+def option_fields(cls: type) -> list[tuple[str, Callable, bool]]:
     """(key, accessor, is_vector) for every field accessor a generated options class
     has: `StrideW()` -> ("stride_w", ..., False), `Squeeze Dims(j)` -> vector."""
     if cls not in _FIELDS:
@@ -135,7 +135,7 @@ def _fields(cls: type) -> list[tuple[str, Callable, bool]]:
 
 def _decode_options(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key, fn, is_vector in _fields(type(obj)):
+    for key, fn, is_vector in option_fields(type(obj)):
         if is_vector:
             n = getattr(obj, fn.__name__ + "Length")()
             out[key] = tuple(fn(obj, j) for j in range(n))
@@ -227,7 +227,9 @@ def _tensor(data: bytes, sg: Any, model: Any, i: int, n_buffers: int) -> TensorI
     array = None
     if raw is not None:
         np_type = NUMPY_TYPES.get(type_name)
-        if np_type is None:
+        if np_type is None or t.Sparsity() is not None:
+            # A sparse tensor's buffer holds only its non-zero blocks: its size says
+            # nothing against the shape. The importer refuses sparse tensors by name.
             array = np.frombuffer(raw, dtype=np.uint8).copy()
         else:
             dt = np.dtype(np_type)
@@ -313,4 +315,5 @@ def read_model(data: bytes) -> ModelInfo:
 
 
 __all__ = ["FormatError", "ModelInfo", "OperatorInfo", "Quantization", "TensorInfo",
+           "option_fields",
            "read_model"]
