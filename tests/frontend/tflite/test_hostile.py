@@ -109,3 +109,19 @@ def test_a_conv_of_an_input_without_channels_is_one_line() -> None:
     with pytest.raises(TFLiteError, match="operator 0 .CONV_2D.: the filter's 2 input "
                                           "channels do not divide the input's 0"):
         _load(model)
+
+
+def test_a_node_too_large_to_verify_names_the_file_and_operator() -> None:
+    # The fuzzer set a depthwise conv's dilation to 2**31 - 1 under SAME padding: the
+    # 'pad' node it needs failed graph verification, whose message named no file.
+    rng = np.random.default_rng(0)
+    model = single_op_model(
+        "DEPTHWISE_CONV_2D", [Tensor((1, 8, 7, 3), "float32"),
+                              Tensor((1, 3, 3, 3), "float32", data=rng.normal(size=(1, 3, 3, 3))),
+                              Tensor((3,), "float32", data=np.ones(3))],
+        [Tensor((1, 8, 7, 3), "float32")], padding="SAME", stride_w=1, stride_h=1,
+        dilation_h_factor=2**31 - 1, dilation_w_factor=2**31 - 1, depth_multiplier=1)
+    with pytest.raises(TFLiteError) as caught:
+        _load(model)
+    assert caught.value.render().startswith("m.tflite: operator 0 (DEPTHWISE_CONV_2D): ")
+    assert "\n" not in caught.value.render()

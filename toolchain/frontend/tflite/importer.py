@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolchain.diagnostics import CompileError
 from toolchain.frontend.tflite.context import OpContext, tensor_type
 from toolchain.frontend.tflite.errors import TFLiteError, Unsupported
 from toolchain.frontend.tflite.ops import OPS
@@ -107,6 +108,10 @@ class _Importer:
             # The int8 kernels (toolchain/quant) build through the op table's rules and
             # refuse shapes or parameters TFLite Micro would refuse too.
             raise Unsupported(str(e)) from None
+        except CompileError as e:
+            # A node the converter built failed verification (a 'pad' of 800 GB from a
+            # dilation of 2**31 - 1): a flatbuffer has no line, so the operator says where.
+            raise Unsupported(e.message) from None
         self.bind(op, ctx, result)
 
     def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor) -> None:
@@ -160,7 +165,10 @@ def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
     importer.run()
     if importer.errors:
         raise TFLiteError(path, importer.errors)
-    verify_graph(graph)  # the converters verify each node; this is the safety net
+    try:
+        verify_graph(graph)  # the converters verify each node; this is the safety net
+    except CompileError as e:
+        raise TFLiteError(path, [e.message]) from None
     return graph
 
 
