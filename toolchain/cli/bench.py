@@ -77,6 +77,7 @@ def _main(argv: list[str] | None) -> int:
     graph = load_graph(args.model, args.entry)
     out_dir = (Path(args.build_dir) if args.build_dir else
                Path("build") / f"{Path(args.model).stem}-{board.identifier}-bench")
+    pipeline.check_out_dir(out_dir, args.model)
     bench = build_native_bench(graph, board, out_dir, quantize_options(args),
                                log=lambda m: print(m, file=sys.stderr))
     # Inputs of the graph the program computes (prepared by the build), as minirt-run
