@@ -3,7 +3,9 @@
 A Ctrl-C while a tool's modules load (numpy, llvmlite: a second or more) would end in
 a KeyboardInterrupt traceback before run_tool can catch it. When this process is a
 minirt command (a console script, or `python -m toolchain.cli.X`), a SIGINT until
-run_tool starts prints one line and exits 130: nothing has been written yet.
+run_tool starts prints one line and exits 130: nothing has been written yet. Once
+run_tool is done, Ctrl-C is ignored: the work is finished, and a SIGINT while the
+interpreter shuts down would otherwise end the process silently with status -2.
 """
 
 from __future__ import annotations
@@ -42,5 +44,7 @@ def _is_command() -> bool:
     return bool(sys.argv) and os.path.basename(sys.argv[0]).startswith("minirt-")
 
 
-if _is_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+# This process is a minirt command: it ends when run_tool returns.
+IS_COMMAND = _is_command()
+if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, exit_at_start_up)

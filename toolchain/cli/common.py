@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from toolchain.cli import exit_at_start_up
+from toolchain.cli import IS_COMMAND, exit_at_start_up
 from toolchain.diagnostics import CompileError
 from toolchain.link.build import LinkError
 from toolchain.loader import UsageError
@@ -75,3 +75,6 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    finally:
+        if IS_COMMAND:  # the work is done and the process about to end (cli/__init__.py)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)

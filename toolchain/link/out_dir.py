@@ -131,19 +131,16 @@ def staged_build(out_dir: str | Path, record: dict[str, Any] | None = None,
 
 
 def _refuse_special(out_dir: Path, model: str | Path | None) -> None:
-    if out_dir.name in ("", ".", ".."):
-        raise UsageError(f"{out_dir}: names the current directory or a parent of it; "
-                         f"{_REPLACE_HINT}")
-    if out_dir.is_symlink():
-        raise UsageError(f"{out_dir}: is a symbolic link; a build does not replace what "
-                         "a link points to, so name a directory itself")
     real = Path(os.path.realpath(out_dir))
-    cwd = Path.cwd().resolve()
-    if real == cwd or real in cwd.parents:
-        raise UsageError(f"{out_dir}: is the current directory or holds it; {_REPLACE_HINT}")
     if real == Path(real.anchor) or real == _home():
         raise UsageError(f"{out_dir}: is the filesystem root or the home directory; "
                          f"{_REPLACE_HINT}")
+    cwd = Path.cwd().resolve()
+    if out_dir.name in ("", ".", "..") or real == cwd or real in cwd.parents:
+        raise UsageError(f"{out_dir}: is the current directory or holds it; {_REPLACE_HINT}")
+    if out_dir.is_symlink():
+        raise UsageError(f"{out_dir}: is a symbolic link; a build does not replace what "
+                         "a link points to, so name a directory itself")
     if model is not None and real in Path(model).resolve().parents:
         raise UsageError(f"{out_dir}: holds the model {model}; {_REPLACE_HINT}")
 
