@@ -84,15 +84,16 @@ def test_a_user_file_inside_a_previous_build_is_kept(template: Path, tmp_path: P
     assert _snapshot(out) == before
 
 
-def test_an_artifact_edited_in_place_is_the_users(template: Path, tmp_path: Path,
-                                                  capsys) -> None:
-    """A listed file whose bytes changed is refused too: the user may have patched it."""
+def test_an_artifact_edited_in_place_is_still_the_builds(template: Path,
+                                                        tmp_path: Path) -> None:
+    """A listed file with other bytes is a damaged build, replaced (as make would), and
+    one that verify_build reports."""
     out = tmp_path / "fw"
     shutil.copytree(template, out)
     (out / "firmware.hex").write_text("patched\n")
-    assert _build(out) == 2
-    _one_line_error(capsys, "firmware.hex (changed since the build wrote it)")
-    assert (out / "firmware.hex").read_text() == "patched\n"
+    assert verify_build(out) == "firmware.hex (changed since the build wrote it)"
+    assert _build(out) == 0
+    assert verify_build(out) is None
 
 
 def test_a_previous_build_is_replaced(template: Path, tmp_path: Path) -> None:

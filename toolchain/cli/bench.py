@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random inputs (default: 0)")
     p.add_argument("-o", "--build-dir", metavar="DIR",
-                   help="where the program is built (default: build/<model>-<board>-bench)")
+                   help="where the program is built (default: build/<model>-<board>-bench): new, "
+                        "empty or an earlier build")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     add_quantize_options(p)
     return p

@@ -125,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="the model file (.mlir, .tflite: subgraph 0, or .onnx)")
     p.add_argument("--board", help=f"board to build for ({', '.join(list_boards())})")
     p.add_argument("-o", "--output", metavar="DIR",
-                   help="output directory (default: build/<model>-<board>)")
+                   help="output directory (default: build/<model>-<board>): new, empty or an "
+                        "earlier build holding only the files its build.json lists")
     p.add_argument("--entry", default="main",
                    help="MLIR function to compile (default: main; a .tflite model is its "
                         "subgraph 0)")

@@ -93,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                         f"atol={TFLITE_ATOL} as against TFLite; integers exactly); exit 1 on "
                         "a mismatch")
     p.add_argument("-o", "--build-dir", metavar="DIR",
-                   help="firmware build directory (default: build/<model>-<board>)")
+                   help="firmware build directory (default: build/<model>-<board>); rebuilt only "
+                        "over a build of the same model file")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="seconds before a run counts as hung, > 0 (default: the board's)")
     p.add_argument("--profile", action="store_true",

@@ -2,9 +2,11 @@
 
 Every build writes a manifest, build.json: each file it wrote with its SHA-256 and
 each folder. A build replaces DIR only when DIR is new, empty, or holds a manifest
-and nothing but the files listed there, each still the bytes the build wrote; a file
-the user added or edited in place is theirs, and the build is refused naming it,
-before anything is built. The current directory or one holding it, the home
+and nothing but the files and folders listed there; anything else is the user's, and
+the build is refused naming it, before anything is built. A listed file edited in
+place is still the build's output, as for make: it is replaced (minirt-run rebuilds a
+damaged build so); the hashes tell a damaged build from a complete one (up_to_date,
+verify_build). The current directory or one holding it, the home
 directory, the filesystem root, the model's folder or one holding it, and a symbolic
 link are refused outright.
 
@@ -77,7 +79,7 @@ def verify_build(out_dir: str | Path) -> str | None:
     manifest = read_manifest(out_dir)
     if manifest is None:
         return f"no build manifest ({MANIFEST_FILE})"
-    foreign = _first_foreign(out_dir, manifest)
+    foreign = _first_foreign(out_dir, manifest, hashes=True)
     if foreign is not None:
         return foreign
     missing = [name for name in manifest["files"] if not (out_dir / name).is_file()]
@@ -181,9 +183,10 @@ def _check_contents(out_dir: Path) -> dict[str, Any] | None:
     return manifest
 
 
-def _first_foreign(root: Path, manifest: dict[str, Any]) -> str | None:
-    """The first entry under `root` its manifest does not list, or that differs from
-    what the build wrote; symbolic links and special files are never a build's."""
+def _first_foreign(root: Path, manifest: dict[str, Any], hashes: bool = False) -> str | None:
+    """The first entry under `root` its manifest does not list (with `hashes`, or
+    that differs from what the build wrote); symbolic links and special files are never
+    a build's."""
     files, dirs = manifest["files"], set(manifest["dirs"])
 
     def walk(folder: Path, prefix: str) -> str | None:
@@ -198,7 +201,7 @@ def _first_foreign(root: Path, manifest: dict[str, Any]) -> str | None:
             elif entry.is_file(follow_symlinks=False) and rel == MANIFEST_FILE:
                 continue
             elif entry.is_file(follow_symlinks=False) and rel in files:
-                if file_sha256(entry.path) != files[rel]:
+                if hashes and file_sha256(entry.path) != files[rel]:
                     return f"{rel} (changed since the build wrote it)"
             else:
                 return rel
