@@ -1,20 +1,19 @@
 """The whole build: model file -> verified graph -> Program -> objects -> firmware.
 
-Everything is written into a fresh temporary directory beside the output directory and
-moved into place only when every step succeeded, so a failed build leaves nothing
-half-written behind.
+Everything is written into a staging directory beside the output directory and swapped
+into place only when every step succeeded (link/out_dir.py), so a failed or interrupted
+build leaves nothing half-written behind.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import shutil
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,13 @@ from toolchain.link.build import (
     tool_versions,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.out_dir import (
+    MANIFEST_FILE,
+    check_out_dir,
+    file_sha256,
+    read_manifest,
+    staged_build,
+)
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import ImageContract, image_contract
 from toolchain.module.from_program import image_kernels, module_from_program
@@ -174,36 +180,26 @@ def link_image(board: Board, objects: list[Path], out_dir: Path, log=print) -> L
 
 def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   stamp: dict | None = None,
-                  quantize: QuantizeOptions | None = None) -> BuildResult:
-    """Builds firmware for `graph` into `out_dir` (replaced only on success). The graph
-    is rewritten in place by prepare_graph. `stamp` (build_stamp) is recorded with the
-    hashes of the artifacts, for up_to_date. A model that does not fit the board raises
-    DoesNotFit after logging its size table (link_image)."""
+                  quantize: QuantizeOptions | None = None,
+                  finish: Callable[[BuildResult], None] | None = None) -> BuildResult:
+    """Builds firmware for `graph` into `out_dir`, which is replaced only on success
+    and only when a build may replace it (link/out_dir.py). The graph is rewritten in
+    place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
+    for up_to_date. `finish`, when given, is called with the finished build while it
+    is still in its staging directory, to add files of its own (size.json) that the
+    manifest then lists. A model that does not fit the board raises DoesNotFit after
+    logging its size table (link_image)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     image = compile_image(graph, board, quantize, log)
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    except OSError as e:
-        raise UsageError(f"{out_dir}: cannot create the build directory: "
-                         f"{e.strerror or e}") from None
-    try:
+    record = {"stamp": stamp} if stamp else {}
+    with staged_build(out_dir, record, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
         link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log)
-        if stamp:
-            # Written last: a stamp vouches for finished artifacts only.
-            record = {"stamp": stamp, "artifacts": {
-                name: _sha256(tmp / name) for name in REUSED_ARTIFACTS}}
-            (tmp / STAMP_FILE).write_text(json.dumps(record, indent=2) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.replace(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        if finish is not None:
+            finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
     link = _moved(link, tmp, out_dir)
     return BuildResult(out_dir, board, graph, image.program, image.module, link, stack)
 
@@ -303,28 +299,6 @@ def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph:
     return link, StackSizing(use.depth, reserved)
 
 
-def check_out_dir(out_dir: Path) -> None:
-    """Refuses an output directory a build cannot take over: a file, something under a
-    file, or a directory holding anything but a previous build (a build replaces its
-    directory as a whole, and must not delete someone's files)."""
-    out_dir = Path(out_dir)
-    for parent in out_dir.parents:
-        if parent.exists() and not parent.is_dir():
-            raise UsageError(f"{out_dir}: {parent} is not a directory")
-    if not out_dir.exists():
-        return
-    if not out_dir.is_dir():
-        raise UsageError(f"{out_dir}: exists and is not a directory; the build writes a "
-                         "directory of artifacts")
-    try:
-        entries = {p.name for p in out_dir.iterdir()}
-    except OSError as e:
-        raise UsageError(f"{out_dir}: cannot read the directory: {e.strerror or e}") from None
-    if entries and not entries & {STAMP_FILE, *REUSED_ARTIFACTS}:
-        raise UsageError(f"{out_dir}: not empty and not a minirt build; a build replaces "
-                         "its whole directory, so name a new or empty one")
-
-
 # Past this many bytes of RAM or flash the module format cannot hold a model (its
 # offsets are 30 bits) and an enlarged link for a size table would be pointless.
 _REPORTABLE_LIMIT = 1 << 30
@@ -373,13 +347,15 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
     graph = load_graph(model, entry)
     if out_dir is None:
         out_dir = default_build_dir(model, board)
+    check_out_dir(out_dir, model)
     return compile_graph(graph, board, Path(out_dir), log,
                          build_stamp(model, board, entry, quantize), quantize)
 
 
-STAMP_FILE = "build.json"
-# What minirt-run reads from a build directory; their hashes are recorded in the stamp
-# file, so a deleted or overwritten artifact makes the build stale rather than a crash.
+# The build's manifest (link/out_dir.py), which also holds its stamp.
+STAMP_FILE = MANIFEST_FILE
+# What minirt-run reads from a build directory; their hashes in the manifest make a
+# deleted or overwritten artifact a stale build rather than a crash.
 REUSED_ARTIFACTS = ("model.mrt", "firmware.elf", "dispatches.json")
 # The image's dispatch functions in program order with their MACs (kernel form), which
 # `minirt-run --profile` reads: the build's own program, never a second scheduling of a
@@ -407,16 +383,12 @@ def read_dispatch_macs(out_dir: Path) -> dict[str, int]:
 _SOURCE_SUFFIXES = (".py", ".c", ".h", ".S", ".ld", ".yaml")
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def _tree_sha256(root: Path) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for f in sorted(root.rglob("*")):
         if f.suffix in _SOURCE_SUFFIXES and "__pycache__" not in f.parts:
             h.update(f.relative_to(root).as_posix().encode() + b"\0")
-            h.update(hashlib.sha256(f.read_bytes()).digest())
+            h.update(sha256(f.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -437,20 +409,23 @@ def build_stamp(model: str | Path, board: Board, entry: str,
         helpers = None  # the build itself will say what is missing
     return {
         "model": str(model),
-        "model_sha256": _sha256(Path(model)),
+        # Which file it is, wherever the command runs: minirt-run rebuilds only a
+        # build of its own model.
+        "model_path": str(Path(model).resolve()),
+        "model_sha256": file_sha256(Path(model)),
         "entry": entry,
         "quantize": dict((quantize or QuantizeOptions()).__dict__),
         "board": board.identifier,
-        "board_descriptor_sha256": _sha256(board.path),
+        "board_descriptor_sha256": file_sha256(board.path),
         # A real board verified on an emulated sibling: its relinked copy and its QEMU
         # run depend on the sibling's descriptor too.
-        "sibling_descriptor_sha256": _sha256(board.sibling.path) if board.sibling else None,
+        "sibling_descriptor_sha256": file_sha256(board.sibling.path) if board.sibling else None,
         "target": target.name,
-        "target_descriptor_sha256": _sha256(target.path),
+        "target_descriptor_sha256": file_sha256(target.path),
         "toolchain_sha256": _tree_sha256(Path(__file__).resolve().parent),
         "runtime_c_sha256": _tree_sha256(runtime_c_dir()),
         "compiler_helpers": None if helpers is None else {
-            "path": str(helpers), "sha256": _sha256(helpers)},
+            "path": str(helpers), "sha256": file_sha256(helpers)},
         "tools": {**tool_versions(), "llvmlite": llvmlite.__version__,
                   "llvm": ".".join(map(str, llvmlite.binding.llvm_version_info)),
                   "numpy": np.__version__, "python": sys.version},
@@ -461,14 +436,14 @@ def up_to_date(out_dir: Path, stamp: dict) -> bool:
     """True when `out_dir` holds a finished build made with exactly this stamp, whose
     artifacts are still the bytes that build wrote."""
     out_dir = Path(out_dir)
+    record = read_manifest(out_dir)
+    if record is None or record.get("stamp") != stamp:
+        return False
+    files = record["files"]
     try:
-        record = json.loads((out_dir / STAMP_FILE).read_text())
-        if not isinstance(record, dict) or record.get("stamp") != stamp:
-            return False
-        artifacts = record.get("artifacts")
-        return (isinstance(artifacts, dict) and set(artifacts) == set(REUSED_ARTIFACTS)
-                and all(_sha256(out_dir / name) == artifacts[name] for name in artifacts))
-    except (OSError, ValueError):
+        return all(name in files and file_sha256(out_dir / name) == files[name]
+                   for name in REUSED_ARTIFACTS)
+    except OSError:
         return False
 
 

@@ -131,7 +131,7 @@ def test_output_that_is_not_a_build_directory(what: str, tmp_path: Path, capsys)
     if what == "someone's-directory":
         mine.mkdir()
         (mine / "thesis.tex").write_text("years of work")
-        out, message = mine, "not empty and not a minirt build"
+        out, message = mine, "not a minirt build (it holds thesis.tex and has no build.json)"
     else:
         mine.write_text("years of work")
         out, message = ((mine, "exists and is not a directory") if what == "file"

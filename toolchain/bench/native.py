@@ -31,6 +31,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph
 from toolchain.link.build import link_firmware
+from toolchain.link.out_dir import check_out_dir, staged_build
 from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
@@ -128,24 +129,16 @@ def build_native_bench(graph: Graph, board: Board, out_dir: Path,
     from toolchain import pipeline  # the pipeline imports much; only a build needs it
 
     out_dir = Path(out_dir)
-    pipeline.check_out_dir(out_dir)
+    check_out_dir(out_dir)
     start = time.perf_counter()
     image = pipeline.compile_image(graph, board, quantize, log)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with staged_build(out_dir, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         link = link_firmware(board, [tmp / "dispatch.o"], tmp,
                              runtime_parts=("core", "platform"),
                              extra_sources=[MAIN_SOURCE], name="bench")
         seconds = time.perf_counter() - start
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.replace(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     module = read_module(image.module)
     return NativeBench(out_dir, out_dir / link.elf.name,
                        tuple(s.byte_size for s in module.inputs),

@@ -1,1 +1,50 @@
-"""Command-line entry points (console scripts declared in pyproject.toml)."""
+"""Command-line entry points (console scripts declared in pyproject.toml).
+
+A Ctrl-C while a tool's modules load (numpy, llvmlite: a second or more) would end in
+a KeyboardInterrupt traceback before run_tool can catch it. When this process is a
+minirt command (a console script, or `python -m toolchain.cli.X`), a SIGINT until
+run_tool starts prints one line and exits 130: nothing has been written yet. Once
+run_tool is done, Ctrl-C is ignored: the work is finished, and a SIGINT while the
+interpreter shuts down would otherwise end the process silently with status -2.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _module_run() -> str | None:
+    """The module of `python -m MODULE`, if that is how this process started."""
+    argv = getattr(sys, "orig_argv", [])
+    return argv[argv.index("-m") + 1] if "-m" in argv[:-1] else None
+
+
+def _tool_name() -> str:
+    """minirt-build for `minirt-build ...` and for `python -m toolchain.cli.build ...`."""
+    module = _module_run()
+    if module is not None:
+        return "minirt-" + module.rpartition(".")[2]
+    return os.path.basename(sys.argv[0]) if sys.argv else "minirt"
+
+
+def exit_at_start_up(signum: int, frame: object) -> None:
+    """The SIGINT handler until run_tool starts: one line, exit 130, no traceback."""
+    os.write(2, f"{_tool_name()}: interrupted\n".encode())
+    os._exit(130)
+
+
+def _is_command() -> bool:
+    """A minirt console script, or `python -m toolchain.cli.X`; anything else (pytest,
+    a program importing the tools) keeps its own SIGINT handling."""
+    module = _module_run()
+    if module is not None:
+        return module.startswith("toolchain.cli.")
+    return bool(sys.argv) and os.path.basename(sys.argv[0]).startswith("minirt-")
+
+
+# This process is a minirt command: it ends when run_tool returns.
+IS_COMMAND = _is_command()
+if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, exit_at_start_up)

@@ -59,7 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative_int, default=0,
                    help="seed of the random inputs (default: 0)")
     p.add_argument("-o", "--build-dir", metavar="DIR",
-                   help="where the program is built (default: build/<model>-<board>-bench)")
+                   help="where the program is built (default: build/<model>-<board>-bench): new, "
+                        "empty or an earlier build")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     add_quantize_options(p)
     return p
@@ -77,6 +78,7 @@ def _main(argv: list[str] | None) -> int:
     graph = load_graph(args.model, args.entry)
     out_dir = (Path(args.build_dir) if args.build_dir else
                Path("build") / f"{Path(args.model).stem}-{board.identifier}-bench")
+    pipeline.check_out_dir(out_dir, args.model)
     bench = build_native_bench(graph, board, out_dir, quantize_options(args),
                                log=lambda m: print(m, file=sys.stderr))
     # Inputs of the graph the program computes (prepared by the build), as minirt-run

@@ -125,7 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="the model file (.mlir, .tflite: subgraph 0, or .onnx)")
     p.add_argument("--board", help=f"board to build for ({', '.join(list_boards())})")
     p.add_argument("-o", "--output", metavar="DIR",
-                   help="output directory (default: build/<model>-<board>)")
+                   help="output directory (default: build/<model>-<board>): new, empty or an "
+                        "earlier build holding only the files its build.json lists")
     p.add_argument("--entry", default="main",
                    help="MLIR function to compile (default: main; a .tflite model is its "
                         "subgraph 0)")
@@ -281,7 +282,7 @@ def _main(argv: list[str] | None) -> int:
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
     # Everything that can be refused is refused before the build replaces out_dir: a
     # failed command must not leave a new build behind for minirt-run to reuse.
-    pipeline.check_out_dir(out_dir)
+    pipeline.check_out_dir(out_dir, args.model)
     quantized = quantize.mode != "none"
     if quantized:  # the accuracy report runs the reference, twice
         check_host_memory(graph, reference=True, what=args.model)
@@ -294,29 +295,40 @@ def _main(argv: list[str] | None) -> int:
                             pipeline.build_stamp(args.model, board, args.entry, quantize))
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
     f32_report = _f32_size(args, board) if quantized else None
-    result = pipeline.compile_graph(
+    reports = []
+
+    def finish(result) -> None:
+        # Inside the build, before it replaces out_dir: size.json is part of it and is
+        # listed in its manifest, and a failure here leaves the previous build alone.
+        report = size_report(result)
+        data = report.to_json()
+        data["compile_seconds"] = round(time.perf_counter() - start, 3)
+        from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
+
+        data["images"] = images_record(result.link, board)
+        # RAM = arena + I/O + stack: the arena beside the least any plan could give it
+        # (the most bytes live at one step), the stack as measured under QEMU
+        # (pipeline._size_stack).
+        data["arena_lower_bound"] = result.program.arena_lower_bound
+        data["stack_measured"] = result.stack.measured if result.stack else None
+        print(report.format_table())
+        print(f"RAM: arena {report.ram['arena']} B (lower bound "
+              f"{result.program.arena_lower_bound} B), I/O {report.ram['io']} B, stack "
+              f"{report.stack} B " + (f"({result.stack.measured} B measured under QEMU + "
+                                      "margin)" if result.stack
+                                      else "(the board's default, not measured)"))
+        if quantized:
+            data["quantization"] = _quantization_summary(args, result, report, f32_report,
+                                                         inputs)
+        (result.out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")
+        reports.append(report)
+
+    pipeline.compile_graph(
         graph, board, out_dir, stamp=stamp_with_shapes(
             pipeline.build_stamp(args.model, board, args.entry, quantize), args),
-        quantize=quantize)
-    report = size_report(result)
+        quantize=quantize, finish=finish)
+    report = reports[0]
     seconds = time.perf_counter() - start
-    data = report.to_json()
-    data["compile_seconds"] = round(seconds, 3)
-    from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
-
-    data["images"] = images_record(result.link, board)
-    # RAM = arena + I/O + stack: the arena beside the least any plan could give it (the
-    # most bytes live at one step), the stack as measured under QEMU (pipeline._size_stack).
-    data["arena_lower_bound"] = result.program.arena_lower_bound
-    data["stack_measured"] = result.stack.measured if result.stack else None
-    print(report.format_table())
-    print(f"RAM: arena {report.ram['arena']} B (lower bound "
-          f"{result.program.arena_lower_bound} B), I/O {report.ram['io']} B, stack "
-          f"{report.stack} B " + (f"({result.stack.measured} B measured under QEMU + margin)"
-                                  if result.stack else "(the board's default, not measured)"))
-    if quantized:
-        data["quantization"] = _quantization_summary(args, result, report, f32_report, inputs)
-    (out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")
     print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "
           f"in {seconds:.1f} s")
     if report.over_budget:

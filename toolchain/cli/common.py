@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 from collections.abc import Callable
 from typing import NoReturn
 
+from toolchain.cli import IS_COMMAND, exit_at_start_up
 from toolchain.diagnostics import CompileError
 from toolchain.link.build import LinkError
 from toolchain.loader import UsageError
@@ -17,6 +19,7 @@ from toolchain.target import DescriptorError
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # the tool ran but the result is wrong or over budget
 EXIT_INPUT = 2  # bad model, option or input file
+EXIT_INTERRUPTED = 130  # Ctrl-C, like a shell reports SIGINT
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -51,8 +54,12 @@ def positive_seconds(text: str) -> float:
 
 def run_tool(name: str, body: Callable[[list[str] | None], int],
              argv: list[str] | None = None) -> int:
-    """Runs a tool's body; turns user errors into located one-line messages and exit 2."""
+    """Runs a tool's body; turns user errors into located one-line messages and exit 2,
+    and Ctrl-C anywhere into one line and exit 130 (a build in progress removes its
+    staging directory as the KeyboardInterrupt passes: link/out_dir.py)."""
     try:
+        if signal.getsignal(signal.SIGINT) is exit_at_start_up:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         return body(argv)
     except CompileError as e:
         print(e.render(), file=sys.stderr)
@@ -65,6 +72,9 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
         return EXIT_INPUT
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    finally:
+        if IS_COMMAND:  # the work is done and the process about to end (cli/__init__.py)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)

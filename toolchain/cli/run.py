@@ -93,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                         f"atol={TFLITE_ATOL} as against TFLite; integers exactly); exit 1 on "
                         "a mismatch")
     p.add_argument("-o", "--build-dir", metavar="DIR",
-                   help="firmware build directory (default: build/<model>-<board>)")
+                   help="firmware build directory (default: build/<model>-<board>); rebuilt only "
+                        "over a build of the same model file")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
                    help="seconds before a run counts as hung, > 0 (default: the board's)")
     p.add_argument("--profile", action="store_true",
@@ -175,10 +176,11 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
     out_dir = Path(args.build_dir) if args.build_dir else pipeline.default_build_dir(
         args.model, board)
     quantize = quantize_options(args)
-    pipeline.check_out_dir(out_dir)
+    pipeline.check_out_dir(out_dir, args.model)
     stamp = stamp_with_shapes(pipeline.build_stamp(args.model, board, args.entry, quantize),
                               args)
     if not pipeline.up_to_date(out_dir, stamp):
+        _check_own_build(out_dir, stamp)
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
               file=sys.stderr)
         pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)), board,
@@ -186,6 +188,22 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize)
     return board, out_dir
+
+
+def _check_own_build(out_dir: Path, stamp: dict) -> None:
+    """Refuses to rebuild over another model's build: minirt-run replaces a build only
+    when it is of the same model file (stale after a change of option, source or tool);
+    replacing another one is minirt-build's to do, when asked."""
+    from toolchain.link.out_dir import read_manifest
+
+    previous = read_manifest(out_dir)
+    if previous is None:
+        return
+    theirs = (previous.get("stamp") or {}).get("model_path")
+    if theirs != stamp["model_path"]:
+        raise UsageError(f"{out_dir}: holds a build of {theirs or 'something else'}, not of "
+                         f"{stamp['model']}; name another -o DIR (minirt-run replaces "
+                         "only its own model's build)")
 
 
 def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,

@@ -21,8 +21,6 @@ library unwinds, and a user's linker script need not place them.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import shutil
 import subprocess
 import tempfile
@@ -52,6 +50,7 @@ from toolchain.link.build import (
     runtime_c_dir,
     runtime_sources,
 )
+from toolchain.link.out_dir import check_out_dir, staged_build
 from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
@@ -219,51 +218,35 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
     if arena not in ARENA_MODES:
         raise UsageError(f"--arena {arena}: expected one of {', '.join(ARENA_MODES)}")
     out_dir = Path(out_dir)
-    pipeline.check_out_dir(out_dir)
+    check_out_dir(out_dir)
     image = pipeline.compile_image(graph, board, quantize, log)
     spec = _spec(name, model, board, graph, image.module, image.program.arena_size, arena)
     target = board.target_info
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    except OSError as e:
-        raise UsageError(f"{out_dir}: cannot create the output directory: "
-                         f"{e.strerror or e}") from None
-    try:
-        with tempfile.TemporaryDirectory(prefix="minirt-lib-") as scratch_name:
-            scratch = Path(scratch_name)
-            (scratch / "include").mkdir()
-            (scratch / "include" / f"{name}.h").write_text(header_source(spec))
-            entry = scratch / "entry" / f"{name}_entry.c"
-            entry.parent.mkdir()
-            entry.write_text(entry_source(spec))
-            (scratch / "dispatch.o").write_bytes(image.obj)
-            _strip_image_buffers(scratch / "dispatch.o", scratch / "dispatch_lib.o", arena)
-            sources = runtime_sources(board, LIBRARY_RUNTIME_PARTS) + [entry]
-            objects = compile_sources(target, sources, scratch / "obj",
-                                      extra_flags=_abi_flags(target),
-                                      include_dirs=[scratch / "include"])
-            obj = scratch / f"{name}.o"
-            _link_library(board, [*objects, scratch / "dispatch_lib.o"], spec, obj)
-            sizes = _sizes(obj)
-            archive = tmp / f"libminirt_{name}.a"
-            _run([_ar(), "rcsD", str(archive), str(obj)], "llvm-ar")
-            shutil.copyfile(scratch / "include" / f"{name}.h", tmp / f"{name}.h")
+    record = {"stamp": {**(stamp or {}), "emit": "library", "name": name, "arena": arena,
+                        "c_flags": c_flags(target)}}
+    with staged_build(out_dir, record, log=log) as tmp, \
+            tempfile.TemporaryDirectory(prefix="minirt-lib-") as scratch_name:
+        scratch = Path(scratch_name)
+        (scratch / "include").mkdir()
+        (scratch / "include" / f"{name}.h").write_text(header_source(spec))
+        entry = scratch / "entry" / f"{name}_entry.c"
+        entry.parent.mkdir()
+        entry.write_text(entry_source(spec))
+        (scratch / "dispatch.o").write_bytes(image.obj)
+        _strip_image_buffers(scratch / "dispatch.o", scratch / "dispatch_lib.o", arena)
+        sources = runtime_sources(board, LIBRARY_RUNTIME_PARTS) + [entry]
+        objects = compile_sources(target, sources, scratch / "obj",
+                                  extra_flags=_abi_flags(target),
+                                  include_dirs=[scratch / "include"])
+        obj = scratch / f"{name}.o"
+        _link_library(board, [*objects, scratch / "dispatch_lib.o"], spec, obj)
+        sizes = _sizes(obj)
+        archive = tmp / f"libminirt_{name}.a"
+        _run([_ar(), "rcsD", str(archive), str(obj)], "llvm-ar")
+        shutil.copyfile(scratch / "include" / f"{name}.h", tmp / f"{name}.h")
         shutil.copyfile(runtime_c_dir() / "include" / "minirt.h", tmp / "minirt.h")
         (tmp / f"{name}.cmake").write_text(cmake_snippet(spec))
         (tmp / f"{name}.mk").write_text(make_snippet(spec))
         (tmp / "model.mrt").write_bytes(image.module)
-        artifacts = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-                     for p in sorted(tmp.iterdir())}
-        record = {"stamp": {**(stamp or {}), "emit": "library", "name": name, "arena": arena,
-                            "c_flags": c_flags(target)},
-                  "artifacts": artifacts}
-        (tmp / pipeline.STAMP_FILE).write_text(json.dumps(record, indent=2) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.replace(out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return LibraryResult(out_dir, spec, out_dir / f"libminirt_{name}.a", out_dir / f"{name}.h",
                          sizes)
