@@ -76,3 +76,36 @@ def test_runaway_loop_is_caught_by_the_timeout(board: str, tmp_path: Path, capsy
     assert rc == 124, text
     assert f"timeout: board {board}: firmware.elf did not finish within 2 s" in text
     assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("limit", ["0.5", "5"])
+def test_runaway_loop_on_the_reference_is_caught_by_the_timeout(limit: str, tmp_path: Path,
+                                                                capsys) -> None:
+    """--timeout bounds the host reference too: the endless while stops with exit 124
+    and the same message style as under QEMU, soon after the limit."""
+    np.savez(tmp_path / "in.npz", input_0=X, input_1=np.int32(1))
+    start = time.monotonic()
+    rc = run_cli.main([str(DATA / "runaway.mlir"), "--reference", "--inputs",
+                       str(tmp_path / "in.npz"), "--timeout", limit])
+    elapsed = time.monotonic() - start
+    text = capsys.readouterr().err
+    assert rc == 124, text
+    assert (f"minirt-run: error: timeout: the reference did not finish within {limit} s"
+            in text)
+    assert float(limit) <= elapsed < float(limit) + 5
+
+
+def test_reference_time_limits_nest() -> None:
+    """The earlier of two nested limits wins, and leaving a block restores the outer
+    one (a --check reference run inside a caller's own limit)."""
+    from toolchain.reference import ReferenceTimeout, time_limit
+    from toolchain.reference.deadline import check_deadline
+
+    with time_limit(60):
+        with time_limit(0.0001):
+            time.sleep(0.01)
+            with pytest.raises(ReferenceTimeout, match="within 0.0001 s"):
+                check_deadline()
+        check_deadline()  # the outer minute is far from over
+    with time_limit(None):
+        check_deadline()

@@ -40,10 +40,13 @@ from toolchain.loader import (
 )
 from toolchain.module.reader import read_module
 from toolchain.passes import complex_io
-from toolchain.reference import run_graph
+from toolchain.reference import ReferenceTimeout, run_graph, time_limit
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
 EXIT_TIMEOUT = 124  # like timeout(1)
+# The reference's time limit when --timeout is not given: generous (the shared models
+# run in seconds), so only a loop that never ends reaches it, not a slow model.
+REFERENCE_TIMEOUT = 600.0
 
 # Float outputs must match the reference like numpy.isclose with these bounds: the
 # compiled code sums in another order and uses our polynomial math, which moves the
@@ -95,7 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--build-dir", metavar="DIR",
                    help="firmware build directory (default: build/<model>-<board>)")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
-                   help="seconds before a run counts as hung, > 0 (default: the board's)")
+                   help="seconds before a run counts as hung, > 0: the firmware under QEMU "
+                        "(default: the board's) and each reference run, --reference or "
+                        f"--check (default: {REFERENCE_TIMEOUT:g})")
     p.add_argument("--profile", action="store_true",
                    help="print the instructions of the inference per dispatch (MACs, "
                         "instructions, instructions per MAC, share), the runtime's own, "
@@ -248,6 +253,12 @@ class _FirmwareFailed(Exception):
     pass
 
 
+def _timed_out(e: Exception) -> int:
+    """Reports a run (firmware or reference) stopped by its time limit."""
+    print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
+    return EXIT_TIMEOUT
+
+
 def _main(argv: list[str] | None) -> int:
     from toolchain.pipeline import prepare_graph
 
@@ -272,24 +283,30 @@ def _main(argv: list[str] | None) -> int:
         board, out_dir = _build_if_needed(args)
     if inputs is None:
         inputs = random_inputs(graph, args.seed)
-    if args.reference:
-        outputs = run_graph(graph, inputs)
-    else:
-        try:
+    reference_limit = REFERENCE_TIMEOUT if args.timeout is None else args.timeout
+    try:
+        if args.reference:
+            with time_limit(reference_limit):
+                outputs = run_graph(graph, inputs)
+        else:
             outputs = _run_on_board(args, board, out_dir, inputs, graph)
-        except EmuTimeout as e:
-            print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
-            return EXIT_TIMEOUT
-        except (EmuError, _FirmwareFailed) as e:
-            print(f"minirt-run: error: {e}", file=sys.stderr)
-            return EXIT_MISMATCH
+    except (EmuTimeout, ReferenceTimeout) as e:
+        return _timed_out(e)
+    except (EmuError, _FirmwareFailed) as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_MISMATCH
     if not args.json:  # --json: stdout is the profile document alone
         print(format_outputs(outputs))
     if args.save_outputs:
         save_outputs(args.save_outputs, outputs)
     if args.check:
         rtol, atol = check_tolerance(args.model)
-        problems = compare(outputs, run_graph(graph, inputs), rtol=rtol, atol=atol)
+        try:
+            with time_limit(reference_limit):
+                expected = run_graph(graph, inputs)
+        except ReferenceTimeout as e:
+            return _timed_out(e)
+        problems = compare(outputs, expected, rtol=rtol, atol=atol)
         if problems:
             print("minirt-run: check FAILED against the reference:", file=sys.stderr)
             print("\n".join(problems), file=sys.stderr)
