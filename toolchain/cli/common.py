@@ -17,6 +17,7 @@ from toolchain.target import DescriptorError
 EXIT_OK = 0
 EXIT_MISMATCH = 1  # the tool ran but the result is wrong or over budget
 EXIT_INPUT = 2  # bad model, option or input file
+EXIT_BUDGET = 3  # the firmware stopped the inference over its --max-cycles budget
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -35,6 +36,14 @@ def non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
 
 
