@@ -76,20 +76,13 @@ __attribute__((noreturn)) void mrt_platform_exit(int code) {
 #if !defined(__x86_64__)
 #error "MRT_MAX_CYCLES: the linux platform counts cycles on x86-64 only (rdtsc)"
 #endif
+#include "../common/mrt_platform_cycles.h"
+
 /* The cycle budget's counter: the time-stamp counter, readable in user mode. */
-static uint64_t mrt_linux_rdtsc(void) {
+static uint64_t mrt_platform_counter(void) {
   uint32_t lo, hi;
   __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
   return (uint64_t)hi << 32 | lo;
-}
-
-void mrt_platform_cycles_start(uint64_t *mark) { *mark = mrt_linux_rdtsc(); }
-
-uint64_t mrt_platform_cycles_since(uint64_t *mark) {
-  const uint64_t now = mrt_linux_rdtsc();
-  const uint64_t elapsed = now - *mark;
-  *mark = now;
-  return elapsed;
 }
 #endif
 

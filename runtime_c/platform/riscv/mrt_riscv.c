@@ -40,24 +40,17 @@ static uint32_t mrt_riscv_csr_mtval(void) {
 }
 
 #ifdef MRT_MAX_CYCLES
+#include "../common/mrt_platform_cycles.h"
+
 /* The cycle budget's counter: mcycle, 64 bits read as two halves (again when the high
  * half moved in between). */
-static uint64_t mrt_riscv_mcycle(void) {
+static uint64_t mrt_platform_counter(void) {
   uint32_t hi, lo, again;
   do {
     __asm__ volatile("csrr %0, mcycleh\n\tcsrr %1, mcycle\n\tcsrr %2, mcycleh"
                      : "=r"(hi), "=r"(lo), "=r"(again));
   } while (hi != again);
   return (uint64_t)hi << 32 | lo;
-}
-
-void mrt_platform_cycles_start(uint64_t *mark) { *mark = mrt_riscv_mcycle(); }
-
-uint64_t mrt_platform_cycles_since(uint64_t *mark) {
-  const uint64_t now = mrt_riscv_mcycle();
-  const uint64_t elapsed = now - *mark;
-  *mark = now;
-  return elapsed;
 }
 #endif
 
