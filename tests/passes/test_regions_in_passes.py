@@ -63,6 +63,33 @@ def test_fold_never_runs_a_while_but_folds_inside_it(monkeypatch) -> None:
     assert int(i) == 6
 
 
+# A loop of blocks whose inputs are all constants and which never ends (i >= 0 stays
+# true): folding it would hang the build (found by issue 24's hostile models).
+BLOCK_LOOP = """
+func.func @main() -> tensor<i32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  cf.br ^head(%zero : tensor<i32>)
+^head(%i: tensor<i32>):
+  %ge = stablehlo.compare GE, %i, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %c = "builtin.unrealized_conversion_cast"(%ge) : (tensor<i1>) -> i1
+  cf.cond_br %c, ^head(%i : tensor<i32>), ^after
+^after:
+  return %i : tensor<i32>
+}
+"""
+
+
+def test_fold_never_runs_a_loop_of_blocks(monkeypatch) -> None:
+    def refuse(*args):
+        raise AssertionError("constant folding ran a function's blocks")
+
+    g = load(BLOCK_LOOP)
+    monkeypatch.setitem(KERNELS, "cfg", refuse)
+    fold_constants(g)
+    monkeypatch.undo()
+    assert [n.op for n in g.nodes] == ["cfg"]
+
+
 def test_affine_and_int8_quantization_with_region_nodes() -> None:
     g = fold_affine(fold_constants(load(LOOP)))  # multi-result and region nodes pass through
     verify_graph(g)
