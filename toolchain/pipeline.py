@@ -151,16 +151,43 @@ class DoesNotFit(ImageTooLarge):
         self.report = report
 
 
-def link_image(board: Board, objects: list[Path], out_dir: Path, log=print) -> LinkResult:
-    """link_firmware; when the image does not fit the board's memories, links the same
-    objects again against enlarged ones (in out_dir/oversized), logs that size table
-    and raises DoesNotFit naming each memory that overflows and by how much. The caller
-    owns out_dir and removes it on failure: nothing of the oversized image is kept."""
+# The largest --max-cycles: the runtime counts cycles in 64 bits.
+MAX_CYCLES_LIMIT = (1 << 63) - 1
+
+
+def budget_cflags(board: Board, max_cycles: int | None) -> tuple[str, ...]:
+    """The runtime C flags that compile a cycle budget of `max_cycles` into an image for
+    `board` (none without a budget: the image is then byte for byte what it was).
+    UsageError, naming the option, on a board whose platform has no cycle counter the
+    runtime reads (runtime_c/platform: SysTick on Cortex-M, mcycle on RISC-V, rdtsc on
+    x86-64 Linux) or for a budget outside 1 .. 2^63 - 1."""
+    if max_cycles is None:
+        return ()
+    if not 1 <= max_cycles <= MAX_CYCLES_LIMIT:
+        raise UsageError(f"--max-cycles must be between 1 and {MAX_CYCLES_LIMIT}, got "
+                         f"{max_cycles}")
+    parts = set(board.platform)
+    counted = bool(parts & {"cortex_m", "riscv"}) or (
+        "linux" in parts and board.target_info.llvm_triple.startswith("x86_64"))
+    if not counted:
+        raise UsageError(f"--max-cycles: board {board.identifier} has no cycle counter the "
+                         "runtime reads (it counts on Cortex-M, RISC-V and x86-64 boards)")
+    return (f"-DMRT_MAX_CYCLES={max_cycles}ull",)
+
+
+def link_image(board: Board, objects: list[Path], out_dir: Path, log=print,
+               cflags: Sequence[str] = ()) -> LinkResult:
+    """link_firmware (the runtime compiled with `cflags` too); when the image does not fit
+    the board's memories, links the same objects again against enlarged ones (in
+    out_dir/oversized), logs that size table and raises DoesNotFit naming each memory
+    that overflows and by how much. The caller owns out_dir and removes it on failure:
+    nothing of the oversized image is kept."""
     try:
-        return link_firmware(board, objects, out_dir)
+        return link_firmware(board, objects, out_dir, extra_cflags=cflags)
     except ImageTooLarge:
         pass
-    big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized")
+    big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized",
+                        extra_cflags=cflags)
     report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
         "link against enlarged memories:")
@@ -181,23 +208,27 @@ def link_image(board: Board, objects: list[Path], out_dir: Path, log=print) -> L
 def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   stamp: dict | None = None,
                   quantize: QuantizeOptions | None = None,
-                  finish: Callable[[BuildResult], None] | None = None) -> BuildResult:
+                  finish: Callable[[BuildResult], None] | None = None,
+                  max_cycles: int | None = None) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
     for up_to_date. `finish`, when given, is called with the finished build while it
     is still in its staging directory, to add files of its own (size.json) that the
     manifest then lists. A model that does not fit the board raises DoesNotFit after
-    logging its size table (link_image)."""
+    logging its size table (link_image). With `max_cycles` the runtime stops an
+    inference that runs past that many cycles (budget_cflags)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
+    cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
     record = {"stamp": stamp} if stamp else {}
     with staged_build(out_dir, record, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
-        link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log)
+        link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log,
+                                  cflags)
         if finish is not None:
             finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
     link = _moved(link, tmp, out_dir)
@@ -223,17 +254,18 @@ MIN_TRIAL_STACK = 256
 
 
 def _link_sized(board: Board, objects: list[Path], out: Path, module: bytes, graph: Graph,
-                log) -> tuple[LinkResult, StackSizing | None]:
-    """The image linked with its stack sized from a run under QEMU (_size_stack)."""
+                log, cflags: Sequence[str]) -> tuple[LinkResult, StackSizing | None]:
+    """The image linked with its stack sized from a run under QEMU (_size_stack); the
+    runtime compiled with `cflags` too."""
     try:
-        link = link_firmware(board, objects, out)
+        link = link_firmware(board, objects, out, extra_cflags=cflags)
     except ImageTooLarge:
-        link, board = _link_in_stack_room(board, objects, out, module, graph, log)
+        link, board = _link_in_stack_room(board, objects, out, module, graph, log, cflags)
     return _size_stack(board, link, out, module, graph, log)
 
 
 def _link_in_stack_room(board: Board, objects: list[Path], out: Path, module: bytes,
-                        graph: Graph, log) -> tuple[LinkResult, Board]:
+                        graph: Graph, log, cflags: Sequence[str]) -> tuple[LinkResult, Board]:
     """A board's stack_size is only a default for bare-metal images, which reserve the
     depth measured under QEMU plus a margin. When that default is all that keeps an
     image out of RAM (hifive1's 4 KB beside a 12 KB arena), the image is linked
@@ -241,10 +273,10 @@ def _link_in_stack_room(board: Board, objects: list[Path], out: Path, module: by
     reservation fits there. Otherwise link_image reports it with the stack it needs (the
     measured reservation, or the default when no run told): DoesNotFit and its table."""
     needed = board
-    trial = _board_with_stack_room(board, objects, out)
+    trial = _board_with_stack_room(board, objects, out, cflags)
     if trial is not None:
         try:
-            link = link_firmware(trial, objects, out)
+            link = link_firmware(trial, objects, out, extra_cflags=cflags)
         except ImageTooLarge:
             link = None
         if link is not None:
@@ -256,17 +288,19 @@ def _link_in_stack_room(board: Board, objects: list[Path], out: Path, module: by
                 needed = dataclasses.replace(board, stack_size=stack_reservation(use.depth))
                 if needed.stack_size <= trial.stack_size:
                     return link, trial
-    return link_image(needed, objects, out, log), needed
+    return link_image(needed, objects, out, log, cflags), needed
 
 
-def _board_with_stack_room(board: Board, objects: list[Path], out: Path) -> Board | None:
+def _board_with_stack_room(board: Board, objects: list[Path], out: Path,
+                           cflags: Sequence[str]) -> Board | None:
     """`board` with its stack cut to the RAM left beside everything else, when the image
     is bare metal (its stack is measured), fits flash, and leaves at least
     MIN_TRIAL_STACK; else None."""
     if board.simulation is None or board.simulation.mode != "system":
         return None
     try:
-        big = link_firmware(enlarged_board(board, objects), objects, out / "room")
+        big = link_firmware(enlarged_board(board, objects), objects, out / "room",
+                            extra_cflags=cflags)
         report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     except ImageTooLarge:
         return None

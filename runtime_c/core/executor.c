@@ -11,7 +11,11 @@
  * (MRT_COMMAND_BRANCH in the head: control flow), which returns where to continue. Its
  * targets are constants in the image's code, made for the command layout the loader
  * has checked, so they always land on a command head (or on the end); a loop the model
- * never leaves runs until the caller stops it (minirt-run --timeout under QEMU).
+ * never leaves runs until the caller stops it (minirt-run --timeout under QEMU), or,
+ * in an image built with a cycle budget (MRT_MAX_CYCLES, minirt-build --max-cycles),
+ * until the walk finds the budget spent: it reads the platform's cycle counter at every
+ * command head, and every turn of a loop passes one (its branch). Without the budget
+ * none of that code exists: the image is byte for byte what it was.
  */
 #include "minirt.h"
 
@@ -27,8 +31,15 @@ typedef uint32_t __attribute__((may_alias)) mrt_u32_alias_t;
  * command to run next (toolchain/kernel/branch.py). */
 typedef uint32_t (*mrt_branch_fn_t)(void *const *bindings);
 
+#ifdef MRT_MAX_CYCLES
+mrt_status_t mrt_module_execute(const mrt_module_t *module, void *const *inputs,
+                                void *const *outputs, void *arena) {
+  uint64_t spent = 0, mark;
+  mrt_platform_cycles_start(&mark);
+#else
 void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *const *outputs,
                         void *arena) {
+#endif
   const mrt_image_t *const image = module->image;
   /* Per binding kind: the base an arena / pool offset is added to, or the table an
    * input / output index selects from. */
@@ -38,6 +49,10 @@ void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *c
    * the same bytes. */
   const uint8_t *const first = (const uint8_t *)image->commands;
   for (const mrt_u32_alias_t *p = image->commands; p != image->commands_end;) {
+#ifdef MRT_MAX_CYCLES
+    spent += mrt_platform_cycles_since(&mark);
+    if (spent > (uint64_t)(MRT_MAX_CYCLES)) return MRT_ERR_BUDGET;
+#endif
     const uint32_t head = *p++;
     void *bindings[MRT_MAX_BINDINGS];
     void **b = bindings;
@@ -61,6 +76,9 @@ void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *c
     else
       fn(bindings);
   }
+#ifdef MRT_MAX_CYCLES
+  return MRT_OK;
+#endif
 }
 
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
@@ -73,6 +91,10 @@ mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
       arena_size < image->arena_size || ((uintptr_t)arena & (MRT_MODULE_ALIGN - 1u)) ||
       (image->arena_size && !arena))
     return MRT_ERR_ARGUMENT;
+#ifdef MRT_MAX_CYCLES
+  return mrt_module_execute(module, inputs, outputs, arena);
+#else
   mrt_module_execute(module, inputs, outputs, arena);
   return MRT_OK;
+#endif
 }

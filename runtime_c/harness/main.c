@@ -25,12 +25,15 @@
 #include "mrt_image.h"
 #include "mrt_platform.h"
 
-/* Exit statuses. 1..15: the module did not load, with that mrt_status_t. */
+/* Exit statuses. 1..15: the module did not load, with that mrt_status_t; 32 + status:
+ * the run failed with that mrt_status_t (an image built with a cycle budget: 41, the
+ * inference stopped over its budget, MRT_ERR_BUDGET). */
 #define MRT_HARNESS_EXIT_OPEN_IN 16   /* cannot open the input file */
 #define MRT_HARNESS_EXIT_SHORT_IN 17  /* the input file ends before the last input */
 #define MRT_HARNESS_EXIT_LONG_IN 18   /* the input file holds more than the inputs */
 #define MRT_HARNESS_EXIT_OPEN_OUT 19  /* cannot create the output file */
 #define MRT_HARNESS_EXIT_WRITE_OUT 20 /* writing the output file failed */
+#define MRT_HARNESS_EXIT_RUN_BASE 32
 
 __attribute__((noinline, used)) void mrt_bench_begin(void) {
   __asm__ volatile("" ::: "memory");
@@ -53,8 +56,15 @@ int main(void) {
                               image->input_count);
   if (status != MRT_PLATFORM_FILES_OK) return MRT_HARNESS_EXIT_OPEN_IN - 1 + status;
   mrt_bench_begin();
+#ifdef MRT_MAX_CYCLES
+  status = mrt_module_execute(&module, mrt_image_inputs, mrt_image_outputs, mrt_image_arena);
+  mrt_bench_end();
+  /* Outputs of a stopped inference are incomplete: none are written. */
+  if (status != MRT_OK) return MRT_HARNESS_EXIT_RUN_BASE + status;
+#else
   mrt_module_execute(&module, mrt_image_inputs, mrt_image_outputs, mrt_image_arena);
   mrt_bench_end();
+#endif
   status = mrt_platform_files(MRT_PLATFORM_OUTPUT_FILE, 1, mrt_image_outputs,
                               image->io_sizes + image->input_count, image->output_count);
   return status != MRT_PLATFORM_FILES_OK ? MRT_HARNESS_EXIT_OPEN_OUT - 1 + status : 0;

@@ -28,6 +28,8 @@ enum {
   MRT_ERR_CRC = 6,       /* payload does not match the header's CRC32 */
   MRT_ERR_MALFORMED = 7, /* a section, command or binding points outside its space */
   MRT_ERR_IMAGE = 8,     /* the module does not fit the code compiled into this image */
+  MRT_ERR_BUDGET = 9,    /* the inference ran past the cycle budget the image was built
+                            with (MRT_MAX_CYCLES: minirt-build --max-cycles) and was stopped */
 };
 
 /* Module format constants (docs/module-format.md; mirrored in toolchain/module/format.py). */
@@ -160,7 +162,8 @@ static inline uint32_t mrt_module_io_size(const mrt_module_t *module, uint32_t i
  * against. inputs/outputs hold one pointer per signature entry, each to at least that
  * entry's byte size; arena must be at least the image's arena_size bytes, 16-byte aligned
  * (may be NULL if arena_size is 0). All arguments are checked before the first dispatch
- * runs. */
+ * runs. Built with MRT_MAX_CYCLES, it returns MRT_ERR_BUDGET when the inference runs
+ * past that many cycles (the outputs are then incomplete). */
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
                             void *const *outputs, void *arena, uint32_t arena_size);
 
@@ -171,8 +174,22 @@ mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
  * of mrt_module_run over a module that loaded. */
 mrt_status_t mrt_module_validate(const void *data, uint32_t size, const mrt_image_t *image,
                                  mrt_module_t *out_module);
+#ifdef MRT_MAX_CYCLES
+/* With a cycle budget the walk can stop early, and says so: MRT_OK or MRT_ERR_BUDGET. */
+mrt_status_t mrt_module_execute(const mrt_module_t *module, void *const *inputs,
+                                void *const *outputs, void *arena);
+
+/* The cycle counter the budget is counted on, from the platform part the image links
+ * (runtime_c/platform/<part>): start sets *mark to now (starting the counter where it
+ * must be started), since returns the cycles from *mark to now and moves *mark there.
+ * The walk reads it once per command, so a counter narrower than 64 bits (SysTick's
+ * 24) must not wrap twice within one command. */
+void mrt_platform_cycles_start(uint64_t *mark);
+uint64_t mrt_platform_cycles_since(uint64_t *mark);
+#else
 void mrt_module_execute(const mrt_module_t *module, void *const *inputs, void *const *outputs,
                         void *arena);
+#endif
 
 /* CRC-32/IEEE (zlib's crc32): pass 0 to start, or a previous result to continue. */
 uint32_t mrt_crc32(uint32_t crc, const void *data, uint32_t size);

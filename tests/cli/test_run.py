@@ -102,6 +102,42 @@ def test_bad_input_is_one_line_and_exit_2(case, where: str, model: Path, tmp_pat
     assert not (tmp_path / "fw").exists()  # refused before anything was built
 
 
+# --max-cycles refused in one line before anything is built: (id, arguments, words).
+BAD_BUDGET = [
+    ("zero", ["--board", "x86-64", "--max-cycles", "0"], ["argument --max-cycles",
+                                                         "must be >= 1, got 0"]),
+    ("not-a-number", ["--board", "x86-64", "--max-cycles", "1e6"],
+     ["argument --max-cycles", "'1e6'"]),
+    ("over-64-bits", ["--board", "x86-64", "--max-cycles", str(1 << 63)],
+     ["--max-cycles must be between 1 and 9223372036854775807"]),
+    ("no-counter", ["--board", "aarch64", "--max-cycles", "1000"],
+     ["--max-cycles: board aarch64 has no cycle counter the runtime reads"]),
+    ("reference", ["--reference", "--max-cycles", "1000"],
+     ["--max-cycles is a budget of the firmware on a board"]),
+]
+
+
+@pytest.mark.parametrize("case", BAD_BUDGET, ids=[c[0] for c in BAD_BUDGET])
+def test_bad_cycle_budget_is_one_line_and_exit_2(case, model: Path, tmp_path: Path,
+                                                 capsys) -> None:
+    _, args, words = case
+    assert run.main([str(model), "-o", str(tmp_path / "fw"), *args]) == 2
+    _one_line_error(capsys.readouterr().err, *words)
+    assert not (tmp_path / "fw").exists()
+
+
+def test_build_refuses_a_budget_the_board_cannot_count(model: Path, tmp_path: Path,
+                                                       capsys) -> None:
+    from toolchain.cli import build
+
+    assert build.main([str(model), "--board", "aarch64", "-o", str(tmp_path / "fw"),
+                       "--max-cycles", "1000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("minirt-build: error: --max-cycles: board aarch64 has no cycle counter "
+                   "the runtime reads (it counts on Cortex-M, RISC-V and x86-64 boards)")
+    assert not (tmp_path / "fw").exists()
+
+
 def test_build_dir_that_is_a_file(model: Path, tmp_path: Path, capsys) -> None:
     (tmp_path / "fw").write_text("not a build")
     assert run.main([str(model), "--board", "x86-64", "-o", str(tmp_path / "fw")]) == 2

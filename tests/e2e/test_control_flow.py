@@ -2,7 +2,8 @@
 of several blocks with cf.br / cf.cond_br) built for
 cortex-m4, riscv32, aarch64 and x86-64 and checked against the reference with
 `minirt-run --check` on inputs that take every branch and run loops zero, one and
-several times; a loop that never ends is stopped by --timeout (exit 124).
+several times; a loop that never ends is stopped by --timeout (exit 124), on the
+reference too, or, built with --max-cycles, by the runtime itself (exit 3).
 
 The programs (tests/e2e/data/control_flow) are in generic form for the ops with regions.
 Each board builds a program once; the other inputs rerun the same firmware.
@@ -75,4 +76,68 @@ def test_runaway_loop_is_caught_by_the_timeout(board: str, tmp_path: Path, capsy
                    "--check", "--timeout", "2")
     assert rc == 124, text
     assert f"timeout: board {board}: firmware.elf did not finish within 2 s" in text
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("limit", ["0.5", "5"])
+def test_runaway_loop_on_the_reference_is_caught_by_the_timeout(limit: str, tmp_path: Path,
+                                                                capsys) -> None:
+    """--timeout bounds the host reference too: the endless while stops with exit 124
+    and the same message style as under QEMU, soon after the limit."""
+    np.savez(tmp_path / "in.npz", input_0=X, input_1=np.int32(1))
+    start = time.monotonic()
+    rc = run_cli.main([str(DATA / "runaway.mlir"), "--reference", "--inputs",
+                       str(tmp_path / "in.npz"), "--timeout", limit])
+    elapsed = time.monotonic() - start
+    text = capsys.readouterr().err
+    assert rc == 124, text
+    assert (f"minirt-run: error: timeout: the reference did not finish within {limit} s"
+            in text)
+    assert float(limit) <= elapsed < float(limit) + 5
+
+
+def test_reference_time_limits_nest() -> None:
+    """The earlier of two nested limits wins, and leaving a block restores the outer
+    one (a --check reference run inside a caller's own limit)."""
+    from toolchain.reference import ReferenceTimeout, time_limit
+    from toolchain.reference.deadline import check_deadline
+
+    with time_limit(60):
+        with time_limit(0.0001):
+            time.sleep(0.01)
+            with pytest.raises(ReferenceTimeout, match="within 0.0001 s"):
+                check_deadline()
+        check_deadline()  # the outer minute is far from over
+    with time_limit(None):
+        check_deadline()
+
+
+def _has_symbol(elf: Path, name: str) -> bool:
+    from elftools.elf.elffile import ELFFile
+
+    with elf.open("rb") as f:
+        return bool(ELFFile(f).get_section_by_name(".symtab").get_symbol_by_name(name))
+
+
+@pytest.mark.parametrize("board", ["cortex-m0plus", "cortex-m4", "cortex-m55", "riscv32",
+                                   "hifive1", "x86-64"])
+def test_runaway_loop_is_stopped_by_the_cycle_budget(board: str, tmp_path: Path,
+                                                     capsys) -> None:
+    """Built with --max-cycles, the runtime ends the endless loop itself (status 9,
+    minirt-run exit 3, well before --timeout), while a loop that ends still runs to the
+    reference's outputs. Without the option the image has no budget code at all."""
+    model = DATA / "runaway.mlir"
+    ends, endless = ({"input_0": X, "input_1": np.int32(n)} for n in (0, 1))
+    rc, text = run(model, board, tmp_path, ends, capsys, "--check")
+    assert rc == 0, text
+    assert not _has_symbol(tmp_path / "fw" / "firmware.elf", "mrt_platform_cycles_since")
+    budget = ("--max-cycles", "2000000")
+    rc, text = run(model, board, tmp_path, ends, capsys, "--check", *budget)
+    assert rc == 0, text
+    assert _has_symbol(tmp_path / "fw" / "firmware.elf", "mrt_platform_cycles_since")
+    start = time.monotonic()
+    rc, text = run(model, board, tmp_path, endless, capsys, *budget, "--timeout", "60")
+    assert rc == 3, text
+    assert ("minirt-run: error: inference stopped: over the cycle budget of 2000000 cycles "
+            "(status 9)") in text
     assert time.monotonic() - start < 30

@@ -45,14 +45,19 @@ def load(text: str):
     return g
 
 
-def test_fold_never_runs_a_while_but_folds_inside_it(monkeypatch) -> None:
+def fold_without_running(g, op: str, monkeypatch):
+    """fold_constants(g), failing if it evaluates an `op` node."""
     def refuse(*args):
-        raise AssertionError("constant folding ran a while loop")
+        raise AssertionError(f"constant folding ran a {op}")
 
-    g = load(LOOP)
-    monkeypatch.setitem(KERNELS, "while", refuse)
+    monkeypatch.setitem(KERNELS, op, refuse)
     fold_constants(g)
     monkeypatch.undo()
+    return g
+
+
+def test_fold_never_runs_a_while_but_folds_inside_it(monkeypatch) -> None:
+    g = fold_without_running(load(LOOP), "while", monkeypatch)
     (loop,) = [n for n in g.nodes if n.op == "while"]
     body = loop.regions[1]
     # `one + one` is folded into a constant inside the body.
@@ -61,6 +66,27 @@ def test_fold_never_runs_a_while_but_folds_inside_it(monkeypatch) -> None:
     verify_graph(g)
     i, _ = run_graph(g, [np.zeros(4, np.float32)])
     assert int(i) == 6
+
+
+# A loop of blocks whose inputs are all constants and which never ends (i >= 0 stays
+# true): folding it would hang the build (found by issue 24's hostile models).
+BLOCK_LOOP = """
+func.func @main() -> tensor<i32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  cf.br ^head(%zero : tensor<i32>)
+^head(%i: tensor<i32>):
+  %ge = stablehlo.compare GE, %i, %zero : (tensor<i32>, tensor<i32>) -> tensor<i1>
+  %c = "builtin.unrealized_conversion_cast"(%ge) : (tensor<i1>) -> i1
+  cf.cond_br %c, ^head(%i : tensor<i32>), ^after
+^after:
+  return %i : tensor<i32>
+}
+"""
+
+
+def test_fold_never_runs_a_loop_of_blocks(monkeypatch) -> None:
+    g = fold_without_running(load(BLOCK_LOOP), "cfg", monkeypatch)
+    assert [n.op for n in g.nodes] == ["cfg"]
 
 
 def test_affine_and_int8_quantization_with_region_nodes() -> None:

@@ -14,6 +14,7 @@ from toolchain.cli.common import (
     EXIT_OK,
     ArgumentParser,
     non_negative_int,
+    positive_int,
     run_tool,
 )
 from toolchain.graph.printer import print_graph
@@ -86,11 +87,25 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def stamp_with_shapes(stamp: dict, args: argparse.Namespace) -> dict:
-    """The build stamp with the --input-shape pins, which change the compiled graph."""
+def add_budget_option(p: argparse.ArgumentParser) -> None:
+    """--max-cycles N, shared by minirt-build and minirt-run."""
+    p.add_argument("--max-cycles", type=positive_int, metavar="N",
+                   help="the runtime stops an inference that runs past N cycles (counted "
+                        "at every command: SysTick on Cortex-M, mcycle on RISC-V, rdtsc on "
+                        "x86-64) with status 9, which minirt-run reports (exit 3); a "
+                        "command longer than 2^24 cycles undercounts on Cortex-M. Default: "
+                        "no budget, and no code for one")
+
+
+def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
+    """The build stamp with the --input-shape pins, which change the compiled graph, and
+    the --max-cycles budget, which changes the runtime. Absent when not given, so a
+    build made without them stays current."""
     shapes = input_shapes(args)
     if shapes:
         stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
+    if args.max_cycles is not None:
+        stamp["max_cycles"] = args.max_cycles
     return stamp
 
 
@@ -132,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
                         "subgraph 0)")
     add_quantize_options(p)
     add_input_shape_option(p)
+    add_budget_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
@@ -159,7 +175,8 @@ def _f32_size(args: argparse.Namespace, board):
         try:
             f32 = pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)),
                                          board,
-                                         Path(tmp) / "f32", log=lambda _: None)
+                                         Path(tmp) / "f32", log=lambda _: None,
+                                         max_cycles=args.max_cycles)
         except LinkError as e:  # quantizing may be what makes the model fit
             return str(e)
         return size_report(f32)
@@ -277,6 +294,7 @@ def _main(argv: list[str] | None) -> int:
         board = load_board(args.board)
     except DescriptorError as e:
         raise UsageError(str(e)) from None
+    pipeline.budget_cflags(board, args.max_cycles)  # refused before anything is built
     start = time.perf_counter()
     graph = load_graph(args.model, args.entry, input_shapes(args))
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
@@ -290,6 +308,9 @@ def _main(argv: list[str] | None) -> int:
         load_calibration(quantize.calibration, graph)
     inputs = load_inputs(args.inputs, graph) if args.inputs else None
     library = library_options(args)
+    if library is not None and args.max_cycles is not None:
+        raise UsageError("--max-cycles is a budget of the firmware's harness run; a library "
+                         "caller bounds its own inference (--emit library takes no budget)")
     if library is not None:  # --emit library: no image, no size table of one
         return emit_library(args, board, graph, out_dir, quantize, library,
                             pipeline.build_stamp(args.model, board, args.entry, quantize))
@@ -324,9 +345,9 @@ def _main(argv: list[str] | None) -> int:
         reports.append(report)
 
     pipeline.compile_graph(
-        graph, board, out_dir, stamp=stamp_with_shapes(
+        graph, board, out_dir, stamp=stamp_with_options(
             pipeline.build_stamp(args.model, board, args.entry, quantize), args),
-        quantize=quantize, finish=finish)
+        quantize=quantize, finish=finish, max_cycles=args.max_cycles)
     report = reports[0]
     seconds = time.perf_counter() - start
     print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "

@@ -20,6 +20,7 @@ EXIT_OK = 0
 EXIT_MISMATCH = 1  # the tool ran but the result is wrong or over budget
 EXIT_INPUT = 2  # bad model, option or input file
 EXIT_INTERRUPTED = 130  # Ctrl-C, like a shell reports SIGINT
+EXIT_BUDGET = 3  # the firmware stopped the inference over its --max-cycles budget
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -38,6 +39,14 @@ def non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = non_negative_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
 
 

@@ -11,13 +11,15 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.cli.build import (
+    add_budget_option,
     add_input_shape_option,
     add_quantize_options,
     input_shapes,
     quantize_options,
-    stamp_with_shapes,
+    stamp_with_options,
 )
 from toolchain.cli.common import (
+    EXIT_BUDGET,
     EXIT_MISMATCH,
     EXIT_OK,
     ArgumentParser,
@@ -25,6 +27,7 @@ from toolchain.cli.common import (
     positive_seconds,
     run_tool,
 )
+from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
 from toolchain.emu.run import EmuError, EmuTimeout, run_image, verified_elf
 from toolchain.emu.stack import StackProbe, stack_probe, stack_reserved
@@ -40,10 +43,13 @@ from toolchain.loader import (
 )
 from toolchain.module.reader import read_module
 from toolchain.passes import complex_io
-from toolchain.reference import run_graph
+from toolchain.reference import ReferenceTimeout, run_graph, time_limit
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
 EXIT_TIMEOUT = 124  # like timeout(1)
+# The reference's time limit when --timeout is not given: generous (the shared models
+# run in seconds), so only a loop that never ends reaches it, not a slow model.
+REFERENCE_TIMEOUT = 600.0
 
 # Float outputs must match the reference like numpy.isclose with these bounds: the
 # compiled code sums in another order and uses our polynomial math, which moves the
@@ -73,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="npz keys: input_0, input_1, ... in argument order (a .tflite model's subgraph "
                "inputs); output_0, ... in result order (the same as "
                "../shared/models/jax/*.npz). Exit codes: 0 ok, 1 wrong "
-               "result or firmware failure, 2 bad model/option/input, 124 timeout.")
+               "result or firmware failure, 2 bad model/option/input, 3 inference stopped "
+               "over --max-cycles, 124 timeout.")
     p.add_argument("model", help="the model file (.mlir, .tflite: subgraph 0, or .onnx)")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--board", help=f"run on this board ({', '.join(list_boards())})")
@@ -96,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="firmware build directory (default: build/<model>-<board>); rebuilt only "
                         "over a build of the same model file")
     p.add_argument("--timeout", type=positive_seconds, metavar="S",
-                   help="seconds before a run counts as hung, > 0 (default: the board's)")
+                   help="seconds before a run counts as hung, > 0: the firmware under QEMU "
+                        "(default: the board's) and each reference run, --reference or "
+                        f"--check (default: {REFERENCE_TIMEOUT:g})")
     p.add_argument("--profile", action="store_true",
                    help="print the instructions of the inference per dispatch (MACs, "
                         "instructions, instructions per MAC, share), the runtime's own, "
@@ -106,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
                         "the outputs and the table")
     add_quantize_options(p)
     add_input_shape_option(p)
+    add_budget_option(p)
     return p
 
 
@@ -177,8 +187,9 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
         args.model, board)
     quantize = quantize_options(args)
     pipeline.check_out_dir(out_dir, args.model)
-    stamp = stamp_with_shapes(pipeline.build_stamp(args.model, board, args.entry, quantize),
-                              args)
+    pipeline.budget_cflags(board, args.max_cycles)  # refused before anything is built
+    stamp = stamp_with_options(pipeline.build_stamp(args.model, board, args.entry, quantize),
+                               args)
     if not pipeline.up_to_date(out_dir, stamp):
         _check_own_build(out_dir, stamp)
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
@@ -186,7 +197,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
         pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)), board,
                                out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
-                               quantize=quantize)
+                               quantize=quantize, max_cycles=args.max_cycles)
     return board, out_dir
 
 
@@ -223,6 +234,9 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     result = run_image(board, out_dir / "firmware.elf",
                        pipeline.encode_inputs(module.inputs, inputs), timeout=args.timeout,
                        probes=probes)
+    if result.exit_code == BUDGET_EXIT:
+        raise _OverBudget(f"inference stopped: over the cycle budget of {args.max_cycles} "
+                          f"cycles (status {BUDGET_STATUS})")
     if result.exit_code != 0:
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise _FirmwareFailed(f"firmware exited with status {result.exit_code}: "
@@ -266,6 +280,16 @@ class _FirmwareFailed(Exception):
     pass
 
 
+class _OverBudget(Exception):
+    """The runtime stopped the inference: it ran past the --max-cycles budget."""
+
+
+def _timed_out(e: Exception) -> int:
+    """Reports a run (firmware or reference) stopped by its time limit."""
+    print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
+    return EXIT_TIMEOUT
+
+
 def _main(argv: list[str] | None) -> int:
     from toolchain.pipeline import prepare_graph
 
@@ -275,6 +299,9 @@ def _main(argv: list[str] | None) -> int:
     if args.profile and args.reference:
         raise UsageError("--profile counts instructions on a board: use --board, not "
                          "--reference")
+    if args.max_cycles is not None and args.reference:
+        raise UsageError("--max-cycles is a budget of the firmware on a board: use --board "
+                         "(--timeout bounds the reference)")
     if args.save_outputs:
         check_output_file(args.save_outputs)
     graph = load_graph(args.model, args.entry, input_shapes(args))
@@ -290,24 +317,33 @@ def _main(argv: list[str] | None) -> int:
         board, out_dir = _build_if_needed(args)
     if inputs is None:
         inputs = random_inputs(graph, args.seed)
-    if args.reference:
-        outputs = run_graph(graph, inputs)
-    else:
-        try:
+    reference_limit = REFERENCE_TIMEOUT if args.timeout is None else args.timeout
+    try:
+        if args.reference:
+            with time_limit(reference_limit):
+                outputs = run_graph(graph, inputs)
+        else:
             outputs = _run_on_board(args, board, out_dir, inputs, graph)
-        except EmuTimeout as e:
-            print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
-            return EXIT_TIMEOUT
-        except (EmuError, _FirmwareFailed) as e:
-            print(f"minirt-run: error: {e}", file=sys.stderr)
-            return EXIT_MISMATCH
+    except (EmuTimeout, ReferenceTimeout) as e:
+        return _timed_out(e)
+    except _OverBudget as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_BUDGET
+    except (EmuError, _FirmwareFailed) as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_MISMATCH
     if not args.json:  # --json: stdout is the profile document alone
         print(format_outputs(outputs))
     if args.save_outputs:
         save_outputs(args.save_outputs, outputs)
     if args.check:
         rtol, atol = check_tolerance(args.model)
-        problems = compare(outputs, run_graph(graph, inputs), rtol=rtol, atol=atol)
+        try:
+            with time_limit(reference_limit):
+                expected = run_graph(graph, inputs)
+        except ReferenceTimeout as e:
+            return _timed_out(e)
+        problems = compare(outputs, expected, rtol=rtol, atol=atol)
         if problems:
             print("minirt-run: check FAILED against the reference:", file=sys.stderr)
             print("\n".join(problems), file=sys.stderr)

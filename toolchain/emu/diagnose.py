@@ -24,6 +24,7 @@ STATUS = {
     7: "malformed module (an offset or binding out of range)",
     8: "the module does not fit this image's code (I/O sizes, commands or layout differ "
        "from what it was built for)",
+    9: "over the cycle budget the image was built with (--max-cycles)",
 }
 # MRT_HARNESS_EXIT_* (runtime_c/harness/main.c)
 HARNESS = {
@@ -33,7 +34,9 @@ HARNESS = {
     19: "cannot create mrt.out",
     20: "writing mrt.out failed",
 }
-RUN_BASE = 32
+RUN_BASE = 32  # MRT_HARNESS_EXIT_RUN_BASE: the run failed with status code - 32
+BUDGET_STATUS = 9  # MRT_ERR_BUDGET
+BUDGET_EXIT = RUN_BASE + BUDGET_STATUS  # the runtime stopped the inference (--max-cycles)
 _FAULT_FIELDS = {1: ("Cortex-M fault", ("pc", "lr", "ipsr", "cfsr", "hfsr")),
                  2: ("RISC-V trap", ("mcause", "mepc", "mtval"))}
 
@@ -60,6 +63,8 @@ def describe_exit(code: int, fault: bytes | None = None) -> str:
         return f"loading the module failed: {STATUS[code]} (status {code})"
     if code in HARNESS:
         return HARNESS[code]
+    if code == BUDGET_EXIT:
+        return f"inference stopped: {STATUS[BUDGET_STATUS]} (status {BUDGET_STATUS})"
     if RUN_BASE < code < RUN_BASE + 16 and code - RUN_BASE in STATUS:
         return f"running the module failed: {STATUS[code - RUN_BASE]} (status {code - RUN_BASE})"
     if code < 0:

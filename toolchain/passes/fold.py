@@ -21,9 +21,10 @@ GROWTH_LIMIT = 256
 
 def fold_constants(graph: Graph) -> Graph:
     """Folds constant subgraphs in place, drops unused nodes, and returns the graph.
-    Regions are folded as graphs of their own; a node holding a `while` anywhere in its
-    regions is never evaluated here (its trip count is not bounded, so folding could
-    run forever)."""
+    Regions are folded as graphs of their own; a node holding a `while` or a `cfg` (a
+    function's blocks, which may branch back: a loop of blocks) anywhere in its regions
+    is never evaluated here (their trip counts are not bounded, so folding could run
+    forever)."""
     values: dict[int, np.ndarray] = {}
     for node in graph.nodes:
         for region in node.regions:
@@ -33,7 +34,7 @@ def fold_constants(graph: Graph) -> Graph:
             continue
         if len(node.outputs) != 1 or not all(id(t) in values for t in node.inputs):
             continue
-        if any(n.op == "while" for n in Graph("", nodes=[node]).walk()):
+        if any(n.op in ("while", "cfg") for n in Graph("", nodes=[node]).walk()):
             continue
         largest = max((values[id(t)].size for t in node.inputs), default=0)
         if node.output.type.num_elements > largest + GROWTH_LIMIT:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolchain.graph.ir import Graph
+from toolchain.reference.deadline import check_deadline
 from toolchain.reference.table import KERNELS
 from toolchain.types import to_dtype
 
@@ -15,7 +16,8 @@ class InputError(ValueError):
 
 
 def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Evaluates `graph` on `inputs` (one array per graph input, in order)."""
+    """Evaluates `graph` on `inputs` (one array per graph input, in order). Raises
+    ReferenceTimeout past the time limit of an enclosing deadline.time_limit."""
     if len(inputs) != len(graph.inputs):
         raise InputError(f"the model takes {len(graph.inputs)} inputs, got {len(inputs)}")
     env: dict[int, np.ndarray] = {}
@@ -29,7 +31,10 @@ def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
         # bf16 inputs arrive as float32: the firmware gets them rounded to bf16, so the
         # reference computes with the same values.
         env[id(t)] = to_dtype(x, t.type.dtype)
+    # Checked at entry too: a loop whose body is empty still runs this per turn.
+    check_deadline()
     for node in graph.nodes:
+        check_deadline()
         args = [env[id(t)] for t in node.inputs]
         result = KERNELS[node.op](node, *args)
         outs = result if isinstance(result, tuple | list) else [result]

@@ -74,6 +74,31 @@ __attribute__((naked, noreturn)) void mrt_cortex_m_fault(void) {
       ".ltorg");
 }
 
+#ifdef MRT_MAX_CYCLES
+/* The cycle budget's counter: SysTick, which every M-profile core has (DWT CYCCNT is
+ * missing from Armv6-M and from QEMU), free-running from its 24-bit reload at the
+ * processor clock, with its interrupt off (the vector table has no entry for it). It
+ * counts down, so the cycles since a mark are mark - now modulo 2^24. */
+#define MRT_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define MRT_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define MRT_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define MRT_SYST_MAX 0xFFFFFFu
+
+void mrt_platform_cycles_start(uint64_t *mark) {
+  MRT_SYST_RVR = MRT_SYST_MAX;
+  MRT_SYST_CVR = 0; /* any write reloads it */
+  MRT_SYST_CSR = 5; /* ENABLE | CLKSOURCE = processor clock; TICKINT off */
+  *mark = MRT_SYST_CVR;
+}
+
+uint64_t mrt_platform_cycles_since(uint64_t *mark) {
+  const uint32_t now = MRT_SYST_CVR;
+  const uint32_t elapsed = ((uint32_t)*mark - now) & MRT_SYST_MAX;
+  *mark = now;
+  return elapsed;
+}
+#endif
+
 /* The table the core reads at reset: the initial SP, then reset, NMI and HardFault. The
  * image enables no interrupt and no configurable fault (MemManage, BusFault and
  * UsageFault escalate to HardFault when disabled) and raises no SVCall or PendSV, so no

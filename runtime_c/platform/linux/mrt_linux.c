@@ -72,6 +72,20 @@ __attribute__((noreturn)) void mrt_platform_exit(int code) {
   }
 }
 
+#ifdef MRT_MAX_CYCLES
+#if !defined(__x86_64__)
+#error "MRT_MAX_CYCLES: the linux platform counts cycles on x86-64 only (rdtsc)"
+#endif
+#include "../common/mrt_platform_cycles.h"
+
+/* The cycle budget's counter: the time-stamp counter, readable in user mode. */
+static uint64_t mrt_platform_counter(void) {
+  uint32_t lo, hi;
+  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return (uint64_t)hi << 32 | lo;
+}
+#endif
+
 extern int main(void);
 
 /* Called from _start with the initial stack pointer (argc, argv, envp: unused). */

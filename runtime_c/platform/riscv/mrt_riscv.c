@@ -39,6 +39,21 @@ static uint32_t mrt_riscv_csr_mtval(void) {
   return v;
 }
 
+#ifdef MRT_MAX_CYCLES
+#include "../common/mrt_platform_cycles.h"
+
+/* The cycle budget's counter: mcycle, 64 bits read as two halves (again when the high
+ * half moved in between). */
+static uint64_t mrt_platform_counter(void) {
+  uint32_t hi, lo, again;
+  do {
+    __asm__ volatile("csrr %0, mcycleh\n\tcsrr %1, mcycle\n\tcsrr %2, mcycleh"
+                     : "=r"(hi), "=r"(lo), "=r"(again));
+  } while (hi != again);
+  return (uint64_t)hi << 32 | lo;
+}
+#endif
+
 /* mtvec (direct mode) points here, so it must be 4-byte aligned. */
 __attribute__((noreturn, used, aligned(4))) void mrt_riscv_trap(void) {
   uint32_t words[4] = {MRT_FAULT_RISCV, mrt_riscv_csr_mcause(), mrt_riscv_csr_mepc(),
