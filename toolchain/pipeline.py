@@ -24,6 +24,7 @@ from toolchain.emu.profile import dispatch_macs
 from toolchain.emu.stack import STACK_ALIGN, measure_stack, stack_reservation
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
+    VERIFY_DIR,
     ImageTooLarge,
     LinkError,
     LinkResult,
@@ -193,11 +194,12 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
         link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log)
+        # Written last: the record vouches for finished artifacts only.
+        record: dict = {"flash": flash_record(tmp, board)}
         if stamp:
-            # Written last: a stamp vouches for finished artifacts only.
-            record = {"stamp": stamp, "artifacts": {
+            record |= {"stamp": stamp, "artifacts": {
                 name: _sha256(tmp / name) for name in REUSED_ARTIFACTS}}
-            (tmp / STAMP_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        (tmp / STAMP_FILE).write_text(json.dumps(record, indent=2) + "\n")
         if out_dir.exists():
             shutil.rmtree(out_dir)
         tmp.replace(out_dir)
@@ -381,6 +383,26 @@ STAMP_FILE = "build.json"
 # What minirt-run reads from a build directory; their hashes are recorded in the stamp
 # file, so a deleted or overwritten artifact makes the build stale rather than a crash.
 REUSED_ARTIFACTS = ("model.mrt", "firmware.elf", "dispatches.json")
+# What minirt-flash reads from a build directory (the images it writes into a board, the
+# ELF it checks them against, the linker script naming the board; also in verify/, the
+# copy relinked for an emulated sibling): their hashes and the board are recorded in the
+# stamp file's "flash" entry, and minirt-flash flashes nothing else.
+FLASHED_FILES = ("firmware.elf", "firmware.bin", "firmware.bin.base", "firmware.hex",
+                 "firmware.uf2", "firmware.ld")
+
+
+def flash_record(out_dir: Path, board: Board) -> dict:
+    """The build record's ``flash`` entry: ``{"board": identifier, "files": {relative
+    path: sha256}}`` for every FLASHED_FILES file the link wrote into ``out_dir``."""
+    files = {}
+    for sub in ("", f"{VERIFY_DIR}/"):
+        for name in FLASHED_FILES:
+            path = Path(out_dir) / f"{sub}{name}"
+            if path.is_file():
+                files[f"{sub}{name}"] = _sha256(path)
+    return {"board": board.identifier, "files": files}
+
+
 # The image's dispatch functions in program order with their MACs (kernel form), which
 # `minirt-run --profile` reads: the build's own program, never a second scheduling of a
 # graph (the graph the build scheduled is rewritten in place by its passes).
