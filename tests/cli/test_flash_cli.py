@@ -4,6 +4,7 @@ QEMU from its .bin and the harness's verdict reported; bad input is one line, ex
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from toolchain.cli import flash as flash_cli
 from toolchain.cli.build import main as build_main
 from toolchain.flash import methods_for
 from toolchain.link import link_firmware
+from toolchain.pipeline import STAMP_FILE, flash_record
 from toolchain.target import load_board
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,6 +77,8 @@ def doubles(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
             link_firmware(board, [], out, runtime_parts=("platform", "harness"),
                           extra_sources=[DOUBLES / "core_double.c", DOUBLES / "image_double.c"],
                           extra_cflags=[f"-DTD_TARGET_ID={board.target_info.target_id}"])
+            # What minirt-build records and minirt-flash checks the files against.
+            (out / STAMP_FILE).write_text(json.dumps({"flash": flash_record(out, board)}))
             cache[name] = out
         return cache[name]
 
@@ -188,6 +192,8 @@ def test_uf2_of_another_family_is_refused(doubles, tmp_path: Path, capsys) -> No
     board = load_board("feather-m4-express")
     chunks = flash_chunks(build / "firmware.elf", board.flash.origin, board.flash.end)
     (build / "firmware.uf2").write_bytes(uf2_image(chunks, 0xE48BFF56))  # an RP2040's
+    # With the build record edited to match: the family is checked on its own too.
+    (build / STAMP_FILE).write_text(json.dumps({"flash": flash_record(build, board)}))
     rc, _, err = _flash(capsys, "--board", "feather-m4-express", str(build), "--dry-run")
     assert rc == 2
     assert "UF2 family 0xe48bff56, the board's bootloader takes 0x55114460" in err

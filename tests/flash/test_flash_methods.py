@@ -18,6 +18,7 @@ import pytest
 
 from toolchain.cli import flash as flash_cli
 from toolchain.link.images import LoadChunk, flash_chunks, read_intel_hex, read_uf2
+from toolchain.pipeline import STAMP_FILE, flash_record
 from toolchain.target import load_board
 
 Build = Callable[[str], Path]
@@ -365,6 +366,12 @@ def test_a_file_that_is_not_the_elf_is_not_flashed(double_build: Build, fake_too
     data[100] ^= 0xFF  # a well-formed HEX file with one byte changed
     (build / "firmware.hex").write_text(intel_hex([LoadChunk(chunks[0].address, bytes(data)),
                                                    *chunks[1:]], entry))
+    rc, _, err = _flash(capsys, "--board", "nucleo-l4r5zi", str(build))
+    assert rc == 2 and _calls(fake_tools) == []
+    assert "firmware.hex is not the file minirt-build wrote" in _one_error(err)
+    # Even with a build record edited to match, the image must carry the ELF's bytes.
+    record = {"flash": flash_record(build, load_board("nucleo-l4r5zi"))}
+    (build / STAMP_FILE).write_text(json.dumps(record))
     rc, _, err = _flash(capsys, "--board", "nucleo-l4r5zi", str(build))
     assert rc == 2 and _calls(fake_tools) == []
     assert "firmware.hex does not carry what firmware.elf loads" in _one_error(err)

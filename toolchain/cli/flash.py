@@ -59,6 +59,7 @@ def _main(argv: list[str] | None) -> int:
     descriptor = next((m for m in board.flash_methods if m.method == name), None)
     relinked = name == "qemu" and board.verify_mode == "relink"
     build = open_build(Path(args.build_dir), board, relinked=relinked)
+    build.verified(method.image)  # refused before anything is said about flashing it
     job = FlashJob(board, build, descriptor, args.probe)
     job.say(f"{board.name} with {method.tool}: {build.flash_bytes} bytes from "
             f"{build.dir / ('firmware' + method.image)}")

@@ -104,7 +104,7 @@ def run(job: FlashJob) -> str:
     """Copies the .uf2 with progress, then waits for the drive to go."""
     drive = _choose(job)
     copy, wait = plan(job, drive)
-    data = Path(copy.argv[1]).read_bytes()
+    data = job.build.verified(".uf2")
     blocks = len(data) // UF2_BLOCK_SIZE
     job.show(copy)
     progress = Progress(job, "copying", blocks, "blocks")
