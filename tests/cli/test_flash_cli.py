@@ -5,8 +5,10 @@ QEMU from its .bin and the harness's verdict reported; bad input is one line, ex
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,8 @@ from toolchain.target import load_board
 
 REPO = Path(__file__).resolve().parents[2]
 DOUBLES = REPO / "tests" / "link" / "doubles"
+# Where OpenOCD's copy of the .hex goes (a plain name: its program command re-reads it).
+STAGED = os.path.join(tempfile.gettempdir(), "minirt-openocd-XXXXXXXX", "firmware.hex")
 REAL = ["nucleo-l4r5zi", "netduinoplus2", "nrf52840dk", "stm32f746g-disco",
         "feather-m4-express", "hifive1"]
 
@@ -27,8 +31,9 @@ REAL = ["nucleo-l4r5zi", "netduinoplus2", "nrf52840dk", "stm32f746g-disco",
 # OpenOCD configuration files are the ones Debian's openocd 0.12 ships.
 DRY_RUN = {
     "nucleo-l4r5zi": {
-        "openocd": ["$ openocd -f board/st_nucleo_l4.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/st_nucleo_l4.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
         "pyocd": ["> pyocd: ConnectHelper.get_all_connected_probes(blocking=False, "
                   "unique_id=None)",
                   "> pyocd: Session(probe, target_override='stm32l4r5zitx') -> "
@@ -36,8 +41,9 @@ DRY_RUN = {
                   "file_format='hex')"],
     },
     "netduinoplus2": {
-        "openocd": ["$ openocd -f interface/stlink.cfg -f target/stm32f4x.cfg -c 'program "
-                    "{{{d}/firmware.hex}} verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f interface/stlink.cfg -f target/stm32f4x.cfg -c 'program "
+                    "\"{s}\" verify reset exit'"],
         "dfu": ["$ dfu-util -d 0483:df11 -a 0 -s 0x08000000 -D {d}/firmware.bin",
                 "$ dfu-util -d 0483:df11 -a 0 -s 0x08000000:{size}:leave -U "
                 "'<temporary folder>/readback.bin'"],
@@ -46,21 +52,24 @@ DRY_RUN = {
         "pyocd": ["> pyocd: Session(probe, target_override='nrf52840') -> "
                   "FileProgrammer(session, no_reset=True).program('{d}/firmware.hex', "
                   "file_format='hex')"],
-        "openocd": ["$ openocd -f board/nordic_nrf52_dk.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/nordic_nrf52_dk.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
     },
     "stm32f746g-disco": {
-        "openocd": ["$ openocd -f board/stm32f746g-disco.cfg -c 'program "
-                    "{{{d}/firmware.hex}} verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/stm32f746g-disco.cfg -c 'program "
+                    "\"{s}\" verify reset exit'"],
     },
     "feather-m4-express": {
-        "uf2": ["$ cp {d}/firmware.uf2 '<FEATHERBOOT>/firmware.uf2'",
+        "uf2": ["$ cp -- {d}/firmware.uf2 '<FEATHERBOOT>/firmware.uf2'",
                 "> wait until <FEATHERBOOT>/INFO_UF2.TXT goes away (the bootloader took "
                 "every block and reset into the image)"],
     },
     "hifive1": {
-        "openocd": ["$ openocd -f board/sifive-hifive1.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/sifive-hifive1.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
     },
 }
 
@@ -119,7 +128,7 @@ def test_dry_run_prints_the_command_without_any_tool(board: str, method: str, do
     assert rc == 0, err
     size = (build / "firmware.bin").stat().st_size
     for line in DRY_RUN[board][method]:
-        assert line.format(d=build, size=size) in out.splitlines(), out
+        assert line.format(d=build, size=size, s=STAGED) in out.splitlines(), out
     assert f"minirt-flash: {load_board(board).name} with " in err
 
 
@@ -137,7 +146,7 @@ def test_dry_run_names_the_probe(doubles, capsys) -> None:  # type: ignore[no-un
     rc, out, _ = _flash(capsys, "--board", "netduinoplus2", str(build), "--dry-run",
                         "--probe", "066DFF")
     assert rc == 0
-    assert shlex.split(out.splitlines()[0])[1:6] == ["openocd", "-c", "adapter serial {066DFF}",
+    assert shlex.split(out.splitlines()[1])[1:6] == ["openocd", "-c", "adapter serial \"066DFF\"",
                                                     "-f", "interface/stlink.cfg"]
 
 
