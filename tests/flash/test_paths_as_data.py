@@ -83,10 +83,16 @@ def _run_plan(commands: list[str], work: Path) -> list[list[str]]:
     cwd.mkdir()
     log = work / "calls.jsonl"
     log.write_text("")
-    for argv0 in {shlex.split(c)[0] for c in commands}:
-        (stubs / argv0).write_text(f"#!{sys.executable}\n{STUB}")
-        (stubs / argv0).chmod(0o755)
     for command in commands:
+        # A tool named by its full path (QEMU) runs as the stub of the same name: only
+        # the first word changes, the rest of the line reaches bash as printed.
+        argv0 = shlex.split(command)[0]
+        assert command.startswith(shlex.quote(argv0) + " ")
+        command = shlex.quote(os.path.basename(argv0)) + command[len(shlex.quote(argv0)):]
+        stub = stubs / os.path.basename(argv0)
+        assert stub.parent == stubs  # never a file outside the test's folder
+        stub.write_text(f"#!{sys.executable}\n{STUB}")
+        stub.chmod(0o755)
         subprocess.run([BASH, "-c", command], cwd=cwd, check=True, timeout=60,
                        env={"PATH": str(stubs), "STUB_LOG": str(log), "HOME": str(work)})
     assert list(cwd.iterdir()) == []
