@@ -149,7 +149,9 @@ def read_member(data: np.lib.npyio.NpzFile, path: str | Path, key: str) -> np.nd
 def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
     """Reads `input_0`, `input_1`, ... from an .npz and checks them against the graph:
     shapes must match, and values of another dtype are converted only when every one
-    is exact in the input's type (check_input)."""
+    is exact in the input's type (check_input). Each member's .npy header and zip entry
+    are checked first (check_member_header), so nothing is decompressed that the
+    model's input cannot hold."""
     data = open_npz(path, "inputs", "input_0, input_1, ...")
     out = []
     with data:
@@ -158,8 +160,45 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
             if key not in data:
                 raise UsageError(f"{path}: missing '{key}' (the model takes "
                                  f"{len(graph.inputs)} inputs)")
-            out.append(check_input(read_member(data, path, key), t.type, f"{path}: '{key}'"))
+            what = f"{path}: '{key}'"
+            check_member_header(data, path, key, t.type, what)
+            out.append(check_input(read_member(data, path, key), t.type, what))
     return out
+
+
+def check_member_header(data: np.lib.npyio.NpzFile, path: str | Path, key: str,
+                        ty: TensorType, what: str) -> None:
+    """Checks member `key`'s declared shape and dtype (its .npy header, read without the
+    data) against `ty`, and the zip entry's declared uncompressed size against what they
+    imply, so an archive whose member would inflate past the input (a decompression
+    bomb, or a header that lies) is refused before anything is allocated."""
+    member = key + ".npy" if key + ".npy" in data.zip.namelist() else key
+    try:
+        info = data.zip.getinfo(member)
+        with data.zip.open(member) as f:
+            version = np.lib.format.read_magic(f)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, dt = read_header(f)
+            header_size = f.tell()
+    except _READ_ERRORS as e:
+        raise UsageError(f"{path}: cannot read '{key}': {_reason(e)}") from None
+    if dt.hasobject:
+        raise UsageError(f"{path}: cannot read '{key}': Object arrays cannot be loaded "
+                         "(it holds Python objects, not numbers)")
+    _check_shape_and_kind(tuple(shape), dt, ty, what)
+    declared = header_size + int(np.prod(shape, dtype=object)) * dt.itemsize
+    if info.file_size != declared:
+        raise UsageError(f"{what}: its zip entry declares {info.file_size} bytes, its .npy "
+                         f"header's shape {tuple(shape)} and dtype {dt} make {declared}")
+
+
+def _check_shape_and_kind(shape: tuple[int, ...], dt: np.dtype, ty: TensorType,
+                          what: str) -> None:
+    if shape != ty.shape:
+        raise UsageError(f"{what} has shape {shape}, the model expects {ty.shape}")
+    if dt.kind not in _ACCEPTED_KINDS.get(ty.dtype.kind, ""):
+        raise UsageError(f"{what} has dtype {dt}, the model expects {ty.dtype}")
 
 
 def check_input(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
@@ -169,11 +208,8 @@ def check_input(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
     that would become infinite (1e300 as f32) is refused, and so is an integer a float
     type cannot tell from its neighbours' range. UsageError names `what` and the first
     element that does not fit."""
-    if x.shape != ty.shape:
-        raise UsageError(f"{what} has shape {x.shape}, the model expects {ty.shape}")
+    _check_shape_and_kind(x.shape, x.dtype, ty, what)
     dt = ty.dtype
-    if x.dtype.kind not in _ACCEPTED_KINDS.get(dt.kind, ""):
-        raise UsageError(f"{what} has dtype {x.dtype}, the model expects {dt}")
     narrower = dt.name in _HOST_ROUNDING or (dt.is_integer and dt.bits < 8 * dt.np_dtype.itemsize)
     if x.dtype == dt.np_dtype and not narrower:  # i4 and bf16 hold less than their dtype
         return x
@@ -263,5 +299,5 @@ def save_outputs(path: str | Path, outputs: list[np.ndarray]) -> None:
 
 
 __all__ = ["CompileError", "UsageError", "check_host_memory", "check_input",
-           "check_output_file", "host_memory", "int_range", "load_graph", "load_inputs",
-           "random_inputs", "save_outputs", "to_host"]
+           "check_member_header", "check_output_file", "host_memory", "int_range",
+           "load_graph", "load_inputs", "random_inputs", "save_outputs", "to_host"]

@@ -23,6 +23,7 @@ from toolchain.emu.profile import dispatch_macs
 from toolchain.emu.stack import STACK_ALIGN, measure_stack, stack_reservation
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
+    VERIFY_DIR,
     ImageTooLarge,
     LinkError,
     LinkResult,
@@ -231,6 +232,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                                   cflags)
         if finish is not None:
             finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
+        # The board and what minirt-flash reads, for it to check (flash/build_dir.py).
+        record["flash"] = flash_record(tmp, board)
     link = _moved(link, tmp, out_dir)
     return BuildResult(out_dir, board, graph, image.program, image.module, link, stack)
 
@@ -391,6 +394,26 @@ STAMP_FILE = MANIFEST_FILE
 # What minirt-run reads from a build directory; their hashes in the manifest make a
 # deleted or overwritten artifact a stale build rather than a crash.
 REUSED_ARTIFACTS = ("model.mrt", "firmware.elf", "dispatches.json")
+# What minirt-flash reads from a build directory (the images it writes into a board, the
+# ELF it checks them against, the linker script naming the board; also in verify/, the
+# copy relinked for an emulated sibling): their hashes and the board are recorded in the
+# stamp file's "flash" entry, and minirt-flash flashes nothing else.
+FLASHED_FILES = ("firmware.elf", "firmware.bin", "firmware.bin.base", "firmware.hex",
+                 "firmware.uf2", "firmware.ld")
+
+
+def flash_record(out_dir: Path, board: Board) -> dict:
+    """The build record's ``flash`` entry: ``{"board": identifier, "files": {relative
+    path: sha256}}`` for every FLASHED_FILES file the link wrote into ``out_dir``."""
+    files = {}
+    for sub in ("", f"{VERIFY_DIR}/"):
+        for name in FLASHED_FILES:
+            path = Path(out_dir) / f"{sub}{name}"
+            if path.is_file():
+                files[f"{sub}{name}"] = file_sha256(path)
+    return {"board": board.identifier, "files": files}
+
+
 # The image's dispatch functions in program order with their MACs (kernel form), which
 # `minirt-run --profile` reads: the build's own program, never a second scheduling of a
 # graph (the graph the build scheduled is rewritten in place by its passes).

@@ -4,8 +4,11 @@ QEMU from its .bin and the harness's verdict reported; bad input is one line, ex
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,10 +17,13 @@ from toolchain.cli import flash as flash_cli
 from toolchain.cli.build import main as build_main
 from toolchain.flash import methods_for
 from toolchain.link import link_firmware
+from toolchain.pipeline import STAMP_FILE, flash_record
 from toolchain.target import load_board
 
 REPO = Path(__file__).resolve().parents[2]
 DOUBLES = REPO / "tests" / "link" / "doubles"
+# Where OpenOCD's copy of the .hex goes (a plain name: its program command re-reads it).
+STAGED = os.path.join(tempfile.gettempdir(), "minirt-openocd-XXXXXXXX", "firmware.hex")
 REAL = ["nucleo-l4r5zi", "netduinoplus2", "nrf52840dk", "stm32f746g-disco",
         "feather-m4-express", "hifive1"]
 
@@ -25,8 +31,9 @@ REAL = ["nucleo-l4r5zi", "netduinoplus2", "nrf52840dk", "stm32f746g-disco",
 # OpenOCD configuration files are the ones Debian's openocd 0.12 ships.
 DRY_RUN = {
     "nucleo-l4r5zi": {
-        "openocd": ["$ openocd -f board/st_nucleo_l4.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/st_nucleo_l4.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
         "pyocd": ["> pyocd: ConnectHelper.get_all_connected_probes(blocking=False, "
                   "unique_id=None)",
                   "> pyocd: Session(probe, target_override='stm32l4r5zitx') -> "
@@ -34,8 +41,9 @@ DRY_RUN = {
                   "file_format='hex')"],
     },
     "netduinoplus2": {
-        "openocd": ["$ openocd -f interface/stlink.cfg -f target/stm32f4x.cfg -c 'program "
-                    "{{{d}/firmware.hex}} verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f interface/stlink.cfg -f target/stm32f4x.cfg -c 'program "
+                    "\"{s}\" verify reset exit'"],
         "dfu": ["$ dfu-util -d 0483:df11 -a 0 -s 0x08000000 -D {d}/firmware.bin",
                 "$ dfu-util -d 0483:df11 -a 0 -s 0x08000000:{size}:leave -U "
                 "'<temporary folder>/readback.bin'"],
@@ -44,21 +52,24 @@ DRY_RUN = {
         "pyocd": ["> pyocd: Session(probe, target_override='nrf52840') -> "
                   "FileProgrammer(session, no_reset=True).program('{d}/firmware.hex', "
                   "file_format='hex')"],
-        "openocd": ["$ openocd -f board/nordic_nrf52_dk.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/nordic_nrf52_dk.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
     },
     "stm32f746g-disco": {
-        "openocd": ["$ openocd -f board/stm32f746g-disco.cfg -c 'program "
-                    "{{{d}/firmware.hex}} verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/stm32f746g-disco.cfg -c 'program "
+                    "\"{s}\" verify reset exit'"],
     },
     "feather-m4-express": {
-        "uf2": ["$ cp {d}/firmware.uf2 '<FEATHERBOOT>/firmware.uf2'",
+        "uf2": ["$ cp -- {d}/firmware.uf2 '<FEATHERBOOT>/firmware.uf2'",
                 "> wait until <FEATHERBOOT>/INFO_UF2.TXT goes away (the bootloader took "
                 "every block and reset into the image)"],
     },
     "hifive1": {
-        "openocd": ["$ openocd -f board/sifive-hifive1.cfg -c 'program {{{d}/firmware.hex}} "
-                    "verify reset exit'"],
+        "openocd": ["$ cp -- {d}/firmware.hex {s}",
+                    "$ openocd -f board/sifive-hifive1.cfg -c 'program \"{s}\" verify reset "
+                    "exit'"],
     },
 }
 
@@ -75,6 +86,8 @@ def doubles(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
             link_firmware(board, [], out, runtime_parts=("platform", "harness"),
                           extra_sources=[DOUBLES / "core_double.c", DOUBLES / "image_double.c"],
                           extra_cflags=[f"-DTD_TARGET_ID={board.target_info.target_id}"])
+            # What minirt-build records and minirt-flash checks the files against.
+            (out / STAMP_FILE).write_text(json.dumps({"flash": flash_record(out, board)}))
             cache[name] = out
         return cache[name]
 
@@ -115,7 +128,7 @@ def test_dry_run_prints_the_command_without_any_tool(board: str, method: str, do
     assert rc == 0, err
     size = (build / "firmware.bin").stat().st_size
     for line in DRY_RUN[board][method]:
-        assert line.format(d=build, size=size) in out.splitlines(), out
+        assert line.format(d=build, size=size, s=STAGED) in out.splitlines(), out
     assert f"minirt-flash: {load_board(board).name} with " in err
 
 
@@ -133,7 +146,7 @@ def test_dry_run_names_the_probe(doubles, capsys) -> None:  # type: ignore[no-un
     rc, out, _ = _flash(capsys, "--board", "netduinoplus2", str(build), "--dry-run",
                         "--probe", "066DFF")
     assert rc == 0
-    assert shlex.split(out.splitlines()[0])[1:6] == ["openocd", "-c", "adapter serial {066DFF}",
+    assert shlex.split(out.splitlines()[1])[1:6] == ["openocd", "-c", "adapter serial \"066DFF\"",
                                                     "-f", "interface/stlink.cfg"]
 
 
@@ -188,6 +201,8 @@ def test_uf2_of_another_family_is_refused(doubles, tmp_path: Path, capsys) -> No
     board = load_board("feather-m4-express")
     chunks = flash_chunks(build / "firmware.elf", board.flash.origin, board.flash.end)
     (build / "firmware.uf2").write_bytes(uf2_image(chunks, 0xE48BFF56))  # an RP2040's
+    # With the build record edited to match: the family is checked on its own too.
+    (build / STAMP_FILE).write_text(json.dumps({"flash": flash_record(build, board)}))
     rc, _, err = _flash(capsys, "--board", "feather-m4-express", str(build), "--dry-run")
     assert rc == 2
     assert "UF2 family 0xe48bff56, the board's bootloader takes 0x55114460" in err

@@ -4,9 +4,12 @@ naming the component that grew), the treemap page, and one-line errors (exit 2).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -158,12 +161,62 @@ def test_errors_are_one_line(builds, capsys, tmp_path: Path, make_args, message)
     ("[]", "no board"),
     ('{"board": "cortex-m4", "flash": {"runtime": "x"}}', "'flash' is not a table"),
     ('{"board": "cortex-m4", "flash": {}, "ram": {}}', "no 'flash_total'"),
+    ('{"board": "a\\nb", "flash": {}, "ram": {}}', "no board"),
+    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ('{"board": "cortex-m4", "flash": ' + '{"a": ' * 5000 + "1" + "}" * 5001,
+     "nested too deeply"),
+    ('{"board": "cortex-m4", "flash_total": 1' + "0" * 5000 + "}",
+     "invalid JSON: Exceeds the limit (4300 digits)"),
 ])
 def test_bad_baselines(builds, capsys, tmp_path: Path, content: str, message: str) -> None:
     bad = tmp_path / "size.json"
     bad.write_text(content)
-    rc, _, err = _run(capsys, builds["seed"], "--baseline", bad)
-    assert rc == 2 and message in err and str(bad) in err
+    rc, out, err = _run(capsys, builds["seed"], "--baseline", bad)
+    assert rc == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and str(bad) in err
+
+
+@pytest.mark.parametrize(("field", "message"), [
+    ("flash_total", "'flash_total' is not a byte count"),
+    ("ram_total", "'ram_total' is not a byte count"),
+    ("flash", "'flash' is not a table of byte counts"),
+    ("ram", "'ram' is not a table of byte counts"),
+])
+def test_a_huge_integer_in_a_baseline_is_one_line(field: str, message: str, builds, capsys,
+                                                  tmp_path: Path) -> None:
+    """A valid JSON integer too large for a percentage (it would overflow a float)."""
+    data = json.loads((builds["seed"] / "size.json").read_text())
+    huge = 10 ** 4000
+    if isinstance(data[field], dict):
+        data[field] = dict.fromkeys(data[field], huge)
+    else:
+        data[field] = huge
+    bad = tmp_path / "size.json"
+    bad.write_text(json.dumps(data))
+    rc, out, err = _run(capsys, builds["seed"], "--baseline", bad)
+    assert rc == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{bad}: not a size.json ({message}" in err
+
+
+def test_a_fifo_baseline_does_not_block(builds, capsys, tmp_path: Path) -> None:
+    """A reader that opened the FIFO would wait for a writer: one comes after 5 s with
+    "{}", so a blocking implementation fails on the message instead of hanging."""
+    fifo = tmp_path / "size.json"
+    os.mkfifo(fifo)
+
+    def unblock() -> None:
+        time.sleep(5)
+        try:  # ENXIO unless someone has it open for reading
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, b"{}")
+            os.close(fd)
+        except OSError:
+            pass
+
+    threading.Thread(target=unblock, daemon=True).start()
+    rc, _, err = _run(capsys, builds["seed"], "--baseline", fifo)
+    assert rc == 2 and err == (f"minirt-size: error: {fifo}: cannot read the baseline: not "
+                               "a regular file\n")
 
 
 def test_over_budget_exits_1(builds, capsys, tmp_path: Path) -> None:

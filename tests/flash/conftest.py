@@ -4,6 +4,7 @@ fake UF2 drive."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolchain.link import link_firmware
+from toolchain.pipeline import STAMP_FILE, flash_record
 from toolchain.target import load_board
 
 DOUBLES = Path(__file__).resolve().parents[1] / "link" / "doubles"
@@ -31,6 +33,8 @@ def double_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pa
             link_firmware(board, [], out, runtime_parts=("platform", "harness"),
                           extra_sources=[DOUBLES / "core_double.c", DOUBLES / "image_double.c"],
                           extra_cflags=[f"-DTD_TARGET_ID={board.target_info.target_id}"])
+            # What minirt-build records and minirt-flash checks the files against.
+            (out / STAMP_FILE).write_text(json.dumps({"flash": flash_record(out, board)}))
             cache[name] = out
         return cache[name]
 

@@ -6,6 +6,7 @@ probe or drive is one line saying what to install or plug in (exit 2)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 import threading
@@ -18,6 +19,7 @@ import pytest
 
 from toolchain.cli import flash as flash_cli
 from toolchain.link.images import LoadChunk, flash_chunks, read_intel_hex, read_uf2
+from toolchain.pipeline import STAMP_FILE, flash_record
 from toolchain.target import load_board
 
 Build = Callable[[str], Path]
@@ -52,9 +54,15 @@ def test_openocd_programs_and_verifies(double_build: Build, fake_tools: Path, ca
     rc, out, err = _flash(capsys, "--board", "nucleo-l4r5zi", str(build))
     assert rc == 0, err
     hex_path = build / "firmware.hex"
+    (call,) = _calls(fake_tools)
+    # The verified bytes, staged under a plain name (OpenOCD's program re-reads its
+    # argument as Tcl): only the temporary folder's random part is unknown here.
+    staged = call[-1].split('"')[1]
+    assert re.fullmatch(r"program \"[A-Za-z0-9_./-]+/firmware.hex\" verify reset exit", call[-1])
     expected = ["openocd", "-f", "board/st_nucleo_l4.cfg",
-                "-c", f"program {{{hex_path}}} verify reset exit"]
-    assert _calls(fake_tools) == [expected]
+                "-c", f'program "{staged}" verify reset exit']
+    assert call == expected
+    assert f"$ cp -- {hex_path} {staged}" in out
     # Printed exactly as run (the tool by its full path).
     assert f"$ {shlex.join([str(fake_tools.parent / 'bin' / 'openocd'), *expected[1:]])}" in out
     assert "** Verified OK **" in err and "done: OpenOCD read the flash back" in err
@@ -66,7 +74,7 @@ def test_openocd_probe_goes_before_the_configuration(double_build: Build, fake_t
                         "--probe", "FT2232-1")
     assert rc == 0, err
     (call,) = _calls(fake_tools)
-    assert call[1:5] == ["-c", "adapter serial {FT2232-1}", "-f", "board/sifive-hifive1.cfg"]
+    assert call[1:5] == ["-c", "adapter serial \"FT2232-1\"", "-f", "board/sifive-hifive1.cfg"]
 
 
 @pytest.mark.parametrize(("mode", "rc", "message"), [
@@ -310,7 +318,7 @@ def test_uf2_copy_is_taken_by_the_bootloader(double_build: Build, uf2_drive,
     rc, out, err = _flash(capsys, "--board", "feather-m4-express", str(build))
     thread.join(5)
     assert rc == 0, err
-    assert f"$ cp {build / 'firmware.uf2'} {drive / 'firmware.uf2'}" in out
+    assert f"$ cp -- {build / 'firmware.uf2'} {drive / 'firmware.uf2'}" in out
     assert "copying: 100%" in err and "done: the bootloader took all" in err
     from toolchain.link.images import image_matches
     assert image_matches(got, _elf_chunks(build, "feather-m4-express")) == []
@@ -365,6 +373,12 @@ def test_a_file_that_is_not_the_elf_is_not_flashed(double_build: Build, fake_too
     data[100] ^= 0xFF  # a well-formed HEX file with one byte changed
     (build / "firmware.hex").write_text(intel_hex([LoadChunk(chunks[0].address, bytes(data)),
                                                    *chunks[1:]], entry))
+    rc, _, err = _flash(capsys, "--board", "nucleo-l4r5zi", str(build))
+    assert rc == 2 and _calls(fake_tools) == []
+    assert "firmware.hex is not the file minirt-build wrote" in _one_error(err)
+    # Even with a build record edited to match, the image must carry the ELF's bytes.
+    record = {"flash": flash_record(build, load_board("nucleo-l4r5zi"))}
+    (build / STAMP_FILE).write_text(json.dumps(record))
     rc, _, err = _flash(capsys, "--board", "nucleo-l4r5zi", str(build))
     assert rc == 2 and _calls(fake_tools) == []
     assert "firmware.hex does not carry what firmware.elf loads" in _one_error(err)

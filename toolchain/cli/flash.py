@@ -21,7 +21,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="minirt-flash",
         description="Write a minirt build (minirt-build's output directory) into a board and "
                     "verify it: pyOCD, OpenOCD, DFU or a UF2 bootloader drive, as the board's "
-                    "descriptor lists them; an emulated board boots the image under QEMU.",
+                    "descriptor lists them; an emulated board boots the image under QEMU. "
+                    "Only the files the build recorded in its build.json (by SHA-256, with "
+                    "the board) are flashed.",
         epilog="Exit codes: 0 flashed and verified, 1 writing or verifying failed (or the "
                "image failed under QEMU), 2 bad option or build, or a missing tool, probe "
                "or drive. MINIRT_UF2_MOUNTS: more places to look for UF2 drives (a path "
@@ -59,6 +61,7 @@ def _main(argv: list[str] | None) -> int:
     descriptor = next((m for m in board.flash_methods if m.method == name), None)
     relinked = name == "qemu" and board.verify_mode == "relink"
     build = open_build(Path(args.build_dir), board, relinked=relinked)
+    build.verified(method.image)  # refused before anything is said about flashing it
     job = FlashJob(board, build, descriptor, args.probe)
     job.say(f"{board.name} with {method.tool}: {build.flash_bytes} bytes from "
             f"{build.dir / ('firmware' + method.image)}")

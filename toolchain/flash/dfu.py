@@ -49,7 +49,7 @@ def run(job: FlashJob) -> str:
         write, verify = plan(job, readback)
         run_streaming(job, (tool, *write.argv[1:]), _missing_device(job))
         run_streaming(job, (tool, *verify.argv[1:]), _missing_device(job))
-        want = job.build.checked(".bin").read_bytes()
+        want = job.build.verified(".bin")
         got = readback.read_bytes() if readback.is_file() else b""
     if got[:len(want)] != want:
         where = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), len(got))

@@ -95,7 +95,7 @@ def plan(job: FlashJob, drive: Path | None = None) -> list[Step]:
     assert job.method is not None
     uf2 = job.build.checked(".uf2", family=job.method.family)
     target = (drive or Path(f"<{job.method.drive or 'UF2 drive'}>")) / uf2.name
-    return [Step(("cp", str(uf2), str(target))),
+    return [Step(("cp", "--", str(uf2), str(target))),
             Step(text=f"wait until {target.parent / INFO_FILE} goes away (the bootloader "
                       "took every block and reset into the image)")]
 
@@ -104,13 +104,13 @@ def run(job: FlashJob) -> str:
     """Copies the .uf2 with progress, then waits for the drive to go."""
     drive = _choose(job)
     copy, wait = plan(job, drive)
-    data = Path(copy.argv[1]).read_bytes()
+    data = job.build.verified(".uf2")
     blocks = len(data) // UF2_BLOCK_SIZE
     job.show(copy)
     progress = Progress(job, "copying", blocks, "blocks")
     step = _BLOCKS_PER_WRITE * UF2_BLOCK_SIZE
     try:
-        with open(copy.argv[2], "wb") as f:
+        with open(copy.argv[3], "wb") as f:
             for start in range(0, len(data), step):
                 f.write(data[start:start + step])
                 f.flush()

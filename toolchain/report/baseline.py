@@ -11,6 +11,8 @@ in the baseline and is not now has grown without bound and fails at any PCT.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,23 +76,42 @@ def load_baseline(path: Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / "size.json"
     try:
+        # A FIFO or device would block or never end: only a regular file is read.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise BaselineError(f"{path}: cannot read the baseline: not a regular file")
+        if os.stat(path).st_size > _MAX_BASELINE:
+            raise BaselineError(f"{path}: not a size.json (larger than "
+                                f"{_MAX_BASELINE >> 20} MiB)")
         data = json.loads(path.read_text())
     except OSError as e:
         raise BaselineError(f"{path}: cannot read the baseline: {e.strerror or e}") from None
     except (ValueError, UnicodeDecodeError) as e:
-        raise BaselineError(f"{path}: not a size.json (invalid JSON: {e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("board"), str):
+        reason = " ".join(str(e).split())
+        raise BaselineError(f"{path}: not a size.json (invalid JSON: {reason})") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: not a size.json (nested too deeply)") from None
+    board = data.get("board") if isinstance(data, dict) else None
+    if not isinstance(board, str) or not board.isprintable():
         raise BaselineError(f"{path}: not a size.json (no board)")
     for _, key, _, total in _MEMORIES:
         table = data.get(key)
-        if not isinstance(table, dict) or not all(
-                isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                for v in table.values()):
+        if not isinstance(table, dict) or not all(map(_is_byte_count, table.values())):
             raise BaselineError(f"{path}: not a size.json ('{key}' is not a table of byte "
                                 "counts by component)")
-        if not isinstance(data.get(total), int):
+        if total not in data:
             raise BaselineError(f"{path}: not a size.json (no '{total}')")
+        if not _is_byte_count(data[total]):
+            raise BaselineError(f"{path}: not a size.json ('{total}' is not a byte count)")
     return data
+
+
+# Byte counts beyond any memory (and beyond a float, which the percentages divide in).
+_MAX_BYTES = 1 << 64
+_MAX_BASELINE = 64 << 20
+
+
+def _is_byte_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_BYTES
 
 
 def compare(current: dict[str, Any], baseline: dict[str, Any]) -> list[Change]:
