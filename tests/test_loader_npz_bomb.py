@@ -98,3 +98,31 @@ def test_honest_inputs_still_load(tmp_path: Path) -> None:
 
     got = load_inputs(npz, load_graph(SEED))
     assert [float(x[0, 0]) for x in got] == [0.0, 1.0, 2.0]
+
+
+def _header_only(path: Path, shape: tuple[int, ...]) -> Path:
+    """An npz whose three members are .npy headers for float32 ``shape`` and no data."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for key in ("input_0", "input_1", "input_2"):
+            with z.open(f"{key}.npy", "w") as f:
+                f.write(_header(shape))
+    return path
+
+
+@pytest.mark.parametrize(("shape", "message"), [
+    ((GIB // 4,), "has shape (268435456,); the model's input has shape (4, 4), so "
+                  "calibration samples need (S, 4, 4)"),
+    ((1 << 27, 4, 4), "declares shape (134217728, 4, 4) of float32, over 1073741824 bytes"),
+])
+def test_a_calibration_member_is_checked_from_its_header(shape: tuple[int, ...], message: str,
+                                                         tmp_path: Path) -> None:
+    """Calibration files hold a leading axis of samples, so their size is not the
+    model's: the rest of the shape is checked, and the whole is held to 1 GiB, before a
+    byte of data is read (these members have none)."""
+    from toolchain.loader import UsageError, load_graph
+    from toolchain.passes.calibrate import load_calibration
+
+    npz = _header_only(tmp_path / "calib.npz", shape)
+    with pytest.raises(UsageError) as caught:
+        load_calibration(npz, load_graph(SEED))
+    assert str(caught.value).startswith(f"{npz}: 'input_0' ") and message in str(caught.value)

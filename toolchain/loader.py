@@ -12,7 +12,7 @@ import numpy as np
 from toolchain.diagnostics import CompileError
 from toolchain.frontend import import_module
 from toolchain.graph.ir import Graph
-from toolchain.graph.verify import verify_graph
+from toolchain.graph.verify import MAX_TENSOR_BYTES, verify_graph
 from toolchain.mlir import parse_file
 from toolchain.types import DType, TensorType, round_to_bf16
 
@@ -167,11 +167,13 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
 
 
 def check_member_header(data: np.lib.npyio.NpzFile, path: str | Path, key: str,
-                        ty: TensorType, what: str) -> None:
+                        ty: TensorType, what: str, samples: bool = False) -> None:
     """Checks member `key`'s declared shape and dtype (its .npy header, read without the
     data) against `ty`, and the zip entry's declared uncompressed size against what they
     imply, so an archive whose member would inflate past the input (a decompression
-    bomb, or a header that lies) is refused before anything is allocated."""
+    bomb, or a header that lies) is refused before anything is allocated. With
+    `samples`, the member holds a leading axis of samples (calibration files): the rest
+    of its shape must be `ty`'s, and the whole at most MAX_TENSOR_BYTES."""
     member = key + ".npy" if key + ".npy" in data.zip.namelist() else key
     try:
         info = data.zip.getinfo(member)
@@ -186,7 +188,18 @@ def check_member_header(data: np.lib.npyio.NpzFile, path: str | Path, key: str,
     if dt.hasobject:
         raise UsageError(f"{path}: cannot read '{key}': Object arrays cannot be loaded "
                          "(it holds Python objects, not numbers)")
-    _check_shape_and_kind(tuple(shape), dt, ty, what)
+    if samples:
+        if len(shape) != ty.rank + 1 or tuple(shape[1:]) != ty.shape:
+            want = "(S, " + ", ".join(map(str, ty.shape)) + ")" if ty.shape else "(S,)"
+            raise UsageError(f"{what} has shape {tuple(shape)}; the model's input has shape "
+                             f"{ty.shape}, so calibration samples need {want}: a leading "
+                             "axis of S samples")
+        _check_shape_and_kind(tuple(shape[1:]), dt, ty, what)
+        if int(np.prod(shape, dtype=object)) * dt.itemsize > MAX_TENSOR_BYTES:
+            raise UsageError(f"{what} declares shape {tuple(shape)} of {dt}, over "
+                             f"{MAX_TENSOR_BYTES} bytes (1 GiB)")
+    else:
+        _check_shape_and_kind(tuple(shape), dt, ty, what)
     declared = header_size + int(np.prod(shape, dtype=object)) * dt.itemsize
     if info.file_size != declared:
         raise UsageError(f"{what}: its zip entry declares {info.file_size} bytes, its .npy "

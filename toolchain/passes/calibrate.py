@@ -16,7 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.graph.ir import Graph, Tensor
-from toolchain.loader import UsageError, check_input, open_npz, read_member
+from toolchain.loader import (
+    UsageError,
+    check_input,
+    check_member_header,
+    open_npz,
+    read_member,
+)
 from toolchain.quant.fixedpoint import round_half_away
 from toolchain.reference.kernels import KERNELS
 from toolchain.types import F32, QuantParams, TensorType, dtype, to_dtype
@@ -61,6 +67,9 @@ def load_calibration(path: str | Path, graph: Graph) -> list[np.ndarray]:
             if key not in data.files:
                 raise UsageError(f"{what} has no {key!r} (the model takes {n} input"
                                  f"{'s' if n != 1 else ''}: {', '.join(expected)})")
+            # The header first: a member that would inflate past 1 GiB (or past what its
+            # header says) is refused before it is decompressed.
+            check_member_header(data, path, key, t.type, f"{path}: {key!r}", samples=True)
             samples.append(_check_samples(read_member(data, path, key), t.type,
                                           f"{path}: {key!r}"))
     counts = {x.shape[0] for x in samples}
@@ -71,12 +80,7 @@ def load_calibration(path: str | Path, graph: Graph) -> list[np.ndarray]:
 
 
 def _check_samples(x: np.ndarray, ty: TensorType, what: str) -> np.ndarray:
-    shape = tuple(ty.shape)
-    if x.ndim != len(shape) + 1 or tuple(x.shape[1:]) != shape:
-        want = "(S, " + ", ".join(map(str, shape)) + ")" if shape else "(S,)"
-        raise UsageError(f"{what} has shape {tuple(x.shape)}; the model's input has shape "
-                         f"{shape}, so calibration samples need {want}: a leading axis of "
-                         "S samples")
+    # Its shape, (S, *input shape), was checked from its header (check_member_header).
     if x.shape[0] == 0:
         raise UsageError(f"{what} holds no samples (its leading axis is 0)")
     y = check_input(x, TensorType(tuple(x.shape), ty.dtype), what)
