@@ -366,9 +366,13 @@ def max_pool(ctx: OpContext) -> Tensor:
 
 def _tap_counts(size: int, k: int, s: int, d: int, lo: int, out: int, lower: int,
                 upper: int) -> np.ndarray:
-    """Per output position, how many window taps fall in [lower, upper)."""
-    pos = np.arange(out)[:, None] * s - lo + np.arange(k)[None, :] * d
-    return ((pos >= lower) & (pos < upper)).sum(axis=1)
+    """Per output position, how many window taps fall in [lower, upper): the taps t in
+    [0, k) with lower <= base + t * d < upper, counted without listing them (a hostile
+    kernel has 2**25 taps per position)."""
+    base = np.arange(out, dtype=np.int64) * s - lo
+    first = np.maximum(-((base - lower) // d), 0)  # ceil((lower - base) / d), at least 0
+    stop = np.minimum(-((base - upper) // d), k)  # ceil((upper - base) / d), at most k
+    return np.maximum(stop - first, 0)
 
 
 def average_counts(ctx: OpContext, x: Tensor, kernel, strides, dilations, pads, outs
