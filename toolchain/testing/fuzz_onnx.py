@@ -557,6 +557,25 @@ def seed_models() -> dict[str, bytes]:
         {"w": _rand((2, 3, 3), 8), "g": _rand((3,), 9), "b": _rand((3,), 10),
          "m": _rand((3,), 11), "v": np.abs(_rand((3,), 12)) + 0.5,
          "lo": np.array(-1, np.float32), "hi": np.array(1, np.float32)})
+    # Constants computed at import: sizes that come from values (Range's limit, Tile's
+    # repeats, ConstantOfShape's shape, Expand's shape).
+    seeds["folded"] = _model(
+        [n("Shape", ["x"], ["sh"], name="shape"),
+         n("Gather", ["sh", "one_i"], ["d1"], name="dim1", axis=0),
+         n("Range", ["zero_i", "limit", "one_i"], ["r"], name="range"),
+         n("Cast", ["r"], ["rf"], name="cast", to=1),
+         n("Slice", ["rf", "zero_1", "d1_1"], ["rs"], name="first_d1"),
+         n("Tile", ["rs", "reps"], ["t"], name="tile"),
+         n("ConstantOfShape", ["zshape"], ["z"], name="zeros",
+           value=numpy_helper.from_array(np.array([0.5], np.float32))),
+         n("Expand", ["t", "eshape"], ["e"], name="expand"),
+         n("Add", ["x", "e"], ["a"], name="add"),
+         n("Mul", ["a", "z"], ["y"], name="mul")],
+        {"x": (F, (2, 3))}, ["y"],
+        {"zero_i": np.array(0, i64), "one_i": np.array(1, i64), "limit": np.array(5, i64),
+         "zero_1": np.array([0], i64), "d1_1": np.array([3], i64),
+         "reps": np.array([1], i64), "zshape": np.array([2, 3], i64),
+         "eshape": np.array([2, 3], i64)})
     return seeds
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
@@ -296,7 +297,11 @@ def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
         raise OnnxError(path, importer.errors)
     if not graph.outputs:
         raise OnnxError(path, ["the model computes no output"])
-    verify_graph(graph)  # converters verify each node; this is the safety net
+    try:
+        verify_graph(graph)  # converters verify each node; this is the safety net
+    except CompileError as e:  # a node no converter checked: still one line, naming the file
+        raise OnnxError(path, [f"the imported graph is ill-formed: {m.message}"
+                               for m in [e, *e.notes]]) from None
     return graph
 
 
