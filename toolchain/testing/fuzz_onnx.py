@@ -69,9 +69,12 @@ def _rank_of(model: onnx.ModelProto) -> int:
     return 4
 
 
-def _pick_int(rng: random.Random, model: onnx.ModelProto) -> int:
+def _pick_int(rng: random.Random, model: onnx.ModelProto, instead_of: int | None = None
+              ) -> int:
+    """A hostile integer (other than `instead_of`, so that an edit changes something)."""
     rank = _rank_of(model)
-    return rng.choice(HOSTILE_INTS + (rank, rank + 1, -rank - 1))
+    return rng.choice([v for v in HOSTILE_INTS + (rank, rank + 1, -rank - 1)
+                       if v != instead_of])
 
 
 def _attrs(model: onnx.ModelProto, kinds: tuple[int, ...]
@@ -96,9 +99,11 @@ def attr_ints(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         return _unchanged(data, "attr_ints", "ints attribute")
     i, node, a = rng.choice(found)
     values = list(a.ints)
-    how = rng.choice(("element", "element", "longer", "shorter", "empty"))
+    how = rng.choice(("element", "element", "longer", "shorter", "empty") if values
+                     else ("longer",))
     if how == "element" and values:
-        values[rng.randrange(len(values))] = _pick_int(rng, model)
+        k = rng.randrange(len(values))
+        values[k] = _pick_int(rng, model, values[k])
     elif how == "longer":
         values.append(_pick_int(rng, model))
     elif how == "shorter" and values:
@@ -117,7 +122,7 @@ def attr_int(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if not found:
         return _unchanged(data, "attr_int", "int attribute")
     i, node, a = rng.choice(found)
-    a.i = _pick_int(rng, model)
+    a.i = _pick_int(rng, model, a.i)
     return _save(model), f"attr_int: {_who(node, i)} {a.name} = {a.i}"
 
 
@@ -168,7 +173,9 @@ def add_attr(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         if a.name == name:
             del node.attribute[k]
             break
-    node.attribute.append(helper.make_attribute(name, value))
+    kinds = {"int": AttributeProto.INT, "float": AttributeProto.FLOAT,
+             "string": AttributeProto.STRING, "ints": AttributeProto.INTS}
+    node.attribute.append(helper.make_attribute(name, value, attr_type=kinds[kind]))
     return _save(model), f"add_attr: {_who(node, i)} {name} = {value}"
 
 
@@ -189,12 +196,13 @@ def init_dims(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if t is None:
         return _unchanged(data, "init_dims", "initializer")
     dims = list(t.dims)
-    how = rng.choice(("element", "element", "append", "drop"))
-    if how == "element" and dims:
-        dims[rng.randrange(len(dims))] = rng.choice((0, -1, 2, 3, 2**31, 2**40, 2**62))
+    how = rng.choice(("element", "element", "append", "drop")) if dims else "append"
+    if how == "element":
+        k = rng.randrange(len(dims))
+        dims[k] = rng.choice([d for d in (0, -1, 2, 3, 2**31, 2**40, 2**62) if d != dims[k]])
     elif how == "append":
         dims.insert(rng.randrange(len(dims) + 1), rng.choice((1, 2, 0)))
-    elif dims:
+    else:
         dims.pop(rng.randrange(len(dims)))
     del t.dims[:]
     t.dims.extend(dims)
@@ -239,8 +247,9 @@ def init_values(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if a.size == 0:
         return _unchanged(data, "init_values", "non-empty integer initializer")
     info = np.iinfo(a.dtype)
-    v = min(max(_pick_int(rng, model), int(info.min)), int(info.max))
-    a.reshape(-1)[rng.randrange(a.size)] = v
+    k = rng.randrange(a.size)
+    v = min(max(_pick_int(rng, model, int(a.reshape(-1)[k])), int(info.min)), int(info.max))
+    a.reshape(-1)[k] = v
     t.CopyFrom(numpy_helper.from_array(a, t.name))
     return _save(model), f"init_values: initializer '{t.name}' = {a.reshape(-1).tolist()[:16]}"
 
