@@ -266,6 +266,16 @@ def test_graph_check_errors_name_the_file(monkeypatch: pytest.MonkeyPatch,
     assert len(lines) == 1 and lines[0].startswith("the imported graph is ill-formed: ")
 
 
+def test_negative_input_dimension(tmp_path: Path) -> None:
+    """An input declared [-1, 3] became a tensor of that shape: only a declared output
+    shape could catch it, and a symbolic one ('N') matched."""
+    data = _model([node("Relu", ["x"], ["y"])], {"x": (F, [2, 3])}, {"y": (F, ["N", 3])}, {})
+    model = onnx.load_model_from_string(data)
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
+    assert _errors(model.SerializeToString(), tmp_path) == [
+        "not a valid ONNX model: input 'x' has a negative dimension: [-1, 3]"]
+
+
 # ------------------------------------------------------------------ attributes and the rank
 
 
