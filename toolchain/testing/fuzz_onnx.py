@@ -69,10 +69,11 @@ def _rank_of(model: onnx.ModelProto) -> int:
     return 4
 
 
-def _pick_int(rng: random.Random, model: onnx.ModelProto, instead_of: int | None = None
+def _pick_int(rng: random.Random, model: onnx.ModelProto | int, instead_of: int | None = None
               ) -> int:
-    """A hostile integer (other than `instead_of`, so that an edit changes something)."""
-    rank = _rank_of(model)
+    """A hostile integer for `model` (or a model of that rank), other than `instead_of`
+    so that an edit changes something."""
+    rank = model if isinstance(model, int) else _rank_of(model)
     return rng.choice([v for v in HOSTILE_INTS + (rank, rank + 1, -rank - 1)
                        if v != instead_of])
 
@@ -90,51 +91,61 @@ def _unchanged(data: bytes, edit: str, what: str) -> tuple[bytes, str]:
 # ------------------------------------------------------------------ attributes
 
 
+def _edit_attr(data: bytes, rng: random.Random, edit: str, kind: int, what: str,
+               change: Callable[[AttributeProto, onnx.ModelProto], Any]) -> tuple[bytes, str]:
+    """`change` applied to one attribute of type `kind` (it returns the new value)."""
+    model = _load(data)
+    found = _attrs(model, (kind,))
+    if not found:
+        return _unchanged(data, edit, what)
+    i, node, a = rng.choice(found)
+    value = change(a, model)
+    return _save(model), f"{edit}: {_who(node, i)} {a.name} = {value}"
+
+
 def attr_ints(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """One element of an ints attribute (pads, strides, perm, axes, ...) made hostile,
     or the list made one longer, one shorter or empty."""
-    model = _load(data)
-    found = _attrs(model, (AttributeProto.INTS,))
-    if not found:
-        return _unchanged(data, "attr_ints", "ints attribute")
-    i, node, a = rng.choice(found)
-    values = list(a.ints)
-    how = rng.choice(("element", "element", "longer", "shorter", "empty") if values
-                     else ("longer",))
-    if how == "element" and values:
-        k = rng.randrange(len(values))
-        values[k] = _pick_int(rng, model, values[k])
-    elif how == "longer":
-        values.append(_pick_int(rng, model))
-    elif how == "shorter" and values:
-        values.pop(rng.randrange(len(values)))
-    else:
-        values = []
-    del a.ints[:]
-    a.ints.extend(values)
-    return _save(model), f"attr_ints: {_who(node, i)} {a.name} = {values}"
+
+    def change(a: AttributeProto, model: onnx.ModelProto) -> list[int]:
+        values = list(a.ints)
+        how = rng.choice(("element", "element", "longer", "shorter", "empty") if values
+                         else ("longer",))
+        if how == "element":
+            k = rng.randrange(len(values))
+            values[k] = _pick_int(rng, model, values[k])
+        elif how == "longer":
+            values.append(_pick_int(rng, model))
+        elif how == "shorter":
+            values.pop(rng.randrange(len(values)))
+        else:
+            values = []
+        del a.ints[:]
+        a.ints.extend(values)
+        return values
+
+    return _edit_attr(data, rng, "attr_ints", AttributeProto.INTS, "ints attribute", change)
 
 
 def attr_int(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """An int attribute (axis, group, to, keepdims, ...) set to a hostile value."""
-    model = _load(data)
-    found = _attrs(model, (AttributeProto.INT,))
-    if not found:
-        return _unchanged(data, "attr_int", "int attribute")
-    i, node, a = rng.choice(found)
-    a.i = _pick_int(rng, model, a.i)
-    return _save(model), f"attr_int: {_who(node, i)} {a.name} = {a.i}"
+
+    def change(a: AttributeProto, model: onnx.ModelProto) -> int:
+        a.i = _pick_int(rng, model, a.i)
+        return a.i
+
+    return _edit_attr(data, rng, "attr_int", AttributeProto.INT, "int attribute", change)
 
 
 def attr_float(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """A float attribute (alpha, epsilon, ...) set to 0, inf, NaN, negative, tiny."""
-    model = _load(data)
-    found = _attrs(model, (AttributeProto.FLOAT,))
-    if not found:
-        return _unchanged(data, "attr_float", "float attribute")
-    i, node, a = rng.choice(found)
-    a.f = rng.choice(HOSTILE_FLOATS)
-    return _save(model), f"attr_float: {_who(node, i)} {a.name} = {a.f}"
+
+    def change(a: AttributeProto, model: onnx.ModelProto) -> float:
+        a.f = rng.choice(HOSTILE_FLOATS)
+        return a.f
+
+    return _edit_attr(data, rng, "attr_float", AttributeProto.FLOAT, "float attribute",
+                      change)
 
 
 def drop_attr(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -182,76 +193,90 @@ def add_attr(data: bytes, rng: random.Random) -> tuple[bytes, str]:
 # ------------------------------------------------------------------ initializers
 
 
-def _initializer(model: onnx.ModelProto, rng: random.Random,
-                 keep: Callable[[TensorProto], bool] = lambda t: True) -> TensorProto | None:
+def _edit_initializer(data: bytes, rng: random.Random, edit: str,
+                      change: Callable[[TensorProto], str],
+                      keep: Callable[[TensorProto], bool] = lambda t: True,
+                      what: str = "initializer") -> tuple[bytes, str]:
+    """`change` applied to one initializer that `keep` accepts (it returns what it did,
+    or '' when it could not)."""
+    model = _load(data)
     found = [t for t in model.graph.initializer if keep(t)]
-    return rng.choice(found) if found else None
+    if not found:
+        return _unchanged(data, edit, what)
+    t = rng.choice(found)
+    did = change(t)
+    if not did:
+        return _unchanged(data, edit, f"non-empty {what}")
+    return _save(model), f"{edit}: initializer '{t.name}' {did}"
 
 
 def init_dims(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """An initializer's dims changed (one to 0, -1, huge, another size; one added or
     removed) with its data left as it was."""
-    model = _load(data)
-    t = _initializer(model, rng)
-    if t is None:
-        return _unchanged(data, "init_dims", "initializer")
-    dims = list(t.dims)
-    how = rng.choice(("element", "element", "append", "drop")) if dims else "append"
-    if how == "element":
-        k = rng.randrange(len(dims))
-        dims[k] = rng.choice([d for d in (0, -1, 2, 3, 2**31, 2**40, 2**62) if d != dims[k]])
-    elif how == "append":
-        dims.insert(rng.randrange(len(dims) + 1), rng.choice((1, 2, 0)))
-    else:
-        dims.pop(rng.randrange(len(dims)))
-    del t.dims[:]
-    t.dims.extend(dims)
-    return _save(model), f"init_dims: initializer '{t.name}' dims = {dims}"
+
+    def change(t: TensorProto) -> str:
+        dims = list(t.dims)
+        how = rng.choice(("element", "element", "append", "drop")) if dims else "append"
+        if how == "element":
+            k = rng.randrange(len(dims))
+            dims[k] = rng.choice([d for d in (0, -1, 2, 3, 2**31, 2**40, 2**62)
+                                  if d != dims[k]])
+        elif how == "append":
+            dims.insert(rng.randrange(len(dims) + 1), rng.choice((1, 2, 0)))
+        else:
+            dims.pop(rng.randrange(len(dims)))
+        del t.dims[:]
+        t.dims.extend(dims)
+        return f"dims = {dims}"
+
+    return _edit_initializer(data, rng, "init_dims", change)
 
 
 def init_dtype(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """An initializer's element type changed, its data left as it was."""
-    model = _load(data)
-    t = _initializer(model, rng)
-    if t is None:
-        return _unchanged(data, "init_dtype", "initializer")
-    t.data_type = rng.choice((1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 21, 0,
-                              99))
-    return _save(model), f"init_dtype: initializer '{t.name}' data_type = {t.data_type}"
+
+    def change(t: TensorProto) -> str:
+        t.data_type = rng.choice([d for d in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                              14, 16, 17, 21, 99) if d != t.data_type])
+        return f"data_type = {t.data_type}"
+
+    return _edit_initializer(data, rng, "init_dtype", change)
 
 
 def init_raw_length(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """An initializer's raw data cut short, lengthened or emptied."""
-    model = _load(data)
-    t = _initializer(model, rng)
-    if t is None:
-        return _unchanged(data, "init_raw_length", "initializer")
-    if not t.raw_data:  # typed fields: move the values to raw_data first
-        t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
-    raw = t.raw_data
-    how = rng.choice(("cut", "grow", "empty", "odd"))
-    raw = {"cut": raw[:len(raw) // 2], "grow": raw + raw, "empty": b"",
-           "odd": raw + b"\x01"}[how]
-    t.raw_data = raw
-    return _save(model), f"init_raw_length: initializer '{t.name}' has {len(raw)} raw bytes"
+
+    def change(t: TensorProto) -> str:
+        if not t.raw_data:  # typed fields: move the values to raw_data first
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t), t.name))
+        raw = t.raw_data
+        how = rng.choice(("cut", "grow", "empty", "odd"))
+        t.raw_data = {"cut": raw[:len(raw) // 2], "grow": raw + raw, "empty": b"",
+                      "odd": raw + b"\x01"}[how]
+        return f"has {len(t.raw_data)} raw bytes"
+
+    return _edit_initializer(data, rng, "init_raw_length", change)
 
 
 def init_values(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """One value of an integer initializer (a shape, axes, pads, starts, indices) made
     hostile: -1, 0, huge, past the rank."""
-    model = _load(data)
-    t = _initializer(model, rng, lambda t: t.data_type in (6, 7))
-    if t is None:
-        return _unchanged(data, "init_values", "integer initializer")
-    a = numpy_helper.to_array(t).copy()
-    if a.size == 0:
-        return _unchanged(data, "init_values", "non-empty integer initializer")
-    info = np.iinfo(a.dtype)
-    k = rng.randrange(a.size)
-    v = min(max(_pick_int(rng, model, int(a.reshape(-1)[k])), int(info.min)), int(info.max))
-    a.reshape(-1)[k] = v
-    t.CopyFrom(numpy_helper.from_array(a, t.name))
-    return _save(model), f"init_values: initializer '{t.name}' = {a.reshape(-1).tolist()[:16]}"
+    rank = _rank_of(_load(data))
+
+    def change(t: TensorProto) -> str:
+        a = numpy_helper.to_array(t).copy()
+        if a.size == 0:
+            return ""
+        info = np.iinfo(a.dtype)
+        k = rng.randrange(a.size)
+        v = _pick_int(rng, rank, int(a.reshape(-1)[k]))
+        a.reshape(-1)[k] = min(max(v, int(info.min)), int(info.max))
+        t.CopyFrom(numpy_helper.from_array(a, t.name))
+        return f"= {a.reshape(-1).tolist()[:16]}"
+
+    return _edit_initializer(data, rng, "init_values", change,
+                             lambda t: t.data_type in (TensorProto.INT32, TensorProto.INT64),
+                             "integer initializer")
 
 
 def _quant_inputs(model: onnx.ModelProto, which: set[tuple[str, int]]) -> set[str]:
