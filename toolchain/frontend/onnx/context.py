@@ -126,6 +126,16 @@ class OpContext:
             raise Unsupported(f"attribute '{name}' must be a list of integers")
         return list(value)
 
+    def ints_per_dim(self, name: str, count: int, default: int, minimum: int) -> list[int]:
+        """Attribute `name` checked against the rank: `count` integers (one per spatial
+        dimension, or two for pads) each at least `minimum`; `default` each when absent.
+        The one rule for strides, dilations, pads, output_padding and output_shape."""
+        values = self.ints(name, [default] * count)
+        assert values is not None
+        if len(values) != count or any(v < minimum for v in values):
+            raise Unsupported(f"{name} {values} must be {count} values >= {minimum}")
+        return values
+
     def has_input(self, i: int) -> bool:
         return i < len(self.info.inputs) and self.info.inputs[i] != ""
 

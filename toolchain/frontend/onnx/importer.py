@@ -16,10 +16,12 @@ rather than reported twice.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
+from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
@@ -46,6 +48,7 @@ class _Importer:
         self.tensors: dict[str, Tensor] = {}  # constants and views made graph tensors
         self.failed: set[str] = set()
         self.done: set[int] = set()  # nodes consumed by a fused int8 pattern
+        self.not_folded: dict[int, str] = {}  # why a node of constants was not evaluated
         self.errors: list[str] = []
         self.consumers: dict[str, list[NodeInfo]] = {}
         for node in model.nodes:
@@ -91,6 +94,10 @@ class _Importer:
         ins = [n for n in node.inputs if n]
         if not all(isinstance(self.values.get(n), np.ndarray) for n in ins):
             return None
+        why = _fold_unbounded(node, {n: self.values[n] for n in ins}, self.model.opset)
+        if why is not None:
+            self.not_folded[node.index] = why
+            return None
         from onnx.reference import ReferenceEvaluator
 
         try:
@@ -118,7 +125,8 @@ class _Importer:
             self.bind(node, folded)
             return
         if row is None:
-            raise Unsupported("")
+            why = self.not_folded.get(node.index)
+            raise Unsupported(f"is not supported ({why})" if why else "")
         n = len(node.inputs)
         if n < row.min_inputs or (row.max_inputs is not None and n > row.max_inputs):
             raise Unsupported(f"it has {n} inputs; {node.op_type} takes "
@@ -209,6 +217,54 @@ class _Importer:
             self.graph.outputs.append(t)
 
 
+def _fold_unbounded(node: NodeInfo, inputs: dict[str, np.ndarray], opset: int
+                    ) -> str | None:
+    """Why evaluating `node` at import might not be cheap, or None when onnx's shape
+    inference, given the constant inputs, proves every output static and at most
+    FOLD_LIMIT elements.
+
+    The result's size is known before anything is computed, so a Range, Tile,
+    ConstantOfShape or Expand of hostile sizes (2**40 elements) is never allocated, and
+    ops with a body (Loop, Scan, If), whose trip count inference cannot bound, are never
+    run. Large inputs are given by their type only: sizes that depend on values come
+    from small integer tensors (a shape, repeats, limits)."""
+    import onnx
+    from onnx import AttributeProto, helper, numpy_helper
+
+    if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+           for a in node.proto.attribute):
+        return "an op with a body is not evaluated at import"
+    try:
+        inits, typed = [], []
+        for name, value in inputs.items():
+            if value.size <= FOLD_LIMIT:
+                inits.append(numpy_helper.from_array(value, name))
+            else:
+                elem = helper.np_dtype_to_tensor_dtype(value.dtype)
+                typed.append(helper.make_tensor_value_info(name, elem, value.shape))
+        graph = helper.make_graph([node.proto], "fold", typed,
+                                  [helper.ValueInfoProto(name=o) for o in node.outputs if o],
+                                  inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # inference refuses the node: leave it to its converter
+        return "onnx's shape inference cannot bound its result"
+    shapes = {v.name: v.type for v in inferred.graph.output}
+    for name in (o for o in node.outputs if o):
+        ty = shapes.get(name)
+        if ty is None or not ty.HasField("tensor_type") or \
+                not ty.tensor_type.HasField("shape"):
+            return "onnx's shape inference cannot bound its result"
+        dims = ty.tensor_type.shape.dim
+        if not all(d.HasField("dim_value") and d.dim_value >= 0 for d in dims):
+            return "onnx's shape inference cannot bound its result"
+        size = math.prod(d.dim_value for d in dims)
+        if size > FOLD_LIMIT:
+            return (f"its constant result of {size} elements is larger than the "
+                    f"{FOLD_LIMIT} minirt evaluates at import")
+    return None
+
+
 def _array_dtype(array: np.ndarray, name: str):
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
@@ -241,7 +297,11 @@ def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
         raise OnnxError(path, importer.errors)
     if not graph.outputs:
         raise OnnxError(path, ["the model computes no output"])
-    verify_graph(graph)  # converters verify each node; this is the safety net
+    try:
+        verify_graph(graph)  # converters verify each node; this is the safety net
+    except CompileError as e:  # a node no converter checked: still one line, naming the file
+        raise OnnxError(path, [f"the imported graph is ill-formed: {m.message}"
+                               for m in [e, *e.notes]]) from None
     return graph
 
 

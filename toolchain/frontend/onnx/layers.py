@@ -28,14 +28,6 @@ def nchw(spatial: int) -> dict:
             "kernel_output": 0, "kernel_input": 1, "kernel_spatial": sp}
 
 
-def _per_dim(ctx: OpContext, name: str, n: int, default: int) -> list[int]:
-    values = ctx.ints(name, [default] * n)
-    assert values is not None
-    if len(values) != n or any(v < 1 for v in values):
-        raise Unsupported(f"{name} {values} must be {n} values >= 1")
-    return values
-
-
 def window_pads(ctx: OpContext, sizes: list[int], kernel: list[int], strides: list[int],
                 dilations: list[int], ceil_mode: bool = False
                 ) -> tuple[list[tuple[int, int]], list[int]]:
@@ -58,9 +50,7 @@ def window_pads(ctx: OpContext, sizes: list[int], kernel: list[int], strides: li
     if auto == "VALID":
         flat = [0] * (2 * n)
     elif auto == "NOTSET":
-        flat = ctx.ints("pads", [0] * (2 * n)) or []
-        if len(flat) != 2 * n or any(p < 0 for p in flat):
-            raise Unsupported(f"pads {flat} must be {2 * n} values >= 0")
+        flat = ctx.ints_per_dim("pads", 2 * n, 0, 0)
     else:
         raise Unsupported(f"auto_pad '{auto}' is not supported")
     pads = list(zip(flat[:n], flat[n:]))
@@ -77,12 +67,17 @@ def window_pads(ctx: OpContext, sizes: list[int], kernel: list[int], strides: li
     return pads, outs
 
 
-def _check_padded(x: Tensor, pads: list[tuple[int, int]]) -> None:
-    """Refuses padding that makes the padded input larger than any minirt tensor."""
-    shape = list(x.type.shape)
+def _check_padded(x: Tensor | tuple[int, ...], pads: list[tuple[int, int]],
+                  itemsize: int = 4) -> None:
+    """Refuses padding that makes the padded input (a tensor, or a shape of `itemsize`
+    byte elements) larger than any minirt tensor."""
+    if isinstance(x, Tensor):
+        shape, itemsize = list(x.type.shape), x.type.dtype.itemsize
+    else:
+        shape = list(x)
     for d, (lo, hi) in enumerate(pads, 2):
         shape[d] += lo + hi
-    if math.prod(shape) * x.type.dtype.itemsize > MAX_TENSOR_BYTES:
+    if math.prod(shape) * itemsize > MAX_TENSOR_BYTES:
         raise Unsupported(f"padding {pads} makes the padded input larger than "
                           f"{MAX_TENSOR_BYTES} bytes")
 
@@ -114,9 +109,11 @@ def conv_geometry(ctx: OpContext, x_shape: tuple[int, ...], w_shape: tuple[int, 
     if group < 1 or x_shape[1] != w_shape[1] * group or w_shape[0] % group:
         raise Unsupported(f"{x_shape[1]} input channels, weights {list(w_shape)} and group "
                           f"{group} do not fit")
-    strides = _per_dim(ctx, "strides", n, 1)
-    dilations = _per_dim(ctx, "dilations", n, 1)
+    strides = ctx.ints_per_dim("strides", n, 1, 1)
+    dilations = ctx.ints_per_dim("dilations", n, 1, 1)
     pads, _ = window_pads(ctx, list(x_shape[2:]), kernel, strides, dilations)
+    # The int8 kernels pad a 32-bit copy of the input: the largest element either path pads.
+    _check_padded(x_shape, pads, 4)
     return dict(strides=tuple(strides), padding=tuple(pads), lhs_dilation=(1,) * n,
                 rhs_dilation=tuple(dilations), **nchw(n), feature_group_count=group,
                 batch_group_count=1)
@@ -160,11 +157,10 @@ def conv_transpose(ctx: OpContext) -> Tensor:
     if ctx.ints("kernel_shape") not in (None, kernel):
         raise Unsupported(f"kernel_shape {ctx.ints('kernel_shape')} differs from the "
                           f"weights' {kernel}")
-    strides = _per_dim(ctx, "strides", n, 1)
-    dilations = _per_dim(ctx, "dilations", n, 1)
-    out_pad = ctx.ints("output_padding", [0] * n) or []
-    if len(out_pad) != n or any(not 0 <= p < max(s, d) for p, s, d in
-                                zip(out_pad, strides, dilations)):
+    strides = ctx.ints_per_dim("strides", n, 1, 1)
+    dilations = ctx.ints_per_dim("dilations", n, 1, 1)
+    out_pad = ctx.ints_per_dim("output_padding", n, 0, 0)
+    if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
         raise Unsupported(f"output_padding {out_pad} must be {n} values below the strides "
                           "or dilations")
     eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
@@ -174,7 +170,11 @@ def conv_transpose(ctx: OpContext) -> Tensor:
     if out_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
         if out_shape is None:
             out_shape = [i * s for i, s in zip(xs[2:], strides)]
-        out_shape = list(out_shape)[-n:]
+        elif len(out_shape) == n + 2:  # the whole shape given: its spatial sizes count
+            out_shape = out_shape[2:]
+        if len(out_shape) != n or any(o < 1 for o in out_shape):
+            raise Unsupported(f"output_shape {ctx.ints('output_shape')} must be {n} "
+                              "spatial sizes >= 1")
         pads = []
         for f, o in zip(full, out_shape):
             total = f - o
@@ -186,9 +186,7 @@ def conv_transpose(ctx: OpContext) -> Tensor:
     elif auto == "VALID":
         pads = [(0, 0)] * n
     elif auto == "NOTSET":
-        flat = ctx.ints("pads", [0] * (2 * n)) or []
-        if len(flat) != 2 * n or any(p < 0 for p in flat):
-            raise Unsupported(f"pads {flat} must be {2 * n} values >= 0")
+        flat = ctx.ints_per_dim("pads", 2 * n, 0, 0)
         pads = list(zip(flat[:n], flat[n:]))
     else:
         raise Unsupported(f"auto_pad '{auto}' is not supported")
@@ -321,8 +319,8 @@ def pool_window(ctx: OpContext, x: Tensor) -> tuple[list[int], list[int], list[i
     kernel = ctx.ints("kernel_shape")
     if kernel is None or len(kernel) != n or any(k < 1 for k in kernel):
         raise Unsupported(f"kernel_shape {kernel} must be {n} values >= 1")
-    strides = _per_dim(ctx, "strides", n, 1)
-    dilations = _per_dim(ctx, "dilations", n, 1)
+    strides = ctx.ints_per_dim("strides", n, 1, 1)
+    dilations = ctx.ints_per_dim("dilations", n, 1, 1)
     pads, outs = window_pads(ctx, list(x.type.shape[2:]), kernel, strides, dilations,
                              bool(ctx.attr("ceil_mode", 0)))
     return kernel, strides, dilations, pads, outs
@@ -366,9 +364,13 @@ def max_pool(ctx: OpContext) -> Tensor:
 
 def _tap_counts(size: int, k: int, s: int, d: int, lo: int, out: int, lower: int,
                 upper: int) -> np.ndarray:
-    """Per output position, how many window taps fall in [lower, upper)."""
-    pos = np.arange(out)[:, None] * s - lo + np.arange(k)[None, :] * d
-    return ((pos >= lower) & (pos < upper)).sum(axis=1)
+    """Per output position, how many window taps fall in [lower, upper): the taps t in
+    [0, k) with lower <= base + t * d < upper, counted without listing them (a hostile
+    kernel has 2**25 taps per position)."""
+    base = np.arange(out, dtype=np.int64) * s - lo
+    first = np.maximum(-((base - lower) // d), 0)  # ceil((lower - base) / d), at least 0
+    stop = np.minimum(-((base - upper) // d), k)  # ceil((upper - base) / d), at most k
+    return np.maximum(stop - first, 0)
 
 
 def average_counts(ctx: OpContext, x: Tensor, kernel, strides, dilations, pads, outs

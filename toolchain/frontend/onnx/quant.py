@@ -155,28 +155,71 @@ def dequantize_view(graph: Graph, view: QView) -> Tensor:
 # ------------------------------------------------------------------ Q / DQ nodes
 
 
-def _q_params(ctx: OpContext, rank: int) -> tuple[np.ndarray, np.ndarray, int | None, str]:
+def quant_params(ctx: OpContext, scale_index: int, what: str, shape: tuple[int, ...] | None,
+                 axis: int | None, q_dtype: np.dtype | None = None,
+                 broadcast_zp: bool = False) -> tuple[np.ndarray, np.ndarray, int | None, str]:
+    """The one check of every scale and zero point a model gives (QuantizeLinear,
+    DequantizeLinear, the QLinear ops' inputs and outputs): input `scale_index` the
+    scale, the next one the optional zero point, `what` whose they are ("the input's").
+
+    The scale must be a constant float, scalar or 1-D, every value positive and finite
+    in float32 (0, a negative, NaN or an infinity divides or multiplies into nonsense,
+    and the integer kernels' multipliers cannot be made of them); the zero point an
+    integer type minirt quantizes to, the quantized values' own type when that is known
+    (`q_dtype`: it then lies in their range), shaped like the scale (or one value when
+    `broadcast_zp`); one scale per element of dimension `axis` of `shape` when there are
+    several (`shape` None: one scale is required). Returns (float32 scale, int64 zero
+    point, the axis or None per tensor, the quantized element type's name)."""
+    raw = ctx.const(scale_index, f"{what} scale")
+    if raw.dtype.kind != "f":
+        raise Unsupported(f"{what} scale is {raw.dtype}; a float tensor is expected")
+    with np.errstate(over="ignore"):  # a float64 beyond float32 becomes inf, refused below
+        scale = raw.astype(np.float32)
+    if ctx.has_input(scale_index + 1):
+        zp_raw = ctx.const(scale_index + 1, f"{what} zero point")
+    else:  # ONNX's default: 0 of the quantized type (QuantizeLinear: uint8)
+        zp_raw = np.zeros(scale.shape, q_dtype if q_dtype is not None else np.uint8)
+    name = _Q_TYPES.get(zp_raw.dtype)
+    if name is None:
+        raise Unsupported(f"{what} zero point is {zp_raw.dtype}; minirt quantizes to "
+                          f"{', '.join(str(t) for t in _Q_TYPES)}")
+    if q_dtype is not None and zp_raw.dtype != q_dtype:
+        raise Unsupported(f"{what} zero point is {zp_raw.dtype}, but the quantized values "
+                          f"are {q_dtype}")
+    zp = zp_raw.astype(np.int64)
+    if broadcast_zp and zp.size == 1 and scale.ndim == 1:
+        zp = np.full(scale.shape, zp.reshape(-1)[0])
+    if scale.ndim > 1 or zp.shape != scale.shape:
+        raise Unsupported(f"{what} scale {list(scale.shape)} and zero point "
+                          f"{list(zp.shape)} must be scalars or matching 1-D tensors")
+    bad = np.flatnonzero(~(np.isfinite(scale) & (scale > 0)))
+    if bad.size:
+        where = f" (element {bad[0]})" if scale.ndim else ""
+        value = float(raw.reshape(-1)[bad[0]])
+        raise Unsupported(f"{what} scale {value:g}{where} is not positive and finite")
+    if scale.ndim == 0 or scale.size == 1:
+        return scale, zp, None, name
+    if shape is None:
+        raise Unsupported(f"{what} scale has {scale.size} values; one (per tensor) is "
+                          "expected")
+    axis = axis_of(axis if axis is not None else 1, len(shape), f"{what} axis")
+    if shape[axis] != scale.size:
+        raise Unsupported(f"{what} {scale.size} scales do not match dimension {axis} of "
+                          f"shape {list(shape)}")
+    return scale, zp, axis, name
+
+
+def _q_params(ctx: OpContext, shape: tuple[int, ...], q_dtype: np.dtype | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int | None, str]:
     """A Q or DQ node's constant scale and zero point, its axis (None per tensor) and
     the integer element type."""
     if ctx.attr("block_size"):
         raise Unsupported("blocked quantization (block_size) is not supported")
-    scale = ctx.const(1, "scale").astype(np.float32)
-    # Without a zero point, QuantizeLinear writes uint8 with zero point 0.
-    zp_raw = (ctx.const(2, "zero point") if ctx.has_input(2)
-              else np.zeros(scale.shape, np.uint8))
-    name = _Q_TYPES.get(zp_raw.dtype)
-    if name is None:
-        raise Unsupported(f"quantization to {zp_raw.dtype} is not supported")
-    zp = zp_raw.astype(np.int64)
-    if scale.ndim > 1 or zp.shape != scale.shape:
-        raise Unsupported(f"scale {list(scale.shape)} and zero point {list(zp.shape)} must be "
-                          "scalars or matching 1-D tensors")
-    if not np.all(np.isfinite(scale) & (scale > 0)):
-        raise Unsupported("scales must be positive and finite")
-    axis = None
-    if scale.ndim == 1 and scale.size > 1:
-        axis = axis_of(ctx.attr("axis", 1), rank)
-    return scale, zp, axis, name
+    return quant_params(ctx, 1, "the", shape, ctx.attr("axis", 1), q_dtype)
+
+
+def _q_dtype(q: Tensor | np.ndarray) -> np.dtype:
+    return q.dtype if isinstance(q, np.ndarray) else q.type.dtype.np_dtype
 
 
 def dequantize_linear(ctx: OpContext) -> QView:
@@ -184,14 +227,11 @@ def dequantize_linear(ctx: OpContext) -> QView:
     v = ctx.value(0)
     if isinstance(v, QView):
         raise Unsupported("its input is already dequantized")
-    shape = ctx.shape(0)
-    scale, zp, axis, name = _q_params(ctx, len(shape))
     q = v if isinstance(v, np.ndarray) else ctx.input(0)
-    q_dt = q.dtype.name if isinstance(q, np.ndarray) else q.type.dtype.np_dtype.name
-    if np.dtype(q_dt).kind not in "iu":
+    q_dt = _q_dtype(q)
+    if q_dt not in _Q_TYPES:
         raise Unsupported(f"DequantizeLinear of {q_dt} is not supported")
-    if axis is not None and shape[axis] != scale.size:
-        raise Unsupported(f"{scale.size} scales for axis {axis} of shape {list(shape)}")
+    scale, zp, axis, _ = _q_params(ctx, ctx.shape(0), q_dt)
     return QView(q, scale, zp, axis)
 
 
@@ -234,8 +274,7 @@ def requantize_table(src: QView, scale: float, zp: int) -> np.ndarray:
 def quantize_linear(ctx: OpContext) -> Tensor:
     """QuantizeLinear: of a float tensor, or of a quantized view (then the same integer
     tensor when the parameters agree, else a 256-entry requantization table)."""
-    shape = ctx.shape(0)
-    scale, zp, axis, name = _q_params(ctx, len(shape))
+    scale, zp, axis, name = _q_params(ctx, ctx.shape(0))
     if ctx.attr("output_dtype", 0) not in (0,) and _Q_TYPES.get(
             {3: np.dtype(np.int8), 2: np.dtype(np.uint8)}.get(ctx.attr("output_dtype"))
     ) != name:
@@ -336,8 +375,8 @@ def conv_int8_core(ctx: OpContext, x: QView | None, w: QView | None, bias_index:
     attrs = layers.conv_geometry(ctx, tuple(xt.type.shape), wq.shape)
     if bias_index is not None:
         bias = _bias(ctx, bias_index, in_scale, w_scales, channels)
-    mult, shift = tflm.conv_params(in_scale, w_scales, out.scale)
-    try:
+    try:  # a multiplier out of TFLite's range: conv_params or the kernel refuses it
+        mult, shift = tflm.conv_params(in_scale, w_scales, out.scale)
         return build.convolution(GraphBuilder(ctx.graph), xt, wq, bias, attrs=attrs,
                                  input_zp=in_zp, multipliers=mult, shifts=shift,
                                  output_zp=out.zero_point, act_min=out.act_min,
@@ -362,11 +401,11 @@ def _dot_int8(ctx: OpContext, x: QView | None, w: QView | None, contract: int,
     wq, w_scales = _weights(w, 1 - contract, channels)
     if isinstance(bias, int):
         bias = _bias(ctx, bias, in_scale, w_scales, channels)
-    mult, shift = tflm.fully_connected_params(in_scale, w_scales, out.scale)
     rank = xt.type.rank
     attrs = dict(lhs_batch=(), rhs_batch=(), lhs_contract=(rank - 1,),
                  rhs_contract=(contract,))
     try:
+        mult, shift = tflm.fully_connected_params(in_scale, w_scales, out.scale)
         return build.dot_general(GraphBuilder(ctx.graph), xt, wq, bias, attrs=attrs,
                                  input_zp=in_zp, multipliers=mult, shifts=shift,
                                  channel_axis=rank - 1, output_zp=out.zero_point,
@@ -590,31 +629,35 @@ def pad_int8(ctx: OpContext, out: OutputQuant | None) -> QView:
 # ------------------------------------------------------------------ QLinear ops
 
 
-def _qlinear_view(ctx: OpContext, i: int, rank: int, axis: int | None = None) -> QView:
+# Whose the scale and zero point after each QLinear data input are, for messages.
+_QLINEAR_ROLES = {0: "the input's", 3: "the weights'"}
+
+
+def _qlinear_view(ctx: OpContext, i: int, axis: int | None = None) -> QView:
     """Input i with its scale (i + 1) and zero point (i + 2) as a view."""
     v = ctx.value(i)
+    if isinstance(v, QView):
+        raise Unsupported(f"input {i} is a DequantizeLinear's output, not quantized values")
     q = v if isinstance(v, np.ndarray) else ctx.input(i)
-    scale = ctx.const(i + 1, "scale").astype(np.float32).reshape(-1)
-    zp = ctx.const(i + 2, "zero point").astype(np.int64).reshape(-1) if ctx.has_input(i + 2) \
-        else np.zeros(scale.shape, np.int64)
-    if scale.size == 1:
+    what = _QLINEAR_ROLES.get(i, f"input {i}'s")
+    if _q_dtype(q) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        raise Unsupported(f"{what} values are {_q_dtype(q)}; int8 or uint8 is expected")
+    scale, zp, axis, _ = quant_params(ctx, i + 1, what, ctx.shape(i), axis, _q_dtype(q),
+                                      broadcast_zp=True)
+    if axis is None:
         return QView(q, scale.reshape(()), zp.reshape(()), None)
-    if zp.size == 1:
-        zp = np.repeat(zp, scale.size)
     return QView(q, scale, zp, axis)
 
 
 def _output(ctx: OpContext, i: int) -> tuple[OutputQuant | None, np.ndarray, np.ndarray, str]:
-    scale = ctx.const(i, "output scale").astype(np.float32).reshape(-1)
-    zp_raw = ctx.const(i + 1, "output zero point")
-    name = _Q_TYPES.get(zp_raw.dtype)
-    if name is None or scale.size != 1:
-        raise Unsupported("the output must be quantized per tensor to 8 bits")
-    zp = zp_raw.astype(np.int64).reshape(-1)
+    scale, zp, axis, name = quant_params(ctx, i, "the output's", None, None)
+    if name not in ("i8", "ui8"):
+        raise Unsupported("the output must be quantized to 8 bits")
+    scale, zp = scale.reshape(()), zp.reshape(())
     out = None
     if name == "i8":
-        out = OutputQuant(float(scale[0]), int(zp[0]), INT8_MIN, INT8_MAX, [])
-    return out, scale.reshape(()), zp.reshape(()), name
+        out = OutputQuant(float(scale), int(zp), INT8_MIN, INT8_MAX, [])
+    return out, scale, zp, name
 
 
 def _float_view(ctx: OpContext, view: QView) -> Tensor:
@@ -624,8 +667,7 @@ def _float_view(ctx: OpContext, view: QView) -> Tensor:
 def qlinear_conv(ctx: OpContext) -> Tensor:
     """QLinearConv: int8 by the integer scheme above; other types (uint8) in float on
     the dequantized values, then quantized."""
-    rank = len(ctx.shape(0))
-    x, w = _qlinear_view(ctx, 0, rank), _qlinear_view(ctx, 3, rank, axis=0)
+    x, w = _qlinear_view(ctx, 0), _qlinear_view(ctx, 3, axis=0)
     out, y_scale, y_zp, name = _output(ctx, 6)
     if out is not None:
         try:
@@ -650,8 +692,8 @@ def qlinear_conv(ctx: OpContext) -> Tensor:
 def qlinear_matmul(ctx: OpContext) -> Tensor:
     """QLinearMatMul: int8 with constant 2-D int8 weights by the integer scheme; other
     cases in float on the dequantized values, then quantized."""
-    ra, rb = len(ctx.shape(0)), len(ctx.shape(3))
-    a, b = _qlinear_view(ctx, 0, ra), _qlinear_view(ctx, 3, rb, axis=rb - 1)
+    ra = len(ctx.shape(0))
+    a, b = _qlinear_view(ctx, 0), _qlinear_view(ctx, 3, axis=-1)
     out, y_scale, y_zp, name = _output(ctx, 6)
     if out is not None and ra >= 2:
         try:

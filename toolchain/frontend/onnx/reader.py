@@ -171,6 +171,8 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
     """The static type of a graph input: its declared shape, or the --input-shape pin."""
     what = f"input '{info.name}'"
     dt = onnx_dtype(elem_type, what)
+    if info.dims is not None and any(isinstance(d, int) and d < 0 for d in info.dims):
+        raise FormatError(f"{what} has a negative dimension: {info.describe()}")
     if info.dims is None and pinned is None:
         raise InputShapeError(f"{what} has no declared shape: give it one with --input-shape "
                           f"{info.name}=1x3x32x32 (its real sizes)")

@@ -15,6 +15,7 @@ import numpy as np
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.graph.ir import Tensor
+from toolchain.graph.verify import MAX_TENSOR_BYTES
 
 
 def _ints(values: np.ndarray) -> list[int]:
@@ -173,10 +174,10 @@ def slice_axis(ctx: OpContext, x: Tensor, axis: int, start: int, stop: int, step
                     strides=tuple(strides))
 
 
-def _clamped(start: int, end: int, step: int, size: int) -> list[int]:
+def _clamped(start: int, end: int, step: int, size: int) -> range:
     """The indices ONNX Slice takes along one axis: negative starts and ends count from
     the end, then both are clamped ([0, size] for a positive step, [-1, size - 1] for a
-    negative one)."""
+    negative one). A range, not a list: an axis may have 2**28 elements."""
     if start < 0:
         start += size
     if end < 0:
@@ -185,7 +186,7 @@ def _clamped(start: int, end: int, step: int, size: int) -> list[int]:
         start, end = min(max(start, 0), size), min(max(end, 0), size)
     else:
         start, end = min(max(start, 0), size - 1), min(max(end, -1), size - 1)
-    return list(range(start, end, step))
+    return range(start, end, step)
 
 
 def slice_(ctx: OpContext) -> Tensor:
@@ -213,7 +214,7 @@ def slice_(ctx: OpContext) -> Tensor:
                               "supported")
         if step < 0:
             x = ctx.node("reverse", [x], dims=(axis,))
-            idx = [size - 1 - i for i in idx]
+            idx = range(size - 1 - idx[0], size - 1 - idx[-1] + 1, -step)
             step = -step
         x = slice_axis(ctx, x, axis, idx[0], idx[-1] + 1, step)
     return x
@@ -330,10 +331,17 @@ def size(ctx: OpContext) -> np.ndarray:
 def constant_of_shape(ctx: OpContext) -> np.ndarray:
     """ConstantOfShape of a constant shape: a constant (float 0 without `value`)."""
     dims = _ints(ctx.const(0, "shape"))
-    value = ctx.attr("value", np.zeros(1, np.float32))
+    value = np.asarray(ctx.attr("value", np.zeros(1, np.float32)))
     if any(d < 0 for d in dims):
         raise Unsupported(f"shape {dims} has a negative dimension")
-    return np.full(dims, np.asarray(value).reshape(-1)[0], dtype=np.asarray(value).dtype)
+    if value.size != 1:
+        raise Unsupported(f"'value' holds {value.size} elements; one is expected")
+    # Checked before numpy allocates it: a hostile shape asks for terabytes.
+    size = math.prod(dims) * value.dtype.itemsize
+    if size > MAX_TENSOR_BYTES:
+        raise Unsupported(f"shape {dims} makes a constant of {size} bytes; minirt tensors "
+                          f"are limited to {MAX_TENSOR_BYTES} bytes")
+    return np.full(dims, value.reshape(-1)[0], dtype=value.dtype)
 
 
 __all__ = ["PAD_MODES", "concat", "constant", "constant_of_shape", "expand", "flatten",
