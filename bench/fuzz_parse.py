@@ -8,7 +8,8 @@ Three formats, each with its seeds, its mutations and its loader (FORMATS):
 - .tflite: the shared models (**/*.tflite) and small models built by tests/tflite_models.py;
   toolchain.testing.fuzz_tflite's structured edits (hostile scales, zero points, shapes,
   indices, options, ...);
-- .onnx: the shared models (**/*.onnx); toolchain.testing.fuzz_onnx's structured edits.
+- .onnx: the shared models (**/*.onnx) and toolchain.testing.fuzz_onnx's seed models;
+  its structured edits.
 A format whose edits module is missing keeps its text mutations, if any, or is skipped
 with a note. Model files named on the command line join their format's seeds. Each input
 picks a format, a seed of it, and applies one to three mutations. Input N of a run
@@ -170,6 +171,13 @@ def load_seeds(extra: list[Path], use_shared: bool = True) -> tuple[list[Seed], 
     seeds: list[Seed] = []
     if ".tflite" in active:
         seeds += [Seed(name, data, 1.0, ".tflite") for name, data in _built_tflite_seeds()]
+    if ".onnx" in active:
+        # No shared model is ONNX: the fuzzer's own small models over the importer's ops
+        # (Conv, Gemm, QDQ and QLinear ops, shape chains, sizes from constants).
+        from toolchain.testing.fuzz_onnx import seed_models
+
+        seeds += [Seed(f"toolchain/testing/fuzz_onnx.py:{name}", data, 1.0, ".onnx")
+                  for name, data in seed_models().items()]
     for p in paths:
         fmt = p.suffix if p.suffix in FORMATS else ".mlir"
         if fmt not in active:
