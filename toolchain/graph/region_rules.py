@@ -10,6 +10,7 @@ operands are those captured values, in the same order (toolchain/graph/ir.py).
 
 from __future__ import annotations
 
+from toolchain.graph.dominance import dominators
 from toolchain.graph.ir import Node
 from toolchain.graph.type_rules import _check_dims, _fmt, _require
 from toolchain.types import I1, TensorType
@@ -235,8 +236,11 @@ def _cfg(node: Node) -> list[TensorType]:
                      f"block {k} returns {_fmt_types(outs[:n_term])}, another block "
                      f"{_fmt_types(results or [])}")
             results = outs[:n_term]
+    successors: list[list[int]] = []
     for k, ((_, _, _, term), region) in enumerate(zip(blocks, node.regions)):
         outs = _types(region.outputs)
+        successors.append([term[1]] if term[0] == "br" else
+                          [term[1], term[3]] if term[0] == "cond_br" else [])
         if term[0] == "br":
             edges = [(term[1], outs[:term[2]])]
         elif term[0] == "cond_br":
@@ -253,7 +257,25 @@ def _cfg(node: Node) -> list[TensorType]:
             _require(args == want, f"block {k} passes {_fmt_types(args)} to block {dest}, "
                      f"which takes {_fmt_types(want)}")
     _require(results is not None, "no block returns")
+    _check_cfg_dominance(node, successors)
     return list(results or [])
+
+
+def _check_cfg_dominance(node: Node, successors: list[list[int]]) -> None:
+    """Every value a block reads beyond its arguments is an operand of the node or is
+    defined (as a block argument or a write) by a block that dominates it: else some
+    run reaches the read before anything wrote the value."""
+    blocks = node.attrs["blocks"]
+    defined_in = [set(reads[:n_args]) | set(writes) for n_args, reads, writes, _ in blocks]
+    for k, dom in enumerate(dominators(successors)):
+        if dom is None:
+            continue  # never runs
+        n_args, reads = blocks[k][0], blocks[k][1]
+        for i in reads[n_args:]:
+            _require(i < len(node.inputs) or
+                     any(i in defined_in[d] for d in dom if d != k),
+                     f"block {k} reads shared value {i}, which no block dominating it "
+                     "defines")
 
 
 def _select_and_scatter(node: Node) -> list[TensorType]:
