@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.frontend.types import declared_result
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
@@ -63,8 +64,7 @@ class ChloOp:
     inputs: list[Tensor]
 
     def result(self, i: int = 0) -> TensorType:
-        t = self.op.results[i].type
-        return t if isinstance(t, TensorType) else TensorType((), t)  # type: ignore[arg-type]
+        return declared_result(self.op, i, ChloError)
 
     def attr(self, key: str) -> object:
         return self.op.attr(key)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from toolchain.graph.dominance import dominators
 from toolchain.graph.ir import Node
-from toolchain.graph.type_rules import _check_dims, _fmt, _require
+from toolchain.graph.type_rules import _check_dims, _fmt, _require, window_output_shape
 from toolchain.types import I1, TensorType
 
 __all__ = ["window_output_shape"]
@@ -99,25 +99,6 @@ def _reduce_region(node: Node) -> list[TensorType]:
     _check_dims(dims, xs[0].rank, "reduce dimensions")
     shape = tuple(d for i, d in enumerate(xs[0].shape) if i not in dims)
     return [TensorType(shape, t.dtype, t.quant) for t in inits]
-
-
-def window_output_shape(node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """reduce_window's result shape for an operand of `shape` (attrs window, strides,
-    base_dilations, window_dilations, padding; dilations default to 1)."""
-    ones = (1,) * len(shape)
-    at = {"base_dilations": ones, "window_dilations": ones, **node.attrs}
-    fields = ("window", "strides", "base_dilations", "window_dilations", "padding")
-    _require(all(len(at[f]) == len(shape) for f in fields),
-             f"{node.op} attributes do not match rank")
-    out = []
-    for i, d in enumerate(shape):
-        _require(at["strides"][i] > 0 and at["window"][i] > 0 and at["base_dilations"][i] > 0
-                 and at["window_dilations"][i] > 0,
-                 "window sizes, strides and dilations must be positive")
-        base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
-        win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
-        out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
-    return tuple(out)
 
 
 def _reduce_window_region(node: Node) -> list[TensorType]:
