@@ -49,8 +49,11 @@ def _line_no(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _splice(data: bytes, start: int, end: int, new: bytes) -> bytes:
-    return data[:start] + new + data[end:]
+def _edited(edit: str, data: bytes, span: tuple[int, int], new: bytes, detail: str
+            ) -> tuple[bytes, str]:
+    """`data` with `span` replaced by `new`, and the edit's one-line description."""
+    start, end = span
+    return data[:start] + new + data[end:], f"{edit}: line {_line_no(data, start)}: {detail}"
 
 
 def _line_rank(data: bytes, offset: int) -> int:
@@ -73,9 +76,8 @@ def int_attr(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if m is None:
         return data, "int_attr: no integer attribute"
     new = _hostile_int(rng, _line_rank(data, m.start()), int(m.group(2)))
-    return (_splice(data, m.start(2), m.end(2), str(new).encode()),
-            f"int_attr: line {_line_no(data, m.start())}: {m.group(1).decode()} "
-            f"{m.group(2).decode()} -> {new}")
+    return _edited("int_attr", data, m.span(2), str(new).encode(),
+                   f"{m.group(1).decode()} {m.group(2).decode()} -> {new}")
 
 
 def list_entry(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -97,9 +99,8 @@ def list_entry(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     else:
         items.insert(k, str(rng.choice([0, 1, rank, rank + 1, -1])).encode())
     new = b", ".join(items)
-    return (_splice(data, m.start(2), m.end(2), new),
-            f"list_entry: line {_line_no(data, m.start())}: {how} entry {k}: "
-            f"[{m.group(2).decode()}] -> [{new.decode()}]")
+    return _edited("list_entry", data, m.span(2), new,
+                   f"{how} entry {k}: [{m.group(2).decode()}] -> [{new.decode()}]")
 
 
 def tensor_dim(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -117,9 +118,8 @@ def tensor_dim(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     else:
         dims.insert(k, str(rng.choice([1, 2, 3])).encode())
     new = b"".join(d + b"x" for d in dims)
-    return (_splice(data, m.start(1), m.end(1), new),
-            f"tensor_dim: line {_line_no(data, m.start())}: {how} dim {k}: "
-            f"{m.group(0).decode()} -> tensor<{new.decode()}{m.group(2).decode()}>")
+    return _edited("tensor_dim", data, m.span(1), new, f"{how} dim {k}: {m.group(0).decode()}"
+                   f" -> tensor<{new.decode()}{m.group(2).decode()}>")
 
 
 def element_type(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -128,9 +128,8 @@ def element_type(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if m is None:
         return data, "element_type: no element type"
     new = rng.choice([t for t in _ELEMENT_TYPES if t != m.group(1)])
-    return (_splice(data, m.start(), m.end(), new),
-            f"element_type: line {_line_no(data, m.start())}: {m.group(1).decode()} -> "
-            f"{new.decode()}")
+    return _edited("element_type", data, m.span(), new,
+                   f"{m.group(1).decode()} -> {new.decode()}")
 
 
 def swap_operands(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -143,8 +142,8 @@ def swap_operands(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if names[i] == names[j]:
         return data, "swap_operands: the operands are the same value"
     names[i], names[j] = names[j], names[i]
-    return (_splice(data, m.start(), m.end(), b", ".join(names)),
-            f"swap_operands: line {_line_no(data, m.start())}: operands {i} and {j}")
+    return _edited("swap_operands", data, m.span(), b", ".join(names),
+                   f"operands {i} and {j}")
 
 
 def drop_result(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -160,8 +159,8 @@ def drop_result(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     arrow = line.rfind(b") -> ")
     if line.startswith(b'"') and arrow >= 0:  # generic form: its type names the results
         line = line[:arrow] + b") -> ()"
-    return (_splice(data, m.start(), end, m.group(1) + line),
-            f"drop_result: line {_line_no(data, m.start())}: {m.group(2).decode()} dropped")
+    return _edited("drop_result", data, (m.start(), end), m.group(1) + line,
+                   f"{m.group(2).decode()} dropped")
 
 
 def move_op(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -195,9 +194,8 @@ def replace_operand(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         return data, "replace_operand: no value to replace"
     m = rng.choice(uses)
     new = rng.choice(names).split(b":")[0]
-    return (_splice(data, m.start(), m.end(), new),
-            f"replace_operand: line {_line_no(data, m.start())}: {m.group(0).decode()} -> "
-            f"{new.decode()}")
+    return _edited("replace_operand", data, m.span(), new,
+                   f"{m.group(0).decode()} -> {new.decode()}")
 
 
 def struct_kind(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -207,9 +205,8 @@ def struct_kind(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if m is None:
         return data, "struct_kind: no dimension-numbers struct"
     new = rng.choice([k for k in (b"conv", b"gather", b"scatter", b"dot") if k != m.group(1)])
-    return (_splice(data, m.start(1), m.end(1), new),
-            f"struct_kind: line {_line_no(data, m.start())}: #stablehlo.{m.group(1).decode()}"
-            f" -> #stablehlo.{new.decode()}")
+    return _edited("struct_kind", data, m.span(1), new,
+                   f"#stablehlo.{m.group(1).decode()} -> #stablehlo.{new.decode()}")
 
 
 def conv_layout(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -231,9 +228,8 @@ def conv_layout(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         spatial = [int(s) for s in items if s.isdigit()]
         items.append(str(max(spatial, default=-1) + 1).encode())
     new = b", ".join(items)
-    return (_splice(data, m.start(side + 1), m.end(side + 1), new),
-            f"conv_layout: line {_line_no(data, m.start())}: {how} in layout {side}: "
-            f"[{m.group(side + 1).decode()}] -> [{new.decode()}]")
+    return _edited("conv_layout", data, m.span(side + 1), new, f"{how} in layout {side}: "
+                   f"[{m.group(side + 1).decode()}] -> [{new.decode()}]")
 
 
 def dense_value(data: bytes, rng: random.Random) -> tuple[bytes, str]:
@@ -244,9 +240,8 @@ def dense_value(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     new = rng.choice([b"-1", b"0", b"2147483647", b"-2147483648", b"1000000"])
     if b"." in m.group(1):
         new = rng.choice([b"-1.0", b"0.0", b"1.0e+38", b"0x7FC00000", b"0x7F800000"])
-    return (_splice(data, m.start(1), m.end(1), new),
-            f"dense_value: line {_line_no(data, m.start())}: {m.group(1).decode()} -> "
-            f"{new.decode()}")
+    return _edited("dense_value", data, m.span(1), new,
+                   f"{m.group(1).decode()} -> {new.decode()}")
 
 
 EDITS: dict[str, Edit] = {
