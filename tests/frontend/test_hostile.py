@@ -61,6 +61,17 @@ def _errors(text: str) -> list[str]:
     return []
 
 
+# A sum whose reducer also adds %{read}: a use inside a region, checked at the reduce.
+_REDUCE = """  %r = stablehlo.reduce(%x init: %z) across dimensions = [0]
+      : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+   reducer(%u: tensor<f32>, %v: tensor<f32>) {{
+    %s = stablehlo.add %u, %{read} : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }}
+  return %r : tensor<f32>
+}}"""
+
+
 def test_a_capture_in_a_region_is_checked_at_its_op() -> None:
     # %t is used inside the reduce's body, in the join block ^j that ^a's branch skips.
     text = """func.func @main(%p: tensor<i1>, %x: tensor<4xf32>) -> tensor<f32> {
@@ -71,14 +82,7 @@ def test_a_capture_in_a_region_is_checked_at_its_op() -> None:
   %t = stablehlo.constant dense<2.0> : tensor<f32>
   cf.br ^j
 ^j:
-  %r = stablehlo.reduce(%x init: %z) across dimensions = [0]
-      : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
-   reducer(%u: tensor<f32>, %v: tensor<f32>) {
-    %s = stablehlo.add %u, %t : tensor<f32>
-    stablehlo.return %s : tensor<f32>
-  }
-  return %r : tensor<f32>
-}"""
+""" + _REDUCE.format(read="t")
     assert _errors(text) == ["m.mlir:12:10: operand %t does not dominate this use"]
 
 
@@ -94,14 +98,7 @@ def test_a_use_before_its_definition_in_one_block() -> None:
 def test_an_op_region_may_not_use_the_op_s_own_result() -> None:
     text = """func.func @main(%x: tensor<4xf32>) -> tensor<f32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
-  %r = stablehlo.reduce(%x init: %z) across dimensions = [0]
-      : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
-   reducer(%u: tensor<f32>, %v: tensor<f32>) {
-    %s = stablehlo.add %u, %r : tensor<f32>
-    stablehlo.return %s : tensor<f32>
-  }
-  return %r : tensor<f32>
-}"""
+""" + _REDUCE.format(read="r")
     assert _errors(text) == ["m.mlir:6:10: operand %r does not dominate this use"]
 
 
