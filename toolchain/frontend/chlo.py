@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.frontend.types import declared_result
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
@@ -63,8 +64,7 @@ class ChloOp:
     inputs: list[Tensor]
 
     def result(self, i: int = 0) -> TensorType:
-        t = self.op.results[i].type
-        return t if isinstance(t, TensorType) else TensorType((), t)  # type: ignore[arg-type]
+        return declared_result(self.op, i, ChloError)
 
     def attr(self, key: str) -> object:
         return self.op.attr(key)
@@ -290,6 +290,9 @@ def _ragged_dot(c: ChloOp) -> Tensor:
         raise ChloError("takes a ragged non-contracting lhs dim and an rhs group dim (the "
                         "mode lax.ragged_dot uses); ragged contracting and batch dims are "
                         "not implemented")
+    if not (0 <= ragged[0] < lhs.type.rank and 0 <= group[0] < rhs.type.rank):
+        raise ChloError(f"lhs_ragged_dimensions {list(ragged)} or rhs_group_dimensions "
+                        f"{list(group)} is past its operand's rank")
     g = rhs.type.shape[group[0]]
     if sizes.type.shape != (g,) or not sizes.type.dtype.is_integer:
         raise ChloError(f"group_sizes must be {g} integers, not {sizes.type}")

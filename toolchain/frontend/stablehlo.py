@@ -22,6 +22,7 @@ from toolchain.frontend import tosa
 from toolchain.frontend.cfg import import_cfg
 from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
+from toolchain.frontend.dominance import dominance_errors
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_ops import CONVERTERS, EXPANSIONS, KEPT_OPERANDS, Unsupported
@@ -280,6 +281,9 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
         have = ", ".join(f"@{n}" for n in funcs) or "none"
         raise CompileError(f"no function '@{entry}' in the module (functions: {have})",
                            module.loc)
+    # A use no definition dominates would read memory nobody wrote: refused before
+    # anything is imported (frontend/dominance.py).
+    raise_all(dominance_errors(module))
     # Tuples are resolved into their elements first (frontend/stablehlo_tuples.py).
     funcs, tuple_errors = flatten_tuples(funcs, entry)
     func = funcs[entry]

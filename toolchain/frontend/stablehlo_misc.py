@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from toolchain.frontend.stablehlo_quant import QUANT_CONVERTERS, QuantError
+from toolchain.frontend.types import declared_result
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.graph.ops import ShapeError
@@ -69,8 +70,7 @@ class MiscOp:
         return GraphBuilder(self.importer.graph, self.op.loc)
 
     def result(self, i: int = 0) -> TensorType:
-        t = self.op.results[i].type
-        return t if isinstance(t, TensorType) else TensorType((), t)  # type: ignore[arg-type]
+        return declared_result(self.op, i, MiscError)
 
     def int_attr(self, key: str) -> int:
         a = self.op.attr(key)

@@ -16,7 +16,7 @@ import numpy as np
 
 from toolchain.frontend.stablehlo_linalg import LINALG_CONVERTERS, LinalgError
 from toolchain.frontend.stablehlo_random import expand_rng
-from toolchain.frontend.types import as_tensor_type
+from toolchain.frontend.types import as_tensor_type, declared_result
 from toolchain.graph.ops import OPS
 from toolchain.mlir.ir import (
     ArrayAttr,
@@ -83,7 +83,7 @@ def _enum(op: Operation, key: str) -> str:
 
 def _result_type(op: Operation, i: int = 0) -> TensorType:
     # Scalar results (`arith.constant 1.0 : f32`) are rank-0 tensors in the graph.
-    return as_tensor_type(op.results[i].type)  # type: ignore[return-value]
+    return declared_result(op, i, Unsupported)
 
 
 # ------------------------------------------------------------------ converters
@@ -199,9 +199,7 @@ def _constant(op: Operation) -> tuple[str, dict]:
 
 
 def _dot_general(op: Operation) -> tuple[str, dict]:
-    dn = op.attr("dot_dimension_numbers")
-    if not isinstance(dn, StructAttr):
-        raise Unsupported("missing attribute 'dot_dimension_numbers'")
+    dn = _struct(op, "dot_dimension_numbers", "stablehlo.dot")
     return "dot_general", {
         "lhs_batch": tuple(dn.get("lhs_batching_dimensions", ())),
         "rhs_batch": tuple(dn.get("rhs_batching_dimensions", ())),
@@ -216,10 +214,24 @@ def _dot(op: Operation) -> tuple[str, dict]:
                            "rhs_contract": (0,), "dtype": _result_type(op).dtype.name}
 
 
+def _struct(op: Operation, key: str, kind: str) -> StructAttr:
+    """Attribute `key`, which must be a `#kind<...>` struct: the struct table
+    (mlir/struct_attrs.py) then vouches for its fields' names and kinds, so a gather's
+    dimension numbers on a convolution are refused here rather than read as missing."""
+    dn = op.attr(key)
+    if dn is None:
+        raise Unsupported(f"missing attribute '{key}'")
+    if not isinstance(dn, StructAttr) or dn.name != kind:
+        raise Unsupported(f"attribute '{key}' must be a #{kind}<...>, not {_describe(dn)}")
+    return dn
+
+
+def _describe(a: object) -> str:
+    return f"a #{a.name}<...>" if isinstance(a, StructAttr) else f"'{a}'"
+
+
 def _convolution(op: Operation) -> tuple[str, dict]:
-    dn = op.attr("dimension_numbers")
-    if not isinstance(dn, StructAttr):
-        raise Unsupported("missing attribute 'dimension_numbers'")
+    dn = _struct(op, "dimension_numbers", "stablehlo.conv")
     nsp = len(dn.get("input_spatial_dimensions"))
     ones = (1,) * nsp
     rev = op.attr("window_reversal")
@@ -300,9 +312,7 @@ def _bool(op: Operation, key: str) -> bool:
 
 
 def _scatter(op: Operation) -> tuple[str, dict]:
-    dn = op.attr("scatter_dimension_numbers")
-    if not isinstance(dn, StructAttr):
-        raise Unsupported("missing attribute 'scatter_dimension_numbers'")
+    dn = _struct(op, "scatter_dimension_numbers", "stablehlo.scatter")
     return "scatter", {
         "update_window_dims": tuple(dn.get("update_window_dims", ())),
         "inserted_window_dims": tuple(dn.get("inserted_window_dims", ())),
@@ -323,9 +333,7 @@ def _select_and_scatter(op: Operation) -> tuple[str, dict]:
 
 
 def _gather(op: Operation) -> tuple[str, dict]:
-    dn = op.attr("dimension_numbers")
-    if not isinstance(dn, StructAttr):
-        raise Unsupported("missing attribute 'dimension_numbers'")
+    dn = _struct(op, "dimension_numbers", "stablehlo.gather")
     return "gather", {
         "offset_dims": tuple(dn.get("offset_dims", ())),
         "collapsed_slice_dims": tuple(dn.get("collapsed_slice_dims", ())),

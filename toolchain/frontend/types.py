@@ -26,6 +26,18 @@ def as_tensor_type(t: Any) -> TensorType | None:
     return None
 
 
+def declared_result(op: Operation, i: int, error: type[Exception]) -> TensorType:
+    """The declared type of `op`'s result i as a graph tensor type; raises `error` when
+    the op has no result i or that result is not a tensor (a mutated or hand-written
+    model may drop a result or give it a `!tosa.shape` type)."""
+    if i >= len(op.results):
+        raise error(f"has {len(op.results)} results; it needs at least {i + 1}")
+    t = as_tensor_type(op.results[i].type)
+    if t is None:
+        raise error(f"result {i} has type '{op.results[i].type}', not a tensor")
+    return t
+
+
 def func_type(func: Operation) -> FunctionType:
     """The signature of `func.func` op `func` (an empty one when it lacks it)."""
     t = func.attr("function_type")

@@ -10,8 +10,9 @@ operands are those captured values, in the same order (toolchain/graph/ir.py).
 
 from __future__ import annotations
 
+from toolchain.graph.dominance import dominators
 from toolchain.graph.ir import Node
-from toolchain.graph.type_rules import _check_dims, _fmt, _require
+from toolchain.graph.type_rules import _check_dims, _fmt, _require, window_output_shape
 from toolchain.types import I1, TensorType
 
 __all__ = ["window_output_shape"]
@@ -98,25 +99,6 @@ def _reduce_region(node: Node) -> list[TensorType]:
     _check_dims(dims, xs[0].rank, "reduce dimensions")
     shape = tuple(d for i, d in enumerate(xs[0].shape) if i not in dims)
     return [TensorType(shape, t.dtype, t.quant) for t in inits]
-
-
-def window_output_shape(node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """reduce_window's result shape for an operand of `shape` (attrs window, strides,
-    base_dilations, window_dilations, padding; dilations default to 1)."""
-    ones = (1,) * len(shape)
-    at = {"base_dilations": ones, "window_dilations": ones, **node.attrs}
-    fields = ("window", "strides", "base_dilations", "window_dilations", "padding")
-    _require(all(len(at[f]) == len(shape) for f in fields),
-             f"{node.op} attributes do not match rank")
-    out = []
-    for i, d in enumerate(shape):
-        _require(at["strides"][i] > 0 and at["window"][i] > 0 and at["base_dilations"][i] > 0
-                 and at["window_dilations"][i] > 0,
-                 "window sizes, strides and dilations must be positive")
-        base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
-        win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
-        out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
-    return tuple(out)
 
 
 def _reduce_window_region(node: Node) -> list[TensorType]:
@@ -235,8 +217,11 @@ def _cfg(node: Node) -> list[TensorType]:
                      f"block {k} returns {_fmt_types(outs[:n_term])}, another block "
                      f"{_fmt_types(results or [])}")
             results = outs[:n_term]
+    successors: list[list[int]] = []
     for k, ((_, _, _, term), region) in enumerate(zip(blocks, node.regions)):
         outs = _types(region.outputs)
+        successors.append([term[1]] if term[0] == "br" else
+                          [term[1], term[3]] if term[0] == "cond_br" else [])
         if term[0] == "br":
             edges = [(term[1], outs[:term[2]])]
         elif term[0] == "cond_br":
@@ -253,7 +238,25 @@ def _cfg(node: Node) -> list[TensorType]:
             _require(args == want, f"block {k} passes {_fmt_types(args)} to block {dest}, "
                      f"which takes {_fmt_types(want)}")
     _require(results is not None, "no block returns")
+    _check_cfg_dominance(node, successors)
     return list(results or [])
+
+
+def _check_cfg_dominance(node: Node, successors: list[list[int]]) -> None:
+    """Every value a block reads beyond its arguments is an operand of the node or is
+    defined (as a block argument or a write) by a block that dominates it: else some
+    run reaches the read before anything wrote the value."""
+    blocks = node.attrs["blocks"]
+    defined_in = [set(reads[:n_args]) | set(writes) for n_args, reads, writes, _ in blocks]
+    for k, dom in enumerate(dominators(successors)):
+        if dom is None:
+            continue  # never runs
+        n_args, reads = blocks[k][0], blocks[k][1]
+        for i in reads[n_args:]:
+            _require(i < len(node.inputs) or
+                     any(i in defined_in[d] for d in dom if d != k),
+                     f"block {k} reads shared value {i}, which no block dominating it "
+                     "defines")
 
 
 def _select_and_scatter(node: Node) -> list[TensorType]:

@@ -11,6 +11,7 @@ with regions (graph/region_rules.py) to use them the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
+from numbers import Integral
 
 from toolchain.graph.ir import Node
 from toolchain.types import I1, TensorType, complex_of, complex_part, dtype
@@ -47,8 +48,37 @@ def _fmt(shape: tuple | None) -> str:
 
 
 def _check_dims(dims: tuple[int, ...], rank: int, what: str) -> None:
+    """Dimension numbers of one tensor of rank `rank`: each in [0, rank), none twice. The
+    one check every dimension-number attribute goes through, so that the reference and
+    the kernels never index with a negative dimension or one past the rank."""
+    _require(all(isinstance(d, Integral) for d in dims), f"{what} {list(dims)} must be integers")
     _require(len(set(dims)) == len(dims), f"{what} {list(dims)} repeat a dimension")
     _require(all(0 <= d < rank for d in dims), f"{what} {list(dims)} out of range for rank {rank}")
+
+
+def _check_window(at: dict, fields: tuple[str, ...], n: int) -> None:
+    """Window attributes (sizes, strides, dilations): `n` positive integers each."""
+    for f in fields:
+        _require(len(at[f]) == n, f"{f} has {len(at[f])} entries for {n} dimensions")
+        _require(all(isinstance(v, Integral) and v > 0 for v in at[f]),
+                 f"{f} {list(at[f])} must be positive")
+
+
+def window_output_shape(node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """reduce_window's result shape for an operand of `shape` (attrs window, strides,
+    base_dilations, window_dilations, padding; dilations default to 1)."""
+    ones = (1,) * len(shape)
+    at = {"base_dilations": ones, "window_dilations": ones, **node.attrs}
+    _check_window(at, ("window", "strides", "base_dilations", "window_dilations"),
+                  len(shape))
+    _require(len(at["padding"]) == len(shape) and all(len(p) == 2 for p in at["padding"]),
+             f"padding must be {len(shape)} [low, high] pairs")
+    out = []
+    for i, d in enumerate(shape):
+        base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
+        win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
+        out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
+    return tuple(out)
 
 
 # Element kinds a rule accepts (DType.kind): float, signed or unsigned integer, bool,
@@ -338,6 +368,20 @@ def conv_output_shape(node: Node) -> tuple[int, ...]:
     at = node.attrs
     nsp = len(at["input_spatial"])
     _require(len(x) == len(k) == nsp + 2, "convolution operands have inconsistent ranks")
+    # Dimension numbers name each dimension of their tensor once; the window lists give
+    # one entry per spatial dimension (mutated models break both, issue 24).
+    for role, dims in (("input", (at["input_batch"], at["input_feature"],
+                                  *at["input_spatial"])),
+                       ("kernel", (at["kernel_input"], at["kernel_output"],
+                                   *at["kernel_spatial"])),
+                       ("output", (at["output_batch"], at["output_feature"],
+                                   *at["output_spatial"]))):
+        _require(len(dims) == nsp + 2, f"{role} dimension numbers name {len(dims)} "
+                 f"dimensions for rank {nsp + 2}")
+        _check_dims(dims, nsp + 2, f"{role} dimensions")
+    _check_window(at, ("strides", "lhs_dilation", "rhs_dilation"), nsp)
+    _require(len(at["padding"]) == nsp and all(len(p) == 2 for p in at["padding"]),
+             f"padding must be {nsp} [low, high] pairs")
     fg, bg = at["feature_group_count"], at["batch_group_count"]
     _require(fg >= 1 and bg >= 1 and (fg == 1 or bg == 1), "bad group counts")
     batch, feat = x[at["input_batch"]], x[at["input_feature"]]
@@ -353,7 +397,6 @@ def conv_output_shape(node: Node) -> tuple[int, ...]:
         size = (x[at["input_spatial"][i]] - 1) * at["lhs_dilation"][i] + 1
         size += at["padding"][i][0] + at["padding"][i][1]
         win = (k[at["kernel_spatial"][i]] - 1) * at["rhs_dilation"][i] + 1
-        _require(at["strides"][i] > 0, "window strides must be positive")
         out[at["output_spatial"][i]] = 0 if size < win else (size - win) // at["strides"][i] + 1
     return tuple(out)
 
@@ -380,18 +423,7 @@ def _reduce_window(node: Node) -> list[TensorType]:
     _require(init.shape == () and init.dtype == x.dtype,
              "reduce_window's init must be a scalar of the operand type")
     _require(node.attrs["kind"] in REDUCE_KINDS, f"unsupported reduction {node.attrs['kind']}")
-    at = node.attrs
-    fields = ("window", "strides", "base_dilations", "window_dilations", "padding")
-    _require(all(len(at[f]) == x.rank for f in fields),
-             "reduce_window attributes do not match rank")
-    out = []
-    for i, d in enumerate(x.shape):
-        base = (d - 1) * at["base_dilations"][i] + 1 + at["padding"][i][0] + at["padding"][i][1]
-        win = (at["window"][i] - 1) * at["window_dilations"][i] + 1
-        _require(at["strides"][i] > 0 and at["window"][i] > 0,
-                 "window sizes and strides must be positive")
-        out.append(0 if base < win else (base - win) // at["strides"][i] + 1)
-    return [x.with_shape(tuple(out))]
+    return [x.with_shape(window_output_shape(node, tuple(x.shape)))]
 
 
 def _gather(node: Node) -> list[TensorType]:
@@ -401,9 +433,21 @@ def _gather(node: Node) -> list[TensorType]:
     sizes = at["slice_sizes"]
     _require(len(sizes) == len(operand), "slice_sizes does not match the operand rank")
     _require(all(0 <= s <= d for s, d in zip(sizes, operand)), "slice_sizes exceed the operand")
-    collapsed = set(at["collapsed_slice_dims"]) | set(at["operand_batching_dims"])
-    _require(all(sizes[d] <= 1 for d in collapsed), "collapsed dims must have slice size 1")
+    obatch, ibatch = tuple(at["operand_batching_dims"]), tuple(at["start_indices_batching_dims"])
+    _check_dims(tuple(at["collapsed_slice_dims"]) + obatch, len(operand),
+                "collapsed_slice_dims + operand_batching_dims")
+    _check_dims(tuple(at["start_index_map"]), len(operand), "start_index_map")
+    _require(not set(obatch) & set(at["start_index_map"]),
+             "start_index_map names an operand batching dim")
     ivd = at["index_vector_dim"]
+    _require(isinstance(ivd, Integral) and 0 <= ivd <= len(idx),
+             f"index_vector_dim {ivd} out of range for indices of rank {len(idx)}")
+    _check_dims(ibatch, len(idx), "start_indices_batching_dims")
+    _require(ivd not in ibatch and len(ibatch) == len(obatch) and all(
+        operand[o] == idx[i] for o, i in zip(obatch, ibatch)),
+        "gather batching dims do not pair up")
+    collapsed = set(at["collapsed_slice_dims"]) | set(obatch)
+    _require(all(sizes[d] <= 1 for d in collapsed), "collapsed dims must have slice size 1")
     batch = [d for i, d in enumerate(idx) if i != ivd]
     nidx = idx[ivd] if ivd < len(idx) else 1
     _require(len(at["start_index_map"]) == nidx, "start_index_map does not match the index vector")
@@ -411,6 +455,7 @@ def _gather(node: Node) -> list[TensorType]:
     _require(len(offsets) == len(at["offset_dims"]), "offset_dims does not match slice_sizes")
     rank = len(batch) + len(offsets)
     _check_dims(tuple(at["offset_dims"]), rank, "offset_dims")
+    _require(list(at["offset_dims"]) == sorted(at["offset_dims"]), "offset_dims must be sorted")
     out, bi, oi = [], 0, 0
     for d in range(rank):
         if d in at["offset_dims"]:

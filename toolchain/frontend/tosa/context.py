@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from toolchain.frontend.types import declared_result
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.mlir.ir import (
@@ -132,12 +133,9 @@ class TosaOp:
     # ------------------------------------------------------------------ results
 
     def result(self, i: int = 0) -> TensorType:
-        """The declared type of result i (a static tensor: checked before conversion)."""
-        t = self.op.results[i].type
-        if isinstance(t, DType):
-            return TensorType((), t)
-        assert isinstance(t, TensorType), t
-        return t
+        """The declared type of result i (its shape is checked static before conversion;
+        that it is a tensor at all, here: `tosa.const` may be given a `!tosa.shape`)."""
+        return declared_result(self.op, i, TosaError)
 
     # ------------------------------------------------------------------ attributes
 
