@@ -56,9 +56,11 @@ fuzz-random: setup
 fuzz-module: setup
 	$(PY) bench/module_fuzz.py --jobs $(JOBS)
 
-# The parser fuzz: 100,000 mutated models (the shared ones, the repo's, and any given as
-# FUZZ_MODELS=...) through parse + import + verify, each a verified graph or a located
-# error (make test runs a sample of it); results in bench/results/fuzz_parse.{json,md}.
+# The reader fuzz: 100,000 mutated models, MLIR, TFLite and ONNX (the shared ones, the
+# repo's, and any given as FUZZ_MODELS=...; text mutations for MLIR, structured edits of
+# attributes, dims, quantization parameters and opsets for all three) through load +
+# import + verify, each a verified graph or a one-line located error (make test runs a
+# sample of it); results in bench/results/fuzz_parse.{json,md}.
 fuzz-parse: setup
 	$(PY) bench/fuzz_parse.py --jobs $(JOBS) $(FUZZ_MODELS)
 
