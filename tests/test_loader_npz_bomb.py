@@ -18,16 +18,19 @@ SEED = REPO / "examples" / "seed.mlir"  # three 4x4 f32 inputs
 GIB = 1 << 30
 CHUNK = 8 << 20
 
-# Loads the inputs in a fresh process and prints the error and the peak resident size.
+# Loads the inputs in a fresh process and prints the error and the peak resident size:
+# VmHWM, the high-water mark of this process's own memory (getrusage's ru_maxrss survives
+# exec, so under xdist it reported the test worker's 900 MiB, not the probe's).
 PROBE = """\
-import resource, sys
+import sys
 from toolchain.loader import UsageError, load_graph, load_inputs
 try:
     load_inputs(sys.argv[2], load_graph(sys.argv[1]))
     print("accepted")
 except UsageError as e:
     print(e)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+status = open("/proc/self/status").read()
+print(int(status.split("VmHWM:")[1].split()[0]) * 1024)
 """
 
 
