@@ -125,3 +125,16 @@ def test_a_node_too_large_to_verify_names_the_file_and_operator() -> None:
         _load(model)
     assert caught.value.render().startswith("m.tflite: operator 0 (DEPTHWISE_CONV_2D): ")
     assert "\n" not in caught.value.render()
+
+
+def test_an_integer_result_without_scales_is_one_line() -> None:
+    # The fuzzer gave an AVERAGE_POOL_2D a bool input and an int8 output with no scales:
+    # an assertion in the activation bounds (CalculateActivationRangeQuantized needs
+    # them).
+    model = single_op_model(
+        "AVERAGE_POOL_2D", [Tensor((1, 6, 6, 3), "bool")],
+        [Tensor((1, 3, 3, 3), "int8")], padding="VALID", stride_w=2, stride_h=2,
+        filter_width=2, filter_height=2)
+    with pytest.raises(TFLiteError, match=r"operator 0 .AVERAGE_POOL_2D.: its i8 result is "
+                                          "not quantized per tensor"):
+        _load(model)

@@ -75,7 +75,11 @@ def quantized_range(name: str, ty: TensorType) -> tuple[int, int]:
     """The stored-value bounds of activation `name` on a per-tensor quantized output
     type: TFLite's CalculateActivationRangeQuantized."""
     act = ACTIVATIONS[name]
-    assert ty.quant is not None and ty.quant.axis is None
+    if ty.quant is None or ty.quant.axis is not None:
+        # An integer kernel's result must carry one scale and zero point (a fuzzed model
+        # gave an int8 AVERAGE_POOL_2D an output with no scales at all).
+        raise Unsupported(f"its {ty.dtype} result is not quantized per tensor (one scale "
+                          "and zero point), which TFLite's integer kernels need")
     lo, hi = int_range(ty.dtype)
     if not act.clamps:
         return lo, hi
