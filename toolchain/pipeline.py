@@ -43,6 +43,7 @@ from toolchain.link.out_dir import (
 )
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import ImageContract, image_contract
+from toolchain.module.format import crc_cflags
 from toolchain.module.from_program import image_kernels, module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
@@ -223,6 +224,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     check_out_dir(out_dir)
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
+    cflags += crc_cflags(len(image.module))  # the boot check's code, by module size
     record = {"stamp": stamp} if stamp else {}
     with staged_build(out_dir, record, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)

@@ -815,22 +815,6 @@ def test_crc_matches_zlib(lib: ctypes.CDLL) -> None:
         )
 
 
-def test_crc_nibble_table_variant(build: Path) -> None:
-    src = build / "crc_main.c"
-    src.write_text(
-        '#include <stdio.h>\n#include "minirt.h"\n'
-        "int main(void) { static unsigned char b[4096];\n"
-        "  for (int i = 0; i < 4096; ++i) b[i] = (unsigned char)(i * 7 + i / 13);\n"
-        '  printf("%u %u\\n", mrt_crc32(0, b, 4096), mrt_crc32(0, b, 5)); return 0; }\n'
-    )
-    exe = build / "crc_nibble"
-    crc_c = str(CORE / "crc32.c")
-    _compile([f"-I{INCLUDE}", "-O2", "-DMRT_CRC32_NIBBLE_TABLE", str(src), crc_c, "-o", str(exe)])
-    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()
-    blob = bytes((i * 7 + i // 13) & 0xFF for i in range(4096))
-    assert [int(x) for x in got] == [zlib.crc32(blob), zlib.crc32(blob[:5])]
-
-
 def test_mem_functions(lib: ctypes.CDLL) -> None:
     for name in ("memcpy", "memmove", "memset"):
         getattr(lib, name).restype = ctypes.c_void_p

@@ -23,6 +23,22 @@ HEADER_SIZE = HEADER.size  # 28
 CRC_FIELD_OFFSET = 8
 CRC_START = 12
 
+# The runtime checks the CRC at every boot (runtime_c/core/crc32.c). Bit by bit it costs
+# ~44 instructions per byte, 2.5 M for a 57 KB module; slicing-by-4 costs ~3.2 but links
+# 4 KB of tables. A module at least as big as the tables gets them: the seed firmware
+# (an 84-byte check) keeps its 1 KB, and the tables at most double what the check reads.
+# docs/module-format.md, "The boot check", has the figures.
+CRC_SLICE4_TABLE_BYTES = 4096
+CRC_SLICE4_MIN_MODULE = CRC_SLICE4_TABLE_BYTES
+
+
+def crc_cflags(module_size: int) -> tuple[str, ...]:
+    """The runtime C flags that pick the CRC-32 code for a module of `module_size` bytes:
+    slicing-by-4 (MRT_CRC32_SLICE4) from CRC_SLICE4_MIN_MODULE bytes up, else none (the
+    table-less default). Every variant computes zlib.crc32, so the module is the same."""
+    return ("-DMRT_CRC32_SLICE4",) if module_size >= CRC_SLICE4_MIN_MODULE else ()
+
+
 SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved
 COMMAND_HEAD = struct.Struct("<HH")  # dispatch ordinal, binding count
 BINDING_REF = struct.Struct("<I")  # kind << 30 | value
