@@ -146,14 +146,17 @@ class Build:
 
     @property
     def elf(self) -> Path:
+        """The linked image (what QEMU runs and a debugger loads)."""
         return self.out_dir / "firmware.elf"
 
     @property
     def bin(self) -> Path:
+        """The raw flash image (its base address in firmware.bin.base)."""
         return self.out_dir / "firmware.bin"
 
     @property
     def hex(self) -> Path:
+        """The flash image as Intel HEX."""
         return self.out_dir / "firmware.hex"
 
     @property
