@@ -134,11 +134,18 @@ def test_a_changed_model_is_a_stale_build(tmp_path: Path) -> None:
 
 
 def test_cycle_budget(tmp_path: Path) -> None:
+    """The runtime stops an endless loop over max_cycles: BudgetExceeded, exit code 3
+    (a loop, since a short inference may read no SysTick tick under QEMU)."""
     _need_tools()
-    b = minirt.build(SEED, "cortex-m4", out_dir=tmp_path / "fw", max_cycles=1)
+    model = ROOT / "tests" / "e2e" / "data" / "control_flow" / "runaway.mlir"
+    x = np.array([1.5, -2.0, 3.25, 4.0], np.float32)
+    b = minirt.build(model, "cortex-m4", out_dir=tmp_path / "fw", max_cycles=2_000_000)
+    assert b.run({"input_0": x, "input_1": np.int32(0)}, check=True).outputs
     with pytest.raises(minirt.BudgetExceeded) as e:
-        b.run(ABC)
-    assert e.value.exit_code == 3 and "over the cycle budget of 1 cycles" in str(e.value)
+        b.run({"input_0": x, "input_1": np.int32(1)}, timeout=60)
+    assert e.value.exit_code == 3
+    assert str(e.value) == ("inference stopped: over the cycle budget of 2000000 cycles "
+                            "(status 9)")
 
 
 def test_reference_is_minirt_run_reference() -> None:
