@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("pipeline",),
     ("library", "flash", "bench"),
-    ("cli",),
+    ("cli", "api"),
     ("testing",),
 )
 

@@ -19,8 +19,17 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.codegen.image import emit_image_object
-from toolchain.emu.profile import dispatch_macs
-from toolchain.emu.stack import STACK_ALIGN, measure_stack, stack_reservation
+from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
+from toolchain.emu.profile import Profile, ProfileProbe, dispatch_macs, profile_layout
+from toolchain.emu.run import run_image, verified_elf
+from toolchain.emu.stack import (
+    STACK_ALIGN,
+    StackProbe,
+    measure_stack,
+    stack_probe,
+    stack_reservation,
+    stack_reserved,
+)
 from toolchain.graph.ir import Graph
 from toolchain.link.build import (
     VERIFY_DIR,
@@ -49,6 +58,7 @@ from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
 from toolchain.passes import (
     QuantizeOptions,
+    complex_io,
     fold_affine,
     fold_constants,
     lower_complex,
@@ -560,3 +570,75 @@ def decode_outputs(signature: tuple[TensorSig, ...], raw: bytes) -> list[np.ndar
         outs.append(convert(x) if convert is not None else x)
         offset += n
     return outs
+
+
+class FirmwareFailed(Exception):
+    """The firmware ran but did not finish its inference: a fault, a non-zero exit, no
+    outputs written, or a profile that does not match its build."""
+
+
+class OverBudget(Exception):
+    """The runtime stopped the inference: it ran past the --max-cycles budget."""
+
+
+@dataclass
+class FirmwareRun:
+    """One inference of a build under QEMU: the outputs in the model's output order (a
+    complex output as a complex array), the instructions retired by the inference, and
+    with a profile the per-dispatch counts and the stack (measured, reserved)."""
+
+    outputs: list[np.ndarray]
+    instructions: int | None
+    profile: Profile | None = None
+    stack_used: int | None = None
+    stack_reserved: int | None = None
+
+
+def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], graph: Graph, *,
+                 timeout: float | None = None, max_cycles: int | None = None,
+                 profile: bool = False, model: str = "", log=print) -> FirmwareRun:
+    """Runs the build in `out_dir` for `board` once under QEMU on `inputs` (already
+    checked against `graph`, the graph the firmware computes). With `profile`, counts
+    the instructions per dispatch too (MACs from the build's dispatches file).
+    Raises OverBudget when the runtime stopped it over `max_cycles`, FirmwareFailed when
+    it did not finish, EmuTimeout / EmuError when QEMU could not run it."""
+    out_dir = Path(out_dir)
+    module = read_module((out_dir / "model.mrt").read_bytes())
+    log(f"minirt-run: running on {board.identifier} "
+        f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")")
+    probes: list[ProfileProbe | StackProbe] = []
+    if profile:
+        elf = verified_elf(board, out_dir / "firmware.elf")
+        probes = [ProfileProbe(profile_layout(elf.parent / "firmware.map")),
+                  stack_probe(board, elf)]
+    result = run_image(board, out_dir / "firmware.elf", encode_inputs(module.inputs, inputs),
+                       timeout=timeout, probes=probes)
+    if result.exit_code == BUDGET_EXIT:
+        raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} "
+                         f"cycles (status {BUDGET_STATUS})")
+    if result.exit_code != 0:
+        extra = (result.console.strip() or result.stderr.strip())[-300:]
+        raise FirmwareFailed(f"firmware exited with status {result.exit_code}: "
+                             f"{result.diagnosis}" + (f" ({extra})" if extra else ""))
+    if result.outputs is None:
+        raise FirmwareFailed("firmware finished without writing its outputs")
+    # A complex output arrives as its interleaved parts (passes/complex.py).
+    run = FirmwareRun(complex_io(decode_outputs(module.outputs, result.outputs),
+                                 graph.outputs), result.instructions)
+    if profile:
+        profile_probe, stack = probes
+        run.profile = _profile_of(profile_probe, board, out_dir, model)  # type: ignore[arg-type]
+        run.stack_used = stack.use.depth if stack.use else None  # type: ignore[union-attr]
+        run.stack_reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
+    return run
+
+
+def _profile_of(probe: ProfileProbe, board: Board, out_dir: Path, model: str) -> Profile:
+    """The profile of the run, MACs from the program the build scheduled (its
+    dispatches file: the names are the image's own)."""
+    profile = probe.profile(read_dispatch_macs(out_dir), board.identifier, model)
+    unknown = [r.name for r in profile.rows if r.kind == "dispatch" and r.macs is None]
+    if unknown:
+        raise FirmwareFailed(f"{out_dir}: the image's dispatch {unknown[0]} is not in the "
+                             "model's program (a stale build: rebuild it)")
+    return profile

@@ -98,36 +98,51 @@ def add_budget_option(p: argparse.ArgumentParser) -> None:
 
 
 def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
-    """The build stamp with the --input-shape pins, which change the compiled graph, and
-    the --max-cycles budget, which changes the runtime. Absent when not given, so a
-    build made without them stays current."""
-    shapes = input_shapes(args)
+    """The build stamp with the --input-shape pins and the --max-cycles budget
+    (stamp_with)."""
+    return stamp_with(stamp, input_shapes(args), args.max_cycles)
+
+
+def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
+               max_cycles: int | None) -> dict:
+    """The build stamp with the input-shape pins, which change the compiled graph, and
+    the cycle budget, which changes the runtime. Absent when not given, so a build made
+    without them stays current."""
     if shapes:
         stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
-    if args.max_cycles is not None:
-        stamp["max_cycles"] = args.max_cycles
+    if max_cycles is not None:
+        stamp["max_cycles"] = max_cycles
     return stamp
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
-    """The QuantizeOptions the arguments ask for; UsageError for a bad combination or
-    an unreadable calibration file."""
-    if args.quantize_min_elements < 0:
+    """The QuantizeOptions the arguments ask for (make_quantize_options)."""
+    return make_quantize_options(args.quantize, args.quantize_min_elements,
+                                 args.calibration, args.int8_io)
+
+
+def make_quantize_options(mode: str, min_elements: int = DEFAULT_MIN_ELEMENTS,
+                          calibration: str | Path | None = None,
+                          int8_io: bool = False) -> QuantizeOptions:
+    """The QuantizeOptions of --quantize `mode`, --quantize-min-elements, --calibration
+    and --int8-io; UsageError for a bad combination or an unreadable calibration file."""
+    if mode not in MODES:
+        raise UsageError(f"--quantize must be one of {', '.join(MODES)}, got {mode!r}")
+    if min_elements < 0:
         raise UsageError("--quantize-min-elements must be >= 0")
-    if args.quantize != "int8":
-        for flag, given in (("--calibration", args.calibration is not None),
-                            ("--int8-io", args.int8_io)):
+    if mode != "int8":
+        for flag, given in (("--calibration", calibration is not None),
+                            ("--int8-io", int8_io)):
             if given:
                 raise UsageError(f"{flag} applies to --quantize int8 only (got --quantize "
-                                 f"{args.quantize})")
-        return QuantizeOptions(args.quantize, args.quantize_min_elements)
-    if args.calibration is None:
+                                 f"{mode})")
+        return QuantizeOptions(mode, min_elements)
+    if calibration is None:
         raise UsageError("--quantize int8 needs --calibration CALIB.npz: samples of the "
                          "model's inputs (input_0, ... each with a leading axis of samples)")
-    return QuantizeOptions(args.quantize, args.quantize_min_elements,
-                           calibration=args.calibration,
-                           calibration_sha256=calibration_sha256(args.calibration),
-                           int8_io=args.int8_io)
+    return QuantizeOptions(mode, min_elements, calibration=str(calibration),
+                           calibration_sha256=calibration_sha256(calibration),
+                           int8_io=int8_io)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -269,6 +284,22 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def size_record(result, report, seconds: float) -> dict:
+    """The size.json of a build (a pipeline BuildResult and its SizeReport) that took
+    `seconds`; minirt-build adds its quantization summary."""
+    from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
+
+    data = report.to_json()
+    data["compile_seconds"] = round(seconds, 3)
+    data["images"] = images_record(result.link, result.board)
+    # RAM = arena + I/O + stack: the arena beside the least any plan could give it
+    # (the most bytes live at one step), the stack as measured under QEMU
+    # (pipeline._size_stack).
+    data["arena_lower_bound"] = result.program.arena_lower_bound
+    data["stack_measured"] = result.stack.measured if result.stack else None
+    return data
+
+
 def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.dump_generic:
@@ -322,16 +353,7 @@ def _main(argv: list[str] | None) -> int:
         # Inside the build, before it replaces out_dir: size.json is part of it and is
         # listed in its manifest, and a failure here leaves the previous build alone.
         report = size_report(result)
-        data = report.to_json()
-        data["compile_seconds"] = round(time.perf_counter() - start, 3)
-        from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
-
-        data["images"] = images_record(result.link, board)
-        # RAM = arena + I/O + stack: the arena beside the least any plan could give it
-        # (the most bytes live at one step), the stack as measured under QEMU
-        # (pipeline._size_stack).
-        data["arena_lower_bound"] = result.program.arena_lower_bound
-        data["stack_measured"] = result.stack.measured if result.stack else None
+        data = size_record(result, report, time.perf_counter() - start)
         print(report.format_table())
         print(f"RAM: arena {report.ram['arena']} B (lower bound "
               f"{result.program.arena_lower_bound} B), I/O {report.ram['io']} B, stack "

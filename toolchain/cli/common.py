@@ -61,6 +61,20 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+# What a bad model, option or input file raises anywhere below the tools: exit 2.
+INPUT_ERRORS = (CompileError, UsageError, DescriptorError, LinkError, PackError)
+
+
+def input_error_text(e: BaseException) -> str:
+    """The message of one of INPUT_ERRORS: a model error with its location, source line
+    and caret (CompileError.render), anything else on one line."""
+    if isinstance(e, CompileError):
+        return e.render()
+    if isinstance(e, PackError):  # a model the module format cannot hold (65536 inputs, ...)
+        return f"the model does not fit a module: {e}"
+    return str(e)
+
+
 def run_tool(name: str, body: Callable[[list[str] | None], int],
              argv: list[str] | None = None) -> int:
     """Runs a tool's body; turns user errors into located one-line messages and exit 2,
@@ -70,14 +84,11 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
         if signal.getsignal(signal.SIGINT) is exit_at_start_up:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         return body(argv)
-    except CompileError as e:
-        print(e.render(), file=sys.stderr)
-        return EXIT_INPUT
-    except (UsageError, DescriptorError, LinkError) as e:
-        print(f"{name}: error: {e}", file=sys.stderr)
-        return EXIT_INPUT
-    except PackError as e:  # a model the module format cannot hold (65536 inputs, ...)
-        print(f"{name}: error: the model does not fit a module: {e}", file=sys.stderr)
+    except INPUT_ERRORS as e:
+        text = input_error_text(e)
+        # A model error starts with its own file:line:col; the others name the tool.
+        print(text if isinstance(e, CompileError) else f"{name}: error: {text}",
+              file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         print(f"{name}: interrupted", file=sys.stderr)

@@ -27,10 +27,7 @@ from toolchain.cli.common import (
     positive_seconds,
     run_tool,
 )
-from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
-from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
-from toolchain.emu.run import EmuError, EmuTimeout, run_image, verified_elf
-from toolchain.emu.stack import StackProbe, stack_probe, stack_reserved
+from toolchain.emu.run import EmuError, EmuTimeout
 from toolchain.graph.ir import Graph
 from toolchain.loader import (
     UsageError,
@@ -41,8 +38,6 @@ from toolchain.loader import (
     random_inputs,
     save_outputs,
 )
-from toolchain.module.reader import read_module
-from toolchain.passes import complex_io
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
@@ -221,67 +216,24 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
                   inputs: list[np.ndarray], graph: Graph) -> list[np.ndarray]:
     from toolchain import pipeline
 
-    module = read_module((out_dir / "model.mrt").read_bytes())
-    signature = module.outputs
-    print(f"minirt-run: running on {board.identifier} "
-          f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")",
-          file=sys.stderr)
-    probes: list[ProfileProbe | StackProbe] = []
-    if args.profile:
-        elf = verified_elf(board, out_dir / "firmware.elf")
-        probes = [ProfileProbe(profile_layout(elf.parent / "firmware.map")),
-                  stack_probe(board, elf)]
-    result = run_image(board, out_dir / "firmware.elf",
-                       pipeline.encode_inputs(module.inputs, inputs), timeout=args.timeout,
-                       probes=probes)
-    if result.exit_code == BUDGET_EXIT:
-        raise _OverBudget(f"inference stopped: over the cycle budget of {args.max_cycles} "
-                          f"cycles (status {BUDGET_STATUS})")
-    if result.exit_code != 0:
-        extra = (result.console.strip() or result.stderr.strip())[-300:]
-        raise _FirmwareFailed(f"firmware exited with status {result.exit_code}: "
-                              f"{result.diagnosis}" + (f" ({extra})" if extra else ""))
-    if result.outputs is None:
-        raise _FirmwareFailed("firmware finished without writing its outputs")
-    if args.profile:
-        _print_profile(args, board, out_dir, *probes)  # type: ignore[arg-type]
-    else:
-        print(f"instructions: {result.instructions} (one inference; start-up and I/O "
+    run = pipeline.run_firmware(board, out_dir, inputs, graph, timeout=args.timeout,
+                                max_cycles=args.max_cycles, profile=args.profile,
+                                model=str(args.model),
+                                log=lambda m: print(m, file=sys.stderr))
+    if run.profile is None:
+        print(f"instructions: {run.instructions} (one inference; start-up and I/O "
               "excluded)")
-    # A complex output arrives as its interleaved parts (passes/complex.py).
-    return complex_io(pipeline.decode_outputs(signature, result.outputs), graph.outputs)
-
-
-def _print_profile(args: argparse.Namespace, board: Board, out_dir: Path,
-                   profile_probe: ProfileProbe, stack: StackProbe) -> None:
-    """The profile of the run, MACs from the program the build scheduled (its
-    dispatches file: the names are the image's own)."""
-    from toolchain import pipeline
-
-    macs = pipeline.read_dispatch_macs(out_dir)
-    profile: Profile = profile_probe.profile(macs, board.identifier, str(args.model))
-    unknown = [r.name for r in profile.rows if r.kind == "dispatch" and r.macs is None]
-    if unknown:
-        raise _FirmwareFailed(f"{out_dir}: the image's dispatch {unknown[0]} is not in the "
-                              "model's program (a stale build: rebuild it)")
-    reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
-    used = stack.use.depth if stack.use else None
-    if args.json:
-        print(json.dumps({**profile.to_json(),
-                          "stack": {"measured": used, "reserved": reserved}}, indent=2))
-        return
-    print(f"instructions: {profile.total} (one inference; start-up and I/O excluded)")
-    print(profile.format())
-    if used is not None:
-        print(f"stack: {used:,} B used (measured), {reserved:,} B reserved")
-
-
-class _FirmwareFailed(Exception):
-    pass
-
-
-class _OverBudget(Exception):
-    """The runtime stopped the inference: it ran past the --max-cycles budget."""
+    elif args.json:
+        print(json.dumps({**run.profile.to_json(), "stack": {
+            "measured": run.stack_used, "reserved": run.stack_reserved}}, indent=2))
+    else:
+        print(f"instructions: {run.profile.total} (one inference; start-up and I/O "
+              "excluded)")
+        print(run.profile.format())
+        if run.stack_used is not None:
+            print(f"stack: {run.stack_used:,} B used (measured), {run.stack_reserved:,} B "
+                  "reserved")
+    return run.outputs
 
 
 def _timed_out(e: Exception) -> int:
@@ -291,7 +243,7 @@ def _timed_out(e: Exception) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from toolchain.pipeline import prepare_graph
+    from toolchain.pipeline import FirmwareFailed, OverBudget, prepare_graph
 
     args = _parser().parse_args(argv)
     if args.json and not args.profile:
@@ -326,10 +278,10 @@ def _main(argv: list[str] | None) -> int:
             outputs = _run_on_board(args, board, out_dir, inputs, graph)
     except (EmuTimeout, ReferenceTimeout) as e:
         return _timed_out(e)
-    except _OverBudget as e:
+    except OverBudget as e:
         print(f"minirt-run: error: {e}", file=sys.stderr)
         return EXIT_BUDGET
-    except (EmuError, _FirmwareFailed) as e:
+    except (EmuError, FirmwareFailed) as e:
         print(f"minirt-run: error: {e}", file=sys.stderr)
         return EXIT_MISMATCH
     if not args.json:  # --json: stdout is the profile document alone

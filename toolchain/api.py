@@ -1,0 +1,331 @@
+"""minirt's Python API: build a model for a board, run it under QEMU and read its outputs,
+instruction count, size and profile from a script or a notebook (``import minirt``).
+
+Everything here is the command-line tools' own code called with plain values: the build
+is minirt-build's (pipeline.compile_graph, the same stamp and size.json), the run is
+minirt-run's (pipeline.run_firmware, the same input checks and --check comparison).
+Errors are raised as ``Error`` subclasses whose message is what the tool prints and
+whose ``exit_code`` is what it exits with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toolchain import pipeline
+from toolchain.cli.build import make_quantize_options, size_record, stamp_with
+from toolchain.cli.common import (
+    EXIT_BUDGET,
+    EXIT_INPUT,
+    EXIT_MISMATCH,
+    INPUT_ERRORS,
+    input_error_text,
+)
+from toolchain.cli.run import EXIT_TIMEOUT, REFERENCE_TIMEOUT, check_tolerance, compare
+from toolchain.emu.profile import Profile
+from toolchain.emu.run import EmuError, EmuTimeout
+from toolchain.graph.ir import Graph
+from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.out_dir import file_sha256
+from toolchain.loader import (
+    UsageError,
+    check_host_memory,
+    check_input,
+    load_graph,
+    random_inputs,
+)
+from toolchain.passes.calibrate import load_calibration
+from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, QuantizeOptions
+from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.report.size import SizeReport, size_report
+from toolchain.target import Board, load_board
+
+__all__ = ["Build", "BudgetExceeded", "Error", "FirmwareError", "InputError", "Mismatch",
+           "Profile", "Run", "SizeReport", "Timeout", "build", "reference"]
+
+Inputs = Sequence[Any] | Mapping[str, Any] | None
+
+
+class Error(Exception):
+    """Any failure of a minirt call; ``exit_code`` is what the matching command exits
+    with (2 bad input, 1 wrong result or firmware failure, 3 over the cycle budget, 124
+    timeout)."""
+
+    exit_code = EXIT_INPUT
+
+
+class InputError(Error):
+    """A bad model (its message starts with file:line:col and shows the source line),
+    option, board or input; a model that does not fit the board's memories."""
+
+    exit_code = EXIT_INPUT
+
+
+class FirmwareError(Error):
+    """The firmware did not finish its inference under QEMU (a fault, a non-zero exit,
+    no outputs), or QEMU could not run it."""
+
+    exit_code = EXIT_MISMATCH
+
+
+class Mismatch(Error):
+    """``run(check=True)``: the outputs differ from the reference. ``problems`` holds the
+    report's lines (one per output, then its worst elements); ``run`` the run itself."""
+
+    exit_code = EXIT_MISMATCH
+
+    def __init__(self, problems: list[str], run: Run) -> None:
+        super().__init__("check FAILED against the reference:\n" + "\n".join(problems))
+        self.problems = problems
+        self.run = run
+
+
+class BudgetExceeded(Error):
+    """The runtime stopped the inference over the build's ``max_cycles`` budget."""
+
+    exit_code = EXIT_BUDGET
+
+
+class Timeout(Error):
+    """The firmware or the reference did not finish within its time limit."""
+
+    exit_code = EXIT_TIMEOUT
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """The toolchain's exceptions as Errors carrying the commands' messages (the
+    original is the new one's __cause__)."""
+    try:
+        yield
+    except INPUT_ERRORS as e:
+        raise InputError(input_error_text(e)) from e
+    except pipeline.OverBudget as e:
+        raise BudgetExceeded(str(e)) from e
+    except (EmuTimeout, ReferenceTimeout) as e:  # EmuTimeout is an EmuError: first
+        raise Timeout(f"timeout: {e}") from e
+    except (EmuError, pipeline.FirmwareFailed) as e:
+        raise FirmwareError(str(e)) from e
+
+
+@dataclass
+class Run:
+    """One inference under QEMU: ``outputs`` as numpy arrays in the model's output order,
+    ``instructions`` retired by the inference (start-up and I/O excluded), the
+    ``inputs`` it ran on, and with ``check=True`` the ``reference`` outputs it matched."""
+
+    outputs: list[np.ndarray]
+    instructions: int | None
+    inputs: list[np.ndarray]
+    reference: list[np.ndarray] | None = None
+
+
+@dataclass
+class Build:
+    """A firmware build: its board, directory and files, size report and stack."""
+
+    model: Path
+    board: Board
+    out_dir: Path
+    size: SizeReport
+    stack: StackSizing | None  # None: the board's default stack, not measured
+    entry: str = "main"
+    quantize: QuantizeOptions = field(default_factory=QuantizeOptions)
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    max_cycles: int | None = None
+    _stamp: dict = field(default_factory=dict, repr=False)
+    _graph: Graph | None = field(default=None, repr=False)
+
+    @property
+    def elf(self) -> Path:
+        """The linked image (what QEMU runs and a debugger loads)."""
+        return self.out_dir / "firmware.elf"
+
+    @property
+    def bin(self) -> Path:
+        """The raw flash image (its base address in firmware.bin.base)."""
+        return self.out_dir / "firmware.bin"
+
+    @property
+    def hex(self) -> Path:
+        """The flash image as Intel HEX."""
+        return self.out_dir / "firmware.hex"
+
+    @property
+    def module(self) -> Path:
+        """The packed model (model.mrt) embedded in the image."""
+        return self.out_dir / "model.mrt"
+
+    def run(self, inputs: Inputs = None, *, seed: int = 0, check: bool = False,
+            timeout: float | None = None) -> Run:
+        """Runs one inference under QEMU on `inputs` (a list of arrays in the model's
+        input order, or a dict {"input_0": ...}; default: seeded random data, as
+        minirt-run draws). With `check`, compares the outputs with the numpy reference as
+        minirt-run --check does and raises Mismatch when they differ. `timeout` bounds
+        the firmware (default: the board's) and the reference (default: 600 s)."""
+        with _errors():
+            graph, arrays = self._inputs(inputs, seed, reference=check)
+            fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
+                                       timeout=timeout, max_cycles=self.max_cycles,
+                                       log=_quiet)
+            run = Run(fw.outputs, fw.instructions, arrays)
+            if check:
+                run.reference = _reference(graph, arrays, timeout)
+                rtol, atol = check_tolerance(self.model)
+                problems = compare(run.outputs, run.reference, rtol=rtol, atol=atol)
+                if problems:
+                    raise Mismatch(problems, run)
+        return run
+
+    def profile(self, inputs: Inputs = None, *, seed: int = 0,
+                timeout: float | None = None) -> Profile:
+        """The instructions of one inference per dispatch, with MACs and the runtime's
+        own rows (what minirt-run --profile prints; ``.to_json()`` is its --json form,
+        ``.format()`` its table). Inputs and timeout as for run."""
+        with _errors():
+            graph, arrays = self._inputs(inputs, seed, reference=False)
+            fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
+                                       timeout=timeout, max_cycles=self.max_cycles,
+                                       profile=True, model=str(self.model), log=_quiet)
+        assert fw.profile is not None  # run_firmware(profile=True) always makes one
+        return fw.profile
+
+    def _inputs(self, inputs: Inputs, seed: int,
+                reference: bool) -> tuple[Graph, list[np.ndarray]]:
+        """The graph the firmware computes (as minirt-run prepares it) and the inputs
+        checked against it. Refuses a build whose model or files changed since."""
+        if not pipeline.up_to_date(self.out_dir, self._stamp) or (
+                file_sha256(self.model) != self._stamp["model_sha256"]):
+            raise UsageError(f"{self.out_dir}: the build of {self.model} is stale (the "
+                             "model or the build's files changed since): build it again")
+        if self._graph is None:
+            graph = load_graph(self.model, self.entry, self.input_shapes)
+            self._graph = pipeline.prepare_graph(graph, self.quantize)
+        check_host_memory(self._graph, reference=reference, what=str(self.model))
+        return self._graph, model_inputs(self._graph, inputs, seed)
+
+
+def _quiet(_: str) -> None:
+    """A log that says nothing: the API returns what the tools print."""
+
+
+def model_inputs(graph: Graph, inputs: Inputs, seed: int = 0) -> list[np.ndarray]:
+    """`inputs` as the arrays `graph` takes, each checked and converted as minirt-run
+    checks an .npz (loader.check_input); seeded random data when None."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise UsageError(f"seed must be an integer >= 0, got {seed!r}")
+    n = len(graph.inputs)
+    if inputs is None:
+        return random_inputs(graph, seed)
+    if isinstance(inputs, Mapping):
+        names = [f"input_{i}" for i in range(n)]
+        extra = sorted(set(inputs) - set(names), key=str)
+        if extra:
+            raise UsageError(f"inputs: unknown key {extra[0]!r} (the model takes "
+                             f"{n} inputs: {', '.join(names) or 'none'})")
+        missing = [k for k in names if k not in inputs]
+        if missing:
+            raise UsageError(f"inputs: missing '{missing[0]}' (the model takes {n} inputs)")
+        values = [inputs[k] for k in names]
+    elif isinstance(inputs, list | tuple):
+        if len(inputs) != n:
+            raise UsageError(f"inputs: {len(inputs)} arrays given, the model takes {n}")
+        values = list(inputs)
+    else:
+        raise UsageError("inputs: expected a list of arrays in the model's input order or "
+                         f"a dict {{'input_0': ...}}, got {type(inputs).__name__}")
+    return [check_input(np.asarray(x), t.type, f"inputs: 'input_{i}'")
+            for i, (x, t) in enumerate(zip(values, graph.inputs))]
+
+
+def _reference(graph: Graph, inputs: list[np.ndarray], timeout: float | None) -> list:
+    with time_limit(REFERENCE_TIMEOUT if timeout is None else timeout):
+        return run_graph(graph, inputs)
+
+
+def _shapes(input_shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
+    """input_shapes as --input-shape pins: name -> tuple of integers >= 0."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, shape in (input_shapes or {}).items():
+        try:
+            dims = tuple(shape)
+        except TypeError:
+            dims = (shape,)
+        if not all(isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0
+                   for d in dims):
+            raise UsageError(f"input_shapes[{name!r}]: expected a sequence of integers "
+                             f">= 0, got {shape!r}")
+        shapes[str(name)] = tuple(int(d) for d in dims)
+    return shapes
+
+
+def _quantize(quantize: str | None, min_elements: int, calibration: str | Path | None,
+              int8_io: bool) -> QuantizeOptions:
+    return make_quantize_options(quantize or "none", min_elements, calibration, int8_io)
+
+
+def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
+          quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
+          calibration: str | Path | None = None, int8_io: bool = False, entry: str = "main",
+          input_shapes: Mapping[str, Sequence[int]] | None = None,
+          max_cycles: int | None = None, log: Callable[[str], None] | None = None) -> Build:
+    """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
+    `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
+    is new, empty or an earlier build), size.json included. The options are
+    minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
+    `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
+    (1, 3, 32, 32)}, .onnx only) and `max_cycles`. `log` receives the build's progress
+    lines (default: none). An image over the board's budgets is built and flagged in
+    ``size.over_budget``; one that does not fit its memories raises InputError."""
+    with _errors():
+        quantize_opts = _quantize(quantize, quantize_min_elements, calibration, int8_io)
+        if max_cycles is not None and (not isinstance(max_cycles, int)
+                                       or isinstance(max_cycles, bool)):
+            raise UsageError(f"--max-cycles must be an integer, got {max_cycles!r}")
+        target = load_board(board)
+        pipeline.budget_cflags(target, max_cycles)  # refused before anything is built
+        shapes = _shapes(input_shapes)
+        start = time.perf_counter()
+        graph = load_graph(model, entry, shapes)
+        out = Path(out_dir) if out_dir is not None else pipeline.default_build_dir(model, target)
+        pipeline.check_out_dir(out, model)
+        if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
+            load_calibration(quantize_opts.calibration, graph)
+        stamp = stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts), shapes,
+                           max_cycles)
+        reports: list[SizeReport] = []
+
+        def finish(result: BuildResult) -> None:
+            reports.append(size_report(result))
+            (result.out_dir / "size.json").write_text(json.dumps(
+                size_record(result, reports[0], time.perf_counter() - start), indent=2) + "\n")
+
+        result = pipeline.compile_graph(graph, target, out, log or _quiet, stamp=stamp,
+                                        quantize=quantize_opts, finish=finish,
+                                        max_cycles=max_cycles)
+    return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
+                 shapes, max_cycles, stamp)
+
+
+def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,
+              entry: str = "main", input_shapes: Mapping[str, Sequence[int]] | None = None,
+              quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
+              calibration: str | Path | None = None, int8_io: bool = False,
+              timeout: float | None = None) -> list[np.ndarray]:
+    """The numpy reference's outputs of `model` on `inputs` (as for Build.run), as
+    minirt-run --reference computes them: on the graph the firmware would compute with
+    these quantize options."""
+    with _errors():
+        quantize_opts = _quantize(quantize, quantize_min_elements, calibration, int8_io)
+        graph = load_graph(model, entry, _shapes(input_shapes))
+        check_host_memory(graph, reference=True, what=str(model))
+        graph = pipeline.prepare_graph(graph, quantize_opts)
+        return _reference(graph, model_inputs(graph, inputs, seed), timeout)
