@@ -42,6 +42,7 @@ from toolchain.loader import (
     load_graph,
     random_inputs,
 )
+from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, QuantizeOptions
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
@@ -276,13 +277,15 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
           calibration: str | Path | None = None, int8_io: bool = False, entry: str = "main",
           input_shapes: Mapping[str, Sequence[int]] | None = None,
-          max_cycles: int | None = None, log: Callable[[str], None] | None = None) -> Build:
+          max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
+          log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
     is new, empty or an earlier build), size.json included. The options are
     minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
     `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
-    (1, 3, 32, 32)}, .onnx only) and `max_cycles`. `log` receives the build's progress
+    (1, 3, 32, 32)}, .onnx only), `max_cycles` and `boot_check` ("small" or "fast").
+    `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
     with _errors():
@@ -292,6 +295,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             raise UsageError(f"--max-cycles must be an integer, got {max_cycles!r}")
         target = load_board(board)
         pipeline.budget_cflags(target, max_cycles)  # refused before anything is built
+        if boot_check not in BOOT_CHECKS:
+            raise UsageError(f"--boot-check must be one of {', '.join(sorted(BOOT_CHECKS))}, "
+                             f"got {boot_check!r}")
         shapes = _shapes(input_shapes)
         start = time.perf_counter()
         graph = load_graph(model, entry, shapes)
@@ -300,7 +306,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
             load_calibration(quantize_opts.calibration, graph)
         stamp = stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts), shapes,
-                           max_cycles)
+                           max_cycles, boot_check)
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -310,7 +316,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
 
         result = pipeline.compile_graph(graph, target, out, log or _quiet, stamp=stamp,
                                         quantize=quantize_opts, finish=finish,
-                                        max_cycles=max_cycles)
+                                        max_cycles=max_cycles, boot_check=boot_check)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
                  shapes, max_cycles, stamp)
 

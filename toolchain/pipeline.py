@@ -52,7 +52,7 @@ from toolchain.link.out_dir import (
 )
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.contract import ImageContract, image_contract
-from toolchain.module.format import crc_cflags
+from toolchain.module.format import DEFAULT_BOOT_CHECK, crc_cflags
 from toolchain.module.from_program import image_kernels, module_from_program
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
@@ -221,7 +221,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   stamp: dict | None = None,
                   quantize: QuantizeOptions | None = None,
                   finish: Callable[[BuildResult], None] | None = None,
-                  max_cycles: int | None = None) -> BuildResult:
+                  max_cycles: int | None = None,
+                  boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -229,12 +230,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     is still in its staging directory, to add files of its own (size.json) that the
     manifest then lists. A model that does not fit the board raises DoesNotFit after
     logging its size table (link_image). With `max_cycles` the runtime stops an
-    inference that runs past that many cycles (budget_cflags)."""
+    inference that runs past that many cycles (budget_cflags); `boot_check` picks the
+    runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
-    cflags += crc_cflags(len(image.module))  # the boot check's code, by module size
+    cflags += crc_cflags(boot_check)
     record = {"stamp": stamp} if stamp else {}
     with staged_build(out_dir, record, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)

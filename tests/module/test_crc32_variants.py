@@ -165,9 +165,9 @@ def test_slice4_tables_are_the_crc_of_each_byte_and_zeros() -> None:
             assert words[256 * k + n] == register, (k, n)
 
 
-def test_crc_flags_follow_the_module_size() -> None:
-    """Slicing-by-4 from a module as big as its tables; the seed's 96 bytes keep the
-    table-less code (tests/e2e/test_seed_size.py holds that firmware to 1 KB)."""
-    assert fmt.crc_cflags(96) == ()
-    assert fmt.crc_cflags(fmt.CRC_SLICE4_MIN_MODULE - 1) == ()
-    assert fmt.crc_cflags(fmt.CRC_SLICE4_MIN_MODULE) == ("-DMRT_CRC32_SLICE4",)
+def test_crc_flags_are_the_users_choice() -> None:
+    """Table-less by default (the seed firmware stays under 1 KB, tests/e2e/
+    test_seed_size.py), slicing-by-4 on request."""
+    assert fmt.crc_cflags() == ()
+    assert fmt.crc_cflags("small") == ()
+    assert fmt.crc_cflags("fast") == ("-DMRT_CRC32_SLICE4",)

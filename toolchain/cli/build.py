@@ -28,6 +28,7 @@ from toolchain.loader import (
 )
 from toolchain.mlir import parse_file
 from toolchain.mlir.printer import print_generic
+from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import calibration_sha256, load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, MODES, QuantizeOptions
 from toolchain.target import DescriptorError, list_boards, load_board
@@ -87,24 +88,30 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def add_budget_option(p: argparse.ArgumentParser) -> None:
-    """--max-cycles N, shared by minirt-build and minirt-run."""
+def add_runtime_options(p: argparse.ArgumentParser) -> None:
+    """--max-cycles N and --boot-check, shared by minirt-build and minirt-run: what the
+    runtime is compiled with."""
     p.add_argument("--max-cycles", type=positive_int, metavar="N",
                    help="the runtime stops an inference that runs past N cycles (counted "
                         "at every command: SysTick on Cortex-M, mcycle on RISC-V, rdtsc on "
                         "x86-64) with status 9, which minirt-run reports (exit 3); a "
                         "command longer than 2^24 cycles undercounts on Cortex-M. Default: "
                         "no budget, and no code for one")
+    p.add_argument("--boot-check", choices=sorted(BOOT_CHECKS), default=DEFAULT_BOOT_CHECK,
+                   help="how the runtime checks the module's CRC-32 at boot: 'small', bit "
+                        "by bit in 40 B of code (about 44 instructions a byte: 2.5 M for "
+                        "kws_ref_model), or 'fast', slicing-by-4 with 4 KB of tables in "
+                        "flash (about 3.3 a byte: 190 K). Default: small")
 
 
 def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     """The build stamp with the --input-shape pins and the --max-cycles budget
     (stamp_with)."""
-    return stamp_with(stamp, input_shapes(args), args.max_cycles)
+    return stamp_with(stamp, input_shapes(args), args.max_cycles, args.boot_check)
 
 
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
-               max_cycles: int | None) -> dict:
+               max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK) -> dict:
     """The build stamp with the input-shape pins, which change the compiled graph, and
     the cycle budget, which changes the runtime. Absent when not given, so a build made
     without them stays current."""
@@ -112,6 +119,8 @@ def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
         stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
     if max_cycles is not None:
         stamp["max_cycles"] = max_cycles
+    if boot_check != DEFAULT_BOOT_CHECK:
+        stamp["boot_check"] = boot_check
     return stamp
 
 
@@ -162,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
                         "subgraph 0)")
     add_quantize_options(p)
     add_input_shape_option(p)
-    add_budget_option(p)
+    add_runtime_options(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
@@ -342,6 +351,10 @@ def _main(argv: list[str] | None) -> int:
     if library is not None and args.max_cycles is not None:
         raise UsageError("--max-cycles is a budget of the firmware's harness run; a library "
                          "caller bounds its own inference (--emit library takes no budget)")
+    if library is not None and args.boot_check != DEFAULT_BOOT_CHECK:
+        raise UsageError("--boot-check picks the firmware image's CRC code; a library's "
+                         "runtime is compiled by the caller's build (define "
+                         "MRT_CRC32_SLICE4 there for the fast check)")
     if library is not None:  # --emit library: no image, no size table of one
         return emit_library(args, board, graph, out_dir, quantize, library,
                             pipeline.build_stamp(args.model, board, args.entry, quantize))
@@ -369,7 +382,8 @@ def _main(argv: list[str] | None) -> int:
     pipeline.compile_graph(
         graph, board, out_dir, stamp=stamp_with_options(
             pipeline.build_stamp(args.model, board, args.entry, quantize), args),
-        quantize=quantize, finish=finish, max_cycles=args.max_cycles)
+        quantize=quantize, finish=finish, max_cycles=args.max_cycles,
+        boot_check=args.boot_check)
     report = reports[0]
     seconds = time.perf_counter() - start
     print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.cli.build import (
-    add_budget_option,
     add_input_shape_option,
     add_quantize_options,
+    add_runtime_options,
     input_shapes,
     quantize_options,
     stamp_with_options,
@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
                         "the outputs and the table")
     add_quantize_options(p)
     add_input_shape_option(p)
-    add_budget_option(p)
+    add_runtime_options(p)
     return p
 
 
@@ -192,7 +192,8 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
         pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)), board,
                                out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
-                               quantize=quantize, max_cycles=args.max_cycles)
+                               quantize=quantize, max_cycles=args.max_cycles,
+                               boot_check=args.boot_check)
     return board, out_dir
 
 

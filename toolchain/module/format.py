@@ -24,19 +24,22 @@ CRC_FIELD_OFFSET = 8
 CRC_START = 12
 
 # The runtime checks the CRC at every boot (runtime_c/core/crc32.c). Bit by bit it costs
-# ~44 instructions per byte, 2.5 M for a 57 KB module; slicing-by-4 costs ~3.2 but links
-# 4 KB of tables. A module at least as big as the tables gets them: the seed firmware
-# (an 84-byte check) keeps its 1 KB, and the tables at most double what the check reads.
-# docs/module-format.md, "The boot check", has the figures.
+# ~44 instructions per byte (2.5 M for kws_ref_model's 57 KB module on cortex-m4, 75 % of
+# an inference) in 40 B of code; slicing-by-4 costs ~3.2 (190 K) but links 4 KB of
+# tables. Flash is what a microcontroller has least of, so the tables are the user's
+# choice (--boot-check fast); docs/module-format.md, "The boot check", has the figures.
 CRC_SLICE4_TABLE_BYTES = 4096
-CRC_SLICE4_MIN_MODULE = CRC_SLICE4_TABLE_BYTES
+BOOT_CHECKS: dict[str, tuple[str, ...]] = {
+    "small": (),  # the table-less bit-wise loop
+    "fast": ("-DMRT_CRC32_SLICE4",),  # slicing-by-4, 4 KB of tables
+}
+DEFAULT_BOOT_CHECK = "small"
 
 
-def crc_cflags(module_size: int) -> tuple[str, ...]:
-    """The runtime C flags that pick the CRC-32 code for a module of `module_size` bytes:
-    slicing-by-4 (MRT_CRC32_SLICE4) from CRC_SLICE4_MIN_MODULE bytes up, else none (the
-    table-less default). Every variant computes zlib.crc32, so the module is the same."""
-    return ("-DMRT_CRC32_SLICE4",) if module_size >= CRC_SLICE4_MIN_MODULE else ()
+def crc_cflags(boot_check: str = DEFAULT_BOOT_CHECK) -> tuple[str, ...]:
+    """The runtime C flags that pick the CRC-32 code of the boot check `boot_check` (a
+    key of BOOT_CHECKS). Every variant computes zlib.crc32, so the module is the same."""
+    return BOOT_CHECKS[boot_check]
 
 
 SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved
