@@ -14,7 +14,12 @@ from toolchain.bench.native import (
     run_native_bench,
     summary,
 )
-from toolchain.cli.build import add_quantize_options, quantize_options
+from toolchain.cli.build import (
+    add_input_shape_option,
+    add_quantize_options,
+    input_shapes,
+    quantize_options,
+)
 from toolchain.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
@@ -62,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="where the program is built (default: build/<model>-<board>-bench): new, "
                         "empty or an earlier build")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    add_input_shape_option(p)
     add_quantize_options(p)
     return p
 
@@ -75,7 +81,7 @@ def _main(argv: list[str] | None) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     check_native(board)  # before any build: a refused board costs nothing
-    graph = load_graph(args.model, args.entry)
+    graph = load_graph(args.model, args.entry, input_shapes(args))
     out_dir = (Path(args.build_dir) if args.build_dir else
                Path("build") / f"{Path(args.model).stem}-{board.identifier}-bench")
     pipeline.check_out_dir(out_dir, args.model)

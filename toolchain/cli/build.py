@@ -61,7 +61,7 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_input_shape_option(p: argparse.ArgumentParser) -> None:
-    """--input-shape NAME=1x3x32x32 (repeatable), shared by minirt-build and minirt-run."""
+    """--input-shape NAME=1x3x32x32 (repeatable): minirt-build, minirt-run, minirt-bench."""
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=SHAPE",
                    help="an .onnx model's input NAME gets this static shape (e.g. "
                         "input=1x3x32x32), pinning dynamic dimensions such as a batch 'N'; "
@@ -88,7 +88,7 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
 
 
 def add_budget_option(p: argparse.ArgumentParser) -> None:
-    """--max-cycles N, shared by minirt-build and minirt-run."""
+    """--max-cycles N, shared by minirt-build, minirt-run and minirt-bench."""
     p.add_argument("--max-cycles", type=positive_int, metavar="N",
                    help="the runtime stops an inference that runs past N cycles (counted "
                         "at every command: SysTick on Cortex-M, mcycle on RISC-V, rdtsc on "
