@@ -3,6 +3,7 @@ of boards this host cannot run and of bad options, before anything is built."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import platform
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from toolchain.cli import bench
+from toolchain.module.reader import read_module
 
 MODEL = """func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0]
@@ -67,3 +69,48 @@ def test_refusals_are_one_line_and_exit_2(args, words, model: Path, tmp_path: Pa
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "error" in err[0] and words in err[0], err
     assert not out.exists()
+
+
+def test_relative_build_dir_as_the_readme_types_it(model: Path, tmp_path: Path,
+                                                   monkeypatch, capsys) -> None:
+    """`-o DIR` relative to the working directory (and the default build/...): the
+    program runs in a scratch directory, and was once looked for there (a traceback)."""
+    _native()
+    monkeypatch.chdir(tmp_path)
+    assert bench.main([str(model), "--board", "x86-64", "--repeat", "3", "-o", "prog"]) == 0
+    assert "median:" in capsys.readouterr().out
+    assert (tmp_path / "prog" / "bench.elf").is_file()
+    assert bench.main([str(model), "--board", "x86-64", "--repeat", "3"]) == 0
+    assert (tmp_path / "build" / "square-x86-64-bench" / "bench.elf").is_file()
+
+
+def _onnx_cnn(tmp_path: Path) -> Path:
+    """The README's ONNX CNN, whose batch 'N' is dynamic."""
+    pytest.importorskip("onnx")
+    example = Path(__file__).resolve().parents[2] / "examples" / "onnx" / "make_cnn.py"
+    spec = importlib.util.spec_from_file_location("make_cnn", example)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = tmp_path / "cnn.onnx"
+    path.write_bytes(module.make_cnn().SerializeToString())
+    return path
+
+
+def test_input_shape_pins_an_onnx_batch(tmp_path: Path, capsys) -> None:
+    """--input-shape as minirt-build and minirt-run take it: without it the dynamic
+    batch is refused in one line, with it the program takes that shape's inputs."""
+    cnn = _onnx_cnn(tmp_path)
+    out = tmp_path / "prog"
+    assert bench.main([str(cnn), "--board", "x86-64", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--input-shape" in err[0], err
+    assert bench.main([str(cnn), "--board", "x86-64", "--input-shape", "input=1x1",
+                       "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--input-shape input=1x1" in err[0], err
+    _native()
+    assert bench.main([str(cnn), "--board", "x86-64", "--repeat", "3", "--input-shape",
+                       "input=3x1x12x12", "-o", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["repeat"] == 3
+    module = read_module((out / "model.mrt").read_bytes())
+    assert [tuple(s.shape) for s in module.inputs] == [(3, 1, 12, 12)]

@@ -10,8 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from toolchain.cli import bench as bench_cli
 from toolchain.cli import build as build_cli
 from toolchain.cli import run as run_cli
+from toolchain.loader import UsageError, load_graph
+from toolchain.passes import QuantizeOptions
+from toolchain.pipeline import prepare_graph
 
 BOARD = "cortex-m4"
 
@@ -203,3 +207,40 @@ def test_new_calibration_contents_rebuild(model: Path, tmp_path: Path, capsys) -
     _calibration(tmp_path, seed=2)  # same name, other samples
     assert run_cli.main(args) == 0
     assert "building" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["int8", "int8-weights", "fp16"])
+@pytest.mark.parametrize("tool, name, extra", [
+    (build_cli, "minirt-build", ["--board", BOARD]),
+    (build_cli, "minirt-build", ["--board", BOARD, "--dump-schedule"]),
+    (run_cli, "minirt-run", ["--board", BOARD]),
+    (run_cli, "minirt-run", ["--reference"]),
+    (bench_cli, "minirt-bench", ["--board", "x86-64"]),
+])
+def test_an_int8_model_is_already_quantized(tool, name: str, extra: list[str], mode: str,
+                                            models_dir: Path, tmp_path: Path,
+                                            capsys) -> None:
+    """--quantize on an int8 .tflite says so in one line (exit 2): int8 once refused
+    the calibration file's dtype, and fp16 / int8-weights built the same model and
+    compared it with itself as if it were a float one."""
+    kws = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input_0=np.zeros((2, 1, 49, 10, 1), np.float32))
+    out = tmp_path / "fw"
+    args = ["--calibration", str(calib)] if mode == "int8" else []
+    rc = tool.main([str(kws), *extra, "-o", str(out), "--quantize", mode, *args])
+    assert rc == 2
+    _one_line_error(capsys.readouterr().err, name, f"{kws}: the model is already quantized "
+                    f"(int8), and --quantize {mode} quantizes float models: drop --quantize")
+    assert not out.exists()
+
+
+def test_the_passes_refuse_an_already_quantized_graph(models_dir: Path, tmp_path: Path) -> None:
+    """The Python API's path (prepare_graph) refuses it as the commands do."""
+    kws = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input_0=np.zeros((2, 1, 49, 10, 1), np.float32))
+    for options in (QuantizeOptions("fp16"), QuantizeOptions("int8", calibration=str(calib))):
+        with pytest.raises(UsageError, match="the model is already quantized .int8."):
+            prepare_graph(load_graph(kws), options)
+    assert prepare_graph(load_graph(kws), QuantizeOptions()).inputs  # none: as it is

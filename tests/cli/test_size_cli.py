@@ -58,14 +58,14 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 def test_table_with_budget_percentages(builds, capsys) -> None:
     rc, out, err = _run(capsys, builds["seed"], "--symbols", "3")
     assert rc == 0 and err == ""
-    assert out.startswith("board cortex-m4: flash budget 4 194 304 B, RAM budget 4 194 304 B")
+    assert out.startswith("board cortex-m4: flash budget 4,194,304 B, RAM budget 4,194,304 B")
     header = next(line for line in out.splitlines() if line.startswith("component"))
     assert header.split() == ["component", "flash", "%", "budget", "RAM", "%", "budget"]
     total = next(line for line in out.splitlines() if line.startswith("total")).split("%")
     assert len(total) == 3
     split = next(line for line in out.splitlines() if line.startswith("RAM split:"))
-    assert re.search(r"arena [\d ]+ B \(\d+\.\d\d %\), I/O buffers [\d ]+ B \(\d+\.\d\d %\), "
-                     r"stack [\d ]+ B \(\d+\.\d\d %\)", split)
+    assert re.search(r"arena [\d,]+ B \(\d+\.\d\d %\), I/O buffers [\d,]+ B \(\d+\.\d\d %\), "
+                     r"stack [\d,]+ B \(\d+\.\d\d %\)", split)
     symbols = out.split("symbol\n", 1)[1].strip().splitlines()
     assert len(symbols) == 3 and symbols[0].split()[-1] == "mrt_module_validate"
 

@@ -141,8 +141,8 @@ def test_archive_exports_only_the_entry(libraries, arena: str) -> None:
         assert absent not in names, absent
     assert ("mrt_image_arena" in names) == (arena == "static")
     assert sorted(p.name for p in lib.iterdir()) == [
-        "build.json", "libminirt_sensor_net.a", "minirt.h", "model.mrt", "sensor_net.cmake",
-        "sensor_net.h", "sensor_net.mk"]
+        "build.json", "libminirt_sensor_net.a", "minirt.h", "minirt_sensor_net.pc", "model.mrt",
+        "sensor_net.cmake", "sensor_net.h", "sensor_net.mk"]
 
 
 def test_runtime_comes_from_the_shared_source_list(libraries) -> None:
@@ -338,3 +338,134 @@ def test_int8_io_header_carries_the_quantization(tmp_path: Path, capsys) -> None
     assert "#define SENSOR_NET_OUT0_ZERO_POINT -128" in header
     assert re.search(r"#define SENSOR_NET_IN0_SCALE \d\.\d+(e-\d+)?f", header)
     assert "#define SENSOR_NET_IN0_DTYPE MRT_DTYPE_I8" in header
+
+
+# --------------------------------------------------------------------------- README
+
+
+def _readme_block(language: str) -> str:
+    """The README's one fenced ```language block of the library section, verbatim."""
+    section = (ROOT / "README.md").read_text().split("## The model as a library", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    blocks = re.findall(rf"^```{language}\n(.*?)^```$", section, re.M | re.S)
+    assert len(blocks) == 1, (language, blocks)
+    return blocks[0]
+
+
+# The user's side of the README's main.c on the MPS2 board: the input app.c uses, and
+# the output lines _run parses, through the example's start-up (board_puts).
+BOARD_C = r"""
+#include <stdint.h>
+#include "board.h"
+float read_sensor(int i) { return (float)((i * 7) % 16 - 8) * 0.125f; }
+void report(int status, const float *out, int elements) {
+  char text[10] = "run 0\n";
+  text[4] = (char)('0' + status);
+  board_puts(text);
+  board_puts("out0");
+  for (int i = 0; i < elements; i++) {
+    union { float f; uint32_t u; } bits = {.f = out[i]};
+    text[0] = ' ';
+    for (int k = 0; k < 8; k++) text[1 + k] = "0123456789abcdef"[(bits.u >> (28 - 4 * k)) & 15u];
+    text[9] = '\0';
+    board_puts(text);
+  }
+  board_puts("\n");
+}
+"""
+M4 = EXAMPLE / "cortex-m4"
+# The compilers of a cortex-m4 firmware, and the flags of the user's own start-up and
+# linker script: nothing of the target's ABI, which must come from the library's files.
+CC = {"gcc": ["arm-none-eabi-gcc"], "clang": ["clang", "--target=thumbv7em-none-eabihf"]}
+USER_CFLAGS = ["-std=c11", "-O2", "-ffreestanding"]
+USER_LDFLAGS = {"gcc": ["-nostdlib", "-nostartfiles", "-Wl,-z,noexecstack", f"-T{M4 / 'link.ld'}"],
+                "clang": ["-nostdlib", "-fuse-ld=lld", f"-T{M4 / 'link.ld'}"]}
+USER_LDLIBS = {"gcc": ["-lgcc"], "clang": []}
+
+
+def _readme_project(libraries, tmp_path: Path, compiler: str) -> Path:
+    """A firmware project as the README's reader has it: lib/ from --emit library, the
+    README's main.c, the board's own board.c and start-up."""
+    _need(CC[compiler][0], "qemu-system-arm")
+    if compiler == "clang":
+        _need("ld.lld")
+    project = tmp_path / "fw"
+    project.mkdir()
+    shutil.copytree(libraries("cortex-m4"), project / "lib")
+    (project / "main.c").write_text(_readme_block("c"))
+    (project / "board.c").write_text(BOARD_C)
+    shutil.copyfile(EXAMPLE / "board.h", project / "board.h")
+    (project / "startup.c").write_text((M4 / "startup.c").read_text()
+                                       .replace('"../board.h"', '"board.h"'))
+    return project
+
+
+def _check_readme_run(elf: Path) -> None:
+    status, lines = _run(elf, "cortex-m4")
+    assert status == 0 and lines["run"] == "0", lines
+    got, want = _floats(lines["out0"]), _expected().reshape(-1)
+    assert np.allclose(got, want, rtol=RTOL, atol=ATOL), (got, want)
+
+
+def _ok(cmd: list[str], cwd: Path) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, " ".join(cmd) + "\n" + proc.stdout + proc.stderr
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_readme_make_snippet(libraries, tmp_path: Path, compiler: str) -> None:
+    """The README's Make lines, pasted after the user's own compiler, objects and link
+    flags, build a firmware that links (once "uses VFP register arguments") and runs."""
+    _need("make")
+    project = _readme_project(libraries, tmp_path, compiler)
+    user = (f"CC := {' '.join(CC[compiler])}\nCFLAGS := {' '.join(USER_CFLAGS)}\n"
+            f"LDFLAGS := {' '.join(USER_LDFLAGS[compiler])}\n"
+            f"LDLIBS := {' '.join(USER_LDLIBS[compiler])}\n"
+            "OBJS := main.o board.o startup.o\n")
+    (project / "Makefile").write_text(user + _readme_block("make"))
+    _ok(["make", "-s"], project)
+    _check_readme_run(project / "firmware.elf")
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_readme_cmake_snippet(libraries, tmp_path: Path, compiler: str) -> None:
+    """The README's CMake lines: the imported target alone gives the firmware its
+    compile and link flags."""
+    _need("cmake", "make")
+    project = _readme_project(libraries, tmp_path, compiler)
+    target = ("" if compiler == "gcc" else
+              "set(CMAKE_C_COMPILER_TARGET thumbv7em-none-eabihf)\n"
+              "set(CMAKE_EXE_LINKER_FLAGS_INIT -fuse-ld=lld)\n")
+    (project / "toolchain.cmake").write_text(
+        "set(CMAKE_SYSTEM_NAME Generic)\nset(CMAKE_SYSTEM_PROCESSOR arm)\n"
+        f"set(CMAKE_C_COMPILER {CC[compiler][0]})\n{target}"
+        "set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)\n")
+    link = " ".join(f for f in USER_LDFLAGS[compiler] + USER_LDLIBS[compiler]
+                    if f != "-fuse-ld=lld")
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.16)\nproject(firmware C)\n"
+        "add_executable(firmware main.c board.c startup.c)\n"
+        f"target_compile_options(firmware PRIVATE {' '.join(USER_CFLAGS)})\n"
+        f"target_link_options(firmware PRIVATE {link})\n" + _readme_block("cmake"))
+    build = project / "build"
+    _ok(["cmake", "-S", str(project), "-B", str(build),
+         f"-DCMAKE_TOOLCHAIN_FILE={project / 'toolchain.cmake'}"], project)
+    _ok(["cmake", "--build", str(build)], project)
+    _check_readme_run(build / "firmware")
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_readme_pkg_config(libraries, tmp_path: Path, compiler: str) -> None:
+    """The README's pkg-config line gives the include directory, the ABI flags and the
+    archive: with the user's own flags, one compile-and-link command."""
+    _need("pkg-config")
+    project = _readme_project(libraries, tmp_path, compiler)
+    line = _readme_block("sh").strip()
+    assert line.startswith("PKG_CONFIG_PATH=lib pkg-config ")
+    flags = _ok(["sh", "-c", line], project).split()
+    assert "-Ilib" in flags and "-mfloat-abi=hard" in flags, flags
+    _ok([*CC[compiler], *USER_CFLAGS, "main.c", "board.c", "startup.c", *flags,
+         *USER_LDFLAGS[compiler], *USER_LDLIBS[compiler], "-o", "firmware.elf"], project)
+    _check_readme_run(project / "firmware.elf")

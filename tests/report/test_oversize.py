@@ -59,10 +59,10 @@ def _table(out: str) -> dict[str, tuple[int, int]]:
     """{component label: (flash, ram)} from the printed table."""
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"^([a-zA-Z/ ]+?)\s+([\d ]+?)\s{2,}([\d ]+?)(\s{3}\(budget.*)?$", line)
+        m = re.match(r"^([a-zA-Z/ ]+?)\s+([\d,]+)\s+([\d,]+)(\s{3}\(budget.*)?$", line)
         if m and m.group(1) != "component":
-            rows[m.group(1)] = (int(m.group(2).replace(" ", "")),
-                                int(m.group(3).replace(" ", "")))
+            rows[m.group(1)] = (int(m.group(2).replace(",", "")),
+                                int(m.group(3).replace(",", "")))
     return rows
 
 

@@ -16,6 +16,8 @@ from toolchain.pipeline import BuildResult, build_model
 from toolchain.report.size import (
     FLASH_COMPONENTS,
     RAM_COMPONENTS,
+    SizeReport,
+    SymbolSize,
     size_report,
     size_report_from_files,
 )
@@ -127,8 +129,8 @@ def test_table_json_and_symbols(builds) -> None:
     first = table.splitlines()[0].split()
     assert first == ["component", "flash", "ram"]
     total = next(line for line in table.splitlines() if line.startswith("total"))
-    assert "(budget 4 194 304 / 4 194 304)" in total
-    assert re.search(r"^runtime\s+[\d ]+\s+\d+$", table, re.M)
+    assert "(budget 4,194,304 / 4,194,304)" in total
+    assert re.search(r"^runtime\s+[\d,]+\s+\d+$", table, re.M)
     assert "text    data     bss     dec     hex" in table
     data = json.loads(json.dumps(report.to_json()))
     assert data["flash_total"] == build.link.flash_used and data["over_budget"] == []
@@ -155,3 +157,38 @@ def test_cli_prints_the_table(builds, capsys) -> None:
 def test_load_board_budget_defaults() -> None:
     board = load_board("cortex-m4")
     assert board.budgets.flash > 0 and board.budgets.ram > 0
+
+
+def _large_report() -> SizeReport:
+    """A report of a megabyte model: numbers with seven and eight digits side by side."""
+    flash = dict.fromkeys(FLASH_COMPONENTS, 0) | {"runtime": 3_000, "constants": 1_245_184}
+    ram = dict.fromkeys(RAM_COMPONENTS, 0) | {"arena": 12_345_678, "stack": 600}
+    return SizeReport(
+        "big", flash, ram, flash_total=1_248_184, ram_static=12_345_678, stack=600,
+        budget_flash=2_097_152, budget_ram=16_777_216, sections={},
+        berkeley={"text": 1_248_184, "data": 0, "bss": 12_345_678, "dec": 13_593_862},
+        symbols=[SymbolSize("weights", 1_245_184, "object", ".rodata", "constants",
+                            flash_parts=(("constants", 1_245_184),))])
+
+
+def test_numbers_of_a_megabyte_and_more_stay_apart() -> None:
+    """Every cell of every table is its own whitespace-separated field, and reads back
+    as the number it was (a 1,245,184 B column once ran into its neighbour: "01 245 184")."""
+    report = _large_report()
+    table = report.format_table(symbols=1)
+    lines = table.splitlines()
+    assert lines[0].split() == ["component", "flash", "ram"]
+    assert re.search(r"^constants +1,245,184 +0$", table, re.M)
+    assert re.search(r"^arena +0 +12,345,678$", table, re.M)
+    total = next(line for line in lines if line.startswith("total"))
+    assert total.split() == ["total", "1,248,184", "12,346,278", "(budget", "2,097,152",
+                             "/", "16,777,216)"]
+    berkeley = lines[lines.index(next(x for x in lines if x.split()[:1] == ["text"])) + 1]
+    assert berkeley.split() == ["1248184", "0", "12345678", "13593862", "cf6d06"]
+    assert re.search(r"^ +1,245,184 +constants +\.rodata +weights$", table, re.M)
+    budget = report.format_budget_table(symbols=1)
+    assert budget.splitlines()[0] == ("board big: flash budget 2,097,152 B, RAM budget "
+                                      "16,777,216 B")
+    assert re.search(r"^constants +1,245,184 +59\.38 % +0 +0\.00 %$", budget, re.M)
+    assert re.search(r"^arena +0 +0\.00 % +12,345,678 +73\.59 %$", budget, re.M)
+    assert re.search(r"^ +1,245,184 +59\.38 % +flash +constants +weights$", budget, re.M)

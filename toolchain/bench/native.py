@@ -151,7 +151,9 @@ def _run(bench: NativeBench, inputs: bytes, repeat: int, batch: int, warmup: int
     try:
         (work / IN_FILE).write_bytes(struct.pack("<4I", repeat, batch, warmup, 0) + inputs)
         try:
-            proc = subprocess.run([str(bench.elf)], cwd=work, capture_output=True,
+            # The program runs in its scratch directory, so a relative path (the default
+            # build/..., or -o DIR as typed) must not be resolved from there.
+            proc = subprocess.run([str(bench.elf.resolve())], cwd=work, capture_output=True,
                                   timeout=timeout)
         except subprocess.TimeoutExpired:
             raise UsageError(f"{bench.elf}: no result after {timeout:g} s (lower "

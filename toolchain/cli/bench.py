@@ -14,7 +14,12 @@ from toolchain.bench.native import (
     run_native_bench,
     summary,
 )
-from toolchain.cli.build import add_quantize_options, quantize_options
+from toolchain.cli.build import (
+    add_input_shape_option,
+    add_quantize_options,
+    input_shapes,
+    quantize_options,
+)
 from toolchain.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
@@ -24,6 +29,7 @@ from toolchain.cli.common import (
 )
 from toolchain.loader import UsageError, load_graph, random_inputs
 from toolchain.module.reader import read_module
+from toolchain.passes.quantize import check_not_quantized
 from toolchain.target import DescriptorError, list_boards, load_board
 
 
@@ -62,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="where the program is built (default: build/<model>-<board>-bench): new, "
                         "empty or an earlier build")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    add_input_shape_option(p)
     add_quantize_options(p)
     return p
 
@@ -75,11 +82,13 @@ def _main(argv: list[str] | None) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     check_native(board)  # before any build: a refused board costs nothing
-    graph = load_graph(args.model, args.entry)
+    graph = load_graph(args.model, args.entry, input_shapes(args))
+    quantize = quantize_options(args)
+    check_not_quantized(graph, quantize, args.model)
     out_dir = (Path(args.build_dir) if args.build_dir else
                Path("build") / f"{Path(args.model).stem}-{board.identifier}-bench")
     pipeline.check_out_dir(out_dir, args.model)
-    bench = build_native_bench(graph, board, out_dir, quantize_options(args),
+    bench = build_native_bench(graph, board, out_dir, quantize,
                                log=lambda m: print(m, file=sys.stderr))
     # Inputs of the graph the program computes (prepared by the build), as minirt-run
     # draws them.

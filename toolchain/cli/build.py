@@ -30,7 +30,12 @@ from toolchain.mlir import parse_file
 from toolchain.mlir.printer import print_generic
 from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import calibration_sha256, load_calibration
-from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, MODES, QuantizeOptions
+from toolchain.passes.quantize import (
+    DEFAULT_MIN_ELEMENTS,
+    MODES,
+    QuantizeOptions,
+    check_not_quantized,
+)
 from toolchain.target import DescriptorError, list_boards, load_board
 
 
@@ -43,7 +48,8 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
                         "kernels so RAM does not grow; or compute the whole model in int8 "
                         "(int8: activations asymmetric per tensor with ranges from "
                         "--calibration, weights symmetric per output channel, int32 biases, "
-                        "TFLite's integer arithmetic) (default: none)")
+                        "TFLite's integer arithmetic). A model already quantized (an int8 "
+                        ".tflite) is refused: build it without --quantize (default: none)")
     p.add_argument("--quantize-min-elements", type=non_negative_int,
                    default=DEFAULT_MIN_ELEMENTS,
                    metavar="N",
@@ -62,7 +68,7 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_input_shape_option(p: argparse.ArgumentParser) -> None:
-    """--input-shape NAME=1x3x32x32 (repeatable), shared by minirt-build and minirt-run."""
+    """--input-shape NAME=1x3x32x32 (repeatable): minirt-build, minirt-run, minirt-bench."""
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=SHAPE",
                    help="an .onnx model's input NAME gets this static shape (e.g. "
                         "input=1x3x32x32), pinning dynamic dimensions such as a batch 'N'; "
@@ -273,6 +279,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     graph = load_graph(args.model, args.entry, input_shapes(args))
+    check_not_quantized(graph, quantize, args.model)
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
     target = board.target_info
@@ -341,6 +348,7 @@ def _main(argv: list[str] | None) -> int:
     # Everything that can be refused is refused before the build replaces out_dir: a
     # failed command must not leave a new build behind for minirt-run to reuse.
     pipeline.check_out_dir(out_dir, args.model)
+    check_not_quantized(graph, quantize, args.model)
     quantized = quantize.mode != "none"
     if quantized:  # the accuracy report runs the reference, twice
         check_host_memory(graph, reference=True, what=args.model)

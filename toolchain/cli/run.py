@@ -38,6 +38,7 @@ from toolchain.loader import (
     random_inputs,
     save_outputs,
 )
+from toolchain.passes.quantize import check_not_quantized
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
@@ -262,7 +263,9 @@ def _main(argv: list[str] | None) -> int:
     # The graph the firmware computes (weights stored as --quantize says): --reference
     # runs it and --check compares with it, so like is compared with like. Inputs are
     # that graph's (int8 with --quantize int8 --int8-io).
-    graph = prepare_graph(graph, quantize_options(args))
+    quantize = quantize_options(args)
+    check_not_quantized(graph, quantize, args.model)
+    graph = prepare_graph(graph, quantize)
     inputs = load_inputs(args.inputs, graph) if args.inputs else None
     if not args.reference:
         # Built (or found) before random inputs are drawn: a model that does not fit

@@ -30,6 +30,7 @@ from pathlib import Path
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from toolchain import __version__
 from toolchain.graph.ir import Graph
 from toolchain.library.names import check_name
 from toolchain.library.sources import (
@@ -39,6 +40,7 @@ from toolchain.library.sources import (
     entry_source,
     header_source,
     make_snippet,
+    pkg_config_file,
 )
 from toolchain.link.build import (
     LinkError,
@@ -210,8 +212,8 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
                   stamp: dict | None = None, log=print) -> LibraryResult:
     """Compiles `graph` for `board`'s target into a library in `out_dir` (replaced only
     on success, like a firmware build): libminirt_<name>.a, <name>.h, minirt.h,
-    <name>.cmake, <name>.mk, model.mrt and build.json. `model` is the model file's name
-    (for the comments); `stamp` is recorded in build.json."""
+    <name>.cmake, <name>.mk, minirt_<name>.pc, model.mrt and build.json. `model` is the
+    model file's name (for the comments); `stamp` is recorded in build.json."""
     from toolchain import pipeline
 
     check_name(name)
@@ -247,6 +249,7 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
         shutil.copyfile(runtime_c_dir() / "include" / "minirt.h", tmp / "minirt.h")
         (tmp / f"{name}.cmake").write_text(cmake_snippet(spec))
         (tmp / f"{name}.mk").write_text(make_snippet(spec))
+        (tmp / f"minirt_{name}.pc").write_text(pkg_config_file(spec, __version__))
         (tmp / "model.mrt").write_bytes(image.module)
     return LibraryResult(out_dir, spec, out_dir / f"libminirt_{name}.a", out_dir / f"{name}.h",
                          sizes)

@@ -53,7 +53,7 @@ from toolchain.passes.ptq_values import (
     _Unsupported,
     quantize_values,
 )
-from toolchain.passes.quantize import QuantizeOptions
+from toolchain.passes.quantize import QuantizeOptions, check_not_quantized
 from toolchain.types import F32
 
 __all__ = ["SOFTMAX_QUANT", "dequantize_outputs", "io_quantization", "quantize_graph",
@@ -73,6 +73,7 @@ def quantize_int8(graph: Graph, options: QuantizeOptions) -> Graph:
     if not options.calibration:
         raise UsageError("--quantize int8 needs --calibration FILE: an .npz of samples "
                          "(input_0, ... each with a leading axis of samples)")
+    check_not_quantized(graph, options)
     samples = load_calibration(options.calibration, graph)
     return quantize_graph(graph, samples, int8_io=options.int8_io)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.loader import UsageError
 from toolchain.types import F32, QuantParams, TensorType, dtype
 
 # int8: the whole graph in integers, activations calibrated (toolchain/passes/ptq.py).
@@ -85,6 +86,35 @@ def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndar
     return q, scale
 
 
+def _eligible(node: Node, options: QuantizeOptions) -> bool:
+    """Whether fp16 / int8-weights store this node's value in fewer bytes."""
+    if node.op != "constant":
+        return False
+    t = node.outputs[0].type
+    return (t.dtype == F32 and t.num_elements >= options.min_elements
+            and not _is_vector(t))
+
+
+def check_not_quantized(graph: Graph, options: QuantizeOptions,
+                        what: str = "the model") -> None:
+    """Raises UsageError (one line naming ``what``) when ``options`` quantize a model
+    that already is: int8 calibrates float activations, which such a model has none of
+    (the calibration file would be refused for its dtype), and fp16 / int8-weights find
+    no float weight in it to store, so their report would compare the model with
+    itself. A quantized model that still has float weights may take fp16 / int8-weights."""
+    if options.mode == "none":
+        return
+    tensors = [*graph.inputs, *(t for node in graph.nodes for t in node.outputs)]
+    stored = next((t.type.quant.storage for t in tensors if t.type.quant is not None), None)
+    if stored is None:
+        return
+    if options.mode != "int8" and any(_eligible(n, options) for n in graph.nodes):
+        return
+    kind = "uint" if stored.kind == "u" else "int"
+    raise UsageError(f"{what}: the model is already quantized ({kind}{stored.bits}), and "
+                     f"--quantize {options.mode} quantizes float models: drop --quantize")
+
+
 def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
     """Rewrites eligible constants in place (call after constant folding). Mode int8
     quantizes the whole graph: toolchain.passes.ptq.quantize_int8."""
@@ -94,13 +124,13 @@ def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
         raise ValueError("mode int8 quantizes activations too: use passes.quantize_int8")
     if options.mode == "none":
         return graph
+    check_not_quantized(graph, options)
     nodes: list[Node] = []
     for node in graph.nodes:
-        t = node.outputs[0] if node.op == "constant" else None
-        if (t is None or t.type.dtype != F32 or t.type.num_elements < options.min_elements
-                or _is_vector(t.type)):
+        if not _eligible(node, options):
             nodes.append(node)
             continue
+        t = node.outputs[0]
         w = np.asarray(node.attrs["value"])
         if options.mode == "fp16":
             half = dtype("f16")

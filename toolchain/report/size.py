@@ -174,27 +174,28 @@ class SizeReport:
         """The component table with each row as a percentage of the board's budgets, the
         RAM split and (symbols > 0) the largest symbols with theirs (minirt-size)."""
         rows = [f"board {self.board}: flash budget {_num(self.budget_flash)} B, RAM budget "
-                f"{_num(self.budget_ram)} B", "",
-                f"{'component':<20}{'flash':>10}{'% budget':>10}{'RAM':>10}{'% budget':>10}"]
-        for key, label in COMPONENT_LABELS.items():
-            f, r = self.flash.get(key, 0), self.ram.get(key, 0)
-            rows.append(f"{label:<20}{_num(f):>10}{_pct(self.percent('flash', f)):>10}"
-                        f"{_num(r):>10}{_pct(self.percent('ram', r)):>10}")
-        rows.append(f"{'total':<20}{_num(self.flash_total):>10}"
-                    f"{_pct(self.percent('flash', self.flash_total)):>10}"
-                    f"{_num(self.ram_total):>10}{_pct(self.percent('ram', self.ram_total)):>10}")
+                f"{_num(self.budget_ram)} B", ""]
+        body = [[label, _num(f), _pct(self.percent("flash", f)), _num(r),
+                 _pct(self.percent("ram", r))]
+                for key, label in COMPONENT_LABELS.items()
+                for f, r in [(self.flash.get(key, 0), self.ram.get(key, 0))]]
+        body.append(["total", _num(self.flash_total),
+                     _pct(self.percent("flash", self.flash_total)), _num(self.ram_total),
+                     _pct(self.percent("ram", self.ram_total))])
+        rows += _columns([["component", "flash", "% budget", "RAM", "% budget"], *body],
+                         first=20, least=10)
         split = ", ".join(f"{COMPONENT_LABELS[k]} {_num(self.ram[k])} B "
                           f"({_pct(self.percent('ram', self.ram[k]))})"
                           for k in RAM_COMPONENTS if self.ram.get(k) or k in RAM_SPLIT)
         rows += ["", f"RAM split: {split}"]
         if symbols > 0 and self.symbols:
-            rows += ["", f"{'size':>9}{'% budget':>10}  {'memory':<7}{'component':<20}symbol"]
+            table = [["size", "% budget", "memory", "component", "symbol"]]
             for sym in self.symbols[:symbols]:
                 memory = "flash" if sym.flash_parts else "RAM"
                 pct = self.percent("ram" if memory == "RAM" else "flash", sym.size)
-                rows.append(f"{_num(sym.size):>9}{_pct(pct):>10}  {memory:<7}"
-                            f"{COMPONENT_LABELS.get(sym.component, sym.component):<20}"
-                            f"{sym.name}")
+                table.append([_num(sym.size), _pct(pct), memory,
+                              COMPONENT_LABELS.get(sym.component, sym.component), sym.name])
+            rows += ["", *_columns(table, least=9, right=2)]
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
         return "\n".join(rows)
 
@@ -222,32 +223,52 @@ class SizeReport:
 
     def format_table(self, symbols: int = 0) -> str:
         """The component table, the Berkeley line and (symbols > 0) the top symbols."""
-        rows = [f"{'component':<20}{'flash':>9}{'ram':>9}"]
-        for key, label in COMPONENT_LABELS.items():
-            rows.append(
-                f"{label:<20}{_num(self.flash.get(key, 0)):>9}{_num(self.ram.get(key, 0)):>9}"
-            )
-        rows.append(
-            f"{'total':<20}{_num(self.flash_total):>9}{_num(self.ram_total):>9}"
-            f"   (budget {_num(self.budget_flash)} / {_num(self.budget_ram)})"
-        )
+        table = [["component", "flash", "ram"]]
+        table += [[label, _num(self.flash.get(key, 0)), _num(self.ram.get(key, 0))]
+                  for key, label in COMPONENT_LABELS.items()]
+        table.append(["total", _num(self.flash_total), _num(self.ram_total)])
+        rows = _columns(table, first=20, least=9)
+        rows[-1] += f"   (budget {_num(self.budget_flash)} / {_num(self.budget_ram)})"
         b = self.berkeley
-        rows += [
-            "",
-            f"{'text':>8}{'data':>8}{'bss':>8}{'dec':>8}{'hex':>8}",
-            f"{b['text']:>8}{b['data']:>8}{b['bss']:>8}{b['dec']:>8}{b['dec']:>8x}",
-        ]
+        rows += ["", *_columns([["text", "data", "bss", "dec", "hex"],
+                                [*(str(b[k]) for k in ("text", "data", "bss", "dec")),
+                                 f"{b['dec']:x}"]], least=8, right=5)]
         if symbols > 0 and self.symbols:
-            rows += ["", f"{'size':>7}  {'component':<12}{'section':<10}symbol"]
-            for s in self.symbols[:symbols]:
-                rows.append(f"{s.size:>7}  {s.component:<12}{s.section:<10}{s.name}")
+            table = [["size", "component", "section", "symbol"]]
+            table += [[_num(s.size), s.component, s.section, s.name]
+                      for s in self.symbols[:symbols]]
+            rows += ["", *_columns(table, least=7, right=1)]
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
         return "\n".join(rows)
 
 
+def _columns(table: list[list[str]], first: int = 0, least: int = 0,
+             right: int | None = None) -> list[str]:
+    """``table``'s rows as aligned text: a left-aligned first column of at least
+    ``first`` characters (when ``first`` > 0), then the next ``right`` columns (default:
+    all) right-aligned in at least ``least`` characters, then the rest left-aligned after
+    two spaces. A column grows to its widest cell plus two spaces, so that numbers of any
+    size never run into each other."""
+    lead = 1 if first else 0
+    right = len(table[0]) - lead if right is None else right
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = []
+    for row in table:
+        cells = [f"{row[0]:<{max(first, widths[0] + 2)}}"] if lead else []
+        cells += [f"{c:>{max(least, w + 2)}}"
+                  for c, w in zip(row[lead:lead + right], widths[lead:lead + right])]
+        rest = row[lead + right:]
+        if rest:
+            cells.append("  " + "".join(f"{c:<{w + 2}}" for c, w in
+                                        zip(rest, widths[lead + right:])).rstrip())
+        lines.append("".join(cells).rstrip())
+    return lines
+
+
 def _num(n: int) -> str:
-    """1234567 -> '1 234 567' (thin grouping, as in the size tables of the docs)."""
-    return f"{n:,}".replace(",", " ")
+    """1234567 -> '1,234,567': commas, as the other messages and the docs group digits
+    (a space inside a number is read as the gap between two columns)."""
+    return f"{n:,}"
 
 
 def _pct(p: float) -> str:
