@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from model_zoo import MISSING_REASON, MODELS_DIR, have_models
 
+from toolchain import pipeline
 from toolchain.cli import run as run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,8 +110,9 @@ def test_hang_is_a_timeout(board: str, tmp_path: Path, capsys, monkeypatch) -> N
     argv = [seed, "--board", board, "-o", str(tmp_path / "fw"), "--timeout", "3"]
     assert run_cli.main(argv) == 0  # the unpatched image finishes well within 3 s
     capsys.readouterr()
-    real = run_cli.run_image
-    monkeypatch.setattr(run_cli, "run_image", lambda board_, elf, *args, **kwargs: real(
+    # minirt-run's QEMU run is pipeline.run_firmware's (shared with the Python API).
+    real = pipeline.run_image
+    monkeypatch.setattr(pipeline, "run_image", lambda board_, elf, *args, **kwargs: real(
         board_, _hanging_copy(Path(elf), tmp_path / "hang.elf"), *args, **kwargs))
     start = time.monotonic()
     rc = run_cli.main(argv)
