@@ -138,3 +138,26 @@ def test_an_integer_result_without_scales_is_one_line() -> None:
     with pytest.raises(TFLiteError, match=r"operator 0 .AVERAGE_POOL_2D.: its i8 result is "
                                           "not quantized per tensor"):
         _load(model)
+
+
+def test_a_bias_quantized_along_a_dim_it_lacks_is_read_by_channel() -> None:
+    # TFLite Micro's person_detect.tflite: an older converter copied the depthwise
+    # filter's quantized_dimension 3 onto its 1-D bias. A vector's channels are its only
+    # dim; TFLite Micro reads the bias scales by channel. A filter quantized along a dim
+    # past its rank is still refused.
+    rng = np.random.default_rng(0)
+
+    def model(bias_dim: int, filter_dim: int) -> bytes:
+        return single_op_model(
+            "DEPTHWISE_CONV_2D",
+            [Tensor((1, 5, 5, 3), "int8", scale=0.05, zero_point=-3),
+             Tensor((1, 3, 3, 3), "int8", scale=[0.02, 0.03, 0.04], zero_point=[0, 0, 0],
+                    quantized_dimension=filter_dim, data=rng.integers(-127, 128, (1, 3, 3, 3))),
+             Tensor((3,), "int32", scale=[0.001, 0.0015, 0.002], zero_point=[0, 0, 0],
+                    quantized_dimension=bias_dim, data=rng.integers(-100, 100, 3))],
+            [Tensor((1, 3, 3, 3), "int8", scale=0.1, zero_point=0)],
+            padding="VALID", stride_w=1, stride_h=1, depth_multiplier=1)
+
+    _load(model(bias_dim=3, filter_dim=3))
+    with pytest.raises(TFLiteError, match="quantized dimension 7"):
+        _load(model(bias_dim=0, filter_dim=7))

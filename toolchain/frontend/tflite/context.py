@@ -53,7 +53,12 @@ def _quant_params(info: TensorInfo, dt: DType) -> QuantParams | None:
         if not lo <= z <= hi:
             raise Unsupported(f"{where} has zero point {z}, outside {dt}'s range {lo}..{hi}")
     axis = None
-    if q.per_channel:
+    if q.per_channel and len(info.shape) == 1 and info.shape[0] == len(q.scales):
+        # A vector's channels are its only dim, whatever quantized_dimension says: older
+        # converters copied the filter's dim 3 onto biases (TFLite Micro's own
+        # person_detect), and TFLite Micro's kernels read bias scales by channel alone.
+        axis = 0
+    elif q.per_channel:
         if not 0 <= q.axis < len(info.shape) or info.shape[q.axis] != len(q.scales):
             raise Unsupported(f"{where} has {len(q.scales)} quantization scales, which do not "
                               f"match its quantized dimension {q.axis} of shape "
