@@ -1,0 +1,133 @@
+"""How far each frontend gets through its peers' suites, on the host (no firmware): a
+yardstick to keep from falling while the importers grow (the full conformance runner,
+with QEMU samples, is issue 20's `make conformance`).
+
+- TFLite Micro's models (../shared/models/tflm/**/*.tflite): the files that load (read,
+  import, verify).
+- The StableHLO interpreter's tests (../shared/suites/stablehlo_interpret/): the test
+  functions that import and verify, with the `check.*` lines (the expected values, in a
+  dialect minirt does not import) left out; each `// -----` part is a module.
+- ONNX's backend node tests (the installed `onnx` package): the cases whose model loads
+  and whose reference outputs match the expected ones like numpy.isclose(rtol=1e-4,
+  atol=1e-5, equal_nan), each case within 10 s (ONNX's own tests compare float32 at
+  rtol=1e-3; 1e-4 is stricter).
+
+Writes bench/results/peer_suites.{json,md}.
+
+    python bench/peer_suites.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from toolchain.frontend import import_module  # noqa: E402
+from toolchain.graph.verify import verify_graph  # noqa: E402
+from toolchain.loader import load_graph  # noqa: E402
+from toolchain.mlir.parser import parse_text  # noqa: E402
+from toolchain.reference import run_graph  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+RESULTS = ROOT / "bench" / "results"
+CASE_SECONDS = 10
+
+
+def tflm_models() -> tuple[int, int]:
+    files = sorted((SHARED / "models" / "tflm").rglob("*.tflite"))
+    ok = 0
+    for f in files:
+        try:
+            load_graph(f)
+            ok += 1
+        except Exception:  # noqa: BLE001 - a refusal, whatever its kind, is a miss here
+            pass
+    return ok, len(files)
+
+
+def stablehlo_interpreter_tests() -> tuple[int, int]:
+    ok = total = 0
+    for f in sorted((SHARED / "suites" / "stablehlo_interpret").glob("*.mlir")):
+        for part in f.read_text().split("// -----"):
+            text = "\n".join(line for line in part.splitlines() if "check." not in line)
+            for name in re.findall(r"func\.func (?:public |private )?@([\w.$]+)", text):
+                total += 1
+                try:
+                    verify_graph(import_module(parse_text(text, f.name), name))
+                    ok += 1
+                except Exception:  # noqa: BLE001
+                    pass
+    return ok, total
+
+
+def _timeout(*_: object) -> None:
+    raise TimeoutError
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return False
+    if want.dtype.kind in "fc":
+        return bool(np.isclose(got, want, rtol=1e-4, atol=1e-5, equal_nan=True).all())
+    return bool((got == want).all())
+
+
+def onnx_node_tests() -> tuple[int, int]:
+    import onnx
+    from onnx.backend.test.case.node import collect_testcases
+
+    cases = collect_testcases()
+    ok = 0
+    signal.signal(signal.SIGALRM, _timeout)
+    for case in cases:
+        try:
+            signal.alarm(CASE_SECONDS)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "model.onnx"
+                onnx.save(case.model, path)
+                graph = load_graph(path)
+                for inputs, outputs in case.data_sets:
+                    got = run_graph(graph, [np.asarray(x) for x in inputs])
+                    if len(got) != len(outputs) or not all(map(_close, got, outputs)):
+                        raise ValueError("mismatch")
+            ok += 1
+        except BaseException:  # noqa: BLE001 - includes the alarm's TimeoutError
+            pass
+        finally:
+            signal.alarm(0)
+    return ok, len(cases)
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    if not SHARED.is_dir():
+        print(f"peer_suites: {SHARED} is absent: ONNX's node tests only", file=sys.stderr)
+    rows = {}
+    if SHARED.is_dir():
+        rows["TFLite Micro's models (load)"] = tflm_models()
+        rows["StableHLO interpreter tests (import + verify)"] = stablehlo_interpreter_tests()
+    rows["ONNX backend node tests (reference matches)"] = onnx_node_tests()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "peer_suites.json").write_text(json.dumps(
+        {k: {"pass": a, "total": b} for k, (a, b) in rows.items()}, indent=2) + "\n")
+    lines = ["# Peer suites on the host (`python bench/peer_suites.py`)", "",
+             "| suite | pass | of |", "|---|---:|---:|"]
+    lines += [f"| {k} | {a:,} | {b:,} |" for k, (a, b) in rows.items()]
+    (RESULTS / "peer_suites.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
