@@ -21,13 +21,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from toolchain.frontend.regions import RegionScope
-from toolchain.frontend.types import as_tensor_type, func_type
+from toolchain.frontend.types import as_tensor_type, func_type, known_or_unknown
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.verify import verify_node
-from toolchain.types import DType, TensorType
+from toolchain.types import TensorType
 
 if TYPE_CHECKING:
     from toolchain.mlir.ir import Block, Operation
@@ -51,9 +49,7 @@ def import_cfg(importer: Any, func: Operation, args: list[Tensor], stack: list[s
     def share(v: Any) -> None:
         if id(v) not in shared:
             shared[id(v)] = len(types)
-            t = as_tensor_type(v.type)
-            types.append(t if t is not None else TensorType((), DType("?", np.dtype("f4"),
-                                                                      0, "?")))
+            types.append(known_or_unknown(v.type))
 
     for a in blocks[0].args:
         share(a)

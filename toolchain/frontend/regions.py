@@ -15,11 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from toolchain.frontend.types import as_tensor_type
+from toolchain.frontend.types import UNKNOWN, as_tensor_type
 from toolchain.graph.ir import Graph, Tensor
-from toolchain.types import DType, TensorType
 
 if TYPE_CHECKING:
     from toolchain.mlir.ir import Operation, Region
@@ -101,7 +98,7 @@ def _import_region(importer: Any, region: Region, outer: dict[int, Tensor], stac
         if t is None or not t.is_static:
             importer.error(f"'{op.name}': a region argument has type '{a.type}'; minirt "
                            "needs static tensor shapes", op)
-            t = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+            t = UNKNOWN
         scope.env[id(a)] = graph.add_input(t)
     saved = importer.graph
     importer.graph = graph

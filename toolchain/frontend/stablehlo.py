@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from toolchain.diagnostics import CompileError, ErrorCollector, raise_all
 from toolchain.frontend import tosa
 from toolchain.frontend.cfg import import_cfg
@@ -33,13 +31,13 @@ from toolchain.frontend.stablehlo_quant import (
     is_quantized,
 )
 from toolchain.frontend.stablehlo_tuples import flatten_tuples
-from toolchain.frontend.types import as_tensor_type, func_type, sym
+from toolchain.frontend.types import UNKNOWN, as_tensor_type, func_type, known_or_unknown, sym
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import COMPLEX_OPS, OPS, ShapeError
 from toolchain.graph.verify import tensor_type_error, verify_node
 from toolchain.mlir.ir import Operation, SymbolRefAttr
-from toolchain.types import DType, TensorType
+from toolchain.types import TensorType
 
 # Ops that only change how a value is typed, tensor<T> <-> T: a branch condition is an
 # i1, a StableHLO value a tensor<i1>, and the graph holds scalars as rank-0 tensors.
@@ -114,8 +112,7 @@ class _Importer:
         if t is None:  # a region's capture (frontend/regions.py)
             t = capture(self.region_scopes, env, v)
         if t is None:  # a value from an op that failed to convert, or from an outer scope
-            ty = as_tensor_type(v.type) or TensorType((), DType("?", np.dtype("f4"), 0, "?"))
-            t = env[id(v)] = Tensor(ty)
+            t = env[id(v)] = Tensor(known_or_unknown(v.type))
         return t
 
     def convert(self, op: Operation, inputs: list[Tensor], stack: list[str],
@@ -123,9 +120,7 @@ class _Importer:
         """The graph tensors of `op`'s results; `env` is the scope it sits in (its
         regions may capture values from there)."""
         assert self.graph is not None
-        dummies = [Tensor(as_tensor_type(r.type) or TensorType((), DType("?", np.dtype("f4"),
-                                                                           0, "?")))
-                   for r in op.results]
+        dummies = [Tensor(known_or_unknown(r.type)) for r in op.results]
         if op.name in ("func.call", "call"):
             return self.call(op, inputs, stack) or dummies
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
@@ -296,7 +291,7 @@ def import_module(module: Operation, entry: str = "main") -> Graph:
         if tt is None or not tt.is_static:
             importer.error(f"argument {i} of '@{entry}' has type '{t}'; minirt needs static "
                            "tensor shapes", func)
-            tt = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
+            tt = UNKNOWN
         elif (problem := tensor_type_error(tt)) is not None:
             importer.error(f"argument {i} of '@{entry}': {problem}", func)
         if (unsupported := _dtype_problem(tt)) is not None:

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from toolchain.mlir.ir import Operation, StringAttr, TypeAttr
 from toolchain.types import DType, FunctionType, TensorType
 
-__all__ = ["as_tensor_type", "func_type", "sym"]
+__all__ = ["UNKNOWN", "as_tensor_type", "func_type", "known_or_unknown", "sym"]
+
+# Stands for a value whose type could not be read (an error is already reported): the
+# import goes on, so that one run reports every error, and nothing is built from it.
+UNKNOWN = TensorType((), DType("?", np.dtype("f4"), 0, "?"))
 
 
 def as_tensor_type(t: Any) -> TensorType | None:
@@ -24,6 +30,11 @@ def as_tensor_type(t: Any) -> TensorType | None:
     if isinstance(t, DType):
         return TensorType((), t)
     return None
+
+
+def known_or_unknown(t: Any) -> TensorType:
+    """`t` as a tensor type, or UNKNOWN when it is none."""
+    return as_tensor_type(t) or UNKNOWN
 
 
 def declared_result(op: Operation, i: int, error: type[Exception]) -> TensorType:

@@ -41,13 +41,8 @@ def p_call(p: Parser, name: str) -> Operation:
     p.parse_punct("(", "to open call arguments")
     values, toks = p.parse_operands_until(")")
     attrs = p.parse_optional_attr_dict()
-    p.parse_punct(":", "before the call's type")
-    ty_tok = p.peek()
-    fty = p.parse_type("function type")
-    if not isinstance(fty, FunctionType):
-        raise p.error("expected function type '(...) -> ...'", ty_tok)
-    p.check_operand_types(values, list(fty.inputs), toks, ty_tok)
-    return make_op("func.call", values, [Value(t) for t in fty.results],
+    results = p.parse_functional_type(values, toks, "the call's")
+    return make_op("func.call", values, results,
                    {"callee": SymbolRefAttr(symbol_name(tok.text))}, attrs)
 
 

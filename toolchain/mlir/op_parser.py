@@ -301,13 +301,7 @@ class Parser(TypeAttributeParser):
             self.lex.next()
             regions = self.parse_comma_list(self.parse_region, ")")
         attrs = self.parse_optional_attr_dict()
-        self.parse_punct(":", "before the operation's type")
-        ty_tok = self.peek()
-        fty = self.parse_type("function type")
-        if not isinstance(fty, FunctionType):
-            raise self.error("expected function type '(...) -> ...'", ty_tok)
-        self.check_operand_types(operands, list(fty.inputs), operand_toks, ty_tok)
-        results = [Value(t) for t in fty.results]
+        results = self.parse_functional_type(operands, operand_toks)
         op = Operation(name, operands + successor_args, results, attrs, props, regions)
         op.successors = successors
         return op
@@ -337,6 +331,19 @@ class Parser(TypeAttributeParser):
             if toks is not None:
                 toks.extend(arg_toks)
         return entry[0]
+
+    def parse_functional_type(self, operands: list[Value], toks: list[Token],
+                              whose: str = "the operation's") -> list[Value]:
+        """`: (T1, T2) -> (R1, R2)`, checked against `operands` (their tokens locate a
+        mismatch); returns the results. `whose` names the type in the error when the
+        colon is missing."""
+        self.parse_punct(":", f"before {whose} type")
+        ty_tok = self.peek()
+        fty = self.parse_type("function type")
+        if not isinstance(fty, FunctionType):
+            raise self.error("expected function type '(...) -> ...'", ty_tok)
+        self.check_operand_types(operands, list(fty.inputs), toks, ty_tok)
+        return [Value(t) for t in fty.results]
 
     def check_operand_types(self, operands: list[Value], types: list, toks: list[Token],
                             ty_tok: Token) -> None:

@@ -78,13 +78,7 @@ def signature(p: Parser, values: list[Value], toks: list[Token],
 
 def functional(p: Parser, values: list[Value], toks: list[Token]) -> list[Value]:
     """`: (T1, T2) -> R` or `-> (R1, R2)`; returns the results."""
-    p.parse_punct(":", "before the operation's type")
-    ty_tok = p.peek()
-    fty = p.parse_type("function type")
-    if not isinstance(fty, FunctionType):
-        raise p.error("expected function type '(...) -> ...'", ty_tok)
-    p.check_operand_types(values, list(fty.inputs), toks, ty_tok)
-    return [Value(t) for t in fty.results]
+    return p.parse_functional_type(values, toks)
 
 
 def arrow_signature(p: Parser, values: list[Value], toks: list[Token]) -> list[Value]:
