@@ -36,7 +36,7 @@ def measure(model: Path, board: str) -> dict:
     the inference's own count (the same for every variant)."""
     row: dict = {"model": model.stem, "board": board}
     with tempfile.TemporaryDirectory(prefix="minirt-boot-") as tmp:
-        for check in sorted(BOOT_CHECKS, reverse=True):  # small first: the default
+        for check in BOOT_CHECKS:  # the default first
             try:
                 build = minirt.build(model, board, out_dir=Path(tmp) / check,
                                      boot_check=check)
@@ -53,23 +53,28 @@ def measure(model: Path, board: str) -> dict:
 
 
 def _markdown(rows: list[dict]) -> str:
+    checks = list(BOOT_CHECKS)
     lines = ["# Boot check (`python bench/boot_check.py`)", "",
-             "Instructions the runtime runs outside one inference (the module's CRC-32 at "
-             "boot), for `--boot-check small` (the default: bit by bit, 40 B of code) and "
-             "`fast` (slicing-by-4, 4 KB of tables), beside one inference; flash of the "
-             "whole image.", "",
-             "| model | board | inference | boot, small | share | boot, fast | share "
-             "| flash, small | flash, fast |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "Instructions the runtime runs outside one inference (the module's checks at "
+             "boot) for each `--boot-check`: `layout` (the default: the structure and the "
+             "CRC-32 of everything but the weights, bit by bit), `small` (the whole module's "
+             "CRC-32 too, bit by bit, 40 B of code) and `fast` (the whole CRC-32 by "
+             "slicing-by-4, 4 KB of tables), beside one inference; flash of the whole image.",
+             "",
+             "| model | board | inference | "
+             + " | ".join(f"boot, {c} | share" for c in checks) + " | "
+             + " | ".join(f"flash, {c}" for c in checks) + " |",
+             "|---|---|" + "---:|" * (1 + 3 * len(checks))]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | {r['board']} | {r['error']} |||||||")
+            lines.append(f"| {r['model']} | {r['board']} | {r['error']} |"
+                         + "|" * (3 * len(checks)))
             continue
-        small, fast, inf = r["small"], r["fast"], r["inference"]
-        lines.append(f"| {r['model']} | {r['board']} | {inf:,} | {small['boot']:,} | "
-                     f"{100 * small['boot'] / inf:.1f} % | {fast['boot']:,} | "
-                     f"{100 * fast['boot'] / inf:.1f} % | {small['flash']:,} | "
-                     f"{fast['flash']:,} |")
+        inf = r["inference"]
+        lines.append(f"| {r['model']} | {r['board']} | {inf:,} | "
+                     + " | ".join(f"{r[c]['boot']:,} | {100 * r[c]['boot'] / inf:.1f} %"
+                                  for c in checks) + " | "
+                     + " | ".join(f"{r[c]['flash']:,}" for c in checks) + " |")
     return "\n".join(lines) + "\n"
 
 

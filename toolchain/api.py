@@ -284,7 +284,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     is new, empty or an earlier build), size.json included. The options are
     minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
     `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
-    (1, 3, 32, 32)}, .onnx only), `max_cycles` and `boot_check` ("small" or "fast").
+    (1, 3, 32, 32)}, .onnx only), `max_cycles` and `boot_check` ("layout", "small" or "fast").
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""

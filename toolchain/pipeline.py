@@ -392,15 +392,19 @@ def _moved(link: LinkResult, old: Path, new: Path) -> LinkResult:
 
 def build_model(model: str | Path, board_name: str, out_dir: str | Path | None = None,
                 entry: str = "main", log=print,
-                quantize: QuantizeOptions | None = None) -> BuildResult:
+                quantize: QuantizeOptions | None = None,
+                boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
     """Loads `model` and builds it for board `board_name`."""
     board = load_board(board_name)
     graph = load_graph(model, entry)
     if out_dir is None:
         out_dir = default_build_dir(model, board)
     check_out_dir(out_dir, model)
-    return compile_graph(graph, board, Path(out_dir), log,
-                         build_stamp(model, board, entry, quantize), quantize)
+    stamp = build_stamp(model, board, entry, quantize)
+    if boot_check != DEFAULT_BOOT_CHECK:
+        stamp["boot_check"] = boot_check
+    return compile_graph(graph, board, Path(out_dir), log, stamp, quantize,
+                         boot_check=boot_check)
 
 
 # The build's manifest (link/out_dir.py), which also holds its stamp.

@@ -33,14 +33,21 @@ mrt_status_t mrt_module_validate(const void *data, uint32_t size, const mrt_imag
   if (h[MRT_H_VERSION_TARGET] >> 16 != image->target_id) return MRT_ERR_TARGET;
   if (h[MRT_H_TOTAL_SIZE] > size) return MRT_ERR_TRUNCATED;
   if (h[MRT_H_TOTAL_SIZE] != size) return MRT_ERR_MALFORMED;
-  /* The CRC covers the rest of the header too, so the only fields a corrupted byte
-   * can reach without failing here are the three exact-match ones above. */
   const mrt_u32_alias_t *const from = h + MRT_H_TOTAL_SIZE;
+#ifndef MRT_BOOT_CHECK_LAYOUT
+  /* The CRC covers the rest of the header too, so the only fields a corrupted byte
+   * can reach without failing here are the three exact-match ones above. A firmware
+   * image built with --boot-check layout skips it: its module sits in the same flash
+   * write as its code, which nothing checks at boot either, and reading every weight
+   * byte costs more than an inference on a model of many weights (module-format.md,
+   * "The boot check"). Everything below still runs, so no field can lead a read or
+   * a write astray; only the weights' bytes are trusted as flashed. */
   if (mrt_crc32(0, from, size - MRT_MODULE_CRC_START) != h[MRT_H_CRC]) return MRT_ERR_CRC;
-  /* From here on the bytes are intact; a module that differs from the image was packed
-   * for other code (or crafted). The first pinned word is total_size, just checked to be
-   * `size`: a module of another size stops there, before any read past its end. The
-   * header's four words are always pinned: the loop runs at least once. */
+#endif
+  /* A module that differs from the image was packed for other code (or crafted). The
+   * first pinned word is total_size, just checked to be `size`: a module of another
+   * size stops there, before any read past its end. The header's four words are always
+   * pinned: the loop runs at least once. */
   const mrt_u32_alias_t *pin = (const mrt_u32_alias_t *)&image->module_size;
   const mrt_u32_alias_t *word = from;
   do

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from toolchain.emu.module_fuzz import Case, fuzz_cases, mutate
+from toolchain.emu.run import run_image
+from toolchain.module.format import CRC_FIELD_OFFSET, CRC_START, Status
 from toolchain.module.reader import read_module
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "module_fuzz.py"
@@ -28,9 +30,12 @@ def _bench():
 
 
 @pytest.mark.parametrize("board", ["x86-64", "cortex-m4"])
-@pytest.mark.parametrize("model", ["dense_int8", "chain", "multi_io"])
-def test_structural_fuzz_sample(model: str, board: str, tmp_path: Path) -> None:
-    target = _bench().fuzz_target(model, board, tmp_path)
+@pytest.mark.parametrize(("model", "boot_check"), [("dense_int8", "layout"), ("chain", "layout"),
+                                                   ("multi_io", "layout"),
+                                                   ("dense_int8", "small")])
+def test_structural_fuzz_sample(model: str, boot_check: str, board: str,
+                                tmp_path: Path) -> None:
+    target = _bench().fuzz_target(model, board, tmp_path, boot_check)
     cases = fuzz_cases(target.module)
     # The header's fields and a seeded sample of the rest, so every run of the suite
     # covers the same cases.
@@ -52,3 +57,31 @@ def test_fields_cover_quantization_records_and_the_crc_is_recomputed(tmp_path: P
     # A quantization record's head is tool metadata the runtime never reads.
     outcome = target.run(Case(min(in_pool), 0x7FFFFFFF))
     assert outcome.passed and outcome.expected == 0
+
+
+@pytest.mark.parametrize(("boot_check", "status"), [("layout", Status.OK), ("small", Status.CRC),
+                                                    ("fast", Status.CRC)])
+def test_only_the_full_boot_checks_read_the_crc_field(boot_check: str, status: Status,
+                                                      tmp_path: Path) -> None:
+    """A wrong CRC field: the full checks refuse the module, the layout check never reads
+    the field (the weights are trusted as flashed) and runs it exactly."""
+    target = _bench().fuzz_target("dense_int8", "cortex-m4", tmp_path, boot_check)
+    outcome = target.run(Case(CRC_FIELD_OFFSET, 0x12345678))
+    assert outcome.passed and outcome.expected == status, outcome.detail
+
+
+def test_the_layout_check_still_catches_a_corrupted_layout(tmp_path: Path) -> None:
+    """A flipped bit of the constant table (after the pinned commands, before the pool)
+    with the header's CRC left stale: the layout CRC refuses it in every variant."""
+    target = _bench().fuzz_target("dense_int8", "cortex-m4", tmp_path, "layout")
+    contract = target.contract
+    at = len(contract.pinned) + CRC_START  # the first byte after the command list
+    assert at < contract.pool_offset
+    bad = bytearray(target.module)
+    bad[at] ^= 1
+    patched = tmp_path / "patched.elf"
+    patched.write_bytes(target.image[:target.offset] + bytes(bad)
+                        + target.image[target.offset + len(bad):])
+    patched.chmod(0o755)
+    run = run_image(target.board, patched, target.inputs, count_instructions=False)
+    assert run.exit_code == Status.IMAGE

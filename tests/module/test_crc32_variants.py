@@ -166,8 +166,11 @@ def test_slice4_tables_are_the_crc_of_each_byte_and_zeros() -> None:
 
 
 def test_crc_flags_are_the_users_choice() -> None:
-    """Table-less by default (the seed firmware stays under 1 KB, tests/e2e/
-    test_seed_size.py), slicing-by-4 on request."""
-    assert fmt.crc_cflags() == ()
+    """The layout only by default, with the table-less CRC (the seed firmware stays
+    under 1 KB, tests/e2e/test_seed_size.py); the whole CRC bit by bit or by
+    slicing-by-4 on request."""
+    assert fmt.crc_cflags() == ("-DMRT_BOOT_CHECK_LAYOUT",)
+    assert not fmt.BOOT_CHECKS[fmt.DEFAULT_BOOT_CHECK].full_crc
     assert fmt.crc_cflags("small") == ()
     assert fmt.crc_cflags("fast") == ("-DMRT_CRC32_SLICE4",)
+    assert fmt.BOOT_CHECKS["small"].full_crc and fmt.BOOT_CHECKS["fast"].full_crc

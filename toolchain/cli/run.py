@@ -38,6 +38,7 @@ from toolchain.loader import (
     random_inputs,
     save_outputs,
 )
+from toolchain.module.format import DEFAULT_BOOT_CHECK
 from toolchain.passes.quantize import check_not_quantized
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
 from toolchain.target import Board, DescriptorError, list_boards, load_board
@@ -194,7 +195,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize, max_cycles=args.max_cycles,
-                               boot_check=args.boot_check)
+                               boot_check=args.boot_check or DEFAULT_BOOT_CHECK)
     return board, out_dir
 
 

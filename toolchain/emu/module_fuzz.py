@@ -85,10 +85,12 @@ def mutate(module: bytes, case: Case) -> bytes:
     return bytes(data)
 
 
-def expected_status(module: bytes, contract: ImageContract) -> int:
-    """What mrt_module_load returns for `module` against `contract`."""
+def expected_status(module: bytes, contract: ImageContract, full_crc: bool = True) -> int:
+    """What mrt_module_load returns for `module` against `contract`, in a runtime that
+    checks the whole module's CRC (`full_crc`, --boot-check small|fast) or the layout's
+    only (layout)."""
     try:
-        read_module(module, image=contract, loader_only=True)
+        read_module(module, image=contract, loader_only=True, check_crc=full_crc)
     except ModuleFormatError as e:
         return int(e.status)
     return OK
@@ -96,10 +98,13 @@ def expected_status(module: bytes, contract: ImageContract) -> int:
 
 class FuzzTarget:
     """One built firmware: its ELF, its module and contract read back from it, and the
-    outputs of a clean run on fixed inputs."""
+    outputs of a clean run on fixed inputs. `boot_check` is the one it was built with
+    (module/format.py BOOT_CHECKS), which says what the loader checks."""
 
-    def __init__(self, board: Board, elf: Path, inputs: Sequence[bytes]) -> None:
+    def __init__(self, board: Board, elf: Path, inputs: Sequence[bytes],
+                 boot_check: str = fmt.DEFAULT_BOOT_CHECK) -> None:
         self.board = board
+        self.full_crc = fmt.BOOT_CHECKS[boot_check].full_crc
         self.elf = Path(elf)
         self.image = self.elf.read_bytes()
         self.offset, size = module_span(self.elf)
@@ -114,7 +119,7 @@ class FuzzTarget:
     def run(self, case: Case, timeout: float = 20.0) -> Outcome:
         """Runs the firmware with one mutated module and judges the result."""
         bad = mutate(self.module, case)
-        want = expected_status(bad, self.contract)
+        want = expected_status(bad, self.contract, self.full_crc)
         with tempfile.TemporaryDirectory(prefix="minirt-fuzz-") as tmp:
             patched = Path(tmp) / self.elf.name
             patched.write_bytes(self.image[:self.offset] + bad

@@ -10,6 +10,7 @@ import enum
 import functools
 import struct
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 MAGIC = b"MiRT"
 VERSION = 2
@@ -23,23 +24,38 @@ HEADER_SIZE = HEADER.size  # 28
 CRC_FIELD_OFFSET = 8
 CRC_START = 12
 
-# The runtime checks the CRC at every boot (runtime_c/core/crc32.c). Bit by bit it costs
-# ~44 instructions per byte (2.5 M for kws_ref_model's 57 KB module on cortex-m4, 75 % of
-# an inference) in 40 B of code; slicing-by-4 costs ~3.2 (190 K) but links 4 KB of
-# tables. Flash is what a microcontroller has least of, so the tables are the user's
-# choice (--boot-check fast); docs/module-format.md, "The boot check", has the figures.
+# What the runtime checks at boot (docs/module-format.md, "The boot check"). Every
+# variant checks the structure against the image and the CRC of the layout (header,
+# signature, commands, constant table: 1.5 KB for kws_ref_model); the full variants add
+# the whole module's CRC, weights included. Bit by bit that costs ~44 instructions per
+# byte (2.5 M for kws_ref_model's 57 KB module on cortex-m4, 75 % of an inference) in
+# 40 B of code; slicing-by-4 ~3.2 (190 K, 5.7 %) with 4 KB of tables. A firmware image's
+# module is flashed with its code, which nothing checks at boot either, so the default
+# checks the layout only; the whole CRC is the user's choice (--boot-check small|fast).
 CRC_SLICE4_TABLE_BYTES = 4096
-BOOT_CHECKS: dict[str, tuple[str, ...]] = {
-    "small": (),  # the table-less bit-wise loop
-    "fast": ("-DMRT_CRC32_SLICE4",),  # slicing-by-4, 4 KB of tables
+
+
+@dataclass(frozen=True)
+class BootCheck:
+    """One --boot-check variant: the runtime's C flags, and whether the loader checks
+    the whole module's CRC (else the header's CRC field is never read)."""
+
+    cflags: tuple[str, ...]
+    full_crc: bool
+
+
+BOOT_CHECKS: dict[str, BootCheck] = {
+    "layout": BootCheck(("-DMRT_BOOT_CHECK_LAYOUT",), full_crc=False),
+    "small": BootCheck((), full_crc=True),  # the table-less bit-wise loop
+    "fast": BootCheck(("-DMRT_CRC32_SLICE4",), full_crc=True),  # slicing-by-4, 4 KB of tables
 }
-DEFAULT_BOOT_CHECK = "small"
+DEFAULT_BOOT_CHECK = "layout"
 
 
 def crc_cflags(boot_check: str = DEFAULT_BOOT_CHECK) -> tuple[str, ...]:
-    """The runtime C flags that pick the CRC-32 code of the boot check `boot_check` (a
-    key of BOOT_CHECKS). Every variant computes zlib.crc32, so the module is the same."""
-    return BOOT_CHECKS[boot_check]
+    """The runtime C flags of the boot check `boot_check` (a key of BOOT_CHECKS). Every
+    variant computes zlib.crc32 where it computes one, so the module is the same."""
+    return BOOT_CHECKS[boot_check].cflags
 
 
 SIG_RECORD_HEAD = struct.Struct("<BBBB")  # dtype, rank, name_len, reserved
