@@ -85,7 +85,7 @@ def test_relative_build_dir_as_the_readme_types_it(model: Path, tmp_path: Path,
 
 
 def _onnx_cnn(tmp_path: Path) -> Path:
-    """The README's ONNX CNN, whose batch 'N' is dynamic."""
+    """docs/formats.md's ONNX CNN, whose batch 'N' is dynamic."""
     pytest.importorskip("onnx")
     example = Path(__file__).resolve().parents[2] / "examples" / "onnx" / "make_cnn.py"
     spec = importlib.util.spec_from_file_location("make_cnn", example)

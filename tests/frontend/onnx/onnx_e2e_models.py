@@ -1,4 +1,4 @@
-"""The end-to-end ONNX models: an MLP, a CNN (examples/onnx/make_cnn.py, the README's
+"""The end-to-end ONNX models: an MLP, a CNN (examples/onnx/make_cnn.py, docs/formats.md's
 example) and a QDQ-quantized CNN, written with onnx.helper like a quantizer writes them
 (int8 activations per tensor, int8 weights per output channel, int32 biases), or made
 by onnxruntime's own quantizer (quantize_static) where it is installed."""
@@ -29,7 +29,7 @@ def mlp() -> bytes:
 
 
 def cnn() -> bytes:
-    """The README's example (a dynamic batch 'N': pin it with --input-shape)."""
+    """docs/formats.md's example (a dynamic batch 'N': pin it with --input-shape)."""
     spec = importlib.util.spec_from_file_location("make_cnn", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,4 +1,4 @@
-"""End to end: an ONNX MLP, an ONNX CNN (the README's example, its dynamic batch pinned
+"""End to end: an ONNX MLP, an ONNX CNN (docs/formats.md's example, its dynamic batch pinned
 with --input-shape) and a QDQ-quantized ONNX CNN run with `minirt-run --check` on
 cortex-m4, riscv32, aarch64 and x86-64, and match onnxruntime where it is installed.
 
