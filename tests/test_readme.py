@@ -156,9 +156,9 @@ FIGURES: list[tuple[str, str, Callable[[], list[str]]]] = [
      r"RAM, ([\d,]+) instructions",
      lambda: [_fmt(_seed_model()["flash_bytes"]), _fmt(_seed_model()["ram_bytes"]),
               _fmt(_seed_model()["instructions"])]),
-    ("figures: boot check", r"kws_ref_model on cortex-m4: ([\d,]+)\s+instructions with "
-     r"`--boot-check small`, ([\d,]+) with `fast`",
-     lambda: [_fmt(_kws_boot()["small"]["boot"]), _fmt(_kws_boot()["fast"]["boot"])]),
+    ("figures: boot check", r"kws_ref_model on cortex-m4: ([\d,]+) instructions with the "
+     r"default\s+`--boot-check layout`[^,]*,\s+([\d,]+)\s+with `small` and ([\d,]+) with `fast`",
+     lambda: [_fmt(_kws_boot()[k]["boot"]) for k in ("layout", "small", "fast")]),
     ("figures: random graphs", r"([\d,]+) random graphs on each of (\d+) boards, (\d+) "
      r"failures",
      lambda: [_fmt(_json("random_graphs.json")["graphs_per_board"]),
