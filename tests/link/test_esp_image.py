@@ -5,13 +5,11 @@ checksum and SHA-256 valid), and every corruption the ROM would refuse is refuse
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from esptool_info import esptool_image_info
 
 from toolchain.link.esp_image import esp_image, load_segments, read_esp_image
 from toolchain.link.images import ImageFormatError, LoadChunk
@@ -19,20 +17,6 @@ from toolchain.target.esp import ESP_CHIPS
 
 CHUNKS = [LoadChunk(0x40380000, bytes(range(1, 23))),  # 22 bytes: padded to 24
           LoadChunk(0x3FC80020, b"\x10\x20\x30\x40" * 5)]
-
-
-def _esptool_image_info(path: Path) -> str:
-    """``esptool image-info PATH`` (``image_info`` before esptool 5) as a subprocess; skips
-    when esptool is not installed (it is in the dev extra)."""
-    try:
-        major = int(importlib.metadata.version("esptool").split(".")[0])
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("esptool is not installed (pip install 'esptool>=4.7', the dev extra has it)")
-    command = "image-info" if major >= 5 else "image_info"
-    proc = subprocess.run([sys.executable, "-m", "esptool", command, str(path)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
 
 
 def test_round_trip_and_layout() -> None:
@@ -83,7 +67,7 @@ def test_corruption_is_refused(damage, message: str) -> None:  # type: ignore[no
 def test_esptool_reads_what_we_write(tmp_path: Path) -> None:
     path = tmp_path / "x.esp.bin"
     path.write_bytes(esp_image(CHUNKS, 0x40380000, "esp32c3", "4MB"))
-    info = _esptool_image_info(path)
+    info = esptool_image_info(path)
     assert "Entry point: 0x40380000" in info or "Entry point: 40380000" in info, info
     assert re.search(r"Segments: 2\b", info), info
     assert "Chip ID: 5" in info and "ESP32-C3" in info
@@ -99,7 +83,7 @@ def test_esptool_catches_a_bad_checksum_too(tmp_path: Path) -> None:
     data[-32:] = hashlib.sha256(data[:-32]).digest()  # the hash agrees, the checksum not
     path = tmp_path / "bad.esp.bin"
     path.write_bytes(data)
-    assert "(invalid" in _esptool_image_info(path)
+    assert "(invalid" in esptool_image_info(path)
 
 
 def test_load_segments_are_run_addresses(tmp_path: Path) -> None:
