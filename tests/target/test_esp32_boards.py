@@ -30,7 +30,9 @@ from toolchain.target.esp import ESP_CHIPS
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "examples" / "seed.mlir"
-KWS = REPO / ".." / "shared" / "models" / "mlperf_tiny" / "kws_ref_model.tflite"
+MLPERF = REPO / ".." / "shared" / "models" / "mlperf_tiny"
+KWS = MLPERF / "kws_ref_model.tflite"
+VWW = MLPERF / "vww_96_int8.tflite"
 KB = 1024
 ESP = ["esp32c3-devkitm-1", "esp32c6-devkitc-1"]
 
@@ -40,8 +42,8 @@ ESP = ["esp32c3-devkitm-1", "esp32c6-devkitc-1"]
 EXPECTED = {
     "esp32c3-devkitm-1": ("ESP32-C3", "riscv32imc", "riscv32imc", (0x3FC80000, 256 * KB),
                           0x700000, (0x3FCC0000, 0x3FCDC710 - 0x3FCC0000), "esp32c3", "4MB"),
-    "esp32c6-devkitc-1": ("ESP32-C6", "riscv32-nofpu", "riscv32-nofpu", (0x40800000, 320 * KB),
-                          0, (0x40850000, 0x4087C610 - 0x40850000), "esp32c6", "8MB"),
+    "esp32c6-devkitc-1": ("ESP32-C6", "riscv32-nofpu", "riscv32-nofpu", (0x40800000, 352 * KB),
+                          0, (0x40858000, 0x4087C610 - 0x40858000), "esp32c6", "8MB"),
 }
 
 
@@ -145,24 +147,37 @@ def test_relinked_copy_computes_the_reference(name: str, built) -> None:  # type
         np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ESP)
-def test_keyword_spotter_fits_and_matches_tflite_micro(name: str, built) -> None:  # type: ignore[no-untyped-def]
-    """MLPerf Tiny's int8 keyword spotter: within the board's budgets, and the relinked
-    copy's outputs are TFLite Micro's to the bit (the shared fixture's)."""
-    if not KWS.is_file():
-        pytest.skip(f"shared model not found ({KWS.resolve()}); it lives beside the repo")
-    board, out = load_board(name), built(name, KWS)
+@pytest.mark.parametrize(("name", "model"), [(n, KWS) for n in ESP] + [(ESP[1], VWW)])
+def test_mlperf_model_fits_and_matches_tflite_micro(name: str, model: Path, built) -> None:  # type: ignore[no-untyped-def]
+    """MLPerf Tiny's int8 keyword spotter on both, its visual wake words model (338 KB) on
+    the C6: within the board's budgets, and the relinked copy's outputs are TFLite
+    Micro's to the bit (the shared fixture's)."""
+    if not model.is_file():
+        pytest.skip(f"shared model not found ({model.resolve()}); it lives beside the repo")
+    board, out = load_board(name), built(name, model)
     size = json.loads((out / "size.json").read_text())
     assert size["over_budget"] == []
     assert size["flash_total"] <= board.budgets.flash and size["ram_total"] <= board.budgets.ram
     assert (out / "firmware.esp.bin").stat().st_size < board.budgets.flash
-    fixture = np.load(KWS.with_suffix(".npz"))
+    fixture = np.load(model.with_suffix(".npz"))
     module = read_module((out / "model.mrt").read_bytes())
     x = fixture["input_0_0"]
     run = run_image(board, out / "firmware.elf", pipeline.encode_inputs(module.inputs, [x]))
     assert run.exit_code == 0, run.diagnosis
     (got,) = pipeline.decode_outputs(module.outputs, run.outputs)
     np.testing.assert_array_equal(got, fixture["output_0_0"])
+
+
+def test_visual_wake_words_does_not_fit_the_c3(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """338 KB of image against the C3's 256 KB: one line naming the board and FLASH."""
+    if not VWW.is_file():
+        pytest.skip(f"shared model not found ({VWW.resolve()}); it lives beside the repo")
+    rc = build_cli.main([str(VWW), "--board", ESP[0], "-o", str(tmp_path / "fw")])
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert rc == 2 and len(errors) == 1
+    assert f"the model for board {ESP[0]} does not fit the board's memory: it overflows FLASH" \
+        in errors[0]
+    assert not (tmp_path / "fw").exists()
 
 
 BAD = [
