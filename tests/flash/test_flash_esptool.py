@@ -124,6 +124,8 @@ def test_missing_esptool_says_what_to_install(double_build: Build, tmp_path: Pat
 @pytest.mark.parametrize(("argv", "message"), [
     (["--board", "nrf52840dk", "{nrf}", "--port", "/dev/ttyACM0"],
      "--port and --baud are esptool's options; board nrf52840dk is flashed here with pyocd"),
+    (["--board", C3, "{c3}", "--probe", "066DFF"],
+     "--probe names a debug probe or UF2 drive; esptool talks over a serial port: give --port"),
     (["--board", C3, "{c3}", "--baud", "0"], "argument --baud"),
     (["--board", C3, "{c3}", "--baud", "fast"], "argument --baud"),
     (["--board", C3, "{c3}", "--method", "openocd"],

@@ -65,6 +65,9 @@ def _main(argv: list[str] | None) -> int:
     if (args.port or args.baud) and name != "esptool":
         raise UsageError(f"--port and --baud are esptool's options; board {board.identifier} "
                          f"is flashed here with {name}")
+    if args.probe and name == "esptool":
+        raise UsageError("--probe names a debug probe or UF2 drive; esptool talks over a "
+                         "serial port: give --port")
     method = METHODS[name]
     descriptor = next((m for m in board.flash_methods if m.method == name), None)
     relinked = name == "qemu" and board.verify_mode == "relink"
