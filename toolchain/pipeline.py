@@ -417,7 +417,7 @@ REUSED_ARTIFACTS = ("model.mrt", "firmware.elf", "dispatches.json")
 # copy relinked for an emulated sibling): their hashes and the board are recorded in the
 # stamp file's "flash" entry, and minirt-flash flashes nothing else.
 FLASHED_FILES = ("firmware.elf", "firmware.bin", "firmware.bin.base", "firmware.hex",
-                 "firmware.uf2", "firmware.ld")
+                 "firmware.uf2", "firmware.esp.bin", "firmware.ld")
 
 
 def flash_record(out_dir: Path, board: Board) -> dict:

@@ -400,8 +400,11 @@ def _main(argv: list[str] | None) -> int:
         boot_check=args.boot_check or DEFAULT_BOOT_CHECK)
     report = reports[0]
     seconds = time.perf_counter() - start
-    print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map, model.mrt, size.json) "
-          f"in {seconds:.1f} s")
+    # The board-specific images too (.uf2, the ESP image), so the flashable file is named.
+    extra = "".join(f" {s}" for s in (".uf2", ".esp.bin")
+                    if (Path(out_dir) / f"firmware{s}").is_file())
+    print(f"minirt-build: wrote {out_dir}/ (firmware.elf .bin .hex .map{extra}, model.mrt, "
+          f"size.json) in {seconds:.1f} s")
     if report.over_budget:
         for line in report.over_budget:
             print(f"minirt-build: error: {line}", file=sys.stderr)

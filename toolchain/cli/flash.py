@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, ArgumentParser, run_tool
+from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, ArgumentParser, positive_int, run_tool
 from toolchain.loader import UsageError
 from toolchain.target import DescriptorError, list_boards, load_board
 
@@ -20,8 +20,8 @@ def _parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="minirt-flash",
         description="Write a minirt build (minirt-build's output directory) into a board and "
-                    "verify it: pyOCD, OpenOCD, DFU or a UF2 bootloader drive, as the board's "
-                    "descriptor lists them; an emulated board boots the image under QEMU. "
+                    "verify it: pyOCD, OpenOCD, DFU, a UF2 bootloader drive or esptool, as the "
+                    "board's descriptor lists them; an emulated board boots the image under QEMU. "
                     "Only the files the build recorded in its build.json (by SHA-256, with "
                     "the board) are flashed.",
         epilog="Exit codes: 0 flashed and verified, 1 writing or verifying failed (or the "
@@ -36,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--probe", metavar="ID",
                    help="which probe (pyOCD unique ID, OpenOCD adapter serial, DFU serial) or "
                         "UF2 drive (mount point or name) when several are connected")
+    p.add_argument("--port", metavar="PORT",
+                   help="esptool: the board's serial port, e.g. /dev/ttyACM0 (default: "
+                        "esptool tries each)")
+    p.add_argument("--baud", metavar="N", type=positive_int,
+                   help="esptool: the serial baud rate (default: esptool's, 460800)")
     p.add_argument("--dry-run", action="store_true",
                    help="print what would run (needs none of the tools, probes or drives)")
     return p
@@ -57,12 +62,18 @@ def _main(argv: list[str] | None) -> int:
     if name not in names:
         raise UsageError(f"board {board.identifier} is not flashed with {name} (its methods: "
                          f"{', '.join(names)})")
+    if (args.port or args.baud) and name != "esptool":
+        raise UsageError(f"--port and --baud are esptool's options; board {board.identifier} "
+                         f"is flashed here with {name}")
+    if args.probe and name == "esptool":
+        raise UsageError("--probe names a debug probe or UF2 drive; esptool talks over a "
+                         "serial port: give --port")
     method = METHODS[name]
     descriptor = next((m for m in board.flash_methods if m.method == name), None)
     relinked = name == "qemu" and board.verify_mode == "relink"
     build = open_build(Path(args.build_dir), board, relinked=relinked)
     build.verified(method.image)  # refused before anything is said about flashing it
-    job = FlashJob(board, build, descriptor, args.probe)
+    job = FlashJob(board, build, descriptor, args.probe, args.port, args.baud)
     job.say(f"{board.name} with {method.tool}: {build.flash_bytes} bytes from "
             f"{build.dir / ('firmware' + method.image)}")
     if args.dry_run:

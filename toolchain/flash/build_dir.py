@@ -4,8 +4,8 @@ A build is flashed only when its build record (build.json, written by minirt-bui
 names the board given on the command line, every file minirt-flash reads (the ELF, the
 image a method writes, firmware.bin.base, firmware.ld) still has the hash recorded there,
 the ELF is laid out for that board (``layout_problems``) and the image (``.hex``,
-``.bin``, ``.uf2``) carries exactly the ELF's loadable bytes: the file that reaches the
-device is the one that was built and verified. Only regular files inside the build
+``.bin``, ``.uf2``, ``.esp.bin``) carries exactly the ELF's loadable bytes: the file that
+reaches the device is the one that was built and verified. Only regular files inside the build
 directory are read, opened without blocking, so a FIFO or device in their place, or a
 symbolic link leading elsewhere, is refused rather than read or waited on.
 """
@@ -19,7 +19,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.elf.elffile import ELFFile
+
 from toolchain.link.build import VERIFY_DIR
+from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, load_segments, read_esp_image
 from toolchain.link.images import (
     ImageFormatError,
     LoadChunk,
@@ -116,9 +119,13 @@ class FlashBuild:
 
     def checked(self, suffix: str, family: int | None = None) -> Path:
         """``firmware<suffix>`` after checking that it is the file the build recorded and
-        holds exactly the ELF's loadable bytes (and, for .uf2, the board's family ID)."""
+        holds exactly the ELF's loadable bytes (and, for .uf2, the board's family ID; for
+        the ESP image, ``family`` is the chip ID, and the bytes are those the ROM copies
+        to their run addresses)."""
         path = self.file(suffix)
         data = self.verified(suffix)
+        if suffix == ESP_IMAGE_SUFFIX:
+            return self._checked_esp(path, data, family)
         try:
             if suffix == ".hex":
                 got, _ = read_intel_hex(data.decode(errors="replace"))
@@ -135,6 +142,25 @@ class FlashBuild:
         except ImageFormatError as e:
             raise UsageError(f"{path}: {e}") from None
         problems = image_matches(got, self.chunks)
+        if problems:
+            raise UsageError(f"{path} does not carry what {self.elf.name} loads "
+                             f"({problems[0]}): {_REBUILD}")
+        return path
+
+
+    def _checked_esp(self, path: Path, data: bytes, chip_id: int | None) -> Path:
+        try:
+            image = read_esp_image(data)
+        except ImageFormatError as e:
+            raise UsageError(f"{path}: {e}") from None
+        if image.chip_id != chip_id:
+            raise UsageError(f"{path}: an image for ESP chip ID {image.chip_id}, the board's "
+                             f"chip has ID {chip_id} (rebuild for this board)")
+        with self.elf.open("rb") as f:
+            entry = ELFFile(f)["e_entry"]
+        problems = image_matches(image.segments, load_segments(self.elf), fill=0)
+        if image.entry != entry:
+            problems.insert(0, f"entry {image.entry:#010x}, the ELF's is {entry:#010x}")
         if problems:
             raise UsageError(f"{path} does not carry what {self.elf.name} loads "
                              f"({problems[0]}): {_REBUILD}")

@@ -40,12 +40,14 @@ class Step:
 @dataclass
 class FlashJob:
     """A flash about to happen: the board, the checked build, the method's descriptor
-    (None for QEMU), the probe / drive asked for, and where messages go."""
+    (None for QEMU), the probe / drive or serial port asked for, and where messages go."""
 
     board: Board
     build: FlashBuild
     method: FlashMethod | None
     probe: str | None = None
+    port: str | None = None  # esptool: the serial port (--port)
+    baud: int | None = None  # esptool: the serial baud rate (--baud)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 

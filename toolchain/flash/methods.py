@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from toolchain.flash import dfu, openocd, pyocd_probe, qemu, uf2_drive
+from toolchain.flash import dfu, esp_serial, openocd, pyocd_probe, qemu, uf2_drive
 from toolchain.flash.common import FlashJob, Step
 from toolchain.target import Board
 
@@ -19,7 +19,7 @@ class Method:
     """One row: the file it writes, the tool it needs (for messages) and its two steps."""
 
     name: str
-    image: str  # the build file it writes: .hex, .bin or .uf2
+    image: str  # the build file it writes: .hex, .bin, .uf2 or .esp.bin
     tool: str
     plan: Callable[[FlashJob], list[Step]]
     run: Callable[[FlashJob], str]  # returns what was verified; raises on failure
@@ -30,6 +30,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("openocd", ".hex", "OpenOCD", openocd.plan, openocd.run),
     Method("dfu", ".bin", "dfu-util", dfu.plan, dfu.run),
     Method("uf2", ".uf2", "a UF2 bootloader drive", uf2_drive.plan, uf2_drive.run),
+    Method("esptool", ".esp.bin", "esptool", esp_serial.plan, esp_serial.run),
     Method("qemu", ".bin", "QEMU", qemu.plan, qemu.run),
 )}
 

@@ -5,7 +5,8 @@
 caller's objects (e.g. the generated dispatch object) and the target's compiler helpers
 (``libgcc.a`` of the matching multilib) using a linker script generated from the board's
 memory map, and writes ``firmware.elf``, ``firmware.map``, ``firmware.bin`` (+ its base
-address) and ``firmware.hex``; ``firmware.uf2`` for a board with a UF2 bootloader, and
+address) and ``firmware.hex``; ``firmware.uf2`` for a board with a UF2 bootloader,
+``firmware.esp.bin`` (Espressif's image format) for a board esptool flashes, and
 ``verify/firmware.*`` (the same objects relinked for the emulated sibling) for a real
 board whose memories its sibling does not map.
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
@@ -105,6 +107,7 @@ class LinkResult:
     ram_used: int  # bytes of RAM: .data + .bss (stack not included)
     entry: int
     uf2: Path | None = None  # for boards with a UF2 bootloader (a `uf2` flash method)
+    esp: Path | None = None  # for boards esptool flashes: the ESP image (link/esp_image.py)
 
 
 # Where link_firmware puts the copy relinked for a real board's emulated sibling, when the
@@ -458,11 +461,16 @@ def link_firmware(
     (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
     hex_path = out_dir / f"{name}.hex"
     hex_path.write_text(intel_hex(chunks, entry=entry))
-    uf2_path = None
+    uf2_path = esp_path = None
     for method in board.flash_methods:
         if method.method == "uf2":
             uf2_path = out_dir / f"{name}.uf2"
             uf2_path.write_bytes(uf2_image(chunks, method.family))
+        if method.method == "esptool":
+            # What the ESP32 ROM loader copies into SRAM, at the addresses the code runs at.
+            esp_path = out_dir / f"{name}{ESP_IMAGE_SUFFIX}"
+            esp_path.write_bytes(esp_image(load_segments(elf), entry, method.chip,
+                                           method.flash_size))
     if board.verify_mode == "relink":
         # QEMU's sibling maps none of this board's flash: the same objects relinked for
         # the sibling's memory map are what runs under QEMU (toolchain/emu/run.py).
@@ -487,6 +495,7 @@ def link_firmware(
         ram_used=ram_used,
         entry=entry,
         uf2=uf2_path,
+        esp=esp_path,
     )
 
 

@@ -30,6 +30,7 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from toolchain.target import Board
+from toolchain.target.esp import ESP_CHIPS
 
 __all__ = [
     "UF2_BLOCK_SIZE",
@@ -283,9 +284,11 @@ def _cortex_m_boot(elf: ELFFile, board: Board, flash: bytes) -> list[str]:
 
 
 def _entry_at_origin(elf: ELFFile, board: Board, flash: bytes) -> list[str]:
-    """Execution starts at the flash origin (where the boot ROM jumps)."""
-    if elf["e_entry"] != board.flash.origin:
-        return [f"entry {elf['e_entry']:#010x} is not the flash origin {board.flash.origin:#010x}"]
+    """Execution starts at the flash origin (where the boot ROM jumps), as the instruction
+    bus sees it (``instruction_bus_offset``)."""
+    start = board.flash.origin + board.instruction_bus_offset
+    if elf["e_entry"] != start:
+        return [f"entry {elf['e_entry']:#010x} is not the flash origin {start:#010x}"]
     return []
 
 
@@ -347,7 +350,8 @@ VERIFY_WORDS: dict[str, str] = {
 
 def images_record(link: Any, board: Board) -> dict[str, Any]:
     """The flashable files of a link (a LinkResult) and how QEMU verifies the board, for
-    size.json: the .bin with its base address, the .hex, the .uf2 with its family."""
+    size.json: the .bin with its base address, the .hex, the .uf2 with its family, the
+    ESP image with its chip and flash offset."""
     record: dict[str, Any] = {
         "bin": {"file": link.bin.name, "base": f"{link.bin_base:#010x}",
                 "bytes": link.bin.stat().st_size},
@@ -357,6 +361,11 @@ def images_record(link: Any, board: Board) -> dict[str, Any]:
         family = next(m.family for m in board.flash_methods if m.method == "uf2")
         record["uf2"] = {"file": link.uf2.name, "family": f"{family:#010x}",
                          "blocks": link.uf2.stat().st_size // UF2_BLOCK_SIZE}
+    if getattr(link, "esp", None) is not None:
+        method = next(m for m in board.flash_methods if m.method == "esptool")
+        record["esp"] = {"file": link.esp.name, "chip": method.chip,
+                         "offset": f"{ESP_CHIPS[method.chip].rom_load_offset:#x}",
+                         "entry": f"{link.entry:#010x}", "bytes": link.esp.stat().st_size}
     sim = board.simulation
     record["verify"] = {
         "on": board.sibling.identifier if board.sibling else board.identifier,

@@ -3,7 +3,11 @@
 Layout (names in the spirit of cortex-m-rt):
 
 * ``FLASH``: ``.text`` (vector table / start code first, then all code) and ``.rodata``
-  (the module and its constants), plus the load image of ``.data``.
+  (the module and its constants), plus the load image of ``.data``. On a board whose
+  instruction bus sees that memory at another address (``instruction_bus_offset``, the
+  ESP32-C3's SRAM), ``.text`` runs there, in a ``CODE`` region, and loads at its
+  data-bus address in FLASH; ``.rodata`` stays at data-bus addresses, where byte loads
+  work.
 * ``RAM``: ``.data`` (copied from flash at start-up on bare metal), ``.bss`` (including
   the arena and I/O buffers) and, at the top, the stack growing down from
   ``_stack_start`` to at least ``_stack_end``.
@@ -36,7 +40,7 @@ MEMORY
 {{
   FLASH (rx)  : ORIGIN = {flash_origin:#010x}, LENGTH = {flash_length:#x}
   RAM   (rwx) : ORIGIN = {ram_origin:#010x}, LENGTH = {ram_length:#x}
-{extra_memory}}}
+{code_memory}{extra_memory}}}
 
 ENTRY({entry})
 
@@ -46,7 +50,7 @@ _stack_end = _stack_start - _stack_size;    /* lowest address the stack may reac
 
 SECTIONS
 {{
-  .text ORIGIN(FLASH) :
+  .text ORIGIN({code}) :
   {{
     __stext = .;
     KEEP(*(.vector_table))
@@ -54,7 +58,7 @@ SECTIONS
     *(.text .text.*)
     . = ALIGN(4);
     __etext = .;
-  }} > FLASH
+  }} {text_placement}
 
   .rodata : ALIGN({rodata_align})
   {{
@@ -94,7 +98,8 @@ SECTIONS
   }}
 }}
 
-ASSERT(__stext == ORIGIN(FLASH), "minirt: start code / vector table not at the FLASH origin");
+ASSERT(__stext == ORIGIN({code}) && LOADADDR(.text) == ORIGIN(FLASH),
+       "minirt: start code / vector table not at the FLASH origin");
 ASSERT({flash_end} <= ORIGIN(FLASH) + LENGTH(FLASH),
        "minirt: FLASH overflow (.text + .rodata + .data load image)");
 ASSERT(__ebss <= ORIGIN(RAM) + LENGTH(RAM), "minirt: RAM overflow (.data + .bss)");
@@ -119,6 +124,15 @@ def _extra_memory(board: Board) -> tuple[str, str]:
     return "".join(lines), "".join(sections)
 
 
+def _code_memory(board: Board) -> str:
+    """The CODE region: the flash as the instruction bus sees it, on a board where that is
+    another address than the data bus's (``instruction_bus_offset``); empty elsewhere."""
+    if not board.instruction_bus_offset:
+        return ""
+    return (f"  CODE  (rx)  : ORIGIN = {board.flash.origin + board.instruction_bus_offset:#010x}"
+            f", LENGTH = {board.flash.length:#x}\n")
+
+
 def linker_script(board: Board) -> str:
     """The GNU ld / lld linker script text for ``board``."""
     linux = board.target_info.os == "linux"
@@ -132,6 +146,11 @@ def linker_script(board: Board) -> str:
     return _TEMPLATE.format(
         board=board.identifier,
         extra_memory=extra_memory,
+        code_memory=_code_memory(board),
+        code="CODE" if board.instruction_bus_offset else "FLASH",
+        # Code runs at its instruction-bus address and is loaded at the same bytes' data-bus
+        # address in FLASH, which moves FLASH on past it: .rodata follows in FLASH.
+        text_placement="> CODE AT > FLASH" if board.instruction_bus_offset else "> FLASH",
         extra_sections=extra_sections,
         flash_origin=board.flash.origin,
         flash_length=board.flash.length,

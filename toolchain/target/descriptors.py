@@ -34,6 +34,8 @@ from typing import Any, Literal
 
 import yaml
 
+from toolchain.target.esp import ESP_CHIPS, FLASH_SIZES
+
 __all__ = [
     "FLASH_METHOD_FIELDS",
     "Board",
@@ -173,7 +175,7 @@ class FlashMethod:
     """One way of writing the image into the board's flash (``minirt-flash`` runs it).
     Which fields a method takes is the table FLASH_METHOD_FIELDS."""
 
-    method: Literal["pyocd", "openocd", "dfu", "uf2"]
+    method: Literal["pyocd", "openocd", "dfu", "uf2", "esptool"]
     target: str = ""  # pyocd: the pyOCD target type (``pyocd list --targets``)
     config: tuple[str, ...] = ()  # openocd: the -f configuration files, in order
     device: str = ""  # dfu: the USB VID:PID of the DFU bootloader
@@ -181,6 +183,8 @@ class FlashMethod:
     family: int = 0  # uf2: the UF2 family ID the bootloader accepts
     board_id: str = ""  # uf2: what the Board-ID line of the drive's INFO_UF2.TXT starts with
     drive: str = ""  # uf2: the drive's volume name, for the "plug it in" message
+    chip: str = ""  # esptool: the --chip name, a row of target/esp.py ESP_CHIPS
+    flash_size: str = ""  # esptool: the module's flash chip size (4MB), for the image header
 
 
 # method -> (required fields, optional fields); any other field is refused for it.
@@ -189,6 +193,7 @@ FLASH_METHOD_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "openocd": (frozenset({"config"}), frozenset()),
     "dfu": (frozenset({"device"}), frozenset({"alt"})),
     "uf2": (frozenset({"family", "board_id"}), frozenset({"drive"})),
+    "esptool": (frozenset({"chip"}), frozenset({"flash_size"})),
 }
 
 
@@ -223,6 +228,10 @@ class Board:
     memories: tuple[NamedMemory, ...] = ()
     flash_methods: tuple[FlashMethod, ...] = ()
     verify_on: VerifyOn | None = None
+    # Where the CPU fetches code: flash.origin + this. Non-zero where the instruction bus
+    # sees the image's memory at another address than the data bus (ESP32-C3: SRAM1 is
+    # 0x3FC80000 for loads, 0x40380000 for fetches); .text is linked there.
+    instruction_bus_offset: int = 0
     sibling: Board | None = field(default=None, metadata={"yaml": False}, compare=False)
     target_info: Target = field(
         default=None,  # type: ignore[assignment]  # filled by load_board
@@ -233,10 +242,14 @@ class Board:
 
     @property
     def regions(self) -> tuple[tuple[str, int, int], ...]:
-        """(name, origin, end) of every memory: flash, ram, then the extra memories."""
+        """(name, origin, end) of every memory: flash, ram, then the extra memories, and the
+        flash as the instruction bus sees it when that is elsewhere."""
+        off = self.instruction_bus_offset
+        code = (("flash (instruction bus)", self.flash.origin + off, self.flash.end + off),)
         return (("flash", self.flash.origin, self.flash.end),
                 ("ram", self.ram.origin, self.ram.end),
-                *((m.name, m.origin, m.end) for m in self.memories))
+                *((m.name, m.origin, m.end) for m in self.memories),
+                *(code if off else ()))
 
     @property
     def verify_mode(self) -> Literal["self", "image", "relink"]:
@@ -258,7 +271,7 @@ class Board:
         sib = self.sibling
         return dataclasses.replace(self, flash=sib.flash, ram=sib.ram, memories=sib.memories,
                                    budgets=sib.budgets, verify_on=None, sibling=None,
-                                   flash_methods=())
+                                   flash_methods=(), instruction_bus_offset=0)
 
 
 # --------------------------------------------------------------------------- locating
@@ -422,6 +435,11 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
             fail("platform", "expected at least one runtime_c/platform part")
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
+        code = obj.regions[-1]
+        if obj.instruction_bus_offset and (code[2] > 1 << 32 or any(
+                o < code[2] and code[1] < e for _, o, e in obj.regions[:-1])):
+            fail("instruction_bus_offset", f"puts the code at [{code[1]:#x}, {code[2]:#x}), "
+                 "over another memory or past 4 GiB")
 
 
 def _check_memories(board: Board, fail: Any) -> None:
@@ -461,6 +479,12 @@ def _check_flash_methods(board: Board, fail: Any) -> None:
                                                          method.device):
             fail(f"{where}.device", f"expected a USB VID:PID like 0483:df11, got "
                  f"{method.device!r}")
+        if method.method == "esptool" and method.chip not in ESP_CHIPS:
+            fail(f"{where}.chip", f"expected one of {', '.join(ESP_CHIPS)}, got "
+                 f"{method.chip!r}")
+        if method.flash_size and method.flash_size not in FLASH_SIZES:
+            fail(f"{where}.flash_size", f"expected one of {', '.join(FLASH_SIZES)}, got "
+                 f"{method.flash_size!r}")
         if method.method == "uf2" and method.family > 0xFFFFFFFF:
             fail(f"{where}.family", f"expected a 32-bit UF2 family ID, got {method.family:#x}")
 
