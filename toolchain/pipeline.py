@@ -67,7 +67,7 @@ from toolchain.passes import (
     quantize_int8,
     quantize_weights,
 )
-from toolchain.report.layers import layers_json, read_layers
+from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.paired import pair_weights
@@ -431,8 +431,8 @@ def flash_record(out_dir: Path, board: Board) -> dict:
 
 # The image's dispatch functions in program order with their MACs (kernel form), which
 # `minirt-run --profile` reads: the build's own program, never a second scheduling of a
-# graph (the graph the build scheduled is rewritten in place by its passes).
-DISPATCHES_FILE = "dispatches.json"
+# graph (the graph the build scheduled is rewritten in place by its passes). Its name is
+# report/layers.py's DISPATCHES_FILE.
 
 
 def dispatches_json(program: Program) -> str:

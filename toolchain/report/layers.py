@@ -22,9 +22,14 @@ import numpy as np
 
 from toolchain.emu.profile import kernel_macs
 from toolchain.graph.sources import layer_labels
+from toolchain.report.size import SizeReport
 from toolchain.schedule import Program
 
-__all__ = ["Layer", "layers_json", "layers_of_program", "read_layers"]
+__all__ = ["DISPATCHES_FILE", "NAME_MODES", "Layer", "attach_layers", "layers_json",
+           "layers_of_program", "read_layers"]
+
+# The file a build writes them to; `minirt-run --profile` and `minirt-size` read it.
+DISPATCHES_FILE = "dispatches.json"
 
 # How a report names its layers (--names): the short label, every source name, or the
 # dispatch function's own name.
@@ -133,3 +138,17 @@ def read_layers(path: Path) -> list[Layer]:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
                          "the model") from None
+
+
+def attach_layers(report: SizeReport, layers: list[Layer]) -> SizeReport:
+    """`report` naming its dispatch functions by their layers (SizeReport.layers): per
+    layer its function, label, op kind, source names, code bytes (the function's
+    symbol) and weights bytes (the constants it reads first; shared ones count once)."""
+    code = {s.name: s.size for s in report.symbols}
+    pool = {i: n for layer in layers for i, n in layer.constants}
+    report.layers = [{"function": layer.function, "label": layer.label, "kind": layer.kind,
+                      "sources": [s["name"] for s in layer.sources],
+                      "code_bytes": code.get(layer.function, 0),
+                      "weights_bytes": sum(pool[i] for i in layer.owned)}
+                     for layer in layers]
+    return report
