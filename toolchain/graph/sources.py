@@ -74,9 +74,10 @@ def short_name(name: str) -> str:
 
 
 def _strip_wrappers(paths: list[list[str]]) -> list[list[str]]:
-    """Drops the leading components every path shares, and leading wrapper components
+    """Drops the leading components all paths share, and leading wrapper components
     (WRAPPERS, with or without a Keras ``_N`` suffix), keeping at least one."""
-    while all(len(p) > 1 for p in paths) and len({p[0] for p in paths}) == 1:
+    # One name has nothing in common with others: only wrappers go.
+    while len(paths) > 1 and all(len(p) > 1 for p in paths) and len({p[0] for p in paths}) == 1:
         paths = [p[1:] for p in paths]
     out = []
     for p in paths:

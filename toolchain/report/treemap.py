@@ -213,15 +213,15 @@ def _legend(report: SizeReport) -> str:
         used = [f"{m} {n:,} B" for m, n in (("flash", report.flash.get(key, 0)),
                                             ("RAM", report.ram.get(key, 0))) if n]
         if used:
-            items.append(f'<li><span class="key c-{key}"><svg viewBox="0 0 12 12">'
-                         f'<rect width="12" height="12"/></svg></span>'
+            items.append(f'<li><span class="key k-{key}"></span>'
                          f"{html.escape(label)}: {', '.join(used)}</li>")
     return '<ul class="legend">' + "".join(items) + "</ul>"
 
 
 def treemap_html(report: SizeReport, title: str = "") -> str:
     """One self-contained HTML page: the flash and RAM treemaps and the size table."""
-    css = "".join(f".c-{k} rect{{fill:{c}}}" for k, c in _COLOURS.items())
+    css = "".join(f".c-{k} rect{{fill:{c}}}.k-{k}{{background:{c}}}"
+                  for k, c in _COLOURS.items())
     heading = html.escape(title or f"minirt size: board {report.board}")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{heading}</title>
@@ -229,7 +229,7 @@ def treemap_html(report: SizeReport, title: str = "") -> str:
 body{{font:14px sans-serif;margin:16px}}
 svg{{display:block;width:100%;height:auto;border:1px solid #888;margin-bottom:8px}}
 .legend{{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px}}
-.legend .key svg{{display:inline-block;width:12px;height:12px;border:0;margin:0 4px 0 0}}
+.legend .key{{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}}
 rect{{stroke:#fff;stroke-width:1}}
 g.d1 rect{{fill-opacity:.55}}
 text{{font:11px sans-serif;fill:#000;pointer-events:none}}
