@@ -44,6 +44,7 @@ _COLOURS: dict[str, str] = {
 _WIDTH, _HEIGHT = 960.0, 480.0  # px of each map
 _HEADER = 16.0  # px of a component's name bar above its symbols
 _CHAR = 6.2  # px per character of the 11 px label font, to decide whether a label fits
+_CHAR_SMALL = 4.6  # the same for the 8 px font of labels that do not fit otherwise
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,19 @@ def treemap_tiles(report: SizeReport, memory: str, bounds: Rect | None = None) -
     return tiles
 
 
+def _fitting_label(t: Tile, r: Rect) -> tuple[str, bool] | None:
+    """The text a tile shows and whether in the small font: its label (a component's
+    with its bytes), else without its ``(code)`` / ``(weights)`` note, else either in
+    the small font; None when nothing fits (the tooltip still names it)."""
+    full = f"{t.label} {t.size:,} B" if t.depth == 0 else t.label
+    short = full.rsplit(" (", 1)[0] if t.depth and full.endswith(")") else full
+    for small, char, line in ((False, _CHAR, 13), (True, _CHAR_SMALL, 10)):
+        for text in dict.fromkeys((full, short)):
+            if r.w > len(text) * char + 4 and r.h > line:
+                return text, small
+    return None
+
+
 def _svg(report: SizeReport, memory: str) -> str:
     title = "Flash" if memory == "flash" else "RAM"
     total = report.flash_total if memory == "flash" else report.ram_total
@@ -196,10 +210,11 @@ def _svg(report: SizeReport, memory: str) -> str:
         parts.append(f'<g class="{cls}"><title>{tip}</title>'
                      f'<rect x="{r.x:.2f}" y="{r.y:.2f}" width="{r.w:.2f}" '
                      f'height="{r.h:.2f}"/>')
-        text = f"{t.label} {t.size:,} B" if t.depth == 0 else t.label
-        if r.w > len(text) * _CHAR + 4 and r.h > 13:
-            parts.append(f'<text x="{r.x + 3:.2f}" y="{r.y + 12:.2f}">'
-                         f"{html.escape(text)}</text>")
+        label = _fitting_label(t, r)
+        if label is not None:
+            text, small = label
+            parts.append(f'<text x="{r.x + 3:.2f}" y="{r.y + (9 if small else 12):.2f}"'
+                         + (' class="s"' if small else "") + f">{html.escape(text)}</text>")
         parts.append("</g>")
     parts.append("</svg>")
     return (f"<h2>{title}: {total:,} B of {budget:,} B "
@@ -233,6 +248,7 @@ svg{{display:block;width:100%;height:auto;border:1px solid #888;margin-bottom:8p
 rect{{stroke:#fff;stroke-width:1}}
 g.d1 rect{{fill-opacity:.55}}
 text{{font:11px sans-serif;fill:#000;pointer-events:none}}
+text.s{{font-size:8px}}
 {css}
 </style></head>
 <body>
