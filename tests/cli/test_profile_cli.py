@@ -98,6 +98,7 @@ def test_profile_json(built, capsys) -> None:
 @pytest.mark.parametrize("args, words", [
     (["--board", "cortex-m4", "--json"], "--json goes with --profile"),
     (["--reference", "--profile"], "--profile counts instructions on a board"),
+    (["--board", "cortex-m4", "--names", "full"], "--names goes with --profile"),
 ])
 def test_misuse_is_one_line_and_exit_2(args, words, tmp_path: Path, capsys) -> None:
     model = tmp_path / "m.mlir"

@@ -54,7 +54,7 @@ def step_sources(writes: Iterable[Tensor], reads: Iterable[Tensor],
     the ids of tensors the walk stops at (materialized, constant, inputs), `alias` maps a
     copy destination's id to the tensor it stands for, `order` a node's id to its place
     in the graph, `fallback` is the kind of a command that runs no graph node."""
-    stop = set(boundary) | {id(t) for t in reads}
+    bound = {id(t) for t in reads}  # the boundary is not copied: one walk per step
     seen: set[int] = set()
     nodes: list[tuple[int, Node]] = []  # (distance from the result, node)
     frontier: deque[tuple[int, Tensor]] = deque()  # breadth first: nearest first
@@ -71,7 +71,7 @@ def step_sources(writes: Iterable[Tensor], reads: Iterable[Tensor],
         seen.add(id(node))
         nodes.append((dist, node))
         for u in node.inputs:
-            if id(u) not in stop:
+            if id(u) not in boundary and id(u) not in bound:
                 frontier.append((dist + 1, u))
     if not nodes:
         return StepSources(fallback)
