@@ -60,7 +60,9 @@ def step_sources(writes: Iterable[Tensor], reads: Iterable[Tensor],
     frontier: deque[tuple[int, Tensor]] = deque()  # breadth first: nearest first
     for t in writes:
         hops = 0
-        while t.producer is None and id(t) in alias and hops < 64:
+        # A copy reads the tensor its destination stands for: it runs no op of its own.
+        while (t.producer is None and id(t) in alias and id(alias[id(t)]) not in bound
+               and hops < 64):
             t, hops = alias[id(t)], hops + 1
         frontier.append((0, t))
     while frontier:
