@@ -14,6 +14,10 @@ def test_short_name_takes_the_layer_most_fused_names_belong_to() -> None:
             "functional_1/conv2d/BiasAdd/ReadVariableOp/resource;functional_1/conv2d/BiasAdd;"
             "functional_1/conv2d_4/Conv2D;functional_1/conv2d/Conv2D1")
     assert short_name(name) == "functional_1/conv2d"
+    # The fused activation is not the layer (ad01's dense layers, ResNet's residual add).
+    assert short_name("functional_1/activation/Relu;functional_1/dense/BiasAdd") == \
+        "functional_1/dense"
+    assert short_name("model/activation_2/Relu6;model/add/add") == "model/add"
     assert short_name("/conv1/Conv") == "/conv1"
     assert short_name("Identity") == "Identity"
 

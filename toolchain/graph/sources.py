@@ -55,6 +55,12 @@ def tag_new(graph: Any, start: int, source: Source | None) -> None:
 # what Keras, TensorFlow's SavedModel and JAX put in front of a model's own names.
 WRAPPERS: tuple[str, ...] = ("StatefulPartitionedCall", "PartitionedCall", "model",
                              "sequential", "functional", "jit(main)", "jit(f)")
+# TensorFlow ops TFLite fuses into the op before them (an activation, a batch norm):
+# their names say what follows a layer, not which layer it is.
+FUSED_TF_OPS: frozenset[str] = frozenset({
+    "Relu", "LeakyRelu", "Elu", "Selu", "Sigmoid", "Tanh", "Softplus", "Swish", "Gelu",
+    "FusedBatchNorm", "FusedBatchNormV", "clip_by_value", "Minimum", "Maximum"})
+_TRAILING_DIGITS = re.compile(r"\d+$")
 # The longest label: a profile or size table stays readable in 100 columns.
 MAX_LABEL = 40
 _WRAPPER_SUFFIX = re.compile(r"_\d+$")
@@ -64,11 +70,16 @@ def short_name(name: str) -> str:
     """The layer a model's name for a tensor or op belongs to: TFLite joins the names of
     the TensorFlow ops it fused into one tensor with ';' (``m/activation/Relu;m/conv2d/
     BiasAdd;m/conv2d/Conv2D1``): the layer most of them belong to (``m/conv2d``), read-
-    variable resources aside. A path of several components loses its last one, the op
-    (``/conv1/Conv`` -> ``/conv1``)."""
+    variable resources, activations and normalizations (FUSED_TF_OPS) aside. A path of
+    several components loses its last one, the op (``/conv1/Conv`` -> ``/conv1``)."""
     parts = [p for p in name.split(";") if p and "ReadVariableOp" not in p] or [name]
     layers = [p.rsplit("/", 1)[0] if "/" in p.strip("/") else p for p in parts]
-    counts = Counter(layers)
+    # An activation or normalization TFLite fused into the op is not the layer: count
+    # the names of the layer's own computation (ties: the first).
+    counts: Counter[str] = Counter()
+    for part, layer in zip(parts, layers):
+        op = _TRAILING_DIGITS.sub("", part.rsplit("/", 1)[-1])
+        counts[layer] += op not in FUSED_TF_OPS
     best = max(counts.values())
     return next(layer for layer in layers if counts[layer] == best)
 
