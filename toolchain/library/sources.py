@@ -91,8 +91,9 @@ def _tensor_macros(spec: LibrarySpec, prefix: str, index: int, t: TensorSig,
 
 
 def _comment_safe(text: str) -> str:
-    """`text` inside a C block comment: no `*/` to end it early, one line."""
-    return " ".join(text.replace("*/", "* /").split())
+    """`text` inside a C block comment: no `*/` to end it early nor `/*` for -Wcomment
+    to warn about, one line."""
+    return " ".join(text.replace("*/", "* /").replace("/*", "/ *").split())
 
 
 def _layer_comment(spec: LibrarySpec) -> list[str]:
