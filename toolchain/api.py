@@ -46,6 +46,7 @@ from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, QuantizeOptions
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
 from toolchain.target import Board, load_board
 
@@ -310,7 +311,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
-            reports.append(size_report(result))
+            # The report names the dispatches by the model's layers (report/layers.py).
+            reports.append(attach_layers(size_report(result), layers_of_program(result.program)))
             (result.out_dir / "size.json").write_text(json.dumps(
                 size_record(result, reports[0], time.perf_counter() - start), indent=2) + "\n")
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
-from toolchain.emu.profile import Profile, ProfileProbe, dispatch_macs, profile_layout
+from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
 from toolchain.emu.run import run_image, verified_elf
 from toolchain.emu.stack import (
     STACK_ALIGN,
@@ -67,6 +67,7 @@ from toolchain.passes import (
     quantize_int8,
     quantize_weights,
 )
+from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.paired import pair_weights
@@ -434,15 +435,25 @@ def flash_record(out_dir: Path, board: Board) -> dict:
 
 # The image's dispatch functions in program order with their MACs (kernel form), which
 # `minirt-run --profile` reads: the build's own program, never a second scheduling of a
-# graph (the graph the build scheduled is rewritten in place by its passes).
-DISPATCHES_FILE = "dispatches.json"
+# graph (the graph the build scheduled is rewritten in place by its passes). Its name is
+# report/layers.py's DISPATCHES_FILE.
 
 
 def dispatches_json(program: Program) -> str:
-    """The dispatches file of a build: ``{"dispatches": [{"name", "macs"}, ...]}``."""
-    macs = dispatch_macs([step.kernel for step in program.steps])
-    return json.dumps({"dispatches": [{"name": n, "macs": m} for n, m in macs.items()]},
-                      indent=1) + "\n"
+    """The dispatches file of a build: ``{"dispatches": [{"name", "macs", "label",
+    "sources", ...}, ...]}``, a row per command in the model's own names
+    (report/layers.py)."""
+    return layers_json(program)
+
+
+def read_dispatch_layers(out_dir: Path) -> dict[str, dict]:
+    """The dispatches file's rows by dispatch function name (report/layers.py). Raises
+    UsageError when it is missing or unreadable."""
+    try:
+        return {layer.function: layer.to_json()
+                for layer in read_layers(Path(out_dir) / DISPATCHES_FILE)}
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def read_dispatch_macs(out_dir: Path) -> dict[str, int]:
@@ -642,7 +653,8 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
 def _profile_of(probe: ProfileProbe, board: Board, out_dir: Path, model: str) -> Profile:
     """The profile of the run, MACs from the program the build scheduled (its
     dispatches file: the names are the image's own)."""
-    profile = probe.profile(read_dispatch_macs(out_dir), board.identifier, model)
+    profile = probe.profile(read_dispatch_macs(out_dir), board.identifier, model,
+                            read_dispatch_layers(out_dir))
     unknown = [r.name for r in profile.rows if r.kind == "dispatch" and r.macs is None]
     if unknown:
         raise FirmwareFailed(f"{out_dir}: the image's dispatch {unknown[0]} is not in the "

@@ -60,10 +60,9 @@ def test_profile_table(built, capsys) -> None:
     assert f"instructions: {count} " in out
     assert re.search(r"dispatch +MACs +instructions +insn/MAC +share", out)
     rows = {m.group(1): m for m in re.finditer(
-        r"^(d\d+_\w+|runtime|harness|total) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%$",
-        out, re.M)}
-    conv = next(m for name, m in rows.items() if "convolution" in name)
-    dot = next(m for name, m in rows.items() if "dot_general" in name)
+        r"^(\S+) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%$", out, re.M)}
+    # The model names no op (no loc): each dispatch is named by its main op's kind.
+    conv, dot = rows["convolution"], rows["dot_general"]
     assert conv.group(2) == f"{CONV_MACS:,}" and dot.group(2) == f"{DOT_MACS:,}"
     total = rows["total"]
     assert total.group(3) == f"{count:,}" and total.group(5) == "100.0"
@@ -87,6 +86,7 @@ def test_profile_json(built, capsys) -> None:
     assert data["macs"] == CONV_MACS + DOT_MACS
     for r in data["dispatches"]:
         assert re.fullmatch(r"d\d+_\w+", r["name"]) and r["kind"] == "dispatch"
+        assert r["label"] == r["op"] and r["sources"] == []  # an unnamed model
         if r["macs"]:
             assert r["instructions_per_mac"] == pytest.approx(r["instructions"] / r["macs"])
         else:
@@ -98,6 +98,7 @@ def test_profile_json(built, capsys) -> None:
 @pytest.mark.parametrize("args, words", [
     (["--board", "cortex-m4", "--json"], "--json goes with --profile"),
     (["--reference", "--profile"], "--profile counts instructions on a board"),
+    (["--board", "cortex-m4", "--names", "full"], "--names goes with --profile"),
 ])
 def test_misuse_is_one_line_and_exit_2(args, words, tmp_path: Path, capsys) -> None:
     model = tmp_path / "m.mlir"

@@ -129,3 +129,24 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     out = tmp_path / "size.html"
     write_treemap(_report(), out)
     assert out.read_text() == page and list(tmp_path.iterdir()) == [out]
+
+
+def test_layers_split_the_weights_and_label_the_code() -> None:
+    """With the build's layers (report/layers.py), the constants are each layer's
+    weights plus the pool's own bytes, and the dispatch code carries its layer's label."""
+    report = _report()
+    report.layers = [
+        {"function": "d0_dense", "label": "fc1", "kind": "dot_general", "sources": ["m/fc1"],
+         "code_bytes": 300, "weights_bytes": 640},
+        {"function": "d1_add", "label": "bias", "kind": "add", "sources": [],
+         "code_bytes": 0, "weights_bytes": 0},
+    ]
+    kids = {(t.component, t.label): t.size for t in treemap_tiles(report, "flash")
+            if t.depth == 1}
+    assert kids[("constants", "fc1 (weights)")] == 640
+    assert kids[("constants", "(pool headers and alignment)")] == 360
+    assert ("constants", "bias (weights)") not in kids  # no weights: no rectangle
+    assert kids[("dispatch", "fc1 (code)")] == 300
+    page = treemap_html(report)
+    assert "fc1 (weights): 640 B" in page and '<ul class="legend">' in page
+    assert "constants: flash 1,000 B" in page

@@ -339,6 +339,7 @@ def _main(argv: list[str] | None) -> int:
         raise UsageError(f"--board is required to build firmware (boards: "
                          f"{', '.join(list_boards())}); --dump-ir prints the IR instead")
     from toolchain import pipeline
+    from toolchain.report.layers import attach_layers, layers_of_program
     from toolchain.report.size import size_report
 
     quantize = quantize_options(args)
@@ -379,7 +380,7 @@ def _main(argv: list[str] | None) -> int:
     def finish(result) -> None:
         # Inside the build, before it replaces out_dir: size.json is part of it and is
         # listed in its manifest, and a failure here leaves the previous build alone.
-        report = size_report(result)
+        report = attach_layers(size_report(result), layers_of_program(result.program))
         data = size_record(result, report, time.perf_counter() - start)
         print(report.format_table())
         print(f"RAM: arena {report.ram['arena']} B (lower bound "

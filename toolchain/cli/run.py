@@ -41,6 +41,7 @@ from toolchain.loader import (
 from toolchain.module.format import DEFAULT_BOOT_CHECK
 from toolchain.passes.quantize import check_not_quantized
 from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.report.layers import NAME_MODES
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
 EXIT_TIMEOUT = 124  # like timeout(1)
@@ -109,7 +110,12 @@ def _parser() -> argparse.ArgumentParser:
                         "what ran outside the inference and the stack used (--board only)")
     p.add_argument("--json", action="store_true",
                    help="with --profile: print the profile as one JSON document instead of "
-                        "the outputs and the table")
+                        "the outputs and the table (per layer: its source names, MACs, "
+                        "instructions, weights and activation bytes; the arena timeline)")
+    p.add_argument("--names", choices=NAME_MODES, default="short",
+                   help="with --profile: name each dispatch by its layer in the model "
+                        "(short, the default), by every model op fused into it (full) or "
+                        "by its function in the image (function)")
     add_quantize_options(p)
     add_input_shape_option(p)
     add_runtime_options(p)
@@ -232,7 +238,7 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     else:
         print(f"instructions: {run.profile.total} (one inference; start-up and I/O "
               "excluded)")
-        print(run.profile.format())
+        print(run.profile.format(args.names))
         if run.stack_used is not None:
             print(f"stack: {run.stack_used:,} B used (measured), {run.stack_reserved:,} B "
                   "reserved")
@@ -251,6 +257,8 @@ def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.json and not args.profile:
         raise UsageError("--json goes with --profile (see minirt-run --help)")
+    if args.names != "short" and not args.profile:
+        raise UsageError("--names goes with --profile (see minirt-run --help)")
     if args.profile and args.reference:
         raise UsageError("--profile counts instructions on a board: use --board, not "
                          "--reference")

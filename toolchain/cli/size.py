@@ -29,6 +29,7 @@ from toolchain.report.baseline import (
     format_diff,
     load_baseline,
 )
+from toolchain.report.layers import DISPATCHES_FILE, attach_layers, read_layers
 from toolchain.report.size import SizeReport, size_report_from_files
 from toolchain.report.treemap import write_treemap
 from toolchain.target import Board, DescriptorError, load_board
@@ -111,6 +112,12 @@ def _load(build_dir: Path, board_arg: str | None) -> tuple[Board, SizeReport]:
                                         board)
     except (OSError, ValueError) as e:  # a truncated ELF, a map from another link
         raise UsageError(f"{build_dir}: cannot read the image: {e}") from None
+    layers_file = build_dir / DISPATCHES_FILE
+    if layers_file.is_file():  # a build older than the file has no names to show
+        try:
+            attach_layers(report, read_layers(layers_file))
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     return board, report
 
 

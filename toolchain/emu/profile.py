@@ -55,6 +55,9 @@ DISPATCH, RUNTIME, STARTUP, HARNESS, OTHER = "dispatch", "runtime", "start-up", 
 _OWNER_ROWS = (RUNTIME, STARTUP, HARNESS, OTHER)  # after the dispatch rows, in this order
 _RUNTIME_PART_ROW = {"core": RUNTIME, "platform": STARTUP, "harness": HARNESS}
 _DISPATCH_NAME = re.compile(r"d(\d+)_\w*$")
+# What --profile --json copies of each dispatch's row in the build's dispatches file.
+_LAYER_FIELDS = ("label", "sources", "weights_bytes", "activation_in_bytes",
+                 "activation_out_bytes", "arena_live_bytes")
 _RANGES_FILE = "minirt_profile_ranges.txt"
 _PROFILE_FILE = "minirt_profile.txt"
 
@@ -180,6 +183,19 @@ class ProfileRow:
     callee_instructions: int
     outside: int
     macs: int | None = None  # dispatch rows whose kernel is known
+    # The build's row for the dispatch (report/layers.py): its label in the model's own
+    # names, its sources, weights, activation and live arena bytes.
+    layer: Mapping[str, Any] | None = None
+
+    def title(self, names: str = "short") -> str:
+        """The row's name in the table: the dispatch's label (``short``), every source
+        name of the model it runs (``full``) or its function's name (``function``)."""
+        if self.layer is None or names == "function":
+            return self.name
+        if names == "full":
+            full = " | ".join(s["name"] for s in self.layer.get("sources", ()))
+            return full or str(self.layer.get("label") or self.name)
+        return str(self.layer.get("label") or self.name)
 
     @property
     def per_mac(self) -> float | None:
@@ -216,17 +232,32 @@ class Profile:
             "dispatches": [self._row_json(r) for r in self.rows if r.kind == DISPATCH],
             "other_rows": [self._row_json(r) for r in self.rows if r.kind != DISPATCH],
             "outside_inference": {r.name: r.outside for r in self.rows if r.outside},
+            **self._memory_json(),
         }
 
     def _row_json(self, r: ProfileRow) -> dict[str, Any]:
-        return {"name": r.name, "kind": r.kind, "macs": r.macs,
-                "instructions": r.instructions, "callee_instructions": r.callee_instructions,
-                "instructions_per_mac": r.per_mac, "share": self.share(r)}
+        row = {"name": r.name, "kind": r.kind, "macs": r.macs,
+               "instructions": r.instructions, "callee_instructions": r.callee_instructions,
+               "instructions_per_mac": r.per_mac, "share": self.share(r)}
+        if r.layer is not None:  # the model's names and the memory the layer touches
+            row.update({key: r.layer.get(key) for key in _LAYER_FIELDS if key in r.layer})
+            row["op"] = r.layer.get("kind")
+        return row
 
-    def format(self) -> str:
+    def _memory_json(self) -> dict[str, Any]:
+        """The peak-memory timeline: arena bytes live at each command, and its peak."""
+        live = [(r.title(), int(r.layer.get("arena_live_bytes", 0)))
+                for r in self.rows if r.kind == DISPATCH and r.layer is not None]
+        if not live:
+            return {}
+        return {"arena_timeline": [{"label": n, "arena_live_bytes": b} for n, b in live],
+                "arena_peak_bytes": max(b for _, b in live)}
+
+    def format(self, names: str = "short") -> str:
         """The profile as a table: one line per dispatch, then the runtime's rows and
-        the total; what ran outside the inference below it."""
-        width = max([len(r.name) for r in self.rows] + [24])
+        the total; what ran outside the inference below it. `names` picks how the
+        dispatches are named (ProfileRow.title)."""
+        width = max([len(r.title(names)) for r in self.rows] + [24])
         callees = any(r.callee_instructions for r in self.rows)
         head = (f"{'dispatch':<{width}} {'MACs':>12} {'instructions':>13}"
                 + (f" {'in callees':>11}" if callees else "")
@@ -241,7 +272,7 @@ class Profile:
 
         for r in self.rows:
             if r.kind == DISPATCH or r.instructions:
-                lines.append(line(r.name, r.macs, r.instructions, r.callee_instructions,
+                lines.append(line(r.title(names), r.macs, r.instructions, r.callee_instructions,
                                   self.share(r)))
         lines.append(line("total", self.macs, self.total,
                           sum(r.callee_instructions for r in self.rows), 100.0))
@@ -285,16 +316,20 @@ class ProfileProbe:
             self.count = int(m.group(1))
 
     def profile(self, macs: Mapping[str, int] | None = None, board: str = "",
-                model: str = "") -> Profile:
+                model: str = "", layers: Mapping[str, Mapping[str, Any]] | None = None
+                ) -> Profile:
         """The Profile of the run; ``macs`` by dispatch function name (missing names
-        have no MAC figure). Raises EmuError when the run left no profile."""
+        have no MAC figure), ``layers`` the build's rows by function name (names,
+        weights and memory: report/layers.py). Raises EmuError when the run left no
+        profile."""
         if self.counts is None or self.count is None:
             raise EmuError("the run left no profile (it did not reach the end marker)")
         rows = []
         for name, kind, (inside, inside_callee, whole, _) in zip(
                 self.layout.rows, self.layout.kinds, self.counts):
             rows.append(ProfileRow(name, kind, inside, inside_callee, whole - inside,
-                                   (macs or {}).get(name) if kind == DISPATCH else None))
+                                   (macs or {}).get(name) if kind == DISPATCH else None,
+                                   (layers or {}).get(name) if kind == DISPATCH else None))
         total = sum(r.instructions for r in rows)
         if total != self.count:  # the plugin counts both the same way: a bug if not
             raise EmuError(f"profile rows add up to {total} instructions, the run counted "

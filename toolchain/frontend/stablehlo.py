@@ -35,6 +35,7 @@ from toolchain.frontend.types import UNKNOWN, as_tensor_type, func_type, known_o
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import COMPLEX_OPS, OPS, ShapeError
+from toolchain.graph.sources import Source, tag_new
 from toolchain.graph.verify import tensor_type_error, verify_node
 from toolchain.mlir.ir import Operation, SymbolRefAttr
 from toolchain.types import TensorType
@@ -101,7 +102,10 @@ class _Importer:
                     self.error(f"'@{sym(func)}' returns {_types(got)} but its signature "
                                f"declares {_types(want)}", op)
                 return [self.lookup(env, v) for v in op.operands]
+            graph, start = self.graph, len(self.graph.nodes)
             outs = self.convert(op, [self.lookup(env, v) for v in op.operands], stack, env)
+            if op.loc_name:  # the model's own name for the nodes the op became
+                tag_new(graph, start, Source(op.loc_name, f"mlir {op.name} at {op.loc}"))
             for r, t in zip(op.results, outs):
                 env[id(r)] = t
         self.error(f"function '@{sym(func)}' does not end in a return", func)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolchain.diagnostics import Location
+from toolchain.graph.sources import Source
 from toolchain.types import TensorType
 
 
@@ -42,6 +43,9 @@ class Node:
     attrs: dict[str, Any] = field(default_factory=dict)
     loc: Location | None = None
     regions: list[Graph] = field(default_factory=list)
+    # The model's own name for the op this node computes (part of): reports only, never
+    # compiled into the image (graph/sources.py).
+    source: Source | None = None
 
     @property
     def output(self) -> Tensor:

@@ -20,6 +20,7 @@ library unwinds, and a user's linker script need not place them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import shutil
 import subprocess
@@ -56,6 +57,7 @@ from toolchain.link.out_dir import check_out_dir, staged_build
 from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
+from toolchain.report.layers import layers_of_program
 from toolchain.target import Board, Target
 
 __all__ = ["LIBRARY_RUNTIME_PARTS", "LibraryResult", "LibrarySizes", "build_library"]
@@ -223,6 +225,10 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
     check_out_dir(out_dir)
     image = pipeline.compile_image(graph, board, quantize, log)
     spec = _spec(name, model, board, graph, image.module, image.program.arena_size, arena)
+    spec = dataclasses.replace(spec, layers=tuple(
+        (layer.label, layer.kind, layer.macs, layer.weights_bytes,
+         tuple(src["name"] for src in layer.sources))
+        for layer in layers_of_program(image.program)))
     target = board.target_info
     record = {"stamp": {**(stamp or {}), "emit": "library", "name": name, "arena": arena,
                         "c_flags": c_flags(target)}}

@@ -160,9 +160,12 @@ class Cursor:
             pos += 1
         raise self.lex.error(f"unbalanced '{open_}': no matching '{close}'", start - 1)
 
-    def skip_optional_loc(self) -> None:
+    def skip_optional_loc(self) -> str:
+        """Skips a trailing ``loc(...)``; returns the text inside it ('' without one),
+        which names the op in reports (mlir/locations.py)."""
         tok = self.peek()
         if tok.kind == "bare" and tok.text == "loc":
             self.lex.next()
             self.parse_punct("(", "after 'loc'")
-            self.skip_balanced("(")
+            return self.skip_balanced("(")
+        return ""

@@ -164,6 +164,10 @@ class Operation:
     loc: Location | None = None
     # Blocks this terminator may branch to (`cf.br ^bb1`); their arguments are operands.
     successors: list[Block] = field(default_factory=list)
+    # The text of the op's trailing loc(...) and the name it gives (mlir/locations.py):
+    # for reports only, so they take no part in printing or comparing ops.
+    loc_text: str = field(default="", compare=False, repr=False)
+    loc_name: str = field(default="", compare=False, repr=False)
 
     def attr(self, key: str, default: Any = None) -> Any:
         """A property or attribute by name (the generic form may put either)."""

@@ -19,6 +19,7 @@ from toolchain.mlir.inherent import inherent_attributes
 from toolchain.mlir.ir import Block, Operation, Region, Value
 from toolchain.mlir.lexer import Token
 from toolchain.mlir.literals import MAX_INT_DIGITS, array_from_bytes, unescape
+from toolchain.mlir.locations import location_name
 from toolchain.mlir.type_attribute_parser import AttributeSyntax, TypeAttributeParser
 from toolchain.types import FunctionType
 
@@ -147,6 +148,10 @@ class Parser(TypeAttributeParser):
             # An empty file still gets a location, so errors about it name the file.
             module.loc = top[0].loc if top else self.lex.loc(0)
         self._replace_forward_refs(module)
+        # Resolved at the end: JAX defines its location aliases after their uses.
+        for op in module.walk():
+            if op.loc_text:
+                op.loc_name = location_name(op.loc_text, self.attr_aliases)
         return module
 
     def earliest(self, error: CompileError) -> CompileError:
@@ -261,7 +266,7 @@ class Parser(TypeAttributeParser):
                 raise self.error(f"expected operation, found {self._describe(name_tok)}",
                                  name_tok)
         op.loc = self.lex.loc(name_tok.start)
-        self.skip_optional_loc()
+        op.loc_text = self.skip_optional_loc()
         _normalize_inherent(op)
         want = sum(n for _, n, _ in results)
         if results and want != len(op.results):

@@ -43,6 +43,7 @@ from typing import Any
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from toolchain.codegen.image import SHARED_PREFIX
 from toolchain.link.build_result import BuildResult
 from toolchain.link.map_file import MapSection, OutputSection, parse_map
 from toolchain.module import format as fmt
@@ -135,6 +136,22 @@ class SizeReport:
     sections: dict[str, int]  # allocated ELF section -> size
     berkeley: dict[str, int]  # GNU size -B: text, data, bss, dec
     symbols: list[SymbolSize] = field(default_factory=list)  # largest first
+    # The build's commands in the model's own names (report/layers.py attach_layers):
+    # per dispatch its function, label, kind, sources, code and weights bytes.
+    layers: list[dict[str, Any]] = field(default_factory=list)
+
+    def symbol_label(self, name: str) -> str:
+        """How the tables name a symbol: a dispatch function by its layer's label (the
+        model's own name), any other symbol by its own name."""
+        # A body identical dispatches share is named after the first of them
+        # (codegen/image.py SHARED_PREFIX).
+        shared = name.removeprefix(SHARED_PREFIX)
+        for layer in self.layers:
+            if layer["function"] == name:
+                return f"{layer['label']} (code)"
+            if layer["function"] == shared:
+                return f"{layer['label']} (shared code)"
+        return name
 
     @property
     def ram_total(self) -> int:
@@ -194,7 +211,8 @@ class SizeReport:
                 memory = "flash" if sym.flash_parts else "RAM"
                 pct = self.percent("ram" if memory == "RAM" else "flash", sym.size)
                 table.append([_num(sym.size), _pct(pct), memory,
-                              COMPONENT_LABELS.get(sym.component, sym.component), sym.name])
+                              COMPONENT_LABELS.get(sym.component, sym.component),
+                              self.symbol_label(sym.name)])
             rows += ["", *_columns(table, least=9, right=2)]
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
         return "\n".join(rows)
@@ -216,9 +234,12 @@ class SizeReport:
             "berkeley": {**b, "hex": f"{b['dec']:x}"},
             "symbols": [
                 {"name": s.name, "size": s.size, "kind": s.kind, "section": s.section,
-                 "component": s.component}
+                 "component": s.component,
+                 **({"label": label} if (label := self.symbol_label(s.name)) != s.name
+                    else {})}
                 for s in self.symbols
             ],
+            **({"layers": self.layers} if self.layers else {}),
         }
 
     def format_table(self, symbols: int = 0) -> str:
@@ -235,7 +256,7 @@ class SizeReport:
                                  f"{b['dec']:x}"]], least=8, right=5)]
         if symbols > 0 and self.symbols:
             table = [["size", "component", "section", "symbol"]]
-            table += [[_num(s.size), s.component, s.section, s.name]
+            table += [[_num(s.size), s.component, s.section, self.symbol_label(s.name)]
                       for s in self.symbols[:symbols]]
             rows += ["", *_columns(table, least=7, right=1)]
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]

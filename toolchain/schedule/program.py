@@ -44,6 +44,7 @@ from toolchain.schedule.inplace import writes_over
 from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
 from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.schedule.overlap import OverlapWalk
+from toolchain.schedule.sources import StepSources, step_sources
 from toolchain.target import Target
 from toolchain.types import TensorType
 
@@ -70,6 +71,8 @@ class Step:
     # The loop schedule code generation must follow: set when the result overlaps an
     # operand's memory, which is safe for this schedule only (schedule/overlap.py).
     schedule: LoopSchedule | None = None
+    # The model's ops the command runs, for the reports only (schedule/sources.py).
+    sources: StepSources | None = None
 
     @property
     def types(self) -> tuple[TensorType, ...]:
@@ -97,6 +100,9 @@ class Program:
     arena_size: int = 0
     # The largest sum of live arena buffers at one command (module docstring).
     arena_lower_bound: int = 0
+    # The bytes of arena buffers live at each command (the lower bound is their peak):
+    # the report's memory timeline.
+    arena_live: list[int] = field(default_factory=list)
 
 
 def nbytes(t: TensorType) -> int:
@@ -146,7 +152,8 @@ def _dispatches(node: Node) -> list[Dispatch]:
                 continue
             shape = list(group[0].type.shape)
             shape[dim] = sum(t.type.shape[dim] for t in group)
-            part = Node("concatenate", group, [], {"dimension": dim}, node.loc)
+            part = Node("concatenate", group, [], {"dimension": dim}, node.loc,
+                        source=node.source)
             part.outputs = [Tensor(replace(node.output.type, shape=tuple(shape)), "", part)]
             out.append(Dispatch(lower_node(part), group, part.output))
             joined.append(part.output)
@@ -285,9 +292,11 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     outputs: list[Tensor] = []
     produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
+    alias: dict[int, Tensor] = {id(d): src for d, src, _ in flat.assignments}
     for t in map(flat.resolve, graph.outputs):
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
+            alias[id(dst)] = t
             items.append(copy_dispatch(t, dst))
             t = dst
         seen.add(id(t))
@@ -365,12 +374,28 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
         program.steps.append(step)
     program.arena_size = plan.size
     program.arena_lower_bound = plan.lower_bound
+    program.arena_live = plan.live
     _branch_to_steps(program, label_step)
+    _name_steps(program, graph, entries, constants, alias)
     index = {tid: b.index for tid, b in where.items() if b.kind == "constant"}
     for scale_id, weight_id in flat.scales_of.items():
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+def _name_steps(program: Program, graph: Graph,
+                entries: list[tuple[Item, list[Tensor], list[Tensor]]],
+                constants: dict[int, np.ndarray], alias: dict[int, Tensor]) -> None:
+    """Each step's sources: the graph nodes it runs (schedule/sources.py)."""
+    written = {id(t) for _, _, wr in entries for t in wr}
+    boundary = written | {id(alias[i]) for i in written if i in alias} | set(constants) \
+        | {id(t) for t in graph.inputs}
+    order = {id(n): i for i, n in enumerate(graph.walk())}
+    for step, (item, rd, wr) in zip(program.steps, entries):
+        fallback = "branch" if step.is_branch else "copy"
+        step.sources = step_sources(wr, rd if step.is_branch else getattr(item, "operands", rd),
+                                    boundary, alias, order, fallback)
 
 
 @dataclass(frozen=True)
@@ -400,6 +425,7 @@ class _Plan:
     size: int
     lower_bound: int
     schedules: dict[int, LoopSchedule]
+    live: list[int] = field(default_factory=list)  # arena bytes live at each step
 
 
 def _directions(options: dict[int, tuple[Overlap, ...]], arena_tensors: dict[int, Tensor]
@@ -541,9 +567,9 @@ def _place(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
             placed += [[size, first, last - 1], [union - result, last, last]]
         else:
             placed.append([size, first, last])
-    return _Plan({tid: where[tid] for tid in arena_tensors}, arena.size,
-                 _peak(placed + list(blocks.values()), len(entries)),
-                 {o.step: o.schedule for o in overlaps.values()})
+    live = _timeline(placed + list(blocks.values()), len(entries))
+    return _Plan({tid: where[tid] for tid in arena_tensors}, arena.size, max(live, default=0),
+                 {o.step: o.schedule for o in overlaps.values()}, live)
 
 
 def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
@@ -628,18 +654,18 @@ def _in_place_donor(item: Item, t: Tensor, k: int, span: dict[int, list[int]],
     return None
 
 
-def _peak(blocks: list[list[int]], steps: int) -> int:
-    """The largest sum of block sizes live at one step; a block is [size, first step,
-    last step]."""
+def _timeline(blocks: list[list[int]], steps: int) -> list[int]:
+    """The sum of block sizes live at each step; a block is [size, first step, last
+    step]."""
     delta = [0] * (steps + 1)
     for size, first, last in blocks:
         delta[first] += size
         delta[last + 1] -= size
-    peak = live = 0
-    for d in delta:
+    live, out = 0, []
+    for d in delta[:steps]:
         live += d
-        peak = max(peak, live)
-    return peak
+        out.append(live)
+    return out
 
 
 def _branch_to_steps(program: Program, label_step: dict[int, int]) -> None:

@@ -29,6 +29,7 @@ from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_q
 from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
+from toolchain.graph.sources import Source, tag_new
 from toolchain.graph.verify import verify_graph
 from toolchain.types import TensorType, dtype
 
@@ -195,8 +196,12 @@ class _Importer:
         for node in self.model.nodes:
             if node.index in self.done:
                 continue
+            start = len(self.graph.nodes)
             try:
                 self.convert(node)
+                # A node without a name (common in exported models) is known by its output.
+                name = node.name or next((o for o in node.outputs if o), "")
+                tag_new(self.graph, start, Source(name, f"onnx {node.describe()}"))
             except Unsupported as e:
                 what = " ".join(str(e).split()) or "is not supported"  # one line each
                 sep = " " if what.startswith("is not supported") else ": "

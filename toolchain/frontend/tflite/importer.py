@@ -24,6 +24,7 @@ from toolchain.frontend.tflite.reader import (
 )
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
+from toolchain.graph.sources import Source, tag_new
 from toolchain.graph.verify import verify_graph
 
 # The element-type families of ops.py: the rows' converter slots.
@@ -137,8 +138,11 @@ class _Importer:
     def run(self) -> None:
         self.add_inputs()
         for op in self.model.operators:
+            start = len(self.graph.nodes)
             try:
                 self.convert(op)
+                name = self.model.tensors[op.outputs[0]].name if op.outputs else ""
+                tag_new(self.graph, start, Source(name, f"tflite {op.describe()}"))
             except Unsupported as e:
                 what = str(e)
                 self.errors.append(f"{op.describe()} is not supported" if not what else
