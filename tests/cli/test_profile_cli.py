@@ -58,10 +58,11 @@ def test_profile_table(built, capsys) -> None:
     code, out, _ = _run(built, capsys, "--profile", "--check")
     assert code == 0, out
     assert f"instructions: {count} " in out
-    assert re.search(r"dispatch +MACs +instructions +insn/MAC +share", out)
+    assert re.search(r"dispatch +MACs +instructions +insn/MAC +share +est. cycles +est. ms",
+                     out)
     rows = {m.group(1): m for m in re.finditer(
-        r"^(d\d+_\w+|runtime|harness|total) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%$",
-        out, re.M)}
+        r"^(d\d+_\w+|runtime|harness|total) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%"
+        r" +([\d,]+) +([\d.]+)$", out, re.M)}
     conv = next(m for name, m in rows.items() if "convolution" in name)
     dot = next(m for name, m in rows.items() if "dot_general" in name)
     assert conv.group(2) == f"{CONV_MACS:,}" and dot.group(2) == f"{DOT_MACS:,}"
@@ -71,6 +72,13 @@ def test_profile_table(built, capsys) -> None:
     # The rows above the total add up to it.
     assert sum(int(m.group(3).replace(",", "")) for n, m in rows.items() if n != "total") \
         == count
+    # So do the estimated cycles, and the total is the one the plain run prints.
+    cycles = int(re.search(r"estimated cycles: ([\d,]+) on Cortex-M4", plain).group(1)
+                 .replace(",", ""))
+    assert total.group(6) == f"{cycles:,}"
+    assert sum(int(m.group(6).replace(",", "")) for n, m in rows.items() if n != "total") \
+        == cycles
+    assert float(total.group(7)) == pytest.approx(cycles / 25e3, abs=1e-3)  # 25 MHz
     assert re.search(r"^outside the inference: .*start-up [\d,]+", out, re.M)
     assert re.search(r"^stack: [\d,]+ B used \(measured\), [\d,]+ B reserved$", out, re.M)
     assert "check: outputs match the reference" in out

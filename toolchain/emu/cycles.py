@@ -17,8 +17,9 @@ docs/cycles.md states (no dual issue, bus contention, cache misses or result sta
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -36,6 +37,10 @@ __all__ = [
     "CycleEstimate",
     "block_cycles",
     "board_isa",
+    "cycles_by_row",
+    "describe_estimate",
+    "format_hz",
+    "no_estimate_reason",
     "estimate_cycles",
     "format_ms",
     "parse_blocks",
@@ -60,6 +65,7 @@ class Block:
     runs: int  # executions
     fell: int  # executions after which the next block began right after its end
     insns: tuple[bytes, ...]  # each instruction's bytes in memory order
+    owner: int = -1  # with a profile, callee code: the row it ran for
 
     @property
     def n_bytes(self) -> int:
@@ -68,14 +74,14 @@ class Block:
 
 
 def parse_blocks(text: str) -> list[Block]:
-    """The plugin's ``ADDR RUNS FELL HEX.HEX...`` lines as Blocks."""
+    """The plugin's ``ADDR RUNS FELL OWNER HEX.HEX...`` lines as Blocks."""
     blocks = []
     for number, line in enumerate(text.splitlines(), 1):
         parts = line.split()
         try:
-            addr, runs, fell, code = parts
+            addr, runs, fell, owner, code = parts
             insns = tuple(bytes.fromhex(h) for h in code.split("."))
-            blocks.append(Block(int(addr, 16), int(runs), int(fell), insns))
+            blocks.append(Block(int(addr, 16), int(runs), int(fell), insns, int(owner)))
         except ValueError:
             raise CycleError(f"plugin block record {number} is malformed: {line[:80]!r}") \
                 from None
@@ -141,6 +147,10 @@ class CycleEstimate:
     clock_hz: int
     core: str
     classes: dict[str, int] = field(default_factory=dict)  # executions per timing class
+    # Per executed block: (address, instructions, cycles, owner row or -1), for charging
+    # a profile's rows.
+    blocks: tuple[tuple[int, int, int, int], ...] = field(default=(), repr=False,
+                                                          compare=False)
 
     @property
     def ms(self) -> float:
@@ -162,6 +172,28 @@ class CycleEstimate:
 def format_ms(ms: float) -> str:
     """Milliseconds with three significant digits at least (0.0123 ms, 12.3 ms, 123 ms)."""
     return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
+
+
+def format_hz(hz: int) -> str:
+    """A clock in MHz or GHz, as datasheets write it."""
+    return f"{hz / 1e9:g} GHz" if hz >= 1_000_000_000 else f"{hz / 1e6:g} MHz"
+
+
+def no_estimate_reason(board: Board) -> str:
+    """Why a board's runs have no cycle estimate (it has none: hosted, or no table)."""
+    if board.simulation is not None and board.simulation.mode == "user":
+        return f"{board.identifier} runs as a Linux process: no core timing to estimate with"
+    return (f"target {board.target} has no core timing table (targets/timing/, "
+            "docs/cycles.md)")
+
+
+def describe_estimate(board: Board, estimate: CycleEstimate | None) -> str:
+    """One line for run outputs: the estimated cycles and milliseconds, or "n/a" and why."""
+    if estimate is None:
+        return f"estimated cycles: n/a ({no_estimate_reason(board)})"
+    return (f"estimated cycles: {estimate.cycles:,} on {estimate.core} "
+            f"(range {estimate.low:,}..{estimate.high:,}), {format_ms(estimate.ms)} at "
+            f"{format_hz(estimate.clock_hz)} ({board.identifier}; an estimate: docs/cycles.md)")
 
 
 def block_cycles(block: Block, timing: CoreTiming, classify: Callable[[bytes], Insn],
@@ -225,8 +257,50 @@ def estimate_cycles(board: Board, blocks: Iterable[Block],
     classify = _classifier(board)
     waits = flash_wait_states(board)
     classes: Counter[str] = Counter()
-    cycles = sum(block_cycles(b, timing, classify, waits, "use", classes) for b in blocks)
+    per_block = tuple((b.vaddr, b.runs * len(b.insns),
+                       block_cycles(b, timing, classify, waits, "use", classes), b.owner)
+                      for b in blocks)
+    cycles = sum(c for _, _, c, _ in per_block)
     low = sum(block_cycles(b, timing, classify, waits, "min") for b in blocks)
     high = sum(block_cycles(b, timing, classify, waits, "max") for b in blocks)
     return CycleEstimate(cycles=cycles, low=low, high=high, instructions=instructions,
-                         clock_hz=board.clock_hz, core=timing.core, classes=dict(classes))
+                         clock_hz=board.clock_hz, core=timing.core, classes=dict(classes),
+                         blocks=per_block)
+
+
+def cycles_by_row(estimate: CycleEstimate, ranges: Sequence[tuple[int, int, str, int]],
+                  callee_instructions: Sequence[int]) -> list[int]:
+    """Splits the estimate over a profile's rows. ``ranges``: sorted (start, end, kind,
+    row) code ranges as the profile gives the plugin (kind 'c': a callee, charged to its
+    caller); ``callee_instructions``: per row, its instructions run in callees (exact,
+    from the profile). A block counts for the range of its first instruction, callee code
+    for the row the plugin saw it run for; callee blocks without one (a run without a
+    profile) are shared out in proportion to the rows' callee instructions. The rows add
+    up to ``estimate.cycles`` exactly."""
+    rows = [0] * len(callee_instructions)
+    starts = [r[0] for r in ranges]
+    callee_insns = callee_cycles = 0
+    for vaddr, insns, cycles, owner in estimate.blocks:
+        if 0 <= owner < len(rows):  # the plugin knew whom this callee code ran for
+            rows[owner] += cycles
+            continue
+        i = bisect_right(starts, vaddr) - 1
+        if i >= 0 and vaddr < ranges[i][1]:
+            _, _, kind, row = ranges[i]
+            if kind == "c":
+                callee_insns += insns
+                callee_cycles += cycles
+                continue
+            rows[row] += cycles
+        else:
+            rows[-1] += cycles  # the plugin's "other" row
+    if callee_insns:
+        weight = sum(callee_instructions)
+        shares = [callee_cycles * n // weight if weight else 0 for n in callee_instructions]
+        if weight:
+            biggest = max(range(len(rows)), key=lambda r: callee_instructions[r])
+            shares[biggest] += callee_cycles - sum(shares)
+        else:
+            shares[-1] += callee_cycles
+        rows = [a + b for a, b in zip(rows, shares, strict=True)]
+    return rows

@@ -41,8 +41,10 @@
  * often the next block to run began right after its last instruction (it "fell through":
  * a conditional branch that ends it was not taken). A block holding a marker gets one
  * record per instruction, snapshotted like count, so the records' runs x instructions add
- * up to count exactly. PATH gets, per record that ran between the markers,
- * "ADDR RUNS FELL HEX.HEX..." (each instruction's bytes in memory order; isa= says how to
+ * up to count exactly. With a profile, a callee's block gets one record per owner row it
+ * ran for. PATH gets, per record that ran between the markers,
+ * "ADDR RUNS FELL OWNER HEX.HEX..." (OWNER: that row, or -1; the instructions' bytes in
+ * memory order; isa= says how to
  * tell an instruction's length from its first bytes, see insn_length). This costs one
  * callback per executed block, so it is only on when asked for.
  *
@@ -94,6 +96,8 @@ struct block {
   unsigned char *bytes;            /* the instructions' bytes, back to back */
   unsigned char *sizes;            /* each instruction's length in bytes */
   size_t n_insns;
+  long owner;                      /* callee code with a profile: the row it ran for; -1 */
+  struct block *other_owner;       /* the same code's record for another owner row */
 };
 
 /* Records never move once made (callbacks hold pointers to them): fixed-size chunks. */
@@ -149,7 +153,8 @@ static void write_blocks(void) {
     if (b->in_runs == 0) {
       continue;
     }
-    fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 " ", b->vaddr, b->in_runs, b->in_fell);
+    fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 " %ld ", b->vaddr, b->in_runs, b->in_fell,
+            b->owner);
     size_t at = 0;
     for (size_t k = 0; k < b->n_insns; k++) {
       if (k) {
@@ -176,8 +181,8 @@ static void on_block(unsigned int vcpu, void *userdata) {
   last_block = b;
 }
 
-/* A new record for instructions [first, first + n) of tb; NULL when out of memory. */
-static struct block *new_block(struct qemu_plugin_tb *tb, size_t first, size_t n) {
+/* A free record slot; NULL when out of memory. */
+static struct block *next_slot(void) {
   if (n_blocks == n_chunks * BLOCK_CHUNK) {
     struct block **grown = realloc(block_chunks, (n_chunks + 1) * sizeof *block_chunks);
     if (grown == NULL) {
@@ -190,11 +195,21 @@ static struct block *new_block(struct qemu_plugin_tb *tb, size_t first, size_t n
     }
     n_chunks++;
   }
+  struct block *b = block_at(n_blocks);
+  n_blocks++;
+  return b;
+}
+
+/* A new record for instructions [first, first + n) of tb; NULL when out of memory. */
+static struct block *new_block(struct qemu_plugin_tb *tb, size_t first, size_t n) {
+  struct block *b = next_slot();
+  if (b == NULL) {
+    return NULL;
+  }
   size_t total_bytes = 0;
   for (size_t k = 0; k < n; k++) {
     total_bytes += insn_length(qemu_plugin_tb_get_insn(tb, first + k));
   }
-  struct block *b = block_at(n_blocks);
   b->bytes = malloc(total_bytes ? total_bytes : 1);
   b->sizes = malloc(n);
   if (b->bytes == NULL || b->sizes == NULL) {
@@ -213,8 +228,31 @@ static struct block *new_block(struct qemu_plugin_tb *tb, size_t first, size_t n
   b->next = qemu_plugin_insn_vaddr(last) + insn_length(last);
   b->n_bytes = total_bytes;
   b->n_insns = n;
-  n_blocks++;
+  b->owner = -1;
   return b;
+}
+
+/* A block of callee code starts: counted in its record for the current owner row (made
+ * on first use; the records of one block share its bytes). */
+static void on_callee_block(unsigned int vcpu, void *userdata) {
+  struct block *b = userdata;
+  while (b->owner != (long)owner && b->other_owner != NULL) {
+    b = b->other_owner;
+  }
+  if (b->owner != (long)owner) {
+    struct block *copy = next_slot();
+    if (copy == NULL) {
+      return;
+    }
+    *copy = *b;
+    copy->runs = copy->fell = copy->snap_runs = copy->snap_fell = 0;
+    copy->in_runs = copy->in_fell = 0;
+    copy->owner = (long)owner;
+    copy->other_owner = NULL;
+    b->other_owner = copy;
+    b = copy;
+  }
+  on_block(vcpu, b);
 }
 
 static void write_profile(void) {
@@ -422,7 +460,15 @@ static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   }
   if (blocks_path[0] != '\0' && !has_marker) {
     struct block *b = new_block(tb, 0, n);
-    if (b != NULL) {
+    int kind = 0, sets_owner;
+    size_t row;
+    if (b != NULL && n_rows) {
+      classify(qemu_plugin_tb_vaddr(tb), &kind, &row, &sets_owner);
+    }
+    if (b != NULL && kind == KIND_CALLEE) {
+      b->owner = (long)owner; /* a first record; others are made as owners come */
+      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_callee_block, QEMU_PLUGIN_CB_NO_REGS, b);
+    } else if (b != NULL) {
       qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, b);
     }
   }
