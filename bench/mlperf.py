@@ -3,7 +3,8 @@
 For each model and board: flash split into code (everything but the weights: runtime,
 dispatch code, start-up, harness, compiler helpers, the module's schedule) and weights
 (the module's constants); RAM split into arena, I/O buffers and stack; instructions per
-inference under QEMU (exact, repeatable); and a check of the outputs against the .npz
+inference under QEMU (exact, repeatable) and the cycles and milliseconds estimated from
+them at the board's clock (docs/cycles.md); and a check of the outputs against the .npz
 beside the model (int8: TFLite Micro's outputs, exactly; float: TFLite's, within
 numpy.isclose(rtol=1e-4, atol=1e-5)). A model a board cannot hold is recorded as such,
 with the memory it overflows.
@@ -53,7 +54,7 @@ def bench_one(name: str, board: str, work: Path) -> dict:
     size = size_report(build)
     module = read_module(build.module)
     data = np.load(MLPERF / f"{name}.npz")
-    ok, instructions = True, None
+    ok, instructions, estimate = True, None, None
     for key in sorted(k for k in data if k.startswith("input_")):
         run = run_image(build.board, build.elf, encode_inputs(module.inputs, [data[key]]))
         if run.exit_code != 0 or run.outputs is None:
@@ -63,7 +64,7 @@ def bench_one(name: str, board: str, work: Path) -> dict:
         want = data[key.replace("input", "output")]
         ok &= (np.array_equal(got, want) if row["kind"] == "int8"
                else bool(np.isclose(got, want, rtol=1e-4, atol=1e-5).all()))
-        instructions = run.instructions
+        instructions, estimate = run.instructions, run.cycles
     weights = size.flash["constants"]
     # The stack an image reserves is sized from its depth measured under QEMU (plus a
     # margin) on bare-metal boards; Linux boards keep the board's stack_size.
@@ -72,17 +73,23 @@ def bench_one(name: str, board: str, work: Path) -> dict:
                stack_bytes=size.ram["stack"],
                stack_measured=build.stack.measured if build.stack else None,
                ram_bytes=size.ram["arena"] + size.ram["io"] + size.ram["stack"],
-               instructions=instructions, check="ok" if ok else "MISMATCH")
+               instructions=instructions,
+               est_cycles=estimate.cycles if estimate else None,
+               est_ms=round(estimate.ms, 3) if estimate else None,
+               check="ok" if ok else "MISMATCH")
     return row
 
 
 def _table(rows: list[dict]) -> list[str]:
     cols = ["model", "kind", "board", "code_bytes", "weights_bytes", "arena_bytes",
-            "io_bytes", "stack_bytes", "stack_measured", "ram_bytes", "instructions", "check"]
+            "io_bytes", "stack_bytes", "stack_measured", "ram_bytes", "instructions",
+            "est_cycles", "est_ms", "check"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         cells = [f"{r[c]:,}" if isinstance(r.get(c), int) and c not in ("model", "board")
                  else "" if r.get(c) is None else str(r[c]) for c in cols]
+        if "instructions" in r and r.get("est_cycles") is None and "est_cycles" in r:
+            cells[cols.index("est_cycles")] = cells[cols.index("est_ms")] = "n/a"
         if r["check"] == "does not fit":
             cells[-1] = f"does not fit ({r['note']})"
         lines.append("| " + " | ".join(cells) + " |")
@@ -137,7 +144,11 @@ def main() -> int:
             "Flash: code = everything but the weights; RAM: arena, I/O buffers, stack "
             "(reserved: on bare-metal boards the depth measured under QEMU, stack_measured, "
             "plus a margin; Linux boards keep the board's stack_size) and their sum, "
-            "ram_bytes. Instructions: one inference under QEMU. Check: int8 "
+            "ram_bytes. Instructions: one inference under QEMU. est_cycles / est_ms: the "
+            "cycles estimated from those instructions with the core's manual timings, and "
+            "milliseconds at the board's clock_hz (docs/cycles.md: an estimate; n/a on "
+            "hosted boards and cores without a timing table; empty in rows measured before "
+            "the column). Check: int8 "
             "exactly TFLite Micro's outputs, float within isclose(1e-4, 1e-5) of TFLite's. "
             "Rows without stack_measured / ram_bytes predate those columns (re-run with "
             "`--update` for given models and boards).",

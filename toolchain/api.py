@@ -30,6 +30,7 @@ from toolchain.cli.common import (
     input_error_text,
 )
 from toolchain.cli.run import EXIT_TIMEOUT, REFERENCE_TIMEOUT, check_tolerance, compare
+from toolchain.emu.cycles import CycleEstimate
 from toolchain.emu.profile import Profile
 from toolchain.emu.run import EmuError, EmuTimeout
 from toolchain.graph.ir import Graph
@@ -122,12 +123,25 @@ def _errors() -> Iterator[None]:
 class Run:
     """One inference under QEMU: ``outputs`` as numpy arrays in the model's output order,
     ``instructions`` retired by the inference (start-up and I/O excluded), the
-    ``inputs`` it ran on, and with ``check=True`` the ``reference`` outputs it matched."""
+    ``inputs`` it ran on, and with ``check=True`` the ``reference`` outputs it matched.
+    ``cycles`` and ``ms`` are the estimate at the board's clock (docs/cycles.md; None on
+    a core without a timing table, e.g. hosted boards), ``estimate`` its details."""
 
     outputs: list[np.ndarray]
     instructions: int | None
     inputs: list[np.ndarray]
     reference: list[np.ndarray] | None = None
+    estimate: CycleEstimate | None = None
+
+    @property
+    def cycles(self) -> int | None:
+        """Estimated cycles of the inference."""
+        return self.estimate.cycles if self.estimate else None
+
+    @property
+    def ms(self) -> float | None:
+        """Estimated milliseconds of the inference at the board's clock."""
+        return self.estimate.ms if self.estimate else None
 
 
 @dataclass
@@ -178,7 +192,7 @@ class Build:
             fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
                                        timeout=timeout, max_cycles=self.max_cycles,
                                        log=_quiet)
-            run = Run(fw.outputs, fw.instructions, arrays)
+            run = Run(fw.outputs, fw.instructions, arrays, estimate=fw.cycles)
             if check:
                 run.reference = _reference(graph, arrays, timeout)
                 rtol, atol = check_tolerance(self.model)

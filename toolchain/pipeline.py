@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.codegen.image import emit_image_object
+from toolchain.emu.cycles import CycleEstimate
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
 from toolchain.emu.run import run_image, verified_elf
@@ -609,6 +610,7 @@ class FirmwareRun:
     profile: Profile | None = None
     stack_used: int | None = None
     stack_reserved: int | None = None
+    cycles: CycleEstimate | None = None  # estimated at the board's clock (emu/cycles.py)
 
 
 def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], graph: Graph, *,
@@ -641,10 +643,12 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
         raise FirmwareFailed("firmware finished without writing its outputs")
     # A complex output arrives as its interleaved parts (passes/complex.py).
     run = FirmwareRun(complex_io(decode_outputs(module.outputs, result.outputs),
-                                 graph.outputs), result.instructions)
+                                 graph.outputs), result.instructions, cycles=result.cycles)
     if profile:
         profile_probe, stack = probes
         run.profile = _profile_of(profile_probe, board, out_dir, model)  # type: ignore[arg-type]
+        run.profile = run.profile.with_cycles(result.cycles,
+                                              profile_probe.layout)  # type: ignore[union-attr]
         run.stack_used = stack.use.depth if stack.use else None  # type: ignore[union-attr]
         run.stack_reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
     return run

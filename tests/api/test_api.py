@@ -70,6 +70,10 @@ def test_run_gives_outputs_and_the_count_minirt_run_prints(seed_build: minirt.Bu
     out = capsys.readouterr()
     assert "building" not in out.err
     assert f"instructions: {r.instructions} " in out.out and r.instructions > 0
+    # The estimate at the board's clock (MPS2 AN386: 25 MHz), the one minirt-run prints.
+    assert r.cycles is not None and r.cycles >= r.instructions
+    assert r.ms == pytest.approx(r.cycles / 25e6 * 1e3)
+    assert f"estimated cycles: {r.cycles:,} on Cortex-M4" in out.out
 
 
 def test_inputs_as_a_dict_a_list_or_seeded(seed_build: minirt.Build) -> None:

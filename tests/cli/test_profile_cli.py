@@ -58,9 +58,11 @@ def test_profile_table(built, capsys) -> None:
     code, out, _ = _run(built, capsys, "--profile", "--check")
     assert code == 0, out
     assert f"instructions: {count} " in out
-    assert re.search(r"dispatch +MACs +instructions +insn/MAC +share", out)
+    assert re.search(r"dispatch +MACs +instructions +insn/MAC +share +est. cycles +est. ms",
+                     out)
     rows = {m.group(1): m for m in re.finditer(
-        r"^(\S+) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%$", out, re.M)}
+        r"^(\S+) +([\d,]*) +([\d,]+) +([\d.]*) +([\d.]+)%"
+        r" +([\d,]+) +([\d.]+)$", out, re.M)}
     # The model names no op (no loc): each dispatch is named by its main op's kind.
     conv, dot = rows["convolution"], rows["dot_general"]
     assert conv.group(2) == f"{CONV_MACS:,}" and dot.group(2) == f"{DOT_MACS:,}"
@@ -70,6 +72,13 @@ def test_profile_table(built, capsys) -> None:
     # The rows above the total add up to it.
     assert sum(int(m.group(3).replace(",", "")) for n, m in rows.items() if n != "total") \
         == count
+    # So do the estimated cycles, and the total is the one the plain run prints.
+    cycles = int(re.search(r"estimated cycles: ([\d,]+) on Cortex-M4", plain).group(1)
+                 .replace(",", ""))
+    assert total.group(6) == f"{cycles:,}"
+    assert sum(int(m.group(6).replace(",", "")) for n, m in rows.items() if n != "total") \
+        == cycles
+    assert float(total.group(7)) == pytest.approx(cycles / 25e3, abs=1e-3)  # 25 MHz
     assert re.search(r"^outside the inference: .*start-up [\d,]+", out, re.M)
     assert re.search(r"^stack: [\d,]+ B used \(measured\), [\d,]+ B reserved$", out, re.M)
     assert "check: outputs match the reference" in out

@@ -27,6 +27,7 @@ from toolchain.cli.common import (
     positive_seconds,
     run_tool,
 )
+from toolchain.emu.cycles import describe_estimate
 from toolchain.emu.run import EmuError, EmuTimeout
 from toolchain.graph.ir import Graph
 from toolchain.loader import (
@@ -232,12 +233,14 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     if run.profile is None:
         print(f"instructions: {run.instructions} (one inference; start-up and I/O "
               "excluded)")
+        print(describe_estimate(board, run.cycles))
     elif args.json:
         print(json.dumps({**run.profile.to_json(), "stack": {
             "measured": run.stack_used, "reserved": run.stack_reserved}}, indent=2))
     else:
         print(f"instructions: {run.profile.total} (one inference; start-up and I/O "
               "excluded)")
+        print(describe_estimate(board, run.cycles))
         print(run.profile.format(args.names))
         if run.stack_used is not None:
             print(f"stack: {run.stack_used:,} B used (measured), {run.stack_reserved:,} B "

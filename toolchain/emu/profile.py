@@ -27,6 +27,7 @@ included (they are executed); other kernels have none.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from typing import Any
 
 from elftools.elf.elffile import ELFFile
 
+from toolchain.emu.cycles import CycleEstimate, cycles_by_row
 from toolchain.emu.run import EmuError
 from toolchain.kernel.form import Apply, Kernel
 from toolchain.link.map_file import MapSection, parse_map
@@ -183,6 +185,7 @@ class ProfileRow:
     callee_instructions: int
     outside: int
     macs: int | None = None  # dispatch rows whose kernel is known
+    cycles: int | None = None  # estimated (toolchain/emu/cycles.py), when the core has a table
     # The build's row for the dispatch (report/layers.py): its label in the model's own
     # names, its sources, weights, activation and live arena bytes.
     layer: Mapping[str, Any] | None = None
@@ -212,6 +215,7 @@ class Profile:
     board: str = ""
     model: str = ""
     notes: tuple[str, ...] = field(default=())
+    clock_hz: int = 0  # the board's clock, for the rows' estimated milliseconds
 
     @property
     def macs(self) -> int:
@@ -229,6 +233,8 @@ class Profile:
             "instructions": self.total,
             "macs": self.macs,
             "instructions_per_mac": self.total / self.macs if self.macs else None,
+            "cycles": self.cycles,
+            "ms": self.ms(self.cycles),
             "dispatches": [self._row_json(r) for r in self.rows if r.kind == DISPATCH],
             "other_rows": [self._row_json(r) for r in self.rows if r.kind != DISPATCH],
             "outside_inference": {r.name: r.outside for r in self.rows if r.outside},
@@ -238,11 +244,34 @@ class Profile:
     def _row_json(self, r: ProfileRow) -> dict[str, Any]:
         row = {"name": r.name, "kind": r.kind, "macs": r.macs,
                "instructions": r.instructions, "callee_instructions": r.callee_instructions,
-               "instructions_per_mac": r.per_mac, "share": self.share(r)}
+               "instructions_per_mac": r.per_mac, "share": self.share(r),
+               "cycles": r.cycles, "ms": self.ms(r.cycles)}
         if r.layer is not None:  # the model's names and the memory the layer touches
             row.update({key: r.layer.get(key) for key in _LAYER_FIELDS if key in r.layer})
             row["op"] = r.layer.get("kind")
         return row
+
+    @property
+    def cycles(self) -> int | None:
+        """Estimated cycles of the inference (None: the core has no timing table)."""
+        if any(r.cycles is None for r in self.rows):
+            return None
+        return sum(r.cycles or 0 for r in self.rows)
+
+    def with_cycles(self, estimate: CycleEstimate | None, layout: ProfileLayout) -> Profile:
+        """This profile with each row's estimated cycles (toolchain/emu/cycles.py), split
+        over the rows by ``layout``'s code ranges; itself without an estimate."""
+        if estimate is None:
+            return self
+        per_row = cycles_by_row(estimate, [(r.start, r.end, r.kind, r.row) for r in layout.ranges],
+                                [r.callee_instructions for r in self.rows])
+        rows = tuple(dataclasses.replace(r, cycles=c) for r, c in zip(self.rows, per_row,
+                                                                       strict=True))
+        return dataclasses.replace(self, rows=rows, clock_hz=estimate.clock_hz)
+
+    def ms(self, cycles: int | None) -> float | None:
+        """``cycles`` in milliseconds at the board's clock."""
+        return cycles * 1000.0 / self.clock_hz if cycles is not None and self.clock_hz else None
 
     def _memory_json(self) -> dict[str, Any]:
         """The peak-memory timeline: arena bytes live at each command, and its peak."""
@@ -259,23 +288,28 @@ class Profile:
         dispatches are named (ProfileRow.title)."""
         width = max([len(r.title(names)) for r in self.rows] + [24])
         callees = any(r.callee_instructions for r in self.rows)
+        timed = self.cycles is not None
         head = (f"{'dispatch':<{width}} {'MACs':>12} {'instructions':>13}"
                 + (f" {'in callees':>11}" if callees else "")
-                + f" {'insn/MAC':>9} {'share':>7}")
+                + f" {'insn/MAC':>9} {'share':>7}"
+                + (f" {'est. cycles':>13} {'est. ms':>9}" if timed else ""))
         lines = [f"profile: one inference on {self.board} ({self.model})", head]
 
-        def line(name: str, macs: int | None, insns: int, callee: int, share: float) -> str:
+        def line(name: str, macs: int | None, insns: int, callee: int, share: float,
+                 cycles: int | None) -> str:
             per = f"{insns / macs:9.2f}" if macs else f"{'':9}"
+            ms = self.ms(cycles)
             return (f"{name:<{width}} {_num(macs) if macs else '':>12} {_num(insns):>13}"
                     + (f" {_num(callee) if callee else '':>11}" if callees else "")
-                    + f" {per} {share:6.1f}%")
+                    + f" {per} {share:6.1f}%"
+                    + (f" {_num(cycles or 0):>13} {ms or 0:9.3f}" if timed else ""))
 
         for r in self.rows:
             if r.kind == DISPATCH or r.instructions:
                 lines.append(line(r.title(names), r.macs, r.instructions, r.callee_instructions,
-                                  self.share(r)))
+                                  self.share(r), r.cycles))
         lines.append(line("total", self.macs, self.total,
-                          sum(r.callee_instructions for r in self.rows), 100.0))
+                          sum(r.callee_instructions for r in self.rows), 100.0, self.cycles))
         outside = [f"{r.name} {_num(r.outside)}" for r in self.rows if r.outside]
         if outside:
             lines.append("outside the inference: " + ", ".join(outside))

@@ -30,10 +30,18 @@ from typing import Protocol
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+from toolchain.emu.cycles import (
+    BlocksProbe,
+    CycleError,
+    CycleEstimate,
+    board_isa,
+    estimate_cycles,
+    timing_for,
+)
 from toolchain.emu.diagnose import FAULT_FILE, describe_exit
 from toolchain.emu.plugin import build_plugin
 from toolchain.link.build import VERIFY_DIR
-from toolchain.target import Board
+from toolchain.target import Board, DescriptorError
 
 __all__ = [
     "BENCH_BEGIN",
@@ -92,6 +100,9 @@ class RunResult:
     command: tuple[str, ...]
     fault: bytes | None = None  # the raw fault record, if a fault handler left one
     image: Path | None = None  # the file QEMU booted (the ELF, or the .bin / .hex)
+    # Estimated cycles / ms of the counted instructions at the board's clock
+    # (toolchain/emu/cycles.py); None when not counted or the core has no timing table.
+    cycles: CycleEstimate | None = None
 
     @property
     def diagnosis(self) -> str:
@@ -241,6 +252,13 @@ def run_image(
         (work / IN_FILE).write_bytes(_input_bytes(inputs))
         plugin = None
         count_instructions = count_instructions or bool(probes)
+        try:
+            blocks = (BlocksProbe(board_isa(board)) if count_instructions and timing_for(board)
+                      else None)
+        except DescriptorError as exc:
+            raise EmuError(str(exc)) from None
+        if blocks is not None:
+            probes = (*probes, blocks)
         if count_instructions:
             begin, end = bench_markers(elf)
             extra = {k: v for probe in probes for k, v in probe.plugin_args(work).items()}
@@ -286,6 +304,12 @@ def run_image(
                 f"board {board.identifier}: the run succeeded but the instruction counter "
                 f"saw no {BENCH_BEGIN}..{BENCH_END} interval; QEMU said: {stderr.strip()!r}"
             )
+        cycles = None
+        if blocks is not None and blocks.blocks is not None and instructions is not None:
+            try:
+                cycles = estimate_cycles(board, blocks.blocks, instructions)
+            except (CycleError, DescriptorError) as exc:
+                raise EmuError(str(exc)) from None
         return RunResult(
             exit_code=proc.returncode,
             console=proc.stdout.decode(errors="replace"),
@@ -295,4 +319,5 @@ def run_image(
             command=tuple(cmd),
             fault=fault,
             image=boot.path if boot is not None else elf,
+            cycles=cycles,
         )

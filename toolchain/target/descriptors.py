@@ -118,6 +118,9 @@ class Target:
     cflags: tuple[str, ...]
     compiler_helpers: CompilerHelpers
     abi: str = ""  # LLVM target ABI (ilp32f, aapcs, ...) when it is not the default
+    # The core's timing table, targets/timing/<timing>.yaml (toolchain/target/timing.py);
+    # empty: no cycle estimate (hosted targets).
+    timing: str = ""
     path: Path = field(default=Path(), metadata={"yaml": False}, compare=False)
 
 
@@ -225,6 +228,12 @@ class Board:
     # How QEMU runs the image; for a board with `verify_on`, filled from the sibling.
     simulation: Simulation = None  # type: ignore[assignment]
     chip: str = ""  # the part, as its datasheet names it (real boards)
+    # The core clock the board runs at (the cycle estimate's milliseconds), in Hz; 0: not
+    # stated. The flash's wait states at that clock, and what hides them (a cache or an
+    # accelerator: then the estimate assumes hits and adds none).
+    clock_hz: int = 0
+    flash_wait_states: int = 0
+    flash_cache: str = ""
     memories: tuple[NamedMemory, ...] = ()
     flash_methods: tuple[FlashMethod, ...] = ()
     verify_on: VerifyOn | None = None
@@ -415,6 +424,8 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         helpers = obj.compiler_helpers
         if helpers.library == "libgcc" and not helpers.gcc:
             fail("compiler_helpers.gcc", "missing required field (library is libgcc)")
+        if obj.timing and not (path.parent / "timing" / f"{obj.timing}.yaml").is_file():
+            fail("timing", f"no timing table targets/timing/{obj.timing}.yaml")
     elif isinstance(obj, Board):
         if obj.identifier != path.stem:
             fail("identifier", f"must match the file name '{path.stem}', got {obj.identifier!r}")
@@ -433,6 +444,7 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
             fail("simulation.machine", "missing required field (mode is system)")
         if not obj.platform:
             fail("platform", "expected at least one runtime_c/platform part")
+        _check_clock(obj, fail)
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
         code = obj.regions[-1]
@@ -440,6 +452,24 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
                 o < code[2] and code[1] < e for _, o, e in obj.regions[:-1])):
             fail("instruction_bus_offset", f"puts the code at [{code[1]:#x}, {code[2]:#x}), "
                  "over another memory or past 4 GiB")
+
+
+# Plausible core clocks: a 32 kHz watch crystal up to a desktop part's turbo clock.
+CLOCK_HZ_RANGE = (32_000, 10_000_000_000)
+MAX_FLASH_WAIT_STATES = 15  # the widest wait-state field of the supported parts is 4 bits
+
+
+def _check_clock(board: Board, fail: Any) -> None:
+    """clock_hz is given and plausible; wait states are few."""
+    low, high = CLOCK_HZ_RANGE
+    if board.clock_hz == 0:
+        fail("clock_hz", "missing required field (the core clock in Hz, from the datasheet)")
+    if not low <= board.clock_hz <= high:
+        fail("clock_hz", f"expected a core clock in Hz between {low} and {high}, got "
+             f"{board.clock_hz} (write 168000000 for 168 MHz)")
+    if board.flash_wait_states > MAX_FLASH_WAIT_STATES:
+        fail("flash_wait_states", f"expected 0..{MAX_FLASH_WAIT_STATES}, got "
+             f"{board.flash_wait_states}")
 
 
 def _check_memories(board: Board, fail: Any) -> None:

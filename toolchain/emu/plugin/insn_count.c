@@ -5,7 +5,7 @@
  * and highest addresses stored to inside a memory range (the stack's high-water mark).
  *
  *   -plugin insn_count.so,begin=0x...,end=0x...[,out=PATH][,ranges=PATH,profile=PATH]
- *                        [,stack=LO:HI]
+ *                        [,stack=LO:HI][,blocks=PATH[,isa=thumb|riscv]]
  *
  * Every translation block adds its instruction count to a running total inline; a block
  * that contains a marker instead counts per instruction, and the marker instruction
@@ -35,6 +35,18 @@
  * "stack_low=0x... stack_high=0x... stack_stores=N". Exact, and nothing in the image
  * paints memory; hardware stacking of an exception frame (a fault on Cortex-M) is done
  * by QEMU itself and not seen, which the caller's margin covers.
+ *
+ * Blocks (blocks=PATH): for the cycle estimate (toolchain/emu/cycles.py), every translated
+ * block gets a record: its address, its instructions' bytes, how often it ran and how
+ * often the next block to run began right after its last instruction (it "fell through":
+ * a conditional branch that ends it was not taken). A block holding a marker gets one
+ * record per instruction, snapshotted like count, so the records' runs x instructions add
+ * up to count exactly. With a profile, a callee's block gets one record per owner row it
+ * ran for. PATH gets, per record that ran between the markers,
+ * "ADDR RUNS FELL OWNER HEX.HEX..." (OWNER: that row, or -1; the instructions' bytes in
+ * memory order; isa= says how to
+ * tell an instruction's length from its first bytes, see insn_length). This costs one
+ * callback per executed block, so it is only on when asked for.
  *
  * Single vCPU guests only (all minirt boards).
  */
@@ -73,6 +85,49 @@ static uint64_t *in_total, *in_callee;     /* begin..end, set at the end marker 
 static size_t owner;                       /* row that callee instructions go to */
 static char profile_path[4096];
 
+/* ---------------------------------------------------------------- block state */
+
+struct block {
+  uint64_t vaddr, next;            /* first instruction; the address after the last */
+  uint64_t runs, fell;             /* executions; times the next block began at `next` */
+  uint64_t snap_runs, snap_fell;   /* at the begin marker */
+  uint64_t in_runs, in_fell;       /* begin..end, set at the end marker */
+  size_t n_bytes;
+  unsigned char *bytes;            /* the instructions' bytes, back to back */
+  unsigned char *sizes;            /* each instruction's length in bytes */
+  size_t n_insns;
+  long owner;                      /* callee code with a profile: the row it ran for; -1 */
+  struct block *other_owner;       /* the same code's record for another owner row */
+};
+
+/* Records never move once made (callbacks hold pointers to them): fixed-size chunks. */
+#define BLOCK_CHUNK 4096
+static struct block **block_chunks;
+static size_t n_blocks, n_chunks;
+static struct block *last_block;
+static char blocks_path[4096];
+/* How long an instruction is, from its first bytes. QEMU's instruction data can hold more
+ * than the instruction: translating the last Thumb instruction before a page boundary
+ * also reads the next halfword (to see whether it crosses the page). */
+enum isa { ISA_ANY, ISA_THUMB, ISA_RISCV };
+static enum isa blocks_isa;
+
+static size_t insn_length(const struct qemu_plugin_insn *insn) {
+  const size_t size = qemu_plugin_insn_size(insn);
+  const unsigned char *data = qemu_plugin_insn_data(insn);
+  if (size < 2 || blocks_isa == ISA_ANY) {
+    return size;
+  }
+  size_t real = size;
+  if (blocks_isa == ISA_THUMB) {
+    const unsigned hw1 = (unsigned)data[0] | (unsigned)data[1] << 8;
+    real = (hw1 >> 11) >= 0x1D ? 4 : 2; /* 0b11101, 0b11110, 0b11111: 32-bit */
+  } else if (blocks_isa == ISA_RISCV) {
+    real = (data[0] & 3) == 3 ? 4 : 2; /* not 0b11 in the low bits: compressed */
+  }
+  return real < size ? real : size;
+}
+
 /* ---------------------------------------------------------------- stack state */
 
 static int stack_on;
@@ -80,6 +135,125 @@ static uint64_t stack_lo, stack_hi;     /* the watched range [lo, hi) */
 static uint64_t stack_low = UINT64_MAX; /* lowest address stored to */
 static uint64_t stack_high;             /* highest end of a store */
 static uint64_t stack_stores;
+
+static struct block *block_at(size_t i) {
+  return &block_chunks[i / BLOCK_CHUNK][i % BLOCK_CHUNK];
+}
+
+static void write_blocks(void) {
+  if (blocks_path[0] == '\0') {
+    return;
+  }
+  FILE *f = fopen(blocks_path, "w");
+  if (f == NULL) {
+    return;
+  }
+  for (size_t i = 0; i < n_blocks; i++) {
+    const struct block *b = block_at(i);
+    if (b->in_runs == 0) {
+      continue;
+    }
+    fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 " %ld ", b->vaddr, b->in_runs, b->in_fell,
+            b->owner);
+    size_t at = 0;
+    for (size_t k = 0; k < b->n_insns; k++) {
+      if (k) {
+        fputc('.', f);
+      }
+      for (size_t j = 0; j < b->sizes[k]; j++) {
+        fprintf(f, "%02x", b->bytes[at + j]);
+      }
+      at += b->sizes[k];
+    }
+    fputc('\n', f);
+  }
+  fclose(f);
+}
+
+/* A block (or one instruction of a marker block) starts executing. */
+static void on_block(unsigned int vcpu, void *userdata) {
+  (void)vcpu;
+  struct block *b = userdata;
+  if (last_block != NULL && last_block->next == b->vaddr) {
+    last_block->fell++;
+  }
+  b->runs++;
+  last_block = b;
+}
+
+/* A free record slot; NULL when out of memory. */
+static struct block *next_slot(void) {
+  if (n_blocks == n_chunks * BLOCK_CHUNK) {
+    struct block **grown = realloc(block_chunks, (n_chunks + 1) * sizeof *block_chunks);
+    if (grown == NULL) {
+      return NULL;
+    }
+    block_chunks = grown;
+    block_chunks[n_chunks] = calloc(BLOCK_CHUNK, sizeof(struct block));
+    if (block_chunks[n_chunks] == NULL) {
+      return NULL;
+    }
+    n_chunks++;
+  }
+  struct block *b = block_at(n_blocks);
+  n_blocks++;
+  return b;
+}
+
+/* A new record for instructions [first, first + n) of tb; NULL when out of memory. */
+static struct block *new_block(struct qemu_plugin_tb *tb, size_t first, size_t n) {
+  struct block *b = next_slot();
+  if (b == NULL) {
+    return NULL;
+  }
+  size_t total_bytes = 0;
+  for (size_t k = 0; k < n; k++) {
+    total_bytes += insn_length(qemu_plugin_tb_get_insn(tb, first + k));
+  }
+  b->bytes = malloc(total_bytes ? total_bytes : 1);
+  b->sizes = malloc(n);
+  if (b->bytes == NULL || b->sizes == NULL) {
+    return NULL;
+  }
+  size_t at = 0;
+  for (size_t k = 0; k < n; k++) {
+    const struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, first + k);
+    const size_t size = insn_length(insn);
+    memcpy(b->bytes + at, qemu_plugin_insn_data(insn), size);
+    b->sizes[k] = (unsigned char)size;
+    at += size;
+  }
+  const struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, first + n - 1);
+  b->vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, first));
+  b->next = qemu_plugin_insn_vaddr(last) + insn_length(last);
+  b->n_bytes = total_bytes;
+  b->n_insns = n;
+  b->owner = -1;
+  return b;
+}
+
+/* A block of callee code starts: counted in its record for the current owner row (made
+ * on first use; the records of one block share its bytes). */
+static void on_callee_block(unsigned int vcpu, void *userdata) {
+  struct block *b = userdata;
+  while (b->owner != (long)owner && b->other_owner != NULL) {
+    b = b->other_owner;
+  }
+  if (b->owner != (long)owner) {
+    struct block *copy = next_slot();
+    if (copy == NULL) {
+      return;
+    }
+    *copy = *b;
+    copy->runs = copy->fell = copy->snap_runs = copy->snap_fell = 0;
+    copy->in_runs = copy->in_fell = 0;
+    copy->owner = (long)owner;
+    copy->other_owner = NULL;
+    b->other_owner = copy;
+    b = copy;
+  }
+  on_block(vcpu, b);
+}
 
 static void write_profile(void) {
   if (n_rows == 0 || profile_path[0] == '\0') {
@@ -127,6 +301,11 @@ static void on_begin(unsigned int vcpu, void *userdata) {
     memcpy(snap_total, row_total, n_rows * sizeof *row_total);
     memcpy(snap_callee, row_callee, n_rows * sizeof *row_callee);
   }
+  for (size_t i = 0; i < n_blocks; i++) {
+    struct block *b = block_at(i);
+    b->snap_runs = b->runs;
+    b->snap_fell = b->fell;
+  }
 }
 
 static void on_end(unsigned int vcpu, void *userdata) {
@@ -138,10 +317,16 @@ static void on_end(unsigned int vcpu, void *userdata) {
       in_total[r] = row_total[r] - snap_total[r];
       in_callee[r] = row_callee[r] - snap_callee[r];
     }
+    for (size_t i = 0; i < n_blocks; i++) {
+      struct block *b = block_at(i);
+      b->in_runs = b->runs - b->snap_runs;
+      b->in_fell = b->fell - b->snap_fell;
+    }
   }
   ends++;
   write_result();
   write_profile();
+  write_blocks();
 }
 
 /* Entering a dispatch, or running owner code: later callee code is charged to it. */
@@ -273,6 +458,20 @@ static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   if (n == 0) {
     return;
   }
+  if (blocks_path[0] != '\0' && !has_marker) {
+    struct block *b = new_block(tb, 0, n);
+    int kind = 0, sets_owner;
+    size_t row;
+    if (b != NULL && n_rows) {
+      classify(qemu_plugin_tb_vaddr(tb), &kind, &row, &sets_owner);
+    }
+    if (b != NULL && kind == KIND_CALLEE) {
+      b->owner = (long)owner; /* a first record; others are made as owners come */
+      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_callee_block, QEMU_PLUGIN_CB_NO_REGS, b);
+    } else if (b != NULL) {
+      qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+    }
+  }
   if (!has_marker && (n_rows == 0 || tb_is_uniform(tb, n))) {
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &total, n);
     if (n_rows) {
@@ -288,6 +487,14 @@ static void on_tb_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     } else if (pc == end_addr) {
       qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
     }
+    /* After the marker's own callback, as the marker's snapshot of total is taken
+     * before its inline add is counted in the same way at both markers. */
+    if (blocks_path[0] != '\0') {
+      struct block *b = new_block(tb, i, 1);
+      if (b != NULL) {
+        qemu_plugin_register_vcpu_insn_exec_cb(insn, on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+      }
+    }
     qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &total, 1);
     if (n_rows) {
       instrument_profile(tb, insn, pc, 1);
@@ -300,6 +507,7 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *userdata) {
   (void)userdata;
   write_result();
   write_profile();
+  write_blocks();
 }
 
 static int parse_u64(const char *text, uint64_t *out) {
@@ -403,12 +611,16 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       ranges_path = arg + 7;
     } else if (strncmp(arg, "profile=", 8) == 0 && strlen(arg + 8) < sizeof profile_path) {
       strcpy(profile_path, arg + 8);
+    } else if (strncmp(arg, "blocks=", 7) == 0 && strlen(arg + 7) < sizeof blocks_path) {
+      strcpy(blocks_path, arg + 7);
+    } else if (strcmp(arg, "isa=thumb") == 0 || strcmp(arg, "isa=riscv") == 0) {
+      blocks_isa = arg[4] == 't' ? ISA_THUMB : ISA_RISCV;
     } else if (strncmp(arg, "stack=", 6) == 0 && parse_stack(arg + 6) == 0) {
       continue;
     } else {
       fprintf(stderr,
               "insn_count: bad argument '%s' (want begin=ADDR,end=ADDR[,out=PATH]"
-              "[,ranges=PATH,profile=PATH][,stack=LO:HI])\n",
+              "[,ranges=PATH,profile=PATH][,stack=LO:HI][,blocks=PATH[,isa=thumb|riscv]])\n",
               arg);
       return -1;
     }
