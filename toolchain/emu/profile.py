@@ -363,7 +363,7 @@ class ProfileProbe:
                 self.layout.rows, self.layout.kinds, self.counts):
             rows.append(ProfileRow(name, kind, inside, inside_callee, whole - inside,
                                    (macs or {}).get(name) if kind == DISPATCH else None,
-                                   (layers or {}).get(name) if kind == DISPATCH else None))
+                                   layer=(layers or {}).get(name) if kind == DISPATCH else None))
         total = sum(r.instructions for r in rows)
         if total != self.count:  # the plugin counts both the same way: a bug if not
             raise EmuError(f"profile rows add up to {total} instructions, the run counted "
