@@ -43,6 +43,7 @@ from toolchain.link.build import (
     tool_versions,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.link.out_dir import (
     MANIFEST_FILE,
     check_out_dir,
@@ -188,18 +189,18 @@ def budget_cflags(board: Board, max_cycles: int | None) -> tuple[str, ...]:
 
 
 def link_image(board: Board, objects: list[Path], out_dir: Path, log=print,
-               cflags: Sequence[str] = ()) -> LinkResult:
+               cflags: Sequence[str] = (), harness: str = DEFAULT_HARNESS) -> LinkResult:
     """link_firmware (the runtime compiled with `cflags` too); when the image does not fit
     the board's memories, links the same objects again against enlarged ones (in
     out_dir/oversized), logs that size table and raises DoesNotFit naming each memory
     that overflows and by how much. The caller owns out_dir and removes it on failure:
     nothing of the oversized image is kept."""
     try:
-        return link_firmware(board, objects, out_dir, extra_cflags=cflags)
+        return link_firmware(board, objects, out_dir, extra_cflags=cflags, harness=harness)
     except ImageTooLarge:
         pass
     big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized",
-                        extra_cflags=cflags)
+                        extra_cflags=cflags, harness=harness)
     report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
         "link against enlarged memories:")
@@ -222,7 +223,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   quantize: QuantizeOptions | None = None,
                   finish: Callable[[BuildResult], None] | None = None,
                   max_cycles: int | None = None,
-                  boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
+                  boot_check: str = DEFAULT_BOOT_CHECK,
+                  harness: str = DEFAULT_HARNESS) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -231,9 +233,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     manifest then lists. A model that does not fit the board raises DoesNotFit after
     logging its size table (link_image). With `max_cycles` the runtime stops an
     inference that runs past that many cycles (budget_cflags); `boot_check` picks the
-    runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables)."""
+    runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables);
+    `harness` "device" builds the image that serves inferences over the board's UART
+    (docs/device.md), whose stack is the board's stack_size (it never exits, so QEMU
+    cannot measure it as it measures the semihosting image's)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
+    check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
     cflags += crc_cflags(boot_check)
@@ -242,8 +248,12 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
-        link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log,
-                                  cflags)
+        if harness == DEFAULT_HARNESS:
+            link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph,
+                                      log, cflags)
+        else:
+            link, stack = link_image(board, [tmp / "dispatch.o"], tmp, log, cflags,
+                                     harness), None
         if finish is not None:
             finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
         # The board and what minirt-flash reads, for it to check (flash/build_dir.py).
