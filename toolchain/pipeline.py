@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from toolchain.codegen.image import emit_image_object
+from toolchain.emu.device_link import DEFAULT_BAUD, DeviceLink, describe_status
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.profile import Profile, ProfileProbe, dispatch_macs, profile_layout
 from toolchain.emu.run import run_image, verified_elf
@@ -528,8 +529,11 @@ def up_to_date(out_dir: Path, stamp: dict) -> bool:
         return False
 
 
-def default_build_dir(model: str | Path, board: Board) -> Path:
-    return Path("build") / f"{Path(model).stem}-{board.identifier}"
+def default_build_dir(model: str | Path, board: Board,
+                      harness: str = DEFAULT_HARNESS) -> Path:
+    """build/<model>-<board>, and -device for the device harness's image."""
+    suffix = "" if harness == DEFAULT_HARNESS else f"-{harness}"
+    return Path("build") / f"{Path(model).stem}-{board.identifier}{suffix}"
 
 
 # How each module element type sits in an I/O buffer (little-endian numpy dtypes), and
@@ -602,6 +606,7 @@ class FirmwareRun:
     outputs: list[np.ndarray]
     instructions: int | None
     profile: Profile | None = None
+    cycles: int | None = None  # counted by the device image (DWT, SysTick or mcycle)
     stack_used: int | None = None
     stack_reserved: int | None = None
 
@@ -643,6 +648,43 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
         run.stack_used = stack.use.depth if stack.use else None  # type: ignore[union-attr]
         run.stack_reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
     return run
+
+
+# How long minirt-run --device waits for the device's answer when --timeout is not given.
+DEVICE_TIMEOUT = 30.0
+
+
+def run_device(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], graph: Graph,
+               port: str, *, timeout: float | None = None, max_cycles: int | None = None,
+               log=print) -> FirmwareRun:
+    """Runs one inference of the device image built in `out_dir` for `board` on the
+    board on serial `port` (or its QEMU stand-in: emu/device_qemu.py), over the device
+    protocol (docs/device.md). The device must hold this build's model: its input and
+    output sizes are checked first. Raises OverBudget, FirmwareFailed, PortError when the
+    port does not open, EmuTimeout when the device does not answer, EmuError
+    (FrameError, DeviceFault) for a bad frame or a fault."""
+    out_dir = Path(out_dir)
+    module = read_module((out_dir / "model.mrt").read_bytes())
+    data = encode_inputs(module.inputs, inputs)
+    out_bytes = sum(s.byte_size for s in module.outputs)
+    log(f"minirt-run: running on {board.identifier} over {port} (device image)")
+    # The rate the board's image was built with (a QEMU pty ignores it).
+    with DeviceLink(port, baud=board.uart.baud if board.uart else DEFAULT_BAUD,
+                    timeout=DEVICE_TIMEOUT if timeout is None else timeout) as link:
+        sizes = link.hello()
+        if sizes != (len(data), out_bytes):
+            raise FirmwareFailed(f"the device on {port} holds another model ({sizes[0]} input "
+                                 f"and {sizes[1]} output bytes, this build {len(data)} and "
+                                 f"{out_bytes}): flash {out_dir} to it (minirt-flash)")
+        reply = link.infer(data)
+    if reply.status == BUDGET_STATUS:
+        raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} "
+                         f"cycles (status {BUDGET_STATUS})")
+    if reply.status != 0:
+        raise FirmwareFailed(f"the device answered status {reply.status}: "
+                             f"{describe_status(reply.status)}")
+    outputs = complex_io(decode_outputs(module.outputs, reply.outputs), graph.outputs)
+    return FirmwareRun(outputs, None, cycles=reply.cycles)
 
 
 def _profile_of(probe: ProfileProbe, board: Board, out_dir: Path, model: str) -> Profile:

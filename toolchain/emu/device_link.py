@@ -29,6 +29,8 @@ __all__ = [
     "DeviceReply",
     "FrameError",
     "FrameReader",
+    "PortError",
+    "describe_status",
     "encode_frame",
 ]
 
@@ -48,6 +50,10 @@ MAX_PAYLOAD = (1 << 30) + 12
 class FrameError(EmuError):
     """A frame from the device that cannot be read: bad CRC, impossible length, unknown
     type, or an error the device itself reported about the host's frame."""
+
+
+class PortError(EmuError):
+    """The serial port does not open (a wrong name, no such device, no permission)."""
 
 
 class DeviceFault(EmuError):
@@ -129,7 +135,7 @@ class DeviceLink:
         try:
             self._serial = serial.serial_for_url(port, baudrate=baud, timeout=0.1)
         except (serial.SerialException, ValueError, OSError) as e:
-            raise EmuError(f"--device {port}: cannot open the serial port: {e}") from None
+            raise PortError(f"--device {port}: cannot open the serial port: {e}") from None
         self._reader = FrameReader(self._serial.read, timeout, f"--device {port}")
 
     def close(self) -> None:
