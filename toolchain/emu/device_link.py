@@ -38,6 +38,8 @@ SYNC = b"MR"
 PING, INPUTS = b"P", b"I"
 HELLO, OUTPUTS, ERROR, FAULT = b"H", b"O", b"E", b"F"
 DEFAULT_BAUD = 115200
+# Seconds between two pings while waiting for a device to answer (DeviceLink.hello).
+PING_INTERVAL = 0.5
 # The device's 'E' codes (MRT_DEVICE_ERR_* in mrt_device.c).
 FRAME_ERRORS = {1: "the frame's CRC did not match (bytes lost or changed on the line)",
                 2: "the frame's length is not the model's input bytes",
@@ -76,29 +78,31 @@ class FrameReader:
         self.timeout = timeout
         self.where = where
 
-    def _exactly(self, n: int, deadline: float) -> bytes:
+    def _exactly(self, n: int, deadline: float, timeout: float) -> bytes:
         data = b""
         while len(data) < n:
             chunk = self._read(n - len(data))
             data += chunk
             if len(data) < n and time.monotonic() > deadline:
                 got = f" (a frame stopped after {len(data)} of {n} bytes)" if data else ""
-                raise EmuTimeout(f"{self.where}: no answer within {self.timeout:g} s{got}: is "
+                raise EmuTimeout(f"{self.where}: no answer within {timeout:g} s{got}: is "
                                  "the board flashed with this build's device image "
                                  "(minirt-build --harness device), running, and on this "
                                  "port at its baud rate?")
         return data
 
-    def read(self) -> tuple[bytes, bytes]:
-        """The next frame's (type, payload). FrameError when it is malformed."""
-        deadline = time.monotonic() + self.timeout
+    def read(self, timeout: float | None = None) -> tuple[bytes, bytes]:
+        """The next frame's (type, payload), within `timeout` seconds (default: the
+        reader's). FrameError when it is malformed."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         previous = b""
         while True:  # the sync hunt
-            byte = self._exactly(1, deadline)
+            byte = self._exactly(1, deadline, timeout)
             if previous + byte == SYNC:
                 break
             previous = byte
-        head = self._exactly(5, deadline)
+        head = self._exactly(5, deadline, timeout)
         kind, (length,) = head[:1], struct.unpack("<I", head[1:])
         if kind not in (HELLO, OUTPUTS, ERROR, FAULT):
             raise FrameError(f"{self.where}: a frame of unknown type {kind!r} (not a minirt "
@@ -106,8 +110,8 @@ class FrameReader:
         if length > MAX_PAYLOAD:
             raise FrameError(f"{self.where}: a frame announcing {length} bytes (a garbled "
                              "header)")
-        payload = self._exactly(length, deadline)
-        (crc,) = struct.unpack("<I", self._exactly(4, deadline))
+        payload = self._exactly(length, deadline, timeout)
+        (crc,) = struct.unpack("<I", self._exactly(4, deadline, timeout))
         if crc != zlib.crc32(head + payload):
             raise FrameError(f"{self.where}: a {kind.decode()} frame with a bad CRC (bytes "
                              "lost or changed on the line: check the baud rate and the "
@@ -148,11 +152,14 @@ class DeviceLink:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _ask(self, kind: bytes, payload: bytes, answer: bytes) -> bytes:
+    def _ask(self, kind: bytes, payload: bytes, answer: bytes,
+             timeout: float | None = None) -> bytes:
         self._serial.reset_input_buffer()  # leftovers of an earlier, abandoned exchange
         self._serial.write(encode_frame(kind, payload))
         self._serial.flush()
-        got, body = self._reader.read()
+        got, body = self._reader.read(timeout)
+        while got == HELLO and answer != HELLO:  # a late answer to a repeated ping
+            got, body = self._reader.read(timeout)
         if got == FAULT:
             raise DeviceFault(f"--device {self.port}: the device took a CPU fault: "
                               f"{decode_fault(body)} (reset the board)")
@@ -166,8 +173,23 @@ class DeviceLink:
         return body
 
     def hello(self) -> tuple[int, int]:
-        """(input bytes, output bytes) of the model the device image holds."""
-        body = self._ask(PING, b"", HELLO)
+        """(input bytes, output bytes) of the model the device image holds. The ping is
+        repeated every PING_INTERVAL seconds until the device answers or the timeout
+        passes: a board may still be booting, a USB serial port enumerating, and QEMU
+        drops what its UART sends until it notices that a pty has been opened (it looks
+        once a second)."""
+        deadline = time.monotonic() + self._reader.timeout
+        while True:
+            try:
+                body = self._ask(PING, b"", HELLO, PING_INTERVAL)
+                break
+            except EmuTimeout:
+                if time.monotonic() + PING_INTERVAL > deadline:
+                    raise EmuTimeout(f"--device {self.port}: no answer to "
+                                     f"{self._reader.timeout:g} s of pings: is the board "
+                                     "flashed with this build's device image (minirt-build "
+                                     "--harness device), running, and on this port at its "
+                                     "baud rate?") from None
         if len(body) != 8:
             raise FrameError(f"--device {self.port}: a hello frame of {len(body)} bytes, not 8")
         return struct.unpack("<2I", body)

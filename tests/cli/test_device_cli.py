@@ -1,0 +1,127 @@
+"""minirt-run --device end to end under QEMU: the device image of each real board runs
+with its UART wired to a pseudo-terminal (emu/device_qemu.py), and minirt-run --device
+<pty> gives the outputs the semihosting image gives under QEMU, with a cycle count.
+
+QEMU models the UARTs of netduinoplus2 (USART6) and hifive1 (UART0), whose images run
+unchanged; the other four run the copy built for their MPS2 sibling's UART0 (verify/).
+Under QEMU the cycle counters follow QEMU's virtual clock (host time), so only "more
+than zero" is asserted about them here.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("serial", reason="pyserial is not installed (pip install pyserial)")
+
+from toolchain.cli import build as build_cli  # noqa: E402
+from toolchain.cli import run as run_cli  # noqa: E402
+from toolchain.emu.device_link import DeviceLink, FrameReader, encode_frame  # noqa: E402
+from toolchain.emu.device_qemu import qemu_serving  # noqa: E402
+from toolchain.target import load_board  # noqa: E402
+
+SEED = Path(__file__).resolve().parents[2] / "examples" / "seed.mlir"
+REAL = ("netduinoplus2", "hifive1", "nrf52840dk", "nucleo-l4r5zi", "stm32f746g-disco",
+        "feather-m4-express")
+CYCLES_RE = re.compile(r"^cycles: (\d+) \(one inference, counted on the device\)$", re.M)
+
+
+def _need_qemu(board_name: str) -> None:
+    qemu = load_board(board_name).simulation.qemu
+    missing = [t for t in ("clang", "ld.lld", qemu) if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"missing tools: {', '.join(missing)}")
+
+
+def _device_vs_semihost(model: Path, board: str, tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
+                        extra: tuple[str, ...] = ()) -> int:
+    """Builds both images, runs both, asserts the same outputs; returns the cycles."""
+    _need_qemu(board)
+    dev_dir, host_dir = tmp_path / "device", tmp_path / "semihost"
+    assert build_cli.main([str(model), "--board", board, "--harness", "device",
+                           "-o", str(dev_dir), *extra]) == 0
+    capsys.readouterr()
+    with qemu_serving(load_board(board), dev_dir / "firmware.elf") as pty:
+        rc = run_cli.main([str(model), "--board", board, "--device", pty, "-o", str(dev_dir),
+                           "--check", "--save-outputs", str(tmp_path / "dev.npz"), *extra])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "building" not in err  # minirt-build's device image is what ran
+    assert "check: outputs match the reference" in out
+    match = CYCLES_RE.search(out)
+    assert match, out
+    assert run_cli.main([str(model), "--board", board, "-o", str(host_dir),
+                         "--save-outputs", str(tmp_path / "host.npz"), *extra]) == 0
+    with np.load(tmp_path / "dev.npz") as dev, np.load(tmp_path / "host.npz") as host:
+        assert sorted(dev.files) == sorted(host.files)
+        for key in dev.files:
+            np.testing.assert_array_equal(dev[key], host[key])  # the same code, bit for bit
+    return int(match.group(1))
+
+
+@pytest.mark.parametrize("board", REAL)
+def test_seed_over_the_uart(board: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert _device_vs_semihost(SEED, board, tmp_path, capsys) > 0
+
+
+@pytest.mark.parametrize("board", ["netduinoplus2", "nucleo-l4r5zi"])
+def test_kws_over_the_uart(board: str, models_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    model = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent")
+    assert _device_vs_semihost(model, board, tmp_path, capsys) > 0
+
+
+def test_device_refuses_bad_frames_and_keeps_serving(tmp_path: Path) -> None:
+    """The device side of the error paths: a corrupted frame and a frame of the wrong
+    length are answered with 'E' frames, and the next good request still runs."""
+    import serial
+
+    _need_qemu("netduinoplus2")
+    out = tmp_path / "fw"
+    assert build_cli.main([str(SEED), "--board", "netduinoplus2", "--harness", "device",
+                           "-o", str(out)]) == 0
+    with qemu_serving(load_board("netduinoplus2"), out / "firmware.elf") as pty:
+        with DeviceLink(pty, timeout=10) as link:
+            inputs, outputs = link.hello()
+        port = serial.serial_for_url(pty, timeout=0.1)
+        try:
+            reader = FrameReader(port.read, 10, "test")
+            bad = bytearray(encode_frame(b"I", bytes(inputs)))
+            bad[20] ^= 1
+            port.write(bytes(bad))
+            assert reader.read() == (b"E", struct.pack("<I", 1))
+            port.write(encode_frame(b"I", bytes(inputs - 1)))
+            assert reader.read() == (b"E", struct.pack("<I", 2))
+            port.write(encode_frame(b"Q"))
+            assert reader.read() == (b"E", struct.pack("<I", 3))
+        finally:
+            port.close()
+        with DeviceLink(pty, timeout=10) as link:
+            for _ in range(2):  # inference after inference
+                reply = link.infer(bytes(inputs))
+                assert reply.status == 0 and len(reply.outputs) == outputs
+
+
+def test_device_harness_refused_without_uart(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    rc = build_cli.main([str(SEED), "--board", "cortex-m0plus", "--harness", "device",
+                         "-o", str(tmp_path / "fw")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.strip() == ("minirt-build: error: --harness device: board cortex-m0plus cannot "
+                           "serve inferences over a UART (cortex-m0plus.yaml has no 'uart:' "
+                           "block)")
+    assert not (tmp_path / "fw").exists()
+
+
+def test_device_and_semihost_harness_conflict(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    rc = run_cli.main([str(SEED), "--board", "cortex-m4", "--harness", "semihost",
+                       "--device", "/dev/null", "-o", str(tmp_path / "fw")])
+    assert rc == 2
+    assert "--device talks to the device image; --harness semihost" in capsys.readouterr().err
