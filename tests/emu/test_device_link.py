@@ -22,7 +22,7 @@ from toolchain.emu.device_link import (  # noqa: E402
     PortError,
     encode_frame,
 )
-from toolchain.emu.run import EmuTimeout  # noqa: E402
+from toolchain.emu.run import EmuError, EmuTimeout  # noqa: E402
 
 
 def test_frame_layout() -> None:
@@ -160,3 +160,14 @@ def test_missing_port() -> None:
     with pytest.raises(PortError, match="--device /dev/no-such-port: cannot open the serial "
                                         "port"):
         DeviceLink("/dev/no-such-port")
+
+
+def test_port_that_goes_away() -> None:
+    """The far end closing (a board unplugged, QEMU gone) is an EmuError, not pyserial's."""
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    with DeviceLink(path, timeout=5) as link:
+        os.close(master)
+        with pytest.raises(EmuError, match="the serial port failed"):
+            link.hello()
+    os.close(slave)

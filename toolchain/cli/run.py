@@ -265,7 +265,8 @@ def _run_on_device(args: argparse.Namespace, board: Board, out_dir: Path,
     else:
         with qemu_serving(board, out_dir / "firmware.elf") as pty:
             result = run(pty)
-    where = "on the device" if args.device else "under QEMU: its clock, not the board's"
+    where = ("on the device" if args.device else
+             "under QEMU, 1 ns per instruction: not the board's cycles, docs/device.md")
     print(f"cycles: {result.cycles} (one inference, counted {where})")
     return result.outputs
 

@@ -140,7 +140,23 @@ class DeviceLink:
             self._serial = serial.serial_for_url(port, baudrate=baud, timeout=0.1)
         except (serial.SerialException, ValueError, OSError) as e:
             raise PortError(f"--device {port}: cannot open the serial port: {e}") from None
-        self._reader = FrameReader(self._serial.read, timeout, f"--device {port}")
+        # What pyserial lets through when the far end goes: its own error, OSError, and
+        # on POSIX termios.error from the flush of a hung-up tty.
+        errors: tuple[type[BaseException], ...] = (serial.SerialException, OSError)
+        try:
+            import termios
+
+            errors += (termios.error,)
+        except ImportError:  # Windows
+            pass
+        self._serial_error = errors
+        self._reader = FrameReader(self._read, timeout, f"--device {port}")
+
+    def _read(self, n: int) -> bytes:
+        try:
+            return self._serial.read(n)
+        except self._serial_error as e:  # a USB port unplugged, QEMU gone
+            raise EmuError(f"--device {self.port}: the serial port failed: {e}") from None
 
     def close(self) -> None:
         """Closes the port."""
@@ -154,9 +170,12 @@ class DeviceLink:
 
     def _ask(self, kind: bytes, payload: bytes, answer: bytes,
              timeout: float | None = None) -> bytes:
-        self._serial.reset_input_buffer()  # leftovers of an earlier, abandoned exchange
-        self._serial.write(encode_frame(kind, payload))
-        self._serial.flush()
+        try:
+            self._serial.reset_input_buffer()  # leftovers of an earlier, abandoned exchange
+            self._serial.write(encode_frame(kind, payload))
+            self._serial.flush()
+        except self._serial_error as e:
+            raise EmuError(f"--device {self.port}: the serial port failed: {e}") from None
         got, body = self._reader.read(timeout)
         while got == HELLO and answer != HELLO:  # a late answer to a repeated ping
             got, body = self._reader.read(timeout)

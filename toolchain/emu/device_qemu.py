@@ -53,7 +53,10 @@ def _serial_args(board: Board, args: list[str]) -> list[str]:
             skip = True
         else:
             out.append(a)
-    return [*out, *["-serial", "null"] * uart.qemu_serial, "-serial", "pty"]
+    # -icount: the cycle counters follow instructions, not host time, so that the
+    # cycles of a run under QEMU are repeatable (docs/device.md says what they mean).
+    return [*out, "-icount", "shift=0", *["-serial", "null"] * uart.qemu_serial, "-serial",
+            "pty"]
 
 
 @contextmanager
