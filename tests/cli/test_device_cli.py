@@ -134,3 +134,30 @@ def test_device_and_semihost_harness_conflict(tmp_path: Path, capsys) -> None:  
                        "--device", "/dev/null", "-o", str(tmp_path / "fw")])
     assert rc == 2
     assert "--device talks to the device image; --harness semihost" in capsys.readouterr().err
+
+
+def test_systick_wraps_are_counted(models_dir: Path, tmp_path: Path) -> None:
+    """On Cortex-M under QEMU the device image counts with SysTick (QEMU has no DWT),
+    whose 24 bits wrap every 2^24 counts. With 256 ns of QEMU time per instruction
+    instead of 1, netduinoplus2's 168 MHz SysTick counts 43 per instruction, and
+    kws_ref_model's inference (3.3 M instructions, 0.56 M counts at 1 ns) wraps it 8
+    times: the count must still scale by 256 (within 0.5 %: the instructions between
+    the counter reads and SysTick's own rounding), which it cannot do mod 2^24."""
+    model = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent")
+    _need_qemu("netduinoplus2")
+    out = tmp_path / "fw"
+    assert build_cli.main([str(model), "--board", "netduinoplus2", "--harness", "device",
+                           "-o", str(out)]) == 0
+    board = load_board("netduinoplus2")
+    counts = []
+    for shift in (0, 8):
+        with qemu_serving(board, out / "firmware.elf", icount_shift=shift) as pty:
+            with DeviceLink(pty, timeout=120) as link:
+                inputs, _ = link.hello()
+                reply = link.infer(bytes(inputs))
+        assert reply.status == 0
+        counts.append(reply.cycles)
+    assert counts[1] > 1 << 24
+    assert abs(counts[1] / (256 * counts[0]) - 1) < 0.005, counts

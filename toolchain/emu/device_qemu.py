@@ -39,7 +39,7 @@ def device_elf(board: Board, elf: Path) -> Path:
     return copy
 
 
-def _serial_args(board: Board, args: list[str]) -> list[str]:
+def _serial_args(board: Board, args: list[str], icount_shift: int) -> list[str]:
     """``args`` without its ``-serial`` options, and the UART's slot on a pty."""
     uart = (board.sibling or board).uart
     if uart is None:
@@ -55,16 +55,18 @@ def _serial_args(board: Board, args: list[str]) -> list[str]:
             out.append(a)
     # -icount: the cycle counters follow instructions, not host time, so that the
     # cycles of a run under QEMU are repeatable (docs/device.md says what they mean).
-    return [*out, "-icount", "shift=0", *["-serial", "null"] * uart.qemu_serial, "-serial",
+    return [*out, "-icount", f"shift={icount_shift}", *["-serial", "null"] * uart.qemu_serial, "-serial",
             "pty"]
 
 
 @contextmanager
-def qemu_serving(board: Board, elf: Path, start_timeout: float = 10.0) -> Iterator[str]:
+def qemu_serving(board: Board, elf: Path, start_timeout: float = 10.0,
+                 icount_shift: int = 0) -> Iterator[str]:
     """Runs the device image ``elf`` (built for ``board``) under QEMU until the block
-    ends; yields the pseudo-terminal its UART is wired to."""
+    ends; yields the pseudo-terminal its UART is wired to. Each instruction advances
+    QEMU's clock by 2^icount_shift ns."""
     image = device_elf(board, elf).resolve()
-    cmd = _serial_args(board, qemu_command(board, image))
+    cmd = _serial_args(board, qemu_command(board, image), icount_shift)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, env={**os.environ, "LC_ALL": "C"})
     try:
