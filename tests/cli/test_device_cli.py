@@ -153,10 +153,10 @@ def test_systick_wraps_are_counted(models_dir: Path, tmp_path: Path) -> None:
     board = load_board("netduinoplus2")
     counts = []
     for shift in (0, 8):
-        with qemu_serving(board, out / "firmware.elf", icount_shift=shift) as pty:
-            with DeviceLink(pty, timeout=120) as link:
-                inputs, _ = link.hello()
-                reply = link.infer(bytes(inputs))
+        with (qemu_serving(board, out / "firmware.elf", icount_shift=shift) as pty,
+              DeviceLink(pty, timeout=120) as link):
+            inputs, _ = link.hello()
+            reply = link.infer(bytes(inputs))
         assert reply.status == 0
         counts.append(reply.cycles)
     assert counts[1] > 1 << 24

@@ -55,8 +55,8 @@ def _serial_args(board: Board, args: list[str], icount_shift: int) -> list[str]:
             out.append(a)
     # -icount: the cycle counters follow instructions, not host time, so that the
     # cycles of a run under QEMU are repeatable (docs/device.md says what they mean).
-    return [*out, "-icount", f"shift={icount_shift}", *["-serial", "null"] * uart.qemu_serial, "-serial",
-            "pty"]
+    return [*out, "-icount", f"shift={icount_shift}",
+            *["-serial", "null"] * uart.qemu_serial, "-serial", "pty"]
 
 
 @contextmanager
