@@ -161,3 +161,21 @@ def test_systick_wraps_are_counted(models_dir: Path, tmp_path: Path) -> None:
         counts.append(reply.cycles)
     assert counts[1] > 1 << 24
     assert abs(counts[1] / (256 * counts[0]) - 1) < 0.005, counts
+
+
+@pytest.mark.parametrize("board", ["hifive1", "nucleo-l4r5zi"])
+def test_flash_to_qemu_talks_to_the_device_image(board: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """minirt-flash --method qemu of a device build boots it with its UART on a pty and
+    runs one inference over it, rather than waiting for a semihosting exit that never
+    comes (nucleo-l4r5zi: the copy relinked for its sibling, with the sibling's UART)."""
+    from toolchain.cli import flash as flash_cli
+
+    _need_qemu(board)
+    out = tmp_path / "fw"
+    assert build_cli.main([str(SEED), "--board", board, "--harness", "device",
+                           "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert flash_cli.main(["--board", board, "--method", "qemu", str(out)]) == 0
+    stdout, err = capsys.readouterr()
+    assert "device: status 0" in stdout
+    assert "answered over its UART" in err

@@ -30,7 +30,7 @@ def device_elf(board: Board, elf: Path) -> Path:
     """The device image QEMU runs for ``elf`` built for ``board``: ``elf`` itself, or for a
     board verified on a sibling the copy built for the sibling's UART."""
     elf = Path(elf)
-    if board.sibling is None:
+    if board.sibling is None or elf.parent.name == VERIFY_DIR:
         return elf
     copy = elf.parent / VERIFY_DIR / elf.name
     if not copy.is_file():
