@@ -179,3 +179,18 @@ def test_flash_to_qemu_talks_to_the_device_image(board: str, tmp_path: Path, cap
     stdout, err = capsys.readouterr()
     assert "device: status 0" in stdout
     assert "answered over its UART" in err
+
+
+def test_cycle_budget_on_the_device(models_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A device image built with --max-cycles answers status 9 when the budget stops the
+    inference, and minirt-run reports it as over budget (exit 3) as under QEMU. The walk
+    and the harness take marks on the same free-running SysTick."""
+    model = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent")
+    _need_qemu("netduinoplus2")
+    rc = run_cli.main([str(model), "--board", "netduinoplus2", "--harness", "device",
+                       "--max-cycles", "1000", "-o", str(tmp_path / "fw")])
+    assert rc == 3
+    assert ("minirt-run: error: inference stopped: over the cycle budget of 1000 cycles "
+            "(status 9)") in capsys.readouterr().err

@@ -120,16 +120,19 @@ void mrt_platform_cycles_start(uint64_t *mark) {
     return;
   }
 #endif
-  /* Started without its interrupt, which is enabled once the counter has reloaded:
-   * the load from a cleared counter is not a wrap (QEMU raises it as one). */
-  MRT_SYST_CSR = 0;
-  MRT_SYST_RVR = MRT_SYST_MAX;
-  MRT_SYST_CVR = 0; /* any write clears it; it reloads at the next clock */
-  MRT_SYST_CSR = 5; /* ENABLE | CLKSOURCE = processor clock */
-  while (MRT_SYST_CVR == 0) {
+  /* Started once, then free-running: the harness and a cycle budget's walk both take
+   * marks on it. Started without its interrupt, which is enabled once the counter has
+   * reloaded: the load from a cleared counter is not a wrap (QEMU raises it as one). */
+  if ((MRT_SYST_CSR & 3u) != 3u) {
+    MRT_SYST_CSR = 0;
+    MRT_SYST_RVR = MRT_SYST_MAX;
+    MRT_SYST_CVR = 0; /* any write clears it; it reloads at the next clock */
+    MRT_SYST_CSR = 5; /* ENABLE | CLKSOURCE = processor clock */
+    while (MRT_SYST_CVR == 0) {
+    }
+    mrt_cortex_m_wraps = 0;
+    MRT_SYST_CSR = 7; /* and TICKINT */
   }
-  mrt_cortex_m_wraps = 0;
-  MRT_SYST_CSR = 7; /* and TICKINT */
   *mark = mrt_cortex_m_systick_now();
 }
 
