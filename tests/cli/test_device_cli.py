@@ -194,3 +194,34 @@ def test_cycle_budget_on_the_device(models_dir: Path, tmp_path: Path, capsys) ->
     assert rc == 3
     assert ("minirt-run: error: inference stopped: over the cycle budget of 1000 cycles "
             "(status 9)") in capsys.readouterr().err
+
+
+def test_without_device_the_image_runs_under_qemu(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    _need_qemu("hifive1")
+    rc = run_cli.main([str(SEED), "--board", "hifive1", "--harness", "device", "--check",
+                       "-o", str(tmp_path / "fw")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert re.search(r"^cycles: \d+ \(one inference, counted under QEMU, 1 ns per "
+                     r"instruction: not the board's cycles", out, re.M), out
+    assert "check: outputs match the reference" in out
+
+
+def test_a_device_holding_another_model_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The hello's sizes are compared with the build's before any inference."""
+    _need_qemu("netduinoplus2")
+    other = tmp_path / "other.mlir"
+    other.write_text("func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+                     "  %y = stablehlo.add %x, %x : tensor<3xf32>\n"
+                     "  return %y : tensor<3xf32>\n}\n")
+    seed_dir = tmp_path / "seed"
+    assert build_cli.main([str(SEED), "--board", "netduinoplus2", "--harness", "device",
+                           "-o", str(seed_dir)]) == 0
+    capsys.readouterr()
+    with qemu_serving(load_board("netduinoplus2"), seed_dir / "firmware.elf") as pty:
+        rc = run_cli.main([str(other), "--board", "netduinoplus2", "--device", pty,
+                           "-o", str(tmp_path / "other")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert (f"minirt-run: error: the device on {pty} holds another model (192 input and 64 "
+            "output bytes, this build 12 and 12)") in err
