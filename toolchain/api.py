@@ -31,10 +31,13 @@ from toolchain.cli.common import (
 )
 from toolchain.cli.run import EXIT_TIMEOUT, REFERENCE_TIMEOUT, check_tolerance, compare
 from toolchain.emu.cycles import CycleEstimate
+from toolchain.emu.device_link import PortError
+from toolchain.emu.device_qemu import qemu_serving
 from toolchain.emu.profile import Profile
 from toolchain.emu.run import EmuError, EmuTimeout
 from toolchain.graph.ir import Graph
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.link.out_dir import file_sha256
 from toolchain.loader import (
     UsageError,
@@ -113,6 +116,8 @@ def _errors() -> Iterator[None]:
         raise InputError(input_error_text(e)) from e
     except pipeline.OverBudget as e:
         raise BudgetExceeded(str(e)) from e
+    except PortError as e:  # an EmuError, but the caller's argument
+        raise InputError(str(e)) from e
     except (EmuTimeout, ReferenceTimeout) as e:  # EmuTimeout is an EmuError: first
         raise Timeout(f"timeout: {e}") from e
     except (EmuError, pipeline.FirmwareFailed) as e:
@@ -132,15 +137,22 @@ class Run:
     inputs: list[np.ndarray]
     reference: list[np.ndarray] | None = None
     estimate: CycleEstimate | None = None
+    device_cycles: int | None = None  # a device image's run: the cycles its core counted
+    clock_hz: int = 0  # the board's clock, for a device run's milliseconds
 
     @property
     def cycles(self) -> int | None:
-        """Estimated cycles of the inference."""
+        """The inference's cycles: counted by the device on a device run, else
+        estimated from the executed instructions."""
+        if self.device_cycles is not None:
+            return self.device_cycles
         return self.estimate.cycles if self.estimate else None
 
     @property
     def ms(self) -> float | None:
-        """Estimated milliseconds of the inference at the board's clock."""
+        """The inference's milliseconds at the board's clock (of ``cycles``)."""
+        if self.device_cycles is not None:
+            return self.device_cycles * 1000.0 / self.clock_hz if self.clock_hz else None
         return self.estimate.ms if self.estimate else None
 
 
@@ -157,6 +169,7 @@ class Build:
     quantize: QuantizeOptions = field(default_factory=QuantizeOptions)
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     max_cycles: int | None = None
+    harness: str = DEFAULT_HARNESS  # "device": the image that serves over the board's UART
     _stamp: dict = field(default_factory=dict, repr=False)
     _graph: Graph | None = field(default=None, repr=False)
 
@@ -181,18 +194,28 @@ class Build:
         return self.out_dir / "model.mrt"
 
     def run(self, inputs: Inputs = None, *, seed: int = 0, check: bool = False,
-            timeout: float | None = None) -> Run:
+            timeout: float | None = None, device: str | None = None) -> Run:
         """Runs one inference under QEMU on `inputs` (a list of arrays in the model's
         input order, or a dict {"input_0": ...}; default: seeded random data, as
         minirt-run draws). With `check`, compares the outputs with the numpy reference as
         minirt-run --check does and raises Mismatch when they differ. `timeout` bounds
-        the firmware (default: the board's) and the reference (default: 600 s)."""
+        the firmware (default: the board's; a device's answer: 30 s) and the reference
+        (default: 600 s). A device build (``harness="device"``) runs on the board at
+        serial port `device` (minirt-run --device), or without it under QEMU over a
+        pty; its Run has ``cycles`` instead of ``instructions``."""
         with _errors():
             graph, arrays = self._inputs(inputs, seed, reference=check)
-            fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
-                                       timeout=timeout, max_cycles=self.max_cycles,
-                                       log=_quiet)
-            run = Run(fw.outputs, fw.instructions, arrays, estimate=fw.cycles)
+            if self.harness == DEFAULT_HARNESS and device is not None:
+                raise UsageError(f"--device: {self.out_dir} holds the semihosting image; "
+                                 "build with harness='device' to run on a device")
+            if self.harness == DEFAULT_HARNESS:
+                fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
+                                           timeout=timeout, max_cycles=self.max_cycles,
+                                           log=_quiet)
+            else:
+                fw = _run_device(self, arrays, graph, device, timeout)
+            run = Run(fw.outputs, fw.instructions, arrays, estimate=fw.cycles,
+                      device_cycles=fw.device_cycles, clock_hz=self.board.clock_hz)
             if check:
                 run.reference = _reference(graph, arrays, timeout)
                 rtol, atol = check_tolerance(self.model)
@@ -207,6 +230,9 @@ class Build:
         own rows (what minirt-run --profile prints; ``.to_json()`` is its --json form,
         ``.format()`` its table). Inputs and timeout as for run."""
         with _errors():
+            if self.harness != DEFAULT_HARNESS:
+                raise UsageError("--profile counts instructions per dispatch with the "
+                                 "semihosting image; this is a device build")
             graph, arrays = self._inputs(inputs, seed, reference=False)
             fw = pipeline.run_firmware(self.board, self.out_dir, arrays, graph,
                                        timeout=timeout, max_cycles=self.max_cycles,
@@ -227,6 +253,19 @@ class Build:
             self._graph = pipeline.prepare_graph(graph, self.quantize)
         check_host_memory(self._graph, reference=reference, what=str(self.model))
         return self._graph, model_inputs(self._graph, inputs, seed)
+
+
+def _run_device(build: Build, arrays: list[np.ndarray], graph: Graph, device: str | None,
+                timeout: float | None) -> pipeline.FirmwareRun:
+    """One inference of a device build: on the board at `device`, else under QEMU."""
+    def run(port: str) -> pipeline.FirmwareRun:
+        return pipeline.run_device(build.board, build.out_dir, arrays, graph, port,
+                                   timeout=timeout, max_cycles=build.max_cycles, log=_quiet)
+
+    if device is not None:
+        return run(device)
+    with qemu_serving(build.board, build.elf) as pty:
+        return run(pty)
 
 
 def _quiet(_: str) -> None:
@@ -293,13 +332,15 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           calibration: str | Path | None = None, int8_io: bool = False, entry: str = "main",
           input_shapes: Mapping[str, Sequence[int]] | None = None,
           max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
-          log: Callable[[str], None] | None = None) -> Build:
+          harness: str = DEFAULT_HARNESS, log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
     is new, empty or an earlier build), size.json included. The options are
     minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
     `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
-    (1, 3, 32, 32)}, .onnx only), `max_cycles` and `boot_check` ("layout", "small" or "fast").
+    (1, 3, 32, 32)}, .onnx only), `max_cycles`, `boot_check` ("layout", "small" or
+    "fast") and `harness` ("semihost" or "device": the image that serves over the board's
+    UART, built by default in build/<model>-<board>-device).
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -310,18 +351,20 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             raise UsageError(f"--max-cycles must be an integer, got {max_cycles!r}")
         target = load_board(board)
         pipeline.budget_cflags(target, max_cycles)  # refused before anything is built
+        check_harness(target, harness)
         if boot_check not in BOOT_CHECKS:
             raise UsageError(f"--boot-check must be one of {', '.join(sorted(BOOT_CHECKS))}, "
                              f"got {boot_check!r}")
         shapes = _shapes(input_shapes)
         start = time.perf_counter()
         graph = load_graph(model, entry, shapes)
-        out = Path(out_dir) if out_dir is not None else pipeline.default_build_dir(model, target)
+        out = Path(out_dir) if out_dir is not None else pipeline.default_build_dir(
+            model, target, harness)
         pipeline.check_out_dir(out, model)
         if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
             load_calibration(quantize_opts.calibration, graph)
         stamp = stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts), shapes,
-                           max_cycles, boot_check)
+                           max_cycles, boot_check, harness)
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -332,9 +375,10 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
 
         result = pipeline.compile_graph(graph, target, out, log or _quiet, stamp=stamp,
                                         quantize=quantize_opts, finish=finish,
-                                        max_cycles=max_cycles, boot_check=boot_check)
+                                        max_cycles=max_cycles, boot_check=boot_check,
+                                        harness=harness)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
-                 shapes, max_cycles, stamp)
+                 shapes, max_cycles, harness, stamp)
 
 
 def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,

@@ -20,6 +20,7 @@ import numpy as np
 
 from toolchain.codegen.image import emit_image_object
 from toolchain.emu.cycles import CycleEstimate
+from toolchain.emu.device_link import DEFAULT_BAUD, DeviceLink, describe_status
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.profile import Profile, ProfileProbe, profile_layout
 from toolchain.emu.run import run_image, verified_elf
@@ -44,6 +45,7 @@ from toolchain.link.build import (
     tool_versions,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.link.out_dir import (
     MANIFEST_FILE,
     check_out_dir,
@@ -190,18 +192,18 @@ def budget_cflags(board: Board, max_cycles: int | None) -> tuple[str, ...]:
 
 
 def link_image(board: Board, objects: list[Path], out_dir: Path, log=print,
-               cflags: Sequence[str] = ()) -> LinkResult:
+               cflags: Sequence[str] = (), harness: str = DEFAULT_HARNESS) -> LinkResult:
     """link_firmware (the runtime compiled with `cflags` too); when the image does not fit
     the board's memories, links the same objects again against enlarged ones (in
     out_dir/oversized), logs that size table and raises DoesNotFit naming each memory
     that overflows and by how much. The caller owns out_dir and removes it on failure:
     nothing of the oversized image is kept."""
     try:
-        return link_firmware(board, objects, out_dir, extra_cflags=cflags)
+        return link_firmware(board, objects, out_dir, extra_cflags=cflags, harness=harness)
     except ImageTooLarge:
         pass
     big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized",
-                        extra_cflags=cflags)
+                        extra_cflags=cflags, harness=harness)
     report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
         "link against enlarged memories:")
@@ -224,7 +226,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   quantize: QuantizeOptions | None = None,
                   finish: Callable[[BuildResult], None] | None = None,
                   max_cycles: int | None = None,
-                  boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
+                  boot_check: str = DEFAULT_BOOT_CHECK,
+                  harness: str = DEFAULT_HARNESS) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -233,9 +236,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     manifest then lists. A model that does not fit the board raises DoesNotFit after
     logging its size table (link_image). With `max_cycles` the runtime stops an
     inference that runs past that many cycles (budget_cflags); `boot_check` picks the
-    runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables)."""
+    runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables);
+    `harness` "device" builds the image that serves inferences over the board's UART
+    (docs/device.md), whose stack is the board's stack_size (it never exits, so QEMU
+    cannot measure it as it measures the semihosting image's)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
+    check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
     cflags += crc_cflags(boot_check)
@@ -244,8 +251,12 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
-        link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph, log,
-                                  cflags)
+        if harness == DEFAULT_HARNESS:
+            link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph,
+                                      log, cflags)
+        else:
+            link, stack = link_image(board, [tmp / "dispatch.o"], tmp, log, cflags,
+                                     harness), None
         if finish is not None:
             finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
         # The board and what minirt-flash reads, for it to check (flash/build_dir.py).
@@ -534,8 +545,11 @@ def up_to_date(out_dir: Path, stamp: dict) -> bool:
         return False
 
 
-def default_build_dir(model: str | Path, board: Board) -> Path:
-    return Path("build") / f"{Path(model).stem}-{board.identifier}"
+def default_build_dir(model: str | Path, board: Board,
+                      harness: str = DEFAULT_HARNESS) -> Path:
+    """build/<model>-<board>, and -device for the device harness's image."""
+    suffix = "" if harness == DEFAULT_HARNESS else f"-{harness}"
+    return Path("build") / f"{Path(model).stem}-{board.identifier}{suffix}"
 
 
 # How each module element type sits in an I/O buffer (little-endian numpy dtypes), and
@@ -608,6 +622,7 @@ class FirmwareRun:
     outputs: list[np.ndarray]
     instructions: int | None
     profile: Profile | None = None
+    device_cycles: int | None = None  # counted by the device image (DWT, SysTick or mcycle)
     stack_used: int | None = None
     stack_reserved: int | None = None
     cycles: CycleEstimate | None = None  # estimated at the board's clock (emu/cycles.py)
@@ -652,6 +667,43 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
         run.stack_used = stack.use.depth if stack.use else None  # type: ignore[union-attr]
         run.stack_reserved = stack_reserved(verified_elf(board, out_dir / "firmware.elf"))
     return run
+
+
+# How long minirt-run --device waits for the device's answer when --timeout is not given.
+DEVICE_TIMEOUT = 30.0
+
+
+def run_device(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], graph: Graph,
+               port: str, *, timeout: float | None = None, max_cycles: int | None = None,
+               log=print) -> FirmwareRun:
+    """Runs one inference of the device image built in `out_dir` for `board` on the
+    board on serial `port` (or its QEMU stand-in: emu/device_qemu.py), over the device
+    protocol (docs/device.md). The device must hold this build's model: its input and
+    output sizes are checked first. Raises OverBudget, FirmwareFailed, PortError when the
+    port does not open, EmuTimeout when the device does not answer, EmuError
+    (FrameError, DeviceFault) for a bad frame or a fault."""
+    out_dir = Path(out_dir)
+    module = read_module((out_dir / "model.mrt").read_bytes())
+    data = encode_inputs(module.inputs, inputs)
+    out_bytes = sum(s.byte_size for s in module.outputs)
+    log(f"minirt-run: running on {board.identifier} over {port} (device image)")
+    # The rate the board's image was built with (a QEMU pty ignores it).
+    with DeviceLink(port, baud=board.uart.baud if board.uart else DEFAULT_BAUD,
+                    timeout=DEVICE_TIMEOUT if timeout is None else timeout) as link:
+        sizes = link.hello()
+        if sizes != (len(data), out_bytes):
+            raise FirmwareFailed(f"the device on {port} holds another model ({sizes[0]} input "
+                                 f"and {sizes[1]} output bytes, this build {len(data)} and "
+                                 f"{out_bytes}): flash {out_dir} to it (minirt-flash)")
+        reply = link.infer(data)
+    if reply.status == BUDGET_STATUS:
+        raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} "
+                         f"cycles (status {BUDGET_STATUS})")
+    if reply.status != 0:
+        raise FirmwareFailed(f"the device answered status {reply.status}: "
+                             f"{describe_status(reply.status)}")
+    outputs = complex_io(decode_outputs(module.outputs, reply.outputs), graph.outputs)
+    return FirmwareRun(outputs, None, device_cycles=reply.cycles)
 
 
 def _profile_of(probe: ProfileProbe, board: Board, out_dir: Path, model: str) -> Profile:

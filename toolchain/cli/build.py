@@ -19,6 +19,7 @@ from toolchain.cli.common import (
 )
 from toolchain.graph.printer import print_graph
 from toolchain.library.command import add_library_options, emit_library, library_options
+from toolchain.link.device import DEFAULT_HARNESS, HARNESSES, check_harness
 from toolchain.loader import (
     UsageError,
     check_host_memory,
@@ -112,17 +113,24 @@ def add_runtime_options(p: argparse.ArgumentParser) -> None:
                         "for kws_ref_model); 'fast': the whole CRC-32 by slicing-by-4 with "
                         "4 KB of tables in flash (about 3.3 a byte: 190 K). Default: layout "
                         "(the weights are flashed with the code, which no boot check reads)")
+    p.add_argument("--harness", choices=HARNESSES, default=DEFAULT_HARNESS,
+                   help="what the image does around the inference: 'semihost' reads its "
+                        "inputs from and writes its outputs to host files by semihosting "
+                        "(QEMU, or a debugger attached to the board); 'device' serves "
+                        "inference after inference over the board's UART (its 'uart:' "
+                        "block), for minirt-run --device (docs/device.md). Default: semihost")
 
 
 def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     """The build stamp with the --input-shape pins and the --max-cycles budget
     (stamp_with)."""
     return stamp_with(stamp, input_shapes(args), args.max_cycles,
-                      args.boot_check or DEFAULT_BOOT_CHECK)
+                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness)
 
 
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
-               max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK) -> dict:
+               max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK,
+               harness: str = DEFAULT_HARNESS) -> dict:
     """The build stamp with the input-shape pins, which change the compiled graph, and
     the cycle budget, which changes the runtime. Absent when not given, so a build made
     without them stays current."""
@@ -132,6 +140,8 @@ def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
         stamp["max_cycles"] = max_cycles
     if boot_check != DEFAULT_BOOT_CHECK:
         stamp["boot_check"] = boot_check
+    if harness != DEFAULT_HARNESS:
+        stamp["harness"] = harness
     return stamp
 
 
@@ -348,9 +358,11 @@ def _main(argv: list[str] | None) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     pipeline.budget_cflags(board, args.max_cycles)  # refused before anything is built
+    check_harness(board, args.harness)
     start = time.perf_counter()
     graph = load_graph(args.model, args.entry, input_shapes(args))
-    out_dir = Path(args.output) if args.output else pipeline.default_build_dir(args.model, board)
+    out_dir = Path(args.output) if args.output else pipeline.default_build_dir(
+        args.model, board, args.harness)
     # Everything that can be refused is refused before the build replaces out_dir: a
     # failed command must not leave a new build behind for minirt-run to reuse.
     pipeline.check_out_dir(out_dir, args.model)
@@ -370,6 +382,9 @@ def _main(argv: list[str] | None) -> int:
                          "runtime is compiled by the caller's build, which checks the whole "
                          "CRC by default (define MRT_CRC32_SLICE4 there for the fast one, "
                          "MRT_BOOT_CHECK_LAYOUT for the layout only)")
+    if library is not None and args.harness != DEFAULT_HARNESS:
+        raise UsageError("--harness picks the firmware image's harness; a library has none "
+                         "(its caller's code runs the inference)")
     if library is not None:  # --emit library: no image, no size table of one
         return emit_library(args, board, graph, out_dir, quantize, library,
                             pipeline.build_stamp(args.model, board, args.entry, quantize))
@@ -398,7 +413,7 @@ def _main(argv: list[str] | None) -> int:
         graph, board, out_dir, stamp=stamp_with_options(
             pipeline.build_stamp(args.model, board, args.entry, quantize), args),
         quantize=quantize, finish=finish, max_cycles=args.max_cycles,
-        boot_check=args.boot_check or DEFAULT_BOOT_CHECK)
+        boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness)
     report = reports[0]
     seconds = time.perf_counter() - start
     # The board-specific images too (.uf2, the ESP image), so the flashable file is named.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,10 @@ from toolchain.cli.common import (
     run_tool,
 )
 from toolchain.emu.cycles import describe_estimate
+from toolchain.emu.device_link import PortError
 from toolchain.emu.run import EmuError, EmuTimeout
 from toolchain.graph.ir import Graph
+from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.loader import (
     UsageError,
     check_host_memory,
@@ -109,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the instructions of the inference per dispatch (MACs, "
                         "instructions, instructions per MAC, share), the runtime's own, "
                         "what ran outside the inference and the stack used (--board only)")
+    p.add_argument("--device", metavar="PORT",
+                   help="run on the board itself over its serial port (/dev/ttyACM0, COM3, "
+                        "a QEMU pty, socket://host:port), flashed with the device image "
+                        "(--harness device, which this implies; docs/device.md): prints "
+                        "the cycles the core counted instead of instructions")
     p.add_argument("--json", action="store_true",
                    help="with --profile: print the profile as one JSON document instead of "
                         "the outputs and the table (per layer: its source names, MACs, "
@@ -188,10 +196,11 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     out_dir = Path(args.build_dir) if args.build_dir else pipeline.default_build_dir(
-        args.model, board)
+        args.model, board, args.harness)
     quantize = quantize_options(args)
     pipeline.check_out_dir(out_dir, args.model)
     pipeline.budget_cflags(board, args.max_cycles)  # refused before anything is built
+    check_harness(board, args.harness)
     stamp = stamp_with_options(pipeline.build_stamp(args.model, board, args.entry, quantize),
                                args)
     if not pipeline.up_to_date(out_dir, stamp):
@@ -202,7 +211,8 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize, max_cycles=args.max_cycles,
-                               boot_check=args.boot_check or DEFAULT_BOOT_CHECK)
+                               boot_check=args.boot_check or DEFAULT_BOOT_CHECK,
+                               harness=args.harness)
     return board, out_dir
 
 
@@ -226,6 +236,8 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
                   inputs: list[np.ndarray], graph: Graph) -> list[np.ndarray]:
     from toolchain import pipeline
 
+    if args.harness == "device":
+        return _run_on_device(args, board, out_dir, inputs, graph)
     run = pipeline.run_firmware(board, out_dir, inputs, graph, timeout=args.timeout,
                                 max_cycles=args.max_cycles, profile=args.profile,
                                 model=str(args.model),
@@ -248,6 +260,52 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
     return run.outputs
 
 
+def _run_on_device(args: argparse.Namespace, board: Board, out_dir: Path,
+                   inputs: list[np.ndarray], graph: Graph) -> list[np.ndarray]:
+    """One inference of the device image: on the board at --device PORT, or without
+    --device under QEMU with the image's UART on a pseudo-terminal."""
+    from toolchain import pipeline
+    from toolchain.emu.device_qemu import qemu_serving
+
+    def run(port: str) -> pipeline.FirmwareRun:
+        return pipeline.run_device(board, out_dir, inputs, graph, port, timeout=args.timeout,
+                                   max_cycles=args.max_cycles,
+                                   log=lambda m: print(m, file=sys.stderr))
+
+    if args.device:
+        result = run(args.device)
+    else:
+        with qemu_serving(board, out_dir / "firmware.elf") as pty:
+            result = run(pty)
+    if args.device:
+        ms = (f", {result.device_cycles * 1000.0 / board.clock_hz:.3f} ms at "
+              f"{board.clock_hz / 1e6:g} MHz" if board.clock_hz else "")
+        print(f"cycles: {result.device_cycles:,} (one inference, counted on the device{ms})")
+        print(_estimate_beside(args, inputs, graph))
+    else:
+        print(f"cycles: {result.device_cycles} (one inference, counted under QEMU, 1 ns per "
+              "instruction: not the board's cycles, docs/device.md)")
+    return result.outputs
+
+
+def _estimate_beside(args: argparse.Namespace, inputs: list[np.ndarray],
+                     graph: Graph) -> str:
+    """The estimate beside the cycles a device counted: the semihosting image of the
+    same model and options, built in a temporary directory and run once under QEMU on
+    the same inputs (the device image cannot be counted per instruction: it never
+    exits)."""
+    from toolchain import pipeline
+
+    with tempfile.TemporaryDirectory(prefix="minirt-estimate-") as tmp:
+        twin = argparse.Namespace(**{**vars(args), "harness": DEFAULT_HARNESS,
+                                     "build_dir": str(Path(tmp) / "semihost")})
+        board, out_dir = _build_if_needed(twin)
+        run = pipeline.run_firmware(board, out_dir, inputs, graph, timeout=args.timeout,
+                                    max_cycles=args.max_cycles,
+                                    log=lambda m: print(m, file=sys.stderr))
+    return describe_estimate(board, run.cycles) + ", for the semihosting image under QEMU"
+
+
 def _timed_out(e: Exception) -> int:
     """Reports a run (firmware or reference) stopped by its time limit."""
     print(f"minirt-run: error: timeout: {e}", file=sys.stderr)
@@ -265,6 +323,19 @@ def _main(argv: list[str] | None) -> int:
     if args.profile and args.reference:
         raise UsageError("--profile counts instructions on a board: use --board, not "
                          "--reference")
+    if args.device is not None:
+        if args.reference:
+            raise UsageError("--device runs the firmware on a board: use --board, not "
+                             "--reference")
+        given = argv if argv is not None else sys.argv[1:]
+        if any(a.startswith("--harness") for a in given) and args.harness != "device":
+            raise UsageError(f"--device talks to the device image; --harness {args.harness} "
+                             "builds another (leave --harness out or give 'device')")
+        args.harness = "device"
+    if args.profile and args.harness == "device":
+        raise UsageError("--profile counts instructions per dispatch under QEMU with the "
+                         "semihosting image; the device image counts only the whole "
+                         "inference's cycles (leave out --device / --harness device)")
     if args.max_cycles is not None and args.reference:
         raise UsageError("--max-cycles is a budget of the firmware on a board: use --board "
                          "(--timeout bounds the reference)")
@@ -297,6 +368,8 @@ def _main(argv: list[str] | None) -> int:
     except OverBudget as e:
         print(f"minirt-run: error: {e}", file=sys.stderr)
         return EXIT_BUDGET
+    except PortError as e:
+        raise UsageError(str(e)) from None
     except (EmuError, FirmwareFailed) as e:
         print(f"minirt-run: error: {e}", file=sys.stderr)
         return EXIT_MISMATCH

@@ -44,12 +44,48 @@ def _inputs(job: FlashJob) -> tuple[bytes, tuple]:
     return bytes(sum(s.byte_size for s in module.inputs)), module.outputs
 
 
+def _is_device_image(elf) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the ELF is a device image (--harness device: it has a UART driver)."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(elf, "rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        return bool(symtab is not None and symtab.get_symbol_by_name("mrt_uart_init"))
+
+
+def _run_device(job: FlashJob, inputs: bytes, outputs: tuple) -> str:
+    """A device image under QEMU: its UART on a pty, one inference on zero inputs."""
+    from toolchain.emu.device_link import DeviceLink
+    from toolchain.emu.device_qemu import qemu_serving
+    from toolchain.pipeline import decode_outputs
+
+    job.say(f"booting {job.build.elf} (the device image) under QEMU ({_where(job)}), its UART "
+            "on a pty")
+    try:
+        with (qemu_serving(job.board, job.build.elf) as pty,
+              DeviceLink(pty, timeout=job.board.simulation.timeout) as link):
+            reply = link.infer(inputs)
+    except EmuError as e:
+        raise FlashFailed(str(e)) from None
+    print(f"device: status {reply.status}", file=job.out)
+    if reply.status != 0:
+        raise FlashFailed(f"the device image answered status {reply.status}")
+    with np.printoptions(precision=6, threshold=16, linewidth=100):
+        for i, array in enumerate(decode_outputs(outputs, reply.outputs)):
+            print(f"output_{i}: {array.dtype} {list(array.shape)} {array.reshape(-1)}",
+                  file=job.out)
+    print(f"cycles: {reply.cycles} (one inference, zero inputs; QEMU's clock)", file=job.out)
+    return "QEMU booted the device image and it answered over its UART"
+
+
 def run(job: FlashJob) -> str:
     """Boots the image and reports what the harness returned (FlashFailed unless ok)."""
     from toolchain.pipeline import decode_outputs  # numpy-heavy: only when running
 
     (step,) = plan(job)
     inputs, outputs = _inputs(job)
+    if _is_device_image(job.build.elf):
+        return _run_device(job, inputs, outputs)
     job.say(f"booting {job.build.checked('.bin')} under QEMU ({_where(job)})")
     job.show(step)
     try:

@@ -32,6 +32,13 @@ from pathlib import Path
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
+from toolchain.link.device import (
+    DEFAULT_HARNESS,
+    check_harness,
+    device_cflags,
+    device_sources,
+    device_verify_board,
+)
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.script import linker_script
@@ -407,18 +414,28 @@ def link_firmware(
     extra_sources: Sequence[Path] = (),
     extra_cflags: Sequence[str] = (),
     name: str = "firmware",
+    harness: str = DEFAULT_HARNESS,
 ) -> LinkResult:
     """Builds the runtime for ``board`` and links it with ``objects`` into ``out_dir``.
 
     ``runtime_parts`` selects which runtime_c parts to build ("core", "platform",
     "harness"); ``extra_sources`` are further C files compiled with the same flags (plus
-    ``extra_cflags``). Raises LinkError with a one-paragraph explanation on failure.
+    ``extra_cflags``). ``harness`` "device" builds the image that serves inferences over
+    the board's UART (link/device.py), with a copy for QEMU in ``verify/`` when the board
+    is verified on a sibling (whose UART it talks to there). Raises LinkError with a
+    one-paragraph explanation on failure.
     """
     target = board.target_info
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    sources = runtime_sources(board, runtime_parts) + [Path(s) for s in extra_sources]
-    built = compile_sources(target, sources, out_dir / "obj", extra_flags=extra_cflags)
+    check_harness(board, harness)
+    sources = runtime_sources(board, runtime_parts)
+    cflags = list(extra_cflags)
+    if harness == "device":
+        sources = device_sources(board, runtime_c_dir(), sources, runtime_parts)
+        cflags += device_cflags(board)
+    sources += [Path(s) for s in extra_sources]
+    built = compile_sources(target, sources, out_dir / "obj", extra_flags=cflags)
     all_objects = [*built, *[Path(o).resolve() for o in objects]]
     helpers = compiler_helpers_library(target)
 
@@ -471,7 +488,13 @@ def link_firmware(
             esp_path = out_dir / f"{name}{ESP_IMAGE_SUFFIX}"
             esp_path.write_bytes(esp_image(load_segments(elf), entry, method.chip,
                                            method.flash_size))
-    if board.verify_mode == "relink":
+    if harness == "device" and board.sibling is not None and runtime_parts:
+        # The device image talks to the sibling's UART under QEMU: its runtime is built
+        # again for that UART (and the sibling's memories, if it lacks the board's).
+        link_firmware(device_verify_board(board), objects, out_dir / VERIFY_DIR,
+                      runtime_parts=runtime_parts, extra_sources=extra_sources,
+                      extra_cflags=extra_cflags, name=name, harness=harness)
+    elif board.verify_mode == "relink" and harness != "device":
         # QEMU's sibling maps none of this board's flash: the same objects relinked for
         # the sibling's memory map are what runs under QEMU (toolchain/emu/run.py).
         try:

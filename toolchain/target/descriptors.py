@@ -48,6 +48,8 @@ __all__ = [
     "NamedMemory",
     "Simulation",
     "Target",
+    "Uart",
+    "UartSetup",
     "VerifyOn",
     "boards_dir",
     "list_boards",
@@ -201,6 +203,36 @@ FLASH_METHOD_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 
 
 @dataclass(frozen=True)
+class UartSetup:
+    """One register update the device harness makes before its UART driver starts (a
+    peripheral clock gate, a pin's function): ``*address = (*address & ~clear) | set``
+    (``clear`` a whole field, ``set`` its new value)."""
+
+    address: int
+    set: int = 0
+    clear: int = 0
+    note: str = ""  # what it does, in the reference manual's words
+
+
+@dataclass(frozen=True)
+class Uart:
+    """The UART the device harness talks over (``minirt-build --harness device``)."""
+
+    # The driver: runtime_c/platform/uart/<kind>.c (docs/device.md lists them).
+    kind: Literal["cmsdk_uart", "stm32_usart", "stm32_usart_v2", "stm32_lpuart",
+                  "sifive_uart", "nrf_uart", "sam_sercom"]
+    base: int  # the peripheral's base address
+    baud: int
+    clock_hz: int  # the peripheral's input clock as the image finds it: the divisor's base
+    tx: str = ""  # the pins, as the board's documentation names them
+    rx: str = ""
+    setup: tuple[UartSetup, ...] = ()
+    # Which of QEMU's -serial options is this UART (0: the first) on a board QEMU models.
+    qemu_serial: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class VerifyOn:
     """A real board that QEMU does not model is verified on an emulated sibling board
     with the same target (core, FPU, ABI)."""
@@ -225,6 +257,7 @@ class Board:
     stack_size: int
     budgets: Budgets
     console: Literal["stdout", "semihosting"]
+    uart: Uart | None = None  # the device harness's UART (real boards and their siblings)
     # How QEMU runs the image; for a board with `verify_on`, filled from the sibling.
     simulation: Simulation = None  # type: ignore[assignment]
     chip: str = ""  # the part, as its datasheet names it (real boards)
@@ -447,6 +480,7 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         _check_clock(obj, fail)
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
+        _check_uart(obj, fail)
         code = obj.regions[-1]
         if obj.instruction_bus_offset and (code[2] > 1 << 32 or any(
                 o < code[2] and code[1] < e for _, o, e in obj.regions[:-1])):
@@ -488,6 +522,28 @@ def _check_memories(board: Board, fail: Any) -> None:
             if mem.origin < end and origin < mem.end:
                 fail(where, f"overlaps the {name} region")
         seen.append((mem.name, mem.origin, mem.end))
+
+
+def _check_uart(board: Board, fail: Any) -> None:
+    """A UART on a bare-metal board, in its address space, at a rate its clock divides."""
+    uart = board.uart
+    if uart is None:
+        return
+    if board.simulation is not None and board.simulation.mode == "user":
+        fail("uart", "a hosted board (simulation.mode user) has no UART of its own")
+    top = 1 << 32
+    if uart.base == 0 or uart.base >= top or uart.base % 4:
+        fail("uart.base", f"expected a word-aligned 32-bit peripheral address, got "
+             f"{uart.base:#x}")
+    if uart.baud == 0:
+        fail("uart.baud", "must be greater than 0")
+    if uart.clock_hz < 16 * uart.baud:
+        fail("uart.clock_hz", f"{uart.clock_hz} Hz cannot clock {uart.baud} baud (16 "
+             "samples a bit need at least 16 x baud)")
+    for i, step in enumerate(uart.setup):
+        if step.address >= top or step.address % 4 or step.set >= top or step.clear >= top:
+            fail(f"uart.setup[{i}]", "expected a word-aligned 32-bit address and 32-bit "
+                 "set / clear masks")
 
 
 def _check_flash_methods(board: Board, fail: Any) -> None:

@@ -74,16 +74,87 @@ __attribute__((naked, noreturn)) void mrt_cortex_m_fault(void) {
       ".ltorg");
 }
 
-#ifdef MRT_MAX_CYCLES
-/* The cycle budget's counter: SysTick, which every M-profile core has (DWT CYCCNT is
- * missing from Armv6-M and from QEMU), free-running from its 24-bit reload at the
- * processor clock, with its interrupt off (the vector table has no entry for it). It
- * counts down, so the cycles since a mark are mark - now modulo 2^24. */
 #define MRT_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define MRT_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define MRT_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
 #define MRT_SYST_MAX 0xFFFFFFu
 
+#ifdef MRT_DEVICE
+/* The device harness's clock (and the cycle budget's, in a device image): inferences
+ * there may run far past SysTick's 2^24 cycles (0.1 s at 168 MHz). DWT CYCCNT where the
+ * core has one that counts (Armv7-M and up; QEMU maps the DWT as an unimplemented device
+ * that reads 0, so the enable does not read back), else SysTick with its wraps counted
+ * by its interrupt (vector 15, in the table below). */
+#if defined(__ARM_ARCH_7M__) || defined(__ARM_ARCH_7EM__) || defined(__ARM_ARCH_8M_MAIN__) || \
+    defined(__ARM_ARCH_8_1M_MAIN__)
+#define MRT_DEMCR (*(volatile uint32_t *)0xE000EDFCu)
+#define MRT_DWT_CTRL (*(volatile uint32_t *)0xE0001000u)
+#define MRT_DWT_CYCCNT (*(volatile uint32_t *)0xE0001004u)
+#define MRT_DWT_LAR (*(volatile uint32_t *)0xE0001FB0u)
+#define MRT_DWT_COUNTS() (MRT_DWT_CTRL & 1u)
+#else
+#define MRT_DWT_COUNTS() 0
+#endif
+
+static volatile uint32_t mrt_cortex_m_wraps; /* set before SysTick starts: .bss is not zeroed */
+
+void mrt_cortex_m_systick(void) { ++mrt_cortex_m_wraps; }
+
+/* Cycles since SysTick started: wraps and the current value read consistently. */
+static uint64_t mrt_cortex_m_systick_now(void) {
+  uint32_t wraps, value;
+  do {
+    wraps = mrt_cortex_m_wraps;
+    value = MRT_SYST_CVR;
+  } while (wraps != mrt_cortex_m_wraps);
+  return ((uint64_t)wraps << 24) + (MRT_SYST_MAX - value);
+}
+
+void mrt_platform_cycles_start(uint64_t *mark) {
+#ifdef MRT_DWT_LAR
+  MRT_DEMCR |= 1u << 24;     /* TRCENA: the DWT's clock */
+  MRT_DWT_LAR = 0xC5ACCE55u; /* Cortex-M7 locks the DWT until this key is written */
+  MRT_DWT_CTRL |= 1u;        /* CYCCNTENA */
+  if (MRT_DWT_COUNTS()) {
+    *mark = MRT_DWT_CYCCNT;
+    return;
+  }
+#endif
+  /* Started once, then free-running: the harness and a cycle budget's walk both take
+   * marks on it. Started without its interrupt, which is enabled once the counter has
+   * reloaded: the load from a cleared counter is not a wrap (QEMU raises it as one). */
+  if ((MRT_SYST_CSR & 3u) != 3u) {
+    MRT_SYST_CSR = 0;
+    MRT_SYST_RVR = MRT_SYST_MAX;
+    MRT_SYST_CVR = 0; /* any write clears it; it reloads at the next clock */
+    MRT_SYST_CSR = 5; /* ENABLE | CLKSOURCE = processor clock */
+    while (MRT_SYST_CVR == 0) {
+    }
+    mrt_cortex_m_wraps = 0;
+    MRT_SYST_CSR = 7; /* and TICKINT */
+  }
+  *mark = mrt_cortex_m_systick_now();
+}
+
+uint64_t mrt_platform_cycles_since(uint64_t *mark) {
+#ifdef MRT_DWT_LAR
+  if (MRT_DWT_COUNTS()) { /* 32 bits: 20 s at 216 MHz between two reads */
+    const uint32_t now = MRT_DWT_CYCCNT;
+    const uint32_t elapsed = now - (uint32_t)*mark;
+    *mark = now;
+    return elapsed;
+  }
+#endif
+  const uint64_t now = mrt_cortex_m_systick_now();
+  const uint64_t elapsed = now - *mark;
+  *mark = now;
+  return elapsed;
+}
+#elif defined(MRT_MAX_CYCLES)
+/* The cycle budget's counter: SysTick, which every M-profile core has (DWT CYCCNT is
+ * missing from Armv6-M and from QEMU), free-running from its 24-bit reload at the
+ * processor clock, with its interrupt off (the vector table has no entry for it). It
+ * counts down, so the cycles since a mark are mark - now modulo 2^24. */
 void mrt_platform_cycles_start(uint64_t *mark) {
   MRT_SYST_RVR = MRT_SYST_MAX;
   MRT_SYST_CVR = 0; /* any write reloads it */
@@ -105,7 +176,11 @@ uint64_t mrt_platform_cycles_since(uint64_t *mark) {
  * later entry is ever fetched: code that enables one must extend this table. */
 typedef struct mrt_cortex_m_vectors {
   uint32_t *initial_sp;
+#ifdef MRT_DEVICE
+  void (*handlers[15])(void); /* up to SysTick, the device harness's clock */
+#else
   void (*handlers[3])(void);
+#endif
 } mrt_cortex_m_vectors_t;
 
 __attribute__((section(".vector_table"), used))
@@ -115,5 +190,12 @@ const mrt_cortex_m_vectors_t mrt_cortex_m_vector_table = {
         mrt_cortex_m_reset, /* 1 reset */
         mrt_cortex_m_fault, /* 2 NMI */
         mrt_cortex_m_fault, /* 3 HardFault */
+#ifdef MRT_DEVICE
+        mrt_cortex_m_fault,   mrt_cortex_m_fault, mrt_cortex_m_fault, /* 4-6 */
+        mrt_cortex_m_fault,   mrt_cortex_m_fault, mrt_cortex_m_fault, /* 7-9 reserved */
+        mrt_cortex_m_fault,   mrt_cortex_m_fault, mrt_cortex_m_fault, /* 10-12 */
+        mrt_cortex_m_fault,   mrt_cortex_m_fault,                     /* 13, 14 PendSV */
+        mrt_cortex_m_systick, /* 15 SysTick */
+#endif
     },
 };

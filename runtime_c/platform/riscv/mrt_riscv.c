@@ -39,10 +39,10 @@ static uint32_t mrt_riscv_csr_mtval(void) {
   return v;
 }
 
-#ifdef MRT_MAX_CYCLES
+#if defined(MRT_MAX_CYCLES) || defined(MRT_DEVICE)
 #include "../common/mrt_platform_cycles.h"
 
-/* The cycle budget's counter: mcycle, 64 bits read as two halves (again when the high
+/* The cycle budget's counter and the device harness's clock: mcycle, 64 bits read as two halves (again when the high
  * half moved in between). */
 static uint64_t mrt_platform_counter(void) {
   uint32_t hi, lo, again;
