@@ -220,7 +220,7 @@ class Uart:
 
     # The driver: runtime_c/platform/uart/<kind>.c (docs/device.md lists them).
     kind: Literal["cmsdk_uart", "stm32_usart", "stm32_usart_v2", "stm32_lpuart",
-                  "sifive_uart", "nrf_uart", "sam_sercom"]
+                  "sifive_uart", "nrf_uart", "sam_sercom", "ns16550"]
     base: int  # the peripheral's base address
     baud: int
     clock_hz: int  # the peripheral's input clock as the image finds it: the divisor's base
