@@ -220,7 +220,7 @@ class Uart:
 
     # The driver: runtime_c/platform/uart/<kind>.c (docs/device.md lists them).
     kind: Literal["cmsdk_uart", "stm32_usart", "stm32_usart_v2", "stm32_lpuart",
-                  "sifive_uart", "nrf_uart", "sam_sercom", "ns16550"]
+                  "sifive_uart", "nrf_uart", "sam_sercom", "ns16550", "esp32_uart"]
     base: int  # the peripheral's base address
     baud: int
     clock_hz: int  # the peripheral's input clock as the image finds it: the divisor's base
@@ -524,6 +524,13 @@ def _check_memories(board: Board, fail: Any) -> None:
         seen.append((mem.name, mem.origin, mem.end))
 
 
+# UART kinds whose driver keeps the line rate a boot ROM set rather than programming a
+# divisor (runtime_c/platform/uart/<kind>.c): the board's baud must be that rate.
+_UART_FIXED_BAUD = {
+    "esp32_uart": (115200, "the ESP32 ROM loader's UART0 rate, which esp32_uart keeps"),
+}
+
+
 def _check_uart(board: Board, fail: Any) -> None:
     """A UART on a bare-metal board, in its address space, at a rate its clock divides."""
     uart = board.uart
@@ -537,6 +544,9 @@ def _check_uart(board: Board, fail: Any) -> None:
              f"{uart.base:#x}")
     if uart.baud == 0:
         fail("uart.baud", "must be greater than 0")
+    fixed = _UART_FIXED_BAUD.get(uart.kind)
+    if fixed is not None and uart.baud != fixed[0]:
+        fail("uart.baud", f"must be {fixed[0]} for {uart.kind} ({fixed[1]}), got {uart.baud}")
     if uart.clock_hz < 16 * uart.baud:
         fail("uart.clock_hz", f"{uart.clock_hz} Hz cannot clock {uart.baud} baud (16 "
              "samples a bit need at least 16 x baud)")
