@@ -274,6 +274,9 @@ class Board:
     # sees the image's memory at another address than the data bus (ESP32-C3: SRAM1 is
     # 0x3FC80000 for loads, 0x40380000 for fetches); .text is linked there.
     instruction_bus_offset: int = 0
+    # The core's cycle counter where the architecture's is missing (CYCLE_COUNTERS);
+    # empty: RISC-V mcycle, Cortex-M DWT / SysTick (docs/device.md).
+    cycle_counter: Literal["", "esp_pccr"] = ""
     sibling: Board | None = field(default=None, metadata={"yaml": False}, compare=False)
     target_info: Target = field(
         default=None,  # type: ignore[assignment]  # filled by load_board
@@ -313,7 +316,8 @@ class Board:
         sib = self.sibling
         return dataclasses.replace(self, flash=sib.flash, ram=sib.ram, memories=sib.memories,
                                    budgets=sib.budgets, verify_on=None, sibling=None,
-                                   flash_methods=(), instruction_bus_offset=0)
+                                   flash_methods=(), instruction_bus_offset=0,
+                                   cycle_counter=sib.cycle_counter)
 
 
 # --------------------------------------------------------------------------- locating
@@ -481,6 +485,10 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
         _check_uart(obj, fail)
+        if obj.cycle_counter and CYCLE_COUNTERS[obj.cycle_counter][1] not in obj.platform:
+            fail("cycle_counter", f"'{obj.cycle_counter}' is read by the "
+                 f"{CYCLE_COUNTERS[obj.cycle_counter][1]} platform part, which this board "
+                 "does not build")
         code = obj.regions[-1]
         if obj.instruction_bus_offset and (code[2] > 1 << 32 or any(
                 o < code[2] and code[1] < e for _, o, e in obj.regions[:-1])):
@@ -522,6 +530,16 @@ def _check_memories(board: Board, fail: Any) -> None:
             if mem.origin < end and origin < mem.end:
                 fail(where, f"overlaps the {name} region")
         seen.append((mem.name, mem.origin, mem.end))
+
+
+# Cycle counters other than the architecture's: the macro runtime_c/platform/<part> is
+# compiled with, and the platform part that reads it.
+CYCLE_COUNTERS = {
+    # Espressif's RISC-V cores implement no mcycle (reading it traps) but a performance
+    # counter of their own (ESP32-C3 TRM, chapter "ESP-RISC-V CPU", "Performance
+    # Counter": CSRs mpcer 0x7E0, mpcmr 0x7E1, mpccr 0x7E2).
+    "esp_pccr": ("-DMRT_RISCV_ESP_PCCR", "riscv"),
+}
 
 
 # UART kinds whose driver keeps the line rate a boot ROM set rather than programming a
