@@ -42,7 +42,7 @@ from toolchain.link.device import (
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.script import linker_script
-from toolchain.target import CYCLE_COUNTERS, Board, MemoryRegion, Target
+from toolchain.target import Board, MemoryRegion, Target
 
 __all__ = [
     "DEFAULT_RUNTIME_PARTS",
@@ -431,8 +431,6 @@ def link_firmware(
     check_harness(board, harness)
     sources = runtime_sources(board, runtime_parts)
     cflags = list(extra_cflags)
-    if board.cycle_counter:  # the platform part reads this core's own counter
-        cflags.append(CYCLE_COUNTERS[board.cycle_counter][0])
     if harness == "device":
         sources = device_sources(board, runtime_c_dir(), sources, runtime_parts)
         cflags += device_cflags(board)

@@ -485,9 +485,9 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
         _check_uart(obj, fail)
-        if obj.cycle_counter and CYCLE_COUNTERS[obj.cycle_counter][1] not in obj.platform:
+        if obj.cycle_counter and CYCLE_COUNTERS[obj.cycle_counter][0] not in obj.platform:
             fail("cycle_counter", f"'{obj.cycle_counter}' is read by the "
-                 f"{CYCLE_COUNTERS[obj.cycle_counter][1]} platform part, which this board "
+                 f"{CYCLE_COUNTERS[obj.cycle_counter][0]} platform part, which this board "
                  "does not build")
         code = obj.regions[-1]
         if obj.instruction_bus_offset and (code[2] > 1 << 32 or any(
@@ -532,13 +532,13 @@ def _check_memories(board: Board, fail: Any) -> None:
         seen.append((mem.name, mem.origin, mem.end))
 
 
-# Cycle counters other than the architecture's: the macro runtime_c/platform/<part> is
-# compiled with, and the platform part that reads it.
+# Cycle counters other than the architecture's: the platform part that reads it and its
+# function there, which the linker script makes the part's counter (link/script.py).
 CYCLE_COUNTERS = {
     # Espressif's RISC-V cores implement no mcycle (reading it traps) but a performance
     # counter of their own (ESP32-C3 TRM, chapter "ESP-RISC-V CPU", "Performance
     # Counter": CSRs mpcer 0x7E0, mpcmr 0x7E1, mpccr 0x7E2).
-    "esp_pccr": ("-DMRT_RISCV_ESP_PCCR", "riscv"),
+    "esp_pccr": ("riscv", "mrt_riscv_cycles_esp_pccr"),
 }
 
 
