@@ -48,8 +48,8 @@ def test_device_port_needs_a_device_build(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("board", "message"), [
     ("x86-64", "board x86-64 cannot serve inferences over a UART (a hosted board"),
-    ("riscv32", "board riscv32 cannot serve inferences over a UART (riscv32.yaml has no "
-                "'uart:' block)"),
+    ("cortex-m55", "board cortex-m55 cannot serve inferences over a UART (cortex-m55.yaml "
+                   "has no 'uart:' block)"),
 ])
 def test_device_build_refused(board: str, message: str, tmp_path: Path) -> None:
     with pytest.raises(minirt.InputError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -2,8 +2,10 @@
 with its UART wired to a pseudo-terminal (emu/device_qemu.py), and minirt-run --device
 <pty> gives the outputs the semihosting image gives under QEMU, with a cycle count.
 
-QEMU models the UARTs of netduinoplus2 (USART6) and hifive1 (UART0), whose images run
-unchanged; the other four run the copy built for their MPS2 sibling's UART0 (verify/).
+QEMU models the UARTs of netduinoplus2 (USART6), hifive1 (UART0) and the RISC-V virt
+boards (NS16550A), whose images run unchanged; the other four real Arm boards run the copy
+built for their MPS2 sibling's UART0 (verify/), the ESP32 boards the copy built for their
+virt sibling's NS16550A.
 minirt-run --device cannot tell a pty from a board, so it prints "counted on the
 device"; the cycles are those of QEMU's -icount clock (docs/device.md), asserted here to
 be more than zero, and on hifive1, where mcycle then counts instructions, close to the
@@ -80,6 +82,27 @@ def test_seed_over_the_uart(board: str, tmp_path: Path, capsys) -> None:  # type
     assert cycles > 0
     if board == "hifive1":  # mcycle under -icount: the inference plus the two marker calls
         assert instructions <= cycles <= instructions + 64
+
+
+# The RISC-V virt boards run their own device images (QEMU's NS16550A); the ESP32 boards
+# run the copy built for their virt sibling's NS16550A (verify/).
+RISCV_VIRT = ("riscv32", "riscv32-nofpu", "riscv32imc", "esp32c3-devkitm-1",
+              "esp32c6-devkitc-1")
+
+
+@pytest.mark.parametrize("board", RISCV_VIRT)
+def test_seed_over_the_ns16550(board: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cycles, instructions = _device_vs_semihost(SEED, board, tmp_path, capsys)
+    # mcycle under -icount counts instructions: the inference and the two marker calls.
+    assert 0 < instructions <= cycles <= instructions + 64
+
+
+def test_kws_over_the_uart_on_esp32(models_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    model = models_dir / "mlperf_tiny" / "kws_ref_model.tflite"
+    if not model.is_file():
+        pytest.skip(f"{model} is absent")
+    cycles, instructions = _device_vs_semihost(model, "esp32c3-devkitm-1", tmp_path, capsys)
+    assert 0 < instructions <= cycles <= instructions + 64
 
 
 @pytest.mark.parametrize("board", ["netduinoplus2", "nucleo-l4r5zi"])

@@ -26,6 +26,39 @@ def test_real_boards_and_their_siblings_have_a_uart(name: str) -> None:
         assert board.sibling.uart.kind == "cmsdk_uart"  # the MPS2 machines' UART0
 
 
+# The RISC-V virt boards (QEMU's NS16550A UART0) and the ESP32 boards verified on them.
+VIRT = ("riscv32", "riscv32-nofpu", "riscv32imc")
+ESP32 = {"esp32c3-devkitm-1": "riscv32imc", "esp32c6-devkitc-1": "riscv32-nofpu"}
+
+
+@pytest.mark.parametrize("name", VIRT)
+def test_virt_boards_have_the_ns16550(name: str) -> None:
+    uart = load_board(name).uart
+    assert uart is not None
+    assert (uart.kind, uart.base, uart.clock_hz, uart.qemu_serial) == (
+        "ns16550", 0x10000000, 3686400, 0)
+
+
+@pytest.mark.parametrize("name", sorted(ESP32))
+def test_esp32_boards_have_uart0_and_turn_the_watchdogs_off(name: str) -> None:
+    board = load_board(name)
+    assert board.uart is not None and board.sibling is not None
+    assert (board.uart.kind, board.uart.base, board.uart.baud) == ("esp32_uart", 0x60000000,
+                                                                   115200)
+    assert board.sibling.identifier == ESP32[name]
+    assert board.sibling.uart is not None and board.sibling.uart.kind == "ns16550"
+    # Every write-protect unlock is followed, after the change, by a lock (a 0 written).
+    steps = board.uart.setup
+    keys = [i for i, s in enumerate(steps) if s.set in (0x50D83AA1, 0x8F1D312A)]
+    assert len(keys) == 3
+    for i in keys:
+        assert steps[i].clear == 0xFFFFFFFF
+        assert (steps[i + 2].address, steps[i + 2].clear, steps[i + 2].set) == (
+            steps[i].address, 0xFFFFFFFF, 0)
+    # The RTC and timer group 0 watchdogs lose WDT_EN (bit 31) and flash-boot mode.
+    assert sum(1 for s in steps if s.clear != 0xFFFFFFFF and s.clear & 0x80000000) == 2
+
+
 def test_driver_source_exists_for_every_kind() -> None:
     from typing import get_args, get_type_hints
 
@@ -64,6 +97,16 @@ ERRORS = [
      "field 'uart.setup[0]': expected a word-aligned 32-bit address"),
     ("netduinoplus2", lambda d: d["uart"]["setup"][0].update(mask=1),
      "field 'uart.setup[0].mask': unknown field"),
+    ("esp32c3-devkitm-1", lambda d: d["uart"].update(baud=921600),
+     "field 'uart.baud': must be 115200 for esp32_uart (the ESP32 ROM loader's UART0 rate"),
+    ("esp32c6-devkitc-1", lambda d: d["uart"]["setup"][1].update(address=0x600B1C02),
+     "field 'uart.setup[1]': expected a word-aligned 32-bit address"),
+    ("riscv32imc", lambda d: d["uart"].update(clock_hz=115200),
+     "field 'uart.clock_hz': 115200 Hz cannot clock 115200 baud"),
+    ("cortex-m4", lambda d: d.update(cycle_counter="esp_pccr"),
+     "field 'cycle_counter': 'esp_pccr' is read by the riscv platform part"),
+    ("esp32c3-devkitm-1", lambda d: d.update(cycle_counter="mcycle"),
+     "field 'cycle_counter': expected one of"),
     ("x86-64", lambda d: d.update(uart={"kind": "cmsdk_uart", "base": 0x40004000,
                                         "baud": 115200, "clock_hz": 25000000}),
      "field 'uart': a hosted board (simulation.mode user) has no UART of its own"),
@@ -77,5 +120,5 @@ def test_bad_uart_is_a_one_line_error(tmp_path: Path, base: str, edit,  # type: 
         load_board(_write(tmp_path, base, edit))
     message = str(info.value)
     assert "\n" not in message
-    assert message.startswith("boards/x.yaml: field 'uart"), message
+    assert message.startswith("boards/x.yaml: field '"), message
     assert expected in message, message

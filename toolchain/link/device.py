@@ -85,5 +85,6 @@ def device_verify_board(board: Board) -> Board:
     one QEMU models there."""
     assert board.sibling is not None
     base = (board.relinked_for_sibling() if board.verify_mode == "relink" else
-            dataclasses.replace(board, verify_on=None, sibling=None, flash_methods=()))
+            dataclasses.replace(board, verify_on=None, sibling=None, flash_methods=(),
+                                cycle_counter=board.sibling.cycle_counter))
     return dataclasses.replace(base, uart=board.sibling.uart)

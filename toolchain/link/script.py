@@ -23,9 +23,15 @@ region check an overflow of an extra memory).
 
 from __future__ import annotations
 
-from toolchain.target import Board
+from toolchain.target import CYCLE_COUNTERS, Board
 
-__all__ = ["ENTRY_SYMBOLS", "linker_script"]
+__all__ = ["DEFAULT_CYCLE_COUNTERS", "ENTRY_SYMBOLS", "linker_script"]
+
+# The cycle counter each platform part reads unless the board names another
+# (``cycle_counter``, CYCLE_COUNTERS): the part calls ``mrt_<part>_cycles``, which the
+# script defines as one of its counter functions. A link-time choice, so that the copy
+# relinked for a QEMU sibling reads the sibling's counter from the very same objects.
+DEFAULT_CYCLE_COUNTERS: dict[str, str] = {"riscv": "mrt_riscv_cycles_mcycle"}
 
 # Entry symbol per runtime platform part (the first listed part that has one wins).
 ENTRY_SYMBOLS: dict[str, str] = {
@@ -43,7 +49,7 @@ MEMORY
 {code_memory}{extra_memory}}}
 
 ENTRY({entry})
-
+{cycle_counter}
 _stack_size = {stack_size:#x};
 _stack_start = ORIGIN(RAM) + LENGTH(RAM);   /* initial stack pointer (grows down) */
 _stack_end = _stack_start - _stack_size;    /* lowest address the stack may reach */
@@ -133,6 +139,17 @@ def _code_memory(board: Board) -> str:
             f", LENGTH = {board.flash.length:#x}\n")
 
 
+def _cycle_counter(board: Board) -> str:
+    """The definition of the platform part's counter, for the parts that have one (only
+    when the runtime calls it: a build that counts no cycles leaves it out)."""
+    chosen = dict(DEFAULT_CYCLE_COUNTERS)
+    if board.cycle_counter:
+        part, function = CYCLE_COUNTERS[board.cycle_counter]
+        chosen[part] = function
+    return "".join(f"PROVIDE(mrt_{part}_cycles = {function});\n"
+                   for part, function in chosen.items() if part in board.platform)
+
+
 def linker_script(board: Board) -> str:
     """The GNU ld / lld linker script text for ``board``."""
     linux = board.target_info.os == "linux"
@@ -158,6 +175,7 @@ def linker_script(board: Board) -> str:
         ram_length=board.ram.length,
         stack_size=board.stack_size,
         entry=entries[0],
+        cycle_counter=_cycle_counter(board),
         # A Linux loader maps each segment with its own page permissions: keep the
         # read-only data off the executable page.
         rodata_align="CONSTANT(MAXPAGESIZE)" if linux else "16",

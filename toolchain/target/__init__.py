@@ -1,6 +1,7 @@
 """Target (instruction set / ABI) and board (memory map / runner) descriptors."""
 
 from toolchain.target.descriptors import (
+    CYCLE_COUNTERS,
     FLASH_METHOD_FIELDS,
     Board,
     Budgets,
@@ -24,6 +25,7 @@ from toolchain.target.descriptors import (
 )
 
 __all__ = [
+    "CYCLE_COUNTERS",
     "FLASH_METHOD_FIELDS",
     "Board",
     "Budgets",

@@ -220,7 +220,7 @@ class Uart:
 
     # The driver: runtime_c/platform/uart/<kind>.c (docs/device.md lists them).
     kind: Literal["cmsdk_uart", "stm32_usart", "stm32_usart_v2", "stm32_lpuart",
-                  "sifive_uart", "nrf_uart", "sam_sercom"]
+                  "sifive_uart", "nrf_uart", "sam_sercom", "ns16550", "esp32_uart"]
     base: int  # the peripheral's base address
     baud: int
     clock_hz: int  # the peripheral's input clock as the image finds it: the divisor's base
@@ -274,6 +274,9 @@ class Board:
     # sees the image's memory at another address than the data bus (ESP32-C3: SRAM1 is
     # 0x3FC80000 for loads, 0x40380000 for fetches); .text is linked there.
     instruction_bus_offset: int = 0
+    # The core's cycle counter where the architecture's is missing (CYCLE_COUNTERS);
+    # empty: RISC-V mcycle, Cortex-M DWT / SysTick (docs/device.md).
+    cycle_counter: Literal["", "esp_pccr"] = ""
     sibling: Board | None = field(default=None, metadata={"yaml": False}, compare=False)
     target_info: Target = field(
         default=None,  # type: ignore[assignment]  # filled by load_board
@@ -313,7 +316,8 @@ class Board:
         sib = self.sibling
         return dataclasses.replace(self, flash=sib.flash, ram=sib.ram, memories=sib.memories,
                                    budgets=sib.budgets, verify_on=None, sibling=None,
-                                   flash_methods=(), instruction_bus_offset=0)
+                                   flash_methods=(), instruction_bus_offset=0,
+                                   cycle_counter=sib.cycle_counter)
 
 
 # --------------------------------------------------------------------------- locating
@@ -481,6 +485,10 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         _check_memories(obj, fail)
         _check_flash_methods(obj, fail)
         _check_uart(obj, fail)
+        if obj.cycle_counter and CYCLE_COUNTERS[obj.cycle_counter][0] not in obj.platform:
+            fail("cycle_counter", f"'{obj.cycle_counter}' is read by the "
+                 f"{CYCLE_COUNTERS[obj.cycle_counter][0]} platform part, which this board "
+                 "does not build")
         code = obj.regions[-1]
         if obj.instruction_bus_offset and (code[2] > 1 << 32 or any(
                 o < code[2] and code[1] < e for _, o, e in obj.regions[:-1])):
@@ -524,6 +532,23 @@ def _check_memories(board: Board, fail: Any) -> None:
         seen.append((mem.name, mem.origin, mem.end))
 
 
+# Cycle counters other than the architecture's: the platform part that reads it and its
+# function there, which the linker script makes the part's counter (link/script.py).
+CYCLE_COUNTERS = {
+    # Espressif's RISC-V cores implement no mcycle (reading it traps) but a performance
+    # counter of their own (ESP32-C3 TRM, chapter "ESP-RISC-V CPU", "Performance
+    # Counter": CSRs mpcer 0x7E0, mpcmr 0x7E1, mpccr 0x7E2).
+    "esp_pccr": ("riscv", "mrt_riscv_cycles_esp_pccr"),
+}
+
+
+# UART kinds whose driver keeps the line rate a boot ROM set rather than programming a
+# divisor (runtime_c/platform/uart/<kind>.c): the board's baud must be that rate.
+_UART_FIXED_BAUD = {
+    "esp32_uart": (115200, "the ESP32 ROM loader's UART0 rate, which esp32_uart keeps"),
+}
+
+
 def _check_uart(board: Board, fail: Any) -> None:
     """A UART on a bare-metal board, in its address space, at a rate its clock divides."""
     uart = board.uart
@@ -537,6 +562,9 @@ def _check_uart(board: Board, fail: Any) -> None:
              f"{uart.base:#x}")
     if uart.baud == 0:
         fail("uart.baud", "must be greater than 0")
+    fixed = _UART_FIXED_BAUD.get(uart.kind)
+    if fixed is not None and uart.baud != fixed[0]:
+        fail("uart.baud", f"must be {fixed[0]} for {uart.kind} ({fixed[1]}), got {uart.baud}")
     if uart.clock_hz < 16 * uart.baud:
         fail("uart.clock_hz", f"{uart.clock_hz} Hz cannot clock {uart.baud} baud (16 "
              "samples a bit need at least 16 x baud)")

@@ -42,15 +42,41 @@ static uint32_t mrt_riscv_csr_mtval(void) {
 #if defined(MRT_MAX_CYCLES) || defined(MRT_DEVICE)
 #include "../common/mrt_platform_cycles.h"
 
-/* The cycle budget's counter and the device harness's clock: mcycle, 64 bits read as two halves (again when the high
- * half moved in between). */
-static uint64_t mrt_platform_counter(void) {
+/* The counter the board's linker script makes mrt_riscv_cycles (toolchain/link/script.py,
+ * the board's cycle_counter): one of the two below, chosen at link time so that the copy
+ * relinked for QEMU's virt sibling reads mcycle from the same object. */
+uint64_t mrt_riscv_cycles(void);
+
+static uint64_t mrt_platform_counter(void) { return mrt_riscv_cycles(); }
+
+/* The architecture's mcycle, 64 bits read as two halves (again when the high half moved
+ * in between). */
+uint64_t mrt_riscv_cycles_mcycle(void) {
   uint32_t hi, lo, again;
   do {
     __asm__ volatile("csrr %0, mcycleh\n\tcsrr %1, mcycle\n\tcsrr %2, mcycleh"
                      : "=r"(hi), "=r"(lo), "=r"(again));
   } while (hi != again);
   return (uint64_t)hi << 32 | lo;
+}
+
+/* Espressif's cores (ESP32-C3, C6) implement no mcycle: reading it is an illegal
+ * instruction. Their own counter (ESP32-C3 TRM, "ESP-RISC-V CPU", "Performance Counter"):
+ * mpcer 0x7E0 selects the event (bit 0: cycles), mpcmr 0x7E1 bit 0 enables counting,
+ * mpccr 0x7E2 is the 32-bit count, which wraps around. Widened to 64 bits here by counting
+ * the wraps between reads: exact while two reads are less than 2^32 cycles apart (26.8 s
+ * at 160 MHz), as the budget's walk and one inference's start and end are. */
+uint64_t mrt_riscv_cycles_esp_pccr(void) {
+  static uint32_t started, last, wraps;
+  if (!started) {
+    __asm__ volatile("csrwi 0x7E0, 1\n\tcsrwi 0x7E1, 1");
+    started = 1u;
+  }
+  uint32_t now;
+  __asm__ volatile("csrr %0, 0x7E2" : "=r"(now));
+  if (now < last) ++wraps;
+  last = now;
+  return (uint64_t)wraps << 32 | now;
 }
 #endif
 
