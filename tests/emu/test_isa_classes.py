@@ -68,6 +68,12 @@ THUMB = [
     ("bdeee00a", "fp_alu", 0),  # vcvt.s32.f32 s0, s1
     ("b0eee00a", "fp_alu", 0),  # vabs.f32 s0, s1
     ("b4ee600a", "fp_alu", 0),  # vcmp.f32 s0, s1
+    # Armv8-M's FP extension (FPv5), on the M33 as well as the M55: not MVE.
+    ("30fe201a", "fp_alu", 0),  # vselgt.f32 s2, s0, s1
+    ("80fe201a", "fp_alu", 0),  # vmaxnm.f32 s2, s0, s1
+    ("80fe601a", "fp_alu", 0),  # vminnm.f32 s2, s0, s1
+    ("b8fe600a", "fp_alu", 0),  # vrinta.f32 s0, s1
+    ("bcfee00a", "fp_alu", 0),  # vcvta.s32.f32 s0, s1
 ]
 
 RISCV = [

@@ -96,6 +96,10 @@ def _coprocessor(hw1: int, hw2: int) -> Insn:
         if opc2 == 1 and (hw2 >> 6) & 3 == 3:
             return Insn("fp_sqrt")
         return Insn("fp_alu")  # VMOV, VABS, VNEG, VCMP, VCVT
+    if hw1 >> 8 == 0xFE and fp and not hw2 & 0x10:
+        # The FP extension's unconditional ops (Armv8-M FPv5): VSEL, VMAXNM, VMINNM,
+        # VRINT{A,N,P,M}, VCVT{A,N,P,M}; one FP-ALU issue on the M33, M7 and M55 alike.
+        return Insn("fp_alu")
     return Insn("mve")
 
 
