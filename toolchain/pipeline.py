@@ -72,6 +72,7 @@ from toolchain.schedule import Program, schedule
 from toolchain.schedule.paired import pair_weights
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
+from toolchain.timings import stage
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
@@ -124,17 +125,20 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     and object for `board`'s target. Refuses up front a model too large for any link of
     the board's kind (_check_fits)."""
     target = board.target_info
-    prepare_graph(graph, quantize)
-    program = schedule_for_board(graph, board)
+    with stage("passes"):
+        prepare_graph(graph, quantize)
+    with stage("schedule"):
+        program = schedule_for_board(graph, board)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)
-    module = module_from_program(program, target.name)
-    kernels = image_kernels(program)
-    contract = image_contract(program, module, target.target_id)
-    # The module must fit the code it is linked with: a disagreement here is a compiler
-    # bug, caught now rather than as a firmware that refuses to load.
-    read_module(module, image=contract)
+    with stage("module"):
+        module = module_from_program(program, target.name)
+        kernels = image_kernels(program)
+        contract = image_contract(program, module, target.target_id)
+        # The module must fit the code it is linked with: a disagreement here is a
+        # compiler bug, caught now rather than as a firmware that refuses to load.
+        read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target,
                             [s.schedule for s in program.steps])
     return CompiledImage(program, module, contract, obj)
@@ -336,7 +340,8 @@ def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph:
     measured depth plus a margin as its reservation (emu/stack.py says why that margin).
     A Linux board (the kernel provides its stack), a board whose emulator is not
     installed, and a run that fails keep the board's stack_size; so does nothing else."""
-    use, why = measure_stack(board, link.elf, _measuring_inputs(module, graph))
+    with stage("stack (qemu)"):
+        use, why = measure_stack(board, link.elf, _measuring_inputs(module, graph))
     if use is None:
         if board.simulation.mode == "system":
             log(f"minirt-build: stack not measured ({why}); reserving the board's "
@@ -396,11 +401,13 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
                 boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
     """Loads `model` and builds it for board `board_name`."""
     board = load_board(board_name)
-    graph = load_graph(model, entry)
+    with stage("load"):
+        graph = load_graph(model, entry)
     if out_dir is None:
         out_dir = default_build_dir(model, board)
     check_out_dir(out_dir, model)
-    stamp = build_stamp(model, board, entry, quantize)
+    with stage("stamp"):
+        stamp = build_stamp(model, board, entry, quantize)
     if boot_check != DEFAULT_BOOT_CHECK:
         stamp["boot_check"] = boot_check
     return compile_graph(graph, board, Path(out_dir), log, stamp, quantize,

@@ -34,6 +34,7 @@ from elftools.elf.elffile import ELFFile
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
+from toolchain.timings import stage
 
 __all__ = [
     "DEFAULT_RUNTIME_PARTS",
@@ -415,7 +416,8 @@ def link_firmware(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sources = runtime_sources(board, runtime_parts) + [Path(s) for s in extra_sources]
-    built = compile_sources(target, sources, out_dir / "obj", extra_flags=extra_cflags)
+    with stage("runtime cc"):
+        built = compile_sources(target, sources, out_dir / "obj", extra_flags=extra_cflags)
     all_objects = [*built, *[Path(o).resolve() for o in objects]]
     helpers = compiler_helpers_library(target)
 
@@ -440,29 +442,30 @@ def link_firmware(
     if helpers is not None:
         cmd += _helper_aliases(target, all_objects)
         cmd.append(str(helpers))
-    proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
-    if proc.returncode != 0:
-        message = _explain_lld_error(proc.stderr, board)
-        if "does not fit the board's memory" in message:
-            raise ImageTooLarge(message)
-        raise LinkError(message)
-
-    flash_used, ram_used, entry = _check_elf(elf)
+    with stage("link"):
+        proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
+        if proc.returncode != 0:
+            message = _explain_lld_error(proc.stderr, board)
+            if "does not fit the board's memory" in message:
+                raise ImageTooLarge(message)
+            raise LinkError(message)
+        flash_used, ram_used, entry = _check_elf(elf)
     # Budgets (smaller than the physical memories) are judged by the size report, so an
     # over-budget build still leaves its artifacts and table for the engineer to read.
 
-    chunks = flash_chunks(elf, board.flash.origin, board.flash.end)
-    base, blob = raw_binary(chunks)
-    bin_path = out_dir / f"{name}.bin"
-    bin_path.write_bytes(blob)
-    (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
-    hex_path = out_dir / f"{name}.hex"
-    hex_path.write_text(intel_hex(chunks, entry=entry))
-    uf2_path = None
-    for method in board.flash_methods:
-        if method.method == "uf2":
-            uf2_path = out_dir / f"{name}.uf2"
-            uf2_path.write_bytes(uf2_image(chunks, method.family))
+    with stage("images"):
+        chunks = flash_chunks(elf, board.flash.origin, board.flash.end)
+        base, blob = raw_binary(chunks)
+        bin_path = out_dir / f"{name}.bin"
+        bin_path.write_bytes(blob)
+        (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
+        hex_path = out_dir / f"{name}.hex"
+        hex_path.write_text(intel_hex(chunks, entry=entry))
+        uf2_path = None
+        for method in board.flash_methods:
+            if method.method == "uf2":
+                uf2_path = out_dir / f"{name}.uf2"
+                uf2_path.write_bytes(uf2_image(chunks, method.family))
     if board.verify_mode == "relink":
         # QEMU's sibling maps none of this board's flash: the same objects relinked for
         # the sibling's memory map are what runs under QEMU (toolchain/emu/run.py).
