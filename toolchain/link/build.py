@@ -32,6 +32,7 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
+from toolchain.link.object_cache import compiler_identity, default_cache
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
 from toolchain.timings import stage
@@ -288,15 +289,35 @@ def compile_sources(
             raise LinkError(f"two sources map to the object name {name}")
         names.add(name)
         obj = (out_dir / name).resolve()
-        cmd = [*base, f"-ffile-prefix-map={source.parent}=.", "-c", source.name, "-o", str(obj)]
+        cmd = [*base, f"-ffile-prefix-map={source.parent}=.", "-c", source.name]
         jobs.append((source, obj, cmd))
+    # Objects compiled by an earlier build with exactly these inputs (object_cache.py):
+    # the same bytes clang would write, without running it.
+    cache = default_cache([root, *include_dirs],
+                          compiler_identity(_clang(), _version(_clang()))) if jobs else None
 
     def run(job: tuple[Path, Path, list[str]]) -> Path:
         source, obj, cmd = job
-        proc = subprocess.run(cmd, cwd=source.parent, capture_output=True, text=True)
+        key = None
+        if cache is not None:
+            try:
+                key = cache.key(cmd, source.parent, source.read_bytes())
+            except OSError:
+                key = None  # unreadable: clang will say so below
+            cached = cache.get(key) if key is not None else None
+            if cached is not None:
+                obj.write_bytes(cached)
+                return obj
+        proc = subprocess.run([*cmd, "-o", str(obj)], cwd=source.parent, capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise LinkError(f"compiling {source} for {target.name} failed:\n{proc.stderr}")
+        if cache is not None and key is not None:
+            cache.put(key, obj.read_bytes())
         return obj
+
+    if not jobs:
+        return []
 
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         return list(pool.map(run, jobs))
