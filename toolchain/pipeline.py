@@ -41,6 +41,7 @@ from toolchain.link.build import (
     link_firmware,
     runtime_c_dir,
     tool_versions,
+    write_images,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
 from toolchain.link.out_dir import (
@@ -202,8 +203,9 @@ def link_image(board: Board, objects: list[Path], out_dir: Path, log=print,
         return link_firmware(board, objects, out_dir, extra_cflags=cflags)
     except ImageTooLarge:
         pass
+    # Linked for its size table only (the build fails): no images.
     big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized",
-                        extra_cflags=cflags)
+                        extra_cflags=cflags, images=False)
     report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
         "link against enlarged memories:")
@@ -277,9 +279,10 @@ MIN_TRIAL_STACK = 256
 def _link_sized(board: Board, objects: list[Path], out: Path, module: bytes, graph: Graph,
                 log, cflags: Sequence[str]) -> tuple[LinkResult, StackSizing | None]:
     """The image linked with its stack sized from a run under QEMU (_size_stack); the
-    runtime compiled with `cflags` too."""
+    runtime compiled with `cflags` too. The first link writes no images: when the
+    measured stack differs from the board's, only the relink's are kept."""
     try:
-        link = link_firmware(board, objects, out, extra_cflags=cflags)
+        link = link_firmware(board, objects, out, extra_cflags=cflags, images=False)
     except ImageTooLarge:
         link, board = _link_in_stack_room(board, objects, out, module, graph, log, cflags)
     return _size_stack(board, link, out, module, graph, log)
@@ -321,7 +324,7 @@ def _board_with_stack_room(board: Board, objects: list[Path], out: Path,
         return None
     try:
         big = link_firmware(enlarged_board(board, objects), objects, out / "room",
-                            extra_cflags=cflags)
+                            extra_cflags=cflags, images=False)  # read for its sizes only
         report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     except ImageTooLarge:
         return None
@@ -346,11 +349,13 @@ def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph:
         if board.simulation.mode == "system":
             log(f"minirt-build: stack not measured ({why}); reserving the board's "
                 f"{board.stack_size} B")
-        return link, None
+        return write_images(link, board), None
     reserved = stack_reservation(use.depth)
     if reserved != board.stack_size:
         link = link_firmware(dataclasses.replace(board, stack_size=reserved), link.objects,
                              out, runtime_parts=())
+    else:
+        link = write_images(link, board)
     log(f"minirt-build: stack {use.depth} B measured under QEMU, {reserved} B reserved")
     return link, StackSizing(use.depth, reserved)
 

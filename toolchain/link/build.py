@@ -49,6 +49,7 @@ __all__ = [
     "link_firmware",
     "runtime_c_dir",
     "runtime_sources",
+    "write_images",
 ]
 
 DEFAULT_RUNTIME_PARTS: tuple[str, ...] = ("core", "platform", "harness")
@@ -107,6 +108,9 @@ class LinkResult:
     ram_used: int  # bytes of RAM: .data + .bss (stack not included)
     entry: int
     uf2: Path | None = None  # for boards with a UF2 bootloader (a `uf2` flash method)
+    # False after link_firmware(images=False): .bin, .hex and .uf2 are not written yet
+    # (bin_base is 0, uf2 None) until write_images.
+    images: bool = True
 
 
 # Where link_firmware puts the copy relinked for a real board's emulated sibling, when the
@@ -426,12 +430,16 @@ def link_firmware(
     extra_sources: Sequence[Path] = (),
     extra_cflags: Sequence[str] = (),
     name: str = "firmware",
+    images: bool = True,
 ) -> LinkResult:
     """Builds the runtime for ``board`` and links it with ``objects`` into ``out_dir``.
 
     ``runtime_parts`` selects which runtime_c parts to build ("core", "platform",
     "harness"); ``extra_sources`` are further C files compiled with the same flags (plus
-    ``extra_cflags``). Raises LinkError with a one-paragraph explanation on failure.
+    ``extra_cflags``). With ``images`` False the flashable images are left for
+    write_images (a link that may be relinked with another stack size writes none; the
+    copy relinked for an emulated sibling, in verify/, still gets its own). Raises
+    LinkError with a one-paragraph explanation on failure.
     """
     target = board.target_info
     out_dir = Path(out_dir)
@@ -474,19 +482,6 @@ def link_firmware(
     # Budgets (smaller than the physical memories) are judged by the size report, so an
     # over-budget build still leaves its artifacts and table for the engineer to read.
 
-    with stage("images"):
-        chunks = flash_chunks(elf, board.flash.origin, board.flash.end)
-        base, blob = raw_binary(chunks)
-        bin_path = out_dir / f"{name}.bin"
-        bin_path.write_bytes(blob)
-        (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
-        hex_path = out_dir / f"{name}.hex"
-        hex_path.write_text(intel_hex(chunks, entry=entry))
-        uf2_path = None
-        for method in board.flash_methods:
-            if method.method == "uf2":
-                uf2_path = out_dir / f"{name}.uf2"
-                uf2_path.write_bytes(uf2_image(chunks, method.family))
     if board.verify_mode == "relink":
         # QEMU's sibling maps none of this board's flash: the same objects relinked for
         # the sibling's memory map are what runs under QEMU (toolchain/emu/run.py).
@@ -498,20 +493,41 @@ def link_firmware(
             # smaller; the size report's enlarged ones are not) gets here: it is still
             # this board's image, and running it says that the copy is missing.
             shutil.rmtree(out_dir / VERIFY_DIR, ignore_errors=True)
-    return LinkResult(
+    result = LinkResult(
         elf=elf,
         map=map_path,
         linker_script=script,
-        bin=bin_path,
-        bin_base=base,
-        hex=hex_path,
+        bin=out_dir / f"{name}.bin",
+        bin_base=0,
+        hex=out_dir / f"{name}.hex",
         objects=tuple(all_objects),
         helpers=helpers,
         flash_used=flash_used,
         ram_used=ram_used,
         entry=entry,
-        uf2=uf2_path,
+        images=False,
     )
+    return write_images(result, board) if images else result
+
+
+def write_images(link: LinkResult, board: Board) -> LinkResult:
+    """Writes the flashable images of a link (``.bin`` + ``.bin.base``, ``.hex``, and
+    ``.uf2`` for a board with a UF2 flash method) beside its ELF, unless written already;
+    returns the result that names them."""
+    if link.images:
+        return link
+    with stage("images"):
+        chunks = flash_chunks(link.elf, board.flash.origin, board.flash.end)
+        base, blob = raw_binary(chunks)
+        link.bin.write_bytes(blob)
+        link.bin.with_name(link.bin.name + ".base").write_text(f"{base:#010x}\n")
+        link.hex.write_text(intel_hex(chunks, entry=link.entry))
+        uf2_path = None
+        for method in board.flash_methods:
+            if method.method == "uf2":
+                uf2_path = link.elf.with_suffix(".uf2")
+                uf2_path.write_bytes(uf2_image(chunks, method.family))
+    return dataclasses.replace(link, bin_base=base, uf2=uf2_path, images=True)
 
 
 # --------------------------------------------------------------------------- oversized
