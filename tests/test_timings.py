@@ -104,3 +104,19 @@ def test_build_timings_table_and_size_json(tmp_path: Path, capsys) -> None:
 def test_build_without_timings_prints_no_table(tmp_path: Path, capsys) -> None:
     assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(tmp_path / "fw")]) == 0
     assert "stage  " not in capsys.readouterr().out
+
+
+def test_the_compile_time_bench_reads_the_table(tmp_path: Path, capsys) -> None:
+    """bench/compile_time.py parses what --timings prints: every stage, no total."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compile_time",
+                                                  REPO / "bench" / "compile_time.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert build_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(tmp_path / "fw"),
+                           "--timings"]) == 0
+    stages = bench.parse_timings(capsys.readouterr().out)
+    assert "total" not in stages and {"load", "codegen llvm", "stack (qemu)"} <= set(stages)
+    assert all(set(v) == {"wall", "cpu"} and v["wall"] >= 0 for v in stages.values())
