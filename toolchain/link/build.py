@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import io
 import os
 import re
 import shutil
@@ -401,12 +403,28 @@ def _check_elf(elf_path: Path) -> tuple[int, int, int]:
 def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
     names: set[str] = set()
     for obj in objects:
-        with open(obj, "rb") as f:
-            symtab = ELFFile(f).get_section_by_name(".symtab")
-            if symtab is not None:
-                names.update(s.name for s in symtab.iter_symbols()
-                             if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        data = Path(obj).read_bytes()
+        names |= _object_undefined(hashlib.sha256(data).digest(), data)
     return names
+
+
+# Keyed by the object's digest, the bytes beside it only to read them on a miss: a build
+# links the same objects twice (before and after its stack is measured), and pyelftools
+# takes 20 ms to read their symbol tables; hashing them takes well under one.
+_UNDEFINED: dict[bytes, frozenset[str]] = {}
+
+
+def _object_undefined(digest: bytes, data: bytes) -> frozenset[str]:
+    """The undefined symbols of the object `data` (whose SHA-256 is `digest`)."""
+    found = _UNDEFINED.get(digest)
+    if found is None:
+        symtab = ELFFile(io.BytesIO(data)).get_section_by_name(".symtab")
+        found = frozenset() if symtab is None else frozenset(
+            s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        if len(_UNDEFINED) > 4096:  # a long-lived process (tests, the API): stay small
+            _UNDEFINED.clear()
+        _UNDEFINED[digest] = found
+    return found
 
 
 def _helper_aliases(target: Target, objects: Sequence[Path]) -> list[str]:
