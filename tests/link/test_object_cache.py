@@ -185,3 +185,36 @@ def test_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("MINIRT_CACHE", raising=False)
     (obj,) = compile_sources(TARGET, runtime_sources(BOARD)[:1], tmp_path / "out")
     assert obj.read_bytes().startswith(b"\x7fELF")
+
+
+def test_tool_answers_are_kept_per_binary(cache_dir: Path, tmp_path: Path) -> None:
+    """tool_answer runs the program once per version of its binary; a failed run's
+    answer is asked again."""
+    from toolchain.link.object_cache import tool_answer
+
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\necho 1\n")
+    asked: list[str] = []
+
+    def ask(answer: str, keep: bool = True):
+        return lambda: (asked.append(answer) or answer, keep)
+
+    assert tool_answer([str(tool), "--version"], ask("v1")) == "v1"
+    assert tool_answer([str(tool), "--version"], ask("not asked")) == "v1"
+    assert tool_answer([str(tool), "-other"], ask("o")) == "o"  # other arguments
+    assert asked == ["v1", "o"]
+    tool.write_text("#!/bin/sh\necho 2 # a new build of the tool\n")  # size and mtime change
+    assert tool_answer([str(tool), "--version"], ask("v2")) == "v2"
+    assert tool_answer([str(tool), "-x"], ask("failed", keep=False)) == "failed"
+    assert tool_answer([str(tool), "-x"], ask("again")) == "again"  # the failure not kept
+    assert asked == ["v1", "o", "v2", "failed", "again"]
+
+
+def test_tool_answers_without_a_cache(cache_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    from toolchain.link.object_cache import tool_answer
+
+    monkeypatch.setenv("MINIRT_CACHE", "off")
+    calls = []
+    for _ in range(2):
+        tool_answer(["/bin/true"], lambda: (calls.append(1) or "x", True))
+    assert len(calls) == 2 and not cache_dir.exists()

@@ -34,7 +34,7 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
-from toolchain.link.object_cache import compiler_identity, default_cache
+from toolchain.link.object_cache import compiler_identity, default_cache, tool_answer
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
 from toolchain.timings import stage
@@ -154,8 +154,12 @@ def _lld() -> str:
 
 @functools.cache
 def _version(tool: str) -> str:
-    proc = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False)
-    return proc.stdout.strip() or f"exit status {proc.returncode}"
+    def ask() -> tuple[str, bool]:
+        proc = subprocess.run([tool, "--version"], capture_output=True, text=True,
+                              check=False)
+        return proc.stdout.strip() or f"exit status {proc.returncode}", proc.returncode == 0
+
+    return tool_answer([tool, "--version"], ask)
 
 
 def tool_versions() -> dict[str, str]:
@@ -191,12 +195,14 @@ def compiler_helpers_library(target: Target) -> Path | None:
                 f"(install the Debian package '{helpers.package}')"
             )
         return None
-    out = subprocess.run(
-        [gcc, *helpers.gcc_flags, "-print-libgcc-file-name"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    argv = [gcc, *helpers.gcc_flags, "-print-libgcc-file-name"]
+
+    def ask() -> tuple[str, bool]:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        out = proc.stdout.strip()
+        return out, proc.returncode == 0 and Path(out).is_absolute()
+
+    out = tool_answer(argv, ask)
     path = Path(out)
     if not path.is_absolute() or not path.is_file():
         if helpers.required:

@@ -27,10 +27,11 @@ import contextlib
 import hashlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["HEADER_SUFFIXES", "ObjectCache", "cache_root", "default_cache"]
+__all__ = ["HEADER_SUFFIXES", "EntryStore", "ObjectCache", "binary_identity", "cache_root",
+           "compiler_identity", "default_cache", "tool_answer"]
 
 # What a runtime source may #include besides its own file.
 HEADER_SUFFIXES = (".h", ".inc")
@@ -59,13 +60,53 @@ def _headers_digest(dirs: Sequence[Path]) -> bytes:
     return h.digest()
 
 
-class ObjectCache:
+class EntryStore:
+    """Entries under one directory, each the SHA-256 of its content then the content,
+    named by key: read back only when whole, written atomically."""
+
+    def __init__(self, directory: Path, suffix: str) -> None:
+        self.dir = Path(directory)
+        self.suffix = suffix
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}{self.suffix}"
+
+    def get(self, key: str) -> bytes | None:
+        """The content stored under `key`, or None when there is none or it is damaged."""
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            return None
+        digest, content = data[:_DIGEST], data[_DIGEST:]
+        if len(digest) != _DIGEST or hashlib.sha256(content).digest() != digest:
+            return None
+        return content
+
+    def put(self, key: str, content: bytes) -> None:
+        """Stores `content` under `key` atomically (temporary file, then rename); a
+        cache that cannot be written is left as it is."""
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(hashlib.sha256(content).digest() + content)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+class ObjectCache(EntryStore):
     """The object entries under `root`/objects for compiles whose headers live under
     `header_dirs` and whose compiler is described by `compiler` (its version text and
     binary's identity)."""
 
     def __init__(self, root: Path, header_dirs: Sequence[Path], compiler: str) -> None:
-        self.dir = Path(root) / "objects"
+        super().__init__(Path(root) / "objects", ".o")
         self._base = hashlib.sha256(compiler.encode() + b"\0" + _headers_digest(header_dirs))
 
     def key(self, command: Sequence[str], cwd: Path, source: bytes) -> str:
@@ -76,48 +117,44 @@ class ObjectCache:
         h.update(hashlib.sha256(source).digest())
         return h.hexdigest()
 
-    def _path(self, key: str) -> Path:
-        return self.dir / key[:2] / f"{key}.o"
 
-    def get(self, key: str) -> bytes | None:
-        """The object stored under `key`, or None when there is none or it is damaged."""
-        try:
-            data = self._path(key).read_bytes()
-        except OSError:
-            return None
-        digest, obj = data[:_DIGEST], data[_DIGEST:]
-        if len(digest) != _DIGEST or hashlib.sha256(obj).digest() != digest:
-            return None
-        return obj
-
-    def put(self, key: str, obj: bytes) -> None:
-        """Stores `obj` under `key` atomically (temporary file, then rename); a cache
-        that cannot be written is left as it is."""
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(hashlib.sha256(obj).digest() + obj)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
-def compiler_identity(tool: str, version: str) -> str:
-    """What identifies a compiler binary for the cache: its `--version` text, resolved
-    path, size and modification time (a rebuilt clang of the same version differs)."""
+def binary_identity(tool: str) -> str:
+    """A program's resolved path, size and modification time: an upgraded or rebuilt
+    binary differs."""
     real = os.path.realpath(tool)
     try:
         st = os.stat(real)
         stat = f"{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         stat = "?"
-    return f"{real}\0{stat}\0{version}"
+    return f"{real}\0{stat}"
+
+
+def compiler_identity(tool: str, version: str) -> str:
+    """What identifies a compiler binary for the cache: its `--version` text and its
+    binary_identity (a rebuilt clang of the same version differs)."""
+    return f"{binary_identity(tool)}\0{version}"
+
+
+def tool_answer(argv: Sequence[str], ask: Callable[[], tuple[str, bool]]) -> str:
+    """What running `argv` prints, as `ask` finds it (it runs the program and returns its
+    answer and whether that answer may be kept), remembered in the cache's tools/ per
+    argument list and binary_identity of argv[0]: a build asks clang and ld.lld for
+    their versions and gcc for its libgcc.a, three processes (30-40 ms) whose answers
+    change only with the binaries. A failed run's answer is not kept."""
+    root = cache_root()
+    if root is None:
+        return ask()[0]
+    store = EntryStore(root / "tools", ".txt")
+    key = hashlib.sha256("\0".join([binary_identity(argv[0]), *argv]).encode()).hexdigest()
+    kept = store.get(key)
+    if kept is not None:
+        with contextlib.suppress(UnicodeDecodeError):
+            return kept.decode()
+    answer, keep = ask()
+    if keep:
+        store.put(key, answer.encode())
+    return answer
 
 
 def default_cache(header_dirs: Sequence[Path], compiler: str) -> ObjectCache | None:
