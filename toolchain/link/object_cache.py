@@ -12,7 +12,9 @@ modification time), the source's bytes and the bytes of every header under runti
 and the extra include directories (a source may include any of them).
 
 Entries live in ``$MINIRT_CACHE_DIR``, else ``$XDG_CACHE_HOME/minirt``, else
-``~/.cache/minirt``, under ``objects/``; ``MINIRT_CACHE=off`` turns the cache off.
+``~/.cache/minirt``, under ``objects/``; ``MINIRT_CACHE=off`` turns the cache off. The
+same directory keeps, under ``tools/``, what the build asks of its tools (clang's and
+ld.lld's versions, gcc's libgcc.a) per binary (tool_answer).
 An entry is the SHA-256 of the object followed by the object: one whose digest does not
 match (a torn copy, a disk error, someone's edit) is ignored and compiled again. Writers
 write a temporary file in the cache directory and rename it into place, so concurrent
