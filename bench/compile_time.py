@@ -27,6 +27,7 @@ table; its stages are recorded when it has ``--timings``.
 
 Writes bench/results/compile_time.json and compile_time.md; progress goes to stderr.
 Usage: python bench/compile_time.py [--models M,M] [--repeat N] [--baseline DIR]
+       python bench/compile_time.py --markdown-only  (the .md again from the .json)
 """
 
 from __future__ import annotations
@@ -164,8 +165,10 @@ def _markdown(record: dict) -> str:
         "",
         f"Written by `python bench/compile_time.py` on {record['host']} "
         f"({record['cpus']} CPUs, shared with other work while measured); "
-        f"{record['repeat']} warm builds per model (median), IREE "
-        f"{record['iree_version'] or 'not installed'}. CPU = user + system of the process "
+        f"{record['repeat']} warm builds per model (median); IREE "
+        f"{record['iree_version'] or 'not installed'} compiling the same JAX models for "
+        f"the host (llvm-cpu, `--iree-llvmcpu-target-cpu={record['iree_level']}`, "
+        "compare_iree.py's flags) in the same rounds. CPU = user + system of the process "
         "and its children (clang, ld.lld, QEMU), the figure to compare on a loaded "
         "machine; wall in brackets. *Cold*: the first build, empty runtime object cache; "
         "*warm*: every later one. Python bytecode cached, as for an installed package.",
@@ -222,7 +225,14 @@ def main() -> int:
                     "model (default 3)")
     ap.add_argument("--baseline", metavar="DIR", help="another minirt checkout to time in "
                     "the same rounds (before / after)")
+    ap.add_argument("--markdown-only", action="store_true", help="write compile_time.md "
+                    "again from compile_time.json, measuring nothing")
     args = ap.parse_args()
+    out = ROOT / "bench" / "results"
+    if args.markdown_only:
+        record = json.loads((out / "compile_time.json").read_text())
+        (out / "compile_time.md").write_text(_markdown(record))
+        return 0
     baseline = Path(args.baseline).resolve() if args.baseline else None
     models = _models(args.models.split(",") if args.models else None)
     if not models:
@@ -259,7 +269,6 @@ def main() -> int:
               "repeat": args.repeat, "host": platform.machine(), "cpus": os.cpu_count(),
               "python": platform.python_version(),
               "baseline": str(args.baseline) if baseline else None, "rows": rows}
-    out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "compile_time.json").write_text(json.dumps(record, indent=2) + "\n")
     (out / "compile_time.md").write_text(_markdown(record))
