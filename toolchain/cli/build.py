@@ -9,10 +9,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from toolchain.cli import IS_COMMAND
 from toolchain.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
     ArgumentParser,
+    exit_now,
     non_negative_int,
     positive_int,
     run_tool,
@@ -436,7 +438,10 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_tool("minirt-build", _main, argv)
+    code = run_tool("minirt-build", _main, argv)
+    if IS_COMMAND:  # this process is minirt-build: end it without tearing everything down
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":
