@@ -244,9 +244,9 @@ def main() -> int:
         print(f"bench/compile_time.py: iree-compile not found, recording minirt alone; "
               f"install it with: {INSTALL_IREE}", file=sys.stderr)
     else:
-        out = subprocess.run([iree, "--version"], capture_output=True, text=True).stdout
-        m = re.search(r"IREE compiler version (\S+)", out)  # as compare_iree.py reads it
-        version = m.group(1) if m else (out.strip().splitlines() or ["?"])[0]
+        said = subprocess.run([iree, "--version"], capture_output=True, text=True).stdout
+        m = re.search(r"IREE compiler version (\S+)", said)  # as compare_iree.py reads it
+        version = m.group(1) if m else (said.strip().splitlines() or ["?"])[0]
     with tempfile.TemporaryDirectory(prefix="minirt-compile-time-") as tmp:
         work = Path(tmp)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
