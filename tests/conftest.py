@@ -8,10 +8,27 @@ and is skipped with a clear reason on a checkout without that folder.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from model_zoo import MISSING_REASON, MODELS_DIR, have_models, jax_models, shared_models
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _object_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Builds cache compiled runtime objects (toolchain/link/object_cache.py) in the
+    user's cache directory; the tests keep theirs in a temporary one, shared by the
+    session (its own subprocesses included), unless MINIRT_CACHE_DIR says where."""
+    if os.environ.get("MINIRT_CACHE_DIR"):
+        yield
+        return
+    os.environ["MINIRT_CACHE_DIR"] = str(tmp_path_factory.mktemp("minirt-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("MINIRT_CACHE_DIR", None)
 
 
 @pytest.fixture

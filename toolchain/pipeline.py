@@ -43,6 +43,7 @@ from toolchain.link.build import (
     link_firmware,
     runtime_c_dir,
     tool_versions,
+    write_images,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
 from toolchain.link.device import DEFAULT_HARNESS, check_harness
@@ -76,6 +77,7 @@ from toolchain.schedule import Program, schedule
 from toolchain.schedule.paired import pair_weights
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
+from toolchain.timings import stage
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
@@ -128,17 +130,20 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
     and object for `board`'s target. Refuses up front a model too large for any link of
     the board's kind (_check_fits)."""
     target = board.target_info
-    prepare_graph(graph, quantize)
-    program = schedule_for_board(graph, board)
+    with stage("passes"):
+        prepare_graph(graph, quantize)
+    with stage("schedule"):
+        program = schedule_for_board(graph, board)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)
-    module = module_from_program(program, target.name)
-    kernels = image_kernels(program)
-    contract = image_contract(program, module, target.target_id)
-    # The module must fit the code it is linked with: a disagreement here is a compiler
-    # bug, caught now rather than as a firmware that refuses to load.
-    read_module(module, image=contract)
+    with stage("module"):
+        module = module_from_program(program, target.name)
+        kernels = image_kernels(program)
+        contract = image_contract(program, module, target.target_id)
+        # The module must fit the code it is linked with: a disagreement here is a
+        # compiler bug, caught now rather than as a firmware that refuses to load.
+        read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target,
                             [s.schedule for s in program.steps])
     return CompiledImage(program, module, contract, obj)
@@ -202,8 +207,9 @@ def link_image(board: Board, objects: list[Path], out_dir: Path, log=print,
         return link_firmware(board, objects, out_dir, extra_cflags=cflags, harness=harness)
     except ImageTooLarge:
         pass
+    # Linked for its size table only (the build fails): no images.
     big = link_firmware(enlarged_board(board, objects), objects, out_dir / "oversized",
-                        extra_cflags=cflags, harness=harness)
+                        extra_cflags=cflags, harness=harness, images=False)
     report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     log(f"minirt-build: the image does not fit board {board.identifier}; its size, from a "
         "link against enlarged memories:")
@@ -286,9 +292,10 @@ MIN_TRIAL_STACK = 256
 def _link_sized(board: Board, objects: list[Path], out: Path, module: bytes, graph: Graph,
                 log, cflags: Sequence[str]) -> tuple[LinkResult, StackSizing | None]:
     """The image linked with its stack sized from a run under QEMU (_size_stack); the
-    runtime compiled with `cflags` too."""
+    runtime compiled with `cflags` too. The first link writes no images: when the
+    measured stack differs from the board's, only the relink's are kept."""
     try:
-        link = link_firmware(board, objects, out, extra_cflags=cflags)
+        link = link_firmware(board, objects, out, extra_cflags=cflags, images=False)
     except ImageTooLarge:
         link, board = _link_in_stack_room(board, objects, out, module, graph, log, cflags)
     return _size_stack(board, link, out, module, graph, log)
@@ -330,7 +337,7 @@ def _board_with_stack_room(board: Board, objects: list[Path], out: Path,
         return None
     try:
         big = link_firmware(enlarged_board(board, objects), objects, out / "room",
-                            extra_cflags=cflags)
+                            extra_cflags=cflags, images=False)  # read for its sizes only
         report = size_report_from_files(big.elf, big.map, board, helpers=big.helpers)
     except ImageTooLarge:
         return None
@@ -349,16 +356,19 @@ def _size_stack(board: Board, link: LinkResult, out: Path, module: bytes, graph:
     measured depth plus a margin as its reservation (emu/stack.py says why that margin).
     A Linux board (the kernel provides its stack), a board whose emulator is not
     installed, and a run that fails keep the board's stack_size; so does nothing else."""
-    use, why = measure_stack(board, link.elf, _measuring_inputs(module, graph))
+    with stage("stack (qemu)"):
+        use, why = measure_stack(board, link.elf, _measuring_inputs(module, graph))
     if use is None:
         if board.simulation.mode == "system":
             log(f"minirt-build: stack not measured ({why}); reserving the board's "
                 f"{board.stack_size} B")
-        return link, None
+        return write_images(link, board), None
     reserved = stack_reservation(use.depth)
     if reserved != board.stack_size:
         link = link_firmware(dataclasses.replace(board, stack_size=reserved), link.objects,
                              out, runtime_parts=())
+    else:
+        link = write_images(link, board)
     log(f"minirt-build: stack {use.depth} B measured under QEMU, {reserved} B reserved")
     return link, StackSizing(use.depth, reserved)
 
@@ -409,11 +419,13 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
                 boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
     """Loads `model` and builds it for board `board_name`."""
     board = load_board(board_name)
-    graph = load_graph(model, entry)
+    with stage("load"):
+        graph = load_graph(model, entry)
     if out_dir is None:
         out_dir = default_build_dir(model, board)
     check_out_dir(out_dir, model)
-    stamp = build_stamp(model, board, entry, quantize)
+    with stage("stamp"):
+        stamp = build_stamp(model, board, entry, quantize)
     if boot_check != DEFAULT_BOOT_CHECK:
         stamp["boot_check"] = boot_check
     return compile_graph(graph, board, Path(out_dir), log, stamp, quantize,

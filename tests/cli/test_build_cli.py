@@ -169,3 +169,23 @@ def test_quantized_build_that_fits_only_quantized(tmp_path: Path, capsys) -> Non
             "board's memory: it overflows FLASH by ") in text
     q = json.loads((out / "size.json").read_text())["quantization"]
     assert q["f32_flash_bytes"] is None and "does not fit" in q["f32_build_error"]
+
+
+def test_the_command_process_ends_with_its_output_and_status(tmp_path: Path) -> None:
+    """As a process, minirt-build ends without Python's finalization (common.exit_now):
+    its buffered output must still all arrive, and its exit status be the tool's."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "toolchain.cli.build", str(SEED), "--board", "cortex-m4"]
+    done = subprocess.run([*cmd, "-o", str(tmp_path / "fw"), "--timings"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(ln.startswith("minirt-build: wrote ") for ln in lines)
+    assert lines[-1].split()[0] == "total"  # the table, printed last, arrived whole
+    bad = subprocess.run([*cmd, "-o", str(tmp_path / "fw2"), "--max-cycles", "0"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--max-cycles" in bad.stderr

@@ -8,6 +8,7 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 
@@ -199,3 +200,44 @@ def test_extra_memory_holds_its_sections(tmp_path: Path, link_double: LinkFn) ->
                       "unsigned char ccm_buffer[70000];\n")
     with pytest.raises(LinkError, match="overflows CCM"):
         link_double(board, tmp_path / "big", extra_sources=(source,))
+
+
+def _intelhex_text(chunks: list[LoadChunk], entry: int | None) -> str:
+    """What the intelhex package writes for the chunks: the reference intel_hex matches."""
+    import io
+
+    import intelhex
+
+    ih = intelhex.IntelHex()
+    for chunk in chunks:
+        ih.frombytes(chunk.data, offset=chunk.address)
+    if entry is not None:
+        ih.start_addr = {"EIP": entry}
+    out = io.StringIO()
+    ih.write_hex_file(out, byte_count=16)
+    return out.getvalue()
+
+
+_HEX_LAYOUTS = {
+    "empty": [],
+    "below 64K, unaligned": [(0x0003, 37)],
+    "one byte": [(0x0800_0000, 1)],
+    "gaps and odd lengths": [(0x0800_0000, 1000), (0x0800_03F0 + 0x20, 17), (0x0800_1001, 3)],
+    "across 64K boundaries": [(0x0000_FFF7, 0x2_0013)],
+    "ends at 0xFFFF": [(0xFFF0, 16)],
+    "ends just past 0xFFFF": [(0xFFF9, 8)],
+    "adjacent chunks merged": [(0x2000_0000, 5), (0x2000_0005, 40)],
+    "segments far apart": [(0x0001_FFFE, 4), (0x1000_0000, 33), (0xFFFF_FFF0, 16)],
+}
+
+
+@pytest.mark.parametrize("entry", [None, 0x0800_0101])
+@pytest.mark.parametrize("layout", sorted(_HEX_LAYOUTS))
+def test_intel_hex_is_what_intelhex_writes(layout: str, entry: int | None) -> None:
+    rng = np.random.default_rng(len(layout))
+    chunks = [LoadChunk(a, rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+              for a, n in _HEX_LAYOUTS[layout]]
+    text = intel_hex(chunks, entry=entry)
+    assert text == _intelhex_text(chunks, entry)
+    back, got_entry = read_intel_hex(text)
+    assert got_entry == entry and not image_matches(back, chunks)

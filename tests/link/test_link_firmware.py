@@ -195,3 +195,26 @@ def test_intel_hex_records() -> None:
 def test_raw_binary_fills_gaps() -> None:
     base, blob = raw_binary([LoadChunk(0x100, b"\x01"), LoadChunk(0x104, b"\x02")])
     assert base == 0x100 and blob == b"\x01\xff\xff\xff\x02"
+
+
+@needs_clang
+def test_images_can_be_written_after_the_link(tmp_path: Path) -> None:
+    """link_firmware(images=False) leaves the images to write_images (the pipeline's
+    first, stack-measuring link), which then writes what a plain link writes."""
+    from toolchain.link.build import link_firmware, write_images
+
+    doubles = Path(__file__).resolve().parent / "doubles"  # as conftest.py's link_double
+    board = load_board("feather-m4-express")  # a UF2 board: every image kind
+    kwargs = dict(runtime_parts=("platform", "harness"),
+                  extra_sources=[doubles / "core_double.c", doubles / "image_double.c"],
+                  extra_cflags=[f"-DTD_TARGET_ID={board.target_info.target_id}"])
+    plain = link_firmware(board, [], tmp_path / "plain", **kwargs)
+    later = link_firmware(board, [], tmp_path / "later", images=False, **kwargs)
+    images = ("firmware.bin", "firmware.bin.base", "firmware.hex", "firmware.uf2")
+    assert not later.images and not any((tmp_path / "later" / f).exists() for f in images)
+    written = write_images(later, board)
+    assert written.images and written.bin_base == plain.bin_base
+    assert written.uf2 == tmp_path / "later" / "firmware.uf2"
+    for f in images:
+        assert (tmp_path / "later" / f).read_bytes() == (tmp_path / "plain" / f).read_bytes()
+    assert write_images(written, board) is written  # written once

@@ -179,3 +179,29 @@ def test_descriptors_are_frozen() -> None:
     board = load_board("riscv32")
     with pytest.raises(AttributeError):
         board.stack_size = 1  # type: ignore[misc]
+
+
+def test_fast_yaml_parser_reads_every_descriptor_as_safe_load_does() -> None:
+    """parse_yaml uses libyaml's parser when PyYAML has it; each bundled descriptor must
+    come out exactly as yaml.safe_load reads it (values and their types)."""
+    import yaml
+
+    from toolchain.target.descriptors import parse_yaml
+
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root / "boards").glob("*.yaml")) + sorted((root / "targets").glob("*.yaml"))
+    assert files
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        fast, slow = parse_yaml(text), yaml.safe_load(text)
+        assert fast == slow and repr(fast) == repr(slow), f.name
+
+
+def test_invalid_yaml_is_reported_by_the_pure_python_parser(tmp_path: Path) -> None:
+    """The error of a document libyaml refuses is the pure-Python parser's, with its line."""
+    path = tmp_path / "boards" / "x.yaml"
+    path.parent.mkdir()
+    path.write_text("identifier: x\narch: [unclosed\n")
+    # (libyaml would say "did not find expected ',' or ']'")
+    assert _error(path) == ("boards/x.yaml: invalid YAML (line 3): expected ',' or ']', "
+                            "but got '<stream end>'")

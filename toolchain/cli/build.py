@@ -9,10 +9,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from toolchain.cli import IS_COMMAND
 from toolchain.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
     ArgumentParser,
+    exit_now,
     non_negative_int,
     positive_int,
     run_tool,
@@ -38,6 +40,7 @@ from toolchain.passes.quantize import (
     check_not_quantized,
 )
 from toolchain.target import DescriptorError, list_boards, load_board
+from toolchain.timings import Timings, cpu_seconds, process_start_seconds, recording, stage
 
 
 def add_quantize_options(p: argparse.ArgumentParser) -> None:
@@ -196,6 +199,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
+    p.add_argument("--timings", action="store_true",
+                   help="print the seconds each build stage took, wall and CPU (this "
+                        "process's and its clang / ld.lld / QEMU children's); size.json "
+                        "records them either way")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dump-ir", action="store_true",
                       help="print the verified graph IR and stop")
@@ -315,13 +322,16 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def size_record(result, report, seconds: float) -> dict:
+def size_record(result, report, seconds: float, timings: Timings | None = None) -> dict:
     """The size.json of a build (a pipeline BuildResult and its SizeReport) that took
-    `seconds`; minirt-build adds its quantization summary."""
+    `seconds`, with its stage `timings` so far when given; minirt-build adds its
+    quantization summary."""
     from toolchain.link.images import images_record  # .bin base, .uf2 family, QEMU check
 
     data = report.to_json()
     data["compile_seconds"] = round(seconds, 3)
+    if timings is not None:
+        data["timings"] = timings.to_json()
     data["images"] = images_record(result.link, result.board)
     # RAM = arena + I/O + stack: the arena beside the least any plan could give it
     # (the most bytes live at one step), the stack as measured under QEMU
@@ -332,6 +342,8 @@ def size_record(result, report, seconds: float) -> dict:
 
 
 def _main(argv: list[str] | None) -> int:
+    # Python's start-up and the imports of this module, before any stage is timed.
+    startup_cpu, startup_wall = cpu_seconds(), process_start_seconds()
     args = _parser().parse_args(argv)
     if args.dump_generic:
         suffix = Path(args.model).suffix
@@ -348,6 +360,18 @@ def _main(argv: list[str] | None) -> int:
     if not args.board:
         raise UsageError(f"--board is required to build firmware (boards: "
                          f"{', '.join(list_boards())}); --dump-ir prints the IR instead")
+    with recording() as timings:
+        if startup_wall is not None:
+            timings.add("start-up", startup_wall, startup_cpu)
+        with stage("other"):  # what no finer stage claims: options, checks, imports
+            status = _build(args, timings)
+    if args.timings:
+        print(timings.format())
+    return status
+
+
+def _build(args: argparse.Namespace, timings: Timings) -> int:
+    """The firmware build of `_main`, its stages recorded in `timings`."""
     from toolchain import pipeline
     from toolchain.report.layers import attach_layers, layers_of_program
     from toolchain.report.size import size_report
@@ -360,7 +384,8 @@ def _main(argv: list[str] | None) -> int:
     pipeline.budget_cflags(board, args.max_cycles)  # refused before anything is built
     check_harness(board, args.harness)
     start = time.perf_counter()
-    graph = load_graph(args.model, args.entry, input_shapes(args))
+    with stage("load"):
+        graph = load_graph(args.model, args.entry, input_shapes(args))
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(
         args.model, board, args.harness)
     # Everything that can be refused is refused before the build replaces out_dir: a
@@ -395,8 +420,9 @@ def _main(argv: list[str] | None) -> int:
     def finish(result) -> None:
         # Inside the build, before it replaces out_dir: size.json is part of it and is
         # listed in its manifest, and a failure here leaves the previous build alone.
-        report = attach_layers(size_report(result), layers_of_program(result.program))
-        data = size_record(result, report, time.perf_counter() - start)
+        with stage("size report"):
+            report = attach_layers(size_report(result), layers_of_program(result.program))
+        data = size_record(result, report, time.perf_counter() - start, timings)
         print(report.format_table())
         print(f"RAM: arena {report.ram['arena']} B (lower bound "
               f"{result.program.arena_lower_bound} B), I/O {report.ram['io']} B, stack "
@@ -409,9 +435,11 @@ def _main(argv: list[str] | None) -> int:
         (result.out_dir / "size.json").write_text(json.dumps(data, indent=2) + "\n")
         reports.append(report)
 
+    with stage("stamp"):
+        stamp = stamp_with_options(pipeline.build_stamp(args.model, board, args.entry,
+                                                        quantize), args)
     pipeline.compile_graph(
-        graph, board, out_dir, stamp=stamp_with_options(
-            pipeline.build_stamp(args.model, board, args.entry, quantize), args),
+        graph, board, out_dir, stamp=stamp,
         quantize=quantize, finish=finish, max_cycles=args.max_cycles,
         boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness)
     report = reports[0]
@@ -429,7 +457,10 @@ def _main(argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_tool("minirt-build", _main, argv)
+    code = run_tool("minirt-build", _main, argv)
+    if IS_COMMAND:  # this process is minirt-build: end it without tearing everything down
+        exit_now(code)
+    return code
 
 
 if __name__ == "__main__":

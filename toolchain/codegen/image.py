@@ -37,6 +37,7 @@ from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.module import format as fmt
 from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
+from toolchain.timings import stage
 
 __all__ = ["SHARED_PREFIX", "build_image_module", "emit_image_object", "function_key",
            "share_identical_bodies"]
@@ -276,5 +277,8 @@ def emit_image_object(
     if arena_size < 0:
         raise ValueError("buffer sizes must be >= 0")
     info = TargetInfo.load(target)
-    module = build_image_module(kernels, module_bytes, contract, arena_size, info, schedules)
-    return info.emit_object(module)
+    with stage("codegen ir"):
+        module = build_image_module(kernels, module_bytes, contract, arena_size, info,
+                                    schedules)
+    with stage("codegen llvm"):
+        return info.emit_object(module)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import io
 import os
 import re
 import shutil
@@ -41,8 +43,10 @@ from toolchain.link.device import (
 )
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
+from toolchain.link.object_cache import compiler_identity, default_cache, tool_answer
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
+from toolchain.timings import stage
 
 __all__ = [
     "DEFAULT_RUNTIME_PARTS",
@@ -56,6 +60,7 @@ __all__ = [
     "link_firmware",
     "runtime_c_dir",
     "runtime_sources",
+    "write_images",
 ]
 
 DEFAULT_RUNTIME_PARTS: tuple[str, ...] = ("core", "platform", "harness")
@@ -115,6 +120,9 @@ class LinkResult:
     entry: int
     uf2: Path | None = None  # for boards with a UF2 bootloader (a `uf2` flash method)
     esp: Path | None = None  # for boards esptool flashes: the ESP image (link/esp_image.py)
+    # False after link_firmware(images=False): .bin, .hex and .uf2 are not written yet
+    # (bin_base is 0, uf2 None) until write_images.
+    images: bool = True
 
 
 # Where link_firmware puts the copy relinked for a real board's emulated sibling, when the
@@ -156,8 +164,12 @@ def _lld() -> str:
 
 @functools.cache
 def _version(tool: str) -> str:
-    proc = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False)
-    return proc.stdout.strip() or f"exit status {proc.returncode}"
+    def ask() -> tuple[str, bool]:
+        proc = subprocess.run([tool, "--version"], capture_output=True, text=True,
+                              check=False)
+        return proc.stdout.strip() or f"exit status {proc.returncode}", proc.returncode == 0
+
+    return tool_answer([tool, "--version"], ask)
 
 
 def tool_versions() -> dict[str, str]:
@@ -193,12 +205,14 @@ def compiler_helpers_library(target: Target) -> Path | None:
                 f"(install the Debian package '{helpers.package}')"
             )
         return None
-    out = subprocess.run(
-        [gcc, *helpers.gcc_flags, "-print-libgcc-file-name"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    argv = [gcc, *helpers.gcc_flags, "-print-libgcc-file-name"]
+
+    def ask() -> tuple[str, bool]:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        out = proc.stdout.strip()
+        return out, proc.returncode == 0 and Path(out).is_absolute()
+
+    out = tool_answer(argv, ask)
     path = Path(out)
     if not path.is_absolute() or not path.is_file():
         if helpers.required:
@@ -262,6 +276,12 @@ def _object_name(source: Path, root: Path) -> str:
     return "__".join(rel.with_suffix("").parts) + ".o"
 
 
+# Stands for clang's own header directory in a compile command until clang runs: asking
+# clang for it is a process of its own (20 ms), which a build whose objects all come from
+# the cache need not start. The cache key names the clang binary, which fixes the path.
+_RESOURCE_INCLUDE = "<clang -print-resource-dir>/include"
+
+
 def compile_sources(
     target: Target,
     sources: Sequence[Path],
@@ -280,7 +300,7 @@ def compile_sources(
         _clang(),
         *c_flags(target),
         "-isystem",
-        _clang_resource_include(),
+        _RESOURCE_INCLUDE,
         "-I",
         str(root / "include"),
         *[f for d in include_dirs for f in ("-I", str(d))],
@@ -297,15 +317,36 @@ def compile_sources(
             raise LinkError(f"two sources map to the object name {name}")
         names.add(name)
         obj = (out_dir / name).resolve()
-        cmd = [*base, f"-ffile-prefix-map={source.parent}=.", "-c", source.name, "-o", str(obj)]
+        cmd = [*base, f"-ffile-prefix-map={source.parent}=.", "-c", source.name]
         jobs.append((source, obj, cmd))
+    # Objects compiled by an earlier build with exactly these inputs (object_cache.py):
+    # the same bytes clang would write, without running it.
+    cache = default_cache([root, *include_dirs],
+                          compiler_identity(_clang(), _version(_clang()))) if jobs else None
 
     def run(job: tuple[Path, Path, list[str]]) -> Path:
         source, obj, cmd = job
-        proc = subprocess.run(cmd, cwd=source.parent, capture_output=True, text=True)
+        key = None
+        if cache is not None:
+            try:
+                key = cache.key(cmd, source.parent, source.read_bytes())
+            except OSError:
+                key = None  # unreadable: clang will say so below
+            cached = cache.get(key) if key is not None else None
+            if cached is not None:
+                obj.write_bytes(cached)
+                return obj
+        cmd = [_clang_resource_include() if a == _RESOURCE_INCLUDE else a for a in cmd]
+        proc = subprocess.run([*cmd, "-o", str(obj)], cwd=source.parent, capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise LinkError(f"compiling {source} for {target.name} failed:\n{proc.stderr}")
+        if cache is not None and key is not None:
+            cache.put(key, obj.read_bytes())
         return obj
+
+    if not jobs:
+        return []
 
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         return list(pool.map(run, jobs))
@@ -385,12 +426,28 @@ def _check_elf(elf_path: Path) -> tuple[int, int, int]:
 def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
     names: set[str] = set()
     for obj in objects:
-        with open(obj, "rb") as f:
-            symtab = ELFFile(f).get_section_by_name(".symtab")
-            if symtab is not None:
-                names.update(s.name for s in symtab.iter_symbols()
-                             if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        data = Path(obj).read_bytes()
+        names |= _object_undefined(hashlib.sha256(data).digest(), data)
     return names
+
+
+# Keyed by the object's digest, the bytes beside it only to read them on a miss: a build
+# links the same objects twice (before and after its stack is measured), and pyelftools
+# takes 20 ms to read their symbol tables; hashing them takes well under one.
+_UNDEFINED: dict[bytes, frozenset[str]] = {}
+
+
+def _object_undefined(digest: bytes, data: bytes) -> frozenset[str]:
+    """The undefined symbols of the object `data` (whose SHA-256 is `digest`)."""
+    found = _UNDEFINED.get(digest)
+    if found is None:
+        symtab = ELFFile(io.BytesIO(data)).get_section_by_name(".symtab")
+        found = frozenset() if symtab is None else frozenset(
+            s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        if len(_UNDEFINED) > 4096:  # a long-lived process (tests, the API): stay small
+            _UNDEFINED.clear()
+        _UNDEFINED[digest] = found
+    return found
 
 
 def _helper_aliases(target: Target, objects: Sequence[Path]) -> list[str]:
@@ -415,6 +472,7 @@ def link_firmware(
     extra_cflags: Sequence[str] = (),
     name: str = "firmware",
     harness: str = DEFAULT_HARNESS,
+    images: bool = True,
 ) -> LinkResult:
     """Builds the runtime for ``board`` and links it with ``objects`` into ``out_dir``.
 
@@ -422,8 +480,10 @@ def link_firmware(
     "harness"); ``extra_sources`` are further C files compiled with the same flags (plus
     ``extra_cflags``). ``harness`` "device" builds the image that serves inferences over
     the board's UART (link/device.py), with a copy for QEMU in ``verify/`` when the board
-    is verified on a sibling (whose UART it talks to there). Raises LinkError with a
-    one-paragraph explanation on failure.
+    is verified on a sibling (whose UART it talks to there). With ``images`` False the
+    flashable images are left for write_images (a link that may be relinked with another
+    stack size writes none; the copy relinked for an emulated sibling, in verify/, still
+    gets its own). Raises LinkError with a one-paragraph explanation on failure.
     """
     target = board.target_info
     out_dir = Path(out_dir)
@@ -435,7 +495,8 @@ def link_firmware(
         sources = device_sources(board, runtime_c_dir(), sources, runtime_parts)
         cflags += device_cflags(board)
     sources += [Path(s) for s in extra_sources]
-    built = compile_sources(target, sources, out_dir / "obj", extra_flags=cflags)
+    with stage("runtime cc"):
+        built = compile_sources(target, sources, out_dir / "obj", extra_flags=cflags)
     all_objects = [*built, *[Path(o).resolve() for o in objects]]
     helpers = compiler_helpers_library(target)
 
@@ -460,34 +521,17 @@ def link_firmware(
     if helpers is not None:
         cmd += _helper_aliases(target, all_objects)
         cmd.append(str(helpers))
-    proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
-    if proc.returncode != 0:
-        message = _explain_lld_error(proc.stderr, board)
-        if "does not fit the board's memory" in message:
-            raise ImageTooLarge(message)
-        raise LinkError(message)
-
-    flash_used, ram_used, entry = _check_elf(elf)
+    with stage("link"):
+        proc = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True)
+        if proc.returncode != 0:
+            message = _explain_lld_error(proc.stderr, board)
+            if "does not fit the board's memory" in message:
+                raise ImageTooLarge(message)
+            raise LinkError(message)
+        flash_used, ram_used, entry = _check_elf(elf)
     # Budgets (smaller than the physical memories) are judged by the size report, so an
     # over-budget build still leaves its artifacts and table for the engineer to read.
 
-    chunks = flash_chunks(elf, board.flash.origin, board.flash.end)
-    base, blob = raw_binary(chunks)
-    bin_path = out_dir / f"{name}.bin"
-    bin_path.write_bytes(blob)
-    (out_dir / f"{name}.bin.base").write_text(f"{base:#010x}\n")
-    hex_path = out_dir / f"{name}.hex"
-    hex_path.write_text(intel_hex(chunks, entry=entry))
-    uf2_path = esp_path = None
-    for method in board.flash_methods:
-        if method.method == "uf2":
-            uf2_path = out_dir / f"{name}.uf2"
-            uf2_path.write_bytes(uf2_image(chunks, method.family))
-        if method.method == "esptool":
-            # What the ESP32 ROM loader copies into SRAM, at the addresses the code runs at.
-            esp_path = out_dir / f"{name}{ESP_IMAGE_SUFFIX}"
-            esp_path.write_bytes(esp_image(load_segments(elf), entry, method.chip,
-                                           method.flash_size))
     if harness == "device" and board.sibling is not None and runtime_parts:
         # The device image talks to the sibling's UART under QEMU: its runtime is built
         # again for that UART (and the sibling's memories, if it lacks the board's).
@@ -505,21 +549,47 @@ def link_firmware(
             # smaller; the size report's enlarged ones are not) gets here: it is still
             # this board's image, and running it says that the copy is missing.
             shutil.rmtree(out_dir / VERIFY_DIR, ignore_errors=True)
-    return LinkResult(
+    result = LinkResult(
         elf=elf,
         map=map_path,
         linker_script=script,
-        bin=bin_path,
-        bin_base=base,
-        hex=hex_path,
+        bin=out_dir / f"{name}.bin",
+        bin_base=0,
+        hex=out_dir / f"{name}.hex",
         objects=tuple(all_objects),
         helpers=helpers,
         flash_used=flash_used,
         ram_used=ram_used,
         entry=entry,
-        uf2=uf2_path,
-        esp=esp_path,
+        images=False,
     )
+    return write_images(result, board) if images else result
+
+
+def write_images(link: LinkResult, board: Board) -> LinkResult:
+    """Writes the flashable images of a link (``.bin`` + ``.bin.base``, ``.hex``, and
+    ``.uf2`` / the ESP image for a board with a UF2 / esptool flash method) beside its ELF, unless written already;
+    returns the result that names them."""
+    if link.images:
+        return link
+    with stage("images"):
+        chunks = flash_chunks(link.elf, board.flash.origin, board.flash.end)
+        base, blob = raw_binary(chunks)
+        link.bin.write_bytes(blob)
+        link.bin.with_name(link.bin.name + ".base").write_text(f"{base:#010x}\n")
+        link.hex.write_text(intel_hex(chunks, entry=link.entry))
+        uf2_path = esp_path = None
+        for method in board.flash_methods:
+            if method.method == "uf2":
+                uf2_path = link.elf.with_suffix(".uf2")
+                uf2_path.write_bytes(uf2_image(chunks, method.family))
+            if method.method == "esptool":
+                # What the ESP32 ROM loader copies into SRAM, at the addresses the code
+                # runs at.
+                esp_path = link.elf.with_name(link.elf.stem + ESP_IMAGE_SUFFIX)
+                esp_path.write_bytes(esp_image(load_segments(link.elf), link.entry,
+                                               method.chip, method.flash_size))
+    return dataclasses.replace(link, bin_base=base, uf2=uf2_path, esp=esp_path, images=True)
 
 
 # --------------------------------------------------------------------------- oversized

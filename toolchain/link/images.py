@@ -5,8 +5,9 @@ segments at their load addresses):
 
 * raw binary (``.bin``): the bytes from the lowest load address on, gaps filled with the
   erased-flash value 0xFF; its base address travels beside it (``.bin.base``, size.json);
-* Intel HEX (``.hex``), written and read with the ``intelhex`` package: data records at
-  their addresses, and the entry point as a start linear address record;
+* Intel HEX (``.hex``), written here (as the ``intelhex`` package writes it, faster)
+  and read with ``intelhex``: data records at their addresses, and the entry point as a
+  start linear address record;
 * UF2 (``.uf2``), for boards with a UF2 bootloader: one 512-byte block per 256-byte flash
   page the image touches, each with its target address and the board's family ID
   (the UF2 specification: github.com/microsoft/uf2).
@@ -138,15 +139,41 @@ def _intelhex() -> Any:
 def intel_hex(chunks: Iterable[LoadChunk], entry: int | None = None) -> str:
     """Intel HEX text of the chunks: 16-byte data records, extended linear address
     records where the upper 16 address bits change, the entry as a start linear address
-    record (05) when given, and the end-of-file record."""
-    ih = _intelhex().IntelHex()
-    for chunk in coalesce(chunks):
-        ih.frombytes(chunk.data, offset=chunk.address)
+    record (05) when given, and the end-of-file record.
+
+    The text is exactly what intelhex's ``write_hex_file(byte_count=16)`` writes for the
+    same bytes (tests/link/test_images.py compares them), at a tenth of its time: it
+    walks the address of every byte through a dict, which took 0.15 s per image for
+    vww_96_int8's 360 KB. Records: the start record first; then each contiguous run
+    of bytes cut into records of 16 from the run's start and at every 64 KB boundary;
+    a 04 record before the first and wherever the upper 16 bits grow, when any byte
+    lies above 64 KB; then the end record."""
+    lines = []
     if entry is not None:
-        ih.start_addr = {"EIP": entry}
-    out = io.StringIO()
-    ih.write_hex_file(out, byte_count=16)
-    return out.getvalue()
+        lines.append(_hex_record(5, 0, entry.to_bytes(4, "big")))
+    runs = coalesce(chunks)
+    wide = bool(runs) and runs[-1].end - 1 > 0xFFFF
+    high = None
+    for run in runs:
+        addr, data, pos = run.address, run.data, 0
+        while pos < len(data):
+            if wide and (high is None or addr >> 16 > high):
+                high = addr >> 16
+                lines.append(_hex_record(4, 0, high.to_bytes(2, "big")))
+            low = addr & 0xFFFF
+            n = min(16, 0x10000 - low, len(data) - pos)
+            lines.append(_hex_record(0, low, data[pos:pos + n]))
+            addr += n
+            pos += n
+    lines.append(":00000001FF")
+    return "\n".join(lines) + "\n"
+
+
+def _hex_record(kind: int, offset: int, data: bytes) -> str:
+    """One Intel HEX record: ``:`` then length, offset, type, data and checksum (the
+    two's complement of the other bytes' sum) in upper-case hex."""
+    body = bytes((len(data), offset >> 8, offset & 0xFF, kind)) + data
+    return ":" + (body + bytes(((-sum(body)) & 0xFF,))).hex().upper()
 
 
 def read_intel_hex(text: str) -> tuple[list[LoadChunk], int | None]:

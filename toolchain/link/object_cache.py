@@ -1,0 +1,165 @@
+"""A cache of compiled runtime_c objects, shared by every build of this user.
+
+Each build compiles the same dozen runtime_c sources with the same flags for its target
+(only a --max-cycles budget or another --boot-check changes a flag), which cost about a
+third of a second of clang CPU time per build on cortex-m4. The objects are
+reproducible byte for byte (compile_sources: prefix maps, no absolute path, no time
+stamp), so one compiled before is the object clang would write now, as long as nothing
+it was made from differs. The key therefore covers all of it: the whole clang command
+but its output path (flags, target, include and prefix-map directories), the directory
+it runs in, the clang binary (its `--version` text, resolved path, size and
+modification time), the source's bytes and the bytes of every header under runtime_c
+and the extra include directories (a source may include any of them).
+
+Entries live in ``$MINIRT_CACHE_DIR``, else ``$XDG_CACHE_HOME/minirt``, else
+``~/.cache/minirt``, under ``objects/``; ``MINIRT_CACHE=off`` turns the cache off. The
+same directory keeps, under ``tools/``, what the build asks of its tools (clang's and
+ld.lld's versions, gcc's libgcc.a) per binary (tool_answer).
+An entry is the SHA-256 of the object followed by the object: one whose digest does not
+match (a torn copy, a disk error, someone's edit) is ignored and compiled again. Writers
+write a temporary file in the cache directory and rename it into place, so concurrent
+builds never see half an entry; two builds storing the same key store the same bytes.
+The cache never holds the only copy of anything: any failure to read or write it just
+means compiling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+__all__ = ["HEADER_SUFFIXES", "EntryStore", "ObjectCache", "binary_identity", "cache_root",
+           "compiler_identity", "default_cache", "tool_answer"]
+
+# What a runtime source may #include besides its own file.
+HEADER_SUFFIXES = (".h", ".inc")
+_DIGEST = 32  # bytes of SHA-256 before the object in an entry
+
+
+def cache_root() -> Path | None:
+    """The directory minirt caches in (see the module docstring), or None when the
+    cache is turned off."""
+    if os.environ.get("MINIRT_CACHE", "").lower() in ("off", "0", "no"):
+        return None
+    explicit = os.environ.get("MINIRT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "minirt"
+
+
+def _headers_digest(dirs: Sequence[Path]) -> bytes:
+    """SHA-256 over the names and bytes of every header under `dirs`."""
+    h = hashlib.sha256()
+    for d in dirs:
+        for f in sorted(Path(d).rglob("*")):
+            if f.suffix in HEADER_SUFFIXES and f.is_file():
+                h.update(str(f).encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    return h.digest()
+
+
+class EntryStore:
+    """Entries under one directory, each the SHA-256 of its content then the content,
+    named by key: read back only when whole, written atomically."""
+
+    def __init__(self, directory: Path, suffix: str) -> None:
+        self.dir = Path(directory)
+        self.suffix = suffix
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}{self.suffix}"
+
+    def get(self, key: str) -> bytes | None:
+        """The content stored under `key`, or None when there is none or it is damaged."""
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            return None
+        digest, content = data[:_DIGEST], data[_DIGEST:]
+        if len(digest) != _DIGEST or hashlib.sha256(content).digest() != digest:
+            return None
+        return content
+
+    def put(self, key: str, content: bytes) -> None:
+        """Stores `content` under `key` atomically (temporary file, then rename); a
+        cache that cannot be written is left as it is."""
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(hashlib.sha256(content).digest() + content)
+            os.replace(tmp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+class ObjectCache(EntryStore):
+    """The object entries under `root`/objects for compiles whose headers live under
+    `header_dirs` and whose compiler is described by `compiler` (its version text and
+    binary's identity)."""
+
+    def __init__(self, root: Path, header_dirs: Sequence[Path], compiler: str) -> None:
+        super().__init__(Path(root) / "objects", ".o")
+        self._base = hashlib.sha256(compiler.encode() + b"\0" + _headers_digest(header_dirs))
+
+    def key(self, command: Sequence[str], cwd: Path, source: bytes) -> str:
+        """The key of compiling `source` (its bytes) with `command` (without its output
+        path) in directory `cwd`."""
+        h = self._base.copy()
+        h.update("\0".join([*command, "cwd", str(cwd)]).encode() + b"\0\0")
+        h.update(hashlib.sha256(source).digest())
+        return h.hexdigest()
+
+
+def binary_identity(tool: str) -> str:
+    """A program's resolved path, size and modification time: an upgraded or rebuilt
+    binary differs."""
+    real = os.path.realpath(tool)
+    try:
+        st = os.stat(real)
+        stat = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        stat = "?"
+    return f"{real}\0{stat}"
+
+
+def compiler_identity(tool: str, version: str) -> str:
+    """What identifies a compiler binary for the cache: its `--version` text and its
+    binary_identity (a rebuilt clang of the same version differs)."""
+    return f"{binary_identity(tool)}\0{version}"
+
+
+def tool_answer(argv: Sequence[str], ask: Callable[[], tuple[str, bool]]) -> str:
+    """What running `argv` prints, as `ask` finds it (it runs the program and returns its
+    answer and whether that answer may be kept), remembered in the cache's tools/ per
+    argument list and binary_identity of argv[0]: a build asks clang and ld.lld for
+    their versions and gcc for its libgcc.a, three processes (30-40 ms) whose answers
+    change only with the binaries. A failed run's answer is not kept."""
+    root = cache_root()
+    if root is None:
+        return ask()[0]
+    store = EntryStore(root / "tools", ".txt")
+    key = hashlib.sha256("\0".join([binary_identity(argv[0]), *argv]).encode()).hexdigest()
+    kept = store.get(key)
+    if kept is not None:
+        with contextlib.suppress(UnicodeDecodeError):
+            return kept.decode()
+    answer, keep = ask()
+    if keep:
+        store.put(key, answer.encode())
+    return answer
+
+
+def default_cache(header_dirs: Sequence[Path], compiler: str) -> ObjectCache | None:
+    """The user's object cache (cache_root), or None when it is turned off."""
+    root = cache_root()
+    return None if root is None else ObjectCache(root, header_dirs, compiler)
