@@ -568,8 +568,8 @@ def link_firmware(
 
 def write_images(link: LinkResult, board: Board) -> LinkResult:
     """Writes the flashable images of a link (``.bin`` + ``.bin.base``, ``.hex``, and
-    ``.uf2`` / the ESP image for a board with a UF2 / esptool flash method) beside its ELF, unless written already;
-    returns the result that names them."""
+    ``.uf2`` / the ESP image for a board with a UF2 / esptool flash method) beside its
+    ELF, unless written already; returns the result that names them."""
     if link.images:
         return link
     with stage("images"):
