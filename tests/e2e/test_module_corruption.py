@@ -23,7 +23,11 @@ from toolchain.pipeline import build_model
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
-def test_every_corrupted_byte_is_rejected(board: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("boot_check", ["small", "layout"])
+def test_every_corrupted_byte_is_rejected(board: str, boot_check: str, tmp_path: Path) -> None:
+    """With the whole CRC (small, fast) every corrupted byte is refused. With the
+    default layout check every byte before the weights' pool is, but the header's CRC
+    field (never read) and the pool (trusted as flashed) load, and the run finishes."""
     # A model with constants, so header, signature, commands and pool are all present.
     model = tmp_path / "affine.mlir"
     model.write_text("""
@@ -34,7 +38,9 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %1 : tensor<2x3xf32>
 }
 """)
-    result = build_model(model, board, tmp_path / "fw", log=lambda _: None)
+    result = build_model(model, board, tmp_path / "fw", log=lambda _: None,
+                         boot_check=boot_check)
+    full_crc = fmt.BOOT_CHECKS[boot_check].full_crc
     elf = result.elf.read_bytes()
     offset, size = module_span(result.elf)
     contract = image_contract_of(result.elf)
@@ -48,10 +54,14 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
         bad = bytearray(module)
         bad[i] ^= 0x5A
         try:
-            read_module(bytes(bad), image=contract)
-            pytest.fail(f"byte {i}: the reader accepted a corrupted module")
+            read_module(bytes(bad), image=contract, check_crc=full_crc,
+                        loader_only=not full_crc)
+            want = int(Status.OK)
         except ModuleFormatError as e:
             want = int(e.status)
+        trusted = i >= contract.pool_offset or i in range(fmt.CRC_FIELD_OFFSET, fmt.CRC_START)
+        assert (want == Status.OK) == (trusted and not full_crc), \
+            f"byte {i}: the reader predicts status {want}"
         patched.write_bytes(elf[:offset + i] + bytes([bad[i]]) + elf[offset + i + 1:])
         patched.chmod(0o755)
         run = run_image(result.board, patched, inputs, count_instructions=False, timeout=20)

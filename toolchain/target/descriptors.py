@@ -479,7 +479,9 @@ def _check_consistency(obj: Any, path: Path, fail: Any) -> None:
         helpers = obj.compiler_helpers
         if helpers.library == "libgcc" and not helpers.gcc:
             fail("compiler_helpers.gcc", "missing required field (library is libgcc)")
-        if obj.timing and not (path.parent / "timing" / f"{obj.timing}.yaml").is_file():
+        # Timing tables are the package's (toolchain/target/timing.py loads them from
+        # there), wherever the target file itself was read from.
+        if obj.timing and not (targets_dir() / "timing" / f"{obj.timing}.yaml").is_file():
             fail("timing", f"no timing table targets/timing/{obj.timing}.yaml")
     elif isinstance(obj, Board):
         if obj.identifier != path.stem:
