@@ -1,0 +1,96 @@
+"""TFLite Micro's 16x8 integration tests (../shared/models/tflm/integration_tests/seanet):
+single-layer SEANet models with int16 activations and int8 weights, and TFLite Micro's
+own outputs for them (the golden CSVs), compared exactly.
+
+Every model whose input and golden CSVs are in ../shared runs on the numpy reference
+(about a second for all of them); a sample of each operator's models runs as cortex-m4
+firmware under QEMU, the sample of one operator merged into one image so that each
+operator costs one build. bench/tflm_int16.py runs all of them on firmware.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolchain.emu.run import run_image
+from toolchain.frontend.tflite.errors import TFLiteError
+from toolchain.frontend.tflite.importer import import_model, load_tflite
+from toolchain.frontend.tflite.reader import read_model
+from toolchain.module import read_module
+from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
+from toolchain.reference import run_graph
+from toolchain.target import load_board
+from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.tflm_seanet import SEANET, seanet_cases
+
+# The operators with a 16x8 kernel so far (CONV_2D and TRANSPOSE_CONV come next).
+CASES = [c for c in seanet_cases() if c.op not in ("conv", "transpose_conv")]
+pytestmark = pytest.mark.skipif(not SEANET.is_dir(),
+                                reason=f"{SEANET} is absent (the shared TFLite Micro models)")
+# Models per operator built into the cortex-m4 image: the first, the last and one between
+# (for the five-model operators that is most of them; bench/tflm_int16.py runs them all).
+FIRMWARE_SAMPLE = 3
+
+
+def _ids() -> list[str]:
+    return [c.name for c in CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids())
+def test_reference_matches_tflite_micro_golden(case) -> None:
+    graph = load_tflite(case.model)
+    got = run_graph(graph, case.inputs(graph))[0]
+    assert got.dtype == np.int16
+    want = case.golden()
+    diff = np.flatnonzero(got.reshape(-1) != want)
+    assert diff.size == 0, f"{diff.size} of {want.size} outputs differ, first at {diff[:5]}"
+
+
+def _sample(op: str) -> list:
+    cases = [c for c in CASES if c.op == op]
+    picks = sorted({0, len(cases) // 2, len(cases) - 1})[:FIRMWARE_SAMPLE]
+    return [cases[i] for i in picks] if cases else []
+
+
+@pytest.mark.parametrize("op", sorted({c.op for c in CASES}))
+def test_cortex_m4_firmware_matches_tflite_micro_golden(op: str, tmp_path: Path) -> None:
+    cases = _sample(op)
+    graphs = [load_tflite(c.model) for c in cases]
+    inputs = [x for c, g in zip(cases, graphs, strict=True) for x in c.inputs(g)]
+    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
+                           log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    outputs = decode_outputs(module.outputs, run.outputs)
+    for case, got in zip(cases, outputs, strict=True):
+        assert np.array_equal(got.reshape(-1), case.golden()), case.name
+
+
+def test_cases_cover_the_checkable_models() -> None:
+    """125 of the 127 models have their input and golden as int16 CSVs in ../shared; the
+    two QUANTIZE models' int32 side (quantize0's input, quantize1's golden) was not
+    copied, so they import but cannot be checked."""
+    models = sorted(SEANET.glob("*/*.tflite"))
+    assert len(models) == 127
+    assert len(seanet_cases()) == 125
+    for path in models:
+        if path.parent.name not in ("conv", "transpose_conv"):
+            load_tflite(path)  # every one imports
+
+
+def test_unsupported_int16_operator_is_one_clear_line() -> None:
+    """An int16 operator without a 16x8 kernel is refused by name and type."""
+    tflite_models = pytest.importorskip("tflite_models")
+    t = tflite_models.Tensor
+    x = t((1, 4), "int16", scale=0.01, zero_point=0)
+    model = tflite_models.single_op_model(
+        "MUL", [x, t((1, 4), "int16", scale=0.01, zero_point=0)],
+        [t((1, 4), "int16", scale=0.02, zero_point=0)])
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "mul16.tflite")
+    assert str(e.value) == ("mul16.tflite: operator 0 (MUL): int16 MUL is not supported yet")
