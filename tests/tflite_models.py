@@ -72,6 +72,7 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "LEAKY_RELU": "LeakyReluOptions",
     "TRANSPOSE": "TransposeOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",

@@ -26,8 +26,7 @@ from toolchain.target import load_board
 from toolchain.testing.difftest import merge_graphs
 from toolchain.testing.tflm_seanet import SEANET, seanet_cases
 
-# The operators with a 16x8 kernel so far (CONV_2D and TRANSPOSE_CONV come next).
-CASES = [c for c in seanet_cases() if c.op not in ("conv", "transpose_conv")]
+CASES = seanet_cases()
 pytestmark = pytest.mark.skipif(not SEANET.is_dir(),
                                 reason=f"{SEANET} is absent (the shared TFLite Micro models)")
 # Models per operator built into the cortex-m4 image: the first, the last and one between
@@ -77,10 +76,9 @@ def test_cases_cover_the_checkable_models() -> None:
     copied, so they import but cannot be checked."""
     models = sorted(SEANET.glob("*/*.tflite"))
     assert len(models) == 127
-    assert len(seanet_cases()) == 125
+    assert len(CASES) == 125
     for path in models:
-        if path.parent.name not in ("conv", "transpose_conv"):
-            load_tflite(path)  # every one imports
+        load_tflite(path)  # every one imports
 
 
 def test_unsupported_int16_operator_is_one_clear_line() -> None:
@@ -94,3 +92,68 @@ def test_unsupported_int16_operator_is_one_clear_line() -> None:
     with pytest.raises(TFLiteError) as e:
         import_model(read_model(model), "mul16.tflite")
     assert str(e.value) == ("mul16.tflite: operator 0 (MUL): int16 MUL is not supported yet")
+
+
+# ------------------------------------------------------------------ corners beyond seanet
+# The seanet layers all have VALID padding and no fused activation; these 16x8 models
+# cover SAME padding (TRANSPOSE_CONV's leading padding, CONV_2D's zero border), fused
+# clamps and non-zero zero points, against TFLite Micro's interpreter on random inputs.
+
+
+def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
+    tm = pytest.importorskip("tflite_models")
+    pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not "
+                        "installed")
+    t = tm.Tensor
+    rng = np.random.default_rng(16)
+
+    def i16(shape, scale, zp=0):
+        return t(shape, "int16", scale=scale, zero_point=zp)
+
+    def filt(shape):
+        scales = list(rng.uniform(0.002, 0.02, shape[0]))
+        return t(shape, "int8", scale=scales, zero_point=[0] * shape[0], quantized_dimension=0,
+                 data=rng.integers(-127, 128, shape))
+
+    def bias(n, scales):
+        return t((n,), "int64", scale=scales, zero_point=[0] * n,
+                 data=rng.integers(-(1 << 20), 1 << 20, n))
+
+    def x16(shape, high=32768):
+        return rng.integers(-high, high, shape).astype(np.int16)
+
+    cases = {}
+    w = filt((5, 3, 3, 4))
+    cases["conv_same_stride2_relu"] = (tm.single_op_model(
+        "CONV_2D", [i16((1, 9, 8, 4), 0.002), w, bias(5, [0.002 * s for s in w.scale])],
+        [i16((1, 5, 4, 5), 0.0005)], padding="SAME", stride_h=2, stride_w=2,
+        dilation_h_factor=1, dilation_w_factor=1, fused_activation_function="RELU"),
+        [x16((1, 9, 8, 4), 3000)])
+    w = filt((3, 4, 3, 2))
+    shape = t((4,), "int32", data=np.array([1, 10, 9, 3]))
+    cases["transpose_conv_same_stride2"] = (tm.single_op_model(
+        "TRANSPOSE_CONV", [shape, w, i16((1, 5, 5, 2), 0.003),
+                           bias(3, [0.003 * s for s in w.scale])],
+        [i16((1, 10, 9, 3), 0.004)], padding="SAME", stride_h=2, stride_w=2),
+        [x16((1, 5, 5, 2))])
+    cases["leaky_relu_zero_points"] = (tm.single_op_model(
+        "LEAKY_RELU", [i16((2, 50), 0.001, 120)], [i16((2, 50), 0.0007, -300)], alpha=0.2),
+        [x16((2, 50))])
+    cases["add_relu_zero_points"] = (tm.single_op_model(
+        "ADD", [i16((3, 7), 0.001, 5), i16((1, 7), 0.0013, -7)], [i16((3, 7), 0.002, 11)],
+        fused_activation_function="RELU"), [x16((3, 7)), x16((1, 7))])
+    return cases
+
+
+SYNTHETIC = ["conv_same_stride2_relu", "transpose_conv_same_stride2",
+             "leaky_relu_zero_points", "add_relu_zero_points"]
+
+
+@pytest.mark.parametrize("name", SYNTHETIC)
+def test_16x8_corners_match_tflite_micro(name: str) -> None:
+    from tflite_models import run_tflm
+
+    model, inputs = _synthetic()[name]
+    want = run_tflm(model, inputs)[0][0]
+    got = run_graph(import_model(read_model(model)), inputs)[0]
+    assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -46,7 +46,8 @@ def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, in
 
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
-    "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3)),
+    "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3), int16.conv_2d),
+    "TRANSPOSE_CONV": _row(None, None, (3, 4), int16.transpose_conv),
     "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, int8.depthwise_conv_2d, (2, 3)),
     "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3)),
     "AVERAGE_POOL_2D": _row(layers.average_pool_2d, int8.average_pool_2d, (1, 1)),
