@@ -142,11 +142,17 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["add_relu_zero_points"] = (tm.single_op_model(
         "ADD", [i16((3, 7), 0.001, 5), i16((1, 7), 0.0013, -7)], [i16((3, 7), 0.002, 11)],
         fused_activation_function="RELU"), [x16((3, 7)), x16((1, 7))])
+    cases["quantize_int16_to_int8"] = (tm.single_op_model(
+        "QUANTIZE", [i16((4, 64), 0.0006)], [t((4, 64), "int8", scale=0.09, zero_point=-5)]),
+        [x16((4, 64))])
+    cases["quantize_int8_to_int16"] = (tm.single_op_model(
+        "QUANTIZE", [t((4, 64), "int8", scale=0.03, zero_point=7)], [i16((4, 64), 0.0001)]),
+        [rng.integers(-128, 128, (4, 64)).astype(np.int8)])
     return cases
 
 
-SYNTHETIC = ["conv_same_stride2_relu", "transpose_conv_same_stride2",
-             "leaky_relu_zero_points", "add_relu_zero_points"]
+SYNTHETIC = ["quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
+             "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points"]
 
 
 @pytest.mark.parametrize("name", SYNTHETIC)

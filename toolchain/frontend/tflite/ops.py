@@ -44,6 +44,15 @@ def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, in
     return OpRow(float_, int8, inputs[0], inputs[1], int16)
 
 
+def _quantize_int8(ctx: OpContext) -> Tensor:
+    """QUANTIZE with an int8 side: between int8 and int16 / int32 TFLite Micro's
+    Requantize (the 16x8 converter's), else int8.py's (float32's AffineQuantize, int8's
+    table)."""
+    if {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name} & {"i16", "i32"}:
+        return int16.quantize(ctx)
+    return int8.quantize_op(ctx)
+
+
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
     "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3), int16.conv_2d),
@@ -64,7 +73,7 @@ OPS: dict[str, OpRow] = {
     "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
     "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1)),
     "MEAN": _row(ew.mean, int8.mean, (2, 2)),
-    "QUANTIZE": _row(None, int8.quantize_op, (1, 1), int16.quantize),
+    "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(None, None, (1, 1), int16.leaky_relu),
     "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1)),
     # data movement (shape_ops.py): the same converter for both families
