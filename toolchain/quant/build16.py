@@ -46,9 +46,19 @@ def _requantize64(b: GraphBuilder, acc: Tensor, bias: np.ndarray | None, multipl
 
 
 def _conv64(b: GraphBuilder, x: Tensor, w: np.ndarray, attrs: dict) -> Tensor:
+    """The int64 accumulator of TFLite Micro's 16x8 kernels. When no sum can leave int32
+    (|x| <= 2**15, so |acc| <= 2**15 * sum(|w|) over an output channel's taps; below 2**31
+    for every channel), the convolution accumulates in int32 and widens once: the same
+    integers, with a 32-bit multiply-accumulate in the inner loop instead of a 64-bit one."""
     conv = {k: attrs[k] for k in CONV_ATTRS}
-    return b.op("convolution", [x, b.const(np.asarray(w, np.int8), dtype("i8"))],
-                dtype="i64", **conv)
+    w = np.asarray(w, np.int8)
+    out_axis = attrs["kernel_output"]
+    taps = tuple(a for a in range(w.ndim) if a != out_axis)
+    bound = (1 << 15) * np.abs(w.astype(np.int64)).sum(axis=taps).max(initial=0)
+    narrow = bool(bound < (1 << 31))
+    acc = b.op("convolution", [x, b.const(w, dtype("i8"))], dtype="i32" if narrow else "i64",
+               **conv)
+    return b.op("convert", [acc], dtype="i64") if narrow else acc
 
 
 def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,

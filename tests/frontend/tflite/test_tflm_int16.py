@@ -142,6 +142,21 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["add_relu_zero_points"] = (tm.single_op_model(
         "ADD", [i16((3, 7), 0.001, 5), i16((1, 7), 0.0013, -7)], [i16((3, 7), 0.002, 11)],
         fused_activation_function="RELU"), [x16((3, 7)), x16((1, 7))])
+    # Sums beyond int32: 576 taps of +-127 against inputs of +-32767 with the same signs
+    # (|acc| ~ 2.4e9), so the accumulator must be the kernels' int64.
+    big = np.where(rng.random((2, 3, 3, 64)) < 0.5, -127, 127)
+    wbig = t(big.shape, "int8", scale=[0.01, 0.012], zero_point=[0, 0], quantized_dimension=0,
+             data=big)
+    xbig = (np.sign(big[0]) * 32767)[None].astype(np.int16)
+    xbig[0, 0, 0, :5] = rng.integers(-32768, 32768, 5)
+    cases["conv_int64_accumulator"] = (tm.single_op_model(
+        "CONV_2D", [i16((1, 3, 3, 64), 0.001), wbig, bias(2, [1e-5, 1.2e-5])],
+        [i16((1, 1, 1, 2), 1.0)], padding="VALID", stride_h=1, stride_w=1,
+        dilation_h_factor=1, dilation_w_factor=1), [xbig])
+    shape = t((4,), "int32", data=np.array([1, 3, 3, 2]))
+    cases["transpose_conv_int64_accumulator"] = (tm.single_op_model(
+        "TRANSPOSE_CONV", [shape, wbig, i16((1, 1, 1, 64), 0.001)], [i16((1, 3, 3, 2), 0.5)],
+        padding="VALID", stride_h=1, stride_w=1), [np.full((1, 1, 1, 64), -32768, np.int16)])
     cases["quantize_int16_to_int8"] = (tm.single_op_model(
         "QUANTIZE", [i16((4, 64), 0.0006)], [t((4, 64), "int8", scale=0.09, zero_point=-5)]),
         [x16((4, 64))])
@@ -151,7 +166,8 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     return cases
 
 
-SYNTHETIC = ["quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
+INT64 = ["conv_int64_accumulator", "transpose_conv_int64_accumulator"]
+SYNTHETIC = [*INT64, "quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
              "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points"]
 
 
@@ -163,3 +179,24 @@ def test_16x8_corners_match_tflite_micro(name: str) -> None:
     want = run_tflm(model, inputs)[0][0]
     got = run_graph(import_model(read_model(model)), inputs)[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_int64_accumulators_on_cortex_m4(tmp_path: Path) -> None:
+    """The i64 convolutions (the seanet layers' sums all fit int32, so they accumulate in
+    int32) compiled for a 32-bit core, against TFLite Micro's interpreter."""
+    from tflite_models import run_tflm
+
+    cases = [_synthetic()[name] for name in INT64]
+    graphs = [import_model(read_model(model)) for model, _ in cases]
+    assert all(n.outputs[0].type.dtype.name == "i64" for g in graphs for n in g.nodes
+               if n.op == "convolution")
+    inputs = [x for _, xs in cases for x in xs]
+    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
+                           log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    for (model, xs), got in zip(cases, decode_outputs(module.outputs, run.outputs),
+                                strict=True):
+        assert np.array_equal(got, run_tflm(model, xs)[0][0])
