@@ -73,6 +73,7 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "TRANSPOSE": "TransposeOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
     "TRANSPOSE_CONV": "TransposeConvOptions",
+    "EXP": None,
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",

@@ -163,12 +163,20 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["quantize_int8_to_int16"] = (tm.single_op_model(
         "QUANTIZE", [t((4, 64), "int8", scale=0.03, zero_point=7)], [i16((4, 64), 0.0001)]),
         [rng.integers(-128, 128, (4, 64)).astype(np.int8)])
+    cases["leaky_relu_int8"] = (tm.single_op_model(
+        "LEAKY_RELU", [t((3, 90), "int8", scale=0.05, zero_point=-9)],
+        [t((3, 90), "int8", scale=0.03, zero_point=20)], alpha=0.3),
+        [rng.integers(-128, 128, (3, 90)).astype(np.int8)])
+    cases["leaky_relu_float"] = (tm.single_op_model(
+        "LEAKY_RELU", [t((3, 90), "float32")], [t((3, 90), "float32")], alpha=0.3),
+        [rng.normal(0, 3, (3, 90)).astype(np.float32)])
     return cases
 
 
 INT64 = ["conv_int64_accumulator", "transpose_conv_int64_accumulator"]
 SYNTHETIC = [*INT64, "quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
-             "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points"]
+             "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points",
+             "leaky_relu_int8", "leaky_relu_float"]
 
 
 @pytest.mark.parametrize("name", SYNTHETIC)
@@ -181,15 +189,16 @@ def test_16x8_corners_match_tflite_micro(name: str) -> None:
     assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
-def test_int64_accumulators_on_cortex_m4(tmp_path: Path) -> None:
-    """The i64 convolutions (the seanet layers' sums all fit int32, so they accumulate in
-    int32) compiled for a 32-bit core, against TFLite Micro's interpreter."""
+def test_16x8_corners_on_cortex_m4(tmp_path: Path) -> None:
+    """The corner models above as one cortex-m4 image, against TFLite Micro's interpreter;
+    among them the i64 convolutions (the seanet layers' sums all fit int32, so they
+    accumulate in int32) compiled for a 32-bit core."""
     from tflite_models import run_tflm
 
-    cases = [_synthetic()[name] for name in INT64]
+    cases = [_synthetic()[name] for name in SYNTHETIC]
     graphs = [import_model(read_model(model)) for model, _ in cases]
-    assert all(n.outputs[0].type.dtype.name == "i64" for g in graphs for n in g.nodes
-               if n.op == "convolution")
+    assert all(n.outputs[0].type.dtype.name == "i64" for g in graphs[:len(INT64)]
+               for n in g.nodes if n.op == "convolution")
     inputs = [x for _, xs in cases for x in xs]
     result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
                            log=lambda _: None)
@@ -197,6 +206,6 @@ def test_int64_accumulators_on_cortex_m4(tmp_path: Path) -> None:
     run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
                     count_instructions=False)
     assert run.exit_code == 0, run.diagnosis
-    for (model, xs), got in zip(cases, decode_outputs(module.outputs, run.outputs),
-                                strict=True):
-        assert np.array_equal(got, run_tflm(model, xs)[0][0])
+    outputs = decode_outputs(module.outputs, run.outputs)
+    for name, (model, xs), got in zip(SYNTHETIC, cases, outputs, strict=True):
+        assert np.array_equal(got, run_tflm(model, xs)[0][0]), name

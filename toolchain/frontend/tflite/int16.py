@@ -157,16 +157,18 @@ sub = _binary("sub")
 
 
 def leaky_relu(ctx: OpContext) -> Tensor:
-    """LEAKY_RELU, int16: TFLite Micro's QuantizeLeakyRelu."""
+    """LEAKY_RELU, int16 or int8 (the same Prepare and kernel): TFLite Micro's
+    QuantizeLeakyRelu."""
     x, out = ctx.input(0), ctx.output_type()
-    si, zi = _per_tensor(x.type, "input")
-    so, zo = _per_tensor(out, "output")
+    si, zi = _per_tensor(x.type, "input", ("i8", "i16"))
+    so, zo = _per_tensor(out, "output", (x.type.dtype.name,))
     try:
         p = tflm16.leaky_relu_params(si, zi, so, zo, float(ctx.option("alpha")))
     except ValueError as e:
         raise Unsupported(str(e)) from None
-    return build16.leaky_relu(GraphBuilder(ctx.graph), x, p, act_min=tflm16.INT16_MIN,
-                              act_max=tflm16.INT16_MAX, quant=out.quant)
+    lo, hi = tflm16.RANGES[x.type.dtype.name]
+    return build16.leaky_relu(GraphBuilder(ctx.graph), x, p, act_min=lo, act_max=hi,
+                              quant=out.quant)
 
 
 def quantize(ctx: OpContext) -> Tensor:
