@@ -3,9 +3,10 @@ single-layer SEANet models with int16 activations and int8 weights, and TFLite M
 own outputs for them (the golden CSVs), compared exactly.
 
 Every model whose input and golden CSVs are in ../shared runs on the numpy reference
-(about a second for all of them); a sample of each operator's models runs as cortex-m4
-firmware under QEMU, the sample of one operator merged into one image so that each
-operator costs one build. bench/tflm_int16.py runs all of them on firmware.
+(about a second for all of them) and as cortex-m4 firmware under QEMU, all the models of
+one operator merged into one image so that each operator costs one build (under ten
+seconds in all). bench/tflm_int16.py builds each model on its own and counts its
+instructions.
 """
 
 from __future__ import annotations
@@ -29,11 +30,6 @@ from toolchain.testing.tflm_seanet import SEANET, seanet_cases
 CASES = seanet_cases()
 pytestmark = pytest.mark.skipif(not SEANET.is_dir(),
                                 reason=f"{SEANET} is absent (the shared TFLite Micro models)")
-# Models per operator built into the cortex-m4 image: the first, the last and one between
-# (for the five-model operators that is most of them; bench/tflm_int16.py runs them all).
-FIRMWARE_SAMPLE = 3
-
-
 def _ids() -> list[str]:
     return [c.name for c in CASES]
 
@@ -48,15 +44,9 @@ def test_reference_matches_tflite_micro_golden(case) -> None:
     assert diff.size == 0, f"{diff.size} of {want.size} outputs differ, first at {diff[:5]}"
 
 
-def _sample(op: str) -> list:
-    cases = [c for c in CASES if c.op == op]
-    picks = sorted({0, len(cases) // 2, len(cases) - 1})[:FIRMWARE_SAMPLE]
-    return [cases[i] for i in picks] if cases else []
-
-
 @pytest.mark.parametrize("op", sorted({c.op for c in CASES}))
 def test_cortex_m4_firmware_matches_tflite_micro_golden(op: str, tmp_path: Path) -> None:
-    cases = _sample(op)
+    cases = [c for c in CASES if c.op == op]
     graphs = [load_tflite(c.model) for c in cases]
     inputs = [x for c, g in zip(cases, graphs, strict=True) for x in c.inputs(g)]
     result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
