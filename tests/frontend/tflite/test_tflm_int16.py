@@ -28,12 +28,13 @@ from toolchain.testing.difftest import merge_graphs
 from toolchain.testing.tflm_seanet import SEANET, seanet_cases
 
 CASES = seanet_cases()
-pytestmark = pytest.mark.skipif(not SEANET.is_dir(),
-                                reason=f"{SEANET} is absent (the shared TFLite Micro models)")
+needs_seanet = pytest.mark.skipif(
+    not SEANET.is_dir(), reason=f"{SEANET} is absent (the shared TFLite Micro models)")
 def _ids() -> list[str]:
     return [c.name for c in CASES]
 
 
+@needs_seanet
 @pytest.mark.parametrize("case", CASES, ids=_ids())
 def test_reference_matches_tflite_micro_golden(case) -> None:
     graph = load_tflite(case.model)
@@ -44,6 +45,7 @@ def test_reference_matches_tflite_micro_golden(case) -> None:
     assert diff.size == 0, f"{diff.size} of {want.size} outputs differ, first at {diff[:5]}"
 
 
+@needs_seanet
 @pytest.mark.parametrize("op", sorted({c.op for c in CASES}))
 def test_cortex_m4_firmware_matches_tflite_micro_golden(op: str, tmp_path: Path) -> None:
     cases = [c for c in CASES if c.op == op]
@@ -60,6 +62,7 @@ def test_cortex_m4_firmware_matches_tflite_micro_golden(op: str, tmp_path: Path)
         assert np.array_equal(got.reshape(-1), case.golden()), case.name
 
 
+@needs_seanet
 def test_cases_cover_the_checkable_models() -> None:
     """125 of the 127 models have their input and golden as int16 CSVs in ../shared; the
     two QUANTIZE models' int32 side (quantize0's input, quantize1's golden) was not
