@@ -21,6 +21,7 @@ import numpy as np
 
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
+from toolchain.quant import build
 from toolchain.quant.build import CONV_ATTRS, _narrow, rescale
 from toolchain.quant.tflm16 import LeakyReluParams, reduced_multipliers
 from toolchain.types import QuantParams, dtype
@@ -64,14 +65,25 @@ def _conv64(b: GraphBuilder, x: Tensor, w: np.ndarray, attrs: dict) -> Tensor:
 def conv2d(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None, *,
            strides: Sequence[int], padding: Sequence[tuple[int, int]],
            dilations: Sequence[int], multipliers, shifts, act_min: int, act_max: int,
-           quant: QuantParams | None = None) -> Tensor:
+           int32_accumulator: bool = False, quant: QuantParams | None = None) -> Tensor:
     """CONV_2D 16x8 (OHWI filter, grouped when the input has a multiple of its input
-    channels): reference_integer_ops::ConvPerChannel with an int64 accumulator."""
+    channels): reference_integer_ops::ConvPerChannel with an int64 accumulator, or with
+    `int32_accumulator` (an INT32 bias) its int32 instance: the sum and bias wrap in
+    int32 and the requantization is the int32 double-rounding one of int8 (build.rescale)."""
     attrs = dict(strides=tuple(strides), padding=tuple(padding), lhs_dilation=(1, 1),
                  rhs_dilation=tuple(dilations), input_batch=0, input_feature=3,
                  input_spatial=(1, 2), kernel_input=3, kernel_output=0, kernel_spatial=(1, 2),
                  output_batch=0, output_feature=3, output_spatial=(1, 2),
                  feature_group_count=x.type.shape[3] // w.shape[3], batch_group_count=1)
+    if int32_accumulator:
+        conv = {k: attrs[k] for k in CONV_ATTRS}
+        acc = b.op("convolution", [x, b.const(np.asarray(w, np.int8), dtype("i8"))],
+                   dtype="i32", **conv)
+        if bias is not None:
+            acc = b.op("add", [acc, b.along(np.asarray(bias, np.int32), I32, acc.type.shape,
+                                            3)])
+        return build.requantize(b, acc, multipliers, shifts, axis=3, output_zp=0, act_min=act_min,
+                          act_max=act_max, quant=quant, out="i16")
     acc = _conv64(b, x, w, attrs)
     return _requantize64(b, acc, bias, multipliers, shifts, 3, act_min, act_max, quant)
 

@@ -156,6 +156,15 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["quantize_int8_to_int16"] = (tm.single_op_model(
         "QUANTIZE", [t((4, 64), "int8", scale=0.03, zero_point=7)], [i16((4, 64), 0.0001)]),
         [rng.integers(-128, 128, (4, 64)).astype(np.int8)])
+    # An INT32 bias: TFLite Micro's int32 instance of the kernel (wrapping sums, the int32
+    # double-rounding requantization).
+    w = filt((4, 2, 3, 3))
+    cases["conv_int32_bias"] = (tm.single_op_model(
+        "CONV_2D", [i16((1, 6, 7, 3), 0.003), w,
+                    t((4,), "int32", scale=[0.003 * s for s in w.scale], zero_point=[0] * 4,
+                      data=rng.integers(-(1 << 20), 1 << 20, 4))],
+        [i16((1, 5, 5, 4), 0.01)], padding="VALID", stride_h=1, stride_w=1,
+        dilation_h_factor=1, dilation_w_factor=1), [x16((1, 6, 7, 3))])
     cases["leaky_relu_int8"] = (tm.single_op_model(
         "LEAKY_RELU", [t((3, 90), "int8", scale=0.05, zero_point=-9)],
         [t((3, 90), "int8", scale=0.03, zero_point=20)], alpha=0.3),
@@ -169,7 +178,7 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
 INT64 = ["conv_int64_accumulator", "transpose_conv_int64_accumulator"]
 SYNTHETIC = [*INT64, "quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
              "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points",
-             "leaky_relu_int8", "leaky_relu_float"]
+             "leaky_relu_int8", "leaky_relu_float", "conv_int32_bias"]
 
 
 @pytest.mark.parametrize("name", SYNTHETIC)

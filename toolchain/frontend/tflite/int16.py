@@ -23,6 +23,9 @@ from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm, tflm16
 from toolchain.types import TensorType
 
+# The schema's TensorType value INT32 (a CONV_2D's quantized_bias_type option).
+TENSOR_TYPE_INT32 = next(k for k, v in schema.TENSOR_TYPES.items() if v == "INT32")
+
 
 def _per_tensor(t: TensorType, what: str, types: tuple[str, ...] = ("i16",)) -> tuple[float, int]:
     q = t.quant
@@ -43,14 +46,16 @@ def _symmetric(t: TensorType, what: str) -> float:
     return scale
 
 
-def _bias64(ctx: OpContext, i: int, channels: int) -> np.ndarray | None:
+def _bias(ctx: OpContext, i: int, channels: int, types: tuple[str, ...]
+          ) -> tuple[np.ndarray | None, str | None]:
+    """A constant bias of one of `types` (values widened to int64) and its type."""
     if not ctx.has_input(i):
-        return None
+        return None, None
     info = ctx.info(i)
-    if info.data is None or info.type not in ("INT64", "INT32") or info.data.size != channels:
-        raise Unsupported(f"the bias must be a constant INT64 (or INT32) tensor of {channels} "
-                          "values")
-    return info.data.astype(np.int64).reshape(channels)
+    if info.data is None or info.type not in types or info.data.size != channels:
+        raise Unsupported(f"the bias must be a constant {' or '.join(types)} tensor of "
+                          f"{channels} values")
+    return info.data.astype(np.int64).reshape(channels), info.type
 
 
 def _activation(ctx: OpContext, out: TensorType) -> tuple[int, int]:
@@ -80,9 +85,14 @@ def conv_2d(ctx: OpContext) -> Tensor:
     padding = (same_or_valid(kind, x.type.shape[1], w.shape[1], strides[0], dilations[0]),
                same_or_valid(kind, x.type.shape[2], w.shape[2], strides[1], dilations[1]))
     lo, hi = _activation(ctx, out)
-    return build16.conv2d(GraphBuilder(ctx.graph), x, w, _bias64(ctx, 2, w.shape[0]),
-                          strides=strides, padding=padding, dilations=dilations,
-                          multipliers=mult, shifts=shift, act_min=lo, act_max=hi,
+    bias, kind = _bias(ctx, 2, w.shape[0], ("INT64", "INT32"))
+    # TFLite Micro instantiates the kernel with an int32 accumulator for an INT32 bias
+    # (or none, when the options say the bias type would be INT32), else int64.
+    int32_acc = kind == "INT32" or (kind is None and
+                                    ctx.op.options.get("quantized_bias_type") == TENSOR_TYPE_INT32)
+    return build16.conv2d(GraphBuilder(ctx.graph), x, w, bias, strides=strides,
+                          padding=padding, dilations=dilations, multipliers=mult,
+                          shifts=shift, act_min=lo, act_max=hi, int32_accumulator=int32_acc,
                           quant=out.quant)
 
 
@@ -115,7 +125,9 @@ def transpose_conv(ctx: OpContext) -> Tensor:
                               f"of {shape[1 + d]}")
     lo, hi = _activation(ctx, out)
     return build16.transpose_conv(GraphBuilder(ctx.graph), x, w,
-                                  _bias64(ctx, 3, w.shape[0]),
+                                  # TFLite Micro widens an INT16 bias; an INT32 one it
+                                  # would read as int64, so it is refused.
+                                  _bias(ctx, 3, w.shape[0], ("INT64", "INT16"))[0],
                                   output_hw=shape[1:3], strides=strides, pads=pads,
                                   multipliers=mult, shifts=shift, act_min=lo, act_max=hi,
                                   quant=out.quant)
