@@ -344,21 +344,26 @@ def lookup(b: GraphBuilder, x: Tensor, table: np.ndarray,
                 index_vector_dim=len(shape), slice_sizes=(1,))
 
 
+# The storage range of each quantized integer type (AffineQuantize's clamp).
+STORAGE_RANGES = {"i8": (INT8_MIN, INT8_MAX), "i16": (-32768, 32767)}
+
+
 def quantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int,
-             quant: QuantParams | None = None) -> Tensor:
-    """QUANTIZE f32 -> int8 as TFLite Micro's AffineQuantize: x / scale in f32, rounded
-    half away from zero, + zero point, clamped to int8."""
+             quant: QuantParams | None = None, out: str = "i8") -> Tensor:
+    """QUANTIZE f32 -> int8 (or `out`, int16) as TFLite Micro's AffineQuantize: x / scale
+    in f32, rounded half away from zero, + zero point, clamped to the output type."""
     shape = tuple(x.type.shape)
     v = b.op("divide", [x, b.splat(np.float32(scale), F32, shape)])
     v = b.op("convert", [b.op("round_nearest_afz", [v])], dtype="i32")
-    return _narrow(b, v, zero_point, INT8_MIN, INT8_MAX, quant)
+    return _narrow(b, v, zero_point, *STORAGE_RANGES[out], quant, out)
 
 
 def dequantize(b: GraphBuilder, x: Tensor, *, scale, zero_point, axis: int | None = None
                ) -> Tensor:
-    """DEQUANTIZE int8 -> f32: scale * (x - zero_point), one f32 rounding (the product of
-    an f32 scale and an 8-bit integer is exact in TFLite's double, so f32 gives the same
-    bits); per tensor, or per channel along `axis`."""
+    """DEQUANTIZE int8 or int16 -> f32: scale * (x - zero_point), one f32 rounding (the
+    product of an f32 scale and a 17-bit integer is exact in TFLite's double, so f32's
+    one rounding of the exact product gives the same bits); per tensor, or per channel
+    along `axis`."""
     shape = tuple(x.type.shape)
     zp = np.atleast_1d(np.asarray(zero_point))
     v = b.op("subtract", [_widen(b, x), b.along(zp, I32, shape, axis) if axis is not None

@@ -165,6 +165,12 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
                       data=rng.integers(-(1 << 20), 1 << 20, 4))],
         [i16((1, 5, 5, 4), 0.01)], padding="VALID", stride_h=1, stride_w=1,
         dilation_h_factor=1, dilation_w_factor=1), [x16((1, 6, 7, 3))])
+    cases["quantize_float_to_int16"] = (tm.single_op_model(
+        "QUANTIZE", [t((3, 80), "float32")], [i16((3, 80), 0.0007, 3)]),
+        [np.concatenate([rng.normal(0, 8, (3, 70)), np.full((3, 10), 0.00035 * 7)],
+                        axis=1).astype(np.float32)])
+    cases["dequantize_int16"] = (tm.single_op_model(
+        "DEQUANTIZE", [i16((3, 80), 0.00071, -4)], [t((3, 80), "float32")]), [x16((3, 80))])
     cases["leaky_relu_int8"] = (tm.single_op_model(
         "LEAKY_RELU", [t((3, 90), "int8", scale=0.05, zero_point=-9)],
         [t((3, 90), "int8", scale=0.03, zero_point=20)], alpha=0.3),
@@ -178,7 +184,8 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
 INT64 = ["conv_int64_accumulator", "transpose_conv_int64_accumulator"]
 SYNTHETIC = [*INT64, "quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
              "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points",
-             "leaky_relu_int8", "leaky_relu_float", "conv_int32_bias"]
+             "leaky_relu_int8", "leaky_relu_float", "conv_int32_bias",
+             "quantize_float_to_int16", "dequantize_int16"]
 
 
 @pytest.mark.parametrize("name", SYNTHETIC)

@@ -185,8 +185,13 @@ def leaky_relu(ctx: OpContext) -> Tensor:
 
 def quantize(ctx: OpContext) -> Tensor:
     """QUANTIZE between int8, int16 and int32 with an int16 side: TFLite Micro's
-    Requantize (one multiplier for in_scale / out_scale, in double)."""
+    Requantize (one multiplier for in_scale / out_scale, in double); from float32 to
+    int16 its AffineQuantize."""
     x, out = ctx.input(0), ctx.output_type()
+    if x.type.dtype.name == "f32":
+        scale, zp = _per_tensor(out, "output")
+        return build.quantize(GraphBuilder(ctx.graph), x, scale=scale, zero_point=zp,
+                              quant=out.quant, out="i16")
     types = ("i8", "i16", "i32")
     si, zi = _per_tensor(x.type, "input", types)
     so, zo = _per_tensor(out, "output", types)
@@ -197,4 +202,13 @@ def quantize(ctx: OpContext) -> Tensor:
                               out=out.dtype.name, act_min=lo, act_max=hi, quant=out.quant)
 
 
-__all__ = ["add", "conv_2d", "leaky_relu", "quantize", "sub", "transpose_conv"]
+def dequantize(ctx: OpContext) -> Tensor:
+    """DEQUANTIZE int16 -> float32: scale * (x - zero point)."""
+    x, out = ctx.input(0), ctx.output_type()
+    if out.dtype.name != "f32":
+        raise Unsupported(f"DEQUANTIZE to {out.dtype} is not supported")
+    scale, zp = _per_tensor(x.type, "input")
+    return build.dequantize(GraphBuilder(ctx.graph), x, scale=scale, zero_point=zp)
+
+
+__all__ = ["add", "conv_2d", "dequantize", "leaky_relu", "quantize", "sub", "transpose_conv"]

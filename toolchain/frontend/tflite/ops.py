@@ -75,7 +75,7 @@ OPS: dict[str, OpRow] = {
     "MEAN": _row(ew.mean, int8.mean, (2, 2)),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
-    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1)),
+    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
     # data movement (shape_ops.py): the same converter for both families
     "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
     "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1)),
