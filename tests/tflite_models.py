@@ -72,6 +72,8 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "LEAKY_RELU": "LeakyReluOptions",
     "TRANSPOSE": "TransposeOptions",
     "STRIDED_SLICE": "StridedSliceOptions",
+    "TRANSPOSE_CONV": "TransposeConvOptions",
+    "EXP": None,
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",

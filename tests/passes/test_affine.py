@@ -69,3 +69,23 @@ def test_models_keep_their_outputs(shared_model) -> None:
     verify_graph(folded)
     for got, w in zip(run_graph(folded, inputs), want):
         np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6)
+
+
+QUANTIZE = """
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = stablehlo.constant dense<7.000000e-04> : tensor<4xf32>
+  %0 = stablehlo.divide %x, %s : tensor<4xf32>
+  %1 = stablehlo.round_nearest_afz %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"""
+
+
+def test_a_division_that_is_rounded_stays_a_division() -> None:
+    """4.6735497 / 7e-4 is 6676.4995 in f32, but 4.6735497 * (1 / 7e-4) is 6676.5: as
+    QUANTIZE's division before its rounding, the reciprocal would move the integer."""
+    graph = fold_affine(_graph(QUANTIZE))
+    verify_graph(graph)
+    assert [n.op for n in graph.nodes if n.op in ("divide", "multiply")] == ["divide"]
+    x = np.array([4.6735497, 1.0, -2.0, 0.0], np.float32)
+    assert run_graph(graph, [x])[0][0] == 6676.0

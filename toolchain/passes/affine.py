@@ -11,7 +11,9 @@ with s = gamma / sqrt(var + eps), t = beta - mean * s. Inference-time batch norm
 costs nothing but a bias add, and four per-channel vectors per layer become one.
 Values change only by rounding (division becomes multiplication by the reciprocal,
 products are reassociated); everything downstream, the reference included, runs the
-folded graph.
+folded graph. A division whose result is rounded to an integer (QUANTIZE's x / scale
+before its round: TFLite's and ONNX's definitions) is left alone: there one ulp moves a
+value across a tie and changes the integer.
 """
 
 from __future__ import annotations
@@ -154,12 +156,29 @@ class _Builder:
                          {"dims": () if axis is None else (axis,), "shape": like.shape}, loc)
 
 
+# Ops that round a float to an integer value: a division feeding one must stay exact.
+_ROUNDING = frozenset({"round_nearest_afz", "round_nearest_even", "floor", "ceil"})
+
+
+def _rounded(graph: Graph) -> set[int]:
+    """Ids of the tensors some op rounds to an integer (or converts to an integer type)."""
+    out: set[int] = set()
+    for node in graph.nodes:
+        if node.op in _ROUNDING or (node.op == "convert" and node.outputs
+                                    and not node.output.type.dtype.is_float):
+            out.update(id(t) for t in node.inputs)
+    return out
+
+
 def fold_affine(graph: Graph) -> Graph:
     """Collapses per-channel affine chains and folds their scale into weights."""
     uses = _uses(graph)
+    rounded = _rounded(graph)
     affine: dict[int, _Affine] = {}  # node output id -> its composed affine form
     chain_end: set[int] = set()
     for node in graph.nodes:
+        if node.op == "divide" and id(node.outputs[0]) in rounded:
+            continue
         a = _as_affine(node)
         if a is None:
             continue

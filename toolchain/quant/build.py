@@ -83,20 +83,20 @@ def rescale(b: GraphBuilder, x: Tensor, multiplier: int | Sequence[int] | np.nda
 
 
 def _narrow(b: GraphBuilder, x: Tensor, output_zp: int, act_min: int, act_max: int,
-            quant: QuantParams | None) -> Tensor:
-    """+ output zero point, the activation clamp, i32 -> i8."""
+            quant: QuantParams | None, out: str = "i8") -> Tensor:
+    """+ output zero point, the activation clamp, i32 -> i8 (or `out`: i16 for 16x8)."""
     shape = tuple(x.type.shape)
     x = b.op("add", [x, b.splat(output_zp, I32, shape)])
     x = b.op("clamp", [b.const(act_min, I32), x, b.const(act_max, I32)])
-    return b.op("convert", [x], quant=quant, dtype="i8")
+    return b.op("convert", [x], quant=quant, dtype=out)
 
 
 def requantize(b: GraphBuilder, acc: Tensor, multiplier, shift, *, axis: int | None,
                output_zp: int, act_min: int = INT8_MIN, act_max: int = INT8_MAX,
-               quant: QuantParams | None = None) -> Tensor:
-    """An i32 accumulator to int8: rescale, + output zero point, clamp, narrow."""
+               quant: QuantParams | None = None, out: str = "i8") -> Tensor:
+    """An i32 accumulator to int8 (or `out`): rescale, + output zero point, clamp, narrow."""
     return _narrow(b, rescale(b, acc, multiplier, shift, axis), output_zp, act_min, act_max,
-                   quant)
+                   quant, out)
 
 
 def _widen(b: GraphBuilder, x: Tensor) -> Tensor:
@@ -282,7 +282,7 @@ def _offset(b: GraphBuilder, x: Tensor, zp: int, shape: tuple[int, ...]) -> Tens
 def _add_or_sub(op: str, b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
                 input1: tuple[int, int, int], input2: tuple[int, int, int],
                 output: tuple[int, int, int], act_min: int, act_max: int,
-                quant: QuantParams | None) -> Tensor:
+                quant: QuantParams | None, out: str = "i8") -> Tensor:
     shape = tuple(np.broadcast_shapes(x1.type.shape, x2.type.shape))
     terms = []
     for x, (zp, mult, shift) in ((x1, input1), (x2, input2)):
@@ -291,30 +291,30 @@ def _add_or_sub(op: str, b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift:
         terms.append(rescale(b, v, mult, shift))
     raw = b.op(op, terms)
     zp, mult, shift = output
-    return _narrow(b, rescale(b, raw, mult, shift), zp, act_min, act_max, quant)
+    return _narrow(b, rescale(b, raw, mult, shift), zp, act_min, act_max, quant, out)
 
 
 def add(b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
         input1: tuple[int, int, int], input2: tuple[int, int, int],
         output: tuple[int, int, int], act_min: int = INT8_MIN, act_max: int = INT8_MAX,
-        quant: QuantParams | None = None) -> Tensor:
+        quant: QuantParams | None = None, out: str = "i8") -> Tensor:
     """ADD of int8 tensors (numpy broadcasting). Each input (zero point, multiplier,
-    shift) is offset, shifted left by `left_shift` (20 for int8) and rescaled to a
+    shift) is offset, shifted left by `left_shift` (20 for int8, 15 for int16) and rescaled to a
     common scale; the sum is rescaled by `output`'s multiplier and shift and gets its
     zero point."""
     return _add_or_sub("add", b, x1, x2, left_shift=left_shift, input1=input1,
                        input2=input2, output=output, act_min=act_min, act_max=act_max,
-                       quant=quant)
+                       quant=quant, out=out)
 
 
 def sub(b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
         input1: tuple[int, int, int], input2: tuple[int, int, int],
         output: tuple[int, int, int], act_min: int = INT8_MIN, act_max: int = INT8_MAX,
-        quant: QuantParams | None = None) -> Tensor:
+        quant: QuantParams | None = None, out: str = "i8") -> Tensor:
     """SUB of int8 tensors: as `add`, with the difference of the rescaled inputs."""
     return _add_or_sub("subtract", b, x1, x2, left_shift=left_shift, input1=input1,
                        input2=input2, output=output, act_min=act_min, act_max=act_max,
-                       quant=quant)
+                       quant=quant, out=out)
 
 
 def mul(b: GraphBuilder, x1: Tensor, x2: Tensor, *, input1_zp: int, input2_zp: int,
@@ -344,21 +344,26 @@ def lookup(b: GraphBuilder, x: Tensor, table: np.ndarray,
                 index_vector_dim=len(shape), slice_sizes=(1,))
 
 
+# The storage range of each quantized integer type (AffineQuantize's clamp).
+STORAGE_RANGES = {"i8": (INT8_MIN, INT8_MAX), "i16": (-32768, 32767)}
+
+
 def quantize(b: GraphBuilder, x: Tensor, *, scale: float, zero_point: int,
-             quant: QuantParams | None = None) -> Tensor:
-    """QUANTIZE f32 -> int8 as TFLite Micro's AffineQuantize: x / scale in f32, rounded
-    half away from zero, + zero point, clamped to int8."""
+             quant: QuantParams | None = None, out: str = "i8") -> Tensor:
+    """QUANTIZE f32 -> int8 (or `out`, int16) as TFLite Micro's AffineQuantize: x / scale
+    in f32, rounded half away from zero, + zero point, clamped to the output type."""
     shape = tuple(x.type.shape)
     v = b.op("divide", [x, b.splat(np.float32(scale), F32, shape)])
     v = b.op("convert", [b.op("round_nearest_afz", [v])], dtype="i32")
-    return _narrow(b, v, zero_point, INT8_MIN, INT8_MAX, quant)
+    return _narrow(b, v, zero_point, *STORAGE_RANGES[out], quant, out)
 
 
 def dequantize(b: GraphBuilder, x: Tensor, *, scale, zero_point, axis: int | None = None
                ) -> Tensor:
-    """DEQUANTIZE int8 -> f32: scale * (x - zero_point), one f32 rounding (the product of
-    an f32 scale and an 8-bit integer is exact in TFLite's double, so f32 gives the same
-    bits); per tensor, or per channel along `axis`."""
+    """DEQUANTIZE int8 or int16 -> f32: scale * (x - zero_point), one f32 rounding (the
+    product of an f32 scale and a 17-bit integer is exact in TFLite's double, so f32's
+    one rounding of the exact product gives the same bits); per tensor, or per channel
+    along `axis`."""
     shape = tuple(x.type.shape)
     zp = np.atleast_1d(np.asarray(zero_point))
     v = b.op("subtract", [_widen(b, x), b.along(zp, I32, shape, axis) if axis is not None

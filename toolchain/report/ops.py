@@ -204,12 +204,13 @@ def tflite_section() -> Section:
     for name in sorted(set(OPERATORS.values()) | set(OPS)):
         row = OPS.get(name)
         families = [f for f, conv in (("float32", row and row.float),
-                                      ("int8", row and row.int8)) if conv]
+                                      ("int8", row and row.int8),
+                                      ("int16x8", row and row.int16)) if conv]
         rows.append(Row(name, bool(families), " ".join(families),
                         "" if families else NOT_YET))
     return Section("TFLite", "Every builtin operator of the TFLite schema. Element types "
                    "are the families an operator's row converts: float32 models, int8 "
-                   "(quantized) models.", rows)
+                   "(quantized) models, int16x8 (int16 activations, int8 weights).", rows)
 
 
 def onnx_section() -> Section | None:

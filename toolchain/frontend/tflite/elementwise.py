@@ -97,6 +97,14 @@ def hard_swish(ctx: OpContext) -> Tensor:
     return ctx.node("divide", [ctx.node("multiply", [x, gate]), ctx.filled(6.0, x)])
 
 
+def leaky_relu(ctx: OpContext) -> Tensor:
+    """x > 0 ? x : x * alpha, as TFLite's float kernel (alpha may be negative or > 1)."""
+    x = _float_input(ctx)
+    alpha = ctx.filled(float(np.float32(ctx.option("alpha"))), x)
+    positive = ctx.node("compare", [x, ctx.filled(0.0, x)], direction="GT")
+    return ctx.node("select", [positive, x, ctx.node("multiply", [x, alpha])])
+
+
 def softmax(ctx: OpContext) -> Tensor:
     """Along the last axis: exp((x - max) * beta) / sum, as TFLite's float kernel."""
     x = _float_input(ctx)
@@ -144,4 +152,4 @@ def dequantize_float16(ctx: OpContext) -> Tensor:
 
 
 __all__ = ["add", "broadcast_shape", "dequantize_float16", "hard_swish", "logistic", "mean",
-           "mul", "relu", "relu6", "relu_n1_to_1", "softmax", "sub", "tanh"]
+           "leaky_relu", "mul", "relu", "relu6", "relu_n1_to_1", "softmax", "sub", "tanh"]

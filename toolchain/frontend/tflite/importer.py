@@ -33,10 +33,14 @@ _FAMILIES = {"FLOAT32": "float", "FLOAT16": "float", "INT8": "int8"}
 
 def family(model: ModelInfo, op: OperatorInfo) -> str:
     """The element-type family of an operator: 'int8' when its first input or output is
-    int8, 'float' when both are float, else the offending type's name (e.g. 'uint8')."""
+    int8, 'int16' when one is int16 (16x8: TRANSPOSE_CONV's first input is its output
+    shape, QUANTIZE may go to int32), 'float' when both are float, else the offending
+    type's name (e.g. 'uint8')."""
     types = [model.tensors[i].type for i in (op.inputs[:1] + op.outputs[:1]) if i >= 0]
     if "INT8" in types:
         return "int8"
+    if "INT16" in types:
+        return "int16"
     for t in types:
         if _FAMILIES.get(t) != "float":
             return t.lower()
@@ -96,7 +100,7 @@ class _Importer:
         converter = row.converter(kind)
         if converter is None:
             raise Unsupported(f"{kind} {op.opcode} is not supported" +
-                              (" yet" if kind == "int8" else ""))
+                              (" yet" if kind in ("int8", "int16") else ""))
         if any(i in self.failed for i in op.inputs):
             # Whether the operator itself is supported is told above; what it would do
             # with an input that failed cannot be, and was reported where it failed.

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, layers, shape_ops
+from toolchain.frontend.tflite import int8, int16, layers, shape_ops
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.graph.ir import Tensor
 
@@ -31,28 +31,39 @@ class OpRow:
     int8: Converter | None
     min_inputs: int
     max_inputs: int | None  # None: any number (CONCATENATION)
+    int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
 
     def converter(self, family: str) -> Converter | None:
-        """The converter for element-type family `family` ('float', 'int8', or another
-        type's name, which no row handles)."""
-        return {"float": self.float, "int8": self.int8}.get(family)
+        """The converter for element-type family `family` ('float', 'int8', 'int16', or
+        another type's name, which no row handles)."""
+        return {"float": self.float, "int8": self.int8, "int16": self.int16}.get(family)
 
 
-def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None]
-         ) -> OpRow:
-    return OpRow(float_, int8, inputs[0], inputs[1])
+def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
+         int16: Converter | None = None) -> OpRow:
+    return OpRow(float_, int8, inputs[0], inputs[1], int16)
+
+
+def _quantize_int8(ctx: OpContext) -> Tensor:
+    """QUANTIZE with an int8 side: between int8 and int16 / int32 TFLite Micro's
+    Requantize (the 16x8 converter's), else int8.py's (float32's AffineQuantize, int8's
+    table)."""
+    if {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name} & {"i16", "i32"}:
+        return int16.quantize(ctx)
+    return int8.quantize_op(ctx)
 
 
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
-    "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3)),
+    "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3), int16.conv_2d),
+    "TRANSPOSE_CONV": _row(None, None, (3, 4), int16.transpose_conv),
     "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, int8.depthwise_conv_2d, (2, 3)),
     "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3)),
     "AVERAGE_POOL_2D": _row(layers.average_pool_2d, int8.average_pool_2d, (1, 1)),
     "MAX_POOL_2D": _row(layers.max_pool_2d, layers.max_pool_2d, (1, 1)),
     # elementwise and reductions (elementwise.py)
-    "ADD": _row(ew.add, int8.add, (2, 2)),
-    "SUB": _row(ew.sub, int8.sub, (2, 2)),
+    "ADD": _row(ew.add, int8.add, (2, 2), int16.add),
+    "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub),
     "MUL": _row(ew.mul, int8.mul, (2, 2)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1)),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1)),
@@ -62,15 +73,17 @@ OPS: dict[str, OpRow] = {
     "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
     "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1)),
     "MEAN": _row(ew.mean, int8.mean, (2, 2)),
-    "QUANTIZE": _row(None, int8.quantize_op, (1, 1)),
-    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1)),
+    "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
+    "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
+    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
     # data movement (shape_ops.py): the same converter for both families
     "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
     "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1)),
-    "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2)),
+    "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2), shape_ops.pad),
     "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None)),
     "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2)),
-    "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4)),
+    "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
+                          shape_ops.strided_slice),
 }
 
 

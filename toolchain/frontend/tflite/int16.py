@@ -1,0 +1,214 @@
+"""The 16x8 operators (int16 activations, int8 weights): TFLite Micro's kernels, bit for bit.
+
+Each converter derives the integer parameters as TFLite Micro's Prepare does
+(toolchain/quant/tflm16.py) and builds the reference kernel's arithmetic from graph
+primitives (toolchain/quant/build16.py, build.py); docs/int16.md lists them. Data
+movement (PAD, STRIDED_SLICE, ...) is shape_ops' converter, shared with int8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from toolchain.frontend.tflite import schema
+from toolchain.frontend.tflite.activations import activation_name, quantized_range
+from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.convolution import positive, require_rank, same_or_valid
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.int8 import _weight_scales, _weights
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Tensor
+from toolchain.quant import build, build16, tflm, tflm16
+from toolchain.types import TensorType
+
+# The schema's TensorType value INT32 (a CONV_2D's quantized_bias_type option).
+TENSOR_TYPE_INT32 = next(k for k, v in schema.TENSOR_TYPES.items() if v == "INT32")
+
+
+def _per_tensor(t: TensorType, what: str, types: tuple[str, ...] = ("i16",)) -> tuple[float, int]:
+    q = t.quant
+    if q is None or t.dtype.name not in types:
+        want = " or ".join(types)
+        raise Unsupported(f"the {what} is {t}; a {want} quantized tensor is expected")
+    if q.axis is not None:
+        raise Unsupported(f"the {what} must be quantized per tensor")
+    return q.scales[0], q.zero_points[0]
+
+
+def _symmetric(t: TensorType, what: str) -> float:
+    """The scale of a 16x8 activation, whose zero point TFLite Micro requires to be 0."""
+    scale, zp = _per_tensor(t, what)
+    if zp != 0:
+        raise Unsupported(f"the int16 {what} has zero point {zp}; TFLite Micro's 16x8 kernels "
+                          "require 0")
+    return scale
+
+
+def _bias(ctx: OpContext, i: int, channels: int, types: tuple[str, ...]
+          ) -> tuple[np.ndarray | None, str | None]:
+    """A constant bias of one of `types` (values widened to int64) and its type."""
+    if not ctx.has_input(i):
+        return None, None
+    info = ctx.info(i)
+    if info.data is None or info.type not in types or info.data.size != channels:
+        raise Unsupported(f"the bias must be a constant {' or '.join(types)} tensor of "
+                          f"{channels} values")
+    return info.data.astype(np.int64).reshape(channels), info.type
+
+
+def _activation(ctx: OpContext, out: TensorType) -> tuple[int, int]:
+    return quantized_range(activation_name(ctx.option("fused_activation_function")), out)
+
+
+def _filter(ctx: OpContext, i: int, in_channels: int) -> tuple[np.ndarray, list[float]]:
+    w, winfo = _weights(ctx, i, "filter")
+    if w.ndim != 4:
+        raise Unsupported(f"the filter has shape {list(w.shape)}; a rank-4 tensor is expected")
+    if w.shape[3] == 0 or in_channels % w.shape[3]:
+        raise Unsupported(f"the filter's {w.shape[3]} input channels do not divide the input's "
+                          f"{in_channels}")
+    return w, _weight_scales(winfo, "filter", 0)
+
+
+def conv_2d(ctx: OpContext) -> Tensor:
+    """CONV_2D 16x8: TFLite Micro's ConvPerChannel with an int64 accumulator and bias."""
+    x, out = ctx.input(0), ctx.output_type()
+    require_rank(x, 4, "input")
+    w, scales = _filter(ctx, 1, x.type.shape[3])
+    mult, shift = tflm.conv_params(_symmetric(x.type, "input"), scales,
+                                   _symmetric(out, "output"))
+    strides = positive(ctx, "stride_h", "stride_w")
+    dilations = positive(ctx, "dilation_h_factor", "dilation_w_factor")
+    kind = ctx.option("padding")
+    padding = (same_or_valid(kind, x.type.shape[1], w.shape[1], strides[0], dilations[0]),
+               same_or_valid(kind, x.type.shape[2], w.shape[2], strides[1], dilations[1]))
+    lo, hi = _activation(ctx, out)
+    bias, kind = _bias(ctx, 2, w.shape[0], ("INT64", "INT32"))
+    # TFLite Micro instantiates the kernel with an int32 accumulator for an INT32 bias
+    # (or none, when the options say the bias type would be INT32), else int64.
+    int32_acc = kind == "INT32" or (kind is None and
+                                    ctx.op.options.get("quantized_bias_type") == TENSOR_TYPE_INT32)
+    return build16.conv2d(GraphBuilder(ctx.graph), x, w, bias, strides=strides,
+                          padding=padding, dilations=dilations, multipliers=mult,
+                          shifts=shift, act_min=lo, act_max=hi, int32_accumulator=int32_acc,
+                          quant=out.quant)
+
+
+def transpose_conv(ctx: OpContext) -> Tensor:
+    """TRANSPOSE_CONV 16x8 (inputs: output shape, OHWI filter, input, bias):
+    reference_integer_ops::TransposeConv with its int64 scratch accumulator."""
+    x, out = ctx.input(2), ctx.output_type()
+    require_rank(x, 4, "input")
+    # TFLite Micro's kernel reads the output tensor's dimensions, never this input's
+    # values, so a model input here (the seanet models') is taken as the declared shape.
+    shape = (list(out.shape) if ctx.info(0).data is None else
+             [int(v) for v in ctx.value(0, "output shape").reshape(-1)])
+    if shape != list(out.shape) or len(shape) != 4 or shape[0] != x.type.shape[0]:
+        raise Unsupported(f"the output shape {shape} is not the output tensor's "
+                          f"{list(out.shape)}")
+    w, scales = _filter(ctx, 1, x.type.shape[3])
+    if w.shape[3] != x.type.shape[3] or w.shape[0] != shape[3]:
+        raise Unsupported(f"filter shape {list(w.shape)} does not map {x.type.shape[3]} to "
+                          f"{shape[3]} channels")
+    mult, shift = tflm.conv_params(_symmetric(x.type, "input"), scales,
+                                   _symmetric(out, "output"))
+    strides = positive(ctx, "stride_h", "stride_w")
+    # TFLite Micro's padding: ComputePaddingHeightWidth on the *output* size, dilation 1.
+    padding = schema_padding(ctx)
+    pads = [tflm.compute_padding(shape[1 + d], w.shape[1 + d], strides[d], 1, padding)[1]
+            for d in range(2)]
+    for d in range(2):
+        if (x.type.shape[1 + d] - 1) * strides[d] + 1 > shape[1 + d] + w.shape[1 + d] - 1:
+            raise Unsupported(f"the input's {x.type.shape[1 + d]} rows do not fit an output "
+                              f"of {shape[1 + d]}")
+    lo, hi = _activation(ctx, out)
+    return build16.transpose_conv(GraphBuilder(ctx.graph), x, w,
+                                  # TFLite Micro widens an INT16 bias; an INT32 one it
+                                  # would read as int64, so it is refused.
+                                  _bias(ctx, 3, w.shape[0], ("INT64", "INT16"))[0],
+                                  output_hw=shape[1:3], strides=strides, pads=pads,
+                                  multipliers=mult, shifts=shift, act_min=lo, act_max=hi,
+                                  quant=out.quant)
+
+
+def schema_padding(ctx: OpContext) -> str:
+    """The operator's padding option's name, SAME or VALID."""
+    name = schema.PADDINGS.get(ctx.option("padding"))
+    if name not in ("SAME", "VALID"):
+        raise Unsupported(f"unknown padding {ctx.option('padding')}")
+    return name
+
+
+def _binary(kind: str) -> Callable[[OpContext], Tensor]:
+    def convert(ctx: OpContext) -> Tensor:
+        x1, x2, out = ctx.input(0), ctx.input(1), ctx.output_type()
+        s1, z1 = _per_tensor(x1.type, "first input")
+        s2, z2 = _per_tensor(x2.type, "second input")
+        so, zo = _per_tensor(out, "output")
+        act = activation_name(ctx.option("fused_activation_function"))
+        try:
+            p = getattr(tflm16, f"{kind}_params")(s1, z1, s2, z2, so, zo, act)
+        except ValueError as e:  # TFLite Micro refuses these scales in Prepare
+            raise Unsupported(str(e)) from None
+        return getattr(build, kind)(
+            GraphBuilder(ctx.graph), x1, x2, left_shift=p.left_shift,
+            input1=(-p.input1_offset, p.input1_multiplier, p.input1_shift),
+            input2=(-p.input2_offset, p.input2_multiplier, p.input2_shift),
+            output=(p.output_offset, p.output_multiplier, p.output_shift),
+            act_min=p.act_min, act_max=p.act_max, quant=out.quant, out="i16")
+
+    convert.__doc__ = (f"{kind.upper()}, int16 (numpy broadcasting): TFLite Micro's general "
+                       "rescaling path with a left shift of 15.")
+    return convert
+
+
+add = _binary("add")
+sub = _binary("sub")
+
+
+def leaky_relu(ctx: OpContext) -> Tensor:
+    """LEAKY_RELU, int16 or int8 (the same Prepare and kernel): TFLite Micro's
+    QuantizeLeakyRelu."""
+    x, out = ctx.input(0), ctx.output_type()
+    si, zi = _per_tensor(x.type, "input", ("i8", "i16"))
+    so, zo = _per_tensor(out, "output", (x.type.dtype.name,))
+    try:
+        p = tflm16.leaky_relu_params(si, zi, so, zo, float(ctx.option("alpha")))
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    lo, hi = tflm16.RANGES[x.type.dtype.name]
+    return build16.leaky_relu(GraphBuilder(ctx.graph), x, p, act_min=lo, act_max=hi,
+                              quant=out.quant)
+
+
+def quantize(ctx: OpContext) -> Tensor:
+    """QUANTIZE between int8, int16 and int32 with an int16 side: TFLite Micro's
+    Requantize (one multiplier for in_scale / out_scale, in double); from float32 to
+    int16 its AffineQuantize."""
+    x, out = ctx.input(0), ctx.output_type()
+    if x.type.dtype.name == "f32":
+        scale, zp = _per_tensor(out, "output")
+        return build.quantize(GraphBuilder(ctx.graph), x, scale=scale, zero_point=zp,
+                              quant=out.quant, out="i16")
+    types = ("i8", "i16", "i32")
+    si, zi = _per_tensor(x.type, "input", types)
+    so, zo = _per_tensor(out, "output", types)
+    p = tflm.requantize_params(si, zi, so, zo)
+    lo, hi = tflm16.RANGES[out.dtype.name]
+    return build16.requantize(GraphBuilder(ctx.graph), x, multiplier=p.multiplier,
+                              shift=p.shift, input_zp=p.input_zp, output_zp=p.output_zp,
+                              out=out.dtype.name, act_min=lo, act_max=hi, quant=out.quant)
+
+
+def dequantize(ctx: OpContext) -> Tensor:
+    """DEQUANTIZE int16 -> float32: scale * (x - zero point)."""
+    x, out = ctx.input(0), ctx.output_type()
+    if out.dtype.name != "f32":
+        raise Unsupported(f"DEQUANTIZE to {out.dtype} is not supported")
+    scale, zp = _per_tensor(x.type, "input")
+    return build.dequantize(GraphBuilder(ctx.graph), x, scale=scale, zero_point=zp)
+
+
+__all__ = ["add", "conv_2d", "dequantize", "leaky_relu", "quantize", "sub", "transpose_conv"]
