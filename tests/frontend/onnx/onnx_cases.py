@@ -144,6 +144,37 @@ def cast_int() -> Case:
     return _one("Cast", randn((3, 5), 99, 5.0), to=6)
 
 
+def graph_of(nodes: list, inputs: dict, outputs: list[str], opset: int = 17) -> Case:
+    """A model of several nodes on graph inputs (the ops of one family side by side)."""
+    data = build(nodes, inputs, outputs, opset=opset)
+    return data, list(inputs.values())
+
+
+def compare_where() -> Case:
+    """Each comparison of two broadcast float tensors, and Where choosing by one of them;
+    a few equal elements, so Equal and the *OrEqual ops see both outcomes."""
+    a = np.round(randn((2, 3, 4), 80) * 2) / 2
+    b = np.round(randn((3, 1), 81) * 2) / 2
+    cmp = ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
+    nodes = [node(op, ["a", "b"], [op.lower()]) for op in cmp]
+    nodes.append(node("Where", ["less", "a", "b"], ["where"]))
+    return graph_of(nodes, {"a": a, "b": b}, [op.lower() for op in cmp] + ["where"])
+
+
+def logic_int() -> Case:
+    """Comparisons of int32 tensors feeding And, Or, Xor, Not, and Where on integers."""
+    rng = np.random.default_rng(82)
+    a = rng.integers(-3, 4, (3, 5)).astype(np.int32)
+    b = rng.integers(-3, 4, (5,)).astype(np.int32)
+    nodes = [node("Equal", ["a", "b"], ["eq"]), node("Greater", ["a", "b"], ["gt"]),
+             node("And", ["eq", "gt"], ["and_"]), node("Or", ["eq", "gt"], ["or_"]),
+             node("Xor", ["eq", "gt"], ["xor"]), node("Not", ["gt"], ["not_"]),
+             node("Equal", ["gt", "eq"], ["eq_bool"]),
+             node("Where", ["gt", "a", "b"], ["where"])]
+    return graph_of(nodes, {"a": a, "b": b},
+                    ["and_", "or_", "xor", "not_", "eq_bool", "where"])
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -287,6 +318,9 @@ CASES: dict[str, Callable[[], Case]] = {
     "reduce-mean-axes-input": lambda: reduce("ReduceMean", [0, 2], opset=18),
     "reduce-sum": lambda: reduce("ReduceSum", [3], keepdims=0),
     "reduce-max": lambda: reduce("ReduceMax", [1, 2], opset=18),
+    # comparisons, logical ops, Where
+    "compare-where": compare_where,
+    "logic-int": logic_int,
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

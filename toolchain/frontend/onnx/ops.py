@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.onnx import elementwise as ew
-from toolchain.frontend.onnx import layers, quant, shape_ops
+from toolchain.frontend.onnx import layers, logic, quant, shape_ops
 from toolchain.frontend.onnx.context import OpContext
 
 Converter = Callable[[OpContext], Any]
@@ -78,8 +78,14 @@ OPS: dict[str, OpRow] = {
     "ReduceMax": _row(ew.reduce("maximum"), (1, 2)),
     "ReduceMin": _row(ew.reduce("minimum"), (1, 2)),
     "Cast": _row(ew.cast, (1, 1)),
+    "CastLike": _row(ew.cast_like, (2, 2)),
     "Identity": _row(ew.identity, (1, 1), _pass(ew.identity)),
     "Dropout": _row(ew.identity, (1, 3), _pass(ew.identity)),
+    # comparisons, logical ops, Where (logic.py)
+    **{op: _row(logic.compare, (2, 2)) for op in logic.COMPARISONS},
+    **{op: _row(logic.logical, (2, 2)) for op in logic.LOGICAL},
+    "Not": _row(logic.not_, (1, 1)),
+    "Where": _row(logic.where, (3, 3)),
     # data movement (shape_ops.py): int8 views move as they are
     "Reshape": _row(shape_ops.reshape, (2, 2), _pass(shape_ops.reshape)),
     "Flatten": _row(shape_ops.flatten, (1, 1), _pass(shape_ops.flatten)),
