@@ -175,6 +175,48 @@ def logic_int() -> Case:
                     ["and_", "or_", "xor", "not_", "eq_bool", "where"])
 
 
+def math_float() -> Case:
+    """The float functions and activations of math_ops.py side by side on one input (a
+    few exact halves and a zero, for Round, Ceil, Sign and the thresholds), plus the
+    variadic ops on three broadcast inputs, Pow and Mod."""
+    x = randn((2, 3, 4), 83) * 2
+    x.flat[:4] = [0.0, 2.5, -1.5, 0.5]
+    b = np.abs(randn((3, 1), 84)) + 0.5
+    c = randn((4,), 85)
+    slope = randn((3, 1), 86) * 0.3
+    unary = ["Erf", "Ceil", "Floor", "Round", "Sign", "Sin", "Cos", "Atan", "Sinh",
+             "Reciprocal", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "Gelu",
+             "ThresholdedRelu", "Shrink", "IsNaN", "IsInf"]
+    nodes = [node(op, ["x"], [op.lower()]) for op in unary]
+    nodes += [node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh"),
+              node("Elu", ["x"], ["elu_alpha"], alpha=0.5),
+              node("Shrink", ["x"], ["shrink_bias"], lambd=1.0, bias=0.25),
+              node("PRelu", ["x", "s"], ["prelu"]),
+              node("Max", ["x", "b", "c"], ["max"]), node("Min", ["x", "c"], ["min"]),
+              node("Sum", ["x", "b", "c"], ["sum"]), node("Mean", ["x", "b"], ["mean"]),
+              node("Pow", ["b", "x"], ["pow"]), node("Mod", ["x", "b"], ["fmod"], fmod=1)]
+    outs = [n.output[0] for n in nodes]
+    return graph_of(nodes, {"x": x, "b": b, "c": c, "s": slope}, outs, opset=22)
+
+
+def math_int() -> Case:
+    """Integer Mod (Python's sign rule), Pow, bitwise ops and shifts, signed and
+    unsigned, shift amounts beyond the width included."""
+    rng = np.random.default_rng(87)
+    a = rng.integers(-50, 50, (3, 4)).astype(np.int32)
+    d = rng.integers(1, 7, (4,)).astype(np.int32) * np.array([1, -1, 1, -1], np.int32)
+    u = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    k = np.array([0, 3, 7, 9], np.uint8)
+    e = np.array([0, 1, 2, 3], np.int32)
+    nodes = [node("Mod", ["a", "d"], ["mod"]), node("Pow", ["a", "e"], ["pow"]),
+             node("BitwiseAnd", ["a", "d"], ["band"]), node("BitwiseXor", ["a", "d"], ["bxor"]),
+             node("BitwiseNot", ["a"], ["bnot"]), node("Sign", ["a"], ["sign"]),
+             node("BitShift", ["u", "k"], ["shl"], direction="LEFT"),
+             node("BitShift", ["u", "k"], ["shr"], direction="RIGHT")]
+    outs = [n.output[0] for n in nodes]
+    return graph_of(nodes, {"a": a, "d": d, "u": u, "k": k, "e": e}, outs, opset=22)
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -321,6 +363,9 @@ CASES: dict[str, Callable[[], Case]] = {
     # comparisons, logical ops, Where
     "compare-where": compare_where,
     "logic-int": logic_int,
+    # arithmetic and activations
+    "math-float": math_float,
+    "math-int": math_int,
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

@@ -27,6 +27,11 @@ from toolchain.reference import run_graph
 FAMILIES = {
     "logic": {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And",
               "Or", "Xor", "Where", "CastLike"},
+    "math": {"Ceil", "Floor", "Round", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+             "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign", "BitwiseNot", "BitwiseAnd",
+             "BitwiseOr", "BitwiseXor", "Max", "Min", "Sum", "Mean", "Pow", "Mod",
+             "Reciprocal", "BitShift", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish",
+             "Swish", "Gelu", "ThresholdedRelu", "Shrink", "PRelu", "IsNaN", "IsInf"},
 }
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt

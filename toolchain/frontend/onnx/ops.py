@@ -18,6 +18,7 @@ from typing import Any
 
 from toolchain.frontend.onnx import elementwise as ew
 from toolchain.frontend.onnx import layers, logic, quant, shape_ops
+from toolchain.frontend.onnx import math_ops as mo
 from toolchain.frontend.onnx.context import OpContext
 
 Converter = Callable[[OpContext], Any]
@@ -86,6 +87,28 @@ OPS: dict[str, OpRow] = {
     **{op: _row(logic.logical, (2, 2)) for op in logic.LOGICAL},
     "Not": _row(logic.not_, (1, 1)),
     "Where": _row(logic.where, (3, 3)),
+    # arithmetic and activations (math_ops.py)
+    **{op: _row(conv, (1, 1)) for op, conv in mo.FLOAT_UNARY_CONVERTERS.items()},
+    **{op: _row(mo.int_unary, (1, 1)) for op in mo.INT_UNARY},
+    **{op: _row(mo.bitwise, (2, 2)) for op in mo.BITWISE},
+    **{op: _row(mo.variadic, (1, None)) for op in mo.VARIADIC},
+    "Pow": _row(mo.pow_, (2, 2)),
+    "Mod": _row(mo.mod, (2, 2)),
+    "Reciprocal": _row(mo.reciprocal, (1, 1)),
+    "BitShift": _row(mo.bit_shift, (2, 2)),
+    "Elu": _row(mo.elu, (1, 1)),
+    "Selu": _row(mo.selu, (1, 1)),
+    "Celu": _row(mo.celu, (1, 1)),
+    "Softplus": _row(mo.softplus, (1, 1)),
+    "Softsign": _row(mo.softsign, (1, 1)),
+    "Mish": _row(mo.mish, (1, 1)),
+    "Swish": _row(mo.swish, (1, 1)),
+    "Gelu": _row(mo.gelu, (1, 1)),
+    "ThresholdedRelu": _row(mo.thresholded_relu, (1, 1)),
+    "Shrink": _row(mo.shrink, (1, 1)),
+    "PRelu": _row(mo.prelu, (2, 2)),
+    "IsNaN": _row(mo.is_nan, (1, 1)),
+    "IsInf": _row(mo.is_inf, (1, 1)),
     # data movement (shape_ops.py): int8 views move as they are
     "Reshape": _row(shape_ops.reshape, (2, 2), _pass(shape_ops.reshape)),
     "Flatten": _row(shape_ops.flatten, (1, 1), _pass(shape_ops.flatten)),
