@@ -217,6 +217,37 @@ def math_int() -> Case:
     return graph_of(nodes, {"a": a, "d": d, "u": u, "k": k, "e": e}, outs, opset=22)
 
 
+def norms(opset: int = 21) -> Case:
+    """The reductions and normalizations of norms.py side by side: Reduce* with constant
+    axes, ArgMax / ArgMin on ties (first and last index), Hardmax, LayerNormalization
+    with its three outputs, Lp-, Instance- and GroupNormalization."""
+    x = np.round(randn((2, 4, 3, 3), 88) * 2) / 2  # halves: ties for the Arg ops
+    consts = {"ax": np.array([1, -1], np.int64), "g": randn((3,), 89), "b": randn((3,), 90),
+              "cs": randn((4,), 91), "cb": randn((4,), 92)}
+    nodes = [node("Mul", ["x", "x"], ["sq"])]  # a positive input for ReduceLogSum
+    nodes += [node(op, [src, "ax"], [op.lower()], keepdims=k)
+              for op, src, k in (("ReduceProd", "x", 1), ("ReduceL1", "x", 0),
+                                 ("ReduceL2", "x", 1), ("ReduceSumSquare", "x", 0),
+                                 ("ReduceLogSum", "sq", 1), ("ReduceLogSumExp", "x", 0))]
+    nodes += [node("ArgMax", ["x"], ["argmax"], axis=1),
+              node("ArgMax", ["x"], ["argmax_last"], axis=-1, keepdims=0,
+                   select_last_index=1),
+              node("ArgMin", ["x"], ["argmin"], axis=2, select_last_index=1),
+              node("Hardmax", ["x"], ["hardmax"], axis=1),
+              node("LayerNormalization", ["x", "g", "b"], ["ln", "ln_mean", "ln_inv"],
+                   axis=-1),
+              node("LayerNormalization", ["x", "g"], ["ln2"], axis=2, epsilon=1e-3),
+              node("LpNormalization", ["x"], ["lp1"], axis=1, p=1),
+              node("LpNormalization", ["x"], ["lp2"]),
+              node("InstanceNormalization", ["x", "cs", "cb"], ["inorm"]),
+              node("GroupNormalization", ["x", "cs", "cb"], ["gnorm"], num_groups=2)]
+    outs = [o for n in nodes[1:] for o in n.output]
+    # onnx's shape inference leaves GroupNormalization's output untyped: written here.
+    data = build(nodes, {"x": x}, outs, consts, opset=opset,
+                 output_types={"gnorm": (np.float32, list(x.shape))})
+    return data, [x]
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -366,6 +397,10 @@ CASES: dict[str, Callable[[], Case]] = {
     # arithmetic and activations
     "math-float": math_float,
     "math-int": math_int,
+    # reductions and normalizations
+    "norms": norms,
+    "rms-norm": lambda: _one("RMSNormalization", randn((2, 3, 4), 93),
+                             {"s": randn((3, 4), 94)}, opset=23, axis=1),
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

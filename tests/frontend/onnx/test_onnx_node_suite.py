@@ -1,7 +1,8 @@
 """ONNX's own backend node tests (onnx.backend.test.case.node) for the ops minirt
 imports beyond its first set: every single-node case of those ops runs on the numpy
 reference and matches ONNX's expected outputs, or is refused with the one-line error
-written down below (an element type minirt does not hold, an empty tensor).
+written down below (an element type minirt does not hold, an empty tensor, axes
+given at run time).
 
 Tolerance: numpy.isclose(rtol=1e-4, atol=1e-5, equal_nan), as bench/peer_suites.py
 counts them (ONNX's own runner allows rtol=1e-3 for float32); integers and bools exactly.
@@ -32,10 +33,16 @@ FAMILIES = {
              "BitwiseOr", "BitwiseXor", "Max", "Min", "Sum", "Mean", "Pow", "Mod",
              "Reciprocal", "BitShift", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish",
              "Swish", "Gelu", "ThresholdedRelu", "Shrink", "PRelu", "IsNaN", "IsInf"},
+    "norms": {"ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+              "ReduceLogSumExp", "ArgMax", "ArgMin", "Hardmax", "LayerNormalization",
+              "RMSNormalization", "LpNormalization", "InstanceNormalization",
+              "GroupNormalization"},
 }
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt
-# does not hold (strings, 2-, 4- and 8-bit floats and integers), empty tensors.
+# does not hold (strings, 2-, 4- and 8-bit floats and integers), empty tensors, and a
+# reduction's axes given at run time (the result's shape depends on them; minirt's are
+# static).
 def _refusal(case) -> str | None:
     for v in case.model.graph.input:
         t = v.type.tensor_type
@@ -43,6 +50,8 @@ def _refusal(case) -> str | None:
             return "which minirt does not support"
         if any(d.HasField("dim_value") and d.dim_value == 0 for d in t.shape.dim):
             return "has an empty dimension"
+    if any(v.name == "axes" for v in case.model.graph.input):
+        return "input 1 \\(axes\\) must be a constant"
     return None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.onnx import elementwise as ew
-from toolchain.frontend.onnx import layers, logic, quant, shape_ops
+from toolchain.frontend.onnx import layers, logic, norms, quant, shape_ops
 from toolchain.frontend.onnx import math_ops as mo
 from toolchain.frontend.onnx.context import OpContext
 
@@ -109,6 +109,15 @@ OPS: dict[str, OpRow] = {
     "PRelu": _row(mo.prelu, (2, 2)),
     "IsNaN": _row(mo.is_nan, (1, 1)),
     "IsInf": _row(mo.is_inf, (1, 1)),
+    # reductions and normalizations (norms.py)
+    **{op: _row(norms.reduction, (1, 2)) for op in [*norms.REDUCTIONS, "ReduceLogSumExp"]},
+    **{op: _row(norms.arg_extreme, (1, 1)) for op in norms.ARG},
+    "Hardmax": _row(norms.hardmax, (1, 1)),
+    "LayerNormalization": _row(norms.layer_normalization, (2, 3)),
+    "RMSNormalization": _row(norms.rms_normalization, (2, 2)),
+    "LpNormalization": _row(norms.lp_normalization, (1, 1)),
+    "InstanceNormalization": _row(norms.instance_normalization, (3, 3)),
+    "GroupNormalization": _row(norms.group_normalization, (3, 3)),
     # data movement (shape_ops.py): int8 views move as they are
     "Reshape": _row(shape_ops.reshape, (2, 2), _pass(shape_ops.reshape)),
     "Flatten": _row(shape_ops.flatten, (1, 1), _pass(shape_ops.flatten)),
