@@ -248,6 +248,38 @@ def norms(opset: int = 21) -> Case:
     return data, [x]
 
 
+def movement() -> Case:
+    """The data movement of movement.py side by side: Split by sizes and in parts, Tile, Trilu
+    both triangles, GatherElements with computed (and negative) indices, SpaceToDepth,
+    DepthToSpace in both modes, CumSum forward / reverse / exclusive, OneHot with
+    computed indices (negative and out of range ones too), EyeLike."""
+    x = randn((2, 8, 4, 6), 95)
+    idx = np.random.default_rng(96).integers(-4, 4, (2, 3, 4, 6)).astype(np.int64)
+    hot = np.array([[0, 3, -1], [5, -6, 2]], np.int64)
+    consts = {"parts": np.array([1, 5, 2], np.int64), "reps": np.array([1, 2, 1, 2], np.int64),
+              "k": np.array(1, np.int64), "km": np.array(-2, np.int64),
+              "axis": np.array(-1, np.int64), "axis1": np.array(1, np.int64),
+              "depth": np.array(5, np.int64), "onoff": np.array([-1.0, 2.0], np.float32)}
+    nodes = [node("Split", ["x", "parts"], ["s0", "s1", "s2"], axis=1),
+             node("Split", ["x"], ["h0", "h1"], axis=-1, num_outputs=2),
+             node("Split", ["x"], ["n0", "n1", "n2"], axis=3, num_outputs=3),
+             node("Tile", ["x", "reps"], ["tile"]),
+             node("Trilu", ["x", "k"], ["triu"]),
+             node("Trilu", ["x", "km"], ["tril"], upper=0),
+             node("GatherElements", ["x", "i"], ["gel"], axis=2),
+             node("SpaceToDepth", ["x"], ["s2d"], blocksize=2),
+             node("DepthToSpace", ["x"], ["d2s"], blocksize=2),
+             node("DepthToSpace", ["x"], ["d2s_crd"], blocksize=2, mode="CRD"),
+             node("CumSum", ["x", "axis"], ["cum"]),
+             node("CumSum", ["x", "axis1"], ["cum_rev_ex"], reverse=1, exclusive=1),
+             node("CumSum", ["x", "axis"], ["cum_ex"], exclusive=1),
+             node("OneHot", ["hot", "depth", "onoff"], ["onehot"], axis=1),
+             node("EyeLike", ["hot"], ["eye"], k=1, dtype=1)]
+    outs = [o for n in nodes for o in n.output]
+    data = build(nodes, {"x": x, "i": idx, "hot": hot}, outs, consts, opset=18)
+    return data, [x, idx, hot]
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -401,6 +433,8 @@ CASES: dict[str, Callable[[], Case]] = {
     "norms": norms,
     "rms-norm": lambda: _one("RMSNormalization", randn((2, 3, 4), 93),
                              {"s": randn((3, 4), 94)}, opset=23, axis=1),
+    # more data movement
+    "movement": movement,
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

@@ -1,7 +1,7 @@
 """ONNX's own backend node tests (onnx.backend.test.case.node) for the ops minirt
 imports beyond its first set: every single-node case of those ops runs on the numpy
 reference and matches ONNX's expected outputs, or is refused with the one-line error
-written down below (an element type minirt does not hold, an empty tensor, axes
+written down below (an element type minirt does not hold, an empty tensor, a size
 given at run time).
 
 Tolerance: numpy.isclose(rtol=1e-4, atol=1e-5, equal_nan), as bench/peer_suites.py
@@ -37,12 +37,18 @@ FAMILIES = {
               "ReduceLogSumExp", "ArgMax", "ArgMin", "Hardmax", "LayerNormalization",
               "RMSNormalization", "LpNormalization", "InstanceNormalization",
               "GroupNormalization"},
+    "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
+                 "CumSum", "OneHot", "EyeLike"},
 }
+
+# Inputs that decide an output's shape (or the computation's structure): minirt's shapes
+# are static, so these must be constants.
+SIZES = {"axes", "axis", "split", "repeats", "depth"}
+
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt
 # does not hold (strings, 2-, 4- and 8-bit floats and integers), empty tensors, and a
-# reduction's axes given at run time (the result's shape depends on them; minirt's are
-# static).
+# SIZES input given at run time.
 def _refusal(case) -> str | None:
     for v in case.model.graph.input:
         t = v.type.tensor_type
@@ -50,8 +56,12 @@ def _refusal(case) -> str | None:
             return "which minirt does not support"
         if any(d.HasField("dim_value") and d.dim_value == 0 for d in t.shape.dim):
             return "has an empty dimension"
-    if any(v.name == "axes" for v in case.model.graph.input):
-        return "input 1 \\(axes\\) must be a constant"
+    node = case.model.graph.node[0]
+    schema = onnx.defs.get_schema(node.op_type)
+    given = {v.name for v in case.model.graph.input}
+    for i, name in enumerate(node.input):
+        if name in given and i < len(schema.inputs) and schema.inputs[i].name in SIZES:
+            return f"input {i} \\({schema.inputs[i].name}\\) must be a constant"
     return None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.onnx import elementwise as ew
-from toolchain.frontend.onnx import layers, logic, norms, quant, shape_ops
+from toolchain.frontend.onnx import layers, logic, movement, norms, quant, shape_ops
 from toolchain.frontend.onnx import math_ops as mo
 from toolchain.frontend.onnx.context import OpContext
 
@@ -129,6 +129,16 @@ OPS: dict[str, OpRow] = {
     "Unsqueeze": _row(shape_ops.unsqueeze, (1, 2), _pass(shape_ops.unsqueeze)),
     "Gather": _row(shape_ops.gather, (2, 2), _pass(shape_ops.gather)),
     "Expand": _row(shape_ops.expand, (2, 2), _pass(shape_ops.expand)),
+    # more data movement (movement.py)
+    "Split": _row(movement.split, (1, 2)),
+    "Tile": _row(movement.tile, (2, 2)),
+    "Trilu": _row(movement.trilu, (1, 2)),
+    "GatherElements": _row(movement.gather_elements, (2, 2)),
+    "SpaceToDepth": _row(movement.space_to_depth, (1, 1)),
+    "DepthToSpace": _row(movement.depth_to_space, (1, 1)),
+    "CumSum": _row(movement.cum_sum, (2, 2)),
+    "OneHot": _row(movement.one_hot, (3, 3)),
+    "EyeLike": _row(movement.eye_like, (1, 1)),
     # constant-like ops: numpy values at import
     "Constant": _row(shape_ops.constant, (0, 0)),
     "Shape": _row(shape_ops.shape, (1, 1)),
