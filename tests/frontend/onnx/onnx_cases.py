@@ -280,6 +280,27 @@ def movement() -> Case:
     return data, [x, idx, hot]
 
 
+def functions() -> Case:
+    """Ops minirt imports through their ONNX function bodies: causal Attention of 4-D
+    Q, K, V (two heads, a float mask too), SoftmaxCrossEntropyLoss with its
+    log-probabilities, NegativeLogLikelihoodLoss with an ignored index,
+    MeanVarianceNormalization."""
+    q, k, v = randn((1, 2, 3, 4), 97), randn((1, 2, 5, 4), 98), randn((1, 2, 5, 4), 99)
+    mask = randn((3, 5), 100)
+    scores = randn((3, 4, 2), 101)
+    labels = np.array([[0, 3], [2, 1], [3, 3]], np.int64)
+    nodes = [node("Attention", ["q", "k", "v"], ["att"], is_causal=1),
+             node("Attention", ["q", "k", "v", "mask"], ["att_mask"], scale=0.3),
+             node("SoftmaxCrossEntropyLoss", ["s", "lab"], ["sce", "logp"]),
+             node("NegativeLogLikelihoodLoss", ["s", "lab"], ["nll"], reduction="sum",
+                  ignore_index=3),
+             node("MeanVarianceNormalization", ["q"], ["mvn"], axes=[0, 2, 3])]
+    outs = [o for n in nodes for o in n.output]
+    data = build(nodes, {"q": q, "k": k, "v": v, "mask": mask, "s": scores, "lab": labels},
+                 outs, opset=23)
+    return data, [q, k, v, mask, scores, labels]
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -435,6 +456,8 @@ CASES: dict[str, Callable[[], Case]] = {
                              {"s": randn((3, 4), 94)}, opset=23, axis=1),
     # more data movement
     "movement": movement,
+    # ops imported through their ONNX function bodies
+    "functions": functions,
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

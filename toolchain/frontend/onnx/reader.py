@@ -127,7 +127,7 @@ def _reason(e: BaseException) -> str:
     return (text[:300] + "...") if len(text) > 300 else (text or type(e).__name__)
 
 
-def _attributes(proto: Any, what: str) -> dict[str, Any]:
+def node_attributes(proto: Any, what: str) -> dict[str, Any]:
     from onnx import AttributeProto, helper
 
     attrs: dict[str, Any] = {}
@@ -298,7 +298,7 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     nodes = []
     for i, n in enumerate(g.node):
         info = NodeInfo(i, n.name, n.op_type, n.domain, list(n.input), list(n.output), proto=n)
-        info.attrs = _attributes(n, info.describe())
+        info.attrs = node_attributes(n, info.describe())
         nodes.append(info)
     return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
 
@@ -340,4 +340,4 @@ def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 
 __all__ = ["DTYPES", "MIN_OPSET", "ModelInfo", "NodeInfo", "ValueInfo", "load_model",
-           "onnx_dtype", "parse_shape", "read_model"]
+           "node_attributes", "onnx_dtype", "parse_shape", "read_model"]
