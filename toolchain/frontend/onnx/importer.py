@@ -127,12 +127,14 @@ class _Importer:
             self.bind(node, folded)
             return
         if row is None:
-            body = expand(node, self.model.opset, [self.type_of(n) for n in node.inputs])
-            if body is not None:
-                self.convert_body(body)
-                return
             why = self.not_folded.get(node.index)
-            raise Unsupported(f"is not supported ({why})" if why else "")
+            if why:  # too large to evaluate: its body (a Range's Loop) would not do better
+                raise Unsupported(f"is not supported ({why})")
+            body = expand(node, self.model.opset, [self.type_of(n) for n in node.inputs])
+            if body is None:
+                raise Unsupported("")
+            self.convert_body(body)
+            return
         n = len(node.inputs)
         if n < row.min_inputs or (row.max_inputs is not None and n > row.max_inputs):
             raise Unsupported(f"it has {n} inputs; {node.op_type} takes "
