@@ -301,6 +301,28 @@ def functions() -> Case:
     return data, [q, k, v, mask, scores, labels]
 
 
+def einsum_lppool() -> Case:
+    """Einsum as attention scores, a batched diagonal through the ellipsis, a chain of
+    three operands, an implicit output and a broadcast ellipsis; LpPool with p 1, 2, 3."""
+    q, k = randn((2, 2, 3, 4), 102), randn((2, 2, 5, 4), 103)
+    sq = randn((2, 3, 3), 104)
+    a, b, c = randn((3, 4), 105), randn((4, 5), 106), randn((5, 2), 107)
+    img = randn((1, 2, 6, 7), 108)
+    nodes = [node("Einsum", ["q", "k"], ["scores"], equation="bhid,bhjd->bhij"),
+             node("Einsum", ["sq"], ["diag"], equation="...ii->...i"),
+             node("Einsum", ["a", "b", "c"], ["chain"], equation="ij,jk,kl->il"),
+             node("Einsum", ["a", "b"], ["implicit"], equation="ij,jk"),
+             node("Einsum", ["sq", "a"], ["ell"], equation="...ij,jk->...ik"),
+             node("Einsum", ["q"], ["total"], equation="bhid->d"),
+             node("LpPool", ["img"], ["lp1"], kernel_shape=[2, 3], p=1),
+             node("LpPool", ["img"], ["lp2"], kernel_shape=[3, 3], strides=[2, 2],
+                  pads=[1, 1, 1, 1]),
+             node("LpPool", ["img"], ["lp3"], kernel_shape=[2, 2], p=3)]
+    outs = [n.output[0] for n in nodes]
+    ins = {"q": q, "k": k, "sq": sq, "a": a, "b": b, "c": c, "img": img}
+    return graph_of(nodes, ins, outs, opset=18)
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -456,6 +478,7 @@ CASES: dict[str, Callable[[], Case]] = {
                              {"s": randn((3, 4), 94)}, opset=23, axis=1),
     # more data movement
     "movement": movement,
+    "einsum-lppool": einsum_lppool,
     # ops imported through their ONNX function bodies
     "functions": functions,
     "torch-flatten": torch_flatten,

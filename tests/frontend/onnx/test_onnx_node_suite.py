@@ -39,6 +39,7 @@ FAMILIES = {
               "GroupNormalization"},
     "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
                  "CumSum", "OneHot", "EyeLike"},
+    "contractions": {"Einsum", "LpPool"},
     # no converter: imported through the op's ONNX function body (functions.py)
     "functions": {"Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
                   "MeanVarianceNormalization", "SwiGLU"},

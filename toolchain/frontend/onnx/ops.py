@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolchain.frontend.onnx import einsum, layers, logic, movement, norms, quant, shape_ops
 from toolchain.frontend.onnx import elementwise as ew
-from toolchain.frontend.onnx import layers, logic, movement, norms, quant, shape_ops
 from toolchain.frontend.onnx import math_ops as mo
 from toolchain.frontend.onnx.context import OpContext
 
@@ -49,9 +49,11 @@ OPS: dict[str, OpRow] = {
     "ConvTranspose": _row(layers.conv_transpose, (2, 3)),
     "Gemm": _row(layers.gemm, (2, 3), quant.gemm_int8),
     "MatMul": _row(layers.matmul, (2, 2), quant.matmul_int8),
+    "Einsum": _row(einsum.einsum, (1, None)),
     "BatchNormalization": _row(layers.batch_normalization, (5, 5)),
     "MaxPool": _row(layers.max_pool, (1, 1), _max_pool_int8),
     "AveragePool": _row(layers.average_pool, (1, 1), quant.average_pool_int8),
+    "LpPool": _row(layers.lp_pool, (1, 1)),
     "GlobalAveragePool": _row(layers.global_pool("add"), (1, 1), quant.mean_int8),
     "GlobalMaxPool": _row(layers.global_pool("maximum"), (1, 1), _pass(
         layers.global_pool("maximum"))),
