@@ -323,6 +323,26 @@ def einsum_lppool() -> Case:
     return graph_of(nodes, ins, outs, opset=18)
 
 
+def resizes() -> Case:
+    """Resize as PyTorch exports Upsample / F.interpolate: nearest by scales (every
+    nearest_mode), linear by sizes under each coordinate transformation, down and up."""
+    x = randn((1, 2, 4, 5), 109)
+    up = np.array([1, 1, 2, 1.5], np.float32)
+    nodes = [node("Resize", ["x", "", "up"], ["near"], mode="nearest"),
+             *[node("Resize", ["x", "", "up"], [f"near_{m}"], mode="nearest",
+                    nearest_mode=m, coordinate_transformation_mode="asymmetric")
+               for m in ("round_prefer_ceil", "floor", "ceil")],
+             *[node("Resize", ["x", "", "", sz], [f"lin_{ct}_{sz}"], mode="linear",
+                    coordinate_transformation_mode=ct)
+               for ct in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+               for sz in ("big", "small")],
+             node("Resize", ["x", "", "s2"], ["lin_axes"], mode="linear", axes=[3])]
+    consts = {"up": up, "big": np.array([1, 2, 7, 9], np.int64),
+              "small": np.array([1, 2, 3, 1], np.int64), "s2": np.array([0.6], np.float32)}
+    outs = [n.output[0] for n in nodes]
+    return build(nodes, {"x": x}, outs, consts, opset=18), [x]
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -479,6 +499,7 @@ CASES: dict[str, Callable[[], Case]] = {
     # more data movement
     "movement": movement,
     "einsum-lppool": einsum_lppool,
+    "resize": resizes,
     # ops imported through their ONNX function bodies
     "functions": functions,
     "torch-flatten": torch_flatten,

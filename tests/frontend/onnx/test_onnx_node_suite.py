@@ -40,6 +40,9 @@ FAMILIES = {
     "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
                  "CumSum", "OneHot", "EyeLike"},
     "contractions": {"Einsum", "LpPool"},
+    # (every Resize node test gives its scales or sizes at run time: refused; the
+    # resize case of onnx_cases.py checks the conversion against onnxruntime)
+    "resize": {"Resize"},
     # no converter: imported through the op's ONNX function body (functions.py)
     "functions": {"Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
                   "MeanVarianceNormalization", "SwiGLU"},
@@ -47,7 +50,7 @@ FAMILIES = {
 
 # Inputs that decide an output's shape (or the computation's structure): minirt's shapes
 # are static, so these must be constants.
-SIZES = {"axes", "axis", "split", "repeats", "depth"}
+SIZES = {"axes", "axis", "split", "repeats", "depth", "scales", "sizes"}
 
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt

@@ -19,6 +19,7 @@ from typing import Any
 from toolchain.frontend.onnx import einsum, layers, logic, movement, norms, quant, shape_ops
 from toolchain.frontend.onnx import elementwise as ew
 from toolchain.frontend.onnx import math_ops as mo
+from toolchain.frontend.onnx import resize as rsz
 from toolchain.frontend.onnx.context import OpContext
 
 Converter = Callable[[OpContext], Any]
@@ -139,6 +140,7 @@ OPS: dict[str, OpRow] = {
     "SpaceToDepth": _row(movement.space_to_depth, (1, 1)),
     "DepthToSpace": _row(movement.depth_to_space, (1, 1)),
     "CumSum": _row(movement.cum_sum, (2, 2)),
+    "Resize": _row(rsz.resize, (1, 4)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # constant-like ops: numpy values at import
