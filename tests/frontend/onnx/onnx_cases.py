@@ -343,6 +343,21 @@ def resizes() -> Case:
     return build(nodes, {"x": x}, outs, consts, opset=18), [x]
 
 
+def top_k() -> Case:
+    """TopK with a constant K: largest and smallest, along the last and a middle axis,
+    on halves (ties: the lower index first), and on integers."""
+    x = np.round(randn((2, 5, 6), 110) * 2) / 2
+    n = np.random.default_rng(111).integers(-3, 3, (3, 7)).astype(np.int32)
+    consts = {"k3": np.array([3], np.int64), "k2": np.array([2], np.int64),
+              "k1": np.array([1], np.int64)}
+    nodes = [node("TopK", ["x", "k3"], ["v_large", "i_large"]),
+             node("TopK", ["x", "k2"], ["v_small", "i_small"], axis=1, largest=0),
+             node("TopK", ["x", "k1"], ["v_one", "i_one"], axis=-2),
+             node("TopK", ["n", "k3"], ["v_int", "i_int"], axis=1)]
+    outs = [o for nd in nodes for o in nd.output]
+    return build(nodes, {"x": x, "n": n}, outs, consts, opset=18), [x, n]
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -500,6 +515,7 @@ CASES: dict[str, Callable[[], Case]] = {
     "movement": movement,
     "einsum-lppool": einsum_lppool,
     "resize": resizes,
+    "top-k": top_k,
     # ops imported through their ONNX function bodies
     "functions": functions,
     "torch-flatten": torch_flatten,

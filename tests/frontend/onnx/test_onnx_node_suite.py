@@ -36,7 +36,7 @@ FAMILIES = {
     "norms": {"ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
               "ReduceLogSumExp", "ArgMax", "ArgMin", "Hardmax", "LayerNormalization",
               "RMSNormalization", "LpNormalization", "InstanceNormalization",
-              "GroupNormalization"},
+              "GroupNormalization", "TopK"},
     "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
                  "CumSum", "OneHot", "EyeLike"},
     "contractions": {"Einsum", "LpPool"},
@@ -51,6 +51,7 @@ FAMILIES = {
 # Inputs that decide an output's shape (or the computation's structure): minirt's shapes
 # are static, so these must be constants.
 SIZES = {"axes", "axis", "split", "repeats", "depth", "scales", "sizes"}
+OP_SIZES = {"TopK": {"K"}}  # (Attention's K is the keys)
 
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt
@@ -72,7 +73,8 @@ def _refusal(case) -> str | None:
     schema = onnx.defs.get_schema(node.op_type)
     given = {v.name for v in case.model.graph.input}
     for i, name in enumerate(node.input):
-        if name in given and i < len(schema.inputs) and schema.inputs[i].name in SIZES:
+        sizes = SIZES | OP_SIZES.get(node.op_type, set())
+        if name in given and i < len(schema.inputs) and schema.inputs[i].name in sizes:
             return f"input {i} \\({schema.inputs[i].name}\\) must be a constant"
     return None
 

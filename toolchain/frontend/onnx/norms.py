@@ -147,6 +147,46 @@ def arg_extreme(ctx: OpContext) -> Tensor:
     return y
 
 
+def top_k(ctx: OpContext) -> list[Tensor]:
+    """TopK with a constant K: the K largest (largest=1) or smallest values along `axis`
+    and their int64 indices, extremes first, equal values by lower index (ONNX's rule).
+    Found one at a time: the extreme of the values not taken yet, and the first
+    position holding it, which is then taken; K steps of a reduction each (K is small in
+    the models that use it: detection heads, beam search)."""
+    x = ctx.input(0)
+    shape = tuple(x.type.shape)
+    axis = axis_of(ctx.attr("axis", -1), len(shape))
+    k = ctx.const(1, "K").reshape(-1)
+    if k.size != 1 or not 1 <= int(k[0]) <= shape[axis]:
+        raise Unsupported(f"K {k.tolist()} must be one value in [1, {shape[axis]}]")
+    kind = "maximum" if ctx.attr("largest", 1) else "minimum"
+    index = ctx.node("iota", [], dimension=axis, shape=shape, dtype="i64")
+    taken = ctx.broadcast(ctx.constant(False, "i1"), shape, ())
+    worst = ctx.filled(_init(kind, x), x)
+    values, indices = [], []
+    for _ in range(int(k[0])):
+        free = ctx.node("select", [taken, worst, x])
+        ext = _reduce(ctx, free, kind, (axis,))
+        hit = ctx.node("compare", [free, _back(ctx, ext, shape, (axis,))], direction="EQ")
+        if x.type.dtype.is_float:  # a NaN is the extreme, as in the Arg ops
+            hit = ctx.node("or", [hit, ctx.node("compare", [free, free], direction="NE")])
+        hit = ctx.node("and", [hit, ctx.node("not", [taken])])
+        first = _reduce(ctx, ctx.node("select", [hit, index, ctx.filled(shape[axis], index)]),
+                        "minimum", (axis,))
+        chosen = ctx.node("compare", [index, _back(ctx, first, shape, (axis,))],
+                          direction="EQ")
+        # the value at the chosen position (the extreme, or the NaN that made it)
+        picked = _reduce(ctx, ctx.node("select", [chosen, x, worst]), kind, (axis,))
+        taken = ctx.node("or", [taken, chosen])
+        kept = _kept_shape(shape, (axis,))
+        values.append(ctx.reshape(picked, kept))
+        indices.append(ctx.reshape(first, kept))
+    if len(values) == 1:
+        return [values[0], indices[0]]
+    return [ctx.node("concatenate", values, dimension=axis),
+            ctx.node("concatenate", indices, dimension=axis)]
+
+
 def hardmax(ctx: OpContext) -> Tensor:
     """1 at the first maximum along `axis` (opset 13: one axis, default -1), else 0."""
     x = _float(ctx, ctx.input(0))
@@ -299,6 +339,6 @@ def group_normalization(ctx: OpContext) -> Tensor:
     return ctx.node("add", [y, _per_channel(ctx, 2, shape)])
 
 
-__all__ = ["ARG", "REDUCTIONS", "arg_extreme", "group_normalization", "hardmax",
+__all__ = ["ARG", "REDUCTIONS", "arg_extreme", "top_k", "group_normalization", "hardmax",
            "instance_normalization", "layer_normalization", "lp_normalization",
            "reduction", "rms_normalization"]

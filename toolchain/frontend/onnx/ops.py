@@ -116,6 +116,7 @@ OPS: dict[str, OpRow] = {
     **{op: _row(norms.reduction, (1, 2)) for op in [*norms.REDUCTIONS, "ReduceLogSumExp"]},
     **{op: _row(norms.arg_extreme, (1, 1)) for op in norms.ARG},
     "Hardmax": _row(norms.hardmax, (1, 1)),
+    "TopK": _row(norms.top_k, (2, 2)),
     "LayerNormalization": _row(norms.layer_normalization, (2, 3)),
     "RMSNormalization": _row(norms.rms_normalization, (2, 2)),
     "LpNormalization": _row(norms.lp_normalization, (1, 1)),
