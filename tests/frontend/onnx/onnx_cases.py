@@ -358,6 +358,25 @@ def top_k() -> Case:
     return build(nodes, {"x": x, "n": n}, outs, consts, opset=18), [x, n]
 
 
+def scatters() -> Case:
+    """ScatterND (rows and single elements, negative indices, add) and ScatterElements
+    (an axis, repeated indices under add and max) with computed indices and updates."""
+    data = randn((4, 3, 5), 112)
+    rows = np.array([[1], [-1]], np.int64)
+    cells = np.array([[0, 2], [3, -1], [0, 2]], np.int64)
+    up_rows, up_cells = randn((2, 3, 5), 113), randn((3, 5), 114)
+    el = np.array([[[0, 2, 1, 0, 2]], [[1, 1, 0, -1, 2]]], np.int64)
+    up_el = randn((2, 1, 5), 115)
+    ins = {"d": data, "r": rows, "c": cells, "ur": up_rows, "uc": up_cells, "e": el,
+           "ue": up_el}
+    nodes = [node("ScatterND", ["d", "r", "ur"], ["nd_rows"]),
+             node("ScatterND", ["d", "c", "uc"], ["nd_add"], reduction="add"),
+             node("ScatterElements", ["d", "e", "ue"], ["el_add"], axis=1, reduction="add"),
+             node("ScatterElements", ["d", "e", "ue"], ["el_max"], axis=-2, reduction="max")]
+    outs = [n.output[0] for n in nodes]
+    return build(nodes, ins, outs, opset=18), list(ins.values())
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -516,6 +535,7 @@ CASES: dict[str, Callable[[], Case]] = {
     "einsum-lppool": einsum_lppool,
     "resize": resizes,
     "top-k": top_k,
+    "scatter": scatters,
     # ops imported through their ONNX function bodies
     "functions": functions,
     "torch-flatten": torch_flatten,

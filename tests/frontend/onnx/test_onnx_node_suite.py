@@ -38,7 +38,7 @@ FAMILIES = {
               "RMSNormalization", "LpNormalization", "InstanceNormalization",
               "GroupNormalization", "TopK"},
     "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
-                 "CumSum", "OneHot", "EyeLike"},
+                 "CumSum", "OneHot", "EyeLike", "ScatterND", "ScatterElements"},
     "contractions": {"Einsum", "LpPool"},
     # (every Resize node test gives its scales or sizes at run time: refused; the
     # resize case of onnx_cases.py checks the conversion against onnxruntime)

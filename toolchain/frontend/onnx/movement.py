@@ -1,10 +1,10 @@
-"""More data movement: Split, Tile, Trilu, GatherElements, SpaceToDepth / DepthToSpace,
-CumSum, OneHot, EyeLike.
+"""More data movement: Split, Tile, Trilu, GatherElements, ScatterND, ScatterElements,
+SpaceToDepth / DepthToSpace, CumSum, OneHot, EyeLike.
 
 Sizes that decide an output's shape (Split's split, Tile's repeats, CumSum's axis,
 OneHot's depth) must be constants, as for the other shape arguments (shape_ops.py);
 values that only choose elements (Trilu's k, OneHot's values, GatherElements' indices)
-may be computed at run time.
+may be computed at run time, as may scatter and gather indices and updates.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import numpy as np
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.shape_ops import slice_axis
-from toolchain.graph.ir import Tensor
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.graph.ops import OPS
+from toolchain.types import TensorType
 
 
 def _ints(values: np.ndarray) -> list[int]:
@@ -121,6 +123,79 @@ def gather_elements(ctx: OpContext) -> Tensor:
                     operand_batching_dims=(), start_indices_batching_dims=(),
                     start_index_map=every, index_vector_dim=len(out),
                     slice_sizes=(1,) * len(shape))
+
+
+# ScatterND / ScatterElements' reduction -> the graph op combining the old value (first)
+# with the update; "none" replaces it.
+SCATTER_REDUCTIONS = {"none": None, "add": "add", "mul": "multiply", "max": "maximum",
+                      "min": "minimum"}
+
+
+def _scatter(ctx: OpContext, data: Tensor, idx: Tensor, updates: Tensor, attrs: dict
+             ) -> Tensor:
+    """The graph's scatter with an update region from `reduction`; updates apply in
+    row-major order (of repeated indices under "none" the last one wins)."""
+    reduction = ctx.attr("reduction", "none")
+    if reduction not in SCATTER_REDUCTIONS:
+        raise Unsupported(f"reduction {reduction!r} is not supported")
+    if updates.type.dtype != data.type.dtype:
+        raise Unsupported(f"updates of element type {updates.type.dtype} for data of "
+                          f"{data.type.dtype}")
+    scalar = TensorType((), data.type.dtype)
+    region = Graph("onnx.scatter.update")
+    old, new = region.add_input(scalar), region.add_input(scalar)
+    op = SCATTER_REDUCTIONS[reduction]
+    region.outputs = [new if op is None else region.add(op, [old, new], [scalar]).output]
+    attrs = {**attrs, "input_batching_dims": (), "scatter_indices_batching_dims": (),
+             "indices_are_sorted": False, "unique_indices": False}
+    inputs = [data, idx, updates]
+    OPS["scatter"].infer(Node("scatter", inputs, [], attrs, None, [region]))  # checks
+    return ctx.graph.add("scatter", inputs, [data.type], attrs, None, [region]).output
+
+
+def scatter_nd(ctx: OpContext) -> Tensor:
+    """ScatterND: data with data[indices[i]] = updates[i] (or combined by `reduction`),
+    each index vector naming the first k axes; negative indices count from the end."""
+    data, idx, updates = ctx.input(0), ctx.input(1), ctx.input(2)
+    shape = tuple(data.type.shape)
+    if not idx.type.dtype.is_integer or idx.type.rank < 1:
+        raise Unsupported("indices must be an integer tensor of rank >= 1")
+    k = idx.type.shape[-1]
+    want = tuple(idx.type.shape[:-1]) + shape[k:]
+    if k > len(shape) or tuple(updates.type.shape) != want:
+        raise Unsupported(f"updates of shape {list(updates.type.shape)} ({list(want)} "
+                          "expected)")
+    if idx.type.dtype.name != "i64":
+        idx = ctx.node("convert", [idx], dtype="i64")
+    sizes = ctx.broadcast(ctx.constant(np.array(shape[:k], np.int64), "i64"),
+                          tuple(idx.type.shape), (idx.type.rank - 1,))
+    negative = ctx.node("compare", [idx, ctx.filled(0, idx)], direction="LT")
+    idx = ctx.node("select", [negative, ctx.node("add", [idx, sizes]), idx])
+    batch = idx.type.rank - 1
+    return _scatter(ctx, data, idx, updates, {
+        "update_window_dims": tuple(range(batch, updates.type.rank)),
+        "inserted_window_dims": tuple(range(k)),
+        "scatter_dims_to_operand_dims": tuple(range(k)), "index_vector_dim": batch})
+
+
+def scatter_elements(ctx: OpContext) -> Tensor:
+    """ScatterElements: out[index[i, j], j] = updates[i, j] (axis 0), each element
+    located by its index along `axis` and its own position on the other axes."""
+    data, updates = ctx.input(0), ctx.input(2)
+    shape = tuple(data.type.shape)
+    axis = axis_of(ctx.attr("axis", 0), len(shape))
+    idx = _indices(ctx, 1, shape[axis], "indices")
+    out = tuple(idx.type.shape)
+    if len(out) != len(shape) or tuple(updates.type.shape) != out:
+        raise Unsupported(f"indices {list(out)} and updates {list(updates.type.shape)} must "
+                          f"have one shape of rank {len(shape)}")
+    columns = [idx if d == axis else _iota(ctx, out, d, "i32") for d in range(len(shape))]
+    full = ctx.node("concatenate", [ctx.reshape(c, (*out, 1)) for c in columns],
+                    dimension=len(out))
+    every = tuple(range(len(shape)))
+    return _scatter(ctx, data, full, updates, {
+        "update_window_dims": (), "inserted_window_dims": every,
+        "scatter_dims_to_operand_dims": every, "index_vector_dim": len(out)})
 
 
 # The block axes' place among (N, C, H/b, by, W/b, bx) for SpaceToDepth, per mode:
@@ -235,5 +310,6 @@ def eye_like(ctx: OpContext) -> np.ndarray:
     return np.eye(shape[0], shape[1], k=ctx.attr("k", 0), dtype=np_dt)
 
 
-__all__ = ["cum_sum", "depth_to_space", "eye_like", "gather_elements", "one_hot",
-           "space_to_depth", "split", "tile", "trilu"]
+__all__ = ["SCATTER_REDUCTIONS", "cum_sum", "depth_to_space", "eye_like", "gather_elements",
+           "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
+           "trilu"]

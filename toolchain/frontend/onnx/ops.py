@@ -138,6 +138,8 @@ OPS: dict[str, OpRow] = {
     "Tile": _row(movement.tile, (2, 2)),
     "Trilu": _row(movement.trilu, (1, 2)),
     "GatherElements": _row(movement.gather_elements, (2, 2)),
+    "ScatterND": _row(movement.scatter_nd, (3, 3)),
+    "ScatterElements": _row(movement.scatter_elements, (3, 3)),
     "SpaceToDepth": _row(movement.space_to_depth, (1, 1)),
     "DepthToSpace": _row(movement.depth_to_space, (1, 1)),
     "CumSum": _row(movement.cum_sum, (2, 2)),
