@@ -12,9 +12,12 @@ with QEMU samples, is issue 20's `make conformance`).
   atol=1e-5, equal_nan), each case within 10 s (ONNX's own tests compare float32 at
   rtol=1e-3; 1e-4 is stricter).
 
-Writes bench/results/peer_suites.{json,md}.
+Writes bench/results/peer_suites.{json,md}. `--failures N` prints, instead, the N most
+common reasons ONNX node tests fail (the first error line, node names and paths left
+out, with how many cases each stops): what to import next.
 
     python bench/peer_suites.py
+    python bench/peer_suites.py --failures 30
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import signal
 import sys
 import tempfile
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +87,8 @@ def _close(got: np.ndarray, want: np.ndarray) -> bool:
     return bool((got == want).all())
 
 
-def onnx_node_tests() -> tuple[int, int]:
+def onnx_node_tests(failures: Counter | None = None) -> tuple[int, int]:
+    """(passing cases, cases); each failure's reason counted into `failures`."""
     import onnx
     from onnx.backend.test.case.node import collect_testcases
 
@@ -102,15 +107,32 @@ def onnx_node_tests() -> tuple[int, int]:
                     if len(got) != len(outputs) or not all(map(_close, got, outputs)):
                         raise ValueError("mismatch")
             ok += 1
-        except BaseException:  # noqa: BLE001 - includes the alarm's TimeoutError
-            pass
+        except BaseException as e:  # noqa: BLE001 - includes the alarm's TimeoutError
+            if failures is not None:
+                failures[_reason(e)] += 1
         finally:
             signal.alarm(0)
     return ok, len(cases)
 
 
-def main() -> int:
+def _reason(e: BaseException) -> str:
+    """An error's first line without the temporary path and node names."""
+    text = (str(e).splitlines() or [""])[0]
+    text = re.sub(r"^\S*model\.onnx: ", "", text)
+    text = re.sub(r"node ('[^']*'|#\d+) ", "node ", text)
+    return f"{type(e).__name__}: {text}"[:160]
+
+
+def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore")
+    args = (sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--failures"]:
+        failures: Counter = Counter()
+        ok, total = onnx_node_tests(failures)
+        print(f"ONNX backend node tests: {ok} of {total} pass; the most common failures:")
+        for reason, n in failures.most_common(int(args[1]) if len(args) > 1 else 30):
+            print(f"{n:5d}  {reason}")
+        return 0
     if not SHARED.is_dir():
         print(f"peer_suites: {SHARED} is absent: ONNX's node tests only", file=sys.stderr)
     rows = {}

@@ -36,7 +36,8 @@ KNOWN_OPS = ("Conv", "ConvTranspose", "Gemm", "MatMul", "BatchNormalization", "M
              "ReduceMean", "ReduceSum", "Cast", "Identity", "Reshape", "Flatten",
              "Transpose", "Concat", "Pad", "Slice", "Squeeze", "Unsqueeze", "Gather",
              "Expand", "Shape", "ConstantOfShape", "QuantizeLinear", "DequantizeLinear",
-             "QLinearConv", "QLinearMatMul", "Range", "Tile", "Loop")
+             "QLinearConv", "QLinearMatMul", "Range", "Tile", "Loop", "Equal", "Where",
+             "Max", "Pow", "Mod", "BitShift", "Gelu")
 # Attributes an edit may add to a node that lacks them, with their kind.
 ADDED_ATTRS = {"axis": "int", "axes": "ints", "perm": "ints", "pads": "ints",
                "strides": "ints", "dilations": "ints", "kernel_shape": "ints",

@@ -144,6 +144,239 @@ def cast_int() -> Case:
     return _one("Cast", randn((3, 5), 99, 5.0), to=6)
 
 
+def graph_of(nodes: list, inputs: dict, outputs: list[str], opset: int = 17) -> Case:
+    """A model of several nodes on graph inputs (the ops of one family side by side)."""
+    data = build(nodes, inputs, outputs, opset=opset)
+    return data, list(inputs.values())
+
+
+def compare_where() -> Case:
+    """Each comparison of two broadcast float tensors, and Where choosing by one of them;
+    a few equal elements, so Equal and the *OrEqual ops see both outcomes."""
+    a = np.round(randn((2, 3, 4), 80) * 2) / 2
+    b = np.round(randn((3, 1), 81) * 2) / 2
+    cmp = ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]
+    nodes = [node(op, ["a", "b"], [op.lower()]) for op in cmp]
+    nodes.append(node("Where", ["less", "a", "b"], ["where"]))
+    return graph_of(nodes, {"a": a, "b": b}, [op.lower() for op in cmp] + ["where"])
+
+
+def logic_int() -> Case:
+    """Comparisons of int32 tensors feeding And, Or, Xor, Not, and Where on integers."""
+    rng = np.random.default_rng(82)
+    a = rng.integers(-3, 4, (3, 5)).astype(np.int32)
+    b = rng.integers(-3, 4, (5,)).astype(np.int32)
+    nodes = [node("Equal", ["a", "b"], ["eq"]), node("Greater", ["a", "b"], ["gt"]),
+             node("And", ["eq", "gt"], ["and_"]), node("Or", ["eq", "gt"], ["or_"]),
+             node("Xor", ["eq", "gt"], ["xor"]), node("Not", ["gt"], ["not_"]),
+             node("Equal", ["gt", "eq"], ["eq_bool"]),
+             node("Where", ["gt", "a", "b"], ["where"])]
+    return graph_of(nodes, {"a": a, "b": b},
+                    ["and_", "or_", "xor", "not_", "eq_bool", "where"])
+
+
+def math_float() -> Case:
+    """The float functions and activations of math_ops.py side by side on one input (a
+    few exact halves and a zero, for Round, Ceil, Sign and the thresholds), plus the
+    variadic ops on three broadcast inputs, Pow and Mod."""
+    x = randn((2, 3, 4), 83) * 2
+    x.flat[:4] = [0.0, 2.5, -1.5, 0.5]
+    b = np.abs(randn((3, 1), 84)) + 0.5
+    c = randn((4,), 85)
+    slope = randn((3, 1), 86) * 0.3
+    unary = ["Erf", "Ceil", "Floor", "Round", "Sign", "Sin", "Cos", "Atan", "Sinh",
+             "Reciprocal", "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "Gelu",
+             "ThresholdedRelu", "Shrink", "IsNaN", "IsInf"]
+    nodes = [node(op, ["x"], [op.lower()]) for op in unary]
+    nodes += [node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh"),
+              node("Elu", ["x"], ["elu_alpha"], alpha=0.5),
+              node("Shrink", ["x"], ["shrink_bias"], lambd=1.0, bias=0.25),
+              node("PRelu", ["x", "s"], ["prelu"]),
+              node("Max", ["x", "b", "c"], ["max"]), node("Min", ["x", "c"], ["min"]),
+              node("Sum", ["x", "b", "c"], ["sum"]), node("Mean", ["x", "b"], ["mean"]),
+              node("Pow", ["b", "x"], ["pow"]), node("Mod", ["x", "b"], ["fmod"], fmod=1)]
+    outs = [n.output[0] for n in nodes]
+    return graph_of(nodes, {"x": x, "b": b, "c": c, "s": slope}, outs, opset=22)
+
+
+def math_int() -> Case:
+    """Integer Mod (Python's sign rule), Pow, bitwise ops and shifts, signed and
+    unsigned, shift amounts beyond the width included."""
+    rng = np.random.default_rng(87)
+    a = rng.integers(-50, 50, (3, 4)).astype(np.int32)
+    d = rng.integers(1, 7, (4,)).astype(np.int32) * np.array([1, -1, 1, -1], np.int32)
+    u = rng.integers(0, 256, (3, 4)).astype(np.uint8)
+    k = np.array([0, 3, 7, 9], np.uint8)
+    e = np.array([0, 1, 2, 3], np.int32)
+    nodes = [node("Mod", ["a", "d"], ["mod"]), node("Pow", ["a", "e"], ["pow"]),
+             node("BitwiseAnd", ["a", "d"], ["band"]), node("BitwiseXor", ["a", "d"], ["bxor"]),
+             node("BitwiseNot", ["a"], ["bnot"]), node("Sign", ["a"], ["sign"]),
+             node("BitShift", ["u", "k"], ["shl"], direction="LEFT"),
+             node("BitShift", ["u", "k"], ["shr"], direction="RIGHT")]
+    outs = [n.output[0] for n in nodes]
+    return graph_of(nodes, {"a": a, "d": d, "u": u, "k": k, "e": e}, outs, opset=22)
+
+
+def norms(opset: int = 21) -> Case:
+    """The reductions and normalizations of norms.py side by side: Reduce* with constant
+    axes, ArgMax / ArgMin on ties (first and last index), Hardmax, LayerNormalization
+    with its three outputs, Lp-, Instance- and GroupNormalization."""
+    x = np.round(randn((2, 4, 3, 3), 88) * 2) / 2  # halves: ties for the Arg ops
+    consts = {"ax": np.array([1, -1], np.int64), "g": randn((3,), 89), "b": randn((3,), 90),
+              "cs": randn((4,), 91), "cb": randn((4,), 92)}
+    nodes = [node("Mul", ["x", "x"], ["sq"])]  # a positive input for ReduceLogSum
+    nodes += [node(op, [src, "ax"], [op.lower()], keepdims=k)
+              for op, src, k in (("ReduceProd", "x", 1), ("ReduceL1", "x", 0),
+                                 ("ReduceL2", "x", 1), ("ReduceSumSquare", "x", 0),
+                                 ("ReduceLogSum", "sq", 1), ("ReduceLogSumExp", "x", 0))]
+    nodes += [node("ArgMax", ["x"], ["argmax"], axis=1),
+              node("ArgMax", ["x"], ["argmax_last"], axis=-1, keepdims=0,
+                   select_last_index=1),
+              node("ArgMin", ["x"], ["argmin"], axis=2, select_last_index=1),
+              node("Hardmax", ["x"], ["hardmax"], axis=1),
+              node("LayerNormalization", ["x", "g", "b"], ["ln", "ln_mean", "ln_inv"],
+                   axis=-1),
+              node("LayerNormalization", ["x", "g"], ["ln2"], axis=2, epsilon=1e-3),
+              node("LpNormalization", ["x"], ["lp1"], axis=1, p=1),
+              node("LpNormalization", ["x"], ["lp2"]),
+              node("InstanceNormalization", ["x", "cs", "cb"], ["inorm"]),
+              node("GroupNormalization", ["x", "cs", "cb"], ["gnorm"], num_groups=2)]
+    outs = [o for n in nodes[1:] for o in n.output]
+    # onnx's shape inference leaves GroupNormalization's output untyped: written here.
+    data = build(nodes, {"x": x}, outs, consts, opset=opset,
+                 output_types={"gnorm": (np.float32, list(x.shape))})
+    return data, [x]
+
+
+def movement() -> Case:
+    """The data movement of movement.py side by side: Split by sizes and in parts, Tile, Trilu
+    both triangles, GatherElements with computed (and negative) indices, SpaceToDepth,
+    DepthToSpace in both modes, CumSum forward / reverse / exclusive, OneHot with
+    computed indices (negative and out of range ones too), EyeLike."""
+    x = randn((2, 8, 4, 6), 95)
+    idx = np.random.default_rng(96).integers(-4, 4, (2, 3, 4, 6)).astype(np.int64)
+    hot = np.array([[0, 3, -1], [5, -6, 2]], np.int64)
+    consts = {"parts": np.array([1, 5, 2], np.int64), "reps": np.array([1, 2, 1, 2], np.int64),
+              "k": np.array(1, np.int64), "km": np.array(-2, np.int64),
+              "axis": np.array(-1, np.int64), "axis1": np.array(1, np.int64),
+              "depth": np.array(5, np.int64), "onoff": np.array([-1.0, 2.0], np.float32)}
+    nodes = [node("Split", ["x", "parts"], ["s0", "s1", "s2"], axis=1),
+             node("Split", ["x"], ["h0", "h1"], axis=-1, num_outputs=2),
+             node("Split", ["x"], ["n0", "n1", "n2"], axis=3, num_outputs=3),
+             node("Tile", ["x", "reps"], ["tile"]),
+             node("Trilu", ["x", "k"], ["triu"]),
+             node("Trilu", ["x", "km"], ["tril"], upper=0),
+             node("GatherElements", ["x", "i"], ["gel"], axis=2),
+             node("SpaceToDepth", ["x"], ["s2d"], blocksize=2),
+             node("DepthToSpace", ["x"], ["d2s"], blocksize=2),
+             node("DepthToSpace", ["x"], ["d2s_crd"], blocksize=2, mode="CRD"),
+             node("CumSum", ["x", "axis"], ["cum"]),
+             node("CumSum", ["x", "axis1"], ["cum_rev_ex"], reverse=1, exclusive=1),
+             node("CumSum", ["x", "axis"], ["cum_ex"], exclusive=1),
+             node("OneHot", ["hot", "depth", "onoff"], ["onehot"], axis=1),
+             node("EyeLike", ["hot"], ["eye"], k=1, dtype=1)]
+    outs = [o for n in nodes for o in n.output]
+    data = build(nodes, {"x": x, "i": idx, "hot": hot}, outs, consts, opset=18)
+    return data, [x, idx, hot]
+
+
+def functions() -> Case:
+    """Ops minirt imports through their ONNX function bodies: causal Attention of 4-D
+    Q, K, V (two heads, a float mask too), SoftmaxCrossEntropyLoss with its
+    log-probabilities, NegativeLogLikelihoodLoss with an ignored index,
+    MeanVarianceNormalization."""
+    q, k, v = randn((1, 2, 3, 4), 97), randn((1, 2, 5, 4), 98), randn((1, 2, 5, 4), 99)
+    mask = randn((3, 5), 100)
+    scores = randn((3, 4, 2), 101)
+    labels = np.array([[0, 3], [2, 1], [3, 3]], np.int64)
+    nodes = [node("Attention", ["q", "k", "v"], ["att"], is_causal=1),
+             node("Attention", ["q", "k", "v", "mask"], ["att_mask"], scale=0.3),
+             node("SoftmaxCrossEntropyLoss", ["s", "lab"], ["sce", "logp"]),
+             node("NegativeLogLikelihoodLoss", ["s", "lab"], ["nll"], reduction="sum",
+                  ignore_index=3),
+             node("MeanVarianceNormalization", ["q"], ["mvn"], axes=[0, 2, 3])]
+    outs = [o for n in nodes for o in n.output]
+    data = build(nodes, {"q": q, "k": k, "v": v, "mask": mask, "s": scores, "lab": labels},
+                 outs, opset=23)
+    return data, [q, k, v, mask, scores, labels]
+
+
+def einsum_lppool() -> Case:
+    """Einsum as attention scores, a batched diagonal through the ellipsis, a chain of
+    three operands, an implicit output and a broadcast ellipsis; LpPool with p 1, 2, 3."""
+    q, k = randn((2, 2, 3, 4), 102), randn((2, 2, 5, 4), 103)
+    sq = randn((2, 3, 3), 104)
+    a, b, c = randn((3, 4), 105), randn((4, 5), 106), randn((5, 2), 107)
+    img = randn((1, 2, 6, 7), 108)
+    nodes = [node("Einsum", ["q", "k"], ["scores"], equation="bhid,bhjd->bhij"),
+             node("Einsum", ["sq"], ["diag"], equation="...ii->...i"),
+             node("Einsum", ["a", "b", "c"], ["chain"], equation="ij,jk,kl->il"),
+             node("Einsum", ["a", "b"], ["implicit"], equation="ij,jk"),
+             node("Einsum", ["sq", "a"], ["ell"], equation="...ij,jk->...ik"),
+             node("Einsum", ["q"], ["total"], equation="bhid->d"),
+             node("LpPool", ["img"], ["lp1"], kernel_shape=[2, 3], p=1),
+             node("LpPool", ["img"], ["lp2"], kernel_shape=[3, 3], strides=[2, 2],
+                  pads=[1, 1, 1, 1]),
+             node("LpPool", ["img"], ["lp3"], kernel_shape=[2, 2], p=3)]
+    outs = [n.output[0] for n in nodes]
+    ins = {"q": q, "k": k, "sq": sq, "a": a, "b": b, "c": c, "img": img}
+    return graph_of(nodes, ins, outs, opset=18)
+
+
+def resizes() -> Case:
+    """Resize as PyTorch exports Upsample / F.interpolate: nearest by scales (every
+    nearest_mode), linear by sizes under each coordinate transformation, down and up."""
+    x = randn((1, 2, 4, 5), 109)
+    up = np.array([1, 1, 2, 1.5], np.float32)
+    nodes = [node("Resize", ["x", "", "up"], ["near"], mode="nearest"),
+             *[node("Resize", ["x", "", "up"], [f"near_{m}"], mode="nearest",
+                    nearest_mode=m, coordinate_transformation_mode="asymmetric")
+               for m in ("round_prefer_ceil", "floor", "ceil")],
+             *[node("Resize", ["x", "", "", sz], [f"lin_{ct}_{sz}"], mode="linear",
+                    coordinate_transformation_mode=ct)
+               for ct in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+               for sz in ("big", "small")],
+             node("Resize", ["x", "", "s2"], ["lin_axes"], mode="linear", axes=[3])]
+    consts = {"up": up, "big": np.array([1, 2, 7, 9], np.int64),
+              "small": np.array([1, 2, 3, 1], np.int64), "s2": np.array([0.6], np.float32)}
+    outs = [n.output[0] for n in nodes]
+    return build(nodes, {"x": x}, outs, consts, opset=18), [x]
+
+
+def top_k() -> Case:
+    """TopK with a constant K: largest and smallest, along the last and a middle axis,
+    on halves (ties: the lower index first), and on integers."""
+    x = np.round(randn((2, 5, 6), 110) * 2) / 2
+    n = np.random.default_rng(111).integers(-3, 3, (3, 7)).astype(np.int32)
+    consts = {"k3": np.array([3], np.int64), "k2": np.array([2], np.int64),
+              "k1": np.array([1], np.int64)}
+    nodes = [node("TopK", ["x", "k3"], ["v_large", "i_large"]),
+             node("TopK", ["x", "k2"], ["v_small", "i_small"], axis=1, largest=0),
+             node("TopK", ["x", "k1"], ["v_one", "i_one"], axis=-2),
+             node("TopK", ["n", "k3"], ["v_int", "i_int"], axis=1)]
+    outs = [o for nd in nodes for o in nd.output]
+    return build(nodes, {"x": x, "n": n}, outs, consts, opset=18), [x, n]
+
+
+def scatters() -> Case:
+    """ScatterND (rows and single elements, negative indices, add) and ScatterElements
+    (an axis, repeated indices under add and max) with computed indices and updates."""
+    data = randn((4, 3, 5), 112)
+    rows = np.array([[1], [-1]], np.int64)
+    cells = np.array([[0, 2], [3, -1], [0, 2]], np.int64)
+    up_rows, up_cells = randn((2, 3, 5), 113), randn((3, 5), 114)
+    el = np.array([[[0, 2, 1, 0, 2]], [[1, 1, 0, -1, 2]]], np.int64)
+    up_el = randn((2, 1, 5), 115)
+    ins = {"d": data, "r": rows, "c": cells, "ur": up_rows, "uc": up_cells, "e": el,
+           "ue": up_el}
+    nodes = [node("ScatterND", ["d", "r", "ur"], ["nd_rows"]),
+             node("ScatterND", ["d", "c", "uc"], ["nd_add"], reduction="add"),
+             node("ScatterElements", ["d", "e", "ue"], ["el_add"], axis=1, reduction="add"),
+             node("ScatterElements", ["d", "e", "ue"], ["el_max"], axis=-2, reduction="max")]
+    outs = [n.output[0] for n in nodes]
+    return build(nodes, ins, outs, opset=18), list(ins.values())
+
+
 CASES: dict[str, Callable[[], Case]] = {
     # Conv
     "conv-pads": lambda: conv(pads=[1, 1, 1, 1]),
@@ -287,6 +520,24 @@ CASES: dict[str, Callable[[], Case]] = {
     "reduce-mean-axes-input": lambda: reduce("ReduceMean", [0, 2], opset=18),
     "reduce-sum": lambda: reduce("ReduceSum", [3], keepdims=0),
     "reduce-max": lambda: reduce("ReduceMax", [1, 2], opset=18),
+    # comparisons, logical ops, Where
+    "compare-where": compare_where,
+    "logic-int": logic_int,
+    # arithmetic and activations
+    "math-float": math_float,
+    "math-int": math_int,
+    # reductions and normalizations
+    "norms": norms,
+    "rms-norm": lambda: _one("RMSNormalization", randn((2, 3, 4), 93),
+                             {"s": randn((3, 4), 94)}, opset=23, axis=1),
+    # more data movement
+    "movement": movement,
+    "einsum-lppool": einsum_lppool,
+    "resize": resizes,
+    "top-k": top_k,
+    "scatter": scatters,
+    # ops imported through their ONNX function bodies
+    "functions": functions,
     "torch-flatten": torch_flatten,
     "constant-nodes": constant_nodes,
 }

@@ -30,7 +30,7 @@ def test_unsupported_ops_are_listed_together(tmp_path: Path, capsys) -> None:
     """Each unsupported node once, by name and op type (a node reading a failed one is
     not reported again), whatever the reason: no converter, an unknown op the checker
     has no schema for, another domain."""
-    nodes = [node("Erf", ["x"], ["a"], name="erf1"), node("Relu", ["a"], ["b"]),
+    nodes = [node("Det", ["x"], ["a"], name="det1"), node("Relu", ["a"], ["b"]),
              node("NonZero", ["x"], ["c"], name="nz"),
              helper.make_node("FusedGemm", ["x", "x"], ["d"], name="fg",
                               domain="com.microsoft"),
@@ -44,7 +44,7 @@ def test_unsupported_ops_are_listed_together(tmp_path: Path, capsys) -> None:
     path.write_bytes(model.SerializeToString())
     rc, lines = _dump_ir(path, capsys)
     assert rc == 2
-    assert lines == [f"{path}: node 'erf1' (Erf) is not supported",
+    assert lines == [f"{path}: node 'det1' (Det) is not supported",
                      f"{path}: node 'nz' (NonZero) is not supported",
                      f"{path}: node 'fg' (FusedGemm) is not supported (domain com.microsoft)",
                      f"{path}: node 'foo' (FooBar) is not supported"]
@@ -226,3 +226,21 @@ def test_padding_the_graph_cannot_express(tmp_path: Path, capsys) -> None:
     assert rc == 2
     assert lines == [f"{path}: node 'pad' (Pad): reflect padding (4, 1) of an axis of 4 "
                      "needs pads smaller than 4"]
+
+
+def test_function_body_failure_names_the_op_and_the_body_op(tmp_path: Path, capsys) -> None:
+    """An op imported through its ONNX function body fails as the op, one line, naming
+    the body's op that could not be converted (here a Pad whose pads come from a shape
+    given at run time)."""
+    x = randn((4, 5), 0)
+    size = np.array([3, 6], np.int64)
+    data = build([node("CenterCropPad", ["x", "s"], ["y"], name="ccp")],
+                 {"x": x, "s": size}, ["y"], opset=18,
+                 output_types={"y": (np.float32, [3, 6])})
+    path = tmp_path / "ccp.onnx"
+    path.write_bytes(data)
+    rc, lines = _dump_ir(path, capsys)
+    assert rc == 2
+    assert lines == [f"{path}: node 'ccp' (CenterCropPad) is not supported (in the ONNX "
+                     "function that defines it: Pad: input 1 (pads) must be a constant (an "
+                     "initializer, a Constant node, or computed from them and static shapes))"]

@@ -181,8 +181,8 @@ def reduce(kind: str, mean: bool = False) -> Converter:
 
 
 # ONNX element types for Cast's `to`, as graph element type names.
-_CAST_TYPES = {1: "f32", 2: "ui8", 3: "i8", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
-               10: "f16", 11: "f64"}
+_CAST_TYPES = {1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64",
+               9: "i1", 10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16"}
 
 
 def cast(ctx: OpContext) -> Tensor:
@@ -190,11 +190,19 @@ def cast(ctx: OpContext) -> Tensor:
     to = _CAST_TYPES.get(ctx.attr("to"))
     if to is None:
         raise Unsupported(f"Cast to element type {ctx.attr('to')} is not supported")
-    x = ctx.input(0)
+    return _convert(ctx, ctx.input(0), to)
+
+
+def cast_like(ctx: OpContext) -> Tensor:
+    """CastLike: Cast to the element type of input 1 (only its type is read)."""
+    return _convert(ctx, ctx.input(0), ctx.input(1).type.dtype.name)
+
+
+def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
     return ctx.node("convert", [x], dtype=to)
 
 
-__all__ = ["binary", "cast", "clip", "hard_sigmoid", "hard_swish", "identity", "leaky_relu",
-           "log_softmax", "reduce", "relu", "softmax", "unary"]
+__all__ = ["binary", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
+           "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]

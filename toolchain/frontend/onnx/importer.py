@@ -24,6 +24,7 @@ import numpy as np
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
+from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
 from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
 from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
@@ -127,7 +128,13 @@ class _Importer:
             return
         if row is None:
             why = self.not_folded.get(node.index)
-            raise Unsupported(f"is not supported ({why})" if why else "")
+            if why:  # too large to evaluate: its body (a Range's Loop) would not do better
+                raise Unsupported(f"is not supported ({why})")
+            body = expand(node, self.model.opset, [self.type_of(n) for n in node.inputs])
+            if body is None:
+                raise Unsupported("")
+            self.convert_body(body)
+            return
         n = len(node.inputs)
         if n < row.min_inputs or (row.max_inputs is not None and n > row.max_inputs):
             raise Unsupported(f"it has {n} inputs; {node.op_type} takes "
@@ -140,6 +147,30 @@ class _Importer:
         except _CONVERT_ERRORS as e:
             raise Unsupported(f"{type(e).__name__}: {e}") from None
         self.bind(node, result)
+
+    def type_of(self, name: str) -> tuple[str, tuple[int, ...]] | None:
+        """(element type, shape) of value `name` (None for an omitted input), for the
+        context-dependent function bodies that depend on them."""
+        if not name:
+            return None
+        v = self.lookup(name)
+        if isinstance(v, Tensor):
+            return v.type.dtype.name, tuple(v.type.shape)
+        if isinstance(v, QView):
+            return "f32", v.shape
+        return _array_dtype(v, name).name, tuple(v.shape)
+
+    def convert_body(self, body: list[NodeInfo]) -> None:
+        """The nodes of an op's ONNX function body, converted in order; a failure is the
+        op's, naming the body's op that failed."""
+        for sub in body:
+            try:
+                self.convert(sub)
+            except Unsupported as e:
+                what = " ".join(str(e).split()) or "is not supported"
+                sep = " " if what.startswith("is not supported") else ": "
+                raise Unsupported(f"is not supported (in the ONNX function that defines it: "
+                                  f"{sub.op_type}{sep}{what})") from None
 
     def try_int8(self, node: NodeInfo, row: OpRow, ctx: OpContext) -> bool:
         """Converts a node with quantized inputs by its int8 converter, the result being

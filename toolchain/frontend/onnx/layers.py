@@ -432,7 +432,26 @@ def global_pool(kind: str) -> Callable[[OpContext], Tensor]:
     return convert
 
 
+def lp_pool(ctx: OpContext) -> Tensor:
+    """LpPool: (sum of |x|^p over each window)^(1 / p), padding read as 0 (p 2; the
+    window attributes as MaxPool's)."""
+    x = ctx.input(0)
+    if not x.type.dtype.is_float:
+        raise Unsupported(f"LpPool of element type {x.type.dtype}")
+    p = ctx.attr("p", 2)
+    if not isinstance(p, int) or p < 1:
+        raise Unsupported(f"p={p} must be an integer >= 1")
+    mag = ctx.node("abs", [x])
+    powered = mag if p == 1 else ctx.node("power", [mag, ctx.filled(p, x)])
+    total = window_sum(ctx, powered, *pool_window(ctx, x))
+    if p == 1:
+        return total
+    if p == 2:
+        return ctx.node("sqrt", [total])
+    return ctx.node("power", [total, ctx.filled(1 / p, total)])
+
+
 __all__ = ["add_channel_bias", "average_pool", "batch_normalization", "conv", "conv_float",
-           "conv_geometry", "conv_transpose", "gemm", "global_pool", "lowest", "matmul",
+           "lp_pool", "conv_geometry", "conv_transpose", "gemm", "global_pool", "lowest", "matmul",
            "matmul_tensors", "max_pool", "nchw", "pool_window", "window_pads", "window_sum",
            "average_counts"]

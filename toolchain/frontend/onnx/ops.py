@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolchain.frontend.onnx import einsum, layers, logic, movement, norms, quant, shape_ops
 from toolchain.frontend.onnx import elementwise as ew
-from toolchain.frontend.onnx import layers, quant, shape_ops
+from toolchain.frontend.onnx import math_ops as mo
+from toolchain.frontend.onnx import resize as rsz
 from toolchain.frontend.onnx.context import OpContext
 
 Converter = Callable[[OpContext], Any]
@@ -48,9 +50,11 @@ OPS: dict[str, OpRow] = {
     "ConvTranspose": _row(layers.conv_transpose, (2, 3)),
     "Gemm": _row(layers.gemm, (2, 3), quant.gemm_int8),
     "MatMul": _row(layers.matmul, (2, 2), quant.matmul_int8),
+    "Einsum": _row(einsum.einsum, (1, None)),
     "BatchNormalization": _row(layers.batch_normalization, (5, 5)),
     "MaxPool": _row(layers.max_pool, (1, 1), _max_pool_int8),
     "AveragePool": _row(layers.average_pool, (1, 1), quant.average_pool_int8),
+    "LpPool": _row(layers.lp_pool, (1, 1)),
     "GlobalAveragePool": _row(layers.global_pool("add"), (1, 1), quant.mean_int8),
     "GlobalMaxPool": _row(layers.global_pool("maximum"), (1, 1), _pass(
         layers.global_pool("maximum"))),
@@ -78,8 +82,46 @@ OPS: dict[str, OpRow] = {
     "ReduceMax": _row(ew.reduce("maximum"), (1, 2)),
     "ReduceMin": _row(ew.reduce("minimum"), (1, 2)),
     "Cast": _row(ew.cast, (1, 1)),
+    "CastLike": _row(ew.cast_like, (2, 2)),
     "Identity": _row(ew.identity, (1, 1), _pass(ew.identity)),
     "Dropout": _row(ew.identity, (1, 3), _pass(ew.identity)),
+    # comparisons, logical ops, Where (logic.py)
+    **{op: _row(logic.compare, (2, 2)) for op in logic.COMPARISONS},
+    **{op: _row(logic.logical, (2, 2)) for op in logic.LOGICAL},
+    "Not": _row(logic.not_, (1, 1)),
+    "Where": _row(logic.where, (3, 3)),
+    # arithmetic and activations (math_ops.py)
+    **{op: _row(conv, (1, 1)) for op, conv in mo.FLOAT_UNARY_CONVERTERS.items()},
+    **{op: _row(mo.int_unary, (1, 1)) for op in mo.INT_UNARY},
+    **{op: _row(mo.bitwise, (2, 2)) for op in mo.BITWISE},
+    **{op: _row(mo.variadic, (1, None)) for op in mo.VARIADIC},
+    "Pow": _row(mo.pow_, (2, 2)),
+    "Mod": _row(mo.mod, (2, 2)),
+    "Reciprocal": _row(mo.reciprocal, (1, 1)),
+    "BitShift": _row(mo.bit_shift, (2, 2)),
+    "Elu": _row(mo.elu, (1, 1)),
+    "Selu": _row(mo.selu, (1, 1)),
+    "Celu": _row(mo.celu, (1, 1)),
+    "Softplus": _row(mo.softplus, (1, 1)),
+    "Softsign": _row(mo.softsign, (1, 1)),
+    "Mish": _row(mo.mish, (1, 1)),
+    "Swish": _row(mo.swish, (1, 1)),
+    "Gelu": _row(mo.gelu, (1, 1)),
+    "ThresholdedRelu": _row(mo.thresholded_relu, (1, 1)),
+    "Shrink": _row(mo.shrink, (1, 1)),
+    "PRelu": _row(mo.prelu, (2, 2)),
+    "IsNaN": _row(mo.is_nan, (1, 1)),
+    "IsInf": _row(mo.is_inf, (1, 1)),
+    # reductions and normalizations (norms.py)
+    **{op: _row(norms.reduction, (1, 2)) for op in [*norms.REDUCTIONS, "ReduceLogSumExp"]},
+    **{op: _row(norms.arg_extreme, (1, 1)) for op in norms.ARG},
+    "Hardmax": _row(norms.hardmax, (1, 1)),
+    "TopK": _row(norms.top_k, (2, 2)),
+    "LayerNormalization": _row(norms.layer_normalization, (2, 3)),
+    "RMSNormalization": _row(norms.rms_normalization, (2, 2)),
+    "LpNormalization": _row(norms.lp_normalization, (1, 1)),
+    "InstanceNormalization": _row(norms.instance_normalization, (3, 3)),
+    "GroupNormalization": _row(norms.group_normalization, (3, 3)),
     # data movement (shape_ops.py): int8 views move as they are
     "Reshape": _row(shape_ops.reshape, (2, 2), _pass(shape_ops.reshape)),
     "Flatten": _row(shape_ops.flatten, (1, 1), _pass(shape_ops.flatten)),
@@ -91,6 +133,19 @@ OPS: dict[str, OpRow] = {
     "Unsqueeze": _row(shape_ops.unsqueeze, (1, 2), _pass(shape_ops.unsqueeze)),
     "Gather": _row(shape_ops.gather, (2, 2), _pass(shape_ops.gather)),
     "Expand": _row(shape_ops.expand, (2, 2), _pass(shape_ops.expand)),
+    # more data movement (movement.py)
+    "Split": _row(movement.split, (1, 2)),
+    "Tile": _row(movement.tile, (2, 2)),
+    "Trilu": _row(movement.trilu, (1, 2)),
+    "GatherElements": _row(movement.gather_elements, (2, 2)),
+    "ScatterND": _row(movement.scatter_nd, (3, 3)),
+    "ScatterElements": _row(movement.scatter_elements, (3, 3)),
+    "SpaceToDepth": _row(movement.space_to_depth, (1, 1)),
+    "DepthToSpace": _row(movement.depth_to_space, (1, 1)),
+    "CumSum": _row(movement.cum_sum, (2, 2)),
+    "Resize": _row(rsz.resize, (1, 4)),
+    "OneHot": _row(movement.one_hot, (3, 3)),
+    "EyeLike": _row(movement.eye_like, (1, 1)),
     # constant-like ops: numpy values at import
     "Constant": _row(shape_ops.constant, (0, 0)),
     "Shape": _row(shape_ops.shape, (1, 1)),

@@ -3,8 +3,8 @@
 The protobuf is parsed and checked by the `onnx` package (its checker knows every op's
 schema: attribute types, input counts); this module turns what the importer needs into
 plain values and refuses, with one line each, everything it cannot hold: a damaged file,
-an opset older than 13, tensors whose data does not match their type, dynamic input
-dimensions that `--input-shape` did not pin.
+an opset older than 13 (unless every node's op is unchanged since), tensors whose data
+does not match their type, dynamic input dimensions that `--input-shape` did not pin.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def _reason(e: BaseException) -> str:
     return (text[:300] + "...") if len(text) > 300 else (text or type(e).__name__)
 
 
-def _attributes(proto: Any, what: str) -> dict[str, Any]:
+def node_attributes(proto: Any, what: str) -> dict[str, Any]:
     from onnx import AttributeProto, helper
 
     attrs: dict[str, Any] = {}
@@ -262,7 +262,7 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
             opset = o.version
     if opset is None:
         raise FormatError("it imports no version of the default ONNX opset")
-    if opset < MIN_OPSET:
+    if opset < MIN_OPSET and not _same_as_min_opset(model, opset):
         raise FormatError(f"it uses opset {opset}; minirt reads opset {MIN_OPSET} and later "
                           "(convert it with onnx.version_converter.convert_version(model, "
                           f"{MIN_OPSET}))")
@@ -298,9 +298,29 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     nodes = []
     for i, n in enumerate(g.node):
         info = NodeInfo(i, n.name, n.op_type, n.domain, list(n.input), list(n.output), proto=n)
-        info.attrs = _attributes(n, info.describe())
+        info.attrs = node_attributes(n, info.describe())
         nodes.append(info)
     return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
+
+
+def _same_as_min_opset(model: Any, opset: int) -> bool:
+    """Whether every node of an older-opset model means what it means in opset 13: its
+    op's definition at `opset` is the one opset 13 still uses (And, Or, Xor, Not have not
+    changed since opsets 1 and 7, and ONNX's own tests declare those opsets). Then
+    nothing would differ after a version conversion, so the model is read as it is."""
+    from onnx import defs
+
+    for n in model.graph.node:
+        if n.domain not in ("", "ai.onnx"):
+            continue
+        try:
+            old = defs.get_schema(n.op_type, opset).since_version
+            new = defs.get_schema(n.op_type, MIN_OPSET).since_version
+        except Exception:  # noqa: BLE001 - an unknown op: the checker names it later
+            return False
+        if old != new:
+            return False
+    return True
 
 
 def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
@@ -320,4 +340,4 @@ def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 
 __all__ = ["DTYPES", "MIN_OPSET", "ModelInfo", "NodeInfo", "ValueInfo", "load_model",
-           "onnx_dtype", "parse_shape", "read_model"]
+           "node_attributes", "onnx_dtype", "parse_shape", "read_model"]

@@ -1,0 +1,118 @@
+"""Resize (nearest and linear; PyTorch's Upsample and F.interpolate) with constant
+scales or sizes.
+
+Both modes are separable: each resized axis is one step, a gather of the source
+positions (computed at import with numpy from the coordinate transformation) and, for
+linear, the two neighbours' weighted sum. The weights and indices are constants, so
+the firmware does no coordinate arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from toolchain.frontend.onnx.context import OpContext, axis_of
+from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.graph.ir import Tensor
+
+# Output coordinate x (array) -> input coordinate, given input and output length and the
+# axis' scale (ONNX's coordinate_transformation_mode).
+Transform = Callable[[np.ndarray, int, int, float], np.ndarray]
+TRANSFORMS: dict[str, Transform] = {
+    "half_pixel": lambda x, n, m, s: (x + 0.5) / s - 0.5,
+    "pytorch_half_pixel": lambda x, n, m, s: (x + 0.5) / s - 0.5 if m > 1 else 0 * x,
+    "align_corners": lambda x, n, m, s: x * (n - 1) / (m - 1) if m > 1 else 0 * x,
+    "asymmetric": lambda x, n, m, s: x / s,
+}
+# nearest_mode: an input coordinate -> the nearest index.
+NEAREST = {
+    "round_prefer_floor": lambda c: np.ceil(c - 0.5),
+    "round_prefer_ceil": lambda c: np.floor(c + 0.5),
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
+def _targets(ctx: OpContext, shape: tuple[int, ...]) -> tuple[list[int], list[float]]:
+    """Output sizes and per-axis scales from the constant scales or sizes (input 2 or
+    3), over the `axes` attribute's axes (all by default)."""
+    rank = len(shape)
+    axes = [axis_of(a, rank) for a in (ctx.ints("axes") or range(rank))]
+    out, scales = list(shape), [1.0] * rank
+    if ctx.has_input(3):
+        sizes = [int(v) for v in ctx.const(3, "sizes").reshape(-1)]
+        if len(sizes) != len(axes) or any(s < 1 for s in sizes):
+            raise Unsupported(f"sizes {sizes} must be {len(axes)} values >= 1")
+        if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+            raise Unsupported("keep_aspect_ratio_policy other than stretch")
+        for a, s in zip(axes, sizes):
+            out[a], scales[a] = s, s / shape[a]
+    elif ctx.has_input(2):
+        given = [float(v) for v in ctx.const(2, "scales").reshape(-1)]
+        if len(given) != len(axes) or any(not s > 0 for s in given):
+            raise Unsupported(f"scales {given} must be {len(axes)} values > 0")
+        for a, s in zip(axes, given):
+            out[a], scales[a] = int(np.floor(shape[a] * s)), s
+            if out[a] < 1:
+                raise Unsupported(f"scale {s} leaves axis {a} empty")
+    else:
+        raise Unsupported("neither scales nor sizes is given")
+    return out, scales
+
+
+def _take(ctx: OpContext, x: Tensor, axis: int, index: np.ndarray) -> Tensor:
+    """x's slices at the constant positions `index` along `axis`."""
+    shape = tuple(x.type.shape)
+    return ctx.node("gather", [x, ctx.constant(index.astype(np.int32), "i32")],
+                    offset_dims=tuple(d for d in range(len(shape)) if d != axis),
+                    collapsed_slice_dims=(axis,), operand_batching_dims=(),
+                    start_indices_batching_dims=(), start_index_map=(axis,),
+                    index_vector_dim=1,
+                    slice_sizes=tuple(1 if d == axis else s for d, s in enumerate(shape)))
+
+
+def resize(ctx: OpContext) -> Tensor:
+    """Resize, mode nearest (nearest_mode) or linear, coordinate_transformation_mode
+    half_pixel, pytorch_half_pixel, align_corners or asymmetric."""
+    x = ctx.input(0)
+    shape = tuple(x.type.shape)
+    out, scales = _targets(ctx, shape)
+    mode = ctx.attr("mode", "nearest")
+    ct = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    if mode not in ("nearest", "linear"):
+        raise Unsupported(f"mode {mode!r} is not supported (nearest and linear are)")
+    if ct not in TRANSFORMS:
+        raise Unsupported(f"coordinate_transformation_mode {ct!r} is not supported")
+    if ctx.attr("antialias", 0):
+        raise Unsupported("antialias=1 is not supported")
+    nearest = NEAREST.get(ctx.attr("nearest_mode", "round_prefer_floor"))
+    if nearest is None:
+        raise Unsupported(f"nearest_mode {ctx.attr('nearest_mode')!r} is not supported")
+    if mode == "linear" and not x.type.dtype.is_float:
+        raise Unsupported(f"linear Resize of element type {x.type.dtype}")
+    y = x
+    for a, (n, m) in enumerate(zip(shape, out)):
+        if n == m and scales[a] == 1.0:
+            continue
+        coord = TRANSFORMS[ct](np.arange(m, dtype=np.float64), n, m, scales[a])
+        if mode == "nearest":
+            y = _take(ctx, y, a, np.clip(nearest(coord), 0, n - 1).astype(np.int64))
+            continue
+        coord = np.clip(coord, 0, n - 1)
+        lo = np.floor(coord).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        w = coord - lo
+        cur = tuple(y.type.shape[:a]) + (m,) + tuple(y.type.shape[a + 1:])
+
+        def weight(values: np.ndarray, like: Tensor = x, cur: tuple = cur, a: int = a
+                   ) -> Tensor:
+            return ctx.broadcast(ctx.constant(values, like.type.dtype), cur, (a,))
+
+        y = ctx.node("add", [ctx.node("multiply", [_take(ctx, y, a, lo), weight(1 - w)]),
+                             ctx.node("multiply", [_take(ctx, y, a, hi), weight(w)])])
+    return y
+
+
+__all__ = ["NEAREST", "TRANSFORMS", "resize"]
