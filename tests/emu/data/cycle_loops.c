@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mrt_image.h"
+#include "../../link/doubles/one_dispatch_image.h"
 
 #ifndef TD_TARGET_ID
 #error "define TD_TARGET_ID"
@@ -129,27 +129,4 @@ static void cl_dispatch(void *const *bindings) {
   *out = *in;
 }
 
-static const mrt_dispatch_fn_t cl_dispatches[] = {cl_dispatch};
-static const uint32_t cl_io_sizes[] = {sizeof(cl_io_t), sizeof(cl_io_t)};
-const mrt_image_t mrt_image = {
-    .dispatches = cl_dispatches,
-    .io_sizes = cl_io_sizes,
-    .target_id = TD_TARGET_ID,
-    .module_size = 16,
-    .command_count = 1,
-    .input_count = 1,
-    .output_count = 1,
-};
-const uint8_t mrt_image_module[16] = {
-    'T', 'D', 'B', 'L',
-    (uint8_t)TD_TARGET_ID, 0, 0, 0,
-    16, 0, 0, 0,
-    16, 0, 0, 0,
-};
-const uint32_t mrt_image_module_size = sizeof mrt_image_module;
-_Alignas(16) uint8_t mrt_image_arena[64];
-const uint32_t mrt_image_arena_size = sizeof mrt_image_arena;
-static cl_io_t cl_input;
-static cl_io_t cl_output;
-void *const mrt_image_inputs[] = {&cl_input};
-void *const mrt_image_outputs[] = {&cl_output};
+TD_ONE_DISPATCH_IMAGE(cl_dispatch, cl_io_t)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mrt_image.h"
+#include "one_dispatch_image.h"
 
 #ifndef TD_TARGET_ID
 #error "define TD_TARGET_ID"
@@ -57,27 +57,4 @@ static void td_dispatch(void *const *bindings) {
   }
 }
 
-static const mrt_dispatch_fn_t td_dispatches[] = {td_dispatch};
-static const uint32_t td_io_sizes[] = {sizeof(td_io_t), sizeof(td_io_t)};
-const mrt_image_t mrt_image = {
-    .dispatches = td_dispatches,
-    .io_sizes = td_io_sizes,
-    .target_id = TD_TARGET_ID,
-    .module_size = 16,
-    .command_count = 1,
-    .input_count = 1,
-    .output_count = 1,
-};
-const uint8_t mrt_image_module[16] = {
-    'T', 'D', 'B', 'L',
-    (uint8_t)TD_TARGET_ID, 0, 0, 0,
-    16, 0, 0, 0,
-    16, 0, 0, 0,
-};
-const uint32_t mrt_image_module_size = sizeof mrt_image_module;
-_Alignas(16) uint8_t mrt_image_arena[64];
-const uint32_t mrt_image_arena_size = sizeof mrt_image_arena;
-static td_io_t td_input;
-static td_io_t td_output;
-void *const mrt_image_inputs[] = {&td_input};
-void *const mrt_image_outputs[] = {&td_output};
+TD_ONE_DISPATCH_IMAGE(td_dispatch, td_io_t)
