@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from toolchain import pipeline
-from toolchain.cli.build import make_quantize_options, size_record, stamp_with
+from toolchain.cli.build import make_quantize_options, size_record
 from toolchain.cli.common import (
     EXIT_BUDGET,
     EXIT_INPUT,
@@ -363,8 +363,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         pipeline.check_out_dir(out, model)
         if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
             load_calibration(quantize_opts.calibration, graph)
-        stamp = stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts), shapes,
-                           max_cycles, boot_check, harness)
+        stamp = pipeline.stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts),
+                                    shapes, max_cycles, boot_check, harness)
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:

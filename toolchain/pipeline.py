@@ -425,9 +425,7 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
         out_dir = default_build_dir(model, board)
     check_out_dir(out_dir, model)
     with stage("stamp"):
-        stamp = build_stamp(model, board, entry, quantize)
-    if boot_check != DEFAULT_BOOT_CHECK:
-        stamp["boot_check"] = boot_check
+        stamp = stamp_with(build_stamp(model, board, entry, quantize), {}, None, boot_check)
     return compile_graph(graph, board, Path(out_dir), log, stamp, quantize,
                          boot_check=boot_check)
 
@@ -500,6 +498,23 @@ def _tree_sha256(root: Path) -> str:
             h.update(f.relative_to(root).as_posix().encode() + b"\0")
             h.update(sha256(f.read_bytes()).digest())
     return h.hexdigest()
+
+
+def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
+               max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK,
+               harness: str = DEFAULT_HARNESS) -> dict:
+    """The build stamp with the input-shape pins, which change the compiled graph, and
+    the cycle budget, which changes the runtime. Absent when not given, so a build made
+    without them stays current."""
+    if shapes:
+        stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
+    if max_cycles is not None:
+        stamp["max_cycles"] = max_cycles
+    if boot_check != DEFAULT_BOOT_CHECK:
+        stamp["boot_check"] = boot_check
+    if harness != DEFAULT_HARNESS:
+        stamp["harness"] = harness
+    return stamp
 
 
 def build_stamp(model: str | Path, board: Board, entry: str,

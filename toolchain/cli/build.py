@@ -126,26 +126,11 @@ def add_runtime_options(p: argparse.ArgumentParser) -> None:
 
 def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     """The build stamp with the --input-shape pins and the --max-cycles budget
-    (stamp_with)."""
+    (pipeline.stamp_with)."""
+    from toolchain.pipeline import stamp_with
+
     return stamp_with(stamp, input_shapes(args), args.max_cycles,
                       args.boot_check or DEFAULT_BOOT_CHECK, args.harness)
-
-
-def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
-               max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK,
-               harness: str = DEFAULT_HARNESS) -> dict:
-    """The build stamp with the input-shape pins, which change the compiled graph, and
-    the cycle budget, which changes the runtime. Absent when not given, so a build made
-    without them stays current."""
-    if shapes:
-        stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
-    if max_cycles is not None:
-        stamp["max_cycles"] = max_cycles
-    if boot_check != DEFAULT_BOOT_CHECK:
-        stamp["boot_check"] = boot_check
-    if harness != DEFAULT_HARNESS:
-        stamp["harness"] = harness
-    return stamp
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
