@@ -327,7 +327,10 @@ def compile_sources(
     def run(job: tuple[Path, Path, list[str]]) -> Path:
         source, obj, cmd = job
         key = None
-        if cache is not None:
+        # Only runtime_c's own sources: the cache key hashes the headers under `root` and
+        # the include directories, not those beside a source from elsewhere (a test
+        # double's, a caller's extra source), which could change unseen.
+        if cache is not None and source.resolve().is_relative_to(Path(root).resolve()):
             try:
                 key = cache.key(cmd, source.parent, source.read_bytes())
             except OSError:
