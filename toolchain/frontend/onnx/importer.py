@@ -341,12 +341,13 @@ def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
     return graph
 
 
-def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
-              ) -> Graph:
-    """Reads and imports an .onnx file. Raises OnnxError (`path: not a valid ONNX model:
-    ...` for a damaged file, one line per unsupported node otherwise) and OSError when
-    the file cannot be read."""
-    return import_model(load_model(path, input_shapes), str(path))
+def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+              input_values: dict[str, np.ndarray] | None = None) -> Graph:
+    """Reads and imports an .onnx file, the inputs in `input_values` made constants of
+    those values. Raises OnnxError (`path: not a valid ONNX model: ...` for a damaged
+    file, one line per unsupported node otherwise) and OSError when the file cannot be
+    read."""
+    return import_model(load_model(path, input_shapes, input_values), str(path))
 
 
 __all__ = ["import_model", "load_onnx"]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from toolchain.frontend.onnx.errors import FormatError, InputShapeError, OnnxError
+from toolchain.graph.pinned_inputs import check_pin_names, fit_pinned_value
 from toolchain.graph.verify import tensor_type_error
 from toolchain.types import DType, TensorType, dtype
 
@@ -208,6 +209,15 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
     return ty
 
 
+def _pinned(info: ValueInfo, elem_type: int, value: np.ndarray) -> np.ndarray:
+    """The --input-value of input `info` as the initializer it becomes."""
+    dt = onnx_dtype(elem_type, f"input '{info.name}'")
+    try:
+        return fit_pinned_value(info.name, value, dt, info.dims)
+    except ValueError as e:
+        raise InputShapeError(f"--input-value {info.name}: {e}") from None
+
+
 def _check(model: Any) -> set[str]:
     """Runs the onnx checker; returns the op types it has no schema for (they are
     reported later with every other unsupported node, all together)."""
@@ -244,9 +254,11 @@ def _check(model: Any) -> set[str]:
 
 
 def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = None,
-               base_dir: str | Path | None = None) -> ModelInfo:
+               base_dir: str | Path | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> ModelInfo:
     """Parses and validates an ONNX model. Raises FormatError (one message) for a damaged
-    or invalid file, OnnxError-ready messages are made by the caller."""
+    or invalid file, OnnxError-ready messages are made by the caller. The inputs named in
+    `input_values` (--input-value) become initializers of those values."""
     import onnx
     from onnx import external_data_helper
 
@@ -278,11 +290,16 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     for t in g.initializer:
         initializers[t.name] = _array(t, f"initializer '{t.name}'")
     pins = dict(input_shapes or {})
+    values = dict(input_values or {})
     names = [v.name for v in g.input if v.name not in initializers]
     unknown_pins = sorted(set(pins) - set(names))
     if unknown_pins:
         raise InputShapeError(f"--input-shape names {', '.join(unknown_pins)}, which is no "
                               f"input of the model (its inputs: {', '.join(names) or 'none'})")
+    try:
+        check_pin_names(names, set(values), set(pins))
+    except ValueError as e:
+        raise InputShapeError(str(e)) from None
     inputs = []
     for v in g.input:
         if v.name in initializers:
@@ -290,6 +307,10 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         info = _value_info(v)
         if not v.type.HasField("tensor_type"):
             raise FormatError(f"input '{v.name}' is not a tensor")
+        if v.name in values:
+            initializers[v.name] = _pinned(info, v.type.tensor_type.elem_type,
+                                           values[v.name])
+            continue
         inputs.append((info, _input_type(info, v.type.tensor_type.elem_type,
                                          pins.pop(v.name, None))))
     outputs = [_value_info(v) for v in g.output]
@@ -323,8 +344,8 @@ def _same_as_min_opset(model: Any, opset: int) -> bool:
     return True
 
 
-def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
-               ) -> ModelInfo:
+def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> ModelInfo:
     """Reads `path`; OnnxError (`path: not a valid ONNX model: ...`) when it is damaged or
     its inputs cannot get static shapes, OSError when it cannot be read."""
     path = Path(path)
@@ -333,7 +354,7 @@ def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
         raise OnnxError(str(path), [f"not a valid ONNX model: the file has {size} bytes, more "
                                     "than the 2 GiB a protobuf can hold"])
     try:
-        return read_model(path.read_bytes(), input_shapes, path.parent)
+        return read_model(path.read_bytes(), input_shapes, path.parent, input_values)
     except FormatError as e:
         text = str(e) if isinstance(e, InputShapeError) else f"not a valid ONNX model: {e}"
         raise OnnxError(str(path), [text]) from None
