@@ -3,13 +3,15 @@
 The protobuf is parsed and checked by the `onnx` package (its checker knows every op's
 schema: attribute types, input counts); this module turns what the importer needs into
 plain values and refuses, with one line each, everything it cannot hold: a damaged file,
-an opset older than 13 (unless every node's op is unchanged since), tensors whose data
-does not match their type, dynamic input dimensions that `--input-shape` did not pin.
+an older opset than 13 that onnx's version converter cannot convert (one whose ops all
+mean what they mean in 13 is read as it is), tensors whose data does not match their
+type, dynamic input dimensions that `--input-shape` did not pin.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,16 +276,14 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
             opset = o.version
     if opset is None:
         raise FormatError("it imports no version of the default ONNX opset")
-    if opset < MIN_OPSET and not _same_as_min_opset(model, opset):
-        raise FormatError(f"it uses opset {opset}; minirt reads opset {MIN_OPSET} and later "
-                          "(convert it with onnx.version_converter.convert_version(model, "
-                          f"{MIN_OPSET}))")
     if base_dir is not None and any(external_data_helper.uses_external_data(t)
                                     for t in model.graph.initializer):
         try:
             external_data_helper.load_external_data_for_model(model, str(base_dir))
         except Exception as e:
             raise FormatError(f"cannot load its external data: {_reason(e)}") from None
+    if opset < MIN_OPSET and not _same_as_min_opset(model, opset):
+        model, opset = _converted(model, opset), MIN_OPSET
     unknown = _check(model)
     g = model.graph
     initializers: dict[str, np.ndarray] = {}
@@ -322,6 +322,43 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         info.attrs = node_attributes(n, info.describe())
         nodes.append(info)
     return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
+
+
+# What onnx's version converter drops: an Upsample becomes a Resize without a
+# coordinate_transformation_mode, which then means opset 11's half_pixel; Upsample maps
+# an output index x to x / scale, floored (onnxruntime's and ONNX's Upsample), which in
+# Resize's terms is this (node output -> attributes restored on the Resize).
+_LOST_IN_CONVERSION = {
+    "Upsample": {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+}
+
+
+def _converted(model: Any, opset: int) -> Any:
+    """An older-opset model converted to MIN_OPSET by onnx's version converter (each op
+    rewritten by its adapters: Slice's and Split's attributes become inputs, Upsample a
+    Resize, ...). FormatError naming the op the converter has no adapter for."""
+    from onnx import helper, version_converter
+
+    lost = {n.output[0]: _LOST_IN_CONVERSION[n.op_type] for n in model.graph.node
+            if n.op_type in _LOST_IN_CONVERSION and n.domain in ("", "ai.onnx") and n.output}
+    try:
+        converted = version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter's C++ asserts surface as anything
+        text = _reason(e)
+    else:
+        for n in converted.graph.node:
+            have = {a.name for a in n.attribute}
+            for name, value in lost.get(n.output[0] if n.output else "", {}).items():
+                if name not in have:
+                    n.attribute.append(helper.make_attribute(name, value))
+        return converted
+    missing = re.search(r"No Adapter (?:From|To) Version \$?(\d+) for (\w+)", text)
+    if missing is not None:
+        raise FormatError(f"it uses opset {opset}, and onnx's version converter cannot "
+                          f"convert its {missing[2]} nodes from opset {missing[1]} to "
+                          f"{MIN_OPSET} (no adapter)")
+    raise FormatError(f"it uses opset {opset}, and onnx's version converter cannot convert "
+                      f"it to opset {MIN_OPSET}: {text.split(': ', 1)[-1]}")
 
 
 def _same_as_min_opset(model: Any, opset: int) -> bool:
