@@ -71,9 +71,9 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_dynamic_dimension_says_how_to_pin_it(example: Path, capsys) -> None:
     rc, lines = _dump_ir(example, capsys)
     assert rc == 2
-    assert lines == [f"{example}: input 'input' has a dynamic dimension 'N' (dim 0 of "
-                     "[N, 1, 12, 12]); minirt needs static shapes: pin it with "
-                     "--input-shape input=1x1x12x12"]
+    assert lines == [f"{example}: input with dynamic dimensions: 'input' [N, 1, 12, 12]; "
+                     "minirt needs static shapes: pin them with --input-shape "
+                     "input=1x1x12x12 (N=1 as a batch)"]
     graph = load_graph(example, input_shapes={"input": (5, 1, 12, 12)})
     assert graph.inputs[0].type.shape == (5, 1, 12, 12)
     assert graph.outputs[0].type.shape == (5, 4)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from toolchain.frontend.onnx.dynamic_dims import dynamic_dims_message
 from toolchain.frontend.onnx.errors import FormatError, InputShapeError, OnnxError
 from toolchain.graph.pinned_inputs import check_pin_names, fit_pinned_value
 from toolchain.graph.verify import tensor_type_error
@@ -192,15 +193,7 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
                                       f"{what} declares it {d}")
         shape = tuple(pinned)
     else:
-        assert info.dims is not None
-        dynamic = [(i, d) for i, d in enumerate(info.dims) if not isinstance(d, int)]
-        if dynamic:
-            i, d = dynamic[0]
-            name = f"'{d}'" if isinstance(d, str) else "without a size"
-            hint = "x".join("1" if not isinstance(x, int) else str(x) for x in info.dims)
-            raise InputShapeError(f"{what} has a dynamic dimension {name} (dim {i} of "
-                              f"{info.describe()}); minirt needs static shapes: pin it with "
-                              f"--input-shape {info.name}={hint}")
+        assert info.dims is not None  # dynamic dims are reported together, before
         if any(d == 0 for d in info.dims):
             raise FormatError(f"{what} has an empty dimension: {info.describe()}")
         shape = tuple(int(d) for d in info.dims)  # type: ignore[arg-type]
@@ -301,6 +294,8 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
     except ValueError as e:
         raise InputShapeError(str(e)) from None
     inputs = []
+    dynamic: dict[str, tuple[int | str | None, ...]] = {}  # inputs with unpinned dims
+    fixed: dict[str, tuple[tuple[int | str | None, ...], tuple[int, ...]]] = {}
     for v in g.input:
         if v.name in initializers:
             continue  # IR < 4 lists initializers among the inputs
@@ -310,9 +305,19 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         if v.name in values:
             initializers[v.name] = _pinned(info, v.type.tensor_type.elem_type,
                                            values[v.name])
+            if info.dims is not None:
+                fixed[v.name] = (info.dims, initializers[v.name].shape)
             continue
-        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type,
-                                         pins.pop(v.name, None))))
+        pin = pins.get(v.name)
+        if pin is None and info.dims is not None and not all(isinstance(d, int)
+                                                             for d in info.dims):
+            dynamic[v.name] = info.dims
+            continue
+        if pin is not None and info.dims is not None:
+            fixed[v.name] = (info.dims, pin)
+        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type, pin)))
+    if dynamic:
+        raise InputShapeError(dynamic_dims_message(model, dynamic, fixed))
     outputs = [_value_info(v) for v in g.output]
     if not outputs:
         raise FormatError("the graph has no outputs")
