@@ -21,6 +21,7 @@ def test_a_value_takes_the_inputs_dtype_and_declared_shape() -> None:
     got = fit_pinned_value("axes", np.array([0, 2]), I64, ("n",))  # a dynamic dim: any size
     assert got.tolist() == [0, 2]
     assert fit_pinned_value("x", np.array([1, 2]), F32, None).dtype == np.float32
+    assert fit_pinned_value("on", np.array([1, 0]), dtype("i1"), (2,)).tolist() == [True, False]
 
 
 @pytest.mark.parametrize(("value", "dt", "dims", "message"), [
@@ -32,6 +33,7 @@ def test_a_value_takes_the_inputs_dtype_and_declared_shape() -> None:
      "a value of int64 shape (1, 2), but input 'p' is declared i64 [n]"),
     (np.array([1, 300]), I8, (2,), "300 is outside i8's range -128..127 of input 'p'"),
     (np.array([1e300]), F32, (1,), "a value is outside f32's range of input 'p'"),
+    (np.array([1, 2]), dtype("i1"), (2,), "input 'p' is boolean: give 0 or 1, not 2"),
 ])
 def test_a_value_that_does_not_fit_says_both(value, dt, dims, message: str) -> None:
     with pytest.raises(ValueError) as e:

@@ -18,8 +18,9 @@ from toolchain.graph.ir import Graph, Node
 from toolchain.types import DType
 
 # Which numpy kinds a value may be given in for an input of each element kind (then
-# converted when every element is exact): 1.5 is no integer, and 2 is no boolean.
-ACCEPTED_KINDS = {"f": "fiu", "i": "iu", "u": "iu", "b": "b", "c": "cfiu"}
+# converted when every element is exact): 1.5 is no integer, and only 0 and 1 are
+# booleans (a command line has no other way to spell them).
+ACCEPTED_KINDS = {"f": "fiu", "i": "iu", "u": "iu", "b": "biu", "c": "cfiu"}
 
 
 def describe_dims(dims: tuple[int | str | None, ...] | None) -> str:
@@ -50,6 +51,9 @@ def fit_pinned_value(name: str, value: np.ndarray, dt: DType,
             raise ValueError(f"{given}, but {declared}")
     with np.errstate(all="ignore"):
         converted = value.astype(dt.np_dtype)
+    if dt.kind == "b" and value.dtype.kind != "b" and not np.isin(value, (0, 1)).all():
+        raise ValueError(f"input '{name}' is boolean: give 0 or 1, not "
+                         f"{value[~np.isin(value, (0, 1))].flat[0].item()!r}")
     if dt.is_integer:
         lo, hi = (0, (1 << dt.bits) - 1) if dt.kind == "u" else (
             -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1)
