@@ -1,0 +1,201 @@
+"""The Signal library's int16 real FFT (SignalRfft of int16) as graph ops.
+
+TFLite Micro computes it with kiss_fft in 16-bit fixed point (kiss_fftr over a complex
+FFT of half the length): every butterfly first divides its inputs by the radix with a
+rounding Q15 multiply, twiddles are Q15 values rounded from cos / sin, products round
+to nearest with ties up, and every store into an int16 wraps. Those rules make the
+result depend on the exact order of operations, so this file rebuilds kiss_fft's own
+decomposition: the input in digit-reversed order, then one vectorized stage per radix
+(4s first, then a 2, as kiss_fft factors a power of two), innermost stage first, then
+kiss_fftr's split of the complex spectrum into the real input's spectrum.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.signal_math import IntBuilder
+from toolchain.graph.ir import Tensor
+
+Q15_ONE = 32767  # kiss_fft's SAMP_MAX
+ROUND = 1 << 14  # half of Q15's unit, kiss_fft's sround
+
+
+def _q15(phases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """kiss_fft's fixed-point twiddles: floor(0.5 + 32767 * cos / sin(phase))."""
+    return (np.floor(0.5 + Q15_ONE * np.cos(phases)).astype(np.int64),
+            np.floor(0.5 + Q15_ONE * np.sin(phases)).astype(np.int64))
+
+
+def radices(n: int) -> list[int]:
+    """kiss_fft's factors of a power of two n: 4s while they divide, then a 2."""
+    out = []
+    while n % 4 == 0 and n > 1:
+        out.append(4)
+        n //= 4
+    if n == 2:
+        out.append(2)
+        n = 1
+    if n != 1:
+        raise Unsupported("fft_length must be a power of two of at least 4")
+    return out
+
+
+class _Fixed16:
+    """Complex int16 arithmetic of kiss_fft's fixed-point macros, on (re, im) pairs of
+    i32 tensors that hold int16 values."""
+
+    def __init__(self, b: IntBuilder):
+        self.b = b
+
+    def sround(self, x: Tensor) -> Tensor:
+        return self.b.wrap16(self.b.shr(self.b.add(x, ROUND), 15))
+
+    def fixdiv(self, c: tuple[Tensor, Tensor], radix: int) -> tuple[Tensor, Tensor]:
+        """C_FIXDIV: each part times 32767 / radix (integer) in Q15, rounded."""
+        k = Q15_ONE // radix
+        return self.sround(self.b.mul(c[0], k)), self.sround(self.b.mul(c[1], k))
+
+    def mul(self, a: tuple[Tensor, Tensor], w: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        """C_MUL: the complex product, each part one rounded Q15 sum of products."""
+        b = self.b
+        re = b.sub(b.mul(a[0], w[0]), b.mul(a[1], w[1]))
+        im = b.add(b.mul(a[0], w[1]), b.mul(a[1], w[0]))
+        return self.sround(re), self.sround(im)
+
+    def add(self, a: tuple[Tensor, Tensor], c: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        return self.b.wrap16(self.b.add(a[0], c[0])), self.b.wrap16(self.b.add(a[1], c[1]))
+
+    def sub(self, a: tuple[Tensor, Tensor], c: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        return self.b.wrap16(self.b.sub(a[0], c[0])), self.b.wrap16(self.b.sub(a[1], c[1]))
+
+
+def _twiddle(b: IntBuilder, values: np.ndarray, shape: tuple[int, ...]) -> Tensor:
+    """A constant (m,) twiddle part broadcast over the leading dims of `shape`."""
+    t = b.ctx.const(values, "i32")
+    return b.ctx.broadcast(t, shape)
+
+
+def _stage(f: _Fixed16, z: tuple[Tensor, Tensor], radix: int, m: int, stride: int,
+           tw: tuple[np.ndarray, np.ndarray]) -> tuple[Tensor, Tensor]:
+    """One kiss_fft butterfly stage (kf_bfly2 / kf_bfly4) over every group of radix * m
+    elements: group element j * m + k is input j of butterfly k."""
+    b, ctx = f.b, f.b.ctx
+    batch, n = z[0].type.shape
+    groups = n // (radix * m)
+    shape = (batch, groups, 1, m)
+
+    def part(t: Tensor, j: int) -> Tensor:
+        t = ctx.reshape(t, (batch, groups, radix, m))
+        return ctx.node("slice", [t], start=(0, 0, j, 0), limit=(batch, groups, j + 1, m),
+                        strides=(1, 1, 1, 1))
+
+    ins = [f.fixdiv((part(z[0], j), part(z[1], j)), radix) for j in range(radix)]
+    k = np.arange(m)
+
+    def twiddle(j: int) -> tuple[Tensor, Tensor]:
+        idx = j * k * stride
+        return _twiddle(b, tw[0][idx], shape), _twiddle(b, tw[1][idx], shape)
+
+    if radix == 2:
+        t = f.mul(ins[1], twiddle(1))
+        outs = [f.add(ins[0], t), f.sub(ins[0], t)]
+    else:
+        s0, s1, s2 = (f.mul(ins[j], twiddle(j)) for j in (1, 2, 3))
+        s5 = f.sub(ins[0], s1)
+        f0 = f.add(ins[0], s1)
+        s3, s4 = f.add(s0, s2), f.sub(s0, s2)
+        # The forward transform's Fout[m] and Fout[3m] (kf_bfly4, not inverse).
+        outs = [f.add(f0, s3),
+                (b.wrap16(b.add(s5[0], s4[1])), b.wrap16(b.sub(s5[1], s4[0]))),
+                f.sub(f0, s3),
+                (b.wrap16(b.sub(s5[0], s4[1])), b.wrap16(b.add(s5[1], s4[0])))]
+    return tuple(ctx.reshape(ctx.node("concatenate", [o[p] for o in outs], dimension=2),
+                             (batch, n)) for p in (0, 1))  # type: ignore[return-value]
+
+
+def complex_fft(b: IntBuilder, re: Tensor, im: Tensor) -> tuple[Tensor, Tensor]:
+    """kiss_fft (forward, fixed16) of (batch, n) int16-valued i32 parts."""
+    ctx = b.ctx
+    batch, n = re.type.shape
+    factors = radices(n)
+    tw = _q15(-2 * math.pi * np.arange(n) / n)
+    # kf_work's recursion reads element q0 + p0*q1 + p0*p1*q2 ... into position
+    # q0*m0 + q1*m1 + ...: a reshape by the reversed factors, transposed.
+    dims = (batch, *reversed(factors))
+    perm = (0, *range(len(factors), 0, -1))
+    z = tuple(ctx.reshape(ctx.node("transpose", [ctx.reshape(t, dims)], permutation=perm),
+                          (batch, n)) for t in (re, im))
+    m = n
+    stages = []
+    stride = 1
+    for p in factors:
+        m //= p
+        stages.append((p, m, stride))
+        stride *= p
+    f = _Fixed16(b)
+    for p, m, stride in reversed(stages):
+        z = _stage(f, z, p, m, stride, tw)  # type: ignore[arg-type]
+    return z  # type: ignore[return-value]
+
+
+def rfft_int16(b: IntBuilder, x: Tensor, fft_length: int) -> Tensor:
+    """SignalRfft of int16 frames x (batch, input_length), zero padded to fft_length:
+    (batch, fft_length + 2) int16, real and imaginary parts interleaved."""
+    ctx = b.ctx
+    batch, length = x.type.shape
+    if fft_length < 8 or length > fft_length:
+        raise Unsupported(f"fft_length {fft_length} must be at least 8 and at least the "
+                          f"input length {length}")
+    half = fft_length // 2
+    radices(half)
+    x32 = b.cast(x, "i32")
+    if length < fft_length:
+        x32 = ctx.node("pad", [x32, ctx.const(0, "i32")], low=(0, 0),
+                       high=(0, fft_length - length), interior=(0, 0))
+    pairs = ctx.reshape(x32, (batch, half, 2))
+
+    def column(t: Tensor, j: int, width: int) -> Tensor:
+        rows = t.type.shape[1]
+        s = ctx.node("slice", [t], start=(0, 0, j), limit=(batch, rows, j + 1),
+                     strides=(1, 1, 1))
+        return ctx.reshape(s, (batch, width))
+
+    re, im = complex_fft(b, column(pairs, 0, half), column(pairs, 1, half))
+    f = _Fixed16(b)
+
+    def cols(t: Tensor, start: int, stop: int) -> Tensor:
+        return ctx.node("slice", [t], start=(0, start), limit=(batch, stop), strides=(1, 1))
+
+    # DC and Nyquist from tmp[0]: halved, then its parts' sum and difference.
+    dc = f.fixdiv((cols(re, 0, 1), cols(im, 0, 1)), 2)
+    first = b.wrap16(b.add(dc[0], dc[1]))
+    last = b.wrap16(b.sub(dc[0], dc[1]))
+    # k = 1 .. half/2: tmp[k] and conj(tmp[half - k]), both halved.
+    q = half // 2
+    fpk = f.fixdiv((cols(re, 1, q + 1), cols(im, 1, q + 1)), 2)
+    rev = [ctx.node("reverse", [cols(t, q, half)], dims=(1,)) for t in (re, im)]
+    fpnk = f.fixdiv((rev[0], b.wrap16(b.sub(b.filled(0, rev[1]), rev[1]))), 2)
+    f1k, f2k = f.add(fpk, fpnk), f.sub(fpk, fpnk)
+    super_tw = _q15(-math.pi * ((np.arange(q) + 1) / half + 0.5))
+    tw = f.mul(f2k, (_twiddle(b, super_tw[0], (batch, q)), _twiddle(b, super_tw[1], (batch, q))))
+    low = (b.wrap16(b.shr(b.add(f1k[0], tw[0]), 1)), b.wrap16(b.shr(b.add(f1k[1], tw[1]), 1)))
+    high = (b.wrap16(b.shr(b.sub(f1k[0], tw[0]), 1)), b.wrap16(b.shr(b.sub(tw[1], f1k[1]), 1)))
+    # freq[k] = low[k] for k < half/2; freq[half - k] = high[k] for k <= half/2 (the
+    # middle bin is written twice, high last).
+    zero = b.filled(0, first)
+    parts = []
+    for p, end in ((0, first), (1, zero)):
+        parts.append([end, cols(low[p], 0, q - 1),
+                      ctx.node("reverse", [high[p]], dims=(1,)),
+                      last if p == 0 else zero])
+    spectrum = [ctx.node("concatenate", ps, dimension=1) for ps in parts]
+    both = ctx.node("concatenate", [ctx.reshape(s, (batch, half + 1, 1)) for s in spectrum],
+                    dimension=2)
+    return b.cast(ctx.reshape(both, (batch, fft_length + 2)), "i16")
+
+
+__all__ = ["complex_fft", "radices", "rfft_int16"]
