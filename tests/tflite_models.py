@@ -34,8 +34,8 @@ from typing import Any
 
 import flatbuffers
 import numpy as np
-from flatbuffers import flexbuffers
 import tflite
+from flatbuffers import flexbuffers
 
 # numpy dtype name -> the schema's TensorType value.
 TENSOR_TYPES: dict[str, int] = {
