@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from micro_speech_pipeline import MODELS, TESTDATA, frames, read_wav, tflm_features
+
 from toolchain.emu.run import run_image
 from toolchain.module import read_module
 from toolchain.pipeline import build_model, decode_outputs, encode_inputs
