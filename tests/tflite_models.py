@@ -87,6 +87,10 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",
+    "DIV": "DivOptions",
+    "MINIMUM": None,
+    "MAXIMUM": None,
+    "CAST": None,
 }
 
 # Option values given by name rather than number.

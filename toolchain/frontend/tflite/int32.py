@@ -3,6 +3,8 @@
 TFLite Micro computes int32 tensors without quantization in plain C int32 arithmetic:
 broadcast, the op, then the fused activation as a clamp to its integer bounds (RELU:
 [0, INT32_MAX], RELU6: [0, 6], RELU_N1_TO_1: [-1, 1]); DIV truncates toward zero.
+TFLite Micro's int32 ADD skips its fused activation (it clamps to the whole int32
+range), so an ADD with one is refused: the model and TFLite Micro disagree.
 micro_speech's audio preprocessor scales its log filterbank this way. CAST converts as C
 does: integers wrap, floats truncate toward zero.
 """
@@ -32,8 +34,12 @@ def _int32_input(ctx: OpContext, i: int) -> Tensor:
     return x
 
 
-def _activation(ctx: OpContext, y: Tensor) -> Tensor:
+def _activation(ctx: OpContext, y: Tensor, honoured: bool) -> Tensor:
     name = activation_name(ctx.options.get("fused_activation_function", 0))
+    if name != "NONE" and not honoured:
+        raise Unsupported(f"fused activation {name} is not supported on int32: TFLite "
+                          "Micro's kernel skips it, so the result would differ from either "
+                          "the model or TFLite Micro")
     if name not in _CLAMPS:
         raise Unsupported(f"fused activation {name} on int32 is not supported")
     low, high = _CLAMPS[name]
@@ -43,18 +49,18 @@ def _activation(ctx: OpContext, y: Tensor) -> Tensor:
         INT32_MAX if high is None else high, y)])
 
 
-def _binary(graph_op: str) -> Converter:
+def _binary(graph_op: str, honours_activation: bool = True) -> Converter:
     def convert(ctx: OpContext) -> Tensor:
         a, b = _int32_input(ctx, 0), _int32_input(ctx, 1)
         shape = broadcast_shape(a.type.shape, b.type.shape)
         y = ctx.node(graph_op, [ctx.broadcast(a, shape), ctx.broadcast(b, shape)])
-        return _activation(ctx, y)
+        return _activation(ctx, y, honours_activation)
 
     convert.__doc__ = f"int32 `{graph_op}` of two broadcast inputs, then the activation."
     return convert
 
 
-add = _binary("add")
+add = _binary("add", honours_activation=False)
 sub = _binary("subtract")
 mul = _binary("multiply")
 div = _binary("divide")  # integer divide truncates toward zero, like C
