@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from toolchain.frontend.tflite import signal_ops
+from toolchain.frontend.tflite import signal_common
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
 from toolchain.graph.ir import Tensor
@@ -79,7 +79,7 @@ def explicit_state(states: dict[Any, np.ndarray], updated: list[tuple[Any, Tenso
                    ) -> Iterator[None]:
     """While active, Signal converters start from `states[(op index, key)]` when present
     (else their initial value) and append their updated state tensors to `updated`."""
-    state_in, state_out = signal_ops._state_in, signal_ops._state_out
+    state_in, state_out = signal_common.state_in, signal_common.state_out
 
     def read(ctx, key, initial, dt):  # type: ignore[no-untyped-def]
         return state_in(ctx, key, states.get((ctx.op.index, key), initial), dt)
@@ -87,11 +87,11 @@ def explicit_state(states: dict[Any, np.ndarray], updated: list[tuple[Any, Tenso
     def write(ctx, key, new_state):  # type: ignore[no-untyped-def]
         updated.append(((ctx.op.index, key), new_state))
 
-    signal_ops._state_in, signal_ops._state_out = read, write
+    signal_common.state_in, signal_common.state_out = read, write
     try:
         yield
     finally:
-        signal_ops._state_in, signal_ops._state_out = state_in, state_out
+        signal_common.state_in, signal_common.state_out = state_in, state_out
 
 
 def reference_features(preprocessor: Path, audio: np.ndarray, count: int = FRAMES

@@ -12,13 +12,17 @@ masked to 32 bits where C would wrap.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from flatbuffers import flexbuffers
 
+from toolchain.frontend.tflite import signal_common
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.signal_common import (
+    constant_input,
+    int_option,
+    signal_options,
+    typed_input,
+)
 from toolchain.frontend.tflite.signal_fft import rfft_int16
 from toolchain.frontend.tflite.signal_math import IntBuilder, log32, sqrt64
 from toolchain.graph.ir import Tensor
@@ -26,66 +30,15 @@ from toolchain.graph.ir import Tensor
 U32_MASK = 0xFFFFFFFF
 
 
-# ---------------------------------------------------------------- options and state
-
-
-def signal_options(ctx: OpContext, *keys: str) -> dict[str, Any]:
-    """The operator's flexbuffer options, which must hold `keys`."""
-    try:
-        options = flexbuffers.Loads(ctx.op.custom_options) if ctx.op.custom_options else {}
-    except Exception as e:  # flexbuffers raises bare errors on damaged bytes
-        raise Unsupported(f"its custom options are not a valid flexbuffer map ({e})") from None
-    if not isinstance(options, dict):
-        raise Unsupported("its custom options are not a flexbuffer map")
-    missing = [k for k in keys if k not in options]
-    if missing:
-        raise Unsupported(f"its custom options lack {', '.join(missing)}")
-    return options
-
-
-def _int_option(options: dict[str, Any], key: str, lo: int, hi: int) -> int:
-    value = options[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise Unsupported(f"option {key} is {value!r}; an integer in [{lo}, {hi}] is expected")
-    return value
-
-
-def _state_in(ctx: OpContext, key: str, initial: np.ndarray, dt: str) -> Tensor:
-    """The operator's state `key` as the inference starts. For now its initial value (the
-    first invocation after TFLite Micro's reset); wired to minirt's state-that-survives-
-    an-inference mechanism on merge."""
-    return ctx.const(initial, dt)
-
-
-def _state_out(ctx: OpContext, key: str, new_state: Tensor) -> None:
-    """Where the operator's updated state `key` goes: nowhere for now; wired to minirt's
-    state mechanism on merge (the first invocation is exact without it)."""
-
-
-def _input(ctx: OpContext, i: int, *types: str) -> Tensor:
-    x = ctx.input(i)
-    if x.type.dtype.name not in types:
-        raise Unsupported(f"input {i} has element type {x.type.dtype}; "
-                          f"{' or '.join(types)} is expected")
-    return x
-
-
-def _constant(ctx: OpContext, i: int, what: str) -> np.ndarray:
-    info = ctx.info(i)
-    if info.data is None:
-        raise Unsupported(f"input {i} ({what}) must be a constant")
-    return info.data.astype(np.int64).reshape(-1)
-
-
 # ---------------------------------------------------------------- the operators
 
 
 def window(ctx: OpContext) -> Tensor:
     """SignalWindow: (x * w) >> shift saturated to int16, w along the last dim."""
-    shift = _int_option(signal_options(ctx, "shift"), "shift", 0, 31)
+    shift = int_option(signal_options(ctx, "shift"), "shift", 0, 31)
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "i16"), "i32")
-    w = b.cast(_input(ctx, 1, "i16"), "i32")
+    x = b.cast(typed_input(ctx, 0, "i16"), "i32")
+    w = b.cast(typed_input(ctx, 1, "i16"), "i32")
     if w.type.rank != 1 or x.type.rank < 1 or x.type.shape[-1] != w.type.shape[0]:
         raise Unsupported(f"window of shape {list(w.type.shape)} does not match the input's "
                           f"last dim {list(x.type.shape)}")
@@ -98,7 +51,7 @@ def fft_auto_scale(ctx: OpContext) -> tuple[Tensor, Tensor]:
     shift (int32 scalar). A frame holding -32768 is scaled by its true magnitude: the
     library's running int16 maximum wraps there and then depends on the order."""
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "i16"), "i32")
+    x = b.cast(typed_input(ctx, 0, "i16"), "i32")
     if x.type.rank != 1:
         raise Unsupported(f"input of shape {list(x.type.shape)}; a vector is expected")
     magnitude = ctx.node("abs", [x])
@@ -112,8 +65,8 @@ def fft_auto_scale(ctx: OpContext) -> tuple[Tensor, Tensor]:
 def rfft(ctx: OpContext) -> Tensor:
     """SignalRfft of int16 frames (the last dim), kiss_fft's fixed-point arithmetic."""
     options = signal_options(ctx, "fft_length")
-    fft_length = _int_option(options, "fft_length", 8, 1 << 16)
-    x = _input(ctx, 0, "i16", "i32", "f32")
+    fft_length = int_option(options, "fft_length", 8, 1 << 16)
+    x = typed_input(ctx, 0, "i16", "i32", "f32")
     if x.type.dtype.name != "i16":
         raise Unsupported(f"SignalRfft of {x.type.dtype} is not supported; int16 is")
     shape = x.type.shape
@@ -128,13 +81,13 @@ def energy(ctx: OpContext) -> Tensor:
     uint32; the bins outside, which the library leaves unwritten, are 0."""
     options = signal_options(ctx, "start_index", "end_index")
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "i16"), "i64")
+    x = b.cast(typed_input(ctx, 0, "i16"), "i64")
     if x.type.rank != 1 or x.type.shape[0] % 2:
         raise Unsupported(f"input of shape {list(x.type.shape)}; interleaved complex "
                           "int16 (an even-length vector) is expected")
     bins = x.type.shape[0] // 2
-    start = _int_option(options, "start_index", 0, bins)
-    end = _int_option(options, "end_index", start, bins)
+    start = int_option(options, "start_index", 0, bins)
+    end = int_option(options, "end_index", start, bins)
     pairs = ctx.reshape(x, (bins, 2))
     square = b.mul(pairs, pairs)
     total = ctx.node("reduce", [square, ctx.const(0, "i64")], kind="add", dims=(1,))
@@ -150,13 +103,13 @@ def filter_bank(ctx: OpContext) -> Tensor:
     constant configuration becomes one (channels, bins) matrix."""
     options = signal_options(ctx, "num_channels")
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "ui32"), "i64")
+    x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
     bins = x.type.shape[0]
-    weights, unweights = _constant(ctx, 1, "weights"), _constant(ctx, 2, "unweights")
-    freq_starts = _constant(ctx, 3, "channel frequency starts")
-    weight_starts = _constant(ctx, 4, "channel weight starts")
-    widths = _constant(ctx, 5, "channel widths")
-    channels = _int_option(options, "num_channels", 1, len(widths) - 1)
+    weights, unweights = constant_input(ctx, 1, "weights"), constant_input(ctx, 2, "unweights")
+    freq_starts = constant_input(ctx, 3, "channel frequency starts")
+    weight_starts = constant_input(ctx, 4, "channel weight starts")
+    widths = constant_input(ctx, 5, "channel widths")
+    channels = int_option(options, "num_channels", 1, len(widths) - 1)
     matrix = np.zeros((channels + 1, bins), np.int64)
     for i in range(channels + 1):
         f0, w0, n = int(freq_starts[i]), int(weight_starts[i]), int(widths[i])
@@ -175,8 +128,8 @@ def filter_bank(ctx: OpContext) -> Tensor:
 def filter_bank_square_root(ctx: OpContext) -> Tensor:
     """SignalFilterBankSquareRoot: Sqrt64 of each uint64 channel >> scale_bits, uint32."""
     b = IntBuilder(ctx)
-    x = _input(ctx, 0, "ui64")
-    bits = _input(ctx, 1, "i32")
+    x = typed_input(ctx, 0, "ui64")
+    bits = typed_input(ctx, 1, "i32")
     if bits.type.shape not in ((), (1,)):
         raise Unsupported(f"scale bits of shape {list(bits.type.shape)}; a scalar is expected")
     shift = b.cast(ctx.broadcast(ctx.reshape(bits, ()), x.type.shape, ()), "ui64")
@@ -193,20 +146,21 @@ def spectral_subtraction(ctx: OpContext) -> tuple[Tensor, Tensor]:
             "clamping", "spectral_subtraction_bits")
     o = signal_options(ctx, *keys)
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "ui32"), "i64")
+    x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
     n = x.type.shape[0]
-    if _int_option(o, "num_channels", 1, 1 << 16) != n:
+    if int_option(o, "num_channels", 1, 1 << 16) != n:
         raise Unsupported(f"num_channels {o['num_channels']} is not the input's {n}")
-    bits = _int_option(o, "smoothing_bits", 0, 31)
-    sub_bits = _int_option(o, "spectral_subtraction_bits", 0, 63)
-    coeff = {k: _int_option(o, k, 0, U32_MASK) for k in keys[1:5]}
+    bits = int_option(o, "smoothing_bits", 0, 31)
+    sub_bits = int_option(o, "spectral_subtraction_bits", 0, 63)
+    coeff = {k: int_option(o, k, 0, U32_MASK) for k in keys[1:5]}
     # Even channels use smoothing, odd ones the alternate coefficients.
     even = np.arange(n) % 2 == 0
     smoothing = ctx.const(np.where(even, coeff["smoothing"], coeff["alternate_smoothing"]),
                           "i64")
     keep = ctx.const(np.where(even, coeff["one_minus_smoothing"],
                               coeff["alternate_one_minus_smoothing"]), "i64")
-    noise = b.cast(_state_in(ctx, "noise_estimate", np.zeros(n, np.uint32), "ui32"), "i64")
+    noise = signal_common.state_in(ctx, "noise_estimate", np.zeros(n, np.uint32), "ui32")
+    noise = b.cast(noise, "i64")
     scaled = ctx.node("and", [b.shl(x, bits), b.filled(U32_MASK, x)])
     # uint64 products: the sum stays under 2**64 but not 2**63 for extreme coefficients;
     # the shift of the wrapped i64 sum is then wrong, so the sum is shifted as ui64.
@@ -215,13 +169,13 @@ def spectral_subtraction(ctx: OpContext) -> tuple[Tensor, Tensor]:
     estimate = b.min(noise, scaled)
     if o["clamping"]:
         noise = estimate
-    floor = ctx.node("and", [b.cast(b.shr(b.cast(b.mul(x, _int_option(
+    floor = ctx.node("and", [b.cast(b.shr(b.cast(b.mul(x, int_option(
         o, "min_signal_remaining", 0, U32_MASK)), "ui64"), sub_bits), "i64"),
         b.filled(U32_MASK, x)])
     subtracted = b.shr(b.sub(scaled, estimate), bits)
     out = b.max(subtracted, floor)
     new_noise = b.cast(noise, "ui32")
-    _state_out(ctx, "noise_estimate", new_noise)
+    signal_common.state_out(ctx, "noise_estimate", new_noise)
     return b.cast(out, "ui32"), new_noise
 
 
@@ -258,11 +212,11 @@ def ctx_and(b: IntBuilder, x: Tensor, mask: int) -> Tensor:
 def pcan(ctx: OpContext) -> Tensor:
     """SignalPCAN: per-channel automatic gain control from the noise estimate (a gain
     from the wide-dynamic table), then the shrink to PCAN's output bits; uint32."""
-    snr_shift = _int_option(signal_options(ctx, "snr_shift"), "snr_shift", 0, 63)
+    snr_shift = int_option(signal_options(ctx, "snr_shift"), "snr_shift", 0, 63)
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "ui32"), "i64")
-    noise = b.cast(_input(ctx, 1, "ui32"), "i64")
-    lut = _constant(ctx, 2, "gain table")
+    x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
+    noise = b.cast(typed_input(ctx, 1, "ui32"), "i64")
+    lut = constant_input(ctx, 2, "gain table")
     if len(lut) < 4 * 32 - 6 + 3:
         raise Unsupported(f"gain table of {len(lut)} entries; {4 * 32 - 3} are needed")
     # The int16 gain widens to uint32 with its sign, then to uint64 for the product.
@@ -279,10 +233,10 @@ def filter_bank_log(ctx: OpContext) -> Tensor:
     """SignalFilterBankLog: round(ln(x << input_correction_bits) * output_scale),
     saturated to int16; 0 where the shifted value is 0 or 1."""
     o = signal_options(ctx, "output_scale", "input_correction_bits")
-    scale = _int_option(o, "output_scale", 0, U32_MASK)
-    bits = _int_option(o, "input_correction_bits", 0, 31)
+    scale = int_option(o, "output_scale", 0, U32_MASK)
+    bits = int_option(o, "input_correction_bits", 0, 31)
     b = IntBuilder(ctx)
-    x = b.cast(_input(ctx, 0, "ui32"), "i64")
+    x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
     scaled = ctx_and(b, b.shl(x, bits), U32_MASK)
     positive = b.cmp(scaled, "GT", 1)
     logs = log32(b, b.max(scaled, 2), scale)
@@ -302,4 +256,4 @@ SIGNAL_OPS = {
 }
 """opcode -> (converter, least inputs, most inputs, outputs)."""
 
-__all__ = ["SIGNAL_OPS", "signal_options"]
+__all__ = ["SIGNAL_OPS"]
