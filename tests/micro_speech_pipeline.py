@@ -22,7 +22,7 @@ import numpy as np
 
 from toolchain.frontend.tflite import signal_common
 from toolchain.frontend.tflite.importer import import_model
-from toolchain.frontend.tflite.reader import read_model
+from toolchain.frontend.tflite.reader import ModelInfo, read_model
 from toolchain.graph.ir import Tensor
 from toolchain.reference import run_graph
 
@@ -94,22 +94,48 @@ def explicit_state(states: dict[Any, np.ndarray], updated: list[tuple[Any, Tenso
         signal_common.state_in, signal_common.state_out = state_in, state_out
 
 
+def reference_invocations(model: ModelInfo, invocations: list[list[np.ndarray]],
+                          path: str = "model.tflite") -> list[list[np.ndarray]]:
+    """minirt's reference outputs of `model` over successive invocations, each Signal
+    op's state carried from one to the next (explicit_state)."""
+    states: dict[Any, np.ndarray] = {}
+    out = []
+    for inputs in invocations:
+        updated: list[tuple[Any, Tensor]] = []
+        with explicit_state(states, updated):
+            graph = import_model(model, path)
+        n = len(graph.outputs)
+        graph.outputs.extend(t for _, t in updated)
+        results = run_graph(graph, inputs)
+        out.append(results[:n])
+        states = {key: value for (key, _), value in zip(updated, results[n:])}
+    return out
+
+
+def tflm_invocations(model: bytes, invocations: list[list[np.ndarray]]
+                     ) -> list[list[np.ndarray]]:
+    """TFLite Micro's outputs of `model` over successive invocations of one interpreter."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    interp = runtime.Interpreter.from_bytes(model, arena_size=1 << 20)
+    n = read_model(model).outputs
+    out = []
+    for inputs in invocations:
+        for i, x in enumerate(inputs):
+            interp.set_input(x, i)
+        interp.invoke()
+        out.append([np.array(interp.get_output(k)) for k in range(len(n))])
+    return out
+
+
 def reference_features(preprocessor: Path, audio: np.ndarray, count: int = FRAMES
                        ) -> np.ndarray:
     """minirt's reference features, the state carried from frame to frame."""
     model = read_model(preprocessor.read_bytes())
-    states: dict[Any, np.ndarray] = {}
-    out = []
-    for frame in frames(audio, count):
-        updated: list[tuple[Any, Tensor]] = []
-        with explicit_state(states, updated):
-            graph = import_model(model, str(preprocessor))
-        graph.outputs.extend(t for _, t in updated)
-        results = run_graph(graph, [frame])
-        out.append(results[0])
-        states = {key: value for (key, _), value in zip(updated, results[1:])}
-    return np.stack(out)
+    runs = reference_invocations(model, [[f] for f in frames(audio, count)], str(preprocessor))
+    return np.stack([r[0] for r in runs])
 
 
 __all__ = ["FEATURES", "FRAMES", "MODELS", "TESTDATA", "explicit_state", "frames", "read_wav",
-           "reference_features", "tflm_features", "tflm_scores"]
+           "reference_features", "reference_invocations", "tflm_features",
+           "tflm_invocations", "tflm_scores"]

@@ -80,7 +80,7 @@ def _twiddle(b: IntBuilder, values: np.ndarray, shape: tuple[int, ...]) -> Tenso
 
 
 def _stage(f: _Fixed16, z: tuple[Tensor, Tensor], radix: int, m: int, stride: int,
-           tw: tuple[np.ndarray, np.ndarray]) -> tuple[Tensor, Tensor]:
+           tw: tuple[np.ndarray, np.ndarray], inverse: bool) -> tuple[Tensor, Tensor]:
     """One kiss_fft butterfly stage (kf_bfly2 / kf_bfly4) over every group of radix * m
     elements: group element j * m + k is input j of butterfly k."""
     b, ctx = f.b, f.b.ctx
@@ -108,21 +108,23 @@ def _stage(f: _Fixed16, z: tuple[Tensor, Tensor], radix: int, m: int, stride: in
         s5 = f.sub(ins[0], s1)
         f0 = f.add(ins[0], s1)
         s3, s4 = f.add(s0, s2), f.sub(s0, s2)
-        # The forward transform's Fout[m] and Fout[3m] (kf_bfly4, not inverse).
-        outs = [f.add(f0, s3),
-                (b.wrap16(b.add(s5[0], s4[1])), b.wrap16(b.sub(s5[1], s4[0]))),
-                f.sub(f0, s3),
-                (b.wrap16(b.sub(s5[0], s4[1])), b.wrap16(b.add(s5[1], s4[0])))]
+        # Fout[m] and Fout[3m]: s5 -/+ i * s4 (kf_bfly4's two directions swap them).
+        plus_i = (b.wrap16(b.sub(s5[0], s4[1])), b.wrap16(b.add(s5[1], s4[0])))
+        minus_i = (b.wrap16(b.add(s5[0], s4[1])), b.wrap16(b.sub(s5[1], s4[0])))
+        outs = [f.add(f0, s3), plus_i if inverse else minus_i, f.sub(f0, s3),
+                minus_i if inverse else plus_i]
     return tuple(ctx.reshape(ctx.node("concatenate", [o[p] for o in outs], dimension=2),
                              (batch, n)) for p in (0, 1))  # type: ignore[return-value]
 
 
-def complex_fft(b: IntBuilder, re: Tensor, im: Tensor) -> tuple[Tensor, Tensor]:
-    """kiss_fft (forward, fixed16) of (batch, n) int16-valued i32 parts."""
+def complex_fft(b: IntBuilder, re: Tensor, im: Tensor, inverse: bool = False
+                ) -> tuple[Tensor, Tensor]:
+    """kiss_fft (fixed16) of (batch, n) int16-valued i32 parts; `inverse` turns the
+    twiddles' phase, unscaled like kiss_fft's."""
     ctx = b.ctx
     batch, n = re.type.shape
     factors = radices(n)
-    tw = _q15(-2 * math.pi * np.arange(n) / n)
+    tw = _q15((1 if inverse else -1) * 2 * math.pi * np.arange(n) / n)
     # kf_work's recursion reads element q0 + p0*q1 + p0*p1*q2 ... into position
     # q0*m0 + q1*m1 + ...: a reshape by the reversed factors, transposed.
     dims = (batch, *reversed(factors))
@@ -138,7 +140,7 @@ def complex_fft(b: IntBuilder, re: Tensor, im: Tensor) -> tuple[Tensor, Tensor]:
         stride *= p
     f = _Fixed16(b)
     for p, m, stride in reversed(stages):
-        z = _stage(f, z, p, m, stride, tw)  # type: ignore[arg-type]
+        z = _stage(f, z, p, m, stride, tw, inverse)  # type: ignore[arg-type]
     return z  # type: ignore[return-value]
 
 
@@ -198,4 +200,51 @@ def rfft_int16(b: IntBuilder, x: Tensor, fft_length: int) -> Tensor:
     return b.cast(ctx.reshape(both, (batch, fft_length + 2)), "i16")
 
 
-__all__ = ["complex_fft", "radices", "rfft_int16"]
+def irfft_int16(b: IntBuilder, x: Tensor, fft_length: int) -> Tensor:
+    """SignalIrfft of int16 spectra x (batch, fft_length + 2), real and imaginary parts
+    interleaved: (batch, fft_length) int16, kiss_fftri's fixed-point arithmetic (its
+    inverse is unnormalized: each stage's division by the radix is the only scaling)."""
+    ctx = b.ctx
+    batch, width = x.type.shape
+    half = fft_length // 2
+    if fft_length < 8 or width != fft_length + 2:
+        raise Unsupported(f"input of {width} values per spectrum; fft_length {fft_length} "
+                          f"(at least 8) takes {fft_length + 2}")
+    radices(half)
+    q = half // 2
+    pairs = ctx.reshape(b.cast(x, "i32"), (batch, half + 1, 2))
+
+    def part(j: int, start: int, stop: int) -> Tensor:
+        s = ctx.node("slice", [pairs], start=(0, start, j), limit=(batch, stop, j + 1),
+                     strides=(1, 1, 1))
+        return ctx.reshape(s, (batch, stop - start))
+
+    f = _Fixed16(b)
+    dc = f.fixdiv((b.wrap16(b.add(part(0, 0, 1), part(0, half, half + 1))),
+                   b.wrap16(b.sub(part(0, 0, 1), part(0, half, half + 1)))), 2)
+    fk = f.fixdiv((part(0, 1, q + 1), part(1, 1, q + 1)), 2)
+    mirror = [ctx.node("reverse", [part(j, q, half)], dims=(1,)) for j in (0, 1)]
+    fnkc = f.fixdiv((mirror[0], b.wrap16(b.sub(b.filled(0, mirror[1]), mirror[1]))), 2)
+    fek, diff = f.add(fk, fnkc), f.sub(fk, fnkc)
+    super_tw = _q15(math.pi * ((np.arange(q) + 1) / half + 0.5))
+    fok = f.mul(diff, (_twiddle(b, super_tw[0], (batch, q)),
+                       _twiddle(b, super_tw[1], (batch, q))))
+    low = f.add(fek, fok)
+    high = f.sub(fek, fok)
+    high = (high[0], b.wrap16(b.sub(b.filled(0, high[1]), high[1])))
+
+    def cols(t: Tensor, start: int, stop: int) -> Tensor:
+        return ctx.node("slice", [t], start=(0, start), limit=(batch, stop), strides=(1, 1))
+
+    # tmp[k] = low[k] for k < half/2, tmp[half - k] = high[k] for k <= half/2 (the
+    # middle one written twice, high last), tmp[0] the folded DC and Nyquist.
+    re, im = (ctx.node("concatenate", [dc[p], cols(low[p], 0, q - 1),
+                                       ctx.node("reverse", [high[p]], dims=(1,))],
+                       dimension=1) for p in (0, 1))
+    re, im = complex_fft(b, re, im, inverse=True)
+    both = ctx.node("concatenate", [ctx.reshape(t, (batch, half, 1)) for t in (re, im)],
+                    dimension=2)
+    return b.cast(ctx.reshape(both, (batch, fft_length)), "i16")
+
+
+__all__ = ["complex_fft", "irfft_int16", "radices", "rfft_int16"]

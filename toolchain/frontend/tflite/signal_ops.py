@@ -23,8 +23,9 @@ from toolchain.frontend.tflite.signal_common import (
     signal_options,
     typed_input,
 )
-from toolchain.frontend.tflite.signal_fft import rfft_int16
+from toolchain.frontend.tflite.signal_fft import irfft_int16, rfft_int16
 from toolchain.frontend.tflite.signal_math import IntBuilder, log32, sqrt64
+from toolchain.frontend.tflite.signal_stream import delay, framer, overlap_add, stacker
 from toolchain.graph.ir import Tensor
 
 U32_MASK = 0xFFFFFFFF
@@ -74,6 +75,19 @@ def rfft(ctx: OpContext) -> Tensor:
     b = IntBuilder(ctx)
     y = rfft_int16(b, ctx.reshape(x, (frames, shape[-1])), fft_length)
     return ctx.reshape(y, (*shape[:-1], fft_length + 2))
+
+
+def irfft(ctx: OpContext) -> Tensor:
+    """SignalIrfft of int16 spectra (the last dim: interleaved complex), kiss_fftri's
+    fixed-point arithmetic."""
+    fft_length = int_option(signal_options(ctx, "fft_length"), "fft_length", 8, 1 << 16)
+    x = typed_input(ctx, 0, "i16", "i32", "f32")
+    if x.type.dtype.name != "i16":
+        raise Unsupported(f"SignalIrfft of {x.type.dtype} is not supported; int16 is")
+    shape = x.type.shape
+    frames = int(np.prod(shape[:-1], dtype=np.int64))
+    y = irfft_int16(IntBuilder(ctx), ctx.reshape(x, (frames, shape[-1])), fft_length)
+    return ctx.reshape(y, (*shape[:-1], fft_length))
 
 
 def energy(ctx: OpContext) -> Tensor:
@@ -253,6 +267,11 @@ SIGNAL_OPS = {
     "CUSTOM:SignalFilterBankSpectralSubtraction": (spectral_subtraction, 1, 1, 2),
     "CUSTOM:SignalPCAN": (pcan, 3, 3, 1),
     "CUSTOM:SignalFilterBankLog": (filter_bank_log, 1, 1, 1),
+    "CUSTOM:SignalIrfft": (irfft, 1, 1, 1),
+    "CUSTOM:SignalDelay": (delay, 1, 1, 1),
+    "CUSTOM:SignalFramer": (framer, 1, 1, 2),
+    "CUSTOM:SignalStacker": (stacker, 1, 1, 2),
+    "CUSTOM:SignalOverlapAdd": (overlap_add, 1, 1, 1),
 }
 """opcode -> (converter, least inputs, most inputs, outputs)."""
 
