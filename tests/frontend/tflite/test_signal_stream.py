@@ -94,3 +94,38 @@ def test_overlap_add(dtype: str) -> None:
         return rng.standard_normal((2, 3, 8)).astype(np.float32)
 
     _check_invocations(model, [[frame()] for _ in range(4)])
+
+
+def _int32(rng: np.random.Generator, shape: tuple[int, ...], amplitude: int = 1 << 31):
+    return rng.integers(-amplitude, amplitude, size=shape).astype(np.int32)
+
+
+@pytest.mark.parametrize("fft_length,amplitude", [(512, 1 << 31), (256, 1 << 20), (32, 1 << 31)])
+def test_int32_rfft_and_irfft(fft_length: int, amplitude: int) -> None:
+    """kiss_fft's 32-bit fixed point (Q31 twiddles, int64 products), full scale."""
+    rng = np.random.default_rng(fft_length)
+    rfft = single_op_model("CUSTOM:SignalRfft", [Tensor((2, fft_length - 8), "int32")],
+                           [Tensor((2, fft_length + 2), "int32")], T=2,
+                           fft_length=fft_length)
+    _check_invocations(rfft, [[_int32(rng, (2, fft_length - 8), amplitude)]])
+    irfft = single_op_model("CUSTOM:SignalIrfft", [Tensor((2, fft_length + 2), "int32")],
+                            [Tensor((2, fft_length), "int32")], T=2, fft_length=fft_length)
+    _check_invocations(irfft, [[_int32(rng, (2, fft_length + 2), amplitude)]])
+
+
+@pytest.mark.parametrize("op,width,out", [("Rfft", 400, 514), ("Irfft", 514, 512)])
+def test_float_rfft_and_irfft(op: str, width: int, out: int) -> None:
+    """float32: the graph's fft against kiss_fft's float butterflies, which sum in
+    another order; elements compare like numpy.isclose(rtol=1e-5, atol=1e-5) for unit-
+    scale inputs: float32 sums of 512 terms round differently by a few ulps of the
+    spectrum's largest values (observed: 5.7e-6 on |X| up to 50)."""
+    from micro_speech_pipeline import tflm_invocations
+
+    rng = np.random.default_rng(width)
+    model = single_op_model(f"CUSTOM:Signal{op}", [Tensor((2, width), "float32")],
+                            [Tensor((2, out), "float32")], T=0, fft_length=512)
+    x = rng.standard_normal((2, width)).astype(np.float32)
+    want = tflm_invocations(model, [[x]])[0][0]
+    got = reference_invocations(read_model(model), [[x]])[0][0]
+    assert got.dtype == np.float32 and got.shape == want.shape
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5), np.abs(got - want).max()

@@ -12,6 +12,8 @@ masked to 32 bits where C would wrap.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from toolchain.frontend.tflite import signal_common
@@ -23,7 +25,12 @@ from toolchain.frontend.tflite.signal_common import (
     signal_options,
     typed_input,
 )
-from toolchain.frontend.tflite.signal_fft import irfft_int16, rfft_int16
+from toolchain.frontend.tflite.signal_fft import (
+    irfft_fixed,
+    irfft_float,
+    rfft_fixed,
+    rfft_float,
+)
 from toolchain.frontend.tflite.signal_math import IntBuilder, log32, sqrt64
 from toolchain.frontend.tflite.signal_stream import delay, framer, overlap_add, stacker
 from toolchain.graph.ir import Tensor
@@ -63,31 +70,28 @@ def fft_auto_scale(ctx: OpContext) -> tuple[Tensor, Tensor]:
     return b.cast(scaled, "i16"), scale
 
 
-def rfft(ctx: OpContext) -> Tensor:
-    """SignalRfft of int16 frames (the last dim), kiss_fft's fixed-point arithmetic."""
-    options = signal_options(ctx, "fft_length")
-    fft_length = int_option(options, "fft_length", 8, 1 << 16)
+def _fft_rows(ctx: OpContext, fixed: Any, floating: Any, out_width: Any) -> Tensor:
+    """An FFT op over the last dim of every row: kiss_fft's fixed point for int16 and
+    int32, the graph's fft for float32."""
+    fft_length = int_option(signal_options(ctx, "fft_length"), "fft_length", 8, 1 << 16)
     x = typed_input(ctx, 0, "i16", "i32", "f32")
-    if x.type.dtype.name != "i16":
-        raise Unsupported(f"SignalRfft of {x.type.dtype} is not supported; int16 is")
     shape = x.type.shape
-    frames = int(np.prod(shape[:-1], dtype=np.int64))
-    b = IntBuilder(ctx)
-    y = rfft_int16(b, ctx.reshape(x, (frames, shape[-1])), fft_length)
-    return ctx.reshape(y, (*shape[:-1], fft_length + 2))
+    if not shape:
+        raise Unsupported("its input is a scalar; frames along the last dim are expected")
+    rows = ctx.reshape(x, (int(np.prod(shape[:-1], dtype=np.int64)), shape[-1]))
+    y = (floating(ctx, rows, fft_length) if x.type.dtype.name == "f32" else
+         fixed(IntBuilder(ctx), rows, fft_length))
+    return ctx.reshape(y, (*shape[:-1], out_width(fft_length)))
+
+
+def rfft(ctx: OpContext) -> Tensor:
+    """SignalRfft of frames along the last dim: fft_length + 2 interleaved values."""
+    return _fft_rows(ctx, rfft_fixed, rfft_float, lambda n: n + 2)
 
 
 def irfft(ctx: OpContext) -> Tensor:
-    """SignalIrfft of int16 spectra (the last dim: interleaved complex), kiss_fftri's
-    fixed-point arithmetic."""
-    fft_length = int_option(signal_options(ctx, "fft_length"), "fft_length", 8, 1 << 16)
-    x = typed_input(ctx, 0, "i16", "i32", "f32")
-    if x.type.dtype.name != "i16":
-        raise Unsupported(f"SignalIrfft of {x.type.dtype} is not supported; int16 is")
-    shape = x.type.shape
-    frames = int(np.prod(shape[:-1], dtype=np.int64))
-    y = irfft_int16(IntBuilder(ctx), ctx.reshape(x, (frames, shape[-1])), fft_length)
-    return ctx.reshape(y, (*shape[:-1], fft_length))
+    """SignalIrfft of interleaved spectra along the last dim: fft_length samples."""
+    return _fft_rows(ctx, irfft_fixed, irfft_float, lambda n: n)
 
 
 def energy(ctx: OpContext) -> Tensor:
