@@ -83,8 +83,11 @@ class IntBuilder:
 
     def lookup(self, table: np.ndarray, index: Tensor, dt: str) -> Tensor:
         """table[index] elementwise, for a constant 1-D table and an in-range index."""
+        return self.take(self.ctx.const(np.asarray(table), dt), index)
+
+    def take(self, values: Tensor, index: Tensor) -> Tensor:
+        """values[index] elementwise, for a 1-D `values` and an in-range index."""
         ctx = self.ctx
-        values = ctx.const(np.asarray(table), dt)
         return ctx.node("gather", [values, self.cast(index, "i32")], offset_dims=(),
                         collapsed_slice_dims=(0,), operand_batching_dims=(),
                         start_indices_batching_dims=(), start_index_map=(0,),

@@ -118,7 +118,9 @@ def energy(ctx: OpContext) -> Tensor:
 def filter_bank(ctx: OpContext) -> Tensor:
     """SignalFilterBank: each channel's weighted sum of the uint32 spectrum plus the
     previous channel's unweighted sum, uint64; channel 0 (scratch) is dropped. The
-    constant configuration becomes one (channels, bins) matrix."""
+    constant configuration becomes each channel's taps (bin, coefficient): its nonzero
+    coefficients, padded with zero taps to the widest channel, so a gather, a multiply
+    and a sum per channel do the work (not a dense channels x bins product)."""
     options = signal_options(ctx, "num_channels")
     b = IntBuilder(ctx)
     x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
@@ -137,8 +139,16 @@ def filter_bank(ctx: OpContext) -> Tensor:
         matrix[i, f0:f0 + n] += weights[w0:w0 + n]
         if i + 1 <= channels:
             matrix[i + 1, f0:f0 + n] += unweights[w0:w0 + n]
+    rows = matrix[1:]
+    taps = max(1, int((rows != 0).sum(axis=1).max()))
+    index = np.zeros((channels, taps), np.int32)
+    coeff = np.zeros((channels, taps), np.int64)
+    for i, row in enumerate(rows):
+        (nonzero,) = np.nonzero(row)
+        index[i, :len(nonzero)] = nonzero
+        coeff[i, :len(nonzero)] = row[nonzero]
     # uint64 sums wrap like i64 ones; the library's int16 weights widen with their sign.
-    product = b.mul(ctx.broadcast(x, (channels, bins)), ctx.const(matrix[1:], "i64"))
+    product = b.mul(b.take(x, ctx.const(index, "i32")), ctx.const(coeff, "i64"))
     total = ctx.node("reduce", [product, ctx.const(0, "i64")], kind="add", dims=(1,))
     return b.cast(total, "ui64")
 
