@@ -77,6 +77,20 @@ def test_fft_auto_scale(amplitude: int) -> None:
     _check(model, [_int16(_rng(amplitude), (100,), amplitude + 1)])
 
 
+@pytest.mark.parametrize("where,tail", [(10, 300), (10, -3), (98, -5), (99, 0), (0, 40)])
+def test_fft_auto_scale_after_int16_min(where: int, tail: int) -> None:
+    """-32768 wraps the library's running maximum: the values after its last occurrence
+    decide the scale (a negative one right after it: no scaling)."""
+    x = _int16(_rng(where), (100,), 20000)
+    x[where] = -32768
+    x[where + 1:] = np.clip(x[where + 1:], -abs(tail) - 1, abs(tail) + 1) // 1
+    if where + 1 < 100:
+        x[where + 1] = tail
+    model = single_op_model("CUSTOM:SignalFftAutoScale", [Tensor((100,), "int16")],
+                            [Tensor((100,), "int16"), Tensor((), "int32")])
+    _check(model, [x])
+
+
 @pytest.mark.parametrize("length,fft_length,amplitude", [
     (480, 512, 32768), (480, 512, 2000), (200, 256, 32768), (64, 64, 32768), (30, 32, 9000)])
 def test_rfft_int16(length: int, fft_length: int, amplitude: int) -> None:

@@ -54,18 +54,40 @@ def window(ctx: OpContext) -> Tensor:
     return b.saturate(raw, "i16")
 
 
+def _running_max_abs16(b: IntBuilder, x: Tensor) -> Tensor:
+    """The library's MaxAbs16 of an int16-valued i32 vector, wrap included: its running
+    int16 maximum m takes v when v > m, else -v when -v > m; -v of -32768 stores as
+    -32768, after which the next value v (signed) is taken whatever it is. So with j the
+    last index of -32768 the result is max(x[j + 1], |x[k]| for k > j + 1) (-32768 when
+    j is the last index), and max |x| (from 0) when no -32768 occurs."""
+    ctx = b.ctx
+    n = x.type.shape[0]
+    low = -(1 << 15)
+    index = ctx.node("iota", [], dimension=0, shape=(n,), dtype="i32")
+
+    def top(t: Tensor, init: int) -> Tensor:
+        return ctx.node("reduce", [t, ctx.const(init, "i32")], kind="maximum", dims=(0,))
+
+    magnitude = ctx.node("abs", [x])
+    last = top(b.where(b.cmp(x, "EQ", low), index, -1), -1)
+    after = ctx.broadcast(b.add(last, 1), (n,), ())
+    next_value = top(b.where(b.cmp(index, "EQ", after), x, low), low)
+    tail = top(b.where(b.cmp(index, "GT", after), magnitude, low), low)
+    return b.where(b.cmp(last, "LT", 0), top(magnitude, 0), b.max(next_value, tail))
+
+
 def fft_auto_scale(ctx: OpContext) -> tuple[Tensor, Tensor]:
     """SignalFftAutoScale: x shifted left so its largest magnitude fills 15 bits, and the
-    shift (int32 scalar). A frame holding -32768 is scaled by its true magnitude: the
-    library's running int16 maximum wraps there and then depends on the order."""
+    shift (int32 scalar); the largest magnitude as the library's wrapping int16 scan
+    finds it."""
     b = IntBuilder(ctx)
     x = b.cast(typed_input(ctx, 0, "i16"), "i32")
     if x.type.rank != 1:
         raise Unsupported(f"input of shape {list(x.type.shape)}; a vector is expected")
-    magnitude = ctx.node("abs", [x])
-    top = ctx.node("reduce", [magnitude, ctx.const(0, "i32")], kind="maximum", dims=(0,))
-    # MostSignificantBit32 of 0 is 32 (the __builtin_clz path): no scaling.
-    scale = b.max(b.sub(ctx.const(16 - 1, "i32"), b.msb(top)), 0)
+    top = _running_max_abs16(b, x)
+    # MostSignificantBit32 of the int16 maximum widened to uint32: 32 for a negative one
+    # and for 0 (the __builtin_clz path), so no scaling then.
+    scale = b.max(b.sub(ctx.const(16 - 1, "i32"), b.cast(b.msb(b.cast(top, "ui32")), "i32")), 0)
     scaled = b.wrap16(b.shl(x, ctx.broadcast(scale, x.type.shape, ())))
     return b.cast(scaled, "i16"), scale
 
