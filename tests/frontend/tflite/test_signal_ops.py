@@ -176,3 +176,34 @@ def test_bad_options_are_one_line() -> None:
     with pytest.raises(TFLiteError, match=r"CUSTOM:SignalWindow\): its custom options lack "
                        "shift"):
         import_model(read_model(model))
+
+
+@pytest.mark.parametrize("garbage", [b"\xff" * 4, b"\x00" * 4, b"\x01\x02\x03\x04"])
+def test_damaged_custom_options_are_one_line(garbage: bytes) -> None:
+    """The flexbuffer bytes overwritten in place: whatever they decode to (an error, a
+    scalar, a map without the key), one line naming the operator, no traceback."""
+    from flatbuffers import flexbuffers
+
+    x = Tensor((8,), "int16")
+    model = single_op_model("CUSTOM:SignalWindow", [x, Tensor((8,), "int16", data=np.ones(8))],
+                            [Tensor((8,), "int16")], shift=12)
+    options = bytes(flexbuffers.Dumps({"shift": 12}))
+    assert model.count(options) == 1
+    at = model.index(options) + len(options) - len(garbage)
+    damaged = model[:at] + garbage + model[at + len(garbage):]
+    with pytest.raises(TFLiteError) as err:
+        import_model(read_model(damaged))
+    assert "\n" not in str(err.value)
+    assert "operator 0 (CUSTOM:SignalWindow): " in str(err.value)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"shift": 40}, "option shift is 40; an integer in \\[0, 31\\]"),
+    ({"shift": "12"}, "option shift is '12'"),
+])
+def test_option_values_out_of_range_are_refused(options: dict, message: str) -> None:
+    x = Tensor((8,), "int16")
+    model = single_op_model("CUSTOM:SignalWindow", [x, Tensor((8,), "int16", data=np.ones(8))],
+                            [Tensor((8,), "int16")], **options)
+    with pytest.raises(TFLiteError, match=message):
+        import_model(read_model(model))
