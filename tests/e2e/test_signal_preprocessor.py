@@ -21,9 +21,13 @@ from toolchain.pipeline import decode_outputs, encode_inputs
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
 
-@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
-def test_preprocessor_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
-    path = MODELS / "audio_preprocessor_int8.tflite"
+@pytest.mark.parametrize("board,kind", [("cortex-m4", "int8"), ("x86-64", "int8"),
+                                        ("cortex-m4", "float")])
+def test_preprocessor_firmware_matches_tflite_micro(board: str, kind: str,
+                                                    tmp_path: Path) -> None:
+    """int8 exactly; float exactly too: its features are int16 logs times 5 / 128, a
+    product float32 holds exactly."""
+    path = MODELS / f"audio_preprocessor_{kind}.tflite"
     frame = frames(read_wav(TESTDATA / "yes_1000ms.wav"))[20]
     want = tflm_features(path, frame.reshape(-1), 1)[0]
     result = build_model_fw(path, board, tmp_path / "fw", log=lambda _: None)
@@ -32,7 +36,7 @@ def test_preprocessor_firmware_matches_tflite_micro(board: str, tmp_path: Path) 
                     count_instructions=False)
     assert run.exit_code == 0, run.diagnosis
     got = decode_outputs(module.outputs, run.outputs)[0]
-    assert got.dtype == np.int8 and np.array_equal(got, want), (got, want)
+    assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
 
 
 def _stream_chain() -> bytes:

@@ -2,7 +2,7 @@
 Signal library's ops plus int32 builtins) imported and run by minirt's reference on
 frames of the example wav clips, against TFLite Micro: exact for the int8 features;
 the float file's features too (its only float op multiplies an int16 converted to
-float by a power of two, which rounds identically)."""
+float by 5 / 128: a product of at most 18 significant bits, exact in float32)."""
 
 from __future__ import annotations
 
