@@ -1,7 +1,7 @@
 """micro_speech's int8 audio preprocessor (TFLite Micro's Signal ops, built from integer
 graph ops) as firmware under QEMU, bit for bit against TFLite Micro on a frame of the
 "yes" clip from the initial state: cortex-m4 (Thumb-2, soft 64-bit arithmetic for the
-uint64 filterbank and square root) and x86-64. And a chain of the streaming ops and
+uint64 filterbank and square root), x86-64, riscv32 and cortex-m0plus (Thumb-1). And a chain of the streaming ops and
 both FFT directions, the same way."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) i
 
 
 @pytest.mark.parametrize("board,kind", [("cortex-m4", "int8"), ("x86-64", "int8"),
+                                        ("riscv32", "int8"), ("cortex-m0plus", "int8"),
                                         ("cortex-m4", "float")])
 def test_preprocessor_firmware_matches_tflite_micro(board: str, kind: str,
                                                     tmp_path: Path) -> None:
