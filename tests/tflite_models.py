@@ -137,7 +137,7 @@ class Op:
     opcode: str
     inputs: Sequence[Tensor | None]
     outputs: Sequence[Tensor]
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] | bytes = field(default_factory=dict)  # bytes: raw custom options
 
 
 def _camel(name: str) -> str:
@@ -264,8 +264,10 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
                              "PrependInt32")
         custom = op.opcode.startswith(CUSTOM_PREFIX)
         opt_type, opt = (0, 0) if custom else _options(b, op.opcode, op.options)
-        custom_options = (_bytes_vector(b, flexbuffers.Dumps(op.options)) if custom
-                          else None)
+        # A custom op's options: a dict written as a flexbuffer map, or raw bytes as given.
+        raw = op.options if isinstance(op.options, bytes) else None
+        custom_options = (_bytes_vector(b, raw if raw is not None else
+                                        flexbuffers.Dumps(op.options)) if custom else None)
         tflite.OperatorStart(b)
         tflite.OperatorAddOpcodeIndex(b, opcodes.index(op.opcode))
         tflite.OperatorAddInputs(b, op_inputs)

@@ -1,8 +1,8 @@
 """micro_speech's int8 audio preprocessor (TFLite Micro's Signal ops, built from integer
 graph ops) as firmware under QEMU, bit for bit against TFLite Micro on a frame of the
 "yes" clip from the initial state: cortex-m4 (Thumb-2, soft 64-bit arithmetic for the
-uint64 filterbank and square root), x86-64, riscv32 and cortex-m0plus (Thumb-1). And a chain of the streaming ops and
-both FFT directions, the same way."""
+uint64 filterbank and square root), x86-64, riscv32 and cortex-m0plus (Thumb-1). And a
+chain of the streaming ops and both FFT directions, the same way."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tflite_models import Tensor, run_tflm, single_op_model
+from tflite_models import Op, Tensor, build_model, run_tflm, single_op_model
 
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
@@ -199,7 +199,7 @@ def test_damaged_custom_options_are_one_line(garbage: bytes) -> None:
 
 @pytest.mark.parametrize("options,message", [
     ({"shift": 40}, "option shift is 40; an integer in \\[0, 31\\]"),
-    ({"shift": "12"}, "option shift is '12'"),
+    ({"shift": "12"}, "option shift is 'a non-numeric value'; an integer"),
 ])
 def test_option_values_out_of_range_are_refused(options: dict, message: str) -> None:
     x = Tensor((8,), "int16")
@@ -207,3 +207,37 @@ def test_option_values_out_of_range_are_refused(options: dict, message: str) -> 
                             [Tensor((8,), "int16")], **options)
     with pytest.raises(TFLiteError, match=message):
         import_model(read_model(model))
+
+
+def _window_with_options(raw: bytes) -> bytes:
+    x = Tensor((8,), "int16")
+    op = Op("CUSTOM:SignalWindow", [x, Tensor((8,), "int16", data=np.full(8, 4096))],
+            [Tensor((8,), "int16")], raw)  # type: ignore[arg-type]
+    return build_model([op], [x], op.outputs)
+
+
+def test_options_are_read_key_by_key() -> None:
+    """Only the wanted keys are read (a whole decode of a hostile map could expand its
+    shared references without bound): other entries, whatever they hold, are left."""
+    from flatbuffers import flexbuffers
+
+    fbb = flexbuffers.Builder()
+    with fbb.Map():
+        with fbb.Vector("filler"):
+            for _ in range(64):
+                fbb.Int(1)
+        fbb.Int("shift", 3)
+    graph = import_model(read_model(_window_with_options(bytes(fbb.Finish()))))
+    x = np.arange(8, dtype=np.int16) * 100
+    assert np.array_equal(run_graph(graph, [x])[0], (x.astype(np.int32) * 4096 >> 3)
+                          .clip(-32768, 32767).astype(np.int16))
+
+
+def test_a_non_scalar_option_is_refused() -> None:
+    from flatbuffers import flexbuffers
+
+    fbb = flexbuffers.Builder()
+    with fbb.Map(), fbb.Vector("shift"):
+        fbb.Int(1)
+    with pytest.raises(TFLiteError, match="option shift is 'a non-numeric value'"):
+        import_model(read_model(_window_with_options(bytes(fbb.Finish()))))

@@ -23,14 +23,35 @@ from toolchain.graph.ir import Tensor
 
 
 def signal_options(ctx: OpContext, *keys: str) -> dict[str, Any]:
-    """The operator's flexbuffer options, which must hold `keys`."""
+    """The operator's flexbuffer options `keys`, which must be present and scalars
+    (ints, bools, floats). Only those keys are read, by the map's own lookup: a whole
+    decode of hostile bytes could expand shared references without bound."""
+    data = ctx.op.custom_options
+    options: dict[str, Any] = {}
+    missing = []
     try:
-        options = flexbuffers.Loads(ctx.op.custom_options) if ctx.op.custom_options else {}
+        root = flexbuffers.GetRoot(data) if data else None
+        if root is None or not root.IsMap:
+            raise Unsupported("its custom options are not a flexbuffer map")
+        table = root.AsMap
+        for key in keys:
+            try:
+                ref = table[key]
+            except KeyError:
+                missing.append(key)
+                continue
+            if ref.IsBool:
+                options[key] = ref.AsBool
+            elif ref.IsInt:
+                options[key] = ref.AsInt
+            elif ref.IsFloat:
+                options[key] = ref.AsFloat
+            else:
+                options[key] = "a non-numeric value"
+    except Unsupported:
+        raise
     except Exception as e:  # flexbuffers raises bare errors on damaged bytes
         raise Unsupported(f"its custom options are not a valid flexbuffer map ({e})") from None
-    if not isinstance(options, dict):
-        raise Unsupported("its custom options are not a flexbuffer map")
-    missing = [k for k in keys if k not in options]
     if missing:
         raise Unsupported(f"its custom options lack {', '.join(missing)}")
     return options
