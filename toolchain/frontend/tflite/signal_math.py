@@ -54,6 +54,10 @@ class IntBuilder:
     def max(self, a: Tensor, b: Operand) -> Tensor:
         return self.op("maximum", a, b)
 
+    def mask(self, a: Tensor, bits: int) -> Tensor:
+        """a & bits elementwise (a C store into a narrower unsigned type, kept wide)."""
+        return self.ctx.node("and", [a, self.filled(bits, a)])
+
     def cmp(self, a: Tensor, direction: str, b: Operand) -> Tensor:
         return self.ctx.node("compare", [a, self._pair(a, b)], direction=direction)
 
@@ -161,15 +165,11 @@ def log32(b: IntBuilder, x: Tensor, out_scale: int) -> Tensor:
     seg_base = b.shl(base_seg, LOG_SCALE_BITS - LOG_SEGMENT_BITS)
     rel_pos = b.shr(b.mul(b.sub(c1, c0), b.sub(frac, seg_base)), LOG_SCALE_BITS)
     # The fraction is a uint32 in C: int32 frac + c0 + rel_pos wraps there.
-    fraction = b.ctx.node("and", [b.add(b.add(frac, c0), rel_pos),
-                                  b.filled(0xFFFFFFFF, x)])
-    log2 = b.ctx.node("and", [b.add(b.shl(integer, LOG_SCALE_BITS), fraction),
-                              b.filled(0xFFFFFFFF, x)])
+    fraction = b.mask(b.add(b.add(frac, c0), rel_pos), 0xFFFFFFFF)
+    log2 = b.mask(b.add(b.shl(integer, LOG_SCALE_BITS), fraction), 0xFFFFFFFF)
     half = 1 << (LOG_SCALE_BITS - 1)
-    loge = b.shr(b.add(b.mul(log2, LOG_COEFF), half), LOG_SCALE_BITS)
-    loge = b.ctx.node("and", [loge, b.filled(0xFFFFFFFF, x)])
-    scaled = b.ctx.node("and", [b.add(b.mul(loge, out_scale), half),
-                                b.filled(0xFFFFFFFF, x)])
+    loge = b.mask(b.shr(b.add(b.mul(log2, LOG_COEFF), half), LOG_SCALE_BITS), 0xFFFFFFFF)
+    scaled = b.mask(b.add(b.mul(loge, out_scale), half), 0xFFFFFFFF)
     return b.shr(scaled, LOG_SCALE_BITS)
 
 

@@ -1,7 +1,8 @@
-"""TFLite Micro's Signal library custom operators (micro_speech's audio front end) as
-graph constructions: SignalWindow, SignalFftAutoScale, SignalRfft, SignalEnergy,
+"""TFLite Micro's Signal library custom operators as graph constructions: those of
+micro_speech's audio front end (SignalWindow, SignalFftAutoScale, SignalEnergy,
 SignalFilterBank, SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction,
-SignalPCAN and SignalFilterBankLog.
+SignalPCAN, SignalFilterBankLog) here, SignalRfft / SignalIrfft over signal_fft.py, and
+the table of every Signal op minirt imports (the streaming ones: signal_stream.py).
 
 Each converter rebuilds the C arithmetic of signal/src (int16 / uint32 / uint64 fixed
 point) from integer graph ops, step by step, so results are bit-exact with TFLite Micro
@@ -134,7 +135,7 @@ def energy(ctx: OpContext) -> Tensor:
     keep = np.zeros(bins, np.int64)
     keep[start:end] = 1
     total = b.mul(total, ctx.const(keep, "i64"))
-    return b.cast(ctx.node("and", [total, b.filled(U32_MASK, total)]), "ui32")
+    return b.cast(b.mask(total, U32_MASK), "ui32")
 
 
 def filter_bank(ctx: OpContext) -> Tensor:
@@ -211,17 +212,17 @@ def spectral_subtraction(ctx: OpContext) -> tuple[Tensor, Tensor]:
                               coeff["alternate_one_minus_smoothing"]), "i64")
     noise = signal_common.state_in(ctx, "noise_estimate", np.zeros(n, np.uint32), "ui32")
     noise = b.cast(noise, "i64")
-    scaled = ctx.node("and", [b.shl(x, bits), b.filled(U32_MASK, x)])
+    scaled = b.mask(b.shl(x, bits), U32_MASK)
     # uint64 products: the sum stays under 2**64 but not 2**63 for extreme coefficients;
     # the shift of the wrapped i64 sum is then wrong, so the sum is shifted as ui64.
     total = b.cast(b.add(b.mul(scaled, smoothing), b.mul(noise, keep)), "ui64")
-    noise = ctx.node("and", [b.cast(b.shr(total, sub_bits), "i64"), b.filled(U32_MASK, x)])
+    noise = b.mask(b.cast(b.shr(total, sub_bits), "i64"), U32_MASK)
     estimate = b.min(noise, scaled)
     if o["clamping"]:
         noise = estimate
-    floor = ctx.node("and", [b.cast(b.shr(b.cast(b.mul(x, int_option(
-        o, "min_signal_remaining", 0, U32_MASK)), "ui64"), sub_bits), "i64"),
-        b.filled(U32_MASK, x)])
+    remaining = int_option(o, "min_signal_remaining", 0, U32_MASK)
+    floor = b.mask(b.cast(b.shr(b.cast(b.mul(x, remaining), "ui64"), sub_bits), "i64"),
+                   U32_MASK)
     subtracted = b.shr(b.sub(scaled, estimate), bits)
     out = b.max(subtracted, floor)
     new_noise = b.cast(noise, "ui32")
@@ -241,7 +242,7 @@ def _wide_dynamic_function(b: IntBuilder, x: Tensor, lut: np.ndarray) -> Tensor:
     base = b.max(b.sub(b.mul(interval, 4), 6), 0)
     up = b.max(b.sub(b.filled(11, x), interval), 0)
     down = b.max(b.sub(interval, 11), 0)
-    frac = ctx_and(b, b.where(b.cmp(interval, "LT", 11), b.shl(x, up), b.shr(x, down)),
+    frac = b.mask(b.where(b.cmp(interval, "LT", 11), b.shl(x, up), b.shr(x, down)),
                    0x3FF)
     c0, c1, c2 = (b.lookup(lut, b.min(b.add(base, j), len(lut) - 1), "i64") for j in range(3))
     result = b.shr(b.mul(c2, frac), 5)
@@ -252,11 +253,6 @@ def _wide_dynamic_function(b: IntBuilder, x: Tensor, lut: np.ndarray) -> Tensor:
     result = b.wrap16(b.add(result, c0))
     small = b.lookup(lut, b.min(x, 2), "i64")
     return b.where(b.cmp(x, "LE", 2), small, result)
-
-
-def ctx_and(b: IntBuilder, x: Tensor, mask: int) -> Tensor:
-    """x & mask elementwise."""
-    return b.ctx.node("and", [x, b.filled(mask, x)])
 
 
 def pcan(ctx: OpContext) -> Tensor:
@@ -270,13 +266,13 @@ def pcan(ctx: OpContext) -> Tensor:
     if len(lut) < 4 * 32 - 6 + 3:
         raise Unsupported(f"gain table of {len(lut)} entries; {4 * 32 - 3} are needed")
     # The int16 gain widens to uint32 with its sign, then to uint64 for the product.
-    gain = ctx_and(b, _wide_dynamic_function(b, noise, lut), U32_MASK)
-    snr = ctx_and(b, b.cast(b.shr(b.cast(b.mul(x, gain), "ui64"), snr_shift), "i64"),
+    gain = b.mask(_wide_dynamic_function(b, noise, lut), U32_MASK)
+    snr = b.mask(b.cast(b.shr(b.cast(b.mul(x, gain), "ui64"), snr_shift), "i64"),
                   U32_MASK)
     squared = b.shr(b.mul(snr, snr), 2 + 2 * PCAN_SNR_BITS - PCAN_OUTPUT_BITS)
     linear = b.sub(b.shr(snr, PCAN_SNR_BITS - PCAN_OUTPUT_BITS), 1 << PCAN_OUTPUT_BITS)
     out = b.where(b.cmp(snr, "LT", 2 << PCAN_SNR_BITS), squared, linear)
-    return b.cast(ctx_and(b, out, U32_MASK), "ui32")
+    return b.cast(b.mask(out, U32_MASK), "ui32")
 
 
 def filter_bank_log(ctx: OpContext) -> Tensor:
@@ -287,7 +283,7 @@ def filter_bank_log(ctx: OpContext) -> Tensor:
     bits = int_option(o, "input_correction_bits", 0, 31)
     b = IntBuilder(ctx)
     x = b.cast(typed_input(ctx, 0, "ui32"), "i64")
-    scaled = ctx_and(b, b.shl(x, bits), U32_MASK)
+    scaled = b.mask(b.shl(x, bits), U32_MASK)
     positive = b.cmp(scaled, "GT", 1)
     logs = log32(b, b.max(scaled, 2), scale)
     return b.cast(b.where(positive, b.min(logs, 32767), 0), "i16")
