@@ -82,17 +82,25 @@ def constant_input(ctx: OpContext, i: int, what: str) -> np.ndarray:
     return info.data.astype(np.int64).reshape(-1)
 
 
+def state_key(ctx: OpContext, key: str) -> str:
+    """A state's name across the model: the operator's own key ('noise_estimate',
+    'frames', ...) scoped by the operator, as two Framers may each hold 'frames'."""
+    return f"{ctx.op.describe()}/{key}"
+
+
 def state_in(ctx: OpContext, key: str, initial: np.ndarray, dt: str) -> Tensor:
     """The operator's state `key` as the inference starts. For now its initial value (the
     first invocation after TFLite Micro's reset); wired to minirt's state-that-survives-
-    an-inference mechanism on merge."""
+    an-inference mechanism on merge, as ctx.read_state(state_key(ctx, key), initial, dt):
+    `initial` is what TFLite Micro's reset leaves (the shape and type of the state)."""
     return ctx.const(initial, dt)
 
 
 def state_out(ctx: OpContext, key: str, new_state: Tensor) -> None:
     """Where the operator's updated state `key` goes: nowhere for now; wired to minirt's
-    state mechanism on merge (the first invocation is exact without it)."""
+    state mechanism on merge, as ctx.write_state(state_key(ctx, key), new_state) (the
+    first invocation is exact without it)."""
 
 
-__all__ = ["constant_input", "int_option", "signal_options", "state_in", "state_out",
-           "typed_input"]
+__all__ = ["constant_input", "int_option", "signal_options", "state_in", "state_key",
+           "state_out", "typed_input"]
