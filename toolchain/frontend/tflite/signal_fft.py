@@ -102,8 +102,8 @@ class _Fixed:
                 ) -> tuple[Tensor, Tensor]:
         """Constant (m,) twiddle parts broadcast over the leading dims of `shape`."""
         ctx = self.b.ctx
-        return tuple(ctx.broadcast(ctx.const(v, self.fmt.work), shape)  # type: ignore
-                     for v in values)
+        re, im = (ctx.broadcast(ctx.const(v, self.fmt.work), shape) for v in values)
+        return re, im
 
 
 def _stage(f: _Fixed, z: tuple[Tensor, Tensor], radix: int, m: int, stride: int,
@@ -140,8 +140,9 @@ def _stage(f: _Fixed, z: tuple[Tensor, Tensor], radix: int, m: int, stride: int,
         minus_i = (f.wrap(b.add(s5[0], s4[1])), f.wrap(b.sub(s5[1], s4[0])))
         outs = [f.add(f0, s3), plus_i if inverse else minus_i, f.sub(f0, s3),
                 minus_i if inverse else plus_i]
-    return tuple(ctx.reshape(ctx.node("concatenate", [o[p] for o in outs], dimension=2),
-                             (batch, n)) for p in (0, 1))  # type: ignore[return-value]
+    re, im = (ctx.reshape(ctx.node("concatenate", [o[p] for o in outs], dimension=2),
+                          (batch, n)) for p in (0, 1))
+    return re, im
 
 
 def complex_fft(f: _Fixed, re: Tensor, im: Tensor, inverse: bool = False
@@ -156,7 +157,7 @@ def complex_fft(f: _Fixed, re: Tensor, im: Tensor, inverse: bool = False
     # q0*m0 + q1*m1 + ...: a reshape by the reversed factors, transposed.
     dims = (batch, *reversed(factors))
     perm = (0, *range(len(factors), 0, -1))
-    z = tuple(ctx.reshape(ctx.node("transpose", [ctx.reshape(t, dims)], permutation=perm),
+    re, im = (ctx.reshape(ctx.node("transpose", [ctx.reshape(t, dims)], permutation=perm),
                           (batch, n)) for t in (re, im))
     m = n
     stages = []
@@ -166,8 +167,8 @@ def complex_fft(f: _Fixed, re: Tensor, im: Tensor, inverse: bool = False
         stages.append((p, m, stride))
         stride *= p
     for p, m, stride in reversed(stages):
-        z = _stage(f, z, p, m, stride, tw, inverse)  # type: ignore[arg-type]
-    return z  # type: ignore[return-value]
+        re, im = _stage(f, (re, im), p, m, stride, tw, inverse)
+    return re, im
 
 
 def rfft_fixed(b: IntBuilder, x: Tensor, fft_length: int) -> Tensor:
