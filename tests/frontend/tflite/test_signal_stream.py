@@ -1,5 +1,6 @@
-"""The Signal library's streaming ops (signal_stream.py: Delay, Framer, Stacker,
-OverlapAdd) and Irfft against TFLite Micro, exactly: the first invocation as imported
+"""The Signal library's stateful ops (signal_stream.py: Delay, Framer, Stacker,
+OverlapAdd; the spectral subtraction's noise estimate) and the FFTs of every type
+against TFLite Micro, exactly where integer: the first invocation as imported
 (the state's initial value), and several invocations of one TFLite Micro interpreter
 against minirt's reference with each op's state fed back explicitly
 (tests/micro_speech_pipeline.py), which is what the state mechanism will carry."""
@@ -129,3 +130,20 @@ def test_float_rfft_and_irfft(op: str, width: int, out: int) -> None:
     got = reference_invocations(read_model(model), [[x]])[0][0]
     assert got.dtype == np.float32 and got.shape == want.shape
     assert np.allclose(got, want, rtol=1e-5, atol=1e-5), np.abs(got - want).max()
+
+
+@pytest.mark.parametrize("clamping", [False, True])
+def test_spectral_subtraction_noise_estimate_over_invocations(clamping: bool) -> None:
+    """The noise estimate carried over 6 invocations (inputs of 12 to 24 bits), with
+    and without clamping it to the signal."""
+    model = single_op_model("CUSTOM:SignalFilterBankSpectralSubtraction",
+                            [Tensor((40,), "uint32")],
+                            [Tensor((40,), "uint32"), Tensor((40,), "uint32")],
+                            clamping=clamping, alternate_one_minus_smoothing=15401,
+                            alternate_smoothing=983, min_signal_remaining=819,
+                            num_channels=40, one_minus_smoothing=15975, smoothing=409,
+                            smoothing_bits=10, spectral_subtraction_bits=14)
+    rng = np.random.default_rng(int(clamping))
+    frames = [[(rng.integers(0, 1 << 12, 40) << rng.integers(0, 12, 40)).astype(np.uint32)]
+              for _ in range(6)]
+    _check_invocations(model, frames)
