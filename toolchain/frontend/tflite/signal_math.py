@@ -23,9 +23,12 @@ class IntBuilder:
 
     def __init__(self, ctx: OpContext):
         self.ctx = ctx
+        # One node per (value, shape, type): constant folding turns a small broadcast
+        # into a full array, and the FFT's stages reuse a few constants hundreds of times.
+        self._filled: dict[tuple[int, tuple[int, ...], str], Tensor] = {}
 
     def _pair(self, a: Tensor, b: Operand) -> Tensor:
-        return self.ctx.filled(b, a) if isinstance(b, int) else b
+        return self.filled(b, a) if isinstance(b, int) else b
 
     def op(self, name: str, a: Tensor, b: Operand) -> Tensor:
         """Graph op `name` of `a` and `b` (an int becomes a constant like `a`)."""
@@ -105,7 +108,11 @@ class IntBuilder:
         return self.where(self.cmp(x, "EQ", 0), bits, self.sub(self.filled(bits, x), clz))
 
     def filled(self, value: int, like: Tensor) -> Tensor:
-        return self.ctx.filled(value, like)
+        """`value` broadcast to `like`'s shape and element type (shared)."""
+        key = (value, like.type.shape, like.type.dtype.name)
+        if key not in self._filled:
+            self._filled[key] = self.ctx.filled(value, like)
+        return self._filled[key]
 
 
 _NUMPY = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8",
