@@ -7,20 +7,24 @@ converter gets an OpContext and returns the graph tensor of the operator's outpu
 Data movement works the same on both families, so those rows share one converter; the
 int8 arithmetic converters (int8.py) compute what TFLite Micro's integer kernels do. The
 importer reports an operator with an empty slot as not supported, one line per operator
-like every other unsupported operator.
+like every other unsupported operator. Rows with an `every` converter (state and
+splits) take any element type, and say how many outputs the operator has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, int16, layers, shape_ops
+from toolchain.frontend.tflite import int8, int16, layers, shape_ops, variables
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.graph.ir import Tensor
 
-Converter = Callable[[OpContext], Tensor]
+# A converter returns the operator's result, one per output for several (SPLIT_V), or
+# None for an operator that writes no graph tensor (ASSIGN_VARIABLE, VAR_HANDLE).
+Converter = Callable[[OpContext], Any]
 
 
 @dataclass(frozen=True)
@@ -32,16 +36,29 @@ class OpRow:
     min_inputs: int
     max_inputs: int | None  # None: any number (CONCATENATION)
     int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
+    # Outputs the operator has: a number, or None for any number of at least one (the
+    # converter checks it against its options).
+    outputs: int | None = 1
+    # One converter for every element type (resources, state, data movement of splits).
+    every: Converter | None = None
 
     def converter(self, family: str) -> Converter | None:
         """The converter for element-type family `family` ('float', 'int8', 'int16', or
         another type's name, which no row handles)."""
+        if self.every is not None:
+            return self.every
         return {"float": self.float, "int8": self.int8, "int16": self.int16}.get(family)
 
 
 def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
          int16: Converter | None = None) -> OpRow:
     return OpRow(float_, int8, inputs[0], inputs[1], int16)
+
+
+def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | None = 1
+           ) -> OpRow:
+    """A row whose one converter takes every element type."""
+    return OpRow(None, None, inputs[0], inputs[1], None, outputs, converter)
 
 
 def _quantize_int8(ctx: OpContext) -> Tensor:
@@ -84,6 +101,13 @@ OPS: dict[str, OpRow] = {
     "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2)),
     "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
                           shape_ops.strided_slice),
+    # state (variables.py, state.py) and splits
+    "VAR_HANDLE": _every(variables.var_handle, (0, 0)),
+    "READ_VARIABLE": _every(variables.read_variable, (1, 1)),
+    "ASSIGN_VARIABLE": _every(variables.assign_variable, (2, 2), 0),
+    "CALL_ONCE": _every(variables.call_once, (0, 0), 0),
+    "SPLIT_V": _every(variables.split_v, (3, 3), None),
+    "SPLIT": _every(variables.split, (2, 2), None),
 }
 
 
