@@ -103,6 +103,9 @@ class Program:
     # The bytes of arena buffers live at each command (the lower bound is their peak):
     # the report's memory timeline.
     arena_live: list[int] = field(default_factory=list)
+    # The last state_count inputs and outputs are the state's slots (graph/ir.py): one
+    # buffer per pair, the image's state region, not the caller's.
+    state_count: int = 0
 
 
 def nbytes(t: TensorType) -> int:
@@ -293,7 +296,8 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
     alias: dict[int, Tensor] = {id(d): src for d, src, _ in flat.assignments}
-    for t in map(flat.resolve, graph.outputs):
+    state_writes, state_outputs = _state_writes(graph, flat.resolve)
+    for t in map(flat.resolve, graph.user_outputs):
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
             alias[id(dst)] = t
@@ -301,11 +305,14 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
             t = dst
         seen.add(id(t))
         outputs.append(t)
+    outputs += state_outputs
     out_ids = {id(t) for t in outputs}
+    # The new state values are kept whole (not fused into the copies below).
+    kept = out_ids | {id(d.operands[0]) for d in state_writes}
     items = inline_into_kinds(items, set(constants))
-    items = _fuse_segments(items, out_ids | flat.pinned, constants)
+    items = _fuse_segments(items, kept | flat.pinned, constants)
     items = immediates_in_kinds(items, constants)
-    items = elide_copies(items, flat.assignments, out_ids)
+    items = elide_copies(items, flat.assignments, kept) + state_writes
     items = _drop_fallthrough_jumps(items)
 
     # Steps in order; labels name the step that follows them.
@@ -327,7 +334,7 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     span = _live_intervals([(rd, wr) for _, rd, wr in entries], block_of, back_edges)
 
     program = Program(graph.name, inputs=[t.type for t in graph.inputs],
-                      outputs=[t.type for t in outputs])
+                      outputs=[t.type for t in outputs], state_count=len(graph.states))
     where: dict[int, Buffer] = {}
     for i, t in enumerate(graph.inputs):
         where[id(t)] = Buffer("input", i, nbytes(t.type))
@@ -382,6 +389,38 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+def _state_writes(graph: Graph, resolve: Any) -> tuple[list[Dispatch], list[Tensor]]:
+    """The copies that store the new state values, to run after every other step, and
+    the output tensor of each state.
+
+    A state's input and output are one buffer, the state region (graph/ir.py): the
+    inference reads the old value there in place, so the new one may only be stored
+    once nothing reads the old any more. Each new value is computed like any tensor and
+    copied in at the end; a value that is another state's old value is first copied
+    aside (the copies into the region would otherwise overwrite what a later one
+    reads: two variables that swap). A state the inference does not change is not
+    written."""
+    n = len(graph.states)
+    if not n:
+        return [], []
+    olds = {id(t): k for k, t in enumerate(graph.inputs[len(graph.inputs) - n:])}
+    aside: list[Dispatch] = []
+    stores: list[Dispatch] = []
+    slots: list[Tensor] = []
+    for k, value in enumerate(graph.outputs[len(graph.outputs) - n:]):
+        value = resolve(value)
+        slot = Tensor(value.type, f"state{k}")
+        slots.append(slot)
+        if olds.get(id(value)) == k:
+            continue
+        if id(value) in olds:
+            kept = Tensor(value.type, "copy")
+            aside.append(copy_dispatch(value, kept))
+            value = kept
+        stores.append(copy_dispatch(value, slot))
+    return aside + stores, slots
 
 
 def _name_steps(program: Program, graph: Graph,
