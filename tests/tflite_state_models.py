@@ -25,7 +25,7 @@ import flatbuffers
 import numpy as np
 import tflite
 
-from tests.tflite_models import (
+from tflite_models import (
     TENSOR_TYPES,
     Op,
     Tensor,
@@ -43,6 +43,7 @@ _STATE_OPTIONS: dict[str, str | None] = {
     "ASSIGN_VARIABLE": None,
     "CALL_ONCE": "CallOnceOptions",
     "SPLIT_V": "SplitVOptions",
+    "SPLIT": "SplitOptions",
 }
 
 

@@ -1,0 +1,131 @@
+"""TFLite state (frontend/tflite/state.py, variables.py): resource variables with a
+CALL_ONCE init subgraph, a SPLIT_V / CONCATENATION ring buffer and variable tensors,
+imported and run step by step on the reference against TFLite Micro's interpreter
+(its own step-by-step invoke and Reset)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tflite_state_models import (
+    FRAME,
+    Subgraph,
+    TflmStream,
+    build_subgraphs,
+    resource,
+    streaming_model,
+)
+from tflite_models import Op, Tensor
+
+from toolchain.frontend.tflite.errors import TFLiteError
+from toolchain.frontend.tflite.importer import import_model
+from toolchain.frontend.tflite.reader import read_model
+from toolchain.reference.state import StateRunner
+
+pytest.importorskip("tflite_micro.python.tflite_micro.runtime",
+                    reason="tflite-micro is not installed")
+
+STEPS = 30
+RESETS = (15, 22)
+# Float results: TFLite's own bound for float models (cli/run.py TFLITE_RTOL / ATOL):
+# TFLite Micro sums the FULLY_CONNECTED in float32, the reference in float64.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def stream_inputs(dtype: str, steps: int = STEPS, seed: int = 3) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if dtype == "float32":
+        return [rng.normal(size=(1, FRAME)).astype(np.float32) for _ in range(steps)]
+    return [rng.integers(-128, 128, (1, FRAME)).astype(np.int8) for _ in range(steps)]
+
+
+def assert_same(got: list[np.ndarray], want: list[np.ndarray], step: int) -> None:
+    for g, w in zip(got, want, strict=True):
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"step {step}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"step {step}")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_streaming_model_matches_tflm_over_30_steps_with_resets(dtype):
+    model = streaming_model(dtype)
+    graph = import_model(read_model(model))
+    tflm, ref = TflmStream(model), StateRunner(graph)
+    for k, x in enumerate(stream_inputs(dtype)):
+        if k in RESETS:
+            tflm.reset()
+            ref.reset()
+        assert_same(ref.step([x]), tflm.step([x]), k)
+
+
+def test_state_values_boot_from_the_init_subgraph_and_reset_to_the_zero_point():
+    graph = import_model(read_model(streaming_model("int8")))
+    ring, acc = graph.states
+    assert (ring.key, acc.key) == ("ring", "acc")
+    assert (acc.initial == 7).all()  # what the init subgraph assigns
+    assert (acc.reset == -5).all() and (ring.reset == -3).all()  # each one's zero point
+    assert len(graph.user_inputs) == 1 and len(graph.user_outputs) == 2
+    assert [t.type.shape for t in graph.inputs[1:]] == [(1, 12), (1, 3)]
+
+
+def test_variable_tensor_is_state():
+    """An is_variable tensor read by an operator: state keyed by its tensor index, of
+    TFLite Micro's reset value (the zero point)."""
+    x = Tensor((1, 4), "int8", scale=0.1, zero_point=2, name="x")
+    v = Tensor((1, 4), "int8", scale=0.1, zero_point=-4, name="v")
+    y = Tensor((1, 4), "int8", scale=0.2, zero_point=1, name="y")
+    model = build_subgraphs([Subgraph([Op("ADD", [x, v], [y])], [x], [y], variables=[v])])
+    graph = import_model(read_model(model))
+    assert [s.key for s in graph.states] == ["tensor:1"]
+    tflm, ref = TflmStream(model), StateRunner(graph)
+    for k, xs in enumerate(stream_inputs("int8", 4)):
+        assert_same(ref.step([xs]), tflm.step([xs]), k)
+
+
+def test_split_matches_tflm():
+    x = Tensor((2, 6), "float32", name="x")
+    axis = Tensor((), "int32", data=np.array(1), name="axis")
+    parts = [Tensor((2, 2), "float32", name=f"p{i}") for i in range(3)]
+    model = build_subgraphs([Subgraph([Op("SPLIT", [axis, x], parts, {"num_splits": 3})],
+                                      [x], parts)])
+    xs = np.arange(12, dtype=np.float32).reshape(2, 6)
+    assert_same(StateRunner(import_model(read_model(model))).step([xs]),
+                TflmStream(model).step([xs]), 0)
+
+
+def _one_variable(ops_before: list[Op], sizes: tuple[int, int] = (4, 8)) -> bytes:
+    h = resource("h")
+    ring = Tensor((1, 12), "float32", name="ring")
+    a, b = Tensor((1, 4), "float32", name="a"), Tensor((1, 8), "float32", name="b")
+    splits = Tensor((2,), "int32", data=np.array(sizes), name="sizes")
+    axis = Tensor((), "int32", data=np.array(1), name="axis")
+    init = Subgraph([], [], [], name="init")
+    main = Subgraph([*ops_before, Op("VAR_HANDLE", [], [h], {"shared_name": "v"}),
+                     Op("READ_VARIABLE", [h], [ring]),
+                     Op("SPLIT_V", [ring, splits, axis], [a, b], {"num_splits": 2})],
+                    [], [a, b])
+    return build_subgraphs([main, init])
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: _one_variable([], sizes=(4, 9)), "split sizes [4, 9] do not add up"),
+    (lambda: _one_variable([Op("READ_VARIABLE", [resource("loose")],
+                               [Tensor((1, 12), "float32")])]),
+     "not a resource a VAR_HANDLE before it created"),
+])
+def test_bad_state_models_are_one_line_errors(build, message):
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(build()), "m.tflite")
+    text = str(e.value)
+    assert message in text and "\n" not in text.strip() and text.startswith("m.tflite")
+
+
+def test_call_once_after_a_variable_access_is_refused():
+    h = resource("h")
+    ring = Tensor((1, 12), "float32", name="ring")
+    main = Subgraph([Op("VAR_HANDLE", [], [h], {"shared_name": "v"}),
+                     Op("READ_VARIABLE", [h], [ring]),
+                     Op("CALL_ONCE", [], [], {"init_subgraph_index": 1})], [], [ring])
+    with pytest.raises(TFLiteError, match="CALL_ONCE after a variable was read"):
+        import_model(read_model(build_subgraphs([main, Subgraph([], [], [], name="init")])))
