@@ -24,7 +24,6 @@ from typing import Any
 import flatbuffers
 import numpy as np
 import tflite
-
 from tflite_models import (
     TENSOR_TYPES,
     Op,

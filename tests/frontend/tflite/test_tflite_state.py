@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tflite_models import Op, Tensor
 from tflite_state_models import (
     FRAME,
     Subgraph,
@@ -15,7 +16,6 @@ from tflite_state_models import (
     resource,
     streaming_model,
 )
-from tflite_models import Op, Tensor
 
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
