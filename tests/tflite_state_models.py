@@ -251,6 +251,28 @@ def streaming_model(dtype: str, seed: int = 0) -> bytes:
     return build_subgraphs([main, init])
 
 
+STEPS = 30
+RESETS = (15, 22)
+# Float results: TFLite's own bound for float models (cli/run.py TFLITE_RTOL / ATOL):
+# TFLite Micro sums the FULLY_CONNECTED in float32, the reference in float64.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def stream_inputs(dtype: str, steps: int = STEPS, seed: int = 3) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if dtype == "float32":
+        return [rng.normal(size=(1, FRAME)).astype(np.float32) for _ in range(steps)]
+    return [rng.integers(-128, 128, (1, FRAME)).astype(np.int8) for _ in range(steps)]
+
+
+def assert_same(got: list[np.ndarray], want: list[np.ndarray], step: int) -> None:
+    for g, w in zip(got, want, strict=True):
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"step {step}")
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=f"step {step}")
+
+
 class TflmStream:
     """A model in TFLite Micro's interpreter, invoked step after step on one state."""
 
