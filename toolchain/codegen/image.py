@@ -47,8 +47,8 @@ from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
 
-__all__ = ["SHARED_PREFIX", "StateImage", "build_image_module", "emit_image_object", "function_key",
-           "share_identical_bodies"]
+__all__ = ["SHARED_PREFIX", "StateImage", "build_image_module", "emit_image_object",
+           "function_key", "share_identical_bodies", "state_offsets"]
 
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
@@ -281,12 +281,17 @@ class StateImage:
     reset: tuple[bytes, ...] = ()
 
     def offsets(self) -> list[int]:
-        """Each slot's offset in the state region (16-byte aligned, as I/O buffers are),
-        then the region's size."""
-        out = [0]
-        for data in self.initial:
-            out.append(out[-1] + -(-len(data) // ALIGN) * ALIGN)
-        return out
+        """Each slot's offset in the state region, then the region's size."""
+        return state_offsets([len(data) for data in self.initial])
+
+
+def state_offsets(sizes: list[int]) -> list[int]:
+    """The offset of each state slot of `sizes` bytes in the state region (16-byte
+    aligned, as I/O buffers are), then the region's size."""
+    out = [0]
+    for size in sizes:
+        out.append(out[-1] + -(-size // ALIGN) * ALIGN)
+    return out
 
 
 def _state_region(module: ir.Module, state: StateImage) -> list[ir.Constant]:
