@@ -230,8 +230,9 @@ def entry_source(spec: LibrarySpec) -> str:
         return f"  void *const {kind}[{len(args) + len(slots)}] = {{{items}}};"
 
     arena = "arena" if spec.arena == "caller" else "mrt_image_arena"
-    state_boot = state_fns = ""
+    state_boot = state_fns = externs = ""
     if spec.state_offsets:
+        externs = STATE_EXTERNS
         # The state region starts from its boot values (after the model's init, e.g.
         # TFLite's CALL_ONCE subgraph) and returns to its reset values on a reset.
         state_boot = ("\n    __builtin_memcpy(mrt_image_state, mrt_image_state_initial, "
@@ -251,7 +252,7 @@ int {n}_reset_state(void) {{
 #include "mrt_image.h"
 #include "{n}.h"
 
-{STATE_EXTERNS if spec.state_offsets else ""}/* Zero-initialized (.bss), so any start-up code that clears .bss suffices. */
+{externs}/* Zero-initialized (.bss), so any start-up code that clears .bss suffices. */
 static mrt_module_t {n}_module;
 static mrt_status_t {n}_status;
 static uint8_t {n}_loaded;
