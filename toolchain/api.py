@@ -49,7 +49,8 @@ from toolchain.loader import (
 from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, QuantizeOptions
-from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.reference import ReferenceTimeout, time_limit
+from toolchain.reference.state import StateRunner
 from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
 from toolchain.target import Board, load_board
@@ -277,7 +278,7 @@ def model_inputs(graph: Graph, inputs: Inputs, seed: int = 0) -> list[np.ndarray
     checks an .npz (loader.check_input); seeded random data when None."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise UsageError(f"seed must be an integer >= 0, got {seed!r}")
-    n = len(graph.inputs)
+    n = len(graph.user_inputs)  # a model's state is its own (graph/ir.py)
     if inputs is None:
         return random_inputs(graph, seed)
     if isinstance(inputs, Mapping):
@@ -298,12 +299,12 @@ def model_inputs(graph: Graph, inputs: Inputs, seed: int = 0) -> list[np.ndarray
         raise UsageError("inputs: expected a list of arrays in the model's input order or "
                          f"a dict {{'input_0': ...}}, got {type(inputs).__name__}")
     return [check_input(np.asarray(x), t.type, f"inputs: 'input_{i}'")
-            for i, (x, t) in enumerate(zip(values, graph.inputs))]
+            for i, (x, t) in enumerate(zip(values, graph.user_inputs))]
 
 
 def _reference(graph: Graph, inputs: list[np.ndarray], timeout: float | None) -> list:
     with time_limit(REFERENCE_TIMEOUT if timeout is None else timeout):
-        return run_graph(graph, inputs)
+        return StateRunner(graph).step(inputs)  # one inference from the boot state
 
 
 def _shapes(input_shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:

@@ -267,6 +267,9 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
     cflags += crc_cflags(boot_check)
+    if image.program.state_count and harness != DEFAULT_HARNESS:
+        raise UsageError(f"--harness {harness}: the model keeps state between inferences, "
+                         "which only the semihosting image's stream harness carries yet")
     if stream or image.program.state_count:
         # runtime_c/harness/stream.c: steps on one state (minirt-run --stream)
         cflags += ("-DMRT_STREAM",)
