@@ -4,8 +4,11 @@ its reset values, and outputs fed back into inputs."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from toolchain.diagnostics import CompileError
 from toolchain.graph.ir import Graph, StateVar
+from toolchain.graph.verify import verify_graph
 from toolchain.reference.state import StateRunner, run_stream
 from toolchain.types import TensorType, dtype
 
@@ -52,3 +55,11 @@ def test_feedback_feeds_an_output_into_the_next_steps_input():
              [np.zeros(2, np.float32)]]
     outs = run_stream(g, steps, feedback=[(0, 0)])
     assert [o[0][0] for o in outs] == [6, 7, 8]
+
+
+def test_verify_refuses_a_state_of_two_types():
+    g = _accumulator()
+    verify_graph(g)
+    g.states[0] = StateVar("acc", np.zeros(3, np.float32), np.zeros(2, np.float32))
+    with pytest.raises(CompileError, match="state 'acc'"):
+        verify_graph(g)
