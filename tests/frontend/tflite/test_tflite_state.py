@@ -19,6 +19,7 @@ from tflite_state_models import (
     streaming_model,
 )
 
+from toolchain.frontend.tflite import ops
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
@@ -109,3 +110,27 @@ def test_call_once_after_a_variable_access_is_refused():
                      Op("CALL_ONCE", [], [], {"init_subgraph_index": 1})], [], [ring])
     with pytest.raises(TFLiteError, match="CALL_ONCE after a variable was read"):
         import_model(read_model(build_subgraphs([main, Subgraph([], [], [], name="init")])))
+
+
+def test_any_converter_can_keep_state(monkeypatch):
+    """OpContext.read_state / write_state from an operator converter of its own (the way
+    a stateful op, an LSTM or a filter bank's noise estimate, keeps its state): here
+    EXP made a running sum, out = state + x, whose sum starts at 1 and resets to 0."""
+    def running_sum(ctx):
+        x = ctx.input(0)
+        total = ctx.node("add", [ctx.read_state("sum", x.type, np.ones(x.type.shape,
+                                                                        np.float32)), x])
+        ctx.write_state("sum", total)
+        assert ctx.read_state("sum", x.type) is total  # a read after the write sees it
+        return total
+
+    monkeypatch.setitem(ops.OPS, "EXP", ops.OpRow(running_sum, None, 1, 1))
+    x, y = Tensor((3,), "float32", name="x"), Tensor((3,), "float32", name="y")
+    graph = import_model(read_model(build_subgraphs([Subgraph([Op("EXP", [x], [y])],
+                                                              [x], [y])])))
+    (state,) = graph.states
+    assert state.key == "sum" and (state.reset == 0).all()
+    ref, ones = StateRunner(graph), np.ones(3, np.float32)
+    assert [ref.step([ones])[0][0] for _ in range(3)] == [2, 3, 4]
+    ref.reset()
+    assert ref.step([ones])[0][0] == 1
