@@ -189,8 +189,9 @@ FRAMES = 3  # frames the ring buffer holds
 CLASSES = 3
 
 
-def streaming_model(dtype: str, seed: int = 0) -> bytes:
-    """The streaming test model (module docstring) in float32 or int8."""
+def streaming_model(dtype: str, seed: int = 0, cut: str = "SPLIT_V") -> bytes:
+    """The streaming test model (module docstring) in float32 or int8; `cut` drops the
+    ring's oldest frame with SPLIT_V or with STRIDED_SLICE."""
     rng = np.random.default_rng(seed)
     ring_n = FRAME * FRAMES
     if dtype == "float32":
@@ -240,7 +241,11 @@ def streaming_model(dtype: str, seed: int = 0) -> bytes:
         Op("VAR_HANDLE", [], [h_ring], {"shared_name": "ring"}),
         Op("VAR_HANDLE", [], [h_acc], {"shared_name": "acc"}),
         Op("READ_VARIABLE", [h_ring], [ring]),
-        Op("SPLIT_V", [ring, sizes, axis], [oldest, keep], {"num_splits": 2}),
+        Op("SPLIT_V", [ring, sizes, axis], [oldest, keep], {"num_splits": 2})
+        if cut == "SPLIT_V" else
+        Op("STRIDED_SLICE", [ring, Tensor((2,), "int32", data=np.array([0, FRAME])),
+                             Tensor((2,), "int32", data=np.array([1, ring_n])),
+                             Tensor((2,), "int32", data=np.array([1, 1]))], [keep]),
         Op("CONCATENATION", [keep, x], [new_ring], {"axis": 1}),
         Op("ASSIGN_VARIABLE", [h_ring, new_ring], []),
         Op("FULLY_CONNECTED", [new_ring, w, bias], [y]),

@@ -28,9 +28,10 @@ from toolchain.reference.state import StateRunner
 pytest.importorskip("tflite_micro.python.tflite_micro.runtime",
                     reason="tflite-micro is not installed")
 
+@pytest.mark.parametrize("cut", ["SPLIT_V", "STRIDED_SLICE"])
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
-def test_streaming_model_matches_tflm_over_30_steps_with_resets(dtype):
-    model = streaming_model(dtype)
+def test_streaming_model_matches_tflm_over_30_steps_with_resets(dtype, cut):
+    model = streaming_model(dtype, cut=cut)
     graph = import_model(read_model(model))
     tflm, ref = TflmStream(model), StateRunner(graph)
     for k, x in enumerate(stream_inputs(dtype)):
