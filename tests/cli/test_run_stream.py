@@ -100,3 +100,36 @@ def test_bad_stream_options_are_one_line_errors(extra, message, tmp_path: Path,
     code = run.main([str(model), "--reference", *extra])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and message in err[0], err
+
+
+def _onnx_rnn_cell(path: Path) -> None:
+    """The feedback model in ONNX, its state named: h_out = h_in / 2 + x, y = 2 h_out."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    vec = [3]
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["h_in", "half"], ["a"]),
+         helper.make_node("Add", ["a", "x"], ["h_out"]),
+         helper.make_node("Add", ["h_out", "h_out"], ["y"])],
+        "cell",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, vec),
+         helper.make_tensor_value_info("h_in", TensorProto.FLOAT, vec)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, vec),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, vec)],
+        [numpy_helper.from_array(np.full(3, 0.5, np.float32), "half")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path)
+
+
+@pytest.mark.parametrize("where", [["--reference"], ["--board", "x86-64"]])
+def test_feedback_by_name_on_an_onnx_model(where, tmp_path: Path, capsys) -> None:
+    model = tmp_path / "cell.onnx"
+    _onnx_rnn_cell(model)
+    inputs, x, s = _feedback_inputs(tmp_path)
+    out = tmp_path / "out.npz"
+    code = run.main([str(model), *where, "-o", str(tmp_path / "fw"), "--stream",
+                     str(STEPS), "--inputs", str(inputs), "--feedback", "h_out=h_in",
+                     "--check", "--save-outputs", str(out)])
+    assert code == 0, capsys.readouterr()
+    np.testing.assert_allclose(np.load(out)["output_0"], _expected_feedback(x, s), rtol=1e-6)
