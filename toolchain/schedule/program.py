@@ -296,7 +296,8 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
     alias: dict[int, Tensor] = {id(d): src for d, src, _ in flat.assignments}
-    state_writes, state_outputs = _state_writes(graph, flat.resolve)
+    n_states = len(graph.states)
+    state_values = [flat.resolve(t) for t in graph.outputs[len(graph.outputs) - n_states:]]
     for t in map(flat.resolve, graph.user_outputs):
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
@@ -305,14 +306,16 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
             t = dst
         seen.add(id(t))
         outputs.append(t)
-    outputs += state_outputs
     out_ids = {id(t) for t in outputs}
-    # The new state values are kept whole (not fused into the copies below).
-    kept = out_ids | {id(d.operands[0]) for d in state_writes}
+    # The new state values are kept whole (each is stored in the state region: below).
+    kept = out_ids | {id(t) for t in state_values}
     items = inline_into_kinds(items, set(constants))
     items = _fuse_segments(items, kept | flat.pinned, constants)
     items = immediates_in_kinds(items, constants)
-    items = elide_copies(items, flat.assignments, kept) + state_writes
+    items = elide_copies(items, flat.assignments, kept)
+    stores, state_outputs = _state_stores(items, graph, state_values, out_ids)
+    items += stores
+    outputs += state_outputs
     items = _drop_fallthrough_jumps(items)
 
     # Steps in order; labels name the step that follows them.
@@ -391,36 +394,49 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     return program
 
 
-def _state_writes(graph: Graph, resolve: Any) -> tuple[list[Dispatch], list[Tensor]]:
-    """The copies that store the new state values, to run after every other step, and
-    the output tensor of each state.
+def _state_stores(items: list[Item], graph: Graph, values: list[Tensor], user_outputs: set[int]
+                  ) -> tuple[list[Item], list[Tensor]]:
+    """How each new state value gets into the state region, where the inference reads
+    the old one in place (graph/ir.py): the steps to run after `items`, and the output
+    tensor of each state's slot.
 
-    A state's input and output are one buffer, the state region (graph/ir.py): the
-    inference reads the old value there in place, so the new one may only be stored
-    once nothing reads the old any more. Each new value is computed like any tensor and
-    copied in at the end; a value that is another state's old value is first copied
-    aside (the copies into the region would otherwise overwrite what a later one
-    reads: two variables that swap). A state the inference does not change is not
-    written."""
+    A value is computed straight into its slot when that is safe whatever the loop
+    schedule: its dispatch runs after every other read of the old value and reads the
+    old value only element by element at its own index (inplace.writes_over, the arena's
+    own in-place rule), in a program without control flow (a loop could read the old
+    value again). Otherwise it is computed like any tensor and copied in at the end,
+    once nothing reads the old value any more; a value that is another state's old
+    value is first copied aside (two variables that swap). A state the inference does
+    not change is not written."""
     n = len(graph.states)
     if not n:
         return [], []
-    olds = {id(t): k for k, t in enumerate(graph.inputs[len(graph.inputs) - n:])}
-    aside: list[Dispatch] = []
-    stores: list[Dispatch] = []
+    olds = graph.inputs[len(graph.inputs) - n:]
+    old_of = {id(t): k for k, t in enumerate(olds)}
+    aside: dict[int, Tensor] = {}
+    stores: list[Item] = []
+    for v in values:
+        if id(v) in old_of and id(v) not in aside:
+            aside[id(v)] = Tensor(v.type, "copy")
+            stores.append(copy_dispatch(v, aside[id(v)]))
+    steps = items + stores
+    straight = not any(isinstance(item, Jump | Label) for item in items)
+    producer = {id(item.output): p for p, item in enumerate(items)
+                if isinstance(item, Dispatch)}
     slots: list[Tensor] = []
-    for k, value in enumerate(graph.outputs[len(graph.outputs) - n:]):
-        value = resolve(value)
-        slot = Tensor(value.type, f"state{k}")
-        slots.append(slot)
-        if olds.get(id(value)) == k:
-            continue
-        if id(value) in olds:
-            kept = Tensor(value.type, "copy")
-            aside.append(copy_dispatch(value, kept))
-            value = kept
-        stores.append(copy_dispatch(value, slot))
-    return aside + stores, slots
+    for k, v in enumerate(values):
+        p = producer.get(id(v))
+        if id(v) in old_of and old_of[id(v)] == k:
+            slots.append(Tensor(v.type, f"state{k}"))  # unchanged: nothing to store
+        elif (straight and p is not None and id(v) not in user_outputs
+              and sum(w is v for w in values) == 1
+              and not any(olds[k] in reads(step) for step in steps[p + 1:])
+              and (olds[k] not in items[p].operands or writes_over(items[p], olds[k]))):
+            slots.append(v)  # computed in the region, in place
+        else:
+            slots.append(Tensor(v.type, f"state{k}"))
+            stores.append(copy_dispatch(aside.get(id(v), v), slots[-1]))
+    return stores, slots
 
 
 def _name_steps(program: Program, graph: Graph,
