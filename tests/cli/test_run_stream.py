@@ -133,3 +133,20 @@ def test_feedback_by_name_on_an_onnx_model(where, tmp_path: Path, capsys) -> Non
                      "--check", "--save-outputs", str(out)])
     assert code == 0, capsys.readouterr()
     np.testing.assert_allclose(np.load(out)["output_0"], _expected_feedback(x, s), rtol=1e-6)
+
+
+def test_quantizing_a_stateful_model(tmp_path: Path, capsys) -> None:
+    """fp16 weights work (the summary's reference runs one inference from the boot
+    state); int8 calibration of state is refused in one line, nothing written."""
+    model = tmp_path / "s.tflite"
+    model.write_bytes(streaming_model("float32"))
+    assert build.main(["--board", "cortex-m4", str(model), "--quantize", "fp16",
+                       "-o", str(tmp_path / "fp16")]) == 0
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, input_0=np.zeros((4, 1, 4), np.float32))
+    capsys.readouterr()
+    code = build.main(["--board", "cortex-m4", str(model), "--quantize", "int8",
+                       "--calibration", str(calib), "-o", str(tmp_path / "int8")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "keeps state between inferences" in err[0]
+    assert not (tmp_path / "int8").exists()
