@@ -246,7 +246,8 @@ class Build:
             stream_mode.check_stream(len(arrays), list(resets), pairs)
             fw = stream_mode.run_firmware_stream(self.board, self.out_dir, arrays, graph,
                                                  resets=resets, feedback=pairs,
-                                                 timeout=timeout, log=_quiet)
+                                                 timeout=timeout,
+                                                 max_cycles=self.max_cycles, log=_quiet)
             runs = [Run(outs, None, x) for outs, x in zip(fw.outputs, arrays)]
             runs[-1].instructions = fw.instructions
             if check:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.stream import MAX_FEEDBACK, MAX_STEPS, run_stream
 from toolchain.graph.ir import Graph
 from toolchain.loader import (
@@ -29,7 +30,7 @@ from toolchain.loader import (
 )
 from toolchain.module.reader import read_module
 from toolchain.passes import complex_io
-from toolchain.pipeline import FirmwareFailed, decode_outputs, encode_inputs
+from toolchain.pipeline import FirmwareFailed, OverBudget, decode_outputs, encode_inputs
 from toolchain.reference.state import run_stream as reference_stream
 from toolchain.target import Board
 
@@ -123,9 +124,11 @@ def random_stream_inputs(graph: Graph, seed: int, steps: int) -> list[list[np.nd
 def run_firmware_stream(board: Board, out_dir: Path, steps: Sequence[Sequence[np.ndarray]],
                         graph: Graph, *, resets: Sequence[int] = (),
                         feedback: Sequence[tuple[int, int]] = (),
-                        timeout: float | None = None, log=print) -> StreamRun:
+                        timeout: float | None = None, max_cycles: int | None = None,
+                        log=print) -> StreamRun:
     """Runs the stream build in `out_dir` (built with `stream`: pipeline.compile_graph)
-    once under QEMU over `steps`. Raises FirmwareFailed when a step does not finish."""
+    once under QEMU over `steps`. Raises OverBudget when the runtime stopped a step over
+    `max_cycles` (the build's budget), FirmwareFailed when a step does not finish."""
     out_dir = Path(out_dir)
     module = read_module((out_dir / "model.mrt").read_bytes())
     n = len(graph.states)
@@ -136,6 +139,9 @@ def run_firmware_stream(board: Board, out_dir: Path, steps: Sequence[Sequence[np
     result, raw = run_stream(board, out_dir / "firmware.elf",
                              [encode_inputs(ins, x) for x in steps],
                              resets=resets, feedback=feedback, timeout=timeout)
+    if result.exit_code == BUDGET_EXIT:
+        raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} cycles "
+                         f"(status {BUDGET_STATUS})")
     if result.exit_code != 0:
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise FirmwareFailed(f"firmware exited with status {result.exit_code}: "

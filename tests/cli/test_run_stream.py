@@ -150,3 +150,4 @@ def test_quantizing_a_stateful_model(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "keeps state between inferences" in err[0]
     assert not (tmp_path / "int8").exists()
+

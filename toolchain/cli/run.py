@@ -170,7 +170,7 @@ def _run_stream(args: argparse.Namespace, graph: Graph, board: Board | None,
                 out_dir: Path | None) -> int:
     """--stream: every step on one state, on the board (one QEMU run) or the reference;
     --check compares every step with the reference's stream."""
-    from toolchain.pipeline import FirmwareFailed
+    from toolchain.pipeline import FirmwareFailed, OverBudget
 
     feedback = stream.parse_feedback(args.feedback, graph)
     resets = sorted(set(args.reset_at))
@@ -188,12 +188,16 @@ def _run_stream(args: argparse.Namespace, graph: Graph, board: Board | None,
         else:
             run = stream.run_firmware_stream(board, out_dir, steps, graph, resets=resets,
                                              feedback=feedback, timeout=args.timeout,
+                                             max_cycles=args.max_cycles,
                                              log=lambda m: print(m, file=sys.stderr))
             outputs = run.outputs
             print(f"instructions: {run.instructions} (the last step's inference; start-up "
                   "and I/O excluded)")
     except (EmuTimeout, ReferenceTimeout) as e:
         return _timed_out(e)
+    except OverBudget as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_BUDGET
     except (EmuError, FirmwareFailed) as e:
         print(f"minirt-run: error: {e}", file=sys.stderr)
         return EXIT_MISMATCH
