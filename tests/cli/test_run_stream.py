@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tflite_state_models import streaming_model
 
-from toolchain.cli import build, run
+from toolchain.cli import build, run, size
 
 # Explicit state, ONNX style: input 1 is the state, output 1 its new value
 # (s' = s / 2 + x), output 0 = 2 s'.
@@ -80,6 +80,10 @@ def test_build_shows_the_state_row(tmp_path: Path, capsys) -> None:
     assert build.main(["--board", "cortex-m4", str(model), "-o", str(tmp_path / "fw")]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert ["state", "0", "32"] in rows
+    assert size.main([str(tmp_path / "fw")]) == 0
+    out = capsys.readouterr().out
+    assert "state 32 B" in out and any(r.split()[:4] == ["state", "0", "0.00", "%"]
+                                       for r in out.splitlines())
 
 
 @pytest.mark.parametrize("extra, message", [

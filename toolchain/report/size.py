@@ -199,7 +199,8 @@ class SizeReport:
         body = [[label, _num(f), _pct(self.percent("flash", f)), _num(r),
                  _pct(self.percent("ram", r))]
                 for key, label in COMPONENT_LABELS.items()
-                for f, r in [(self.flash.get(key, 0), self.ram.get(key, 0))]]
+                for f, r in [(self.flash.get(key, 0), self.ram.get(key, 0))]
+                if key not in OPTIONAL_ROWS or f or r]
         body.append(["total", _num(self.flash_total),
                      _pct(self.percent("flash", self.flash_total)), _num(self.ram_total),
                      _pct(self.percent("ram", self.ram_total))])
