@@ -103,6 +103,19 @@ def test_bad_state_models_are_one_line_errors(build, message):
     assert message in text and "\n" not in text.strip() and text.startswith("m.tflite")
 
 
+@pytest.mark.parametrize("index, message", [
+    (0, "CALL_ONCE inside an init subgraph is not supported"),
+    (7, "subgraph 7 does not exist: the model has 2"),
+    (-1, "subgraph -1 does not exist"),
+])
+def test_call_once_of_a_bad_subgraph_is_a_one_line_error(index, message):
+    main = Subgraph([Op("CALL_ONCE", [], [], {"init_subgraph_index": index})], [], [])
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(build_subgraphs([main, Subgraph([], [], [], name="init")])),
+                     "m.tflite")
+    assert message in str(e.value) and "\n" not in str(e.value).strip()
+
+
 def test_call_once_after_a_variable_access_is_refused():
     h = resource("h")
     ring = Tensor((1, 12), "float32", name="ring")

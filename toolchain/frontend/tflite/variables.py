@@ -15,10 +15,11 @@ from toolchain.graph.ir import Tensor
 
 def _handle(ctx: OpContext) -> str:
     """The key of the variable whose resource tensor is input 0."""
-    key = ctx.states.handles.get(ctx.op.inputs[0])
+    info = ctx.info(0)  # refuses an omitted input
+    key = ctx.states.handles.get(info.index)
     if key is None:
-        raise Unsupported(f"input 0 ({ctx.model.tensors[ctx.op.inputs[0]].describe()}) is "
-                          "not a resource a VAR_HANDLE before it created")
+        raise Unsupported(f"input 0 ({info.describe()}) is not a resource a VAR_HANDLE "
+                          "before it created")
     return key
 
 
