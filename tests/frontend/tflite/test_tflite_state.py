@@ -51,11 +51,13 @@ def test_state_values_boot_from_the_init_subgraph_and_reset_to_the_zero_point():
     assert [t.type.shape for t in graph.inputs[1:]] == [(1, 12), (1, 3)]
 
 
-def test_variable_tensor_is_state():
+@pytest.mark.parametrize("buffer", [None, np.array([[9, 8, 7, 6]])])
+def test_variable_tensor_is_state(buffer):
     """An is_variable tensor read by an operator: state keyed by its tensor index, of
-    TFLite Micro's reset value (the zero point)."""
+    TFLite Micro's reset value (the zero point), which it also starts from whatever
+    buffer the file gives (AllocateTensors ends with a Reset)."""
     x = Tensor((1, 4), "int8", scale=0.1, zero_point=2, name="x")
-    v = Tensor((1, 4), "int8", scale=0.1, zero_point=-4, name="v")
+    v = Tensor((1, 4), "int8", scale=0.1, zero_point=-4, name="v", data=buffer)
     y = Tensor((1, 4), "int8", scale=0.2, zero_point=1, name="y")
     model = build_subgraphs([Subgraph([Op("ADD", [x, v], [y])], [x], [y], variables=[v])])
     graph = import_model(read_model(model))
