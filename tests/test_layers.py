@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("link",),
     ("emu",),
     ("report",),
-    ("pipeline",),
+    ("pipeline", "stream"),
     ("library", "flash", "bench"),
     ("cli", "api"),
     ("testing",),

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from toolchain import pipeline
+from toolchain import stream as stream_mode
 from toolchain.cli.build import make_quantize_options, size_record
 from toolchain.cli.common import (
     EXIT_BUDGET,
@@ -49,7 +50,8 @@ from toolchain.loader import (
 from toolchain.module.format import BOOT_CHECKS, DEFAULT_BOOT_CHECK
 from toolchain.passes.calibrate import load_calibration
 from toolchain.passes.quantize import DEFAULT_MIN_ELEMENTS, QuantizeOptions
-from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.reference import ReferenceTimeout, time_limit
+from toolchain.reference.state import StateRunner
 from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
 from toolchain.target import Board, load_board
@@ -225,6 +227,42 @@ class Build:
                     raise Mismatch(problems, run)
         return run
 
+    def stream(self, steps: Sequence[Inputs], *, resets: Sequence[int] = (),
+               feedback: Sequence[str] = (), check: bool = False,
+               timeout: float | None = None) -> list[Run]:
+        """Runs one inference per entry of `steps` (each inputs as for run) on one state,
+        in one QEMU run (minirt-run --stream): a model's state lives on from step to
+        step, is reset before each step in `resets`, and each "OUTPUT=INPUT" of
+        `feedback` feeds an output of a step into an input of the next. Returns a Run
+        per step (``instructions``: the last step's inference, on the last Run). With
+        `check`, every step is compared with the reference's stream (Mismatch names the
+        step). The build must be a stream image: a model with state, or built with
+        ``stream=True``."""
+        with _errors():
+            if self.harness != DEFAULT_HARNESS:
+                raise UsageError("--stream runs the semihosting image; this is a device build")
+            graph, _ = self._inputs(None, 0, reference=check)
+            arrays = [model_inputs(graph, x) for x in steps]
+            pairs = stream_mode.parse_feedback(feedback, graph)
+            stream_mode.check_stream(len(arrays), list(resets), pairs)
+            fw = stream_mode.run_firmware_stream(self.board, self.out_dir, arrays, graph,
+                                                 resets=resets, feedback=pairs,
+                                                 timeout=timeout,
+                                                 max_cycles=self.max_cycles, log=_quiet)
+            runs = [Run(outs, None, x) for outs, x in zip(fw.outputs, arrays)]
+            runs[-1].instructions = fw.instructions
+            if check:
+                with time_limit(REFERENCE_TIMEOUT if timeout is None else timeout):
+                    want = stream_mode.reference_stream(graph, arrays, frozenset(resets),
+                                                        pairs)
+                rtol, atol = check_tolerance(self.model)
+                for k, (run, ref) in enumerate(zip(runs, want)):
+                    run.reference = ref
+                    problems = compare(run.outputs, ref, rtol=rtol, atol=atol)
+                    if problems:
+                        raise Mismatch([f"step {k}:", *problems], run)
+        return runs
+
     def profile(self, inputs: Inputs = None, *, seed: int = 0,
                 timeout: float | None = None) -> Profile:
         """The instructions of one inference per dispatch, with MACs and the runtime's
@@ -278,7 +316,7 @@ def model_inputs(graph: Graph, inputs: Inputs, seed: int = 0) -> list[np.ndarray
     checks an .npz (loader.check_input); seeded random data when None."""
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise UsageError(f"seed must be an integer >= 0, got {seed!r}")
-    n = len(graph.inputs)
+    n = len(graph.user_inputs)  # a model's state is its own (graph/ir.py)
     if inputs is None:
         return random_inputs(graph, seed)
     if isinstance(inputs, Mapping):
@@ -299,12 +337,12 @@ def model_inputs(graph: Graph, inputs: Inputs, seed: int = 0) -> list[np.ndarray
         raise UsageError("inputs: expected a list of arrays in the model's input order or "
                          f"a dict {{'input_0': ...}}, got {type(inputs).__name__}")
     return [check_input(np.asarray(x), t.type, f"inputs: 'input_{i}'")
-            for i, (x, t) in enumerate(zip(values, graph.inputs))]
+            for i, (x, t) in enumerate(zip(values, graph.user_inputs))]
 
 
 def _reference(graph: Graph, inputs: list[np.ndarray], timeout: float | None) -> list:
     with time_limit(REFERENCE_TIMEOUT if timeout is None else timeout):
-        return run_graph(graph, inputs)
+        return StateRunner(graph).step(inputs)  # one inference from the boot state
 
 
 def _shapes(input_shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
@@ -346,7 +384,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           input_shapes: Mapping[str, Sequence[int]] | None = None,
           input_values: Mapping[str, object] | None = None,
           max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
-          harness: str = DEFAULT_HARNESS, log: Callable[[str], None] | None = None) -> Build:
+          harness: str = DEFAULT_HARNESS, stream: bool = False,
+          log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
     is new, empty or an earlier build), size.json included. The options are
@@ -355,7 +394,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     (1, 3, 32, 32)}, .onnx only), `input_values` ({"sr": 16000}: those inputs become
     constants, as --input-value makes them), `max_cycles`, `boot_check` ("layout", "small" or
     "fast") and `harness` ("semihost" or "device": the image that serves over the board's
-    UART, built by default in build/<model>-<board>-device).
+    UART, built by default in build/<model>-<board>-device). `stream` builds the image
+    that Build.stream runs (a model with state always gets it).
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -380,6 +420,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             load_calibration(quantize_opts.calibration, graph)
         stamp = pipeline.stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts),
                                     shapes, max_cycles, boot_check, harness, values)
+        if stream:
+            stamp["stream"] = True  # as minirt-run --stream stamps its build
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -391,7 +433,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         result = pipeline.compile_graph(graph, target, out, log or _quiet, stamp=stamp,
                                         quantize=quantize_opts, finish=finish,
                                         max_cycles=max_cycles, boot_check=boot_check,
-                                        harness=harness)
+                                        harness=harness, stream=stream)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
                  shapes, values, max_cycles, harness, stamp)
 

@@ -140,7 +140,7 @@ def random_inputs(graph: Graph, seed: int = 0) -> list[np.ndarray]:
     (within -128..127 and the type's range), random booleans."""
     rng = np.random.default_rng(seed)
     out = []
-    for t in graph.inputs:
+    for t in graph.user_inputs:  # the state's are the model's own (graph/ir.py)
         ty = t.type
         dt = ty.dtype
         if dt.is_complex:  # both parts standard normal
@@ -202,11 +202,11 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
     data = open_npz(path, "inputs", "input_0, input_1, ...")
     out = []
     with data:
-        for i, t in enumerate(graph.inputs):
+        for i, t in enumerate(graph.user_inputs):
             key = f"input_{i}"
             if key not in data:
                 raise UsageError(f"{path}: missing '{key}' (the model takes "
-                                 f"{len(graph.inputs)} inputs)")
+                                 f"{len(graph.user_inputs)} inputs)")
             what = f"{path}: '{key}'"
             check_member_header(data, path, key, t.type, what)
             out.append(check_input(read_member(data, path, key), t.type, what))

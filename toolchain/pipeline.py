@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from toolchain.codegen.image import emit_image_object
+from toolchain.codegen.image import StateImage, emit_image_object
 from toolchain.emu.cycles import CycleEstimate
 from toolchain.emu.device_link import DEFAULT_BAUD, DeviceLink, describe_status
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
@@ -146,8 +146,21 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         # compiler bug, caught now rather than as a firmware that refuses to load.
         read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target,
-                            [s.schedule for s in program.steps])
+                            [s.schedule for s in program.steps], state_image(graph, module))
     return CompiledImage(program, module, contract, obj)
+
+
+def state_image(graph: Graph, module: bytes) -> StateImage:
+    """The state region's contents (codegen/image.py): each state slot's boot and reset
+    values in its buffer layout (encode_inputs), the module's last inputs."""
+    n = len(graph.states)
+    if not n:
+        return StateImage()
+    slots = read_module(module).inputs[-n:]
+    return StateImage(tuple(encode_inputs([sig], [s.initial])
+                            for sig, s in zip(slots, graph.states)),
+                      tuple(encode_inputs([sig], [s.reset])
+                            for sig, s in zip(slots, graph.states)))
 
 
 # Flash a build leaves for everything but the constants when it decides how many
@@ -234,7 +247,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   finish: Callable[[BuildResult], None] | None = None,
                   max_cycles: int | None = None,
                   boot_check: str = DEFAULT_BOOT_CHECK,
-                  harness: str = DEFAULT_HARNESS) -> BuildResult:
+                  harness: str = DEFAULT_HARNESS, stream: bool = False) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -246,13 +259,21 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     runtime's CRC code (module/format.py BOOT_CHECKS: "fast" links 4 KB of tables);
     `harness` "device" builds the image that serves inferences over the board's UART
     (docs/device.md), whose stack is the board's stack_size (it never exits, so QEMU
-    cannot measure it as it measures the semihosting image's)."""
+    cannot measure it as it measures the semihosting image's). With `stream`, or for a
+    model with state, the harness runs step after step on one state (toolchain/stream.py;
+    runtime_c/harness/stream.c)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
     image = compile_image(graph, board, quantize, log)
     cflags += crc_cflags(boot_check)
+    if image.program.state_count and harness != DEFAULT_HARNESS:
+        raise UsageError(f"--harness {harness}: the model keeps state between inferences, "
+                         "which only the semihosting image's stream harness carries yet")
+    if stream or image.program.state_count:
+        # runtime_c/harness/stream.c: steps on one state (minirt-run --stream)
+        cflags += ("-DMRT_STREAM",)
     record = {"stamp": stamp} if stamp else {}
     with staged_build(out_dir, record, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)
@@ -278,6 +299,7 @@ def _measuring_inputs(module: bytes, graph: Graph) -> bytes:
     from toolchain.loader import random_inputs
 
     signature = read_module(module).inputs
+    signature = signature[:len(signature) - len(graph.states)]
     try:
         return encode_inputs(signature, random_inputs(graph, 0))
     except (ValueError, TypeError):  # inputs the graph's types cannot draw: zeros
@@ -676,7 +698,9 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
         elf = verified_elf(board, out_dir / "firmware.elf")
         probes = [ProfileProbe(profile_layout(elf.parent / "firmware.map")),
                   stack_probe(board, elf)]
-    result = run_image(board, out_dir / "firmware.elf", encode_inputs(module.inputs, inputs),
+    n = len(graph.states)  # the state's slots are the image's own, not the caller's
+    result = run_image(board, out_dir / "firmware.elf",
+                       encode_inputs(module.inputs[:len(module.inputs) - n], inputs),
                        timeout=timeout, probes=probes)
     if result.exit_code == BUDGET_EXIT:
         raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} "
@@ -688,8 +712,9 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
     if result.outputs is None:
         raise FirmwareFailed("firmware finished without writing its outputs")
     # A complex output arrives as its interleaved parts (passes/complex.py).
-    run = FirmwareRun(complex_io(decode_outputs(module.outputs, result.outputs),
-                                 graph.outputs), result.instructions, cycles=result.cycles)
+    run = FirmwareRun(complex_io(decode_outputs(module.outputs[:len(module.outputs) - n],
+                                                result.outputs),
+                                 graph.user_outputs), result.instructions, cycles=result.cycles)
     if profile:
         profile_probe, stack = probes
         run.profile = _profile_of(profile_probe, board, out_dir, model)  # type: ignore[arg-type]

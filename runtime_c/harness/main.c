@@ -15,6 +15,9 @@
  * its arguments are the image's own module and buffers, which the compiler emits
  * non-null, aligned and of the sizes the image says.
  *
+ * An image built with MRT_STREAM (a model with state, or minirt-run --stream) runs
+ * stream.c's main instead: its first step is this one, file for file.
+ *
  * The emulator's instruction counter uses the addresses of mrt_bench_begin and
  * mrt_bench_end: everything executed from the first to the second is the measurement.
  */
@@ -24,16 +27,7 @@
 #include "minirt.h"
 #include "mrt_image.h"
 #include "mrt_platform.h"
-
-/* Exit statuses. 1..15: the module did not load, with that mrt_status_t; 32 + status:
- * the run failed with that mrt_status_t (an image built with a cycle budget: 41, the
- * inference stopped over its budget, MRT_ERR_BUDGET). */
-#define MRT_HARNESS_EXIT_OPEN_IN 16   /* cannot open the input file */
-#define MRT_HARNESS_EXIT_SHORT_IN 17  /* the input file ends before the last input */
-#define MRT_HARNESS_EXIT_LONG_IN 18   /* the input file holds more than the inputs */
-#define MRT_HARNESS_EXIT_OPEN_OUT 19  /* cannot create the output file */
-#define MRT_HARNESS_EXIT_WRITE_OUT 20 /* writing the output file failed */
-#define MRT_HARNESS_EXIT_RUN_BASE 32
+#include "harness.h"
 
 __attribute__((noinline, used)) void mrt_bench_begin(void) {
   __asm__ volatile("" ::: "memory");
@@ -43,6 +37,7 @@ __attribute__((noinline, used)) void mrt_bench_end(void) {
   __asm__ volatile("" ::: "memory");
 }
 
+#ifndef MRT_STREAM /* stream.c: inference after inference on one state */
 int main(void) {
   /* The image's own sizes (its buffers are made for them), not the module's. */
   const mrt_image_t *const image = &mrt_image;
@@ -69,3 +64,4 @@ int main(void) {
                               image->io_sizes + image->input_count, image->output_count);
   return status != MRT_PLATFORM_FILES_OK ? MRT_HARNESS_EXIT_OPEN_OUT - 1 + status : 0;
 }
+#endif

@@ -164,7 +164,12 @@ static inline uint32_t mrt_module_io_size(const mrt_module_t *module, uint32_t i
  * entry's byte size; arena must be at least the image's arena_size bytes, 16-byte aligned
  * (may be NULL if arena_size is 0). All arguments are checked before the first dispatch
  * runs. Built with MRT_MAX_CYCLES, it returns MRT_ERR_BUDGET when the inference runs
- * past that many cycles (the outputs are then incomplete). */
+ * past that many cycles (the outputs are then incomplete). A model that keeps state
+ * between inferences has its state's slots last among its inputs and outputs (named
+ * state_<k>; docs/module-format.md, "State"): pass one buffer per state value as both
+ * its input and its output, keep it from one call to the next, and fill it with the
+ * boot or reset values (the image's mrt_image_state_initial / _reset) to start or
+ * reset; a library build does that itself (<name>_reset_state). */
 mrt_status_t mrt_module_run(const mrt_module_t *module, void *const *inputs,
                             void *const *outputs, void *arena, uint32_t arena_size);
 

@@ -24,7 +24,7 @@ BOARDS = ["x86-64", "aarch64", "riscv32", "cortex-m4"]  # the boards every chang
 ALL_BOARDS = list_boards()
 BARE_METAL = [b for b in ALL_BOARDS if load_board(b).target_info.os == "none"]
 FAULT_EXIT = 139  # MRT_PLATFORM_FAULT_EXIT_CODE in runtime_c/platform/common
-HARNESS_SHORT_EXIT = 17  # MRT_HARNESS_EXIT_SHORT_IN in runtime_c/harness/main.c
+HARNESS_SHORT_EXIT = 17  # MRT_HARNESS_EXIT_SHORT_IN in runtime_c/harness/harness.h
 
 # Input modes of tests/link/doubles/image_double.c
 MODE_RUN, MODE_HANG, MODE_FAULT, MODE_FLOAT = 0, 1, 2, 3

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toolchain import stream
 from toolchain.cli.build import (
     add_input_shape_option,
     add_quantize_options,
@@ -25,12 +26,14 @@ from toolchain.cli.common import (
     EXIT_OK,
     ArgumentParser,
     non_negative_int,
+    positive_int,
     positive_seconds,
     run_tool,
 )
 from toolchain.emu.cycles import describe_estimate
 from toolchain.emu.device_link import PortError
 from toolchain.emu.run import EmuError, EmuTimeout
+from toolchain.emu.stream import MAX_STEPS
 from toolchain.graph.ir import Graph
 from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.loader import (
@@ -43,7 +46,8 @@ from toolchain.loader import (
 )
 from toolchain.module.format import DEFAULT_BOOT_CHECK
 from toolchain.passes.quantize import check_not_quantized
-from toolchain.reference import ReferenceTimeout, run_graph, time_limit
+from toolchain.reference import ReferenceTimeout, time_limit
+from toolchain.reference.state import StateRunner
 from toolchain.report.layers import NAME_MODES
 from toolchain.target import Board, DescriptorError, list_boards, load_board
 
@@ -124,10 +128,113 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --profile: name each dispatch by its layer in the model "
                         "(short, the default), by every model op fused into it (full) or "
                         "by its function in the image (function)")
+    add_stream_options(p)
     add_quantize_options(p)
     add_input_shape_option(p)
     add_runtime_options(p)
     return p
+
+
+def add_stream_options(p: argparse.ArgumentParser) -> None:
+    """--stream, --reset-at, --feedback (docs/commands.md "Stream mode")."""
+    p.add_argument("--stream", type=positive_int, metavar="N",
+                   help=f"run N inferences in a row on one state, in one emulator run (1 to "
+                        f"{MAX_STEPS}): --inputs then holds input_0, ... with a leading "
+                        "axis of N steps, and every step's outputs are printed, saved "
+                        "(output_0, ... with the same leading axis) and with --check "
+                        "compared with the reference, which keeps its state across steps "
+                        "too")
+    p.add_argument("--reset-at", type=positive_int, action="append", default=[],
+                   metavar="K", help="with --stream: reset the model's state before step K "
+                                     "(as TFLite Micro's interpreter Reset; repeatable)")
+    p.add_argument("--feedback", action="append", default=[], metavar="OUTPUT=INPUT",
+                   help="with --stream: feed output OUTPUT of each step into input INPUT of "
+                        "the next (an index or a name each; the first step takes INPUT from "
+                        "the inputs): a model's explicit state in and out, ONNX style "
+                        "(repeatable)")
+
+
+def is_stream(args: argparse.Namespace) -> bool:
+    """Whether the run is a stream (--stream N)."""
+    return args.stream is not None
+
+
+def _stream_steps(args: argparse.Namespace, graph: Graph) -> list[list[np.ndarray]]:
+    if args.inputs:
+        return stream.load_stream_inputs(args.inputs, graph, args.stream)
+    return stream.random_stream_inputs(graph, args.seed, args.stream)
+
+
+def _run_stream(args: argparse.Namespace, graph: Graph, board: Board | None,
+                out_dir: Path | None) -> int:
+    """--stream: every step on one state, on the board (one QEMU run) or the reference;
+    --check compares every step with the reference's stream."""
+    from toolchain.pipeline import FirmwareFailed, OverBudget
+
+    feedback = stream.parse_feedback(args.feedback, graph)
+    resets = sorted(set(args.reset_at))
+    stream.check_stream(args.stream, resets, feedback)
+    steps = _stream_steps(args, graph)
+    limit = REFERENCE_TIMEOUT if args.timeout is None else args.timeout
+
+    def reference() -> list[list[np.ndarray]]:
+        with time_limit(limit):
+            return stream.reference_stream(graph, steps, frozenset(resets), feedback)
+
+    try:
+        if board is None or out_dir is None:
+            outputs = reference()
+        else:
+            run = stream.run_firmware_stream(board, out_dir, steps, graph, resets=resets,
+                                             feedback=feedback, timeout=args.timeout,
+                                             max_cycles=args.max_cycles,
+                                             log=lambda m: print(m, file=sys.stderr))
+            outputs = run.outputs
+            print(f"instructions: {run.instructions} (the last step's inference; start-up "
+                  "and I/O excluded)")
+    except (EmuTimeout, ReferenceTimeout) as e:
+        return _timed_out(e)
+    except OverBudget as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_BUDGET
+    except (EmuError, FirmwareFailed) as e:
+        print(f"minirt-run: error: {e}", file=sys.stderr)
+        return EXIT_MISMATCH
+    for k, outs in enumerate(outputs):
+        print(f"step {k}:" + (" (state reset before it)" if k in resets else ""))
+        print(format_outputs(outs))
+    if args.save_outputs:
+        save_outputs(args.save_outputs, [np.stack(o) for o in zip(*outputs)])
+    if args.check:
+        rtol, atol = check_tolerance(args.model)
+        try:
+            expected = reference()
+        except ReferenceTimeout as e:
+            return _timed_out(e)
+        failed = False
+        for k, (got, want) in enumerate(zip(outputs, expected)):
+            problems = compare(got, want, rtol=rtol, atol=atol)
+            if problems:
+                if not failed:
+                    print("minirt-run: check FAILED against the reference:", file=sys.stderr)
+                failed = True
+                print(f"step {k}:\n" + "\n".join(problems), file=sys.stderr)
+        if failed:
+            return EXIT_MISMATCH
+        print(f"check: the outputs of all {len(outputs)} steps match the reference")
+    return EXIT_OK
+
+
+def _check_stream_args(args: argparse.Namespace) -> None:
+    """UsageError for stream options given without --stream, or with what a stream
+    cannot do."""
+    if args.stream is None:
+        if args.reset_at or args.feedback:
+            raise UsageError("--reset-at and --feedback go with --stream N")
+        return
+    if args.profile or args.device is not None or args.harness != DEFAULT_HARNESS:
+        raise UsageError("--stream runs the semihosting image under QEMU: leave out "
+                         "--profile, --device and --harness")
 
 
 def format_outputs(outputs: list[np.ndarray]) -> str:
@@ -202,6 +309,9 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
     check_harness(board, args.harness)
     stamp = stamp_with_options(pipeline.build_stamp(args.model, board, args.entry, quantize),
                                args)
+    stream = is_stream(args)
+    if stream:  # a stream image has another harness (runtime_c/harness/stream.c)
+        stamp["stream"] = True
     if not pipeline.up_to_date(out_dir, stamp):
         _check_own_build(out_dir, stamp)
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
@@ -211,7 +321,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize, max_cycles=args.max_cycles,
                                boot_check=args.boot_check or DEFAULT_BOOT_CHECK,
-                               harness=args.harness)
+                               harness=args.harness, stream=stream)
     return board, out_dir
 
 
@@ -315,6 +425,7 @@ def _main(argv: list[str] | None) -> int:
     from toolchain.pipeline import FirmwareFailed, OverBudget, prepare_graph
 
     args = _parser().parse_args(argv)
+    _check_stream_args(args)
     if args.json and not args.profile:
         raise UsageError("--json goes with --profile (see minirt-run --help)")
     if args.names != "short" and not args.profile:
@@ -348,6 +459,11 @@ def _main(argv: list[str] | None) -> int:
     quantize = quantize_options(args)
     check_not_quantized(graph, quantize, args.model)
     graph = prepare_graph(graph, quantize)
+    if is_stream(args):
+        if args.reference:
+            return _run_stream(args, graph, None, None)
+        board, out_dir = _build_if_needed(args)
+        return _run_stream(args, graph, board, out_dir)
     inputs = load_inputs(args.inputs, graph) if args.inputs else None
     if not args.reference:
         # Built (or found) before random inputs are drawn: a model that does not fit
@@ -359,7 +475,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         if args.reference:
             with time_limit(reference_limit):
-                outputs = run_graph(graph, inputs)
+                outputs = StateRunner(graph).step(inputs)
         else:
             outputs = _run_on_board(args, board, out_dir, inputs, graph)
     except (EmuTimeout, ReferenceTimeout) as e:
@@ -380,7 +496,7 @@ def _main(argv: list[str] | None) -> int:
         rtol, atol = check_tolerance(args.model)
         try:
             with time_limit(reference_limit):
-                expected = run_graph(graph, inputs)
+                expected = StateRunner(graph).step(inputs)
         except ReferenceTimeout as e:
             return _timed_out(e)
         problems = compare(outputs, expected, rtol=rtol, atol=atol)

@@ -17,6 +17,13 @@ their own sections so that `ld --gc-sections` keeps exactly what is referenced:
     mrt_image_arena_size       .rodata.mrt_image_arena_size     const u32
     mrt_image_inputs/outputs   .rodata.mrt_image_{inputs,outputs}  const pointer arrays
     (buffers)                  .bss.mrt_image_{input,output}_N  u8[max(1, n)], align 16
+    mrt_image_state            .bss.mrt_image_state             u8[max(1, n)], align 16
+    mrt_image_state_{initial,reset}  .rodata.mrt_image_state_*  const u8[], align 16
+    mrt_image_state_{size,count}     .rodata.mrt_image_state_*  const u32
+
+The state's slots (the last inputs and outputs of a stateful model) point into
+mrt_image_state, an input and its output at the same address: the state is read and
+written there in place, and lives on from one inference to the next.
 
 Zero-length arrays get one null / zero element so no symbol has size 0 (the counts
 still say 0). The output depends only on the arguments: same inputs, same bytes.
@@ -25,6 +32,7 @@ still say 0). The output depends only on the arguments: same inputs, same bytes.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
@@ -39,8 +47,8 @@ from toolchain.module.contract import ImageContract
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
 
-__all__ = ["SHARED_PREFIX", "build_image_module", "emit_image_object", "function_key",
-           "share_identical_bodies"]
+__all__ = ["SHARED_PREFIX", "StateImage", "build_image_module", "emit_image_object",
+           "function_key", "share_identical_bodies", "state_offsets"]
 
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
@@ -213,6 +221,7 @@ def build_image_module(
     arena_size: int,
     target: Target | TargetInfo | str,
     schedules: list[LoopSchedule | None] | None = None,
+    state: StateImage | None = None,
 ) -> ir.Module:
     """The image's IR module (before optimisation); see emit_image_object."""
     if contract.dispatch_count > len(kernels):
@@ -250,13 +259,60 @@ def build_image_module(
     _bss_buffer(module, "mrt_image_arena", arena_size)
     _u32(module, "mrt_image_arena_size", arena_size)
 
+    state = state or StateImage()
+    region = _state_region(module, state)
     for kind, sizes in (("input", contract.input_sizes), ("output", contract.output_sizes)):
+        first = len(sizes) - len(state.initial)
         bufs = [
             _bss_buffer(module, f"mrt_image_{kind}_{i}", n, linkage="internal")
+            if i < first else region[i - first]
             for i, n in enumerate(sizes)
         ]
         _pointer_table(module, f"mrt_image_{kind}s", bufs)
     return module
+
+
+@dataclass(frozen=True)
+class StateImage:
+    """The values kept between inferences (graph/ir.py `Graph.states`), as the bytes of
+    each state slot at boot and after a reset, in slot order."""
+
+    initial: tuple[bytes, ...] = ()
+    reset: tuple[bytes, ...] = ()
+
+    def offsets(self) -> list[int]:
+        """Each slot's offset in the state region, then the region's size."""
+        return state_offsets([len(data) for data in self.initial])
+
+
+def state_offsets(sizes: list[int]) -> list[int]:
+    """The offset of each state slot of `sizes` bytes in the state region (16-byte
+    aligned, as I/O buffers are), then the region's size."""
+    out = [0]
+    for size in sizes:
+        out.append(out[-1] + -(-size // ALIGN) * ALIGN)
+    return out
+
+
+def _state_region(module: ir.Module, state: StateImage) -> list[ir.Constant]:
+    """The state region `mrt_image_state` (RAM, kept between inferences), its boot and
+    reset contents in flash (`mrt_image_state_initial`, `_reset`: what the harness and
+    the library copy in at start and on a reset), its size and slot count; returns each
+    slot's address. Nothing references them in an image without state or a stream
+    harness, so the linker's --gc-sections drops them."""
+    offsets = state.offsets()
+    size = offsets[-1]
+    region = _bss_buffer(module, "mrt_image_state", size)
+    for name, parts in (("initial", state.initial), ("reset", state.reset)):
+        raw = bytearray(max(1, size))
+        for offset, data in zip(offsets, parts):
+            raw[offset:offset + len(data)] = data
+        ty = ir.ArrayType(I8, len(raw))
+        _global(module, f"mrt_image_state_{name}", ty, ir.Constant(ty, raw), const=True,
+                section=f".rodata.mrt_image_state_{name}", align=ALIGN)
+    _u32(module, "mrt_image_state_size", size)
+    _u32(module, "mrt_image_state_count", len(state.initial))
+    return [region.gep([ir.Constant(I32, 0), ir.Constant(I32, o)]) for o in offsets[:-1]]
 
 
 def emit_image_object(
@@ -266,8 +322,10 @@ def emit_image_object(
     arena_size: int,
     target: Target | TargetInfo | str,
     schedules: list[LoopSchedule | None] | None = None,
+    state: StateImage | None = None,
 ) -> bytes:
-    """One ELF object with all dispatch functions and the mrt_image* symbols.
+    """One ELF object with all dispatch functions and the mrt_image* symbols; `state`
+    gives the state region's contents when the model keeps state.
 
     kernels[i] becomes dispatch ordinal i; `contract` says what the image's commands need
     from a module and holds the target id and I/O sizes
@@ -279,6 +337,6 @@ def emit_image_object(
     info = TargetInfo.load(target)
     with stage("codegen ir"):
         module = build_image_module(kernels, module_bytes, contract, arena_size, info,
-                                    schedules)
+                                    schedules, state)
     with stage("codegen llvm"):
         return info.emit_object(module)

@@ -2,7 +2,7 @@
 
 The images print nothing (every message would cost flash on every microcontroller
 build); the harness exits with a code and a fault handler leaves raw registers in
-the fault file (FAULT_FILE). This table is the other half of runtime_c/harness/main.c,
+the fault file (FAULT_FILE). This table is the other half of runtime_c/harness/harness.h,
 runtime_c/include/minirt.h and runtime_c/platform/common/mrt_platform_util.h.
 """
 
@@ -26,13 +26,14 @@ STATUS = {
        "from what it was built for)",
     9: "over the cycle budget the image was built with (--max-cycles)",
 }
-# MRT_HARNESS_EXIT_* (runtime_c/harness/main.c)
+# MRT_HARNESS_EXIT_* (runtime_c/harness/harness.h)
 HARNESS = {
     16: "cannot open mrt.in",
     17: "mrt.in is shorter than the model's inputs",
     18: "mrt.in is longer than the model's inputs",
     19: "cannot create mrt.out",
     20: "writing mrt.out failed",
+    21: "mrt.fb is not a valid feedback table (a stream image: runtime_c/harness/stream.c)",
 }
 RUN_BASE = 32  # MRT_HARNESS_EXIT_RUN_BASE: the run failed with status code - 32
 BUDGET_STATUS = 9  # MRT_ERR_BUDGET

@@ -23,7 +23,7 @@ import struct
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -103,6 +103,8 @@ class RunResult:
     # Estimated cycles / ms of the counted instructions at the board's clock
     # (toolchain/emu/cycles.py); None when not counted or the core has no timing table.
     cycles: CycleEstimate | None = None
+    # The further output files a stream image wrote (mrt.<k>.out: emu/stream.py), by name.
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def diagnosis(self) -> str:
@@ -224,13 +226,16 @@ def run_image(
     count_instructions: bool = True,
     boot: Path | BootImage | None = None,
     probes: Sequence[Probe] = (),
+    files: dict[str, bytes] | None = None,
 ) -> RunResult:
     """Runs ``elf`` under QEMU for ``board`` with ``inputs`` (raw bytes, or a sequence of
     byte strings / numpy arrays concatenated in signature order). With ``boot`` (a
     build's ``.bin`` or ``.hex``), QEMU boots that file and ``elf`` only gives the marker
     addresses. A board verified on a relinked sibling runs the relinked copy of both
     (``verified_elf``). ``probes`` add their measurements to the plugin's (they imply
-    ``count_instructions``).
+    ``count_instructions``). ``files`` are more host files for the image (a stream
+    image's steps: emu/stream.py); every ``mrt.*.out`` it writes comes back in
+    ``RunResult.files``.
 
     Raises EmuTimeout if it runs longer than ``timeout`` seconds (default: the board's
     simulation.timeout), EmuError if QEMU cannot run or the plugin reports nothing for a
@@ -250,6 +255,8 @@ def run_image(
     with tempfile.TemporaryDirectory(prefix="minirt-run-") as tmp:
         work = Path(tmp)
         (work / IN_FILE).write_bytes(_input_bytes(inputs))
+        for name, data in (files or {}).items():
+            (work / name).write_bytes(data)
         plugin = None
         count_instructions = count_instructions or bool(probes)
         try:
@@ -320,4 +327,5 @@ def run_image(
             fault=fault,
             image=boot.path if boot is not None else elf,
             cycles=cycles,
+            files={p.name: p.read_bytes() for p in work.glob("mrt.*.out")},
         )

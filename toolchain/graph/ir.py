@@ -11,12 +11,22 @@ arguments, then one input per value the region reads from outside (StableHLO let
 region use any value in scope; the frontend makes those captures explicit operands of
 the node, so every region is closed and runs, prints and verifies on its own). Which
 node operand feeds which region input is the op's rule (toolchain/graph/ops.py).
+
+State that survives an inference (TFLite resource and variable tensors, a filter's
+running estimate) keeps the graph a pure function: each `StateVar` in `Graph.states` is
+one extra input (its value when the inference starts) and one extra output (its value
+when it ends), the last `len(states)` of each, in the same order. Passes and the
+schedule see ordinary tensors; the reference (reference/state.py) and the firmware
+(one RAM region the image binds both to) carry the values from one inference to the
+next.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from toolchain.diagnostics import Location
 from toolchain.graph.sources import Source
@@ -55,12 +65,37 @@ class Node:
 
 
 @dataclass(eq=False)
+class StateVar:
+    """A value kept between inferences: `initial` when the firmware boots (after any
+    TFLite CALL_ONCE init subgraph) and `reset` after a reset of the state (TFLite
+    Micro's MicroInterpreter::Reset); both of the state tensor's shape and storage
+    type."""
+
+    key: str
+    initial: np.ndarray
+    reset: np.ndarray
+
+
+@dataclass(eq=False)
 class Graph:
     name: str
     inputs: list[Tensor] = field(default_factory=list)
     outputs: list[Tensor] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
     input_names: list[str] = field(default_factory=list)
+    # The last len(states) inputs and outputs are these values' old and new values
+    # (module docstring).
+    states: list[StateVar] = field(default_factory=list)
+
+    @property
+    def user_inputs(self) -> list[Tensor]:
+        """The inputs the caller gives: every input but the state's."""
+        return self.inputs[:len(self.inputs) - len(self.states)]
+
+    @property
+    def user_outputs(self) -> list[Tensor]:
+        """The outputs the caller reads: every output but the state's."""
+        return self.outputs[:len(self.outputs) - len(self.states)]
 
     def add(self, op: str, inputs: list[Tensor], out_types: list[TensorType],
             attrs: dict[str, Any] | None = None, loc: Location | None = None,

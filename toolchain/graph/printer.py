@@ -87,4 +87,8 @@ def print_graph(graph: Graph) -> str:
     lines = [f"graph @{graph.name}({args}) -> ({results}) {{"]
     lines += _body_lines(graph, "  ")
     lines.append("}")
+    n_in, n_out, n = len(graph.inputs), len(graph.outputs), len(graph.states)
+    for k, s in enumerate(graph.states):  # which arguments and results are state
+        lines.append(f"// state '{s.key}': %{graph.inputs[n_in - n + k].name} at the start, "
+                     f"result {n_out - n + k} at the end")
     return "\n".join(lines) + "\n"

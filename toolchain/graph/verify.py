@@ -85,6 +85,26 @@ def verify_graph(graph: Graph) -> None:
     raise_all(errors)
 
 
+def _state_errors(graph: Graph) -> list[CompileError]:
+    """A state value's input and output (the last ones: graph/ir.py) must have one type,
+    that of its boot and reset values."""
+    n = len(graph.states)
+    if n > min(len(graph.inputs), len(graph.outputs)):
+        return [CompileError(f"the graph keeps {n} state values but has "
+                             f"{len(graph.inputs)} inputs and {len(graph.outputs)} outputs")]
+    errors = []
+    olds, news = graph.inputs[len(graph.inputs) - n:], graph.outputs[len(graph.outputs) - n:]
+    for s, old, new in zip(graph.states, olds, news):
+        ty = old.type
+        if (new.type.shape, new.type.dtype) != (ty.shape, ty.dtype) or any(
+                v.shape != ty.shape or v.dtype != ty.dtype.np_dtype
+                for v in (s.initial, s.reset)):
+            errors.append(CompileError(f"state '{s.key}' is '{ty}' at the start of an "
+                                       f"inference but '{new.type}' at its end, or its "
+                                       "boot or reset value is of another shape or type"))
+    return errors
+
+
 def _graph_errors(graph: Graph, owner: Node | None) -> list[CompileError]:
     """The errors of one graph's own nodes; `owner` is the node whose region it is."""
     errors: list[CompileError] = []
@@ -103,6 +123,7 @@ def _graph_errors(graph: Graph, owner: Node | None) -> list[CompileError]:
         if err is not None:
             errors.append(err)
         defined.update(id(t) for t in node.outputs)
+    errors += _state_errors(graph)
     for t in graph.outputs:
         if id(t) not in defined:
             if owner is None:

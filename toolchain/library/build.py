@@ -32,6 +32,7 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from toolchain import __version__
+from toolchain.codegen.image import state_offsets
 from toolchain.graph.ir import Graph
 from toolchain.library.names import check_name
 from toolchain.library.sources import (
@@ -183,7 +184,8 @@ def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Pat
     _run([_lld(), "-r", "-o", str(combined), *map(str, objects),
           *([str(helpers)] if helpers else [])], "ld.lld -r (the library object)")
     _run([_objcopy(), f"--keep-global-symbol={spec.name}_init",
-          f"--keep-global-symbol={spec.name}_run", "--wildcard",
+          f"--keep-global-symbol={spec.name}_run",
+          f"--keep-global-symbol={spec.name}_reset_state", "--wildcard",
           "--remove-section=.ARM.exidx*", "--remove-section=.rel.ARM.exidx*",
           str(combined), str(out)], "llvm-objcopy (the library's exports)")
     combined.unlink()
@@ -200,13 +202,17 @@ def _spec(name: str, model: str, board: Board, graph: Graph, module: bytes, aren
     target = board.target_info
     read = read_module(module)
     quant = {i: (t.type.quant.scales[0], t.type.quant.zero_points[0])
-             for i, t in enumerate(list(graph.inputs) + list(graph.outputs))
+             for i, t in enumerate(list(graph.user_inputs) + list(graph.user_outputs))
              if t.type.quant is not None}
+    n = len(graph.states)  # the state's slots: the library's own region, not the caller's
+    offsets = state_offsets([s.byte_size for s in read.inputs[len(read.inputs) - n:]])
     return LibrarySpec(name=name, model=model, board=board.identifier, target=target.name,
                        triple=target.triple, cflags=tuple(target.cflags),
-                       inputs=tuple(read.inputs), outputs=tuple(read.outputs),
+                       inputs=tuple(read.inputs[:len(read.inputs) - n]),
+                       outputs=tuple(read.outputs[:len(read.outputs) - n]),
                        arena_size=arena_size, arena=arena, hosted=target.os != "none",
-                       quantization=quant)
+                       quantization=quant, state_offsets=tuple(offsets[:-1]),
+                       state_size=offsets[-1] if n else 0)
 
 
 def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model: str,

@@ -58,6 +58,13 @@ def _constant(value, t: TensorType) -> ConstantEntry:
     return ConstantEntry(data, name)
 
 
+def _io_name(kind: str, i: int, count: int, states: int) -> str:
+    """`input_<i>` / `output_<i>`, or `state_<k>` for the state's slots, the last
+    `states` of each (docs/module-format.md, "State")."""
+    first = count - states
+    return f"state_{i - first}" if i >= first else f"{kind}_{i}"
+
+
 def command_offsets(program: Program) -> list[int]:
     """The byte offset of each step's command within the command section, then the
     section's size (where a branch to the end lands): each command as long as the module
@@ -118,8 +125,10 @@ def module_from_program(program: Program, target: str) -> bytes:
         commands.append(Command(ordinal | flag, tuple(bindings)))
     return pack_module(
         target,
-        [_sig(f"input_{i}", t) for i, t in enumerate(program.inputs)],
-        [_sig(f"output_{i}", t) for i, t in enumerate(program.outputs)],
+        [_sig(_io_name("input", i, len(program.inputs), program.state_count), t)
+         for i, t in enumerate(program.inputs)],
+        [_sig(_io_name("output", i, len(program.outputs), program.state_count), t)
+         for i, t in enumerate(program.outputs)],
         entries,
         commands,
         program.arena_size,

@@ -52,6 +52,12 @@ def load_calibration(path: str | Path, graph: Graph) -> list[np.ndarray]:
     the array) when the file is no .npz, an array is missing, extra or of the wrong
     shape, the inputs disagree on S, S is 0, or a value does not fit the input's type or
     is not finite."""
+    if graph.states:
+        # A state's range depends on the steps before: one sample per input says nothing
+        # of it. An int8 .tflite carries TFLite's own scales for its variables instead.
+        raise UsageError(f"{path}: --quantize int8 of a model that keeps state between "
+                         "inferences is not supported (quantize it with TFLite: an int8 "
+                         ".tflite keeps its variables' scales)")
     what = f"{path}: calibration file"
     data = open_npz(path, "the calibration file",
                     "input_0, input_1, ... of shape (samples, *input shape)")

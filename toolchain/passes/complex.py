@@ -186,7 +186,7 @@ def lower_complex(graph: Graph) -> Graph:
     has no rule, which the importer's check makes a compiler bug."""
     if not has_complex(graph):
         return graph
-    out = Graph(graph.name, input_names=list(graph.input_names))
+    out = Graph(graph.name, input_names=list(graph.input_names), states=list(graph.states))
     b = GraphBuilder(out)
     env: dict[int, Value] = {}
     for t in graph.inputs:

@@ -86,7 +86,8 @@ class _RewriterBase:
         self.old = graph
         self.ranges = ranges
         self.int8_io = int8_io
-        self.new = Graph(graph.name, input_names=list(graph.input_names))
+        self.new = Graph(graph.name, input_names=list(graph.input_names),
+                         states=list(graph.states))
         self.b = GraphBuilder(self.new)
         self.mapped: dict[int, Tensor] = {}
         self.users: dict[int, list[Node]] = {}

@@ -207,7 +207,7 @@ def tflite_section() -> Section:
                                       ("int8", row and row.int8),
                                       ("int16x8", row and row.int16),
                                       ("int32", row and row.int32),
-                                      ("any", row and row.any_family)) if conv]
+                                      ("any", row and row.every)) if conv]
         rows.append(Row(name, bool(families), " ".join(families),
                         "" if families else NOT_YET))
     return Section("TFLite", "Every builtin operator of the TFLite schema, and the custom "

@@ -22,8 +22,9 @@ the components always add up to the ELF's totals:
 
 Flash is the load image (every allocated section with contents: ``.text``,
 ``.rodata``, ``.data``); RAM is every writable allocated section (``.data``, ``.bss``)
-plus the board's stack. RAM components: *arena*, *I/O buffers* (both from the
-generated object), *runtime* data/bss (runtime_c and helpers), *stack*, *other*.
+plus the board's stack. RAM components: *arena*, *I/O buffers*, *state* (the values a
+model keeps between inferences: its resource variables; all three from the generated
+object), *runtime* data/bss (runtime_c and helpers), *stack*, *other*.
 
 Run as ``python -m toolchain.report.size BUILD_DIR [--symbols N] [--json]``.
 """
@@ -74,9 +75,11 @@ FLASH_COMPONENTS: tuple[str, ...] = (
     "helpers",
     "other",
 )
-RAM_COMPONENTS: tuple[str, ...] = ("arena", "io", "stack", "runtime", "other")
+RAM_COMPONENTS: tuple[str, ...] = ("arena", "io", "state", "stack", "runtime", "other")
 # What the RAM split line always shows, even at 0 B.
 RAM_SPLIT: tuple[str, ...] = ("arena", "io", "stack")
+# Rows the table shows only when they hold a byte: a model without state has none.
+OPTIONAL_ROWS: tuple[str, ...] = ("state",)
 
 # Row order and names of the printed table (one row per component, flash and RAM).
 COMPONENT_LABELS: dict[str, str] = {
@@ -89,6 +92,7 @@ COMPONENT_LABELS: dict[str, str] = {
     "helpers": "compiler helpers",
     "arena": "arena",
     "io": "I/O buffers",
+    "state": "state",
     "stack": "stack",
     "other": "other",
 }
@@ -195,7 +199,8 @@ class SizeReport:
         body = [[label, _num(f), _pct(self.percent("flash", f)), _num(r),
                  _pct(self.percent("ram", r))]
                 for key, label in COMPONENT_LABELS.items()
-                for f, r in [(self.flash.get(key, 0), self.ram.get(key, 0))]]
+                for f, r in [(self.flash.get(key, 0), self.ram.get(key, 0))]
+                if key not in OPTIONAL_ROWS or f or r]
         body.append(["total", _num(self.flash_total),
                      _pct(self.percent("flash", self.flash_total)), _num(self.ram_total),
                      _pct(self.percent("ram", self.ram_total))])
@@ -246,7 +251,8 @@ class SizeReport:
         """The component table, the Berkeley line and (symbols > 0) the top symbols."""
         table = [["component", "flash", "ram"]]
         table += [[label, _num(self.flash.get(key, 0)), _num(self.ram.get(key, 0))]
-                  for key, label in COMPONENT_LABELS.items()]
+                  for key, label in COMPONENT_LABELS.items()
+                  if key not in OPTIONAL_ROWS or self.flash.get(key) or self.ram.get(key)]
         table.append(["total", _num(self.flash_total), _num(self.ram_total)])
         rows = _columns(table, first=20, least=9)
         rows[-1] += f"   (budget {_num(self.budget_flash)} / {_num(self.budget_ram)})"
@@ -358,6 +364,8 @@ class _Classifier:
                 return "arena"
             if re.search(r"mrt_image_(input|output)_\d+", s.name):
                 return "io"
+            if s.name.endswith("mrt_image_state"):  # kept between inferences
+                return "state"
             return "other"
         return "runtime" if comp in ("runtime", "startup", "harness", "helpers") else "other"
 

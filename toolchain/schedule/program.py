@@ -103,6 +103,9 @@ class Program:
     # The bytes of arena buffers live at each command (the lower bound is their peak):
     # the report's memory timeline.
     arena_live: list[int] = field(default_factory=list)
+    # The last state_count inputs and outputs are the state's slots (graph/ir.py): one
+    # buffer per pair, the image's state region, not the caller's.
+    state_count: int = 0
 
 
 def nbytes(t: TensorType) -> int:
@@ -293,7 +296,9 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     produced = {id(t) for item in items for t in writes(item)}
     seen: set[int] = set()
     alias: dict[int, Tensor] = {id(d): src for d, src, _ in flat.assignments}
-    for t in map(flat.resolve, graph.outputs):
+    n_states = len(graph.states)
+    state_values = [flat.resolve(t) for t in graph.outputs[len(graph.outputs) - n_states:]]
+    for t in map(flat.resolve, graph.user_outputs):
         if id(t) not in produced or id(t) in seen:
             dst = Tensor(t.type, "copy")
             alias[id(dst)] = t
@@ -302,10 +307,15 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
         seen.add(id(t))
         outputs.append(t)
     out_ids = {id(t) for t in outputs}
+    # The new state values are kept whole (each is stored in the state region: below).
+    kept = out_ids | {id(t) for t in state_values}
     items = inline_into_kinds(items, set(constants))
-    items = _fuse_segments(items, out_ids | flat.pinned, constants)
+    items = _fuse_segments(items, kept | flat.pinned, constants)
     items = immediates_in_kinds(items, constants)
-    items = elide_copies(items, flat.assignments, out_ids)
+    items = elide_copies(items, flat.assignments, kept)
+    stores, state_outputs = _state_stores(items, graph, state_values, out_ids)
+    items += stores
+    outputs += state_outputs
     items = _drop_fallthrough_jumps(items)
 
     # Steps in order; labels name the step that follows them.
@@ -327,7 +337,7 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     span = _live_intervals([(rd, wr) for _, rd, wr in entries], block_of, back_edges)
 
     program = Program(graph.name, inputs=[t.type for t in graph.inputs],
-                      outputs=[t.type for t in outputs])
+                      outputs=[t.type for t in outputs], state_count=len(graph.states))
     where: dict[int, Buffer] = {}
     for i, t in enumerate(graph.inputs):
         where[id(t)] = Buffer("input", i, nbytes(t.type))
@@ -382,6 +392,51 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
         if scale_id in index and weight_id in index:
             program.constant_scales_of[index[scale_id]] = index[weight_id]
     return program
+
+
+def _state_stores(items: list[Item], graph: Graph, values: list[Tensor], user_outputs: set[int]
+                  ) -> tuple[list[Item], list[Tensor]]:
+    """How each new state value gets into the state region, where the inference reads
+    the old one in place (graph/ir.py): the steps to run after `items`, and the output
+    tensor of each state's slot.
+
+    A value is computed straight into its slot when that is safe whatever the loop
+    schedule: its dispatch runs after every other read of the old value and reads the
+    old value only element by element at its own index (inplace.writes_over, the arena's
+    own in-place rule), in a program without control flow (a loop could read the old
+    value again). Otherwise it is computed like any tensor and copied in at the end,
+    once nothing reads the old value any more; a value that is another state's old
+    value is first copied aside (two variables that swap). A state the inference does
+    not change is not written."""
+    n = len(graph.states)
+    if not n:
+        return [], []
+    olds = graph.inputs[len(graph.inputs) - n:]
+    old_of = {id(t): k for k, t in enumerate(olds)}
+    aside: dict[int, Tensor] = {}
+    stores: list[Item] = []
+    for v in values:
+        if id(v) in old_of and id(v) not in aside:
+            aside[id(v)] = Tensor(v.type, "copy")
+            stores.append(copy_dispatch(v, aside[id(v)]))
+    steps = items + stores
+    straight = not any(isinstance(item, Jump | Label) for item in items)
+    producer = {id(item.output): p for p, item in enumerate(items)
+                if isinstance(item, Dispatch)}
+    slots: list[Tensor] = []
+    for k, v in enumerate(values):
+        p = producer.get(id(v))
+        if id(v) in old_of and old_of[id(v)] == k:
+            slots.append(Tensor(v.type, f"state{k}"))  # unchanged: nothing to store
+        elif (straight and p is not None and id(v) not in user_outputs
+              and sum(w is v for w in values) == 1
+              and not any(olds[k] in reads(step) for step in steps[p + 1:])
+              and (olds[k] not in items[p].operands or writes_over(items[p], olds[k]))):
+            slots.append(v)  # computed in the region, in place
+        else:
+            slots.append(Tensor(v.type, f"state{k}"))
+            stores.append(copy_dispatch(aside.get(id(v), v), slots[-1]))
+    return stores, slots
 
 
 def _name_steps(program: Program, graph: Graph,

@@ -15,6 +15,7 @@ import numpy as np
 
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.frontend.tflite.reader import ModelInfo, OperatorInfo, TensorInfo
+from toolchain.frontend.tflite.state import StateTable
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.graph.ops import OPS, ShapeError
 from toolchain.graph.verify import tensor_type_error, verify_node
@@ -105,11 +106,12 @@ class OpContext:
     `constant` nodes the first time an operator reads them)."""
 
     def __init__(self, model: ModelInfo, op: OperatorInfo, graph: Graph,
-                 tensor_for: Callable[[int], Tensor]):
+                 tensor_for: Callable[[int], Tensor], states: StateTable | None = None):
         self.model = model
         self.op = op
         self.graph = graph
         self._tensor_for = tensor_for
+        self.states = states if states is not None else StateTable(graph)
         self.new_tensors: set[int] = set()  # ids of the tensors this operator created
 
     # ------------------------------------------------------------ the operator
@@ -151,6 +153,32 @@ class OpContext:
 
     def output_type(self, i: int = 0) -> TensorType:
         return tensor_type(self.output_info(i))
+
+    # ------------------------------------------------------------ state
+
+    def read_state(self, key: str, ty: TensorType, initial: np.ndarray | None = None,
+                   reset: np.ndarray | None = None) -> Tensor:
+        """The value of state `key` (a value kept between inferences, in the firmware's
+        state region: state.py), of type `ty`: the value written last in this inference,
+        else the one the previous inference left. `initial` is its value at boot and
+        `reset` after a reset; both default to TFLite Micro's (the int8 zero point, else
+        0). Any converter may keep state under a key of its own (e.g. `lstm:<tensor>`)."""
+        return self.states.read(key, ty, initial, reset)
+
+    def write_state(self, key: str, value: Tensor) -> None:
+        """Sets state `key` to `value` from here on; the last value written is what the
+        next inference reads."""
+        self.states.write(key, value)
+
+    def variable_input(self, i: int) -> Tensor:
+        """Input i, a TFLite variable tensor (`is_variable`: an LSTM's or SVDF's state),
+        as state keyed by its tensor index; write its new value with
+        `write_state(ctx.variable_key(i), value)`."""
+        return self._tensor_for(self.info(i).index)
+
+    def variable_key(self, i: int) -> str:
+        """The state key of input i's variable tensor."""
+        return f"tensor:{self.info(i).index}"
 
     # ------------------------------------------------------------ building nodes
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.tflite.context import OpContext, tensor_type
 from toolchain.frontend.tflite.errors import TFLiteError, Unsupported
@@ -22,6 +24,7 @@ from toolchain.frontend.tflite.reader import (
     OperatorInfo,
     read_model,
 )
+from toolchain.frontend.tflite.state import StateTable
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -48,9 +51,11 @@ def family(model: ModelInfo, op: OperatorInfo) -> str:
 
 
 class _Importer:
-    def __init__(self, model: ModelInfo, graph: Graph):
+    def __init__(self, model: ModelInfo, graph: Graph, states: StateTable | None = None):
         self.model = model
         self.graph = graph
+        self.states = states if states is not None else StateTable(graph)
+        self.states.run_init = self.run_init if states is None else None
         self.values: dict[int, Tensor] = {}  # TFLite tensor index -> graph tensor
         self.failed: set[int] = set()  # outputs of operators that could not be converted
         self.errors: list[str] = []
@@ -61,6 +66,8 @@ class _Importer:
         if index in self.values:
             return self.values[index]
         info = self.model.tensors[index]
+        if info.is_variable:  # state: its value now (state.py), not cached
+            return self.states.read(f"tensor:{index}", tensor_type(info))
         if info.data is None:
             raise Unsupported(f"it reads {info.describe()}, which no earlier operator writes")
         ty = tensor_type(info)
@@ -94,9 +101,11 @@ class _Importer:
                     f"{row.min_inputs} or more" if row.max_inputs is None else
                     f"{row.min_inputs} to {row.max_inputs}")
             raise Unsupported(f"it has {n} inputs; {op.opcode} takes {want}")
-        if len(op.outputs) != row.outputs:
+        if row.outputs is not None and len(op.outputs) != row.outputs:
             raise Unsupported(f"it has {len(op.outputs)} outputs; {op.opcode} has "
                               f"{row.outputs}")
+        if row.outputs is None and not op.outputs:
+            raise Unsupported(f"it has no outputs; {op.opcode} has at least 1")
         kind = family(self.model, op)
         converter = row.converter(kind)
         if converter is None:
@@ -107,7 +116,7 @@ class _Importer:
             # with an input that failed cannot be, and was reported where it failed.
             self.failed.update(op.outputs)
             return
-        ctx = OpContext(self.model, op, self.graph, self.tensor)
+        ctx = OpContext(self.model, op, self.graph, self.tensor, self.states)
         try:
             result = converter(ctx)
         except (ShapeError, ValueError) as e:
@@ -118,15 +127,18 @@ class _Importer:
             # A node the converter built failed verification (a 'pad' of 800 GB from a
             # dilation of 2**31 - 1): a flatbuffer has no line, so the operator says where.
             raise Unsupported(e.message) from None
-        # A row of several outputs (the Signal library's FftAutoScale, ...) returns a tuple.
-        results = result if isinstance(result, tuple) else (result,)
-        for k, tensor in enumerate(results):
-            self.bind(op, ctx, tensor, k)
+        if result is None:
+            return
+        # Several outputs (SPLIT_V, the Signal library's FftAutoScale, ...) come as a
+        # sequence, one result per output.
+        results = result if isinstance(result, (list, tuple)) else [result]
+        for k, r in enumerate(results):
+            self.bind(op, ctx, r, k)
 
     def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor, k: int = 0) -> None:
-        """Records `result` as the operator's output `k` after checking it against the
-        type the model declares; the declared quantization is what a quantized result
-        means (TFLite's data movement copies stored values whatever the scales say)."""
+        """Records `result` as the operator's output k after checking it against the type
+        the model declares; the declared quantization is what a quantized result means
+        (TFLite's data movement copies stored values whatever the scales say)."""
         index = op.outputs[k]
         info = self.model.tensors[index]
         if index in self.values or info.data is not None:
@@ -167,6 +179,24 @@ class _Importer:
                 self.graph.outputs.append(self.tensor(index))
             except Unsupported as e:
                 self.errors.append(f"model output {k}: {e}")
+        if not self.states.is_init:
+            self.states.finish()
+
+    def run_init(self, k: int) -> dict[str, np.ndarray]:
+        """Imports init subgraph k (CALL_ONCE's) and computes the values it assigns."""
+        try:
+            sub = self.model.subgraph(k)
+        except FormatError as e:
+            raise Unsupported(str(e)) from None
+        if sub.inputs:
+            raise Unsupported(f"init subgraph {k} has inputs; CALL_ONCE passes none")
+        importer = _Importer(sub, Graph(f"init{k}"),
+                             StateTable(Graph(f"init{k}"), dict(self.states.boot)))
+        importer.graph = importer.states.graph
+        importer.run()
+        if importer.errors:
+            raise Unsupported(f"init subgraph {k}: " + "; ".join(importer.errors))
+        return importer.states.written()
 
 
 def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:

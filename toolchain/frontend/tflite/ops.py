@@ -7,21 +7,25 @@ converter gets an OpContext and returns the graph tensor of the operator's outpu
 Data movement works the same on both families, so those rows share one converter; the
 int8 arithmetic converters (int8.py) compute what TFLite Micro's integer kernels do. The
 importer reports an operator with an empty slot as not supported, one line per operator
-like every other unsupported operator.
+like every other unsupported operator. Rows with an `every` converter (state and
+splits) take any element type, and say how many outputs the operator has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, int16, int32, layers, shape_ops
+from toolchain.frontend.tflite import int8, int16, int32, layers, shape_ops, variables
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
 
-Converter = Callable[[OpContext], Tensor]
+# A converter returns the operator's result, one per output for several (SPLIT_V), or
+# None for an operator that writes no graph tensor (ASSIGN_VARIABLE, VAR_HANDLE).
+Converter = Callable[[OpContext], Any]
 
 
 @dataclass(frozen=True)
@@ -34,14 +38,17 @@ class OpRow:
     max_inputs: int | None  # None: any number (CONCATENATION)
     int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
     int32: Converter | None = None  # unquantized int32 arithmetic (int32.py)
-    any_family: Converter | None = None  # one converter whatever the types (CAST, Signal)
-    outputs: int = 1
+    # Outputs the operator has: a number, or None for any number of at least one (the
+    # converter checks it against its options).
+    outputs: int | None = 1
+    # One converter for every element type (resources, state, splits, CAST, Signal).
+    every: Converter | None = None
 
     def converter(self, family: str) -> Converter | None:
         """The converter for element-type family `family` ('float', 'int8', 'int16',
-        'int32', or another type's name, which only an any-family row handles)."""
-        if self.any_family is not None:
-            return self.any_family
+        'int32', or another type's name, which only an every-type row handles)."""
+        if self.every is not None:
+            return self.every
         return {"float": self.float, "int8": self.int8, "int16": self.int16,
                 "int32": self.int32}.get(family)
 
@@ -51,8 +58,10 @@ def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, in
     return OpRow(float_, int8, inputs[0], inputs[1], int16, int32)
 
 
-def _any(converter: Converter, inputs: tuple[int, int | None], outputs: int = 1) -> OpRow:
-    return OpRow(None, None, inputs[0], inputs[1], any_family=converter, outputs=outputs)
+def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | None = 1
+           ) -> OpRow:
+    """A row whose one converter takes every element type."""
+    return OpRow(None, None, inputs[0], inputs[1], outputs=outputs, every=converter)
 
 
 def _quantize_int8(ctx: OpContext) -> Tensor:
@@ -79,7 +88,7 @@ OPS: dict[str, OpRow] = {
     "DIV": _row(None, None, (2, 2), None, int32.div),
     "MINIMUM": _row(None, None, (2, 2), None, int32.minimum),
     "MAXIMUM": _row(None, None, (2, 2), None, int32.maximum),
-    "CAST": _any(int32.cast, (1, 1)),
+    "CAST": _every(int32.cast, (1, 1)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1)),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1)),
     "RELU": _row(ew.relu, int8.relu, (1, 1)),
@@ -101,9 +110,16 @@ OPS: dict[str, OpRow] = {
     "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2)),
     "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
                           shape_ops.strided_slice, shape_ops.strided_slice),
+    # state (variables.py, state.py) and splits
+    "VAR_HANDLE": _every(variables.var_handle, (0, 0)),
+    "READ_VARIABLE": _every(variables.read_variable, (1, 1)),
+    "ASSIGN_VARIABLE": _every(variables.assign_variable, (2, 2), 0),
+    "CALL_ONCE": _every(variables.call_once, (0, 0), 0),
+    "SPLIT_V": _every(variables.split_v, (3, 3), None),
+    "SPLIT": _every(variables.split, (2, 2), None),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
-OPS.update({name: _any(convert, (least, most), outputs)
+OPS.update({name: _every(convert, (least, most), outputs)
             for name, (convert, least, most, outputs) in SIGNAL_OPS.items()})
 
 

@@ -1,4 +1,4 @@
-""".tflite flatbuffer -> plain, validated dataclasses (subgraph 0 only).
+""".tflite flatbuffer -> plain, validated dataclasses (subgraph 0; the others in `others`).
 
 Everything the importer needs is read eagerly, once, through bounds-checked tables
 (flatbuf.py), and checked for structural consistency: indices in range, constant data
@@ -106,6 +106,23 @@ class ModelInfo:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     operators: tuple[OperatorInfo, ...]
+    # Subgraphs 1.. (CALL_ONCE's init subgraph, ...), each a ModelInfo of its own, or the
+    # FormatError message that reading it gave: a subgraph no operator calls may be
+    # anything, so it is refused only when one does (`subgraph`).
+    others: tuple[ModelInfo | str, ...] = field(default=(), compare=False, repr=False)
+
+    def subgraph(self, k: int) -> ModelInfo:
+        """Subgraph `k` (0: this one). Raises FormatError when it is missing or was not
+        well-formed."""
+        if k == 0:
+            return self
+        if not 0 < k <= len(self.others):
+            raise FormatError(f"subgraph {k} does not exist: the model has "
+                              f"{self.subgraph_count}")
+        other = self.others[k - 1]
+        if isinstance(other, str):
+            raise FormatError(f"subgraph {k}: {other}")
+        return other
 
 
 # ---------------------------------------------------------------- options
@@ -278,8 +295,8 @@ def _opcode(code: Any) -> str:
 
 
 def read_model(data: bytes) -> ModelInfo:
-    """Reads subgraph 0 of a .tflite flatbuffer. Raises FormatError on anything that is
-    not a well-formed TFLite model."""
+    """Reads a .tflite flatbuffer: subgraph 0, with the others in `others`. Raises
+    FormatError on anything that is not a well-formed TFLite model."""
     if len(data) < 8:
         raise FormatError(f"the file has {len(data)} bytes, too few for a flatbuffer")
     if len(data) > MAX_FILE_BYTES:
@@ -295,9 +312,22 @@ def read_model(data: bytes) -> ModelInfo:
     n_subgraphs = model.SubgraphsLength()
     if n_subgraphs == 0:
         raise FormatError("the model has no subgraph")
-    sg = checked(model.Subgraphs(0))
     codes = [checked(model.OperatorCodes(i)) for i in range(model.OperatorCodesLength())]
     opcodes = [(_opcode(c), c.Version()) for c in codes]
+    description = (model.Description() or b"").decode("utf-8", errors="replace")
+    others: list[ModelInfo | str] = []
+    for k in range(1, n_subgraphs):
+        try:
+            others.append(_subgraph(data, model, k, opcodes, version, description, ()))
+        except FormatError as e:
+            others.append(str(e))
+    return _subgraph(data, model, 0, opcodes, version, description, tuple(others))
+
+
+def _subgraph(data: bytes, model: Any, k: int, opcodes: list[tuple[str, int]], version: int,
+              description: str, others: tuple[ModelInfo | str, ...]) -> ModelInfo:
+    """Subgraph `k` of `model` as a ModelInfo."""
+    sg = checked(model.Subgraphs(k))
     n_buffers = model.BuffersLength()
     n_tensors = sg.TensorsLength()
     tensors = tuple(_tensor(data, sg, model, i, n_buffers) for i in range(n_tensors))
@@ -305,21 +335,21 @@ def read_model(data: bytes) -> ModelInfo:
     for i in range(sg.OperatorsLength()):
         op = checked(sg.Operators(i))
         where = f"operator {i}"
-        k = op.OpcodeIndex()
-        if not 0 <= k < len(opcodes):
-            raise FormatError(f"{where} has opcode index {k}, but the model lists "
+        c = op.OpcodeIndex()
+        if not 0 <= c < len(opcodes):
+            raise FormatError(f"{where} has opcode index {c}, but the model lists "
                               f"{len(opcodes)} operator codes")
         opts_type, opts = _options(op, where)
         operators.append(OperatorInfo(
-            i, opcodes[k][0], opcodes[k][1],
+            i, opcodes[c][0], opcodes[c][1],
             _indices(_ints(op.InputsAsNumpy()), n_tensors, where, optional=True),
             _indices(_ints(op.OutputsAsNumpy()), n_tensors, where),
             opts_type, opts, _ints_bytes(op.CustomOptionsAsNumpy())))
-    description = (model.Description() or b"").decode("utf-8", errors="replace")
-    return ModelInfo(version, description, n_subgraphs, tensors,
-                     _indices(_ints(sg.InputsAsNumpy()), n_tensors, "subgraph 0's inputs"),
-                     _indices(_ints(sg.OutputsAsNumpy()), n_tensors, "subgraph 0's outputs"),
-                     tuple(operators))
+    return ModelInfo(version, description, model.SubgraphsLength(), tensors,
+                     _indices(_ints(sg.InputsAsNumpy()), n_tensors, f"subgraph {k}'s inputs"),
+                     _indices(_ints(sg.OutputsAsNumpy()), n_tensors,
+                              f"subgraph {k}'s outputs"),
+                     tuple(operators), others)
 
 
 __all__ = ["FormatError", "ModelInfo", "OperatorInfo", "Quantization", "TensorInfo",
