@@ -17,10 +17,12 @@ sweeps its inputs (and 27, 128, 250) to 10 and 32 outputs. SAME padding througho
 
 **The count**: each model holds up to GROUP independent layers (one graph input and
 output each), so one firmware measures several; `Build.profile()` (minirt-run
---profile) gives each dispatch's exact instructions under QEMU and its MACs (the
-contraction's domain: for SAME padding the padded taps count too). A layer's row is
-found by its output tensor's name (`L<n>`); MAC/instruction = MACs / instructions of
-that dispatch (the requantization and the loops' overhead included).
+--profile) gives each dispatch's exact instructions under QEMU. A layer's dispatches are
+found by its output tensor's name (`L<n>`); MAC/instruction = the layer's MACs
+(outputs x taps x input channels, a SAME window's taps over the border included, as
+the profile counts them) / the instructions of
+the layer's dispatches (the requantization, the loops' overhead and any copy the
+layer needs, such as a pad of its input channels, included).
 
 **The check**: every model's outputs against minirt's numpy reference (`Build.run(
 check=True)`, bit-exact) and against TFLite Micro's interpreter (the int8 oracle),
@@ -51,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from tflite_models import Op, Tensor, build_model, run_tflm  # noqa: E402
+from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm  # noqa: E402
 
 import minirt  # noqa: E402
 
@@ -92,6 +94,15 @@ class Layer:
         return -(-self.h // self.stride), -(-self.w // self.stride)
 
     @property
+    def macs(self) -> int:
+        """The layer's multiply-accumulates: outputs x MACs per output (a SAME window's
+        taps over the padding included, as the profile counts them). Counted from the
+        shape, not the kernel: a kernel whose channels were padded to whole words does
+        more MACs than the layer."""
+        oh, ow = self.out_hw
+        return oh * ow * self.cout * self.depth
+
+    @property
     def depth(self) -> int:
         """MACs per output (the issue's '64 MACs per output' goal condition)."""
         return self.kh * self.kw * (1 if self.kind == "depthwise" else self.cin)
@@ -121,45 +132,11 @@ def layers(grid: Sequence[int]) -> list[Layer]:
 
 
 def _ops(layer: Layer, index: int, rng: np.random.Generator) -> tuple[Op, Tensor, Tensor]:
-    """The layer as one TFLite op with random int8 weights and int32 bias, its input
-    and output tensors. The output scale keeps about 3 standard deviations of the
-    accumulator in range, so the outputs use the whole int8 range without all
-    saturating."""
-    kh, kw = layer.kh, layer.kw
-    if layer.kind == "dense":
-        x = Tensor((1, layer.cin), "int8", scale=IN_SCALE, zero_point=IN_ZP, name=f"x{index}")
-        wshape, qdim = (layer.cout, layer.cin), 0
-    else:
-        x = Tensor((1, layer.h, layer.w, layer.cin), "int8", scale=IN_SCALE,
-                   zero_point=IN_ZP, name=f"x{index}")
-        wshape, qdim = (((layer.cout, kh, kw, layer.cin), 0) if layer.kind == "conv"
-                        else ((1, kh, kw, layer.cout), 3))
-    n = layer.cout
-    w_scale = rng.uniform(0.005, 0.02, n).astype(np.float32)
-    wdata = rng.integers(-127, 128, wshape).astype(np.int8)
-    b_scale = (IN_SCALE * w_scale).astype(np.float32)
-    std = 74.0 * 74.0 * np.sqrt(layer.depth)
-    bias = rng.integers(-int(std), int(std) + 1, n).astype(np.int32)
-    out_scale = float(3 * std * IN_SCALE * float(w_scale.mean()) / 128)
-    if layer.kind == "dense":  # per-tensor weights, as TFLite's converter writes them
-        w_scale = w_scale[:1]
-        b_scale = b_scale[:1]
-    wt = Tensor(wshape, "int8", scale=list(w_scale), zero_point=[0] * len(w_scale),
-                quantized_dimension=qdim, data=wdata, name=f"w{index}")
-    bt = Tensor((n,), "int32", scale=list(b_scale), zero_point=[0] * len(b_scale), data=bias,
-                name=f"b{index}")
-    oh, ow = layer.out_hw
-    yshape = (1, n) if layer.kind == "dense" else (1, oh, ow, n)
-    y = Tensor(yshape, "int8", scale=out_scale, zero_point=int(rng.integers(-10, 11)),
-               name=f"L{index}")
-    if layer.kind == "dense":
-        return Op("FULLY_CONNECTED", [x, wt, bt], [y]), x, y
-    opts = dict(padding="SAME", stride_w=layer.stride, stride_h=layer.stride,
-                dilation_w_factor=layer.dilation, dilation_h_factor=layer.dilation)
-    if layer.kind == "depthwise":
-        opts["depth_multiplier"] = layer.cout // layer.cin
-        return Op("DEPTHWISE_CONV_2D", [x, wt, bt], [y], opts), x, y
-    return Op("CONV_2D", [x, wt, bt], [y], opts), x, y
+    """The layer as one TFLite op (tests/tflite_models.py int8_layer_op), its output
+    named L<index>."""
+    return int8_layer_op(rng, layer.kind, layer.h, layer.w, layer.cin, layer.cout,
+                         layer.kh, layer.kw, layer.stride, layer.dilation,
+                         name=f"L{index}", in_scale=IN_SCALE, in_zp=IN_ZP)
 
 
 def _groups(items: Sequence[Layer], size: int) -> Iterator[list[Layer]]:
@@ -196,11 +173,12 @@ def measure(group: list[Layer], first: int, board: str, work: Path, tflm: bool) 
     rows = []
     for i, layer in enumerate(group):
         name = f"L{first + i}"
-        hits = [r for r in profile.rows if r.macs and _names(r) & {name}]
+        hits = [r for r in profile.rows if r.kind == "dispatch" and _names(r) & {name}]
         insns = sum(r.instructions for r in hits)
-        macs = sum(r.macs or 0 for r in hits)
+        macs = layer.macs
         rows.append({**asdict(layer), "label": layer.label, "depth": layer.depth,
-                     "macs": macs, "instructions": insns, "dispatches": len(hits),
+                     "macs": macs, "kernel_macs": sum(r.macs or 0 for r in hits),
+                     "instructions": insns, "dispatches": len(hits),
                      "mac_per_insn": round(macs / insns, 4) if insns else None,
                      "check": check, "tflm": tflm})
     return rows
@@ -221,11 +199,12 @@ GOALS = (
 RATIO_GOAL = 1.25  # worst channel count within 1.25x of the best, per family
 
 
-def summary(rows: list[dict]) -> list[str]:
+def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
     """Per family: min / median / max MAC/instruction, the worst / best ratio, the
-    channel counts at either end; then each goal: how many rows meet it."""
-    lines = ["| family | layers | min | median | max | best / worst | worst at | best at |",
-             "|---|---|---|---|---|---|---|---|"]
+    channel counts at either end (and the min / median of `before`, rows by label);
+    then each goal: how many rows meet it."""
+    lines = ["| family | layers | min | median | max | best / worst | worst at | best at "
+             "| before: min | median |", "|---|---|---|---|---|---|---|---|---|---|"]
     families: dict[str, list[dict]] = {}
     for r in rows:
         if r["mac_per_insn"]:
@@ -235,9 +214,12 @@ def summary(rows: list[dict]) -> list[str]:
         worst, best = min(rs, key=lambda r: r["mac_per_insn"]), max(
             rs, key=lambda r: r["mac_per_insn"])
         sweep = "cout" if fam.endswith("cout") else "cin"
+        old = [before[r["label"]]["mac_per_insn"] for r in rs
+               if before.get(r["label"], {}).get("mac_per_insn")]
+        was = f"{min(old):.3f} | {statistics.median(old):.3f}" if old else " | "
         lines.append(f"| {fam} | {len(rs)} | {min(v):.3f} | {statistics.median(v):.3f} | "
                      f"{max(v):.3f} | {max(v) / min(v):.2f}x | {sweep} {worst[sweep]} | "
-                     f"{sweep} {best[sweep]} |")
+                     f"{sweep} {best[sweep]} | {was} |")
     lines += ["", f"Goals (issue 21; best / worst within {RATIO_GOAL}x per family):", "",
               "| goal | MAC/instr. | layers | meet it | worst | worst layer |",
               "|---|---|---|---|---|---|"]
@@ -264,6 +246,8 @@ def main() -> int:
     ap.add_argument("--tflm-every", type=int, default=1,
                     help="check every n-th firmware against TFLite Micro too (default all)")
     ap.add_argument("--out", default="", help="results name (default shapes[-board])")
+    ap.add_argument("--before", default="",
+                    help="an earlier run's .json, shown beside this one (before / after)")
     args = ap.parse_args()
     todo = [la for la in layers(CHANNELS if args.grid == "full" else SMALL)
             if re.search(args.only, la.family)]
@@ -279,15 +263,24 @@ def main() -> int:
     out = ROOT / "bench" / "results"
     (out / f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
     bad = [r for r in rows if r["check"] != "ok"]
+    before = ({r["label"]: r for r in json.loads(Path(args.before).read_text())}
+              if args.before else {})
+
+    def was(r: dict) -> str:
+        old = before.get(r["label"], {}).get("mac_per_insn")
+        return f"{old:.3f}" if old else ""
     text = [f"# int8 layers over a sweep of shapes on {args.board} (`python bench/shapes.py"
             f"{' --board ' + args.board if args.board != 'cortex-m4' else ''}"
             f"{' --grid small' if args.grid == 'small' else ''}`)", "",
             *__doc__.split("\n\n")[1:5], "",
             f"{len(rows)} layers, {len(rows) - len(bad)} bit-exact with the reference and "
-            "TFLite Micro.", "", "## Summary", "", *summary(rows), "", "## Every layer", "",
-            "| layer | MACs | instructions | MAC/instr. | check |", "|---|---|---|---|---|",
+            "TFLite Micro.", "", "## Summary", "",
+            *([f"Before: {args.before}."] if before else []), "",
+            *summary(rows, before), "", "## Every layer", "",
+            "| layer | MACs | instructions | MAC/instr. | before | check |",
+            "|---|---|---|---|---|---|",
             *(f"| {r['label']} | {r['macs']:,} | {r['instructions']:,} | "
-              f"{r['mac_per_insn'] or 0:.3f} | {r['check']} |" for r in rows), ""]
+              f"{r['mac_per_insn'] or 0:.3f} | {was(r)} | {r['check']} |" for r in rows), ""]
     (out / f"{name}.md").write_text("\n".join(text))
     return 0 if not bad else 1
 
