@@ -55,6 +55,7 @@ from toolchain.loops.tables import (
     SIMD,
     STAGE_MIN_TILES,
     UKERNELS,
+    UNPACKED_LOAD,
     VECTOR_DOT_KINDS,
     VECTOR_TEMPS,
     Budget,
@@ -206,12 +207,13 @@ def _staged_window_candidates(k: Kernel, s: _Shape, dot: str,
     unroll, loops = tuple(taps), (packed,)
     d = k.n_parallel - 1
     factors = {d: uk.rows}
-    if _packing(k, packed, dot) in (None, ()) or k.domain[d] % uk.rows or \
+    packing = _packing(k, packed, dot)
+    if packing is None or k.domain[d] % uk.rows or \
             not _stages(s, k, factors, unroll, loops, dot):
         return []
     steps = prod(k.domain[u] for u in unroll) * k.domain[packed] // DOT_WIDTH
     tile = steps * (PAIRED_LOAD + 3 * uk.rows) + uk.call_cost + uk.rows * s.epilogue
-    stage = steps * GATHERED_LOAD
+    stage = steps * (GATHERED_LOAD if packing else UNPACKED_LOAD)
     pixels = prod(k.domain[:k.n_parallel]) // k.domain[d]
     cost = pixels * (k.domain[d] // uk.rows * tile + stage)
     code = len(_distinct_tiles(k, factors, interior)) * (stage + uk.rows * s.epilogue)
