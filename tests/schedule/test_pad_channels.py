@@ -1,11 +1,11 @@
 """Input channels padded to whole words for the packed int8 steps
 (toolchain/schedule/pad_channels.py).
 
-What the rewrite touches (int8 convolutions with a channel count that is not a multiple
-of 4, on DSP targets only), what it makes of them (a pad of the input, zero weights,
-the pad kept in RAM for pointwise layers), and the firmware on Cortex-M4 under QEMU:
-layers over odd channel counts, kernel sizes, strides, dilations and paddings, bit for
-bit against the numpy reference and TFLite Micro.
+What the rewrite touches (int8 convolutions and dense layers with a channel count that
+is not a multiple of 4, on DSP targets only), what it makes of them (a pad of the
+input, zero weights, the pad kept in RAM for pointwise layers), and the firmware on
+Cortex-M4 under QEMU: layers over odd channel counts, kernel sizes, strides, dilations
+and paddings, dense layers, bit for bit against the numpy reference and TFLite Micro.
 """
 
 from __future__ import annotations
@@ -61,13 +61,24 @@ def test_pads_odd_channels_with_zero_weights(tmp_path: Path) -> None:
     assert keep == {id(pads[0])}
 
 
+def test_pads_a_dense_layers_inputs(tmp_path: Path) -> None:
+    graph, _ = _graph(tmp_path, dict(kind="dense", h=1, w=1, cin=61, cout=32))
+    keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
+    (dot,) = [n for n in graph.nodes if n.op == "dot_general"]
+    x, w = dot.inputs
+    assert x.producer.op == "pad" and x.type.shape == (1, 64) and keep == {id(x)}
+    assert w.type.shape == (32, 64)
+    assert not np.asarray(w.producer.attrs["value"])[:, 61:].any()
+
+
 @pytest.mark.parametrize("layer", [
     dict(kind="conv", h=5, w=4, cin=16, cout=8),  # already whole words
     dict(kind="conv", h=8, w=4, cin=1, cout=8, kh=5, kw=5),  # one channel: gathered taps
     dict(kind="conv", h=8, w=4, cin=3, cout=8, kh=3, kw=3),  # 3x3 over 3: no gain
     dict(kind="conv", h=5, w=4, cin=13, cout=1),  # too few MACs per padded byte
     dict(kind="depthwise", h=5, w=4, cin=13, cout=13, kh=3, kw=3),
-], ids=["cin16", "cin1", "cin3-3x3", "cout1", "depthwise"])
+    dict(kind="dense", h=1, w=1, cin=27, cout=10),  # cold: keeps its plain loops
+], ids=["cin16", "cin1", "cin3-3x3", "cout1", "depthwise", "dense-cold"])
 def test_leaves_other_layers(tmp_path: Path, layer: dict) -> None:
     graph, _ = _graph(tmp_path, layer)
     before = [n.op for n in graph.nodes]
@@ -104,17 +115,19 @@ LAYERS = [
     dict(kind="conv", h=9, w=9, cin=6, cout=8, kh=5, kw=5, stride=2),
     dict(kind="conv", h=3, w=9, cin=9, cout=12, kh=1, kw=7),
     dict(kind="conv", h=5, w=5, cin=67, cout=4, kh=3, kw=3),
+    dict(kind="dense", h=1, w=1, cin=61, cout=32),
+    dict(kind="dense", h=1, w=1, cin=250, cout=10),
 ]
 
 
 def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     graph, path = _graph(tmp_path, *LAYERS)
-    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 3
+    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 5
     build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
     rng = np.random.default_rng(3)
-    inputs = [rng.integers(-128, 128, (1, la["h"], la["w"], la["cin"])).astype(np.int8)
-              for la in LAYERS]
+    inputs = [rng.integers(-128, 128, (1, la["cin"]) if la["kind"] == "dense" else
+                           (1, la["h"], la["w"], la["cin"])).astype(np.int8) for la in LAYERS]
     run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
     want, _ = run_tflm(path.read_bytes(), inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
