@@ -9,7 +9,7 @@ together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd 
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 12 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (a 5x5 window over 32 channels as well); and a 10x4
+call per tile, at the border too (5x5 windows over 32 and 12 channels as well); and a 10x4
 window over one input channel, whose rows start at odd bytes, gathered into the staged
 buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
@@ -106,6 +106,8 @@ CASES = {
     # a 5x5 window of whole words, staged once per pixel as the 3x3 (its 25 x 8 steps
     # were a packed loop per tap, 0.55 MAC per instruction on cortex-m4, now 1.1)
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), STAGED),
+    # 3 steps a tap, too few for a call per tap, but the staged window is one call
+    "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), STAGED),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),

@@ -235,7 +235,7 @@ def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ..
     # A window read element by element (packing names the input) is staged by element,
     # every tap in one call.
     steps = prod(k.domain[u] for u in unroll) * (k.domain[loops[-1]] // DOT_WIDTH) \
-        if unroll and packing else 0
+        if unroll and packing is not None else 0
     if _ukernel_tile(s, k, factors, loops, kind, (), steps) is not uk:
         return False
     if unroll and (packing is None or k.domain[loops[-1]] % DOT_WIDTH or len(loops) != 1):
