@@ -9,9 +9,9 @@ together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd 
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 12 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (5x5 windows over 32 and 12 channels as well); and a 10x4
-window over one input channel, whose rows start at odd bytes, gathered into the staged
-buffer value by value for two pixels.
+call per tile, at the border too (5x5 windows over 32 and 12 channels as well, and one
+with 13 outputs); and a 10x4 window over one input channel, whose rows start at odd
+bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
 """
@@ -108,6 +108,8 @@ CASES = {
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), STAGED),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
     "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), STAGED),
+    # 13 outputs: 3 staged tiles, the 13th channel generated code
+    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), STAGED),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),
