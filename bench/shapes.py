@@ -203,9 +203,10 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
     """Per family: min / median / max MAC/instruction, the worst / best ratio, the
     channel counts at either end (and the min / median of `before`, rows by label);
     then each goal: how many rows meet it."""
+    extra = " before: min | median |" if before else ""
     lines = ["| family | layers | min | median | max | best / worst | worst at | best at "
-             "| best / worst, >= 8 ch. | before: min | median |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| best / worst, >= 8 ch. |" + extra,
+             "|---|---|---|---|---|---|---|---|---|" + "---|---|" * bool(before)]
     families: dict[str, list[dict]] = {}
     for r in rows:
         if r["mac_per_insn"]:
@@ -221,7 +222,8 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
         wide = [r["mac_per_insn"] for r in rs if r[sweep] >= 8]
         lines.append(f"| {fam} | {len(rs)} | {min(v):.3f} | {statistics.median(v):.3f} | "
                      f"{max(v):.3f} | {max(v) / min(v):.2f}x | {sweep} {worst[sweep]} | "
-                     f"{sweep} {best[sweep]} | {max(wide) / min(wide):.2f}x | {was} |")
+                     f"{sweep} {best[sweep]} | {max(wide) / min(wide):.2f}x |"
+                     + (f" {was} |" if before else ""))
     lines += ["", f"Goals (issue 21; best / worst within {RATIO_GOAL}x per family):", "",
               "| goal | MAC/instr. | layers | meet it | worst | worst layer |",
               "|---|---|---|---|---|---|"]
@@ -283,10 +285,11 @@ def main() -> int:
             "TFLite Micro.", "", "## Summary", "",
             *([f"Before: {args.before}."] if before else []), "",
             *summary(rows, before), "", "## Every layer", "",
-            "| layer | MACs | instructions | MAC/instr. | before | check |",
-            "|---|---|---|---|---|---|",
+            "| layer | MACs | instructions | MAC/instr. |" + " before |" * bool(before)
+            + " check |", "|---|---|---|---|" + "---|" * bool(before) + "---|",
             *(f"| {r['label']} | {r['macs']:,} | {r['instructions']:,} | "
-              f"{r['mac_per_insn'] or 0:.3f} | {was(r)} | {r['check']} |" for r in rows), ""]
+              f"{r['mac_per_insn'] or 0:.3f} |" + (f" {was(r)} |" if before else "")
+              + f" {r['check']} |" for r in rows), ""]
     (out / f"{name}.md").write_text("\n".join(text))
     return 0 if not bad else 1
 
