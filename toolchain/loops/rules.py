@@ -54,6 +54,7 @@ from toolchain.loops.tables import (
     RESERVED_INT_REGISTERS,
     SIMD,
     STAGE_MIN_TILES,
+    STAGE_MIN_WINDOW_TILES,
     UKERNELS,
     UNPACKED_LOAD,
     VECTOR_DOT_KINDS,
@@ -247,7 +248,8 @@ def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ..
     (d,) = [d for d, n in factors.items() if n > 1]
     operands = dot_operands(k)
     x = next(ld for ld in operands if ld.operand not in k.paired)
-    return d == k.n_parallel - 1 and k.domain[d] >= STAGE_MIN_TILES * uk.rows \
+    least = STAGE_MIN_WINDOW_TILES if unroll else STAGE_MIN_TILES
+    return d == k.n_parallel - 1 and k.domain[d] >= least * uk.rows \
         and (x.pad is None or (bool(unroll) and isinstance(x.pad, Const))
              or _never_padded(k, x)) \
         and x.valid is None
