@@ -360,3 +360,52 @@ def run_tflm(model: bytes, inputs: Sequence[np.ndarray], *,
 def tensor_value(interp: Any, index: int) -> np.ndarray:
     """Tensor `index` of subgraph 0 after a `run_tflm(..., keep_tensors=True)`."""
     return np.array(interp.GetTensor(index, 0)["tensor_data"])
+
+
+def int8_layer_op(rng: np.random.Generator, kind: str, h: int, w: int, cin: int, cout: int,
+                  kh: int = 1, kw: int = 1, stride: int = 1, dilation: int = 1,
+                  padding: str = "SAME", name: str = "y",
+                  in_scale: float = 0.05, in_zp: int = -3) -> tuple[Op, Tensor, Tensor]:
+    """One int8 layer as TFLite's converter writes it, with random weights and bias:
+    `kind` "conv" (CONV_2D, OHWI weights), "depthwise" (DEPTHWISE_CONV_2D, multiplier
+    cout // cin) or "dense" (FULLY_CONNECTED on a [1, cin] input; h, w, kh, kw unused).
+    Per-channel weight scales (per-tensor for dense), bias at in_scale x weight scale;
+    the output scale keeps about 3 standard deviations of the accumulator in range, so
+    the outputs use the int8 range without all saturating. Returns (op, input, output);
+    the output tensor is named `name`."""
+    depth = kh * kw * (1 if kind == "depthwise" else cin)
+    if kind == "dense":
+        x = Tensor((1, cin), "int8", scale=in_scale, zero_point=in_zp, name=f"{name}_in")
+        wshape, qdim = (cout, cin), 0
+    else:
+        x = Tensor((1, h, w, cin), "int8", scale=in_scale, zero_point=in_zp,
+                   name=f"{name}_in")
+        wshape, qdim = ((cout, kh, kw, cin), 0) if kind == "conv" else ((1, kh, kw, cout), 3)
+    w_scale = rng.uniform(0.005, 0.02, cout).astype(np.float32)
+    wdata = rng.integers(-127, 128, wshape).astype(np.int8)
+    b_scale = (in_scale * w_scale).astype(np.float32)
+    std = 74.0 * 74.0 * np.sqrt(depth)  # of sum(x * w) over uniform int8 x and w
+    bias = rng.integers(-int(std), int(std) + 1, cout).astype(np.int32)
+    out_scale = float(3 * std * in_scale * float(w_scale.mean()) / 128)
+    if kind == "dense":  # per-tensor weights
+        w_scale, b_scale = w_scale[:1], b_scale[:1]
+    wt = Tensor(wshape, "int8", scale=list(w_scale), zero_point=[0] * len(w_scale),
+                quantized_dimension=qdim, data=wdata, name=f"{name}_w")
+    bt = Tensor((cout,), "int32", scale=list(b_scale), zero_point=[0] * len(b_scale),
+                data=bias, name=f"{name}_b")
+    if padding == "SAME":
+        oh, ow = -(-h // stride), -(-w // stride)
+    else:
+        oh = (h - dilation * (kh - 1) - 1) // stride + 1
+        ow = (w - dilation * (kw - 1) - 1) // stride + 1
+    yshape = (1, cout) if kind == "dense" else (1, oh, ow, cout)
+    y = Tensor(yshape, "int8", scale=out_scale, zero_point=int(rng.integers(-10, 11)),
+               name=name)
+    if kind == "dense":
+        return Op("FULLY_CONNECTED", [x, wt, bt], [y]), x, y
+    opts: dict[str, Any] = dict(padding=padding, stride_w=stride, stride_h=stride,
+                                dilation_w_factor=dilation, dilation_h_factor=dilation)
+    if kind == "depthwise":
+        opts["depth_multiplier"] = cout // cin
+        return Op("DEPTHWISE_CONV_2D", [x, wt, bt], [y], opts), x, y
+    return Op("CONV_2D", [x, wt, bt], [y], opts), x, y

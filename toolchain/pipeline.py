@@ -75,9 +75,11 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.pad_channels import pad_int8_channels
 from toolchain.schedule.paired import pair_weights
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
+from toolchain.target.descriptors import Target
 from toolchain.timings import stage
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
@@ -114,12 +116,22 @@ class CompiledImage:
     obj: bytes
 
 
+def schedule_for_target(graph: Graph, target: Target) -> Program:
+    """The Program of a prepared graph for `target`, before its weights are paired or
+    its window rows merged: the graph lowered for the backends and, on targets with
+    word-packed int8 steps, its odd input channel counts padded to whole words
+    (schedule/pad_channels.py)."""
+    graph = lower_for_backends(graph)
+    padded = pad_int8_channels(graph, target)
+    return schedule(graph, target=target, materialize=frozenset(padded))
+
+
 def schedule_for_board(graph: Graph, board: Board) -> Program:
     """The Program of a prepared graph for `board`: scheduled for its target, with the
     weights its packed int8 steps read pre-extended where they pay and fit its flash
     (schedule/paired.py)."""
     target = board.target_info
-    program = schedule(lower_for_backends(graph), target=target)
+    program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
     pair_weights(program, target, _paired_flash_room(program, board))
     return program

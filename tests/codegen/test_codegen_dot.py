@@ -53,8 +53,9 @@ def _inputs() -> list[np.ndarray]:
 # outputs: (the nest's reduced loops, unrolled dims, pixels staged, instructions per
 # MAC at most: measured with the start-up of the inference, plus 0.2)
 LAYOUTS = {
-    # both window dims loops, the row of 4 taps the packed one (not unrolled): 2.76
-    8: ((4, 5), (), 0, 2.96),
+    # 2 tiles: staged as 64 are (loops/tables.py STAGE_MIN_WINDOW_TILES): 2.71 (2.76
+    # with both window dims loops, the row of 4 taps the packed one, not unrolled)
+    8: ((5,), (4,), 2, 2.91),
     # the window's rows unrolled, gathered into the staged buffer once for two
     # pixels, one call a tile: 1.35 (2.70 before, gathered in every tile's loop)
     64: ((5,), (4,), 2, 1.55),

@@ -22,10 +22,10 @@ from toolchain.loader import load_graph
 from toolchain.pipeline import (
     compile_graph,
     decode_outputs,
-    lower_for_backends,
     module_outputs,
     prepare_graph,
     schedule_for_board,
+    schedule_for_target,
 )
 from toolchain.reference import run_graph
 from toolchain.schedule import schedule
@@ -45,7 +45,7 @@ def test_dsp_targets_pair_the_weights_of_packed_steps() -> None:
     no_dsp = schedule_for_board(prepare_graph(int8_windows()), load_board("cortex-m3"))
     assert not _paired_steps(no_dsp)  # no DSP: no packed steps, nothing to pair
     # The same program before pairing (its 3-channel convolutions' rows merged).
-    plain = schedule(lower_for_backends(prepare_graph(int8_windows())), target=m4.target_info)
+    plain = schedule_for_target(prepare_graph(int8_windows()), m4.target_info)
     merge_window_rows(plain, m4.target_info)
     steps = _paired_steps(paired)
     assert steps  # the 3x3 convolution over 16 channels

@@ -281,12 +281,15 @@ def _live_intervals(steps_io: list[tuple[list[Tensor], list[Tensor]]],
     return span
 
 
-def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) -> Program:
+def schedule(graph: Graph, in_place: bool = True, target: Target | None = None,
+             materialize: frozenset[int] = frozenset()) -> Program:
     """Builds the Program for a verified, constant-folded graph. With `in_place` False,
     every result gets a buffer of its own (to measure what in-place saves). With a
     `target`, a result may also start below an operand that dies at its step, by a
     distance checked against the loop schedule the step will run on that target
-    (schedule/overlap.py); such steps record that schedule (Step.schedule)."""
+    (schedule/overlap.py); such steps record that schedule (Step.schedule). The
+    tensors whose ids are in `materialize` are never fused into their readers
+    (schedule/pad_channels.py's padded inputs)."""
     flat = Flattener(_dispatches)
     flat.graph(graph)
     items, constants = flat.items, flat.constants
@@ -310,7 +313,7 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None) 
     # The new state values are kept whole (each is stored in the state region: below).
     kept = out_ids | {id(t) for t in state_values}
     items = inline_into_kinds(items, set(constants))
-    items = _fuse_segments(items, kept | flat.pinned, constants)
+    items = _fuse_segments(items, kept | flat.pinned | materialize, constants)
     items = immediates_in_kinds(items, constants)
     items = elide_copies(items, flat.assignments, kept)
     stores, state_outputs = _state_stores(items, graph, state_values, out_ids)

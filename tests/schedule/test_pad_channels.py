@@ -1,0 +1,134 @@
+"""Input channels padded to whole words for the packed int8 steps
+(toolchain/schedule/pad_channels.py).
+
+What the rewrite touches (int8 convolutions and dense layers with a channel count that
+is not a multiple of 4, on DSP targets only), what it makes of them (a pad of the
+input, zero weights, the pad kept in RAM for pointwise layers), and the firmware on
+Cortex-M4 under QEMU: layers over odd channel counts, kernel sizes, strides, dilations
+and paddings, dense layers, bit for bit against the numpy reference and TFLite Micro.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tflite_models import build_model, int8_layer_op, run_tflm
+
+import minirt
+from toolchain.graph.ir import Graph
+from toolchain.loader import load_graph
+from toolchain.pipeline import prepare_graph, schedule_for_board
+from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.target import load_board
+
+
+def _graph(tmp_path: Path, *layers: dict) -> tuple[Graph, Path]:
+    """A prepared graph of independent int8 layers (int8_layer_op's keywords)."""
+    rng = np.random.default_rng(7)
+    ops, xs, ys = [], [], []
+    for i, layer in enumerate(layers):
+        op, x, y = int8_layer_op(rng, name=f"L{i}", **layer)
+        ops.append(op)
+        xs.append(x)
+        ys.append(y)
+    path = tmp_path / "layers.tflite"
+    path.write_bytes(build_model(ops, xs, ys))
+    return prepare_graph(load_graph(path)), path
+
+
+def _convs(graph: Graph) -> list:
+    return [n for n in graph.nodes if n.op == "convolution"]
+
+
+def test_pads_odd_channels_with_zero_weights(tmp_path: Path) -> None:
+    graph, _ = _graph(tmp_path, dict(kind="conv", h=5, w=4, cin=13, cout=8),
+                      dict(kind="conv", h=5, w=4, cin=7, cout=8, kh=3, kw=3))
+    weights = [np.asarray(c.inputs[1].producer.attrs["value"]) for c in _convs(graph)]
+    keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
+    for conv, before, c4 in zip(_convs(graph), weights, (16, 8), strict=True):
+        x, w = conv.inputs
+        assert x.producer.op == "pad" and x.type.shape[-1] == c4
+        assert x.producer.attrs["high"] == (0, 0, 0, c4 - before.shape[-1])
+        after = np.asarray(w.producer.attrs["value"])
+        assert after.shape == (*before.shape[:-1], c4)
+        assert np.array_equal(after[..., :before.shape[-1]], before)
+        assert not after[..., before.shape[-1]:].any()
+    # Only the pointwise layer's pad is kept in RAM: a window's stays fused, staged
+    # once per pixel (the module docstring says why).
+    pads = [c.inputs[0] for c in _convs(graph)]
+    assert keep == {id(pads[0])}
+
+
+def test_pads_a_dense_layers_inputs(tmp_path: Path) -> None:
+    graph, _ = _graph(tmp_path, dict(kind="dense", h=1, w=1, cin=61, cout=32))
+    keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
+    (dot,) = [n for n in graph.nodes if n.op == "dot_general"]
+    x, w = dot.inputs
+    assert x.producer.op == "pad" and x.type.shape == (1, 64) and keep == {id(x)}
+    assert w.type.shape == (32, 64)
+    assert not np.asarray(w.producer.attrs["value"])[:, 61:].any()
+
+
+@pytest.mark.parametrize("layer", [
+    dict(kind="conv", h=5, w=4, cin=16, cout=8),  # already whole words
+    dict(kind="conv", h=8, w=4, cin=1, cout=8, kh=5, kw=5),  # one channel: gathered taps
+    dict(kind="conv", h=8, w=4, cin=3, cout=8, kh=3, kw=3),  # 3x3 over 3: no gain
+    dict(kind="conv", h=5, w=4, cin=13, cout=1),  # too few MACs per padded byte
+    dict(kind="depthwise", h=5, w=4, cin=13, cout=13, kh=3, kw=3),
+    dict(kind="dense", h=1, w=1, cin=27, cout=10),  # cold: keeps its plain loops
+], ids=["cin16", "cin1", "cin3-3x3", "cout1", "depthwise", "dense-cold"])
+def test_leaves_other_layers(tmp_path: Path, layer: dict) -> None:
+    graph, _ = _graph(tmp_path, layer)
+    before = [n.op for n in graph.nodes]
+    assert pad_int8_channels(graph, load_board("cortex-m4").target_info) == set()
+    assert [n.op for n in graph.nodes] == before
+
+
+@pytest.mark.parametrize("board", ["riscv32", "cortex-m55", "cortex-m3"])
+def test_only_on_word_packed_targets(tmp_path: Path, board: str) -> None:
+    graph, _ = _graph(tmp_path, dict(kind="conv", h=5, w=4, cin=13, cout=8))
+    assert pad_int8_channels(graph, load_board(board).target_info) == set()
+    assert _convs(graph)[0].inputs[0].type.shape[-1] == 13
+
+
+def test_pointwise_pad_is_its_own_dispatch(tmp_path: Path) -> None:
+    graph, _ = _graph(tmp_path, dict(kind="conv", h=5, w=4, cin=13, cout=8))
+    program = schedule_for_board(graph, load_board("cortex-m4"))
+    assert len(program.steps) == 2
+    assert program.steps[1].kernel.domain[-1] == 16  # the convolution reads 16 channels
+
+
+# Odd channel counts through every path the rewrite takes: pointwise (pad in RAM),
+# windows (pad fused, staged), strides, dilation, VALID padding, 1xN windows, the
+# smallest counts the rewrite takes (2, 3: wide windows) and ones just past a multiple of 4.
+LAYERS = [
+    dict(kind="conv", h=7, w=5, cin=13, cout=12),
+    dict(kind="conv", h=7, w=5, cin=61, cout=8),
+    dict(kind="conv", h=6, w=6, cin=5, cout=16, stride=2),
+    dict(kind="conv", h=7, w=5, cin=2, cout=8, kh=1, kw=7),
+    dict(kind="conv", h=9, w=9, cin=3, cout=16, kh=5, kw=5, stride=2),
+    dict(kind="conv", h=7, w=5, cin=13, cout=12, kh=3, kw=3),
+    dict(kind="conv", h=7, w=6, cin=7, cout=8, kh=3, kw=3, dilation=2),
+    dict(kind="conv", h=7, w=5, cin=31, cout=4, kh=3, kw=3, padding="VALID"),
+    dict(kind="conv", h=9, w=9, cin=6, cout=8, kh=5, kw=5, stride=2),
+    dict(kind="conv", h=3, w=9, cin=9, cout=12, kh=1, kw=7),
+    dict(kind="conv", h=5, w=5, cin=67, cout=4, kh=3, kw=3),
+    dict(kind="dense", h=1, w=1, cin=61, cout=32),
+    dict(kind="dense", h=1, w=1, cin=250, cout=10),
+]
+
+
+def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+    pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
+    graph, path = _graph(tmp_path, *LAYERS)
+    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 5
+    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
+    rng = np.random.default_rng(3)
+    inputs = [rng.integers(-128, 128, (1, la["cin"]) if la["kind"] == "dense" else
+                           (1, la["h"], la["w"], la["cin"])).astype(np.int8) for la in LAYERS]
+    run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
+    want, _ = run_tflm(path.read_bytes(), inputs)
+    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
+        assert np.array_equal(a, b), f"layer {i} ({LAYERS[i]}) differs from TFLite Micro"

@@ -1,0 +1,180 @@
+"""Input channels padded to whole words for the packed int8 steps (issue 21).
+
+The DSP targets' packed steps (`dot dsp`: SXTB16 + SMLAD, loops/access.py
+`_word_packable`) read 4 int8 elements per aligned word, so an int8 convolution whose
+input channel count C is not a multiple of 4 has every pixel start at an unaligned byte
+and falls back to scalar MACs: 0.46 MAC per instruction with 61 input channels where 64
+reach 1.0 (bench/results/shapes.md); a dense layer over 61 inputs, whose weight rows
+start at unaligned bytes, 0.31 where 64 reach 0.8. Such a convolution or dense layer
+is rewritten here, before the graph is lowered, into
+- a `pad` of its input along the channels to C4 = C rounded up to 4 (value 0). For a
+  pointwise layer (a 1x1 convolution, a dense layer) it is kept in RAM as a dispatch
+  of its own (`materialize`): fused into the layer it would be a bounds check on every
+  channel load, gathered tile by tile (0.29 MAC per instruction with 61 channels). A
+  window's pad is fused: the window is staged once per pixel for all its channel
+  tiles (loops/rules.py `_staged_window_candidates`), the checks paid there (3x3 over
+  13 channels on 19x6: 0.91; the pad kept in RAM: 0.75);
+- the layer over C4 channels, with the weights padded with zeros at build time.
+
+The padded channels' products are 0 * 0 = 0, so the accumulator, and every output, is
+the same integer as before (the input zero point is folded into the bias, kernel
+operands are the raw int8 values). The pad costs about 5 instructions per byte of the
+padded input (a pixel's C4 bytes), once, against the C x outputs x taps MACs per pixel
+it speeds up (MIN_MACS_PER_BYTE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.loops.rules import SIMD
+from toolchain.loops.tables import _budget
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType
+
+__all__ = ["pad_int8_channels"]
+
+WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
+# Which SIMD rows need it: only the word steps of the DSP extension; vector kinds load
+# from any address (loops/access.py, align 1).
+PADDED_DOT_KINDS = frozenset({"dsp"})
+# The fewest input channels padded, by the window's taps: (at least this many taps,
+# from this many channels), first match. Padding 2 or 3 channels to 4 multiplies the
+# MACs by 2 or 1.33, which windows of 10 taps and more (5x5, 1x7) repay 1.7-3.1x, but
+# a 3x3 window over 3 channels, stride 2 (vww's and resnet's first layers) ran 0.63x as
+# fast and a pointwise one 0.78x (bench/results/shapes.md); 5 to 7 channels gain
+# everywhere. One channel is never padded: the gathered packed step reads a window row
+# of taps instead (kws's first layer, docs/architecture.md).
+MIN_CHANNELS_BY_TAPS: tuple[tuple[int, int], ...] = ((10, 2), (1, 5))
+# Rewrite only when the convolution does at least this many MACs per byte the pad
+# copies (its outputs x taps per input channel): below it the copy costs more than the
+# packed steps save (measured on bench/shapes.py's sweep).
+MIN_MACS_PER_BYTE = 4
+
+
+def _weights(t: Tensor) -> np.ndarray | None:
+    """The int8 constant behind `t`, or None."""
+    p = t.producer
+    if p is None or p.op != "constant" or "scales_of" in p.attrs:
+        return None
+    value = np.asarray(p.attrs["value"])
+    return value if value.dtype == np.int8 else None
+
+
+@dataclass(frozen=True)
+class _Site:
+    """Where a contraction reads its input channels: the dim of the input (operand 0)
+    and of the constant weights (operand 1) they run along, and its window's taps."""
+
+    x_dim: int
+    w_dim: int
+    taps: int
+
+
+def _conv_site(node: Node) -> _Site | None:
+    a = node.attrs
+    if a["feature_group_count"] != 1 or a["batch_group_count"] != 1:
+        return None  # a depthwise convolution's channels are not reduced
+    w = node.inputs[1].type.shape
+    return _Site(a["input_feature"], a["kernel_input"],
+                 int(np.prod([w[d] for d in a["kernel_spatial"]])))
+
+
+def _dense_site(node: Node) -> _Site | None:
+    a = node.attrs
+    if a["lhs_batch"] or a["rhs_batch"] or len(a["lhs_contract"]) != 1:
+        return None
+    return _Site(a["lhs_contract"][0], a["rhs_contract"][0], 1)
+
+
+# The contractions rewritten, and where each reads its channels.
+SITES: dict[str, Callable[[Node], _Site | None]] = {
+    "convolution": _conv_site,
+    "dot_general": _dense_site,
+}
+
+
+def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
+    """The site and C4 of an int8 contraction worth rewriting, else None."""
+    find = SITES.get(node.op)
+    if find is None or len(node.inputs) != 2:
+        return None
+    x, w = node.inputs
+    if x.type.dtype.name != "i8" or _weights(w) is None:
+        return None
+    site = find(node)
+    if site is None:
+        return None
+    c = x.type.shape[site.x_dim]
+    least = next(n for taps, n in MIN_CHANNELS_BY_TAPS if site.taps >= taps)
+    if c % WORD == 0 or c < least:
+        return None
+    c4 = -(-c // WORD) * WORD
+    # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
+    per_pixel = node.output.type.num_elements * site.taps * c // x.type.num_elements
+    # A kernel this small keeps its plain loops (loops/tables.py cold_points), which the
+    # padding would only lengthen.
+    points = node.output.type.num_elements * site.taps * c4
+    if per_pixel < MIN_MACS_PER_BYTE or points <= _budget(target).cold_points:
+        return None
+    return site, c4
+
+
+def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
+    """Rewrites, in place, the int8 convolutions and dense layers of `graph` (not its
+    regions) whose input channels are not a multiple of 4 on a target with word-packed
+    int8 steps. Returns the ids of the padded inputs that must stay materialized
+    (schedule()'s `materialize`): those of pointwise layers."""
+    if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
+        return set()
+    out: list[Node] = []
+    keep: set[int] = set()
+    for node in graph.nodes:
+        found = _site(node, target)
+        if found is None:
+            out.append(node)
+            continue
+        site, c4 = found
+        new = _rewrite(node, site, c4)
+        if site.taps == 1:
+            keep.add(id(new[1].output))  # the pad
+        out += new
+    graph.nodes = out
+    return keep
+
+
+def _constant(value: np.ndarray, ty: TensorType, source: object) -> Node:
+    node = Node("constant", [], [], {"value": value}, source=source)  # type: ignore[arg-type]
+    node.outputs = [Tensor(ty, "", node)]
+    return node
+
+
+def _node(op: str, inputs: list[Tensor], ty: TensorType, attrs: dict, like: Node) -> Node:
+    node = Node(op, inputs, [], attrs, like.loc, source=like.source)
+    node.outputs = [Tensor(ty, "", node)]
+    return node
+
+
+def _rewrite(conv: Node, site: _Site, c4: int) -> list[Node]:
+    """[zero, pad, padded weights, conv]: the contraction node itself, reading them."""
+    x, w = conv.inputs
+    rank = x.type.rank
+    high = [0] * rank
+    high[site.x_dim] = c4 - x.type.shape[site.x_dim]
+    shape = list(x.type.shape)
+    shape[site.x_dim] = c4
+    zero = _constant(np.zeros((), np.int8), TensorType((), x.type.dtype), conv.source)
+    pad = _node("pad", [x, zero.output], x.type.with_shape(tuple(shape)),
+                {"low": (0,) * rank, "high": tuple(high), "interior": (0,) * rank}, conv)
+    value = _weights(w)
+    assert value is not None
+    widths: list[tuple[int, int]] = [(0, 0)] * value.ndim
+    widths[site.w_dim] = (0, c4 - value.shape[site.w_dim])
+    padded = np.pad(value, widths)
+    weights = _constant(padded, w.type.with_shape(padded.shape), conv.source)
+    conv.inputs = [pad.output, weights.output]
+    return [zero, pad, weights, conv]
