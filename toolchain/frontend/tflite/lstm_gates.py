@@ -1,0 +1,147 @@
+"""The gates' fully-connected layers of UNIDIRECTIONAL_SEQUENCE_LSTM, per element type.
+
+Each builder returns the input projection of every time step at once (the input's last
+axis contracted with the four gates' stacked weights, [4 * units, features], bias
+included) and a function that projects a hidden state [batch, units] with the stacked
+recurrent weights. Quantized, both are TFLite Micro's FullyConnected to int16 at scale
+2**-12 (CreateGateParams), one multiplier per gate: per channel of the stacked result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Tensor
+from toolchain.quant import build, build16, tflm
+from toolchain.quant.build_lstm import GATE_INPUT_SCALE, INT16_MAX, INT16_MIN
+from toolchain.types import TensorType, dtype
+
+INPUT_WEIGHTS = (1, 2, 3, 4)
+RECURRENT_WEIGHTS = (5, 6, 7, 8)
+BIASES = (12, 13, 14, 15)
+
+Recur = Callable[[Tensor], Tensor]
+
+
+def _stacked(ctx: OpContext, indices: tuple[int, ...], types: tuple[str, ...], what: str
+             ) -> tuple[np.ndarray, list]:
+    """The constant tensors `indices` stacked along their first axis, and their infos."""
+    infos = [ctx.info(i) for i in indices]
+    for i, info in zip(indices, infos, strict=True):
+        if info.data is None or info.type not in types:
+            raise Unsupported(f"input {i} ({what}) must be a constant "
+                              f"{' or '.join(types)} tensor")
+    return np.concatenate([info.data for info in infos], axis=0), infos
+
+
+def _contract(ctx: OpContext, x: Tensor, w: Tensor) -> Tensor:
+    """x's last axis against w's columns: [..., 4 * units]."""
+    return ctx.node("dot_general", [x, w], lhs_batch=(), rhs_batch=(),
+                    lhs_contract=(x.type.rank - 1,), rhs_contract=(1,),
+                    dtype=x.type.dtype.name)
+
+
+def float_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
+                           ) -> tuple[Tensor, Recur]:
+    """float32: x W^T + b for all steps, and h -> h R^T."""
+    del h0, units
+    w, _ = _stacked(ctx, INPUT_WEIGHTS, ("FLOAT32",), "weights")
+    r, _ = _stacked(ctx, RECURRENT_WEIGHTS, ("FLOAT32",), "weights")
+    bias, _ = _stacked(ctx, BIASES, ("FLOAT32",), "a bias")
+    projected = _contract(ctx, x, ctx.const(w, "f32"))
+    projected = ctx.node("add", [projected, ctx.broadcast(ctx.const(bias, "f32"),
+                                                          projected.type.shape)])
+    recurrent = ctx.const(r, "f32")
+    return projected, lambda h: _contract(ctx, h, recurrent)
+
+
+def _scale(t: TensorType | None, info, what: str) -> tuple[float, int]:
+    """(scale, zero point) of a per-tensor quantized tensor."""
+    q = info.quant if t is None else t.quant
+    if q is None or len(q.scales) != 1:
+        raise Unsupported(f"the {what} must be quantized per tensor")
+    return float(np.float32(q.scales[0])), int(q.zero_points[0])
+
+
+def _weights(ctx: OpContext, indices: tuple[int, ...]) -> tuple[np.ndarray, list[float]]:
+    """The stacked int8 weights, each gate's zero point taken out (TFLite's weights
+    offset; stored as int16 then), and each gate's scale."""
+    w, infos = _stacked(ctx, indices, ("INT8",), "weights")
+    scales, zps = zip(*(_scale(None, info, f"weights {i}") for i, info in
+                        zip(indices, infos, strict=True)), strict=True)
+    if any(zps):
+        offsets = np.repeat(np.asarray(zps, np.int16), w.shape[0] // len(indices))
+        w = w.astype(np.int16) - offsets[:, None]
+    return w, list(scales)
+
+
+def _multipliers(input_scale: float, scales: list[float], units: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each gate's FullyConnected multiplier to Q3.12, repeated over its units."""
+    mult, shift = tflm.fully_connected_params(input_scale, scales, GATE_INPUT_SCALE)
+    return np.repeat(mult, units), np.repeat(shift, units)
+
+
+def _attrs(rank: int) -> dict:
+    return dict(lhs_batch=(), rhs_batch=(), lhs_contract=(rank - 1,), rhs_contract=(1,))
+
+
+def int8_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
+                          ) -> tuple[Tensor, Recur]:
+    """int8 activations: FullyConnected<int8, int8, int16, int32> (int32 accumulator)."""
+    x_scale, x_zp = _scale(x.type, None, "input")
+    h_scale, h_zp = _scale(h0.type, None, "hidden state")
+    w, w_scales = _weights(ctx, INPUT_WEIGHTS)
+    r, r_scales = _weights(ctx, RECURRENT_WEIGHTS)
+    bias, _ = _stacked(ctx, BIASES, ("INT32",), "a bias")
+    b = GraphBuilder(ctx.graph)
+    in_mult, in_shift = _multipliers(x_scale, w_scales, units)
+    rec_mult, rec_shift = _multipliers(h_scale, r_scales, units)
+    acc = build.dot_general(b, x, w, bias.astype(np.int32), attrs=_attrs(x.type.rank),
+                            input_zp=x_zp)
+    projected = build.requantize(b, acc, in_mult, in_shift, axis=x.type.rank - 1,
+                                 output_zp=0, act_min=INT16_MIN, act_max=INT16_MAX, out="i16")
+
+    def recur(h: Tensor) -> Tensor:
+        acc = build.dot_general(b, h, r, None, attrs=_attrs(2), input_zp=h_zp)
+        return build.requantize(b, acc, rec_mult, rec_shift, axis=1, output_zp=0,
+                                act_min=INT16_MIN, act_max=INT16_MAX, out="i16")
+
+    return projected, recur
+
+
+def _fc64(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None,
+          mult: np.ndarray, shift: np.ndarray) -> Tensor:
+    """FullyConnected<int16, int8, int16, int64>: an int64 accumulator (+ int64 bias)
+    rescaled by the int64 MultiplyByQuantizedMultiplier, to int16."""
+    rank = x.type.rank
+    wdt = dtype("i8") if w.dtype == np.int8 else dtype("i16")
+    acc = b.op("dot_general", [x, b.const(w, wdt)], dtype="i64", **_attrs(rank))
+    return build16._requantize64(b, acc, bias, mult, shift, rank - 1, INT16_MIN, INT16_MAX,
+                                 None)
+
+
+def int16_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
+                           ) -> tuple[Tensor, Recur]:
+    """16x8: FullyConnected<int16, int8, int16, int64>; TFLite Micro requires the int16
+    activations' zero points to be 0."""
+    x_scale, x_zp = _scale(x.type, None, "input")
+    h_scale, h_zp = _scale(h0.type, None, "hidden state")
+    if x_zp or h_zp:
+        raise Unsupported("the int16 input and hidden state must have zero point 0")
+    w, w_scales = _weights(ctx, INPUT_WEIGHTS)
+    r, r_scales = _weights(ctx, RECURRENT_WEIGHTS)
+    bias, _ = _stacked(ctx, BIASES, ("INT64",), "a bias")
+    b = GraphBuilder(ctx.graph)
+    in_mult, in_shift = _multipliers(x_scale, w_scales, units)
+    rec_mult, rec_shift = _multipliers(h_scale, r_scales, units)
+    projected = _fc64(b, x, w, bias.astype(np.int64), in_mult, in_shift)
+    return projected, lambda h: _fc64(b, h, r, None, rec_mult, rec_shift)
+
+
+__all__ = ["float_gate_contraction", "int16_gate_contraction", "int8_gate_contraction"]

@@ -1,0 +1,54 @@
+"""The state of recurrent operators: TFLite variable tensors (is_variable=True).
+
+UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF read their state from a variable tensor and write
+the new state back into it; in TFLite Micro that tensor survives from one invocation to
+the next. Converters read and write that state through `state_in` and `state_out` only,
+so that the state mechanism (state kept between inferences) is wired in at these two
+places on merge. Until then every inference starts from the initial state, as TFLite
+Micro's first invocation after AllocateTensors does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.frontend.tflite.context import OpContext, tensor_type
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.graph.ir import Tensor
+
+
+def initial_value(ctx: OpContext, index: int) -> np.ndarray:
+    """The value TFLite Micro gives variable tensor input `index` before the first
+    invocation (MicroInterpreterGraph::ResetTensorData): every byte of an int8 tensor is
+    its zero point, every other tensor is zero. A buffer in the file is not read."""
+    info = ctx.info(index)
+    if not info.is_variable:
+        raise Unsupported(f"input {index} ({info.describe()}) holds the operator's state "
+                          "and must be a variable tensor")
+    ty = tensor_type(info)
+    fill = 0
+    if info.type == "INT8" and info.quant is not None and info.quant.zero_points:
+        fill = info.quant.zero_points[0]
+    return np.full(ty.shape, fill, dtype=ty.dtype.np_dtype)
+
+
+def state_in(ctx: OpContext, index: int) -> Tensor:
+    """The state the operator starts from, read from variable tensor input `index`.
+
+    For now the initial value as a constant of the tensor's type; on merge this becomes
+    the state mechanism's read of the value the previous inference left."""
+    info = ctx.info(index)
+    value = initial_value(ctx, index)
+    node = ctx.graph.add("constant", [], [tensor_type(info)], {"value": value})
+    ctx.new_tensors.add(id(node.output))
+    return node.output
+
+
+def state_out(ctx: OpContext, index: int, new_state: Tensor) -> None:
+    """Stores `new_state` as the value of variable tensor input `index` for the next
+    inference. For now it does nothing (every inference starts from the initial state);
+    on merge this becomes the state mechanism's write."""
+    del ctx, index, new_state
+
+
+__all__ = ["initial_value", "state_in", "state_out"]
