@@ -97,6 +97,12 @@ def _unit_sums(ctx: OpContext, per_filter: Tensor, units: int, rank: int) -> Ten
     return ctx.node("reduce", [grouped, ctx.scalar(0, per_filter)], kind="add", dims=(2,))
 
 
+def _require_bias(ctx: OpContext) -> None:
+    if not ctx.has_input(BIAS):
+        raise Unsupported("the SVDF needs its bias (input 3): TFLite Micro's kernel reads it "
+                          "unconditionally (its issue 1751)")
+
+
 def _state(ctx: OpContext, filters: int, memory: int) -> Tensor:
     state = state_in(ctx, STATE)
     return ctx.reshape(state, (state.type.shape[0], filters, memory))
@@ -106,6 +112,7 @@ def svdf_float(ctx: OpContext) -> Tensor:
     """SVDF, float32 (EvalFloatSvdfReference), with its fused activation."""
     x = ctx.input(0)
     batch, filters, memory, units, rank = _sizes(ctx, x)
+    _require_bias(ctx)
     wf = _constant(ctx, FEATURE_WEIGHTS, ("FLOAT32",), "feature weights").data
     wt = _constant(ctx, TIME_WEIGHTS, ("FLOAT32",), "time weights").data
     state = _state(ctx, filters, memory)
@@ -119,9 +126,8 @@ def svdf_float(ctx: OpContext) -> Tensor:
     per_filter = ctx.node("reduce", [weighted, ctx.scalar(0.0, weighted)], kind="add",
                           dims=(2,))
     y = _unit_sums(ctx, per_filter, units, rank)
-    if ctx.has_input(BIAS):
-        bias = _constant(ctx, BIAS, ("FLOAT32",), "bias").data
-        y = ctx.node("add", [y, ctx.broadcast(ctx.const(bias, "f32"), (batch, units))])
+    bias = _constant(ctx, BIAS, ("FLOAT32",), "bias").data
+    y = ctx.node("add", [y, ctx.broadcast(ctx.const(bias, "f32"), (batch, units))])
     state_out(ctx, STATE, ctx.reshape(state, (batch, filters * memory)))
     return _float_activation(ctx, y)
 
@@ -158,8 +164,7 @@ def svdf_int8(ctx: OpContext) -> Tensor:
         raise Unsupported(f"the state is {state_info.type}; TFLite Micro's SVDF keeps an "
                           "INT16 or INT8 state")
     wt_info = _constant(ctx, TIME_WEIGHTS, (state_info.type,), "time weights")
-    if not ctx.has_input(BIAS):
-        raise Unsupported("an int8 SVDF needs its bias: TFLite Micro reads its scale")
+    _require_bias(ctx)
     bias_info = _constant(ctx, BIAS, ("INT32",), "bias")
     in_scale, in_zp = _per_tensor(ctx.info(0), "input")
     wf_scale, _ = _per_tensor(wf_info, "feature weights")
