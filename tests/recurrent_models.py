@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from tflite_models import Op, Tensor, build_model, run_tflm
 
 # The gate order of TFLite's LSTM inputs: input, forget, cell, output.
