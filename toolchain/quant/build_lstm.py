@@ -128,14 +128,20 @@ def _scaled_input(b: GraphBuilder, x: Tensor, left_shift: int) -> Tensor:
     return b.op("shift_right_arithmetic", [v, _splat(b, s, v)])
 
 
-def _interpolate(b: GraphBuilder, a: Tensor, bits: int) -> tuple[Tensor, Tensor]:
+def table_constant(b: GraphBuilder) -> Tensor:
+    """The sigmoid table as a graph constant: made once per operator and shared by all
+    its gates and time steps (each constant is its own bytes of flash)."""
+    return b.const(sigmoid_table(), I32)
+
+
+def _interpolate(b: GraphBuilder, a: Tensor, bits: int, table: Tensor
+                 ) -> tuple[Tensor, Tensor]:
     """(table[h] << bits) + t * (table[h + 1] - table[h]) for h = a >> bits, t = the low
     `bits` of a, and whether h reaches the table's end (h >= 255)."""
     shape = tuple(a.type.shape)
     h = b.op("shift_right_logical", [a, _splat(b, bits, a)])
     beyond = b.op("compare", [h, _splat(b, 255, h)], direction="GE")
     h = b.op("minimum", [h, _splat(b, 254, h)])  # in range; `beyond` overrides the result
-    table = b.const(sigmoid_table(), I32)
 
     def lookup(index: Tensor) -> Tensor:
         return b.op("gather", [table, index], offset_dims=(), collapsed_slice_dims=(0,),
@@ -150,11 +156,12 @@ def _interpolate(b: GraphBuilder, a: Tensor, bits: int) -> tuple[Tensor, Tensor]
     return value, beyond
 
 
-def logistic16(b: GraphBuilder, x: Tensor, left_shift: int = 0) -> Tensor:
-    """reference_integer_ops::Logistic on int16 (input_multiplier 0): Q3.12 -> Q0.15."""
+def logistic16(b: GraphBuilder, x: Tensor, table: Tensor, left_shift: int = 0) -> Tensor:
+    """reference_integer_ops::Logistic on int16 (input_multiplier 0): Q3.12 -> Q0.15;
+    `table` is table_constant's."""
     v = _scaled_input(b, x, left_shift)
     a = b.op("abs", [v])
-    r, beyond = _interpolate(b, a, 9)
+    r, beyond = _interpolate(b, a, 9, table)
     r = b.op("select", [beyond, _splat(b, 0x7FFF << 10, r), r])
     positive = b.op("compare", [v, _splat(b, 0, v)], direction="GE")
     r = b.op("select", [positive, b.op("add", [r, _splat(b, 1 << 9, r)]),
@@ -163,11 +170,12 @@ def logistic16(b: GraphBuilder, x: Tensor, left_shift: int = 0) -> Tensor:
     return b.op("convert", [r], dtype="i16")
 
 
-def tanh16(b: GraphBuilder, x: Tensor, left_shift: int = 0) -> Tensor:
-    """reference_integer_ops::Tanh on int16 (input_multiplier 0 or 3): Q0.15 out."""
+def tanh16(b: GraphBuilder, x: Tensor, table: Tensor, left_shift: int = 0) -> Tensor:
+    """reference_integer_ops::Tanh on int16 (input_multiplier 0 or 3): Q0.15 out;
+    `table` is table_constant's."""
     v = _scaled_input(b, x, left_shift)
     a = b.op("abs", [v])
-    r, beyond = _interpolate(b, a, 8)
+    r, beyond = _interpolate(b, a, 8, table)
     r = b.op("select", [beyond, _splat(b, 0xFFFF << 8, r), r])
     positive = b.op("compare", [v, _splat(b, 0, v)], direction="GE")
     bias = (1 << 23) - (1 << 7)
@@ -194,6 +202,7 @@ __all__ = [
     "quantized_cell_clip",
     "saturating_add",
     "sigmoid_table",
+    "table_constant",
     "tanh16",
     "tanh_left_shift",
 ]

@@ -208,17 +208,18 @@ def _quantized(ctx: OpContext, activation: str,
     cell_clip = float(np.float32(ctx.option("cell_clip")))
     limit = lstm.quantized_cell_clip(cell_clip, cell_scale)
     tanh_shift = lstm.tanh_left_shift(lstm.cell_scale_power(cell_scale))
+    table = lstm.table_constant(b)
     h, c = h0, c0
     outputs = []
     for projected in _step_slices(ctx, project, layout):
         pre = lstm.saturating_add(b, projected, recur(h))
         i, f, g, o = (_gate(ctx, pre, k, layout.units) for k in range(4))
-        i, f, o = (lstm.logistic16(b, v) for v in (i, f, o))
-        g = lstm.tanh16(b, g)  # the cell gate: Tanh at cell_state_scale_power -12
+        i, f, o = (lstm.logistic16(b, v, table) for v in (i, f, o))
+        g = lstm.tanh16(b, g, table)  # the cell gate: Tanh at cell_state_scale_power -12
         c = lstm.saturating_add(b, lstm.mul(b, f, c, forget_mul), lstm.mul(b, i, g, input_mul))
         if cell_clip > 0:
             c = lstm.clip(b, c, limit)
-        h = lstm.mul(b, lstm.tanh16(b, c, tanh_shift), o, output_mul, activation,
+        h = lstm.mul(b, lstm.tanh16(b, c, table, tanh_shift), o, output_mul, activation,
                      h0.type.quant)
         outputs.append(h)
     _store(ctx, h, c)

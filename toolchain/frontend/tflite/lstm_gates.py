@@ -19,7 +19,10 @@ from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm
 from toolchain.quant.build_lstm import GATE_INPUT_SCALE, INT16_MAX, INT16_MIN
+from toolchain.quant.tflm16 import reduced_multipliers
 from toolchain.types import TensorType, dtype
+
+I32 = dtype("i32")
 
 INPUT_WEIGHTS = (1, 2, 3, 4)
 RECURRENT_WEIGHTS = (5, 6, 7, 8)
@@ -91,6 +94,53 @@ def _attrs(rank: int) -> dict:
     return dict(lhs_batch=(), rhs_batch=(), lhs_contract=(rank - 1,), rhs_contract=(1,))
 
 
+class _PerChannel:
+    """Per-channel constants of the stacked gates ([4 * units]), made once and broadcast
+    along the last axis at each use: the recurrence reuses them at every time step, and
+    every constant is its own bytes of flash."""
+
+    def __init__(self, b: GraphBuilder, values: np.ndarray, dt: str):
+        self.b = b
+        self.values = np.asarray(values)
+        self.const = b.const(self.values, dtype(dt))
+
+    def at(self, shape: tuple[int, ...]) -> Tensor:
+        return self.b.op("broadcast_in_dim", [self.const], dims=(len(shape) - 1,),
+                         shape=shape)
+
+
+def _narrow16(b: GraphBuilder, x: Tensor) -> Tensor:
+    x = b.op("clamp", [b.const(INT16_MIN, I32), x, b.const(INT16_MAX, I32)])
+    return b.op("convert", [x], dtype="i16")
+
+
+def _recurrent_int8(b: GraphBuilder, r: np.ndarray, h_zp: int, mult: np.ndarray,
+                    shift: np.ndarray) -> Recur:
+    """h -> FullyConnected<int8, int8, int16, int32>(h, R) without bias: the hidden
+    state's zero point folded into a constant per channel, MultiplyByQuantizedMultiplier
+    per channel (build.rescale's steps), narrowed to int16."""
+    weights = b.const(r, dtype("i8") if r.dtype == np.int8 else dtype("i16"))
+    sums = r.astype(np.int64).sum(axis=1)
+    correction = _PerChannel(b, build._bias(None, sums, h_zp), "i32")
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    lefts = _PerChannel(b, left, "i32") if left.any() else None
+    rights = _PerChannel(b, right, "i32") if right.any() else None
+    mults = _PerChannel(b, mult, "i32")
+
+    def recur(h: Tensor) -> Tensor:
+        acc = b.op("dot_general", [h, weights], dtype="i32", **_attrs(2))
+        shape = tuple(acc.type.shape)
+        acc = b.op("add", [acc, correction.at(shape)])
+        if lefts is not None:
+            acc = b.op("shift_left", [acc, lefts.at(shape)])
+        acc = b.op("saturating_rounding_doubling_high_mul", [acc, mults.at(shape)])
+        if rights is not None:
+            acc = b.op("rounding_divide_by_pot", [acc, rights.at(shape)])
+        return _narrow16(b, acc)
+
+    return recur
+
+
 def int8_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
                           ) -> tuple[Tensor, Recur]:
     """int8 activations: FullyConnected<int8, int8, int16, int32> (int32 accumulator)."""
@@ -106,24 +156,41 @@ def int8_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
                             input_zp=x_zp)
     projected = build.requantize(b, acc, in_mult, in_shift, axis=x.type.rank - 1,
                                  output_zp=0, act_min=INT16_MIN, act_max=INT16_MAX, out="i16")
-
-    def recur(h: Tensor) -> Tensor:
-        acc = build.dot_general(b, h, r, None, attrs=_attrs(2), input_zp=h_zp)
-        return build.requantize(b, acc, rec_mult, rec_shift, axis=1, output_zp=0,
-                                act_min=INT16_MIN, act_max=INT16_MAX, out="i16")
-
-    return projected, recur
+    return projected, _recurrent_int8(b, r, h_zp, rec_mult, rec_shift)
 
 
 def _fc64(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None,
           mult: np.ndarray, shift: np.ndarray) -> Tensor:
-    """FullyConnected<int16, int8, int16, int64>: an int64 accumulator (+ int64 bias)
-    rescaled by the int64 MultiplyByQuantizedMultiplier, to int16."""
+    """FullyConnected<int16, int8, int16, int64> of the input (once): an int64
+    accumulator (+ int64 bias) rescaled by the int64 MultiplyByQuantizedMultiplier."""
     rank = x.type.rank
     wdt = dtype("i8") if w.dtype == np.int8 else dtype("i16")
     acc = b.op("dot_general", [x, b.const(w, wdt)], dtype="i64", **_attrs(rank))
     return build16._requantize64(b, acc, bias, mult, shift, rank - 1, INT16_MIN, INT16_MAX,
                                  None)
+
+
+def _recurrent_int16(b: GraphBuilder, r: np.ndarray, mult: np.ndarray, shift: np.ndarray
+                     ) -> Recur:
+    """h -> FullyConnected<int16, int8, int16, int64>(h, R) without bias, with constants
+    made once: (acc * reduced multiplier + rounding) >> total shift (the int64
+    MultiplyByQuantizedMultiplier, as build16), narrowed to int16."""
+    weights = b.const(r, dtype("i8") if r.dtype == np.int8 else dtype("i16"))
+    reduced, total = reduced_multipliers(mult, shift)
+    reduced_c = _PerChannel(b, np.asarray(reduced, np.int64), "i64")
+    rounding = _PerChannel(b, np.left_shift(np.int64(1), np.asarray(total, np.int64) - 1),
+                           "i64")
+    totals = _PerChannel(b, np.asarray(total, np.int64), "i64")
+
+    def recur(h: Tensor) -> Tensor:
+        acc = b.op("dot_general", [h, weights], dtype="i64", **_attrs(2))
+        shape = tuple(acc.type.shape)
+        acc = b.op("multiply", [acc, reduced_c.at(shape)])
+        acc = b.op("add", [acc, rounding.at(shape)])
+        acc = b.op("shift_right_arithmetic", [acc, totals.at(shape)])
+        return _narrow16(b, b.op("convert", [acc], dtype="i32"))
+
+    return recur
 
 
 def int16_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
@@ -141,7 +208,7 @@ def int16_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
     in_mult, in_shift = _multipliers(x_scale, w_scales, units)
     rec_mult, rec_shift = _multipliers(h_scale, r_scales, units)
     projected = _fc64(b, x, w, bias.astype(np.int64), in_mult, in_shift)
-    return projected, lambda h: _fc64(b, h, r, None, rec_mult, rec_shift)
+    return projected, _recurrent_int16(b, r, rec_mult, rec_shift)
 
 
 __all__ = ["float_gate_contraction", "int16_gate_contraction", "int8_gate_contraction"]
