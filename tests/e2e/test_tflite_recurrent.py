@@ -1,0 +1,62 @@
+"""TFLite Micro's LSTM and SVDF models as cortex-m4 firmware under QEMU, bit for bit (or
+numpy.isclose for the float model: float32 in another order, another libm) against
+TFLite Micro's interpreter on a seeded random input, first inference.
+
+mnist_lstm unrolls 28 time steps of an int8 LSTM (20 units), keyword_scrambled chains
+seven SVDFs with int16 or int8 state; dtln is two int8 LSTMs of 128 units, one step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from model_zoo import MODELS_DIR
+
+from toolchain.emu.run import run_image
+from toolchain.module import read_module
+from toolchain.pipeline import build_model, decode_outputs, encode_inputs
+
+runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime",
+                              reason="tflite-micro is not installed")
+
+TFLM = MODELS_DIR / "tflm"
+MODELS = [
+    "examples/mnist_lstm/trained_lstm_int8.tflite",
+    "examples/mnist_lstm/trained_lstm.tflite",
+    "models/keyword_scrambled_8bit.tflite",
+    "models/keyword_scrambled.tflite",
+    "examples/dtln/dtln_noise_suppression.tflite",
+]
+
+
+def _input(rng: np.random.Generator, shape: tuple[int, ...], dt: np.dtype) -> np.ndarray:
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max + 1, size=shape).astype(dt)
+    return rng.random(shape).astype(dt)
+
+
+@pytest.mark.parametrize("name", MODELS, ids=[Path(m).stem for m in MODELS])
+def test_cortex_m4_firmware_matches_tflite_micro(name: str, tmp_path: Path) -> None:
+    path = TFLM / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared TFLite Micro models)")
+    interp = runtime.Interpreter.from_file(str(path), arena_size=8 << 20)
+    detail = interp.get_input_details(0)
+    x = _input(np.random.default_rng(3), tuple(detail["shape"]), np.dtype(detail["dtype"]))
+    interp.set_input(x, 0)
+    interp.invoke()
+    want = interp.get_output(0)
+    result = build_model(path, "cortex-m4", tmp_path / "fw", log=lambda *_: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, [x]),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    got = decode_outputs(module.outputs, run.outputs)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if np.issubdtype(got.dtype, np.integer):
+        assert np.array_equal(got, want), (got, want)
+    else:
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
