@@ -15,12 +15,13 @@ import numpy as np
 
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.reader import Quantization
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
-from toolchain.quant import build, build16, tflm
+from toolchain.quant import build, tflm
 from toolchain.quant.build_lstm import GATE_INPUT_SCALE, INT16_MAX, INT16_MIN
 from toolchain.quant.tflm16 import reduced_multipliers
-from toolchain.types import TensorType, dtype
+from toolchain.types import QuantParams, dtype
 
 I32 = dtype("i32")
 
@@ -63,9 +64,8 @@ def float_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
     return projected, lambda h: _contract(ctx, h, recurrent)
 
 
-def _scale(t: TensorType | None, info, what: str) -> tuple[float, int]:
-    """(scale, zero point) of a per-tensor quantized tensor."""
-    q = info.quant if t is None else t.quant
+def _scale(q: QuantParams | Quantization | None, what: str) -> tuple[float, int]:
+    """(scale, zero point) of a per-tensor quantization (a graph type's or a file's)."""
     if q is None or len(q.scales) != 1:
         raise Unsupported(f"the {what} must be quantized per tensor")
     return float(np.float32(q.scales[0])), int(q.zero_points[0])
@@ -75,7 +75,7 @@ def _weights(ctx: OpContext, indices: tuple[int, ...]) -> tuple[np.ndarray, list
     """The stacked int8 weights, each gate's zero point taken out (TFLite's weights
     offset; stored as int16 then), and each gate's scale."""
     w, infos = _stacked(ctx, indices, ("INT8",), "weights")
-    scales, zps = zip(*(_scale(None, info, f"weights {i}") for i, info in
+    scales, zps = zip(*(_scale(info.quant, f"weights {i}") for i, info in
                         zip(indices, infos, strict=True)), strict=True)
     if any(zps):
         offsets = np.repeat(np.asarray(zps, np.int16), w.shape[0] // len(indices))
@@ -120,8 +120,10 @@ def _recurrent_int8(b: GraphBuilder, r: np.ndarray, h_zp: int, mult: np.ndarray,
     state's zero point folded into a constant per channel, MultiplyByQuantizedMultiplier
     per channel (build.rescale's steps), narrowed to int16."""
     weights = b.const(r, dtype("i8") if r.dtype == np.int8 else dtype("i16"))
-    sums = r.astype(np.int64).sum(axis=1)
-    correction = _PerChannel(b, build._bias(None, sums, h_zp), "i32")
+    # sum((h - zp) * r) = sum(h * r) - zp * sum(r): the zero point's share, wrapped to
+    # int32 as the C accumulator wraps.
+    share = -np.int64(h_zp) * r.astype(np.int64).sum(axis=1)
+    correction = _PerChannel(b, (share + (1 << 31)) % (1 << 32) - (1 << 31), "i32")
     left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
     lefts = _PerChannel(b, left, "i32") if left.any() else None
     rights = _PerChannel(b, right, "i32") if right.any() else None
@@ -144,8 +146,8 @@ def _recurrent_int8(b: GraphBuilder, r: np.ndarray, h_zp: int, mult: np.ndarray,
 def int8_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
                           ) -> tuple[Tensor, Recur]:
     """int8 activations: FullyConnected<int8, int8, int16, int32> (int32 accumulator)."""
-    x_scale, x_zp = _scale(x.type, None, "input")
-    h_scale, h_zp = _scale(h0.type, None, "hidden state")
+    x_scale, x_zp = _scale(x.type.quant, "input")
+    h_scale, h_zp = _scale(h0.type.quant, "hidden state")
     w, w_scales = _weights(ctx, INPUT_WEIGHTS)
     r, r_scales = _weights(ctx, RECURRENT_WEIGHTS)
     bias, _ = _stacked(ctx, BIASES, ("INT32",), "a bias")
@@ -159,46 +161,39 @@ def int8_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
     return projected, _recurrent_int8(b, r, h_zp, rec_mult, rec_shift)
 
 
-def _fc64(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray | None,
-          mult: np.ndarray, shift: np.ndarray) -> Tensor:
-    """FullyConnected<int16, int8, int16, int64> of the input (once): an int64
-    accumulator (+ int64 bias) rescaled by the int64 MultiplyByQuantizedMultiplier."""
-    rank = x.type.rank
-    wdt = dtype("i8") if w.dtype == np.int8 else dtype("i16")
-    acc = b.op("dot_general", [x, b.const(w, wdt)], dtype="i64", **_attrs(rank))
-    return build16._requantize64(b, acc, bias, mult, shift, rank - 1, INT16_MIN, INT16_MAX,
-                                 None)
-
-
-def _recurrent_int16(b: GraphBuilder, r: np.ndarray, mult: np.ndarray, shift: np.ndarray
-                     ) -> Recur:
-    """h -> FullyConnected<int16, int8, int16, int64>(h, R) without bias, with constants
-    made once: (acc * reduced multiplier + rounding) >> total shift (the int64
-    MultiplyByQuantizedMultiplier, as build16), narrowed to int16."""
-    weights = b.const(r, dtype("i8") if r.dtype == np.int8 else dtype("i16"))
+def _fc_int64(b: GraphBuilder, w: np.ndarray, bias: np.ndarray | None, mult: np.ndarray,
+              shift: np.ndarray) -> Recur:
+    """x -> FullyConnected<int16, int8, int16, int64>(x, w) on x's last axis, constants
+    made once: int64 sums (+ the int64 bias), the int64 MultiplyByQuantizedMultiplier
+    ((acc * multiplier rounded to Q15 + rounding) >> total shift, as build16 does it),
+    narrowed to int16."""
+    weights = b.const(w, dtype("i8") if w.dtype == np.int8 else dtype("i16"))
     reduced, total = reduced_multipliers(mult, shift)
+    biases = None if bias is None else _PerChannel(b, np.asarray(bias, np.int64), "i64")
     reduced_c = _PerChannel(b, np.asarray(reduced, np.int64), "i64")
     rounding = _PerChannel(b, np.left_shift(np.int64(1), np.asarray(total, np.int64) - 1),
                            "i64")
     totals = _PerChannel(b, np.asarray(total, np.int64), "i64")
 
-    def recur(h: Tensor) -> Tensor:
-        acc = b.op("dot_general", [h, weights], dtype="i64", **_attrs(2))
+    def fc(x: Tensor) -> Tensor:
+        acc = b.op("dot_general", [x, weights], dtype="i64", **_attrs(x.type.rank))
         shape = tuple(acc.type.shape)
+        if biases is not None:
+            acc = b.op("add", [acc, biases.at(shape)])
         acc = b.op("multiply", [acc, reduced_c.at(shape)])
         acc = b.op("add", [acc, rounding.at(shape)])
         acc = b.op("shift_right_arithmetic", [acc, totals.at(shape)])
         return _narrow16(b, b.op("convert", [acc], dtype="i32"))
 
-    return recur
+    return fc
 
 
 def int16_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
                            ) -> tuple[Tensor, Recur]:
     """16x8: FullyConnected<int16, int8, int16, int64>; TFLite Micro requires the int16
     activations' zero points to be 0."""
-    x_scale, x_zp = _scale(x.type, None, "input")
-    h_scale, h_zp = _scale(h0.type, None, "hidden state")
+    x_scale, x_zp = _scale(x.type.quant, "input")
+    h_scale, h_zp = _scale(h0.type.quant, "hidden state")
     if x_zp or h_zp:
         raise Unsupported("the int16 input and hidden state must have zero point 0")
     w, w_scales = _weights(ctx, INPUT_WEIGHTS)
@@ -207,8 +202,8 @@ def int16_gate_contraction(ctx: OpContext, x: Tensor, h0: Tensor, units: int
     b = GraphBuilder(ctx.graph)
     in_mult, in_shift = _multipliers(x_scale, w_scales, units)
     rec_mult, rec_shift = _multipliers(h_scale, r_scales, units)
-    projected = _fc64(b, x, w, bias.astype(np.int64), in_mult, in_shift)
-    return projected, _recurrent_int16(b, r, rec_mult, rec_shift)
+    projected = _fc_int64(b, w, bias.astype(np.int64), in_mult, in_shift)(x)
+    return projected, _fc_int64(b, r, None, rec_mult, rec_shift)
 
 
 __all__ = ["float_gate_contraction", "int16_gate_contraction", "int8_gate_contraction"]
