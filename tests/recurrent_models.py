@@ -66,9 +66,11 @@ def _bias(rng: np.random.Generator, case: LstmCase, input_scale: float, w: Tenso
 
 
 def lstm_model(case: LstmCase, *, peephole: bool = False, projection: bool = False,
-               layer_norm: bool = False, variable_state: bool = True
+               layer_norm: bool = False, variable_state: bool = True,
+               replace: dict[int, Tensor | None] | None = None
                ) -> tuple[bytes, np.ndarray]:
-    """The model of `case` (optionally with inputs TFLite Micro refuses) and an input."""
+    """The model of `case` (optionally with inputs TFLite Micro refuses, or inputs
+    `replace`d by index: a broken model) and an input."""
     rng = np.random.default_rng(case.seed)
     b, t, i, u = case.batch, case.steps, case.features, case.units
     shape_in = (t, b, i) if case.time_major else (b, t, i)
@@ -104,6 +106,8 @@ def lstm_model(case: LstmCase, *, peephole: bool = False, projection: bool = Fal
     inputs += [hidden, cell]
     inputs += [Tensor((u,), "float32", data=np.ones(u, np.float32)) if layer_norm else None
                for _ in range(4)]
+    for index, tensor in (replace or {}).items():
+        inputs[index] = tensor
     options = dict(fused_activation_function="TANH", cell_clip=case.cell_clip,
                    proj_clip=0.0, time_major=case.time_major)
     model = build_model([Op("UNIDIRECTIONAL_SEQUENCE_LSTM", inputs, [out], options)], [x],
@@ -134,8 +138,10 @@ class SvdfCase:
                 f"-s{self.state_scale:g}")
 
 
-def svdf_model(case: SvdfCase) -> tuple[bytes, np.ndarray]:
-    """The model of `case` and a seeded random input."""
+def svdf_model(case: SvdfCase, replace: dict[int, Tensor | None] | None = None
+               ) -> tuple[bytes, np.ndarray]:
+    """The model of `case` (inputs `replace`d by index: a broken model) and a seeded
+    random input."""
     rng = np.random.default_rng(case.seed)
     b, i, f, m = case.batch, case.features, case.units * case.rank, case.memory
     if case.kind == "float":
@@ -163,6 +169,8 @@ def svdf_model(case: SvdfCase) -> tuple[bytes, np.ndarray]:
                       data=_random(rng, (case.units,), "int32", 2000))
         out = Tensor((b, case.units), "int8", scale=0.02, zero_point=int(rng.integers(-30, 30)))
     inputs = [x, wf, wt, bias if case.bias else None, state]
+    for index, tensor in (replace or {}).items():
+        inputs[index] = tensor
     model = build_model([Op("SVDF", inputs, [out], dict(rank=case.rank,
                                                         fused_activation_function=case.activation))],
                         [x], [out])

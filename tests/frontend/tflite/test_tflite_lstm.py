@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
 from recurrent_models import LstmCase, lstm_model, tflm_first_inference  # noqa: E402
+from tflite_models import Tensor  # noqa: E402
 
 from toolchain.frontend.tflite.errors import TFLiteError  # noqa: E402
 from toolchain.frontend.tflite.importer import import_model  # noqa: E402
@@ -78,3 +79,32 @@ def test_what_tflite_micro_refuses_is_one_clear_line(extra: dict, words: str) ->
     message = str(e.value)
     assert "lstm.tflite" in message and "UNIDIRECTIONAL_SEQUENCE_LSTM" in message
     assert words in message and len(message.splitlines()) == 1, message
+
+
+BROKEN = [
+    ({2: Tensor((3, 5), "float32", data=np.zeros((3, 5), np.float32))},
+     "input 2 (weights) has shape [3, 5]; [2, 2] is expected"),
+    ({2: Tensor((2, 2), "float32")}, "must be a constant FLOAT32 tensor"),
+    ({13: None}, "input 13 is missing"),
+    ({18: Tensor((1, 3), "float32", is_variable=True)}, "(a state) has"),
+]
+
+
+@pytest.mark.parametrize("replace, words", BROKEN, ids=[w for _, w in BROKEN])
+def test_a_broken_lstm_is_one_clear_line(replace: dict, words: str) -> None:
+    model, _ = lstm_model(LstmCase("float", 1, 2, 2, 2), replace=replace)
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "lstm.tflite")
+    message = str(e.value)
+    assert message.startswith("lstm.tflite") and words in message, message
+    assert len(message.splitlines()) == 1, message
+
+
+def test_int8_lstm_with_float_weights_is_one_clear_line() -> None:
+    model, _ = lstm_model(LstmCase("int8", 1, 2, 2, 3),
+                          replace={6: Tensor((3, 3), "float32",
+                                             data=np.zeros((3, 3), np.float32))})
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "lstm.tflite")
+    assert "input 6 (weights) must be a constant INT8 tensor" in str(e.value)
+    assert len(str(e.value).splitlines()) == 1

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
 from recurrent_models import SvdfCase, svdf_model, tflm_first_inference  # noqa: E402
+from tflite_models import Tensor  # noqa: E402
 
 from toolchain.frontend.tflite.errors import TFLiteError  # noqa: E402
 from toolchain.frontend.tflite.importer import import_model  # noqa: E402
@@ -66,4 +67,25 @@ def test_svdf_without_bias_is_one_clear_line(kind: str, state: str) -> None:
         import_model(read_model(model), "svdf.tflite")
     message = str(e.value)
     assert "svdf.tflite" in message and "SVDF" in message and "needs its bias" in message
+    assert len(message.splitlines()) == 1, message
+
+
+BROKEN = [
+    ({4: Tensor((1, 10), "int16", scale=0.01, zero_point=0, is_variable=True)},
+     "the state has shape [1, 10]; [1, 32] is expected"),
+    ({4: Tensor((1, 32), "int16", scale=0.01, zero_point=0)}, "must be a variable tensor"),
+    ({2: Tensor((4, 8), "int8", scale=0.002, zero_point=0, data=np.ones((4, 8), np.int8))},
+     "the time weights must be a constant INT16 tensor"),
+    ({3: Tensor((4,), "int32", scale=0.5, zero_point=0, data=np.ones(4, np.int32))},
+     "is not the state's scale times the time weights'"),
+]
+
+
+@pytest.mark.parametrize("replace, words", BROKEN, ids=[w for _, w in BROKEN])
+def test_a_broken_svdf_is_one_clear_line(replace: dict, words: str) -> None:
+    model, _ = svdf_model(SvdfCase("int8", "int16", 1, 6, 4, 1, 8), replace=replace)
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "svdf.tflite")
+    message = str(e.value)
+    assert message.startswith("svdf.tflite") and words in message, message
     assert len(message.splitlines()) == 1, message
