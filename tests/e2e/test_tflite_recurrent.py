@@ -60,3 +60,38 @@ def test_cortex_m4_firmware_matches_tflite_micro(name: str, tmp_path: Path) -> N
         assert np.array_equal(got, want), (got, want)
     else:
         assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+
+
+def test_small_lstms_and_svdfs_of_every_type_as_one_cortex_m4_image(tmp_path: Path) -> None:
+    """The op-level models of every type (tests/recurrent_models.py: float, int8 and 16x8
+    LSTMs in both time layouts, SVDFs with int16 and int8 state) merged into one image,
+    equal to TFLite Micro's first inference."""
+    from recurrent_models import LstmCase, SvdfCase, lstm_model, svdf_model, tflm_first_inference
+
+    from toolchain.frontend.tflite.importer import import_model
+    from toolchain.frontend.tflite.reader import read_model
+    from toolchain.pipeline import compile_graph
+    from toolchain.target import load_board
+    from toolchain.testing.difftest import merge_graphs
+
+    built = [lstm_model(LstmCase("int8", 2, 4, 3, 6, time_major=True, hidden_zp=-3)),
+             lstm_model(LstmCase("int16", 2, 3, 3, 5, cell_scale=2.0 ** -12, cell_clip=0.4)),
+             lstm_model(LstmCase("float", 2, 3, 4, 3, cell_clip=0.1)),
+             svdf_model(SvdfCase("int8", "int16", 2, 6, 3, 2, 5, state_scale=0.001)),
+             svdf_model(SvdfCase("int8", "int8", 2, 7, 3, 2, 4, state_scale=0.05)),
+             svdf_model(SvdfCase("float", "float32", 2, 5, 3, 2, 4))]
+    graphs = [import_model(read_model(model)) for model, _ in built]
+    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
+                           log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf,
+                    encode_inputs(module.inputs, [x for _, x in built]),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    for (model, x), got in zip(built, decode_outputs(module.outputs, run.outputs),
+                               strict=True):
+        want = tflm_first_inference(model, x)
+        if np.issubdtype(want.dtype, np.integer):
+            assert np.array_equal(got, want), (got, want)
+        else:
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
