@@ -4,6 +4,7 @@ TFLite Micro's interpreter on a seeded random input, first inference.
 
 mnist_lstm unrolls 28 time steps of an int8 LSTM (20 units), keyword_scrambled chains
 seven SVDFs with int16 or int8 state; dtln is two int8 LSTMs of 128 units, one step.
+The small op-level models of every type (tests/recurrent_models.py) run as one image.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from model_zoo import MODELS_DIR
+from recurrent_models import LstmCase, SvdfCase, lstm_model, svdf_model, tflm_first_inference
 
 from toolchain.emu.run import run_image
+from toolchain.frontend.tflite.importer import import_model
+from toolchain.frontend.tflite.reader import read_model
 from toolchain.module import read_module
-from toolchain.pipeline import build_model, decode_outputs, encode_inputs
+from toolchain.pipeline import build_model, compile_graph, decode_outputs, encode_inputs
+from toolchain.target import load_board
+from toolchain.testing.difftest import merge_graphs
 
 runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime",
                               reason="tflite-micro is not installed")
@@ -66,14 +72,6 @@ def test_small_lstms_and_svdfs_of_every_type_as_one_cortex_m4_image(tmp_path: Pa
     """The op-level models of every type (tests/recurrent_models.py: float, int8 and 16x8
     LSTMs in both time layouts, SVDFs with int16 and int8 state) merged into one image,
     equal to TFLite Micro's first inference."""
-    from recurrent_models import LstmCase, SvdfCase, lstm_model, svdf_model, tflm_first_inference
-
-    from toolchain.frontend.tflite.importer import import_model
-    from toolchain.frontend.tflite.reader import read_model
-    from toolchain.pipeline import compile_graph
-    from toolchain.target import load_board
-    from toolchain.testing.difftest import merge_graphs
-
     built = [lstm_model(LstmCase("int8", 2, 4, 3, 6, time_major=True, hidden_zp=-3)),
              lstm_model(LstmCase("int16", 2, 3, 3, 5, cell_scale=2.0 ** -12, cell_clip=0.4)),
              lstm_model(LstmCase("float", 2, 3, 4, 3, cell_clip=0.1)),
