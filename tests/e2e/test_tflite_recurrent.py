@@ -4,7 +4,8 @@ TFLite Micro's interpreter on a seeded random input, first inference.
 
 mnist_lstm unrolls 28 time steps of an int8 LSTM (20 units), keyword_scrambled chains
 seven SVDFs with int16 or int8 state; dtln is two int8 LSTMs of 128 units, one step.
-The small op-level models of every type (tests/recurrent_models.py) run as one image.
+The small op-level models of every type (tests/recurrent_models.py) run as one image,
+on cortex-m4 and riscv32.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def test_cortex_m4_firmware_matches_tflite_micro(name: str, tmp_path: Path) -> N
         assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
 
 
-def test_small_lstms_and_svdfs_of_every_type_as_one_cortex_m4_image(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board", ["cortex-m4", "riscv32"])
+def test_small_lstms_and_svdfs_of_every_type_as_one_image(board: str, tmp_path: Path) -> None:
     """The op-level models of every type (tests/recurrent_models.py: float, int8 and 16x8
     LSTMs in both time layouts, SVDFs with int16 and int8 state) merged into one image,
     equal to TFLite Micro's first inference."""
@@ -79,7 +81,7 @@ def test_small_lstms_and_svdfs_of_every_type_as_one_cortex_m4_image(tmp_path: Pa
              svdf_model(SvdfCase("int8", "int8", 2, 7, 3, 2, 4, state_scale=0.05)),
              svdf_model(SvdfCase("float", "float32", 2, 5, 3, 2, 4))]
     graphs = [import_model(read_model(model)) for model, _ in built]
-    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
+    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
                            log=lambda _: None)
     module = read_module(result.module)
     run = run_image(result.board, result.elf,
