@@ -9,11 +9,11 @@ built from graph primitives, one step per time step:
     c = f * c + i * g (clipped to cell_clip);  h = o * tanh(c)
 
 The input projections do not depend on the state, so all time steps' are one
-contraction before the recurrence; the four gates' weights are stacked so that each
-step is one contraction of the hidden state. The integer steps are TFLite Micro's
-(toolchain/quant/build_lstm.py): int16 pre-activations in Q3.12, gates in Q0.15,
-saturating int16 sums. The hidden and cell states are variable tensors, read and
-written through variable_state.py.
+contraction before the recurrence; the four gates' weights are stacked (sigmoid gates
+first) so that each step is one contraction of the hidden state and one sigmoid. The
+integer steps are TFLite Micro's (toolchain/quant/build_lstm.py): int16 pre-activations
+in Q3.12, gates in Q0.15, saturating int16 sums. The hidden and cell states are variable
+tensors, read and written through variable_state.py.
 """
 
 from __future__ import annotations
@@ -125,11 +125,21 @@ def _step_slices(ctx: OpContext, projected: Tensor, layout: Layout) -> list[Tens
     return steps
 
 
-def _gate(ctx: OpContext, pre: Tensor, k: int, units: int) -> Tensor:
-    """Gate k's columns of the stacked pre-activations."""
-    return ctx.node("slice", [pre], start=(0, k * units), limit=(pre.type.shape[0],
-                                                                  (k + 1) * units),
-                    strides=(1, 1))
+def _gates(ctx: OpContext, pre: Tensor, units: int) -> tuple[Tensor, Tensor]:
+    """The stacked pre-activations split into the sigmoid gates' block (input, forget,
+    output: lstm_gates' stacking order) and the cell gate's."""
+    rows = pre.type.shape[0]
+    return (ctx.node("slice", [pre], start=(0, 0), limit=(rows, 3 * units), strides=(1, 1)),
+            ctx.node("slice", [pre], start=(0, 3 * units), limit=(rows, 4 * units),
+                     strides=(1, 1)))
+
+
+def _split(ctx: OpContext, sigmoids: Tensor, units: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The activated sigmoid block's input, forget and output gates."""
+    rows = sigmoids.type.shape[0]
+    i, f, o = (ctx.node("slice", [sigmoids], start=(0, k * units),
+                        limit=(rows, (k + 1) * units), strides=(1, 1)) for k in range(3))
+    return i, f, o
 
 
 def _stack(ctx: OpContext, outputs: list[Tensor], layout: Layout) -> Tensor:
@@ -163,8 +173,8 @@ def lstm_float(ctx: OpContext) -> Tensor:
     outputs = []
     for projected in _step_slices(ctx, project, layout):
         pre = ctx.node("add", [projected, recur(h)])
-        i, f, g, o = (_gate(ctx, pre, k, layout.units) for k in range(4))
-        i, f, o = (ctx.node("logistic", [v]) for v in (i, f, o))
+        sigmoids, g = _gates(ctx, pre, layout.units)
+        i, f, o = _split(ctx, ctx.node("logistic", [sigmoids]), layout.units)
         g = ctx.node("tanh", [g])
         c = ctx.node("add", [ctx.node("multiply", [f, c]), ctx.node("multiply", [i, g])])
         if clip > 0:
@@ -213,8 +223,8 @@ def _quantized(ctx: OpContext, activation: str,
     outputs = []
     for projected in _step_slices(ctx, project, layout):
         pre = lstm.saturating_add(b, projected, recur(h))
-        i, f, g, o = (_gate(ctx, pre, k, layout.units) for k in range(4))
-        i, f, o = (lstm.logistic16(b, v, table) for v in (i, f, o))
+        sigmoids, g = _gates(ctx, pre, layout.units)
+        i, f, o = _split(ctx, lstm.logistic16(b, sigmoids, table), layout.units)
         g = lstm.tanh16(b, g, table)  # the cell gate: Tanh at cell_state_scale_power -12
         c = lstm.saturating_add(b, lstm.mul(b, f, c, forget_mul), lstm.mul(b, i, g, input_mul))
         if cell_clip > 0:

@@ -1,10 +1,11 @@
 """The gates' fully-connected layers of UNIDIRECTIONAL_SEQUENCE_LSTM, per element type.
 
 Each builder returns the input projection of every time step at once (the input's last
-axis contracted with the four gates' stacked weights, [4 * units, features], bias
-included) and a function that projects a hidden state [batch, units] with the stacked
-recurrent weights. Quantized, both are TFLite Micro's FullyConnected to int16 at scale
-2**-12 (CreateGateParams), one multiplier per gate: per channel of the stacked result.
+axis contracted with the four gates' stacked weights, [4 * units, features] in the order
+of INPUT_WEIGHTS, bias included) and a function that projects a hidden state
+[batch, units] with the stacked recurrent weights. Quantized, both are TFLite Micro's
+FullyConnected to int16 at scale 2**-12 (CreateGateParams), one multiplier per gate: per
+channel of the stacked result.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from toolchain.types import QuantParams, dtype
 
 I32 = dtype("i32")
 
-INPUT_WEIGHTS = (1, 2, 3, 4)
-RECURRENT_WEIGHTS = (5, 6, 7, 8)
-BIASES = (12, 13, 14, 15)
+# The gates' inputs (lstm_shared.h), stacked in the order input, forget, output, cell
+# (TFLite's is input, forget, cell, output): the three sigmoid gates are then one
+# contiguous block of the stacked result, activated together.
+INPUT_WEIGHTS = (1, 2, 4, 3)
+RECURRENT_WEIGHTS = (5, 6, 8, 7)
+BIASES = (12, 13, 15, 14)
 
 Recur = Callable[[Tensor], Tensor]
 
