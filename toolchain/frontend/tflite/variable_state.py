@@ -45,10 +45,13 @@ def state_in(ctx: OpContext, index: int) -> Tensor:
 
 
 def state_out(ctx: OpContext, index: int, new_state: Tensor) -> None:
-    """Stores `new_state` as the value of variable tensor input `index` for the next
-    inference. For now it does nothing (every inference starts from the initial state);
-    on merge this becomes the state mechanism's write."""
-    del ctx, index, new_state
+    """Stores `new_state` (the variable tensor's shape and element type) as the value of
+    variable tensor input `index` for the next inference. For now it only checks that
+    contract (every inference starts from the initial state); on merge this becomes the
+    state mechanism's write."""
+    ty = tensor_type(ctx.info(index))
+    if new_state.type.shape != ty.shape or new_state.type.dtype != ty.dtype:
+        raise Unsupported(f"the new state {new_state.type} does not fit input {index}, {ty}")
 
 
 __all__ = ["initial_value", "state_in", "state_out"]
