@@ -10,7 +10,12 @@ with QEMU samples, is issue 20's `make conformance`).
 - ONNX's backend node tests (the installed `onnx` package): the cases whose model loads
   and whose reference outputs match the expected ones like numpy.isclose(rtol=1e-4,
   atol=1e-5, equal_nan), each case within 10 s (ONNX's own tests compare float32 at
-  rtol=1e-3; 1e-4 is stricter).
+  rtol=1e-3; 1e-4 is stricter). Many cases give a shape operand (a Reshape's shape, a
+  Reduce's axes, a Pad's pads, a TopK's K, a Resize's scales or sizes) as a graph input
+  whose value comes with the test data; minirt's shapes are static, so, as a user would,
+  the bench pins those inputs with the test's values through --input-value's mechanism
+  (load_graph's input_values; which inputs: frontend/onnx/shape_operands.py) and feeds
+  the others: one graph per data set.
 
 Writes bench/results/peer_suites.{json,md}. `--failures N` prints, instead, the N most
 common reasons ONNX node tests fail (the first error line, node names and paths left
@@ -37,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from toolchain.frontend import import_module  # noqa: E402
+from toolchain.frontend.onnx.shape_operands import shape_operand_inputs  # noqa: E402
 from toolchain.graph.verify import verify_graph  # noqa: E402
 from toolchain.loader import load_graph  # noqa: E402
 from toolchain.mlir.parser import parse_text  # noqa: E402
@@ -101,9 +107,8 @@ def onnx_node_tests(failures: Counter | None = None) -> tuple[int, int]:
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "model.onnx"
                 onnx.save(case.model, path)
-                graph = load_graph(path)
                 for inputs, outputs in case.data_sets:
-                    got = run_graph(graph, [np.asarray(x) for x in inputs])
+                    got = run_pinned(path, case.model, inputs)
                     if len(got) != len(outputs) or not all(map(_close, got, outputs)):
                         raise ValueError("mismatch")
             ok += 1
@@ -113,6 +118,18 @@ def onnx_node_tests(failures: Counter | None = None) -> tuple[int, int]:
         finally:
             signal.alarm(0)
     return ok, len(cases)
+
+
+def run_pinned(path: Path, model: object, inputs: list) -> list[np.ndarray]:
+    """The reference outputs of the .onnx model at `path` on one data set, its shape
+    operands given as graph inputs pinned to their values in `inputs` (--input-value)
+    and the other inputs fed to the graph."""
+    names = [v.name for v in model.graph.input  # type: ignore[attr-defined]
+             if v.name not in {t.name for t in model.graph.initializer}]  # type: ignore
+    pinned = set(shape_operand_inputs(model))
+    values = {n: np.asarray(x) for n, x in zip(names, inputs) if n in pinned}
+    graph = load_graph(path, input_values=values)
+    return run_graph(graph, [np.asarray(x) for n, x in zip(names, inputs) if n not in pinned])
 
 
 def _reason(e: BaseException) -> str:

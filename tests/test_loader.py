@@ -15,10 +15,13 @@ from toolchain.loader import (
     check_input,
     host_memory,
     int_range,
+    load_graph,
     load_inputs,
+    parse_input_value,
     random_inputs,
     to_host,
 )
+from toolchain.reference import run_graph
 from toolchain.types import DTYPES, TensorType, dtype, round_to_bf16
 
 WHAT = "in.npz: 'input_0'"
@@ -172,3 +175,43 @@ def test_host_memory_of_a_reference_run(monkeypatch) -> None:
     monkeypatch.setattr("toolchain.loader.host_memory_limit", lambda: 1000)
     with pytest.raises(UsageError, match=r"m.mlir: the reference run would need about "):
         check_host_memory(g, reference=True, what="m.mlir")
+
+
+# ---------------------------------------------------------------- --input-value
+
+
+def test_input_value_pins_a_tflite_input_by_its_tensor_name(tmp_path: Path) -> None:
+    """A .tflite input is named by its tensor: pinned 'bias', ADD's other input stays."""
+    from tflite_models import Tensor, single_op_model
+
+    x, bias = Tensor((3,), "float32", name="x"), Tensor((3,), "float32", name="bias")
+    path = tmp_path / "add.tflite"
+    path.write_bytes(single_op_model("ADD", [x, bias], [Tensor((3,), "float32", name="y")]))
+    graph = load_graph(path, input_values={"bias": np.array([1.0, 2.0, 3.0])})
+    assert graph.input_names == ["x"]
+    (got,) = run_graph(graph, [np.array([0.5, 0.25, 0.0], np.float32)])
+    assert got.tolist() == [1.5, 2.25, 3.0]
+    with pytest.raises(UsageError, match=r"add.tflite: --input-value names z, which is no "
+                                         r"input of the model \(its inputs: x, bias\)"):
+        load_graph(path, input_values={"z": np.array(1)})
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("sr=16000", np.array(16000)),
+    ("axes=0,-2", np.array([0, -2])),
+    ("scale=0.5", np.array(0.5)),
+    ("k=1e3", np.array(1000.0)),
+])
+def test_parse_input_value(text: str, value: np.ndarray) -> None:
+    name, got = parse_input_value(text)
+    assert name == text.split("=")[0]
+    assert got.dtype == value.dtype and np.array_equal(got, value)
+
+
+def test_parse_input_value_reads_an_npy_file_and_refuses_a_pickle(tmp_path: Path) -> None:
+    np.save(tmp_path / "v.npy", np.arange(6, dtype=np.int32).reshape(2, 3))
+    _, got = parse_input_value(f"v={tmp_path / 'v.npy'}")
+    assert got.dtype == np.int32 and got.shape == (2, 3)
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(UsageError, match=r"--input-value v=.*obj.npy: cannot read .*obj.npy: "):
+        parse_input_value(f"v={tmp_path / 'obj.npy'}")

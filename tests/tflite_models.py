@@ -18,7 +18,9 @@ Option names are the schema's field names in snake_case (`stride_w`, `depth_mult
 `filter_height`, `keep_dims`, `new_shape`, ...); `padding` takes "SAME" / "VALID" and
 `fused_activation_function` takes "NONE", "RELU", "RELU_N1_TO_1", "RELU6" (or the
 schema's integer values). A `None` in an operator's inputs is an omitted optional input
-(tensor index -1), e.g. a FULLY_CONNECTED without bias.
+(tensor index -1), e.g. a FULLY_CONNECTED without bias. A custom operator is named
+`CUSTOM:<code>` (`CUSTOM:SignalWindow`); its options become a flexbuffer map in the
+operator's custom_options, as TFLite Micro's Signal library reads them.
 
 `run_tflm(model, inputs)` runs a model in TFLite Micro's own interpreter (the
 `tflite-micro` wheel) and returns its outputs.
@@ -33,6 +35,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 import tflite
+from flatbuffers import flexbuffers
 
 # numpy dtype name -> the schema's TensorType value.
 TENSOR_TYPES: dict[str, int] = {
@@ -42,8 +45,12 @@ TENSOR_TYPES: dict[str, int] = {
     "int16": tflite.TensorType.INT16,
     "int64": tflite.TensorType.INT64,
     "uint8": tflite.TensorType.UINT8,
+    "uint32": tflite.TensorType.UINT32,
+    "uint64": tflite.TensorType.UINT64,
     "bool": tflite.TensorType.BOOL,
 }
+
+CUSTOM_PREFIX = "CUSTOM:"
 
 # Opcode name -> the options table that goes with it (None: the op takes no options, or
 # the interpreter ignores them). The table's builder functions are looked up by name in
@@ -80,6 +87,10 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DEQUANTIZE": "DequantizeOptions",
+    "DIV": "DivOptions",
+    "MINIMUM": None,
+    "MAXIMUM": None,
+    "CAST": None,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
     "SVDF": "SVDFOptions",
 }
@@ -129,7 +140,7 @@ class Op:
     opcode: str
     inputs: Sequence[Tensor | None]
     outputs: Sequence[Tensor]
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] | bytes = field(default_factory=dict)  # bytes: raw custom options
 
 
 def _camel(name: str) -> str:
@@ -256,7 +267,12 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
                             "PrependInt32")
         op_outputs = _vector(b, np.asarray([idx(t) for t in op.outputs], dtype=np.int32),
                              "PrependInt32")
-        opt_type, opt = _options(b, op.opcode, op.options)
+        custom = op.opcode.startswith(CUSTOM_PREFIX)
+        opt_type, opt = (0, 0) if custom else _options(b, op.opcode, op.options)
+        # A custom op's options: a dict written as a flexbuffer map, or raw bytes as given.
+        raw = op.options if isinstance(op.options, bytes) else None
+        custom_options = (_bytes_vector(b, raw if raw is not None else
+                                        flexbuffers.Dumps(op.options)) if custom else None)
         tflite.OperatorStart(b)
         tflite.OperatorAddOpcodeIndex(b, opcodes.index(op.opcode))
         tflite.OperatorAddInputs(b, op_inputs)
@@ -264,6 +280,8 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
         if opt_type:
             tflite.OperatorAddBuiltinOptionsType(b, opt_type)
             tflite.OperatorAddBuiltinOptions(b, opt)
+        if custom_options is not None:
+            tflite.OperatorAddCustomOptions(b, custom_options)
         op_offsets.append(tflite.OperatorEnd(b))
 
     def table_vector(offsets: list[int]) -> int:
@@ -288,8 +306,13 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
 
     code_offsets = []
     for name in opcodes:
-        code = getattr(tflite.BuiltinOperator, name)
+        custom_code = (b.CreateString(name[len(CUSTOM_PREFIX):])
+                       if name.startswith(CUSTOM_PREFIX) else None)
+        code = (tflite.BuiltinOperator.CUSTOM if custom_code is not None
+                else getattr(tflite.BuiltinOperator, name))
         tflite.OperatorCodeStart(b)
+        if custom_code is not None:
+            tflite.OperatorCodeAddCustomCode(b, custom_code)
         # Codes above 127 live only in builtin_code; the deprecated byte then holds 127
         # (PLACEHOLDER_FOR_GREATER_OP_CODES), as the schema asks.
         tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))

@@ -168,6 +168,7 @@ class Build:
     entry: str = "main"
     quantize: QuantizeOptions = field(default_factory=QuantizeOptions)
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    input_values: dict[str, np.ndarray] = field(default_factory=dict)
     max_cycles: int | None = None
     harness: str = DEFAULT_HARNESS  # "device": the image that serves over the board's UART
     _stamp: dict = field(default_factory=dict, repr=False)
@@ -249,7 +250,7 @@ class Build:
             raise UsageError(f"{self.out_dir}: the build of {self.model} is stale (the "
                              "model or the build's files changed since): build it again")
         if self._graph is None:
-            graph = load_graph(self.model, self.entry, self.input_shapes)
+            graph = load_graph(self.model, self.entry, self.input_shapes, self.input_values)
             self._graph = pipeline.prepare_graph(graph, self.quantize)
         check_host_memory(self._graph, reference=reference, what=str(self.model))
         return self._graph, model_inputs(self._graph, inputs, seed)
@@ -322,6 +323,18 @@ def _shapes(input_shapes: Mapping[str, Sequence[int]] | None) -> dict[str, tuple
     return shapes
 
 
+def _values(input_values: Mapping[str, object] | None) -> dict[str, np.ndarray]:
+    """input_values as --input-value pins: name -> numpy array (a number, a list, an
+    array)."""
+    values: dict[str, np.ndarray] = {}
+    for name, value in (input_values or {}).items():
+        array = np.asarray(value)
+        if array.dtype.kind not in "biufc":
+            raise UsageError(f"input_values[{name!r}]: expected numbers, got {value!r}")
+        values[str(name)] = array
+    return values
+
+
 def _quantize(quantize: str | None, min_elements: int, calibration: str | Path | None,
               int8_io: bool) -> QuantizeOptions:
     return make_quantize_options(quantize or "none", min_elements, calibration, int8_io)
@@ -331,6 +344,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
           calibration: str | Path | None = None, int8_io: bool = False, entry: str = "main",
           input_shapes: Mapping[str, Sequence[int]] | None = None,
+          input_values: Mapping[str, object] | None = None,
           max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
           harness: str = DEFAULT_HARNESS, log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
@@ -338,7 +352,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     is new, empty or an earlier build), size.json included. The options are
     minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
     `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
-    (1, 3, 32, 32)}, .onnx only), `max_cycles`, `boot_check` ("layout", "small" or
+    (1, 3, 32, 32)}, .onnx only), `input_values` ({"sr": 16000}: those inputs become
+    constants, as --input-value makes them), `max_cycles`, `boot_check` ("layout", "small" or
     "fast") and `harness` ("semihost" or "device": the image that serves over the board's
     UART, built by default in build/<model>-<board>-device).
     `log` receives the build's progress
@@ -355,16 +370,16 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         if boot_check not in BOOT_CHECKS:
             raise UsageError(f"--boot-check must be one of {', '.join(sorted(BOOT_CHECKS))}, "
                              f"got {boot_check!r}")
-        shapes = _shapes(input_shapes)
+        shapes, values = _shapes(input_shapes), _values(input_values)
         start = time.perf_counter()
-        graph = load_graph(model, entry, shapes)
+        graph = load_graph(model, entry, shapes, values)
         out = Path(out_dir) if out_dir is not None else pipeline.default_build_dir(
             model, target, harness)
         pipeline.check_out_dir(out, model)
         if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
             load_calibration(quantize_opts.calibration, graph)
         stamp = pipeline.stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts),
-                                    shapes, max_cycles, boot_check, harness)
+                                    shapes, max_cycles, boot_check, harness, values)
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -378,11 +393,12 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
                                         max_cycles=max_cycles, boot_check=boot_check,
                                         harness=harness)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
-                 shapes, max_cycles, harness, stamp)
+                 shapes, values, max_cycles, harness, stamp)
 
 
 def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,
               entry: str = "main", input_shapes: Mapping[str, Sequence[int]] | None = None,
+              input_values: Mapping[str, object] | None = None,
               quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
               calibration: str | Path | None = None, int8_io: bool = False,
               timeout: float | None = None) -> list[np.ndarray]:
@@ -391,7 +407,7 @@ def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,
     these quantize options."""
     with _errors():
         quantize_opts = _quantize(quantize, quantize_min_elements, calibration, int8_io)
-        graph = load_graph(model, entry, _shapes(input_shapes))
+        graph = load_graph(model, entry, _shapes(input_shapes), _values(input_values))
         check_host_memory(graph, reference=True, what=str(model))
         graph = pipeline.prepare_graph(graph, quantize_opts)
         return _reference(graph, model_inputs(graph, inputs, seed), timeout)

@@ -12,6 +12,7 @@ import numpy as np
 from toolchain.diagnostics import CompileError
 from toolchain.frontend import import_module
 from toolchain.graph.ir import Graph
+from toolchain.graph.pinned_inputs import pin_graph_inputs
 from toolchain.graph.verify import MAX_TENSOR_BYTES, verify_graph
 from toolchain.mlir import parse_file
 from toolchain.types import DType, TensorType, round_to_bf16
@@ -22,10 +23,14 @@ class UsageError(Exception):
 
 
 def load_graph(path: str | Path, entry: str = "main",
-               input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+               input_shapes: dict[str, tuple[int, ...]] | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> Graph:
     """Loads a model as a verified Graph: function `entry` of an MLIR file, subgraph 0
     of a TFLite flatbuffer (.tflite; `entry` does not apply), or an ONNX model (.onnx,
-    its dynamic input dimensions pinned by `input_shapes`: input name -> shape)."""
+    its dynamic input dimensions pinned by `input_shapes`: input name -> shape). The
+    inputs named in `input_values` (--input-value) become constants of those values:
+    an ONNX input by its name, a TFLite input by its tensor's name, an MLIR argument as
+    input_0, input_1, ..."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
@@ -33,16 +38,57 @@ def load_graph(path: str | Path, entry: str = "main",
         raise UsageError(f"{path}: --input-shape applies to .onnx models only (MLIR and "
                          ".tflite models have static shapes)")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes)
+        return _load_onnx(path, input_shapes, input_values)
     if path.suffix == ".tflite":
-        return _load_tflite(path)
-    if path.suffix not in (".mlir", ""):
+        graph = _load_tflite(path)
+    elif path.suffix not in (".mlir", ""):
         raise UsageError(f"{path}: expected an MLIR text file (.mlir), a TFLite "
                          "flatbuffer (.tflite) or an ONNX model (.onnx)")
-    module = parse_file(path)
-    graph = import_module(module, entry)
+    else:
+        graph = import_module(parse_file(path), entry)
+    if input_values:
+        names = list(graph.input_names) or [f"input_{i}" for i in range(len(graph.inputs))]
+        try:
+            pin_graph_inputs(graph, input_values, names)
+        except ValueError as e:
+            raise UsageError(f"{path}: {e}") from None
     verify_graph(graph)
     return graph
+
+
+def parse_input_value(text: str) -> tuple[str, np.ndarray]:
+    """`--input-value NAME=VALUE`: VALUE is a number (16000, 0.5), a comma list (0,2,3:
+    a 1-D array) or an .npy file. Integers are read as int64 and numbers with a point or
+    exponent as float64; the input they pin converts them when every value fits.
+    UsageError naming the option for a bad one."""
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value:
+        raise UsageError(f"--input-value {text}: expected NAME=VALUE, e.g. sr=16000, "
+                         "axes=0,2 or shape=shape.npy")
+    if value.endswith(".npy"):
+        try:
+            with open(value, "rb") as f:
+                array = np.load(f, allow_pickle=False)
+        except _READ_ERRORS as e:  # a pickled .npy is refused (ValueError)
+            raise UsageError(f"--input-value {text}: cannot read {value}: "
+                             f"{_reason(e)}") from None
+        if not isinstance(array, np.ndarray):
+            raise UsageError(f"--input-value {text}: {value} is no .npy array")
+        return name, array
+    try:
+        numbers = [_number(part) for part in value.split(",")]
+    except ValueError:
+        raise UsageError(f"--input-value {text}: '{value}' is not a number, a comma list "
+                         "of numbers or an .npy file") from None
+    return name, np.array(numbers[0] if "," not in value else numbers)
+
+
+def _number(text: str) -> int | float:
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def _load_tflite(path: Path) -> Graph:
@@ -55,12 +101,13 @@ def _load_tflite(path: Path) -> Graph:
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
 
-def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None) -> Graph:
+def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None,
+               input_values: dict[str, np.ndarray] | None) -> Graph:
     # Imported here: the ONNX frontend (and the onnx package) is only needed for .onnx.
     from toolchain.frontend.onnx import load_onnx
 
     try:
-        return load_onnx(path, input_shapes)
+        return load_onnx(path, input_shapes, input_values)
     except OSError as e:
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
@@ -313,4 +360,5 @@ def save_outputs(path: str | Path, outputs: list[np.ndarray]) -> None:
 
 __all__ = ["CompileError", "UsageError", "check_host_memory", "check_input",
            "check_member_header", "check_output_file", "host_memory", "int_range",
-           "load_graph", "load_inputs", "random_inputs", "save_outputs", "to_host"]
+           "load_graph", "load_inputs", "parse_input_value", "random_inputs", "save_outputs",
+           "to_host"]

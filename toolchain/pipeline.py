@@ -33,6 +33,7 @@ from toolchain.emu.stack import (
     stack_reserved,
 )
 from toolchain.graph.ir import Graph
+from toolchain.graph.pinned_inputs import value_digest
 from toolchain.link.build import (
     VERIFY_DIR,
     ImageTooLarge,
@@ -503,12 +504,15 @@ def _tree_sha256(root: Path) -> str:
 
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
                max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK,
-               harness: str = DEFAULT_HARNESS) -> dict:
-    """The build stamp with the input-shape pins, which change the compiled graph, and
-    the cycle budget, which changes the runtime. Absent when not given, so a build made
-    without them stays current."""
+               harness: str = DEFAULT_HARNESS,
+               values: dict[str, np.ndarray] | None = None) -> dict:
+    """The build stamp with the input-shape and input-value pins, which change the
+    compiled graph, and the cycle budget, which changes the runtime. Absent when not
+    given, so a build made without them stays current."""
     if shapes:
         stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
+    if values:
+        stamp["input_values"] = value_digest(values)
     if max_cycles is not None:
         stamp["max_cycles"] = max_cycles
     if boot_check != DEFAULT_BOOT_CHECK:

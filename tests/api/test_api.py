@@ -161,6 +161,13 @@ def test_reference_is_minirt_run_reference() -> None:
     np.testing.assert_array_equal(got[0], a * b + c)
 
 
+def test_input_values_pin_an_mlir_argument() -> None:
+    """input_values={"input_1": b}: seed.mlir's b becomes a constant, the inputs are a, c."""
+    a, b, c = ABC
+    got = minirt.reference(SEED, [a, c], input_values={"input_1": b})
+    np.testing.assert_array_equal(got[0], a * b + c)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"model": "no/such.mlir"}, "no/such.mlir: no such file"),
     ({"board": "no-such-board"}, "unknown board 'no-such-board'"),
@@ -171,6 +178,11 @@ def test_reference_is_minirt_run_reference() -> None:
     ({"max_cycles": 2.5}, "--max-cycles must be an integer"),
     ({"input_shapes": {"x": (1, -2)}}, "input_shapes['x']: expected a sequence of integers"),
     ({"input_shapes": {"x": (1, 2)}}, "--input-shape applies to .onnx models only"),
+    ({"input_values": {"x": 1}}, "--input-value names x, which is no input of the model "
+                                 "(its inputs: input_0, input_1, input_2)"),
+    ({"input_values": {"input_0": "a"}}, "input_values['input_0']: expected numbers"),
+    ({"input_values": {"input_0": [1.0, 2.0]}}, "--input-value input_0: a value of float64 "
+     "shape (2,), but input 'input_0' is declared f32 [4, 4]"),
 ])
 def test_bad_build_arguments_are_input_errors(kwargs: dict, message: str,
                                               tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from toolchain.bench.native import (
 from toolchain.cli.build import (
     add_input_shape_option,
     add_quantize_options,
-    input_shapes,
+    load_model_graph,
     quantize_options,
 )
 from toolchain.cli.common import (
@@ -27,7 +27,7 @@ from toolchain.cli.common import (
     non_negative_int,
     run_tool,
 )
-from toolchain.loader import UsageError, load_graph, random_inputs
+from toolchain.loader import UsageError, random_inputs
 from toolchain.module.reader import read_module
 from toolchain.passes.quantize import check_not_quantized
 from toolchain.target import DescriptorError, list_boards, load_board
@@ -82,7 +82,7 @@ def _main(argv: list[str] | None) -> int:
     except DescriptorError as e:
         raise UsageError(str(e)) from None
     check_native(board)  # before any build: a refused board costs nothing
-    graph = load_graph(args.model, args.entry, input_shapes(args))
+    graph = load_model_graph(args)
     quantize = quantize_options(args)
     check_not_quantized(graph, quantize, args.model)
     out_dir = (Path(args.build_dir) if args.build_dir else

@@ -9,6 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from toolchain.cli import IS_COMMAND
 from toolchain.cli.common import (
     EXIT_MISMATCH,
@@ -19,6 +21,7 @@ from toolchain.cli.common import (
     positive_int,
     run_tool,
 )
+from toolchain.graph.ir import Graph
 from toolchain.graph.printer import print_graph
 from toolchain.library.command import add_library_options, emit_library, library_options
 from toolchain.link.device import DEFAULT_HARNESS, HARNESSES, check_harness
@@ -27,6 +30,7 @@ from toolchain.loader import (
     check_host_memory,
     load_graph,
     load_inputs,
+    parse_input_value,
     random_inputs,
 )
 from toolchain.mlir import parse_file
@@ -72,11 +76,35 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_input_shape_option(p: argparse.ArgumentParser) -> None:
-    """--input-shape NAME=1x3x32x32 (repeatable): minirt-build, minirt-run, minirt-bench."""
+    """--input-shape NAME=1x3x32x32 and --input-value NAME=VALUE (each repeatable):
+    minirt-build, minirt-run, minirt-bench."""
     p.add_argument("--input-shape", action="append", default=[], metavar="NAME=SHAPE",
                    help="an .onnx model's input NAME gets this static shape (e.g. "
                         "input=1x3x32x32), pinning dynamic dimensions such as a batch 'N'; "
                         "repeat it for several inputs")
+    p.add_argument("--input-value", action="append", default=[], metavar="NAME=VALUE",
+                   help="input NAME becomes a constant of this value, so what depends on "
+                        "it folds at build time, and is no input of the firmware any more: "
+                        "VALUE is a number (sr=16000), a comma list (axes=0,2) or an .npy "
+                        "file; an MLIR function's arguments are input_0, input_1, ...; "
+                        "repeat it for several inputs")
+
+
+def input_values(args: argparse.Namespace) -> dict[str, np.ndarray]:
+    """The --input-value options as input name -> value; UsageError for a bad one."""
+    values: dict[str, np.ndarray] = {}
+    for text in args.input_value:
+        name, value = parse_input_value(text)
+        if name in values:
+            raise UsageError(f"--input-value gives input '{name}' twice")
+        values[name] = value
+    return values
+
+
+def load_model_graph(args: argparse.Namespace) -> Graph:
+    """The model of the arguments loaded (load_graph) with their --entry, --input-shape
+    and --input-value."""
+    return load_graph(args.model, args.entry, input_shapes(args), input_values(args))
 
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -130,7 +158,7 @@ def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     from toolchain.pipeline import stamp_with
 
     return stamp_with(stamp, input_shapes(args), args.max_cycles,
-                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness)
+                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness, input_values(args))
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
@@ -210,7 +238,7 @@ def _f32_size(args: argparse.Namespace, board):
 
     with tempfile.TemporaryDirectory(prefix="minirt-f32-") as tmp:
         try:
-            f32 = pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)),
+            f32 = pipeline.compile_graph(load_model_graph(args),
                                          board,
                                          Path(tmp) / "f32", log=lambda _: None,
                                          max_cycles=args.max_cycles)
@@ -226,7 +254,7 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
     from toolchain.reference import run_graph
     from toolchain.report.accuracy import compare_outputs
 
-    float_graph = load_graph(args.model, args.entry, input_shapes(args))
+    float_graph = load_model_graph(args)
     if inputs is None:
         inputs = random_inputs(float_graph, seed=0)
     # With --int8-io the firmware takes and gives int8: the float inputs are quantized
@@ -285,7 +313,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
         board = load_board(args.board)
     except DescriptorError as e:
         raise UsageError(str(e)) from None
-    graph = load_graph(args.model, args.entry, input_shapes(args))
+    graph = load_model_graph(args)
     check_not_quantized(graph, quantize, args.model)
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
@@ -338,7 +366,7 @@ def _main(argv: list[str] | None) -> int:
         sys.stdout.write(print_generic(parse_file(args.model)))
         return EXIT_OK
     if args.dump_ir:
-        sys.stdout.write(print_graph(load_graph(args.model, args.entry, input_shapes(args))))
+        sys.stdout.write(print_graph(load_model_graph(args)))
         return EXIT_OK
     if args.dump_schedule:
         return _dump_schedule(args)
@@ -370,7 +398,7 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
     check_harness(board, args.harness)
     start = time.perf_counter()
     with stage("load"):
-        graph = load_graph(args.model, args.entry, input_shapes(args))
+        graph = load_model_graph(args)
     out_dir = Path(args.output) if args.output else pipeline.default_build_dir(
         args.model, board, args.harness)
     # Everything that can be refused is refused before the build replaces out_dir: a

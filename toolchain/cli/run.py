@@ -15,7 +15,7 @@ from toolchain.cli.build import (
     add_input_shape_option,
     add_quantize_options,
     add_runtime_options,
-    input_shapes,
+    load_model_graph,
     quantize_options,
     stamp_with_options,
 )
@@ -37,7 +37,6 @@ from toolchain.loader import (
     UsageError,
     check_host_memory,
     check_output_file,
-    load_graph,
     load_inputs,
     random_inputs,
     save_outputs,
@@ -207,7 +206,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
         _check_own_build(out_dir, stamp)
         print(f"minirt-run: building {args.model} for {board.identifier} in {out_dir}",
               file=sys.stderr)
-        pipeline.compile_graph(load_graph(args.model, args.entry, input_shapes(args)), board,
+        pipeline.compile_graph(load_model_graph(args), board,
                                out_dir,
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize, max_cycles=args.max_cycles,
@@ -341,7 +340,7 @@ def _main(argv: list[str] | None) -> int:
                          "(--timeout bounds the reference)")
     if args.save_outputs:
         check_output_file(args.save_outputs)
-    graph = load_graph(args.model, args.entry, input_shapes(args))
+    graph = load_model_graph(args)
     check_host_memory(graph, reference=args.reference or args.check, what=args.model)
     # The graph the firmware computes (weights stored as --quantize says): --reference
     # runs it and --check compares with it, so like is compared with like. Inputs are

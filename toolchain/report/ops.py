@@ -205,12 +205,17 @@ def tflite_section() -> Section:
         row = OPS.get(name)
         families = [f for f, conv in (("float32", row and row.float),
                                       ("int8", row and row.int8),
-                                      ("int16x8", row and row.int16)) if conv]
+                                      ("int16x8", row and row.int16),
+                                      ("int32", row and row.int32),
+                                      ("any", row and row.any_family)) if conv]
         rows.append(Row(name, bool(families), " ".join(families),
                         "" if families else NOT_YET))
-    return Section("TFLite", "Every builtin operator of the TFLite schema. Element types "
-                   "are the families an operator's row converts: float32 models, int8 "
-                   "(quantized) models, int16x8 (int16 activations, int8 weights).", rows)
+    return Section("TFLite", "Every builtin operator of the TFLite schema, and the custom "
+                   "operators minirt imports (CUSTOM:<code>: TFLite Micro's Signal library). "
+                   "Element types are the families an operator's row converts: float32 "
+                   "models, int8 (quantized) models, int16x8 (int16 activations, int8 "
+                   "weights), unquantized int32; any: one converter for every type the "
+                   "operator takes (CAST, the Signal ops).", rows)
 
 
 def onnx_section() -> Section | None:

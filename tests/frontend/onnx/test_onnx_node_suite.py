@@ -1,8 +1,10 @@
 """ONNX's own backend node tests (onnx.backend.test.case.node) for the ops minirt
 imports beyond its first set: every single-node case of those ops runs on the numpy
 reference and matches ONNX's expected outputs, or is refused with the one-line error
-written down below (an element type minirt does not hold, an empty tensor, a size
-given at run time).
+written down below (an element type minirt does not hold, an empty tensor). A size
+given at run time (a shape, axes, K, repeats, scales input) is pinned to the case's
+value with --input-value's mechanism, as a user would pin it
+(frontend/onnx/shape_operands.py says which inputs).
 
 Tolerance: numpy.isclose(rtol=1e-4, atol=1e-5, equal_nan), as bench/peer_suites.py
 counts them (ONNX's own runner allows rtol=1e-3 for float32); integers and bools exactly.
@@ -18,11 +20,24 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx_models import run_ort
 
 from toolchain.frontend.onnx.errors import OnnxError
 from toolchain.frontend.onnx.reader import DTYPES
+from toolchain.frontend.onnx.shape_operands import shape_operand_inputs
 from toolchain.loader import load_graph
 from toolchain.reference import run_graph
+
+
+def run_pinned(path: Path, model: onnx.ModelProto, inputs: list) -> list[np.ndarray]:
+    """The reference outputs on one data set, the inputs the model reads as shape
+    operands (a Reshape's shape, a Reduce's axes, a TopK's K) pinned to the data set's
+    values with --input-value's mechanism, as bench/peer_suites.py pins them."""
+    names = [v.name for v in model.graph.input]
+    pinned = set(shape_operand_inputs(model))
+    graph = load_graph(path, input_values={n: np.asarray(x) for n, x in zip(names, inputs)
+                                           if n in pinned})
+    return run_graph(graph, [np.asarray(x) for n, x in zip(names, inputs) if n not in pinned])
 
 # Op families, as added (toolchain/frontend/onnx/ops.py).
 FAMILIES = {
@@ -40,7 +55,7 @@ FAMILIES = {
     "movement": {"Split", "Tile", "Trilu", "GatherElements", "SpaceToDepth", "DepthToSpace",
                  "CumSum", "OneHot", "EyeLike", "ScatterND", "ScatterElements"},
     "contractions": {"Einsum", "LpPool"},
-    # (every Resize node test gives its scales or sizes at run time: refused; the
+    # (every Resize node test gives its scales or sizes at run time: pinned here; the
     # resize case of onnx_cases.py checks the conversion against onnxruntime)
     "resize": {"Resize"},
     # no converter: imported through the op's ONNX function body (functions.py)
@@ -48,17 +63,42 @@ FAMILIES = {
                   "MeanVarianceNormalization", "SwiGLU"},
 }
 
-# Inputs that decide an output's shape (or the computation's structure): minirt's shapes
-# are static, so these must be constants.
-SIZES = {"axes", "axis", "split", "repeats", "depth", "scales", "sizes"}
-OP_SIZES = {"TopK": {"K"}}  # (Attention's K is the keys)
+# Attribute values a converter refuses on purpose: (op, attribute, value) -> what the
+# error says, in the order the converter checks them.
+REFUSED_ATTRIBUTES = {
+    ("Resize", "mode", b"cubic"): "mode 'cubic' is not supported",
+    ("Resize", "antialias", 1): "antialias=1 is not supported",
+    ("Resize", "coordinate_transformation_mode", b"half_pixel_symmetric"):
+        "coordinate_transformation_mode 'half_pixel_symmetric' is not supported",
+    ("Resize", "coordinate_transformation_mode", b"tf_crop_and_resize"):
+        "coordinate_transformation_mode 'tf_crop_and_resize' is not supported",
+    ("Resize", "keep_aspect_ratio_policy", b"not_larger"):
+        "keep_aspect_ratio_policy other than stretch",
+    ("Resize", "keep_aspect_ratio_policy", b"not_smaller"):
+        "keep_aspect_ratio_policy other than stretch",
+}
+
+# Cases whose expected outputs (from ONNX's reference) differ from onnxruntime's, and
+# minirt computes onnxruntime's: compared with onnxruntime instead.
+ONNXRUNTIME_INSTEAD = {
+    # Scales 0.6 of 4 make 2 outputs; ONNX's reference divides by the unrounded output
+    # length (2.4 - 1), onnxruntime and minirt by the output's (2 - 1).
+    "test_resize_downsample_scales_linear_align_corners",
+}
 
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt
 # does not hold (strings, 2-, 4- and 8-bit floats and integers; bfloat16 in a function
-# body), empty tensors, and a SIZES input given at run time.
+# body), empty tensors, attributes a converter does not take (REFUSED_ATTRIBUTES).
 def _refusal(case) -> str | None:
+    node = case.model.graph.node[0]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    for (op, name, value), refused in REFUSED_ATTRIBUTES.items():  # the converter's order
+        if op == node.op_type and attrs.get(name) == value:
+            return refused
     for v in case.model.graph.input:
+        if v.name in shape_operand_inputs(case.model):
+            continue  # pinned: an empty axes list is a value, not an input
         t = v.type.tensor_type
         if t.elem_type not in DTYPES:
             return "which minirt does not support"
@@ -69,13 +109,6 @@ def _refusal(case) -> str | None:
             # bfloat16 inputs load, but a function body's constants of the input's
             # type are bfloat16 tensors, which the graph does not hold.
             return "holds bfloat16 values, which minirt does not support"
-    node = case.model.graph.node[0]
-    schema = onnx.defs.get_schema(node.op_type)
-    given = {v.name for v in case.model.graph.input}
-    for i, name in enumerate(node.input):
-        sizes = SIZES | OP_SIZES.get(node.op_type, set())
-        if name in given and i < len(schema.inputs) and schema.inputs[i].name in sizes:
-            return f"input {i} \\({schema.inputs[i].name}\\) must be a constant"
     return None
 
 
@@ -113,11 +146,14 @@ def test_node_case(name: str, tmp_path: Path) -> None:
     refusal = _refusal(case)
     if refusal is not None:
         with pytest.raises(OnnxError, match=refusal):
-            load_graph(path)
+            run_pinned(path, case.model, case.data_sets[0][0])
         return
-    graph = load_graph(path)
     for inputs, outputs in case.data_sets:
-        got = run_graph(graph, [np.asarray(x) for x in inputs])
+        got = run_pinned(path, case.model, inputs)
+        if name in ONNXRUNTIME_INSTEAD:
+            outputs = run_ort(case.model.SerializeToString(), inputs)
+            if outputs is None:
+                pytest.skip("onnxruntime is not installed")
         assert len(got) == len(outputs)
         for g, w in zip(got, outputs):
             w = np.asarray(w)

@@ -1,4 +1,5 @@
-""".onnx import: ONNX models (opset 13 and later) to the core Graph.
+""".onnx import: ONNX models (opset 13 and later; older ones converted to 13) to the
+core Graph.
 
 reader.py parses and checks the protobuf with the `onnx` package into plain dataclasses;
 importer.py converts them to a Graph through the op table in ops.py (NCHW kept), with

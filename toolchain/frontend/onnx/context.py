@@ -160,6 +160,11 @@ class OpContext:
         v = self.value(i)
         if isinstance(v, QView) and v.is_const:
             return v.dequantized()
+        if isinstance(v, Tensor) and any(v is t for t in self.graph.inputs):
+            name = self.info.inputs[i]
+            raise Unsupported(f"input {i} ({what}) must be a constant: it is the model's "
+                              f"input '{name}'; give its value with --input-value "
+                              f"{name}=VALUE")
         if not isinstance(v, np.ndarray):
             raise Unsupported(f"input {i} ({what}) must be a constant (an initializer, a "
                               "Constant node, or computed from them and static shapes)")

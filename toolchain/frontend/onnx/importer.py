@@ -23,6 +23,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
+from toolchain.frontend.onnx.control import Branch, taken_branch
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
@@ -58,6 +59,7 @@ class _Importer:
                 if name:
                     self.consumers.setdefault(name, []).append(node)
         self.graph_outputs = {o.name for o in model.outputs}
+        self.next_index = len(model.nodes)  # the first number free for a branch's nodes
 
     # ------------------------------------------------------------ values
 
@@ -122,6 +124,11 @@ class _Importer:
                 raise Unsupported("")
             self.failed.update(node.outputs)
             return
+        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+            branch = taken_branch(node, self.values.get(node.inputs[0]), self.next_index)
+            if branch is not None:
+                self.convert_branch(node, branch)
+                return
         folded = self.fold(node)
         if folded is not None:
             self.bind(node, folded)
@@ -171,6 +178,21 @@ class _Importer:
                 sep = " " if what.startswith("is not supported") else ": "
                 raise Unsupported(f"is not supported (in the ONNX function that defines it: "
                                   f"{sub.op_type}{sep}{what})") from None
+
+    def convert_branch(self, node: NodeInfo, branch: Branch) -> None:
+        """The nodes of the branch an If takes, converted in place of the If; its
+        outputs are the If's. A failure is the If's, naming the branch's node."""
+        self.next_index += len(branch.nodes)
+        self.values.update(branch.initializers)
+        for sub in branch.nodes:
+            try:
+                self.convert(sub)
+            except Unsupported as e:
+                what = " ".join(str(e).split()) or "is not supported"
+                sep = " " if what.startswith("is not supported") else ": "
+                raise Unsupported(f"in its {branch.name}: {sub.describe()}{sep}{what}"
+                                  ) from None
+        self.bind(node, [self.lookup(name) for name in branch.outputs])
 
     def try_int8(self, node: NodeInfo, row: OpRow, ctx: OpContext) -> bool:
         """Converts a node with quantized inputs by its int8 converter, the result being
@@ -341,12 +363,13 @@ def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
     return graph
 
 
-def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
-              ) -> Graph:
-    """Reads and imports an .onnx file. Raises OnnxError (`path: not a valid ONNX model:
-    ...` for a damaged file, one line per unsupported node otherwise) and OSError when
-    the file cannot be read."""
-    return import_model(load_model(path, input_shapes), str(path))
+def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+              input_values: dict[str, np.ndarray] | None = None) -> Graph:
+    """Reads and imports an .onnx file, the inputs in `input_values` made constants of
+    those values. Raises OnnxError (`path: not a valid ONNX model: ...` for a damaged
+    file, one line per unsupported node otherwise) and OSError when the file cannot be
+    read."""
+    return import_model(load_model(path, input_shapes, input_values), str(path))
 
 
 __all__ = ["import_model", "load_onnx"]

@@ -3,20 +3,24 @@
 The protobuf is parsed and checked by the `onnx` package (its checker knows every op's
 schema: attribute types, input counts); this module turns what the importer needs into
 plain values and refuses, with one line each, everything it cannot hold: a damaged file,
-an opset older than 13 (unless every node's op is unchanged since), tensors whose data
-does not match their type, dynamic input dimensions that `--input-shape` did not pin.
+an older opset than 13 that onnx's version converter cannot convert (one whose ops all
+mean what they mean in 13 is read as it is), tensors whose data does not match their
+type, dynamic input dimensions that `--input-shape` did not pin.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from toolchain.frontend.onnx.dynamic_dims import dynamic_dims_message
 from toolchain.frontend.onnx.errors import FormatError, InputShapeError, OnnxError
+from toolchain.graph.pinned_inputs import check_pin_names, fit_pinned_value
 from toolchain.graph.verify import tensor_type_error
 from toolchain.types import DType, TensorType, dtype
 
@@ -189,15 +193,7 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
                                       f"{what} declares it {d}")
         shape = tuple(pinned)
     else:
-        assert info.dims is not None
-        dynamic = [(i, d) for i, d in enumerate(info.dims) if not isinstance(d, int)]
-        if dynamic:
-            i, d = dynamic[0]
-            name = f"'{d}'" if isinstance(d, str) else "without a size"
-            hint = "x".join("1" if not isinstance(x, int) else str(x) for x in info.dims)
-            raise InputShapeError(f"{what} has a dynamic dimension {name} (dim {i} of "
-                              f"{info.describe()}); minirt needs static shapes: pin it with "
-                              f"--input-shape {info.name}={hint}")
+        assert info.dims is not None  # dynamic dims are reported together, before
         if any(d == 0 for d in info.dims):
             raise FormatError(f"{what} has an empty dimension: {info.describe()}")
         shape = tuple(int(d) for d in info.dims)  # type: ignore[arg-type]
@@ -206,6 +202,15 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
     if problem is not None:
         raise FormatError(f"{what}: {problem}")
     return ty
+
+
+def _pinned(info: ValueInfo, elem_type: int, value: np.ndarray) -> np.ndarray:
+    """The --input-value of input `info` as the initializer it becomes."""
+    dt = onnx_dtype(elem_type, f"input '{info.name}'")
+    try:
+        return fit_pinned_value(info.name, value, dt, info.dims)
+    except ValueError as e:
+        raise InputShapeError(f"--input-value {info.name}: {e}") from None
 
 
 def _check(model: Any) -> set[str]:
@@ -244,9 +249,11 @@ def _check(model: Any) -> set[str]:
 
 
 def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = None,
-               base_dir: str | Path | None = None) -> ModelInfo:
+               base_dir: str | Path | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> ModelInfo:
     """Parses and validates an ONNX model. Raises FormatError (one message) for a damaged
-    or invalid file, OnnxError-ready messages are made by the caller."""
+    or invalid file, OnnxError-ready messages are made by the caller. The inputs named in
+    `input_values` (--input-value) become initializers of those values."""
     import onnx
     from onnx import external_data_helper
 
@@ -262,36 +269,55 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
             opset = o.version
     if opset is None:
         raise FormatError("it imports no version of the default ONNX opset")
-    if opset < MIN_OPSET and not _same_as_min_opset(model, opset):
-        raise FormatError(f"it uses opset {opset}; minirt reads opset {MIN_OPSET} and later "
-                          "(convert it with onnx.version_converter.convert_version(model, "
-                          f"{MIN_OPSET}))")
     if base_dir is not None and any(external_data_helper.uses_external_data(t)
                                     for t in model.graph.initializer):
         try:
             external_data_helper.load_external_data_for_model(model, str(base_dir))
         except Exception as e:
             raise FormatError(f"cannot load its external data: {_reason(e)}") from None
+    if opset < MIN_OPSET and not _same_as_min_opset(model, opset):
+        model, opset = _converted(model, opset), MIN_OPSET
     unknown = _check(model)
     g = model.graph
     initializers: dict[str, np.ndarray] = {}
     for t in g.initializer:
         initializers[t.name] = _array(t, f"initializer '{t.name}'")
     pins = dict(input_shapes or {})
+    values = dict(input_values or {})
     names = [v.name for v in g.input if v.name not in initializers]
     unknown_pins = sorted(set(pins) - set(names))
     if unknown_pins:
         raise InputShapeError(f"--input-shape names {', '.join(unknown_pins)}, which is no "
                               f"input of the model (its inputs: {', '.join(names) or 'none'})")
+    try:
+        check_pin_names(names, set(values), set(pins))
+    except ValueError as e:
+        raise InputShapeError(str(e)) from None
     inputs = []
+    dynamic: dict[str, tuple[int | str | None, ...]] = {}  # inputs with unpinned dims
+    fixed: dict[str, tuple[tuple[int | str | None, ...], tuple[int, ...]]] = {}
     for v in g.input:
         if v.name in initializers:
             continue  # IR < 4 lists initializers among the inputs
         info = _value_info(v)
         if not v.type.HasField("tensor_type"):
             raise FormatError(f"input '{v.name}' is not a tensor")
-        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type,
-                                         pins.pop(v.name, None))))
+        if v.name in values:
+            initializers[v.name] = _pinned(info, v.type.tensor_type.elem_type,
+                                           values[v.name])
+            if info.dims is not None:
+                fixed[v.name] = (info.dims, initializers[v.name].shape)
+            continue
+        pin = pins.get(v.name)
+        if pin is None and info.dims is not None and not all(isinstance(d, int)
+                                                             for d in info.dims):
+            dynamic[v.name] = info.dims
+            continue
+        if pin is not None and info.dims is not None:
+            fixed[v.name] = (info.dims, pin)
+        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type, pin)))
+    if dynamic:
+        raise InputShapeError(dynamic_dims_message(model, dynamic, fixed))
     outputs = [_value_info(v) for v in g.output]
     if not outputs:
         raise FormatError("the graph has no outputs")
@@ -301,6 +327,43 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         info.attrs = node_attributes(n, info.describe())
         nodes.append(info)
     return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
+
+
+# What onnx's version converter drops: an Upsample becomes a Resize without a
+# coordinate_transformation_mode, which then means opset 11's half_pixel; Upsample maps
+# an output index x to x / scale, floored (onnxruntime's and ONNX's Upsample), which in
+# Resize's terms is this (node output -> attributes restored on the Resize).
+_LOST_IN_CONVERSION = {
+    "Upsample": {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+}
+
+
+def _converted(model: Any, opset: int) -> Any:
+    """An older-opset model converted to MIN_OPSET by onnx's version converter (each op
+    rewritten by its adapters: Slice's and Split's attributes become inputs, Upsample a
+    Resize, ...). FormatError naming the op the converter has no adapter for."""
+    from onnx import helper, version_converter
+
+    lost = {n.output[0]: _LOST_IN_CONVERSION[n.op_type] for n in model.graph.node
+            if n.op_type in _LOST_IN_CONVERSION and n.domain in ("", "ai.onnx") and n.output}
+    try:
+        converted = version_converter.convert_version(model, MIN_OPSET)
+    except Exception as e:  # noqa: BLE001 - the converter's C++ asserts surface as anything
+        text = _reason(e)
+    else:
+        for n in converted.graph.node:
+            have = {a.name for a in n.attribute}
+            for name, value in lost.get(n.output[0] if n.output else "", {}).items():
+                if name not in have:
+                    n.attribute.append(helper.make_attribute(name, value))
+        return converted
+    missing = re.search(r"No Adapter (?:From|To) Version \$?(\d+) for (\w+)", text)
+    if missing is not None:
+        raise FormatError(f"it uses opset {opset}, and onnx's version converter cannot "
+                          f"convert its {missing[2]} nodes from opset {missing[1]} to "
+                          f"{MIN_OPSET} (no adapter)")
+    raise FormatError(f"it uses opset {opset}, and onnx's version converter cannot convert "
+                      f"it to opset {MIN_OPSET}: {text.split(': ', 1)[-1]}")
 
 
 def _same_as_min_opset(model: Any, opset: int) -> bool:
@@ -323,8 +386,8 @@ def _same_as_min_opset(model: Any, opset: int) -> bool:
     return True
 
 
-def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None
-               ) -> ModelInfo:
+def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> ModelInfo:
     """Reads `path`; OnnxError (`path: not a valid ONNX model: ...`) when it is damaged or
     its inputs cannot get static shapes, OSError when it cannot be read."""
     path = Path(path)
@@ -333,7 +396,7 @@ def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
         raise OnnxError(str(path), [f"not a valid ONNX model: the file has {size} bytes, more "
                                     "than the 2 GiB a protobuf can hold"])
     try:
-        return read_model(path.read_bytes(), input_shapes, path.parent)
+        return read_model(path.read_bytes(), input_shapes, path.parent, input_values)
     except FormatError as e:
         text = str(e) if isinstance(e, InputShapeError) else f"not a valid ONNX model: {e}"
         raise OnnxError(str(path), [text]) from None

@@ -94,8 +94,9 @@ class _Importer:
                     f"{row.min_inputs} or more" if row.max_inputs is None else
                     f"{row.min_inputs} to {row.max_inputs}")
             raise Unsupported(f"it has {n} inputs; {op.opcode} takes {want}")
-        if len(op.outputs) != 1:
-            raise Unsupported(f"it has {len(op.outputs)} outputs; {op.opcode} has 1")
+        if len(op.outputs) != row.outputs:
+            raise Unsupported(f"it has {len(op.outputs)} outputs; {op.opcode} has "
+                              f"{row.outputs}")
         kind = family(self.model, op)
         converter = row.converter(kind)
         if converter is None:
@@ -117,13 +118,16 @@ class _Importer:
             # A node the converter built failed verification (a 'pad' of 800 GB from a
             # dilation of 2**31 - 1): a flatbuffer has no line, so the operator says where.
             raise Unsupported(e.message) from None
-        self.bind(op, ctx, result)
+        # A row of several outputs (the Signal library's FftAutoScale, ...) returns a tuple.
+        results = result if isinstance(result, tuple) else (result,)
+        for k, tensor in enumerate(results):
+            self.bind(op, ctx, tensor, k)
 
-    def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor) -> None:
-        """Records `result` as the operator's output after checking it against the type
-        the model declares; the declared quantization is what a quantized result means
-        (TFLite's data movement copies stored values whatever the scales say)."""
-        index = op.outputs[0]
+    def bind(self, op: OperatorInfo, ctx: OpContext, result: Tensor, k: int = 0) -> None:
+        """Records `result` as the operator's output `k` after checking it against the
+        type the model declares; the declared quantization is what a quantized result
+        means (TFLite's data movement copies stored values whatever the scales say)."""
+        index = op.outputs[k]
         info = self.model.tensors[index]
         if index in self.values or info.data is not None:
             raise Unsupported(f"it writes {info.describe()}, which already holds a value")

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, int16, layers, lstm, shape_ops, svdf
+from toolchain.frontend.tflite import int8, int16, int32, layers, lstm, shape_ops, svdf
 from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
 
 Converter = Callable[[OpContext], Tensor]
@@ -32,16 +33,26 @@ class OpRow:
     min_inputs: int
     max_inputs: int | None  # None: any number (CONCATENATION)
     int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
+    int32: Converter | None = None  # unquantized int32 arithmetic (int32.py)
+    any_family: Converter | None = None  # one converter whatever the types (CAST, Signal)
+    outputs: int = 1
 
     def converter(self, family: str) -> Converter | None:
-        """The converter for element-type family `family` ('float', 'int8', 'int16', or
-        another type's name, which no row handles)."""
-        return {"float": self.float, "int8": self.int8, "int16": self.int16}.get(family)
+        """The converter for element-type family `family` ('float', 'int8', 'int16',
+        'int32', or another type's name, which only an any-family row handles)."""
+        if self.any_family is not None:
+            return self.any_family
+        return {"float": self.float, "int8": self.int8, "int16": self.int16,
+                "int32": self.int32}.get(family)
 
 
 def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
-         int16: Converter | None = None) -> OpRow:
-    return OpRow(float_, int8, inputs[0], inputs[1], int16)
+         int16: Converter | None = None, int32: Converter | None = None) -> OpRow:
+    return OpRow(float_, int8, inputs[0], inputs[1], int16, int32)
+
+
+def _any(converter: Converter, inputs: tuple[int, int | None], outputs: int = 1) -> OpRow:
+    return OpRow(None, None, inputs[0], inputs[1], any_family=converter, outputs=outputs)
 
 
 def _quantize_int8(ctx: OpContext) -> Tensor:
@@ -66,9 +77,13 @@ OPS: dict[str, OpRow] = {
                                          lstm.lstm_int16),
     "SVDF": _row(svdf.svdf_float, svdf.svdf_int8, (5, 5)),
     # elementwise and reductions (elementwise.py)
-    "ADD": _row(ew.add, int8.add, (2, 2), int16.add),
-    "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub),
-    "MUL": _row(ew.mul, int8.mul, (2, 2)),
+    "ADD": _row(ew.add, int8.add, (2, 2), int16.add, int32.add),
+    "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub, int32.sub),
+    "MUL": _row(ew.mul, int8.mul, (2, 2), None, int32.mul),
+    "DIV": _row(None, None, (2, 2), None, int32.div),
+    "MINIMUM": _row(None, None, (2, 2), None, int32.minimum),
+    "MAXIMUM": _row(None, None, (2, 2), None, int32.maximum),
+    "CAST": _any(int32.cast, (1, 1)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1)),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1)),
     "RELU": _row(ew.relu, int8.relu, (1, 1)),
@@ -81,14 +96,19 @@ OPS: dict[str, OpRow] = {
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
     "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
     # data movement (shape_ops.py): the same converter for both families
-    "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2)),
+    "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2), shape_ops.reshape,
+                    shape_ops.reshape),
     "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1)),
     "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2), shape_ops.pad),
-    "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None)),
+    "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None),
+                          None, shape_ops.concatenation),
     "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2)),
     "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
-                          shape_ops.strided_slice),
+                          shape_ops.strided_slice, shape_ops.strided_slice),
 }
+# TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
+OPS.update({name: _any(convert, (least, most), outputs)
+            for name, (convert, least, most, outputs) in SIGNAL_OPS.items()})
 
 
 __all__ = ["OPS", "Converter", "OpRow"]

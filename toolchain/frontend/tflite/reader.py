@@ -79,7 +79,9 @@ class OperatorInfo:
     """One operator: its opcode name (`CONV_2D`; `CUSTOM:<code>` for custom ops), the
     tensor indices it reads (-1: an optional input left out) and writes, and its builtin
     options as a dict of the schema's field names in snake case (enums as integers;
-    schema defaults filled in when the writer left the table out)."""
+    schema defaults filled in when the writer left the table out). A custom operator's
+    options are the raw `custom_options` bytes (a flexbuffer for TFLite Micro's Signal
+    ops), decoded by its converter."""
 
     index: int
     opcode: str
@@ -88,6 +90,7 @@ class OperatorInfo:
     outputs: tuple[int, ...]
     options_type: str
     options: dict[str, Any] = field(compare=False)
+    custom_options: bytes = field(default=b"", compare=False, repr=False)
 
     def describe(self) -> str:
         """`operator 7 (CONV_2D)`, for messages."""
@@ -247,6 +250,11 @@ def _tensor(data: bytes, sg: Any, model: Any, i: int, n_buffers: int) -> TensorI
 # ---------------------------------------------------------------- the model
 
 
+def _ints_bytes(values: Any) -> bytes:
+    """A ubyte vector's `...AsNumpy()` as bytes (0 when the vector is absent)."""
+    return b"" if isinstance(values, int) else bytes(values.tobytes())
+
+
 def _indices(values: tuple[int, ...], n_tensors: int, where: str,
              optional: bool = False) -> tuple[int, ...]:
     for v in values:
@@ -306,7 +314,7 @@ def read_model(data: bytes) -> ModelInfo:
             i, opcodes[k][0], opcodes[k][1],
             _indices(_ints(op.InputsAsNumpy()), n_tensors, where, optional=True),
             _indices(_ints(op.OutputsAsNumpy()), n_tensors, where),
-            opts_type, opts))
+            opts_type, opts, _ints_bytes(op.CustomOptionsAsNumpy())))
     description = (model.Description() or b"").decode("utf-8", errors="replace")
     return ModelInfo(version, description, n_subgraphs, tensors,
                      _indices(_ints(sg.InputsAsNumpy()), n_tensors, "subgraph 0's inputs"),
