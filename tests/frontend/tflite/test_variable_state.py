@@ -12,7 +12,12 @@ from tflite_models import Op, Tensor, build_model
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.frontend.tflite.reader import read_model
-from toolchain.frontend.tflite.variable_state import initial_value, state_in, state_out
+from toolchain.frontend.tflite.variable_state import (
+    initial_value,
+    state_in,
+    state_key,
+    state_out,
+)
 from toolchain.graph.ir import Graph
 
 
@@ -39,6 +44,7 @@ def test_the_state_starts_where_tflite_micro_starts_it(state: Tensor, fill: int)
     t = state_in(ctx, 4)
     assert t.type.shape == (1, 4) and t.type.dtype.np_dtype == value.dtype
     state_out(ctx, 4, t)  # the state's own type fits
+    assert state_key(ctx, 4).startswith(f"tensor {ctx.op.inputs[4]} ")  # the tensor names it
 
 
 def test_a_state_that_is_not_variable_or_a_new_state_that_does_not_fit_is_refused() -> None:

@@ -32,11 +32,18 @@ def initial_value(ctx: OpContext, index: int) -> np.ndarray:
     return np.full(ty.shape, fill, dtype=ty.dtype.np_dtype)
 
 
+def state_key(ctx: OpContext, index: int) -> str:
+    """The state's name across the model: the variable tensor itself (TFLite keeps the
+    state in the tensor, not in the operator), e.g. `tensor 18 ('lstm/zeros')`."""
+    return ctx.info(index).describe()
+
+
 def state_in(ctx: OpContext, index: int) -> Tensor:
     """The state the operator starts from, read from variable tensor input `index`.
 
     For now the initial value as a constant of the tensor's type; on merge this becomes
-    the state mechanism's read of the value the previous inference left."""
+    the state mechanism's read of the value the previous inference left, as
+    ctx.read_state(state_key(ctx, index), initial_value(ctx, index), type)."""
     info = ctx.info(index)
     value = initial_value(ctx, index)
     node = ctx.graph.add("constant", [], [tensor_type(info)], {"value": value})
@@ -48,10 +55,10 @@ def state_out(ctx: OpContext, index: int, new_state: Tensor) -> None:
     """Stores `new_state` (the variable tensor's shape and element type) as the value of
     variable tensor input `index` for the next inference. For now it only checks that
     contract (every inference starts from the initial state); on merge this becomes the
-    state mechanism's write."""
+    state mechanism's write, ctx.write_state(state_key(ctx, index), new_state)."""
     ty = tensor_type(ctx.info(index))
     if new_state.type.shape != ty.shape or new_state.type.dtype != ty.dtype:
         raise Unsupported(f"the new state {new_state.type} does not fit input {index}, {ty}")
 
 
-__all__ = ["initial_value", "state_in", "state_out"]
+__all__ = ["initial_value", "state_in", "state_key", "state_out"]
