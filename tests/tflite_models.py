@@ -91,6 +91,8 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "MINIMUM": None,
     "MAXIMUM": None,
     "CAST": None,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
+    "SVDF": "SVDFOptions",
 }
 
 # Option values given by name rather than number.
@@ -115,6 +117,7 @@ class Tensor:
     quantized_dimension: int = 0
     data: np.ndarray | None = None
     name: str = ""
+    is_variable: bool = False  # state an operator keeps between invocations (LSTM, SVDF)
 
     def __post_init__(self) -> None:
         if self.dtype not in TENSOR_TYPES:
@@ -254,6 +257,8 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
         tflite.TensorAddName(b, name)
         if quant is not None:
             tflite.TensorAddQuantization(b, quant)
+        if t.is_variable:
+            tflite.TensorAddIsVariable(b, True)
         tensor_offsets.append(tflite.TensorEnd(b))
 
     op_offsets = []

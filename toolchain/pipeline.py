@@ -69,6 +69,7 @@ from toolchain.passes import (
     lower_complex,
     lower_linalg,
     lower_random,
+    merge_equal_constants,
     quantize_int8,
     quantize_weights,
 )
@@ -88,7 +89,7 @@ def prepare_graph(graph: Graph, quantize: QuantizeOptions | None = None) -> Grap
     """The graph the firmware computes: folded, weights stored as `quantize` says.
     The reference run on this graph is what --check compares the firmware with.
     `--quantize int8` rewrites the whole graph into integers (passes/ptq.py)."""
-    fold_affine(fold_constants(graph))
+    merge_equal_constants(fold_affine(fold_constants(graph)))
     options = quantize or QuantizeOptions()
     if options.mode == "int8":
         return quantize_int8(graph, options)

@@ -453,12 +453,14 @@ def _one_over_one_plus_x(b: GraphBuilder, a: Tensor) -> Tensor:
 
 
 def softmax(b: GraphBuilder, x: Tensor, exp_table: np.ndarray, sum_table: np.ndarray,
-            quant: QuantParams | None = None) -> Tensor:
+            quant: QuantParams | None = None, out: str = "i8") -> Tensor:
     """SOFTMAX of int8 over the last axis as TFLite Micro computes it, from the two
     256-entry tables of toolchain/quant/tflm_tables.softmax_exp_table (indexed by
     k = row max - x): the row sum of sum_table[k], its reciprocal in fixed point
     (GetReciprocal: leading zeros, then 1 / (1 + a)), and per element
-    clamp(rounding_divide_by_pot(srdhm(scale, exp_table[k]), 35 - clz(sum)) - 128)."""
+    clamp(rounding_divide_by_pot(srdhm(scale, exp_table[k]), 35 - clz(sum)) - 128).
+    `out` "i16" is the int8 -> int16 kernel: the same sums, an exponent 8 smaller and
+    the offset -32768."""
     shape = tuple(x.type.shape)
     last = len(shape) - 1
     rows = shape[:-1]
@@ -481,7 +483,8 @@ def softmax(b: GraphBuilder, x: Tensor, exp_table: np.ndarray, sum_table: np.nda
     headroom = b.op("count_leading_zeros", [total])
     shifted = _i32(b, "subtract", b.op("shift_left", [total, headroom]), -(1 << 31))
     scale = _one_over_one_plus_x(b, shifted)
-    exponent = b.op("subtract", [b.splat(12 + 31 - 8, I32, rows), headroom])
+    lo, hi = STORAGE_RANGES[out]
+    exponent = b.op("subtract", [b.splat(12 + 31 - dtype(out).bits, I32, rows), headroom])
     v = _srdhm(b, per_row(scale), table(exp_table))
     v = b.op("rounding_divide_by_pot", [v, per_row(exponent)])
-    return _narrow(b, v, INT8_MIN, INT8_MIN, INT8_MAX, quant)
+    return _narrow(b, v, lo, lo, hi, quant, out)

@@ -368,12 +368,20 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None,
             if candidate.size < plan.size:
                 plan = candidate
     where.update(plan.where)
+    # Equal constants share one pool entry: the per-dispatch parameters folded above
+    # repeat with every step of an unrolled recurrence (an LSTM's time steps).
+    pooled: dict[tuple, Buffer] = {}
     for k, (item, rd, wr) in enumerate(entries):
         for t in rd:
             if id(t) not in where:  # a constant, placed in the pool at its first use
-                program.constants.append(constants[id(t)])
-                program.constant_types.append(t.type)
-                where[id(t)] = Buffer("constant", len(program.constants) - 1, nbytes(t.type))
+                value = np.asarray(constants[id(t)])
+                key = (t.type, value.dtype.str, value.shape, value.tobytes())
+                if key not in pooled:
+                    program.constants.append(constants[id(t)])
+                    program.constant_types.append(t.type)
+                    pooled[key] = Buffer("constant", len(program.constants) - 1,
+                                         nbytes(t.type))
+                where[id(t)] = pooled[key]
         # Dispatch functions are symbols in one object: number them to keep names unique.
         if isinstance(item, Jump):
             kernel: Any = Branch(f"d{k}_branch", tuple(t.type for t in rd), item.targets)

@@ -225,6 +225,8 @@ def softmax(ctx: OpContext) -> Tensor:
     256-entry tables (output scale 1/256, zero point -128, which TFLite Micro requires)."""
     x, out = ctx.input(0), ctx.output_type()
     s_in, _ = _per_tensor(x.type, "input")
+    if out.dtype.name == "i16":
+        return _softmax_int16_output(ctx, x, out, s_in)
     s_out, z_out = _per_tensor(out, "output")
     if z_out != -128 or abs(s_out - 1 / 256) > 1e-6:
         raise Unsupported("an int8 SOFTMAX output must have scale 1/256 and zero point -128 "
@@ -235,6 +237,22 @@ def softmax(ctx: OpContext) -> Tensor:
         raise Unsupported(str(e)) from None
     exp_table, sum_table = tflm_tables.softmax_exp_table(params)
     return build.softmax(GraphBuilder(ctx.graph), x, exp_table, sum_table, quant=out.quant)
+
+
+def _softmax_int16_output(ctx: OpContext, x: Tensor, out: TensorType, s_in: float) -> Tensor:
+    """SOFTMAX int8 -> int16 (keyword_scrambled's): the int8 kernel's fixed point with
+    TFLite Micro's required output scale 1/65536 and zero point -32768."""
+    q = out.quant
+    if (q is None or q.axis is not None or q.zero_points[0] != -32768
+            or abs(q.scales[0] - 1 / 65536) > 0.001 / 65536):
+        raise Unsupported("an int16 SOFTMAX output of int8 input must have scale 1/65536 and "
+                          "zero point -32768 (TFLite Micro requires it)")
+    try:
+        params = tflm_activations.softmax_params(s_in, float(ctx.option("beta")))
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    exp_table, sum_table = tflm_tables.softmax_exp_table(params)
+    return build.softmax(GraphBuilder(ctx.graph), x, exp_table, sum_table, quant=q, out="i16")
 
 
 def mean(ctx: OpContext) -> Tensor:

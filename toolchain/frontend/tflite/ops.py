@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, int16, int32, layers, shape_ops, variables
+from toolchain.frontend.tflite import int8, int16, int32, layers, lstm, shape_ops, svdf, variables
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
@@ -81,6 +81,10 @@ OPS: dict[str, OpRow] = {
     "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3)),
     "AVERAGE_POOL_2D": _row(layers.average_pool_2d, int8.average_pool_2d, (1, 1)),
     "MAX_POOL_2D": _row(layers.max_pool_2d, layers.max_pool_2d, (1, 1)),
+    # recurrent layers with variable-tensor state (lstm.py, svdf.py)
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _row(lstm.lstm_float, lstm.lstm_int8, (24, 24),
+                                         lstm.lstm_int16),
+    "SVDF": _row(svdf.svdf_float, svdf.svdf_int8, (5, 5)),
     # elementwise and reductions (elementwise.py)
     "ADD": _row(ew.add, int8.add, (2, 2), int16.add, int32.add),
     "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub, int32.sub),
