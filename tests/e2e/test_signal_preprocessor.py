@@ -4,8 +4,9 @@ Micro interpreter invoked and reset (MicroInterpreter::Reset) the same way, and 
 the reference's StateRunner: micro_speech's audio preprocessor (the spectral
 subtraction's noise estimate) on cortex-m4 (Thumb-2, soft 64-bit arithmetic for the
 uint64 filterbank and square root), x86-64, riscv32 and cortex-m0plus (Thumb-1); a
-chain of the streaming ops and both FFT directions, and a Framer without prefill into a
-Stacker, on cortex-m4 and x86-64. Every stateful Signal op is in one of them."""
+chain of the streaming ops and both FFT directions, and a Framer without prefill, a
+Stacker and a float OverlapAdd, on cortex-m4 and x86-64. Every stateful Signal op is
+in one of them."""
 
 from __future__ import annotations
 
@@ -75,16 +76,19 @@ def _stream_chain() -> bytes:
 
 
 def _framer_stacker() -> bytes:
-    """Framer (6 every 4, no prefill: its first frame is invalid) of a (1, 4) row, and a
-    Stacker (4 channels, 2 left, 1 right, step 2) of a (4,) input beside it."""
+    """Framer (6 every 4, no prefill: its first frame is invalid) of a (1, 4) row, a
+    Stacker (4 channels, 2 left, 1 right, step 2) of a (4,) input and a float32
+    OverlapAdd (2 frames of 8 every 4) beside them: int16, int32 and float32 state."""
     x, frames_, valid = Tensor((1, 4), "int16"), Tensor((1, 1, 6), "int16"), Tensor((), "bool")
     y, stacked, ready = Tensor((4,), "int16"), Tensor((16,), "int16"), Tensor((), "bool")
+    z, added = Tensor((1, 2, 8), "float32"), Tensor((1, 8), "float32")
     ops = [Op("CUSTOM:SignalFramer", [x], [frames_, valid],
               {"frame_size": 6, "frame_step": 4, "prefill": False}),
            Op("CUSTOM:SignalStacker", [y], [stacked, ready],
               {"num_channels": 4, "stacker_left_context": 2, "stacker_right_context": 1,
-               "stacker_step": 2})]
-    return build_model(ops, [x, y], [frames_, valid, stacked, ready])
+               "stacker_step": 2}),
+           Op("CUSTOM:SignalOverlapAdd", [z], [added], {"T": 0, "frame_step": 4})]
+    return build_model(ops, [x, y, z], [frames_, valid, stacked, ready, added])
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
@@ -102,16 +106,19 @@ def test_streaming_chain_matches_tflite_micro(board: str, tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
-def test_framer_and_stacker_stream_matches_tflite_micro(board: str, tmp_path: Path) -> None:
+def test_framer_stacker_float_overlap_add_stream(board: str, tmp_path: Path) -> None:
     """12 steps, reset before step 7: frames and stacks wherever TFLite Micro says they
-    are valid (it leaves invalid ones unwritten), and the valid flags everywhere."""
+    are valid (it leaves invalid ones unwritten), the valid flags everywhere, and the
+    float overlap-add exactly (sums of two float32 values in TFLite Micro's order)."""
     path = tmp_path / "framer_stacker.tflite"
     path.write_bytes(_framer_stacker())
     rng = np.random.default_rng(9)
     steps = [[rng.integers(-32768, 32768, (1, 4)).astype(np.int16),
-              rng.integers(-32768, 32768, (4,)).astype(np.int16)] for _ in range(12)]
+              rng.integers(-32768, 32768, (4,)).astype(np.int16),
+              rng.standard_normal((1, 2, 8)).astype(np.float32)] for _ in range(12)]
     got, want = _stream(path, board, steps, (7,), tmp_path / "fw")
     for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g[4].dtype == np.float32 and np.array_equal(g[4], w[4]), (k, g[4], w[4])
         assert bool(g[1]) == bool(w[1]) and bool(g[3]) == bool(w[3]), k
         for data, flag in ((0, 1), (2, 3)):
             if bool(w[flag]):
