@@ -21,6 +21,7 @@ from micro_speech_pipeline import (
 
 from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.reference import run_graph
+from toolchain.reference.state import StateRunner
 
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
@@ -39,25 +40,29 @@ def test_first_frame_of_every_clip(preprocessor: str) -> None:
     for clip in CLIPS:
         frame = frames(read_wav(TESTDATA / clip), 1)[0]
         want = _first_invocation(preprocessor, frame)
-        got = run_graph(graph, [frame])[0]
+        got = StateRunner(graph).step([frame])[0]  # from the boot state
         assert got.dtype == want.dtype and got.shape == (FEATURES,)
         assert np.array_equal(got, want), (clip, got, want)
 
 
 @pytest.mark.parametrize("preprocessor", PREPROCESSORS)
 def test_any_frame_from_the_initial_state(preprocessor: str) -> None:
+    """One runner reset before each frame: the reset state is TFLite Micro's fresh one."""
     graph = load_tflite(MODELS / preprocessor)
+    assert graph.states  # the spectral subtraction's noise estimate
     audio = read_wav(TESTDATA / "yes_1000ms.wav")
+    runner = StateRunner(graph)
     for k in (5, 17, 30, 48):
         frame = frames(audio)[k]
-        assert np.array_equal(run_graph(graph, [frame])[0],
+        runner.reset()
+        assert np.array_equal(runner.step([frame])[0],
                               _first_invocation(preprocessor, frame)), k
 
 
 @pytest.mark.parametrize("clip", ["yes_1000ms.wav", "noise_1000ms.wav"])
-def test_noise_estimate_fed_back_matches_over_a_second(clip: str) -> None:
-    """The spectral subtraction's state carried from frame to frame (explicitly, see
-    tests/micro_speech_pipeline.py): all 49 frames equal TFLite Micro's, one
+def test_noise_estimate_carried_matches_over_a_second(clip: str) -> None:
+    """The spectral subtraction's state carried from frame to frame (graph state, in
+    the reference's StateRunner): all 49 frames equal TFLite Micro's, one
     interpreter kept across them; the state makes them differ from first invocations."""
     audio = read_wav(TESTDATA / clip)
     path = MODELS / "audio_preprocessor_int8.tflite"
@@ -72,7 +77,7 @@ def test_noise_estimate_fed_back_matches_over_a_second(clip: str) -> None:
 @pytest.mark.parametrize("clip,label", [("yes_1000ms.wav", 2), ("no_1000ms.wav", 3)])
 def test_keyword_scores_from_our_features(clip: str, label: int) -> None:
     """wav -> 49 x 40 features -> keyword scores, all in minirt's reference (the state
-    fed back), equals TFLite Micro's whole pipeline, and names the clip's word
+    carried), equals TFLite Micro's whole pipeline, and names the clip's word
     (micro_speech's labels: silence, unknown, yes, no)."""
     audio = read_wav(TESTDATA / clip)
     features = reference_features(MODELS / "audio_preprocessor_int8.tflite", audio)

@@ -1,9 +1,9 @@
 """The Signal library's stateful ops (signal_stream.py: Delay, Framer, Stacker,
 OverlapAdd; the spectral subtraction's noise estimate) and the FFTs of every type
-against TFLite Micro, exactly where integer: the first invocation as imported
-(the state's initial value), and several invocations of one TFLite Micro interpreter
-against minirt's reference with each op's state fed back explicitly
-(tests/micro_speech_pipeline.py), which is what the state mechanism will carry."""
+against TFLite Micro, exactly where integer: several invocations of one TFLite Micro
+interpreter, reset midway (MicroInterpreter::Reset), against minirt's reference
+running the imported model on one state the same way (StateRunner: the Signal ops'
+state is graph state, initial and reset values those of TFLite Micro's kernels)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,16 @@ def _int16(rng: np.random.Generator, shape: tuple[int, ...], amplitude: int = 32
 
 
 def _check_invocations(model: bytes, invocations: list[list[np.ndarray]],
-                       valid_output: int | None = None) -> None:
-    """Every invocation's outputs equal. With `valid_output`, output 0 is compared only
-    where TFLite Micro says it is valid (it leaves an invalid frame unwritten)."""
-    want = tflm_invocations(model, invocations)
-    got = reference_invocations(read_model(model), invocations)
+                       valid_output: int | None = None, resets: tuple[int, ...] = ()
+                       ) -> None:
+    """Every invocation's outputs equal, both sides reset before each step of `resets`
+    (by default before the middle step of a run of 4 or more). With `valid_output`,
+    output 0 is compared only where TFLite Micro says it is valid (it leaves an invalid
+    frame unwritten)."""
+    if not resets and len(invocations) >= 4:
+        resets = (len(invocations) // 2,)
+    want = tflm_invocations(model, invocations, resets)
+    got = reference_invocations(read_model(model), invocations, resets=resets)
     for k, (w, g) in enumerate(zip(want, got)):
         for j, (a, b) in enumerate(zip(w, g)):
             assert a.dtype == b.dtype and a.shape == b.shape, (k, j, a.dtype, b.dtype)

@@ -2,12 +2,12 @@
 inputs, and the two doors of the state TFLite Micro keeps between invocations.
 
 State: SpectralSubtraction's noise estimate, Delay's, Framer's, Stacker's and
-OverlapAdd's buffers live in TFLite Micro's persistent memory across invocations (zero
-after a reset). Converters read it with `state_in` and hand the updated value to
-`state_out`; until minirt's state-that-survives-an-inference mechanism is merged,
-`state_in` gives the initial value (so a model computes TFLite Micro's first invocation
-after a reset) and `state_out` drops the value. Callers go through this module's
-attributes (`signal_common.state_in(...)`) so one place rewires them.
+OverlapAdd's buffers live in TFLite Micro's persistent memory across invocations. Here
+they are minirt state (state.py: a graph input and output each, the firmware's state
+region): converters read one with `state_in` and hand its updated value to `state_out`.
+Every Signal kernel's Init and Reset leave the same value (zeros, Framer's prefill
+zeros, Stacker's "no frame yet"), so a state's initial and reset values are one array.
+Callers go through this module's attributes (`signal_common.state_in(...)`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from flatbuffers import flexbuffers
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.graph.ir import Tensor
+from toolchain.types import TensorType, dtype
 
 
 def signal_options(ctx: OpContext, *keys: str) -> dict[str, Any]:
@@ -89,17 +90,18 @@ def state_key(ctx: OpContext, key: str) -> str:
 
 
 def state_in(ctx: OpContext, key: str, initial: np.ndarray, dt: str) -> Tensor:
-    """The operator's state `key` as the inference starts. For now its initial value (the
-    first invocation after TFLite Micro's reset); wired to minirt's state-that-survives-
-    an-inference mechanism on merge, as ctx.read_state(state_key(ctx, key), initial, dt):
-    `initial` is what TFLite Micro's reset leaves (the shape and type of the state)."""
-    return ctx.const(initial, dt)
+    """The operator's state `key` as the inference starts (or as last written in it):
+    `initial`, of element type `dt`, is what TFLite Micro's Init and Reset both leave,
+    so it is the state's value at boot and after every reset."""
+    ety = dtype(dt)
+    value = np.asarray(initial, ety.np_dtype)
+    ty = TensorType(tuple(value.shape), ety)
+    return ctx.read_state(state_key(ctx, key), ty, value, value)
 
 
 def state_out(ctx: OpContext, key: str, new_state: Tensor) -> None:
-    """Where the operator's updated state `key` goes: nowhere for now; wired to minirt's
-    state mechanism on merge, as ctx.write_state(state_key(ctx, key), new_state) (the
-    first invocation is exact without it)."""
+    """The operator's updated state `key`: what the next inference reads."""
+    ctx.write_state(state_key(ctx, key), new_state)
 
 
 __all__ = ["constant_input", "int_option", "signal_options", "state_in", "state_key",
