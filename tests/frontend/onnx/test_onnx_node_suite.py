@@ -58,6 +58,8 @@ FAMILIES = {
     # (every Resize node test gives its scales or sizes at run time: pinned here; the
     # resize case of onnx_cases.py checks the conversion against onnxruntime)
     "resize": {"Resize"},
+    # unrolled recurrent layers (recurrent.py)
+    "recurrent": {"LSTM", "GRU", "RNN"},
     # no converter: imported through the op's ONNX function body (functions.py)
     "functions": {"Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
                   "MeanVarianceNormalization", "SwiGLU"},
