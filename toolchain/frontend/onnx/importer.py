@@ -23,7 +23,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
-from toolchain.frontend.onnx.control import Branch, taken_branch
+from toolchain.frontend.onnx.control import REGION_OPS, Branch, taken_branch
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
@@ -119,8 +119,9 @@ class _Importer:
             where = f" (domain {node.domain})" if node.domain not in ("", "ai.onnx") else ""
             raise Unsupported(f"is not supported{where}")
         row = OPS.get(node.op_type)
+        regional = REGION_OPS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if any(n in self.failed for n in node.inputs if n):
-            if row is None:
+            if row is None and regional is None:
                 raise Unsupported("")
             self.failed.update(node.outputs)
             return
@@ -129,6 +130,12 @@ class _Importer:
             if branch is not None:
                 self.convert_branch(node, branch)
                 return
+        if regional is not None:
+            try:
+                self.bind(node, regional(self, node))
+            except _CONVERT_ERRORS as e:
+                raise Unsupported(f"{type(e).__name__}: {e}") from None
+            return
         folded = self.fold(node)
         if folded is not None:
             self.bind(node, folded)
