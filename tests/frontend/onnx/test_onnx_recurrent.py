@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnx_models import run_ort
+from onnx_models import import_bytes, merge, run_firmware, run_ort
 
+from toolchain.cli.run import compare
 from toolchain.frontend.onnx.errors import OnnxError
+from toolchain.frontend.onnx.recurrent import MAX_UNROLLED_STEPS
 from toolchain.loader import load_graph
 from toolchain.reference import run_graph
 
@@ -92,12 +94,17 @@ def _check(tmp_path: Path, model: bytes, data: list[np.ndarray],
         assert np.isclose(g, w, rtol=1e-4, atol=1e-5).all(), np.abs(g - w).max()
 
 
+# Sequence lengths of both forms: unrolled, and a `while`.
+SEQ = [MAX_UNROLLED_STEPS, MAX_UNROLLED_STEPS + 3]
+
+
 @pytest.mark.parametrize("op", sorted(GATES))
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
 @pytest.mark.parametrize("layout", [0, 1])
-def test_directions_and_layouts(tmp_path: Path, op: str, direction: str, layout: int
-                                ) -> None:
-    shape = (op, 5, 3, 4, 6)
+@pytest.mark.parametrize("seq", SEQ)
+def test_directions_and_layouts(tmp_path: Path, op: str, direction: str, layout: int,
+                                seq: int) -> None:
+    shape = (op, seq, 3, 4, 6)
     model, data = _model(*shape, direction=direction, layout=layout, peepholes=op == "LSTM")
     layout_0 = (_model(*shape, direction=direction, peepholes=op == "LSTM")[0]
                 if layout else None)
@@ -106,10 +113,11 @@ def test_directions_and_layouts(tmp_path: Path, op: str, direction: str, layout:
 
 @pytest.mark.parametrize("op", sorted(GATES))
 @pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
-def test_sequence_lengths_given_at_run_time(tmp_path: Path, op: str, direction: str
-                                            ) -> None:
+@pytest.mark.parametrize("seq", SEQ)
+def test_sequence_lengths_given_at_run_time(tmp_path: Path, op: str, direction: str,
+                                            seq: int) -> None:
     """Steps past a batch entry's length keep its state and write zeros to Y."""
-    _check(tmp_path, *_model(op, 6, 4, 3, 5, direction=direction, lens=True))
+    _check(tmp_path, *_model(op, seq, 4, 3, 5, direction=direction, lens=True))
 
 
 @pytest.mark.parametrize("op", sorted(GATES))
@@ -152,9 +160,31 @@ def test_an_unknown_activation_is_one_line(tmp_path: Path) -> None:
         load_graph(path)
 
 
-def test_a_long_sequence_is_refused_in_one_line(tmp_path: Path) -> None:
-    model, _ = _model("RNN", 300, 1, 1, 1)
+@pytest.mark.parametrize("op", sorted(GATES))
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_a_long_sequence_is_a_while(tmp_path: Path, op: str, direction: str) -> None:
+    """Past MAX_UNROLLED_STEPS the steps are one `while` per direction, sequence_lens,
+    peepholes and clip too."""
+    model, data = _model(op, MAX_UNROLLED_STEPS + 12, 3, 4, 5, direction=direction,
+                         lens=True, peepholes=op == "LSTM", clip=3.0)
     path = tmp_path / "cell.onnx"
     path.write_bytes(model)
-    with pytest.raises(OnnxError, match=r"node 'cell' \(RNN\): a sequence of 300 steps"):
-        load_graph(path)
+    graph = load_graph(path)
+    loops = [n for n in graph.nodes if n.op == "while"]
+    assert len(loops) == (2 if direction == "bidirectional" else 1)
+    _check(tmp_path, model, data)
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+def test_both_forms_on_the_board(tmp_path: Path, board: str) -> None:
+    """An unrolled GRU and a looped bidirectional LSTM (sequence_lens at run time) in one
+    firmware, against the numpy reference with minirt-run --check's rule."""
+    short, short_data = _model("GRU", MAX_UNROLLED_STEPS, 2, 3, 4, direction="reverse",
+                               linear_before_reset=1)
+    long, long_data = _model("LSTM", MAX_UNROLLED_STEPS + 5, 2, 3, 4,
+                             direction="bidirectional", lens=True, peepholes=True)
+    graph = merge([import_bytes(short), import_bytes(long)])
+    data = short_data + long_data
+    want = run_graph(graph, data)
+    got = run_firmware(graph, board, tmp_path / "fw", data)
+    assert not compare(got, want), compare(got, want)

@@ -1,14 +1,23 @@
 """ONNX's recurrent layers LSTM, GRU and RNN, in inference form, as graph constructions.
 
-The sequence is unrolled: one step of the cell per time step and direction, the input
-projection X W^T + biases computed for every step at once by one dot_general before
-the steps. The graph has static shapes, so the sequence length is always known; an
-unrolled step is a handful of small dispatches (one H R^T product and the gates'
-element-wise work), and the models this is for (a voice-activity LSTM, a keyword
-spotter's GRU) run one to a few dozen steps per inference, where the unrolled form
-costs little flash and no loop overhead. Sequences longer than MAX_UNROLLED_STEPS
-are refused with that reason rather than emitting a firmware whose flash grows with
-the sequence.
+The input projection X W^T + biases is computed for every step at once by one
+dot_general; then each direction's steps run either unrolled (one H R^T product and
+the gates' element-wise work per step, straight-line) or as one `while` whose body is
+one step (carried: i, H, C and Y; step i reads row i of the projection and writes row
+i of Y). The choice is by flash, which is what a microcontroller runs out of: an
+unrolled step is dispatches of its own. Measured on cortex-m4 (LSTM, input 16, hidden
+32, batch 1; weights 24.6 KB of it):
+
+| steps | unrolled flash | while flash | unrolled instructions | while instructions |
+|---|---|---|---|---|
+| 4 | 32,836 | 31,036 | 129,604 | 147,802 |
+| 16 | 50,552 | 30,532 | 610,730 | 673,022 |
+| 64 | 120,052 | 30,532 | 2,542,808 | 3,898,922 |
+
+An unrolled step costs about 1.45 KB and the loop's machinery about 3.5 KB, so the
+`while` is smaller from 3 steps on: sequences up to MAX_UNROLLED_STEPS (a streaming
+model's one step per call) are unrolled, longer ones loop. (The loop's extra
+instructions grow with the sequence: Y is carried whole through each iteration.)
 
 What the ONNX spec defines, all of it: the directions forward, reverse and
 bidirectional; the activations by name with activation_alpha / activation_beta
@@ -32,11 +41,13 @@ from toolchain.frontend.onnx.context import OpContext
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.rnn_activations import Bound, bind_activations
 from toolchain.frontend.onnx.shape_ops import slice_axis
-from toolchain.graph.ir import Tensor
+from toolchain.graph.ir import Graph, Tensor
+from toolchain.graph.verify import verify_node
+from toolchain.types import TensorType, dtype
 
-# Unrolled steps per direction above which a recurrent layer is refused: each step is a
-# few dispatches of its own (about a kilobyte of code on cortex-m4).
-MAX_UNROLLED_STEPS = 256
+# Sequences up to this many steps are unrolled, longer ones become a `while` (see the
+# module docstring for the measurements behind it).
+MAX_UNROLLED_STEPS = 2
 
 
 @dataclass
@@ -180,30 +191,129 @@ def _weights(ctx: OpContext, i: int, shape: tuple[int, ...], what: str) -> Tenso
     return ctx.input(i)
 
 
-def _step_masks(ctx: OpContext, seq: int, shape: tuple[int, int]) -> list[Tensor] | None:
-    """Per time step, which batch entries it updates ([batch, hidden] booleans); None
-    when every entry runs the whole sequence (no sequence_lens, or constant and full)."""
+def _lengths(ctx: OpContext, seq: int, batch: int) -> Tensor | None:
+    """sequence_lens as a tensor; None when every batch entry runs the whole sequence
+    (no sequence_lens, or constant and full)."""
     if not ctx.has_input(4):
         return None
     lens = ctx.value(4)
     if isinstance(lens, np.ndarray):
-        if lens.shape != (shape[0],):
-            raise Unsupported(f"sequence_lens has shape {list(lens.shape)}; [{shape[0]}] is "
+        if lens.shape != (batch,):
+            raise Unsupported(f"sequence_lens has shape {list(lens.shape)}; [{batch}] is "
                               "expected")
         if np.all(lens == seq):
             return None
         if np.any(lens < 0) or np.any(lens > seq):
             raise Unsupported(f"sequence_lens {lens.tolist()} must be within [0, {seq}]")
     t = ctx.input(4)
-    if tuple(t.type.shape) != (shape[0],):
-        raise Unsupported(f"sequence_lens has shape {list(t.type.shape)}; [{shape[0]}] is "
+    if tuple(t.type.shape) != (batch,):
+        raise Unsupported(f"sequence_lens has shape {list(t.type.shape)}; [{batch}] is "
                           "expected")
-    masks = []
-    for step in range(seq):
-        now = ctx.broadcast(ctx.constant(step, t.type.dtype), (shape[0],), ())
-        running = ctx.node("compare", [now, t], direction="LT")
-        masks.append(ctx.broadcast(running, shape, (0,)))
-    return masks
+    return t
+
+
+@dataclass
+class Direction:
+    """What the steps of one direction read, and how they run."""
+
+    cell: Cell
+    xw: Tensor  # [seq, batch, gates * hidden]
+    r: Tensor
+    rb_late: Tensor | None
+    p: list[Tensor]
+    h0: Tensor  # [batch, hidden]
+    c0: Tensor | None
+    acts: list[Bound]
+    clip: float | None
+    input_forget: bool
+    reverse: bool
+    lens: Tensor | None  # [batch] sequence_lens, or None: every entry runs every step
+
+
+def _step(ctx: OpContext, d: Direction, pos: Tensor | None, xw_t: Tensor, h: Tensor,
+          c: Tensor | None, r: Tensor, rb_late: Tensor | None, p: list[Tensor],
+          lens: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+    """One step at time index `pos` (a scalar of sequence_lens' type when it is given):
+    (Y's row, new H, new C). A batch entry past its length keeps its state and gets a
+    zero row."""
+    new_h, new_c = d.cell.step(ctx, StepInputs(xw_t, h, c, r, rb_late, p), d.acts, d.clip,
+                               d.input_forget)
+    if lens is None:
+        return new_h, new_h, new_c
+    assert pos is not None
+    shape = tuple(h.type.shape)
+    now = ctx.broadcast(pos, (shape[0],), ())
+    run = ctx.broadcast(ctx.node("compare", [now, lens], direction="LT"), shape, (0,))
+    row = ctx.node("select", [run, new_h, ctx.filled(0.0, new_h)])
+    new_h = ctx.node("select", [run, new_h, h])
+    if new_c is not None:
+        assert c is not None
+        new_c = ctx.node("select", [run, new_c, c])
+    return row, new_h, new_c
+
+
+def _unrolled(ctx: OpContext, d: Direction) -> tuple[Tensor, Tensor, Tensor | None]:
+    """The direction's steps one after another: (Y [seq, batch, hidden], H, C)."""
+    seq, batch, gh = d.xw.type.shape
+    h, c = d.h0, d.c0
+    rows: list[Tensor] = [d.h0] * seq
+    for step in (range(seq - 1, -1, -1) if d.reverse else range(seq)):
+        xw_t = ctx.reshape(slice_axis(ctx, d.xw, 0, step, step + 1), (batch, gh))
+        pos = ctx.constant(step, d.lens.type.dtype) if d.lens is not None else None
+        rows[step], h, c = _step(ctx, d, pos, xw_t, h, c, d.r, d.rb_late, d.p, d.lens)
+    hidden = h.type.shape[1]
+    y = ctx.node("concatenate", [ctx.reshape(o, (1, batch, hidden)) for o in rows],
+                 dimension=0)
+    return y, h, c
+
+
+def _looped(ctx: OpContext, d: Direction) -> tuple[Tensor, Tensor, Tensor | None]:
+    """The direction's steps as a `while` over i: carried (i, H, C, Y), the step's
+    operands captured; step i reads row i (reverse: seq - 1 - i) of X W^T and writes
+    that row of Y."""
+    seq, batch, gh = d.xw.type.shape
+    hidden = d.h0.type.shape[1]
+    i64 = dtype("i64")
+    y_type = TensorType((seq, batch, hidden), d.h0.type.dtype)
+    body = Graph("body")
+    i = body.add_input(TensorType((), i64), "i")
+    h = body.add_input(d.h0.type, "h")
+    c = body.add_input(d.c0.type, "c") if d.c0 is not None else None
+    y = body.add_input(y_type, "y")
+    carried = 4 if c is not None else 3
+    captured = [d.xw, d.r, *([d.rb_late] if d.rb_late is not None else []), *d.p,
+                *([d.lens] if d.lens is not None else [])]
+    inner = [body.add_input(t.type) for t in captured]
+    xw, r = inner[0], inner[1]
+    k = 2 + (d.rb_late is not None)
+    rb_late = inner[2] if d.rb_late is not None else None
+    p, lens = inner[k:k + len(d.p)], (inner[-1] if d.lens is not None else None)
+    b = ctx.building(body)
+    zero = b.constant(0, i64)
+    pos = b.node("subtract", [b.constant(seq - 1, i64), i]) if d.reverse else i
+    xw_t = b.reshape(b.node("dynamic_slice", [xw, pos, zero, zero],
+                            slice_sizes=(1, batch, gh)), (batch, gh))
+    now = b.node("convert", [pos], dtype=lens.type.dtype.name) if lens is not None else None
+    row, new_h, new_c = _step(b, d, now, xw_t, h, c, r, rb_late, p, lens)
+    new_y = b.node("dynamic_update_slice", [y, b.reshape(row, (1, batch, hidden)), pos,
+                                            zero, zero])
+    body.outputs = [b.node("add", [i, b.constant(1, i64)]), new_h,
+                    *([new_c] if new_c is not None else []), new_y]
+    cond = Graph("cond")
+    for t in body.inputs:
+        cond.add_input(t.type)
+    cb = ctx.building(cond)
+    cond.outputs = [cb.node("compare", [cond.inputs[0], cb.constant(seq, i64)],
+                            direction="LT")]
+    start = [ctx.constant(0, i64), d.h0, *([d.c0] if d.c0 is not None else []),
+             ctx.broadcast(ctx.constant(0.0, y_type.dtype), (seq, batch, hidden), ())]
+    node = ctx.graph.add("while", start + captured, [t.type for t in start],
+                         regions=[cond, body])
+    err = verify_node(node)
+    if err is not None:
+        raise Unsupported(err.message)
+    outs = node.outputs
+    return outs[carried - 1], outs[1], (outs[2] if carried == 4 else None)
 
 
 def recurrent(ctx: OpContext) -> list[Tensor | None]:
@@ -228,9 +338,6 @@ def recurrent(ctx: OpContext) -> list[Tensor | None]:
                           "hidden] is expected")
     hidden = ctx.attr("hidden_size", r_shape[2])
     gh = cell.gates * hidden
-    if seq > MAX_UNROLLED_STEPS:
-        raise Unsupported(f"a sequence of {seq} steps: minirt unrolls recurrent layers "
-                          f"and takes at most {MAX_UNROLLED_STEPS}")
     w = _weights(ctx, 1, (dirs, gh, size), "W")
     r = _weights(ctx, 2, (dirs, gh, hidden), "R")
     bias = _weights(ctx, 3, (dirs, 2 * gh), "B") if ctx.has_input(3) else None
@@ -251,17 +358,18 @@ def recurrent(ctx: OpContext) -> list[Tensor | None]:
         raise Unsupported(f"clip {clip} must be positive")
     lbr = ctx.attr("linear_before_reset", 0) if ctx.info.op_type == "GRU" else 0
     input_forget = bool(ctx.attr("input_forget", 0))
-    masks = _step_masks(ctx, seq, (batch, hidden))
+    lens = _lengths(ctx, seq, batch)
+    steps = _unrolled if seq <= MAX_UNROLLED_STEPS else _looped
 
     flat_x = ctx.reshape(x, (seq * batch, size))
     ys, hs, cs = [], [], []
-    for d in range(dirs):
-        w_d = ctx.reshape(slice_axis(ctx, w, 0, d, d + 1), (gh, size))
-        r_d = ctx.reshape(slice_axis(ctx, r, 0, d, d + 1), (gh, hidden))
+    for k in range(dirs):
+        w_d = ctx.reshape(slice_axis(ctx, w, 0, k, k + 1), (gh, size))
+        r_d = ctx.reshape(slice_axis(ctx, r, 0, k, k + 1), (gh, hidden))
         xw = _dot_t(ctx, flat_x, w_d)
         rb_late = None
         if bias is not None:
-            b_d = ctx.reshape(slice_axis(ctx, bias, 0, d, d + 1), (2 * gh,))
+            b_d = ctx.reshape(slice_axis(ctx, bias, 0, k, k + 1), (2 * gh,))
             wb, rb = slice_axis(ctx, b_d, 0, 0, gh), slice_axis(ctx, b_d, 0, gh, 2 * gh)
             if lbr:
                 # Rbh goes inside r * (H Rh^T + Rbh): only Rbz, Rbr join the projection.
@@ -275,30 +383,17 @@ def recurrent(ctx: OpContext) -> list[Tensor | None]:
             rb_late = ctx.broadcast(ctx.constant(0.0, x.type.dtype), (batch, hidden), ())
         p = []
         if peep is not None:
-            p_d = ctx.reshape(slice_axis(ctx, peep, 0, d, d + 1), (3 * hidden,))
-            p = [ctx.broadcast(slice_axis(ctx, p_d, 0, k * hidden, (k + 1) * hidden),
-                               (batch, hidden), (1,)) for k in range(3)]
-        h = ctx.reshape(slice_axis(ctx, h0, 0, d, d + 1), (batch, hidden))
-        c = (ctx.reshape(slice_axis(ctx, c0, 0, d, d + 1), (batch, hidden))
+            p_d = ctx.reshape(slice_axis(ctx, peep, 0, k, k + 1), (3 * hidden,))
+            p = [ctx.broadcast(slice_axis(ctx, p_d, 0, j * hidden, (j + 1) * hidden),
+                               (batch, hidden), (1,)) for j in range(3)]
+        h = ctx.reshape(slice_axis(ctx, h0, 0, k, k + 1), (batch, hidden))
+        c = (ctx.reshape(slice_axis(ctx, c0, 0, k, k + 1), (batch, hidden))
              if c0 is not None else None)
-        reverse = direction == "reverse" or d == 1
-        outs: list[Tensor | None] = [None] * seq
-        for step in (range(seq - 1, -1, -1) if reverse else range(seq)):
-            xw_t = slice_axis(ctx, xw, 0, step * batch, (step + 1) * batch)
-            new_h, new_c = cell.step(ctx, StepInputs(xw_t, h, c, r_d, rb_late, p),
-                                     acts[d * per_dir:(d + 1) * per_dir], clip,
-                                     input_forget)
-            if masks is not None:
-                run = masks[step]
-                outs[step] = ctx.node("select", [run, new_h, ctx.filled(0.0, new_h)])
-                new_h = ctx.node("select", [run, new_h, h])
-                if new_c is not None:
-                    new_c = ctx.node("select", [run, new_c, c])
-            else:
-                outs[step] = new_h
-            h, c = new_h, new_c
-        ys.append(ctx.node("concatenate", [ctx.reshape(o, (1, 1, batch, hidden))
-                                           for o in outs if o is not None], dimension=0))
+        d = Direction(cell, ctx.reshape(xw, (seq, batch, gh)), r_d, rb_late, p, h, c,
+                      acts[k * per_dir:(k + 1) * per_dir], clip, input_forget,
+                      direction == "reverse" or k == 1, lens)
+        y, h, c = steps(ctx, d)
+        ys.append(ctx.reshape(y, (seq, 1, batch, hidden)))
         hs.append(ctx.reshape(h, (1, batch, hidden)))
         if c is not None:
             cs.append(ctx.reshape(c, (1, batch, hidden)))
