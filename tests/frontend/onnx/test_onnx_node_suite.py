@@ -64,7 +64,9 @@ FAMILIES = {
     "control": {"If", "Loop", "Scan"},
     # no converter: imported through the op's ONNX function body (functions.py)
     "functions": {"Attention", "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
-                  "MeanVarianceNormalization", "SwiGLU"},
+                  "MeanVarianceNormalization", "SwiGLU",
+                  # its body holds a Scan, whose body reads the function body's values
+                  "LinearAttention"},
 }
 
 # Attribute values a converter refuses on purpose: (op, attribute, value) -> what the
