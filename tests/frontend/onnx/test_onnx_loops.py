@@ -172,3 +172,29 @@ def test_loops_on_the_board(tmp_path: Path, board: str) -> None:
     want = run_graph(load_graph(path), XS)
     got = run_firmware(load_graph(path), board, tmp_path / "fw", XS)
     assert not compare(got, want), compare(got, want)
+
+
+def _one_loop(tmp_path: Path, body_nodes: list, body_out: list, inputs: list[str]) -> Path:
+    body = helper.make_graph(body_nodes, "body", [vi("i", I64, []), vi("c", BOOL, []),
+                                                  vi("v", F, [3])], body_out)
+    return _save(tmp_path / "loop.onnx",
+                 [n("Loop", inputs, ["out"], name="loop", body=body)],
+                 [vi("v0", F, [3])], [vi("out", F, ["k"])],
+                 {"M": np.int64(3), "go": np.array(True)})
+
+
+@pytest.mark.parametrize(("body_nodes", "body_out", "inputs", "error"), [
+    ([n("Concat", ["v", "v"], ["w"], name="grow", axis=0)],
+     [vi("c", BOOL, []), vi("w", F, [6])], ["M", "", "v0"],
+     r"carried value 0 enters the body as tensor<3xf32> and leaves it as tensor<6xf32>"),
+    ([n("Identity", ["v"], ["w"], name="same")], [vi("c", BOOL, []), vi("w", F, [3])],
+     ["", "", "v0"], "it has neither a trip count nor a condition"),
+    ([n("Det", ["v"], ["w"], name="det")], [vi("c", BOOL, []), vi("w", F, [3])],
+     ["M", "go", "v0"], r"in its body: node 'det' \(Det\) is not supported"),
+])
+def test_loop_errors_are_one_line(tmp_path: Path, body_nodes: list, body_out: list,
+                                  inputs: list[str], error: str) -> None:
+    path = _one_loop(tmp_path, body_nodes, body_out, inputs)
+    with pytest.raises(OnnxError, match=r"node 'loop' \(Loop\): " + error) as e:
+        load_graph(path)
+    assert len(e.value.render().splitlines()) == 1

@@ -96,3 +96,31 @@ def test_one_step_on_the_board(model_path: Path, board: str, tmp_path: Path) -> 
     want = list(reference(chunks[8], state))
     got = run_firmware(_pinned(model_path), board, tmp_path / "fw", [chunks[8], state])
     assert not compare(got, want), compare(got, want)
+
+
+def test_unpinned_both_rates_run_through_the_graphs_if(model_path: Path) -> None:
+    """Without --input-value the If stays, both encoders compiled: sr is an input and
+    8 kHz takes the other branch, as in onnxruntime (3 steps with feedback)."""
+    ort_step = _ort_step(model_path)
+    if ort_step is None:
+        pytest.skip("onnxruntime is not installed")
+    graph = load_graph(model_path)
+    assert [t.name for t in graph.inputs] == ["audio", "sr", "state"]
+    assert any(n.op == "if" for n in graph.nodes)
+    data = model_path.read_bytes()
+    chunks, state = audio_chunks(3), np.zeros(STATE_SHAPE, np.float32)
+    for sr in (np.array(8000, np.int64), SR):
+        def ours(chunk: np.ndarray, s: np.ndarray, sr: np.ndarray = sr
+                 ) -> tuple[np.ndarray, np.ndarray]:
+            prob, s_out = run_graph(graph, [chunk, sr, s])
+            return prob, s_out
+
+        def theirs(chunk: np.ndarray, s: np.ndarray, sr: np.ndarray = sr
+                   ) -> tuple[np.ndarray, np.ndarray]:
+            out = run_ort(data, [chunk, sr, s])
+            assert out is not None
+            return out[0], out[1]
+
+        for (p, s), (wp, ws) in zip(stream(ours, chunks, state), stream(theirs, chunks, state)):
+            assert np.isclose(p, wp, rtol=1e-4, atol=1e-5).all()
+            assert np.isclose(s, ws, rtol=1e-4, atol=1e-5).all()
