@@ -198,3 +198,20 @@ def test_loop_errors_are_one_line(tmp_path: Path, body_nodes: list, body_out: li
     with pytest.raises(OnnxError, match=r"node 'loop' \(Loop\): " + error) as e:
         load_graph(path)
     assert len(e.value.render().splitlines()) == 1
+
+
+def test_a_body_reading_a_failed_node_adds_no_second_error(tmp_path: Path) -> None:
+    """The node that failed is the one error; the Loop whose body reads its output is
+    skipped, as any node reading a failed one is."""
+    body = helper.make_graph([n("Add", ["v", "bad"], ["w"], name="use")], "body",
+                             [vi("i", I64, []), vi("c", BOOL, []), vi("v", F, [3])],
+                             [vi("c", BOOL, []), vi("w", F, [3])])
+    path = _save(tmp_path / "loop.onnx",
+                 [n("Det", ["m"], ["bad"], name="det"),
+                  n("Loop", ["M", "", "v0"], ["out"], name="loop", body=body)],
+                 [vi("v0", F, [3]), vi("m", F, [3, 3])], [vi("out", F, [3])],
+                 {"M": np.int64(3)})
+    with pytest.raises(OnnxError) as e:
+        load_graph(path)
+    assert [line.split(": ", 1)[1] for line in e.value.render().splitlines()] == [
+        "node 'det' (Det) is not supported"]

@@ -29,6 +29,7 @@ from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
 from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
 from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
+from toolchain.frontend.onnx.regions import body_reads
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -120,7 +121,8 @@ class _Importer:
             raise Unsupported(f"is not supported{where}")
         row = OPS.get(node.op_type)
         regional = REGION_OPS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
-        if any(n in self.failed for n in node.inputs if n):
+        reads = [*node.inputs, *(body_reads(node) if regional else [])]
+        if any(n in self.failed for n in reads if n):
             if row is None and regional is None:
                 raise Unsupported("")
             self.failed.update(node.outputs)

@@ -99,6 +99,19 @@ def outer_reads(graph: Any) -> list[str]:
     return reads
 
 
+def body_reads(node: NodeInfo) -> list[str]:
+    """The enclosing names the bodies of `node` (an If, Loop or Scan) read."""
+    from onnx import AttributeProto
+
+    names: list[str] = []
+    for a in node.proto.attribute if node.proto is not None else []:
+        subs = [a.g] if a.type == AttributeProto.GRAPH else (
+            list(a.graphs) if a.type == AttributeProto.GRAPHS else [])
+        for g in subs:
+            names += [n for n in outer_reads(g) if n not in names]
+    return names
+
+
 def _at_run_time(value: Any) -> bool:
     """Whether a value is computed at run time (not a constant, nor a view of one)."""
     return isinstance(value, Tensor) or (isinstance(value, QView) and not value.is_const)
@@ -160,5 +173,5 @@ def scalar_of(graph: Graph, t: Tensor, what: str) -> Tensor:
     return graph.add("reshape", [t], [TensorType((), t.type.dtype)], {"shape": ()}).output
 
 
-__all__ = ["Prelude", "Scope", "Subgraph", "captures_of", "import_region", "outer_reads",
-           "read_subgraph", "scalar_of"]
+__all__ = ["Prelude", "Scope", "Subgraph", "body_reads", "captures_of", "import_region",
+           "outer_reads", "read_subgraph", "scalar_of"]
