@@ -201,9 +201,9 @@ def scan(scope: Scope, node: NodeInfo) -> list[Tensor]:
     length = lengths.pop()
     scanned = list(dict.fromkeys(node.inputs[n_state:]))
     captures = scanned + [c for c in captures_of(scope, [body_proto.g]) if c not in scanned]
-    own = [("", TensorType((), I64)), *((name, t.type) for name, t in
-                                        zip(body.inputs[:n_state], states))]
-    own[0] = (f"{node.name or 'scan'}.i", own[0][1])
+    # The step number is no value of the ONNX body: a name it cannot read.
+    own = [(f"{node.name or 'scan'}.i", TensorType((), I64)),
+           *((name, t.type) for name, t in zip(body.inputs[:n_state], states))]
 
     def elements(region: Graph, values: dict[str, Any]) -> dict[str, Any]:
         b = _builder(node, region, scope)
