@@ -215,3 +215,47 @@ def test_a_body_reading_a_failed_node_adds_no_second_error(tmp_path: Path) -> No
         load_graph(path)
     assert [line.split(": ", 1)[1] for line in e.value.render().splitlines()] == [
         "node 'det' (Det) is not supported"]
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(0, 1), (-6, -5), (1, 3)])
+def test_a_slice_at_the_iteration_number(tmp_path: Path, lo: int, hi: int) -> None:
+    """x[i + lo : i + hi] in a Loop body: starts computed at run time, the extent
+    hi - lo proven from the graph (run_time_slice.py); a negative start counts from
+    the end."""
+    body = helper.make_graph(
+        [n("Add", ["i", "lo"], ["s"], name="s"), n("Add", ["i", "hi"], ["e"], name="e"),
+         n("Unsqueeze", ["s", "zero"], ["s1"], name="s1"),
+         n("Unsqueeze", ["e", "zero"], ["e1"], name="e1"),
+         n("Slice", ["table", "s1", "e1", "zero"], ["part"], name="part"),
+         n("ReduceSum", ["part"], ["total"], name="total", keepdims=0),
+         n("Add", ["acc", "total"], ["acc2"], name="acc2"),
+         n("Identity", ["c"], ["c2"], name="c2")],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("acc", F, [])],
+        [vi("c2", BOOL, []), vi("acc2", F, []), vi("part", F, [hi - lo, 2])])
+    path = _save(tmp_path / "slice.onnx",
+                 [n("Loop", ["M", "", "acc0"], ["acc", "parts"], name="loop", body=body)],
+                 [vi("table", F, [6, 2]), vi("acc0", F, [])],
+                 [vi("acc", F, []), vi("parts", F, [3, hi - lo, 2])],
+                 {"M": np.int64(3), "lo": np.int64(lo), "hi": np.int64(hi),
+                  "zero": np.array([0], np.int64)})
+    table = np.arange(12, dtype=np.float32).reshape(6, 2)
+    _check(path, [table, np.array(0.5, np.float32)])
+
+
+def test_a_slice_of_unproven_extent_asks_for_constants(tmp_path: Path) -> None:
+    body = helper.make_graph(
+        [n("Unsqueeze", ["i", "zero"], ["s1"], name="s1"),
+         n("Mul", ["i", "two"], ["e"], name="e"),
+         n("Unsqueeze", ["e", "zero"], ["e1"], name="e1"),
+         n("Slice", ["table", "s1", "e1", "zero"], ["part"], name="part"),
+         n("ReduceSum", ["part"], ["acc2"], name="total", keepdims=0),
+         n("Identity", ["c"], ["c2"], name="c2")],
+        "body", [vi("i", I64, []), vi("c", BOOL, []), vi("acc", F, [])],
+        [vi("c2", BOOL, []), vi("acc2", F, [])])
+    path = _save(tmp_path / "slice.onnx",
+                 [n("Loop", ["M", "", "acc0"], ["acc"], name="loop", body=body)],
+                 [vi("table", F, [6]), vi("acc0", F, [])], [vi("acc", F, [])],
+                 {"M": np.int64(3), "two": np.int64(2), "zero": np.array([0], np.int64)})
+    with pytest.raises(OnnxError, match=r"node 'loop' \(Loop\): in its body: node 'part' "
+                                        r"\(Slice\): input 1 \(starts\) must be a constant"):
+        load_graph(path)

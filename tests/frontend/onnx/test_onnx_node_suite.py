@@ -100,11 +100,7 @@ SEQUENCE_OPS = {"SequenceConstruct", "SequenceEmpty", "SequenceInsert", "Sequenc
                 "Optional", "OptionalGetElement", "OptionalHasElement"}
 
 # Cases minirt cannot build yet, with what the error says.
-LIMITS = {
-    # The body slices its input at [iteration, iteration + 1): a Slice whose starts are
-    # computed at run time (a dynamic_slice of static size) is not converted.
-    "test_loop11": "input 1 \\(starts\\) must be a constant",
-}
+LIMITS: dict[str, str] = {}
 
 
 def _body_ops(graph) -> set[str]:

@@ -34,8 +34,9 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     **{op: frozenset({"axes"}) for op in _REDUCE_OPS},
     # Range's length is (limit - start) / delta.
     "Range": frozenset({"start", "limit", "delta"}),
-    # The trip count: a Loop's scan outputs have one row per iteration (loops.py).
-    "Loop": frozenset({"M"}),
+    # The trip count and the first condition: a Loop's scan outputs have one row per
+    # iteration (loops.py).
+    "Loop": frozenset({"M", "cond"}),
 }
 
 
