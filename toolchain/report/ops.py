@@ -221,10 +221,13 @@ def tflite_section() -> Section:
 def onnx_section() -> Section | None:
     try:
         ops = importlib.import_module("toolchain.frontend.onnx.ops").OPS
+        regional = importlib.import_module("toolchain.frontend.onnx.control").REGION_OPS
     except ImportError:
         return None
-    rows = [Row(name, True, "float" + (", int8 (QDQ)" if row.int8 else ""))
-            for name, row in sorted(ops.items())]
+    types = {name: "float" + (", int8 (QDQ)" if row.int8 else "") for name, row in ops.items()}
+    # Ops with bodies take whatever their bodies' ops take.
+    types.update({name: "as its bodies' ops" for name in regional})
+    rows = [Row(name, True, types[name]) for name in sorted(types)]
     return Section("ONNX", "The ONNX op types the importer's table takes (opset 13 and "
                    "later); any other op type is refused by name. Element types: the float "
                    "converter, and an int8 form for quantize/dequantize patterns.", rows)

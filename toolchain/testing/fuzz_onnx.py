@@ -518,7 +518,7 @@ def _q(name: str, s: float | list[float], z: int | list[int], dt: type = np.int8
     return {f"{name}_s": np.asarray(s, np.float32), f"{name}_z": np.asarray(z, dt)}
 
 
-F, I8 = TensorProto.FLOAT, TensorProto.INT8
+F, I8, I64, BOOL = TensorProto.FLOAT, TensorProto.INT8, TensorProto.INT64, TensorProto.BOOL
 
 
 def seed_models() -> dict[str, bytes]:
@@ -611,6 +611,45 @@ def seed_models() -> dict[str, bytes]:
          "zero_1": np.array([0], i64), "d1_1": np.array([3], i64),
          "reps": np.array([1], i64), "zshape": np.array([2, 3], i64),
          "eshape": np.array([2, 3], i64)})
+    # Recurrent layers (their attributes and optional inputs) and ops with bodies.
+    seeds["recurrent"] = _model(
+        [n("LSTM", ["x", "lw", "lr", "lb", "lens", "h0"], ["ly", "lh"], name="lstm",
+           hidden_size=3, direction="bidirectional", clip=2.0),
+         n("GRU", ["x", "gw", "gr", "", "", ""], ["gy"], name="gru", hidden_size=3,
+           linear_before_reset=1, activations=["HardSigmoid", "Tanh"],
+           activation_alpha=[0.3], activation_beta=[0.4])],
+        {"x": (F, (3, 2, 4)), "h0": (F, (2, 2, 3))}, ["ly", "lh", "gy"],
+        {"lw": _rand((2, 12, 4), 13), "lr": _rand((2, 12, 3), 14), "lb": _rand((2, 24), 15),
+         "lens": np.array([3, 2], np.int32), "gw": _rand((1, 9, 4), 16),
+         "gr": _rand((1, 9, 3), 17)})
+    body = helper.make_graph(
+        [n("ReduceSum", ["v"], ["total"], name="total", keepdims=0),
+         n("Less", ["total", "limit"], ["small"], name="small"),
+         n("If", ["small"], ["v2"], name="branch",
+           then_branch=helper.make_graph([n("Add", ["v", "x"], ["up"], name="up")], "then",
+                                         [], [helper.make_tensor_value_info("up", F, [3])]),
+           else_branch=helper.make_graph([n("Sub", ["v", "x"], ["dn"], name="dn")], "else",
+                                         [], [helper.make_tensor_value_info("dn", F, [3])])),
+         n("Identity", ["c"], ["c2"], name="keep"),
+         n("Identity", ["v2"], ["row"], name="row")],
+        "body", [helper.make_tensor_value_info("i", I64, []),
+                 helper.make_tensor_value_info("c", BOOL, []),
+                 helper.make_tensor_value_info("v", F, [3])],
+        [helper.make_tensor_value_info(k, t, s) for k, t, s in (
+            ("c2", BOOL, []), ("v2", F, [3]), ("row", F, [3]))])
+    scan_body = helper.make_graph(
+        [n("Add", ["s", "e"], ["s2"], name="acc")], "scan_body",
+        [helper.make_tensor_value_info("s", F, [3]), helper.make_tensor_value_info("e", F, [3])],
+        [helper.make_tensor_value_info("s2", F, [3])])
+    control = onnx.load_model_from_string(_model(
+        [n("Loop", ["trips", "", "x"], ["v", "rows"], name="loop", body=body),
+         n("Scan", ["x", "rows"], ["y"], name="scan", body=scan_body, num_scan_inputs=1,
+           scan_input_directions=[1])],
+        {"x": (F, (3,))}, ["v", "y"], {"trips": np.array(4, i64),
+                                       "limit": np.array(2.0, np.float32)}))
+    for out in control.graph.output:  # shape inference leaves a Loop's shapes open
+        out.CopyFrom(helper.make_tensor_value_info(out.name, F, [3]))
+    seeds["control"] = control.SerializeToString()
     return seeds
 
 

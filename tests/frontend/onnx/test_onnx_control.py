@@ -57,6 +57,36 @@ def test_a_pinned_condition_takes_its_branch(tmp_path: Path, sr: int, op: str,
     assert np.isclose(got, expected, rtol=1e-5, atol=1e-6).all()
 
 
-def test_a_condition_known_at_run_time_only_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(OnnxError, match=r"node 'by_rate' \(If\) is not supported"):
-        load_graph(_branching(tmp_path / "rate.onnx"))
+@pytest.mark.parametrize("sr", [16000, 8000])
+def test_a_condition_known_at_run_time_only_is_the_graphs_if(tmp_path: Path, sr: int
+                                                              ) -> None:
+    """Unpinned, both branches are regions of one `if` (the else branch's initializer
+    and the enclosing x read inside), and the rate picks one when the model runs."""
+    path = _branching(tmp_path / "rate.onnx")
+    graph = load_graph(path)
+    (node,) = [n for n in graph.nodes if n.op == "if"]
+    assert len(node.regions) == 2
+    rate = np.array([sr], np.int64)
+    (got,) = run_graph(graph, [X, rate])
+    want = run_ort(path.read_bytes(), [X, rate])
+    expected = want[0] if want is not None else (X * 2 if sr == 16000 else X + 0.5)
+    assert np.isclose(got, expected, rtol=1e-5, atol=1e-6).all()
+
+
+def test_branches_of_different_shapes_are_refused_in_one_line(tmp_path: Path) -> None:
+    f, vi = TensorProto.FLOAT, helper.make_tensor_value_info
+    then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"], name="same")],
+                             "then", [], [vi("t", f, [2, 3])])
+    other = helper.make_graph([helper.make_node("Transpose", ["x"], ["e"], name="turn")],
+                              "else", [], [vi("e", f, [3, 2])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then,
+                          else_branch=other)],
+        "g", [vi("x", f, [2, 3]), vi("c", TensorProto.BOOL, [])], [vi("y", f, ["a", "b"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "pick.onnx"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(OnnxError, match=r"node 'pick' \(If\): its branches return "
+                                        "different types"):
+        load_graph(path)

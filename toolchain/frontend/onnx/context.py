@@ -113,6 +113,10 @@ class OpContext:
                          lambda name: tensors[name] if name in tensors else
                          self._as_tensor(name), self.opset)
 
+    def building(self, graph: Graph) -> OpContext:
+        """The same node, adding nodes to `graph` instead (a region being assembled)."""
+        return OpContext(self.info, graph, self._lookup, self._as_tensor, self.opset)
+
     # ------------------------------------------------------------ the node
 
     def attr(self, name: str, default: Any = None) -> Any:

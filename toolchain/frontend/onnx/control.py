@@ -1,29 +1,41 @@
-"""An ONNX `If` whose condition is known at build time (a constant, or computed from a
-pinned input: `--input-value sr=16000`) is replaced by the branch it takes: that
-branch's nodes are imported in place of the If, and its outputs are the If's. An If on
-a value computed at run time is not supported (minirt's graphs have static shapes and
-one schedule)."""
+"""ONNX `If`.
+
+An If whose condition is known at build time (a constant, or computed from a pinned
+input: `--input-value sr=16000`) is replaced by the branch it takes: that branch's
+nodes are imported in place of the If, and its outputs are the If's; the other branch
+costs nothing. An If on a value computed at run time becomes the graph's `if`, both
+branches imported as its regions (regions.py), which must then return the same types
+(minirt's shapes are static: ONNX lets the branches differ).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from toolchain.frontend.onnx.errors import Unsupported
-from toolchain.frontend.onnx.reader import NodeInfo, node_attributes, onnx_dtype
+from toolchain.frontend.onnx.loops import loop, scan
+from toolchain.frontend.onnx.reader import NodeInfo
+from toolchain.frontend.onnx.regions import (
+    Scope,
+    Subgraph,
+    captures_of,
+    import_region,
+    read_subgraph,
+    scalar_of,
+)
+from toolchain.graph.verify import verify_node
+
+Branch = Subgraph
+BRANCHES = ("then_branch", "else_branch")
 
 
-@dataclass
-class Branch:
-    """The branch an If takes: its attribute's name, nodes, own initializers and the
-    names of the values it returns (in the If's output order)."""
-
-    name: str
-    nodes: list[NodeInfo]
-    initializers: dict[str, np.ndarray]
-    outputs: list[str]
+def _branch_attr(node: NodeInfo, name: str) -> Any:
+    attr = node.attrs.get(name)
+    if attr is None:
+        raise Unsupported(f"it has no {name}")
+    return attr.g
 
 
 def taken_branch(node: NodeInfo, cond: Any, first_index: int) -> Branch | None:
@@ -33,24 +45,37 @@ def taken_branch(node: NodeInfo, cond: Any, first_index: int) -> Branch | None:
         return None
     if cond.size != 1:
         raise Unsupported(f"its condition has {cond.size} elements; If takes one")
-    name = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
-    attr = node.attrs.get(name)
-    if attr is None:
-        raise Unsupported(f"it has no {name}")
-    from onnx import numpy_helper
-
-    graph = attr.g
-    nodes = []
-    for i, proto in enumerate(graph.node):
-        info = NodeInfo(first_index + i, proto.name, proto.op_type, proto.domain,
-                        list(proto.input), list(proto.output), proto=proto)
-        info.attrs = node_attributes(proto, info.describe())
-        nodes.append(info)
-    initializers = {}
-    for t in graph.initializer:
-        onnx_dtype(t.data_type, f"{name} initializer '{t.name}'")
-        initializers[t.name] = np.asarray(numpy_helper.to_array(t))
-    return Branch(name, nodes, initializers, [o.name for o in graph.output])
+    name = BRANCHES[0] if bool(cond.reshape(-1)[0]) else BRANCHES[1]
+    return read_subgraph(_branch_attr(node, name), name, first_index)
 
 
-__all__ = ["Branch", "taken_branch"]
+def if_region(scope: Scope, node: NodeInfo) -> list:
+    """An If on a run-time condition as the graph's `if` (regions: then, else); its
+    results."""
+    graphs = [_branch_attr(node, name) for name in BRANCHES]
+    cond = scalar_of(scope.graph, scope.as_tensor(node.inputs[0]), "the condition")
+    if cond.type.dtype.name != "i1":
+        raise Unsupported(f"its condition is {cond.type.dtype}; If takes a bool")
+    captures = captures_of(scope, graphs)
+    regions = []
+    for name, g in zip(BRANCHES, graphs):
+        regions.append(import_region(scope, read_subgraph(g, name, scope.next_index), [],
+                                     captures))
+    then_types = [t.type for t in regions[0].outputs]
+    else_types = [t.type for t in regions[1].outputs]
+    if then_types != else_types:
+        raise Unsupported(f"its branches return different types ({', '.join(map(str, then_types))}"
+                          f" and {', '.join(map(str, else_types))}); minirt's shapes are "
+                          "static")
+    operands = [cond, *(scope.as_tensor(c) for c in captures)]
+    out = scope.graph.add("if", operands, then_types, regions=regions)
+    err = verify_node(out)
+    if err is not None:
+        raise Unsupported(err.message)
+    return list(out.outputs)
+
+
+# Ops with bodies, imported as regions: op type -> (scope, node) -> the node's results.
+REGION_OPS = {"If": if_region, "Loop": loop, "Scan": scan}
+
+__all__ = ["BRANCHES", "REGION_OPS", "Branch", "if_region", "taken_branch"]

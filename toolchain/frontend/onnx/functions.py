@@ -101,11 +101,39 @@ def expand(node: NodeInfo, opset: int, input_types: list[tuple[str, tuple[int, .
                 p.attribute.append(a2)
             else:
                 p.attribute.append(a)
+                if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+                    for g in _graphs(p.attribute[-1]):
+                        _rename_outer(g, rename, set())
         info = NodeInfo(node.index, p.name, p.op_type, p.domain, list(p.input),
                         list(p.output), proto=p)
         info.attrs = node_attributes(p, info.describe())
         nodes.append(info)
     return nodes
+
+
+def _graphs(attr: Any) -> list[Any]:
+    from onnx import AttributeProto
+
+    return [attr.g] if attr.type == AttributeProto.GRAPH else list(attr.graphs)
+
+
+def _rename_outer(graph: Any, rename: Any, outer_defined: set[str]) -> None:
+    """Renames, in place, the names a body subgraph (a Scan's or Loop's in a function)
+    reads from the function body around it, as that body's values were renamed; names
+    the subgraph (or one enclosing it inside the function) defines stay as they are."""
+    defined = set(outer_defined) | {i.name for i in graph.input} | {
+        t.name for t in graph.initializer}
+    for node in graph.node:
+        for k, name in enumerate(node.input):
+            if name and name not in defined:
+                node.input[k] = rename(name)
+        for a in node.attribute:
+            for g in _graphs(a):
+                _rename_outer(g, rename, defined)
+        defined.update(node.output)
+    for out in graph.output:
+        if out.name not in defined:
+            out.name = rename(out.name)
 
 
 __all__ = ["expand"]

@@ -23,12 +23,13 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.onnx.context import OpContext, QView, Value
-from toolchain.frontend.onnx.control import Branch, taken_branch
+from toolchain.frontend.onnx.control import REGION_OPS, Branch, taken_branch
 from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
 from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
 from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
+from toolchain.frontend.onnx.regions import body_reads
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -119,8 +120,10 @@ class _Importer:
             where = f" (domain {node.domain})" if node.domain not in ("", "ai.onnx") else ""
             raise Unsupported(f"is not supported{where}")
         row = OPS.get(node.op_type)
-        if any(n in self.failed for n in node.inputs if n):
-            if row is None:
+        regional = REGION_OPS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        reads = [*node.inputs, *(body_reads(node) if regional else [])]
+        if any(n in self.failed for n in reads if n):
+            if row is None and regional is None:
                 raise Unsupported("")
             self.failed.update(node.outputs)
             return
@@ -129,6 +132,12 @@ class _Importer:
             if branch is not None:
                 self.convert_branch(node, branch)
                 return
+        if regional is not None:
+            try:
+                self.bind(node, regional(self, node))
+            except _CONVERT_ERRORS as e:
+                raise Unsupported(f"{type(e).__name__}: {e}") from None
+            return
         folded = self.fold(node)
         if folded is not None:
             self.bind(node, folded)

@@ -16,7 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolchain.frontend.onnx import einsum, layers, logic, movement, norms, quant, shape_ops
+from toolchain.frontend.onnx import (
+    einsum,
+    layers,
+    logic,
+    movement,
+    norms,
+    quant,
+    recurrent,
+    shape_ops,
+)
 from toolchain.frontend.onnx import elementwise as ew
 from toolchain.frontend.onnx import math_ops as mo
 from toolchain.frontend.onnx import resize as rsz
@@ -58,6 +67,10 @@ OPS: dict[str, OpRow] = {
     "GlobalAveragePool": _row(layers.global_pool("add"), (1, 1), quant.mean_int8),
     "GlobalMaxPool": _row(layers.global_pool("maximum"), (1, 1), _pass(
         layers.global_pool("maximum"))),
+    # recurrent layers, unrolled (recurrent.py)
+    "LSTM": _row(recurrent.recurrent, (3, 8)),
+    "GRU": _row(recurrent.recurrent, (3, 6)),
+    "RNN": _row(recurrent.recurrent, (3, 6)),
     # activations and element-wise ops (elementwise.py)
     "Relu": _row(ew.relu, (1, 1), quant.table_int8),
     "Clip": _row(ew.clip, (1, 3), quant.table_int8),

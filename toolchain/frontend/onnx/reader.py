@@ -351,6 +351,7 @@ def _converted(model: Any, opset: int) -> Any:
     except Exception as e:  # noqa: BLE001 - the converter's C++ asserts surface as anything
         text = _reason(e)
     else:
+        _same_inputs(model, converted, opset)
         for n in converted.graph.node:
             have = {a.name for a in n.attribute}
             for name, value in lost.get(n.output[0] if n.output else "", {}).items():
@@ -364,6 +365,18 @@ def _converted(model: Any, opset: int) -> Any:
                           f"{MIN_OPSET} (no adapter)")
     raise FormatError(f"it uses opset {opset}, and onnx's version converter cannot convert "
                       f"it to opset {MIN_OPSET}: {text.split(': ', 1)[-1]}")
+
+
+def _same_inputs(model: Any, converted: Any, opset: int) -> None:
+    """FormatError when the conversion changed a graph input's type: the adapter of an
+    op whose meaning changed (Scan 8's batch axis) rewrites the model's interface, and
+    the user's data would no longer fit it."""
+    before = {v.name: v.type for v in model.graph.input}
+    for v in converted.graph.input:
+        if v.name in before and before[v.name] != v.type:
+            raise FormatError(f"it uses opset {opset}, and onnx's version converter changes "
+                              f"its input '{v.name}' when converting it to opset "
+                              f"{MIN_OPSET}")
 
 
 def _same_as_min_opset(model: Any, opset: int) -> bool:

@@ -32,6 +32,11 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "Squeeze": frozenset({"axes"}),
     "Trilu": frozenset({"k"}),
     **{op: frozenset({"axes"}) for op in _REDUCE_OPS},
+    # Range's length is (limit - start) / delta.
+    "Range": frozenset({"start", "limit", "delta"}),
+    # The trip count and the first condition: a Loop's scan outputs have one row per
+    # iteration (loops.py).
+    "Loop": frozenset({"M", "cond"}),
 }
 
 

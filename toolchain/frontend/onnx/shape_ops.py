@@ -14,6 +14,7 @@ import numpy as np
 
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.frontend.onnx.run_time_slice import run_time_slice
 from toolchain.graph.ir import Tensor
 from toolchain.graph.verify import MAX_TENSOR_BYTES
 
@@ -194,6 +195,14 @@ def slice_(ctx: OpContext) -> Tensor:
     says; a negative step reverses the axis first."""
     x = ctx.input(0)
     shape = tuple(x.type.shape)
+    if any(isinstance(ctx.value(i), Tensor) for i in (1, 2)):
+        # Starts computed at run time, ends a constant distance away (run_time_slice.py).
+        count = ctx.shape(1)[0] if len(ctx.shape(1)) == 1 else 0
+        axes = _ints(ctx.const(3, "axes")) if ctx.has_input(3) else list(range(count))
+        steps = _ints(ctx.const(4, "steps")) if ctx.has_input(4) else [1] * count
+        moved = run_time_slice(ctx, axes, steps)
+        if moved is not None:
+            return moved
     starts, ends = _ints(ctx.const(1, "starts")), _ints(ctx.const(2, "ends"))
     axes = _ints(ctx.const(3, "axes")) if ctx.has_input(3) else list(range(len(starts)))
     steps = _ints(ctx.const(4, "steps")) if ctx.has_input(4) else [1] * len(starts)
