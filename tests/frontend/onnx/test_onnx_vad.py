@@ -10,9 +10,11 @@ state input.
   compound (float32 throughout);
 - firmware under QEMU (cortex-m4, x86-64) against the numpy reference with
   `minirt-run --check`'s rule (rtol=1e-5, atol=1e-6) on one step from a state the
-  reference reached mid-stream. The 20-step firmware stream is `stream()` with a
-  firmware step in place of the reference's (minirt-run's stream mode with
-  --feedback state_out=state, when it lands).
+  reference reached mid-stream;
+- the 20 steps as firmware on cortex-m4 in one QEMU run, as a user runs it:
+  `minirt-run --input-value sr=16000 --stream 20 --feedback state_out=state --check`,
+  every step checked against the reference by minirt-run and the saved outputs against
+  onnxruntime's stream (the bound above).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 from onnx_models import run_firmware, run_ort
 from vad_model import STATE_SHAPE, Step, audio_chunks, stream, vad_model
 
+from toolchain.cli import run
 from toolchain.cli.run import compare
 from toolchain.graph.ir import Graph
 from toolchain.loader import load_graph
@@ -124,3 +127,28 @@ def test_unpinned_both_rates_run_through_the_graphs_if(model_path: Path) -> None
         for (p, s), (wp, ws) in zip(stream(ours, chunks, state), stream(theirs, chunks, state)):
             assert np.isclose(p, wp, rtol=1e-4, atol=1e-5).all()
             assert np.isclose(s, ws, rtol=1e-4, atol=1e-5).all()
+
+
+def test_twenty_steps_as_firmware_with_minirt_runs_feedback(model_path: Path,
+                                                            tmp_path: Path, capsys) -> None:
+    ort_step = _ort_step(model_path)
+    if ort_step is None:
+        pytest.skip("onnxruntime is not installed")
+    chunks = audio_chunks(STEPS)
+    state = np.zeros(STATE_SHAPE, np.float32)
+    inputs, saved = tmp_path / "in.npz", tmp_path / "out.npz"
+    # Every step's arrays on a leading step axis; only step 0's state is read.
+    np.savez(inputs, input_0=np.stack(chunks), input_1=np.stack([state] * STEPS))
+    code = run.main([str(model_path), "--board", "cortex-m4", "-o", str(tmp_path / "fw"),
+                     "--input-value", "sr=16000", "--stream", str(STEPS), "--inputs",
+                     str(inputs), "--feedback", "state_out=state", "--check",
+                     "--save-outputs", str(saved)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert f"the outputs of all {STEPS} steps match the reference" in text
+    want = stream(ort_step, chunks, state)
+    got = np.load(saved)
+    probs = got[sorted(got.files)[0]]
+    assert probs.shape == (STEPS, 1, 1), got.files
+    for k, (wp, _) in enumerate(want):
+        assert np.isclose(probs[k], wp, rtol=1e-4, atol=1e-5).all(), (k, probs[k], wp)
