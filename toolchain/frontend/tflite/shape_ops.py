@@ -82,8 +82,8 @@ def concatenation(ctx: OpContext) -> Tensor:
     if out.quant is not None:
         for i, t in enumerate(xs):
             if t.type.quant != out.quant:
-                raise Unsupported(f"int8 CONCATENATION needs every input to have the output's "
-                                  f"scale and zero point ({out.quant}), but input {i} has "
+                raise Unsupported(f"int{out.dtype.name[1:]} CONCATENATION needs every input to have the "
+                                  f"output's scale and zero point ({out.quant}), but input {i} has "
                                   f"{t.type.quant} (TFLite Micro requires it)")
     axis = _axis(ctx.option("axis"), xs[0].type.rank, "axis")
     y = ctx.node("concatenate", xs, dimension=axis)
