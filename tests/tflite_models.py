@@ -82,6 +82,10 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "DEQUANTIZE": "DequantizeOptions",
 }
 
+# An opcode `CUSTOM:name` is a custom operator with custom_code `name` (e.g.
+# `CUSTOM:ethos-u`, what Vela leaves in a model it compiled for an Ethos-U NPU).
+CUSTOM_PREFIX = "CUSTOM:"
+
 # Option values given by name rather than number.
 _ENUMS: dict[str, type] = {
     "padding": tflite.Padding,
@@ -163,7 +167,10 @@ def _quantization(builder: flatbuffers.Builder, t: Tensor) -> int | None:
 
 
 def _options(builder: flatbuffers.Builder, opcode: str, options: dict[str, Any]) -> tuple[int, int]:
-    """Write the op's options table; returns (BuiltinOptions type, offset) or (0, 0)."""
+    """Write the op's options table; returns (BuiltinOptions type, offset) or (0, 0).
+    A custom operator (`CUSTOM:name`) has none."""
+    if opcode.startswith(CUSTOM_PREFIX) and not options:
+        return 0, 0
     if opcode not in OPTIONS_TABLE:
         raise ValueError(f"opcode {opcode!r} is not in tests/tflite_models.OPTIONS_TABLE")
     table = OPTIONS_TABLE[opcode]
@@ -283,8 +290,15 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
 
     code_offsets = []
     for name in opcodes:
-        code = getattr(tflite.BuiltinOperator, name)
+        custom = None
+        if name.startswith(CUSTOM_PREFIX):
+            code = tflite.BuiltinOperator.CUSTOM
+            custom = b.CreateString(name[len(CUSTOM_PREFIX):])
+        else:
+            code = getattr(tflite.BuiltinOperator, name)
         tflite.OperatorCodeStart(b)
+        if custom is not None:
+            tflite.OperatorCodeAddCustomCode(b, custom)
         # Codes above 127 live only in builtin_code; the deprecated byte then holds 127
         # (PLACEHOLDER_FOR_GREATER_OP_CODES), as the schema asks.
         tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))

@@ -47,8 +47,8 @@ def test_unsupported_ops_are_reported_together() -> None:
     model = build_model([Op("EXP", [x], [a]),
                          Op("SUM", [a, i32([1])], [b], {"keep_dims": False}),
                          Op("RELU", [b], [c])], [x], [c])
-    assert errors(model) == ["operator 0 (EXP) is not supported",
-                             "operator 1 (SUM) is not supported"]
+    assert errors(model) == ["2 operators are not supported: EXP x1 (operator 0), SUM x1 "
+                             "(operator 1)"]
 
 
 def test_int8_arithmetic_imports_and_matches_tflite_micro() -> None:
