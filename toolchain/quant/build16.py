@@ -25,6 +25,7 @@ from toolchain.quant import build
 from toolchain.quant.build import CONV_ATTRS, _narrow, rescale
 from toolchain.quant.tflm16 import LeakyReluParams, reduced_multipliers
 from toolchain.quant.tflm16_lut import FORMS, SigmoidLutParams, sigmoid_table
+from toolchain.quant.tflm16_softmax import INT16_MAX, INT16_MIN, Softmax16Params
 from toolchain.types import QuantParams, dtype
 
 I32, I64 = dtype("i32"), dtype("i64")
@@ -228,6 +229,67 @@ def sigmoid_lut(b: GraphBuilder, x: Tensor, p: SigmoidLutParams, op: str, *,
     return b.op("convert", [y], quant=quant, dtype="i16")
 
 
+def _lut16(b: GraphBuilder, v: Tensor, lut: np.ndarray) -> Tensor:
+    """LUTLookup(int16) on an i32 tensor of int16 values: entry 256 + (v >> 7) of the
+    513-entry table, plus the slope to the next entry times the low 7 bits, rounded."""
+    shape = tuple(v.type.shape)
+    table = b.const(np.asarray(lut, np.int32), I32)
+    index = b.op("add", [b.op("shift_right_arithmetic", [v, b.splat(7, I32, shape)]),
+                         b.splat(256, I32, shape)])
+    base = _take(b, table, index)
+    slope = b.op("subtract", [_take(b, table, b.op("add", [index, b.splat(1, I32, shape)])),
+                              base])
+    delta = b.op("multiply", [slope, b.op("and", [v, b.splat(0x7F, I32, shape)])])
+    delta = b.op("shift_right_arithmetic", [b.op("add", [delta, b.splat(64, I32, shape)]),
+                                            b.splat(7, I32, shape)])
+    return b.op("add", [base, delta])
+
+
+def _clamp16(b: GraphBuilder, v: Tensor) -> Tensor:
+    return b.op("clamp", [b.const(INT16_MIN, I32), v, b.const(INT16_MAX, I32)])
+
+
+def softmax(b: GraphBuilder, x: Tensor, p: Softmax16Params, *,
+            quant: QuantParams | None = None) -> Tensor:
+    """SOFTMAX int16 over the last axis (reference_ops::SoftmaxInt16): exp of the
+    rescaled x - max(row) from p.exp_lut, the row sum's reciprocal from
+    p.reciprocal_lut after normalizing the sum by its leading zeros h, and each exp
+    times it in int64, rounded and shifted right by 31 - h, clamped to [0, 32767]."""
+    shape = tuple(x.type.shape)
+    last = len(shape) - 1
+    rows = shape[:-1]
+
+    def per_row(t: Tensor) -> Tensor:
+        return b.op("broadcast_in_dim", [t], dims=tuple(range(last)), shape=shape)
+
+    top = b.op("reduce", [x, b.const(INT16_MIN, dtype("i16"))], kind="maximum", dims=(last,))
+    diff = b.op("subtract", [b.op("convert", [x], dtype="i32"),
+                             b.op("convert", [per_row(top)], dtype="i32")])
+    scaled = rescale(b, diff, p.multiplier, p.shift)
+    e = _lut16(b, _clamp16(b, b.op("add", [scaled, b.splat(INT16_MAX, I32, shape)])),
+               p.exp_lut)
+    total = b.op("reduce", [e, b.const(0, I32)], kind="add", dims=(last,))
+    headroom = b.op("count_leading_zeros", [total])
+    wide = b.op("shift_left", [b.op("convert", [total], dtype="i64"),
+                               b.op("convert", [b.op("subtract", [headroom,
+                                                                  b.splat(1, I32, rows)])],
+                                    dtype="i64")])
+    shifted = b.op("shift_right_arithmetic", [b.op("add", [wide, b.splat(1 << 13, I64, rows)]),
+                                              b.splat(14, I64, rows)])
+    sym = b.op("subtract", [b.op("convert", [shifted], dtype="i32"),
+                            b.splat((1 << 15) + (1 << 16), I32, rows)])
+    recip = _lut16(b, _clamp16(b, sym), p.reciprocal_lut)
+    right = b.op("convert", [b.op("subtract", [b.splat(31, I32, rows), headroom])],
+                 dtype="i64")
+    rounding = b.op("shift_left", [b.splat(1, I64, rows),
+                                   b.op("subtract", [right, b.splat(1, I64, rows)])])
+    prod = b.op("multiply", [b.op("convert", [e], dtype="i64"),
+                             b.op("convert", [per_row(recip)], dtype="i64")])
+    y = b.op("shift_right_arithmetic", [b.op("add", [prod, per_row(rounding)]), per_row(right)])
+    y = b.op("clamp", [b.const(0, I64), y, b.const(INT16_MAX, I64)])
+    return b.op("convert", [y], quant=quant, dtype="i16")
+
+
 def clamp(b: GraphBuilder, x: Tensor, lo: int, hi: int) -> Tensor:
     """x clamped to [lo, hi] in its own type (RELU6's Relu6Quantized: no requantization)."""
     dt = x.type.dtype
@@ -235,4 +297,4 @@ def clamp(b: GraphBuilder, x: Tensor, lo: int, hi: int) -> Tensor:
 
 
 __all__ = ["clamp", "conv2d", "fully_connected", "leaky_relu", "requantize", "sigmoid_lut",
-           "transpose_conv"]
+           "softmax", "transpose_conv"]

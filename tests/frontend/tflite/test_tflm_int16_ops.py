@@ -18,7 +18,7 @@ from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
 from toolchain.module import read_module
 from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-from toolchain.quant import tflm16_lut
+from toolchain.quant import tflm16_lut, tflm16_softmax
 from toolchain.reference import run_graph
 from toolchain.target import load_board
 from toolchain.testing.difftest import merge_graphs
@@ -149,6 +149,12 @@ def _elementwise(m: _Maker) -> dict[str, Case]:
         "concatenation_reshape_transpose": (_concat_reshape(),
                                             [m.x16((2, 3)), m.x16((2, 5))]),
     }
+    for name, shape, scale, beta in (("softmax_rows", (16, 40), 0.001, 1.0),
+                                     ("softmax_beta", (2, 3, 10), 0.002, 0.7),
+                                     ("softmax_narrow_scale", (4, 300), 0.00005, 1.0)):
+        cases[name] = (tm.single_op_model(
+            "SOFTMAX", [_i16(shape, scale)], [_i16(shape, 2.0 ** -15)], beta=beta),
+            [m.x16(shape)])
     # Every int16 input: the table, its interpolation and the saturation all checked.
     for op, scale in (("LOGISTIC", 2.0 ** -12), ("LOGISTIC", 0.00071), ("TANH", 2.0 ** -12),
                       ("TANH", 2.0 ** -11), ("TANH", 0.0013), ("LOGISTIC", 0.0004)):
@@ -201,12 +207,23 @@ def test_sigmoid_kernel_mirror_matches_tflite_micro() -> None:
                               tm.run_tflm(model, [every])[0][0]), op
 
 
+def test_softmax_mirror_matches_tflite_micro() -> None:
+    """tflm16_softmax's numpy mirror (its two tables, as TFLite Micro's Prepare builds
+    them) against TFLite Micro, over rows whose differences span the exp table."""
+    x = np.random.default_rng(5).integers(-32768, 32768, (64, 50)).astype(np.int16)
+    for scale in (0.001, 0.00002):
+        model = tm.single_op_model("SOFTMAX", [_i16(x.shape, scale)],
+                                   [_i16(x.shape, 2.0 ** -15)], beta=1.0)
+        p = tflm16_softmax.softmax_params(scale, 0, 2.0 ** -15, 0, 1.0)
+        assert np.array_equal(tflm16_softmax.softmax(x, p), tm.run_tflm(model, [x])[0][0])
+
+
 # One model per operator on the board.
 ON_BOARD = ["depthwise_same_stride2_mult2_relu6", "fc_per_channel_int64_bias",
             "fc_per_tensor_int32_bias_zero_points", "avgpool_same_relu", "maxpool_same",
             "mul_broadcast_relu", "relu", "relu6", "mean_keep_dims",
             "concatenation_reshape_transpose",
-            "logistic_0.00071", "tanh_0.0013"]
+            "logistic_0.00071", "tanh_0.0013", "softmax_beta"]
 
 
 def test_cortex_m4_firmware_matches_tflite_micro(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from toolchain.frontend.tflite.int8 import _weight_scales, _weights
 from toolchain.frontend.tflite.schema import WEIGHTS_FORMATS
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
-from toolchain.quant import build, build16, tflm, tflm16, tflm16_lut
+from toolchain.quant import build, build16, tflm, tflm16, tflm16_lut, tflm16_softmax
 from toolchain.types import TensorType
 
 # The schema's TensorType value INT32 (a CONV_2D's quantized_bias_type option).
@@ -255,6 +255,19 @@ def _sigmoid(op: str) -> Callable[[OpContext], Tensor]:
     return convert
 
 
+def softmax(ctx: OpContext) -> Tensor:
+    """SOFTMAX int16 over the last axis: TFLite Micro's SoftmaxInt16, its exp and
+    reciprocal tables (513 entries each, interpolated) computed as its Prepare does."""
+    x, out = ctx.input(0), ctx.output_type()
+    si, zi = _per_tensor(x.type, "input")
+    so, zo = _per_tensor(out, "output")
+    try:
+        p = tflm16_softmax.softmax_params(si, zi, so, zo, float(ctx.option("beta")))
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    return build16.softmax(GraphBuilder(ctx.graph), x, p, quant=out.quant)
+
+
 logistic = _sigmoid("LOGISTIC")
 tanh = _sigmoid("TANH")
 
@@ -376,4 +389,4 @@ def dequantize(ctx: OpContext) -> Tensor:
 
 __all__ = ["add", "average_pool_2d", "conv_2d", "depthwise_conv_2d", "dequantize",
            "fully_connected", "leaky_relu", "logistic", "mean", "mul", "quantize", "relu",
-           "relu6", "sub", "tanh", "transpose_conv"]
+           "relu6", "softmax", "sub", "tanh", "transpose_conv"]

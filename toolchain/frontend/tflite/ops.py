@@ -74,7 +74,7 @@ OPS: dict[str, OpRow] = {
     "RELU6": _row(ew.relu6, int8.relu6, (1, 1), int16.relu6),
     "RELU_N1_TO_1": _row(ew.relu_n1_to_1, None, (1, 1)),
     "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
-    "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1)),
+    "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1), int16.softmax),
     "MEAN": _row(ew.mean, int8.mean, (2, 2), int16.mean),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
