@@ -30,9 +30,9 @@ from toolchain.testing.tflm_models import (  # noqa: E402
 )
 
 RESULTS = ROOT / "bench" / "results"
-# The sample run on the sample board: the small models (the two person detectors and
-# the 224x224 MobileNet take minutes each under QEMU's instruction counting).
-SAMPLE_MAX_BYTES = 64 * 1024
+# The sample run on the sample board: the models up to person_detect's size (the 224x224
+# MobileNet takes minutes per board under QEMU's instruction counting).
+SAMPLE_MAX_BYTES = 512 * 1024
 
 
 def _board_cell(check: ModelCheck, board: str) -> str:
