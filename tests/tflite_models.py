@@ -79,6 +79,7 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "ELU": None,
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
+    "DENSIFY": "DensifyOptions",
     "DEQUANTIZE": "DequantizeOptions",
 }
 
@@ -108,6 +109,9 @@ class Tensor:
     quantized_dimension: int = 0
     data: np.ndarray | None = None
     name: str = ""
+    # A sparse constant: `data` is then its compressed buffer (any bytes) and the tensor
+    # gets a `sparsity` table (a traversal order over its dimensions).
+    sparse: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in TENSOR_TYPES:
@@ -115,10 +119,13 @@ class Tensor:
         self.shape = tuple(int(d) for d in self.shape)
         if self.data is not None:
             data = np.asarray(self.data)
-            if data.shape != self.shape:
+            if self.sparse:
+                self.data = data
+            elif data.shape != self.shape:
                 raise ValueError(f"constant {self.name!r}: data shape {data.shape} is not "
                                  f"the tensor shape {self.shape}")
-            self.data = data.astype(self.dtype)
+            else:
+                self.data = data.astype(self.dtype)
         if (self.scale is None) != (self.zero_point is None):
             raise ValueError("give both scale and zero_point, or neither")
 
@@ -164,6 +171,14 @@ def _quantization(builder: flatbuffers.Builder, t: Tensor) -> int | None:
     tflite.QuantizationParametersAddZeroPoint(builder, zp_vec)
     tflite.QuantizationParametersAddQuantizedDimension(builder, t.quantized_dimension)
     return tflite.QuantizationParametersEnd(builder)
+
+
+def _sparsity(builder: flatbuffers.Builder, t: Tensor) -> int:
+    """A sparsity table with the identity traversal order (what marks a tensor sparse)."""
+    order = _vector(builder, np.arange(len(t.shape), dtype=np.int32), "PrependInt32")
+    tflite.SparsityParametersStart(builder)
+    tflite.SparsityParametersAddTraversalOrder(builder, order)
+    return tflite.SparsityParametersEnd(builder)
 
 
 def _options(builder: flatbuffers.Builder, opcode: str, options: dict[str, Any]) -> tuple[int, int]:
@@ -243,6 +258,7 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
         name = b.CreateString(t.name or f"t{i}")
         shape = _vector(b, np.asarray(t.shape, dtype=np.int32), "PrependInt32")
         quant = _quantization(b, t)
+        sparsity = _sparsity(b, t) if t.sparse else None
         tflite.TensorStart(b)
         tflite.TensorAddShape(b, shape)
         tflite.TensorAddType(b, TENSOR_TYPES[t.dtype])
@@ -250,6 +266,8 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
         tflite.TensorAddName(b, name)
         if quant is not None:
             tflite.TensorAddQuantization(b, quant)
+        if sparsity is not None:
+            tflite.TensorAddSparsity(b, sparsity)
         tensor_offsets.append(tflite.TensorEnd(b))
 
     op_offsets = []

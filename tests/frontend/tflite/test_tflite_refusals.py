@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from toolchain.frontend.tflite.errors import TFLiteError
@@ -66,6 +67,19 @@ def test_a_vela_model_is_refused_as_an_npu_command_stream() -> None:
         "m.tflite: the model was compiled by Vela into an Ethos-U NPU command stream "
         "(operator 0, CUSTOM:ethos-u), which minirt cannot run: give it the model from "
         "before Vela")
+
+
+def test_a_sparse_model_is_refused_as_sparse() -> None:
+    """A sparse weight densified by DENSIFY (what the converter writes): refused as sparse
+    by name, not as an unsupported DENSIFY nor as a buffer too small for its shape."""
+    w = tm.Tensor((4, 8), "float32", data=np.zeros(5, np.float32), sparse=True, name="w")
+    dense = tm.Tensor((4, 8), "float32")
+    x, y = tm.Tensor((1, 8), "float32"), tm.Tensor((1, 4), "float32")
+    model = tm.build_model([tm.Op("DENSIFY", [w], [dense]),
+                            tm.Op("FULLY_CONNECTED", [x, dense, None], [y])], [x], [y])
+    assert _error(model) == ("m.tflite: tensor 1 ('w') is sparse: the model uses sparse "
+                             "tensors, which minirt does not support; give it the model "
+                             "converted without sparsity")
 
 
 @pytest.mark.skipif(not (SHARED / "models").is_dir(),

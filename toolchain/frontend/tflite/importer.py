@@ -23,7 +23,12 @@ from toolchain.frontend.tflite.reader import (
     OperatorInfo,
     read_model,
 )
-from toolchain.frontend.tflite.refusals import Problem, summary, vela_refusal
+from toolchain.frontend.tflite.refusals import (
+    Problem,
+    sparse_refusal,
+    summary,
+    vela_refusal,
+)
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -170,9 +175,9 @@ class _Importer:
 def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
     """Builds the verified Graph of subgraph 0. Raises TFLiteError listing every
     problem in one line (refusals.summary), prefixed with `path`."""
-    vela = vela_refusal(model)
-    if vela is not None:
-        raise TFLiteError(path, [vela])
+    refusal = vela_refusal(model) or sparse_refusal(model)
+    if refusal is not None:
+        raise TFLiteError(path, [refusal])
     graph = Graph("main")
     importer = _Importer(model, graph)
     importer.run()

@@ -5,7 +5,7 @@ list of operators to replace, so the problems are grouped by opcode (and reason)
 counts and the operators they hit: `3 operators are not supported: SIN x2 (operators 0,
 2), ELU x1 (operator 1)`. A model compiled by Arm's Vela for an Ethos-U NPU is refused
 before anything else is looked at: its graph is a command stream for that NPU, not
-operators minirt could replace.
+operators minirt could replace; a model with sparse tensors is refused as sparse.
 """
 
 from __future__ import annotations
@@ -50,6 +50,18 @@ def vela_refusal(model: ModelInfo) -> str | None:
     return None
 
 
+def sparse_refusal(model: ModelInfo) -> str | None:
+    """The one-line refusal of a model with sparse tensors (TFLite's `sparsity` field: a
+    buffer of non-zero blocks, densified by DENSIFY or read sparse by a kernel), or None.
+    Said once for the model, so that neither a DENSIFY nor a byte count hides why."""
+    sparse = [t for t in model.tensors if t.sparse]
+    if not sparse:
+        return None
+    more = f" (and {len(sparse) - 1} more)" if len(sparse) > 1 else ""
+    return (f"{sparse[0].describe()} is sparse{more}: the model uses sparse tensors, which "
+            "minirt does not support; give it the model converted without sparsity")
+
+
 def _indices(indices: Sequence[int]) -> str:
     shown = ", ".join(str(i) for i in indices[:MAX_INDICES])
     more = f", +{len(indices) - MAX_INDICES} more" if len(indices) > MAX_INDICES else ""
@@ -80,4 +92,5 @@ def summary(problems: Sequence[Problem]) -> str:
     return "; ".join(parts + others)
 
 
-__all__ = ["MAX_INDICES", "VELA_OPCODE", "Problem", "summary", "vela_refusal"]
+__all__ = ["MAX_INDICES", "VELA_OPCODE", "Problem", "sparse_refusal", "summary",
+           "vela_refusal"]
