@@ -129,6 +129,8 @@ def fully_connected(b: GraphBuilder, x: Tensor, w: np.ndarray, bias: np.ndarray 
     total = -np.int64(input_zp) * sums
     if bias is not None:
         total = total + np.asarray(bias, np.int64)
+    elif not input_zp:
+        total = None  # nothing to add
     mult = np.broadcast_to(np.asarray(multipliers, np.int64), (units,))
     shift = np.broadcast_to(np.asarray(shifts, np.int64), (units,))
     return _requantize64(b, acc, total, mult, shift, rank - 1, act_min, act_max, quant,

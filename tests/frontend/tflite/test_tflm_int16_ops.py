@@ -1,8 +1,8 @@
 """The 16x8 operators beyond the seanet layers (DEPTHWISE_CONV_2D, FULLY_CONNECTED, the
 pools, MUL, MEAN, RELU, RELU6, LOGISTIC, TANH, data movement), each against TFLite
 Micro's own interpreter on seeded random inputs, exactly: several shapes, per-channel and
-per-tensor weights, both bias types, fused activations. One cortex-m4 image holds one
-model per operator.
+per-tensor weights, both bias types, fused activations. One cortex-m4 image (and one
+riscv32 image) holds one model per operator.
 """
 
 from __future__ import annotations
@@ -226,11 +226,14 @@ ON_BOARD = ["depthwise_same_stride2_mult2_relu6", "fc_per_channel_int64_bias",
             "logistic_0.00071", "tanh_0.0013", "softmax_beta"]
 
 
-def test_cortex_m4_firmware_matches_tflite_micro(tmp_path: Path) -> None:
+@pytest.mark.parametrize("board", ["cortex-m4", "riscv32"])
+def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
+    """One image per board (riscv32: the int64 arithmetic on a core without Armv7-M's
+    64-bit multiply-accumulate)."""
     cases = [CASES[name] for name in ON_BOARD]
     graphs = [import_model(read_model(model)) for model, _ in cases]
     inputs = [x for _, xs in cases for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
+    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
                            log=lambda _: None)
     module = read_module(result.module)
     run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
