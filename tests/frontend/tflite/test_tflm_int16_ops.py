@@ -18,7 +18,6 @@ from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
 from toolchain.module import read_module
 from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-from toolchain.quant import tflm16_lut, tflm16_softmax
 from toolchain.reference import run_graph
 from toolchain.target import load_board
 from toolchain.testing.difftest import merge_graphs
@@ -193,29 +192,6 @@ def test_reference_matches_tflite_micro(name: str) -> None:
     assert not len(bad), (f"{name}: {len(bad)} of {want.size} differ; first at "
                           f"{tuple(bad[0])}: TFLite Micro {want[tuple(bad[0])]}, "
                           f"ours {got[tuple(bad[0])]}")
-
-
-def test_sigmoid_kernel_mirror_matches_tflite_micro() -> None:
-    """tflm16_lut's numpy mirror (and with it the computed sigmoid table) against TFLite
-    Micro on every int16 input."""
-    every = np.arange(-32768, 32768, dtype=np.int16).reshape(256, 256)
-    for op, scale in (("LOGISTIC", 2.0 ** -12), ("TANH", 0.0013)):
-        model = tm.single_op_model(op, [_i16((256, 256), scale)],
-                                   [_i16((256, 256), 2.0 ** -15)])
-        p = getattr(tflm16_lut, f"{op.lower()}_params")(scale, 0, 2.0 ** -15, 0)
-        assert np.array_equal(tflm16_lut.lut_activation(every, p, op),
-                              tm.run_tflm(model, [every])[0][0]), op
-
-
-def test_softmax_mirror_matches_tflite_micro() -> None:
-    """tflm16_softmax's numpy mirror (its two tables, as TFLite Micro's Prepare builds
-    them) against TFLite Micro, over rows whose differences span the exp table."""
-    x = np.random.default_rng(5).integers(-32768, 32768, (64, 50)).astype(np.int16)
-    for scale in (0.001, 0.00002):
-        model = tm.single_op_model("SOFTMAX", [_i16(x.shape, scale)],
-                                   [_i16(x.shape, 2.0 ** -15)], beta=1.0)
-        p = tflm16_softmax.softmax_params(scale, 0, 2.0 ** -15, 0, 1.0)
-        assert np.array_equal(tflm16_softmax.softmax(x, p), tm.run_tflm(model, [x])[0][0])
 
 
 # One model per operator on the board.
