@@ -44,14 +44,15 @@ def _board_cell(check: ModelCheck, board: str) -> str:
     return f"{run.status}: {run.detail}"
 
 
-def write_report(checks: list[ModelCheck], boards: list[str], seconds: float) -> None:
+def write_report(checks: list[ModelCheck], boards: list[str], seconds: float,
+                 seed: int) -> None:
     """bench/results/tflm_models.{json,md}."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     counts = {s: sum(c.status == s for c in checks)
               for s in ("exact", "differs", "refused", "tflm-fails")}
     runs = sum(c.tflm == "runs" for c in checks)
     summary = {"boards": boards, "models": len(checks), "tflm_runs": runs, **counts,
-               "seconds": round(seconds), "checks": [asdict(c) for c in checks]}
+               "seed": seed, "seconds": round(seconds), "checks": [asdict(c) for c in checks]}
     (RESULTS / "tflm_models.json").write_text(json.dumps(summary, indent=2) + "\n")
     lines = ["# TFLite Micro's models against its interpreter (`python bench/tflm_models.py`)",
              "",
@@ -60,6 +61,11 @@ def write_report(checks: list[ModelCheck], boards: list[str], seconds: float) ->
              f"and every board equal to TFLite Micro on seeded random inputs), "
              f"{counts['differs']} differ, {counts['refused']} refused. Cells: exact and the "
              "instructions of one inference, or why not.", "",
+             "Boards: cortex-m4 is QEMU's MPS2 AN386 with 4 MB of flash and 4 MB of RAM, "
+             "which the 224x224 MobileNet v2 (3.5 MB of weights) fits; x86-64 runs under "
+             "QEMU user mode; the sample board runs the models up to "
+             f"{SAMPLE_MAX_BYTES // 1024} KB (MobileNet takes minutes per board under "
+             f"instruction counting). Seed {seed}; {round(seconds)} s in all.", "",
              "| model | TFLite Micro | minirt | reference | " + " | ".join(boards) + " |",
              "|---|---|---|---|" + "---|" * len(boards)]
     for c in checks:
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{check.model}: {check.status} ({time.monotonic() - t0:.0f} s) "
                   + "; ".join(f"{b.board} {b.status} {b.instructions}" for b in check.boards),
                   file=sys.stderr)
-    write_report(checks, every, time.monotonic() - start)
+    write_report(checks, every, time.monotonic() - start, args.seed)
     return 0 if not any(c.status == "differs" for c in checks) else 1
 
 
