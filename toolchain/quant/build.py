@@ -377,9 +377,10 @@ def dequantize(b: GraphBuilder, x: Tensor, *, scale, zero_point, axis: int | Non
 
 def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
          input_zp: int, multiplier: int, shift: int, output_zp: int,
-         quant: QuantParams | None = None, out: str = "i8") -> Tensor:
-    """MEAN of int8 (or int16, `out`) over `axes` as TFLite Micro's QuantizedMeanOrSum:
-    the int32 sum minus
+         quant: QuantParams | None = None, out: str = "i8",
+         compute_sum: bool = False) -> Tensor:
+    """MEAN of int8 (or int16, `out`) over `axes` as TFLite Micro's QuantizedMeanOrSum
+    (with `compute_sum`, SUM: the same without 1/n): the int32 sum minus
     input_zp * n, and 1/n folded into the multiplier in integers at build time
     (s = min(floor(log2 n), 32, 31 + shift); multiplier * 2**s // n, shift - s)."""
     shape = tuple(x.type.shape)
@@ -396,8 +397,8 @@ def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
                      window_dilations=(1,) * rank, padding=((0, 0),) * rank)
     else:
         total = b.op("reduce", [widened, zero], kind="add", dims=tuple(axes))
-    s = min(count.bit_length() - 1, 32, 31 + shift)
-    folded = (int(multiplier) << s) // count
+    s = 0 if compute_sum else min(count.bit_length() - 1, 32, 31 + shift)
+    folded = (int(multiplier) << s) // (1 if compute_sum else count)
     kept = tuple(total.type.shape)
     v = b.op("subtract", [total, b.splat(_wrap32(int(input_zp) * count), I32, kept)])
     return requantize(b, v, folded, shift - s, axis=None, output_zp=output_zp,

@@ -142,6 +142,9 @@ def _elementwise(m: _Maker) -> dict[str, Case]:
         "mean_keep_dims": (tm.single_op_model(
             "MEAN", [_i16((1, 5, 6, 4), 0.002, 3), T((2,), "int32", data=np.array([1, 2]))],
             [_i16((1, 1, 1, 4), 0.001, -2)], keep_dims=True), [m.x16((1, 5, 6, 4))]),
+        "sum_keep_dims": (tm.single_op_model(
+            "SUM", [_i16((1, 5, 6, 4), 0.002, 3), T((2,), "int32", data=np.array([1, 2]))],
+            [_i16((1, 1, 1, 4), 0.03, -2)], keep_dims=True), [m.x16((1, 5, 6, 4), 4000)]),
         "mean_one_axis": (tm.single_op_model(
             "MEAN", [_i16((3, 7, 5), 0.002), T((1,), "int32", data=np.array([-1]))],
             [_i16((3, 7), 0.0025)], keep_dims=False), [m.x16((3, 7, 5))]),
@@ -197,7 +200,7 @@ def test_reference_matches_tflite_micro(name: str) -> None:
 # One model per operator on the board.
 ON_BOARD = ["depthwise_same_stride2_mult2_relu6", "fc_per_channel_int64_bias",
             "fc_per_tensor_int32_bias_zero_points", "avgpool_same_relu", "maxpool_same",
-            "mul_broadcast_relu", "relu", "relu6", "mean_keep_dims",
+            "mul_broadcast_relu", "relu", "relu6", "mean_keep_dims", "sum_keep_dims",
             "concatenation_reshape_transpose",
             "logistic_0.00071", "tanh_0.0013", "softmax_beta"]
 

@@ -198,8 +198,7 @@ def mul(ctx: OpContext) -> Tensor:
                      act_max=hi, quant=out.quant, out="i16")
 
 
-def mean(ctx: OpContext) -> Tensor:
-    """MEAN int16: TFLite Micro's QuantizedMeanOrSum, as int8 with int16's clamp."""
+def _mean_or_sum(ctx: OpContext, compute_sum: bool) -> Tensor:
     x, out = ctx.input(0), ctx.output_type()
     axes = [int(a) for a in ctx.value(1, "axes").reshape(-1)]
     if any(not -x.type.rank <= a < x.type.rank for a in axes):
@@ -209,7 +208,18 @@ def mean(ctx: OpContext) -> Tensor:
     p = tflm.mean_params(s_in, z_in, s_out, z_out)
     return build.mean(GraphBuilder(ctx.graph), x, axes, keep_dims=bool(ctx.option("keep_dims")),
                       input_zp=p.input_zp, multiplier=p.multiplier, shift=p.shift,
-                      output_zp=p.output_zp, quant=out.quant, out="i16")
+                      output_zp=p.output_zp, quant=out.quant, out="i16",
+                      compute_sum=compute_sum)
+
+
+def mean(ctx: OpContext) -> Tensor:
+    """MEAN int16: TFLite Micro's QuantizedMeanOrSum, as int8 with int16's clamp."""
+    return _mean_or_sum(ctx, compute_sum=False)
+
+
+def sum_(ctx: OpContext) -> Tensor:
+    """SUM int16: QuantizedMeanOrSum with compute_sum (the same rescale, no 1/n)."""
+    return _mean_or_sum(ctx, compute_sum=True)
 
 
 def relu(ctx: OpContext) -> Tensor:
@@ -389,4 +399,4 @@ def dequantize(ctx: OpContext) -> Tensor:
 
 __all__ = ["add", "average_pool_2d", "conv_2d", "depthwise_conv_2d", "dequantize",
            "fully_connected", "leaky_relu", "logistic", "mean", "mul", "quantize", "relu",
-           "relu6", "softmax", "sub", "tanh", "transpose_conv"]
+           "relu6", "softmax", "sub", "sum_", "tanh", "transpose_conv"]

@@ -76,6 +76,7 @@ OPS: dict[str, OpRow] = {
     "HARD_SWISH": _row(ew.hard_swish, int8.hard_swish, (1, 1)),
     "SOFTMAX": _row(ew.softmax, int8.softmax, (1, 1), int16.softmax),
     "MEAN": _row(ew.mean, int8.mean, (2, 2), int16.mean),
+    "SUM": _row(ew.sum_, int8.sum_, (2, 2), int16.sum_),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
     "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
