@@ -40,6 +40,17 @@ def test_model_matches_tflite_micro_on_boards(name: str, tmp_path: Path) -> None
 
 
 @needs_models
+def test_a_model_too_large_for_a_board_says_so(tmp_path: Path) -> None:
+    """simple_add's 48 KB of I/O buffers overflow cortex-m0plus's 16 KB of RAM: recorded
+    with the reason, the model exact where it fits."""
+    check = check_model(TFLM_MODELS / "examples/memory_footprint/models/simple_add_model.tflite",
+                        ["cortex-m0plus"], tmp_path, count=False)
+    [run] = check.boards
+    assert run.status == "too-large" and "overflows RAM" in run.detail
+    assert check.status == "exact where it fits" and check.reference == "exact"
+
+
+@needs_models
 def test_refused_models_say_why_in_one_line(tmp_path: Path) -> None:
     for name, why in (("models/person_detect_vela.tflite", "compiled by Vela"),
                       ("models/keyword_scrambled.tflite", "SVDF x7")):

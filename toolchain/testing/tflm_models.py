@@ -105,7 +105,9 @@ class ModelCheck:
     """One model: whether minirt and TFLite Micro take it, and each comparison."""
 
     model: str
-    status: str  # exact, differs, refused (minirt), tflm-fails (its interpreter)
+    # exact, exact where it fits (some board too small), differs, refused (by minirt),
+    # tflm-fails (its interpreter does not run the model)
+    status: str
     detail: str = ""
     tflm: str = ""  # "runs", or why TFLite Micro's interpreter does not
     reference: str = ""  # exact / differs, for an imported model
@@ -154,6 +156,8 @@ def check_model(path: Path, boards: list[str], work: Path, seed: int = 0,
         check.boards.append(run_on_board(path, inputs, want, board, work / board, count))
     if not ok or any(b.status in ("differs", "failed") for b in check.boards):
         check.status = "differs"
+    elif any(b.status == "too-large" for b in check.boards):
+        check.status = "exact where it fits"
     return check
 
 
