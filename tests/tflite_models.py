@@ -86,6 +86,7 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "ELU": None,
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
+    "DENSIFY": "DensifyOptions",
     "DEQUANTIZE": "DequantizeOptions",
     "DIV": "DivOptions",
     "MINIMUM": None,
@@ -94,6 +95,10 @@ OPTIONS_TABLE: dict[str, str | None] = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
     "SVDF": "SVDFOptions",
 }
+
+# An opcode `CUSTOM:name` is a custom operator with custom_code `name` (e.g.
+# `CUSTOM:ethos-u`, what Vela leaves in a model it compiled for an Ethos-U NPU).
+CUSTOM_PREFIX = "CUSTOM:"
 
 # Option values given by name rather than number.
 _ENUMS: dict[str, type] = {
@@ -118,6 +123,9 @@ class Tensor:
     data: np.ndarray | None = None
     name: str = ""
     is_variable: bool = False  # state an operator keeps between invocations (LSTM, SVDF)
+    # A sparse constant: `data` is then its compressed buffer (any bytes) and the tensor
+    # gets a `sparsity` table (a traversal order over its dimensions).
+    sparse: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in TENSOR_TYPES:
@@ -125,10 +133,13 @@ class Tensor:
         self.shape = tuple(int(d) for d in self.shape)
         if self.data is not None:
             data = np.asarray(self.data)
-            if data.shape != self.shape:
+            if self.sparse:
+                self.data = data
+            elif data.shape != self.shape:
                 raise ValueError(f"constant {self.name!r}: data shape {data.shape} is not "
                                  f"the tensor shape {self.shape}")
-            self.data = data.astype(self.dtype)
+            else:
+                self.data = data.astype(self.dtype)
         if (self.scale is None) != (self.zero_point is None):
             raise ValueError("give both scale and zero_point, or neither")
 
@@ -176,8 +187,19 @@ def _quantization(builder: flatbuffers.Builder, t: Tensor) -> int | None:
     return tflite.QuantizationParametersEnd(builder)
 
 
+def _sparsity(builder: flatbuffers.Builder, t: Tensor) -> int:
+    """A sparsity table with the identity traversal order (what marks a tensor sparse)."""
+    order = _vector(builder, np.arange(len(t.shape), dtype=np.int32), "PrependInt32")
+    tflite.SparsityParametersStart(builder)
+    tflite.SparsityParametersAddTraversalOrder(builder, order)
+    return tflite.SparsityParametersEnd(builder)
+
+
 def _options(builder: flatbuffers.Builder, opcode: str, options: dict[str, Any]) -> tuple[int, int]:
-    """Write the op's options table; returns (BuiltinOptions type, offset) or (0, 0)."""
+    """Write the op's options table; returns (BuiltinOptions type, offset) or (0, 0).
+    A custom operator (`CUSTOM:name`) has none."""
+    if opcode.startswith(CUSTOM_PREFIX) and not options:
+        return 0, 0
     if opcode not in OPTIONS_TABLE:
         raise ValueError(f"opcode {opcode!r} is not in tests/tflite_models.OPTIONS_TABLE")
     table = OPTIONS_TABLE[opcode]
@@ -250,6 +272,7 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
         name = b.CreateString(t.name or f"t{i}")
         shape = _vector(b, np.asarray(t.shape, dtype=np.int32), "PrependInt32")
         quant = _quantization(b, t)
+        sparsity = _sparsity(b, t) if t.sparse else None
         tflite.TensorStart(b)
         tflite.TensorAddShape(b, shape)
         tflite.TensorAddType(b, TENSOR_TYPES[t.dtype])
@@ -259,6 +282,8 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
             tflite.TensorAddQuantization(b, quant)
         if t.is_variable:
             tflite.TensorAddIsVariable(b, True)
+        if sparsity is not None:
+            tflite.TensorAddSparsity(b, sparsity)
         tensor_offsets.append(tflite.TensorEnd(b))
 
     op_offsets = []

@@ -57,16 +57,17 @@ def test_reference_run_with_npz_keys(model: Path, tmp_path: Path, capsys) -> Non
     np.testing.assert_allclose(saved["output_0"].sum(), 1.0, rtol=1e-6)
 
 
-def test_unsupported_ops_exit_2_one_line_each(tmp_path: Path, capsys) -> None:
-    x, a, b = (Tensor((2, 3), "float32") for _ in range(3))
+def test_unsupported_ops_exit_2_in_one_line(tmp_path: Path, capsys) -> None:
+    x, a, b, c = (Tensor((2, 3), "float32") for _ in range(4))
     path = tmp_path / "odd.tflite"
-    path.write_bytes(build_model([Op("SIN", [x], [a], {}), Op("ELU", [a], [b], {})], [x], [b]))
+    path.write_bytes(build_model([Op("SIN", [x], [a], {}), Op("ELU", [a], [b], {}),
+                                  Op("SIN", [b], [c], {})], [x], [c]))
     for main, args in ((run.main, ["--reference"]), (build.main, ["--dump-ir"]),
                        (build.main, ["--board", "x86-64", "-o", str(tmp_path / "fw")])):
         assert main([*args, str(path)]) == 2
         assert capsys.readouterr().err.splitlines() == [
-            f"{path}: operator 0 (SIN) is not supported",
-            f"{path}: operator 1 (ELU) is not supported"]
+            f"{path}: 3 operators are not supported: SIN x2 (operators 0, 2), ELU x1 "
+            "(operator 1)"]
     assert not (tmp_path / "fw").exists()
 
 

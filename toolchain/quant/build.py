@@ -247,9 +247,9 @@ def _window_counts(size: int, window: int, stride: int, low: int, out: int) -> n
 def average_pool(b: GraphBuilder, x: Tensor, *, window: Sequence[int],
                  strides: Sequence[int], padding: Sequence[tuple[int, int]],
                  act_min: int = INT8_MIN, act_max: int = INT8_MAX) -> Tensor:
-    """AVERAGE_POOL_2D on int8 (input and output share their quantization): the sum of
-    the in-image taps, divided by their count with C's rounding, (acc +- n / 2) / n
-    truncated, then the activation clamp."""
+    """AVERAGE_POOL_2D on int8 or int16 (input and output share their quantization): the
+    int32 sum of the in-image taps, divided by their count with C's rounding,
+    (acc +- n / 2) / n truncated, then the activation clamp, in x's type."""
     n, h, w, c = x.type.shape
     xp = _padded(b, x, padding, 0)
     total = b.op("reduce_window", [_widen(b, xp), b.const(0, I32)], kind="add",
@@ -270,7 +270,7 @@ def average_pool(b: GraphBuilder, x: Tensor, *, window: Sequence[int],
     rounded = b.op("select", [positive, b.op("add", [total, halves]),
                               b.op("subtract", [total, halves])])
     avg = b.op("divide", [rounded, counts])  # truncating, like C
-    return _narrow(b, avg, 0, act_min, act_max, x.type.quant)
+    return _narrow(b, avg, 0, act_min, act_max, x.type.quant, x.type.dtype.name)
 
 
 def _offset(b: GraphBuilder, x: Tensor, zp: int, shape: tuple[int, ...]) -> Tensor:
@@ -319,13 +319,13 @@ def sub(b: GraphBuilder, x1: Tensor, x2: Tensor, *, left_shift: int,
 
 def mul(b: GraphBuilder, x1: Tensor, x2: Tensor, *, input1_zp: int, input2_zp: int,
         multiplier: int, shift: int, output_zp: int, act_min: int = INT8_MIN,
-        act_max: int = INT8_MAX, quant: QuantParams | None = None) -> Tensor:
-    """MUL of int8 tensors (numpy broadcasting): the product of the offset inputs in
-    int32, rescaled, + output zero point."""
+        act_max: int = INT8_MAX, quant: QuantParams | None = None, out: str = "i8") -> Tensor:
+    """MUL of int8 (or int16, `out`) tensors (numpy broadcasting): the product of the
+    offset inputs in int32, rescaled, + output zero point."""
     shape = tuple(np.broadcast_shapes(x1.type.shape, x2.type.shape))
     raw = b.op("multiply", [_offset(b, x1, input1_zp, shape), _offset(b, x2, input2_zp, shape)])
     return requantize(b, raw, multiplier, shift, axis=None, output_zp=output_zp,
-                      act_min=act_min, act_max=act_max, quant=quant)
+                      act_min=act_min, act_max=act_max, quant=quant, out=out)
 
 
 def lookup(b: GraphBuilder, x: Tensor, table: np.ndarray,
@@ -377,8 +377,10 @@ def dequantize(b: GraphBuilder, x: Tensor, *, scale, zero_point, axis: int | Non
 
 def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
          input_zp: int, multiplier: int, shift: int, output_zp: int,
-         quant: QuantParams | None = None) -> Tensor:
-    """MEAN of int8 over `axes` as TFLite Micro's QuantizedMeanOrSum: the int32 sum minus
+         quant: QuantParams | None = None, out: str = "i8",
+         compute_sum: bool = False) -> Tensor:
+    """MEAN of int8 (or int16, `out`) over `axes` as TFLite Micro's QuantizedMeanOrSum
+    (with `compute_sum`, SUM: the same without 1/n): the int32 sum minus
     input_zp * n, and 1/n folded into the multiplier in integers at build time
     (s = min(floor(log2 n), 32, 31 + shift); multiplier * 2**s // n, shift - s)."""
     shape = tuple(x.type.shape)
@@ -395,11 +397,13 @@ def mean(b: GraphBuilder, x: Tensor, axes: Sequence[int], *, keep_dims: bool,
                      window_dilations=(1,) * rank, padding=((0, 0),) * rank)
     else:
         total = b.op("reduce", [widened, zero], kind="add", dims=tuple(axes))
-    s = min(count.bit_length() - 1, 32, 31 + shift)
-    folded = (int(multiplier) << s) // count
+    s = 0 if compute_sum else min(count.bit_length() - 1, 32, 31 + shift)
+    folded = (int(multiplier) << s) // (1 if compute_sum else count)
     kept = tuple(total.type.shape)
     v = b.op("subtract", [total, b.splat(_wrap32(int(input_zp) * count), I32, kept)])
-    return requantize(b, v, folded, shift - s, axis=None, output_zp=output_zp, quant=quant)
+    return requantize(b, v, folded, shift - s, axis=None, output_zp=output_zp,
+                      act_min=STORAGE_RANGES[out][0], act_max=STORAGE_RANGES[out][1],
+                      quant=quant, out=out)
 
 
 def _wrap32(v: int) -> int:

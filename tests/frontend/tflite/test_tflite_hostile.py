@@ -60,9 +60,9 @@ def test_a_sparse_tensor_says_so() -> None:
     data = _Model(data).replace_buffer(k, {"Data": np.zeros(20, np.uint8)})
     with pytest.raises(TFLiteError) as e:
         _load(data)
-    assert e.value.render() == ("m.tflite: operator 0 (FULLY_CONNECTED): tensor 1 ('w') is "
-                                "sparse: the model uses sparse tensors, which minirt does "
-                                "not support")
+    assert e.value.render() == ("m.tflite: tensor 1 ('w') is sparse: the model uses sparse "
+                                "tensors, which minirt does not support; give it the model "
+                                "converted without sparsity")
 
 
 @pytest.mark.parametrize("name", sorted(EDITS))

@@ -46,9 +46,9 @@ def test_unsupported_ops_are_reported_together() -> None:
     x, a, b, c = f32((2, 3)), f32((2, 3)), f32((2,)), f32((2,))
     model = build_model([Op("EXP", [x], [a]),
                          Op("SUM", [a, i32([1])], [b], {"keep_dims": False}),
-                         Op("RELU", [b], [c])], [x], [c])
-    assert errors(model) == ["operator 0 (EXP) is not supported",
-                             "operator 1 (SUM) is not supported"]
+                         Op("ELU", [b], [c])], [x], [c])
+    assert errors(model) == ["2 operators are not supported: EXP x1 (operator 0), ELU x1 "
+                             "(operator 2)"]
 
 
 def test_int8_arithmetic_imports_and_matches_tflite_micro() -> None:
@@ -73,6 +73,26 @@ def test_int8_arithmetic_imports_and_matches_tflite_micro() -> None:
     interp.invoke()
     got = run_graph(import_model(read_model(model)), [inp])[0]
     np.testing.assert_array_equal(got, interp.get_output(0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_sum_matches_tflite_micro(dtype: str, keep_dims: bool) -> None:
+    """SUM: float32 a reduction, int8 TFLite Micro's QuantizedMeanOrSum with compute_sum."""
+    q = dict(scale=0.05, zero_point=3) if dtype == "int8" else {}
+    qo = dict(scale=0.4, zero_point=-7) if dtype == "int8" else {}
+    x = Tensor((2, 5, 6), dtype, **q)
+    y = Tensor((2, 1, 6) if keep_dims else (2, 6), dtype, **qo)
+    model = single_op_model("SUM", [x, i32([1])], [y], keep_dims=keep_dims)
+    rng = np.random.default_rng(7)
+    v = (rng.integers(-128, 128, x.shape).astype(np.int8) if dtype == "int8"
+         else rng.normal(0, 2, x.shape).astype(np.float32))
+    want = run_tflm(model, [v])[0][0]
+    got = run_graph(import_model(read_model(model)), [v])[0]
+    if dtype == "int8":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_other_element_types_are_named() -> None:

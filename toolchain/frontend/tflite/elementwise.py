@@ -122,10 +122,7 @@ def softmax(ctx: OpContext) -> Tensor:
     return ctx.node("divide", [e, ctx.broadcast(total, e.type.shape, keep)])
 
 
-def mean(ctx: OpContext) -> Tensor:
-    """MEAN over constant axes (negative ones count from the end; repeats count once):
-    the sum divided by the number of elements, keeping the reduced dimensions as 1 with
-    keep_dims."""
+def _reduce_sum(ctx: OpContext, average: bool) -> Tensor:
     x = _float_input(ctx)
     rank = x.type.rank
     axes = set()
@@ -136,11 +133,24 @@ def mean(ctx: OpContext) -> Tensor:
         axes.add(a % rank)
     dims = tuple(sorted(axes))
     count = int(np.prod([x.type.shape[d] for d in dims], dtype=np.int64))
-    total = ctx.node("reduce", [x, ctx.scalar(0.0, x)], kind="add", dims=dims)
-    y = ctx.node("divide", [total, ctx.filled(float(count), total)])
+    y = ctx.node("reduce", [x, ctx.scalar(0.0, x)], kind="add", dims=dims)
+    if average:
+        y = ctx.node("divide", [y, ctx.filled(float(count), y)])
     if ctx.option("keep_dims"):
         y = ctx.reshape(y, tuple(1 if i in axes else d for i, d in enumerate(x.type.shape)))
     return y
+
+
+def mean(ctx: OpContext) -> Tensor:
+    """MEAN over constant axes (negative ones count from the end; repeats count once):
+    the sum divided by the number of elements, keeping the reduced dimensions as 1 with
+    keep_dims."""
+    return _reduce_sum(ctx, average=True)
+
+
+def sum_(ctx: OpContext) -> Tensor:
+    """SUM over constant axes, as MEAN without the division."""
+    return _reduce_sum(ctx, average=False)
 
 
 def dequantize_float16(ctx: OpContext) -> Tensor:
@@ -152,4 +162,5 @@ def dequantize_float16(ctx: OpContext) -> Tensor:
 
 
 __all__ = ["add", "broadcast_shape", "dequantize_float16", "hard_swish", "logistic", "mean",
-           "leaky_relu", "mul", "relu", "relu6", "relu_n1_to_1", "softmax", "sub", "tanh"]
+           "leaky_relu", "mul", "relu", "relu6", "relu_n1_to_1", "softmax", "sub", "sum_",
+           "tanh"]

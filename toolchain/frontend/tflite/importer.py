@@ -2,9 +2,10 @@
 
 Operators are converted in their (execution) order through the table in ops.py. The
 graph keeps TFLite's NHWC layouts, its tensors' quantization and its input names.
-Problems are collected over the whole model and reported together, one line per
-operator (`operator 7 (SQUARED_DIFFERENCE) is not supported`); an operator that reads
-the output of a failed one is skipped rather than reported twice.
+Problems are collected over the whole model and reported together in one line, grouped
+by operator (`3 operators are not supported: SIN x2 (operators 0, 2), ELU x1 (operator
+1)`; refusals.py); an operator that reads the output of a failed one is skipped rather
+than reported twice.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ from toolchain.frontend.tflite.reader import (
     ModelInfo,
     OperatorInfo,
     read_model,
+)
+from toolchain.frontend.tflite.refusals import (
+    Problem,
+    sparse_refusal,
+    summary,
+    vela_refusal,
 )
 from toolchain.frontend.tflite.state import StateTable
 from toolchain.graph.ir import Graph, Tensor
@@ -58,7 +65,7 @@ class _Importer:
         self.states.run_init = self.run_init if states is None else None
         self.values: dict[int, Tensor] = {}  # TFLite tensor index -> graph tensor
         self.failed: set[int] = set()  # outputs of operators that could not be converted
-        self.errors: list[str] = []
+        self.errors: list[Problem] = []
 
     def tensor(self, index: int) -> Tensor:
         """The graph tensor holding TFLite tensor `index`: an input, an earlier
@@ -85,7 +92,7 @@ class _Importer:
                     raise Unsupported(f"{info.describe()} is a constant")
                 ty = tensor_type(info)
             except Unsupported as e:
-                self.errors.append(f"model input {k}: {e}")
+                self.errors.append(Problem(f"model input {k}", str(e)))
                 self.failed.add(index)
                 continue
             self.values[index] = self.graph.add_input(ty, info.name)
@@ -165,20 +172,20 @@ class _Importer:
                 tag_new(self.graph, start, Source(name, f"tflite {op.describe()}"))
             except Unsupported as e:
                 what = str(e)
-                self.errors.append(f"{op.describe()} is not supported" if not what else
-                                   f"{op.describe()}: {what}")
+                self.errors.append(Problem(op.describe(), what, op.opcode, op.index))
                 self.failed.update(op.outputs)
         for k, index in enumerate(self.model.outputs):
             info = self.model.tensors[index]
             if index in self.failed:
                 continue
             if index not in self.values and info.data is None:
-                self.errors.append(f"model output {k} ({info.describe()}) is never written")
+                self.errors.append(Problem(f"model output {k} ({info.describe()}) is never "
+                                           "written"))
                 continue
             try:
                 self.graph.outputs.append(self.tensor(index))
             except Unsupported as e:
-                self.errors.append(f"model output {k}: {e}")
+                self.errors.append(Problem(f"model output {k}", str(e)))
         if not self.states.is_init:
             self.states.finish()
 
@@ -195,18 +202,21 @@ class _Importer:
         importer.graph = importer.states.graph
         importer.run()
         if importer.errors:
-            raise Unsupported(f"init subgraph {k}: " + "; ".join(importer.errors))
+            raise Unsupported(f"init subgraph {k}: " + summary(importer.errors))
         return importer.states.written()
 
 
 def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
     """Builds the verified Graph of subgraph 0. Raises TFLiteError listing every
-    problem, one line each, prefixed with `path`."""
+    problem in one line (refusals.summary), prefixed with `path`."""
+    refusal = vela_refusal(model) or sparse_refusal(model)
+    if refusal is not None:
+        raise TFLiteError(path, [refusal])
     graph = Graph("main")
     importer = _Importer(model, graph)
     importer.run()
     if importer.errors:
-        raise TFLiteError(path, importer.errors)
+        raise TFLiteError(path, [summary(importer.errors)])
     try:
         verify_graph(graph)  # the converters verify each node; this is the safety net
     except CompileError as e:
@@ -216,8 +226,8 @@ def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
 
 def load_tflite(path: str | Path) -> Graph:
     """Reads and imports a .tflite file. Raises TFLiteError (`path: not a valid TFLite
-    model: ...` for a damaged file, one line per unsupported operator otherwise) and
-    OSError when the file cannot be read."""
+    model: ...` for a damaged file, the unsupported operators grouped in one line
+    otherwise) and OSError when the file cannot be read."""
     size = Path(path).stat().st_size
     if size > MAX_FILE_BYTES:  # refused before reading gigabytes
         raise TFLiteError(str(path), [f"not a valid TFLite model: the file has {size} bytes, "

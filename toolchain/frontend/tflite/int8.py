@@ -255,8 +255,7 @@ def _softmax_int16_output(ctx: OpContext, x: Tensor, out: TensorType, s_in: floa
     return build.softmax(GraphBuilder(ctx.graph), x, exp_table, sum_table, quant=q, out="i16")
 
 
-def mean(ctx: OpContext) -> Tensor:
-    """MEAN, int8: TFLite Micro's QuantizedMeanOrSum."""
+def _mean_or_sum(ctx: OpContext, compute_sum: bool) -> Tensor:
     x, out = ctx.input(0), ctx.output_type()
     axes = [int(a) for a in ctx.value(1, "axes").reshape(-1)]
     if any(not -x.type.rank <= a < x.type.rank for a in axes):
@@ -266,7 +265,18 @@ def mean(ctx: OpContext) -> Tensor:
     p = tflm.mean_params(s_in, z_in, s_out, z_out)
     return build.mean(GraphBuilder(ctx.graph), x, axes, keep_dims=bool(ctx.option("keep_dims")),
                       input_zp=p.input_zp, multiplier=p.multiplier, shift=p.shift,
-                      output_zp=p.output_zp, quant=out.quant)
+                      output_zp=p.output_zp, quant=out.quant,
+                      compute_sum=compute_sum)
+
+
+def mean(ctx: OpContext) -> Tensor:
+    """MEAN, int8: TFLite Micro's QuantizedMeanOrSum."""
+    return _mean_or_sum(ctx, compute_sum=False)
+
+
+def sum_(ctx: OpContext) -> Tensor:
+    """SUM, int8: QuantizedMeanOrSum with compute_sum (the same rescale, no 1/n)."""
+    return _mean_or_sum(ctx, compute_sum=True)
 
 
 def quantize(ctx: OpContext) -> Tensor:
@@ -296,4 +306,4 @@ def dequantize(ctx: OpContext) -> Tensor:
 __all__ = ["add", "average_pool_2d", "conv_2d", "depthwise_conv_2d", "dequantize",
            "fully_connected", "hard_swish", "logistic", "mean", "mul", "quantize",
            "quantize_op",
-           "relu", "relu6", "requantize", "softmax", "sub", "tanh"]
+           "relu", "relu6", "requantize", "softmax", "sub", "sum_", "tanh"]

@@ -82,9 +82,10 @@ def concatenation(ctx: OpContext) -> Tensor:
     if out.quant is not None:
         for i, t in enumerate(xs):
             if t.type.quant != out.quant:
-                raise Unsupported(f"int8 CONCATENATION needs every input to have the output's "
-                                  f"scale and zero point ({out.quant}), but input {i} has "
-                                  f"{t.type.quant} (TFLite Micro requires it)")
+                raise Unsupported(f"int{out.dtype.name[1:]} CONCATENATION needs every input "
+                                  f"to have the output's scale and zero point ({out.quant}), "
+                                  f"but input {i} has {t.type.quant} (TFLite Micro requires "
+                                  "it)")
     axis = _axis(ctx.option("axis"), xs[0].type.rank, "axis")
     y = ctx.node("concatenate", xs, dimension=axis)
     return apply_activation(ctx, y, ctx.option("fused_activation_function"), out)
