@@ -213,7 +213,7 @@ class SizeReport:
         split = ", ".join(f"{COMPONENT_LABELS[k]} {_num(self.ram[k])} B "
                           f"({_pct(self.percent('ram', self.ram[k]))})"
                           for k in RAM_COMPONENTS if self.ram.get(k) or k in RAM_SPLIT)
-        rows += ["", f"RAM split: {split}"]
+        rows += ["", f"RAM split: {split}", *self._optimize_lines()]
         if symbols > 0 and self.symbols:
             table = [["size", "% budget", "memory", "component", "symbol"]]
             for sym in self.symbols[:symbols]:
@@ -223,7 +223,6 @@ class SizeReport:
                               COMPONENT_LABELS.get(sym.component, sym.component),
                               self.symbol_label(sym.name)])
             rows += ["", *_columns(table, least=9, right=2)]
-        rows += self._optimize_lines()
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
         return "\n".join(rows)
 
@@ -254,8 +253,8 @@ class SizeReport:
         }
 
     def _optimize_lines(self) -> list[str]:
-        """The weights line of the tables (OptimizeChoice.describe), after a blank one."""
-        return ["", self.optimize.describe()] if self.optimize else []
+        """The weights line of the tables (OptimizeChoice.describe)."""
+        return [self.optimize.describe()] if self.optimize else []
 
     def format_table(self, symbols: int = 0) -> str:
         """The component table, the Berkeley line and (symbols > 0) the top symbols."""
@@ -270,12 +269,12 @@ class SizeReport:
         rows += ["", *_columns([["text", "data", "bss", "dec", "hex"],
                                 [*(str(b[k]) for k in ("text", "data", "bss", "dec")),
                                  f"{b['dec']:x}"]], least=8, right=5)]
+        rows += self._optimize_lines()
         if symbols > 0 and self.symbols:
             table = [["size", "component", "section", "symbol"]]
             table += [[_num(s.size), s.component, s.section, self.symbol_label(s.name)]
                       for s in self.symbols[:symbols]]
             rows += ["", *_columns(table, least=7, right=1)]
-        rows += self._optimize_lines()
         rows += [f"OVER BUDGET: {line}" for line in self.over_budget]
         return "\n".join(rows)
 
