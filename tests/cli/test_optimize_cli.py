@@ -95,3 +95,18 @@ def test_the_api_builds_under_a_mode(tmp_path: Path) -> None:
     build = minirt.build(SEED, "cortex-m4", out_dir=tmp_path / "fw", optimize="size")
     assert build.size.optimize.mode == "size" and build.size.optimize.pairable == 0
     assert json.loads((tmp_path / "fw" / "size.json").read_text())["optimize"]["mode"] == "size"
+
+
+def test_a_library_takes_the_mode_too(models_dir: Path, tmp_path: Path, capsys) -> None:
+    """`--emit library --optimize size`: the module holds the int8 weights, and the mode
+    is in the library's stamp."""
+    sizes = {}
+    for mode in ("size", "auto"):
+        out = tmp_path / mode
+        assert build_cli.main([str(_kws(models_dir)), "--board", "cortex-m4", "--emit",
+                               "library", "-o", str(out), "--optimize", mode]) == 0
+        sizes[mode] = (out / "model.mrt").stat().st_size
+        stamp = json.loads((out / "build.json").read_text())["stamp"]
+        assert stamp.get("optimize") == (None if mode == "auto" else mode)
+    capsys.readouterr()
+    assert sizes["auto"] - sizes["size"] > 18_000  # 55.6 KB of weights against 36.6

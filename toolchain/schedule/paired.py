@@ -11,9 +11,10 @@ is scheduled and before the module is packed:
 - every step that reads the constant must be an int8 dot product whose loop schedule
   packs it (each nest `dot`), reading it without bounds checks; the constant is int8
   with a multiple of 4 elements, not the scales of another constant;
-- the doubled constants must stay within the board's flash: constants are taken in
-  order of MACs per weight byte (the most reused first) while their extra bytes fit
-  `flash_room`.
+- the doubled constants must stay within the flash the build's --optimize mode gives
+  them (schedule/optimize.py: none, what the board's budget leaves, or unbounded):
+  constants are taken in order of MACs per weight byte (the most reused first) while
+  their extra bytes fit `flash_room`.
 
 A paired constant's readers get the operand as i16 in `Kernel.paired`, and their loop
 schedules are costed with it (an LDRD per word pair instead of a load and two unpacks),
