@@ -110,3 +110,17 @@ def test_a_library_takes_the_mode_too(models_dir: Path, tmp_path: Path, capsys) 
         assert stamp.get("optimize") == (None if mode == "auto" else mode)
     capsys.readouterr()
     assert sizes["auto"] - sizes["size"] > 18_000  # 55.6 KB of weights against 36.6
+
+
+def test_minirt_run_rebuilds_when_the_mode_changes(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "fw"
+
+    def run(*mode: str) -> bool:
+        """Runs the seed; whether minirt-run built it."""
+        assert run_cli.main([str(SEED), "--board", "cortex-m4", "-o", str(out), *mode]) == 0
+        return "minirt-run: building" in capsys.readouterr().err
+
+    assert run("--optimize", "size")
+    assert not run("--optimize", "size")
+    assert run()  # auto: another stamp
+    assert not run("--optimize", "auto")
