@@ -85,7 +85,7 @@ class OptimizeChoice:
         'weights: pre-extended 56.4 KB of 37.5 KB int8 (optimize auto: fits the budget)'."""
         if not self.pairable:  # no packed step to read them pre-extended: no choice
             return (f"weights: {_kb(self.stored_bytes)} (optimize {self.mode}: no packed "
-                    "int8 step reads them pre-extended on this target)")
+                    "int8 step reads them, nothing to pre-extend)")
         if not self.paired:
             why = "" if self.mode == "size" else ": none fits the budget"
             return f"weights: int8, {_kb(self.int8_bytes)} (optimize {self.mode}{why})"
