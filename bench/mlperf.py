@@ -35,6 +35,7 @@ from toolchain.link.build import LinkError  # noqa: E402
 from toolchain.module import read_module  # noqa: E402
 from toolchain.pipeline import build_model, decode_outputs, encode_inputs  # noqa: E402
 from toolchain.report.size import size_report  # noqa: E402
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE  # noqa: E402
 from toolchain.target import list_boards  # noqa: E402
 
 MLPERF = ROOT.parent / "shared" / "models" / "mlperf_tiny"
@@ -43,11 +44,14 @@ FLOAT = ["kws_ref_model_float32", "ad01_fp32", "pretrainedResnet", "vww_96_float
 PEER = json.loads((ROOT / "bench" / "tflm_cmsis_nn.json").read_text())
 
 
-def bench_one(name: str, board: str, work: Path) -> dict:
+def bench_one(name: str, board: str, work: Path, optimize: str = DEFAULT_OPTIMIZE) -> dict:
+    """The row of model `name` on `board` built under --optimize `optimize`
+    (bench/optimize.py compares the modes)."""
     row: dict = {"model": name, "kind": "int8" if name in INT8 else "float", "board": board}
     try:
-        build = build_model(MLPERF / f"{name}.tflite", board, work / f"{name}-{board}",
-                            log=lambda _: None)
+        build = build_model(MLPERF / f"{name}.tflite", board,
+                            work / f"{name}-{board}-{optimize}", log=lambda _: None,
+                            optimize=optimize)
     except LinkError as e:  # the board cannot hold it: the message names the memory
         row.update(check="does not fit", note=str(e).split(": ", 1)[-1])
         return row
@@ -76,7 +80,8 @@ def bench_one(name: str, board: str, work: Path) -> dict:
                instructions=instructions,
                est_cycles=estimate.cycles if estimate else None,
                est_ms=round(estimate.ms, 3) if estimate else None,
-               check="ok" if ok else "MISMATCH")
+               check="ok" if ok else "MISMATCH",
+               optimize=build.program.optimize.to_json())
     return row
 
 

@@ -54,6 +54,7 @@ from toolchain.reference import ReferenceTimeout, time_limit
 from toolchain.reference.state import StateRunner
 from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import Board, load_board
 
 __all__ = ["Build", "BudgetExceeded", "Error", "FirmwareError", "InputError", "Mismatch",
@@ -385,6 +386,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           input_values: Mapping[str, object] | None = None,
           max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
           harness: str = DEFAULT_HARNESS, stream: bool = False,
+          optimize: str = DEFAULT_OPTIMIZE,
           log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
@@ -395,7 +397,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     constants, as --input-value makes them), `max_cycles`, `boot_check` ("layout", "small" or
     "fast") and `harness` ("semihost" or "device": the image that serves over the board's
     UART, built by default in build/<model>-<board>-device). `stream` builds the image
-    that Build.stream runs (a model with state always gets it).
+    that Build.stream runs (a model with state always gets it). `optimize` ("auto",
+    "speed" or "size": schedule/optimize.py) picks pre-extended or int8-sized weights;
+    ``size.optimize`` states the choice.
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -410,6 +414,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         if boot_check not in BOOT_CHECKS:
             raise UsageError(f"--boot-check must be one of {', '.join(sorted(BOOT_CHECKS))}, "
                              f"got {boot_check!r}")
+        if optimize not in OPTIMIZE_MODES:
+            raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_MODES)}, "
+                             f"got {optimize!r}")
         shapes, values = _shapes(input_shapes), _values(input_values)
         start = time.perf_counter()
         graph = load_graph(model, entry, shapes, values)
@@ -419,7 +426,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         if quantize_opts.mode == "int8":  # a calibration file that does not fit: now
             load_calibration(quantize_opts.calibration, graph)
         stamp = pipeline.stamp_with(pipeline.build_stamp(model, target, entry, quantize_opts),
-                                    shapes, max_cycles, boot_check, harness, values)
+                                    shapes, max_cycles, boot_check, harness, values,
+                                    optimize)
         if stream:
             stamp["stream"] = True  # as minirt-run --stream stamps its build
         reports: list[SizeReport] = []
@@ -433,7 +441,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
         result = pipeline.compile_graph(graph, target, out, log or _quiet, stamp=stamp,
                                         quantize=quantize_opts, finish=finish,
                                         max_cycles=max_cycles, boot_check=boot_check,
-                                        harness=harness, stream=stream)
+                                        harness=harness, stream=stream,
+                                        optimize=optimize)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
                  shapes, values, max_cycles, harness, stamp)
 

@@ -76,8 +76,8 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
-from toolchain.schedule.paired import pair_weights
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
@@ -127,27 +127,29 @@ def schedule_for_target(graph: Graph, target: Target) -> Program:
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 
-def schedule_for_board(graph: Graph, board: Board) -> Program:
+def schedule_for_board(graph: Graph, board: Board,
+                       optimize: str = DEFAULT_OPTIMIZE) -> Program:
     """The Program of a prepared graph for `board`: scheduled for its target, with the
-    weights its packed int8 steps read pre-extended where they pay and fit its flash
-    (schedule/paired.py)."""
+    weights its packed int8 steps read pre-extended as --optimize `optimize` says
+    (schedule/optimize.py, schedule/paired.py)."""
     target = board.target_info
     program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
-    pair_weights(program, target, _paired_flash_room(program, board))
+    optimize_weights(program, board, optimize)
     return program
 
 
 def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None = None,
-                  log=print) -> CompiledImage:
+                  log=print, optimize: str = DEFAULT_OPTIMIZE) -> CompiledImage:
     """Prepares `graph` (in place, prepare_graph), schedules it and generates its module
-    and object for `board`'s target. Refuses up front a model too large for any link of
-    the board's kind (_check_fits)."""
+    and object for `board`'s target, trading flash and speed as `optimize` says
+    (schedule/optimize.py). Refuses up front a model too large for any link of the
+    board's kind (_check_fits)."""
     target = board.target_info
     with stage("passes"):
         prepare_graph(graph, quantize)
     with stage("schedule"):
-        program = schedule_for_board(graph, board)
+        program = schedule_for_board(graph, board, optimize)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
     _check_fits(program, board)
@@ -174,19 +176,6 @@ def state_image(graph: Graph, module: bytes) -> StateImage:
                             for sig, s in zip(slots, graph.states)),
                       tuple(encode_inputs([sig], [s.reset])
                             for sig, s in zip(slots, graph.states)))
-
-
-# Flash a build leaves for everything but the constants when it decides how many
-# weights to store pre-extended (schedule/paired.py): the largest MLPerf Tiny int8 code
-# on a DSP board is 41 KB (vww_96_int8 on cortex-m4), so 64 KB leaves room to spare.
-CODE_ALLOWANCE = 64 * 1024
-
-
-def _paired_flash_room(program: Program, board: Board) -> int:
-    """Bytes the paired layout may add to the constants and still leave the code its
-    allowance in the board's flash budget."""
-    constants = sum(np.asarray(c).nbytes for c in program.constants)
-    return max(0, board.budgets.flash - CODE_ALLOWANCE - constants)
 
 
 class DoesNotFit(ImageTooLarge):
@@ -260,7 +249,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   finish: Callable[[BuildResult], None] | None = None,
                   max_cycles: int | None = None,
                   boot_check: str = DEFAULT_BOOT_CHECK,
-                  harness: str = DEFAULT_HARNESS, stream: bool = False) -> BuildResult:
+                  harness: str = DEFAULT_HARNESS, stream: bool = False,
+                  optimize: str = DEFAULT_OPTIMIZE) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -274,12 +264,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     (docs/device.md), whose stack is the board's stack_size (it never exits, so QEMU
     cannot measure it as it measures the semihosting image's). With `stream`, or for a
     model with state, the harness runs step after step on one state (toolchain/stream.py;
-    runtime_c/harness/stream.c)."""
+    runtime_c/harness/stream.c). `optimize` trades flash and instructions
+    (schedule/optimize.py OPTIMIZE_MODES)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
-    image = compile_image(graph, board, quantize, log)
+    image = compile_image(graph, board, quantize, log, optimize)
     cflags += crc_cflags(boot_check)
     if image.program.state_count and harness != DEFAULT_HARNESS:
         raise UsageError(f"--harness {harness}: the model keeps state between inferences, "
@@ -452,7 +443,8 @@ def _moved(link: LinkResult, old: Path, new: Path) -> LinkResult:
 def build_model(model: str | Path, board_name: str, out_dir: str | Path | None = None,
                 entry: str = "main", log=print,
                 quantize: QuantizeOptions | None = None,
-                boot_check: str = DEFAULT_BOOT_CHECK) -> BuildResult:
+                boot_check: str = DEFAULT_BOOT_CHECK,
+                optimize: str = DEFAULT_OPTIMIZE) -> BuildResult:
     """Loads `model` and builds it for board `board_name`."""
     board = load_board(board_name)
     with stage("load"):
@@ -461,9 +453,10 @@ def build_model(model: str | Path, board_name: str, out_dir: str | Path | None =
         out_dir = default_build_dir(model, board)
     check_out_dir(out_dir, model)
     with stage("stamp"):
-        stamp = stamp_with(build_stamp(model, board, entry, quantize), {}, None, boot_check)
+        stamp = stamp_with(build_stamp(model, board, entry, quantize), {}, None, boot_check,
+                           optimize=optimize)
     return compile_graph(graph, board, Path(out_dir), log, stamp, quantize,
-                         boot_check=boot_check)
+                         boot_check=boot_check, optimize=optimize)
 
 
 # The build's manifest (link/out_dir.py), which also holds its stamp.
@@ -539,10 +532,12 @@ def _tree_sha256(root: Path) -> str:
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
                max_cycles: int | None, boot_check: str = DEFAULT_BOOT_CHECK,
                harness: str = DEFAULT_HARNESS,
-               values: dict[str, np.ndarray] | None = None) -> dict:
+               values: dict[str, np.ndarray] | None = None,
+               optimize: str = DEFAULT_OPTIMIZE) -> dict:
     """The build stamp with the input-shape and input-value pins, which change the
-    compiled graph, and the cycle budget, which changes the runtime. Absent when not
-    given, so a build made without them stays current."""
+    compiled graph, the cycle budget, which changes the runtime, and the --optimize
+    mode, which changes the schedule. Absent when not given (or the default), so a
+    build made without them stays current."""
     if shapes:
         stamp["input_shapes"] = {k: list(v) for k, v in sorted(shapes.items())}
     if values:
@@ -553,6 +548,8 @@ def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
         stamp["boot_check"] = boot_check
     if harness != DEFAULT_HARNESS:
         stamp["harness"] = harness
+    if optimize != DEFAULT_OPTIMIZE:
+        stamp["optimize"] = optimize
     return stamp
 
 

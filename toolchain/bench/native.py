@@ -35,6 +35,7 @@ from toolchain.link.out_dir import check_out_dir, staged_build
 from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE
 from toolchain.target import Board
 
 __all__ = ["BenchResult", "NativeBench", "build_native_bench", "check_native",
@@ -123,15 +124,17 @@ def check_native(board: Board) -> None:
 
 
 def build_native_bench(graph: Graph, board: Board, out_dir: Path,
-                       quantize: QuantizeOptions | None = None, log=print) -> NativeBench:
-    """Compiles ``graph`` (rewritten in place) for ``board`` and links the benchmark
-    program into ``out_dir`` (replaced only when every step succeeded)."""
+                       quantize: QuantizeOptions | None = None, log=print,
+                       optimize: str = DEFAULT_OPTIMIZE) -> NativeBench:
+    """Compiles ``graph`` (rewritten in place) for ``board`` under --optimize
+    ``optimize`` and links the benchmark program into ``out_dir`` (replaced only when
+    every step succeeded)."""
     from toolchain import pipeline  # the pipeline imports much; only a build needs it
 
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     start = time.perf_counter()
-    image = pipeline.compile_image(graph, board, quantize, log)
+    image = pipeline.compile_image(graph, board, quantize, log, optimize)
     with staged_build(out_dir, log=log) as tmp:
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)

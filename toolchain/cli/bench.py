@@ -16,6 +16,7 @@ from toolchain.bench.native import (
 )
 from toolchain.cli.build import (
     add_input_shape_option,
+    add_optimize_option,
     add_quantize_options,
     load_model_graph,
     quantize_options,
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as one JSON document")
     add_input_shape_option(p)
     add_quantize_options(p)
+    add_optimize_option(p)
     return p
 
 
@@ -89,7 +91,8 @@ def _main(argv: list[str] | None) -> int:
                Path("build") / f"{Path(args.model).stem}-{board.identifier}-bench")
     pipeline.check_out_dir(out_dir, args.model)
     bench = build_native_bench(graph, board, out_dir, quantize,
-                               log=lambda m: print(m, file=sys.stderr))
+                               log=lambda m: print(m, file=sys.stderr),
+                               optimize=args.optimize)
     # Inputs of the graph the program computes (prepared by the build), as minirt-run
     # draws them.
     inputs = pipeline.encode_inputs(

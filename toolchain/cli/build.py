@@ -43,6 +43,7 @@ from toolchain.passes.quantize import (
     QuantizeOptions,
     check_not_quantized,
 )
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import DescriptorError, list_boards, load_board
 from toolchain.timings import Timings, cpu_seconds, process_start_seconds, recording, stage
 
@@ -126,6 +127,15 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def add_optimize_option(p: argparse.ArgumentParser) -> None:
+    """--optimize auto|speed|size (schedule/optimize.py's OPTIMIZE_MODES), shared by
+    minirt-build, minirt-run and minirt-bench."""
+    p.add_argument("--optimize", choices=tuple(OPTIMIZE_MODES), default=DEFAULT_OPTIMIZE,
+                   help="what the build trades flash for: " + "; ".join(
+                       f"'{name}': {mode.means}" for name, mode in OPTIMIZE_MODES.items())
+                   + f". The size report states the choice. Default: {DEFAULT_OPTIMIZE}")
+
+
 def add_runtime_options(p: argparse.ArgumentParser) -> None:
     """--max-cycles N and --boot-check, shared by minirt-build and minirt-run: what the
     runtime is compiled with."""
@@ -153,12 +163,13 @@ def add_runtime_options(p: argparse.ArgumentParser) -> None:
 
 
 def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
-    """The build stamp with the --input-shape pins and the --max-cycles budget
-    (pipeline.stamp_with)."""
+    """The build stamp with the --input-shape pins, the --max-cycles budget and the
+    --optimize mode (pipeline.stamp_with)."""
     from toolchain.pipeline import stamp_with
 
     return stamp_with(stamp, input_shapes(args), args.max_cycles,
-                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness, input_values(args))
+                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness, input_values(args),
+                      args.optimize)
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
@@ -209,6 +220,7 @@ def _parser() -> argparse.ArgumentParser:
     add_quantize_options(p)
     add_input_shape_option(p)
     add_runtime_options(p)
+    add_optimize_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
@@ -241,7 +253,8 @@ def _f32_size(args: argparse.Namespace, board):
             f32 = pipeline.compile_graph(load_model_graph(args),
                                          board,
                                          Path(tmp) / "f32", log=lambda _: None,
-                                         max_cycles=args.max_cycles)
+                                         max_cycles=args.max_cycles,
+                                         optimize=args.optimize)
         except LinkError as e:  # quantizing may be what makes the model fit
             return str(e)
         return size_report(f32)
@@ -319,7 +332,7 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
     target = board.target_info
-    program = schedule_for_board(prepare_graph(graph, quantize), board)
+    program = schedule_for_board(prepare_graph(graph, quantize), board, args.optimize)
     print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
           "dispatches")
     for step in program.steps:
@@ -426,7 +439,9 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
                          "(its caller's code runs the inference)")
     if library is not None:  # --emit library: no image, no size table of one
         return emit_library(args, board, graph, out_dir, quantize, library,
-                            pipeline.build_stamp(args.model, board, args.entry, quantize))
+                            pipeline.stamp_with(pipeline.build_stamp(
+                                args.model, board, args.entry, quantize), {}, None,
+                                optimize=args.optimize))
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple})")
     f32_report = _f32_size(args, board) if quantized else None
     reports = []
@@ -455,7 +470,8 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
     pipeline.compile_graph(
         graph, board, out_dir, stamp=stamp,
         quantize=quantize, finish=finish, max_cycles=args.max_cycles,
-        boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness)
+        boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness,
+        optimize=args.optimize)
     report = reports[0]
     seconds = time.perf_counter() - start
     # The board-specific images too (.uf2, the ESP image), so the flashable file is named.

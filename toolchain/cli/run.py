@@ -14,6 +14,7 @@ import numpy as np
 from toolchain import stream
 from toolchain.cli.build import (
     add_input_shape_option,
+    add_optimize_option,
     add_quantize_options,
     add_runtime_options,
     load_model_graph,
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     add_quantize_options(p)
     add_input_shape_option(p)
     add_runtime_options(p)
+    add_optimize_option(p)
     return p
 
 
@@ -321,7 +323,8 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                log=lambda m: print(m, file=sys.stderr), stamp=stamp,
                                quantize=quantize, max_cycles=args.max_cycles,
                                boot_check=args.boot_check or DEFAULT_BOOT_CHECK,
-                               harness=args.harness, stream=stream)
+                               harness=args.harness, stream=stream,
+                               optimize=args.optimize)
     return board, out_dir
 
 

@@ -29,7 +29,12 @@ from toolchain.report.baseline import (
     format_diff,
     load_baseline,
 )
-from toolchain.report.layers import DISPATCHES_FILE, attach_layers, read_layers
+from toolchain.report.layers import (
+    DISPATCHES_FILE,
+    attach_layers,
+    read_layers,
+    read_optimize,
+)
 from toolchain.report.size import SizeReport, size_report_from_files
 from toolchain.report.treemap import write_treemap
 from toolchain.target import Board, DescriptorError, load_board
@@ -116,6 +121,7 @@ def _load(build_dir: Path, board_arg: str | None) -> tuple[Board, SizeReport]:
     if layers_file.is_file():  # a build older than the file has no names to show
         try:
             attach_layers(report, read_layers(layers_file))
+            report.optimize = read_optimize(layers_file)
         except ValueError as e:
             raise UsageError(str(e)) from None
     return board, report

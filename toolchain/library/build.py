@@ -59,6 +59,7 @@ from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
 from toolchain.report.layers import layers_of_program
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE
 from toolchain.target import Board, Target
 
 __all__ = ["LIBRARY_RUNTIME_PARTS", "LibraryResult", "LibrarySizes", "build_library"]
@@ -217,11 +218,13 @@ def _spec(name: str, model: str, board: Board, graph: Graph, module: bytes, aren
 
 def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model: str,
                   arena: str = "static", quantize: QuantizeOptions | None = None,
-                  stamp: dict | None = None, log=print) -> LibraryResult:
+                  stamp: dict | None = None, log=print,
+                  optimize: str = DEFAULT_OPTIMIZE) -> LibraryResult:
     """Compiles `graph` for `board`'s target into a library in `out_dir` (replaced only
     on success, like a firmware build): libminirt_<name>.a, <name>.h, minirt.h,
     <name>.cmake, <name>.mk, minirt_<name>.pc, model.mrt and build.json. `model` is the
-    model file's name (for the comments); `stamp` is recorded in build.json."""
+    model file's name (for the comments); `stamp` is recorded in build.json; `optimize`
+    is the --optimize mode (schedule/optimize.py)."""
     from toolchain import pipeline
 
     check_name(name)
@@ -229,7 +232,7 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
         raise UsageError(f"--arena {arena}: expected one of {', '.join(ARENA_MODES)}")
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
-    image = pipeline.compile_image(graph, board, quantize, log)
+    image = pipeline.compile_image(graph, board, quantize, log, optimize)
     spec = _spec(name, model, board, graph, image.module, image.program.arena_size, arena)
     spec = dataclasses.replace(spec, layers=tuple(
         (layer.label, layer.kind, layer.macs, layer.weights_bytes,

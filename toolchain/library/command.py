@@ -55,7 +55,8 @@ def emit_library(args: argparse.Namespace, board: Board, graph: Graph, out_dir: 
     print(f"minirt-build: {args.model} -> {board.identifier} ({board.target_info.triple}), "
           f"library '{name}', arena {arena}")
     result = build_library(graph, board, out_dir, name=name, model=Path(args.model).name,
-                           arena=arena, quantize=quantize, stamp=stamp)
+                           arena=arena, quantize=quantize, stamp=stamp,
+                           optimize=args.optimize)
     s, spec = result.sizes, result.spec
     arena_text = (f"arena {_num(spec.arena_size)} B static" if arena == "static" else
                   f"+ the caller's arena of {_num(spec.arena_size)} B")

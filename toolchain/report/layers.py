@@ -24,9 +24,10 @@ from toolchain.emu.profile import kernel_macs
 from toolchain.graph.sources import layer_labels
 from toolchain.report.size import SizeReport
 from toolchain.schedule import Program
+from toolchain.schedule.optimize import OptimizeChoice
 
 __all__ = ["DISPATCHES_FILE", "NAME_MODES", "Layer", "attach_layers", "layers_json",
-           "layers_of_program", "read_layers"]
+           "layers_of_program", "read_layers", "read_optimize"]
 
 # The file a build writes them to; `minirt-run --profile` and `minirt-size` read it.
 DISPATCHES_FILE = "dispatches.json"
@@ -107,10 +108,14 @@ def layers_of_program(program: Program) -> list[Layer]:
 
 def layers_json(program: Program) -> str:
     """The dispatches file of a build: ``{"dispatches": [row, ...], "arena_size",
-    "arena_lower_bound"}``, a row per command (Layer.to_json)."""
-    return json.dumps({"dispatches": [layer.to_json() for layer in layers_of_program(program)],
-                       "arena_size": program.arena_size,
-                       "arena_lower_bound": program.arena_lower_bound}, indent=1) + "\n"
+    "arena_lower_bound", "optimize"}``, a row per command (Layer.to_json), and what the
+    build chose under --optimize (schedule/optimize.py), which minirt-size states."""
+    data = {"dispatches": [layer.to_json() for layer in layers_of_program(program)],
+            "arena_size": program.arena_size,
+            "arena_lower_bound": program.arena_lower_bound}
+    if program.optimize is not None:
+        data["optimize"] = program.optimize.to_json()
+    return json.dumps(data, indent=1) + "\n"
 
 
 def _layer(row: dict[str, Any]) -> Layer:
@@ -138,6 +143,22 @@ def read_layers(path: Path) -> list[Layer]:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
                          "the model") from None
+
+
+def read_optimize(path: Path) -> OptimizeChoice | None:
+    """What the build chose under --optimize, from its dispatches file; None for a
+    build older than the record. Raises ValueError (with the reason) when the file or
+    the record is unreadable."""
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text()).get("optimize")
+        return None if record is None else OptimizeChoice.from_json(record)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read the build's dispatch list "
+                         f"({e.strerror or e}); rebuild the model") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: cannot read the build's --optimize record ({e}); "
+                         "rebuild the model") from None
 
 
 def attach_layers(report: SizeReport, layers: list[Layer]) -> SizeReport:

@@ -49,6 +49,7 @@ from toolchain.link.build_result import BuildResult
 from toolchain.link.map_file import MapSection, OutputSection, parse_map
 from toolchain.module import format as fmt
 from toolchain.module.reader import ModuleFormatError, read_module
+from toolchain.schedule.optimize import OptimizeChoice
 from toolchain.target import Board, load_board
 
 __all__ = [
@@ -143,6 +144,9 @@ class SizeReport:
     # The build's commands in the model's own names (report/layers.py attach_layers):
     # per dispatch its function, label, kind, sources, code and weights bytes.
     layers: list[dict[str, Any]] = field(default_factory=list)
+    # What the build chose under --optimize (schedule/optimize.py): the weights' layout
+    # and the mode, a line of the tables. None for an image without the record.
+    optimize: OptimizeChoice | None = None
 
     def symbol_label(self, name: str) -> str:
         """How the tables name a symbol: a dispatch function by its layer's label (the
@@ -209,7 +213,7 @@ class SizeReport:
         split = ", ".join(f"{COMPONENT_LABELS[k]} {_num(self.ram[k])} B "
                           f"({_pct(self.percent('ram', self.ram[k]))})"
                           for k in RAM_COMPONENTS if self.ram.get(k) or k in RAM_SPLIT)
-        rows += ["", f"RAM split: {split}"]
+        rows += ["", f"RAM split: {split}", *self._optimize_lines()]
         if symbols > 0 and self.symbols:
             table = [["size", "% budget", "memory", "component", "symbol"]]
             for sym in self.symbols[:symbols]:
@@ -245,7 +249,12 @@ class SizeReport:
                 for s in self.symbols
             ],
             **({"layers": self.layers} if self.layers else {}),
+            **({"optimize": self.optimize.to_json()} if self.optimize else {}),
         }
+
+    def _optimize_lines(self) -> list[str]:
+        """The weights line of the tables (OptimizeChoice.describe)."""
+        return [self.optimize.describe()] if self.optimize else []
 
     def format_table(self, symbols: int = 0) -> str:
         """The component table, the Berkeley line and (symbols > 0) the top symbols."""
@@ -260,6 +269,7 @@ class SizeReport:
         rows += ["", *_columns([["text", "data", "bss", "dec", "hex"],
                                 [*(str(b[k]) for k in ("text", "data", "bss", "dec")),
                                  f"{b['dec']:x}"]], least=8, right=5)]
+        rows += self._optimize_lines()
         if symbols > 0 and self.symbols:
             table = [["size", "component", "section", "symbol"]]
             table += [[_num(s.size), s.component, s.section, self.symbol_label(s.name)]
@@ -304,9 +314,12 @@ def _pct(p: float) -> str:
 
 
 def size_report(build: BuildResult) -> SizeReport:
-    """The size report of a pipeline build (its ELF, map and board)."""
-    return size_report_from_files(build.link.elf, build.link.map, build.board,
-                                  helpers=build.link.helpers)
+    """The size report of a pipeline build (its ELF, map and board), stating what it
+    chose under --optimize."""
+    report = size_report_from_files(build.link.elf, build.link.map, build.board,
+                                    helpers=build.link.helpers)
+    report.optimize = build.program.optimize
+    return report
 
 
 def size_report_from_files(

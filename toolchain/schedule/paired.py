@@ -11,9 +11,10 @@ is scheduled and before the module is packed:
 - every step that reads the constant must be an int8 dot product whose loop schedule
   packs it (each nest `dot`), reading it without bounds checks; the constant is int8
   with a multiple of 4 elements, not the scales of another constant;
-- the doubled constants must stay within the board's flash: constants are taken in
-  order of MACs per weight byte (the most reused first) while their extra bytes fit
-  `flash_room`.
+- the doubled constants must stay within the flash the build's --optimize mode gives
+  them (schedule/optimize.py: none, what the board's budget leaves, or unbounded):
+  constants are taken in order of MACs per weight byte (the most reused first) while
+  their extra bytes fit `flash_room`.
 
 A paired constant's readers get the operand as i16 in `Kernel.paired`, and their loop
 schedules are costed with it (an LDRD per word pair instead of a load and two unpacks),
@@ -39,7 +40,7 @@ from toolchain.schedule.program import Buffer, Program, Step, reversed_tiles
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
 
-__all__ = ["pair_weights"]
+__all__ = ["pair_weights", "pairable_weights"]
 
 
 def _paired_kernel(k: Kernel, j: int) -> Kernel:
@@ -65,13 +66,13 @@ def _takes_paired(k: object, j: int, fixed, target: Target) -> bool:
     return bool(schedule.nests) and all(n.dot for n in schedule.nests)
 
 
-def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]:
-    """Stores the int8 weights the target's packed steps can read pre-extended in the
-    paired layout, rewriting `program` in place (constants, their types, the buffers'
-    sizes, the readers' kernels): while their extra bytes fit `flash_room`, the most
-    reused first. Returns the indices of the constants it paired."""
+def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
+                                                       list[int]]:
+    """The readers (step, operand) of each constant, and the constants the target's
+    packed steps could read in the paired layout, the most reused (MACs per weight
+    byte) first."""
     if not SIMD[target.capabilities.simd].paired_operands:
-        return []
+        return {}, []
     readers: dict[int, list[tuple[int, int]]] = {}
     for i, step in enumerate(program.steps):
         n_ops = len(step.kernel.operands) if isinstance(step.kernel, Kernel) else 0
@@ -91,8 +92,23 @@ def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]
         macs = sum(prod(program.steps[i].kernel.domain) for i, _ in uses)
         ranked.append((macs / a.size, c))
     ranked.sort(key=lambda r: (-r[0], r[1]))
+    return readers, [c for _, c in ranked]
+
+
+def pairable_weights(program: Program, target: Target) -> list[int]:
+    """The constants pair_weights would store pre-extended given room for all of them,
+    the most reused first (the program is left as it is)."""
+    return _ranked(program, target)[1]
+
+
+def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]:
+    """Stores the int8 weights the target's packed steps can read pre-extended in the
+    paired layout, rewriting `program` in place (constants, their types, the buffers'
+    sizes, the readers' kernels): while their extra bytes fit `flash_room`, the most
+    reused first. Returns the indices of the constants it paired."""
+    readers, ranked = _ranked(program, target)
     chosen: list[int] = []
-    for _, c in ranked:
+    for c in ranked:
         extra = program.constants[c].size  # i16 for i8: one more byte per element
         if extra > flash_room:
             continue

@@ -106,6 +106,9 @@ class Program:
     # The last state_count inputs and outputs are the state's slots (graph/ir.py): one
     # buffer per pair, the image's state region, not the caller's.
     state_count: int = 0
+    # What the build chose under --optimize (schedule/optimize.py OptimizeChoice; typed
+    # loosely: that module imports this one), None before the weights are stored.
+    optimize: Any = None
 
 
 def nbytes(t: TensorType) -> int:
