@@ -11,6 +11,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend import import_module
+from toolchain.graph.custom_ops import CustomOp
 from toolchain.graph.ir import Graph
 from toolchain.graph.pinned_inputs import pin_graph_inputs
 from toolchain.graph.verify import MAX_TENSOR_BYTES, verify_graph
@@ -24,13 +25,15 @@ class UsageError(Exception):
 
 def load_graph(path: str | Path, entry: str = "main",
                input_shapes: dict[str, tuple[int, ...]] | None = None,
-               input_values: dict[str, np.ndarray] | None = None) -> Graph:
+               input_values: dict[str, np.ndarray] | None = None,
+               custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     """Loads a model as a verified Graph: function `entry` of an MLIR file, subgraph 0
     of a TFLite flatbuffer (.tflite; `entry` does not apply), or an ONNX model (.onnx,
     its dynamic input dimensions pinned by `input_shapes`: input name -> shape). The
     inputs named in `input_values` (--input-value) become constants of those values:
     an ONNX input by its name, a TFLite input by its tensor's name, an MLIR argument as
-    input_0, input_1, ..."""
+    input_0, input_1, ...; the operators registered in `custom_ops` (--custom-op, by
+    code) become custom_call nodes (.tflite models)."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
@@ -40,7 +43,7 @@ def load_graph(path: str | Path, entry: str = "main",
     if path.suffix == ".onnx":
         return _load_onnx(path, input_shapes, input_values)
     if path.suffix == ".tflite":
-        graph = _load_tflite(path)
+        graph = _load_tflite(path, custom_ops)
     elif path.suffix not in (".mlir", ""):
         raise UsageError(f"{path}: expected an MLIR text file (.mlir), a TFLite "
                          "flatbuffer (.tflite) or an ONNX model (.onnx)")
@@ -91,12 +94,12 @@ def _number(text: str) -> int | float:
         return float(text)
 
 
-def _load_tflite(path: Path) -> Graph:
+def _load_tflite(path: Path, custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     # Imported here: the TFLite frontend is only needed for .tflite files.
     from toolchain.frontend.tflite import load_tflite
 
     try:
-        return load_tflite(path)
+        return load_tflite(path, custom_ops)
     except OSError as e:  # a directory, no permission, ...
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
