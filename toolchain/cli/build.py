@@ -101,8 +101,9 @@ def add_custom_op_option(p: argparse.ArgumentParser) -> None:
                         "function C_FN of KERNEL.c in the firmware (compiled with the "
                         "runtime's flags; its ABI: runtime_c/include/mrt_custom_op.h) and, "
                         "for --check, the Python function PY_FN(inputs, options, quant) of "
-                        "REFERENCE.py; each function defaults to CODE in snake case (SoftsignGain: softsign_gain). Repeat "
-                        "it for several operators (docs/custom-ops.md)")
+                        "REFERENCE.py; each function defaults to CODE in snake case "
+                        "(SoftsignGain: softsign_gain). Repeat it for several operators "
+                        "(docs/custom-ops.md)")
 
 
 def custom_ops(args: argparse.Namespace) -> dict[str, CustomOp]:
