@@ -118,3 +118,20 @@ def test_options_reach_the_kernel_as_stored(tmp_path: Path, capsys) -> None:
     assert run.main(argv) == 0, capsys.readouterr().err
     got = np.load(tmp_path / "out.npz")["output_0"]
     assert got[0, 0] == pytest.approx(-3.0 * -4 / 5)
+
+
+def test_python_api_takes_custom_ops(tmp_path: Path) -> None:
+    """minirt.build(..., custom_ops=[...]) and minirt.reference(..., custom_ops=[...]): the
+    same strings as --custom-op; a run checks against the user's reference, and a bad
+    one is an InputError."""
+    import minirt
+
+    build = minirt.build(EXAMPLE / "softsign.tflite", "x86-64", out_dir=tmp_path / "fw",
+                         custom_ops=[_example_op()])
+    x = np.linspace(-3, 3, 16, dtype=np.float32).reshape(1, 16)
+    result = build.run([x], check=True)
+    want = minirt.reference(EXAMPLE / "softsign.tflite", [x], custom_ops=[_example_op()])
+    np.testing.assert_allclose(result.outputs[0], want[0], rtol=1e-6)
+    with pytest.raises(minirt.InputError, match="nope.c: no such file"):
+        minirt.reference(EXAMPLE / "softsign.tflite", [x],
+                         custom_ops=[f"SoftsignGain={tmp_path}/nope.c,{EXAMPLE}/reference.py"])

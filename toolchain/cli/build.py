@@ -25,8 +25,8 @@ from toolchain.graph.custom_ops import CustomOp, CustomOpError, custom_ops_by_co
 from toolchain.graph.ir import Graph
 from toolchain.graph.printer import print_graph
 from toolchain.library.command import add_library_options, emit_library, library_options
+from toolchain.link.custom_ops import custom_ops_digest
 from toolchain.link.device import DEFAULT_HARNESS, HARNESSES, check_harness
-from toolchain.link.out_dir import file_sha256
 from toolchain.loader import (
     UsageError,
     check_host_memory,
@@ -112,20 +112,6 @@ def custom_ops(args: argparse.Namespace) -> dict[str, CustomOp]:
         return custom_ops_by_code(getattr(args, "custom_op", []))
     except CustomOpError as e:
         raise UsageError(str(e)) from None
-
-
-def custom_ops_digest(ops: dict[str, CustomOp]) -> list[dict]:
-    """What a build depends on of the --custom-op operators: their functions, the C
-    files beside each kernel (headers it may include) and the reference's bytes."""
-    out = []
-    for code, op in sorted(ops.items()):
-        files = sorted(f for f in op.source.parent.iterdir() if f.suffix in (".c", ".h"))
-        out.append({"code": code, "c_function": op.c_function,
-                    "py_function": op.py_function,
-                    "sources": {f.name: file_sha256(f) for f in files},
-                    "reference": str(op.reference), "reference_sha256":
-                        file_sha256(op.reference)})
-    return out
 
 
 def input_values(args: argparse.Namespace) -> dict[str, np.ndarray]:

@@ -20,6 +20,7 @@ from toolchain.graph.custom_ops import EXIT_CUSTOM_BASE, MAX_CUSTOM_OPS, CustomO
 from toolchain.graph.ir import Graph
 from toolchain.kernel.custom_call import CustomCall
 from toolchain.link.build import LinkError, compile_sources
+from toolchain.link.out_dir import file_sha256
 from toolchain.schedule import Program
 from toolchain.target import Target
 
@@ -55,6 +56,20 @@ def _defines_function(obj: Path, name: str) -> bool:
                         and sym["st_info"]["bind"] != "STB_LOCAL":
                     return True
     return False
+
+
+def custom_ops_digest(ops: dict[str, CustomOp]) -> list[dict]:
+    """What a build depends on of the --custom-op operators: their functions, the C
+    files beside each kernel (headers it may include) and the reference's bytes."""
+    out = []
+    for code, op in sorted(ops.items()):
+        files = sorted(f for f in op.source.parent.iterdir() if f.suffix in (".c", ".h"))
+        out.append({"code": code, "c_function": op.c_function,
+                    "py_function": op.py_function,
+                    "sources": {f.name: file_sha256(f) for f in files},
+                    "reference": str(op.reference), "reference_sha256":
+                        file_sha256(op.reference)})
+    return out
 
 
 def compile_custom_kernels(target: Target, ops: Sequence[CustomOp], out_dir: Path
@@ -105,4 +120,5 @@ def custom_op_failure(graph: Graph, exit_code: int) -> str | None:
 
 
 __all__ = ["CustomKernelError", "compile_custom_kernels", "custom_op_failure",
+           "custom_ops_digest",
            "custom_ops_of", "first_error"]
