@@ -72,8 +72,8 @@ def custom_ops_digest(ops: dict[str, CustomOp]) -> list[dict]:
     return out
 
 
-def compile_custom_kernels(target: Target, ops: Sequence[CustomOp], out_dir: Path
-                           ) -> list[Path]:
+def compile_custom_kernels(target: Target, ops: Sequence[CustomOp], out_dir: Path,
+                           extra_flags: Sequence[str] = ()) -> list[Path]:
     """One object per distinct C source of `ops`, compiled for `target` into `out_dir`.
     Raises CustomKernelError (one line) when a source does not compile or does not
     define (non-static) the function its operator names."""
@@ -83,7 +83,7 @@ def compile_custom_kernels(target: Target, ops: Sequence[CustomOp], out_dir: Pat
         obj = done.get(op.source)
         if obj is None:
             try:
-                (obj,) = compile_sources(target, [op.source], out_dir)
+                (obj,) = compile_sources(target, [op.source], out_dir, extra_flags)
             except LinkError as e:
                 text = str(e).split("\n", 1)[1] if "\n" in str(e) else str(e)
                 raise CustomKernelError(f"custom op {op.code}: "
