@@ -33,7 +33,7 @@ def load_graph(path: str | Path, entry: str = "main",
     inputs named in `input_values` (--input-value) become constants of those values:
     an ONNX input by its name, a TFLite input by its tensor's name, an MLIR argument as
     input_0, input_1, ...; the operators registered in `custom_ops` (--custom-op, by
-    code) become custom_call nodes (.tflite models)."""
+    code: a .tflite custom code, an ONNX custom-domain op type) become custom_call nodes."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
@@ -41,7 +41,7 @@ def load_graph(path: str | Path, entry: str = "main",
         raise UsageError(f"{path}: --input-shape applies to .onnx models only (MLIR and "
                          ".tflite models have static shapes)")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, input_values)
+        return _load_onnx(path, input_shapes, input_values, custom_ops)
     if path.suffix == ".tflite":
         graph = _load_tflite(path, custom_ops)
     elif path.suffix not in (".mlir", ""):
@@ -105,12 +105,13 @@ def _load_tflite(path: Path, custom_ops: dict[str, CustomOp] | None = None) -> G
 
 
 def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None,
-               input_values: dict[str, np.ndarray] | None) -> Graph:
+               input_values: dict[str, np.ndarray] | None,
+               custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     # Imported here: the ONNX frontend (and the onnx package) is only needed for .onnx.
     from toolchain.frontend.onnx import load_onnx
 
     try:
-        return load_onnx(path, input_shapes, input_values)
+        return load_onnx(path, input_shapes, input_values, custom_ops)
     except OSError as e:
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 

@@ -135,3 +135,34 @@ def test_python_api_takes_custom_ops(tmp_path: Path) -> None:
     with pytest.raises(minirt.InputError, match="nope.c: no such file"):
         minirt.reference(EXAMPLE / "softsign.tflite", [x],
                          custom_ops=[f"SoftsignGain={tmp_path}/nope.c,{EXAMPLE}/reference.py"])
+
+
+def _onnx_model(path: Path, declared: bool = True) -> Path:
+    """x (1, 16) -> my.ops.SoftsignGain(options = gain 2.0 as bytes) -> Relu -> y."""
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("SoftsignGain", ["x"], ["s"], domain="my.ops", name="soft",
+                            options=struct.pack("<f", 2.0))
+    relu = helper.make_node("Relu", ["s"], ["y"], name="relu")
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [node, relu], "g", [helper.make_tensor_value_info("x", f, [1, 16])],
+        [helper.make_tensor_value_info("y", f, [1, 16])],
+        value_info=[helper.make_tensor_value_info("s", f, [1, 16])] if declared else [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("my.ops", 1)])
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_onnx_custom_domain_node(tmp_path: Path, capsys) -> None:
+    """An ONNX node of a custom domain runs the same kernel: its `options` attribute's
+    bytes are the options, its output's type the value_info's."""
+    model = _onnx_model(tmp_path / "soft.onnx")
+    argv = [str(model), "--board", "x86-64", "-o", str(tmp_path / "fw"),
+            "--custom-op", _example_op(), "--check"]
+    assert run.main(argv) == 0, capsys.readouterr().err
+    assert "check: outputs match the reference" in capsys.readouterr().out
+    bare = _onnx_model(tmp_path / "bare.onnx", declared=False)
+    assert run.main([str(bare), "--reference", "--custom-op", _example_op()]) == 2
+    assert "its output 's' has no static type in the file" in capsys.readouterr().err
