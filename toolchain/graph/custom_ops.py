@@ -49,8 +49,8 @@ class CustomOp:
     py_function: str
 
     def __str__(self) -> str:  # how the graph printer shows the attribute
-        return (f"{self.code} = {self.source.name}:{self.c_function}, "
-                f"{self.reference.name}:{self.py_function}")
+        return (f"{self.code}({self.source.name}:{self.c_function}, "
+                f"{self.reference.name}:{self.py_function})")
 
 
 def default_function(code: str) -> str:
