@@ -40,8 +40,12 @@ def load_graph(path: str | Path, entry: str = "main",
     if input_shapes and path.suffix != ".onnx":
         raise UsageError(f"{path}: --input-shape applies to .onnx models only (MLIR and "
                          ".tflite models have static shapes)")
+    if custom_ops and path.suffix not in (".onnx", ".tflite"):
+        raise UsageError(f"{path}: --custom-op applies to .tflite and .onnx models (an MLIR "
+                         "model has no custom operators)")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, input_values, custom_ops)
+        return _check_custom_ops_used(path, _load_onnx(path, input_shapes, input_values,
+                                                       custom_ops), custom_ops)
     if path.suffix == ".tflite":
         graph = _load_tflite(path, custom_ops)
     elif path.suffix not in (".mlir", ""):
@@ -56,6 +60,19 @@ def load_graph(path: str | Path, entry: str = "main",
         except ValueError as e:
             raise UsageError(f"{path}: {e}") from None
     verify_graph(graph)
+    return _check_custom_ops_used(path, graph, custom_ops)
+
+
+def _check_custom_ops_used(path: Path, graph: Graph, custom_ops: dict[str, CustomOp] | None
+                           ) -> Graph:
+    """`graph`, once every --custom-op names an operator the model has: a misspelt code
+    would otherwise be ignored without a word."""
+    used = {n.attrs["op"].code for n in graph.nodes if n.op == "custom_call"}
+    unused = sorted(set(custom_ops or {}) - used)
+    if unused:
+        have = f" (it has {', '.join(sorted(used))})" if used else ""
+        raise UsageError(f"{path}: --custom-op {unused[0]}: the model has no custom operator "
+                         f"{unused[0]}{have}")
     return graph
 
 

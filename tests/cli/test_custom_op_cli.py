@@ -165,3 +165,20 @@ def test_per_channel_quantized_tensor_is_refused(src: Path, tmp_path: Path, caps
     assert run_cli.main([str(model), "--reference", "--custom-op",
                          f"SoftsignGain={src}/kernel.c,{src}/reference.py"]) == 2
     assert "quantized per channel" in capsys.readouterr().err
+
+
+def test_an_operator_the_model_lacks_beside_one_it_has(src: Path, tmp_path: Path,
+                                                       capsys) -> None:
+    ops = [f"SoftsignGain={src}/kernel.c,{src}/reference.py",
+           f"Other={src}/kernel.c:softsign_gain,{src}/reference.py:softsign_gain"]
+    assert run_cli.main([str(MODEL), "--reference", "--custom-op", ops[0],
+                         "--custom-op", ops[1]]) == 2
+    _one_line(capsys.readouterr().err, "minirt-run", "--custom-op Other: the model has no "
+              "custom operator Other (it has SoftsignGain)")
+
+
+def test_custom_op_on_an_mlir_model(src: Path, capsys) -> None:
+    assert run_cli.main([str(REPO / "examples" / "seed.mlir"), "--reference", "--custom-op",
+                         f"SoftsignGain={src}/kernel.c,{src}/reference.py"]) == 2
+    _one_line(capsys.readouterr().err, "minirt-run", "--custom-op applies to .tflite and "
+              ".onnx models")
