@@ -176,7 +176,8 @@ def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Pat
                   custom: bool = False) -> None:
     """Partial link of `objects` (+ the helpers they call) into `out`, every symbol but
     the entry points made local; with `custom` (the model has operators of the user's
-    own), mrt_custom_op_failure stays global too, for the firmware to read."""
+    own), mrt_custom_op_failure stays global too, for the firmware to read, and the weak
+    mrt_custom_op_failed, for the firmware to replace."""
     target = board.target_info
     renames = [f"--redefine-sym={alias}" for alias in target.compiler_helpers.aliases]
     if renames:  # GNU helper names the target's libgcc provides under its ABI names
@@ -189,7 +190,8 @@ def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Pat
     _run([_objcopy(), f"--keep-global-symbol={spec.name}_init",
           f"--keep-global-symbol={spec.name}_run",
           f"--keep-global-symbol={spec.name}_reset_state",
-          *(["--keep-global-symbol=mrt_custom_op_failure"] if custom else []), "--wildcard",
+          *(["--keep-global-symbol=mrt_custom_op_failure",
+             "--keep-global-symbol=mrt_custom_op_failed"] if custom else []), "--wildcard",
           "--remove-section=.ARM.exidx*", "--remove-section=.rel.ARM.exidx*",
           str(combined), str(out)], "llvm-objcopy (the library's exports)")
     combined.unlink()
