@@ -46,12 +46,17 @@ def _declare(module: ir.Module, name: str, fty: ir.FunctionType) -> ir.Function:
 
 def _fill(b: ir.IRBuilder, module: ir.Module, array: ir.Value, k: int, t: TensorType,
           data: ir.Value, name: str) -> None:
-    """Stores tensor `t`'s descriptor into element k of `array`."""
+    """Stores tensor `t`'s descriptor into element k of `array` (`name` says which
+    tensor, for errors)."""
     dims = tuple(int(d) for d in t.shape)
     if dims:
-        dty = ir.ArrayType(I32, len(dims))
-        dims_ptr: ir.Value = _rodata(module, name, dty,
-                                     ir.Constant(dty, [ir.Constant(I32, d) for d in dims]))
+        # One array per shape in the whole object: tensors of one shape share it.
+        key = "custom_dims." + "x".join(map(str, dims))
+        dims_ptr: ir.Value | None = module.globals.get(key)
+        if dims_ptr is None:
+            dty = ir.ArrayType(I32, len(dims))
+            dims_ptr = _rodata(module, key, dty,
+                               ir.Constant(dty, [ir.Constant(I32, d) for d in dims]))
     else:
         dims_ptr = ir.Constant(PTR, None)
     scale, zero = quant_of(t) or (0.0, 0)
@@ -75,7 +80,7 @@ def _tensors(f: Frame, types: tuple[TensorType, ...], first: int, what: str) -> 
     array = b.alloca(TENSOR, size=ir.Constant(I32, len(types)), name=what)
     b.position_at_end(here)
     for k, t in enumerate(types):
-        _fill(b, f.module, array, k, t, f.buffers[first + k], f"{f.name}.{what}{k}.dims")
+        _fill(b, f.module, array, k, t, f.buffers[first + k], f"{f.name} {what}put {k}")
     return array
 
 
