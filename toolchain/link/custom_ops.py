@@ -29,6 +29,17 @@ _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?:fatal )?
                     r"(?P<msg>.*)$", re.M)
 
 
+# Flags a user's kernel gets beyond the runtime's, by the start of the LLVM triple. clang
+# puts small constants (a float literal's constant-pool entry) in RISC-V's small-data
+# section .sdata, which is RAM the bare-metal start-up never fills: the link refuses it.
+# The runtime has no such constants; a user's kernel often does (1.0f), so its constants
+# go to .rodata (flash) instead.
+_KERNEL_FLAGS: dict[str, tuple[str, ...]] = {
+    "riscv32": ("-msmall-data-limit=0",),
+    "riscv64": ("-msmall-data-limit=0",),
+}
+
+
 class CustomKernelError(LinkError):
     """A custom operator's C source does not compile or lacks its kernel function."""
 
@@ -83,7 +94,9 @@ def compile_custom_kernels(target: Target, ops: Sequence[CustomOp], out_dir: Pat
         obj = done.get(op.source)
         if obj is None:
             try:
-                (obj,) = compile_sources(target, [op.source], out_dir, extra_flags)
+                arch = target.llvm_triple.split("-", 1)[0]
+                flags = [*_KERNEL_FLAGS.get(arch, ()), *extra_flags]
+                (obj,) = compile_sources(target, [op.source], out_dir, flags)
             except LinkError as e:
                 text = str(e).split("\n", 1)[1] if "\n" in str(e) else str(e)
                 raise CustomKernelError(f"custom op {op.code}: "
