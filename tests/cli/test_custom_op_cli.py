@@ -182,3 +182,12 @@ def test_custom_op_on_an_mlir_model(src: Path, capsys) -> None:
                          f"SoftsignGain={src}/kernel.c,{src}/reference.py"]) == 2
     _one_line(capsys.readouterr().err, "minirt-run", "--custom-op applies to .tflite and "
               ".onnx models")
+
+
+@pytest.mark.parametrize("tool", [build_cli, run_cli])
+def test_help_documents_the_option(tool, capsys) -> None:
+    with pytest.raises(SystemExit):
+        tool.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--custom-op CODE=KERNEL.c[:C_FN],REFERENCE.py[:PY_FN]" in text
+    assert "runtime_c/include/mrt_custom_op.h" in text and "docs/custom-ops.md" in text
