@@ -167,3 +167,11 @@ def test_onnx_custom_domain_node(tmp_path: Path, capsys) -> None:
     bare = _onnx_model(tmp_path / "bare.onnx", declared=False)
     assert run.main([str(bare), "--reference", "--custom-op", _example_op()]) == 2
     assert "its output 's' has no static type in the file" in capsys.readouterr().err
+
+
+def test_a_failing_kernel_in_stream_mode_is_named_too(tmp_path: Path, capsys) -> None:
+    argv = [str(EXAMPLE / "softsign.tflite"), "--board", "x86-64", "--stream", "2",
+            "-o", str(tmp_path / "fw"), "--custom-op", _example_op(DATA / "failing.c")]
+    assert run.main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("minirt-run: error: custom op SoftsignGain"), err
