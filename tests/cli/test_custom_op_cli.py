@@ -191,3 +191,15 @@ def test_help_documents_the_option(tool, capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert "--custom-op CODE=KERNEL.c[:C_FN],REFERENCE.py[:PY_FN]" in text
     assert "runtime_c/include/mrt_custom_op.h" in text and "docs/custom-ops.md" in text
+
+
+def test_reference_imports_a_helper_beside_it(src: Path, capsys) -> None:
+    """The reference's directory is where its own imports are found (as for a script)."""
+    (src / "gain_helper.py").write_text("import numpy as np\n\n\ndef gain(options):\n"
+                                        "    return np.frombuffer(options, '<f4')[0]\n")
+    (src / "reference.py").write_text(
+        "import numpy as np\nfrom gain_helper import gain\n\n\n"
+        "def softsign_gain(inputs, options, quant):\n    (x,) = inputs\n"
+        "    return (gain(options) * x / (np.float32(1) + np.abs(x))).astype(np.float32)\n")
+    code, err = _reference_run(src, capsys)
+    assert code == 0, err

@@ -12,6 +12,7 @@ firmware with something the model never meant.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,15 @@ def reference_function(op: CustomOp) -> Callable[..., Any]:
         if spec is None or spec.loader is None:
             raise CustomOpError(f"custom op {op.code}: {op.reference} is not a Python file")
         module = importlib.util.module_from_spec(spec)
+        # Its own helpers beside it import as they would when it runs as a script.
+        sys.path.insert(0, str(op.reference.parent))
         try:
             spec.loader.exec_module(module)
         except Exception as e:  # the user's code: whatever it raises is theirs
             raise CustomOpError(f"custom op {op.code}: importing {op.reference} raised "
                                 f"{type(e).__name__}: {_first_line(e)}") from None
+        finally:
+            sys.path.remove(str(op.reference.parent))
         _LOADED[key] = module
     fn = getattr(module, op.py_function, None)
     if not callable(fn):
