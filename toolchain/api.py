@@ -36,8 +36,10 @@ from toolchain.emu.device_link import PortError
 from toolchain.emu.device_qemu import qemu_serving
 from toolchain.emu.profile import Profile
 from toolchain.emu.run import EmuError, EmuTimeout
+from toolchain.graph.custom_ops import CustomOp, custom_ops_by_code
 from toolchain.graph.ir import Graph
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.custom_ops import custom_ops_digest
 from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.link.out_dir import file_sha256
 from toolchain.loader import (
@@ -174,6 +176,8 @@ class Build:
     input_values: dict[str, np.ndarray] = field(default_factory=dict)
     max_cycles: int | None = None
     harness: str = DEFAULT_HARNESS  # "device": the image that serves over the board's UART
+    # The operators of the user's own (--custom-op) by code (docs/custom-ops.md).
+    custom_ops: dict[str, CustomOp] = field(default_factory=dict)
     _stamp: dict = field(default_factory=dict, repr=False)
     _graph: Graph | None = field(default=None, repr=False)
 
@@ -289,7 +293,8 @@ class Build:
             raise UsageError(f"{self.out_dir}: the build of {self.model} is stale (the "
                              "model or the build's files changed since): build it again")
         if self._graph is None:
-            graph = load_graph(self.model, self.entry, self.input_shapes, self.input_values)
+            graph = load_graph(self.model, self.entry, self.input_shapes, self.input_values,
+                               self.custom_ops)
             self._graph = pipeline.prepare_graph(graph, self.quantize)
         check_host_memory(self._graph, reference=reference, what=str(self.model))
         return self._graph, model_inputs(self._graph, inputs, seed)
@@ -387,6 +392,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           max_cycles: int | None = None, boot_check: str = DEFAULT_BOOT_CHECK,
           harness: str = DEFAULT_HARNESS, stream: bool = False,
           optimize: str = DEFAULT_OPTIMIZE,
+          custom_ops: Sequence[str] = (),
           log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
@@ -399,7 +405,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     UART, built by default in build/<model>-<board>-device). `stream` builds the image
     that Build.stream runs (a model with state always gets it). `optimize` ("auto",
     "speed" or "size": schedule/optimize.py) picks pre-extended or int8-sized weights;
-    ``size.optimize`` states the choice.
+    ``size.optimize`` states the choice. `custom_ops` are --custom-op's strings
+    ("CODE=kernel.c[:fn],reference.py[:fn]", docs/custom-ops.md).
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -418,8 +425,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             raise UsageError(f"--optimize must be one of {', '.join(OPTIMIZE_MODES)}, "
                              f"got {optimize!r}")
         shapes, values = _shapes(input_shapes), _values(input_values)
+        ops = custom_ops_by_code(list(custom_ops))
         start = time.perf_counter()
-        graph = load_graph(model, entry, shapes, values)
+        graph = load_graph(model, entry, shapes, values, ops)
         out = Path(out_dir) if out_dir is not None else pipeline.default_build_dir(
             model, target, harness)
         pipeline.check_out_dir(out, model)
@@ -430,6 +438,8 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
                                     optimize)
         if stream:
             stamp["stream"] = True  # as minirt-run --stream stamps its build
+        if ops:  # as minirt-build stamps them (cli/build.py stamp_with_options)
+            stamp["custom_ops"] = custom_ops_digest(ops)
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -444,7 +454,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
                                         harness=harness, stream=stream,
                                         optimize=optimize)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
-                 shapes, values, max_cycles, harness, stamp)
+                 shapes, values, max_cycles, harness, ops, stamp)
 
 
 def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,
@@ -452,13 +462,15 @@ def reference(model: str | Path, inputs: Inputs = None, *, seed: int = 0,
               input_values: Mapping[str, object] | None = None,
               quantize: str | None = None, quantize_min_elements: int = DEFAULT_MIN_ELEMENTS,
               calibration: str | Path | None = None, int8_io: bool = False,
-              timeout: float | None = None) -> list[np.ndarray]:
+              timeout: float | None = None, custom_ops: Sequence[str] = ()
+              ) -> list[np.ndarray]:
     """The numpy reference's outputs of `model` on `inputs` (as for Build.run), as
     minirt-run --reference computes them: on the graph the firmware would compute with
     these quantize options."""
     with _errors():
         quantize_opts = _quantize(quantize, quantize_min_elements, calibration, int8_io)
-        graph = load_graph(model, entry, _shapes(input_shapes), _values(input_values))
+        graph = load_graph(model, entry, _shapes(input_shapes), _values(input_values),
+                           custom_ops_by_code(list(custom_ops)))
         check_host_memory(graph, reference=True, what=str(model))
         graph = pipeline.prepare_graph(graph, quantize_opts)
         return _reference(graph, model_inputs(graph, inputs, seed), timeout)

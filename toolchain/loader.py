@@ -11,6 +11,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend import import_module
+from toolchain.graph.custom_ops import CustomOp
 from toolchain.graph.ir import Graph
 from toolchain.graph.pinned_inputs import pin_graph_inputs
 from toolchain.graph.verify import MAX_TENSOR_BYTES, verify_graph
@@ -24,23 +25,29 @@ class UsageError(Exception):
 
 def load_graph(path: str | Path, entry: str = "main",
                input_shapes: dict[str, tuple[int, ...]] | None = None,
-               input_values: dict[str, np.ndarray] | None = None) -> Graph:
+               input_values: dict[str, np.ndarray] | None = None,
+               custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     """Loads a model as a verified Graph: function `entry` of an MLIR file, subgraph 0
     of a TFLite flatbuffer (.tflite; `entry` does not apply), or an ONNX model (.onnx,
     its dynamic input dimensions pinned by `input_shapes`: input name -> shape). The
     inputs named in `input_values` (--input-value) become constants of those values:
     an ONNX input by its name, a TFLite input by its tensor's name, an MLIR argument as
-    input_0, input_1, ..."""
+    input_0, input_1, ...; the operators registered in `custom_ops` (--custom-op, by
+    code: a .tflite custom code, an ONNX custom-domain op type) become custom_call nodes."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if input_shapes and path.suffix != ".onnx":
         raise UsageError(f"{path}: --input-shape applies to .onnx models only (MLIR and "
                          ".tflite models have static shapes)")
+    if custom_ops and path.suffix not in (".onnx", ".tflite"):
+        raise UsageError(f"{path}: --custom-op applies to .tflite and .onnx models (an MLIR "
+                         "model has no custom operators)")
     if path.suffix == ".onnx":
-        return _load_onnx(path, input_shapes, input_values)
+        return _check_custom_ops_used(path, _load_onnx(path, input_shapes, input_values,
+                                                       custom_ops), custom_ops)
     if path.suffix == ".tflite":
-        graph = _load_tflite(path)
+        graph = _load_tflite(path, custom_ops)
     elif path.suffix not in (".mlir", ""):
         raise UsageError(f"{path}: expected an MLIR text file (.mlir), a TFLite "
                          "flatbuffer (.tflite) or an ONNX model (.onnx)")
@@ -53,6 +60,19 @@ def load_graph(path: str | Path, entry: str = "main",
         except ValueError as e:
             raise UsageError(f"{path}: {e}") from None
     verify_graph(graph)
+    return _check_custom_ops_used(path, graph, custom_ops)
+
+
+def _check_custom_ops_used(path: Path, graph: Graph, custom_ops: dict[str, CustomOp] | None
+                           ) -> Graph:
+    """`graph`, once every --custom-op names an operator the model has: a misspelt code
+    would otherwise be ignored without a word."""
+    used = {n.attrs["op"].code for n in graph.nodes if n.op == "custom_call"}
+    unused = sorted(set(custom_ops or {}) - used)
+    if unused:
+        have = f" (it has {', '.join(sorted(used))})" if used else ""
+        raise UsageError(f"{path}: --custom-op {unused[0]}: the model has no custom operator "
+                         f"{unused[0]}{have}")
     return graph
 
 
@@ -91,23 +111,24 @@ def _number(text: str) -> int | float:
         return float(text)
 
 
-def _load_tflite(path: Path) -> Graph:
+def _load_tflite(path: Path, custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     # Imported here: the TFLite frontend is only needed for .tflite files.
     from toolchain.frontend.tflite import load_tflite
 
     try:
-        return load_tflite(path)
+        return load_tflite(path, custom_ops)
     except OSError as e:  # a directory, no permission, ...
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
 
 def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None,
-               input_values: dict[str, np.ndarray] | None) -> Graph:
+               input_values: dict[str, np.ndarray] | None,
+               custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     # Imported here: the ONNX frontend (and the onnx package) is only needed for .onnx.
     from toolchain.frontend.onnx import load_onnx
 
     try:
-        return load_onnx(path, input_shapes, input_values)
+        return load_onnx(path, input_shapes, input_values, custom_ops)
     except OSError as e:
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 

@@ -47,6 +47,7 @@ from toolchain.link.build import (
     write_images,
 )
 from toolchain.link.build_result import BuildResult, StackSizing
+from toolchain.link.custom_ops import compile_custom_kernels, custom_op_failure, custom_ops_of
 from toolchain.link.device import DEFAULT_HARNESS, check_harness
 from toolchain.link.out_dir import (
     MANIFEST_FILE,
@@ -283,12 +284,12 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
         (tmp / "model.mrt").write_bytes(image.module)
         (tmp / "dispatch.o").write_bytes(image.obj)
         (tmp / DISPATCHES_FILE).write_text(dispatches_json(image.program))
+        objects = [tmp / "dispatch.o", *compile_custom_kernels(
+            board.target_info, custom_ops_of(image.program), tmp / "custom")]
         if harness == DEFAULT_HARNESS:
-            link, stack = _link_sized(board, [tmp / "dispatch.o"], tmp, image.module, graph,
-                                      log, cflags)
+            link, stack = _link_sized(board, objects, tmp, image.module, graph, log, cflags)
         else:
-            link, stack = link_image(board, [tmp / "dispatch.o"], tmp, log, cflags,
-                                     harness), None
+            link, stack = link_image(board, objects, tmp, log, cflags, harness), None
         if finish is not None:
             finish(BuildResult(tmp, board, graph, image.program, image.module, link, stack))
         # The board and what minirt-flash reads, for it to check (flash/build_dir.py).
@@ -716,6 +717,9 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
         raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} "
                          f"cycles (status {BUDGET_STATUS})")
     if result.exit_code != 0:
+        custom = custom_op_failure(graph, result.exit_code)
+        if custom is not None:
+            raise FirmwareFailed(custom)
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise FirmwareFailed(f"firmware exited with status {result.exit_code}: "
                              f"{result.diagnosis}" + (f" ({extra})" if extra else ""))

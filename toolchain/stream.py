@@ -20,6 +20,7 @@ import numpy as np
 from toolchain.emu.diagnose import BUDGET_EXIT, BUDGET_STATUS
 from toolchain.emu.stream import MAX_FEEDBACK, MAX_STEPS, run_stream
 from toolchain.graph.ir import Graph
+from toolchain.link.custom_ops import custom_op_failure
 from toolchain.loader import (
     UsageError,
     check_input,
@@ -143,6 +144,9 @@ def run_firmware_stream(board: Board, out_dir: Path, steps: Sequence[Sequence[np
         raise OverBudget(f"inference stopped: over the cycle budget of {max_cycles} cycles "
                          f"(status {BUDGET_STATUS})")
     if result.exit_code != 0:
+        custom = custom_op_failure(graph, result.exit_code)
+        if custom is not None:  # a kernel of the user's own failed (docs/custom-ops.md)
+            raise FirmwareFailed(custom)
         extra = (result.console.strip() or result.stderr.strip())[-300:]
         raise FirmwareFailed(f"firmware exited with status {result.exit_code}: "
                              f"{result.diagnosis}" + (f" ({extra})" if extra else ""))

@@ -16,6 +16,9 @@
 #define MRT_HARNESS_EXIT_WRITE_OUT 20 /* writing the output file failed */
 #define MRT_HARNESS_EXIT_FEEDBACK 21  /* stream.c: mrt.fb is not a valid feedback table */
 #define MRT_HARNESS_EXIT_RUN_BASE 32
+/* 64 + k: the kernel of custom operator k (its ordinal, 0..63) returned non-zero
+ * (custom_op_exit.c; EXIT_CUSTOM_BASE in toolchain/graph/custom_ops.py). */
+#define MRT_HARNESS_EXIT_CUSTOM_BASE 64
 
 /* Everything executed from the first call to the second is the measurement. */
 void mrt_bench_begin(void);

@@ -21,9 +21,11 @@ from toolchain.cli.common import (
     positive_int,
     run_tool,
 )
+from toolchain.graph.custom_ops import CustomOp, CustomOpError, custom_ops_by_code
 from toolchain.graph.ir import Graph
 from toolchain.graph.printer import print_graph
 from toolchain.library.command import add_library_options, emit_library, library_options
+from toolchain.link.custom_ops import custom_ops_digest
 from toolchain.link.device import DEFAULT_HARNESS, HARNESSES, check_harness
 from toolchain.loader import (
     UsageError,
@@ -91,6 +93,28 @@ def add_input_shape_option(p: argparse.ArgumentParser) -> None:
                         "repeat it for several inputs")
 
 
+def add_custom_op_option(p: argparse.ArgumentParser) -> None:
+    """--custom-op CODE=KERNEL.c[:FN],REFERENCE.py[:FN] (repeatable): minirt-build and
+    minirt-run."""
+    p.add_argument("--custom-op", action="append", default=[],
+                   metavar="CODE=KERNEL.c[:C_FN],REFERENCE.py[:PY_FN]",
+                   help="an operator of your own: a .tflite custom operator CODE runs the C "
+                        "function C_FN of KERNEL.c in the firmware (compiled with the "
+                        "runtime's flags; its ABI: runtime_c/include/mrt_custom_op.h) and, "
+                        "for --check, the Python function PY_FN(inputs, options, quant) of "
+                        "REFERENCE.py; each function defaults to CODE in snake case "
+                        "(SoftsignGain: softsign_gain). Repeat it for several operators "
+                        "(docs/custom-ops.md)")
+
+
+def custom_ops(args: argparse.Namespace) -> dict[str, CustomOp]:
+    """The --custom-op options by code; UsageError for a bad one."""
+    try:
+        return custom_ops_by_code(getattr(args, "custom_op", []))
+    except CustomOpError as e:
+        raise UsageError(str(e)) from None
+
+
 def input_values(args: argparse.Namespace) -> dict[str, np.ndarray]:
     """The --input-value options as input name -> value; UsageError for a bad one."""
     values: dict[str, np.ndarray] = {}
@@ -105,7 +129,8 @@ def input_values(args: argparse.Namespace) -> dict[str, np.ndarray]:
 def load_model_graph(args: argparse.Namespace) -> Graph:
     """The model of the arguments loaded (load_graph) with their --entry, --input-shape
     and --input-value."""
-    return load_graph(args.model, args.entry, input_shapes(args), input_values(args))
+    return load_graph(args.model, args.entry, input_shapes(args), input_values(args),
+                      custom_ops(args))
 
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
@@ -167,9 +192,13 @@ def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     --optimize mode (pipeline.stamp_with)."""
     from toolchain.pipeline import stamp_with
 
-    return stamp_with(stamp, input_shapes(args), args.max_cycles,
-                      args.boot_check or DEFAULT_BOOT_CHECK, args.harness, input_values(args),
-                      args.optimize)
+    stamp = stamp_with(stamp, input_shapes(args), args.max_cycles,
+                       args.boot_check or DEFAULT_BOOT_CHECK, args.harness, input_values(args),
+                       args.optimize)
+    ops = custom_ops(args)
+    if ops:  # absent without them, so a build made before the option stays current
+        stamp["custom_ops"] = custom_ops_digest(ops)
+    return stamp
 
 
 def quantize_options(args: argparse.Namespace) -> QuantizeOptions:
@@ -219,6 +248,7 @@ def _parser() -> argparse.ArgumentParser:
                         "subgraph 0)")
     add_quantize_options(p)
     add_input_shape_option(p)
+    add_custom_op_option(p)
     add_runtime_options(p)
     add_optimize_option(p)
     p.add_argument("--inputs", metavar="IN.npz",

@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from toolchain.cli import IS_COMMAND, exit_at_start_up
 from toolchain.diagnostics import CompileError
+from toolchain.graph.custom_ops import CustomOpError
 from toolchain.link.build import LinkError
 from toolchain.loader import UsageError
 from toolchain.module.pack import PackError
@@ -64,7 +65,8 @@ def positive_seconds(text: str) -> float:
 
 
 # What a bad model, option or input file raises anywhere below the tools: exit 2.
-INPUT_ERRORS = (CompileError, UsageError, DescriptorError, LinkError, PackError)
+INPUT_ERRORS = (CompileError, UsageError, DescriptorError, LinkError, PackError,
+                CustomOpError)
 
 
 def input_error_text(e: BaseException) -> str:

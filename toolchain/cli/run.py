@@ -13,6 +13,7 @@ import numpy as np
 
 from toolchain import stream
 from toolchain.cli.build import (
+    add_custom_op_option,
     add_input_shape_option,
     add_optimize_option,
     add_quantize_options,
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     add_stream_options(p)
     add_quantize_options(p)
     add_input_shape_option(p)
+    add_custom_op_option(p)
     add_runtime_options(p)
     add_optimize_option(p)
     return p

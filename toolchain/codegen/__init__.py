@@ -9,7 +9,14 @@
 """
 
 # The other kinds' emitters register themselves in codegen/kinds.py when imported.
-from toolchain.codegen import branch, reduction, scatter, select_and_scatter, sort  # noqa: F401
+from toolchain.codegen import (  # noqa: F401
+    branch,
+    custom_call,
+    reduction,
+    scatter,
+    select_and_scatter,
+    sort,
+)
 from toolchain.codegen.emit import EmitError, emit_kernel
 from toolchain.codegen.image import build_image_module, emit_image_object
 from toolchain.codegen.mathlib import TargetFeatures

@@ -194,6 +194,10 @@ _add("scatter", "misc", None,
 _add("select_and_scatter", "misc", None, ("window", "strides", "padding"),
      _select_and_scatter, 2)
 _add("cfg", "control", None, ("blocks",), _cfg, None)
+# An operator of the user's own (graph/custom_ops.py): a C kernel in the firmware, a
+# Python reference in the check; its result types are the ones the model declares.
+_add("custom_call", "misc", None, ("op", "options", "ordinal", "result_types"),
+     lambda node: list(node.attrs["result_types"]))
 
 # CHLO's math functions (toolchain/frontend/chlo.py), float only; codegen in
 # toolchain/codegen/mathlib_special.py, reference in toolchain/reference/special.py.

@@ -10,13 +10,14 @@ import numpy as np
 
 
 def _runners() -> dict[type, Callable[[Any, list[np.ndarray]], list[np.ndarray]]]:
+    from toolchain.kernel.custom_call import CustomCall, run_custom_call_kernel
     from toolchain.kernel.reduction import Reduction, run_reduction
     from toolchain.kernel.scatter import Scatter, run_scatter
     from toolchain.kernel.select_and_scatter import SelectAndScatter, run_select_and_scatter
     from toolchain.kernel.sort import Sort, run_sort
 
     return {Reduction: run_reduction, Sort: run_sort, Scatter: run_scatter,
-            SelectAndScatter: run_select_and_scatter}
+            SelectAndScatter: run_select_and_scatter, CustomCall: run_custom_call_kernel}
 
 
 def run_other_kind(kernel: Any, args: list[np.ndarray]) -> list[np.ndarray]:

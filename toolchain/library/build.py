@@ -54,6 +54,7 @@ from toolchain.link.build import (
     runtime_c_dir,
     runtime_sources,
 )
+from toolchain.link.custom_ops import compile_custom_kernels, custom_ops_of
 from toolchain.link.out_dir import check_out_dir, staged_build
 from toolchain.loader import UsageError
 from toolchain.module.reader import read_module
@@ -172,9 +173,12 @@ def _sizes(obj: Path) -> LibrarySizes:
     return LibrarySizes(code, rodata, module, data, bss)
 
 
-def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Path) -> None:
+def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Path,
+                  custom: bool = False) -> None:
     """Partial link of `objects` (+ the helpers they call) into `out`, every symbol but
-    the entry points made local."""
+    the entry points made local; with `custom` (the model has operators of the user's
+    own), mrt_custom_op_failure stays global too, for the firmware to read, and the weak
+    mrt_custom_op_failed, for the firmware to replace."""
     target = board.target_info
     renames = [f"--redefine-sym={alias}" for alias in target.compiler_helpers.aliases]
     if renames:  # GNU helper names the target's libgcc provides under its ABI names
@@ -186,7 +190,9 @@ def _link_library(board: Board, objects: list[Path], spec: LibrarySpec, out: Pat
           *([str(helpers)] if helpers else [])], "ld.lld -r (the library object)")
     _run([_objcopy(), f"--keep-global-symbol={spec.name}_init",
           f"--keep-global-symbol={spec.name}_run",
-          f"--keep-global-symbol={spec.name}_reset_state", "--wildcard",
+          f"--keep-global-symbol={spec.name}_reset_state",
+          *(["--keep-global-symbol=mrt_custom_op_failure",
+             "--keep-global-symbol=mrt_custom_op_failed"] if custom else []), "--wildcard",
           "--remove-section=.ARM.exidx*", "--remove-section=.rel.ARM.exidx*",
           str(combined), str(out)], "llvm-objcopy (the library's exports)")
     combined.unlink()
@@ -255,13 +261,21 @@ def build_library(graph: Graph, board: Board, out_dir: Path, *, name: str, model
         objects = compile_sources(target, sources, scratch / "obj",
                                   extra_flags=_abi_flags(target),
                                   include_dirs=[scratch / "include"])
+        # The user's own operators' kernels (--custom-op), with the library's ABI flags.
+        custom = custom_ops_of(image.program)
+        objects += compile_custom_kernels(target, custom, scratch / "custom",
+                                          _abi_flags(target))
         obj = scratch / f"{name}.o"
-        _link_library(board, [*objects, scratch / "dispatch_lib.o"], spec, obj)
+        _link_library(board, [*objects, scratch / "dispatch_lib.o"], spec, obj,
+                      bool(custom))
         sizes = _sizes(obj)
         archive = tmp / f"libminirt_{name}.a"
         _run([_ar(), "rcsD", str(archive), str(obj)], "llvm-ar")
         shutil.copyfile(scratch / "include" / f"{name}.h", tmp / f"{name}.h")
         shutil.copyfile(runtime_c_dir() / "include" / "minirt.h", tmp / "minirt.h")
+        if custom:  # mrt_custom_op_failure: what a failed kernel left (its header)
+            shutil.copyfile(runtime_c_dir() / "include" / "mrt_custom_op.h",
+                            tmp / "mrt_custom_op.h")
         (tmp / f"{name}.cmake").write_text(cmake_snippet(spec))
         (tmp / f"{name}.mk").write_text(make_snippet(spec))
         (tmp / f"minirt_{name}.pc").write_text(pkg_config_file(spec, __version__))

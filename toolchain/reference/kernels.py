@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 
 from toolchain.graph.ir import Node
-from toolchain.reference import special
+from toolchain.reference import (
+    custom_call,  # noqa: F401  (fills KERNELS["custom_call"])
+    special,
+)
 from toolchain.reference.linalg import KERNELS as _LINALG_KERNELS
 from toolchain.reference.regions import KERNELS as _REGION_KERNELS
 from toolchain.reference.table import KERNELS, Kernel

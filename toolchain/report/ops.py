@@ -208,10 +208,14 @@ def tflite_section() -> Section:
                                       ("int16x8", row and row.int16),
                                       ("int32", row and row.int32),
                                       ("any", row and row.every)) if conv]
+        # Any other custom operator runs the user's own kernel (--custom-op).
+        why = "with --custom-op: your own C kernel and Python reference " \
+            "(docs/custom-ops.md)" if name == "CUSTOM" else NOT_YET
         rows.append(Row(name, bool(families), " ".join(families),
-                        "" if families else NOT_YET))
+                        "" if families else why))
     return Section("TFLite", "Every builtin operator of the TFLite schema, and the custom "
-                   "operators minirt imports (CUSTOM:<code>: TFLite Micro's Signal library). "
+                   "operators minirt imports (CUSTOM:<code>: TFLite Micro's Signal library; "
+                   "any other with --custom-op, docs/custom-ops.md). "
                    "Element types are the families an operator's row converts: float32 "
                    "models, int8 (quantized) models, int16x8 (int16 activations, int8 "
                    "weights), unquantized int32; any: one converter for every type the "
@@ -229,8 +233,10 @@ def onnx_section() -> Section | None:
     types.update({name: "as its bodies' ops" for name in regional})
     rows = [Row(name, True, types[name]) for name in sorted(types)]
     return Section("ONNX", "The ONNX op types the importer's table takes (opset 13 and "
-                   "later); any other op type is refused by name. Element types: the float "
-                   "converter, and an int8 form for quantize/dequantize patterns.", rows)
+                   "later); any other op type is refused by name (a custom domain's runs "
+                   "your own kernel with --custom-op, docs/custom-ops.md). Element types: "
+                   "the float converter, and an int8 form for quantize/dequantize patterns.",
+                   rows)
 
 
 def sections() -> list[Section]:

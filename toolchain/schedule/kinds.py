@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from toolchain.graph.ir import Node
+from toolchain.kernel.custom_call import lower_custom_call
 from toolchain.kernel.form import Expr, Index, Kernel, Load, rewrite, with_children
 from toolchain.kernel.lower import LoweringError
 from toolchain.kernel.reduction import lower_reduce_region, lower_reduce_window_region
@@ -80,6 +81,8 @@ SPECIAL: dict[str, Callable[[Node], list[Item]]] = {
     "scatter": _in_place(lower_scatter),
     "select_and_scatter": _select_and_scatter,
     "map": _map,
+    # the user's C kernel: reads its operands, writes its results (kernel/custom_call.py)
+    "custom_call": _reduction(lower_custom_call),
 }
 
 

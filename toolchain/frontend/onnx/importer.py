@@ -30,6 +30,7 @@ from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
 from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
 from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
 from toolchain.frontend.onnx.regions import body_reads
+from toolchain.graph.custom_ops import MAX_CUSTOM_OPS, CustomOp
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -45,7 +46,10 @@ _CONVERT_ERRORS = (ShapeError, ValueError, TypeError, KeyError, IndexError, Arit
 
 
 class _Importer:
-    def __init__(self, model: ModelInfo, graph: Graph):
+    def __init__(self, model: ModelInfo, graph: Graph,
+                 custom_ops: dict[str, CustomOp] | None = None):
+        self.custom_ops = custom_ops or {}
+        self.custom_count = 0  # custom_call nodes made so far: the next one's ordinal
         self.model = model
         self.graph = graph
         self.values: dict[str, Value] = dict(model.initializers)
@@ -115,7 +119,41 @@ class _Importer:
             return None
         return outs
 
+    def convert_custom(self, node: NodeInfo, custom: CustomOp) -> None:
+        """A custom-domain node the user registered (--custom-op): one custom_call node
+        with the types the file declares for its outputs (value_info), and the bytes of
+        its `options` string attribute, its only attribute, as the kernel's options."""
+        others = sorted(set(node.attrs) - {"options"})
+        if others:
+            raise Unsupported(f"has attributes {', '.join(others)}; a custom node passes its "
+                              "kernel one, 'options' (bytes)")
+        types = []
+        for name in node.outputs:
+            info = self.model.declared.get(name)
+            if info is None or info.dtype is None or info.dims is None or \
+                    not all(isinstance(d, int) for d in info.dims):
+                raise Unsupported(f"its output '{name}' has no static type in the file; a "
+                                  "custom node's outputs need one (value_info)")
+            types.append(TensorType(tuple(info.dims), info.dtype))
+        if self.custom_count >= MAX_CUSTOM_OPS:
+            raise Unsupported(f"the model has more than {MAX_CUSTOM_OPS} custom nodes")
+        if any(n in self.failed for n in node.inputs if n):
+            self.failed.update(node.outputs)
+            return
+        options = b"".join(a.s for a in node.proto.attribute if a.name == "options")
+        inputs = [self.as_tensor(n) for n in node.inputs if n]
+        result = self.graph.add("custom_call", inputs, types,
+                                {"op": custom, "options": options,
+                                 "ordinal": self.custom_count, "result_types": tuple(types)})
+        self.custom_count += 1
+        self.bind(node, list(result.outputs))
+
     def convert(self, node: NodeInfo) -> None:
+        custom = self.custom_ops.get(node.op_type) \
+            if node.domain not in ("", "ai.onnx") else None
+        if custom is not None:
+            self.convert_custom(node, custom)
+            return
         if node.domain not in ("", "ai.onnx") or node.op_type in self.model.unknown_ops:
             where = f" (domain {node.domain})" if node.domain not in ("", "ai.onnx") else ""
             raise Unsupported(f"is not supported{where}")
@@ -354,11 +392,13 @@ def _declared_mismatch(info, t: Tensor) -> str | None:
     return None
 
 
-def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
-    """Builds the verified Graph. Raises OnnxError listing every problem, one line each,
-    prefixed with `path`."""
+def import_model(model: ModelInfo, path: str = "model.onnx",
+                 custom_ops: dict[str, CustomOp] | None = None) -> Graph:
+    """Builds the verified Graph, the custom-domain nodes registered in `custom_ops` (by
+    op type) as custom_call nodes. Raises OnnxError listing every problem, one line
+    each, prefixed with `path`."""
     graph = Graph("main")
-    importer = _Importer(model, graph)
+    importer = _Importer(model, graph, custom_ops)
     importer.run()
     if importer.errors:
         raise OnnxError(path, importer.errors)
@@ -373,12 +413,13 @@ def import_model(model: ModelInfo, path: str = "model.onnx") -> Graph:
 
 
 def load_onnx(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
-              input_values: dict[str, np.ndarray] | None = None) -> Graph:
+              input_values: dict[str, np.ndarray] | None = None,
+              custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     """Reads and imports an .onnx file, the inputs in `input_values` made constants of
     those values. Raises OnnxError (`path: not a valid ONNX model: ...` for a damaged
     file, one line per unsupported node otherwise) and OSError when the file cannot be
     read."""
-    return import_model(load_model(path, input_shapes, input_values), str(path))
+    return import_model(load_model(path, input_shapes, input_values), str(path), custom_ops)
 
 
 __all__ = ["import_model", "load_onnx"]

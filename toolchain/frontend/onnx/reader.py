@@ -92,6 +92,9 @@ class ModelInfo:
     initializers: dict[str, np.ndarray]
     nodes: list[NodeInfo]
     unknown_ops: set[str] = field(default_factory=set)  # ops the checker has no schema for
+    # The types the file declares for values (value_info and the graph's outputs): what
+    # a custom-domain node registered with --custom-op computes (graph/custom_ops.py).
+    declared: dict[str, ValueInfo] = field(default_factory=dict)
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -326,7 +329,9 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         info = NodeInfo(i, n.name, n.op_type, n.domain, list(n.input), list(n.output), proto=n)
         info.attrs = node_attributes(n, info.describe())
         nodes.append(info)
-    return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown)
+    declared = {v.name: _value_info(v) for v in g.value_info}
+    declared.update((o.name, o) for o in outputs)
+    return ModelInfo(opset, inputs, outputs, initializers, nodes, unknown, declared)
 
 
 # What onnx's version converter drops: an Upsample becomes a Resize without a

@@ -32,6 +32,7 @@ from toolchain.frontend.tflite.refusals import (
     vela_refusal,
 )
 from toolchain.frontend.tflite.state import StateTable
+from toolchain.graph.custom_ops import MAX_CUSTOM_OPS, CustomOp
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
@@ -58,8 +59,11 @@ def family(model: ModelInfo, op: OperatorInfo) -> str:
 
 
 class _Importer:
-    def __init__(self, model: ModelInfo, graph: Graph, states: StateTable | None = None):
+    def __init__(self, model: ModelInfo, graph: Graph, states: StateTable | None = None,
+                 custom_ops: dict[str, CustomOp] | None = None):
         self.model = model
+        self.custom_ops = custom_ops or {}
+        self.custom_count = 0  # custom_call nodes made so far: the next one's ordinal
         self.graph = graph
         self.states = states if states is not None else StateTable(graph)
         self.states.run_init = self.run_init if states is None else None
@@ -98,8 +102,48 @@ class _Importer:
             self.values[index] = self.graph.add_input(ty, info.name)
             self.graph.input_names.append(info.name)
 
+    def convert_custom(self, op: OperatorInfo, custom: CustomOp) -> None:
+        """An operator the user registered (--custom-op): one custom_call node whose
+        results have the types the model declares for the operator's outputs."""
+        if not op.outputs:
+            raise Unsupported("it has no outputs; a custom operator needs at least 1")
+        if self.custom_count >= MAX_CUSTOM_OPS:
+            raise Unsupported(f"the model has more than {MAX_CUSTOM_OPS} custom operators")
+        types = []
+        for index in op.outputs:
+            t = tensor_type(self.model.tensors[index])
+            if t.quant is not None and t.quant.axis is not None:
+                raise Unsupported(f"{self.model.tensors[index].describe()} is quantized per "
+                                  "channel; a custom operator's tensors have one scale")
+            types.append(t)
+        if any(i in self.failed for i in op.inputs):
+            self.failed.update(op.outputs)
+            return
+        inputs = [self.tensor(i) for i in op.inputs if i >= 0]
+        for t in inputs:
+            if t.type.quant is not None and t.type.quant.axis is not None:
+                raise Unsupported("an input is quantized per channel; a custom operator's "
+                                  "tensors have one scale")
+        node = self.graph.add("custom_call", inputs, types,
+                              {"op": custom, "options": bytes(op.custom_options),
+                               "ordinal": self.custom_count, "result_types": tuple(types)})
+        self.custom_count += 1
+        for k, index in enumerate(op.outputs):
+            node.outputs[k].name = self.model.tensors[index].name
+            self.values[index] = node.outputs[k]
+
     def convert(self, op: OperatorInfo) -> None:
+        custom = self.custom_ops.get(op.opcode.removeprefix("CUSTOM:")) \
+            if op.opcode.startswith("CUSTOM:") else None
+        if custom is not None:
+            self.convert_custom(op, custom)
+            return
         row = OPS.get(op.opcode)
+        if row is None and op.opcode.startswith("CUSTOM:"):
+            code = op.opcode.removeprefix("CUSTOM:")
+            raise Unsupported(f"{op.opcode} is not supported; give its C kernel and Python "
+                              f"reference with --custom-op {code}=KERNEL.c,REFERENCE.py "
+                              "(docs/custom-ops.md)")
         if row is None:
             raise Unsupported("")
         n = len(op.inputs)
@@ -206,14 +250,16 @@ class _Importer:
         return importer.states.written()
 
 
-def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
-    """Builds the verified Graph of subgraph 0. Raises TFLiteError listing every
+def import_model(model: ModelInfo, path: str = "model.tflite",
+                 custom_ops: dict[str, CustomOp] | None = None) -> Graph:
+    """Builds the verified Graph of subgraph 0, the custom operators registered in
+    `custom_ops` (by code) as custom_call nodes. Raises TFLiteError listing every
     problem in one line (refusals.summary), prefixed with `path`."""
     refusal = vela_refusal(model) or sparse_refusal(model)
     if refusal is not None:
         raise TFLiteError(path, [refusal])
     graph = Graph("main")
-    importer = _Importer(model, graph)
+    importer = _Importer(model, graph, custom_ops=custom_ops)
     importer.run()
     if importer.errors:
         raise TFLiteError(path, [summary(importer.errors)])
@@ -224,7 +270,7 @@ def import_model(model: ModelInfo, path: str = "model.tflite") -> Graph:
     return graph
 
 
-def load_tflite(path: str | Path) -> Graph:
+def load_tflite(path: str | Path, custom_ops: dict[str, CustomOp] | None = None) -> Graph:
     """Reads and imports a .tflite file. Raises TFLiteError (`path: not a valid TFLite
     model: ...` for a damaged file, the unsupported operators grouped in one line
     otherwise) and OSError when the file cannot be read."""
@@ -237,7 +283,7 @@ def load_tflite(path: str | Path) -> Graph:
         model = read_model(data)
     except FormatError as e:
         raise TFLiteError(str(path), [f"not a valid TFLite model: {e}"]) from None
-    return import_model(model, str(path))
+    return import_model(model, str(path), custom_ops)
 
 
 __all__ = ["family", "import_model", "load_tflite"]
