@@ -15,6 +15,7 @@ from toolchain.diagnostics import CompileError
 from toolchain.testing.conformance import onnx_suite, stablehlo_suite
 from toolchain.testing.conformance.boards import BOARDS, run_on_board
 from toolchain.testing.conformance.compare import almost_eq, exact, onnx_close, ulp_close
+from toolchain.testing.conformance.outcome import verdict_of_exception
 from toolchain.testing.conformance.run import run_onnx, run_stablehlo, sample
 
 SUITE = stablehlo_suite.suite_dir(Path(__file__).resolve().parents[2].parent / "shared")
@@ -123,6 +124,18 @@ def test_exact_and_ulp_and_onnx_judges() -> None:
     assert judge(np.float32([1.0009]), np.float32([1.0])) is None
     assert judge(np.float32([1.002]), np.float32([1.0])) is not None
     assert "element type" in judge(np.float64([1.0]), np.float32([1.0]))
+
+
+def test_refusals_and_crashes_are_told_apart() -> None:
+    """minirt's own errors are refusals, one line each (an importer listing several
+    says how many more); any other exception is a crash, with where it was raised."""
+    assert verdict_of_exception(CompileError("a.mlir:1:2: first\na.mlir:3:4: second")) == (
+        "refused", "a.mlir:1:2: first (and 1 more)")
+    try:
+        raise ValueError("boom\ndetail")
+    except ValueError as e:
+        status, reason = verdict_of_exception(e)
+    assert status == "crash" and reason.startswith("ValueError: boom at test_conformance.py:")
 
 
 def test_onnx_scope_excludes_what_the_issue_lists() -> None:

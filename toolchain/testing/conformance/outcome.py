@@ -72,7 +72,10 @@ def first_line(text: str) -> str:
 def verdict_of_exception(e: BaseException) -> tuple[str, str]:
     """('refused', the error's line) or ('crash', its first line and where)."""
     if isinstance(e, (CompileError, UsageError)):
-        return "refused", first_line(str(e))
+        # An importer lists every problem it finds, one error a line: the first, and
+        # how many more.
+        more = len([s for s in str(e).splitlines() if s.strip()]) - 1
+        return "refused", first_line(str(e)) + (f" (and {more} more)" if more > 0 else "")
     tb = traceback.extract_tb(e.__traceback__)
     where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
     return "crash", f"{type(e).__name__}: {first_line(str(e))}{where}"

@@ -39,6 +39,7 @@ def _reason_key(reason: str) -> str:
     """A refusal without its file, position and node number, so that equal refusals
     count together."""
     reason = re.sub(r"^\S*?(model\.onnx|\.mlir:\d+:\d+): ", "", reason)
+    reason = re.sub(r" \(and \d+ more\)$", "", reason)
     return re.sub(r"node #\d+ ", "node ", reason)
 
 
