@@ -33,6 +33,10 @@ SHARED = ROOT.parent / "shared"
 RESULTS = ROOT / "bench" / "results"
 
 
+def _every(n: int) -> str:
+    return "every reference pass" if n == 1 else f"every {n}th reference pass by name"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--onnx-every", type=int, default=8,
@@ -69,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             board_results[board] = per
             print(f"{board}: " + "; ".join(f"{s}: {totals(rs)}" for s, rs in per.items()),
                   flush=True)
-    settings = {"onnx sample": f"every {args.onnx_every}th reference pass by name",
-                "stablehlo sample": f"every {args.stablehlo_every}th reference pass by "
-                                    "name, top-level constants lifted to inputs",
+    settings = {"onnx sample": _every(args.onnx_every),
+                "stablehlo sample": f"{_every(args.stablehlo_every)}, top-level constants "
+                                    "lifted to inputs",
                 "stablehlo reference with constants lifted":
                     f"{lifted_totals['pass']} pass" if lifted_totals else "skipped"}
     write(args.out, {s: [r for r, _ in rs] for s, rs in reference.items()},
