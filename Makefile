@@ -13,7 +13,8 @@ EXAMPLE   ?= examples/seed.mlir
 BOARD     ?= cortex-m4
 JOBS      ?= 2
 
-.PHONY: setup apt test lint run fuzz fuzz-random fuzz-module fuzz-parse size-report clean
+.PHONY: setup apt test lint run fuzz fuzz-random fuzz-module fuzz-parse size-report conformance \
+        clean
 
 setup: apt $(STAMP)
 
@@ -68,6 +69,13 @@ fuzz-parse: setup
 # with what overflows); results in bench/results/size_report.{json,md}.
 size-report: setup
 	$(PY) bench/size_report.py --jobs $(JOBS)
+
+# ONNX's backend node tests and the StableHLO interpreter's tests (../shared/suites/) on
+# the reference, and a deterministic sample of the passes on cortex-m4 and x86-64 under
+# QEMU (make test runs a smaller sample); fails on any wrong answer or crash. Results in
+# bench/results/conformance.{json,md}.
+conformance: setup
+	$(PY) bench/conformance.py
 
 lint: setup
 	$(VENV)/bin/ruff check toolchain tests bench
