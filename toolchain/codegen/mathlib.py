@@ -17,7 +17,8 @@ first omitted term is below 0.1 ulp (bounds given next to each function), so no 
 coefficients are needed and each bound can be checked by hand. Transcendental functions
 work in f32; f64 operands are rounded to f32 and back (f32 accuracy), except for exp,
 log, sqrt, sin, cos and pow (mathlib_f64.py) and tan, rsqrt, cbrt, expm1, log1p, tanh,
-logistic, sinh, cosh, atan and atan2 (mathlib_f64_more.py), which have f64 versions. Rounding
+logistic, sinh, cosh, atan, atan2 and the inverse trigonometric and hyperbolic
+functions (mathlib_f64_more.py), which have f64 versions. Rounding
 functions, `fmod` and the f16 conversions are exact and exist for f32 and f64.
 
 Every function is right over the whole f32 domain, special values included: NaN in,

@@ -1,6 +1,6 @@
-"""tan, rsqrt, cbrt, expm1, log1p, tanh, logistic, sinh, cosh, atan and atan2 of f64
-values at f64 accuracy, in LLVM IR, built on mathlib_f64.py's exp, log, sqrt and trig
-reduction.
+"""tan, rsqrt, cbrt, expm1, log1p, tanh, logistic, sinh, cosh, atan, atan2, asin, acos,
+asinh, acosh and atanh of f64 values at f64 accuracy, in LLVM IR, built on
+mathlib_f64.py's exp, log, sqrt and trig reduction.
 
 Before these existed an f64 operand of these functions was rounded to f32 and the f32
 function's result widened back: tan(1.57079632) came out as -2.29e7 where 1.47e8 is
@@ -10,16 +10,16 @@ that no step cancels (the bound in brackets is the one tests/codegen/
 test_codegen_mathlib_f64.py asserts, in ulps of numpy's float64 result):
 
     tan        one reduction x = n pi/2 + r: sin r / cos r, or -cos r / sin r for odd n,
-               so the pole side is decided in f64 [3 ulp]; |x| >= 1.6e6 as sine/cosine
+               so the pole side is decided in f64 [4 ulp]; |x| >= 1.6e6 as sine/cosine
     rsqrt      1 / sqrt(x): two roundings [2]
     cbrt       |x| = 8**k m, m in [1, 8): the f32 cbrt of m, two Newton steps in f64
                [2]
     expm1      x = n ln2 + r as exp: 2**n expm1(r) + (2**n - 1), both terms exact but
                for one rounding each, expm1(r) a Taylor series without the leading 1;
                exp(x) above n = 56, -1 below -40 [3]
-    log1p      u = 1 + x; x when u == 1, else log(u) * (x / (u - 1)): the quotient undoes
-               the rounding of u (Goldberg, "What every computer scientist ...", thm 4)
-               [3]
+    log1p      for x in (-0.29, 0.41) 2 atanh(s), s = x / (2 + x), log's series; else
+               u = 1 + x, log(u) * (x / (u - 1)): the quotient undoes the rounding of u
+               (Goldberg, "What every computer scientist ...", thm 4) [3]
     tanh       e = expm1(2|x|), e / (e + 2); +-1 above |x| = 22 [4]
     logistic   exp(x) / (1 + exp(x)) for x < 0, 1 / (1 + exp(-x)) else [3]
     sinh/cosh  from expm1(|x|) below 1 (sinh) and exp(|x|) above; past 709.78 as
@@ -29,6 +29,11 @@ test_codegen_mathlib_f64.py asserts, in ulps of numpy's float64 result):
                omitted term < 2**-60 relative) and atan(c) a rounded f64 constant [3]
     atan2      atan(|y| / |x|) placed in its quadrant: pi - a for x < 0 (or -0), the
                sign of y; both infinite gives +-pi/4 or +-3pi/4; NaN in, NaN out [3]
+    asin/acos  atan2 of x and sqrt((1 - x)(1 + x)), or of the swap [3]
+    asinh      log1p(a + a**2 / (1 + sqrt(1 + a**2))), a = |x|; log(2a) past 2**28 [3]
+    acosh      log1p(t + sqrt(2t + t**2)), t = x - 1; log(2x) past 2**28 [3]
+    atanh      log1p(2a / (1 - a)) / 2, a = |x|, as 2a + 2a**2 / (1 - a) below 1/2
+               (fdlibm's split) [3]
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import math
 from llvmlite import ir
 
 from toolchain.codegen.mathlib_f64 import (
+    _LOG_TAYLOR,
     BODIES,
     F64,
     I32,
@@ -114,6 +120,12 @@ def _expm1(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 def _log1p(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     u = b.fadd(_c(1.0), x)
     y = b.fmul(call_f64(b, "log", u), b.fdiv(x, b.fsub(u, _c(1.0))))
+    # Near 0: 2 atanh(s), s = x / (2 + x), |s| <= 0.172 as in log (one rounding in s).
+    s = b.fdiv(x, b.fadd(_c(2.0), x))
+    z = b.fmul(s, s)
+    series = b.fadd(b.fmul(_c(2.0), s), b.fmul(b.fmul(s, z), _horner(b, z, _LOG_TAYLOR)))
+    near = b.and_(b.fcmp_ordered(">", x, _c(-0.29)), b.fcmp_ordered("<", x, _c(0.41)))
+    y = b.select(near, series, y)
     y = b.select(b.fcmp_ordered("==", u, _c(1.0)), x, y)
     y = b.select(b.fcmp_ordered("==", x, _c(math.inf)), x, y)
     return b.select(b.fcmp_ordered("==", x, _c(-1.0)), _c(-math.inf), y)
@@ -201,7 +213,54 @@ def _atan2(b: ir.IRBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     return b.select(nan, b.fadd(x, y), a)
 
 
+def _asin(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _atan2(b, x, call_f64(b, "sqrt", _one_minus_square(b, x)))
+
+
+def _acos(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return _atan2(b, call_f64(b, "sqrt", _one_minus_square(b, x)), x)
+
+
+def _one_minus_square(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """(1 - x)(1 + x): 1 - x is exact near 1, where 1 - x*x would cancel."""
+    return b.fmul(b.fsub(_c(1.0), x), b.fadd(_c(1.0), x))
+
+
+def _log_2x(b: ir.IRBuilder, a: ir.Value) -> ir.Value:
+    """log(2a) for a > 2**28, where asinh(a) and acosh(a) equal it to f64 precision."""
+    return b.fadd(call_f64(b, "log", a), _c(math.log(2.0)))
+
+
+def _asinh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    a = fabs(b, x)
+    a2 = b.fmul(a, a)  # a + a**2 / (1 + sqrt(1 + a**2)) = a + sqrt(1 + a**2) - 1
+    t = b.fadd(a, b.fdiv(a2, b.fadd(_c(1.0), call_f64(b, "sqrt", b.fadd(_c(1.0), a2)))))
+    y = b.select(b.fcmp_ordered(">", a, _c(2.0 ** 28)), _log_2x(b, a),
+                 call_f64(b, "log_plus_one", t))
+    return _keep_special(b, x, b.select(b.fcmp_ordered("<", x, _c(0.0)), b.fneg(y), y))
+
+
+def _acosh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    t = b.fsub(x, _c(1.0))  # log1p(t + sqrt(2t + t**2)) = log(x + sqrt(x**2 - 1))
+    near = call_f64(b, "log_plus_one",
+                    b.fadd(t, call_f64(b, "sqrt", b.fadd(b.fmul(_c(2.0), t), b.fmul(t, t)))))
+    y = b.select(b.fcmp_ordered(">", x, _c(2.0 ** 28)), _log_2x(b, x), near)
+    return b.select(b.fcmp_ordered("<", x, _c(1.0)), _c(math.nan), y)
+
+
+def _atanh(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    a = fabs(b, x)  # atanh a = log1p(2a / (1 - a)) / 2; a = 1 gives inf, a > 1 NaN
+    t = b.fmul(_c(2.0), a)  # below 1/2: 2a + 2a**2 / (1 - a), the rounded part small
+    arg = b.select(b.fcmp_ordered("<", a, _c(0.5)),
+                   b.fadd(t, b.fdiv(b.fmul(t, a), b.fsub(_c(1.0), a))),
+                   b.fdiv(t, b.fsub(_c(1.0), a)))
+    y = b.fmul(_c(0.5), call_f64(b, "log_plus_one", arg))
+    y = b.select(b.fcmp_ordered(">", a, _c(1.0)), _c(math.nan), y)
+    return _keep_special(b, x, b.select(b.fcmp_ordered("<", x, _c(0.0)), b.fneg(y), y))
+
+
 BODIES.update({
+    "asin": _asin, "acos": _acos, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
     "tan": _tan, "rsqrt": _rsqrt, "cbrt": _cbrt, "exponential_minus_one": _expm1,
     "log_plus_one": _log1p, "tanh": _tanh, "logistic": _logistic, "sinh": _sinh,
     "cosh": _cosh, "atan": _atan, "atan2": _atan2,
