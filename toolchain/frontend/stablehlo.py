@@ -22,6 +22,7 @@ from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.dominance import dominance_errors
 from toolchain.frontend.regions import RegionScope, capture, import_regions
+from toolchain.frontend.stablehlo_dynamic import DYNAMIC_FORMS, DynamicError
 from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_ops import CONVERTERS, EXPANSIONS, KEPT_OPERANDS, Unsupported
 from toolchain.frontend.stablehlo_quant import (
@@ -127,6 +128,13 @@ class _Importer:
         dummies = [Tensor(known_or_unknown(r.type)) for r in op.results]
         if op.name in ("func.call", "call"):
             return self.call(op, inputs, stack) or dummies
+        if op.name in DYNAMIC_FORMS:  # constant shape operands: the static op instead
+            try:
+                static, kept = DYNAMIC_FORMS[op.name](op, inputs)
+            except DynamicError as e:
+                self.error(f"'{op.name}' {e}", op)
+                return dummies
+            return self.convert(static, kept, stack, env)
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
             return self.expand_tosa(op, inputs, env or {}, stack) or dummies
         types = [as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
