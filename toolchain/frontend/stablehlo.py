@@ -52,9 +52,7 @@ SCALAR_VIEWS = ("builtin.unrealized_conversion_cast", "tensor.extract", "tensor.
 # Element types the parser reads but the backends cannot hold, with the reason. Every
 # other type of toolchain.types.DTYPES runs end to end (tests/e2e/test_dtypes.py checks
 # that each has a module type and an I/O layout).
-UNSUPPORTED_DTYPES = {
-    "i4": "minirt has no 4-bit integer buffers; widen the model to i8",
-}
+UNSUPPORTED_DTYPES: dict[str, str] = {}
 
 
 def _dtype_problem(t: TensorType | None) -> str | None:
