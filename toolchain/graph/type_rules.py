@@ -201,8 +201,10 @@ def _bitcast_convert(node: Node) -> list[TensorType]:
     trailing dim of width ratio; wider: the trailing dim (of that ratio) consumed."""
     x = node.inputs[0].type
     dt = dtype(node.attrs["dtype"])
-    _require(x.dtype.kind not in "bc" and dt.kind not in "bc" and x.dtype.bits >= 8
-             and dt.bits >= 8, f"bitcast_convert from {x.dtype} to {dt} is not supported")
+    # i1 is one bit here (the spec's), not its byte; sub-byte integers are refused.
+    _require(x.dtype.kind != "c" and dt.kind != "c" and (x.dtype.bits >= 8 or
+             x.dtype.kind == "b") and (dt.bits >= 8 or dt.kind == "b"),
+             f"bitcast_convert from {x.dtype} to {dt} is not supported")
     shape = tuple(node.attrs["shape"])
     a, b = x.dtype.bits, dt.bits
     if a == b:

@@ -537,11 +537,31 @@ def _bitcast_convert(node: Node, x: np.ndarray) -> np.ndarray:
     from toolchain.types import bf16_bits, bf16_from_bits
 
     src, dst = node.inputs[0].type.dtype, node.outputs[0].type.dtype
+    if src.kind == "b" or dst.kind == "b":  # i1 is one bit: element k is bit k
+        return _bitcast_i1(node, x, src, dst)
     raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(x, x.dtype.newbyteorder("<"))
     out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
     y = raw.view(np.uint8).view(out_np).reshape(node.outputs[0].type.shape)
     y = bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
     return y
+
+
+def _bitcast_i1(node: Node, x: np.ndarray, src: Any, dst: Any) -> np.ndarray:
+    """bitcast_convert to or from i1, whose elements are single bits (little-endian: the
+    last dim's element k is bit k of the wider value)."""
+    from toolchain.types import bf16_bits, bf16_from_bits
+
+    shape = node.outputs[0].type.shape
+    if src.kind == "b" and dst.kind == "b":
+        return x.astype(bool).reshape(shape)
+    if dst.kind == "b":
+        raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(
+            x, x.dtype.newbyteorder("<"))
+        return np.unpackbits(raw.view(np.uint8), bitorder="little").astype(bool).reshape(shape)
+    packed = np.packbits(np.asarray(x, bool).reshape(-1), bitorder="little")
+    out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
+    y = packed.view(out_np).reshape(shape)
+    return bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
 
 
 def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
