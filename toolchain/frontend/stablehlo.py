@@ -31,6 +31,7 @@ from toolchain.frontend.stablehlo_quant import (
     QuantError,
     is_quantized,
 )
+from toolchain.frontend.stablehlo_scan import SCAN_EXPANDERS
 from toolchain.frontend.stablehlo_tuples import flatten_tuples
 from toolchain.frontend.types import UNKNOWN, as_tensor_type, func_type, known_or_unknown, sym
 from toolchain.graph.builder import GraphBuilder
@@ -133,6 +134,8 @@ class _Importer:
                 self.error(f"'{op.name}' {e}", op)
                 return dummies
             return self.convert(static, kept, stack, env)
+        if op.name in SCAN_EXPANDERS:  # chlo.scan, unrolled: frontend/stablehlo_scan.py
+            return SCAN_EXPANDERS[op.name](self, op, inputs, stack, env) or dummies
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
             return self.expand_tosa(op, inputs, env or {}, stack) or dummies
         types = [as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]
