@@ -5,8 +5,9 @@ with QEMU samples, is issue 20's `make conformance`).
 - TFLite Micro's models (../shared/models/tflm/**/*.tflite): the files that load (read,
   import, verify).
 - The StableHLO interpreter's tests (../shared/suites/stablehlo_interpret/): the test
-  functions that import and verify, with the `check.*` lines (the expected values, in a
-  dialect minirt does not import) left out; each `// -----` part is a module.
+  functions that import and verify, with the `check.*` statements (the expected values,
+  in a dialect minirt does not import) left out, the lines a statement's value runs on
+  to included; each `// -----` part is a module.
 - ONNX's backend node tests (the installed `onnx` package): the cases whose model loads
   and whose reference outputs match the expected ones like numpy.isclose(rtol=1e-4,
   atol=1e-5, equal_nan), each case within 10 s (ONNX's own tests compare float32 at
@@ -65,11 +66,34 @@ def tflm_models() -> tuple[int, int]:
     return ok, len(files)
 
 
+# What a line of the next statement starts with, once a check statement has begun: the
+# check's expected value may run over several lines (`dense<[[...],\n [...]]>`), and
+# those continuation lines begin with none of these.
+_STATEMENT_STARTS = ("%", "func.", "}", "check.", "stablehlo.", "chlo.", '"', "return",
+                     "//", "interpreter.", "^")
+
+
+def without_checks(text: str) -> str:
+    """`text` without its `check.*` statements, the lines they continue on included."""
+    kept, in_check = [], False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if "check." in line:
+            in_check = True
+        elif in_check and stripped and not stripped.startswith(_STATEMENT_STARTS):
+            continue
+        else:
+            in_check = False
+        if not in_check:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def stablehlo_interpreter_tests() -> tuple[int, int]:
     ok = total = 0
     for f in sorted((SHARED / "suites" / "stablehlo_interpret").glob("*.mlir")):
         for part in f.read_text().split("// -----"):
-            text = "\n".join(line for line in part.splitlines() if "check." not in line)
+            text = without_checks(part)
             for name in re.findall(r"func\.func (?:public |private )?@([\w.$]+)", text):
                 total += 1
                 try:

@@ -56,11 +56,16 @@ DTYPES: dict[str, DType] = {
         _row("f32", "float32", 32, "f"),
         _row("f64", "float64", 64, "f"),
         _row("i1", "bool", 1, "b"),
+        # Sub-byte integers: computed in registers of their own width (codegen's
+        # compute_type), held one a byte (sign- or zero-extended) in memory and on the host.
+        _row("i2", "int8", 2, "i"),
         _row("i4", "int8", 4, "i"),
         _row("i8", "int8", 8, "i"),
         _row("i16", "int16", 16, "i"),
         _row("i32", "int32", 32, "i"),
         _row("i64", "int64", 64, "i"),
+        _row("ui2", "uint8", 2, "u"),
+        _row("ui4", "uint8", 4, "u"),
         _row("ui8", "uint8", 8, "u"),
         _row("ui16", "uint16", 16, "u"),
         _row("ui32", "uint32", 32, "u"),
@@ -84,7 +89,8 @@ def complex_of(part: DType) -> DType:
     """The complex type whose parts are of float type `part`."""
     return DTYPES[f"complex<{part.name}>"]
 # MLIR's explicitly signed spellings mean the same as the signless ones for our purposes.
-ALIASES = {"si8": "i8", "si16": "i16", "si32": "i32", "si64": "i64"}
+ALIASES = {"si2": "i2", "si4": "i4", "si8": "i8", "si16": "i16", "si32": "i32",
+           "si64": "i64"}
 
 
 def dtype(name: str) -> DType:
@@ -157,8 +163,19 @@ def to_dtype(x: np.ndarray, dt: DType) -> np.ndarray:
     x = np.asarray(x)
     if dt.name == "bf16":
         return to_bf16(x)
+    if dt.is_integer and dt.bits < 8 and x.dtype.kind in "iub":
+        return wrap_sub_byte(x, dt)
     with np.errstate(over="ignore"):  # a float too large for dt becomes inf, as in IEEE
         return x.astype(dt.np_dtype)
+
+
+def wrap_sub_byte(x: np.ndarray, dt: DType) -> np.ndarray:
+    """Integers wrapped to dt's `bits` (two's complement for signed dt), as its host
+    array (int8 / uint8): i4 holds -8..7, ui4 0..15, i2 -2..1, ui2 0..3."""
+    v = np.asarray(x).astype(np.int64) & ((1 << dt.bits) - 1)
+    if dt.kind == "i":
+        v = np.where(v >= 1 << (dt.bits - 1), v - (1 << dt.bits), v)
+    return v.astype(dt.np_dtype)
 
 
 F32 = DTYPES["f32"]

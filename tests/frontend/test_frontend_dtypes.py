@@ -1,5 +1,6 @@
-"""Element types at import: unsupported ones are refused with a located error naming
-the type; bf16 literals enter the graph rounded to bf16."""
+"""Element types at import: every type minirt knows is taken (the sub-byte integers
+wrapping at their width), a literal too wide for its type is a located error; bf16
+literals enter the graph rounded to bf16."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from toolchain.frontend import import_module
 from toolchain.frontend.stablehlo import UNSUPPORTED_DTYPES
 from toolchain.graph.ir import Graph
 from toolchain.mlir import parse_text
+from toolchain.reference import run_graph
 from toolchain.types import DTYPES, round_to_bf16
 
 
@@ -26,49 +28,51 @@ def errors(text: str) -> list[tuple[str, tuple[int, int] | None]]:
             for e in [info.value, *info.value.notes]]
 
 
-def test_i4_is_the_only_type_refused() -> None:
-    # Of the element types the backends know (DTYPES). Complex types are DTYPES too:
-    # the ops that take them are graph/ops.py's COMPLEX_OPS, any other is an error at
-    # the op (tests/frontend/test_stablehlo_complex.py).
-    assert {n for n in UNSUPPORTED_DTYPES if n in DTYPES} == {"i4"}
+def test_every_known_type_is_imported() -> None:
+    # Of the element types the backends know (DTYPES), none is refused since the
+    # sub-byte integers compute (tests/e2e/test_sub_byte.py). Complex types are DTYPES
+    # too: the ops that take them are graph/ops.py's COMPLEX_OPS, any other is an error
+    # at the op (tests/frontend/test_stablehlo_complex.py).
     assert set(UNSUPPORTED_DTYPES) <= set(DTYPES)
+    assert {"i2", "i4", "ui2", "ui4"} <= set(DTYPES) - set(UNSUPPORTED_DTYPES)
 
 
-def test_i4_arguments_and_results_are_located_errors() -> None:
-    found = errors("""
-func.func @main(%x: tensor<8xi4>, %y: tensor<8xi8>) -> tensor<8xi8> {
-  %a = stablehlo.convert %y : (tensor<8xi8>) -> tensor<8xi4>
-  %b = stablehlo.add %a, %x : tensor<8xi4>
-  %c = stablehlo.convert %b : (tensor<8xi4>) -> tensor<8xi8>
-  return %c : tensor<8xi8>
+def test_sub_byte_values_wrap_at_their_width() -> None:
+    g = load("""
+func.func @main(%x: tensor<3xi4>, %y: tensor<3xui2>)
+    -> (tensor<3xi4>, tensor<3xui2>, tensor<3xi8>) {
+  %a = stablehlo.add %x, %x : tensor<3xi4>
+  %b = stablehlo.add %y, %y : tensor<3xui2>
+  %c = stablehlo.convert %a : (tensor<3xi4>) -> tensor<3xi8>
+  return %a, %b, %c : tensor<3xi4>, tensor<3xui2>, tensor<3xi8>
 }
 """)
-    # Each i4 value is reported once, where it is defined; the convert back to i8 is not.
-    assert [loc for _, loc in found] == [(2, 1), (3, 8), (4, 8)]
-    assert found[0][0].startswith("argument 0 of '@main' has element type 'i4', which is "
-                                  "not supported")
-    assert found[1][0].startswith("'stablehlo.convert' result has element type 'i4'")
-    assert "widen the model to i8" in found[1][0]
+    a, b, c = run_graph(g, [np.array([7, -8, 3], np.int8), np.array([3, 2, 1], np.uint8)])
+    np.testing.assert_array_equal(a, [-2, 0, 6])  # 14 and -16 wrap
+    np.testing.assert_array_equal(b, [2, 0, 2])
+    np.testing.assert_array_equal(c, [-2, 0, 6])
 
 
-def test_i4_quantized_storage_is_refused() -> None:
-    found = errors("""
+def test_i4_quantized_storage_dequantizes() -> None:
+    g = load("""
 func.func @main() -> tensor<2xf32> {
   %w = stablehlo.constant dense<[1, -2]> : tensor<2x!quant.uniform<i4:f32, 0.5>>
   %x = stablehlo.uniform_dequantize %w : (tensor<2x!quant.uniform<i4:f32, 0.5>>) -> tensor<2xf32>
   return %x : tensor<2xf32>
 }
 """)
-    assert any("element type 'i4'" in m and loc == (3, 8) for m, loc in found), found
+    (x,) = run_graph(g, [])
+    np.testing.assert_array_equal(x, [0.5, -1.0])
 
 
-def test_command_line_reports_i4_with_exit_code_2(tmp_path, capsys) -> None:
+def test_command_line_reports_a_literal_too_wide_for_i4(tmp_path, capsys) -> None:
     model = tmp_path / "m.mlir"
-    model.write_text("func.func @main(%x: tensor<2xi4>) -> tensor<2xi4> {\n"
-                     "  return %x : tensor<2xi4>\n}\n")
+    model.write_text("func.func @main() -> tensor<2xi4> {\n"
+                     "  %c = stablehlo.constant dense<[1, 16]> : tensor<2xi4>\n"
+                     "  return %c : tensor<2xi4>\n}\n")
     assert run_cli.main([str(model), "--reference"]) == 2
     err = capsys.readouterr().err
-    assert f"{model}:1:1: error: argument 0 of '@main' has element type 'i4'" in err
+    assert f"{model}:2:" in err and "integer literal 16 does not fit in i4" in err
     assert "Traceback" not in err
 
 

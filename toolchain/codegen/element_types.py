@@ -29,7 +29,7 @@ def compute_type(dt: DType) -> ir.Type:
         return F64 if dt.name == "f64" else F32
     if dt.kind == "b":
         return I1
-    return ir.IntType(dt.np_dtype.itemsize * 8)
+    return ir.IntType(dt.bits)  # i2 / i4 / ui2 / ui4 too: LLVM wraps at their width
 
 
 def is_unsigned(dt: DType) -> bool:

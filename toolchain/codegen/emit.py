@@ -375,6 +375,8 @@ class _KernelEmitter(NestEmitter):
             return mathlib.f16_bits_to_f32(b, raw)
         if dt.name == "bf16":
             return mathlib.bf16_bits_to_f32(b, raw)
+        if dt.is_integer and dt.bits < raw.type.width:  # a sub-byte integer's byte
+            return b.trunc(raw, ir.IntType(dt.bits))
         return raw
 
     def _to_storage(self, v: ir.Value, dt: DType) -> ir.Value:
@@ -387,6 +389,8 @@ class _KernelEmitter(NestEmitter):
             return mathlib.f32_to_f16_bits(b, v)
         if dt.name == "bf16":
             return mathlib.f32_to_bf16_bits(b, v)
+        if dt.is_integer and dt.bits < 8:  # held extended to a byte, as on the host
+            return b.sext(v, ir.IntType(8)) if dt.kind == "i" else b.zext(v, ir.IntType(8))
         return v
 
     def _round_narrow_float(self, v: ir.Value, dt: DType) -> ir.Value:

@@ -16,7 +16,9 @@ The polynomials are truncated Taylor series on arguments reduced far enough that
 first omitted term is below 0.1 ulp (bounds given next to each function), so no fitted
 coefficients are needed and each bound can be checked by hand. Transcendental functions
 work in f32; f64 operands are rounded to f32 and back (f32 accuracy), except for exp,
-log, sqrt, sin, cos and pow, which have f64 versions (mathlib_f64.py). Rounding
+log, sqrt, sin, cos and pow (mathlib_f64.py) and tan, rsqrt, cbrt, expm1, log1p, tanh,
+logistic, sinh, cosh, atan, atan2 and the inverse trigonometric and hyperbolic
+functions (mathlib_f64_more.py), which have f64 versions. Rounding
 functions, `fmod` and the f16 conversions are exact and exist for f32 and f64.
 
 Every function is right over the whole f32 domain, special values included: NaN in,
@@ -57,7 +59,8 @@ codegen calls, and the names it imports from here. The functions live one family
 above the shared blocks and below this one, so that the imports run one way:
 
     mathlib.py             call_math (f32 / f64 / generic dispatch), sqrt_value
-    mathlib_f64.py         exp, log, sqrt, sin, cos, pow at f64 accuracy
+    mathlib_f64_more.py    tan, rsqrt, cbrt, expm1, log1p, tanh, ..., atan2 at f64 accuracy,
+    mathlib_f64.py         on exp, log, sqrt, sin, cos, pow at f64 accuracy
     mathlib_erf, _gamma, _bessel, _zeta, _hyperbolic: the special functions, on
     mathlib_special_ir.py  their shared helpers (double-f32 sums and logarithms)
     mathlib_exp, _roots, _trig, _pow, _rounding: the f32 (and exact generic) functions
@@ -77,6 +80,7 @@ from toolchain.codegen import (  # noqa: F401  (each registers its functions)
     mathlib_bessel,
     mathlib_erf,
     mathlib_exp,
+    mathlib_f64_more,
     mathlib_gamma,
     mathlib_hyperbolic,
     mathlib_pow,
@@ -128,7 +132,7 @@ def call_math(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
     function is exact for both widths)."""
     t = args[0].type
     _, generic, _ = MATH_FUNCTIONS[name]
-    if t == F64 and name in F64_BODIES:  # exp, log, sqrt, sin, cos, pow at f64 accuracy
+    if t == F64 and name in F64_BODIES:  # at f64 accuracy: mathlib_f64.py, _f64_more.py
         return call_f64(b, name, *args)
     if t == F32 or generic:
         return b.call(math_function(b.module, name, t), list(args))

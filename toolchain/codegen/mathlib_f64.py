@@ -16,7 +16,8 @@ below 2**-60 relative, so every bound can be checked by hand:
     sqrt          instruction with a double-precision FPU; else x = 4**k m, the f32
                   sqrt of m and two Newton steps in f64 (errors 1e-7 -> 1e-14 -> rounding)
     sine, cosine  n = round(x 2/pi), r = x - n pi/2 with pi/2 in three 33-bit parts
-                  (exact products for |n| < 2**20, i.e. |x| < 1.6e6), Taylor to r**17 /
+                  (exact products for |n| < 2**20, i.e. |x| < 1.6e6) and a fourth, f64
+                  part (without it sin(pi) was 7 ulp off), Taylor to r**17 /
                   r**18 (omitted < 1e-19); larger |x| go through the f32 function, exact
                   when x is an f32 value (its Payne-Hanek reduction), else for x rounded
                   to f32
@@ -53,8 +54,8 @@ I32 = ir.IntType(32)
 
 LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * LN2_HI exact, |n| < 2**21
 LN2_LO = 1.90821492927058770002e-10
-PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11,  # 33 bits each
-        2.02226624871116645580e-21)
+PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11,  # 33 bits each,
+        2.02226624871116645580e-21, 8.47842766036889956997e-32)  # and the rest (fdlibm)
 TRIG_LIMIT = 1.6e6  # |n| < 2**20 below this: n * PIO2[0], n * PIO2[1] are exact
 
 
@@ -154,14 +155,21 @@ _SIN_TAYLOR = [(-1) ** k / math.factorial(2 * k + 1) for k in range(1, 9)]
 _COS_TAYLOR = [(-1) ** k / math.factorial(2 * k) for k in range(1, 10)]
 
 
-def _trig(b: ir.IRBuilder, x: ir.Value, name: str) -> ir.Value:
+def trig_reduce(b: ir.IRBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(n, sin r, cos r) with x = n pi/2 + r, |r| <= pi/4 (accurate for |x| < TRIG_LIMIT)."""
     n = _round_i32(b, b.fmul(x, _c(2.0 / math.pi)), 2.0 ** 21)
     nf = b.sitofp(n, F64)
-    r = b.fsub(b.fsub(b.fsub(x, b.fmul(nf, _c(PIO2[0]))), b.fmul(nf, _c(PIO2[1]))),
-               b.fmul(nf, _c(PIO2[2])))
+    r = x
+    for part in PIO2:  # the first three products exact; the fourth is a correction
+        r = b.fsub(r, b.fmul(nf, _c(part)))
     z = b.fmul(r, r)
     s = b.fadd(r, b.fmul(b.fmul(r, z), _horner(b, z, _SIN_TAYLOR)))
     c = b.fadd(_c(1.0), b.fmul(z, _horner(b, z, _COS_TAYLOR)))
+    return n, s, c
+
+
+def _trig(b: ir.IRBuilder, x: ir.Value, name: str) -> ir.Value:
+    n, s, c = trig_reduce(b, x)
     q = b.and_(b.add(n, ir.Constant(I32, 1 if name == "cosine" else 0)), ir.Constant(I32, 3))
     # sin(r + q pi/2) for q = 0..3: s, c, -s, -c (cos(x) = sin(x + pi/2)).
     odd = b.icmp_unsigned("!=", b.and_(q, ir.Constant(I32, 1)), ir.Constant(I32, 0))

@@ -350,8 +350,6 @@ ARITY.update({"chlo.broadcast_select": 3, "chlo.ragged_dot": 3, "chlo.constant":
 UNSUPPORTED = {
     "chlo._asin_acos_kernel": "a helper of complex asin / acos that JAX does not emit; "
                               "minirt computes real asin / acos directly",
-    "chlo.scan": "not implemented: JAX exports lax.scan as stablehlo.while, which minirt "
-                 "runs",
 }
 
 

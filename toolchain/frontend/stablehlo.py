@@ -22,6 +22,7 @@ from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.dominance import dominance_errors
 from toolchain.frontend.regions import RegionScope, capture, import_regions
+from toolchain.frontend.stablehlo_dynamic import DYNAMIC_FORMS, DynamicError
 from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_ops import CONVERTERS, EXPANSIONS, KEPT_OPERANDS, Unsupported
 from toolchain.frontend.stablehlo_quant import (
@@ -30,6 +31,7 @@ from toolchain.frontend.stablehlo_quant import (
     QuantError,
     is_quantized,
 )
+from toolchain.frontend.stablehlo_scan import SCAN_EXPANDERS
 from toolchain.frontend.stablehlo_tuples import flatten_tuples
 from toolchain.frontend.types import UNKNOWN, as_tensor_type, func_type, known_or_unknown, sym
 from toolchain.graph.builder import GraphBuilder
@@ -51,9 +53,7 @@ SCALAR_VIEWS = ("builtin.unrealized_conversion_cast", "tensor.extract", "tensor.
 # Element types the parser reads but the backends cannot hold, with the reason. Every
 # other type of toolchain.types.DTYPES runs end to end (tests/e2e/test_dtypes.py checks
 # that each has a module type and an I/O layout).
-UNSUPPORTED_DTYPES = {
-    "i4": "minirt has no 4-bit integer buffers; widen the model to i8",
-}
+UNSUPPORTED_DTYPES: dict[str, str] = {}
 
 
 def _dtype_problem(t: TensorType | None) -> str | None:
@@ -127,6 +127,15 @@ class _Importer:
         dummies = [Tensor(known_or_unknown(r.type)) for r in op.results]
         if op.name in ("func.call", "call"):
             return self.call(op, inputs, stack) or dummies
+        if op.name in DYNAMIC_FORMS:  # constant shape operands: the static op instead
+            try:
+                static, kept = DYNAMIC_FORMS[op.name](op, inputs)
+            except DynamicError as e:
+                self.error(f"'{op.name}' {e}", op)
+                return dummies
+            return self.convert(static, kept, stack, env)
+        if op.name in SCAN_EXPANDERS:  # chlo.scan, unrolled: frontend/stablehlo_scan.py
+            return SCAN_EXPANDERS[op.name](self, op, inputs, stack, env) or dummies
         if op.name in tosa.CONVERTERS:  # a TOSA op may expand into several graph nodes
             return self.expand_tosa(op, inputs, env or {}, stack) or dummies
         types = [as_tensor_type(v.type) for v in list(op.operands) + list(op.results)]

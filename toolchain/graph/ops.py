@@ -96,17 +96,19 @@ class OpSpec:
 # ---------------------------------------------------------------- the table
 
 _UNARY = {
-    "negate": F + I + C, "sign": F + I + C, "exponential": F + C, "exponential_minus_one": F,
-    "log": F + C, "log_plus_one": F, "logistic": F, "sqrt": F + C, "rsqrt": F, "cbrt": F,
-    "tanh": F,
-    "sine": F, "cosine": F, "tan": F, "floor": F, "ceil": F, "round_nearest_afz": F,
+    "negate": F + I + C, "sign": F + I + C, "exponential": F + C,
+    "exponential_minus_one": F + C, "log": F + C, "log_plus_one": F + C, "logistic": F + C,
+    "sqrt": F + C, "rsqrt": F + C, "cbrt": F + C, "tanh": F + C,
+    "sine": F + C, "cosine": F + C, "tan": F + C, "floor": F, "ceil": F,
+    "round_nearest_afz": F,
     "round_nearest_even": F, "not": I + B, "popcnt": I, "count_leading_zeros": I,
 }
 _BINARY = {
     "add": F + I + B + C, "subtract": F + I + C, "multiply": F + I + B + C,
     "divide": F + I + C,
-    "remainder": F + I, "maximum": F + I + B, "minimum": F + I + B, "power": F + I,
-    "atan2": F, "and": I + B, "or": I + B, "xor": I + B, "shift_left": I,
+    "remainder": F + I, "maximum": F + I + B + C, "minimum": F + I + B + C,
+    "power": F + I + C,
+    "atan2": F + C, "and": I + B, "or": I + B, "xor": I + B, "shift_left": I,
     "shift_right_arithmetic": I, "shift_right_logical": I,
 }
 
@@ -216,7 +218,10 @@ COMPLEX_OPS = frozenset({
     "add", "subtract", "multiply", "divide", "negate", "abs", "exponential", "log", "sqrt",
     "sign", "compare", "select", "convert", "complex", "real", "imag", "constant", "fft",
     "pad", "reshape", "transpose", "slice", "reverse", "broadcast_in_dim", "concatenate",
-    "dynamic_slice", "dynamic_update_slice", "gather"})
+    "dynamic_slice", "dynamic_update_slice", "gather", "iota",
+    # passes/complex_math.py
+    "sine", "cosine", "tan", "tanh", "exponential_minus_one", "log_plus_one", "logistic",
+    "rsqrt", "cbrt", "power", "atan2", "maximum", "minimum"})
 
 __all__ = ["COMPLEX_OPS", "OPS", "OpSpec", "ShapeError", "REDUCE_KINDS", "conv_output_shape",
            "DType", "FFT_TYPES", "RNG_ALGORITHMS", "window_output_shape"]

@@ -201,8 +201,10 @@ def _bitcast_convert(node: Node) -> list[TensorType]:
     trailing dim of width ratio; wider: the trailing dim (of that ratio) consumed."""
     x = node.inputs[0].type
     dt = dtype(node.attrs["dtype"])
-    _require(x.dtype.kind not in "bc" and dt.kind not in "bc" and x.dtype.name != "i4"
-             and dt.name != "i4", f"bitcast_convert from {x.dtype} to {dt} is not supported")
+    # i1 is one bit here (the spec's), not its byte; sub-byte integers are refused.
+    _require(x.dtype.kind != "c" and dt.kind != "c" and (x.dtype.bits >= 8 or
+             x.dtype.kind == "b") and (dt.bits >= 8 or dt.kind == "b"),
+             f"bitcast_convert from {x.dtype} to {dt} is not supported")
     shape = tuple(node.attrs["shape"])
     a, b = x.dtype.bits, dt.bits
     if a == b:
@@ -249,7 +251,7 @@ def _rng(node: Node) -> list[TensorType]:
     dist = node.attrs["distribution"]
     _require(dist in ("UNIFORM", "NORMAL"), f"unknown rng_distribution {dist}")
     _require(dist == "UNIFORM" or dt.is_float, "a NORMAL rng needs a float type")
-    _require(dt.kind in "iuf" and dt.name != "i4", f"rng cannot fill {dt}")
+    _require(dt.kind in "iuf" and dt.bits >= 8, f"rng cannot fill {dt}")
     return [TensorType(tuple(node.attrs["shape"]), dt)]
 
 

@@ -417,7 +417,8 @@ def _bitcast_convert(node: Node) -> Kernel:
     the last dim's elements are or-ed together at those places."""
     src, out = node.inputs[0].type, node.outputs[0].type
     a, w = src.dtype.bits, out.dtype.bits
-    ua, uw = dtype(f"ui{a}"), dtype(f"ui{w}")
+    # i1 is its own unsigned 1-bit type: convert takes it to 0 / 1 and back by != 0.
+    ua, uw = (d if d.kind == "b" else dtype(f"ui{d.bits}") for d in (src.dtype, out.dtype))
 
     def bits(e: Expr, frm: DType, to: DType) -> Expr:
         return e if frm == to else Apply("bitcast_convert", (e,), to)
@@ -428,7 +429,10 @@ def _bitcast_convert(node: Node) -> Kernel:
         rank = src.rank
         whole = bits(Load(0, identity(rank)), src.dtype, ua)
         shift = cast(imul(Index(rank), w), INDEX, ua)
-        piece = Apply("convert", (Apply("shift_right_logical", (whole, shift), ua),), uw)
+        low = Apply("shift_right_logical", (whole, shift), ua)
+        if uw.kind == "b":  # the lowest bit alone (convert to i1 would test != 0)
+            low = Apply("and", (low, Const(1, ua)), ua)
+        piece = Apply("convert", (low,), uw)
         return _kernel(node, bits(piece, uw, out.dtype))
     parts = []
     for k in range(w // a):

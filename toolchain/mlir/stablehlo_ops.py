@@ -65,12 +65,12 @@ SPEC_OPS: dict[str, SpecOp] = {op.name: op for op in [
            "target name: its meaning lives outside the model"),
     SpecOp("divide", "spec"),
     SpecOp("dot_general", "spec"),
-    SpecOp("dynamic_broadcast_in_dim", "spec", _DYNAMIC),
-    SpecOp("dynamic_conv", "spec", _DYNAMIC),
-    SpecOp("dynamic_gather", "spec", _DYNAMIC),
-    SpecOp("dynamic_iota", "spec", _DYNAMIC),
-    SpecOp("dynamic_pad", "spec", _DYNAMIC),
-    SpecOp("dynamic_reshape", "spec", _DYNAMIC),
+    SpecOp("dynamic_broadcast_in_dim", "spec"),
+    SpecOp("dynamic_conv", "spec"),
+    SpecOp("dynamic_gather", "spec"),
+    SpecOp("dynamic_iota", "spec"),
+    SpecOp("dynamic_pad", "spec"),
+    SpecOp("dynamic_reshape", "spec"),
     SpecOp("dynamic_slice", "spec"),
     SpecOp("dynamic_update_slice", "spec"),
     SpecOp("exponential", "spec"),
@@ -147,7 +147,7 @@ SPEC_OPS: dict[str, SpecOp] = {op.name: op for op in [
     SpecOp("torch_index_select", "deprecated"),
     SpecOp("unary_einsum", "deprecated"),
     # Dynamic-shape helpers of the dialect.
-    SpecOp("real_dynamic_slice", "dynamic", _DYNAMIC),
+    SpecOp("real_dynamic_slice", "dynamic"),
     SpecOp("set_dimension_size", "dynamic", _DYNAMIC),
 ]}
 

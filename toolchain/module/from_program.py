@@ -29,9 +29,11 @@ from toolchain.schedule.program import Program
 from toolchain.types import TensorType, bf16_bits, round_to_bf16
 
 # Our element type names where the module format spells them differently. Every type
-# the importer accepts has a module type (tests/e2e/test_dtypes.py checks it); the
-# importer refuses i4.
-_MODULE_DTYPE = {"ui8": "u8", "ui16": "u16", "ui32": "u32", "ui64": "u64", "index": "i64"}
+# the importer accepts has a module type (tests/e2e/test_dtypes.py checks it).
+# Sub-byte integers are held a byte each, sign- (i2, i4) or zero-extended (ui2, ui4):
+# in the module's tables their buffers are i8 / u8 ones, which is what the bytes are.
+_MODULE_DTYPE = {"ui8": "u8", "ui16": "u16", "ui32": "u32", "ui64": "u64", "index": "i64",
+                 "i2": "i8", "i4": "i8", "ui2": "u8", "ui4": "u8"}
 
 
 def _sig(name: str, t: TensorType) -> TensorSig:

@@ -15,8 +15,9 @@ two views on the host.
 Which ops take complex values is the table RULES, the same set as graph/ops.py's
 COMPLEX_OPS: the importer refuses complex tensors in any other op, so every graph that
 gets here can be rewritten. The arithmetic on pairs the rules use is
-passes/complex_arith.py (shared with passes/fft.py); its names are importable from here
-too.
+passes/complex_arith.py (shared with passes/fft.py; its names are importable from here
+too), and the transcendental functions, power, atan2 and the lexicographic maximum /
+minimum are passes/complex_math.py.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.passes import complex_math
 from toolchain.passes.complex_arith import (
     Pair,
     Value,
@@ -127,6 +129,14 @@ def _constant(b: GraphBuilder, node: Node, args: list[Value]) -> list[Value]:
                                                                     part))]
 
 
+def _iota(b: GraphBuilder, node: Node, args: list[Value]) -> list[Value]:
+    """A complex iota: the real iota of the part type, with a zero imaginary part."""
+    part = complex_part(node.output.type.dtype)
+    re = b.op("iota", [], dimension=node.attrs["dimension"], shape=tuple(node.attrs["shape"]),
+              dtype=part.name)
+    return [Pair(re, splat_like(b, 0.0, re))]
+
+
 def _fft(b: GraphBuilder, node: Node, args: list[Value]) -> list[Value]:
     return [fft(b, args[0], node.attrs["fft_type"], tuple(node.attrs["fft_length"]))]
 
@@ -155,7 +165,9 @@ RULES: dict[str, Rule] = {
     "negate": _unary(lambda b, z: Pair(b.op("negate", [z.re]), b.op("negate", [z.im]))),
     "abs": _unary(cabs), "exponential": _unary(cexp), "log": _unary(clog),
     "sqrt": _unary(csqrt), "sign": _unary(csign),
-    "compare": _compare, "select": _select, "convert": _convert,
+    **{op: _unary(f) for op, f in complex_math.UNARY.items()},
+    **{op: _binary(f) for op, f in complex_math.BINARY.items()},
+    "compare": _compare, "select": _select, "convert": _convert, "iota": _iota,
     "complex": _complex, "real": _real, "imag": _imag, "constant": _constant, "fft": _fft,
     "pad": _pad,
     **{op: _each_part for op in ("reshape", "transpose", "slice", "reverse",

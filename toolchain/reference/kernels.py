@@ -73,8 +73,37 @@ def _real_sign(x: np.ndarray) -> np.ndarray:
 
 def _logistic(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        # float64, rounded once to the result type by _unary.
-        return 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+        # float64 (complex128), rounded once to the result type by _unary.
+        return 1.0 / (1.0 + np.exp(-x.astype(np.complex128 if x.dtype.kind == "c"
+                                               else np.float64)))
+
+
+def _cbrt(x: np.ndarray) -> np.ndarray:
+    """The real cube root, or a complex value's principal one, exp(log z / 3)."""
+    if x.dtype.kind != "c":
+        return np.cbrt(x)
+    return np.exp(np.log(x.astype(np.complex128)) / 3)
+
+
+def _atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """numpy's arctan2; for complex operands the interpreter's definition,
+    -i log((x + i y) / sqrt(x**2 + y**2)), in complex128."""
+    if x.dtype.kind != "c":
+        return np.arctan2(y, x)
+    y, x = y.astype(np.complex128), x.astype(np.complex128)
+    return -1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))
+
+
+def _log1p(x: np.ndarray) -> np.ndarray:
+    """numpy's log1p; for complex z with |z| < 1/2 the modulus' log as
+    log1p(2a + a**2 + b**2) / 2 (numpy's takes log |1 + z|, losing what 1 + z rounds
+    off), in complex128."""
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    z = x.astype(np.complex128)
+    a, b = z.real, z.imag
+    near = 0.5 * np.log1p(a * (2 + a) + b * b) + 1j * np.arctan2(b, 1 + a)
+    return np.where(np.abs(z) < 0.5, near, np.log1p(z))
 
 
 def _bits(x: np.ndarray) -> tuple[np.ndarray, int]:
@@ -511,11 +540,31 @@ def _bitcast_convert(node: Node, x: np.ndarray) -> np.ndarray:
     from toolchain.types import bf16_bits, bf16_from_bits
 
     src, dst = node.inputs[0].type.dtype, node.outputs[0].type.dtype
+    if src.kind == "b" or dst.kind == "b":  # i1 is one bit: element k is bit k
+        return _bitcast_i1(node, x, src, dst)
     raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(x, x.dtype.newbyteorder("<"))
     out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
     y = raw.view(np.uint8).view(out_np).reshape(node.outputs[0].type.shape)
     y = bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
     return y
+
+
+def _bitcast_i1(node: Node, x: np.ndarray, src: Any, dst: Any) -> np.ndarray:
+    """bitcast_convert to or from i1, whose elements are single bits (little-endian: the
+    last dim's element k is bit k of the wider value)."""
+    from toolchain.types import bf16_bits, bf16_from_bits
+
+    shape = node.outputs[0].type.shape
+    if src.kind == "b" and dst.kind == "b":
+        return x.astype(bool).reshape(shape)
+    if dst.kind == "b":
+        raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(
+            x, x.dtype.newbyteorder("<"))
+        return np.unpackbits(raw.view(np.uint8), bitorder="little").astype(bool).reshape(shape)
+    packed = np.packbits(np.asarray(x, bool).reshape(-1), bitorder="little")
+    out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
+    y = packed.view(out_np).reshape(shape)
+    return bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
 
 
 def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -538,9 +587,9 @@ def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.nd
 KERNELS.update({
     "abs": _unary(np.abs), "negate": _unary(np.negative), "sign": _unary(_sign),
     "exponential": _unary(_complex_wide(np.exp)), "exponential_minus_one": _unary(np.expm1),
-    "log": _unary(_complex_wide(np.log)), "log_plus_one": _unary(np.log1p),
+    "log": _unary(_complex_wide(np.log)), "log_plus_one": _unary(_log1p),
     "logistic": _unary(_logistic), "sqrt": _unary(_complex_wide(np.sqrt)),
-    "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(np.cbrt),
+    "rsqrt": _unary(lambda x: 1 / np.sqrt(x)), "cbrt": _unary(_cbrt),
     "tanh": _unary(np.tanh), "sine": _unary(np.sin), "cosine": _unary(np.cos),
     "tan": _unary(np.tan), "floor": _unary(np.floor), "ceil": _unary(np.ceil),
     "round_nearest_afz": _unary(_round_afz), "round_nearest_even": _unary(np.rint),
@@ -551,7 +600,7 @@ KERNELS.update({
     "divide": _binary(_float_or_int(np.divide, _int_div)),
     "remainder": _binary(_float_or_int(np.fmod, _int_rem)),
     "maximum": _binary(np.maximum), "minimum": _binary(np.minimum),
-    "power": _binary(_float_or_int(np.power, _int_power)), "atan2": _binary(np.arctan2),
+    "power": _binary(_float_or_int(np.power, _int_power)), "atan2": _binary(_atan2),
     "and": _binary(lambda a, b: a & b), "or": _binary(lambda a, b: a | b),
     "xor": _binary(lambda a, b: a ^ b),
     "shift_left": _shift("left"), "shift_right_arithmetic": _shift("arith"),

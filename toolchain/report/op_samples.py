@@ -71,6 +71,27 @@ STABLEHLO: dict[str, Sample] = {
             "[0], interior = [0] : (tensor<2x{T}>, tensor<{T}>) -> tensor<3x{T}>",
             "tensor<3x{T}>"),
     "iota": ("", "%r = stablehlo.iota dim = 0 : tensor<4x{T}>", "tensor<4x{T}>"),
+    # The dynamic ops with constant shape operands (frontend/stablehlo_dynamic.py).
+    "dynamic_iota": ("", "%s = stablehlo.constant dense<[4]> : tensor<1xi64>\n  %r = "
+                     "stablehlo.dynamic_iota %s, dim = 0 : (tensor<1xi64>) -> tensor<4x{T}>",
+                     "tensor<4x{T}>"),
+    "dynamic_reshape": ("%a: tensor<2x3x{T}>", "%s = stablehlo.constant dense<[6]> : "
+                        "tensor<1xi64>\n  %r = stablehlo.dynamic_reshape %a, %s : "
+                        "(tensor<2x3x{T}>, tensor<1xi64>) -> tensor<6x{T}>", "tensor<6x{T}>"),
+    "dynamic_broadcast_in_dim": ("%a: " + _V, "%s = stablehlo.constant dense<[2, 3]> : "
+                                 "tensor<2xi64>\n  %r = stablehlo.dynamic_broadcast_in_dim %a, "
+                                 "%s, dims = [0] : (tensor<2x{T}>, tensor<2xi64>) -> "
+                                 "tensor<2x3x{T}>", "tensor<2x3x{T}>"),
+    "dynamic_pad": ("%a: " + _V + ", %z: tensor<{T}>", "%l = stablehlo.constant dense<[1]> : "
+                    "tensor<1xi64>\n  %h = stablehlo.constant dense<[0]> : tensor<1xi64>\n  "
+                    "%r = stablehlo.dynamic_pad %a, %z, %l, %h, %h : (tensor<2x{T}>, "
+                    "tensor<{T}>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> "
+                    "tensor<3x{T}>", "tensor<3x{T}>"),
+    "real_dynamic_slice": ("%a: " + _V, "%b = stablehlo.constant dense<[0]> : tensor<1xi64>"
+                           "\n  %e = stablehlo.constant dense<[1]> : tensor<1xi64>\n  %r = "
+                           "stablehlo.real_dynamic_slice %a, %b, %e, %e : (tensor<2x{T}>, "
+                           "tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x{T}>",
+                           "tensor<1x{T}>"),
     "constant": ("", "%r = stablehlo.constant dense<{ZERO}> : tensor<2x{T}>", _V),
     "dot_general": ("%a: tensor<2x3x{T}>, %b: tensor<3x4x{T}>", "%r = stablehlo.dot_general "
                     "%a, %b, contracting_dims = [1] x [0] : (tensor<2x3x{T}>, tensor<3x4x{T}>) "
@@ -220,6 +241,10 @@ CHLO: dict[str, Sample] = {
                          " : (tensor<2xi1>, tensor<2x{T}>, tensor<2x{T}>) -> tensor<2x{T}>", _V),
     "broadcast_complex": ("%a: " + _V, "%r = chlo.broadcast_complex %a, %a : (tensor<2x{T}>, "
                           "tensor<2x{T}>) -> tensor<2xcomplex<{T}>>", "tensor<2xcomplex<{T}>>"),
+    "scan": ("%a: " + _V + ", %c: tensor<{T}>", "%r, %f = chlo.scan(%a) inits(%c) "
+             "dimension=0 {\n  ^bb0(%x: tensor<{T}>, %y: tensor<{T}>):\n    "
+             "stablehlo.return %x, %y : tensor<{T}>, tensor<{T}>\n  } : (tensor<2x{T}>, "
+             "tensor<{T}>) -> (tensor<2x{T}>, tensor<{T}>)", _V),
     "top_k": ("%a: tensor<4x{T}>", "%r, %i = chlo.top_k(%a, k = 2) : tensor<4x{T}> -> "
               "(tensor<2x{T}>, tensor<2xi32>)", "tensor<2x{T}>"),
     "ragged_dot": ("%a: tensor<4x2x{T}>, %b: tensor<2x2x3x{T}>, %g: tensor<2xi32>",
