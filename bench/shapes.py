@@ -33,6 +33,7 @@ dilation, map) the min / median / max MAC/instruction and the worst / best chann
 ratio, beside the issue's goals.
 
 Usage: python bench/shapes.py [--board cortex-m4] [--grid full|small] [--only REGEX]
+       [--update] [--before JSON]
 """
 
 from __future__ import annotations
@@ -256,12 +257,20 @@ def main() -> int:
     ap.add_argument("--out", default="", help="results name (default shapes[-board])")
     ap.add_argument("--before", default="",
                     help="an earlier run's .json, shown beside this one (before / after)")
+    ap.add_argument("--update", action="store_true",
+                    help="replace only the measured layers' rows in the results (with "
+                         "--only: one family re-measured, the others' rows kept)")
     args = ap.parse_args()
-    todo = [la for la in layers(CHANNELS if args.grid == "full" else SMALL)
-            if re.search(args.only, la.family)]
+    # --only runs the full sweep's groups that hold a matching layer, as they are there:
+    # a group's random weights and quantization come from its first layer's index, and
+    # the requantization's constants shape its code, so a layer measured in another
+    # group would count different instructions.
+    todo = list(_groups(layers(CHANNELS if args.grid == "full" else SMALL), GROUP))
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="minirt-shapes-") as tmp:
-        for n, group in enumerate(_groups(todo, GROUP)):
+        for n, group in enumerate(todo):
+            if not any(re.search(args.only, la.family) for la in group):
+                continue
             first = n * GROUP
             rows += measure(group, first, args.board, Path(tmp), n % args.tflm_every == 0)
             for r in rows[-len(group):]:
@@ -269,6 +278,10 @@ def main() -> int:
                       file=sys.stderr, flush=True)
     name = args.out or ("shapes" if args.board == "cortex-m4" else f"shapes-{args.board}")
     out = ROOT / "bench" / "results"
+    if args.update and (out / f"{name}.json").exists():
+        fresh = {r["label"]: r for r in rows}
+        old = json.loads((out / f"{name}.json").read_text())
+        rows = [fresh.pop(r["label"], r) for r in old] + list(fresh.values())
     (out / f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
     bad = [r for r in rows if r["check"] != "ok"]
     before = ({r["label"]: r for r in json.loads(Path(args.before).read_text())}

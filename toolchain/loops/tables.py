@@ -203,11 +203,20 @@ class Budget:
     # instructions (0.07%), pretrainedResnet 468 B for 3,077; ad01's 8x128 layers
     # (1,024 points) would lose 3%, so they stay above it.
     cold_points: int = 0
+    # Whether a scalar integer tile may block a parallel dim every load of its body
+    # depends on (a depthwise convolution's channels: input and weights both change
+    # with it) in tiles that do not span it. Such a block shares no loaded value between
+    # its outputs, only holds more registers: the cost model sees no difference (each
+    # output pays its own loads either way) but the extra live values spill. On
+    # cortex-m4 a 3x3 depthwise on 10x10 took 4 columns x 2 channels, 0.20 MAC per
+    # instruction; 5 columns x 1 channel, 0.24 (4 to 64 channels: +12 to +20%).
+    # loops/rules.py `_shares_nothing`.
+    block_unshared: bool = True
 
 
 BUDGETS: dict[str, Budget] = {
     "size": Budget(max_tile=24, max_copies=72, max_unroll=4, loop_cost=3, max_code=800,
-                   code_slack=0.01, cold_points=1000),
+                   code_slack=0.01, cold_points=1000, block_unshared=False),
     "speed": Budget(max_tile=32, max_copies=256, max_unroll=8, loop_cost=2),
 }
 
