@@ -16,6 +16,7 @@ from model_zoo import MISSING_REASON, MODELS_DIR, have_models
 
 from toolchain import pipeline
 from toolchain.cli import run as run_cli
+from toolchain.reference.state import StateRunner
 
 REPO = Path(__file__).resolve().parents[2]
 BOARDS = ["x86-64", "aarch64", "riscv32", "cortex-m4"]
@@ -57,15 +58,15 @@ def test_jax_models_quantized(name: str, board: str, mode: str, tmp_path: Path,
 
 
 def test_mismatch_exits_1_and_shows_worst_elements(tmp_path: Path, capsys, monkeypatch) -> None:
-    real = run_cli.run_graph
+    real = StateRunner.step  # the reference minirt-run --check compares with
 
-    def off_by_one(graph, inputs):
-        outs = real(graph, inputs)
+    def off_by_one(self, inputs):
+        outs = real(self, inputs)
         outs[0] = outs[0].copy()
         outs[0][1, 2] += 1.0
         return outs
 
-    monkeypatch.setattr(run_cli, "run_graph", off_by_one)
+    monkeypatch.setattr(StateRunner, "step", off_by_one)
     rc = run_cli.main([str(REPO / "examples" / "seed.mlir"), "--board", "x86-64", "--check",
                        "-o", str(tmp_path / "fw")])
     err = capsys.readouterr().err

@@ -149,9 +149,9 @@ def test_runtime_comes_from_the_shared_source_list(libraries) -> None:
     """The library is built from link.build.runtime_sources, like a firmware image, so a
     change to runtime_c reaches it: every runtime_c/core function is in the archive, and
     the target's microkernels (runtime_c/ukernel/dsp on cortex-m4), which the dispatches
-    may call."""
+    may call, and runtime_c/library (the custom operators' failure hook)."""
     sources = runtime_sources(load_board("cortex-m4"), LIBRARY_RUNTIME_PARTS)
-    assert sources and {p.parent.name for p in sources} == {"core", "dsp"}
+    assert sources and {p.parent.name for p in sources} == {"core", "dsp", "library"}
     names = {name for _, name in _nm(libraries("cortex-m4") / "libminirt_sensor_net.a")}
     for fn in ("mrt_module_load", "mrt_module_io_info", "mrt_module_run", "mrt_crc32", "memcpy",
                "mrt_dot_s8_paired_1x4"):

@@ -16,7 +16,8 @@ from toolchain.schedule import schedule
 def test_an_unrolled_lstm_stores_each_constant_once_and_computes_the_same(execute) -> None:
     model, x = lstm_model(LstmCase("int8", 2, 6, 5, 4))
     graph = import_model(read_model(model))
-    want = run_graph(graph, [x])[0]
+    inputs = [x, *(s.initial for s in graph.states)]  # the LSTM's state: its boot value
+    want = run_graph(graph, inputs)[0]
     program = schedule(fold_constants(graph))  # no graph-level merge: the pool's alone
     keys = [(t, np.asarray(c).dtype.str, np.asarray(c).shape, np.asarray(c).tobytes())
             for c, t in zip(program.constants, program.constant_types, strict=True)]
@@ -24,4 +25,4 @@ def test_an_unrolled_lstm_stores_each_constant_once_and_computes_the_same(execut
     bound = {b.index for step in program.steps for b in step.buffers if b.kind == "constant"}
     assert len(bound) < sum(b.kind == "constant" for step in program.steps
                             for b in step.buffers)  # some entries are read by many steps
-    assert np.array_equal(execute(program, [x])[0], want)
+    assert np.array_equal(execute(program, inputs)[0], want)

@@ -3,7 +3,8 @@
 The library is one relocatable object in an archive, libminirt_<name>.a:
 
 * the runtime core, compiled from the same runtime_c source list as a firmware image
-  (link.build.runtime_sources with the "core" part only: no start-up, no harness);
+  (link.build.runtime_sources with the "core" and "library" parts: no start-up, no
+  harness);
 * the generated object (every dispatch, the image contract and the module), without the
   image's own I/O buffers (the caller passes its buffers to <name>_run) and, with
   ``--arena caller``, without its arena;
@@ -65,8 +66,10 @@ from toolchain.target import Board, Target
 
 __all__ = ["LIBRARY_RUNTIME_PARTS", "LibraryResult", "LibrarySizes", "build_library"]
 
-# The runtime_c parts a library holds (a firmware image adds "platform" and "harness").
-LIBRARY_RUNTIME_PARTS: tuple[str, ...] = ("core",)
+# The runtime_c parts a library holds (a firmware image adds "platform" and "harness"
+# instead of "library", the custom operators' failure record, a variable that only a
+# user's start-up zeroes: runtime_c/library/custom_op.c).
+LIBRARY_RUNTIME_PARTS: tuple[str, ...] = ("core", "library")
 
 # Sections of the generated object (toolchain/codegen/image.py) a library leaves out.
 _IO_TABLES = (".rodata.mrt_image_inputs", ".rodata.mrt_image_outputs")
