@@ -18,7 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.tflite import elementwise as ew
-from toolchain.frontend.tflite import int8, int16, int32, layers, lstm, shape_ops, svdf, variables
+from toolchain.frontend.tflite import (
+    int8,
+    int16,
+    int32,
+    layers,
+    lstm,
+    more_ops,
+    shape_ops,
+    svdf,
+    variables,
+)
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
@@ -125,6 +135,17 @@ OPS: dict[str, OpRow] = {
     "CALL_ONCE": _every(variables.call_once, (0, 0), 0),
     "SPLIT_V": _every(variables.split_v, (3, 3), None),
     "SPLIT": _every(variables.split, (2, 2), None),
+    # comparisons, logical ops, selection (more_ops.py): they check their types themselves
+    "EQUAL": _every(more_ops.equal, (2, 2)),
+    "NOT_EQUAL": _every(more_ops.not_equal, (2, 2)),
+    "LESS": _every(more_ops.less, (2, 2)),
+    "LESS_EQUAL": _every(more_ops.less_equal, (2, 2)),
+    "GREATER": _every(more_ops.greater, (2, 2)),
+    "GREATER_EQUAL": _every(more_ops.greater_equal, (2, 2)),
+    "LOGICAL_AND": _every(more_ops.logical_and, (2, 2)),
+    "LOGICAL_OR": _every(more_ops.logical_or, (2, 2)),
+    "LOGICAL_NOT": _every(more_ops.logical_not, (1, 1)),
+    "SELECT_V2": _every(more_ops.select_v2, (3, 3)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
