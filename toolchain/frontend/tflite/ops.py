@@ -24,6 +24,7 @@ from toolchain.frontend.tflite import (
     int32,
     layers,
     lstm,
+    more_math,
     more_ops,
     shape_ops,
     svdf,
@@ -146,6 +147,15 @@ OPS: dict[str, OpRow] = {
     "LOGICAL_OR": _every(more_ops.logical_or, (2, 2)),
     "LOGICAL_NOT": _every(more_ops.logical_not, (1, 1)),
     "SELECT_V2": _every(more_ops.select_v2, (3, 3)),
+    # elementwise math (more_math.py): float32, int8 where TFLite Micro has a table form
+    **{name: _row(convert, None, (1, 1)) for name, convert in more_math.UNARY_CONVERTERS.items()},
+    "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1)),
+    "SQUARE": _row(more_math.square, None, (1, 1)),
+    "SQUARED_DIFFERENCE": _row(more_math.squared_difference, None, (2, 2)),
+    "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
+    "PRELU": _row(more_math.prelu, None, (2, 2)),
+    "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
+    "L2_NORMALIZATION": _row(more_math.l2_normalization, None, (1, 1)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)

@@ -1,0 +1,90 @@
+"""TFLite elementwise math (issue 19 point 1): float32 ABS..COS, SQUARE,
+SQUARED_DIFFERENCE, ELU, PRELU, LOG_SOFTMAX, L2_NORMALIZATION and the int8 ABS / ELU
+tables, single-op models against TFLite Micro's interpreter.
+
+Float tolerance: numpy.isclose(rtol=1e-5, atol=1e-6) — exp / log / sin / cos / sqrt come
+from minirt's math library, not the C library TFLite Micro calls, and reductions sum in
+another order. int8 results must match exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from quant.tflm_oracle import q
+from test_tflite_more_ops import check_close, check_exact, rng
+from tflite_models import OPTIONS_TABLE, Tensor, single_op_model
+
+from toolchain.frontend.tflite import import_model, read_model
+
+OPTIONS_TABLE.update({
+    "ABS": None, "NEG": None, "FLOOR": None, "CEIL": None, "SQRT": None, "RSQRT": None,
+    "COS": None, "LOG": None, "SQUARE": None, "SQUARED_DIFFERENCE": None, "PRELU": None,
+    "LOG_SOFTMAX": None, "L2_NORMALIZATION": "L2NormOptions",
+})
+
+# Inputs per operator: in the function's domain, away from poles.
+UNARY_INPUTS = {
+    "ABS": (-4, 4), "NEG": (-4, 4), "FLOOR": (-4, 4), "CEIL": (-4, 4), "SQRT": (0, 9),
+    "RSQRT": (0.05, 9), "EXP": (-8, 8), "LOG": (0.01, 50), "SIN": (-7, 7), "COS": (-7, 7),
+    "SQUARE": (-5, 5), "ELU": (-6, 3),
+}
+
+
+@pytest.mark.parametrize("opcode", sorted(UNARY_INPUTS))
+def test_unary_float(opcode: str) -> None:
+    lo, hi = UNARY_INPUTS[opcode]
+    x = rng(10).uniform(lo, hi, (3, 4, 5)).astype(np.float32)
+    if opcode in ("FLOOR", "CEIL"):
+        x[0, 0, :3] = [-2.0, 0.0, 3.0]  # integers stay themselves
+    check_close(opcode, [Tensor((3, 4, 5), "float32")], Tensor((3, 4, 5), "float32"), [x])
+
+
+def test_squared_difference_broadcast() -> None:
+    r = rng(11)
+    a, b = r.standard_normal((2, 3, 4)).astype(np.float32), r.standard_normal((3, 1)).astype(
+        np.float32)
+    check_close("SQUARED_DIFFERENCE", [Tensor((2, 3, 4), "float32"), Tensor((3, 1), "float32")],
+                Tensor((2, 3, 4), "float32"), [a, b])
+
+
+def test_prelu_per_channel_alpha() -> None:
+    r = rng(12)
+    x = r.standard_normal((1, 4, 4, 3)).astype(np.float32)
+    alpha = Tensor((1, 1, 3), "float32", data=np.array([[[0.1, -0.5, 2.0]]], np.float32))
+    check_close("PRELU", [Tensor((1, 4, 4, 3), "float32"), alpha],
+                Tensor((1, 4, 4, 3), "float32"), [x])
+
+
+def test_log_softmax() -> None:
+    x = (rng(13).standard_normal((3, 7)) * 4).astype(np.float32)
+    check_close("LOG_SOFTMAX", [Tensor((3, 7), "float32")], Tensor((3, 7), "float32"), [x])
+
+
+def test_l2_normalization_with_a_zero_row() -> None:
+    x = rng(14).standard_normal((1, 3, 8)).astype(np.float32)
+    x[0, 1] = 0.0  # the epsilon keeps the zero row zero
+    check_close("L2_NORMALIZATION", [Tensor((1, 3, 8), "float32")],
+                Tensor((1, 3, 8), "float32"), [x], fused_activation_function="NONE")
+
+
+@pytest.mark.parametrize("quant", [((0.05, -3), (0.05, -3)), ((0.05, 10), (0.03, -128)),
+                                   ((0.2, -128), (0.1, 0))])
+def test_abs_int8(quant: tuple) -> None:
+    (s1, z1), (s2, z2) = quant
+    x = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    check_exact("ABS", [q((16, 16), s1, z1)], q((16, 16), s2, z2), [x])
+
+
+@pytest.mark.parametrize("quant", [((0.05, 20), (0.04, 30)), ((0.1, -5), (0.02, 127))])
+def test_elu_int8(quant: tuple) -> None:
+    (s1, z1), (s2, z2) = quant
+    x = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)
+    check_exact("ELU", [q((4, 64), s1, z1)], q((4, 64), s2, z2), [x])
+
+
+def test_neg_of_int8_is_refused() -> None:
+    """TFLite Micro's NEG takes float32 only."""
+    model = single_op_model("NEG", [q((3,), 0.1, 0)], [q((3,), 0.1, 0)])
+    with pytest.raises(Exception, match="int8 NEG is not supported"):
+        import_model(read_model(model))
