@@ -26,6 +26,7 @@ from toolchain.frontend.tflite import (
     lstm,
     more_math,
     more_ops,
+    more_shapes,
     shape_ops,
     svdf,
     variables,
@@ -156,6 +157,22 @@ OPS: dict[str, OpRow] = {
     "PRELU": _row(more_math.prelu, None, (2, 2)),
     "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, None, (1, 1)),
+    # data movement and indexing (more_shapes.py): every type the kernel takes
+    "EXPAND_DIMS": _every(more_shapes.expand_dims, (2, 2)),
+    "BROADCAST_TO": _every(more_shapes.broadcast_to, (2, 2)),
+    "FILL": _every(more_shapes.fill, (2, 2)),
+    "ZEROS_LIKE": _every(more_shapes.zeros_like, (1, 1)),
+    "PACK": _every(more_shapes.pack, (1, None)),
+    "UNPACK": _every(more_shapes.unpack, (1, 1), None),
+    "GATHER": _every(more_shapes.gather, (2, 2)),
+    "GATHER_ND": _every(more_shapes.gather_nd, (2, 2)),
+    "ARG_MAX": _every(more_shapes.arg_max, (2, 2)),
+    "ARG_MIN": _every(more_shapes.arg_min, (2, 2)),
+    "DEPTH_TO_SPACE": _every(more_shapes.depth_to_space, (1, 1)),
+    "SPACE_TO_DEPTH": _every(more_shapes.space_to_depth, (1, 1)),
+    "PADV2": _every(more_shapes.padv2, (2, 3)),
+    "MIRROR_PAD": _every(more_shapes.mirror_pad, (2, 2)),
+    "CUMSUM": _every(more_shapes.cumsum, (2, 2)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
