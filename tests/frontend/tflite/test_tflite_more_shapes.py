@@ -24,6 +24,8 @@ OPTIONS_TABLE.update({
     "GATHER_ND": None, "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions",
     "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions",
     "PADV2": None, "MIRROR_PAD": "MirrorPadOptions", "CUMSUM": "CumsumOptions",
+    "RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+    "RESIZE_BILINEAR": "ResizeBilinearOptions",
 })
 
 
@@ -152,3 +154,36 @@ def test_cumsum(exclusive: bool, reverse: bool) -> None:
     x = rng(39).standard_normal((3, 6)).astype(np.float32)
     check_close("CUMSUM", [Tensor((3, 6), "float32"), const([1])], Tensor((3, 6), "float32"),
                 [x], exclusive=exclusive, reverse=reverse)
+
+
+# ------------------------------------------------------------------ resizing
+
+RESIZE_MODES = [(False, False), (True, False), (False, True)]  # (align_corners, half_pixel)
+
+
+@pytest.mark.parametrize("modes", RESIZE_MODES)
+@pytest.mark.parametrize("size", [(7, 5), (2, 3), (1, 9)])
+def test_resize_nearest_neighbor_int8(modes: tuple, size: tuple) -> None:
+    align, half = modes
+    x = ints((2, 3, 4, 2), 40)
+    check_exact("RESIZE_NEAREST_NEIGHBOR", [q((2, 3, 4, 2), 0.1, 0), const(list(size))],
+                q((2, *size, 2), 0.1, 0), [x], align_corners=align, half_pixel_centers=half)
+
+
+@pytest.mark.parametrize("modes", RESIZE_MODES)
+@pytest.mark.parametrize("size", [(7, 5), (2, 3), (1, 9)])
+def test_resize_bilinear_int8(modes: tuple, size: tuple) -> None:
+    align, half = modes
+    x = rng(41).integers(-128, 128, (2, 3, 4, 2)).astype(np.int8)
+    check_exact("RESIZE_BILINEAR", [q((2, 3, 4, 2), 0.1, 0), const(list(size))],
+                q((2, *size, 2), 0.1, 0), [x], align_corners=align, half_pixel_centers=half)
+
+
+@pytest.mark.parametrize("modes", RESIZE_MODES)
+def test_resize_float(modes: tuple) -> None:
+    align, half = modes
+    x = rng(42).standard_normal((1, 3, 4, 2)).astype(np.float32)
+    for opcode in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
+        check_close(opcode, [Tensor((1, 3, 4, 2), "float32"), const([7, 6])],
+                    Tensor((1, 7, 6, 2), "float32"), [x], align_corners=align,
+                    half_pixel_centers=half)

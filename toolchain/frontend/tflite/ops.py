@@ -26,6 +26,7 @@ from toolchain.frontend.tflite import (
     lstm,
     more_math,
     more_ops,
+    more_resize,
     more_shapes,
     shape_ops,
     svdf,
@@ -173,6 +174,9 @@ OPS: dict[str, OpRow] = {
     "PADV2": _every(more_shapes.padv2, (2, 3)),
     "MIRROR_PAD": _every(more_shapes.mirror_pad, (2, 2)),
     "CUMSUM": _every(more_shapes.cumsum, (2, 2)),
+    # resizing (more_resize.py): constant gathers, TFLite Micro's integer weights for int8
+    "RESIZE_NEAREST_NEIGHBOR": _every(more_resize.resize_nearest_neighbor, (2, 2)),
+    "RESIZE_BILINEAR": _every(more_resize.resize_bilinear, (2, 2)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
