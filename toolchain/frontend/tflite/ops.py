@@ -24,6 +24,7 @@ from toolchain.frontend.tflite import (
     int32,
     layers,
     lstm,
+    more_batch,
     more_math,
     more_ops,
     more_resize,
@@ -177,6 +178,10 @@ OPS: dict[str, OpRow] = {
     # resizing (more_resize.py): constant gathers, TFLite Micro's integer weights for int8
     "RESIZE_NEAREST_NEIGHBOR": _every(more_resize.resize_nearest_neighbor, (2, 2)),
     "RESIZE_BILINEAR": _every(more_resize.resize_bilinear, (2, 2)),
+    # blocks and batched products (more_batch.py)
+    "SPACE_TO_BATCH_ND": _every(more_batch.space_to_batch_nd, (3, 3)),
+    "BATCH_TO_SPACE_ND": _every(more_batch.batch_to_space_nd, (3, 3)),
+    "BATCH_MATMUL": _every(more_batch.batch_matmul, (2, 2)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
