@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from quant.tflm_oracle import q
+from quant.tflm_oracle import const, q
 from test_tflite_more_ops import check_close, check_exact, rng
 from tflite_models import OPTIONS_TABLE, Tensor, single_op_model
 
@@ -88,3 +88,35 @@ def test_neg_of_int8_is_refused() -> None:
     model = single_op_model("NEG", [q((3,), 0.1, 0)], [q((3,), 0.1, 0)])
     with pytest.raises(Exception, match="int8 NEG is not supported"):
         import_model(read_model(model))
+
+
+@pytest.mark.parametrize("quant", [((0.05, -128), (0.02, -100)), ((0.003, -20), (0.5, 3)),
+                                   ((1.5, -128), (0.004, -128))])
+def test_rsqrt_int8(quant: tuple) -> None:
+    """Every input at or above the input zero point (TFLite Micro fails the inference
+    below it): its Newton-iteration inverse square root, bit for bit."""
+    (s1, z1), (s2, z2) = quant
+    x = np.arange(z1, 128, dtype=np.int64).astype(np.int8)
+    check_exact("RSQRT", [q(x.shape, s1, z1)], q(x.shape, s2, z2), [x])
+
+
+@pytest.mark.parametrize("quant", [((0.05, 3), (0.05, 3), (0.1, -128)),
+                                   ((0.02, -10), (0.07, 20), (0.3, -100))])
+def test_squared_difference_int8(quant: tuple) -> None:
+    (s1, z1), (s2, z2), (so, zo) = quant
+    r = rng(15)
+    a = r.integers(-128, 128, (3, 8)).astype(np.int8)
+    b = r.integers(-128, 128, (8,)).astype(np.int8)
+    got = check_exact("SQUARED_DIFFERENCE", [q((3, 8), s1, z1), q((8,), s2, z2)],
+                      q((3, 8), so, zo), [a, b])
+    assert len(np.unique(got)) > 10  # not all saturated
+
+
+@pytest.mark.parametrize("quant", [((0.05, 3), (0.01, 0), (0.04, -5)),
+                                   ((0.1, -20), (0.004, 50), (0.03, 10))])
+def test_prelu_int8(quant: tuple) -> None:
+    (s1, z1), (sa, za), (so, zo) = quant
+    x = rng(16).integers(-128, 128, (1, 4, 4, 3)).astype(np.int8)
+    alpha = const(np.array([[[-60, 25, 127]]], np.int8), "int8", scale=sa, zero_point=za)
+    got = check_exact("PRELU", [q((1, 4, 4, 3), s1, z1), alpha], q((1, 4, 4, 3), so, zo), [x])
+    assert len(np.unique(got)) > 10

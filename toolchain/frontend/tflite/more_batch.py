@@ -2,9 +2,9 @@
 reference kernels lay the blocks out) and float32 BATCH_MATMUL.
 
 The block moves are pad / reshape / transpose / slice of stored values, so float32 and
-int8 share one converter. SPACE_TO_BATCH_ND pads with 0: TFLite Micro memsets its
-params' output_offset, which its kernel never sets, so an int8 output whose zero point
-is not 0 has no defined padding and is refused.
+int8 share one converter. SPACE_TO_BATCH_ND pads with real zero (the output's zero
+point), as TFLite's kernel does: TFLite Micro memsets its params' output_offset, which
+it never sets, so its padding bytes are whatever that memory held.
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ def space_to_batch_nd(ctx: OpContext) -> Tensor:
     """Pad, cut H and W into blocks, move the block offsets to the front of the batch."""
     x, bh, bw, (top, bottom, left, right) = _blocks(ctx)
     pad = _zero(ctx, x)
-    if top + bottom + left + right and pad.producer.attrs["value"] != 0:
-        raise Unsupported("int8 SPACE_TO_BATCH_ND padding with a zero point other than 0: "
-                          "TFLite Micro pads with an offset it never sets")
     x = ctx.node("pad", [x, pad], low=(0, top, left, 0), high=(0, bottom, right, 0),
                  interior=(0, 0, 0, 0))
     n, h, w, c = x.type.shape

@@ -23,7 +23,11 @@ from toolchain.quant import build
 from toolchain.quant.fixedpoint import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,
+    rescale,
     round_half_away,
+    saturating_rounding_doubling_high_mul,
+    saturating_rounding_multiply_by_pot,
+    wrap_int32,
 )
 
 Converter = Callable[[OpContext], Tensor]
@@ -174,3 +178,121 @@ elu_int8 = _by_table(elu_int8_table)
 __all__ = ["UNARY_CONVERTERS", "UNARY_FLOAT", "abs_int8", "abs_int8_table", "elu", "elu_int8",
            "elu_int8_table", "l2_normalization", "log_softmax", "prelu", "square",
            "squared_difference"]
+
+
+def inv_sqrt_multiplier(value: int) -> tuple[int, int]:
+    """TFLite's GetInvSqrtQuantizedMultiplierExp(value, kReverseShift = -1): 1 / sqrt(value)
+    as a Q0.31 multiplier and a left shift, by gemmlowp's five Newton steps in
+    FixedPoint<int32, 3>."""
+    def srdhm(a: int, b: int) -> int:
+        return int(saturating_rounding_doubling_high_mul(a, b))
+
+    if value <= 1:
+        return (1 << 31) - 1, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    clz = 32 - int(value).bit_length()
+    pairs = (clz - 1) // 2 - 1
+    shift -= pairs
+    value <<= 2 * pairs
+    half_input = int(saturating_rounding_multiply_by_pot(value >> 1, -1))
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28  # F3 one
+    for _ in range(5):
+        x3 = int(rescale(srdhm(srdhm(x, x), x), 9, 3))
+        x = int(rescale(int(wrap_int32(srdhm(half_three, x) - srdhm(half_input, x3))), 6, 3))
+    x = srdhm(x, 1518500250)
+    if shift < 0:
+        x = int(wrap_int32(x << -shift))
+        shift = 0
+    return x, -shift
+
+
+# TFLite Micro's RSQRT keeps this many fraction bits between its two rescales.
+_RSQRT_SHIFT = 20
+
+
+def rsqrt_int8_table(s_in: float, z_in: int, s_out: float, z_out: int) -> np.ndarray:
+    """TFLite Micro's RsqrtEvalQuantized for every int8 input: 1 / sqrt(x - zp_in) in
+    fixed point, times 1 / (sqrt(input scale) * output scale), + zp_out, clamped; 127 at
+    x == zp_in. (TFLite Micro fails the inference below zp_in; the table holds 127
+    there.)"""
+    real = 1.0 / float(np.float32(np.sqrt(np.float32(s_in)) * np.float32(s_out)))
+    multiplier, shift = quantize_multiplier(real)
+    table = np.full(256, 127, dtype=np.int64)
+    for k, q in enumerate(range(-128, 128)):
+        value = q - z_in
+        if value <= 0:
+            continue
+        m, s = inv_sqrt_multiplier(value)
+        data = int(multiply_by_quantized_multiplier(1, m, s + _RSQRT_SHIFT))
+        out = int(multiply_by_quantized_multiplier(data, multiplier, shift - _RSQRT_SHIFT))
+        table[k] = out + z_out
+    return np.clip(table, -128, 127).astype(np.int8)
+
+
+rsqrt_int8 = _by_table(rsqrt_int8_table)
+__all__ += ["inv_sqrt_multiplier", "rsqrt_int8", "rsqrt_int8_table"]
+
+
+# TFLite Micro's SQUARED_DIFFERENCE shifts int8 inputs left by this much before scaling.
+_SQDIFF_LEFT_SHIFT = 7
+
+
+def squared_difference_int8(ctx: OpContext) -> Tensor:
+    """int8 SQUARED_DIFFERENCE as TFLite Micro: both inputs (offset, << 7) scaled by
+    scale / (2 * the larger scale), the difference squared, rescaled to the output."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    params = []
+    for ty, what in ((a.type, "first input"), (b.type, "second input"), (out, "output")):
+        if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
+            raise Unsupported(f"its {what} must be int8, quantized per tensor")
+        params.append((float(np.float32(ty.quant.scales[0])), ty.quant.zero_points[0]))
+    (s1, z1), (s2, z2), (so, zo) = params
+    twice = 2.0 * max(s1, s2)
+    out_real = twice * twice / ((1 << (_SQDIFF_LEFT_SHIFT * 2)) * so)
+    shape = broadcast_shape(a.type.shape, b.type.shape)
+    g = GraphBuilder(ctx.graph)
+    scaled = []
+    for x, s, z in ((a, s1, z1), (b, s2, z2)):
+        multiplier, shift = quantize_multiplier(s / twice)  # below one: s <= the larger
+        v = build._offset(g, x, z, shape)
+        v = ctx.node("shift_left", [v, ctx.broadcast(ctx.const(_SQDIFF_LEFT_SHIFT, "i32"),
+                                                     shape, ())])
+        scaled.append(build.rescale(g, v, multiplier, shift))
+    diff = ctx.node("subtract", scaled)
+    multiplier, shift = quantize_multiplier(out_real)
+    return build.requantize(g, ctx.node("multiply", [diff, diff]), multiplier, shift,
+                            axis=None, output_zp=zo, quant=out.quant)
+
+
+__all__ += ["squared_difference_int8"]
+
+
+def prelu_int8(ctx: OpContext) -> Tensor:
+    """int8 PRELU as TFLite Micro: x - zp >= 0 ? (x - zp) * s_in / s_out : (x - zp) *
+    (alpha - zp_a) * s_in * s_a / s_out, each by MultiplyByQuantizedMultiplier, + zp_out,
+    clamped (alpha broadcast against x)."""
+    x, alpha, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    params = []
+    for ty, what in ((x.type, "input"), (alpha.type, "alpha"), (out, "output")):
+        if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
+            raise Unsupported(f"its {what} must be int8, quantized per tensor")
+        params.append((float(np.float32(ty.quant.scales[0])), ty.quant.zero_points[0]))
+    (s1, z1), (sa, za), (so, zo) = params
+    shape = broadcast_shape(x.type.shape, alpha.type.shape)
+    g = GraphBuilder(ctx.graph)
+    v, a = build._offset(g, x, z1, shape), build._offset(g, alpha, za, shape)
+    m1, sh1 = quantize_multiplier(s1 / so)
+    m2, sh2 = quantize_multiplier(s1 * sa / so)
+    positive = build.rescale(g, v, m1, sh1)
+    negative = build.rescale(g, ctx.node("multiply", [v, a]), m2, sh2)
+    keep = ctx.node("compare", [v, ctx.filled(0, v)], direction="GE")
+    y = ctx.node("add", [ctx.node("select", [keep, positive, negative]), ctx.filled(zo, v)])
+    y = ctx.node("clamp", [ctx.const(-128, "i32"), y, ctx.const(127, "i32")])
+    return g.op("convert", [y], quant=out.quant, dtype="i8")
+
+
+__all__ += ["prelu_int8"]

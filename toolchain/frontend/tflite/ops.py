@@ -153,10 +153,12 @@ OPS: dict[str, OpRow] = {
     # elementwise math (more_math.py): float32, int8 where TFLite Micro has a table form
     **{name: _row(convert, None, (1, 1)) for name, convert in more_math.UNARY_CONVERTERS.items()},
     "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1)),
+    "RSQRT": _row(more_math.UNARY_CONVERTERS["RSQRT"], more_math.rsqrt_int8, (1, 1)),
     "SQUARE": _row(more_math.square, None, (1, 1)),
-    "SQUARED_DIFFERENCE": _row(more_math.squared_difference, None, (2, 2)),
+    "SQUARED_DIFFERENCE": _row(more_math.squared_difference,
+                               more_math.squared_difference_int8, (2, 2)),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
-    "PRELU": _row(more_math.prelu, None, (2, 2)),
+    "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
     "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, None, (1, 1)),
     # data movement and indexing (more_shapes.py): every type the kernel takes
@@ -170,18 +172,22 @@ OPS: dict[str, OpRow] = {
     "GATHER_ND": _every(more_shapes.gather_nd, (2, 2)),
     "ARG_MAX": _every(more_shapes.arg_max, (2, 2)),
     "ARG_MIN": _every(more_shapes.arg_min, (2, 2)),
-    "DEPTH_TO_SPACE": _every(more_shapes.depth_to_space, (1, 1)),
-    "SPACE_TO_DEPTH": _every(more_shapes.space_to_depth, (1, 1)),
+    "DEPTH_TO_SPACE": _row(more_shapes.depth_to_space, more_shapes.depth_to_space, (1, 1)),
+    "SPACE_TO_DEPTH": _row(more_shapes.space_to_depth, more_shapes.space_to_depth, (1, 1)),
     "PADV2": _every(more_shapes.padv2, (2, 3)),
     "MIRROR_PAD": _every(more_shapes.mirror_pad, (2, 2)),
-    "CUMSUM": _every(more_shapes.cumsum, (2, 2)),
+    "CUMSUM": _row(more_shapes.cumsum, None, (2, 2)),
     # resizing (more_resize.py): constant gathers, TFLite Micro's integer weights for int8
-    "RESIZE_NEAREST_NEIGHBOR": _every(more_resize.resize_nearest_neighbor, (2, 2)),
-    "RESIZE_BILINEAR": _every(more_resize.resize_bilinear, (2, 2)),
+    "RESIZE_NEAREST_NEIGHBOR": _row(more_resize.resize_nearest_neighbor,
+                                    more_resize.resize_nearest_neighbor, (2, 2),
+                                    more_resize.resize_nearest_neighbor),
+    "RESIZE_BILINEAR": _row(more_resize.resize_bilinear, more_resize.resize_bilinear, (2, 2)),
     # blocks and batched products (more_batch.py)
-    "SPACE_TO_BATCH_ND": _every(more_batch.space_to_batch_nd, (3, 3)),
-    "BATCH_TO_SPACE_ND": _every(more_batch.batch_to_space_nd, (3, 3)),
-    "BATCH_MATMUL": _every(more_batch.batch_matmul, (2, 2)),
+    "SPACE_TO_BATCH_ND": _row(more_batch.space_to_batch_nd, more_batch.space_to_batch_nd,
+                              (3, 3)),
+    "BATCH_TO_SPACE_ND": _row(more_batch.batch_to_space_nd, more_batch.batch_to_space_nd,
+                              (3, 3)),
+    "BATCH_MATMUL": _row(more_batch.batch_matmul, None, (2, 2)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
