@@ -164,3 +164,34 @@ def test_select_v2_int32_is_refused() -> None:
                                           Tensor((3,), "int32")], [Tensor((3,), "int32")])
     with pytest.raises(Exception, match="SELECT_V2 of i32"):
         import_model(read_model(model))
+
+
+# ------------------------------------------------------------------ MAXIMUM, MINIMUM, ...
+
+OPTIONS_TABLE.update({"FLOOR_DIV": None, "FLOOR_MOD": None, "ADD_N": None})
+
+
+@pytest.mark.parametrize("opcode", ["MAXIMUM", "MINIMUM"])
+def test_extremum_int8_and_float(opcode: str) -> None:
+    r = rng(10)
+    a, b = (r.integers(-128, 128, s).astype(np.int8) for s in ((3, 4), (4,)))
+    check_exact(opcode, [q((3, 4), 0.1, 2), q((4,), 0.1, 2)], q((3, 4), 0.1, 2), [a, b])
+    fa, fb = r.standard_normal((2, 5)).astype(np.float32), r.standard_normal((2, 1)).astype(
+        np.float32)
+    check_exact(opcode, [Tensor((2, 5), "float32"), Tensor((2, 1), "float32")],
+                Tensor((2, 5), "float32"), [fa, fb])
+
+
+@pytest.mark.parametrize("opcode", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_float(opcode: str) -> None:
+    """Every sign combination; the quotients are exact or well away from integers."""
+    r = rng(11)
+    a = (r.integers(-20, 21, (4, 6)) * 0.75).astype(np.float32)
+    b = np.array([-3.5, -2.0, -0.5, 0.5, 2.0, 3.5], np.float32)
+    check_close(opcode, [Tensor((4, 6), "float32"), Tensor((6,), "float32")],
+                Tensor((4, 6), "float32"), [a, b])
+
+
+def test_add_n_float() -> None:
+    xs = [rng(12 + i).standard_normal((2, 3)).astype(np.float32) for i in range(3)]
+    check_close("ADD_N", [Tensor((2, 3), "float32") for _ in xs], Tensor((2, 3), "float32"), xs)

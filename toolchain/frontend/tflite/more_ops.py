@@ -124,3 +124,55 @@ def select_v2(ctx: OpContext) -> Tensor:
 
 __all__ = ["equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
            "logical_not", "logical_or", "not_equal", "select_v2"]
+
+
+def _extremum(graph_op: str) -> Converter:
+    def convert(ctx: OpContext) -> Tensor:
+        a, b, shape = _two_inputs(ctx, ("f32", "i8", "i16", "i32", "i64"))
+        return ctx.node(graph_op, [ctx.broadcast(a, shape), ctx.broadcast(b, shape)])
+
+    convert.__doc__ = (f"The elementwise `{graph_op}` of two broadcast inputs; quantized "
+                       "values compare as stored, as TFLite Micro's kernel does.")
+    return convert
+
+
+maximum = _extremum("maximum")
+minimum = _extremum("minimum")
+
+
+def _float_pair(ctx: OpContext) -> tuple[Tensor, Tensor]:
+    a, b, shape = _two_inputs(ctx, ("f32",))
+    return ctx.broadcast(a, shape), ctx.broadcast(b, shape)
+
+
+def floor_div(ctx: OpContext) -> Tensor:
+    """float32 FLOOR_DIV: floor(double(a) / double(b)) back in float32, TFLite's order."""
+    a, b = (ctx.node("convert", [t], dtype="f64") for t in _float_pair(ctx))
+    return ctx.node("convert", [ctx.node("floor", [ctx.node("divide", [a, b])])], dtype="f32")
+
+
+def floor_mod(ctx: OpContext) -> Tensor:
+    """float32 FLOOR_MOD: fmod(a, b), plus b when nonzero and of the other sign than b."""
+    a, b = _float_pair(ctx)
+    r = ctx.node("remainder", [a, b])
+    zero = ctx.filled(0.0, r)
+    nonzero = ctx.node("compare", [r, zero], direction="NE")
+    flips = ctx.node("compare", [ctx.node("compare", [b, zero], direction="LT"),
+                                 ctx.node("compare", [r, zero], direction="LT")],
+                     direction="NE")
+    fix = ctx.node("and", [nonzero, flips])
+    return ctx.node("select", [fix, ctx.node("add", [r, b]), r])
+
+
+def add_n(ctx: OpContext) -> Tensor:
+    """float32 ADD_N: the same-shaped inputs summed in order."""
+    xs = [ctx.input(i) for i in range(len(ctx.op.inputs))]
+    if any(x.type.dtype.name != "f32" or x.type.shape != xs[0].type.shape for x in xs):
+        raise Unsupported("ADD_N takes float32 inputs of one shape")
+    total = xs[0]
+    for x in xs[1:]:
+        total = ctx.node("add", [total, x])
+    return total
+
+
+__all__ += ["add_n", "floor_div", "floor_mod", "maximum", "minimum"]
