@@ -1,19 +1,20 @@
 """REDUCE_MAX, REDUCE_MIN, SLICE, REVERSE_V2, ROUND, SHAPE, BROADCAST_ARGS,
-EMBEDDING_LOOKUP and DYNAMIC_UPDATE_SLICE against TFLite Micro's interpreter: all move,
-pick or round stored values, so every result must match exactly."""
+EMBEDDING_LOOKUP, DYNAMIC_UPDATE_SLICE and L2_POOL_2D against TFLite Micro's interpreter:
+all but L2_POOL_2D move, pick or round stored values, so their results must match
+exactly."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from quant.tflm_oracle import const, q
-from test_tflite_more_ops import check_exact, rng
+from test_tflite_more_ops import check_close, check_exact, rng
 from tflite_models import OPTIONS_TABLE, Tensor
 
 OPTIONS_TABLE.update({
     "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "SLICE": None,
     "REVERSE_V2": None, "ROUND": None, "SHAPE": "ShapeOptions", "BROADCAST_ARGS": None,
-    "EMBEDDING_LOOKUP": None, "DYNAMIC_UPDATE_SLICE": None,
+    "EMBEDDING_LOOKUP": None, "DYNAMIC_UPDATE_SLICE": None, "L2_POOL_2D": "Pool2DOptions",
 })
 
 
@@ -75,3 +76,13 @@ def test_dynamic_update_slice_clamps(start: list) -> None:
     check_exact("DYNAMIC_UPDATE_SLICE", [Tensor((4, 5), "float32"), Tensor((2, 2), "float32"),
                                          Tensor((2,), "int32")], Tensor((4, 5), "float32"),
                 [x, u, np.array(start, np.int32)])
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_l2_pool_2d_float(padding: str) -> None:
+    """float32 (numpy.isclose rtol=1e-5, atol=1e-6: minirt's own sqrt and sum order)."""
+    x = rng(77).standard_normal((1, 5, 6, 2)).astype(np.float32)
+    out = (1, 3, 3, 2) if padding == "SAME" else (1, 2, 2, 2)
+    check_close("L2_POOL_2D", [Tensor((1, 5, 6, 2), "float32")], Tensor(out, "float32"), [x],
+                padding=padding, stride_h=2, stride_w=2, filter_height=3, filter_width=3,
+                fused_activation_function="RELU6")

@@ -1,6 +1,6 @@
 """The rest of TFLite Micro's op resolver that is data movement or a plain reduction:
 REDUCE_MAX, REDUCE_MIN, SLICE, REVERSE_V2, ROUND, SHAPE, BROADCAST_ARGS,
-EMBEDDING_LOOKUP and DYNAMIC_UPDATE_SLICE.
+EMBEDDING_LOOKUP, DYNAMIC_UPDATE_SLICE and float32 L2_POOL_2D.
 
 Quantized values move or compare as stored, as TFLite Micro's kernels do (REDUCE_MAX /
 REDUCE_MIN require the input's scale on the output, as TFLite Micro does).
@@ -12,8 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from toolchain.frontend.tflite.activations import apply_activation
 from toolchain.frontend.tflite.context import OpContext, int_range
 from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.layers import _pool_window, _valid_counts
 from toolchain.frontend.tflite.shape_ops import _axis
 from toolchain.graph.ir import Tensor
 
@@ -140,3 +142,22 @@ def dynamic_update_slice(ctx: OpContext) -> Tensor:
 
 __all__ = ["broadcast_args", "dynamic_update_slice", "embedding_lookup", "reduce_max",
            "reduce_min", "reverse_v2", "round_", "shape", "slice_"]
+
+
+def l2_pool_2d(ctx: OpContext) -> Tensor:
+    """float32 L2_POOL_2D: sqrt(window sum of squares / in-bounds count), then the fused
+    activation (TFLite's L2Pool)."""
+    x = _data(ctx, 0, ("f32",))
+    win = _pool_window(ctx, x)
+    sq = ctx.node("multiply", [x, x])
+    total = ctx.node("reduce_window", [sq, ctx.scalar(0.0, sq)], kind="add", **win)
+    _, oh, ow, _ = total.type.shape
+    counts = np.outer(*(_valid_counts(x.type.shape[d], win["window"][d], win["strides"][d],
+                                      win["padding"][d][0], n) for d, n in ((1, oh), (2, ow))))
+    divisor = ctx.broadcast(ctx.const(counts.astype(np.float32), "f32"), total.type.shape,
+                            (1, 2))
+    y = ctx.node("sqrt", [ctx.node("divide", [total, divisor])])
+    return apply_activation(ctx, y, ctx.option("fused_activation_function"))
+
+
+__all__ += ["l2_pool_2d"]

@@ -194,6 +194,7 @@ OPS: dict[str, OpRow] = {
     "REDUCE_MIN": _row(more_reduce.reduce_min, more_reduce.reduce_min, (2, 2),
                        more_reduce.reduce_min, more_reduce.reduce_min),
     "SLICE": _every(more_reduce.slice_, (3, 3)),
+    "L2_POOL_2D": _row(more_reduce.l2_pool_2d, None, (1, 1)),
     "REVERSE_V2": _every(more_reduce.reverse_v2, (2, 2)),
     "ROUND": _row(more_reduce.round_, None, (1, 1)),
     "SHAPE": _every(more_reduce.shape, (1, 1)),
