@@ -61,3 +61,19 @@ def test_batch_matmul_broadcast(adj: tuple) -> None:
     b = rng(53).standard_normal(sb).astype(np.float32)
     check_close("BATCH_MATMUL", [Tensor(sa, "float32"), Tensor(sb, "float32")],
                 Tensor((2, 3, 4, 6), "float32"), [a, b], adj_x=adj_x, adj_y=adj_y)
+
+
+@pytest.mark.parametrize("adj", [(False, False), (True, True)])
+@pytest.mark.parametrize("quant", [((0.05, 3), (0.02, -7), (0.1, -10)),
+                                   ((0.01, -128), (0.03, 0), (0.2, 5))])
+def test_batch_matmul_int8(adj: tuple, quant: tuple) -> None:
+    adj_x, adj_y = adj
+    (sa, za), (sb, zb), (so, zo) = quant
+    shape_a = (2, 6, 3) if adj_x else (2, 3, 6)
+    shape_b = (4, 6) if adj_y else (6, 4)
+    r = rng(54)
+    a = r.integers(-128, 128, shape_a).astype(np.int8)
+    b = r.integers(-128, 128, shape_b).astype(np.int8)
+    got = check_exact("BATCH_MATMUL", [q(shape_a, sa, za), q(shape_b, sb, zb)],
+                      q((2, 3, 4), so, zo), [a, b], adj_x=adj_x, adj_y=adj_y)
+    assert len(np.unique(got)) > 5

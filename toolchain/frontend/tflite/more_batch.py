@@ -1,5 +1,5 @@
 """TFLite SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND (rank-4 NHWC, as TFLite Micro's
-reference kernels lay the blocks out) and float32 BATCH_MATMUL.
+reference kernels lay the blocks out) and BATCH_MATMUL (float32, int8).
 
 The block moves are pad / reshape / transpose / slice of stored values, so float32 and
 int8 share one converter. SPACE_TO_BATCH_ND pads with real zero (the output's zero
@@ -9,11 +9,16 @@ it never sets, so its padding bytes are whatever that memory held.
 
 from __future__ import annotations
 
+import numpy as np
+
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.frontend.tflite.shape_ops import _zero
+from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
+from toolchain.quant import build
+from toolchain.quant.fixedpoint import quantize_multiplier
 
 
 def _blocks(ctx: OpContext) -> tuple[Tensor, int, int, list[int]]:
@@ -61,13 +66,9 @@ def batch_to_space_nd(ctx: OpContext) -> Tensor:
                     limit=(n, h * bh - bottom, w * bw - right, c), strides=(1, 1, 1, 1))
 
 
-def batch_matmul(ctx: OpContext) -> Tensor:
-    """float32 BATCH_MATMUL: x [..., M, K] @ y [..., K, N] (adj_x / adj_y transpose the
-    last two dimensions), the batch dimensions broadcast numpy-style."""
-    a, b = ctx.input(0), ctx.input(1)
-    if a.type.dtype.name != "f32" or b.type.dtype.name != "f32":
-        raise Unsupported(f"BATCH_MATMUL of {a.type.dtype} and {b.type.dtype} is not "
-                          "supported (float32)")
+def _matmul(ctx: OpContext, a: Tensor, b: Tensor, dt: str) -> Tensor:
+    """a [..., M, K] @ b [..., K, N] (adj_x / adj_y transpose the last two dimensions),
+    the batch dimensions broadcast numpy-style, accumulated in `dt`."""
     if a.type.rank < 2 or b.type.rank < 2:
         raise Unsupported("BATCH_MATMUL takes inputs of rank 2 or more")
     batch = broadcast_shape(a.type.shape[:-2], b.type.shape[:-2])
@@ -77,7 +78,35 @@ def batch_matmul(ctx: OpContext) -> Tensor:
     adj_x, adj_y = bool(ctx.option("adj_x")), bool(ctx.option("adj_y"))
     return ctx.node("dot_general", [a, b], lhs_batch=tuple(range(nb)),
                     rhs_batch=tuple(range(nb)), lhs_contract=(nb if adj_x else nb + 1,),
-                    rhs_contract=(nb + 1 if adj_y else nb,), dtype="f32")
+                    rhs_contract=(nb + 1 if adj_y else nb,), dtype=dt)
 
 
-__all__ = ["batch_matmul", "batch_to_space_nd", "space_to_batch_nd"]
+def batch_matmul(ctx: OpContext) -> Tensor:
+    """float32 BATCH_MATMUL."""
+    a, b = ctx.input(0), ctx.input(1)
+    if a.type.dtype.name != "f32" or b.type.dtype.name != "f32":
+        raise Unsupported(f"BATCH_MATMUL of {a.type.dtype} and {b.type.dtype} is not "
+                          "supported here (float32)")
+    return _matmul(ctx, a, b, "f32")
+
+
+def batch_matmul_int8(ctx: OpContext) -> Tensor:
+    """int8 BATCH_MATMUL as TFLite Micro: sum of (a - za) * (b - zb) in int32, times
+    float32(sa * sb) / so by MultiplyByQuantizedMultiplier, + zo, clamped to int8."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    params = []
+    for ty, what in ((a.type, "first input"), (b.type, "second input"), (out, "output")):
+        if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
+            raise Unsupported(f"its {what} must be int8, quantized per tensor")
+        params.append((ty.quant.scales[0], ty.quant.zero_points[0]))
+    (sa, za), (sb, zb), (so, zo) = params
+    g = GraphBuilder(ctx.graph)
+    a, b = (build._offset(g, t, z, t.type.shape) for t, z in ((a, za), (b, zb)))
+    acc = _matmul(ctx, a, b, "i32")
+    real = float(np.float32(sa) * np.float32(sb)) / float(np.float32(so))
+    multiplier, shift = quantize_multiplier(real)
+    return build.requantize(g, acc, multiplier, shift, axis=None, output_zp=zo,
+                            quant=out.quant)
+
+
+__all__ = ["batch_matmul", "batch_matmul_int8", "batch_to_space_nd", "space_to_batch_nd"]

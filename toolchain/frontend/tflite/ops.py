@@ -206,7 +206,7 @@ OPS: dict[str, OpRow] = {
                               (3, 3)),
     "BATCH_TO_SPACE_ND": _row(more_batch.batch_to_space_nd, more_batch.batch_to_space_nd,
                               (3, 3)),
-    "BATCH_MATMUL": _row(more_batch.batch_matmul, None, (2, 2)),
+    "BATCH_MATMUL": _row(more_batch.batch_matmul, more_batch.batch_matmul_int8, (2, 2)),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
