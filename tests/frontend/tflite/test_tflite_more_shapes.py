@@ -187,3 +187,16 @@ def test_resize_float(modes: tuple) -> None:
         check_close(opcode, [Tensor((1, 3, 4, 2), "float32"), const([7, 6])],
                     Tensor((1, 7, 6, 2), "float32"), [x], align_corners=align,
                     half_pixel_centers=half)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("quant", [((0.05, 3), (0.2, -10)), ((0.02, -100), (0.3, 60))])
+def test_cumsum_int8(exclusive: bool, reverse: bool, quant: tuple) -> None:
+    """TFLite Micro's fixed-point running sum, including its start value (the input
+    zero point, scaled once more)."""
+    (s1, z1), (s2, z2) = quant
+    x = rng(43).integers(-128, 128, (3, 6)).astype(np.int8)
+    got = check_exact("CUMSUM", [q((3, 6), s1, z1), const([1])], q((3, 6), s2, z2), [x],
+                      exclusive=exclusive, reverse=reverse)
+    assert len(np.unique(got)) > 5

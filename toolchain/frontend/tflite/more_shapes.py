@@ -1,6 +1,6 @@
 """TFLite data movement and index ops of TFLite Micro's op resolver: EXPAND_DIMS,
 BROADCAST_TO, FILL, ZEROS_LIKE, PACK, UNPACK, GATHER, GATHER_ND, ARG_MAX, ARG_MIN,
-DEPTH_TO_SPACE, SPACE_TO_DEPTH, PADV2, MIRROR_PAD and float CUMSUM.
+DEPTH_TO_SPACE, SPACE_TO_DEPTH, PADV2, MIRROR_PAD and CUMSUM (float32, int8).
 
 Data movement copies stored values, so one converter takes every element type TFLite
 Micro's kernel takes (int8 values move as stored; the output's declared quantization
@@ -17,7 +17,10 @@ from toolchain.frontend.tflite.context import OpContext, int_range
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.frontend.tflite.shape_ops import _axis, _zero
+from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
+from toolchain.quant import build, tflm
+from toolchain.quant.fixedpoint import multiply_by_quantized_multiplier
 
 Converter = Callable[[OpContext], Tensor]
 
@@ -254,28 +257,66 @@ def mirror_pad(ctx: OpContext) -> Tensor:
     return x
 
 
-def cumsum(ctx: OpContext) -> Tensor:
-    """Float CUMSUM along a constant axis, `exclusive` (shifted by one) and `reverse`."""
-    x = _data(ctx, 0, ("f32",))
+def _cumsum_axis(ctx: OpContext, x: Tensor) -> int:
     axis = ctx.value(1, "axis").reshape(-1)
     if axis.size != 1:
         raise Unsupported("CUMSUM takes one axis")
-    a = _axis(int(axis[0]), x.type.rank, "axis")
+    return _axis(int(axis[0]), x.type.rank, "axis")
+
+
+def _running_sum(ctx: OpContext, x: Tensor, a: int) -> Tensor:
+    """The running sum of x along axis a, `exclusive` (shifted by one, starting from
+    zero) and `reverse` (from the end) as the options say."""
     rank, n = x.type.rank, x.type.shape[a]
-    if ctx.option("reverse"):
+    reverse = bool(ctx.option("reverse"))
+    if reverse:
         x = ctx.node("reverse", [x], dims=(a,))
     if ctx.option("exclusive"):
-        x = ctx.node("pad", [x, ctx.scalar(0.0, x)], low=tuple(int(d == a) for d in range(rank)),
+        x = ctx.node("pad", [x, ctx.scalar(0, x)], low=tuple(int(d == a) for d in range(rank)),
                      high=tuple(-int(d == a) for d in range(rank)), interior=(0,) * rank)
-    y = ctx.node("reduce_window", [x, ctx.scalar(0.0, x)], kind="add",
+    y = ctx.node("reduce_window", [x, ctx.scalar(0, x)], kind="add",
                  window=tuple(n if d == a else 1 for d in range(rank)), strides=(1,) * rank,
                  padding=tuple((n - 1, 0) if d == a else (0, 0) for d in range(rank)),
                  base_dilations=(1,) * rank, window_dilations=(1,) * rank)
-    if ctx.option("reverse"):
-        y = ctx.node("reverse", [y], dims=(a,))
-    return y
+    return ctx.node("reverse", [y], dims=(a,)) if reverse else y
 
 
-__all__ = ["arg_max", "arg_min", "broadcast_to", "cumsum", "depth_to_space", "expand_dims",
-           "fill", "gather", "gather_nd", "mirror_pad", "pack", "padv2", "space_to_depth",
-           "unpack", "zeros_like"]
+def cumsum(ctx: OpContext) -> Tensor:
+    """Float CUMSUM along a constant axis, `exclusive` (shifted by one) and `reverse`."""
+    x = _data(ctx, 0, ("f32",))
+    return _running_sum(ctx, x, _cumsum_axis(ctx, x))
+
+
+# TFLite Micro's int8 CUMSUM shifts inputs left by this much (kCumSumIntegerShift).
+_CUMSUM_LEFT_SHIFT = 20
+
+
+def cumsum_int8(ctx: OpContext) -> Tensor:
+    """int8 CUMSUM as TFLite Micro: each (x - zp) << 20 halved by a fixed-point
+    multiplier, summed in int32 (wrapping) onto a start value that is TFLite Micro's
+    -zp << 20 halved too, then rescaled by 2 * s_in / (2**20 * s_out) + zp_out."""
+    x, out = ctx.input(0), ctx.output_type()
+    for ty, what in ((x.type, "input"), (out, "output")):
+        if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
+            raise Unsupported(f"its {what} must be int8, quantized per tensor")
+    s_in, z_in = float(np.float32(x.type.quant.scales[0])), x.type.quant.zero_points[0]
+    s_out, z_out = float(np.float32(out.quant.scales[0])), out.quant.zero_points[0]
+    a = _cumsum_axis(ctx, x)
+    twice = 2.0 * s_in
+    m_in, sh_in = tflm._smaller_than_one(s_in / twice)
+    m_out, sh_out = tflm._smaller_than_one(twice / ((1 << _CUMSUM_LEFT_SHIFT) * s_out))
+    g = GraphBuilder(ctx.graph)
+    shape = x.type.shape
+    v = build._offset(g, x, z_in, shape)
+    v = ctx.node("shift_left", [v, ctx.filled(_CUMSUM_LEFT_SHIFT, v)])
+    total = _running_sum(ctx, build.rescale(g, v, m_in, sh_in), a)
+    start = int(multiply_by_quantized_multiplier(-z_in * (1 << _CUMSUM_LEFT_SHIFT), m_in,
+                                                 sh_in))
+    total = ctx.node("add", [total, ctx.filled(start, total)])
+    return build.requantize(g, total, m_out, sh_out, axis=None, output_zp=z_out,
+                            quant=out.quant)
+
+
+__all__ = ["arg_max", "arg_min", "broadcast_to", "cumsum", "cumsum_int8", "depth_to_space",
+           "expand_dims", "fill", "gather", "gather_nd", "mirror_pad", "pack", "padv2",
+           "space_to_depth", "unpack", "zeros_like"]

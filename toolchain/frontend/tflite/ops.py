@@ -182,7 +182,7 @@ OPS: dict[str, OpRow] = {
     "SPACE_TO_DEPTH": _row(more_shapes.space_to_depth, more_shapes.space_to_depth, (1, 1)),
     "PADV2": _every(more_shapes.padv2, (2, 3)),
     "MIRROR_PAD": _every(more_shapes.mirror_pad, (2, 2)),
-    "CUMSUM": _row(more_shapes.cumsum, None, (2, 2)),
+    "CUMSUM": _row(more_shapes.cumsum, more_shapes.cumsum_int8, (2, 2)),
     # resizing (more_resize.py): constant gathers, TFLite Micro's integer weights for int8
     "RESIZE_NEAREST_NEIGHBOR": _row(more_resize.resize_nearest_neighbor,
                                     more_resize.resize_nearest_neighbor, (2, 2),
