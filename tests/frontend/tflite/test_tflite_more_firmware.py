@@ -1,5 +1,6 @@
 """One cortex-m4 image of several of issue 19's new TFLite builtins (comparisons,
-SELECT_V2, int8 tables, gathers, ARG_MAX, integer RESIZE_BILINEAR, float math), run
+SELECT_V2, int8 tables, gathers, ARG_MAX, integer RESIZE_BILINEAR, int8 CUMSUM,
+BATCH_MATMUL, SQUARED_DIFFERENCE and RSQRT, float math), run
 under QEMU against TFLite Micro: integer and bool outputs exact, float ones within
 numpy.isclose(rtol=1e-5, atol=1e-6) (minirt's own exp / sin)."""
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 import test_tflite_more_batch  # noqa: F401  (their OPTIONS_TABLE entries)
 import test_tflite_more_math  # noqa: F401
+import test_tflite_more_ops  # noqa: F401
 import test_tflite_more_shapes  # noqa: F401
 from quant.tflm_oracle import const, q
 from test_tflite_more_ops import rng
@@ -51,6 +53,17 @@ def _cases() -> list[tuple[bytes, list[np.ndarray]]]:
         (single_op_model("EXP", [Tensor((3, 5), "float32")], [Tensor((3, 5), "float32")]), [f]),
         (single_op_model("LOG_SOFTMAX", [Tensor((3, 5), "float32")],
                          [Tensor((3, 5), "float32")]), [f]),
+        (single_op_model("CUMSUM", [q((3, 6), 0.02, -100), const([1])], [q((3, 6), 0.3, 60)],
+                         exclusive=True), [_i8((3, 6), 70)]),
+        (single_op_model("BATCH_MATMUL", [q((2, 3, 6), 0.05, 3), q((6, 4), 0.02, -7)],
+                         [q((2, 3, 4), 0.1, -10)]), [_i8((2, 3, 6), 71), _i8((6, 4), 72)]),
+        (single_op_model("SQUARED_DIFFERENCE", [q((3, 8), 0.02, -10), q((8,), 0.07, 20)],
+                         [q((3, 8), 0.3, -100)]), [_i8((3, 8), 73), _i8((8,), 74)]),
+        (single_op_model("RSQRT", [q((100,), 0.05, -128)], [q((100,), 0.02, -100)]),
+         [np.arange(-128, -28, dtype=np.int64).astype(np.int8)]),
+        (single_op_model("FLOOR_MOD", [Tensor((3, 5), "float32"), Tensor((5,), "float32")],
+                         [Tensor((3, 5), "float32")]),
+         [f * 4, np.array([-3.5, -2.0, 0.5, 2.0, 3.5], np.float32)]),
     ]
 
 
