@@ -120,3 +120,18 @@ def test_prelu_int8(quant: tuple) -> None:
     alpha = const(np.array([[[-60, 25, 127]]], np.int8), "int8", scale=sa, zero_point=za)
     got = check_exact("PRELU", [q((1, 4, 4, 3), s1, z1), alpha], q((1, 4, 4, 3), so, zo), [x])
     assert len(np.unique(got)) > 10
+
+
+@pytest.mark.parametrize("zp", [0, -20])
+def test_l2_normalization_int8(zp: int) -> None:
+    """Rows of every size of sum: all-zero-point (sum 0), one step away (sum 1), small and
+    large sums; TFLite Micro's fixed-point inverse square root, bit for bit."""
+    x = rng(17).integers(-128, 128, (6, 16)).astype(np.int64)
+    x[0] = zp
+    x[1] = zp
+    x[1, 3] = zp + 1
+    x[2] = zp + rng(18).integers(-2, 3, 16)
+    x[3] = np.where(np.arange(16) % 2, 127, -128)
+    got = check_exact("L2_NORMALIZATION", [q((6, 16), 0.05, zp)], q((6, 16), 1 / 128, 0),
+                      [x.astype(np.int8)], fused_activation_function="NONE")
+    assert len(np.unique(got)) > 10

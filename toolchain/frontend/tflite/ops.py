@@ -25,6 +25,7 @@ from toolchain.frontend.tflite import (
     layers,
     lstm,
     more_batch,
+    more_l2norm,
     more_math,
     more_ops,
     more_reduce,
@@ -166,7 +167,8 @@ OPS: dict[str, OpRow] = {
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
     "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
     "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
-    "L2_NORMALIZATION": _row(more_math.l2_normalization, None, (1, 1)),
+    "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
+                             (1, 1)),
     # data movement and indexing (more_shapes.py): every type the kernel takes
     "EXPAND_DIMS": _every(more_shapes.expand_dims, (2, 2)),
     "BROADCAST_TO": _every(more_shapes.broadcast_to, (2, 2)),
