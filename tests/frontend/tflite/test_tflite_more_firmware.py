@@ -1,6 +1,6 @@
 """One cortex-m4 image of several of issue 19's new TFLite builtins (comparisons,
 SELECT_V2, int8 tables, gathers, ARG_MAX, integer RESIZE_BILINEAR, int8 CUMSUM,
-BATCH_MATMUL, SQUARED_DIFFERENCE and RSQRT, float math), run
+BATCH_MATMUL, SQUARED_DIFFERENCE, RSQRT and L2_NORMALIZATION, float math), run
 under QEMU against TFLite Micro: integer and bool outputs exact, float ones within
 numpy.isclose(rtol=1e-5, atol=1e-6) (minirt's own exp / sin)."""
 
@@ -61,6 +61,8 @@ def _cases() -> list[tuple[bytes, list[np.ndarray]]]:
                          [q((3, 8), 0.3, -100)]), [_i8((3, 8), 73), _i8((8,), 74)]),
         (single_op_model("RSQRT", [q((100,), 0.05, -128)], [q((100,), 0.02, -100)]),
          [np.arange(-128, -28, dtype=np.int64).astype(np.int8)]),
+        (single_op_model("L2_NORMALIZATION", [q((6, 16), 0.05, -20)], [q((6, 16), 1 / 128, 0)],
+                         fused_activation_function="NONE"), [_i8((6, 16), 75)]),
         (single_op_model("FLOOR_MOD", [Tensor((3, 5), "float32"), Tensor((5,), "float32")],
                          [Tensor((3, 5), "float32")]),
          [f * 4, np.array([-3.5, -2.0, 0.5, 2.0, 3.5], np.float32)]),
