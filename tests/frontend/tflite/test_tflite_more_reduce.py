@@ -15,6 +15,7 @@ OPTIONS_TABLE.update({
     "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "SLICE": None,
     "REVERSE_V2": None, "ROUND": None, "SHAPE": "ShapeOptions", "BROADCAST_ARGS": None,
     "EMBEDDING_LOOKUP": None, "DYNAMIC_UPDATE_SLICE": None, "L2_POOL_2D": "Pool2DOptions",
+    "REDUCE_ALL": "ReducerOptions",
 })
 
 
@@ -86,3 +87,11 @@ def test_l2_pool_2d_float(padding: str) -> None:
     check_close("L2_POOL_2D", [Tensor((1, 5, 6, 2), "float32")], Tensor(out, "float32"), [x],
                 padding=padding, stride_h=2, stride_w=2, filter_height=3, filter_width=3,
                 fused_activation_function="RELU6")
+
+
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_reduce_all(keep_dims: bool) -> None:
+    x = rng(78).random((3, 4, 2)) > 0.2
+    x[0] = True  # one all-true row
+    check_exact("REDUCE_ALL", [Tensor((3, 4, 2), "bool"), const([1, 2])],
+                Tensor((3, 1, 1) if keep_dims else (3,), "bool"), [x], keep_dims=keep_dims)

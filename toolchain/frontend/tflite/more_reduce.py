@@ -1,5 +1,5 @@
 """The rest of TFLite Micro's op resolver that is data movement or a plain reduction:
-REDUCE_MAX, REDUCE_MIN, SLICE, REVERSE_V2, ROUND, SHAPE, BROADCAST_ARGS,
+REDUCE_MAX, REDUCE_MIN, REDUCE_ALL, SLICE, REVERSE_V2, ROUND, SHAPE, BROADCAST_ARGS,
 EMBEDDING_LOOKUP, DYNAMIC_UPDATE_SLICE and float32 L2_POOL_2D.
 
 Quantized values move or compare as stored, as TFLite Micro's kernels do (REDUCE_MAX /
@@ -32,7 +32,7 @@ def _data(ctx: OpContext, i: int = 0, types: tuple[str, ...] = _MOVABLE) -> Tens
 
 def _reduce(kind: str) -> Converter:
     def convert(ctx: OpContext) -> Tensor:
-        x = _data(ctx, 0, ("f32", "i8", "i16", "i32"))
+        x = _data(ctx, 0, ("i1",) if kind == "and" else ("f32", "i8", "i16", "i32"))
         out = ctx.output_type()
         if (x.type.quant is None) != (out.quant is None) or (
                 x.type.quant is not None and x.type.quant.scales != out.quant.scales):
@@ -40,7 +40,9 @@ def _reduce(kind: str) -> Converter:
                               "it)")
         rank = x.type.rank
         axes = sorted({_axis(int(a), rank, "axis") for a in ctx.value(1, "axes").reshape(-1)})
-        if x.type.dtype.is_float:
+        if kind == "and":
+            init = 1
+        elif x.type.dtype.is_float:
             init = float("-inf") if kind == "maximum" else float("inf")
         else:
             lo, hi = int_range(x.type.dtype)
@@ -50,12 +52,14 @@ def _reduce(kind: str) -> Converter:
             y = ctx.reshape(y, tuple(1 if d in axes else s for d, s in enumerate(x.type.shape)))
         return y
 
-    convert.__doc__ = f"REDUCE_{kind[:3].upper()} over constant axes (keep_dims kept as 1)."
+    convert.__doc__ = (f"The `{kind}` reduction over constant axes (keep_dims kept as 1); "
+                       "REDUCE_ALL takes bool.")
     return convert
 
 
 reduce_max = _reduce("maximum")
 reduce_min = _reduce("minimum")
+reduce_all = _reduce("and")
 
 
 def slice_(ctx: OpContext) -> Tensor:
@@ -140,7 +144,7 @@ def dynamic_update_slice(ctx: OpContext) -> Tensor:
     return ctx.node("dynamic_update_slice", [x, update, *starts])
 
 
-__all__ = ["broadcast_args", "dynamic_update_slice", "embedding_lookup", "reduce_max",
+__all__ = ["reduce_all", "broadcast_args", "dynamic_update_slice", "embedding_lookup", "reduce_max",
            "reduce_min", "reverse_v2", "round_", "shape", "slice_"]
 
 

@@ -195,6 +195,7 @@ OPS: dict[str, OpRow] = {
                        more_reduce.reduce_max, more_reduce.reduce_max),
     "REDUCE_MIN": _row(more_reduce.reduce_min, more_reduce.reduce_min, (2, 2),
                        more_reduce.reduce_min, more_reduce.reduce_min),
+    "REDUCE_ALL": _every(more_reduce.reduce_all, (2, 2)),
     "SLICE": _every(more_reduce.slice_, (3, 3)),
     "L2_POOL_2D": _row(more_reduce.l2_pool_2d, None, (1, 1)),
     "REVERSE_V2": _every(more_reduce.reverse_v2, (2, 2)),
