@@ -84,6 +84,9 @@ OPTIONS_TABLE: dict[str, str | None] = {
     # Options-less ops minirt has no converter for: the unsupported-op tests use them.
     "SIN": None,
     "ELU": None,
+    # TFLite's complex-number parts (not in TFLite Micro): the unsupported-op tests' examples.
+    "REAL": None,
+    "IMAG": None,
     "SQUEEZE": "SqueezeOptions",
     "QUANTIZE": "QuantizeOptions",
     "DENSIFY": "DensifyOptions",
