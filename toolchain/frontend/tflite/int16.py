@@ -22,7 +22,7 @@ from toolchain.frontend.tflite.convolution import (
     same_quantization,
 )
 from toolchain.frontend.tflite.errors import Unsupported
-from toolchain.frontend.tflite.int8 import _weight_scales, _weights
+from toolchain.frontend.tflite.int8 import _weight_scales, _weights, mean_or_sum
 from toolchain.frontend.tflite.schema import WEIGHTS_FORMATS
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
@@ -198,28 +198,14 @@ def mul(ctx: OpContext) -> Tensor:
                      act_max=hi, quant=out.quant, out="i16")
 
 
-def _mean_or_sum(ctx: OpContext, compute_sum: bool) -> Tensor:
-    x, out = ctx.input(0), ctx.output_type()
-    axes = [int(a) for a in ctx.value(1, "axes").reshape(-1)]
-    if any(not -x.type.rank <= a < x.type.rank for a in axes):
-        raise Unsupported(f"axes {axes} are out of range for rank {x.type.rank}")
-    s_in, z_in = _per_tensor(x.type, "input")
-    s_out, z_out = _per_tensor(out, "output")
-    p = tflm.mean_params(s_in, z_in, s_out, z_out)
-    return build.mean(GraphBuilder(ctx.graph), x, axes, keep_dims=bool(ctx.option("keep_dims")),
-                      input_zp=p.input_zp, multiplier=p.multiplier, shift=p.shift,
-                      output_zp=p.output_zp, quant=out.quant, out="i16",
-                      compute_sum=compute_sum)
-
-
 def mean(ctx: OpContext) -> Tensor:
     """MEAN int16: TFLite Micro's QuantizedMeanOrSum, as int8 with int16's clamp."""
-    return _mean_or_sum(ctx, compute_sum=False)
+    return mean_or_sum(ctx, False, _per_tensor, "i16")
 
 
 def sum_(ctx: OpContext) -> Tensor:
     """SUM int16: QuantizedMeanOrSum with compute_sum (the same rescale, no 1/n)."""
-    return _mean_or_sum(ctx, compute_sum=True)
+    return mean_or_sum(ctx, True, _per_tensor, "i16")
 
 
 def relu(ctx: OpContext) -> Tensor:

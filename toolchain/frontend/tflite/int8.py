@@ -255,28 +255,32 @@ def _softmax_int16_output(ctx: OpContext, x: Tensor, out: TensorType, s_in: floa
     return build.softmax(GraphBuilder(ctx.graph), x, exp_table, sum_table, quant=q, out="i16")
 
 
-def _mean_or_sum(ctx: OpContext, compute_sum: bool) -> Tensor:
+def mean_or_sum(ctx: OpContext, compute_sum: bool,
+                per_tensor: Callable[[TensorType, str], tuple[float, int]] = _per_tensor,
+                out_type: str = "i8") -> Tensor:
+    """MEAN or SUM by TFLite Micro's QuantizedMeanOrSum, for int8 or (with int16.py's
+    `per_tensor` and "i16") int16: the same rescale, only the clamp differs."""
     x, out = ctx.input(0), ctx.output_type()
     axes = [int(a) for a in ctx.value(1, "axes").reshape(-1)]
     if any(not -x.type.rank <= a < x.type.rank for a in axes):
         raise Unsupported(f"axes {axes} are out of range for rank {x.type.rank}")
-    s_in, z_in = _per_tensor(x.type, "input")
-    s_out, z_out = _per_tensor(out, "output")
+    s_in, z_in = per_tensor(x.type, "input")
+    s_out, z_out = per_tensor(out, "output")
     p = tflm.mean_params(s_in, z_in, s_out, z_out)
     return build.mean(GraphBuilder(ctx.graph), x, axes, keep_dims=bool(ctx.option("keep_dims")),
                       input_zp=p.input_zp, multiplier=p.multiplier, shift=p.shift,
-                      output_zp=p.output_zp, quant=out.quant,
+                      output_zp=p.output_zp, quant=out.quant, out=out_type,
                       compute_sum=compute_sum)
 
 
 def mean(ctx: OpContext) -> Tensor:
     """MEAN, int8: TFLite Micro's QuantizedMeanOrSum."""
-    return _mean_or_sum(ctx, compute_sum=False)
+    return mean_or_sum(ctx, compute_sum=False)
 
 
 def sum_(ctx: OpContext) -> Tensor:
     """SUM, int8: QuantizedMeanOrSum with compute_sum (the same rescale, no 1/n)."""
-    return _mean_or_sum(ctx, compute_sum=True)
+    return mean_or_sum(ctx, compute_sum=True)
 
 
 def quantize(ctx: OpContext) -> Tensor:
