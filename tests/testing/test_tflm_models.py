@@ -33,7 +33,7 @@ SAMPLE = {
 @needs_models
 @pytest.mark.parametrize("name", sorted(SAMPLE))
 def test_model_matches_tflite_micro_on_boards(name: str, tmp_path: Path) -> None:
-    check = check_model(TFLM_MODELS / name, SAMPLE[name], tmp_path, count=False)
+    check = check_model(TFLM_MODELS / name, SAMPLE[name], tmp_path)
     assert check.tflm == "runs" and check.reference == "exact", check
     assert [(b.board, b.status) for b in check.boards] == [(b, "exact") for b in SAMPLE[name]]
     assert check.status == "exact"
@@ -44,7 +44,7 @@ def test_a_model_too_large_for_a_board_says_so(tmp_path: Path) -> None:
     """simple_add's 48 KB of I/O buffers overflow cortex-m0plus's 16 KB of RAM: recorded
     with the reason, the model exact where it fits."""
     check = check_model(TFLM_MODELS / "examples/memory_footprint/models/simple_add_model.tflite",
-                        ["cortex-m0plus"], tmp_path, count=False)
+                        ["cortex-m0plus"], tmp_path)
     [run] = check.boards
     assert run.status == "too-large" and "overflows RAM" in run.detail
     assert check.status == "exact where it fits" and check.reference == "exact"

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.frontend.tflite.reader import NUMPY_TYPES, ModelInfo, read_model
-from toolchain.module import read_module
-from toolchain.pipeline import DoesNotFit, compile_graph, decode_outputs, encode_inputs
+from toolchain.pipeline import DoesNotFit, FirmwareFailed, compile_graph, run_firmware
 from toolchain.reference.state import StateRunner
 from toolchain.target import load_board
 
@@ -115,24 +113,24 @@ class ModelCheck:
 
 
 def run_on_board(path: Path, inputs: list[np.ndarray], want: list[np.ndarray], board: str,
-                 work: Path, count: bool = True) -> BoardRun:
+                 work: Path) -> BoardRun:
     """Builds `path` for `board` and runs it under QEMU on `inputs`, against `want`."""
     try:
         result = compile_graph(load_tflite(path), load_board(board), work, log=lambda _: None)
     except DoesNotFit as e:
         return BoardRun(board, "too-large", str(e).splitlines()[0])
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=count)
-    if run.exit_code != 0:
-        return BoardRun(board, "failed", run.diagnosis.splitlines()[0] if run.diagnosis
-                        else f"exit code {run.exit_code}")
-    ok, why = same(want, decode_outputs(module.outputs, run.outputs))
+    # run_firmware: a model with state (an LSTM's, an SVDF's) runs its first inference
+    # from the boot state, as TFLite Micro's first invocation.
+    try:
+        run = run_firmware(result.board, result.out_dir, inputs, result.graph,
+                           log=lambda _: None)
+    except FirmwareFailed as e:
+        return BoardRun(board, "failed", str(e).splitlines()[0])
+    ok, why = same(want, run.outputs)
     return BoardRun(board, "exact" if ok else "differs", why, run.instructions)
 
 
-def check_model(path: Path, boards: list[str], work: Path, seed: int = 0,
-                count: bool = True) -> ModelCheck:
+def check_model(path: Path, boards: list[str], work: Path, seed: int = 0) -> ModelCheck:
     """`path` in TFLite Micro's interpreter, minirt's reference and on each of `boards`
     (board names). A model minirt refuses is still run in TFLite Micro, to say whether
     its interpreter takes it."""
@@ -153,7 +151,7 @@ def check_model(path: Path, boards: list[str], work: Path, seed: int = 0,
     ok, why = same(want, StateRunner(graph).step(inputs))  # the first inference
     check = ModelCheck(name, "exact", why, tflm, "exact" if ok else "differs")
     for board in boards:
-        check.boards.append(run_on_board(path, inputs, want, board, work / board, count))
+        check.boards.append(run_on_board(path, inputs, want, board, work / board))
     if not ok or any(b.status in ("differs", "failed") for b in check.boards):
         check.status = "differs"
     elif any(b.status == "too-large" for b in check.boards):
