@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -220,8 +221,16 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
     is exact in the input's type (check_input). Each member's .npy header and zip entry
     are checked first (check_member_header), so nothing is decompressed that the
     model's input cannot hold."""
-    data = open_npz(path, "inputs", "input_0, input_1, ...")
-    out = []
+    return [check_input(x, ty, what)
+            for ty, what, x in input_members(path, graph, "inputs", "input_0, input_1, ...")]
+
+
+def input_members(path: str | Path, graph: Graph, purpose: str, form: str,
+                  samples: bool = False) -> Iterator[tuple[TensorType, str, np.ndarray]]:
+    """Each caller input's member of the .npz at `path` (`input_0`, ...), its header
+    checked against the input's type first (with a leading axis when `samples`): the
+    input's type, how errors name it, and the array. UsageError for a missing one."""
+    data = open_npz(path, purpose, form)
     with data:
         for i, t in enumerate(graph.user_inputs):
             key = f"input_{i}"
@@ -229,9 +238,8 @@ def load_inputs(path: str | Path, graph: Graph) -> list[np.ndarray]:
                 raise UsageError(f"{path}: missing '{key}' (the model takes "
                                  f"{len(graph.user_inputs)} inputs)")
             what = f"{path}: '{key}'"
-            check_member_header(data, path, key, t.type, what)
-            out.append(check_input(read_member(data, path, key), t.type, what))
-    return out
+            check_member_header(data, path, key, t.type, what, samples=samples)
+            yield t.type, what, read_member(data, path, key)
 
 
 def check_member_header(data: np.lib.npyio.NpzFile, path: str | Path, key: str,
@@ -380,6 +388,6 @@ def save_outputs(path: str | Path, outputs: list[np.ndarray]) -> None:
 
 
 __all__ = ["CompileError", "UsageError", "check_host_memory", "check_input",
-           "check_member_header", "check_output_file", "host_memory", "int_range",
+           "check_member_header", "check_output_file", "host_memory", "input_members", "int_range",
            "load_graph", "load_inputs", "parse_input_value", "random_inputs", "save_outputs",
            "to_host"]

@@ -24,10 +24,8 @@ from toolchain.link.custom_ops import custom_op_failure
 from toolchain.loader import (
     UsageError,
     check_input,
-    check_member_header,
-    open_npz,
+    input_members,
     random_inputs,
-    read_member,
 )
 from toolchain.module.reader import read_module
 from toolchain.passes import complex_io
@@ -98,22 +96,14 @@ def parse_feedback(specs: Sequence[str], graph: Graph) -> list[tuple[int, int]]:
 def load_stream_inputs(path: str | Path, graph: Graph, steps: int) -> list[list[np.ndarray]]:
     """`input_0`, ... from an .npz, each with a leading axis of `steps` steps (checked
     like single inputs: loader.load_inputs); returns each step's inputs."""
-    data = open_npz(path, "stream inputs", "input_0, input_1, ... of shape (steps, ...)")
     arrays = []
-    with data:
-        for i, t in enumerate(graph.user_inputs):
-            key = f"input_{i}"
-            if key not in data:
-                raise UsageError(f"{path}: missing '{key}' (the model takes "
-                                 f"{len(graph.user_inputs)} inputs)")
-            what = f"{path}: '{key}'"
-            check_member_header(data, path, key, t.type, what, samples=True)
-            x = read_member(data, path, key)
-            if x.shape[0] != steps:
-                raise UsageError(f"{what} holds {x.shape[0]} steps (its leading axis), "
-                                 f"--stream asks for {steps}")
-            arrays.append([check_input(x[k], t.type, f"{what} step {k}")
-                           for k in range(steps)])
+    for ty, what, x in input_members(path, graph, "stream inputs",
+                                     "input_0, input_1, ... of shape (steps, ...)",
+                                     samples=True):
+        if x.shape[0] != steps:
+            raise UsageError(f"{what} holds {x.shape[0]} steps (its leading axis), "
+                             f"--stream asks for {steps}")
+        arrays.append([check_input(x[k], ty, f"{what} step {k}") for k in range(steps)])
     return [[a[k] for a in arrays] for k in range(steps)]
 
 
