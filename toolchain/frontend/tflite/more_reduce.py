@@ -16,20 +16,11 @@ from toolchain.frontend.tflite.activations import apply_activation
 from toolchain.frontend.tflite.context import OpContext, int_range
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.frontend.tflite.layers import _pool_window, _valid_counts
+from toolchain.frontend.tflite.more_shapes import _data
 from toolchain.frontend.tflite.shape_ops import _axis
 from toolchain.graph.ir import Tensor
 
 Converter = Callable[[OpContext], Tensor]
-_MOVABLE = ("f32", "i8", "i16", "i32", "i64", "i1")
-
-
-def _data(ctx: OpContext, i: int = 0, types: tuple[str, ...] = _MOVABLE) -> Tensor:
-    x = ctx.input(i)
-    if x.type.dtype.name not in types:
-        raise Unsupported(f"{ctx.op.opcode} of {x.type.dtype} is not supported")
-    return x
-
-
 def _reduce(kind: str) -> Converter:
     def convert(ctx: OpContext) -> Tensor:
         x = _data(ctx, 0, ("i1",) if kind == "and" else ("f32", "i8", "i16", "i32"))
