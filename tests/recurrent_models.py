@@ -14,6 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 from tflite_models import Op, Tensor, build_model, run_tflm
 
+from toolchain.frontend.tflite.importer import import_model
+from toolchain.frontend.tflite.reader import read_model
+from toolchain.reference.state import StateRunner
+
 # The gate order of TFLite's LSTM inputs: input, forget, cell, output.
 GATES = 4
 
@@ -184,4 +188,10 @@ def tflm_first_inference(model: bytes, x: np.ndarray) -> np.ndarray:
     return outputs[0]
 
 
-__all__ = ["LstmCase", "SvdfCase", "lstm_model", "svdf_model", "tflm_first_inference"]
+def minirt_first_inference(model: bytes, x: np.ndarray) -> np.ndarray:
+    """minirt's reference output of the first inference, from the boot state."""
+    return StateRunner(import_model(read_model(model))).step([x])[0]
+
+
+__all__ = ["LstmCase", "SvdfCase", "lstm_model", "minirt_first_inference", "svdf_model",
+           "tflm_first_inference"]

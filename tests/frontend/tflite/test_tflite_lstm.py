@@ -14,13 +14,17 @@ import pytest
 
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
-from recurrent_models import LstmCase, lstm_model, tflm_first_inference  # noqa: E402
+from recurrent_models import (  # noqa: E402
+    LstmCase,
+    lstm_model,
+    minirt_first_inference,
+    tflm_first_inference,
+)
 from tflite_models import Tensor  # noqa: E402
 
 from toolchain.frontend.tflite.errors import TFLiteError  # noqa: E402
 from toolchain.frontend.tflite.importer import import_model  # noqa: E402
 from toolchain.frontend.tflite.reader import read_model  # noqa: E402
-from toolchain.reference.state import StateRunner  # noqa: E402
 
 CASES = [
     LstmCase("float", 1, 5, 3, 4),
@@ -41,15 +45,11 @@ CASES = [
 ]
 
 
-def _ours(model: bytes, x: np.ndarray) -> np.ndarray:
-    return StateRunner(import_model(read_model(model))).step([x])[0]
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_lstm_first_inference_matches_tflite_micro(case: LstmCase) -> None:
     model, x = lstm_model(case)
     want = tflm_first_inference(model, x)
-    got = _ours(model, x)
+    got = minirt_first_inference(model, x)
     assert got.shape == want.shape and got.dtype == want.dtype
     if case.kind == "float":
         assert np.allclose(got, want, rtol=1e-5, atol=1e-6), np.abs(got - want).max()
@@ -62,7 +62,7 @@ def test_lstm_first_inference_matches_tflite_micro(case: LstmCase) -> None:
 def test_int8_outputs_are_not_all_saturated() -> None:
     """The int8 cases are not all in the sigmoid's flat tails: outputs spread."""
     model, x = lstm_model(CASES[3])
-    got = _ours(model, x)
+    got = minirt_first_inference(model, x)
     assert len(np.unique(got)) > got.size // 3
 
 
