@@ -33,6 +33,7 @@ from toolchain.frontend.tflite import (
     more_shapes,
     shape_ops,
     svdf,
+    transpose_conv,
     variables,
 )
 from toolchain.frontend.tflite.context import OpContext
@@ -92,7 +93,8 @@ def _quantize_int8(ctx: OpContext) -> Tensor:
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
     "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3), int16.conv_2d),
-    "TRANSPOSE_CONV": _row(None, None, (3, 4), int16.transpose_conv),
+    "TRANSPOSE_CONV": _row(transpose_conv.transpose_conv_float,
+                           transpose_conv.transpose_conv_int8, (3, 4), int16.transpose_conv),
     "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, int8.depthwise_conv_2d, (2, 3),
                               int16.depthwise_conv_2d),
     "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3),
