@@ -31,6 +31,7 @@ from toolchain.frontend.tflite import (
     more_reduce,
     more_resize,
     more_shapes,
+    more_types,
     shape_ops,
     svdf,
     transpose_conv,
@@ -55,6 +56,8 @@ class OpRow:
     max_inputs: int | None  # None: any number (CONCATENATION)
     int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
     int32: Converter | None = None  # unquantized int32 arithmetic (int32.py)
+    int64: Converter | None = None  # unquantized int64 (more_types.py, data movement)
+    bool_: Converter | None = None  # bool tensors (data movement)
     # Outputs the operator has: a number, or None for any number of at least one (the
     # converter checks it against its options).
     outputs: int | None = 1
@@ -63,16 +66,26 @@ class OpRow:
 
     def converter(self, family: str) -> Converter | None:
         """The converter for element-type family `family` ('float', 'int8', 'int16',
-        'int32', or another type's name, which only an every-type row handles)."""
+        'int32', 'int64', 'bool', or another type's name, which only an every-type row
+        handles)."""
         if self.every is not None:
             return self.every
         return {"float": self.float, "int8": self.int8, "int16": self.int16,
-                "int32": self.int32}.get(family)
+                "int32": self.int32, "int64": self.int64, "bool": self.bool_}.get(family)
 
 
 def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
-         int16: Converter | None = None, int32: Converter | None = None) -> OpRow:
-    return OpRow(float_, int8, inputs[0], inputs[1], int16, int32)
+         int16: Converter | None = None, int32: Converter | None = None,
+         int64: Converter | None = None, bool_: Converter | None = None) -> OpRow:
+    return OpRow(float_, int8, inputs[0], inputs[1], int16, int32, int64, bool_)
+
+
+def _moves(convert: Converter, inputs: tuple[int, int | None], *, int32: bool = True,
+           int64: bool = False, bool_: bool = False) -> OpRow:
+    """A data-movement row: one converter for float32, int8, int16 and the unquantized
+    types TFLite Micro's kernel copies."""
+    return _row(convert, convert, inputs, convert, convert if int32 else None,
+                convert if int64 else None, convert if bool_ else None)
 
 
 def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | None = 1
@@ -110,11 +123,11 @@ OPS: dict[str, OpRow] = {
     "ADD": _row(ew.add, int8.add, (2, 2), int16.add, int32.add),
     "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub, int32.sub),
     "MUL": _row(ew.mul, int8.mul, (2, 2), int16.mul, int32.mul),
-    "DIV": _row(None, None, (2, 2), None, int32.div),
+    "DIV": _row(ew.div, None, (2, 2), None, int32.div),
     "MINIMUM": _row(more_ops.minimum, more_ops.minimum, (2, 2), more_ops.minimum,
-                    int32.minimum),
+                    int32.minimum, more_types.minimum_int64),
     "MAXIMUM": _row(more_ops.maximum, more_ops.maximum, (2, 2), more_ops.maximum,
-                    int32.maximum),
+                    int32.maximum, more_types.maximum_int64),
     "FLOOR_DIV": _row(more_ops.floor_div, None, (2, 2)),
     "FLOOR_MOD": _row(more_ops.floor_mod, None, (2, 2)),
     "ADD_N": _row(more_ops.add_n, None, (1, None)),
@@ -132,15 +145,13 @@ OPS: dict[str, OpRow] = {
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
     "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
     # data movement (shape_ops.py): the same converter for both families
-    "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2), shape_ops.reshape,
-                    shape_ops.reshape),
-    "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1), shape_ops.squeeze),
-    "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2), shape_ops.pad),
-    "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None),
-                          shape_ops.concatenation, shape_ops.concatenation),
-    "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2), shape_ops.transpose),
-    "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
-                          shape_ops.strided_slice, shape_ops.strided_slice),
+    # (RESHAPE and SQUEEZE copy bytes whatever the type; the others' kernels list theirs)
+    "RESHAPE": _moves(shape_ops.reshape, (1, 2), int64=True, bool_=True),
+    "SQUEEZE": _moves(shape_ops.squeeze, (1, 1), int64=True, bool_=True),
+    "PAD": _moves(shape_ops.pad, (2, 2)),
+    "CONCATENATION": _moves(shape_ops.concatenation, (1, None), int64=True, bool_=True),
+    "TRANSPOSE": _moves(shape_ops.transpose, (2, 2), int32=False),
+    "STRIDED_SLICE": _moves(shape_ops.strided_slice, (4, 4), bool_=True),
     # state (variables.py, state.py) and splits
     "VAR_HANDLE": _every(variables.var_handle, (0, 0)),
     "READ_VARIABLE": _every(variables.read_variable, (1, 1)),
@@ -161,13 +172,16 @@ OPS: dict[str, OpRow] = {
     "SELECT_V2": _every(more_ops.select_v2, (3, 3)),
     # elementwise math (more_math.py): float32, int8 where TFLite Micro has a table form
     **{name: _row(convert, None, (1, 1)) for name, convert in more_math.UNARY_CONVERTERS.items()},
-    "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1)),
+    "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1),
+                more_types.abs_int16),
     "RSQRT": _row(more_math.UNARY_CONVERTERS["RSQRT"], more_math.rsqrt_int8, (1, 1)),
     "SQUARE": _row(more_math.square, None, (1, 1)),
     "SQUARED_DIFFERENCE": _row(more_math.squared_difference,
-                               more_math.squared_difference_int8, (2, 2)),
+                               more_math.squared_difference_int8, (2, 2),
+                               more_types.squared_difference_int16,
+                               more_types.squared_difference_int32),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
-    "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
+    "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2), more_types.prelu_int16),
     "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
                              (1, 1)),

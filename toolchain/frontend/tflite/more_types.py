@@ -1,0 +1,144 @@
+"""Element types TFLite Micro's kernels take beyond the first converters of their rows:
+int16 (16x8-style, symmetric where the kernel demands it) ABS, PRELU and
+SQUARED_DIFFERENCE; unquantized int32 SQUARED_DIFFERENCE; unquantized int16 ABS; int64
+MAXIMUM / MINIMUM. Each follows the kernel's own integer arithmetic
+(tensorflow/lite/micro/kernels/*.cc and the reference ops they call), bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.elementwise import broadcast_shape
+from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.graph.builder import GraphBuilder
+from toolchain.graph.ir import Tensor
+from toolchain.quant import build
+from toolchain.quant.fixedpoint import quantize_multiplier
+from toolchain.types import TensorType
+
+INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
+
+
+def _quantized(ty: TensorType, what: str, dtype: str) -> tuple[float, int]:
+    """(float32 scale as a double, zero point) of a per-tensor quantized `dtype` tensor."""
+    if ty.dtype.name != dtype or ty.quant is None or len(ty.quant.scales) != 1:
+        raise Unsupported(f"its {what} is {ty}; {dtype} quantized per tensor is expected")
+    return float(np.float32(ty.quant.scales[0])), int(ty.quant.zero_points[0])
+
+
+def _zero_point_zero(zp: int, what: str) -> None:
+    if zp != 0:
+        raise Unsupported(f"the int16 {what} has zero point {zp}; TFLite Micro's int16 kernel "
+                          "requires 0")
+
+
+def _plain(ty: TensorType, what: str, dtype: str) -> None:
+    if ty.dtype.name != dtype or ty.quant is not None:
+        raise Unsupported(f"its {what} is {ty}; unquantized {dtype} is expected")
+
+
+def _narrow16(g: GraphBuilder, ctx: OpContext, y: Tensor, out: TensorType) -> Tensor:
+    y = ctx.node("clamp", [ctx.const(INT16_MIN, "i32"), y, ctx.const(INT16_MAX, "i32")])
+    return g.op("convert", [y], quant=out.quant, dtype="i16")
+
+
+def abs_int16(ctx: OpContext) -> Tensor:
+    """ABS on int16. Unquantized: C's abs of each value (|-32768| wraps back to itself
+    when stored). Quantized (zero points 0, as TFLite Micro requires): |x|, rescaled by
+    MultiplyByQuantizedMultiplier(input / output scale, a float32 ratio) when the scales
+    differ, clamped to int16."""
+    x, out = ctx.input(0), ctx.output_type()
+    if x.type.quant is None:
+        _plain(x.type, "input", "i16")
+        _plain(out, "output", "i16")
+        return ctx.node("abs", [x])
+    s_in, z_in = _quantized(x.type, "input", "i16")
+    s_out, z_out = _quantized(out, "output", "i16")
+    _zero_point_zero(z_in, "input")
+    _zero_point_zero(z_out, "output")
+    g = GraphBuilder(ctx.graph)
+    v = ctx.node("abs", [g.op("convert", [x], dtype="i32")])
+    if np.float32(s_in) != np.float32(s_out):
+        multiplier, shift = quantize_multiplier(float(np.float32(s_in) / np.float32(s_out)))
+        v = build.rescale(g, v, multiplier, shift)
+    return _narrow16(g, ctx, v, out)
+
+
+def prelu_int16(ctx: OpContext) -> Tensor:
+    """PRELU with int16 input and output and int8 alpha (TFLite Micro requires it):
+    reference_ops::BroadcastPrelu4DSlow, x - zp >= 0 ? (x - zp) * s_in / s_out :
+    (x - zp) * (alpha - zp_a) * s_in * s_a / s_out, each by MultiplyByQuantizedMultiplier
+    (double-precision ratios), + zp_out, clamped to int16."""
+    x, alpha, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    s1, z1 = _quantized(x.type, "input", "i16")
+    sa, za = _quantized(alpha.type, "alpha", "i8")
+    so, zo = _quantized(out, "output", "i16")
+    shape = broadcast_shape(x.type.shape, alpha.type.shape)
+    g = GraphBuilder(ctx.graph)
+    v, a = build._offset(g, x, z1, shape), build._offset(g, alpha, za, shape)
+    m1, sh1 = quantize_multiplier(s1 / so)
+    m2, sh2 = quantize_multiplier(s1 * sa / so)
+    positive = build.rescale(g, v, m1, sh1)
+    negative = build.rescale(g, ctx.node("multiply", [v, a]), m2, sh2)
+    keep = ctx.node("compare", [v, ctx.filled(0, v)], direction="GE")
+    y = ctx.node("add", [ctx.node("select", [keep, positive, negative]), ctx.filled(zo, v)])
+    return _narrow16(g, ctx, y, out)
+
+
+def squared_difference_int16(ctx: OpContext) -> Tensor:
+    """SQUARED_DIFFERENCE on int16 (zero points 0): the int8 kernel's arithmetic with a
+    left shift of 0. Each input scaled by its scale / (2 * the larger scale), the
+    difference squared in int32 (|d| <= 32767, so it cannot wrap), rescaled by
+    (2 * larger)^2 / output scale, clamped to int16."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    (s1, z1), (s2, z2), (so, zo) = (_quantized(a.type, "first input", "i16"),
+                                    _quantized(b.type, "second input", "i16"),
+                                    _quantized(out, "output", "i16"))
+    for zp, what in ((z1, "first input"), (z2, "second input"), (zo, "output")):
+        _zero_point_zero(zp, what)
+    twice = 2.0 * max(s1, s2)
+    shape = broadcast_shape(a.type.shape, b.type.shape)
+    g = GraphBuilder(ctx.graph)
+    scaled = []
+    for x, s in ((a, s1), (b, s2)):
+        multiplier, shift = quantize_multiplier(s / twice)
+        scaled.append(build.rescale(g, build._offset(g, x, 0, shape), multiplier, shift))
+    diff = ctx.node("subtract", scaled)
+    multiplier, shift = quantize_multiplier(twice * twice / so)
+    return build.requantize(g, ctx.node("multiply", [diff, diff]), multiplier, shift,
+                            axis=None, output_zp=0, act_min=INT16_MIN, act_max=INT16_MAX,
+                            quant=out.quant, out="i16")
+
+
+def squared_difference_int32(ctx: OpContext) -> Tensor:
+    """SQUARED_DIFFERENCE on unquantized int32: (a - b) * (a - b), wrapping as C's int32
+    arithmetic does in TFLite Micro's kernel."""
+    a, b = ctx.input(0), ctx.input(1)
+    _plain(a.type, "first input", "i32")
+    _plain(b.type, "second input", "i32")
+    shape = broadcast_shape(a.type.shape, b.type.shape)
+    d = ctx.node("subtract", [ctx.broadcast(a, shape), ctx.broadcast(b, shape)])
+    return ctx.node("multiply", [d, d])
+
+
+def _int64_binary(graph_op: str):
+    def convert(ctx: OpContext) -> Tensor:
+        a, b = ctx.input(0), ctx.input(1)
+        _plain(a.type, "first input", "i64")
+        _plain(b.type, "second input", "i64")
+        shape = broadcast_shape(a.type.shape, b.type.shape)
+        return ctx.node(graph_op, [ctx.broadcast(a, shape), ctx.broadcast(b, shape)])
+
+    convert.__doc__ = f"int64 `{graph_op}` of two broadcast inputs (TFLite Micro's " \
+        "maximum_minimum.cc takes int64, with no activation)."
+    return convert
+
+
+maximum_int64 = _int64_binary("maximum")
+minimum_int64 = _int64_binary("minimum")
+
+
+__all__ = ["abs_int16", "maximum_int64", "minimum_int64", "prelu_int16",
+           "squared_difference_int16", "squared_difference_int32"]
