@@ -209,6 +209,7 @@ def tflite_section() -> Section:
                                       ("int32", row and row.int32),
                                       ("int64", row and row.int64),
                                       ("bool", row and row.bool_),
+                                      ("uint8", row and row.uint8),
                                       ("any", row and row.every)) if conv]
         # Any other custom operator runs the user's own kernel (--custom-op).
         why = "with --custom-op: your own C kernel and Python reference " \

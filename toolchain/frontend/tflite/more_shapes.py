@@ -67,8 +67,9 @@ def fill(ctx: OpContext) -> Tensor:
 
 
 def zeros_like(ctx: OpContext) -> Tensor:
-    """ZEROS_LIKE: zeros of the input's shape and type (float32, int32, int64)."""
-    x = _data(ctx, 0, ("f32", "i32", "i64"))
+    """ZEROS_LIKE: zeros of the input's shape and type (float32, int8, int32, int64; a
+    quantized int8 gets raw zeros, as TFLite Micro's memset writes)."""
+    x = _data(ctx, 0, ("f32", "i8", "i32", "i64"))
     return ctx.filled(0, x)
 
 

@@ -1,7 +1,8 @@
 """Element types TFLite Micro's kernels take beyond the first converters of their rows:
 int16 (16x8-style, symmetric where the kernel demands it) ABS, PRELU and
 SQUARED_DIFFERENCE; unquantized int32 SQUARED_DIFFERENCE; unquantized int16 ABS; int64
-MAXIMUM / MINIMUM. Each follows the kernel's own integer arithmetic
+MAXIMUM / MINIMUM; uint8 QUANTIZE (to and from int8) and DEQUANTIZE; the hybrid
+EMBEDDING_LOOKUP (an int8 table, float32 rows). Each follows the kernel's own integer arithmetic
 (tensorflow/lite/micro/kernels/*.cc and the reference ops they call), bit for bit.
 """
 
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from toolchain.frontend.tflite import more_reduce
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
-from toolchain.quant import build
+from toolchain.quant import build, build16, tflm
 from toolchain.quant.fixedpoint import quantize_multiplier
 from toolchain.types import TensorType
 
@@ -140,5 +142,55 @@ maximum_int64 = _int64_binary("maximum")
 minimum_int64 = _int64_binary("minimum")
 
 
-__all__ = ["abs_int16", "maximum_int64", "minimum_int64", "prelu_int16",
-           "squared_difference_int16", "squared_difference_int32"]
+def requantize_uint8(ctx: OpContext) -> Tensor:
+    """QUANTIZE between int8 and uint8 (either way): reference_ops::Requantize,
+    MultiplyByQuantizedMultiplier(x - in_zp) by in_scale / out_scale (in double) + out_zp,
+    clamped to the output type. (Its fast path for equal scales and zero points 128
+    apart flips the top bit: the same integers.)"""
+    x, out = ctx.input(0), ctx.output_type()
+    pair = (x.type.dtype.name, out.dtype.name)
+    if pair not in (("i8", "ui8"), ("ui8", "i8")):
+        raise Unsupported(f"QUANTIZE from {x.type.dtype} to {out.dtype} is not supported by "
+                          "TFLite Micro")
+    si, zi = _quantized(x.type, "input", pair[0])
+    so, zo = _quantized(out, "output", pair[1])
+    p = tflm.requantize_params(si, zi, so, zo)
+    lo, hi = (0, 255) if pair[1] == "ui8" else (-128, 127)
+    return build16.requantize(GraphBuilder(ctx.graph), x, multiplier=p.multiplier,
+                              shift=p.shift, input_zp=p.input_zp, output_zp=p.output_zp,
+                              out=pair[1], act_min=lo, act_max=hi, quant=out.quant)
+
+
+def dequantize_uint8(ctx: OpContext) -> Tensor:
+    """DEQUANTIZE uint8 -> float32: scale * (x - zero point), as for int8."""
+    x, out = ctx.input(0), ctx.output_type()
+    _plain(out, "output", "f32")
+    scale, zp = _quantized(x.type, "input", "ui8")
+    return build.dequantize(GraphBuilder(ctx.graph), x, scale=scale, zero_point=zp)
+
+
+def embedding_lookup(ctx: OpContext) -> Tensor:
+    """EMBEDDING_LOOKUP: more_reduce's row gather, and TFLite Micro's hybrid form: an
+    int8 table (zero point 0, one scale) whose rows come out as float32, each value
+    times the scale (EvalHybrid's Dequantize)."""
+    table, out = ctx.input(1), ctx.output_type()
+    if not (table.type.dtype.name == "i8" and out.dtype.name == "f32"):
+        return more_reduce.embedding_lookup(ctx)
+    scale, zp = _quantized(table.type, "table", "i8")
+    if zp != 0:
+        raise Unsupported(f"the int8 table has zero point {zp}; TFLite Micro's hybrid "
+                          "EMBEDDING_LOOKUP requires 0")
+    ids = ctx.input(0)
+    if ids.type.dtype.name != "i32" or ids.type.rank != 1:
+        raise Unsupported("EMBEDDING_LOOKUP's ids must be an int32 vector")
+    rest = table.type.shape[1:]
+    rows = ctx.node("gather", [table, ids], offset_dims=tuple(range(1, 1 + len(rest))),
+                    collapsed_slice_dims=(0,), operand_batching_dims=(),
+                    start_indices_batching_dims=(), start_index_map=(0,),
+                    index_vector_dim=1, slice_sizes=(1, *rest))
+    return build.dequantize(GraphBuilder(ctx.graph), rows, scale=scale, zero_point=0)
+
+
+__all__ = ["abs_int16", "dequantize_uint8", "embedding_lookup", "maximum_int64",
+           "minimum_int64", "prelu_int16", "requantize_uint8", "squared_difference_int16",
+           "squared_difference_int32"]

@@ -58,6 +58,7 @@ class OpRow:
     int32: Converter | None = None  # unquantized int32 arithmetic (int32.py)
     int64: Converter | None = None  # unquantized int64 (more_types.py, data movement)
     bool_: Converter | None = None  # bool tensors (data movement)
+    uint8: Converter | None = None  # uint8 (DEQUANTIZE's input)
     # Outputs the operator has: a number, or None for any number of at least one (the
     # converter checks it against its options).
     outputs: int | None = 1
@@ -71,7 +72,8 @@ class OpRow:
         if self.every is not None:
             return self.every
         return {"float": self.float, "int8": self.int8, "int16": self.int16,
-                "int32": self.int32, "int64": self.int64, "bool": self.bool_}.get(family)
+                "int32": self.int32, "int64": self.int64, "bool": self.bool_,
+                "uint8": self.uint8}.get(family)
 
 
 def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
@@ -96,10 +98,13 @@ def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | 
 
 def _quantize_int8(ctx: OpContext) -> Tensor:
     """QUANTIZE with an int8 side: between int8 and int16 / int32 TFLite Micro's
-    Requantize (the 16x8 converter's), else int8.py's (float32's AffineQuantize, int8's
-    table)."""
-    if {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name} & {"i16", "i32"}:
+    Requantize (the 16x8 converter's), with uint8 more_types.py's, else int8.py's
+    (float32's AffineQuantize, int8's table)."""
+    types = {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name}
+    if types & {"i16", "i32"}:
         return int16.quantize(ctx)
+    if "ui8" in types:
+        return more_types.requantize_uint8(ctx)
     return int8.quantize_op(ctx)
 
 
@@ -143,7 +148,8 @@ OPS: dict[str, OpRow] = {
     "SUM": _row(ew.sum_, int8.sum_, (2, 2), int16.sum_),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
-    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
+    "DEQUANTIZE": OpRow(ew.dequantize_float16, int8.dequantize, 1, 1, int16.dequantize,
+                        uint8=more_types.dequantize_uint8),
     # data movement (shape_ops.py): the same converter for both families
     # (RESHAPE and SQUEEZE copy bytes whatever the type; the others' kernels list theirs)
     "RESHAPE": _moves(shape_ops.reshape, (1, 2), int64=True, bool_=True),
@@ -218,7 +224,7 @@ OPS: dict[str, OpRow] = {
     "ROUND": _row(more_reduce.round_, None, (1, 1)),
     "SHAPE": _every(more_reduce.shape, (1, 1)),
     "BROADCAST_ARGS": _every(more_reduce.broadcast_args, (2, 2)),
-    "EMBEDDING_LOOKUP": _every(more_reduce.embedding_lookup, (2, 2)),
+    "EMBEDDING_LOOKUP": _every(more_types.embedding_lookup, (2, 2)),
     "DYNAMIC_UPDATE_SLICE": _every(more_reduce.dynamic_update_slice, (3, 3)),
     # blocks and batched products (more_batch.py)
     "SPACE_TO_BATCH_ND": _row(more_batch.space_to_batch_nd, more_batch.space_to_batch_nd,

@@ -1,0 +1,140 @@
+"""Which element types TFLite Micro's kernels take, operator by operator, and which of
+them minirt refuses (with the reason).
+
+Read from TFLite Micro's source (tensorflow/lite/micro/kernels/*.cc at the mirror's
+HEAD): the type switches of each kernel's Eval and the type checks of its Prepare. A
+type is the element type of the tensor the kernel switches on: the first data input
+(TRANSPOSE_CONV's third input; the output for FILL's value-typed switch). Quantized
+int8 / int16 tensors are the kernels' quantized forms (int16: 16x8 where there are
+weights). Conversions (CAST, QUANTIZE, DEQUANTIZE) list `in->out` pairs. Operators whose
+kernel never looks at the element type (state, RESHAPE-like copies) list the types the
+tests build them with.
+
+test_tflm_type_matrix.py builds a one-operator model for every (operator, type) here,
+runs it in TFLite Micro's interpreter (so the table cannot claim a type the kernel
+refuses) and imports it: it must import, unless the pair is in REFUSED, where the import
+must fail with minirt's one-line error.
+"""
+
+from __future__ import annotations
+
+F, I8, I16, I32, I64, B = "float32", "int8", "int16", "int32", "int64", "bool"
+NUMERIC = (F, I8, I16, I32)
+
+TFLM_TYPES: dict[str, tuple[str, ...]] = {
+    # layers
+    "CONV_2D": (F, I8, I16),
+    "DEPTHWISE_CONV_2D": (F, I8, I16),
+    "TRANSPOSE_CONV": (F, I8, I16),
+    "FULLY_CONNECTED": (F, I8, I16),
+    "AVERAGE_POOL_2D": (F, I8, I16),
+    "MAX_POOL_2D": (F, I8, I16),
+    "L2_POOL_2D": (F,),
+    "BATCH_MATMUL": (F, I8, I16),
+    "SVDF": (F, I8),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (F, I8, I16),
+    # arithmetic
+    "ADD": NUMERIC,
+    "SUB": NUMERIC,
+    "MUL": NUMERIC,
+    "DIV": (F, I8, I32),
+    "ADD_N": (F, I8),
+    "SQUARED_DIFFERENCE": NUMERIC,
+    "MAXIMUM": (*NUMERIC, I64),
+    "MINIMUM": (*NUMERIC, I64),
+    "FLOOR_DIV": (F,),
+    "FLOOR_MOD": (F,),
+    # element-wise functions
+    "ABS": (F, I8, I16),
+    "RSQRT": (F, I8),
+    "NEG": (F,),
+    "SQRT": (F,), "SQUARE": (F,), "EXP": (F,), "LOG": (F,), "SIN": (F,), "COS": (F,),
+    "CEIL": (F,), "FLOOR": (F,), "ROUND": (F,),
+    "LOGISTIC": (F, I8, I16),
+    "TANH": (F, I8, I16),
+    "RELU": (F, I8, I16),
+    "RELU6": (F, I8, I16),
+    "LEAKY_RELU": (F, I8, I16),
+    "PRELU": (F, I8, I16),
+    "ELU": (F, I8),
+    "HARD_SWISH": (F, I8),
+    "SOFTMAX": (F, I8, I16),
+    "LOG_SOFTMAX": (F, I8),
+    "L2_NORMALIZATION": (F, I8),
+    # reductions
+    "MEAN": (F, I8, I16),
+    "SUM": (F, I8, I16),
+    # (reduce_common.cc's MinMax switch has no int16 case: the interpreter refuses it)
+    "REDUCE_MAX": (F, I8),
+    "REDUCE_MIN": (F, I8),
+    "REDUCE_ALL": (B,),
+    "ARG_MAX": (F, I8),
+    "ARG_MIN": (F, I8),
+    "CUMSUM": (F, I8),
+    # comparisons and logic
+    "EQUAL": (B, F, I8, I32, I64),
+    "NOT_EQUAL": (B, F, I8, I32, I64),
+    "GREATER": (F, I8, I16, I32, I64),
+    "GREATER_EQUAL": (F, I8, I32, I64),
+    "LESS": (F, I8, I32, I64),
+    "LESS_EQUAL": (F, I8, I32, I64),
+    "LOGICAL_AND": (B,), "LOGICAL_OR": (B,), "LOGICAL_NOT": (B,),
+    "SELECT_V2": (F, I8, I16),
+    # data movement
+    "RESHAPE": (F, I8, I16, I32, I64, B),
+    "SQUEEZE": (F, I8, I16, I32, I64, B),
+    "EXPAND_DIMS": (F, I8, I16),
+    "CONCATENATION": (F, I8, I16, I32, I64, B),
+    "PACK": (F, I8, I16, I32, I64),
+    "UNPACK": (F, I8, I16, I32),
+    "SPLIT": NUMERIC,
+    "SPLIT_V": NUMERIC,
+    "PAD": NUMERIC,
+    "PADV2": NUMERIC,
+    "MIRROR_PAD": (F, I8),
+    "TRANSPOSE": (F, I8, I16),
+    "SLICE": (F, I8, I16, I32, B),
+    "STRIDED_SLICE": (F, I8, I16, I32, B),
+    "REVERSE_V2": (F, I8, "uint8", I16, I32, I64, B),
+    "GATHER": (F, I8),
+    "GATHER_ND": (F, I8),
+    "EMBEDDING_LOOKUP": (F, I8, "int8->float32"),
+    "DYNAMIC_UPDATE_SLICE": NUMERIC,
+    "BROADCAST_TO": (F, I8, I16, I32, I64, B),
+    "BROADCAST_ARGS": (I32, I64),
+    "SHAPE": (F, I8, I32),
+    "FILL": (F, I8, I32),
+    "ZEROS_LIKE": (F, I8, I32, I64),
+    "DEPTH_TO_SPACE": (F, I8),
+    "SPACE_TO_DEPTH": (F, I8),
+    "SPACE_TO_BATCH_ND": (F, I8),
+    "BATCH_TO_SPACE_ND": (F, I8),
+    "RESIZE_BILINEAR": (F, I8),
+    "RESIZE_NEAREST_NEIGHBOR": (F, I8, I16),
+    # conversions
+    "CAST": tuple(f"{a}->{b}" for a in (I8, I16, I32, "uint32", F, B)
+                  for b in (I8, I16, I32, "uint32", F) if a != b),
+    "QUANTIZE": ("float32->int8", "float32->int16", "int32->int8", "int32->int16",
+                 "int16->int8", "int16->int16", "int16->int32", "int8->int8",
+                 "int8->uint8", "int8->int16", "int8->int32", "uint8->int8"),
+    "DEQUANTIZE": ("int8->float32", "int16->float32", "uint8->float32"),
+}
+
+# (operator, type) pairs TFLite Micro takes that minirt refuses, and why.
+REFUSED: dict[tuple[str, str], str] = {
+    ("DIV", I8): "the live TFLite Micro interpreter's int8 DIV does not follow the mirror's "
+                 "reference_ops::DivElementwise (a table of that arithmetic differs in ~1.7% "
+                 "of int8 pairs: quotient ties, and right shifts past 31 whose C result is "
+                 "undefined); no bit-exact form yet",
+    ("GREATER", I16): "TFLite Micro's int16 GREATER compares with scaling parameters its "
+                      "Prepare never sets (ComparisonsPrepare computes int8's only), so "
+                      "its result is not a function of the model",
+    ("ADD_N", I8): "not implemented yet (rescale of each input to a common scale)",
+    ("BATCH_MATMUL", I16): "not implemented yet (int64 accumulation of int16 x int16)",
+}
+
+# Pairs other branches of issue 19 cover (IF / WHILE, int8 LOG_SOFTMAX): listed so the
+# table is whole, but not probed here.
+ELSEWHERE: dict[tuple[str, str], str] = {
+    ("LOG_SOFTMAX", I8): "int8 LOG_SOFTMAX: its own branch",
+}
