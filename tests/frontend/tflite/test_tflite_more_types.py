@@ -1,0 +1,204 @@
+"""The element types issue 19 point 1 added to existing TFLite rows (TRANSPOSE_CONV
+float32 / int8, float32 DIV, int16 ABS / PRELU / SQUARED_DIFFERENCE, int32
+SQUARED_DIFFERENCE / PAD, int64 MAXIMUM / MINIMUM, int64 / bool data movement, uint8
+QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP) on full-range seeded inputs against
+TFLite Micro's interpreter, in the numpy reference and in firmware under QEMU.
+
+Integer and bool results must match exactly. Float results: numpy.isclose(rtol=1e-5,
+atol=1e-5): TRANSPOSE_CONV sums its taps in another order than TFLite Micro's scatter
+(float32 rounding of each partial sum differs in the last bits).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from quant.tflm_oracle import assert_exact
+from tflite_models import OPTIONS_TABLE, Tensor, run_tflm, single_op_model
+
+from toolchain.frontend.tflite import import_model, read_model
+from toolchain.reference import run_graph
+
+pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
+
+for _op, _table in {"SQUARED_DIFFERENCE": None, "ABS": None, "PRELU": None,
+                    "EMBEDDING_LOOKUP": None}.items():
+    OPTIONS_TABLE.setdefault(_op, _table)
+
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def full(t: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Seeded values over the whole range of an integer type (normal floats)."""
+    if t == "float32":
+        return rng(seed).standard_normal(shape).astype(np.float32)
+    info = np.iinfo(t)
+    return rng(seed).integers(info.min, int(info.max) + 1, shape, dtype=np.int64).astype(t)
+
+
+def _transpose_conv(t: str, padding: str, stride: int, act: str, seed: int
+                    ) -> tuple[bytes, list[np.ndarray]]:
+    r = rng(seed)
+    ih, iw, cin, cout, k = 5, 4, 3, 4, 3
+    oh = ih * stride if padding == "SAME" else (ih - 1) * stride + k
+    ow = iw * stride if padding == "SAME" else (iw - 1) * stride + k
+    shape = Tensor((4,), "int32", data=np.array([1, oh, ow, cout]))
+    if t == "float32":
+        w = Tensor((cout, k, k, cin), "float32", data=r.standard_normal((cout, k, k, cin)))
+        b = Tensor((cout,), "float32", data=r.standard_normal(cout))
+        x, y = Tensor((1, ih, iw, cin), "float32"), Tensor((1, oh, ow, cout), "float32")
+    else:
+        scales = list(r.uniform(0.003, 0.02, cout))
+        w = Tensor((cout, k, k, cin), "int8", scale=scales, zero_point=[0] * cout,
+                   data=r.integers(-127, 128, (cout, k, k, cin)))
+        b = Tensor((cout,), "int32", scale=[0.04 * s for s in scales], zero_point=[0] * cout,
+                   data=r.integers(-3000, 3000, cout))
+        x = Tensor((1, ih, iw, cin), "int8", scale=0.04, zero_point=-7)
+        y = Tensor((1, oh, ow, cout), "int8", scale=0.09, zero_point=5)
+    model = single_op_model("TRANSPOSE_CONV", [shape, w, x, b], [y], padding=padding,
+                            stride_h=stride, stride_w=stride, fused_activation_function=act)
+    return model, [full(t, (1, ih, iw, cin), seed + 1)]
+
+
+def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
+    """name -> (one-operator model, its inputs)."""
+    def i16(shape, scale):
+        return Tensor(shape, "int16", scale=scale, zero_point=0)
+
+    cases = {}
+    for t in ("float32", "int8"):
+        for padding, stride, act in (("SAME", 2, "NONE"), ("VALID", 2, "RELU"),
+                                     ("SAME", 1, "RELU6"), ("VALID", 3, "NONE")):
+            cases[f"transpose_conv_{t}_{padding}_{stride}_{act}"] = _transpose_conv(
+                t, padding, stride, act, len(cases))
+    divisor = rng(5).uniform(0.25, 4, (3, 4)).astype(np.float32) * \
+        rng(6).choice([-1, 1], (3, 4)).astype(np.float32)
+    cases["div_float32_relu"] = (single_op_model(
+        "DIV", [Tensor((2, 3, 4), "float32"), Tensor((3, 4), "float32")],
+        [Tensor((2, 3, 4), "float32")], fused_activation_function="RELU"),
+        [full("float32", (2, 3, 4), 7), divisor])
+    x16 = full("int16", (4, 50), 8)
+    x16[0, :3] = [-32768, 32767, 0]
+    cases["abs_int16_plain"] = (single_op_model("ABS", [Tensor((4, 50), "int16")],
+                                                [Tensor((4, 50), "int16")]), [x16])
+    cases["abs_int16_rescaled"] = (single_op_model("ABS", [i16((4, 50), 0.001)],
+                                                   [i16((4, 50), 0.0013)]), [x16])
+    cases["abs_int16_saturating"] = (single_op_model("ABS", [i16((4, 50), 0.001)],
+                                                     [i16((4, 50), 0.0004)]), [x16])
+    alpha = Tensor((6,), "int8", scale=0.01, zero_point=-3, data=rng(9).integers(-128, 128, 6))
+    cases["prelu_int16"] = (single_op_model("PRELU", [i16((2, 5, 6), 0.002), alpha],
+                                            [i16((2, 5, 6), 0.0017)]),
+                            [full("int16", (2, 5, 6), 10)])
+    cases["squared_difference_int16"] = (single_op_model(
+        "SQUARED_DIFFERENCE", [i16((3, 8), 0.001), i16((3, 8), 0.0016)], [i16((3, 8), 0.1)]),
+        [full("int16", (3, 8), 11), full("int16", (3, 8), 12)])
+    cases["squared_difference_int32_wraps"] = (single_op_model(
+        "SQUARED_DIFFERENCE", [Tensor((3, 8), "int32"), Tensor((8,), "int32")],
+        [Tensor((3, 8), "int32")]), [full("int32", (3, 8), 13), full("int32", (8,), 14)])
+    for op in ("MAXIMUM", "MINIMUM"):
+        cases[f"{op.lower()}_int64"] = (single_op_model(
+            op, [Tensor((3, 4), "int64"), Tensor((4,), "int64")], [Tensor((3, 4), "int64")]),
+            [full("int64", (3, 4), 15), full("int64", (4,), 16)])
+    cases["pad_int32"] = (single_op_model(
+        "PAD", [Tensor((2, 3), "int32"), Tensor((2, 2), "int32", data=np.array([[1, 2], [0, 1]]))],
+        [Tensor((5, 4), "int32")]), [full("int32", (2, 3), 17)])
+    cases["concatenation_int64"] = (single_op_model(
+        "CONCATENATION", [Tensor((2, 3), "int64"), Tensor((2, 2), "int64")],
+        [Tensor((2, 5), "int64")], axis=-1, fused_activation_function="NONE"),
+        [full("int64", (2, 3), 18), full("int64", (2, 2), 19)])
+    cases["strided_slice_bool"] = (single_op_model(
+        "STRIDED_SLICE", [Tensor((4, 6), "bool"), Tensor((2,), "int32", data=np.array([3, 1])),
+                          Tensor((2,), "int32", data=np.array([0, 6])),
+                          Tensor((2,), "int32", data=np.array([-1, 2]))],
+        [Tensor((3, 3), "bool")]), [rng(20).integers(0, 2, (4, 6)).astype(bool)])
+    u8 = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    cases["quantize_uint8_to_int8"] = (single_op_model(
+        "QUANTIZE", [Tensor((16, 16), "uint8", scale=0.05, zero_point=131)],
+        [Tensor((16, 16), "int8", scale=0.03, zero_point=-4)]), [u8])
+    cases["quantize_int8_to_uint8_flip"] = (single_op_model(
+        "QUANTIZE", [Tensor((16, 16), "int8", scale=0.05, zero_point=-3)],
+        [Tensor((16, 16), "uint8", scale=0.05, zero_point=125)]), [u8.view(np.int8)])
+    cases["dequantize_uint8"] = (single_op_model(
+        "DEQUANTIZE", [Tensor((16, 16), "uint8", scale=0.0173, zero_point=131)],
+        [Tensor((16, 16), "float32")]), [u8])
+    table = Tensor((5, 2, 3), "int8", scale=0.0625, zero_point=0,
+                   data=rng(21).integers(-128, 128, (5, 2, 3)))
+    cases["embedding_lookup_hybrid"] = (single_op_model(
+        "EMBEDDING_LOOKUP", [Tensor((4,), "int32"), table], [Tensor((4, 2, 3), "float32")]),
+        [np.array([4, 0, 2, 4], np.int32)])
+    return cases
+
+
+CASES = _cases()
+
+
+def _compare(name: str, want: np.ndarray, got: np.ndarray) -> None:
+    if want.dtype == np.float32:
+        assert got.shape == want.shape and got.dtype == want.dtype, name
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=name)
+    else:
+        assert_exact(want, got, name)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_reference_matches_tflite_micro(name: str) -> None:
+    model, xs = CASES[name]
+    want, _ = run_tflm(model, xs)
+    got = run_graph(import_model(read_model(model)), xs)
+    _compare(name, want[0], got[0])
+
+
+def test_transpose_conv_int8_filter_zero_point_refused() -> None:
+    """TFLite Micro's int8 kernel ignores a filter zero point: a model with one is
+    refused with one line rather than computed two ways."""
+    from toolchain.frontend.tflite import TFLiteError
+
+    shape = Tensor((4,), "int32", data=np.array([1, 4, 4, 2]))
+    w = Tensor((2, 3, 3, 1), "int8", scale=[0.01, 0.01], zero_point=[0, 3],
+               data=np.ones((2, 3, 3, 1)))
+    model = single_op_model("TRANSPOSE_CONV", [shape, w, Tensor((1, 2, 2, 1), "int8",
+                                                                  scale=0.1, zero_point=0)],
+                            [Tensor((1, 4, 4, 2), "int8", scale=0.1, zero_point=0)],
+                            padding="SAME", stride_h=2, stride_w=2)
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "tc.tflite")
+    assert str(e.value) == ("tc.tflite: operator 0 (TRANSPOSE_CONV): the filter has non-zero "
+                            "zero points; TFLite Micro's int8 kernel ignores them")
+
+
+# One image of every case per board, run under QEMU (a U-Net-style decoder step among
+# them: int8 and float TRANSPOSE_CONV with SAME padding and stride 2).
+FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_RELU",
+            "transpose_conv_int8_VALID_3_NONE", "div_float32_relu", "abs_int16_rescaled",
+            "prelu_int16", "squared_difference_int16", "squared_difference_int32_wraps",
+            "maximum_int64", "pad_int32", "concatenation_int64", "strided_slice_bool",
+            "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid"]
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])
+def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
+    from toolchain.emu.run import run_image
+    from toolchain.module import read_module
+    from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
+    from toolchain.target import load_board
+    from toolchain.testing.difftest import merge_graphs
+
+    cases = [CASES[n] for n in FIRMWARE]
+    graphs = [import_model(read_model(model)) for model, _ in cases]
+    inputs = [x for _, xs in cases for x in xs]
+    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
+                           log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
+                    count_instructions=False)
+    assert run.exit_code == 0, run.diagnosis
+    outputs = decode_outputs(module.outputs, run.outputs)
+    assert len(outputs) == len(cases)
+    for name, (model, xs), got in zip(FIRMWARE, cases, outputs, strict=True):
+        _compare(name, run_tflm(model, xs)[0][0], got)
