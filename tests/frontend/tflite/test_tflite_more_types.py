@@ -1,8 +1,9 @@
 """The element types issue 19 point 1 added to existing TFLite rows (TRANSPOSE_CONV
 float32 / int8, float32 DIV, int16 ABS / PRELU / SQUARED_DIFFERENCE, int32
 SQUARED_DIFFERENCE / PAD, int64 MAXIMUM / MINIMUM, int64 / bool data movement, uint8
-QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP) on full-range seeded inputs against
-TFLite Micro's interpreter, in the numpy reference and in firmware under QEMU.
+QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N, int16 BATCH_MATMUL) on
+full-range seeded inputs against TFLite Micro's interpreter, in the numpy reference and
+in firmware under QEMU.
 
 Integer and bool results must match exactly. Float results: numpy.isclose(rtol=1e-5,
 atol=1e-5): TRANSPOSE_CONV sums its taps in another order than TFLite Micro's scatter
@@ -24,7 +25,8 @@ from toolchain.reference import run_graph
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
 for _op, _table in {"SQUARED_DIFFERENCE": None, "ABS": None, "PRELU": None,
-                    "EMBEDDING_LOOKUP": None}.items():
+                    "EMBEDDING_LOOKUP": None, "ADD_N": None,
+                    "BATCH_MATMUL": "BatchMatMulOptions"}.items():
     OPTIONS_TABLE.setdefault(_op, _table)
 
 RTOL, ATOL = 1e-5, 1e-5
@@ -132,6 +134,20 @@ def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["embedding_lookup_hybrid"] = (single_op_model(
         "EMBEDDING_LOOKUP", [Tensor((4,), "int32"), table], [Tensor((4, 2, 3), "float32")]),
         [np.array([4, 0, 2, 4], np.int32)])
+    q8 = Tensor((3, 7), "int8", scale=0.04, zero_point=-9)
+    cases["add_n_int8_three"] = (single_op_model(
+        "ADD_N", [q8, Tensor((3, 7), "int8", scale=0.04, zero_point=-9),
+                  Tensor((3, 7), "int8", scale=0.04, zero_point=-9)],
+        [Tensor((3, 7), "int8", scale=0.09, zero_point=4)]),
+        [full("int8", (3, 7), 22), full("int8", (3, 7), 23), full("int8", (3, 7), 24)])
+    # 64-deep sums of products up to 2**30: beyond int32, the kernel's int64 accumulator.
+    big = np.full((2, 3, 64), 32767, np.int16)
+    big[1] = full("int16", (3, 64), 25)
+    cases["batch_matmul_int16_int64_sums"] = (single_op_model(
+        "BATCH_MATMUL", [i16((2, 3, 64), 0.002), i16((2, 64, 5), 0.003)],
+        [i16((2, 3, 5), 40.0)], adj_x=False, adj_y=False),
+        [big, np.concatenate([np.full((1, 64, 5), 32767, np.int16),
+                              full("int16", (1, 64, 5), 26)])])
     return cases
 
 
@@ -178,7 +194,8 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "transpose_conv_int8_VALID_3_NONE", "div_float32_relu", "abs_int16_rescaled",
             "prelu_int16", "squared_difference_int16", "squared_difference_int32_wraps",
             "maximum_int64", "pad_int32", "concatenation_int64", "strided_slice_bool",
-            "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid"]
+            "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid",
+            "add_n_int8_three", "batch_matmul_int16_int64_sums"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])

@@ -129,8 +129,6 @@ REFUSED: dict[tuple[str, str], str] = {
     ("GREATER", I16): "TFLite Micro's int16 GREATER compares with scaling parameters its "
                       "Prepare never sets (ComparisonsPrepare computes int8's only), so "
                       "its result is not a function of the model",
-    ("ADD_N", I8): "not implemented yet (rescale of each input to a common scale)",
-    ("BATCH_MATMUL", I16): "not implemented yet (int64 accumulation of int16 x int16)",
 }
 
 # Pairs other branches of issue 19 cover (IF / WHILE, int8 LOG_SOFTMAX): listed so the

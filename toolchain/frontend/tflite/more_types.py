@@ -14,11 +14,12 @@ from toolchain.frontend.tflite import more_reduce
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
+from toolchain.frontend.tflite.more_batch import _matmul
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm
-from toolchain.quant.fixedpoint import quantize_multiplier
-from toolchain.types import TensorType
+from toolchain.quant.fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from toolchain.types import TensorType, dtype
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 
@@ -191,6 +192,59 @@ def embedding_lookup(ctx: OpContext) -> Tensor:
     return build.dequantize(GraphBuilder(ctx.graph), rows, scale=scale, zero_point=0)
 
 
-__all__ = ["abs_int16", "dequantize_uint8", "embedding_lookup", "maximum_int64",
-           "minimum_int64", "prelu_int16", "requantize_uint8", "squared_difference_int16",
-           "squared_difference_int32"]
+def batch_matmul_int16(ctx: OpContext) -> Tensor:
+    """BATCH_MATMUL on int16 (zero points 0, as TFLite Micro requires):
+    reference_ops::BatchMatMul<int16_t, int64_t>, the products summed in int64, then the
+    int64 MultiplyByQuantizedMultiplier by float32(sa * sb) / so, clamped to int16."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    (sa, za), (sb, zb), (so, zo) = (_quantized(a.type, "first input", "i16"),
+                                    _quantized(b.type, "second input", "i16"),
+                                    _quantized(out, "output", "i16"))
+    for zp, what in ((za, "first input"), (zb, "second input"), (zo, "output")):
+        _zero_point_zero(zp, what)
+    acc = _matmul(ctx, a, b, "i64")
+    multiplier, shift = quantize_multiplier(float(np.float32(sa) * np.float32(sb)) /
+                                            float(np.float32(so)))
+    columns = acc.type.shape[-1]
+    return build16._requantize64(GraphBuilder(ctx.graph), acc, None,
+                                 np.full(columns, multiplier), np.full(columns, shift),
+                                 acc.type.rank - 1, INT16_MIN, INT16_MAX, out.quant)
+
+
+def add_n_int8(ctx: OpContext) -> Tensor:
+    """ADD_N on int8 (inputs of one shape, scale and zero point, as TFLite Micro
+    requires): reference_ops::AddN's arithmetic. Each value, offset and shifted left by
+    20, is halved by MultiplyByQuantizedMultiplierSmallerThanOneExp (a 256-entry int32
+    table here); the kernel's sum starts from the same of the bare offset (-zp, a
+    constant); the int32 sum is rescaled by 2 * scale / (2**20 * output scale), + the
+    output zero point, clamped to int8."""
+    xs = [ctx.input(i) for i in range(len(ctx.op.inputs))]
+    out = ctx.output_type()
+    s, z = _quantized(xs[0].type, "first input", "i8")
+    for k, x in enumerate(xs[1:], 1):
+        if x.type.shape != xs[0].type.shape or _quantized(x.type, f"input {k}", "i8") != (s, z):
+            raise Unsupported(f"input {k} differs from input 0 in shape, scale or zero point "
+                              "(TFLite Micro's ADD_N requires them equal)")
+    so, zo = _quantized(out, "output", "i8")
+    twice = 2 * s
+    m_in, s_in = quantize_multiplier(s / twice)
+    m_out, s_out = quantize_multiplier(twice / ((1 << _ADD_N_SHIFT) * so))
+    if s_in > 0 or s_out > 0:
+        raise Unsupported("its scales give a rescale above one, which TFLite Micro's ADD_N "
+                          "does not define")
+    values = np.arange(-128, 128, dtype=np.int64)
+    table = multiply_by_quantized_multiplier((values - z) << _ADD_N_SHIFT, m_in, s_in)
+    start = int(multiply_by_quantized_multiplier(np.int64(-z) << _ADD_N_SHIFT, m_in, s_in))
+    g = GraphBuilder(ctx.graph)
+    total = g.splat(start, dtype("i32"), tuple(out.shape))
+    for x in xs:
+        total = g.op("add", [total, build.lookup(g, x, table.astype(np.int32))])
+    return build.requantize(g, total, m_out, s_out, axis=None, output_zp=zo, quant=out.quant)
+
+
+_ADD_N_SHIFT = 20  # add_n.cc's kAddNIntegerShift
+
+
+__all__ = ["abs_int16", "add_n_int8", "batch_matmul_int16", "dequantize_uint8",
+           "embedding_lookup", "maximum_int64", "minimum_int64", "prelu_int16",
+           "requantize_uint8", "squared_difference_int16", "squared_difference_int32"]

@@ -135,7 +135,7 @@ OPS: dict[str, OpRow] = {
                     int32.maximum, more_types.maximum_int64),
     "FLOOR_DIV": _row(more_ops.floor_div, None, (2, 2)),
     "FLOOR_MOD": _row(more_ops.floor_mod, None, (2, 2)),
-    "ADD_N": _row(more_ops.add_n, None, (1, None)),
+    "ADD_N": _row(more_ops.add_n, more_types.add_n_int8, (1, None)),
     "CAST": _every(int32.cast, (1, 1)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1), int16.logistic),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1), int16.tanh),
@@ -231,7 +231,8 @@ OPS: dict[str, OpRow] = {
                               (3, 3)),
     "BATCH_TO_SPACE_ND": _row(more_batch.batch_to_space_nd, more_batch.batch_to_space_nd,
                               (3, 3)),
-    "BATCH_MATMUL": _row(more_batch.batch_matmul, more_batch.batch_matmul_int8, (2, 2)),
+    "BATCH_MATMUL": _row(more_batch.batch_matmul, more_batch.batch_matmul_int8, (2, 2),
+                         more_types.batch_matmul_int16),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
