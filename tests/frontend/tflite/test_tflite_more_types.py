@@ -1,7 +1,7 @@
 """The element types issue 19 point 1 added to existing TFLite rows (TRANSPOSE_CONV
 float32 / int8, float32 DIV, int16 ABS / PRELU / SQUARED_DIFFERENCE, int32
 SQUARED_DIFFERENCE / PAD, int64 MAXIMUM / MINIMUM, int64 / bool data movement, uint8
-QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N, int16 BATCH_MATMUL) on
+QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N / DIV, int16 BATCH_MATMUL) on
 full-range seeded inputs against TFLite Micro's interpreter, in the numpy reference and
 in firmware under QEMU.
 
@@ -134,6 +134,22 @@ def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     cases["embedding_lookup_hybrid"] = (single_op_model(
         "EMBEDDING_LOOKUP", [Tensor((4,), "int32"), table], [Tensor((4, 2, 3), "float32")]),
         [np.array([4, 0, 2, 4], np.int32)])
+    every = (np.repeat(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256),
+             np.tile(np.arange(-128, 128), 256).astype(np.int8).reshape(256, 256))
+    for k, (s1, z1, s2, z2, so, zo, act) in enumerate((
+            (0.05, 3, 0.02, -4, 0.1, 2, "NONE"), (0.5, -20, 0.003, 7, 0.9, 0, "RELU"),
+            (0.0123, -128, 0.0456, 127, 0.0789, -128, "RELU6"))):
+        # Every pair of int8 values, the divisor's zero point (a real zero) included.
+        cases[f"div_int8_every_pair_{k}"] = (single_op_model(
+            "DIV", [Tensor((256, 256), "int8", scale=s1, zero_point=z1),
+                    Tensor((256, 256), "int8", scale=s2, zero_point=z2)],
+            [Tensor((256, 256), "int8", scale=so, zero_point=zo)],
+            fused_activation_function=act), list(every))
+    cases["div_int8_broadcast"] = (single_op_model(
+        "DIV", [Tensor((2, 3, 5), "int8", scale=0.03, zero_point=-6),
+                Tensor((5,), "int8", scale=0.02, zero_point=1)],
+        [Tensor((2, 3, 5), "int8", scale=0.2, zero_point=-1)],
+        fused_activation_function="NONE"), [full("int8", (2, 3, 5), 27), full("int8", (5,), 28)])
     q8 = Tensor((3, 7), "int8", scale=0.04, zero_point=-9)
     cases["add_n_int8_three"] = (single_op_model(
         "ADD_N", [q8, Tensor((3, 7), "int8", scale=0.04, zero_point=-9),
@@ -195,7 +211,7 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "prelu_int16", "squared_difference_int16", "squared_difference_int32_wraps",
             "maximum_int64", "pad_int32", "concatenation_int64", "strided_slice_bool",
             "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid",
-            "add_n_int8_three", "batch_matmul_int16_int64_sums"]
+            "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])

@@ -122,10 +122,6 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
 
 # (operator, type) pairs TFLite Micro takes that minirt refuses, and why.
 REFUSED: dict[tuple[str, str], str] = {
-    ("DIV", I8): "the live TFLite Micro interpreter's int8 DIV does not follow the mirror's "
-                 "reference_ops::DivElementwise (a table of that arithmetic differs in ~1.7% "
-                 "of int8 pairs: quotient ties, and right shifts past 31 whose C result is "
-                 "undefined); no bit-exact form yet",
     ("GREATER", I16): "TFLite Micro's int16 GREATER compares with scaling parameters its "
                       "Prepare never sets (ComparisonsPrepare computes int8's only), so "
                       "its result is not a function of the model",

@@ -1,7 +1,7 @@
 """Element types TFLite Micro's kernels take beyond the first converters of their rows:
 int16 (16x8-style, symmetric where the kernel demands it) ABS, PRELU and
 SQUARED_DIFFERENCE; unquantized int32 SQUARED_DIFFERENCE; unquantized int16 ABS; int64
-MAXIMUM / MINIMUM; uint8 QUANTIZE (to and from int8) and DEQUANTIZE; the hybrid
+MAXIMUM / MINIMUM; int8 DIV; uint8 QUANTIZE (to and from int8) and DEQUANTIZE; the hybrid
 EMBEDDING_LOOKUP (an int8 table, float32 rows). Each follows the kernel's own integer arithmetic
 (tensorflow/lite/micro/kernels/*.cc and the reference ops they call), bit for bit.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolchain.frontend.tflite import more_reduce
+from toolchain.frontend.tflite.activations import activation_name, quantized_range
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
@@ -19,6 +20,7 @@ from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm
 from toolchain.quant.fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from toolchain.quant.tflm_div import div_int8_table
 from toolchain.types import TensorType, dtype
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
@@ -245,6 +247,27 @@ def add_n_int8(ctx: OpContext) -> Tensor:
 _ADD_N_SHIFT = 20  # add_n.cc's kAddNIntegerShift
 
 
-__all__ = ["abs_int16", "add_n_int8", "batch_matmul_int16", "dequantize_uint8",
+def div_int8(ctx: OpContext) -> Tensor:
+    """DIV on int8 (per tensor): TFLite Micro's DivElementwise for every pair of int8
+    values, a 256 x 256 table (quant/tflm_div.py, the fused activation's clamp in it),
+    read at (a + 128) * 256 + (b + 128) after broadcasting."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output_type()
+    s1, z1 = _quantized(a.type, "first input", "i8")
+    s2, z2 = _quantized(b.type, "second input", "i8")
+    so, zo = _quantized(out, "output", "i8")
+    lo, hi = quantized_range(activation_name(ctx.option("fused_activation_function")), out)
+    table = div_int8_table(s1, z1, s2, z2, so, zo, lo, hi)
+    shape = broadcast_shape(a.type.shape, b.type.shape)
+    g = GraphBuilder(ctx.graph)
+    row = g.op("multiply", [build._offset(g, a, -128, shape),
+                            g.splat(256, dtype("i32"), shape)])
+    index = g.op("add", [row, build._offset(g, b, -128, shape)])
+    return g.op("gather", [g.const(table, dtype("i8"), out.quant), index], offset_dims=(),
+                collapsed_slice_dims=(0,), operand_batching_dims=(),
+                start_indices_batching_dims=(), start_index_map=(0,),
+                index_vector_dim=len(shape), slice_sizes=(1,), quant=out.quant)
+
+
+__all__ = ["abs_int16", "add_n_int8", "div_int8", "batch_matmul_int16", "dequantize_uint8",
            "embedding_lookup", "maximum_int64", "minimum_int64", "prelu_int16",
            "requantize_uint8", "squared_difference_int16", "squared_difference_int32"]

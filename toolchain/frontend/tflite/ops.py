@@ -128,7 +128,7 @@ OPS: dict[str, OpRow] = {
     "ADD": _row(ew.add, int8.add, (2, 2), int16.add, int32.add),
     "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub, int32.sub),
     "MUL": _row(ew.mul, int8.mul, (2, 2), int16.mul, int32.mul),
-    "DIV": _row(ew.div, None, (2, 2), None, int32.div),
+    "DIV": _row(ew.div, more_types.div_int8, (2, 2), None, int32.div),
     "MINIMUM": _row(more_ops.minimum, more_ops.minimum, (2, 2), more_ops.minimum,
                     int32.minimum, more_types.minimum_int64),
     "MAXIMUM": _row(more_ops.maximum, more_ops.maximum, (2, 2), more_ops.maximum,
