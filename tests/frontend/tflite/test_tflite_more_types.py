@@ -1,7 +1,8 @@
 """The element types issue 19 point 1 added to existing TFLite rows (TRANSPOSE_CONV
 float32 / int8, float32 DIV, int16 ABS / PRELU / SQUARED_DIFFERENCE, int32
 SQUARED_DIFFERENCE / PAD, int64 MAXIMUM / MINIMUM, int64 / bool data movement, uint8
-QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N / DIV, int16 BATCH_MATMUL) on
+QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N / DIV, int16 BATCH_MATMUL,
+INT4 weights) on
 full-range seeded inputs against TFLite Micro's interpreter, in the numpy reference and
 in firmware under QEMU.
 
@@ -150,6 +151,32 @@ def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
                 Tensor((5,), "int8", scale=0.02, zero_point=1)],
         [Tensor((2, 3, 5), "int8", scale=0.2, zero_point=-1)],
         fused_activation_function="NONE"), [full("int8", (2, 3, 5), 27), full("int8", (5,), 28)])
+    # INT4 weights (an odd count: the last byte half used), per channel for the
+    # convolutions, per tensor for FULLY_CONNECTED (what TFLite Micro takes).
+    w4 = rng(29).integers(-8, 8, (3, 3, 3, 5))
+    cases["conv_2d_int4_weights"] = (single_op_model(
+        "CONV_2D", [Tensor((1, 6, 5, 5), "int8", scale=0.05, zero_point=-2),
+                    Tensor((3, 3, 3, 5), "int4", scale=[0.02, 0.03, 0.05],
+                           zero_point=[0, 0, 0], data=w4),
+                    Tensor((3,), "int32", scale=[0.001, 0.0015, 0.0025], zero_point=[0] * 3,
+                           data=np.array([-50, 7, 300]))],
+        [Tensor((1, 3, 3, 3), "int8", scale=0.1, zero_point=4)], padding="SAME", stride_h=2,
+        stride_w=2, dilation_h_factor=1, dilation_w_factor=1,
+        fused_activation_function="RELU"), [full("int8", (1, 6, 5, 5), 30)])
+    cases["depthwise_int4_weights"] = (single_op_model(
+        "DEPTHWISE_CONV_2D", [Tensor((1, 5, 5, 3), "int8", scale=0.05, zero_point=1),
+                              Tensor((1, 3, 3, 3), "int4", scale=[0.02, 0.03, 0.04],
+                                     zero_point=[0, 0, 0], quantized_dimension=3,
+                                     data=rng(31).integers(-8, 8, (1, 3, 3, 3)))],
+        [Tensor((1, 5, 5, 3), "int8", scale=0.05, zero_point=0)], padding="SAME",
+        stride_h=1, stride_w=1, dilation_h_factor=1, dilation_w_factor=1, depth_multiplier=1,
+        fused_activation_function="NONE"), [full("int8", (1, 5, 5, 3), 32)])
+    cases["fully_connected_int4_weights"] = (single_op_model(
+        "FULLY_CONNECTED", [Tensor((2, 7), "int8", scale=0.05, zero_point=3),
+                            Tensor((5, 7), "int4", scale=0.03, zero_point=0,
+                                   data=rng(33).integers(-8, 8, (5, 7)))],
+        [Tensor((2, 5), "int8", scale=0.1, zero_point=-1)],
+        fused_activation_function="NONE"), [full("int8", (2, 7), 34)])
     q8 = Tensor((3, 7), "int8", scale=0.04, zero_point=-9)
     cases["add_n_int8_three"] = (single_op_model(
         "ADD_N", [q8, Tensor((3, 7), "int8", scale=0.04, zero_point=-9),
@@ -211,7 +238,8 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "prelu_int16", "squared_difference_int16", "squared_difference_int32_wraps",
             "maximum_int64", "pad_int32", "concatenation_int64", "strided_slice_bool",
             "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid",
-            "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast"]
+            "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast",
+            "conv_2d_int4_weights", "fully_connected_int4_weights"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from tflite_models import OPTIONS_TABLE, Tensor, run_tflm, single_op_model
-from tflm_type_matrix import ELSEWHERE, REFUSED, TFLM_TYPES
+from tflm_type_matrix import ELSEWHERE, I4W, REFUSED, TFLM_TYPES
 
 from toolchain.frontend.tflite import TFLiteError, import_model, read_model
 from toolchain.reference import run_graph
@@ -127,18 +127,24 @@ def _filter(t: str, shape: tuple[int, ...], axis: int) -> tuple[Tensor, list[flo
     if t == "float32":
         return const(rng.normal(size=shape), "float32"), []
     scales = [0.01 + 0.002 * k for k in range(shape[axis])]
+    if t == I4W and len(shape) == 2:  # TFLite Micro's FC takes INT4 per tensor only
+        return const(rng.integers(-8, 8, shape), "int4", (scales[0], 0)), [scales[0]] * shape[0]
+    if t == I4W:
+        return const(rng.integers(-8, 8, shape), "int4", (scales, [0] * shape[axis]),
+                     quantized_dimension=axis), scales
     return const(rng.integers(-127, 128, shape), "int8", (scales, [0] * shape[axis]),
                  quantized_dimension=axis), scales
 
 
 def _layer(op: str, t: str) -> Case:
+    weights, t = t, "int8" if t == I4W else t
     if op == "CONV_2D":
-        w, s = _filter(t, (3, 3, 3, 2), 0)
+        w, s = _filter(weights, (3, 3, 3, 2), 0)
         return [act((1, 5, 5, 2), t), w, _bias(t, 3, s)], [act((1, 5, 5, 3), t, (0.2, 0))], \
             dict(padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                  dilation_w_factor=1, fused_activation_function="NONE")
     if op == "DEPTHWISE_CONV_2D":
-        w, s = _filter(t, (1, 3, 3, 4), 3)
+        w, s = _filter(weights, (1, 3, 3, 4), 3)
         return [act((1, 5, 5, 2), t), w, _bias(t, 4, s)], [act((1, 5, 5, 4), t, (0.2, 0))], \
             dict(padding="SAME", stride_h=1, stride_w=1, dilation_h_factor=1,
                  dilation_w_factor=1, depth_multiplier=2, fused_activation_function="NONE")
@@ -147,7 +153,7 @@ def _layer(op: str, t: str) -> Case:
         return [const([1, 8, 8, 3]), w, act((1, 4, 4, 2), t), _bias(t, 3, s)], \
             [act((1, 8, 8, 3), t, (0.2, 0))], dict(padding="SAME", stride_h=2, stride_w=2)
     if op == "FULLY_CONNECTED":
-        w, s = _filter(t, (4, 6), 0)
+        w, s = _filter(weights, (4, 6), 0)
         return [act((2, 6), t), w, _bias(t, 4, s)], [act((2, 4), t, (0.2, 0))], \
             dict(fused_activation_function="NONE")
     if op == "BATCH_MATMUL":
@@ -280,7 +286,9 @@ TEMPLATES: dict[str, Callable[[str, str], Case]] = {
                              "COS", "CEIL", "FLOOR", "ROUND", "LOGISTIC", "TANH", "RELU",
                              "RELU6", "ELU", "HARD_SWISH", "LOG_SOFTMAX",
                              "L2_NORMALIZATION", "LOGICAL_NOT")},
-    "SOFTMAX": lambda op, t: _unary(op, t, beta=1.0),
+    "SOFTMAX": lambda op, t: (([act(S, "int8")], [act(S, "int16", (1 / 65536, -32768))],
+                               dict(beta=1.0)) if t == "int8->int16"
+                              else _unary(op, t, beta=1.0)),
     "LEAKY_RELU": lambda op, t: _unary(op, t, alpha=0.2),
     "PRELU": lambda op, t: ([act(S[:2] + (4,), t), _PRELU_ALPHA[t]],
                             [act(S[:2] + (4,), t)], {}),

@@ -19,14 +19,16 @@ must fail with minirt's one-line error.
 from __future__ import annotations
 
 F, I8, I16, I32, I64, B = "float32", "int8", "int16", "int32", "int64", "bool"
+I4W = "int8+int4-weights"
 NUMERIC = (F, I8, I16, I32)
 
 TFLM_TYPES: dict[str, tuple[str, ...]] = {
     # layers
-    "CONV_2D": (F, I8, I16),
-    "DEPTHWISE_CONV_2D": (F, I8, I16),
+    # (I4W: int8 activations with INT4 weights, which the int8 kernels unpack)
+    "CONV_2D": (F, I8, I4W, I16),
+    "DEPTHWISE_CONV_2D": (F, I8, I4W, I16),
     "TRANSPOSE_CONV": (F, I8, I16),
-    "FULLY_CONNECTED": (F, I8, I16),
+    "FULLY_CONNECTED": (F, I8, I4W, I16),
     "AVERAGE_POOL_2D": (F, I8, I16),
     "MAX_POOL_2D": (F, I8, I16),
     "L2_POOL_2D": (F,),
@@ -58,7 +60,7 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
     "PRELU": (F, I8, I16),
     "ELU": (F, I8),
     "HARD_SWISH": (F, I8),
-    "SOFTMAX": (F, I8, I16),
+    "SOFTMAX": (F, I8, I16, "int8->int16"),
     "LOG_SOFTMAX": (F, I8),
     "L2_NORMALIZATION": (F, I8),
     # reductions

@@ -22,7 +22,9 @@ from toolchain.frontend.tflite.convolution import (
     same_quantization,
 )
 from toolchain.frontend.tflite.errors import Unsupported
-from toolchain.frontend.tflite.int8 import _weight_scales, _weights, mean_or_sum
+from toolchain.frontend.tflite.int8 import _weight_scales, mean_or_sum
+from toolchain.frontend.tflite.int8 import _weights as _int8_or_int4_weights
+from toolchain.frontend.tflite.reader import TensorInfo
 from toolchain.frontend.tflite.schema import WEIGHTS_FORMATS
 from toolchain.frontend.tflite.transpose_conv import geometry as transpose_geometry
 from toolchain.graph.builder import GraphBuilder
@@ -32,6 +34,14 @@ from toolchain.types import TensorType
 
 # The schema's TensorType value INT32 (a CONV_2D's quantized_bias_type option).
 TENSOR_TYPE_INT32 = next(k for k, v in schema.TENSOR_TYPES.items() if v == "INT32")
+
+
+def _weights(ctx: OpContext, i: int, what: str) -> tuple[np.ndarray, TensorInfo]:
+    """Constant INT8 weights: TFLite Micro's 16x8 kernels take no INT4 ones."""
+    if ctx.info(i).type == "INT4":
+        raise Unsupported(f"the {what} is INT4; TFLite Micro's 16x8 kernels take INT8 weights "
+                          "only")
+    return _int8_or_int4_weights(ctx, i, what)
 
 
 def _per_tensor(t: TensorType, what: str, types: tuple[str, ...] = ("i16",)) -> tuple[float, int]:
