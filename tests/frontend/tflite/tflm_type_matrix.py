@@ -120,6 +120,9 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
                  "int16->int8", "int16->int16", "int16->int32", "int8->int8",
                  "int8->uint8", "int8->int16", "int8->int32", "uint8->int8"),
     "DEQUANTIZE": ("int8->float32", "int16->float32", "uint8->float32"),
+    # control flow: the condition's type (IF), or none (WHILE's body decides)
+    "IF": (B,),
+    "WHILE": ("any",),
 }
 
 # (operator, type) pairs TFLite Micro takes that minirt refuses, and why.
@@ -133,4 +136,6 @@ REFUSED: dict[tuple[str, str], str] = {
 # table is whole, but not probed here.
 ELSEWHERE: dict[tuple[str, str], str] = {
     ("LOG_SOFTMAX", I8): "int8 LOG_SOFTMAX: its own branch",
+    ("IF", B): "IF with subgraphs: its own branch",
+    ("WHILE", "any"): "WHILE with subgraphs: its own branch",
 }
