@@ -120,10 +120,34 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
                  "int16->int8", "int16->int16", "int16->int32", "int8->int8",
                  "int8->uint8", "int8->int16", "int8->int32", "uint8->int8"),
     "DEQUANTIZE": ("int8->float32", "int16->float32", "uint8->float32"),
+    # resource variables: VAR_HANDLE names one; READ / ASSIGN copy bytes of any type
+    "VAR_HANDLE": ("any",), "READ_VARIABLE": ("any",), "ASSIGN_VARIABLE": ("any",),
+    "CALL_ONCE": ("any",),
     # control flow: the condition's type (IF), or none (WHILE's body decides)
     "IF": (B,),
     "WHILE": ("any",),
 }
+
+# Every builtin operator TFLite Micro's MicroMutableOpResolver can register (its
+# AddBuiltin calls, micro_mutable_op_resolver.h): the table above must list them all.
+TFLM_REGISTERED = frozenset({
+    "ABS", "ADD", "ADD_N", "ARG_MAX", "ARG_MIN", "ASSIGN_VARIABLE", "AVERAGE_POOL_2D",
+    "BATCH_MATMUL", "BATCH_TO_SPACE_ND", "BROADCAST_ARGS", "BROADCAST_TO", "CALL_ONCE",
+    "CAST", "CEIL", "CONCATENATION", "CONV_2D", "COS", "CUMSUM", "DEPTHWISE_CONV_2D",
+    "DEPTH_TO_SPACE", "DEQUANTIZE", "DIV", "DYNAMIC_UPDATE_SLICE", "ELU",
+    "EMBEDDING_LOOKUP", "EQUAL", "EXP", "EXPAND_DIMS", "FILL", "FLOOR", "FLOOR_DIV",
+    "FLOOR_MOD", "FULLY_CONNECTED", "GATHER", "GATHER_ND", "GREATER", "GREATER_EQUAL",
+    "HARD_SWISH", "IF", "L2_NORMALIZATION", "L2_POOL_2D", "LEAKY_RELU", "LESS",
+    "LESS_EQUAL", "LOG", "LOGICAL_AND", "LOGICAL_NOT", "LOGICAL_OR", "LOGISTIC",
+    "LOG_SOFTMAX", "MAXIMUM", "MAX_POOL_2D", "MEAN", "MINIMUM", "MIRROR_PAD", "MUL", "NEG",
+    "NOT_EQUAL", "PACK", "PAD", "PADV2", "PRELU", "QUANTIZE", "READ_VARIABLE", "REDUCE_ALL",
+    "REDUCE_MAX", "REDUCE_MIN", "RELU", "RELU6", "RESHAPE", "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR", "REVERSE_V2", "ROUND", "RSQRT", "SELECT_V2", "SHAPE", "SIN",
+    "SLICE", "SOFTMAX", "SPACE_TO_BATCH_ND", "SPACE_TO_DEPTH", "SPLIT", "SPLIT_V", "SQRT",
+    "SQUARE", "SQUARED_DIFFERENCE", "SQUEEZE", "STRIDED_SLICE", "SUB", "SUM", "SVDF",
+    "TANH", "TRANSPOSE", "TRANSPOSE_CONV", "UNIDIRECTIONAL_SEQUENCE_LSTM", "UNPACK",
+    "VAR_HANDLE", "WHILE", "ZEROS_LIKE",
+})
 
 # (operator, type) pairs TFLite Micro takes that minirt refuses, and why.
 REFUSED: dict[tuple[str, str], str] = {
