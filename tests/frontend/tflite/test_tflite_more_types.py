@@ -239,7 +239,9 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "maximum_int64", "pad_int32", "concatenation_int64", "strided_slice_bool",
             "quantize_uint8_to_int8", "dequantize_uint8", "embedding_lookup_hybrid",
             "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast",
-            "conv_2d_int4_weights", "fully_connected_int4_weights"]
+            "conv_2d_int4_weights", "fully_connected_int4_weights", "depthwise_int4_weights",
+            "abs_int16_plain", "minimum_int64", "transpose_conv_float32_SAME_1_RELU6",
+            "quantize_int8_to_uint8_flip"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])
