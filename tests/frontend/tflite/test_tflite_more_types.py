@@ -1,5 +1,5 @@
 """The element types issue 19 point 1 added to existing TFLite rows (TRANSPOSE_CONV
-float32 / int8, float32 DIV, int16 ABS / PRELU / SQUARED_DIFFERENCE, int32
+float32 / int8, float32 DIV, int16 ABS / PRELU / RSQRT / SQUARED_DIFFERENCE, int32
 SQUARED_DIFFERENCE / PAD, int64 MAXIMUM / MINIMUM, int64 / bool data movement, uint8
 QUANTIZE / DEQUANTIZE, hybrid EMBEDDING_LOOKUP, int8 ADD_N / DIV, int16 BATCH_MATMUL,
 INT4 weights) on
@@ -25,7 +25,7 @@ from toolchain.reference import run_graph
 
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
-for _op, _table in {"SQUARED_DIFFERENCE": None, "ABS": None, "PRELU": None,
+for _op, _table in {"SQUARED_DIFFERENCE": None, "ABS": None, "PRELU": None, "RSQRT": None,
                     "EMBEDDING_LOOKUP": None, "ADD_N": None,
                     "BATCH_MATMUL": "BatchMatMulOptions"}.items():
     OPTIONS_TABLE.setdefault(_op, _table)
@@ -94,6 +94,11 @@ def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
                                                    [i16((4, 50), 0.0013)]), [x16])
     cases["abs_int16_saturating"] = (single_op_model("ABS", [i16((4, 50), 0.001)],
                                                      [i16((4, 50), 0.0004)]), [x16])
+    # Every int16 RSQRT takes (TFLite Micro fails the inference on negative ones).
+    for k, (s_in, s_out) in enumerate(((0.001, 0.002), (0.25, 0.0001), (3e-5, 0.5))):
+        cases[f"rsqrt_int16_every_value_{k}"] = (single_op_model(
+            "RSQRT", [i16((128, 256), s_in)], [i16((128, 256), s_out)]),
+            [np.arange(1 << 15, dtype=np.int16).reshape(128, 256)])
     alpha = Tensor((6,), "int8", scale=0.01, zero_point=-3, data=rng(9).integers(-128, 128, 6))
     cases["prelu_int16"] = (single_op_model("PRELU", [i16((2, 5, 6), 0.002), alpha],
                                             [i16((2, 5, 6), 0.0017)]),
@@ -241,7 +246,7 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast",
             "conv_2d_int4_weights", "fully_connected_int4_weights", "depthwise_int4_weights",
             "abs_int16_plain", "minimum_int64", "transpose_conv_float32_SAME_1_RELU6",
-            "quantize_int8_to_uint8_flip"]
+            "quantize_int8_to_uint8_flip", "rsqrt_int16_every_value_0"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])

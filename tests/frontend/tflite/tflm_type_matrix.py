@@ -48,7 +48,9 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
     "FLOOR_MOD": (F,),
     # element-wise functions
     "ABS": (F, I8, I16),
-    "RSQRT": (F, I8),
+    # (the mirror's Prepare refuses int16 RSQRT; the interpreter, a later TFLite Micro,
+    # runs it with the kernel's int16 instance)
+    "RSQRT": (F, I8, I16),
     "NEG": (F,),
     "SQRT": (F,), "SQUARE": (F,), "EXP": (F,), "LOG": (F,), "SIN": (F,), "COS": (F,),
     "CEIL": (F,), "FLOOR": (F,), "ROUND": (F,),

@@ -19,7 +19,15 @@ from toolchain.frontend.tflite.more_batch import _matmul
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm
-from toolchain.quant.fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
+from toolchain.quant.fixedpoint import (
+    count_leading_zeros_u32,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    saturating_rounding_doubling_high_mul,
+    saturating_rounding_multiply_by_pot,
+    wrap_int32,
+)
+from toolchain.quant.fixedpoint import rescale as fp_rescale
 from toolchain.quant.tflm_div import div_int8_table
 from toolchain.types import TensorType, dtype
 
@@ -268,6 +276,75 @@ def div_int8(ctx: OpContext) -> Tensor:
                 index_vector_dim=len(shape), slice_sizes=(1,), quant=out.quant)
 
 
-__all__ = ["abs_int16", "add_n_int8", "div_int8", "batch_matmul_int16", "dequantize_uint8",
+def inv_sqrt_multipliers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """more_math.inv_sqrt_multiplier (GetInvSqrtQuantizedMultiplierExp with kReverseShift
+    -1: gemmlowp's five Newton steps in FixedPoint<int32, 3>) for an array of values in
+    [2, 2**29): (Q0.31 multipliers, left shifts)."""
+    value = np.asarray(values, np.int64)
+    if np.any((value < 2) | (value >= 1 << 29)):
+        raise ValueError("inv_sqrt_multipliers takes values in [2, 2**29)")
+    clz = count_leading_zeros_u32(value).astype(np.int64)
+    pairs = (clz - 1) // 2 - 1
+    shift = 11 - pairs
+    value = value << (2 * pairs)
+    half_input = saturating_rounding_multiply_by_pot(value >> 1, -1).astype(np.int64)
+    half_three = (1 << 28) + (1 << 27)
+    x = np.full(value.shape, 1 << 28, np.int64)  # F3 one
+
+    def srdhm(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+        return saturating_rounding_doubling_high_mul(a, b).astype(np.int64)
+
+    for _ in range(5):
+        x3 = fp_rescale(srdhm(srdhm(x, x), x), 9, 3).astype(np.int64)
+        x = fp_rescale(wrap_int32(srdhm(half_three, x) - srdhm(half_input, x3)), 6, 3)
+        x = x.astype(np.int64)
+    x = srdhm(x, 1518500250)
+    x = np.where(shift < 0, wrap_int32(x << np.maximum(-shift, 0)), x)
+    return x, -np.maximum(shift, 0)
+
+
+def rsqrt_int16_table(s_in: float, s_out: float) -> np.ndarray:
+    """TFLite Micro's RsqrtEvalQuantized<int16_t> (zero points 0) for x = 0..32767:
+    32767 at 0, else 1 / sqrt(x) in fixed point with 20 fraction bits, times
+    1 / (sqrt(input scale) * output scale) (a float32 product), clamped to int16."""
+    real = 1.0 / float(np.float32(np.sqrt(np.float32(s_in)) * np.float32(s_out)))
+    multiplier, shift = quantize_multiplier(real)
+    values = np.arange(2, 1 << 15, dtype=np.int64)
+    inv, inv_shift = inv_sqrt_multipliers(values)
+    data = multiply_by_quantized_multiplier(np.ones_like(values), inv, inv_shift + _RSQRT_SHIFT)
+    out = multiply_by_quantized_multiplier(data, multiplier, shift - _RSQRT_SHIFT)
+    # value 1: GetInvSqrtQuantizedMultiplierExp's (INT32_MAX, 0), as for any value <= 1.
+    one = multiply_by_quantized_multiplier(
+        multiply_by_quantized_multiplier(1, (1 << 31) - 1, _RSQRT_SHIFT),
+        multiplier, shift - _RSQRT_SHIFT)
+    table = np.concatenate([[INT16_MAX], np.atleast_1d(one), out]).astype(np.int64)
+    return np.clip(table, INT16_MIN, INT16_MAX).astype(np.int16)
+
+
+_RSQRT_SHIFT = 20  # elementwise.cc's kShift: fraction bits between RSQRT's two rescales
+
+
+def rsqrt_int16(ctx: OpContext) -> Tensor:
+    """RSQRT on int16 (zero points 0): a 32768-entry table of TFLite Micro's kernel
+    (rsqrt_int16_table) read at max(x, 0). TFLite Micro fails the inference on a
+    negative input; the table's entry for 0 (32767) stands there, as int8's does."""
+    x, out = ctx.input(0), ctx.output_type()
+    s_in, z_in = _quantized(x.type, "input", "i16")
+    s_out, z_out = _quantized(out, "output", "i16")
+    _zero_point_zero(z_in, "input")
+    _zero_point_zero(z_out, "output")
+    g = GraphBuilder(ctx.graph)
+    shape = tuple(x.type.shape)
+    wide = g.op("convert", [x], dtype="i32")
+    index = g.op("maximum", [wide, g.splat(0, dtype("i32"), shape)])
+    table = rsqrt_int16_table(s_in, s_out)
+    return g.op("gather", [g.const(table, dtype("i16"), out.quant), index], offset_dims=(),
+                collapsed_slice_dims=(0,), operand_batching_dims=(),
+                start_indices_batching_dims=(), start_index_map=(0,),
+                index_vector_dim=len(shape), slice_sizes=(1,), quant=out.quant)
+
+
+__all__ = ["abs_int16", "add_n_int8", "div_int8", "inv_sqrt_multipliers", "rsqrt_int16",
+           "rsqrt_int16_table", "batch_matmul_int16", "dequantize_uint8",
            "embedding_lookup", "maximum_int64", "minimum_int64", "prelu_int16",
            "requantize_uint8", "squared_difference_int16", "squared_difference_int32"]
