@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 import pytest
 from tflite_models import OPTIONS_TABLE, Tensor, run_tflm, single_op_model
-from tflm_type_matrix import ELSEWHERE, I4W, REFUSED, TFLM_REGISTERED, TFLM_TYPES
+from tflm_type_matrix import (
+    ELSEWHERE,
+    I4W,
+    REFUSED,
+    TFLM_REGISTERED,
+    TFLM_TYPES,
+    UNCHECKED,
+)
 
 from toolchain.frontend.tflite import TFLiteError, import_model, read_model
 from toolchain.reference import run_graph
@@ -353,3 +360,54 @@ def test_tflm_type(op: str, t: str) -> None:
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_array_equal(g, w)
+
+
+# ------------------------------------------------------------------ the other direction
+# Every type the matrix leaves out of an operator, the interpreter must refuse: so the
+# matrix is complete, not only right. (Pairs a template cannot build, e.g. a PRELU alpha
+# of a type the test has no constant for, are left out: `_buildable`.)
+
+CANDIDATES = ("float32", "int8", "int16", "int32", "int64", "bool", "uint8")
+_CONVERSIONS = ("CAST", "QUANTIZE", "DEQUANTIZE")
+
+
+def _buildable(op: str, t: str) -> bool:
+    try:
+        _model(op, t)
+    except (KeyError, ValueError, TypeError, AssertionError):
+        return False
+    return True
+
+
+def _outside() -> list[tuple[str, str]]:
+    pairs = []
+    for op in TEMPLATES:
+        if op in _CONVERSIONS:
+            keys = [f"{a}->{b}" for a in (*CANDIDATES, "uint32")
+                    for b in (*CANDIDATES, "uint32") if not (op == "CAST" and a == b)]
+        else:
+            keys = list(CANDIDATES)
+        pairs += [(op, t) for t in keys if t not in TFLM_TYPES[op]
+                  and t not in UNCHECKED.get(op, ()) and _buildable(op, t)]
+    return pairs
+
+
+OUTSIDE = _outside()
+UNCHECKED_PAIRS = [(op, t) for op, types in UNCHECKED.items() for t in types]
+
+
+@pytest.mark.parametrize(("op", "t"), OUTSIDE, ids=[f"{op}-{t}" for op, t in OUTSIDE])
+def test_tflm_refuses_types_outside_the_matrix(op: str, t: str) -> None:
+    model, given = _model(op, t)
+    with pytest.raises(RuntimeError):
+        run_tflm(model, given)
+
+
+@pytest.mark.parametrize(("op", "t"), UNCHECKED_PAIRS,
+                         ids=[f"{op}-{t}" for op, t in UNCHECKED_PAIRS])
+def test_unchecked_types_run_in_tflm_and_are_refused(op: str, t: str) -> None:
+    model, given = _model(op, t)
+    run_tflm(model, given)
+    with pytest.raises(TFLiteError) as e:
+        import_model(read_model(model), "m.tflite")
+    assert str(e.value).startswith("m.tflite: operator 0") and "\n" not in str(e.value)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 F, I8, I16, I32, I64, B = "float32", "int8", "int16", "int32", "int64", "bool"
 I4W = "int8+int4-weights"
+U8 = "uint8"
 NUMERIC = (F, I8, I16, I32)
 
 TFLM_TYPES: dict[str, tuple[str, ...]] = {
@@ -85,8 +86,8 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
     "LOGICAL_AND": (B,), "LOGICAL_OR": (B,), "LOGICAL_NOT": (B,),
     "SELECT_V2": (F, I8, I16),
     # data movement
-    "RESHAPE": (F, I8, I16, I32, I64, B),
-    "SQUEEZE": (F, I8, I16, I32, I64, B),
+    "RESHAPE": (F, I8, I16, I32, I64, B, U8),
+    "SQUEEZE": (F, I8, I16, I32, I64, B, U8),
     "EXPAND_DIMS": (F, I8, I16),
     "CONCATENATION": (F, I8, I16, I32, I64, B),
     "PACK": (F, I8, I16, I32, I64),
@@ -99,14 +100,14 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
     "TRANSPOSE": (F, I8, I16),
     "SLICE": (F, I8, I16, I32, B),
     "STRIDED_SLICE": (F, I8, I16, I32, B),
-    "REVERSE_V2": (F, I8, "uint8", I16, I32, I64, B),
+    "REVERSE_V2": (F, I8, U8, I16, I32, I64, B),
     "GATHER": (F, I8),
     "GATHER_ND": (F, I8),
     "EMBEDDING_LOOKUP": (F, I8, "int8->float32"),
     "DYNAMIC_UPDATE_SLICE": NUMERIC,
-    "BROADCAST_TO": (F, I8, I16, I32, I64, B),
+    "BROADCAST_TO": (F, I8, I16, I32, I64, B, U8),
     "BROADCAST_ARGS": (I32, I64),
-    "SHAPE": (F, I8, I32),
+    "SHAPE": (F, I8, I16, I32, I64, B, U8),  # (the input's type: only its shape is read)
     "FILL": (F, I8, I32),
     "ZEROS_LIKE": (F, I8, I32, I64),
     "DEPTH_TO_SPACE": (F, I8),
@@ -116,8 +117,10 @@ TFLM_TYPES: dict[str, tuple[str, ...]] = {
     "RESIZE_BILINEAR": (F, I8),
     "RESIZE_NEAREST_NEIGHBOR": (F, I8, I16),
     # conversions
+    # (to bool: the interpreter's later TFLite Micro; the mirror's cast.cc has no case)
     "CAST": tuple(f"{a}->{b}" for a in (I8, I16, I32, "uint32", F, B)
-                  for b in (I8, I16, I32, "uint32", F) if a != b),
+                  for b in (I8, I16, I32, "uint32", F) if a != b)
+    + tuple(f"{a}->bool" for a in (F, I8, I16, I32, "uint32")),
     "QUANTIZE": ("float32->int8", "float32->int16", "int32->int8", "int32->int16",
                  "int16->int8", "int16->int16", "int16->int32", "int8->int8",
                  "int8->uint8", "int8->int16", "int8->int32", "uint8->int8"),
@@ -156,6 +159,14 @@ REFUSED: dict[tuple[str, str], str] = {
     ("GREATER", I16): "TFLite Micro's int16 GREATER compares with scaling parameters its "
                       "Prepare never sets (ComparisonsPrepare computes int8's only), so "
                       "its result is not a function of the model",
+}
+
+# Pairs the interpreter runs only because its kernel never checks the type (LOGICAL_AND
+# and LOGICAL_OR read any input's bytes as bools): no kernel of that type exists, and
+# minirt refuses them (its own one-line error).
+UNCHECKED: dict[str, tuple[str, ...]] = {
+    "LOGICAL_AND": (F, I8, I16, I32, I64, U8),
+    "LOGICAL_OR": (F, I8, I16, I32, I64, U8),
 }
 
 # Pairs other branches of issue 19 cover (IF / WHILE, int8 LOG_SOFTMAX): listed so the

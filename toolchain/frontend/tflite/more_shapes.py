@@ -49,8 +49,8 @@ def expand_dims(ctx: OpContext) -> Tensor:
 
 
 def broadcast_to(ctx: OpContext) -> Tensor:
-    """BROADCAST_TO a constant shape, numpy's rule."""
-    x = _data(ctx)
+    """BROADCAST_TO a constant shape, numpy's rule (any type: TFLite Micro copies bytes)."""
+    x = _data(ctx, 0, _MOVABLE + ("ui8",))
     shape = tuple(int(d) for d in ctx.value(1, "shape").reshape(-1))
     if broadcast_shape(x.type.shape, shape) != shape:
         raise Unsupported(f"{list(x.type.shape)} does not broadcast to {list(shape)}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from toolchain.frontend.tflite import more_reduce
+from toolchain.frontend.tflite import int32, more_reduce
 from toolchain.frontend.tflite.activations import activation_name, quantized_range
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
@@ -344,7 +344,21 @@ def rsqrt_int16(ctx: OpContext) -> Tensor:
                 index_vector_dim=len(shape), slice_sizes=(1,), quant=out.quant)
 
 
-__all__ = ["abs_int16", "add_n_int8", "div_int8", "inv_sqrt_multipliers", "rsqrt_int16",
+def cast(ctx: OpContext) -> Tensor:
+    """CAST as C converts (int32.py), and to bool as C++'s static_cast<bool>: x != 0 (a
+    NaN too), which the interpreter's TFLite Micro does for float32, int8, int16, int32
+    and uint32 inputs."""
+    x, out = ctx.input(0), ctx.output_type()
+    if out.dtype.name != "i1":
+        return int32.cast(ctx)
+    if x.type.quant is not None or x.type.dtype.name not in ("f32", "i8", "i16", "i32",
+                                                              "ui32"):
+        raise Unsupported(f"CAST of {x.type} to bool is not supported by TFLite Micro")
+    zero = ctx.filled(0.0 if x.type.dtype.is_float else 0, x)
+    return ctx.node("compare", [x, zero], direction="NE")
+
+
+__all__ = ["abs_int16", "cast", "add_n_int8", "div_int8", "inv_sqrt_multipliers", "rsqrt_int16",
            "rsqrt_int16_table", "batch_matmul_int16", "dequantize_uint8",
            "embedding_lookup", "maximum_int64", "minimum_int64", "prelu_int16",
            "requantize_uint8", "squared_difference_int16", "squared_difference_int32"]

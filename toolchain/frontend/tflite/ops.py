@@ -83,11 +83,12 @@ def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, in
 
 
 def _moves(convert: Converter, inputs: tuple[int, int | None], *, int32: bool = True,
-           int64: bool = False, bool_: bool = False) -> OpRow:
+           int64: bool = False, bool_: bool = False, uint8: bool = False) -> OpRow:
     """A data-movement row: one converter for float32, int8, int16 and the unquantized
     types TFLite Micro's kernel copies."""
-    return _row(convert, convert, inputs, convert, convert if int32 else None,
-                convert if int64 else None, convert if bool_ else None)
+    return OpRow(convert, convert, inputs[0], inputs[1], convert, convert if int32 else None,
+                 convert if int64 else None, convert if bool_ else None,
+                 convert if uint8 else None)
 
 
 def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | None = 1
@@ -136,7 +137,7 @@ OPS: dict[str, OpRow] = {
     "FLOOR_DIV": _row(more_ops.floor_div, None, (2, 2)),
     "FLOOR_MOD": _row(more_ops.floor_mod, None, (2, 2)),
     "ADD_N": _row(more_ops.add_n, more_types.add_n_int8, (1, None)),
-    "CAST": _every(int32.cast, (1, 1)),
+    "CAST": _every(more_types.cast, (1, 1)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1), int16.logistic),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1), int16.tanh),
     "RELU": _row(ew.relu, int8.relu, (1, 1), int16.relu),
@@ -152,8 +153,8 @@ OPS: dict[str, OpRow] = {
                         uint8=more_types.dequantize_uint8),
     # data movement (shape_ops.py): the same converter for both families
     # (RESHAPE and SQUEEZE copy bytes whatever the type; the others' kernels list theirs)
-    "RESHAPE": _moves(shape_ops.reshape, (1, 2), int64=True, bool_=True),
-    "SQUEEZE": _moves(shape_ops.squeeze, (1, 1), int64=True, bool_=True),
+    "RESHAPE": _moves(shape_ops.reshape, (1, 2), int64=True, bool_=True, uint8=True),
+    "SQUEEZE": _moves(shape_ops.squeeze, (1, 1), int64=True, bool_=True, uint8=True),
     "PAD": _moves(shape_ops.pad, (2, 2)),
     "CONCATENATION": _moves(shape_ops.concatenation, (1, None), int64=True, bool_=True),
     "TRANSPOSE": _moves(shape_ops.transpose, (2, 2), int32=False),
