@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from quant.tflm_oracle import assert_exact
-from tflite_models import OPTIONS_TABLE, Tensor, run_tflm, single_op_model
+from tflite_models import OPTIONS_TABLE, Op, Tensor, build_model, run_tflm, single_op_model
 
 from toolchain.frontend.tflite import import_model, read_model
 from toolchain.reference import run_graph
@@ -199,7 +199,49 @@ def _cases() -> dict[str, tuple[bytes, list[np.ndarray]]]:
     return cases
 
 
+def _unet_step() -> tuple[bytes, list[np.ndarray]]:
+    """An int8 U-Net decoder step: an encoder CONV_2D (stride 2), the TRANSPOSE_CONV that
+    brings it back to full size, the skip connection's CONCATENATION, a last CONV_2D."""
+    r = rng(40)
+
+    def act(shape, scale, zp):
+        return Tensor(shape, "int8", scale=scale, zero_point=zp)
+
+    def conv_weights(o, i, scale_in):
+        scales = list(r.uniform(0.005, 0.02, o))
+        w = Tensor((o, 3, 3, i), "int8", scale=scales, zero_point=[0] * o,
+                   data=r.integers(-127, 128, (o, 3, 3, i)))
+        b = Tensor((o,), "int32", scale=[scale_in * s for s in scales], zero_point=[0] * o,
+                   data=r.integers(-500, 500, o))
+        return w, b
+
+    x = act((1, 8, 8, 4), 0.05, -3)
+    down = act((1, 4, 4, 6), 0.25, -10)
+    up = act((1, 8, 8, 4), 0.4, 2)  # the skip's scale, so CONCATENATION needs no rescale
+    skip = act((1, 8, 8, 4), 0.4, 2)
+    cat = act((1, 8, 8, 8), 0.4, 2)
+    y = act((1, 8, 8, 3), 4.0, 0)
+    w1, b1 = conv_weights(6, 4, 0.05)
+    wt, bt = conv_weights(4, 6, 0.25)
+    w0, b0 = conv_weights(4, 4, 0.05)
+    w2, b2 = conv_weights(3, 8, 0.4)
+    conv = dict(padding="SAME", dilation_h_factor=1, dilation_w_factor=1)
+    ops = [Op("CONV_2D", [x, w0, b0], [skip], dict(conv, stride_h=1, stride_w=1,
+                                                   fused_activation_function="RELU")),
+           Op("CONV_2D", [x, w1, b1], [down], dict(conv, stride_h=2, stride_w=2,
+                                                   fused_activation_function="RELU")),
+           Op("TRANSPOSE_CONV", [Tensor((4,), "int32", data=np.array([1, 8, 8, 4])), wt,
+                                 down, bt], [up], dict(padding="SAME", stride_h=2,
+                                                       stride_w=2)),
+           Op("CONCATENATION", [skip, up], [cat], dict(axis=3,
+                                                       fused_activation_function="NONE")),
+           Op("CONV_2D", [cat, w2, b2], [y], dict(conv, stride_h=1, stride_w=1,
+                                                  fused_activation_function="NONE"))]
+    return build_model(ops, [x], [y]), [full("int8", (1, 8, 8, 4), 41)]
+
+
 CASES = _cases()
+CASES["unet_decoder_step_int8"] = _unet_step()
 
 
 def _compare(name: str, want: np.ndarray, got: np.ndarray) -> None:
@@ -246,7 +288,8 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
             "add_n_int8_three", "batch_matmul_int16_int64_sums", "div_int8_broadcast",
             "conv_2d_int4_weights", "fully_connected_int4_weights", "depthwise_int4_weights",
             "abs_int16_plain", "minimum_int64", "transpose_conv_float32_SAME_1_RELU6",
-            "quantize_int8_to_uint8_flip", "rsqrt_int16_every_value_0"]
+            "quantize_int8_to_uint8_flip", "rsqrt_int16_every_value_0",
+            "unet_decoder_step_int8"]
 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])
