@@ -3,9 +3,9 @@ tests: written with tflite_state_models.build_subgraphs (subgraph 0 the entry), 
 returned with inputs that take every branch / run the loop 0, 1 and several times.
 
 - `if_model(dtype, const_cond=None)`: IF(c, x, y) whose then branch adds and else branch
-  subtracts or multiplies; int8 branches declare their own quantization for the values
-  they are handed (TFLite Micro copies the bytes). With `const_cond`, the condition is a
-  constant in the file.
+  subtracts or multiplies (float32, int8, int16); quantized branches declare their own
+  quantization for the values they are handed (TFLite Micro copies the bytes). With
+  `const_cond`, the condition is a constant in the file.
 - `while_model(dtype)`: WHILE over (i, n, x, acc): `i < n` (n a model input, so the trip
   count is known at run time only), the body `i + 1`, `acc = acc * x + x` (float) or an
   int8 requantizing ADD of x into acc.
@@ -32,6 +32,8 @@ def _act(dtype: str, name: str, shape: tuple[int, ...] = SHAPE, scale: float = 0
          zero_point: int = -3) -> Tensor:
     if dtype == "int8":
         return Tensor(shape, "int8", scale=scale, zero_point=zero_point, name=name)
+    if dtype == "int16":  # 16x8: symmetric, TFLite's scales of a few hundred µ
+        return Tensor(shape, "int16", scale=scale / 64, zero_point=0, name=name)
     return Tensor(shape, dtype, name=name)
 
 
@@ -51,7 +53,8 @@ def _binary(opcode: str, dtype: str, name: str, quant: tuple[tuple[float, int], 
 
 
 def if_model(dtype: str, const_cond: bool | None = None) -> bytes:
-    """IF(c, x, y) -> out: then x + y, else x - y (float) or x * constant (int8)."""
+    """IF(c, x, y) -> out: then x + y, else x * constant (int8) or x - y (float32,
+    int16)."""
     c = Tensor((1,), "bool", name="c")
     if const_cond is not None:
         c.data = np.array([const_cond])
@@ -64,7 +67,7 @@ def if_model(dtype: str, const_cond: bool | None = None) -> bytes:
         k = np.arange(-40, 80, 20).reshape(SHAPE).astype(np.int8)
         orelse = _binary("MUL", dtype, "else", ((0.05, -3), (0.02, 0), (0.09, -7)), k)
     else:
-        orelse = _binary("SUB", dtype, "else", ((0, 0),) * 3)
+        orelse = _binary("SUB", dtype, "else", ((0.06, 0), (0.05, 0), (0.11, 0)))
     inputs = [x, y] if const_cond is not None else [c, x, y]
     main = Subgraph([Op("IF", [c, x, y], [out], {"then_subgraph_index": 1,
                                                    "else_subgraph_index": 2})],
@@ -75,8 +78,10 @@ def if_model(dtype: str, const_cond: bool | None = None) -> bytes:
 def if_inputs(dtype: str, seed: int, const_cond: bool | None = None) -> list[list[np.ndarray]]:
     """Input sets of if_model: the condition true and false (or the constant's)."""
     rng = np.random.default_rng(seed)
-    if dtype == "int8":
-        xy = [rng.integers(-128, 128, SHAPE).astype(np.int8) for _ in range(2)]
+    if dtype in ("int8", "int16"):
+        info = np.iinfo(dtype)
+        xy = [rng.integers(info.min, int(info.max) + 1, SHAPE).astype(dtype)
+              for _ in range(2)]
     else:
         xy = [rng.standard_normal(SHAPE).astype(np.float32) for _ in range(2)]
     if const_cond is not None:
