@@ -29,6 +29,7 @@ from tflite_state_models import Subgraph, build_subgraphs
 
 from toolchain.emu.run import run_image
 from toolchain.frontend.tflite import ops
+from toolchain.frontend.tflite.control_flow import MAX_NESTING, MAX_SUBGRAPH_IMPORTS
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
@@ -186,3 +187,35 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
         _assert_same(outputs[at:at + n], want, f"{board} {what}")
         at += n
     assert at == len(outputs)
+
+
+def _chain(levels: int) -> bytes:
+    """IF(c, c, x) in subgraph 0 and in each of subgraphs 1..levels-1, both branches
+    calling the next subgraph; subgraph `levels` gives x back."""
+    subgraphs = []
+    for k in range(levels):
+        c, x, y = Tensor((1,), "bool"), _f3(), _f3()
+        subgraphs.append(Subgraph([Op("IF", [c, c, x], [y], {
+            "then_subgraph_index": k + 1, "else_subgraph_index": k + 1})], [c, x], [y]))
+    subgraphs.append(_passing("last", Tensor((1,), "bool"), _f3()))
+    return build_subgraphs(subgraphs)
+
+
+def test_nested_branches_run_like_tflite_micro() -> None:
+    model = _chain(3)
+    graph = import_model(read_model(model))
+    x = np.array([1.5, -2.0, 0.25], np.float32)
+    for flag in (True, False):
+        want, _ = run_tflm(model, [np.array([flag]), x])
+        _assert_same(run_graph(graph, [np.array([flag]), x]), want, str(flag))
+
+
+def test_refuses_nesting_deeper_than_the_limit() -> None:
+    text = _one_line_error(_chain(MAX_NESTING + 1))
+    assert f"is nested {MAX_NESTING + 1} subgraphs deep; minirt takes {MAX_NESTING}" in text
+
+
+def test_refuses_branches_that_double_past_the_import_budget() -> None:
+    # Both branches of every IF call the next level: 2 + 4 + ... imports.
+    text = _one_line_error(_chain(10))
+    assert f"minirt imports at most {MAX_SUBGRAPH_IMPORTS}" in text, text

@@ -20,9 +20,9 @@ shapes are static).
 TFLite Micro copies tensors' bytes between the operator and the subgraphs, so each
 subgraph's tensors keep their own types and quantization: a value enters a subgraph
 retyped to what the subgraph declares, and leaves it retyped to what the operator (or
-the loop) holds (`retype`). A subgraph inside a region holds no state (RegionStates);
-one inlined shares the model's. Subgraphs nest (an IF in a WHILE body): each is imported
-by the importer's own converters, recursively.
+the loop) holds (`retype`). A called subgraph holds no state (RegionStates). Subgraphs
+nest (an IF in a WHILE body): each is imported by the importer's own converters,
+recursively, up to MAX_NESTING deep and MAX_SUBGRAPH_IMPORTS in all.
 """
 
 from __future__ import annotations
@@ -38,11 +38,39 @@ from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.verify import verify_node
 from toolchain.types import TensorType
 
+# Subgraphs inside subgraphs (an IF in a WHILE body is 2): deeper nesting is refused in
+# one line, not left to Python's recursion limit.
+MAX_NESTING = 16
+# Subgraph imports per model: an IF whose two branches each hold such an IF doubles the
+# count at every level, so a hostile file could ask for 2**16 regions.
+MAX_SUBGRAPH_IMPORTS = 256
+
+
+class SubgraphBudget:
+    """The subgraph imports one model may make (MAX_NESTING deep, MAX_SUBGRAPH_IMPORTS
+    in all), shared by the importers of its subgraphs."""
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def spend(self, depth: int, what: str) -> None:
+        """Counts one more import of a subgraph `depth` calls deep, or refuses it."""
+        if depth > MAX_NESTING:
+            raise Unsupported(f"{what} is nested {depth} subgraphs deep; minirt takes "
+                              f"{MAX_NESTING}")
+        self.used += 1
+        if self.used > MAX_SUBGRAPH_IMPORTS:
+            raise Unsupported(f"{what} would be the model's subgraph import number "
+                              f"{self.used}; minirt imports at most {MAX_SUBGRAPH_IMPORTS} "
+                              "(IF and WHILE nested in each other)")
+
 
 class RegionStates(StateTable):
-    """The state table of a subgraph imported as a region: it has none. A region's
-    values enter through its inputs only, so a variable read or assigned inside an IF
-    branch or a WHILE body is refused rather than silently cut from the model's state."""
+    """The state table of a subgraph IF or WHILE runs: it has none. A region's values
+    enter through its inputs only, so a variable read or assigned inside an IF branch or
+    a WHILE body is refused rather than silently cut from the model's state; an inlined
+    branch too, since the importer keys variable tensors and resource handles by tensor
+    index, which each subgraph numbers from 0."""
 
     def __init__(self, graph: Graph, where: str):
         super().__init__(graph)
@@ -174,4 +202,5 @@ def while_op(ctx: OpContext) -> list[Tensor]:
     return _add_node(ctx, "while", init, carried, [cond, body])
 
 
-__all__ = ["RegionStates", "if_op", "retype", "while_op"]
+__all__ = ["MAX_NESTING", "MAX_SUBGRAPH_IMPORTS", "RegionStates", "SubgraphBudget", "if_op",
+           "retype", "while_op"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.tflite.context import OpContext, tensor_type
-from toolchain.frontend.tflite.control_flow import RegionStates, retype
+from toolchain.frontend.tflite.control_flow import RegionStates, SubgraphBudget, retype
 from toolchain.frontend.tflite.errors import TFLiteError, Unsupported
 from toolchain.frontend.tflite.ops import OPS
 from toolchain.frontend.tflite.reader import (
@@ -63,13 +63,15 @@ def family(model: ModelInfo, op: OperatorInfo) -> str:
 class _Importer:
     def __init__(self, model: ModelInfo, graph: Graph, states: StateTable | None = None,
                  custom_ops: dict[str, CustomOp] | None = None,
-                 root: ModelInfo | None = None, calling: tuple[int, ...] = (0,)):
+                 root: ModelInfo | None = None, calling: tuple[int, ...] = (0,),
+                 budget: SubgraphBudget | None = None):
         self.model = model
         # The model's subgraph 0, which holds the others (IF / WHILE name them by index),
         # and the subgraphs being imported, outermost first (a call back into one of
         # them would recurse without end).
         self.root = root if root is not None else model
         self.calling = calling
+        self.budget = budget if budget is not None else SubgraphBudget()
         self.custom_ops = custom_ops or {}
         self.custom_count = 0  # custom_call nodes made so far: the next one's ordinal
         self.graph = graph
@@ -251,12 +253,12 @@ class _Importer:
     def import_subgraph(self, k: int, inputs: Sequence[Tensor], graph: Graph,
                         role: str) -> list[Tensor]:
         """Subgraph k's operators added to `graph` (this importer's own graph: the
-        subgraph inlined, e.g. an IF on a constant condition; else a region being built),
+        subgraph inlined: an IF on a constant condition; else a region being built),
         its inputs bound to `inputs` in order, each retyped to the type the subgraph
         declares for it (TFLite Micro copies the bytes: a subgraph's tensors keep their
         own quantization). Returns the subgraph's outputs as it declares them. `role`
-        (`IF's then`, `WHILE's body`) names the subgraph in messages. A subgraph inlined
-        shares this import's state; one in a region may hold none (RegionStates)."""
+        (`IF's then`, `WHILE's body`) names the subgraph in messages. A called subgraph
+        holds no state (RegionStates)."""
         what = f"{role} subgraph {k}"
         try:
             sub = self.root.subgraph(k)
@@ -268,9 +270,9 @@ class _Importer:
         if len(inputs) != len(sub.inputs):
             raise Unsupported(f"{what} takes {len(sub.inputs)} inputs, but the operator "
                               f"passes {len(inputs)}")
-        inline = graph is self.graph
-        child = _Importer(sub, graph, self.states if inline else RegionStates(graph, what),
-                          self.custom_ops, self.root, (*self.calling, k))
+        self.budget.spend(len(self.calling), what)
+        child = _Importer(sub, graph, RegionStates(graph, what), self.custom_ops, self.root,
+                          (*self.calling, k), self.budget)
         child.custom_count = self.custom_count
         for j, (index, t) in enumerate(zip(sub.inputs, inputs)):
             info = sub.tensors[index]
@@ -278,8 +280,12 @@ class _Importer:
                 raise Unsupported(f"{what}: input {j} ({info.describe()}) is "
                                   + ("listed twice" if index in child.values else
                                      "a constant"))
-            child.values[index] = retype(graph, t, tensor_type(info),
-                                         f"{what}'s input {j} ({info.describe()})")
+            try:
+                want = tensor_type(info)
+            except Unsupported as e:
+                raise Unsupported(f"{what}: {e}") from None
+            child.values[index] = retype(graph, t, want, f"{what}'s input {j} "
+                                         f"({info.describe()})")
         child.convert_all()
         outputs = []
         for j, index in enumerate(sub.outputs):
@@ -305,7 +311,7 @@ class _Importer:
             raise Unsupported(f"init subgraph {k} has inputs; CALL_ONCE passes none")
         importer = _Importer(sub, Graph(f"init{k}"),
                              StateTable(Graph(f"init{k}"), dict(self.states.boot)),
-                             root=self.root, calling=(*self.calling, k))
+                             root=self.root, calling=(*self.calling, k), budget=self.budget)
         importer.graph = importer.states.graph
         importer.run()
         if importer.errors:
