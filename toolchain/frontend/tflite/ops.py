@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolchain.frontend.tflite import elementwise as ew
 from toolchain.frontend.tflite import (
+    control_flow,
     int8,
     int16,
     int32,
@@ -35,6 +35,7 @@ from toolchain.frontend.tflite import (
     svdf,
     variables,
 )
+from toolchain.frontend.tflite import elementwise as ew
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
@@ -146,6 +147,9 @@ OPS: dict[str, OpRow] = {
     "CALL_ONCE": _every(variables.call_once, (0, 0), 0),
     "SPLIT_V": _every(variables.split_v, (3, 3), None),
     "SPLIT": _every(variables.split, (2, 2), None),
+    # control flow on subgraphs, as the graph's `if` and `while` (control_flow.py)
+    "IF": _every(control_flow.if_op, (1, None), None),
+    "WHILE": _every(control_flow.while_op, (1, None), None),
     # comparisons, logical ops, selection (more_ops.py): they check their types themselves
     "EQUAL": _every(more_ops.equal, (2, 2)),
     "NOT_EQUAL": _every(more_ops.not_equal, (2, 2)),
