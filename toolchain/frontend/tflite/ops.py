@@ -36,6 +36,7 @@ from toolchain.frontend.tflite import (
     variables,
 )
 from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.detection import detection_postprocess
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
 
@@ -214,6 +215,8 @@ OPS: dict[str, OpRow] = {
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
             for name, (convert, least, most, outputs) in SIGNAL_OPS.items()})
+# TFLite Micro's DETECTION_POSTPROCESS, registered as a custom operator (detection.py).
+OPS["CUSTOM:TFLite_Detection_PostProcess"] = _every(detection_postprocess, (3, 3), 4)
 
 
 __all__ = ["OPS", "Converter", "OpRow"]
