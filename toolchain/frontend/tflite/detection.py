@@ -101,9 +101,10 @@ def _as_float(ctx: OpContext, ops: Ops, i: int, what: str) -> Tensor:
     if name not in ("i8", "ui8") or q is None or len(q.scales) != 1:
         raise Unsupported(f"input {i} ({what}) is {x.type}; float32, or int8 / uint8 "
                           "quantized per tensor, is expected")
-    f = ops.node("convert", [x], dtype="f32")
-    shifted = ops.node("subtract", [f, ops.splat(float(q.zero_points[0]), f)])
-    return ops.node("multiply", [shifted, ops.splat(float(np.float32(q.scales[0])), f)])
+    wide = ops.node("convert", [x], dtype="i32")
+    shifted = ops.node("subtract", [wide, ops.splat(int(q.zero_points[0]), wide)])
+    f = ops.node("convert", [shifted], dtype="f32")
+    return ops.node("multiply", [f, ops.splat(float(np.float32(q.scales[0])), f)])
 
 
 def _decode(ops: Ops, encodings: Tensor, anchors: Tensor, scales: tuple[float, ...]
