@@ -10,10 +10,12 @@ for a DEQUANTIZE followed by the float operator.
 
 Decoding follows the kernel's arithmetic: the center and half sizes in double (the
 scales read as float32, as its flexbuffer AsFloat gives them), rounded once to float32,
-then corners as float32 differences. Fast NMS sorts each anchor's classes, suppresses on
-each anchor's best score and emits its best class per kept anchor (TFLite Micro misplaces
-the outputs of more classes per anchor: refused);
-regular NMS suppresses each class on its own (detections_per_class at most) and keeps
+then corners as float32 differences (passes/affine.py may turn the division by a constant
+scale into a multiplication: a 1-ulp change in double, which moves the float32 result
+only for a value within 2**-29 of a rounding boundary). Fast NMS suppresses on each
+anchor's best score and emits its best class (the lowest of equal scores) per kept
+anchor (TFLite Micro misplaces the outputs of more classes per anchor: refused); regular
+NMS suppresses each class on its own (detections_per_class at most) and keeps
 the best max_detections over all classes, ties to the lower class, then the lower
 position in that class's order (the kernel's partial sort over its merged buffer).
 
