@@ -167,7 +167,7 @@ OPS: dict[str, OpRow] = {
                                more_math.squared_difference_int8, (2, 2)),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
     "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
-    "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
+    "LOG_SOFTMAX": _row(more_math.log_softmax, more_math.log_softmax_int8, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
                              (1, 1)),
     # data movement and indexing (more_shapes.py): every type the kernel takes
