@@ -176,15 +176,10 @@ def _fast(ctx: OpContext, ops: Ops, scores: Tensor, boxes: Tensor, o: Options, s
     best = ops.node("reshape", [top], shape=(1, n))
     s: Suppressed = greedy_suppression(ops, ctx.graph, best, boxes, o.score_threshold,
                                        o.iou_threshold, o.max_detections)
-    flat = (n,)
-    selected = ops.node("reshape", [ops.node("convert", [s.selected], dtype="i32")],
-                        shape=flat)
-    order = ops.node("reshape", [s.order], shape=flat)
-    # The selected anchors in selection order: a stable sort on "selected" first.
-    _, picked = sort_descending(ctx.graph, [selected, order], 1, 0)
+    picked = ops.node("reshape", [s.boxes], shape=s.boxes.type.shape[1:])
     count = ops.node("reshape", [s.count], shape=())
     slot = np.arange(slots)
-    anchor = ops.take(picked, ops.const(np.minimum(slot, n - 1), "i32"))
+    anchor = ops.take(picked, ops.const(np.minimum(slot, picked.type.shape[0] - 1), "i32"))
     written = ops.cmp(ops.const(slot, "i32"), "LT", ops.bcast(count, (slots,), ()))
     return Detections(written, anchor, ops.take(top_class, anchor), ops.take(top, anchor),
                       count)
@@ -198,21 +193,25 @@ def _regular(ctx: OpContext, ops: Ops, scores: Tensor, boxes: Tensor, o: Options
     per_class = ops.node("transpose", [scores], permutation=(1, 0))  # [C, N]
     s = greedy_suppression(ops, ctx.graph, per_class, boxes, o.score_threshold,
                            o.iou_threshold, o.detections_per_class)
-    flat = (c * n,)
-    selected = ops.node("reshape", [ops.node("convert", [s.selected], dtype="i32")],
-                        shape=flat)
-    sorted_scores = ops.node("reshape", [s.scores], shape=flat)
-    _, _, position = sort_descending(ctx.graph, [selected, sorted_scores, ops.iota(flat, 0)],
+    per = s.boxes.type.shape[1]
+    flat = (c * per,)
+    # Every class's selections, flattened class by class in selection order, sorted by
+    # (written, score) descending: stable, so ties go to the lower class, then the
+    # earlier selection, as the kernel's merges leave them.
+    written = ops.cmp(ops.iota((c, per), 1), "LT", ops.bcast(s.count, (c, per), (0,)))
+    written = ops.node("reshape", [ops.node("convert", [written], dtype="i32")], shape=flat)
+    picked_scores = ops.node("reshape", [s.scores], shape=flat)
+    _, _, position = sort_descending(ctx.graph, [written, picked_scores, ops.iota(flat, 0)],
                                      2, 0)
     total = ops.reduce(s.count, "add", (0,), 0)
     count = ops.node("minimum", [total, ops.const(o.max_detections, "i32")])
     slot = np.arange(slots)
-    q = ops.take(position, ops.const(np.minimum(slot, c * n - 1), "i32"))
-    anchor = ops.take(ops.node("reshape", [s.order], shape=flat), q)
-    cls = ops.node("divide", [q, ops.splat(n, q)])
-    score = ops.take(sorted_scores, q)
-    written = ops.cmp(ops.const(slot, "i32"), "LT", ops.bcast(count, (slots,), ()))
-    return Detections(written, anchor, cls, score, count)
+    q = ops.take(position, ops.const(np.minimum(slot, c * per - 1), "i32"))
+    anchor = ops.take(ops.node("reshape", [s.boxes], shape=flat), q)
+    cls = ops.node("divide", [q, ops.splat(per, q)])
+    score = ops.take(picked_scores, q)
+    in_count = ops.cmp(ops.const(slot, "i32"), "LT", ops.bcast(count, (slots,), ()))
+    return Detections(in_count, anchor, cls, score, count)
 
 
 def _outputs(ctx: OpContext, ops: Ops, d: Detections, boxes: Tensor, valid: Tensor,

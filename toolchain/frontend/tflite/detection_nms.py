@@ -16,12 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.verify import verify_node
 from toolchain.types import TensorType, dtype
-
-I1, I32, F32 = dtype("i1"), dtype("i32"), dtype("f32")
 
 NodeFn = Callable[..., Tensor]
 
@@ -130,13 +130,12 @@ def sort_descending(graph: Graph, operands: list[Tensor], keys: int, dim: int
 
 @dataclass(frozen=True)
 class Suppressed:
-    """What the greedy suppression leaves for K score rows of N candidates each, in
-    every row's own order (kept scores first, descending, ties by box index)."""
+    """What the greedy suppression selects in each of K score rows, in selection order
+    (score descending, ties by box index): slots past a row's count hold 0."""
 
-    order: Tensor     # [K, N] i32: the box at each position
-    scores: Tensor    # [K, N] f32: its score
-    selected: Tensor  # [K, N] i1: selected by the suppression
-    count: Tensor     # [K] i32: how many
+    boxes: Tensor   # [K, L] i32: the selected boxes, L = min(limit, N) (at least 1)
+    scores: Tensor  # [K, L] f32: their scores
+    count: Tensor   # [K] i32: how many
 
 
 def _iou(ops: Ops, box_i: Tensor, area_i: Tensor, boxes: Tensor, area: Tensor) -> Tensor:
@@ -165,36 +164,40 @@ def box_areas(ops: Ops, boxes: Tensor) -> Tensor:
 
 def _body(carried: list[TensorType], captured: list[TensorType], iou_threshold: float,
           limit: int) -> Graph:
-    """One step of the suppression: (i, active, selected, count) -> the next."""
+    """One step of the suppression: candidate i of every row, taken when still active
+    and the row has room; a taken one is written at its row's count and deactivates the
+    later candidates it overlaps."""
     g = Graph("detection.nms.body")
-    i, active, selected, count = (g.add_input(t) for t in carried)
-    boxes, area, _, _ = (g.add_input(t) for t in captured)
+    i, active, count, picked_box, picked_score = (g.add_input(t) for t in carried)
+    boxes, area, order, scores, _, _ = (g.add_input(t) for t in captured)
     ops = Ops.of_region(g)
     k, n = active.type.shape
+    slots = picked_box.type.shape[1]
     zero = ops.const(0, "i32")
     kn = (k, n)
 
-    def at_i(t: Tensor) -> Tensor:  # position i of every row, the dim kept (size 1)
+    def at_i(t: Tensor) -> Tensor:  # position i of every row, that dim dropped
         starts = [zero, i] + [zero] * (t.type.rank - 2)
-        return ops.node("dynamic_slice", [t, *starts],
-                        slice_sizes=(k, 1, *t.type.shape[2:]))
+        part = ops.node("dynamic_slice", [t, *starts], slice_sizes=(k, 1, *t.type.shape[2:]))
+        return ops.node("reshape", [part], shape=(k, *t.type.shape[2:]))
 
     room = ops.cmp(count, "LT", ops.splat(limit, count))
-    take = ops.node("and", [ops.node("reshape", [at_i(active)], shape=(k,)), room])
-    position = ops.iota(kn, 1)
-    here = ops.cmp(position, "EQ", ops.bcast(i, kn, ()))
-    later = ops.cmp(position, "GT", ops.bcast(i, kn, ()))
-    box_i = ops.bcast(ops.node("reshape", [at_i(boxes)], shape=(k, 4)), (k, n, 4), (0, 2))
-    area_i = ops.bcast(ops.node("reshape", [at_i(area)], shape=(k,)), kn, (0,))
+    take = ops.node("and", [at_i(active), room])
+    later = ops.cmp(ops.iota(kn, 1), "GT", ops.bcast(i, kn, ()))
+    box_i = ops.bcast(at_i(boxes), (k, n, 4), (0, 2))
+    area_i = ops.bcast(at_i(area), kn, (0,))
     overlap = ops.cmp(_iou(ops, box_i, area_i, boxes, area), "GT",
                       ops.splat(iou_threshold, area))
-    take_kn = ops.bcast(take, kn, (0,))
-    dropped = ops.node("and", [take_kn, ops.node("and", [overlap, later])])
+    dropped = ops.node("and", [ops.bcast(take, kn, (0,)), ops.node("and", [overlap, later])])
+    ks = (k, slots)
+    write = ops.node("and", [ops.bcast(take, ks, (0,)),
+                             ops.cmp(ops.iota(ks, 1), "EQ", ops.bcast(count, ks, (0,)))])
     g.outputs = [
         ops.node("add", [i, ops.const(1, "i32")]),
         ops.node("and", [active, ops.node("not", [dropped])]),
-        ops.node("or", [selected, ops.node("and", [take_kn, here])]),
         ops.node("add", [count, ops.node("convert", [take], dtype="i32")]),
+        ops.where(write, ops.bcast(at_i(order), ks, (0,)), picked_box),
+        ops.where(write, ops.bcast(at_i(scores), ks, (0,)), picked_score),
     ]
     return g
 
@@ -202,8 +205,8 @@ def _body(carried: list[TensorType], captured: list[TensorType], iou_threshold: 
 def _cond(carried: list[TensorType], captured: list[TensorType]) -> Graph:
     """Goes on while some row still has room and kept candidates at or after i."""
     g = Graph("detection.nms.cond")
-    i, _, _, count = (g.add_input(t) for t in carried)
-    _, _, kept_end, out_size = (g.add_input(t) for t in captured)
+    i, _, count, _, _ = (g.add_input(t) for t in carried)
+    *_, kept_end, out_size = (g.add_input(t) for t in captured)
     ops = Ops.of_region(g)
     more = ops.cmp(i, "LT", kept_end)
     room = ops.reduce(ops.cmp(count, "LT", out_size), "or", (0,), False)
@@ -228,12 +231,14 @@ def greedy_suppression(ops: Ops, graph: Graph, scores: Tensor, boxes: Tensor,
     sorted_boxes = ops.take(boxes, order)  # [K, N, 4]
     area = box_areas(ops, sorted_boxes)
     active = ops.cmp(kept_s, "EQ", ops.splat(1, kept_s))
-    start = [ops.const(0, "i32"), active, ops.splat(False, active),
-             ops.splat(0, kept_count)]
+    slots = max(1, min(limit, n))
+    start = [ops.const(0, "i32"), active, ops.splat(0, kept_count),
+             ops.const(np.zeros((k, slots), np.int32), "i32"),
+             ops.const(np.zeros((k, slots), np.float32), "f32")]
     carried = [t.type for t in start]
-    # Both regions take every capture: the boxes and areas (the body's), the end of the
-    # kept candidates and each row's output size (the cond's).
-    captured = [sorted_boxes, area, kept_end, out_size]
+    # Both regions take every capture: the boxes, areas, order and scores (the body's),
+    # the end of the kept candidates and each row's output size (the cond's).
+    captured = [sorted_boxes, area, order, scores_s, kept_end, out_size]
     cap_types = [t.type for t in captured]
     cond = _cond(carried, cap_types)
     body = _body(carried, cap_types, iou_threshold, limit)
@@ -241,8 +246,8 @@ def greedy_suppression(ops: Ops, graph: Graph, scores: Tensor, boxes: Tensor,
     err = verify_node(node)
     if err is not None:
         raise BuildError(err.message)
-    _, _, selected, count = node.outputs
-    return Suppressed(order, scores_s, selected, count)
+    _, _, count, picked_box, picked_score = node.outputs
+    return Suppressed(picked_box, picked_score, count)
 
 
 __all__ = ["BuildError", "Ops", "Suppressed", "box_areas", "greedy_suppression",
