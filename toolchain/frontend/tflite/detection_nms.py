@@ -169,8 +169,12 @@ def _body(carried: list[TensorType], captured: list[TensorType], iou_threshold: 
     later candidates it overlaps."""
     g = Graph("detection.nms.body")
     i, active, count, picked_box, picked_score = (g.add_input(t) for t in carried)
-    boxes, area, order, scores, _, _ = (g.add_input(t) for t in captured)
+    decoded, order, scores, _, _ = (g.add_input(t) for t in captured)
     ops = Ops.of_region(g)
+    # Each row's boxes in its own order, gathered here rather than carried: the gather
+    # fuses into the IoU's loads, so no [K, N, 4] copy is kept.
+    boxes = ops.take(decoded, order)
+    area = box_areas(ops, boxes)
     k, n = active.type.shape
     slots = picked_box.type.shape[1]
     zero = ops.const(0, "i32")
@@ -228,17 +232,15 @@ def greedy_suppression(ops: Ops, graph: Graph, scores: Tensor, boxes: Tensor,
     kept_count = ops.reduce(kept_s, "add", (1,), 0)
     out_size = ops.node("minimum", [kept_count, ops.splat(limit, kept_count)])
     kept_end = ops.reduce(kept_count, "maximum", (0,), 0)
-    sorted_boxes = ops.take(boxes, order)  # [K, N, 4]
-    area = box_areas(ops, sorted_boxes)
     active = ops.cmp(kept_s, "EQ", ops.splat(1, kept_s))
     slots = max(1, min(limit, n))
     start = [ops.const(0, "i32"), active, ops.splat(0, kept_count),
              ops.const(np.zeros((k, slots), np.int32), "i32"),
              ops.const(np.zeros((k, slots), np.float32), "f32")]
     carried = [t.type for t in start]
-    # Both regions take every capture: the boxes, areas, order and scores (the body's),
-    # the end of the kept candidates and each row's output size (the cond's).
-    captured = [sorted_boxes, area, order, scores_s, kept_end, out_size]
+    # Both regions take every capture: the boxes, order and scores (the body's), the
+    # end of the kept candidates and each row's output size (the cond's).
+    captured = [boxes, order, scores_s, kept_end, out_size]
     cap_types = [t.type for t in captured]
     cond = _cond(carried, cap_types)
     body = _body(carried, cap_types, iou_threshold, limit)
