@@ -12,12 +12,13 @@ unwritten (fast NMS past num_detections) are not compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from detection_models import OPCODE, Case, anchors_of, compare, float_inputs, models
 from tflite_models import Op, Tensor, build_model, run_tflm
 
 from toolchain.frontend.tflite.errors import TFLiteError
@@ -27,123 +28,12 @@ from toolchain.reference import run_graph
 
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
 
-OPCODE = "CUSTOM:TFLite_Detection_PostProcess"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One model and its inputs."""
-
-    boxes: int = 40
-    classes: int = 3
-    background: bool = True
-    regular: bool = False
-    max_detections: int = 10
-    max_classes_per_detection: int = 1
-    detections_per_class: int = 5
-    score_threshold: float = 0.3
-    iou_threshold: float = 0.5
-    crowded: bool = False  # boxes packed on a few centres: heavy overlap
-    ties: bool = False  # scores from a handful of values
-    dtype: str = "float32"  # of the box encodings and scores: float32, int8, uint8
-    seed: int = 0
-    slots: int | None = None  # the outputs' M; default: what the kernel writes
-
-    @property
-    def scores_width(self) -> int:
-        return self.classes + int(self.background)
-
-    def options(self) -> dict[str, Any]:
-        return {"max_detections": self.max_detections,
-                "max_classes_per_detection": self.max_classes_per_detection,
-                "detections_per_class": self.detections_per_class,
-                "use_regular_nms": self.regular,
-                "nms_score_threshold": self.score_threshold,
-                "nms_iou_threshold": self.iou_threshold,
-                "num_classes": self.classes,
-                "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0}
-
-    def m(self) -> int:
-        if self.slots is not None:
-            return self.slots
-        return self.max_detections
-
-
-def _anchors(case: Case, rng: np.random.Generator) -> np.ndarray:
-    n = case.boxes
-    if case.crowded:
-        centres = rng.uniform(0.3, 0.7, size=(3, 2))[rng.integers(0, 3, size=n)]
-        centres += rng.normal(0, 0.01, size=(n, 2))
-        sizes = rng.uniform(0.2, 0.3, size=(n, 2))
-    else:
-        centres = rng.uniform(0.0, 1.0, size=(n, 2))
-        sizes = rng.uniform(0.05, 0.4, size=(n, 2))
-    return np.concatenate([centres, sizes], axis=1).astype(np.float32)
-
-
-def _float_inputs(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    n = case.boxes
-    encodings = rng.normal(0, 1.0, size=(1, n, 4)).astype(np.float32)
-    if case.ties:
-        scores = rng.choice(np.float32([0.2, 0.5, 0.75, 0.9]), size=(1, n, case.scores_width))
-    else:
-        scores = rng.uniform(0, 1, size=(1, n, case.scores_width))
-    return encodings, scores.astype(np.float32)
-
-
-_QUANT = {"int8": (-128, 127), "uint8": (0, 255)}
-
-
-def _models(case: Case) -> tuple[bytes, bytes, list[np.ndarray]]:
-    """(our model, TFLite Micro's model, inputs): the same model for float32; for a
-    quantized case ours takes the quantized inputs straight, TFLite Micro's through
-    DEQUANTIZE operators."""
-    rng = np.random.default_rng(case.seed)
-    anchors = _anchors(case, rng)
-    encodings, scores = _float_inputs(case, rng)
-    n, m = case.boxes, case.m()
-    outputs = [Tensor((1, m, 4), "float32"), Tensor((1, m), "float32"),
-               Tensor((1, m), "float32"), Tensor((1,), "float32")]
-    anchor_t = Tensor((n, 4), "float32", data=anchors)
-    if case.dtype == "float32":
-        enc_t, sc_t = Tensor((1, n, 4), "float32"), Tensor((1, n, case.scores_width), "float32")
-        model = build_model([Op(OPCODE, [enc_t, sc_t, anchor_t], outputs, case.options())],
-                            [enc_t, sc_t], outputs)
-        return model, model, [encodings, scores]
-    lo, hi = _QUANT[case.dtype]
-    enc_zp, sc_zp = (lo + hi + 1) // 2 + 3, lo + 5
-    enc_scale, sc_scale = 0.02, 1 / 250
-    q_enc = np.clip(np.round(encodings / enc_scale) + enc_zp, lo, hi).astype(case.dtype)
-    q_sc = np.clip(np.round(scores / sc_scale) + sc_zp, lo, hi).astype(case.dtype)
-    enc_t = Tensor((1, n, 4), case.dtype, scale=enc_scale, zero_point=enc_zp)
-    sc_t = Tensor((1, n, case.scores_width), case.dtype, scale=sc_scale, zero_point=sc_zp)
-    ours = build_model([Op(OPCODE, [enc_t, sc_t, anchor_t], outputs, case.options())],
-                       [enc_t, sc_t], outputs)
-    enc_f, sc_f = Tensor((1, n, 4), "float32"), Tensor((1, n, case.scores_width), "float32")
-    theirs = build_model([Op("DEQUANTIZE", [enc_t], [enc_f]), Op("DEQUANTIZE", [sc_t], [sc_f]),
-                          Op(OPCODE, [enc_f, sc_f, anchor_t], outputs, case.options())],
-                         [enc_t, sc_t], outputs)
-    return ours, theirs, [q_enc, q_sc]
-
-
-def _compare(case: Case, want: list[np.ndarray], got: list[np.ndarray]) -> None:
-    assert [g.shape for g in got] == [w.shape for w in want]
-    count = int(want[3][0])
-    assert got[3][0] == want[3][0], (got[3], want[3])
-    # Fast NMS writes `count` slots; regular NMS every one of its max_detections.
-    written = case.max_detections if case.regular else count
-    for k in range(3):
-        w, g = want[k][0, :written], got[k][0, :written]
-        assert g.dtype == w.dtype and np.array_equal(g, w), (k, np.argwhere(g != w)[:3], g, w)
-    for k in range(3):  # ours writes zeros past them
-        assert not np.any(got[k][0, written:])
-
 
 def _check(case: Case) -> list[np.ndarray]:
-    ours, theirs, inputs = _models(case)
+    ours, theirs, inputs = models(case)
     want, _ = run_tflm(theirs, inputs)
     got = run_graph(import_model(read_model(ours)), inputs)
-    _compare(case, want, [np.asarray(g) for g in got])
+    compare(case, want, [np.asarray(g) for g in got])
     return want
 
 
@@ -181,7 +71,7 @@ def test_crowded_boxes_are_suppressed() -> None:
     """A crowded case selects fewer boxes than it keeps: the suppression did work."""
     case = replace(CASES["fast_crowded"], max_detections=60)
     want = _check(case)
-    kept = int(np.sum(_float_inputs(case, np.random.default_rng(case.seed))[1][0, :, 1:].max(1)
+    kept = int(np.sum(float_inputs(case, np.random.default_rng(case.seed))[1][0, :, 1:].max(1)
                       >= case.score_threshold))
     assert 0 < want[3][0] < kept
 
@@ -190,7 +80,7 @@ def _model_of(case: Case, **changes: Any) -> bytes:
     case = replace(case, **changes)
     n = case.boxes
     enc_t, sc_t = Tensor((1, n, 4), "float32"), Tensor((1, n, case.scores_width), "float32")
-    anchors = Tensor((n, 4), "float32", data=_anchors(case, np.random.default_rng(0)))
+    anchors = Tensor((n, 4), "float32", data=anchors_of(case, np.random.default_rng(0)))
     m = case.m()
     outputs = [Tensor((1, m, 4), "float32"), Tensor((1, m), "float32"),
                Tensor((1, m), "float32"), Tensor((1,), "float32")]
@@ -230,9 +120,9 @@ def test_invalid_box_gives_no_detections(regular: bool) -> None:
     """An anchor of height 0 decodes to ymin == ymax: TFLite Micro fails the inference,
     the graph reports no detections."""
     case = Case(regular=regular)
-    ours, _, inputs = _models(case)
+    ours, _, inputs = models(case)
     rng = np.random.default_rng(case.seed)
-    anchors = _anchors(case, rng)
+    anchors = anchors_of(case, rng)
     anchors[7, 2] = 0.0
     n = case.boxes
     enc_t, sc_t = Tensor((1, n, 4), "float32"), Tensor((1, n, case.scores_width), "float32")
@@ -260,7 +150,7 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     from toolchain.target import load_board
     from toolchain.testing.difftest import merge_graphs
 
-    built = [_models(CASES[name]) for name in FIRMWARE_CASES]
+    built = [models(CASES[name]) for name in FIRMWARE_CASES]
     graphs = [import_model(read_model(ours)) for ours, _, _ in built]
     inputs = [x for _, _, xs in built for x in xs]
     result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
@@ -272,4 +162,4 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     outputs = decode_outputs(module.outputs, run.outputs)
     for k, (name, (_, theirs, xs)) in enumerate(zip(FIRMWARE_CASES, built, strict=True)):
         want, _ = run_tflm(theirs, xs)
-        _compare(CASES[name], want, [np.asarray(g) for g in outputs[4 * k:4 * k + 4]])
+        compare(CASES[name], want, [np.asarray(g) for g in outputs[4 * k:4 * k + 4]])
