@@ -1,7 +1,8 @@
 """TFLite_Detection_PostProcess (toolchain/frontend/tflite/detection.py) against TFLite
 Micro's own kernel: seeded random boxes and scores, crowded boxes (many overlaps) and
 tied scores, fast and regular NMS, float32 and int8 / uint8 inputs; on the reference and
-as firmware under QEMU.
+as firmware under QEMU on cortex-m4, x86-64, riscv32 and cortex-m0plus (no FPU: libgcc's
+soft float).
 
 TFLite Micro's kernel takes float32 only, so a quantized case is compared with TFLite
 Micro running DEQUANTIZE on each input and then the float operator: the arithmetic
@@ -141,7 +142,7 @@ FIRMWARE_CASES = ["fast_crowded", "fast_ties", "regular_ties", "regular_few_per_
                   "int8_regular", "uint8_fast"]
 
 
-@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32", "cortex-m0plus"])
 def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     """Every firmware case in one build, run once under QEMU, compared exactly."""
     from toolchain.emu.run import run_image

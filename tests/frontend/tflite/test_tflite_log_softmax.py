@@ -3,7 +3,7 @@ TFLite Micro's kernel, exactly: the numpy kernel and the imported graph on seede
 inputs over input scales from 1e-5 to 100 (the cut-off, the multiplier cap and the
 reverse divisor each take their edge cases), rows of one repeated value, rows with one
 outlier, depths from 1 to 1000; the graph's fixed-point log against the numpy one over
-int32 sums; and the firmware under QEMU on cortex-m4 and x86-64."""
+int32 sums; and the firmware under QEMU on cortex-m4, x86-64, riscv32 and cortex-m0plus."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_other_output_quantization_is_refused(out_scale: float, out_zp: int) -> 
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32", "cortex-m0plus"])
 def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     from toolchain.emu.run import run_image
     from toolchain.module import read_module
