@@ -44,6 +44,9 @@ CASES = {
     "fast_crowded": Case(crowded=True, boxes=60, seed=2),
     "fast_ties": Case(ties=True, crowded=True, seed=3),
     "fast_one_class_only": Case(max_classes_per_detection=3, classes=1, seed=4),
+    "fast_ignores_per_class": Case(detections_per_class=0, seed=18),
+    "regular_ignores_classes_per_detection": Case(regular=True, max_classes_per_detection=0,
+                                                  seed=19),
     "fast_more_slots": Case(slots=14, ties=True, seed=5),
     "fast_few_kept": Case(score_threshold=0.9, seed=6),
     "fast_low_iou": Case(iou_threshold=0.05, crowded=True, seed=7),
@@ -95,6 +98,8 @@ def _model_of(case: Case, **changes: Any) -> bytes:
     ({"iou_threshold": 1.5}, "nms_iou_threshold is 1.5"),
     ({"max_detections": 10, "slots": 4}, "M >= 10"),
     ({"max_detections": -1, "slots": 10}, "max_detections is -1"),
+    ({"regular": True, "detections_per_class": 0}, "detections_per_class is 0"),
+    ({"max_classes_per_detection": 0}, "max_classes_per_detection is 0"),
 ])
 def test_refusals_are_one_line(changes: dict[str, Any], message: str) -> None:
     model = _model_of(Case(), **changes)

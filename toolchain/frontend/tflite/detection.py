@@ -22,7 +22,8 @@ position in that class's order (the kernel's partial sort over its merged buffer
 Where TFLite Micro fails the inference (a decoded box with ymin >= ymax or xmin >= xmax)
 the graph, which cannot fail, reports no detections: every output zero. Output slots
 the kernel leaves unwritten (past the count in fast NMS, past max_detections in
-regular NMS) are zero here.
+regular NMS) are zero here. NaN scores or coordinates are outside what is matched:
+the kernel's sorts have no defined order for them.
 """
 
 from __future__ import annotations
@@ -81,10 +82,13 @@ def read_options(ctx: OpContext) -> Options:
     iou = _f32(o, "nms_iou_threshold")
     if not 0.0 < iou <= 1.0:
         raise Unsupported(f"option nms_iou_threshold is {iou}; it must be in (0, 1]")
+    # Each mode checks only its own count (the kernel ignores the other mode's).
+    least_per_class, least_classes = (1, -_LIMIT) if regular else (-_LIMIT, 1)
     return Options(
         max_detections=int_option(o, "max_detections", 0, _LIMIT),
-        max_classes_per_detection=int_option(o, "max_classes_per_detection", 1, _LIMIT),
-        detections_per_class=int_option(o, "detections_per_class", 1, _LIMIT),
+        max_classes_per_detection=int_option(o, "max_classes_per_detection", least_classes,
+                                             _LIMIT),
+        detections_per_class=int_option(o, "detections_per_class", least_per_class, _LIMIT),
         use_regular_nms=bool(regular),
         score_threshold=_f32(o, "nms_score_threshold"),
         iou_threshold=iou,
