@@ -37,6 +37,7 @@ from toolchain.frontend.tflite import (
 )
 from toolchain.frontend.tflite import elementwise as ew
 from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.detection import detection_postprocess
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
 
@@ -170,7 +171,7 @@ OPS: dict[str, OpRow] = {
                                more_math.squared_difference_int8, (2, 2)),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
     "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
-    "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
+    "LOG_SOFTMAX": _row(more_math.log_softmax, more_math.log_softmax_int8, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
                              (1, 1)),
     # data movement and indexing (more_shapes.py): every type the kernel takes
@@ -218,6 +219,8 @@ OPS: dict[str, OpRow] = {
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
             for name, (convert, least, most, outputs) in SIGNAL_OPS.items()})
+# TFLite Micro's DETECTION_POSTPROCESS, registered as a custom operator (detection.py).
+OPS["CUSTOM:TFLite_Detection_PostProcess"] = _every(detection_postprocess, (3, 3), 4)
 
 
 __all__ = ["OPS", "Converter", "OpRow"]
