@@ -11,7 +11,13 @@ from __future__ import annotations
 from toolchain.kernel.form import Expr, Index, Kernel, Load, postorder
 from toolchain.loops.affine import Affine, affine_of
 from toolchain.loops.patterns import dot_operands, int16_dot
-from toolchain.loops.tables import DOT_WIDTH, INT16_DOT_KINDS, VECTOR_DOT_KINDS, dot_align, dot_width
+from toolchain.loops.tables import (
+    DOT_WIDTH,
+    INT16_DOT_KINDS,
+    VECTOR_DOT_KINDS,
+    dot_align,
+    dot_width,
+)
 
 __all__ = ["interior_ranges", "lane_dim"]
 

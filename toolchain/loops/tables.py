@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from toolchain.target.descriptors import Target
 
-__all__ = ["BUDGETS", "DOT_WIDTH", "INT16_DOT_KINDS", "LANE_KIND", "SIMD", "UKERNELS", "VECTOR_DOT_KINDS",
-           "Budget", "SimdRow", "Ukernel", "VectorDot", "dot_align", "dot_width", "packed_written_out",
-           "tiles_for_cold_kernels"]
+__all__ = ["BUDGETS", "DOT_WIDTH", "INT16_DOT_KINDS", "LANE_KIND", "SIMD", "UKERNELS",
+           "VECTOR_DOT_KINDS", "Budget", "SimdRow", "Ukernel", "VectorDot", "dot_align",
+           "dot_width", "packed_written_out", "tiles_for_cold_kernels"]
 
 
 @dataclass(frozen=True)
