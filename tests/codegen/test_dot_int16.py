@@ -9,10 +9,10 @@ layers of 7, 64 and 300 inputs, one of 1,024 inputs whose weights (+-63) keep ev
 sum within int32 by build16's bound, with inputs of +-32,767 matched to the weights'
 signs so that a sum reaches 2,113,865,472 (98% of 2**31), and one of 1,100 inputs of
 full-range weights, whose sums can leave int32 so the layer keeps the int64
-accumulator (scalar code). A depthwise layer (its reduction,
-the taps, is contiguous in neither operand) rides along. Every model of a board is one
-image; the image must contain SMLADs (the models are all 16x8, whose scalar code has
-none), and each output must equal the interpreter's.
+accumulator (its steps are SMLALD). A depthwise layer (its reduction, the taps, is
+contiguous in neither operand) rides along. Every model of a board is one image; the
+image must contain SMLADs and SMLALDs (the models are all 16x8, whose scalar code has
+neither), and each output must equal the interpreter's.
 """
 
 from __future__ import annotations
@@ -88,6 +88,13 @@ def _dense(rng, depth: int, units: int = 5, data=None, out_scale=0.05):
     return model, [rng.integers(-32768, 32768, (2, depth)).astype(np.int16)], w
 
 
+def _matched(w) -> np.ndarray:
+    """Two input rows of +-32,767 with the signs of w's first row, and the opposite: its
+    sum as large as it can be, and as small."""
+    signs = np.where(np.asarray(w.data)[0] < 0, -32767, 32767).astype(np.int16)
+    return np.stack([signs, -signs])
+
+
 def _cases() -> list[tuple[str, bytes, list[np.ndarray]]]:
     rng = np.random.default_rng(1608)
     cases = [(f"conv{k}x{k}-c{cin}-o{cout}-s{s}-{p}", *_conv(rng, k, cin, cout, hw, s, p))
@@ -99,9 +106,12 @@ def _cases() -> list[tuple[str, bytes, list[np.ndarray]]]:
     # as far below zero.
     model, _, w = _dense(rng, 1024, units=4, data=rng.choice([-63, 63], (4, 1024)),
                          out_scale=2.0)
-    signs = np.where(np.asarray(w.data)[0] < 0, -32767, 32767).astype(np.int16)
-    cases.append(("dense1024-int32-extremes", model, [np.stack([signs, -signs])]))
-    cases.append(("dense1100-int64", *_dense(rng, 1100, out_scale=50.0)[:2]))
+    cases.append(("dense1024-int32-extremes", model, [_matched(w)]))
+    # 1,100 inputs of full-range weights: sum |w| near 70,000 > 2**31 / 2**15, so int64
+    # sums; inputs matched to the first row's signs take its sum to about 2.3e9, past
+    # int32 (a 32-bit accumulator would wrap).
+    model, _, w = _dense(rng, 1100, out_scale=50.0)
+    cases.append(("dense1100-int64", model, [_matched(w)]))
     w = _filter(rng, (3, 4, 3, 2))
     shape = tm.Tensor((4,), "int32", data=np.array([1, 10, 9, 3]))
     cases.append(("transpose_conv-c2-s2", tm.single_op_model(
@@ -139,9 +149,14 @@ def test_16x8_layers_take_smlad_and_match_tflite_micro(board: str, tmp_path: Pat
     inputs = [x for _, _, xs in cases for x in xs]
     result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
                            log=lambda _: None)
-    dis = subprocess.run(["llvm-objdump", "-d", str(tmp_path / "fw" / "dispatch.o")],
+    # +dsp: the Armv8-M object carries no attributes that would tell objdump of the DSP
+    # extension (it prints SMLAD as <unknown> without it).
+    dis = subprocess.run(["llvm-objdump", "-d", "--mattr=+dsp",
+                          str(tmp_path / "fw" / "dispatch.o")],
                          capture_output=True, text=True, check=True).stdout
-    assert sum("smlad" in line for line in dis.splitlines()) >= 16, "no int16 SMLAD steps"
+    lines = dis.splitlines()
+    assert sum("smlad\t" in line for line in lines) >= 16, "no int16 SMLAD steps"
+    assert sum("smlald\t" in line for line in lines) >= 2, "no int16 SMLALD steps"
     module = read_module(result.module)
     run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
                     count_instructions=False)

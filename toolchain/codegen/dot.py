@@ -17,7 +17,8 @@ two words that already hold the 16-bit pairs (elements 0 and 1, then 2 and 3) in
 operands, so the step is 2 loads per operand (one LDRD) and 2 SMLADs, with no unpacking
 (`dsp16`). Each product |x * w| <= 2**15 * 2**7 and the layer accumulates in int32
 only where no sum can leave it (quant/build16.py's bound on the constant weights), so
-SMLAD's 32-bit sums are the reference's integers.
+SMLAD's 32-bit sums are the reference's integers; a layer beyond that bound keeps its
+int64 sums and the step is SMLALD, both products added to a 64-bit accumulator.
 
 The instructions are LLVM's ACLE intrinsics (`llvm.arm.sxtb16`, `llvm.arm.smlad`),
 emitted inline by the loop nest (codegen/nest.py) where the schedule says `dot dsp`:
@@ -36,6 +37,7 @@ from toolchain.kernel.form import Load
 from toolchain.loops.patterns import dot_operands
 
 I32 = ir.IntType(32)
+I64 = ir.IntType(64)
 WIDTH = 4  # int8 elements per 32-bit word
 
 
@@ -47,11 +49,12 @@ class DotKind:
 
     unpack: str
     mac: str
+    mac64: str = ""  # the same into an int64 sum (int16 operands' layers that need one)
 
 
 DOT_KINDS: dict[str, DotKind] = {
     "dsp": DotKind(unpack="llvm.arm.sxtb16", mac="llvm.arm.smlad"),
-    "dsp16": DotKind(unpack="", mac="llvm.arm.smlad"),
+    "dsp16": DotKind(unpack="", mac="llvm.arm.smlad", mac64="llvm.arm.smlald"),
 }
 
 
@@ -120,8 +123,11 @@ class DotEmitter:
         return v
 
     def _mac(self, a: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
-        fn = mathlib._intrinsic(self.b.module, DOT_KINDS[self.nest.dot].mac, I32,
-                                [I32, I32, I32])
+        kind = DOT_KINDS[self.nest.dot]
+        if acc.type == I64:  # SMLALD: the int64 sum of a 16x8 layer beyond int32
+            fn = mathlib._intrinsic(self.b.module, kind.mac64, I64, [I32, I32, I64])
+        else:
+            fn = mathlib._intrinsic(self.b.module, kind.mac, I32, [I32, I32, I32])
         return self.b.call(fn, [a, w, acc])
 
     def _int16_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:

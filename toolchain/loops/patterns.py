@@ -7,11 +7,18 @@ from toolchain.kernel.form import Apply, Kernel, Load
 __all__ = ["dot_operands", "int16_by_int8", "int16_dot"]
 
 
+# The sums a dot product's packed steps accumulate: int32 (SMLAD); int64 for int16
+# operands only (SMLALD: a 16x8 layer whose sums can leave int32, quant/build16.py).
+_ACC = {"i32": ("i8", "i16"), "i64": ("i16",)}
+
+
 def _dot_loads(k: Kernel) -> list[Load] | None:
-    """The two loads of a kernel that sums `convert(x) * convert(w)` into i32, else None."""
+    """The two loads of a kernel that sums `convert(x) * convert(w)` into i32 or i64,
+    else None."""
     body = k.body
-    if k.combine != "add" or k.acc_dtype.name != "i32" or not isinstance(body, Apply) \
-            or body.op != "multiply" or body.dtype.name != "i32":
+    acc = k.acc_dtype.name
+    if k.combine != "add" or acc not in _ACC or not isinstance(body, Apply) \
+            or body.op != "multiply" or body.dtype.name != acc:
         return None
     loads = []
     for a in body.args:
@@ -33,14 +40,14 @@ def _kind(k: Kernel, ld: Load) -> str:
 def dot_operands(k: Kernel) -> tuple[Load, Load] | None:
     """The two loads of a kernel that sums `convert(x) * convert(w)` into i32 with both
     operands int8 (an int8 convolution or dense layer; an operand in the paired layout
-    counts as int8) or both int16 in their own layout (a 16x8 one whose int8 weights
-    were stored widened: schedule/widen16.py), else None. A mix of the two is None:
-    the packed steps pair both operands' elements alike."""
+    counts as int8), or into i32 or i64 with both int16 in their own layout (a 16x8 one
+    whose int8 weights were stored widened: schedule/widen16.py), else None. A mix of
+    the two is None: the packed steps pair both operands' elements alike."""
     loads = _dot_loads(k)
     if loads is None:
         return None
     kinds = {_kind(k, ld) for ld in loads}
-    if len(kinds) != 1 or "" in kinds:
+    if len(kinds) != 1 or "" in kinds or kinds.pop() not in _ACC[k.acc_dtype.name]:
         return None
     return loads[0], loads[1]
 
@@ -54,7 +61,7 @@ def int16_dot(k: Kernel) -> bool:
 
 def int16_by_int8(k: Kernel) -> tuple[Load, Load] | None:
     """(int16 load, int8 load) of a kernel summing `convert(x) * convert(w)` into i32
-    with x int16 and w int8 in its own layout (a 16x8 convolution or dense layer before
+    or i64 with x int16 and w int8 in its own layout (a 16x8 convolution or dense layer before
     its weights are widened), else None."""
     loads = _dot_loads(k)
     if loads is None:
