@@ -13,7 +13,8 @@ whole inference's. A dispatch's MACs are its kernel's domain (toolchain/emu/prof
 kernel_macs: padded taps included, and for a TRANSPOSE_CONV the zeros of its dilated
 input too, which the phase split never multiplies: its figures per MAC are low).
 
-Writes bench/results/int16_dsp-<label>.{json,md} (`--label before` / `after`).
+Writes bench/results/int16_dsp-<label>.{json,md} (`--label before` / `after`), and with
+both labels recorded for the board, bench/results/int16_dsp.md: before -> after.
 
     python bench/int16_dsp.py [--board cortex-m4] [--label after] [--only conv0,lstm]
 """
@@ -153,6 +154,34 @@ def write(rows: list[dict], board: str, label: str) -> None:
     print("\n".join(lines))
 
 
+def write_comparison(board: str) -> None:
+    """bench/results/int16_dsp.md from the board's `before` and `after` records."""
+    suffix = "" if board == "cortex-m4" else f"-{board}"
+    paths = [RESULTS / f"int16_dsp-{label}{suffix}.json" for label in ("before", "after")]
+    if not all(p.is_file() for p in paths):
+        return
+    before, after = ({r["model"]: r for r in json.loads(p.read_text())["rows"]} for p in paths)
+    lines = [f"# 16x8 contractions on {board}: before -> after the int16 SMLAD steps "
+             "(`python bench/int16_dsp.py --label before|after`)", "",
+             "Instructions per MAC of one inference under QEMU: `contraction` over the "
+             "dispatches with MACs, `whole` over the inference. MACs are the kernels' "
+             "domains (a TRANSPOSE_CONV's count the zeros of its dilated input, which are "
+             "never multiplied). Exact: equal to TFLite Micro's golden (seanet) or "
+             "interpreter (LSTM) in every element, before and after. The int8 LSTMs are "
+             "there for comparison (int8 x int8 gates: unchanged).", "",
+             "| model | kind | MACs | contraction before | after | whole before | after | "
+             "exact |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    for name, a in after.items():
+        b = before.get(name)
+        if b is None:
+            continue
+        ok = "yes" if a["exact"] and b["exact"] else "NO"
+        lines.append(f"| {name} | {a['kind']} | {a['macs']:,} | {b['contraction_per_mac']} | "
+                     f"{a['contraction_per_mac']} | {b['instructions']:,} | "
+                     f"{a['instructions']:,} | {ok} |")
+    (RESULTS / f"int16_dsp{suffix}.md").write_text("\n".join(lines) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--board", default="cortex-m4")
@@ -170,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [] if args.no_seanet else seanet_rows(board, Path(tmp), only)
         rows += lstm_rows(board, Path(tmp), only)
     write(rows, args.board, args.label)
+    write_comparison(args.board)
     return 0 if all(r["exact"] for r in rows) else 1
 
 
