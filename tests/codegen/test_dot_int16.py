@@ -2,17 +2,18 @@
 boards under QEMU, bit for bit against TFLite Micro's interpreter.
 
 16x8 layers (int16 activations, int8 weights) over a sweep of shapes: input channels
-odd (3, 5, 13), 2 or 6 (words of one pair past the last whole step) and multiples of 4;
-1x1, 3x3 and 5x5 windows; strides 1 and 2; SAME and VALID padding (bounds-checked
+odd (3, 5, 13), multiples of 4, and 2 or 6, whose window rows (taps x channels) are
+merged into one reduced dim (schedule/window_rows.py; conv0's 7x7 over 2 channels);
+1x1, 3x3, 5x5 and 7x7 windows; strides 1 and 2; SAME and VALID padding (bounds-checked
 words at the border, the pad value in both halves); a transposed convolution; dense
-layers of 7, 64 and 300 inputs, one of 1,024 inputs whose weights (+-63) keep every
-sum within int32 by build16's bound, with inputs of +-32,767 matched to the weights'
-signs so that a sum reaches 2,113,865,472 (98% of 2**31), and one of 1,100 inputs of
-full-range weights, whose sums can leave int32 so the layer keeps the int64
-accumulator (its steps are SMLALD). A depthwise layer (its reduction, the taps, is
-contiguous in neither operand) rides along. Every model of a board is one image; the
-image must contain SMLADs and SMLALDs (the models are all 16x8, whose scalar code has
-neither), and each output must equal the interpreter's.
+layers of 7, 64 and 300 inputs, one of 1,024 inputs whose weights (+-63) keep every sum
+within int32 by build16's bound, with inputs of +-32,767 matched to the weights' signs
+so that a sum reaches 2,113,865,472 (98% of 2**31), and one of 1,100 inputs of
+full-range weights, whose sums can leave int32 so the layer keeps the int64 accumulator
+(its steps are SMLALD). A depthwise layer (its reduction, the taps, is contiguous in
+neither operand) rides along. Every model of a board is one image; the image must
+contain SMLADs and SMLALDs (the models are all 16x8, whose scalar code has neither),
+and each output must equal the interpreter's.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ CONVS = [
     (3, 64, 4, (4, 5), 1, "SAME"),
     (5, 5, 3, (9, 7), 1, "SAME"),
     (5, 32, 6, (7, 7), 2, "SAME"),
+    (7, 2, 8, (2, 20), 1, "SAME"),  # seanet conv0's shape: window rows merged, 14 a row
 ]
 DENSE = [7, 64, 300]
 
