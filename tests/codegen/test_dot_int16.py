@@ -167,3 +167,34 @@ def test_16x8_layers_take_smlad_and_match_tflite_micro(board: str, tmp_path: Pat
     for (name, model, xs), got in zip(cases, outputs, strict=True):
         want = run_tflm(model, xs)[0][0]
         assert np.array_equal(got, want), (name, np.abs(got.astype(int) - want).max())
+
+
+def _smlads(out: Path) -> int:
+    dis = subprocess.run(["llvm-objdump", "-d", "--mattr=+dsp", str(out / "dispatch.o")],
+                         capture_output=True, text=True, check=True).stdout
+    return sum("smlad\t" in line for line in dis.splitlines())
+
+
+def test_widened_weights_follow_the_optimize_mode(tmp_path: Path) -> None:
+    """The widened int16 weights take the flash room of --optimize like the paired int8
+    ones (schedule/optimize.py): under `size` the weights stay int8 and the layer's
+    products are taken one at a time (no SMLAD), under `speed` they are widened (twice
+    the weights' bytes); both exact."""
+    from tflite_models import run_tflm
+
+    name, model, xs = next(c for c in _cases() if c[0].startswith("conv3x3-c64"))
+    want = run_tflm(model, xs)[0][0]
+    weights = 4 * 3 * 3 * 64  # the layer's int8 weights
+    stored = {}
+    for mode in ("size", "speed"):
+        out = tmp_path / mode
+        result = compile_graph(import_model(read_model(model)), load_board("cortex-m4"), out,
+                               log=lambda _: None, optimize=mode)
+        module = read_module(result.module)
+        run = run_image(result.board, result.elf, encode_inputs(module.inputs, xs),
+                        count_instructions=False)
+        assert run.exit_code == 0, run.diagnosis
+        assert np.array_equal(decode_outputs(module.outputs, run.outputs)[0], want), mode
+        stored[mode] = (_smlads(out), result.program.optimize.stored_bytes)
+    assert stored["size"][0] == 0 and stored["speed"][0] >= 8, (name, stored)
+    assert stored["speed"][1] - stored["size"][1] == weights, stored
