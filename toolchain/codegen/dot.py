@@ -11,6 +11,15 @@ same: integer arithmetic, exactly the reference's. An operand stored in the pair
 layout (kernel/paired.py: a constant's words already as SXTB16 would make them) is
 read as its two words, one LDRD, and not unpacked.
 
+A 16x8 layer (int16 activations, int8 weights widened to int16 at build time by
+schedule/widen16.py) has both operands int16 as stored: the 4 elements of a step are
+two words that already hold the 16-bit pairs (elements 0 and 1, then 2 and 3) in both
+operands, so the step is 2 loads per operand (one LDRD) and 2 SMLADs, with no unpacking
+(`dsp16`). Each product |x * w| <= 2**15 * 2**7 and the layer accumulates in int32
+only where no sum can leave it (quant/build16.py's bound on the constant weights), so
+SMLAD's 32-bit sums are the reference's integers; a layer beyond that bound keeps its
+int64 sums and the step is SMLALD, both products added to a 64-bit accumulator.
+
 The instructions are LLVM's ACLE intrinsics (`llvm.arm.sxtb16`, `llvm.arm.smlad`),
 emitted inline by the loop nest (codegen/nest.py) where the schedule says `dot dsp`:
 LLVM schedules and allocates registers across the whole tile, which a C microkernel
@@ -28,20 +37,24 @@ from toolchain.kernel.form import Load
 from toolchain.loops.patterns import dot_operands
 
 I32 = ir.IntType(32)
+I64 = ir.IntType(64)
 WIDTH = 4  # int8 elements per 32-bit word
 
 
 @dataclass(frozen=True)
 class DotKind:
-    """How a target sums 4 int8 products into an int32: the intrinsic that unpacks a
-    word into 16-bit halves and the one that multiplies and adds both halves."""
+    """How a target sums 4 products into an int32: the intrinsic that unpacks an int8
+    word into 16-bit halves ("" for int16 operands, whose words are the halves) and the
+    one that multiplies and adds both halves."""
 
     unpack: str
     mac: str
+    mac64: str = ""  # the same into an int64 sum (int16 operands' layers that need one)
 
 
 DOT_KINDS: dict[str, DotKind] = {
     "dsp": DotKind(unpack="llvm.arm.sxtb16", mac="llvm.arm.smlad"),
+    "dsp16": DotKind(unpack="", mac="llvm.arm.smlad", mac64="llvm.arm.smlald"),
 }
 
 
@@ -110,12 +123,34 @@ class DotEmitter:
         return v
 
     def _mac(self, a: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
-        fn = mathlib._intrinsic(self.b.module, DOT_KINDS[self.nest.dot].mac, I32,
-                                [I32, I32, I32])
+        kind = DOT_KINDS[self.nest.dot]
+        if acc.type == I64:  # SMLALD: the int64 sum of a 16x8 layer beyond int32
+            fn = mathlib._intrinsic(self.b.module, kind.mac64, I64, [I32, I32, I64])
+        else:
+            fn = mathlib._intrinsic(self.b.module, kind.mac, I32, [I32, I32, I32])
         return self.b.call(fn, [a, w, acc])
+
+    def _int16_words(self, ld: Load) -> tuple[ir.Value, ir.Value]:
+        """The 4 int16 elements of `ld` from the current point on along the packed dim
+        as two words (elements 0 and 1, 2 and 3): two aligned loads, or the pad value in
+        both halves where the region's check fails."""
+        ok, ptr = self.packed_pointer(ld)
+
+        def words() -> tuple[ir.Value, ir.Value]:
+            high = self.b.gep(ptr, [ir.Constant(I32, 1)], inbounds=True, source_etype=I32)
+            return self._word_at(ptr), self._word_at(high)
+
+        pair = self._cached(("w16", id(ptr)), words)
+        if ok is None:
+            return pair
+        pad = ir.Constant(I32, (int(ld.pad.value) & 0xFFFF) * 0x00010001)
+        return self.b.select(ok, pair[0], pad), self.b.select(ok, pair[1], pad)
 
     def dot_step(self, acc: ir.Value) -> ir.Value:
         """acc + the 4 products from the current point on along the packed dim."""
         x, w = dot_operands(self.k)
-        (x0, x1), (w0, w1) = self._pairs(x), self._pairs(w)
+        if not DOT_KINDS[self.nest.dot].unpack:  # int16 operands: pairs as stored
+            (x0, x1), (w0, w1) = self._int16_words(x), self._int16_words(w)
+        else:
+            (x0, x1), (w0, w1) = self._pairs(x), self._pairs(w)
         return self._mac(x1, w1, self._mac(x0, w0, acc))

@@ -21,6 +21,7 @@ from toolchain.kernel.form import Const, Load
 from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import VECTOR_DOT_KINDS, dot_width, packed_written_out
+from toolchain.loops.tables import INT16_DOT_KINDS, dot_align
 
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
@@ -42,7 +43,7 @@ class PackedLoopEmitter:
         self.gathered = frozenset()
         if operands is None or n < dot_width(self.nest.dot):
             return False
-        align = 1 if self.nest.dot in VECTOR_DOT_KINDS else WIDTH  # vector loads: any
+        align = dot_align(self.nest.dot)  # vector loads: any; int16 words: 2 elements
         saved = {u: self.ranges[u] for u in (d, *self.nest.unroll)}
         self.ranges[d] = (0, n - 1)
         for u in self.nest.unroll:  # every tap the packed loop's body covers
@@ -53,8 +54,10 @@ class PackedLoopEmitter:
             self.ranges.update(saved)
         if all(words):
             return True
-        if self.nest.dot in VECTOR_DOT_KINDS:
-            return False  # a vector step reads whole vectors, never gathered elements
+        if self.nest.dot in VECTOR_DOT_KINDS or self.nest.dot in INT16_DOT_KINDS:
+            # A vector step reads whole vectors, an int16 step pairs as stored: never
+            # gathered elements.
+            return False
         # One operand read element by element into the pairs (codegen/dot.py): its
         # loads keep their own bounds checks, so any affine index will do.
         rest = [ld for ld, w in zip(operands, words, strict=True) if not w]

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from toolchain.kernel.form import Expr, Index, Kernel, Load, postorder
 from toolchain.loops.affine import Affine, affine_of
-from toolchain.loops.patterns import dot_operands
-from toolchain.loops.tables import DOT_WIDTH, VECTOR_DOT_KINDS, dot_width
+from toolchain.loops.patterns import dot_operands, int16_dot
+from toolchain.loops.tables import (
+    DOT_WIDTH,
+    INT16_DOT_KINDS,
+    VECTOR_DOT_KINDS,
+    dot_align,
+    dot_width,
+)
 
 __all__ = ["interior_ranges", "lane_dim"]
 
@@ -58,10 +64,11 @@ def _packing(k: Kernel, d: int, kind: str) -> tuple[int, ...] | None:
         return None
     if kind in VECTOR_DOT_KINDS:
         return () if all(_word_packable(k, ld, d, 1) for ld in operands) else None
-    words = [_word_packable(k, ld, d) for ld in operands]
+    words = [_word_packable(k, ld, d, dot_align(kind)) for ld in operands]
     if all(words):
         return ()
-    if any(words):
+    # An int16 step pairs elements as stored (codegen/dot.py): none is gathered.
+    if any(words) and kind not in INT16_DOT_KINDS:
         gathered = next(ld for ld, w in zip(operands, words, strict=True) if not w)
         if gathered.operand not in k.paired and \
                 all(affine_of(i) is not None for i in gathered.index):
@@ -82,7 +89,7 @@ def lane_dim(k: Kernel) -> int | None:
     """The parallel dim of an int8 sum of products along which both operands are
     contiguous (stride 1: a depthwise convolution's channels), else None."""
     operands = dot_operands(k)
-    if operands is None:
+    if operands is None or int16_dot(k):  # the vector lanes are int8's
         return None
     flats = [_flat_index(k, ld) for ld in operands]
     if any(f is None for f in flats):

@@ -18,6 +18,7 @@ from math import prod
 from toolchain.kernel.form import Apply, Expr, Kernel, Load, postorder
 from toolchain.loops.access import _deps, _flat_index
 from toolchain.loops.affine import Affine, affine_of
+from toolchain.loops.patterns import int16_dot
 from toolchain.loops.tables import (
     DOT_WIDTH,
     GATHERED_LOAD,
@@ -64,6 +65,9 @@ class _Shape:
 
 def _shape(k: Kernel, fma: bool) -> _Shape:
     loads, paired, operands = [], [], []
+    # An int16 dot's operands are read as stored, a word pair per packed step (one
+    # LDRD), as paired int8 weights are.
+    natural = int16_dot(k)
     seen: set[tuple] = set()
     for e in postorder(k.body):
         if isinstance(e, Load):
@@ -71,7 +75,7 @@ def _shape(k: Kernel, fma: bool) -> _Shape:
             if key not in seen:
                 seen.add(key)
                 loads.append(_deps(e))
-                paired.append(e.operand in k.paired)
+                paired.append(natural or e.operand in k.paired)
                 operands.append(e.operand)
     body_ops = _arith_ops(k.body, k) + 1
     float_acc = k.acc_dtype.is_float

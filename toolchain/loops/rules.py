@@ -38,7 +38,7 @@ from toolchain.loops.cost import (
     _ukernel_tile,
     float_lanes,
 )
-from toolchain.loops.patterns import dot_operands
+from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.loops.tables import (
@@ -120,7 +120,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     s = _shape(k, fma)
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
-    dot = SIMD[target.capabilities.simd].int8_dot if dot_operands(k) else ""
+    row = SIMD[target.capabilities.simd]
+    dot = (row.int16_dot if int16_dot(k) else row.int8_dot) if dot_operands(k) else ""
     interior = interior_ranges(k)
     # A tile whose loop body is one packed step (no unrolled taps) is costed as if its
     # paired operands were unpacked: the model then prefers 4 channels x 1 pixel (18

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from toolchain.target.descriptors import Target
 
-__all__ = ["BUDGETS", "DOT_WIDTH", "LANE_KIND", "SIMD", "UKERNELS", "VECTOR_DOT_KINDS",
-           "Budget", "SimdRow", "Ukernel", "VectorDot", "dot_width", "packed_written_out",
-           "tiles_for_cold_kernels"]
+__all__ = ["BUDGETS", "DOT_WIDTH", "INT16_DOT_KINDS", "LANE_KIND", "SIMD", "UKERNELS",
+           "VECTOR_DOT_KINDS", "Budget", "SimdRow", "Ukernel", "VectorDot", "dot_align",
+           "dot_width", "packed_written_out", "tiles_for_cold_kernels"]
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,17 @@ class SimdRow:
     # Whether float tiles are blocked in whole vectors along an output-channel dim
     # (FloatLanes), for LLVM's SLP vectorizer to make vector FMAs of them.
     float_lane_tiles: bool = False
+    # The packed dot step of a dot product of two int16 operands (a 16x8 layer whose
+    # int8 weights are stored widened, schedule/widen16.py), codegen/dot.py's
+    # DOT_KINDS; "" for none.
+    int16_dot: str = ""
 
 
 SIMD: dict[str, SimdRow] = {
     "none": SimdRow(float_lanes=1),
     # SXTB16 + SMLAD in core registers; paired weights: docs/architecture.md, "Where the
     # int8 instructions go (Cortex-M4)", has the measured gain and flash.
-    "dsp": SimdRow(float_lanes=1, int8_dot="dsp", paired_operands=True),
+    "dsp": SimdRow(float_lanes=1, int8_dot="dsp", paired_operands=True, int16_dot="dsp16"),
     # No float lane tiles: on cortex-m55 they cost dscnn_kws 20% more instructions
     # (4.22 M -> 5.06 M) and leave resnet8 as it was.
     "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
@@ -69,6 +73,9 @@ LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector la
 # int32 accumulator registers.
 LANE_OPS = 6
 DOT_WIDTH = 4  # int8 elements per packed DSP step (a vector kind's width is its own)
+# The packed DSP steps whose operands are int16 as stored: a step reads 4 elements as
+# two words of 16-bit pairs (no unpacking), so a word needs only 2 elements' alignment.
+INT16_DOT_KINDS = frozenset({"dsp16"})
 # A packed DSP loop of at most this many steps is written out (codegen/nest.py) when
 # its steps read at most PACKED_ROWS_UNROLLED paired weight rows: LLVM kept a loop of
 # two (vww_96's 8-channel pointwise layer on cortex-m4, 2 pixels x 2 channels: a flag
@@ -175,6 +182,15 @@ def dot_width(kind: str) -> int:
     """int8 elements per packed step of dot kind `kind`."""
     vk = VECTOR_DOT_KINDS.get(kind)
     return vk.width if vk is not None else DOT_WIDTH
+
+
+def dot_align(kind: str) -> int:
+    """The multiple of elements a packed step of dot kind `kind` must start at: any for
+    a vector kind (unaligned vector loads), 2 for an int16 kind (a word of two int16
+    elements), else a whole word of 4 int8 elements."""
+    if kind in VECTOR_DOT_KINDS:
+        return 1
+    return 2 if kind in INT16_DOT_KINDS else DOT_WIDTH
 
 
 # Vector registers a vector dot step needs besides the tile's accumulators and operand

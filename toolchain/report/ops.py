@@ -217,7 +217,8 @@ def tflite_section() -> Section:
         rows.append(Row(name, bool(families), " ".join(families),
                         "" if families else why))
     return Section("TFLite", "Every builtin operator of the TFLite schema, and the custom "
-                   "operators minirt imports (CUSTOM:<code>: TFLite Micro's Signal library; "
+                   "operators minirt imports (CUSTOM:<code>: TFLite Micro's Signal library "
+                   "and TFLite_Detection_PostProcess; "
                    "any other with --custom-op, docs/custom-ops.md). "
                    "Element types are the families an operator's row converts: float32 "
                    "models, int8 (quantized) models, int16x8 (int16 activations, int8 "

@@ -26,6 +26,7 @@ import numpy as np
 
 from toolchain.schedule.paired import pair_weights, pairable_weights
 from toolchain.schedule.program import Program
+from toolchain.schedule.widen16 import widen_int16_weights, widenable_weights
 from toolchain.target import Board
 
 __all__ = ["CODE_ALLOWANCE", "DEFAULT_OPTIMIZE", "OPTIMIZE_MODES", "OptimizeChoice",
@@ -124,6 +125,13 @@ def optimize_weights(program: Program, board: Board, mode: str) -> OptimizeChoic
     pairable = len(pairable_weights(program, target))
     paired = pair_weights(program, target, row.paired_room(program, board)) \
         if pairable else []
+    # 16x8 layers' int8 weights stored as int16 (schedule/widen16.py): counted with
+    # the paired ones, pre-extended too.
+    widenable = len(widenable_weights(program, target))
+    if widenable:
+        pairable += widenable
+        paired = paired + widen_int16_weights(program, target,
+                                              row.paired_room(program, board))
     choice = OptimizeChoice(mode, int8_bytes,
                             sum(np.asarray(c).nbytes for c in program.constants),
                             len(paired), pairable)

@@ -21,7 +21,12 @@ is gathered 4 elements at a time (loops/rules.py `_packing`), the last KW*C mod 
 a time. The sums are the same integers in another order: exact.
 
 Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
-address 16 at a time), for a step with no schedule fixed by the arena plan.
+address 16 at a time), for a step with no schedule fixed by the arena plan. A 16x8
+layer (int16 input, int8 weights, whose weights schedule/widen16.py then widens) is
+merged too where the target has int16 dot steps: its input rows start at multiples of
+C elements, words wherever C is even (the seanet conv0: 7 taps x 2 channels, 14
+elements a row); at the border, where the merged index is tested, its steps are scalar
+(the int16 steps gather nothing).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import numpy as np
 
 from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder, rewrite
 from toolchain.loops.affine import Affine, affine_of, as_expr
-from toolchain.loops.patterns import dot_operands
+from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.rules import DOT_WIDTH, SIMD
 from toolchain.schedule.program import Buffer, Program
 from toolchain.target.descriptors import Target
@@ -57,7 +62,7 @@ def merge_window_rows(program: Program, target: Target) -> int:
         k = step.kernel
         if not isinstance(k, Kernel) or step.schedule is not None:
             continue
-        found = _window_row(k, step.buffers)
+        found = _window_row(k, step.buffers, bool(SIMD[target.capabilities.simd].int16_dot))
         if found is None:
             continue
         x, w, kx = found
@@ -80,13 +85,19 @@ def merge_window_rows(program: Program, target: Target) -> int:
     return merged
 
 
-def _window_row(k: Kernel, buffers: list[Buffer]) -> tuple[Load, Load, int] | None:
+def _window_row(k: Kernel, buffers: list[Buffer], int16: bool = False
+                ) -> tuple[Load, Load, int] | None:
     """(input load, weight load, the window-column dim) of a kernel the pass rewrites,
     else None: an int8 sum of products of a tensor and a constant whose last two
     reduced dims kx and c index both as their last two components, c alone and with
     stride 1, kx with coefficient 1 (the input's with one output dim beside it), and
     whose c is more than one channel and no multiple of the packed width."""
     ops = dot_operands(k)
+    if ops is None and int16:
+        ops = int16_by_int8(k)
+        # Its rows must start on words: the int16 steps gather nothing.
+        if ops is not None and k.domain[-1] % 2:
+            return None
     n = len(k.domain)
     if ops is None or n - k.n_parallel < 2 or ops[0].operand == ops[1].operand:
         return None

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 from tflite_models import OPTIONS_TABLE, Tensor, run_tflm, single_op_model
 from tflm_type_matrix import (
-    ELSEWHERE,
     I4W,
     REFUSED,
     TFLM_REGISTERED,
@@ -56,13 +55,14 @@ for _op, _table in {
 }.items():
     OPTIONS_TABLE.setdefault(_op, _table)
 
-# Operators whose models need more than a template (state, recurrence): their own tests
-# compare them with TFLite Micro type by type.
+# Operators whose models need more than a template (state, recurrence, subgraphs): their
+# own tests compare them with TFLite Micro type by type.
 OWN_TESTS = {
     "SVDF": "test_tflite_svdf.py",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "test_tflite_lstm.py, test_tflm_recurrent_models.py",
     **{op: "test_tflite_state.py, test_variable_state.py"
        for op in ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")},
+    "IF": "test_tflite_control_flow.py", "WHILE": "test_tflite_control_flow.py",
 }
 
 # The quantization each quantized type gets by default: int16 symmetric (16x8).
@@ -319,7 +319,7 @@ TEMPLATES: dict[str, Callable[[str, str], Case]] = {
 _UNARY_OPTIONLESS = {"ZEROS_LIKE"}
 
 PAIRS = [(op, t) for op, types in TFLM_TYPES.items() for t in types
-         if op not in OWN_TESTS and (op, t) not in ELSEWHERE]
+         if op not in OWN_TESTS]
 
 
 def test_matrix_is_whole() -> None:
@@ -331,7 +331,7 @@ def test_matrix_is_whole() -> None:
     builtin = {name for name in OPS if not name.startswith("CUSTOM:")}
     # RELU_N1_TO_1: minirt imports it; TFLite Micro's resolver has no AddBuiltin for it.
     assert builtin <= TFLM_REGISTERED | {"RELU_N1_TO_1"}
-    for (op, t), why in {**REFUSED, **ELSEWHERE}.items():
+    for (op, t), why in REFUSED.items():
         assert t in TFLM_TYPES[op] and why, (op, t)
     assert {op for op, _ in PAIRS} <= set(TEMPLATES)
 

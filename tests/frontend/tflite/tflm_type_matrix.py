@@ -168,11 +168,3 @@ UNCHECKED: dict[str, tuple[str, ...]] = {
     "LOGICAL_AND": (F, I8, I16, I32, I64, U8),
     "LOGICAL_OR": (F, I8, I16, I32, I64, U8),
 }
-
-# Pairs other branches of issue 19 cover (IF / WHILE, int8 LOG_SOFTMAX): listed so the
-# table is whole, but not probed here.
-ELSEWHERE: dict[tuple[str, str], str] = {
-    ("LOG_SOFTMAX", I8): "int8 LOG_SOFTMAX: its own branch",
-    ("IF", B): "IF with subgraphs: its own branch",
-    ("WHILE", "any"): "WHILE with subgraphs: its own branch",
-}

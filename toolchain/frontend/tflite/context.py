@@ -28,6 +28,8 @@ DTYPES = {
     "UINT64": "ui64", "BOOL": "i1",
 }
 F32 = dtype("f32")
+# (subgraph index, inputs, graph to add to, role in messages) -> the subgraph's outputs
+SubgraphImporter = Callable[[int, Sequence[Tensor], Graph, str], list[Tensor]]
 
 
 def int_range(dt: DType) -> tuple[int, int]:
@@ -106,12 +108,15 @@ class OpContext:
     `constant` nodes the first time an operator reads them)."""
 
     def __init__(self, model: ModelInfo, op: OperatorInfo, graph: Graph,
-                 tensor_for: Callable[[int], Tensor], states: StateTable | None = None):
+                 tensor_for: Callable[[int], Tensor], states: StateTable | None = None,
+                 import_subgraph: SubgraphImporter | None = None):
         self.model = model
         self.op = op
         self.graph = graph
         self._tensor_for = tensor_for
         self.states = states if states is not None else StateTable(graph)
+        # The importer's: adds subgraph k's operators to a graph (IF, WHILE).
+        self._import_subgraph = import_subgraph
         self.new_tensors: set[int] = set()  # ids of the tensors this operator created
 
     # ------------------------------------------------------------ the operator
@@ -179,6 +184,16 @@ class OpContext:
     def variable_key(self, i: int) -> str:
         """The state key of input i's variable tensor."""
         return f"tensor:{self.info(i).index}"
+
+    # ------------------------------------------------------------ subgraphs
+
+    def import_subgraph(self, k: int, inputs: Sequence[Tensor], graph: Graph,
+                        role: str) -> list[Tensor]:
+        """Subgraph k's operators added to `graph` (this operator's graph: inlined; else
+        a region being built) on `inputs`; its outputs (importer._Importer's)."""
+        if self._import_subgraph is None:
+            raise Unsupported(f"{role} subgraph {k} cannot be imported here")
+        return self._import_subgraph(k, inputs, graph, role)
 
     # ------------------------------------------------------------ building nodes
 

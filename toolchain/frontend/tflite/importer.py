@@ -10,12 +10,14 @@ than reported twice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from toolchain.diagnostics import CompileError
 from toolchain.frontend.tflite.context import OpContext, tensor_type
+from toolchain.frontend.tflite.control_flow import RegionStates, SubgraphBudget, retype
 from toolchain.frontend.tflite.errors import TFLiteError, Unsupported
 from toolchain.frontend.tflite.ops import OPS
 from toolchain.frontend.tflite.reader import (
@@ -64,13 +66,23 @@ def family(model: ModelInfo, op: OperatorInfo) -> str:
 
 class _Importer:
     def __init__(self, model: ModelInfo, graph: Graph, states: StateTable | None = None,
-                 custom_ops: dict[str, CustomOp] | None = None):
+                 custom_ops: dict[str, CustomOp] | None = None,
+                 root: ModelInfo | None = None, calling: tuple[int, ...] = (0,),
+                 budget: SubgraphBudget | None = None):
         self.model = model
+        # The model's subgraph 0, which holds the others (IF / WHILE name them by index),
+        # and the subgraphs being imported, outermost first (a call back into one of
+        # them would recurse without end).
+        self.root = root if root is not None else model
+        self.calling = calling
+        self.budget = budget if budget is not None else SubgraphBudget()
         self.custom_ops = custom_ops or {}
         self.custom_count = 0  # custom_call nodes made so far: the next one's ordinal
         self.graph = graph
-        self.states = states if states is not None else StateTable(graph)
-        self.states.run_init = self.run_init if states is None else None
+        if states is None:
+            states = StateTable(graph)
+            states.run_init = self.run_init
+        self.states = states
         self.values: dict[int, Tensor] = {}  # TFLite tensor index -> graph tensor
         self.failed: set[int] = set()  # outputs of operators that could not be converted
         self.errors: list[Problem] = []
@@ -171,7 +183,8 @@ class _Importer:
             # with an input that failed cannot be, and was reported where it failed.
             self.failed.update(op.outputs)
             return
-        ctx = OpContext(self.model, op, self.graph, self.tensor, self.states)
+        ctx = OpContext(self.model, op, self.graph, self.tensor, self.states,
+                        self.import_subgraph)
         try:
             result = converter(ctx)
         except (ShapeError, ValueError) as e:
@@ -212,16 +225,7 @@ class _Importer:
 
     def run(self) -> None:
         self.add_inputs()
-        for op in self.model.operators:
-            start = len(self.graph.nodes)
-            try:
-                self.convert(op)
-                name = self.model.tensors[op.outputs[0]].name if op.outputs else ""
-                tag_new(self.graph, start, Source(name, f"tflite {op.describe()}"))
-            except Unsupported as e:
-                what = str(e)
-                self.errors.append(Problem(op.describe(), what, op.opcode, op.index))
-                self.failed.update(op.outputs)
+        self.convert_all()
         for k, index in enumerate(self.model.outputs):
             info = self.model.tensors[index]
             if index in self.failed:
@@ -237,6 +241,70 @@ class _Importer:
         if not self.states.is_init:
             self.states.finish()
 
+    def convert_all(self) -> None:
+        """Converts the operators in order, collecting what fails in `errors`."""
+        for op in self.model.operators:
+            start = len(self.graph.nodes)
+            try:
+                self.convert(op)
+                name = self.model.tensors[op.outputs[0]].name if op.outputs else ""
+                tag_new(self.graph, start, Source(name, f"tflite {op.describe()}"))
+            except Unsupported as e:
+                what = str(e)
+                self.errors.append(Problem(op.describe(), what, op.opcode, op.index))
+                self.failed.update(op.outputs)
+
+    def import_subgraph(self, k: int, inputs: Sequence[Tensor], graph: Graph,
+                        role: str) -> list[Tensor]:
+        """Subgraph k's operators added to `graph` (this importer's own graph: the
+        subgraph inlined: an IF on a constant condition; else a region being built),
+        its inputs bound to `inputs` in order, each retyped to the type the subgraph
+        declares for it (TFLite Micro copies the bytes: a subgraph's tensors keep their
+        own quantization). Returns the subgraph's outputs as it declares them. `role`
+        (`IF's then`, `WHILE's body`) names the subgraph in messages. A called subgraph
+        holds no state (RegionStates)."""
+        what = f"{role} subgraph {k}"
+        try:
+            sub = self.root.subgraph(k)
+        except FormatError as e:
+            raise Unsupported(f"{what}: {e}") from None
+        if k in self.calling:
+            raise Unsupported(f"{what} is already being run by an operator that calls it: "
+                              "a recursive subgraph is not supported")
+        if len(inputs) != len(sub.inputs):
+            raise Unsupported(f"{what} takes {len(sub.inputs)} inputs, but the operator "
+                              f"passes {len(inputs)}")
+        self.budget.spend(len(self.calling), what)
+        child = _Importer(sub, graph, RegionStates(graph, what), self.custom_ops, self.root,
+                          (*self.calling, k), self.budget)
+        child.custom_count = self.custom_count
+        for j, (index, t) in enumerate(zip(sub.inputs, inputs)):
+            info = sub.tensors[index]
+            if index in child.values or info.data is not None:
+                raise Unsupported(f"{what}: input {j} ({info.describe()}) is "
+                                  + ("listed twice" if index in child.values else
+                                     "a constant"))
+            try:
+                want = tensor_type(info)
+            except Unsupported as e:
+                raise Unsupported(f"{what}: {e}") from None
+            child.values[index] = retype(graph, t, want, f"{what}'s input {j} "
+                                         f"({info.describe()})")
+        child.convert_all()
+        outputs = []
+        for j, index in enumerate(sub.outputs):
+            if index in child.failed:
+                continue
+            if index not in child.values and sub.tensors[index].data is None:
+                child.errors.append(Problem(f"output {j} ({sub.tensors[index].describe()}) "
+                                            "is never written"))
+                continue
+            outputs.append(child.tensor(index))
+        if child.errors:
+            raise Unsupported(f"{what}: " + summary(child.errors))
+        self.custom_count = child.custom_count
+        return outputs
+
     def run_init(self, k: int) -> dict[str, np.ndarray]:
         """Imports init subgraph k (CALL_ONCE's) and computes the values it assigns."""
         try:
@@ -246,7 +314,8 @@ class _Importer:
         if sub.inputs:
             raise Unsupported(f"init subgraph {k} has inputs; CALL_ONCE passes none")
         importer = _Importer(sub, Graph(f"init{k}"),
-                             StateTable(Graph(f"init{k}"), dict(self.states.boot)))
+                             StateTable(Graph(f"init{k}"), dict(self.states.boot)),
+                             root=self.root, calling=(*self.calling, k), budget=self.budget)
         importer.graph = importer.states.graph
         importer.run()
         if importer.errors:

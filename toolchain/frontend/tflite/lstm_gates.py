@@ -170,8 +170,14 @@ def _fc_int64(b: GraphBuilder, w: np.ndarray, bias: np.ndarray | None, mult: np.
     """x -> FullyConnected<int16, int8, int16, int64>(x, w) on x's last axis, constants
     made once: int64 sums (+ the int64 bias), the int64 MultiplyByQuantizedMultiplier
     ((acc * multiplier rounded to Q15 + rounding) >> total shift, as build16 does it),
-    narrowed to int16."""
+    narrowed to int16. Where no sum can leave int32 (|x| <= 2**15, so a unit's sum is
+    at most 2**15 * sum |w| over its row; below 2**31 for every unit, a build-time check
+    on the constant weights) the sums are int32, widened once: the same integers, and an
+    int32 sum of int16 x int8 products is what the DSP targets' SMLAD steps take
+    (codegen/dot.py `dsp16`), as quant/build16.py's FULLY_CONNECTED does."""
     weights = b.const(w, dtype("i8") if w.dtype == np.int8 else dtype("i16"))
+    bound = (1 << 15) * np.abs(np.asarray(w, np.int64)).sum(axis=-1).max(initial=0)
+    acc_type = "i32" if bound < (1 << 31) else "i64"
     reduced, total = reduced_multipliers(mult, shift)
     biases = None if bias is None else _PerChannel(b, np.asarray(bias, np.int64), "i64")
     reduced_c = _PerChannel(b, np.asarray(reduced, np.int64), "i64")
@@ -180,7 +186,9 @@ def _fc_int64(b: GraphBuilder, w: np.ndarray, bias: np.ndarray | None, mult: np.
     totals = _PerChannel(b, np.asarray(total, np.int64), "i64")
 
     def fc(x: Tensor) -> Tensor:
-        acc = b.op("dot_general", [x, weights], dtype="i64", **_attrs(x.type.rank))
+        acc = b.op("dot_general", [x, weights], dtype=acc_type, **_attrs(x.type.rank))
+        if acc_type == "i32":
+            acc = b.op("convert", [acc], dtype="i64")
         shape = tuple(acc.type.shape)
         if biases is not None:
             acc = b.op("add", [acc, biases.at(shape)])

@@ -1,7 +1,8 @@
 """TFLite elementwise math of TFLite Micro's op resolver: ABS, NEG, FLOOR, CEIL, SQRT,
 RSQRT, SQUARE, EXP, LOG, SIN, COS, SQUARED_DIFFERENCE, ELU, PRELU, LOG_SOFTMAX and
-L2_NORMALIZATION in float32, and the int8 forms TFLite Micro computes through a 256-entry
-table (ABS, ELU), built here by TFLite Micro's own per-value arithmetic.
+L2_NORMALIZATION in float32, the int8 forms TFLite Micro computes through a 256-entry
+table (ABS, ELU), built here by TFLite Micro's own per-value arithmetic, and int8
+LOG_SOFTMAX's fixed point (toolchain/quant/build_log_softmax.py).
 
 Float converters follow TFLite's reference kernels in the graph's ops; what remains is
 the math library's last bits and the summation order.
@@ -19,7 +20,7 @@ from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.errors import Unsupported
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
-from toolchain.quant import build
+from toolchain.quant import build, build_log_softmax, tflm_log_softmax
 from toolchain.quant.fixedpoint import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,
@@ -296,3 +297,27 @@ def prelu_int8(ctx: OpContext) -> Tensor:
 
 
 __all__ += ["prelu_int8"]
+
+
+def log_softmax_int8(ctx: OpContext) -> Tensor:
+    """int8 LOG_SOFTMAX over the last axis, TFLite Micro's fixed point bit for bit
+    (toolchain/quant/tflm_log_softmax.py); the output must be scale 16/256, zero point
+    127, as TFLite Micro requires."""
+    x, out = ctx.input(0), ctx.output_type()
+    for ty, what in ((x.type, "input"), (out, "output")):
+        if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
+            raise Unsupported(f"its {what} must be int8, quantized per tensor")
+    if x.type.rank < 1:
+        raise Unsupported("its input is a scalar; LOG_SOFTMAX needs a last axis")
+    scale, zero = float(np.float32(out.quant.scales[0])), out.quant.zero_points[0]
+    if scale != tflm_log_softmax.OUTPUT_SCALE or zero != tflm_log_softmax.OUTPUT_ZERO_POINT:
+        raise Unsupported(f"an int8 LOG_SOFTMAX output must have scale 16/256 and zero "
+                          f"point 127 (TFLite Micro requires it), not {scale} and {zero}")
+    try:
+        params = tflm_log_softmax.log_softmax_params(float(x.type.quant.scales[0]))
+    except ValueError as e:
+        raise Unsupported(str(e)) from None
+    return build_log_softmax.log_softmax(GraphBuilder(ctx.graph), x, params, out.quant)
+
+
+__all__ += ["log_softmax_int8"]

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolchain.frontend.tflite import elementwise as ew
 from toolchain.frontend.tflite import (
+    control_flow,
     int8,
     int16,
     int32,
@@ -37,7 +37,9 @@ from toolchain.frontend.tflite import (
     transpose_conv,
     variables,
 )
+from toolchain.frontend.tflite import elementwise as ew
 from toolchain.frontend.tflite.context import OpContext
+from toolchain.frontend.tflite.detection import detection_postprocess
 from toolchain.frontend.tflite.signal_ops import SIGNAL_OPS
 from toolchain.graph.ir import Tensor
 
@@ -166,6 +168,9 @@ OPS: dict[str, OpRow] = {
     "CALL_ONCE": _every(variables.call_once, (0, 0), 0),
     "SPLIT_V": _every(variables.split_v, (3, 3), None),
     "SPLIT": _every(variables.split, (2, 2), None),
+    # control flow on subgraphs, as the graph's `if` and `while` (control_flow.py)
+    "IF": _every(control_flow.if_op, (1, None), None),
+    "WHILE": _every(control_flow.while_op, (1, None), None),
     # comparisons, logical ops, selection (more_ops.py): they check their types themselves
     "EQUAL": _every(more_ops.equal, (2, 2)),
     "NOT_EQUAL": _every(more_ops.not_equal, (2, 2)),
@@ -190,7 +195,7 @@ OPS: dict[str, OpRow] = {
                                more_types.squared_difference_int32),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
     "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2), more_types.prelu_int16),
-    "LOG_SOFTMAX": _row(more_math.log_softmax, None, (1, 1)),
+    "LOG_SOFTMAX": _row(more_math.log_softmax, more_math.log_softmax_int8, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
                              (1, 1)),
     # data movement and indexing (more_shapes.py): every type the kernel takes
@@ -239,6 +244,8 @@ OPS: dict[str, OpRow] = {
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
             for name, (convert, least, most, outputs) in SIGNAL_OPS.items()})
+# TFLite Micro's DETECTION_POSTPROCESS, registered as a custom operator (detection.py).
+OPS["CUSTOM:TFLite_Detection_PostProcess"] = _every(detection_postprocess, (3, 3), 4)
 
 
 __all__ = ["OPS", "Converter", "OpRow"]

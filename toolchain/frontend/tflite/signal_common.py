@@ -23,10 +23,12 @@ from toolchain.graph.ir import Tensor
 from toolchain.types import TensorType, dtype
 
 
-def signal_options(ctx: OpContext, *keys: str) -> dict[str, Any]:
-    """The operator's flexbuffer options `keys`, which must be present and scalars
-    (ints, bools, floats). Only those keys are read, by the map's own lookup: a whole
-    decode of hostile bytes could expand shared references without bound."""
+def signal_options(ctx: OpContext, *keys: str,
+                   defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The operator's flexbuffer options `keys`, which must be present, and those of
+    `defaults`, which may be absent (their default value then); all scalars (ints,
+    bools, floats). Only those keys are read, by the map's own lookup: a whole decode of
+    hostile bytes could expand shared references without bound."""
     data = ctx.op.custom_options
     options: dict[str, Any] = {}
     missing = []
@@ -35,11 +37,15 @@ def signal_options(ctx: OpContext, *keys: str) -> dict[str, Any]:
         if root is None or not root.IsMap:
             raise Unsupported("its custom options are not a flexbuffer map")
         table = root.AsMap
-        for key in keys:
+        optional = defaults or {}
+        for key in (*keys, *optional):
             try:
                 ref = table[key]
             except KeyError:
-                missing.append(key)
+                if key in optional:
+                    options[key] = optional[key]
+                else:
+                    missing.append(key)
                 continue
             if ref.IsBool:
                 options[key] = ref.AsBool

@@ -1,0 +1,124 @@
+"""16x8 weights stored widened to int16 for the int16 packed DSP steps (codegen/dot.py
+`dsp16`).
+
+A 16x8 convolution or dense layer (int16 activations, int8 weights, int32 sums where
+quant/build16.py's bound allows them) reads its activations as 16-bit pairs already: one
+word holds two consecutive channels. SMLAD multiplies such a word with a word of two
+int16 weights and adds both products, so the int8 weights, constants of the module,
+are stored as int16 (the same values, twice the bytes, in their own order): a step of 4
+elements is then one LDRD per operand and two SMLADs, where the scalar loop loads,
+extends and multiplies each product on its own. The kernel reads the constant as i16;
+its values and sums are unchanged, so the result is the reference's.
+
+This pass decides, per constant, after the program is scheduled and before the module
+is packed (schedule/optimize.py, after the paired int8 weights):
+
+- the target's SIMD row has an int16 dot kind (loops/tables.py `SimdRow.int16_dot`);
+- every step that reads the constant is an int16 x int8 sum of products
+  (loops/patterns.py `int16_by_int8`) whose loop schedule, with the constant widened,
+  packs every nest, reading the constant without bounds checks; the constant is not
+  the scales of another;
+- the extra bytes fit the flash room the --optimize mode leaves (most reused first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from math import prod
+
+import numpy as np
+
+from toolchain.kernel.form import Kernel, Load, postorder
+from toolchain.loops import choose_schedule
+from toolchain.loops.patterns import int16_by_int8
+from toolchain.loops.rules import SIMD
+from toolchain.schedule.paired import _rechosen
+from toolchain.schedule.program import Buffer, Program
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType, dtype
+
+__all__ = ["widen_int16_weights", "widenable_weights"]
+
+
+def _widened_kernel(k: Kernel, j: int) -> Kernel:
+    """`k` reading its operand j (int8) as int16."""
+    ops = list(k.operands)
+    ops[j] = TensorType(ops[j].shape, dtype("i16"), ops[j].quant)
+    return replace(k, operands=tuple(ops))
+
+
+def _takes_widened(k: object, j: int, target: Target) -> bool:
+    """Whether the step with kernel `k` reads its operand j as the int8 side of an int16
+    x int8 sum of products whose every nest, as the rules choose them with the operand
+    widened, packs it. (A schedule the arena plan fixed is re-chosen where the plan's
+    place allows, schedule/paired.py `_rechosen`, else kept: scalar, still exact.)"""
+    if not isinstance(k, Kernel):
+        return False
+    found = int16_by_int8(k)
+    if found is None or found[1].operand != j:
+        return False
+    loads = [e for root in k.roots for e in postorder(root)
+             if isinstance(e, Load) and e.operand == j]
+    if any(e.pad is not None or e.valid is not None for e in loads):
+        return False
+    schedule = choose_schedule(_widened_kernel(k, j), target)
+    return bool(schedule.nests) and all(n.dot for n in schedule.nests)
+
+
+def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
+                                                       list[int]]:
+    """The readers (step, operand) of each constant, and the constants the target's
+    int16 packed steps could read widened, the most reused (MACs per weight) first."""
+    if not SIMD[target.capabilities.simd].int16_dot:
+        return {}, []
+    readers: dict[int, list[tuple[int, int]]] = {}
+    for i, step in enumerate(program.steps):
+        n_ops = len(step.kernel.operands) if isinstance(step.kernel, Kernel) else 0
+        for j, buf in enumerate(step.buffers):
+            if buf.kind == "constant":
+                readers.setdefault(buf.index, []).append((i, j) if j < n_ops else (i, -1))
+    scales = set(program.constant_scales_of) | set(program.constant_scales_of.values())
+    ranked: list[tuple[float, int]] = []
+    for c, uses in readers.items():
+        a = np.asarray(program.constants[c])
+        if a.dtype != np.int8 or a.size == 0 or c in scales:
+            continue
+        if not all(j >= 0 and _takes_widened(program.steps[i].kernel, j, target)
+                   for i, j in uses):
+            continue
+        macs = sum(prod(program.steps[i].kernel.domain) for i, _ in uses)
+        ranked.append((macs / a.size, c))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    return readers, [c for _, c in ranked]
+
+
+def widenable_weights(program: Program, target: Target) -> list[int]:
+    """The constants widen_int16_weights would store as int16 given room for all of
+    them, the most reused first (the program is left as it is)."""
+    return _ranked(program, target)[1]
+
+
+def widen_int16_weights(program: Program, target: Target, flash_room: int) -> list[int]:
+    """Stores the int8 weights of 16x8 layers the target's int16 packed steps can read
+    as int16, rewriting `program` in place (constants, their types, the buffers' sizes,
+    the readers' kernels): while their extra bytes fit `flash_room`, the most reused
+    first. Returns the indices of the constants it widened."""
+    readers, ranked = _ranked(program, target)
+    chosen: list[int] = []
+    for c in ranked:
+        extra = program.constants[c].size  # one more byte per element
+        if extra > flash_room:
+            continue
+        flash_room -= extra
+        chosen.append(c)
+        program.constants[c] = np.asarray(program.constants[c]).astype(np.int16)
+        old_type = program.constant_types[c]
+        program.constant_types[c] = TensorType(old_type.shape, dtype("i16"), old_type.quant)
+        for i, j in readers[c]:
+            step = program.steps[i]
+            step.kernel = _widened_kernel(step.kernel, j)
+            old = step.buffers[j]
+            step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
+            if step.schedule is not None:
+                step.schedule = _rechosen(step, target)
+    return sorted(chosen)
