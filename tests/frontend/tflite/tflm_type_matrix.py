@@ -2,18 +2,22 @@
 them minirt refuses (with the reason).
 
 Read from TFLite Micro's source (tensorflow/lite/micro/kernels/*.cc at the mirror's
-HEAD): the type switches of each kernel's Eval and the type checks of its Prepare. A
-type is the element type of the tensor the kernel switches on: the first data input
-(TRANSPOSE_CONV's third input; the output for FILL's value-typed switch). Quantized
-int8 / int16 tensors are the kernels' quantized forms (int16: 16x8 where there are
-weights). Conversions (CAST, QUANTIZE, DEQUANTIZE) list `in->out` pairs. Operators whose
-kernel never looks at the element type (state, RESHAPE-like copies) list the types the
-tests build them with.
+HEAD): the type switches of each kernel's Eval and the type checks of its Prepare, then
+checked against the `tflite-micro` interpreter, a later TFLite Micro; where the two
+differ the interpreter wins and the entry says so (int16 RSQRT, CAST to bool, no int16
+REDUCE_MAX). A type is the element type of the tensor the kernel switches on: the first
+data input (TRANSPOSE_CONV's third input; FILL's value). Quantized int8 / int16 tensors
+are the kernels' quantized forms (int16: 16x8 where there are weights). Conversions
+(CAST, QUANTIZE, DEQUANTIZE) list `in->out` pairs. Operators whose kernel never looks
+at the element type (RESHAPE-like copies, SHAPE) list the types the tests build them
+with; the state and control-flow operators, "any".
 
 test_tflm_type_matrix.py builds a one-operator model for every (operator, type) here,
 runs it in TFLite Micro's interpreter (so the table cannot claim a type the kernel
-refuses) and imports it: it must import, unless the pair is in REFUSED, where the import
-must fail with minirt's one-line error.
+refuses) and imports it: it must import and compute what the interpreter computes,
+unless the pair is in REFUSED, where the import must fail with minirt's one-line error.
+It also builds every type the table leaves out of an operator and checks that the
+interpreter refuses it (so the table is complete), UNCHECKED aside.
 """
 
 from __future__ import annotations
