@@ -48,6 +48,9 @@ TENSOR_TYPES: dict[str, int] = {
     "uint32": tflite.TensorType.UINT32,
     "uint64": tflite.TensorType.UINT64,
     "bool": tflite.TensorType.BOOL,
+    # Packed two to a byte, the first element in the low nibble (the data is given as
+    # int8 values in [-8, 7]).
+    "int4": tflite.TensorType.INT4,
 }
 
 CUSTOM_PREFIX = "CUSTOM:"
@@ -141,6 +144,8 @@ class Tensor:
             elif data.shape != self.shape:
                 raise ValueError(f"constant {self.name!r}: data shape {data.shape} is not "
                                  f"the tensor shape {self.shape}")
+            elif self.dtype == "int4":
+                self.data = data.astype(np.int8)
             else:
                 self.data = data.astype(self.dtype)
         if (self.scale is None) != (self.zero_point is None):
@@ -228,6 +233,14 @@ def _options(builder: flatbuffers.Builder, opcode: str, options: dict[str, Any])
     return getattr(tflite.BuiltinOptions, table), getattr(tflite, f"{table}End")(builder)
 
 
+def pack_int4(values: np.ndarray) -> bytes:
+    """int4 values, two to a byte, the first in the low nibble (TFLite's INT4 layout)."""
+    flat = np.asarray(values, np.int64).reshape(-1) & 0xF
+    if flat.size % 2:
+        flat = np.append(flat, 0)
+    return (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8).tobytes()
+
+
 def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[Tensor]) -> bytes:
     """A one-subgraph model running `ops` in order, from graph `inputs` to `outputs`.
 
@@ -264,7 +277,8 @@ def build_model(ops: Sequence[Op], inputs: Sequence[Tensor], outputs: Sequence[T
     for i, t in enumerate(tensors):
         if t.data is None:
             continue
-        data_vec = _bytes_vector(b, np.ascontiguousarray(t.data).tobytes())
+        raw = pack_int4(t.data) if t.dtype == "int4" else np.ascontiguousarray(t.data).tobytes()
+        data_vec = _bytes_vector(b, raw)
         tflite.BufferStart(b)
         tflite.BufferAddData(b, data_vec)
         buffer_of[i] = len(buffer_offsets)

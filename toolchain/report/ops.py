@@ -207,6 +207,9 @@ def tflite_section() -> Section:
                                       ("int8", row and row.int8),
                                       ("int16x8", row and row.int16),
                                       ("int32", row and row.int32),
+                                      ("int64", row and row.int64),
+                                      ("bool", row and row.bool_),
+                                      ("uint8", row and row.uint8),
                                       ("any", row and row.every)) if conv]
         # Any other custom operator runs the user's own kernel (--custom-op).
         why = "with --custom-op: your own C kernel and Python reference " \
@@ -219,8 +222,10 @@ def tflite_section() -> Section:
                    "any other with --custom-op, docs/custom-ops.md). "
                    "Element types are the families an operator's row converts: float32 "
                    "models, int8 (quantized) models, int16x8 (int16 activations, int8 "
-                   "weights), unquantized int32; any: one converter for every type the "
-                   "operator takes (CAST, the Signal ops).", rows)
+                   "weights; int16 for data movement), unquantized int32 and int64, bool; "
+                   "any: one converter for every type the operator takes (CAST, the "
+                   "Signal ops). tests/frontend/tflite/tflm_type_matrix.py lists the types "
+                   "TFLite Micro's kernels take and why any of them is refused.", rows)
 
 
 def onnx_section() -> Section | None:

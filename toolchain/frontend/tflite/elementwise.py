@@ -59,6 +59,7 @@ def _binary(graph_op: str) -> Converter:
 add = _binary("add")
 sub = _binary("subtract")
 mul = _binary("multiply")
+div = _binary("divide")  # TFLite Micro: float32 a / b, then the activation
 
 
 def _unary(graph_op: str) -> Converter:
@@ -161,6 +162,6 @@ def dequantize_float16(ctx: OpContext) -> Tensor:
     return ctx.node("convert", [x], dtype="f32")
 
 
-__all__ = ["add", "broadcast_shape", "dequantize_float16", "hard_swish", "logistic", "mean",
+__all__ = ["add", "broadcast_shape", "dequantize_float16", "div", "hard_swish", "logistic", "mean",
            "leaky_relu", "mul", "relu", "relu6", "relu_n1_to_1", "softmax", "sub", "sum_",
            "tanh"]

@@ -42,14 +42,18 @@ from toolchain.graph.verify import verify_graph
 
 # The element-type families of ops.py: the rows' converter slots.
 _FAMILIES = {"FLOAT32": "float", "FLOAT16": "float", "INT8": "int8"}
+# Operators whose first input is not their data (TRANSPOSE_CONV's is the output shape,
+# int32 whatever the data's type): the input that says the family instead.
+_DATA_INPUT = {"TRANSPOSE_CONV": 2}
 
 
 def family(model: ModelInfo, op: OperatorInfo) -> str:
     """The element-type family of an operator: 'int8' when its first input or output is
-    int8, 'int16' when one is int16 (16x8: TRANSPOSE_CONV's first input is its output
-    shape, QUANTIZE may go to int32), 'float' when both are float, else the offending
-    type's name (e.g. 'uint8')."""
-    types = [model.tensors[i].type for i in (op.inputs[:1] + op.outputs[:1]) if i >= 0]
+    int8, 'int16' when one is int16 (16x8; TRANSPOSE_CONV's data is its third input, the
+    first being its output shape; QUANTIZE may go to int32), 'float' when both are
+    float, else the offending type's name (e.g. 'uint8')."""
+    k = _DATA_INPUT.get(op.opcode, 0)
+    types = [model.tensors[i].type for i in (op.inputs[k:k + 1] + op.outputs[:1]) if i >= 0]
     if "INT8" in types:
         return "int8"
     if "INT16" in types:

@@ -22,8 +22,11 @@ from toolchain.frontend.tflite.convolution import (
     same_quantization,
 )
 from toolchain.frontend.tflite.errors import Unsupported
-from toolchain.frontend.tflite.int8 import _weight_scales, _weights, mean_or_sum
+from toolchain.frontend.tflite.int8 import _weight_scales, mean_or_sum
+from toolchain.frontend.tflite.int8 import _weights as _int8_or_int4_weights
+from toolchain.frontend.tflite.reader import TensorInfo
 from toolchain.frontend.tflite.schema import WEIGHTS_FORMATS
+from toolchain.frontend.tflite.transpose_conv import geometry as transpose_geometry
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
 from toolchain.quant import build, build16, tflm, tflm16, tflm16_lut, tflm16_softmax
@@ -31,6 +34,14 @@ from toolchain.types import TensorType
 
 # The schema's TensorType value INT32 (a CONV_2D's quantized_bias_type option).
 TENSOR_TYPE_INT32 = next(k for k, v in schema.TENSOR_TYPES.items() if v == "INT32")
+
+
+def _weights(ctx: OpContext, i: int, what: str) -> tuple[np.ndarray, TensorInfo]:
+    """Constant INT8 weights: TFLite Micro's 16x8 kernels take no INT4 ones."""
+    if ctx.info(i).type == "INT4":
+        raise Unsupported(f"the {what} is INT4; TFLite Micro's 16x8 kernels take INT8 weights "
+                          "only")
+    return _int8_or_int4_weights(ctx, i, what)
 
 
 def _per_tensor(t: TensorType, what: str, types: tuple[str, ...] = ("i16",)) -> tuple[float, int]:
@@ -273,44 +284,18 @@ def transpose_conv(ctx: OpContext) -> Tensor:
     reference_integer_ops::TransposeConv with its int64 scratch accumulator."""
     x, out = ctx.input(2), ctx.output_type()
     require_rank(x, 4, "input")
-    # TFLite Micro's kernel reads the output tensor's dimensions, never this input's
-    # values, so a model input here (the seanet models') is taken as the declared shape.
-    shape = (list(out.shape) if ctx.info(0).data is None else
-             [int(v) for v in ctx.value(0, "output shape").reshape(-1)])
-    if shape != list(out.shape) or len(shape) != 4 or shape[0] != x.type.shape[0]:
-        raise Unsupported(f"the output shape {shape} is not the output tensor's "
-                          f"{list(out.shape)}")
     w, scales = _filter(ctx, 1, x.type.shape[3])
-    if w.shape[3] != x.type.shape[3] or w.shape[0] != shape[3]:
-        raise Unsupported(f"filter shape {list(w.shape)} does not map {x.type.shape[3]} to "
-                          f"{shape[3]} channels")
+    g = transpose_geometry(ctx, w.shape)
     mult, shift = tflm.conv_params(_symmetric(x.type, "input"), scales,
                                    _symmetric(out, "output"))
-    strides = positive(ctx, "stride_h", "stride_w")
-    # TFLite Micro's padding: ComputePaddingHeightWidth on the *output* size, dilation 1.
-    padding = schema_padding(ctx)
-    pads = [tflm.compute_padding(shape[1 + d], w.shape[1 + d], strides[d], 1, padding)[1]
-            for d in range(2)]
-    for d in range(2):
-        if (x.type.shape[1 + d] - 1) * strides[d] + 1 > shape[1 + d] + w.shape[1 + d] - 1:
-            raise Unsupported(f"the input's {x.type.shape[1 + d]} rows do not fit an output "
-                              f"of {shape[1 + d]}")
     lo, hi = _activation(ctx, out)
     return build16.transpose_conv(GraphBuilder(ctx.graph), x, w,
                                   # TFLite Micro widens an INT16 bias; an INT32 one it
                                   # would read as int64, so it is refused.
                                   _bias(ctx, 3, w.shape[0], ("INT64", "INT16"))[0],
-                                  output_hw=shape[1:3], strides=strides, pads=pads,
+                                  output_hw=g.output[1:3], strides=g.strides, pads=g.pads,
                                   multipliers=mult, shifts=shift, act_min=lo, act_max=hi,
                                   quant=out.quant)
-
-
-def schema_padding(ctx: OpContext) -> str:
-    """The operator's padding option's name, SAME or VALID."""
-    name = schema.PADDINGS.get(ctx.option("padding"))
-    if name not in ("SAME", "VALID"):
-        raise Unsupported(f"unknown padding {ctx.option('padding')}")
-    return name
 
 
 def _binary(kind: str) -> Callable[[OpContext], Tensor]:

@@ -42,11 +42,26 @@ def _per_tensor(t: TensorType, what: str) -> tuple[float, int]:
 
 def _weights(ctx: OpContext, i: int, what: str) -> tuple[np.ndarray, TensorInfo]:
     """Constant int8 weights (input i) and their tensor: symmetric, per tensor or per
-    channel."""
+    channel. INT4 weights (TFLite Micro's int8 CONV_2D, DEPTHWISE_CONV_2D and
+    FULLY_CONNECTED take them) are unpacked to int8 first, as its kernels do."""
     info = ctx.info(i)
+    if info.data is not None and info.type == "INT4":
+        return unpack_int4(info.data, info.shape), info
     if info.data is None or info.type != "INT8":
         raise Unsupported(f"the {what} must be a constant INT8 tensor")
     return info.data.astype(np.int8), info
+
+
+def unpack_int4(raw: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """TFLite's packed INT4 (two to a byte, the first element in the low nibble, each a
+    4-bit two's complement) as int8 values of `shape` (UnpackDenseInt4IntoInt8)."""
+    count = int(np.prod(shape, dtype=np.int64))
+    data = np.asarray(raw, np.uint8).reshape(-1)
+    if data.size != (count + 1) // 2:
+        raise Unsupported(f"an INT4 tensor of shape {list(shape)} needs {(count + 1) // 2} "
+                          f"bytes, not {data.size}")
+    nibbles = np.stack([data & 0xF, data >> 4], axis=1).reshape(-1)[:count].astype(np.int8)
+    return np.where(nibbles > 7, nibbles - 16, nibbles).astype(np.int8).reshape(shape)
 
 
 def _weight_scales(info: TensorInfo, what: str, channel_axis: int) -> list[float]:

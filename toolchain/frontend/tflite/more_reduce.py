@@ -70,8 +70,9 @@ def slice_(ctx: OpContext) -> Tensor:
 
 
 def reverse_v2(ctx: OpContext) -> Tensor:
-    """REVERSE_V2 along constant axes."""
-    x = _data(ctx)
+    """REVERSE_V2 along constant axes (every type TFLite Micro's kernel copies, uint8
+    too)."""
+    x = _data(ctx, 0, ("f32", "i8", "ui8", "i16", "i32", "i64", "i1"))
     axes = {_axis(int(a), x.type.rank, "axis") for a in ctx.value(1, "axis").reshape(-1)}
     return ctx.node("reverse", [x], dims=tuple(sorted(axes)))
 

@@ -49,8 +49,8 @@ def expand_dims(ctx: OpContext) -> Tensor:
 
 
 def broadcast_to(ctx: OpContext) -> Tensor:
-    """BROADCAST_TO a constant shape, numpy's rule."""
-    x = _data(ctx)
+    """BROADCAST_TO a constant shape, numpy's rule (any type: TFLite Micro copies bytes)."""
+    x = _data(ctx, 0, _MOVABLE + ("ui8",))
     shape = tuple(int(d) for d in ctx.value(1, "shape").reshape(-1))
     if broadcast_shape(x.type.shape, shape) != shape:
         raise Unsupported(f"{list(x.type.shape)} does not broadcast to {list(shape)}")
@@ -67,8 +67,9 @@ def fill(ctx: OpContext) -> Tensor:
 
 
 def zeros_like(ctx: OpContext) -> Tensor:
-    """ZEROS_LIKE: zeros of the input's shape and type (float32, int32, int64)."""
-    x = _data(ctx, 0, ("f32", "i32", "i64"))
+    """ZEROS_LIKE: zeros of the input's shape and type (float32, int8, int32, int64; a
+    quantized int8 gets raw zeros, as TFLite Micro's memset writes)."""
+    x = _data(ctx, 0, ("f32", "i8", "i32", "i64"))
     return ctx.filled(0, x)
 
 

@@ -25,14 +25,18 @@ from toolchain.frontend.tflite import (
     layers,
     lstm,
     more_batch,
+    more_int8,
+    more_int16,
     more_l2norm,
     more_math,
     more_ops,
     more_reduce,
     more_resize,
     more_shapes,
+    more_types,
     shape_ops,
     svdf,
+    transpose_conv,
     variables,
 )
 from toolchain.frontend.tflite import elementwise as ew
@@ -56,6 +60,9 @@ class OpRow:
     max_inputs: int | None  # None: any number (CONCATENATION)
     int16: Converter | None = None  # 16x8: int16 activations, int8 weights (int16.py)
     int32: Converter | None = None  # unquantized int32 arithmetic (int32.py)
+    int64: Converter | None = None  # unquantized int64 (more_types.py, data movement)
+    bool_: Converter | None = None  # bool tensors (data movement)
+    uint8: Converter | None = None  # uint8 (DEQUANTIZE's input)
     # Outputs the operator has: a number, or None for any number of at least one (the
     # converter checks it against its options).
     outputs: int | None = 1
@@ -64,16 +71,28 @@ class OpRow:
 
     def converter(self, family: str) -> Converter | None:
         """The converter for element-type family `family` ('float', 'int8', 'int16',
-        'int32', or another type's name, which only an every-type row handles)."""
+        'int32', 'int64', 'bool', or another type's name, which only an every-type row
+        handles)."""
         if self.every is not None:
             return self.every
         return {"float": self.float, "int8": self.int8, "int16": self.int16,
-                "int32": self.int32}.get(family)
+                "int32": self.int32, "int64": self.int64, "bool": self.bool_,
+                "uint8": self.uint8}.get(family)
 
 
 def _row(float_: Converter | None, int8: Converter | None, inputs: tuple[int, int | None],
-         int16: Converter | None = None, int32: Converter | None = None) -> OpRow:
-    return OpRow(float_, int8, inputs[0], inputs[1], int16, int32)
+         int16: Converter | None = None, int32: Converter | None = None,
+         int64: Converter | None = None, bool_: Converter | None = None) -> OpRow:
+    return OpRow(float_, int8, inputs[0], inputs[1], int16, int32, int64, bool_)
+
+
+def _moves(convert: Converter, inputs: tuple[int, int | None], *, int32: bool = True,
+           int64: bool = False, bool_: bool = False, uint8: bool = False) -> OpRow:
+    """A data-movement row: one converter for float32, int8, int16 and the unquantized
+    types TFLite Micro's kernel copies."""
+    return OpRow(convert, convert, inputs[0], inputs[1], convert, convert if int32 else None,
+                 convert if int64 else None, convert if bool_ else None,
+                 convert if uint8 else None)
 
 
 def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | None = 1
@@ -84,17 +103,21 @@ def _every(converter: Converter, inputs: tuple[int, int | None], outputs: int | 
 
 def _quantize_int8(ctx: OpContext) -> Tensor:
     """QUANTIZE with an int8 side: between int8 and int16 / int32 TFLite Micro's
-    Requantize (the 16x8 converter's), else int8.py's (float32's AffineQuantize, int8's
-    table)."""
-    if {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name} & {"i16", "i32"}:
+    Requantize (the 16x8 converter's), with uint8 more_types.py's, else int8.py's
+    (float32's AffineQuantize, int8's table)."""
+    types = {ctx.input(0).type.dtype.name, ctx.output_type().dtype.name}
+    if types & {"i16", "i32"}:
         return int16.quantize(ctx)
+    if "ui8" in types:
+        return more_types.requantize_uint8(ctx)
     return int8.quantize_op(ctx)
 
 
 OPS: dict[str, OpRow] = {
     # layers (convolution.py, layers.py, hybrid.py)
     "CONV_2D": _row(layers.conv_2d, int8.conv_2d, (2, 3), int16.conv_2d),
-    "TRANSPOSE_CONV": _row(None, None, (3, 4), int16.transpose_conv),
+    "TRANSPOSE_CONV": _row(transpose_conv.transpose_conv_float,
+                           transpose_conv.transpose_conv_int8, (3, 4), int16.transpose_conv),
     "DEPTHWISE_CONV_2D": _row(layers.depthwise_conv_2d, int8.depthwise_conv_2d, (2, 3),
                               int16.depthwise_conv_2d),
     "FULLY_CONNECTED": _row(layers.fully_connected, int8.fully_connected, (2, 3),
@@ -110,15 +133,15 @@ OPS: dict[str, OpRow] = {
     "ADD": _row(ew.add, int8.add, (2, 2), int16.add, int32.add),
     "SUB": _row(ew.sub, int8.sub, (2, 2), int16.sub, int32.sub),
     "MUL": _row(ew.mul, int8.mul, (2, 2), int16.mul, int32.mul),
-    "DIV": _row(None, None, (2, 2), None, int32.div),
+    "DIV": _row(ew.div, more_int8.div_int8, (2, 2), None, int32.div),
     "MINIMUM": _row(more_ops.minimum, more_ops.minimum, (2, 2), more_ops.minimum,
-                    int32.minimum),
+                    int32.minimum, more_types.minimum_int64),
     "MAXIMUM": _row(more_ops.maximum, more_ops.maximum, (2, 2), more_ops.maximum,
-                    int32.maximum),
+                    int32.maximum, more_types.maximum_int64),
     "FLOOR_DIV": _row(more_ops.floor_div, None, (2, 2)),
     "FLOOR_MOD": _row(more_ops.floor_mod, None, (2, 2)),
-    "ADD_N": _row(more_ops.add_n, None, (1, None)),
-    "CAST": _every(int32.cast, (1, 1)),
+    "ADD_N": _row(more_ops.add_n, more_int8.add_n_int8, (1, None)),
+    "CAST": _every(more_types.cast, (1, 1)),
     "LOGISTIC": _row(ew.logistic, int8.logistic, (1, 1), int16.logistic),
     "TANH": _row(ew.tanh, int8.tanh, (1, 1), int16.tanh),
     "RELU": _row(ew.relu, int8.relu, (1, 1), int16.relu),
@@ -130,17 +153,16 @@ OPS: dict[str, OpRow] = {
     "SUM": _row(ew.sum_, int8.sum_, (2, 2), int16.sum_),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
     "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
-    "DEQUANTIZE": _row(ew.dequantize_float16, int8.dequantize, (1, 1), int16.dequantize),
+    "DEQUANTIZE": OpRow(ew.dequantize_float16, int8.dequantize, 1, 1, int16.dequantize,
+                        uint8=more_types.dequantize_uint8),
     # data movement (shape_ops.py): the same converter for both families
-    "RESHAPE": _row(shape_ops.reshape, shape_ops.reshape, (1, 2), shape_ops.reshape,
-                    shape_ops.reshape),
-    "SQUEEZE": _row(shape_ops.squeeze, shape_ops.squeeze, (1, 1), shape_ops.squeeze),
-    "PAD": _row(shape_ops.pad, shape_ops.pad, (2, 2), shape_ops.pad),
-    "CONCATENATION": _row(shape_ops.concatenation, shape_ops.concatenation, (1, None),
-                          shape_ops.concatenation, shape_ops.concatenation),
-    "TRANSPOSE": _row(shape_ops.transpose, shape_ops.transpose, (2, 2), shape_ops.transpose),
-    "STRIDED_SLICE": _row(shape_ops.strided_slice, shape_ops.strided_slice, (4, 4),
-                          shape_ops.strided_slice, shape_ops.strided_slice),
+    # (RESHAPE and SQUEEZE copy bytes whatever the type; the others' kernels list theirs)
+    "RESHAPE": _moves(shape_ops.reshape, (1, 2), int64=True, bool_=True, uint8=True),
+    "SQUEEZE": _moves(shape_ops.squeeze, (1, 1), int64=True, bool_=True, uint8=True),
+    "PAD": _moves(shape_ops.pad, (2, 2)),
+    "CONCATENATION": _moves(shape_ops.concatenation, (1, None), int64=True, bool_=True),
+    "TRANSPOSE": _moves(shape_ops.transpose, (2, 2), int32=False),
+    "STRIDED_SLICE": _moves(shape_ops.strided_slice, (4, 4), bool_=True),
     # state (variables.py, state.py) and splits
     "VAR_HANDLE": _every(variables.var_handle, (0, 0)),
     "READ_VARIABLE": _every(variables.read_variable, (1, 1)),
@@ -164,13 +186,17 @@ OPS: dict[str, OpRow] = {
     "SELECT_V2": _every(more_ops.select_v2, (3, 3)),
     # elementwise math (more_math.py): float32, int8 where TFLite Micro has a table form
     **{name: _row(convert, None, (1, 1)) for name, convert in more_math.UNARY_CONVERTERS.items()},
-    "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1)),
-    "RSQRT": _row(more_math.UNARY_CONVERTERS["RSQRT"], more_math.rsqrt_int8, (1, 1)),
+    "ABS": _row(more_math.UNARY_CONVERTERS["ABS"], more_math.abs_int8, (1, 1),
+                more_int16.abs_int16),
+    "RSQRT": _row(more_math.UNARY_CONVERTERS["RSQRT"], more_math.rsqrt_int8, (1, 1),
+                  more_int16.rsqrt_int16),
     "SQUARE": _row(more_math.square, None, (1, 1)),
     "SQUARED_DIFFERENCE": _row(more_math.squared_difference,
-                               more_math.squared_difference_int8, (2, 2)),
+                               more_math.squared_difference_int8, (2, 2),
+                               more_int16.squared_difference_int16,
+                               more_types.squared_difference_int32),
     "ELU": _row(more_math.elu, more_math.elu_int8, (1, 1)),
-    "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2)),
+    "PRELU": _row(more_math.prelu, more_math.prelu_int8, (2, 2), more_int16.prelu_int16),
     "LOG_SOFTMAX": _row(more_math.log_softmax, more_math.log_softmax_int8, (1, 1)),
     "L2_NORMALIZATION": _row(more_math.l2_normalization, more_l2norm.l2_normalization_int8,
                              (1, 1)),
@@ -207,14 +233,15 @@ OPS: dict[str, OpRow] = {
     "ROUND": _row(more_reduce.round_, None, (1, 1)),
     "SHAPE": _every(more_reduce.shape, (1, 1)),
     "BROADCAST_ARGS": _every(more_reduce.broadcast_args, (2, 2)),
-    "EMBEDDING_LOOKUP": _every(more_reduce.embedding_lookup, (2, 2)),
+    "EMBEDDING_LOOKUP": _every(more_types.embedding_lookup, (2, 2)),
     "DYNAMIC_UPDATE_SLICE": _every(more_reduce.dynamic_update_slice, (3, 3)),
     # blocks and batched products (more_batch.py)
     "SPACE_TO_BATCH_ND": _row(more_batch.space_to_batch_nd, more_batch.space_to_batch_nd,
                               (3, 3)),
     "BATCH_TO_SPACE_ND": _row(more_batch.batch_to_space_nd, more_batch.batch_to_space_nd,
                               (3, 3)),
-    "BATCH_MATMUL": _row(more_batch.batch_matmul, more_batch.batch_matmul_int8, (2, 2)),
+    "BATCH_MATMUL": _row(more_batch.batch_matmul, more_batch.batch_matmul_int8, (2, 2),
+                         more_int16.batch_matmul_int16),
 }
 # TFLite Micro's Signal library (signal_ops.py): custom operators, whatever their types.
 OPS.update({name: _every(convert, (least, most), outputs)
