@@ -8,6 +8,13 @@ node that widens it back, which fusion inlines into every kernel that reads C:
 - int8-weights: `dequantize(Q: i8, scales: f32, axis)` with real = scale * stored.
   Scales are symmetric (zero point 0, stored range -127..127) and per output channel
   when C is the weight of a dot_general or convolution, per tensor otherwise.
+- int4-weights: the same with Q: i4, stored range -7..7 (scale = max|w| / 7). The
+  range is symmetric, as int8's -127..127: the largest weight of either sign is then
+  exactly +-7 scale, and zero stays exactly 0 with no zero point to subtract in the
+  kernel. Using -8 too (scale = max|w| / 8 for the side that reaches it) would buy one
+  more level on one side only and clip the other side's peak, a worse error where it
+  matters most. The module stores i4 constants two to a byte (schedule/sub_byte.py)
+  and the kernels unpack them where they read them.
 Eligible: f32 constants with at least `min_elements` elements that are not vectors
 (biases and normalization vectors, one value per channel, always stay f32).
 So no float copy of a weight ever exists in RAM, and the reference executor, which
@@ -25,10 +32,13 @@ from toolchain.loader import UsageError
 from toolchain.types import F32, QuantParams, TensorType, dtype
 
 # int8: the whole graph in integers, activations calibrated (toolchain/passes/ptq.py).
-MODES = ("none", "fp16", "int8-weights", "int8")
+MODES = ("none", "fp16", "int8-weights", "int4-weights", "int8")
 # Tiny tensors save nothing worth their precision.
 DEFAULT_MIN_ELEMENTS = 64
 INT8_MAX = 127
+INT4_MAX = 7
+# The symmetric stored range of each weight-only integer mode: (stored type, max |q|).
+WEIGHT_INTS = {"int8-weights": ("i8", INT8_MAX), "int4-weights": ("i4", INT4_MAX)}
 
 
 @dataclass(frozen=True)
@@ -73,21 +83,23 @@ def _is_vector(t: TensorType) -> bool:
     return sum(d > 1 for d in t.shape) <= 1
 
 
-def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """(stored int8 values, f32 scales): per channel along `axis`, or per tensor."""
+def int8_symmetric(w: np.ndarray, axis: int | None,
+                   q_max: int = INT8_MAX) -> tuple[np.ndarray, np.ndarray]:
+    """(stored values in -q_max..q_max as int8, f32 scales): per channel along `axis`, or
+    per tensor. q_max 127 is int8-weights, 7 int4-weights (held one a byte here)."""
     w = w.astype(np.float32)
     if axis is None:
         peak = np.abs(w).max(initial=0.0)
     else:
         peak = np.abs(w).max(axis=tuple(d for d in range(w.ndim) if d != axis), initial=0.0)
-    scale = (np.where(peak > 0, peak, 1.0) / INT8_MAX).astype(np.float32)
+    scale = (np.where(peak > 0, peak, 1.0) / q_max).astype(np.float32)
     s = scale if axis is None else scale.reshape([-1 if d == axis else 1 for d in range(w.ndim)])
-    q = np.clip(np.rint(w / s), -INT8_MAX, INT8_MAX).astype(np.int8)
+    q = np.clip(np.rint(w / s), -q_max, q_max).astype(np.int8)
     return q, scale
 
 
 def _eligible(node: Node, options: QuantizeOptions) -> bool:
-    """Whether fp16 / int8-weights store this node's value in fewer bytes."""
+    """Whether fp16 / int8-weights / int4-weights store this node's value in fewer bytes."""
     if node.op != "constant":
         return False
     t = node.outputs[0].type
@@ -140,11 +152,12 @@ def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
             nodes += [stored, node]
             continue
         axis = _channel_axis(graph, t)
-        q, scale = int8_symmetric(w, axis)
-        params = QuantParams(dtype("i8"), F32, tuple(float(s) for s in scale.reshape(-1)),
-                             (0,) * scale.size, axis, -INT8_MAX, INT8_MAX)
+        storage, q_max = WEIGHT_INTS[options.mode]
+        q, scale = int8_symmetric(w, axis, q_max)
+        params = QuantParams(dtype(storage), F32, tuple(float(s) for s in scale.reshape(-1)),
+                             (0,) * scale.size, axis, -q_max, q_max)
         stored = Node("constant", [], [], {"value": q}, node.loc)
-        stored.outputs = [Tensor(TensorType(t.type.shape, dtype("i8"), params), "", stored)]
+        stored.outputs = [Tensor(TensorType(t.type.shape, dtype(storage), params), "", stored)]
         # `scales_of` lets the module store these once, in the weight's quantization
         # record, and bind the kernel's scale operand there.
         scales = Node("constant", [], [], {"value": scale, "scales_of": stored.outputs[0]},
