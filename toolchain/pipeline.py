@@ -138,8 +138,10 @@ def schedule_for_board(graph: Graph, board: Board,
     target = board.target_info
     program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
-    optimize_weights(program, board, optimize)
+    # Before the optimize choice, so that its weight bytes and flash room count the
+    # sub-byte constants at their packed size.
     pack_sub_byte_constants(program)
+    optimize_weights(program, board, optimize)
     return program
 
 
