@@ -8,13 +8,15 @@ node that widens it back, which fusion inlines into every kernel that reads C:
 - int8-weights: `dequantize(Q: i8, scales: f32, axis)` with real = scale * stored.
   Scales are symmetric (zero point 0, stored range -127..127) and per output channel
   when C is the weight of a dot_general or convolution, per tensor otherwise.
-- int4-weights: the same with Q: i4, stored range -7..7 (scale = max|w| / 7). The
-  range is symmetric, as int8's -127..127: the largest weight of either sign is then
-  exactly +-7 scale, and zero stays exactly 0 with no zero point to subtract in the
-  kernel. Using -8 too (scale = max|w| / 8 for the side that reaches it) would buy one
-  more level on one side only and clip the other side's peak, a worse error where it
-  matters most. The module stores i4 constants two to a byte (schedule/sub_byte.py)
-  and the kernels unpack them where they read them.
+- int4-weights: the same with Q: i4, stored range -7..7. The range is symmetric, as
+  int8's -127..127: zero stays exactly 0 with no zero point to subtract in the kernel,
+  and both signs get the same resolution; using -8 too would buy one level on one side
+  only. With 15 levels the scale matters more than at int8: max|w| / 7 spends them on
+  the rare largest weights, so each channel's scale is a * max|w| / 7 with `a` the
+  value of CLIP_GRID (1.0 down to 0.5) that minimises the channel's squared rounding
+  error, the weights beyond the scale clipped to +-7 (int4_symmetric). The module
+  stores i4 constants two to a byte (schedule/sub_byte.py) and the kernels unpack them
+  where they read them.
 Eligible: f32 constants with at least `min_elements` elements that are not vectors
 (biases and normalization vectors, one value per channel, always stay f32).
 So no float copy of a weight ever exists in RAM, and the reference executor, which
@@ -37,8 +39,11 @@ MODES = ("none", "fp16", "int8-weights", "int4-weights", "int8")
 DEFAULT_MIN_ELEMENTS = 64
 INT8_MAX = 127
 INT4_MAX = 7
-# The symmetric stored range of each weight-only integer mode: (stored type, max |q|).
-WEIGHT_INTS = {"int8-weights": ("i8", INT8_MAX), "int4-weights": ("i4", INT4_MAX)}
+# int4-weights: the fractions of a channel's largest |w| its scale's +-7 may stand for,
+# largest first (a tie keeps the larger: nothing clipped). Measured on the shared JAX
+# models (8 seeded inputs): resnet8's cosine with float 0.912 -> 0.982 (top-1 0 -> 100 %)
+# against max|w| / 7, the autoencoder's 0.944 -> 0.958, the others' gain smaller.
+CLIP_GRID = np.linspace(1.0, 0.5, 26)
 
 
 @dataclass(frozen=True)
@@ -83,19 +88,48 @@ def _is_vector(t: TensorType) -> bool:
     return sum(d > 1 for d in t.shape) <= 1
 
 
-def int8_symmetric(w: np.ndarray, axis: int | None,
-                   q_max: int = INT8_MAX) -> tuple[np.ndarray, np.ndarray]:
-    """(stored values in -q_max..q_max as int8, f32 scales): per channel along `axis`, or
-    per tensor. q_max 127 is int8-weights, 7 int4-weights (held one a byte here)."""
+def int8_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(stored int8 values, f32 scales): per channel along `axis`, or per tensor."""
     w = w.astype(np.float32)
     if axis is None:
         peak = np.abs(w).max(initial=0.0)
     else:
         peak = np.abs(w).max(axis=tuple(d for d in range(w.ndim) if d != axis), initial=0.0)
-    scale = (np.where(peak > 0, peak, 1.0) / q_max).astype(np.float32)
+    scale = (np.where(peak > 0, peak, 1.0) / INT8_MAX).astype(np.float32)
     s = scale if axis is None else scale.reshape([-1 if d == axis else 1 for d in range(w.ndim)])
-    q = np.clip(np.rint(w / s), -q_max, q_max).astype(np.int8)
+    q = np.clip(np.rint(w / s), -INT8_MAX, INT8_MAX).astype(np.int8)
     return q, scale
+
+
+def int4_symmetric(w: np.ndarray, axis: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(stored values in -7..7 as int8, f32 scales) per channel along `axis`, or per
+    tensor: each channel's scale a * max|w| / 7 with the `a` of CLIP_GRID whose rounding
+    (and clipping) error sum of squares is least."""
+    w = w.astype(np.float32)
+    keep = axis is not None
+    reduce = tuple(d for d in range(w.ndim) if d != axis) if keep else None
+    peak = np.abs(w).max(axis=reduce, keepdims=True, initial=0.0) if keep else \
+        np.asarray(np.abs(w).max(initial=0.0)).reshape((1,) * w.ndim)
+    peak = np.where(peak > 0, peak, 1.0)
+    best_err = best_scale = None
+    for a in CLIP_GRID:
+        scale = (peak * np.float32(a) / INT4_MAX).astype(np.float32)
+        q = np.clip(np.rint(w / scale), -INT4_MAX, INT4_MAX)
+        err = ((q * scale - w).astype(np.float64) ** 2).sum(axis=reduce, keepdims=True)
+        if best_err is None:
+            best_err, best_scale = err, scale
+        else:
+            better = err < best_err
+            best_err = np.where(better, err, best_err)
+            best_scale = np.where(better, scale, best_scale)
+    q = np.clip(np.rint(w / best_scale), -INT4_MAX, INT4_MAX).astype(np.int8)
+    scale = best_scale.reshape(-1) if keep else best_scale.reshape(())
+    return q, scale.astype(np.float32)
+
+
+# Each weight-only integer mode: its stored type, max |q| and how it picks its scales.
+WEIGHT_INTS = {"int8-weights": ("i8", INT8_MAX, int8_symmetric),
+               "int4-weights": ("i4", INT4_MAX, int4_symmetric)}
 
 
 def _eligible(node: Node, options: QuantizeOptions) -> bool:
@@ -152,8 +186,8 @@ def quantize_weights(graph: Graph, options: QuantizeOptions) -> Graph:
             nodes += [stored, node]
             continue
         axis = _channel_axis(graph, t)
-        storage, q_max = WEIGHT_INTS[options.mode]
-        q, scale = int8_symmetric(w, axis, q_max)
+        storage, q_max, symmetric = WEIGHT_INTS[options.mode]
+        q, scale = symmetric(w, axis)
         params = QuantParams(dtype(storage), F32, tuple(float(s) for s in scale.reshape(-1)),
                              (0,) * scale.size, axis, -q_max, q_max)
         stored = Node("constant", [], [], {"value": q}, node.loc)
