@@ -137,3 +137,13 @@ def test_a_zero_point_outside_the_type_widens_the_stored_values() -> None:
     assert stored == ["i8"]
     got = run_graph(graph, [np.zeros((1, 4), np.float32)])[0]
     np.testing.assert_array_equal(got, [[-0.25, 0.0, 0.25, 0.5]])
+
+
+def test_integer_cast_to_int4_wraps() -> None:
+    data = _model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT4)],
+                  [helper.make_tensor_value_info("x", TensorProto.INT32, [5])],
+                  [helper.make_tensor_value_info("y", TensorProto.INT4, [5])])
+    x = np.array([100, -100, 9, 7, -8], np.int32)
+    want = ReferenceEvaluator(onnx.load_model_from_string(data)).run(None, {"x": x})[0]
+    got = run_graph(import_bytes(data), [x])[0]
+    assert got.dtype == np.int8 and got.tolist() == _host(want).tolist() == [4, -4, -7, 7, -8]
