@@ -397,12 +397,13 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
     is new, empty or an earlier build), size.json included. The options are
-    minirt-build's: `quantize` (none, fp16, int8-weights, int8), `quantize_min_elements`,
-    `calibration` (an .npz, for int8), `int8_io`, `entry`, `input_shapes` ({"input":
-    (1, 3, 32, 32)}, .onnx only), `input_values` ({"sr": 16000}: those inputs become
-    constants, as --input-value makes them), `max_cycles`, `boot_check` ("layout", "small" or
-    "fast") and `harness` ("semihost" or "device": the image that serves over the board's
-    UART, built by default in build/<model>-<board>-device). `stream` builds the image
+    minirt-build's: `quantize` (none, fp16, int8-weights, int4-weights, int8),
+    `quantize_min_elements`, `calibration` (an .npz, for int8), `int8_io`, `entry`,
+    `input_shapes` ({"input": (1, 3, 32, 32)}, .onnx only), `input_values` ({"sr":
+    16000}: those inputs become constants, as --input-value makes them), `max_cycles`,
+    `boot_check` ("layout", "small" or "fast") and `harness` ("semihost" or "device":
+    the image that serves over the board's UART, built by default in
+    build/<model>-<board>-device). `stream` builds the image
     that Build.stream runs (a model with state always gets it). `optimize` ("auto",
     "speed" or "size": schedule/optimize.py) picks pre-extended or int8-sized weights;
     ``size.optimize`` states the choice. `custom_ops` are --custom-op's strings

@@ -79,6 +79,7 @@ from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
@@ -132,10 +133,14 @@ def schedule_for_board(graph: Graph, board: Board,
                        optimize: str = DEFAULT_OPTIMIZE) -> Program:
     """The Program of a prepared graph for `board`: scheduled for its target, with the
     weights its packed int8 steps read pre-extended as --optimize `optimize` says
-    (schedule/optimize.py, schedule/paired.py)."""
+    (schedule/optimize.py, schedule/paired.py) and its sub-byte constants (int4
+    weights) bit-packed (schedule/sub_byte.py)."""
     target = board.target_info
     program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
+    # Before the optimize choice, so that its weight bytes and flash room count the
+    # sub-byte constants at their packed size.
+    pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
     return program
 

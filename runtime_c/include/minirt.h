@@ -117,7 +117,13 @@ enum {
   MRT_DTYPE_U16 = 10,
   MRT_DTYPE_U32 = 11,
   MRT_DTYPE_U64 = 12,
-  MRT_DTYPE_MAX = MRT_DTYPE_U64,
+  /* Constant-pool storage only, never an input or output: sub-byte integers packed
+   * 8/bits to a byte, row-major, the first element in the low bits. */
+  MRT_DTYPE_I4 = 13,
+  MRT_DTYPE_U4 = 14,
+  MRT_DTYPE_I2 = 15,
+  MRT_DTYPE_U2 = 16,
+  MRT_DTYPE_MAX = MRT_DTYPE_U2,
 };
 
 /* Describes one input or output tensor. Pointers point into the image's copy of the

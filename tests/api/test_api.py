@@ -171,7 +171,8 @@ def test_input_values_pin_an_mlir_argument() -> None:
 @pytest.mark.parametrize("kwargs, message", [
     ({"model": "no/such.mlir"}, "no/such.mlir: no such file"),
     ({"board": "no-such-board"}, "unknown board 'no-such-board'"),
-    ({"quantize": "int4"}, "--quantize must be one of none, fp16, int8-weights, int8"),
+    ({"quantize": "int2"},
+     "--quantize must be one of none, fp16, int8-weights, int4-weights, int8"),
     ({"quantize": "int8"}, "--quantize int8 needs --calibration"),
     ({"int8_io": True}, "--int8-io applies to --quantize int8 only"),
     ({"max_cycles": 0}, "--max-cycles must be between 1 and"),

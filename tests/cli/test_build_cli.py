@@ -65,7 +65,8 @@ def test_help_documents_quantization(capsys) -> None:
     except SystemExit as e:
         assert e.code == 0
     text = capsys.readouterr().out
-    assert "--quantize {none,fp16,int8-weights,int8}" in text and "--quantize-min-elements" in text
+    assert "--quantize {none,fp16,int8-weights,int4-weights,int8}" in text
+    assert "--quantize-min-elements" in text
 
 
 def test_quantized_build_reports_saving_and_accuracy(tmp_path: Path, capsys, models_dir) -> None:

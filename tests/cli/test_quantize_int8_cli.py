@@ -94,7 +94,7 @@ def test_help_documents_int8(tool, capsys) -> None:
         tool.main(["--help"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "{none,fp16,int8-weights,int8}" in text
+    assert "{none,fp16,int8-weights,int4-weights,int8}" in text
     assert "--calibration CALIB.npz" in text and "leading axis of samples" in text
     assert "--int8-io" in text and "dequantized at the exit" in text
 

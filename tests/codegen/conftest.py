@@ -49,9 +49,11 @@ class JitModule:
 
     def run(self, name: str, *inputs: np.ndarray) -> np.ndarray:
         k = self.kernels[name]
+        # A bit-packed operand (Kernel.bit_packed) is passed as its packed bytes.
         args = [
+            np.ascontiguousarray(a, dtype=np.uint8) if j in k.bit_packed else
             np.ascontiguousarray(np.asarray(a, dtype=t.dtype.np_dtype).reshape(t.shape))
-            for a, t in zip(inputs, k.operands, strict=True)
+            for j, (a, t) in enumerate(zip(inputs, k.operands, strict=True))
         ]
         out = np.zeros(k.result.shape, dtype=k.result.dtype.np_dtype)
         ptrs = [a.ctypes.data for a in args] + [out.ctypes.data]

@@ -47,7 +47,7 @@ def test_jax_models(name: str, board: str, tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.skipif(not have_models(), reason=MISSING_REASON)
-@pytest.mark.parametrize("mode", ["fp16", "int8-weights"])
+@pytest.mark.parametrize("mode", ["fp16", "int8-weights", "int4-weights"])
 @pytest.mark.parametrize("board", BOARDS)
 @pytest.mark.parametrize("name", JAX)
 def test_jax_models_quantized(name: str, board: str, mode: str, tmp_path: Path,

@@ -54,18 +54,20 @@ def add_quantize_options(p: argparse.ArgumentParser) -> None:
     """--quantize, --quantize-min-elements, --calibration and --int8-io, shared by
     minirt-build and minirt-run."""
     p.add_argument("--quantize", choices=MODES, default="none",
-                   help="store float weights as IEEE half (fp16) or as int8 with symmetric "
-                        "per-output-channel scales (int8-weights), widened inside the "
-                        "kernels so RAM does not grow; or compute the whole model in int8 "
-                        "(int8: activations asymmetric per tensor with ranges from "
+                   help="store float weights as IEEE half (fp16), as int8 with symmetric "
+                        "per-output-channel scales (int8-weights) or as int4 (int4-weights: "
+                        "-7..7, two to a byte in flash, unpacked in the kernels), widened "
+                        "inside the kernels so RAM does not grow; or compute the whole model "
+                        "in int8 (int8: activations asymmetric per tensor with ranges from "
                         "--calibration, weights symmetric per output channel, int32 biases, "
                         "TFLite's integer arithmetic). A model already quantized (an int8 "
                         ".tflite) is refused: build it without --quantize (default: none)")
     p.add_argument("--quantize-min-elements", type=non_negative_int,
                    default=DEFAULT_MIN_ELEMENTS,
                    metavar="N",
-                   help="fp16 / int8-weights: constants with fewer elements stay f32, and so "
-                        "do per-channel vectors (biases, normalization) of any size "
+                   help="fp16 / int8-weights / int4-weights: constants with fewer elements "
+                        "stay f32, and so do per-channel vectors (biases, normalization) of "
+                        "any size "
                         f"(default: {DEFAULT_MIN_ELEMENTS})")
     p.add_argument("--calibration", metavar="CALIB.npz",
                    help="--quantize int8 (required there): samples of the model's inputs to "

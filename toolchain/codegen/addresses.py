@@ -4,7 +4,8 @@ An element's address is a loop-invariant base pointer plus a constant offset per
 and output, which becomes the load's immediate offset; a load is bounds-checked only in
 the indices the current region cannot prove inside the operand, and a checked load reads
 from a clamped address, never out of bounds. Operands in the paired layout
-(kernel/paired.py) are read here too, element by element or as their two words.
+(kernel/paired.py) are read here too, element by element or as their two words, and
+so are bit-packed sub-byte constants (kernel/sub_byte.py), a byte and a shift.
 
 A file of its own because it is the nest's second idea: the loops decide where the
 current point is, these methods what memory it touches. The packed steps
@@ -20,9 +21,11 @@ from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Load, expr_dtype
 from toolchain.kernel.paired import paired_position
+from toolchain.kernel.sub_byte import per_byte
 from toolchain.loops.affine import Affine, affine_of, interval_of
 
 I1 = ir.IntType(1)
+I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 
 
@@ -96,6 +99,8 @@ class AddressEmitter:
         forms = self.affine.get(id(e)) or tuple(affine_of(i) for i in e.index)
         if e.operand in k.paired:
             return self._paired_load(e, forms, shape)
+        if e.operand in k.bit_packed:
+            return self._bit_packed_load(e, forms, shape)
         ranges = {d: self._interval(d) for d in range(len(k.domain))}
         unproven = []
         if e.pad is not None:
@@ -191,6 +196,106 @@ class AddressEmitter:
         differ = b.and_(b.xor(offset, b.lshr(offset, one)), one)  # bit 0 != bit 1
         swapped = b.xor(offset, b.mul(differ, ir.Constant(I32, 3)))
         return self._load(e.operand, swapped)
+
+    def _bit_packed_load(self, e: Load, forms: tuple[Affine | None, ...],
+                         shape: tuple[int, ...]) -> ir.Value:
+        """One element of a bit-packed sub-byte operand (kernel/sub_byte.py): element f
+        is bits (f % n) * bits.. of byte f // n, n = 8 // bits. The byte is loaded and
+        shifted down, then truncated to the compute type (i4 / i2), whose widening
+        sign- or zero-extends it.
+
+        Where the element's position in its byte is known at build time the shift is a
+        constant and the byte a base plus an immediate, as for any load: the offset is
+        a loop-invariant dynamic part (each loop variable times its coefficient) plus a
+        constant, and the dynamic part's residue modulo n is known when every loop
+        variable's step (self.congruence) times its coefficient is a multiple of n (an
+        int4 weight read in tiles of an even number of output channels, rows of an
+        even length). Otherwise the shift is computed from the offset at run time."""
+        b = self.b
+        k = self.k
+        dt = k.operands[e.operand].dtype
+        n = per_byte(dt)
+        log_n = n.bit_length() - 1
+        strides = row_strides(shape)
+        ok = self._bit_packed_in_bounds(e, shape)
+        if ok is None and all(f is not None for f in forms):
+            flat = flat_offset(forms, strides, range(len(shape)))
+            const, dynamic, residue = flat.const, [], 0
+            for d, c in flat.terms:
+                const += c * self.point[d]
+                base = self.base[d]
+                if isinstance(base, int):
+                    const += c * base
+                    continue
+                step, start = self.congruence.get(id(base), (1, 0))
+                if (c * step) % n:
+                    residue = None
+                    break
+                dynamic.append((d, c))
+                residue += c * start
+            if residue is not None:
+                # flat = dyn + const, dyn = r (mod n): byte (dyn - r) / n (exact) plus
+                # (const + r) // n, and element (const + r) % n of that byte.
+                r = residue % n
+                lead = const + r
+                key = tuple(dynamic)
+
+                def base_byte() -> ir.Value:
+                    dyn: ir.Value | None = None
+                    for d, c in key:
+                        term = self.base[d]
+                        if c != 1:
+                            term = b.mul(term, ir.Constant(I32, c), flags=["nsw"])
+                        dyn = term if dyn is None else b.add(dyn, term, flags=["nsw"])
+                    if r:
+                        dyn = b.sub(dyn, ir.Constant(I32, r), flags=["nsw"])
+                    return self._gep(e.operand, b.ashr(dyn, ir.Constant(I32, log_n)))
+
+                ptr = self._cached(("bp", e.operand, key), base_byte) if key \
+                    else self.buffers[e.operand]
+                if lead // n:
+                    at = ptr
+                    ptr = self._cached(("bpa", e.operand, key, lead // n),
+                                       lambda: self._gep_from(e.operand, at,
+                                                              ir.Constant(I32, lead // n)))
+                byte = ptr
+                raw = self._cached(("bl", id(byte)), lambda: b.load(byte, typ=I8))
+                shift = (lead % n) * dt.bits
+                bits = b.lshr(raw, ir.Constant(I8, shift)) if shift else raw
+                return b.trunc(bits, ir.IntType(dt.bits))
+        offset = self._affine_offset(flat_offset(forms, strides, range(len(shape)))) \
+            if all(f is not None for f in forms) else self._row_major(e, shape)
+        if ok is not None:  # out of bounds: read element 0 instead, then take the pad
+            offset = b.select(ok, offset, ir.Constant(I32, 0))
+        byte = self._gep(e.operand, b.lshr(offset, ir.Constant(I32, log_n)))
+        raw = b.zext(b.load(byte, typ=I8), I32)
+        shift = b.shl(b.and_(offset, ir.Constant(I32, n - 1)),
+                      ir.Constant(I32, dt.bits.bit_length() - 1))
+        value = b.trunc(b.lshr(raw, shift), ir.IntType(dt.bits))
+        if ok is None:
+            return value
+        pad = self._cast(self.value(e.pad), expr_dtype(e.pad, k.operands), dt) \
+            if e.pad is not None else value
+        return b.select(ok, value, pad)
+
+    def _bit_packed_in_bounds(self, e: Load, shape: tuple[int, ...]) -> ir.Value | None:
+        """For a bounds-checked load of a bit-packed operand, the i1 that says it is in
+        bounds (every index the current region cannot prove, and `valid`); else None."""
+        if e.pad is None and e.valid is None:
+            return None
+        b = self.b
+        ranges = {d: self._interval(d) for d in range(len(self.k.domain))}
+        ok: ir.Value = ir.Constant(I1, 1)
+        for comp, size in zip(e.index, shape, strict=True):
+            form = affine_of(comp)
+            iv = form.interval(ranges) if form is not None else \
+                interval_of(comp, ranges, self.k.operands)
+            if iv is None or iv[0] < 0 or iv[1] > size - 1:
+                ok = b.and_(ok, b.icmp_unsigned("<", self._as_index(comp),
+                                                ir.Constant(I32, size)))
+        if e.valid is not None:
+            ok = b.and_(ok, self.value(e.valid))
+        return ok
 
     def _not_interleaved(self, ld: Load) -> None:
         """Generated code reads a paired operand row by row: one whose rows are

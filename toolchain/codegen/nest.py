@@ -80,6 +80,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         self.point: dict[int, int] = dict.fromkeys(range(n), 0)
         self.ranges: dict[int, Interval] = dict.fromkeys(range(n), (0, 0))
         self.tile: dict[int, int] = dict.fromkeys(range(n), 1)
+        # A loop variable's (step, start % step) from _loop_range: every value it takes
+        # is that residue modulo the step (addresses.py reads it for bit-packed loads).
+        self.congruence: dict[int, tuple[int, int]] = {}
         self.varying: frozenset[int] = frozenset()
         # Operands the current packed loop reads element by element (_packable).
         self.gathered: frozenset[int] = frozenset()
@@ -325,6 +328,7 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         b.position_at_end(head)
         i = b.phi(I32, name=name.replace(".", "_"))
         i.add_incoming(ir.Constant(I32, start), pre)
+        self.congruence[id(i)] = (abs(step), start % abs(step))
         body(i)
         nxt = b.add(i, ir.Constant(I32, step), flags=NSW if step > 0 else ["nsw"])
         i.add_incoming(nxt, b.block)

@@ -101,6 +101,10 @@ class Kernel:
     # Of those, the ones whose rows are interleaved 4 by 4 as well (kernel/paired.py
     # `to_paired_rows`): read only by the 2x4 microkernel, whole groups of 4 rows.
     interleaved: tuple[int, ...] = ()
+    # Sub-byte integer operands (i2, i4, ui2, ui4) stored bit-packed (kernel/sub_byte.py):
+    # 8 // bits elements a byte, row-major, the first in the low bits. Loads index the
+    # logical shape; the code loads the byte and shifts the element down.
+    bit_packed: tuple[int, ...] = ()
 
     @property
     def is_reduction(self) -> bool:

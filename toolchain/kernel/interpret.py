@@ -12,6 +12,7 @@ import numpy as np
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load
 from toolchain.kernel.paired import from_paired, from_paired_rows
+from toolchain.kernel.sub_byte import unpack_bits
 from toolchain.reference import kernels as ref
 
 _REDUCE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum,
@@ -101,7 +102,10 @@ def _eval_node(e: Expr, k: Kernel, grids: list[np.ndarray], ops: list[np.ndarray
 
 def run_kernel(k: Kernel, operands: list[np.ndarray]) -> np.ndarray:
     """The kernel's result for the given operand arrays (those in `k.paired` as they are
-    stored: in the paired layout)."""
+    stored: in the paired layout; those in `k.bit_packed` as their packed bytes)."""
+    if k.bit_packed:
+        operands = [unpack_bits(a, k.operands[j].dtype, k.operands[j].shape)
+                    if j in k.bit_packed else a for j, a in enumerate(operands)]
     if k.paired:
         operands = [(from_paired_rows(a) if j in k.interleaved else from_paired(a))
                     .astype(np.int16) if j in k.paired else a

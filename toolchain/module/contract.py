@@ -27,6 +27,7 @@ import struct
 import zlib
 from dataclasses import dataclass, replace
 
+from toolchain.kernel.sub_byte import packed_size
 from toolchain.module import format as fmt
 from toolchain.module.format import BindingKind
 from toolchain.module.pack import Command
@@ -171,8 +172,12 @@ def program_needs(program: Program) -> tuple[CommandNeed, ...]:
         if len(types) != len(step.buffers):
             raise ValueError(f"{step.kernel.name}: {len(types)} operands and result, "
                              f"{len(step.buffers)} buffers")
+        # A bit-packed operand's code reads its packed bytes (kernel/sub_byte.py).
+        packed = set(getattr(step.kernel, "bit_packed", ()))
         commands.append(CommandNeed(ordinal, tuple(
-            BindingNeed(_KINDS[b.kind], nbytes(t)) for b, t in zip(step.buffers, types))))
+            BindingNeed(_KINDS[b.kind], packed_size(t.num_elements, t.dtype)
+                        if j in packed else nbytes(t))
+            for j, (b, t) in enumerate(zip(step.buffers, types, strict=True)))))
     return tuple(commands)
 
 

@@ -74,7 +74,7 @@ def dump_module(data: bytes) -> str:
     pool_bytes = sum(c.size for c in m.constants)
     out += ["", *_banner(f"Constants: {len(m.constants)} ({pool_bytes} data bytes)")]
     for i, c in enumerate(m.constants):
-        elems = c.size // c.storage_dtype.itemsize
+        elems = c.size // c.storage_dtype.itemsize * c.storage_dtype.per_byte
         typ = c.dtype.name
         if c.storage_dtype != c.dtype:
             typ += f" stored as {c.storage_dtype.name}"

@@ -111,11 +111,23 @@ class DType(enum.IntEnum):
     u16 = 10
     u32 = 11
     u64 = 12
+    # Constant-pool storage only (never in the signature): sub-byte integers bit-packed,
+    # 8 // bits elements a byte, row-major, the first in the low bits (kernel/sub_byte.py).
+    i4 = 13
+    u4 = 14
+    i2 = 15
+    u2 = 16
 
     @property
     def itemsize(self) -> int:
-        """Bytes per stored element."""
-        return _ITEMSIZE[self]
+        """Bytes per stored element (1 for the bit-packed types: a byte holds whole
+        elements, per_byte of them)."""
+        return _ITEMSIZE.get(self, 1)
+
+    @property
+    def per_byte(self) -> int:
+        """Elements stored in one byte: 8 // bits for the bit-packed types, else 1."""
+        return PACKED_PER_BYTE.get(self, 1)
 
     @classmethod
     def parse(cls, value: DType | str | int) -> DType:
@@ -148,6 +160,9 @@ _ITEMSIZE = {
 }
 
 DTYPE_MAX = max(DType)
+PACKED_PER_BYTE = {DType.i4: 2, DType.u4: 2, DType.i2: 4, DType.u2: 4}
+# The largest code a signature record may hold: I/O buffers hold a byte an element.
+SIGNATURE_DTYPE_MAX = DType.u64
 
 
 class BindingKind(enum.IntEnum):

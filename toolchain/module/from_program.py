@@ -40,8 +40,22 @@ def _sig(name: str, t: TensorType) -> TensorSig:
     return TensorSig(name, _MODULE_DTYPE.get(t.dtype.name, t.dtype.name), tuple(t.shape))
 
 
-def _constant(value, t: TensorType) -> ConstantEntry:
-    """A pool entry recording how the constant is stored and, if quantized, its scales."""
+# The pool's storage type of a bit-packed sub-byte constant (schedule/sub_byte.py).
+_PACKED_DTYPE = {"i4": "i4", "ui4": "u4", "i2": "i2", "ui2": "u2"}
+
+
+def _constant(value, t: TensorType, bit_packed: bool = False) -> ConstantEntry:
+    """A pool entry recording how the constant is stored and, if quantized, its scales.
+    A bit-packed constant's `value` is already its packed bytes."""
+    if bit_packed:
+        params: QuantParams | bytes = b""
+        logical = _MODULE_DTYPE[t.dtype.name]
+        if t.quant is not None:
+            q = t.quant
+            params = QuantParams(q.scales, q.zero_points, -1 if q.axis is None else q.axis)
+            logical = q.expressed.name
+        return ConstantEntry(np.asarray(value, np.uint8).tobytes(), logical,
+                             _PACKED_DTYPE[t.dtype.name], params)
     if t.quant is not None:
         q = t.quant
         params = QuantParams(q.scales, q.zero_points, -1 if q.axis is None else q.axis)
@@ -97,7 +111,7 @@ def module_from_program(program: Program, target: str) -> bytes:
     for i, (c, t) in enumerate(zip(program.constants, program.constant_types)):
         if i not in program.constant_scales_of:
             entry_of[i] = len(entries)
-            entries.append(_constant(c, t))
+            entries.append(_constant(c, t, i in program.bit_packed))
     layout = layout_constant_pool(entries)
 
     def constant(index: int, size: int) -> Binding:

@@ -37,6 +37,9 @@ class TensorSig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", DType.parse(self.dtype))
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        if self.dtype > fmt.SIGNATURE_DTYPE_MAX:
+            raise PackError(f"{self.name}: {self.dtype.name} is a constant-pool storage "
+                            "type; inputs and outputs hold a byte an element")
 
     @property
     def byte_size(self) -> int:

@@ -146,7 +146,7 @@ def _read_signature(data: bytes, pos: int, limit: int, n_in: int, n_io: int,
         rec = fmt.sig_record_size(rank, name_len)
         if rec > limit - pos:
             raise bad(f"signature record {i} runs past the signature")
-        if dtype > fmt.DTYPE_MAX:
+        if dtype > fmt.SIGNATURE_DTYPE_MAX:
             raise bad(f"signature record {i}: unknown dtype {dtype}")
         dims = struct.unpack_from(f"<{rank}I", data, pos + fmt.SIG_RECORD_HEAD.size)
         if _dims_bytes(dims, DType(dtype)) is None:

@@ -5,7 +5,9 @@ executor (so a constant fft folds to numpy's transform in float64 rounded once, 
 exact than passes/fft.py's decomposition would compute it), as long as the result is
 not much larger than what it is computed from:
 folding `broadcast(0.0)` into a 16 KB tensor would trade one flash word for 16 KB
-(fusion turns such a broadcast into an index map instead).
+(fusion turns such a broadcast into an index map instead). For the same reason a
+`dequantize` of a sub-byte integer constant stays: its stored form is what the module
+keeps.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ def fold_constants(graph: Graph) -> Graph:
         if len(node.outputs) != 1 or not all(id(t) in values for t in node.inputs):
             continue
         if any(n.op in ("while", "cfg") for n in Graph("", nodes=[node]).walk()):
+            continue
+        if node.op == "dequantize" and node.inputs[0].type.dtype.is_integer and \
+                node.inputs[0].type.dtype.bits < 8:
+            # A sub-byte weight (an ONNX INT4 initializer) is kept as it is: the module
+            # stores it bit-packed, an eighth of its f32 value (schedule/sub_byte.py).
             continue
         largest = max((values[id(t)].size for t in node.inputs), default=0)
         if node.output.type.num_elements > largest + GROWTH_LIMIT:

@@ -95,6 +95,9 @@ class Program:
     constant_types: list[TensorType] = field(default_factory=list)
     # constant index -> index of the quantized weight whose scales it holds
     constant_scales_of: dict[int, int] = field(default_factory=dict)
+    # Constants held as their bit-packed bytes (schedule/sub_byte.py); their
+    # constant_types stay the logical sub-byte types.
+    bit_packed: set[int] = field(default_factory=set)
     inputs: list[TensorType] = field(default_factory=list)
     outputs: list[TensorType] = field(default_factory=list)
     arena_size: int = 0

@@ -28,7 +28,13 @@ from toolchain.frontend.onnx.errors import NotInt8, OnnxError, Unsupported
 from toolchain.frontend.onnx.functions import expand
 from toolchain.frontend.onnx.ops import NO_FOLD, OPS, OpRow
 from toolchain.frontend.onnx.quant import OutputQuant, dequantize_view, output_quant
-from toolchain.frontend.onnx.reader import DTYPES, ModelInfo, NodeInfo, load_model
+from toolchain.frontend.onnx.reader import (
+    DTYPES,
+    SUB_BYTE_ARRAYS,
+    ModelInfo,
+    NodeInfo,
+    load_model,
+)
 from toolchain.frontend.onnx.regions import body_reads
 from toolchain.graph.custom_ops import MAX_CUSTOM_OPS, CustomOp
 from toolchain.graph.ir import Graph, Tensor
@@ -371,6 +377,9 @@ def _fold_unbounded(node: NodeInfo, inputs: dict[str, np.ndarray], opset: int
 
 
 def _array_dtype(array: np.ndarray, name: str):
+    sub_byte = SUB_BYTE_ARRAYS.get(array.dtype.name)
+    if sub_byte is not None:  # an ml_dtypes int4 / uint2 / ... array: held a byte each
+        return dtype(sub_byte)
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
         if dt.np_dtype == array.dtype and dt_name != "bf16":

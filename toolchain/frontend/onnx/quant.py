@@ -36,6 +36,7 @@ from toolchain.frontend.onnx import layers, shape_ops
 from toolchain.frontend.onnx.context import OpContext, QView, Value, axis_of
 from toolchain.frontend.onnx.errors import NotInt8, Unsupported
 from toolchain.frontend.onnx.reader import NodeInfo
+from toolchain.frontend.onnx.sub_byte_quant import dequantize_sub_byte, sub_byte_type
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Tensor
 from toolchain.quant import build, tflm
@@ -222,12 +223,15 @@ def _q_dtype(q: Tensor | np.ndarray) -> np.dtype:
     return q.dtype if isinstance(q, np.ndarray) else q.type.dtype.np_dtype
 
 
-def dequantize_linear(ctx: OpContext) -> QView:
+def dequantize_linear(ctx: OpContext) -> QView | Tensor:
     """DequantizeLinear: a view of the integer input (computed only where float is read)."""
     v = ctx.value(0)
     if isinstance(v, QView):
         raise Unsupported("its input is already dequantized")
     q = v if isinstance(v, np.ndarray) else ctx.input(0)
+    sub_byte = sub_byte_type(q)
+    if sub_byte is not None:  # never a view: no integer kernel takes 4 or 2 bits
+        return dequantize_sub_byte(ctx, sub_byte)
     q_dt = _q_dtype(q)
     if q_dt not in _Q_TYPES:
         raise Unsupported(f"DequantizeLinear of {q_dt} is not supported")

@@ -29,10 +29,17 @@ MIN_OPSET = 13
 MAX_FILE_BYTES = (1 << 31) - 1
 
 # ONNX TensorProto element types minirt holds, and their graph element types.
+# The sub-byte integers (UINT4 21, INT4 22, UINT2 25, INT2 26) are minirt's ui4 / i4 /
+# ui2 / i2: onnx's numpy_helper unpacks their packed bytes into ml_dtypes arrays, which
+# the importer holds as int8 / uint8 (importer._constant); a constant of them is packed
+# again in the module (schedule/sub_byte.py).
 DTYPES: dict[int, str] = {
     1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
     10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16",
+    21: "ui4", 22: "i4", 25: "ui2", 26: "i2",
 }
+# ml_dtypes' names of the sub-byte arrays numpy_helper returns, as graph element types.
+SUB_BYTE_ARRAYS = {"uint4": "ui4", "int4": "i4", "uint2": "ui2", "int2": "i2"}
 
 
 def onnx_dtype(elem_type: int, what: str) -> DType:

@@ -170,6 +170,10 @@ def _array(x: object) -> np.ndarray:
     8-bit floats) only through ml_dtypes, so the case gives those as TensorProtos."""
     import onnx
 
-    if isinstance(x, onnx.TensorProto):
-        return onnx.numpy_helper.to_array(x)
-    return np.asarray(x)
+    a = onnx.numpy_helper.to_array(x) if isinstance(x, onnx.TensorProto) else np.asarray(x)
+    # The sub-byte integers (ml_dtypes int4, uint2, ...) as minirt holds them: a byte each.
+    if a.dtype.name in ("int4", "int2"):
+        return a.astype(np.int8)
+    if a.dtype.name in ("uint4", "uint2"):
+        return a.astype(np.uint8)
+    return a
