@@ -83,6 +83,8 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
+from toolchain.tune.database import DatabaseError, build_session, current_session
+from toolchain.tune.database import Session as TuningSession
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
@@ -141,14 +143,27 @@ def schedule_for_board(graph: Graph, board: Board,
 
 
 def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None = None,
-                  log=print, optimize: str = DEFAULT_OPTIMIZE) -> CompiledImage:
+                  log=print, optimize: str = DEFAULT_OPTIMIZE,
+                  tuning_db: str | Path | None = None) -> CompiledImage:
     """Prepares `graph` (in place, prepare_graph), schedules it and generates its module
     and object for `board`'s target, trading flash and speed as `optimize` says
-    (schedule/optimize.py). Refuses up front a model too large for any link of the
-    board's kind (_check_fits)."""
-    target = board.target_info
+    (schedule/optimize.py), with the tuned schedules of the shipped defaults and the
+    user database `tuning_db` (tune/database.py: --tuning-db, its precedence). Refuses
+    up front a model too large for any link of the board's kind (_check_fits)."""
     with stage("passes"):
         prepare_graph(graph, quantize)
+    try:  # the tuner's session when it is the one building, else the build's own
+        session = current_session() or TuningSession.for_build(tuning_db)
+    except DatabaseError as e:
+        raise UsageError(str(e)) from None
+    with build_session(session):
+        return _compile_scheduled(graph, board, log, optimize, session)
+
+
+def _compile_scheduled(graph: Graph, board: Board, log, optimize: str,
+                       session: TuningSession) -> CompiledImage:
+    """compile_image's scheduling and code generation, inside its tuning session."""
+    target = board.target_info
     with stage("schedule"):
         program = schedule_for_board(graph, board, optimize)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
@@ -163,6 +178,11 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         read_module(module, image=contract)
     obj = emit_image_object(kernels, module, contract, program.arena_size, target,
                             [s.schedule for s in program.steps], state_image(graph, module))
+    # The layers whose schedule came from the tuning database: said, and kept for the
+    # size report.
+    for line in session.used_lines():
+        log(f"minirt-build: {line}")
+    program.tuned = [{"key": key, **used} for key, used in session.used.items()]
     return CompiledImage(program, module, contract, obj)
 
 
@@ -251,7 +271,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   max_cycles: int | None = None,
                   boot_check: str = DEFAULT_BOOT_CHECK,
                   harness: str = DEFAULT_HARNESS, stream: bool = False,
-                  optimize: str = DEFAULT_OPTIMIZE) -> BuildResult:
+                  optimize: str = DEFAULT_OPTIMIZE,
+                  tuning_db: str | Path | None = None) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -266,12 +287,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     cannot measure it as it measures the semihosting image's). With `stream`, or for a
     model with state, the harness runs step after step on one state (toolchain/stream.py;
     runtime_c/harness/stream.c). `optimize` trades flash and instructions
-    (schedule/optimize.py OPTIMIZE_MODES)."""
+    (schedule/optimize.py OPTIMIZE_MODES); `tuning_db` is the user tuning database
+    (tune/database.py)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
-    image = compile_image(graph, board, quantize, log, optimize)
+    image = compile_image(graph, board, quantize, log, optimize, tuning_db)
     cflags += crc_cflags(boot_check)
     if image.program.state_count and harness != DEFAULT_HARNESS:
         raise UsageError(f"--harness {harness}: the model keeps state between inferences, "

@@ -48,6 +48,7 @@ from toolchain.passes.quantize import (
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import DescriptorError, list_boards, load_board
 from toolchain.timings import Timings, cpu_seconds, process_start_seconds, recording, stage
+from toolchain.tune.database import ENV, DatabaseError, tuning_stamp
 
 
 def add_quantize_options(p: argparse.ArgumentParser) -> None:
@@ -161,6 +162,15 @@ def add_optimize_option(p: argparse.ArgumentParser) -> None:
                    + f". The size report states the choice. Default: {DEFAULT_OPTIMIZE}")
 
 
+def add_tuning_option(p: argparse.ArgumentParser) -> None:
+    """--tuning-db PATH, shared by minirt-build and minirt-run (tune/database.py)."""
+    p.add_argument("--tuning-db", metavar="PATH",
+                   help="a tuning database written by minirt-tune: its layers' measured "
+                        "schedules are taken over the rules' (and over the shipped "
+                        "defaults' entries of the same layers); 'none': the rules alone. "
+                        f"Default: ${ENV}, else the shipped defaults only")
+
+
 def add_runtime_options(p: argparse.ArgumentParser) -> None:
     """--max-cycles N and --boot-check, shared by minirt-build and minirt-run: what the
     runtime is compiled with."""
@@ -198,6 +208,12 @@ def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     ops = custom_ops(args)
     if ops:  # absent without them, so a build made before the option stays current
         stamp["custom_ops"] = custom_ops_digest(ops)
+    try:
+        tuning = tuning_stamp(args.tuning_db)
+    except DatabaseError as e:
+        raise UsageError(str(e)) from None
+    if tuning:  # absent without a user database, as above
+        stamp["tuning_db"] = tuning
     return stamp
 
 
@@ -251,6 +267,7 @@ def _parser() -> argparse.ArgumentParser:
     add_custom_op_option(p)
     add_runtime_options(p)
     add_optimize_option(p)
+    add_tuning_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
@@ -284,7 +301,7 @@ def _f32_size(args: argparse.Namespace, board):
                                          board,
                                          Path(tmp) / "f32", log=lambda _: None,
                                          max_cycles=args.max_cycles,
-                                         optimize=args.optimize)
+                                         optimize=args.optimize, tuning_db=args.tuning_db)
         except LinkError as e:  # quantizing may be what makes the model fit
             return str(e)
         return size_report(f32)
@@ -501,7 +518,7 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
         graph, board, out_dir, stamp=stamp,
         quantize=quantize, finish=finish, max_cycles=args.max_cycles,
         boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness,
-        optimize=args.optimize)
+        optimize=args.optimize, tuning_db=args.tuning_db)
     report = reports[0]
     seconds = time.perf_counter() - start
     # The board-specific images too (.uf2, the ESP image), so the flashable file is named.
