@@ -21,7 +21,7 @@ from toolchain.tune.candidates import DEFAULT_COUNT, to_measure
 from toolchain.tune.database import load_entries, save_entries
 from toolchain.tune.measure import Job, Measurement
 
-__all__ = ["LayerTuning", "TuneError", "Tuning", "merge_into", "tune"]
+__all__ = ["LayerTuning", "TuneError", "Tuning", "merge_into", "short_schedule", "tune"]
 
 
 class TuneError(RuntimeError):
@@ -128,14 +128,14 @@ def _describe(layer: LayerTuning) -> str:
     lines = [f"  {layer.kernel} ({layer.label}): rules {layer.rule_instructions:,}"]
     for params, m in layer.tried:
         what = f"{m.instructions:,}" if m.status == "ok" else f"{m.status.upper()}: {m.message}"
-        lines.append(f"    {_short(params)}: {what}")
+        lines.append(f"    {short_schedule(params)}: {what}")
     best = layer.best
-    lines.append(f"    -> {_short(best[0])}: {layer.rule_instructions - best[1]:,} fewer "
+    lines.append(f"    -> {short_schedule(best[0])}: {layer.rule_instructions - best[1]:,} fewer "
                  f"instructions" if best else "    -> the rules' pick stands")
     return "\n".join(lines)
 
 
-def _short(params: dict[str, Any]) -> str:
+def short_schedule(params: dict[str, Any]) -> str:
     """A candidate in a line: blocks, unrolled / looped dims, partials, dot, vector."""
     parts = ["blocks " + (" ".join(f"d{d}x{f}" for d, f in params["blocks"]) or "-"),
              "unroll " + (" ".join(f"d{d}" for d in params["unroll"]) or "-"),

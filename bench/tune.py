@@ -1,0 +1,164 @@
+"""minirt-tune on layers of the shape sweep (bench/shapes.py): how many instructions the
+measured schedules save over the rules' picks, each checked bit-exact.
+
+**What runs**: each layer (LAYERS: the sweep's kinds of layer over channel counts that
+are and are not multiples of 4) is one int8 model of that layer alone, built as
+bench/shapes.py builds its layers (tests/tflite_models.py int8_layer_op, SAME padding,
+seeded random weights). `toolchain.tune.tuner.tune` measures up to CANDIDATES of the
+rules' candidates besides their pick, each in its own firmware under QEMU, outputs
+compared bit-exact with the reference.
+
+**What is checked after**: the improved layers' entries are written to a fresh
+database, and the model is built again with it (minirt.build(tuning_db=...)) as a user
+build would: the build must say it used the entry, retire exactly the instructions the
+tuner measured, and still match the reference bit-exactly. A layer for which this does
+not hold fails the bench.
+
+**The numbers**: instructions of one inference (the layer's dispatch and the runtime's
+fixed few hundred around it) with the rules' schedule and with the best measured one.
+Keys depend on the layer's shape and element types only, so the entries apply to any
+model with such a layer; `--update-defaults` writes them to the shipped defaults
+(toolchain/tune/defaults.json).
+
+Usage: python bench/tune.py [--boards riscv32,cortex-m4] [--only REGEX] [-j N]
+       [--update-defaults]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from shapes import IN_SCALE, IN_ZP, Layer  # noqa: E402
+from tflite_models import build_model, int8_layer_op  # noqa: E402
+
+from toolchain import api  # noqa: E402
+from toolchain.tune.database import DEFAULTS, load_entries, save_entries  # noqa: E402
+from toolchain.tune.pool import LocalPool  # noqa: E402
+from toolchain.tune.tuner import short_schedule, tune  # noqa: E402
+
+CANDIDATES = 4
+LAYERS = [
+    *(Layer("conv 1x1 19x6 cin", "conv", 19, 6, c, 32) for c in (3, 13, 16, 61)),
+    *(Layer("conv 3x3 10x10 cin", "conv", 10, 10, c, 32, 3, 3) for c in (3, 13, 16)),
+    *(Layer("conv 5x5 10x10 cin", "conv", 10, 10, c, 32, 5, 5) for c in (3, 13)),
+    *(Layer("conv 1x7 19x6 cin", "conv", 19, 6, c, 32, 1, 7) for c in (3, 13)),
+    *(Layer("depthwise 3x3 x1 10x10", "depthwise", 10, 10, c, c, 3, 3) for c in (13, 16, 61)),
+    *(Layer("depthwise 3x3 x1 19x6", "depthwise", 19, 6, c, c, 3, 3) for c in (16, 64)),
+    *(Layer("dense ->32", "dense", 1, 1, c, 32) for c in (13, 64, 250)),
+]
+
+
+def layer_model(layer: Layer, seed: int) -> bytes:
+    """The layer alone as an int8 .tflite model (bench/shapes.py's ops)."""
+    rng = np.random.default_rng(seed)
+    op, x, y = int8_layer_op(rng, layer.kind, layer.h, layer.w, layer.cin, layer.cout,
+                             layer.kh, layer.kw, layer.stride, layer.dilation, name="L0",
+                             in_scale=IN_SCALE, in_zp=IN_ZP)
+    return build_model([op], [x], [y])
+
+
+def tune_layer(layer: Layer, seed: int, board: str, work: Path, jobs: int) -> tuple[dict, dict]:
+    """Tunes one layer and checks the database build (module doc). Returns its row and
+    its database entries."""
+    model = work / f"layer{seed}.tflite"
+    model.write_bytes(layer_model(layer, seed))
+    start = time.perf_counter()
+    result = tune(model, board, LocalPool(jobs), count=CANDIDATES, log=lambda _: None)
+    entries = result.entries()
+    row = {"label": layer.label, "family": layer.family, "board": board,
+           "target": result.target, "rules": result.baseline, "tuned": result.baseline,
+           "candidates": sum(len(t.tried) for t in result.layers),
+           "rejected": sum(len(t.rejected) for t in result.layers),
+           "seconds": round(time.perf_counter() - start, 1), "keys": sorted(entries),
+           "check": "ok"}
+    if entries:
+        best = min(e["instructions"] for e in entries.values()) if len(entries) == 1 else None
+        db = work / f"db{seed}-{board}.json"
+        save_entries(db, entries)
+        lines: list[str] = []
+        build = api.build(model, board, out_dir=work / f"b{seed}-{board}", tuning_db=db,
+                          log=lines.append)
+        try:
+            run = build.run(check=True)
+        except api.Mismatch as e:
+            row["check"] = f"MISMATCH with the database: {e}"
+            return row, {}
+        said = any("tuned schedule" in line for line in lines)
+        row["tuned"] = run.instructions
+        if not said or not build.size.tuned or run.instructions >= result.baseline or \
+                (best is not None and run.instructions != best):
+            row["check"] = (f"DATABASE BUILD: {run.instructions:,} instructions, tuner "
+                            f"measured {best}; log {'says so' if said else 'silent'}, size "
+                            f"report lists {len(build.size.tuned)}")
+        row["schedules"] = [{"key": k, "schedule": e["schedule"],
+                             "rules_schedule": e["rules_schedule"]} for k, e in entries.items()]
+    row["saved"] = row["rules"] - row["tuned"]
+    row["saved_pct"] = round(100 * row["saved"] / row["rules"], 2)
+    return row, entries
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--boards", default="riscv32,cortex-m4")
+    ap.add_argument("--only", default="", help="regex over the layers' labels")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--update-defaults", action="store_true",
+                    help="add the improved layers' entries to toolchain/tune/defaults.json")
+    args = ap.parse_args()
+    rows: list[dict] = []
+    found: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="minirt-tune-bench-") as tmp:
+        for board in args.boards.split(","):
+            for seed, layer in enumerate(LAYERS):
+                if not re.search(args.only, layer.label):
+                    continue
+                row, entries = tune_layer(layer, seed, board, Path(tmp), args.jobs)
+                rows.append(row)
+                if row["check"] == "ok":
+                    found.update(entries)
+                print(f"{board:10} {layer.label:36} {row['rules']:>9,} -> {row['tuned']:>9,} "
+                      f"({row['saved_pct']:5.2f} %) {row['check']}", file=sys.stderr,
+                      flush=True)
+    out = ROOT / "bench" / "results"
+    (out / "tune.json").write_text(json.dumps(rows, indent=1) + "\n")
+    bad = [r for r in rows if r["check"] != "ok"]
+    improved = [r for r in rows if r["saved"] > 0 and r["check"] == "ok"]
+    text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
+            *__doc__.split("\n\n")[1:5], "",
+            f"{len(rows)} layers tuned, {len(improved)} improved over the rules' pick, "
+            f"{len(rows) - len(bad)} checked bit-exact through the database build; "
+            f"{sum(r['rejected'] for r in rows)} candidates rejected (wrong outputs or no "
+            "build).", "",
+            "| board | layer | candidates | rules | tuned | saved | check |",
+            "|---|---|---|---|---|---|---|",
+            *(f"| {r['board']} | {r['label']} | {r['candidates']} | {r['rules']:,} | "
+              f"{r['tuned']:,} | {r['saved_pct']:.2f} % | {r['check']} |" for r in rows), "",
+            "## The schedules chosen", "",
+            "| board | layer | rules' pick | measured best |", "|---|---|---|---|",
+            *(f"| {r['board']} | {r['label']} | `{short_schedule(s['rules_schedule'])}` | "
+              f"`{short_schedule(s['schedule'])}` |" for r in rows for s in r.get("schedules", ())),
+            ""]
+    (out / "tune.md").write_text("\n".join(text))
+    if args.update_defaults:
+        entries = load_entries(DEFAULTS)
+        entries.update(found)
+        save_entries(DEFAULTS, entries)
+        print(f"bench/tune.py: {len(found)} entries written to {DEFAULTS}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
