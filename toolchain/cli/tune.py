@@ -106,7 +106,12 @@ def _main(argv: list[str] | None) -> int:
             raise UsageError(str(e)) from None
         print(f"minirt-tune: wrote {written} entr{'y' if written == 1 else 'ies'} to {db} "
               f"({total} in all); minirt-build --tuning-db {db} uses them")
-    return EXIT_MISMATCH if rejected and not improved else EXIT_OK
+    # A candidate that computes other outputs than the reference is a code generation
+    # bug: it is never stored, and the command says so by its exit status.
+    wrong = [m for layer in result.layers for _, m in layer.rejected if m.status == "mismatch"]
+    for m in wrong:
+        print(f"minirt-tune: WRONG OUTPUTS with {m.label}: {m.message}", file=sys.stderr)
+    return EXIT_MISMATCH if wrong else EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
