@@ -18,7 +18,7 @@ not hold fails the bench.
 fixed few hundred around it) with the rules' schedule and with the best measured one.
 Keys depend on the layer's shape and element types only, so the entries apply to any
 model with such a layer; `--update-defaults` writes them to the shipped defaults
-(toolchain/tune/defaults.json).
+(toolchain/tunedb/defaults.json).
 
 Usage: python bench/tune.py [--boards riscv32,cortex-m4] [--only REGEX] [-j N]
        [--update-defaults]
@@ -45,9 +45,9 @@ from shapes import IN_SCALE, IN_ZP, Layer  # noqa: E402
 from tflite_models import build_model, int8_layer_op  # noqa: E402
 
 from toolchain import api  # noqa: E402
-from toolchain.tune.database import DEFAULTS, load_entries, save_entries  # noqa: E402
 from toolchain.tune.pool import LocalPool  # noqa: E402
 from toolchain.tune.tuner import short_schedule, tune  # noqa: E402
+from toolchain.tunedb.database import DEFAULTS, load_entries, save_entries  # noqa: E402
 
 CANDIDATES = 4
 LAYERS = [
@@ -116,7 +116,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="regex over the layers' labels")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--update-defaults", action="store_true",
-                    help="add the improved layers' entries to toolchain/tune/defaults.json")
+                    help="add the improved layers' entries to toolchain/tunedb/defaults.json")
     args = ap.parse_args()
     rows: list[dict] = []
     found: dict[str, dict] = {}
@@ -137,7 +137,7 @@ def main() -> int:
     bad = [r for r in rows if r["check"] != "ok"]
     improved = [r for r in rows if r["saved"] > 0 and r["check"] == "ok"]
     text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
-            *__doc__.split("\n\n")[1:5], "",
+            "\n\n".join(__doc__.split("\n\n")[1:4]), "",
             f"{len(rows)} layers tuned, {len(improved)} improved over the rules' pick, "
             f"{len(rows) - len(bad)} checked bit-exact through the database build; "
             f"{sum(r['rejected'] for r in rows)} candidates rejected (wrong outputs or no "

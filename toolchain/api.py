@@ -58,7 +58,7 @@ from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import Board, load_board
-from toolchain.tune.database import DatabaseError, tuning_stamp
+from toolchain.tunedb.database import tuning_stamp
 
 __all__ = ["Build", "BudgetExceeded", "Error", "FirmwareError", "InputError", "Mismatch",
            "Profile", "Run", "SizeReport", "Timeout", "build", "reference"]
@@ -410,7 +410,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     ``size.optimize`` states the choice. `custom_ops` are --custom-op's strings
     ("CODE=kernel.c[:fn],reference.py[:fn]", docs/custom-ops.md). `tuning_db` is
     --tuning-db: a minirt-tune database (or "none"), over $MINIRT_TUNING_DB and the
-    shipped defaults (toolchain/tune/database.py); ``size.tuned`` lists what it gave.
+    shipped defaults (toolchain/tunedb/database.py); ``size.tuned`` lists what it gave.
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -444,10 +444,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             stamp["stream"] = True  # as minirt-run --stream stamps its build
         if ops:  # as minirt-build stamps them (cli/build.py stamp_with_options)
             stamp["custom_ops"] = custom_ops_digest(ops)
-        try:
-            tuning = tuning_stamp(tuning_db)
-        except DatabaseError as e:
-            raise UsageError(str(e)) from None
+        tuning = tuning_stamp(tuning_db)
         if tuning:  # as minirt-build stamps it
             stamp["tuning_db"] = tuning
         reports: list[SizeReport] = []

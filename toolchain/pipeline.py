@@ -83,8 +83,7 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
-from toolchain.tune.database import DatabaseError, build_session, current_session
-from toolchain.tune.database import Session as TuningSession
+from toolchain.tunedb import database as tuning
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
@@ -147,24 +146,15 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
                   tuning_db: str | Path | None = None) -> CompiledImage:
     """Prepares `graph` (in place, prepare_graph), schedules it and generates its module
     and object for `board`'s target, trading flash and speed as `optimize` says
-    (schedule/optimize.py), with the tuned schedules of the shipped defaults and the
-    user database `tuning_db` (tune/database.py: --tuning-db, its precedence). Refuses
-    up front a model too large for any link of the board's kind (_check_fits)."""
+    (schedule/optimize.py), with the tuned schedules of the user database `tuning_db`
+    and the shipped defaults (tunedb/database.py). Refuses up front a model too large
+    for any link of the board's kind (_check_fits)."""
+    target = board.target_info
     with stage("passes"):
         prepare_graph(graph, quantize)
-    try:  # the tuner's session when it is the one building, else the build's own
-        session = current_session() or TuningSession.for_build(tuning_db)
-    except DatabaseError as e:
-        raise UsageError(str(e)) from None
-    with build_session(session):
-        return _compile_scheduled(graph, board, log, optimize, session)
-
-
-def _compile_scheduled(graph: Graph, board: Board, log, optimize: str,
-                       session: TuningSession) -> CompiledImage:
-    """compile_image's scheduling and code generation, inside its tuning session."""
-    target = board.target_info
-    with stage("schedule"):
+    # The tuner's session when it is the one building, else the build's own.
+    session = tuning.current_session() or tuning.Session.for_build(tuning_db)
+    with tuning.build_session(session), stage("schedule"):
         program = schedule_for_board(graph, board, optimize)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
@@ -176,11 +166,10 @@ def _compile_scheduled(graph: Graph, board: Board, log, optimize: str,
         # The module must fit the code it is linked with: a disagreement here is a
         # compiler bug, caught now rather than as a firmware that refuses to load.
         read_module(module, image=contract)
-    obj = emit_image_object(kernels, module, contract, program.arena_size, target,
-                            [s.schedule for s in program.steps], state_image(graph, module))
-    # The layers whose schedule came from the tuning database: said, and kept for the
-    # size report.
-    for line in session.used_lines():
+    with tuning.build_session(session):  # the code generator schedules the other dispatches
+        obj = emit_image_object(kernels, module, contract, program.arena_size, target,
+                                [s.schedule for s in program.steps], state_image(graph, module))
+    for line in session.used_lines():  # said, and kept for the size report
         log(f"minirt-build: {line}")
     program.tuned = [{"key": key, **used} for key, used in session.used.items()]
     return CompiledImage(program, module, contract, obj)
@@ -288,7 +277,7 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     model with state, the harness runs step after step on one state (toolchain/stream.py;
     runtime_c/harness/stream.c). `optimize` trades flash and instructions
     (schedule/optimize.py OPTIMIZE_MODES); `tuning_db` is the user tuning database
-    (tune/database.py)."""
+    (tunedb/database.py)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     check_harness(board, harness)

@@ -14,10 +14,10 @@ from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
 from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.target import load_board
-from toolchain.tune import database
-from toolchain.tune.database import DatabaseError, Session, build_session, load_entries
 from toolchain.tune.measure import Measurement
 from toolchain.tune.tuner import LayerTuning, Tuning
+from toolchain.tunedb import database
+from toolchain.tunedb.database import DatabaseError, Session, build_session, load_entries
 
 
 def _seen(model: Path, session: Session | None = None) -> tuple[dict, list]:

@@ -15,8 +15,8 @@ from conftest import BOARD, layer_model
 
 from toolchain import api
 from toolchain.cli.tune import main as tune_main
-from toolchain.tune.database import load_entries
 from toolchain.tune.tuner import tune
+from toolchain.tunedb.database import load_entries
 
 CANDIDATES = 2  # the rules' two next-cheapest tiles: both beat their pick here
 

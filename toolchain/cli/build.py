@@ -48,7 +48,7 @@ from toolchain.passes.quantize import (
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import DescriptorError, list_boards, load_board
 from toolchain.timings import Timings, cpu_seconds, process_start_seconds, recording, stage
-from toolchain.tune.database import ENV, DatabaseError, tuning_stamp
+from toolchain.tunedb.database import ENV, Session, build_session, tuning_stamp
 
 
 def add_quantize_options(p: argparse.ArgumentParser) -> None:
@@ -163,7 +163,7 @@ def add_optimize_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_tuning_option(p: argparse.ArgumentParser) -> None:
-    """--tuning-db PATH, shared by minirt-build and minirt-run (tune/database.py)."""
+    """--tuning-db PATH, shared by minirt-build and minirt-run (tunedb/database.py)."""
     p.add_argument("--tuning-db", metavar="PATH",
                    help="a tuning database written by minirt-tune: its layers' measured "
                         "schedules are taken over the rules' (and over the shipped "
@@ -208,10 +208,7 @@ def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     ops = custom_ops(args)
     if ops:  # absent without them, so a build made before the option stays current
         stamp["custom_ops"] = custom_ops_digest(ops)
-    try:
-        tuning = tuning_stamp(args.tuning_db)
-    except DatabaseError as e:
-        raise UsageError(str(e)) from None
+    tuning = tuning_stamp(args.tuning_db)
     if tuning:  # absent without a user database, as above
         stamp["tuning_db"] = tuning
     return stamp
@@ -362,8 +359,6 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
 def _dump_schedule(args: argparse.Namespace) -> int:
     """--dump-schedule: the graph as the build prepares it, scheduled into dispatches, and
     each dispatch's loop schedule for the board's target (toolchain/loops)."""
-    from toolchain.kernel.form import Kernel
-    from toolchain.loops import choose_schedule
     from toolchain.pipeline import prepare_graph, schedule_for_board
 
     if not args.board:
@@ -379,21 +374,33 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
     target = board.target_info
-    program = schedule_for_board(prepare_graph(graph, quantize), board, args.optimize)
-    print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
-          "dispatches")
-    for step in program.steps:
-        k = step.kernel
-        if isinstance(k, Kernel):
-            # The schedule the arena plan was checked with, if any (Step.schedule).
-            print((step.schedule or choose_schedule(k, target)).format())
-            if k.paired:  # weights stored pre-extended (schedule/paired.py)
-                print("  paired " + " ".join(
-                    f"x{j}" + (" (rows interleaved)" if j in k.interleaved else "")
-                    for j in k.paired))
-        else:
-            print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
+    with build_session(Session.for_build(args.tuning_db)) as session:
+        program = schedule_for_board(prepare_graph(graph, quantize), board, args.optimize)
+        print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
+              "dispatches")
+        for step in program.steps:
+            _print_schedule(step, target, session)
     return EXIT_OK
+
+
+def _print_schedule(step, target, session: Session) -> None:
+    """--dump-schedule's lines of one dispatch, with where a tuned schedule came from."""
+    from toolchain.kernel.form import Kernel
+    from toolchain.loops import choose_schedule
+
+    k = step.kernel
+    if isinstance(k, Kernel):
+        before = set(session.used)
+        # The schedule the arena plan was checked with, if any (Step.schedule).
+        print((step.schedule or choose_schedule(k, target)).format())
+        for key in set(session.used) - before:
+            print(f"  tuned ({key}, from {session.used[key]['source']})")
+        if k.paired:  # weights stored pre-extended (schedule/paired.py)
+            print("  paired " + " ".join(
+                f"x{j}" + (" (rows interleaved)" if j in k.interleaved else "")
+                for j in k.paired))
+    else:
+        print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
 
 
 def size_record(result, report, seconds: float, timings: Timings | None = None) -> dict:

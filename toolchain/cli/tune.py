@@ -10,7 +10,7 @@ outputs checked bit-exact against the reference. A layer whose best candidate re
 fewer instructions than the rules' pick gets an entry in --db (default
 $MINIRT_TUNING_DB, else minirt-tuning.json); a wrong candidate is reported and never
 stored. Builds read the database with --tuning-db PATH or $MINIRT_TUNING_DB
-(toolchain/tune/database.py). The candidates run on -j local processes, or as Ray
+(toolchain/tunedb/database.py). The candidates run on -j local processes, or as Ray
 tasks on the cluster at --ray ADDRESS (`--ray local` starts one here; needs
 `pip install minirt[tune]`).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from toolchain.cli.common import EXIT_MISMATCH, EXIT_OK, ArgumentParser, positive_int, run_tool
 from toolchain.loader import UsageError
 from toolchain.tune.candidates import DEFAULT_COUNT
-from toolchain.tune.database import ENV, NONE, DatabaseError
+from toolchain.tunedb.database import ENV, NONE
 
 DEFAULT_DB = "minirt-tuning.json"
 
@@ -100,10 +100,7 @@ def _main(argv: list[str] | None) -> int:
           f"({saved:,} instructions fewer in all, of {result.baseline:,}); {rejected} "
           f"candidate(s) rejected")
     if not args.dry_run:
-        try:
-            written, total = merge_into(db, result)
-        except DatabaseError as e:
-            raise UsageError(str(e)) from None
+        written, total = merge_into(db, result)  # a bad file: DatabaseError, exit 2
         print(f"minirt-tune: wrote {written} entr{'y' if written == 1 else 'ies'} to {db} "
               f"({total} in all); minirt-build --tuning-db {db} uses them")
     # A candidate that computes other outputs than the reference is a code generation

@@ -70,7 +70,7 @@ from toolchain.loops.tables import (
     tiles_for_cold_kernels,
 )
 from toolchain.target.descriptors import Target
-from toolchain.tune.hook import pick as tuned_pick
+from toolchain.tunedb.hook import pick as tuned_pick
 
 # Names other modules import from here: the tables (loops/tables.py), the loads'
 # analyses (loops/access.py) and the cost model (loops/cost.py) the rules read.
@@ -191,7 +191,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                  and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
         best = min(small, key=lambda c: c[0], default=best)
     # Where the model cannot decide, a measured choice (minirt-tune's database) may take
-    # another of these candidates: toolchain/tune/hook.py.
+    # another of these candidates: toolchain/tunedb/hook.py.
     best = tuned_pick(k, target.name, tunable_candidates(candidates, best, budget),
                       (candidate_params(best), best))
     _, _, factors, unroll, loops, partials, kind, width = best

@@ -6,9 +6,9 @@ the model's firmware and its instructions counted under QEMU (exact, so one run 
 candidate), the outputs checked bit-exact against the reference; the best per (layer
 shape, target) goes into a tuning database that later builds look up.
 
-- key.py: the stable key of a layer's loop nest (shape, element types, target);
-- database.py: the database files (shipped defaults.json, a user file) and the build
-  session the rules consult (hook.py is the rules' one call into it);
+The database, its key and the rules' lookup are toolchain/tunedb (a low layer, read by
+every build); this package is the tuner, which builds and runs firmware:
+
 - candidates.py: which of the rules' candidates a layer's tuning measures;
 - measure.py: one candidate, one firmware, one QEMU run;
 - pool.py / ray_pool.py: running the measurements on local cores or a Ray cluster;

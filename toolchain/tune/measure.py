@@ -58,7 +58,7 @@ def measure(job: Job) -> Measurement:
     import json
 
     from toolchain import api
-    from toolchain.tune.database import Session, build_session
+    from toolchain.tunedb.database import Session, build_session
 
     forced = {key: json.loads(params) for key, params in job.forced}
     session = Session(forced=forced, seen={} if job.record else None)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from toolchain.tune.candidates import DEFAULT_COUNT, to_measure
-from toolchain.tune.database import load_entries, save_entries
 from toolchain.tune.measure import Job, Measurement
+from toolchain.tunedb.database import load_entries, save_entries
 
 __all__ = ["LayerTuning", "TuneError", "Tuning", "merge_into", "short_schedule", "tune"]
 

@@ -7,7 +7,7 @@ and the build session through which the rules look it up.
 name them (loops/rules.py candidate_params), the rest what the tuner measured (the whole
 firmware's instructions with this schedule and with the rules' pick), for people.
 
-**Precedence.** A build consults the shipped defaults (toolchain/tune/defaults.json,
+**Precedence.** A build consults the shipped defaults (toolchain/tunedb/defaults.json,
 what bench/tune.py measured on the shape sweep) and a user file: ``--tuning-db PATH``
 (minirt-build, minirt-run, the API's ``tuning_db=``), else the file named by the
 environment variable MINIRT_TUNING_DB. An entry of the user file replaces the shipped
@@ -15,8 +15,9 @@ one of the same key. ``--tuning-db none`` (or MINIRT_TUNING_DB=none) turns both 
 the rules alone choose.
 
 **Sessions.** The rules look entries up in the active Session (a context variable, set
-around a build's scheduling by pipeline.compile_image); with none active they consult
-the defaults and MINIRT_TUNING_DB. The tuner runs its builds in sessions of its own:
+around a build's scheduling and code generation by pipeline.compile_image, which every
+build goes through: firmware, --emit library, minirt-bench); with none active (a direct
+call of the rules) they consult nothing. The tuner runs its builds in sessions of its own:
 `forced` schedules for the layers it measures, the rules' pick for every other, and
 `seen` records each layer's candidates.
 """
@@ -33,6 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from toolchain.loader import UsageError
+
 __all__ = ["DEFAULTS", "ENV", "NONE", "DatabaseError", "Session", "active_session",
            "build_session", "current_session", "load_entries", "resolve_user_file", "save_entries",
            "tuning_stamp"]
@@ -43,8 +46,9 @@ NONE = "none"  # --tuning-db none: no database, the rules alone
 VERSION = 1
 
 
-class DatabaseError(ValueError):
-    """A tuning database file that cannot be read (its message names the file)."""
+class DatabaseError(UsageError):
+    """A tuning database file that cannot be read (its message names the file): a bad
+    input file, one line and exit 2 like any other."""
 
 
 def load_entries(path: Path) -> dict[str, dict[str, Any]]:
@@ -164,11 +168,15 @@ def current_session() -> Session | None:
     return _ACTIVE.get()
 
 
+_RULES_ALONE = Session()
+
+
 def active_session() -> Session:
-    """The session of the build being scheduled, or (outside any) a fresh one of the
-    defaults and $MINIRT_TUNING_DB."""
+    """The session of the build being scheduled; outside any build (a direct call of
+    loops.choose_schedule: the rules' own tests, a tool asking what the rules pick) an
+    empty one: the rules alone."""
     s = _ACTIVE.get()
-    return s if s is not None else Session.for_build()
+    return s if s is not None else _RULES_ALONE
 
 
 @contextmanager

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from toolchain.kernel.form import Kernel
-from toolchain.tune.database import active_session
-from toolchain.tune.key import layer_key, layer_label
+from toolchain.tunedb.database import active_session
+from toolchain.tunedb.key import layer_key, layer_label
 
 __all__ = ["pick"]
 
