@@ -77,7 +77,9 @@ def tune_layer(layer: Layer, seed: int, board: str, work: Path, jobs: int) -> tu
     model.write_bytes(layer_model(layer, seed))
     start = time.perf_counter()
     result = tune(model, board, LocalPool(jobs), count=CANDIDATES, log=lambda _: None)
-    entries = result.entries()
+    # Where an entry was measured, for people reading the shipped defaults.
+    entries = {k: {**e, "model": f"bench/tune.py: {layer.label} (seed {seed})"}
+               for k, e in result.entries().items()}
     row = {"label": layer.label, "family": layer.family, "board": board,
            "target": result.target, "rules": result.baseline, "tuned": result.baseline,
            "candidates": sum(len(t.tried) for t in result.layers),

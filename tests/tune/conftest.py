@@ -1,7 +1,8 @@
 """The tuner tests' layer: one small int8 layer of the shape sweep (bench/shapes.py), a
 1x1 convolution of 13 input channels to 32 on a 19x6 map, on riscv32, where the rules'
-pick is not the fastest of their candidates: bench/results/tune.md (279,349
-instructions with the rules' tile, 266,751-271,178 with others measured)."""
+pick (6x3 outputs a tile) is not the fastest of their candidates: with these weights
+279,349 instructions, against 271,178 and 267,520 for the next two by the cost model
+(bench/results/tune.md has the layer with the bench's weights, and others)."""
 
 from __future__ import annotations
 

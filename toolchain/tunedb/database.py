@@ -78,9 +78,11 @@ def save_entries(path: Path, entries: dict[str, dict[str, Any]]) -> None:
     """Writes `entries` to `path` (sorted by key, so a diff shows what changed)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"version": VERSION, "entries": dict(sorted(entries.items()))}
+    # An entry a line: a diff of the file shows which layers changed.
+    lines = [f" {json.dumps(key)}: {json.dumps(entry, sort_keys=True)}"
+             for key, entry in sorted(entries.items())]
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.write_text(f'{{"version": {VERSION}, "entries": {{\n' + ",\n".join(lines) + "\n}}\n")
     tmp.replace(path)
 
 
