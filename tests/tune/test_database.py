@@ -125,3 +125,31 @@ def test_wrong_candidate_is_never_stored() -> None:
     layer.tried.pop(1)
     assert layer.best is None and tuning.entries() == {}
     assert json.dumps(tuning.entries()) == "{}"
+
+
+def test_builds_read_the_shipped_defaults(tmp_path: Path) -> None:
+    """The layer is in the shipped defaults (bench/tune.py measured it): a build's
+    session takes it from there, and "none" leaves the rules' pick."""
+    model = layer_model(tmp_path / "m.tflite", seed=3)
+    shipped = Session.for_build()
+    layers, _ = _seen(model)
+    ((key, seen),) = layers.items()
+    assert key in load_entries(database.DEFAULTS)
+    _seen(model, shipped)
+    assert shipped.used[key]["source"] == "defaults"
+    assert shipped.used[key]["schedule"] != seen["rule"]
+    rules = Session.for_build("none")
+    _seen(model, rules)
+    assert not rules.used
+
+
+def test_minirt_build_refuses_a_missing_database(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from toolchain.cli.build import main as build_main
+
+    model = layer_model(tmp_path / "m.tflite")
+    missing = tmp_path / "missing.json"
+    assert build_main([str(model), "--board", BOARD, "-o", str(tmp_path / "b"),
+                       "--tuning-db", str(missing)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"minirt-build: error: --tuning-db {missing}: no such tuning database file")
