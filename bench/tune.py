@@ -20,8 +20,13 @@ Keys depend on the layer's shape and element types only, so the entries apply to
 model with such a layer; `--update-defaults` writes them to the shipped defaults
 (toolchain/tunedb/defaults.json).
 
+**Whole models** (`--models kws_ref_model,...`, from ../shared/models/mlperf_tiny):
+every distinct layer tuned, then the model built with all the entries found; it must
+retire exactly the rules' count less the layers' measured savings, bit-exact. Their
+entries are not shipped (they are the models' layers, not the sweep's).
+
 Usage: python bench/tune.py [--boards riscv32,cortex-m4] [--only REGEX] [-j N]
-       [--update-defaults]
+       [--models NAMES] [--update] [--update-defaults]
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from toolchain.tune.tuner import short_schedule, tune  # noqa: E402
 from toolchain.tunedb.database import DEFAULTS, load_entries, save_entries  # noqa: E402
 
 CANDIDATES = 4
+MODELS_DIR = ROOT.parent / "shared" / "models" / "mlperf_tiny"
 LAYERS = [
     *(Layer("conv 1x1 19x6 cin", "conv", 19, 6, c, 32) for c in (3, 13, 16, 61)),
     *(Layer("conv 3x3 10x10 cin", "conv", 10, 10, c, 32, 3, 3) for c in (3, 13, 16)),
@@ -70,41 +76,44 @@ def layer_model(layer: Layer, seed: int) -> bytes:
     return build_model([op], [x], [y])
 
 
-def tune_layer(layer: Layer, seed: int, board: str, work: Path, jobs: int) -> tuple[dict, dict]:
-    """Tunes one layer and checks the database build (module doc). Returns its row and
+def tune_model(model: Path, label: str, family: str, board: str, work: Path,
+               jobs: int) -> tuple[dict, dict]:
+    """Tunes one model and checks the database build (module doc). Returns its row and
     its database entries."""
-    model = work / f"layer{seed}.tflite"
-    model.write_bytes(layer_model(layer, seed))
     start = time.perf_counter()
     result = tune(model, board, LocalPool(jobs), count=CANDIDATES, log=lambda _: None)
     # Where an entry was measured, for people reading the shipped defaults.
-    entries = {k: {**e, "model": f"bench/tune.py: {layer.label} (seed {seed})"}
+    entries = {k: {**e, "model": f"bench/tune.py: {label}"}
                for k, e in result.entries().items()}
-    row = {"label": layer.label, "family": layer.family, "board": board,
+    row = {"label": label, "family": family, "board": board,
            "target": result.target, "rules": result.baseline, "tuned": result.baseline,
+           "layers": len(result.layers),
            "candidates": sum(len(t.tried) for t in result.layers),
            "rejected": sum(len(t.rejected) for t in result.layers),
            "seconds": round(time.perf_counter() - start, 1), "keys": sorted(entries),
            "check": "ok"}
     if entries:
-        best = min(e["instructions"] for e in entries.values()) if len(entries) == 1 else None
-        db = work / f"db{seed}-{board}.json"
+        # Each entry was measured with the others' layers at the rules' pick; the
+        # layers are separate dispatches, so together they save the sum.
+        want = result.baseline - sum(e["rules_instructions"] - e["instructions"]
+                                     for e in entries.values())
+        db = work / f"db-{board}.json"
         save_entries(db, entries)
         lines: list[str] = []
-        build = api.build(model, board, out_dir=work / f"b{seed}-{board}", tuning_db=db,
+        build = api.build(model, board, out_dir=work / f"b-{board}", tuning_db=db,
                           log=lines.append)
         try:
             run = build.run(check=True)
         except api.Mismatch as e:
             row["check"] = f"MISMATCH with the database: {e}"
             return row, {}
-        said = any("tuned schedule" in line for line in lines)
+        said = sum("tuned schedule" in line for line in lines)
         row["tuned"] = run.instructions
-        if not said or not build.size.tuned or run.instructions >= result.baseline or \
-                (best is not None and run.instructions != best):
+        if said != len(entries) or len(build.size.tuned) != len(entries) or \
+                run.instructions != want:
             row["check"] = (f"DATABASE BUILD: {run.instructions:,} instructions, tuner "
-                            f"measured {best}; log {'says so' if said else 'silent'}, size "
-                            f"report lists {len(build.size.tuned)}")
+                            f"measured {want:,}; log names {said} tuned layer(s), size "
+                            f"report {len(build.size.tuned)}, of {len(entries)}")
         row["schedules"] = [{"key": k, "schedule": e["schedule"],
                              "rules_schedule": e["rules_schedule"]} for k, e in entries.items()]
     row["saved"] = row["rules"] - row["tuned"]
@@ -117,49 +126,90 @@ def main() -> int:
     ap.add_argument("--boards", default="riscv32,cortex-m4")
     ap.add_argument("--only", default="", help="regex over the layers' labels")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--models", default="",
+                    help="comma list of ../shared/models/mlperf_tiny models to tune whole "
+                         "instead of the layers (kws_ref_model, ...)")
+    ap.add_argument("--update", action="store_true",
+                    help="replace only the measured rows in the results, keep the others")
     ap.add_argument("--update-defaults", action="store_true",
                     help="add the improved layers' entries to toolchain/tunedb/defaults.json")
     args = ap.parse_args()
     rows: list[dict] = []
     found: dict[str, dict] = {}
+    models = [m for m in args.models.split(",") if m]
+    if models and not MODELS_DIR.is_dir():
+        print(f"bench/tune.py: --models needs {MODELS_DIR} (../shared beside the checkout)",
+              file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="minirt-tune-bench-") as tmp:
+        work = Path(tmp)
+        todo = [(f"{layer.label} (seed {seed})", layer.family, seed, layer)
+                for seed, layer in enumerate(LAYERS)
+                if not models and re.search(args.only, layer.label)]
+        todo += [(name, "model", -1, None) for name in models]
         for board in args.boards.split(","):
-            for seed, layer in enumerate(LAYERS):
-                if not re.search(args.only, layer.label):
-                    continue
-                row, entries = tune_layer(layer, seed, board, Path(tmp), args.jobs)
+            for label, family, seed, layer in todo:
+                if layer is not None:
+                    model = work / f"layer{seed}.tflite"
+                    model.write_bytes(layer_model(layer, seed))
+                else:
+                    model = MODELS_DIR / f"{label}.tflite"
+                sub = work / f"{board}-{seed}-{family.replace(' ', '_')}"
+                sub.mkdir()
+                row, entries = tune_model(model, label, family, board, sub, args.jobs)
+                row["label"] = layer.label if layer is not None else label
                 rows.append(row)
-                if row["check"] == "ok":
+                if row["check"] == "ok" and layer is not None:
                     found.update(entries)
-                print(f"{board:10} {layer.label:36} {row['rules']:>9,} -> {row['tuned']:>9,} "
-                      f"({row['saved_pct']:5.2f} %) {row['check']}", file=sys.stderr,
-                      flush=True)
+                print(f"{board:10} {row['label']:36} {row['rules']:>11,} -> "
+                      f"{row['tuned']:>11,} ({row['saved_pct']:5.2f} %) {row['check']}",
+                      file=sys.stderr, flush=True)
     out = ROOT / "bench" / "results"
+    if args.update and (out / "tune.json").exists():
+        fresh = {(r["board"], r["label"]): r for r in rows}
+        old = json.loads((out / "tune.json").read_text())
+        rows = [fresh.pop((r["board"], r["label"]), r) for r in old] + list(fresh.values())
     (out / "tune.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "tune.md").write_text(report(rows))
     bad = [r for r in rows if r["check"] != "ok"]
-    improved = [r for r in rows if r["saved"] > 0 and r["check"] == "ok"]
-    text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
-            "\n\n".join(__doc__.split("\n\n")[1:4]), "",
-            f"{len(rows)} layers tuned, {len(improved)} improved over the rules' pick, "
-            f"{len(rows) - len(bad)} checked bit-exact through the database build; "
-            f"{sum(r['rejected'] for r in rows)} candidates rejected (wrong outputs or no "
-            "build).", "",
-            "| board | layer | candidates | rules | tuned | saved | check |",
-            "|---|---|---|---|---|---|---|",
-            *(f"| {r['board']} | {r['label']} | {r['candidates']} | {r['rules']:,} | "
-              f"{r['tuned']:,} | {r['saved_pct']:.2f} % | {r['check']} |" for r in rows), "",
-            "## The schedules chosen", "",
-            "| board | layer | rules' pick | measured best |", "|---|---|---|---|",
-            *(f"| {r['board']} | {r['label']} | `{short_schedule(s['rules_schedule'])}` | "
-              f"`{short_schedule(s['schedule'])}` |" for r in rows for s in r.get("schedules", ())),
-            ""]
-    (out / "tune.md").write_text("\n".join(text))
     if args.update_defaults:
         entries = load_entries(DEFAULTS)
         entries.update(found)
         save_entries(DEFAULTS, entries)
         print(f"bench/tune.py: {len(found)} entries written to {DEFAULTS}", file=sys.stderr)
     return 1 if bad else 0
+
+
+def report(rows: list[dict]) -> str:
+    """tune.md: the layers' table, the models' table, the schedules chosen."""
+    layers = [r for r in rows if r["family"] != "model"]
+    models = [r for r in rows if r["family"] == "model"]
+    bad = [r for r in rows if r["check"] != "ok"]
+    improved = [r for r in layers if r["saved"] > 0 and r["check"] == "ok"]
+    head = "| board | {} | candidates | rules | tuned | saved | check |"
+    line = ("| {board} | {label} | {candidates} | {rules:,} | {tuned:,} | {saved_pct:.2f} % "
+            "| {check} |")
+    text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
+            "\n\n".join(__doc__.split("\n\n")[1:5]), "",
+            f"{len(layers)} layers tuned, {len(improved)} improved over the rules' pick; "
+            f"{len(rows) - len(bad)} of {len(rows)} rows checked bit-exact through the "
+            f"database build; {sum(r['rejected'] for r in rows)} candidates rejected (wrong "
+            "outputs or no build).", "",
+            head.format("layer"), "|---|---|---|---|---|---|---|",
+            *(line.format(**r) for r in layers), ""]
+    if models:
+        text += ["## Whole models (`--models`)", "",
+                 "Every distinct layer of the model tuned (a key shared by several layers "
+                 "once), the model built with the entries found, retiring exactly the "
+                 "baseline less the layers' measured savings, bit-exact.", "",
+                 head.format("model") + " layers |", "|---|---|---|---|---|---|---|---|",
+                 *(line.format(**r) + f" {r['layers']} |" for r in models), ""]
+    text += ["## The schedules chosen", "",
+             "| board | layer | rules' pick | measured best |", "|---|---|---|---|",
+             *(f"| {r['board']} | {r['label']} | `{short_schedule(s['rules_schedule'])}` | "
+               f"`{short_schedule(s['schedule'])}` |" for r in rows
+               for s in r.get("schedules", ())), ""]
+    return "\n".join(text)
 
 
 if __name__ == "__main__":
