@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BOARD, layer_model
+from tune_models import BOARD, layer_model
 
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph

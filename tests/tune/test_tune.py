@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BOARD, layer_model
+from tune_models import BOARD, layer_model
 
 from toolchain import api
 from toolchain.cli.tune import main as tune_main
