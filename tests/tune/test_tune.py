@@ -14,6 +14,7 @@ import pytest
 from tune_models import BOARD, layer_model
 
 from toolchain import api
+from toolchain.cli.size import main as size_main
 from toolchain.cli.tune import main as tune_main
 from toolchain.tune.tuner import tune
 from toolchain.tunedb.database import load_entries
@@ -60,6 +61,10 @@ def test_build_uses_the_database(local_run, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "b" / "size.json").read_text())["tuned"][0]["key"] == \
         tuned["key"]
     assert "tuned schedule:" in build.size.format_table()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert size_main([str(tmp_path / "b")]) == 0
+    assert f"tuned schedule: {', '.join(tuned['kernels'])}" in out.getvalue()
     run = build.run(check=True)  # raises Mismatch unless bit-exact with the reference
     assert run.instructions == entry["instructions"] < entry["rules_instructions"]
 
