@@ -5,9 +5,10 @@ QEMU's count of retired instructions is exact and the same on every run, so one 
 candidate decides. Every other layer keeps the rules' pick (the session's `forced`
 names only the layer measured), so the difference between two candidates' counts is
 the difference of that layer's (and of every layer sharing its key, which an entry
-would schedule alike). The outputs are compared bit-exact with the numpy reference
-(Build.run(check=True), minirt-run --check's comparison): a candidate that computes
-anything else is reported and never stored.
+would schedule alike). The outputs are compared with the numpy reference as minirt-run
+--check compares them (Build.run(check=True): integers exactly, bit for bit; floats
+within its tolerance, as a reordered float sum rounds differently): a candidate that
+computes anything else is reported and never stored.
 
 A Job carries the model's bytes, not its path, so a Ray worker on another machine can
 measure it (its node needs minirt installed, with the same toolchain).

@@ -6,7 +6,8 @@
 2. For each layer with a choice, candidates.to_measure's candidates are measured, every
    one in its own firmware, all of them in parallel on the pool (pool.py, ray_pool.py).
 3. Per layer, the candidate with the fewest instructions, if fewer than the rules',
-   and bit-exact, is the layer's result; results() turns them into database entries.
+   and matching the reference, is the layer's result; Tuning.entries() turns them into
+   database entries.
 """
 
 from __future__ import annotations
