@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("frontend", "loader"),
     ("passes",),
     ("kernel",),
+    ("tunedb",),
     ("loops",),
     ("schedule",),
     ("module",),
@@ -38,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("pipeline", "stream"),
     ("library", "flash", "bench"),
-    ("cli", "api"),
+    ("cli", "api", "tune"),
     ("testing",),
 )
 

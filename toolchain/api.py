@@ -58,6 +58,7 @@ from toolchain.report.layers import attach_layers, layers_of_program
 from toolchain.report.size import SizeReport, size_report
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import Board, load_board
+from toolchain.tunedb.database import tuning_stamp
 
 __all__ = ["Build", "BudgetExceeded", "Error", "FirmwareError", "InputError", "Mismatch",
            "Profile", "Run", "SizeReport", "Timeout", "build", "reference"]
@@ -393,6 +394,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
           harness: str = DEFAULT_HARNESS, stream: bool = False,
           optimize: str = DEFAULT_OPTIMIZE,
           custom_ops: Sequence[str] = (),
+          tuning_db: str | Path | None = None,
           log: Callable[[str], None] | None = None) -> Build:
     """Builds `model` (.mlir, .tflite or .onnx) for `board` as minirt-build does, into
     `out_dir` (default: build/<model>-<board>; replaced only on success, and only when it
@@ -407,7 +409,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
     that Build.stream runs (a model with state always gets it). `optimize` ("auto",
     "speed" or "size": schedule/optimize.py) picks pre-extended or int8-sized weights;
     ``size.optimize`` states the choice. `custom_ops` are --custom-op's strings
-    ("CODE=kernel.c[:fn],reference.py[:fn]", docs/custom-ops.md).
+    ("CODE=kernel.c[:fn],reference.py[:fn]", docs/custom-ops.md). `tuning_db` is
+    --tuning-db: a minirt-tune database (or "none"), over $MINIRT_TUNING_DB and the
+    shipped defaults (toolchain/tunedb/database.py); ``size.tuned`` lists what it gave.
     `log` receives the build's progress
     lines (default: none). An image over the board's budgets is built and flagged in
     ``size.over_budget``; one that does not fit its memories raises InputError."""
@@ -441,6 +445,9 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
             stamp["stream"] = True  # as minirt-run --stream stamps its build
         if ops:  # as minirt-build stamps them (cli/build.py stamp_with_options)
             stamp["custom_ops"] = custom_ops_digest(ops)
+        tuning = tuning_stamp(tuning_db)
+        if tuning:  # as minirt-build stamps it
+            stamp["tuning_db"] = tuning
         reports: list[SizeReport] = []
 
         def finish(result: BuildResult) -> None:
@@ -453,7 +460,7 @@ def build(model: str | Path, board: str, *, out_dir: str | Path | None = None,
                                         quantize=quantize_opts, finish=finish,
                                         max_cycles=max_cycles, boot_check=boot_check,
                                         harness=harness, stream=stream,
-                                        optimize=optimize)
+                                        optimize=optimize, tuning_db=tuning_db)
     return Build(Path(model), target, out, reports[0], result.stack, entry, quantize_opts,
                  shapes, values, max_cycles, harness, ops, stamp)
 

@@ -84,6 +84,7 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
+from toolchain.tunedb import database as tuning
 from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
 
 
@@ -146,15 +147,19 @@ def schedule_for_board(graph: Graph, board: Board,
 
 
 def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None = None,
-                  log=print, optimize: str = DEFAULT_OPTIMIZE) -> CompiledImage:
+                  log=print, optimize: str = DEFAULT_OPTIMIZE,
+                  tuning_db: str | Path | None = None) -> CompiledImage:
     """Prepares `graph` (in place, prepare_graph), schedules it and generates its module
     and object for `board`'s target, trading flash and speed as `optimize` says
-    (schedule/optimize.py). Refuses up front a model too large for any link of the
-    board's kind (_check_fits)."""
+    (schedule/optimize.py), with the tuned schedules of the user database `tuning_db`
+    and the shipped defaults (tunedb/database.py). Refuses up front a model too large
+    for any link of the board's kind (_check_fits)."""
     target = board.target_info
     with stage("passes"):
         prepare_graph(graph, quantize)
-    with stage("schedule"):
+    # The tuner's session when it is the one building, else the build's own.
+    session = tuning.current_session() or tuning.Session.for_build(tuning_db)
+    with tuning.build_session(session), stage("schedule"):
         program = schedule_for_board(graph, board, optimize)
     log(f"minirt-build: {len(program.steps)} dispatches, arena {program.arena_size} B, "
         f"{len(program.constants)} constants")
@@ -166,8 +171,12 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         # The module must fit the code it is linked with: a disagreement here is a
         # compiler bug, caught now rather than as a firmware that refuses to load.
         read_module(module, image=contract)
-    obj = emit_image_object(kernels, module, contract, program.arena_size, target,
-                            [s.schedule for s in program.steps], state_image(graph, module))
+    with tuning.build_session(session):  # the code generator schedules the other dispatches
+        obj = emit_image_object(kernels, module, contract, program.arena_size, target,
+                                [s.schedule for s in program.steps], state_image(graph, module))
+    for line in session.used_lines():  # said, and kept for the size report
+        log(f"minirt-build: {line}")
+    program.tuned = [{"key": key, **used} for key, used in session.used.items()]
     return CompiledImage(program, module, contract, obj)
 
 
@@ -256,7 +265,8 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
                   max_cycles: int | None = None,
                   boot_check: str = DEFAULT_BOOT_CHECK,
                   harness: str = DEFAULT_HARNESS, stream: bool = False,
-                  optimize: str = DEFAULT_OPTIMIZE) -> BuildResult:
+                  optimize: str = DEFAULT_OPTIMIZE,
+                  tuning_db: str | Path | None = None) -> BuildResult:
     """Builds firmware for `graph` into `out_dir`, which is replaced only on success
     and only when a build may replace it (link/out_dir.py). The graph is rewritten in
     place by prepare_graph. `stamp` (build_stamp) is recorded in the build's manifest,
@@ -271,12 +281,13 @@ def compile_graph(graph: Graph, board: Board, out_dir: Path, log=print,
     cannot measure it as it measures the semihosting image's). With `stream`, or for a
     model with state, the harness runs step after step on one state (toolchain/stream.py;
     runtime_c/harness/stream.c). `optimize` trades flash and instructions
-    (schedule/optimize.py OPTIMIZE_MODES)."""
+    (schedule/optimize.py OPTIMIZE_MODES); `tuning_db` is the user tuning database
+    (tunedb/database.py)."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir)
     check_harness(board, harness)
     cflags = budget_cflags(board, max_cycles)
-    image = compile_image(graph, board, quantize, log, optimize)
+    image = compile_image(graph, board, quantize, log, optimize, tuning_db)
     cflags += crc_cflags(boot_check)
     if image.program.state_count and harness != DEFAULT_HARNESS:
         raise UsageError(f"--harness {harness}: the model keeps state between inferences, "

@@ -48,6 +48,7 @@ from toolchain.passes.quantize import (
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES
 from toolchain.target import DescriptorError, list_boards, load_board
 from toolchain.timings import Timings, cpu_seconds, process_start_seconds, recording, stage
+from toolchain.tunedb.database import ENV, Session, build_session, tuning_stamp
 
 
 def add_quantize_options(p: argparse.ArgumentParser) -> None:
@@ -163,6 +164,15 @@ def add_optimize_option(p: argparse.ArgumentParser) -> None:
                    + f". The size report states the choice. Default: {DEFAULT_OPTIMIZE}")
 
 
+def add_tuning_option(p: argparse.ArgumentParser) -> None:
+    """--tuning-db PATH, shared by minirt-build and minirt-run (tunedb/database.py)."""
+    p.add_argument("--tuning-db", metavar="PATH",
+                   help="a tuning database written by minirt-tune: its layers' measured "
+                        "schedules are taken over the rules' (and over the shipped "
+                        "defaults' entries of the same layers); 'none': the rules alone. "
+                        f"Default: ${ENV}, else the shipped defaults only")
+
+
 def add_runtime_options(p: argparse.ArgumentParser) -> None:
     """--max-cycles N and --boot-check, shared by minirt-build and minirt-run: what the
     runtime is compiled with."""
@@ -200,6 +210,9 @@ def stamp_with_options(stamp: dict, args: argparse.Namespace) -> dict:
     ops = custom_ops(args)
     if ops:  # absent without them, so a build made before the option stays current
         stamp["custom_ops"] = custom_ops_digest(ops)
+    tuning = tuning_stamp(args.tuning_db)
+    if tuning:  # absent without a user database, as above
+        stamp["tuning_db"] = tuning
     return stamp
 
 
@@ -253,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
     add_custom_op_option(p)
     add_runtime_options(p)
     add_optimize_option(p)
+    add_tuning_option(p)
     p.add_argument("--inputs", metavar="IN.npz",
                    help="inputs for the quantization accuracy report (default: seeded random)")
     add_library_options(p)
@@ -286,7 +300,7 @@ def _f32_size(args: argparse.Namespace, board):
                                          board,
                                          Path(tmp) / "f32", log=lambda _: None,
                                          max_cycles=args.max_cycles,
-                                         optimize=args.optimize)
+                                         optimize=args.optimize, tuning_db=args.tuning_db)
         except LinkError as e:  # quantizing may be what makes the model fit
             return str(e)
         return size_report(f32)
@@ -347,8 +361,6 @@ def _quantization_summary(args: argparse.Namespace, result, report, f32_report,
 def _dump_schedule(args: argparse.Namespace) -> int:
     """--dump-schedule: the graph as the build prepares it, scheduled into dispatches, and
     each dispatch's loop schedule for the board's target (toolchain/loops)."""
-    from toolchain.kernel.form import Kernel
-    from toolchain.loops import choose_schedule
     from toolchain.pipeline import prepare_graph, schedule_for_board
 
     if not args.board:
@@ -364,21 +376,33 @@ def _dump_schedule(args: argparse.Namespace) -> int:
     if quantize.mode == "int8":
         load_calibration(quantize.calibration, graph)
     target = board.target_info
-    program = schedule_for_board(prepare_graph(graph, quantize), board, args.optimize)
-    print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
-          "dispatches")
-    for step in program.steps:
-        k = step.kernel
-        if isinstance(k, Kernel):
-            # The schedule the arena plan was checked with, if any (Step.schedule).
-            print((step.schedule or choose_schedule(k, target)).format())
-            if k.paired:  # weights stored pre-extended (schedule/paired.py)
-                print("  paired " + " ".join(
-                    f"x{j}" + (" (rows interleaved)" if j in k.interleaved else "")
-                    for j in k.paired))
-        else:
-            print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
+    with build_session(Session.for_build(args.tuning_db)) as session:
+        program = schedule_for_board(prepare_graph(graph, quantize), board, args.optimize)
+        print(f"# {args.model} on {board.identifier} ({target.name}): {len(program.steps)} "
+              "dispatches")
+        for step in program.steps:
+            _print_schedule(step, target, session)
     return EXIT_OK
+
+
+def _print_schedule(step, target, session: Session) -> None:
+    """--dump-schedule's lines of one dispatch, with where a tuned schedule came from."""
+    from toolchain.kernel.form import Kernel
+    from toolchain.loops import choose_schedule
+
+    k = step.kernel
+    if isinstance(k, Kernel):
+        before = set(session.used)
+        # The schedule the arena plan was checked with, if any (Step.schedule).
+        print((step.schedule or choose_schedule(k, target)).format())
+        for key in set(session.used) - before:
+            print(f"  tuned ({key}, from {session.used[key]['source']})")
+        if k.paired:  # weights stored pre-extended (schedule/paired.py)
+            print("  paired " + " ".join(
+                f"x{j}" + (" (rows interleaved)" if j in k.interleaved else "")
+                for j in k.paired))
+    else:
+        print(f"{getattr(k, 'name', type(k).__name__)}: {type(k).__name__} (no loop nest)")
 
 
 def size_record(result, report, seconds: float, timings: Timings | None = None) -> dict:
@@ -503,7 +527,7 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
         graph, board, out_dir, stamp=stamp,
         quantize=quantize, finish=finish, max_cycles=args.max_cycles,
         boot_check=args.boot_check or DEFAULT_BOOT_CHECK, harness=args.harness,
-        optimize=args.optimize)
+        optimize=args.optimize, tuning_db=args.tuning_db)
     report = reports[0]
     seconds = time.perf_counter() - start
     # The board-specific images too (.uf2, the ESP image), so the flashable file is named.

@@ -18,6 +18,7 @@ from toolchain.cli.build import (
     add_optimize_option,
     add_quantize_options,
     add_runtime_options,
+    add_tuning_option,
     load_model_graph,
     quantize_options,
     stamp_with_options,
@@ -136,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     add_custom_op_option(p)
     add_runtime_options(p)
     add_optimize_option(p)
+    add_tuning_option(p)
     return p
 
 
@@ -326,7 +328,7 @@ def _build_if_needed(args: argparse.Namespace) -> tuple[Board, Path]:
                                quantize=quantize, max_cycles=args.max_cycles,
                                boot_check=args.boot_check or DEFAULT_BOOT_CHECK,
                                harness=args.harness, stream=stream,
-                               optimize=args.optimize)
+                               optimize=args.optimize, tuning_db=args.tuning_db)
     return board, out_dir
 
 

@@ -34,6 +34,7 @@ from toolchain.report.layers import (
     attach_layers,
     read_layers,
     read_optimize,
+    read_tuned,
 )
 from toolchain.report.size import SizeReport, size_report_from_files
 from toolchain.report.treemap import write_treemap
@@ -122,6 +123,7 @@ def _load(build_dir: Path, board_arg: str | None) -> tuple[Board, SizeReport]:
         try:
             attach_layers(report, read_layers(layers_file))
             report.optimize = read_optimize(layers_file)
+            report.tuned = read_tuned(layers_file)
         except ValueError as e:
             raise UsageError(str(e)) from None
     return board, report

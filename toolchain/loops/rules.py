@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from math import prod
+from typing import Any
 
 from toolchain.kernel.form import Const, Kernel, Load, postorder
 from toolchain.loops.access import (
@@ -69,13 +70,15 @@ from toolchain.loops.tables import (
     tiles_for_cold_kernels,
 )
 from toolchain.target.descriptors import Target
+from toolchain.tunedb.hook import pick as tuned_pick
 
 # Names other modules import from here: the tables (loops/tables.py), the loads'
 # analyses (loops/access.py) and the cost model (loops/cost.py) the rules read.
 __all__ = ["BUDGETS", "DOT_WIDTH", "LANE_KIND", "RESERVED_INT_REGISTERS", "SIMD", "UKERNELS",
            "VECTOR_DOT_KINDS", "VECTOR_TEMPS", "Budget", "SimdRow", "Ukernel", "VectorDot",
-           "choose_schedule", "dot_width", "interior_ranges", "lane_dim", "packed_written_out",
-           "plain_schedule", "tiles_for_cold_kernels", "two_pixel_dim"]
+           "candidate_params", "choose_schedule", "dot_width", "interior_ranges", "lane_dim",
+           "packed_written_out", "plain_schedule", "tiles_for_cold_kernels",
+           "tunable_candidates", "two_pixel_dim"]
 
 
 def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
@@ -188,11 +191,39 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
         small = [c for c in candidates if c[1] <= budget.max_code and c[0][0] == best[0][0]
                  and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
         best = min(small, key=lambda c: c[0], default=best)
+    # Where the model cannot decide, a measured choice (minirt-tune's database) may take
+    # another of these candidates: toolchain/tunedb/hook.py.
+    best = tuned_pick(k, target.name, tunable_candidates(candidates, best, budget),
+                      (candidate_params(best), best))
     _, _, factors, unroll, loops, partials, kind, width = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=kind, vector=width if width > 1 else 0,
                 stage=_stages(s, k, factors, unroll, loops, kind))
+
+
+def candidate_params(c: tuple) -> dict[str, Any]:
+    """A candidate tile of _reduction_nest as the tuning database stores it (JSON
+    values): blocked dims and factors, unrolled and looped reduced dims, partial sums,
+    dot kind and float vector width; together they fix the Nest."""
+    _, _, factors, unroll, loops, partials, kind, width = c
+    return {"blocks": [[d, f] for d, f in sorted(factors.items()) if f > 1],
+            "unroll": list(unroll), "loops": list(loops), "partials": partials,
+            "dot": kind, "vector": width}
+
+
+def tunable_candidates(candidates: list[tuple], best: tuple,
+                       budget: Budget) -> list[tuple[dict[str, Any], tuple]]:
+    """(parameters, candidate) of the candidates a measurement may prefer to the rules'
+    pick `best`: as careful with long float sums as it, under the code cap (or `best`
+    itself), each schedule once, cheapest first by the cost model."""
+    out: dict[str, tuple[dict[str, Any], tuple]] = {}
+    for c in sorted(candidates, key=lambda c: c[0]):
+        if c[0][0] != best[0][0] or (c[1] > budget.max_code and c is not best):
+            continue
+        params = candidate_params(c)
+        out.setdefault(repr(params), (params, c))
+    return list(out.values())
 
 
 def _shares_nothing(s: _Shape, d: int) -> bool:

@@ -27,7 +27,7 @@ from toolchain.schedule import Program
 from toolchain.schedule.optimize import OptimizeChoice
 
 __all__ = ["DISPATCHES_FILE", "NAME_MODES", "Layer", "attach_layers", "layers_json",
-           "layers_of_program", "read_layers", "read_optimize"]
+           "layers_of_program", "read_layers", "read_optimize", "read_tuned"]
 
 # The file a build writes them to; `minirt-run --profile` and `minirt-size` read it.
 DISPATCHES_FILE = "dispatches.json"
@@ -115,6 +115,8 @@ def layers_json(program: Program) -> str:
             "arena_lower_bound": program.arena_lower_bound}
     if program.optimize is not None:
         data["optimize"] = program.optimize.to_json()
+    if program.tuned:  # the layers scheduled from the tuning database (minirt-size too)
+        data["tuned"] = program.tuned
     return json.dumps(data, indent=1) + "\n"
 
 
@@ -143,6 +145,18 @@ def read_layers(path: Path) -> list[Layer]:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ValueError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
                          "the model") from None
+
+
+def read_tuned(path: Path) -> list[dict[str, Any]]:
+    """The layers a build scheduled from the tuning database, from its dispatches file
+    (SizeReport.tuned; none for a build older than the record). Raises ValueError when
+    the file is unreadable."""
+    try:
+        tuned = json.loads(Path(path).read_text()).get("tuned", [])
+    except (OSError, ValueError, AttributeError) as e:
+        raise ValueError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
+                         "the model") from None
+    return tuned if isinstance(tuned, list) else []
 
 
 def read_optimize(path: Path) -> OptimizeChoice | None:

@@ -147,6 +147,8 @@ class SizeReport:
     # What the build chose under --optimize (schedule/optimize.py): the weights' layout
     # and the mode, a line of the tables. None for an image without the record.
     optimize: OptimizeChoice | None = None
+    # The layers whose schedule the tuning database gave (Program.tuned).
+    tuned: list[dict[str, Any]] = field(default_factory=list)
 
     def symbol_label(self, name: str) -> str:
         """How the tables name a symbol: a dispatch function by its layer's label (the
@@ -250,11 +252,15 @@ class SizeReport:
             ],
             **({"layers": self.layers} if self.layers else {}),
             **({"optimize": self.optimize.to_json()} if self.optimize else {}),
+            **({"tuned": self.tuned} if self.tuned else {}),
         }
 
     def _optimize_lines(self) -> list[str]:
-        """The weights line of the tables (OptimizeChoice.describe)."""
-        return [self.optimize.describe()] if self.optimize else []
+        """The weights line of the tables (OptimizeChoice.describe), and a line per
+        layer scheduled from the tuning database."""
+        return ([self.optimize.describe()] if self.optimize else []) + [
+            f"tuned schedule: {', '.join(t['kernels'])} ({t['label']}; from {t['source']})"
+            for t in self.tuned]
 
     def format_table(self, symbols: int = 0) -> str:
         """The component table, the Berkeley line and (symbols > 0) the top symbols."""
@@ -319,6 +325,7 @@ def size_report(build: BuildResult) -> SizeReport:
     report = size_report_from_files(build.link.elf, build.link.map, build.board,
                                     helpers=build.link.helpers)
     report.optimize = build.program.optimize
+    report.tuned = list(build.program.tuned)
     return report
 
 

@@ -112,6 +112,9 @@ class Program:
     # What the build chose under --optimize (schedule/optimize.py OptimizeChoice; typed
     # loosely: that module imports this one), None before the weights are stored.
     optimize: Any = None
+    # The layers scheduled from the tuning database (tunedb/database.py Session.used):
+    # key, label, kernels, schedule, source; the size report lists them.
+    tuned: list[dict[str, Any]] = field(default_factory=list)
 
 
 def nbytes(t: TensorType) -> int:
