@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Apply, Expr, Kernel, expr_dtype
 from toolchain.loops.depthwise import (
     CI,
@@ -37,11 +38,10 @@ from toolchain.loops.depthwise import (
     RECORD_WORDS,
     C,
     RowPairPlan,
-    Y,
     X,
+    Y,
     row_pair_plan,
 )
-from toolchain.codegen.errors import EmitError
 from toolchain.types import dtype
 
 I8 = ir.IntType(8)
