@@ -5,7 +5,7 @@ reference and TFLite Micro's interpreter.
 int8 3x3 depthwise layers of stride 1 (multiplier 1) over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads whole words where a row is aligned,
 value by value where it is not), SAME and VALID padding, odd and even heights (an odd
-last row's partner goes to a scratch row), one row, one column, two rows; and the
+last row's partner goes to a scratch row), one row, one column, two rows, biases too large for the doubled records; and the
 layers the kernel does not take (stride 2, dilation 2, 5x5, 3x1 and 1x3 windows,
 multiplier 2, 1 or 2 channels) still exact through the generated tiles. A chain of
 depthwise layers lets the arena place a result over its dying operand (the row pairs'
@@ -16,6 +16,7 @@ must not.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -44,16 +45,25 @@ NOT_TAKEN = [(10, 10, 16, 1, 3, 3, 2, 1, "SAME"), (19, 6, 16, 1, 3, 3, 1, 2, "SA
              (19, 6, 1, 1, 3, 3, 1, 1, "SAME"), (19, 6, 2, 1, 3, 3, 1, 1, "SAME")]
 
 
-def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False) -> set[str]:
+def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
+         big_bias: bool = False) -> set[str]:
     """Builds the layers (independent, or each reading the previous one's output with
     `chain`) for `board`, checks the outputs against the reference and TFLite Micro,
-    and returns the linked image's symbols."""
+    and returns the linked image's symbols. `big_bias`: every other channel's bias
+    beyond +-2**29."""
     rng = np.random.default_rng(seed)
     ops, xs, ys = [], [], []
     for i, (h, w, c, m, kh, kw, s, d, pad) in enumerate(layers):
         scale, zp = (ys[-1].scale, ys[-1].zero_point) if chain and ys else (0.05, -3)
         op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, kh, kw, s, d,
                                  padding=pad, name=f"L{i}", in_scale=scale, in_zp=zp)
+        if big_bias:
+            bias = op.inputs[2]
+            data = np.asarray(bias.data, dtype=np.int64)
+            data[::2] += np.where(data[::2] < 0, -1, 1) * ((1 << 29) + 12345)
+            op = Op(op.opcode, [op.inputs[0], op.inputs[1],
+                                dataclasses.replace(bias, data=data.astype(np.int32))],
+                    op.outputs, op.options)
         if chain and ys:
             op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
         else:
@@ -85,6 +95,13 @@ def test_row_pairs_on_cortex_m4(group: str, tmp_path: Path) -> None:
 def test_row_pairs_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     layers = TAKEN["channels"][::3] + TAKEN["shapes"][::2]
     assert KERNEL_SYMBOL in _run(layers, board, tmp_path, seed=7)
+
+
+def test_biases_too_large_to_double(tmp_path: Path) -> None:
+    """Where a bias is beyond +-2**29 twice the sum might not be an int32: the records
+    keep the layer's own weights and the kernel the 64-bit requantization (SMLAL)."""
+    layers = [(19, 6, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID")]
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:

@@ -88,34 +88,70 @@ class RowPairEmitter:
         b = self.b
         return b.or_(b.and_(lo, ir.Constant(I32, 0xFFFF)), b.shl(hi, ir.Constant(I32, 16)))
 
-    def _dw_records(self, plan: RowPairPlan, channels: int) -> ir.Value:
-        """The per-channel records (mrt_dw_rowpair's layout), filled by a loop over the
-        channels from the kernel's expressions at each channel."""
+    def _dw_doubling(self, plan: RowPairPlan, channels: int) -> ir.Value:
+        """Whether every channel's bias and K_hi are within +-2**29 (an i1, made by a loop
+        over the channels): then every sum is within +-2**30 (9 products of at most
+        2**14 besides the bias), so twice the sum is an int32 and the records may hold
+        the doubled weights and bias for the kernel's shorter requantization."""
         k = self.k
-        records = self._dw_stack(ir.ArrayType(I32, RECORD_WORDS * channels), 8, "dw_records")
-        conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
+        b = self.b
+        ok = self._dw_stack(ir.IntType(8), 1, "dw_doubling")
+        b.store(ir.Constant(ir.IntType(8), 1), ok)
+        bound = ir.Constant(I32, 1 << 29)
 
         def body(i: ir.Value) -> None:
             self.base[C] = i
             with self._scope():
-                fields = [self._dw_i32(k.init)]
+                inside = ir.Constant(ir.IntType(1), 1)
+                for e in (k.init, plan.k_high):
+                    v = self._dw_i32(e)
+                    inside = b.and_(inside, b.icmp_unsigned("<", b.add(v, bound),
+                                                            ir.Constant(I32, 1 << 30)))
+                b.store(b.and_(b.load(ok), b.zext(inside, ir.IntType(8))), ok)
+
+        self.ranges[C] = (0, channels - 1)
+        self._loop_range("dw.doubling", 0, channels, 1, body)
+        self.base[C] = 0
+        self.ranges[C] = (0, 0)
+        return b.icmp_unsigned("!=", b.load(ok), ir.Constant(ir.IntType(8), 0))
+
+    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value) -> ir.Value:
+        """The per-channel records (mrt_dw_rowpair's layout), filled by a loop over the
+        channels from the kernel's expressions at each channel; the doubled form (2 x
+        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`."""
+        k = self.k
+        b = self.b
+        records = self._dw_stack(ir.ArrayType(I32, RECORD_WORDS * channels), 8, "dw_records")
+        conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
+        one = ir.Constant(I32, 1)
+
+        def twice(v: ir.Value) -> ir.Value:
+            return b.select(doubled, b.shl(v, one), v)
+
+        def body(i: ir.Value) -> None:
+            self.base[C] = i
+            with self._scope():
+                bias = twice(self._dw_i32(k.init))
+                fields = [bias, bias]
                 saved = self.varying
                 self.varying = saved | {KY, KX, CI}
                 for kx in range(3):
                     taps = []
                     for ky in range(3):
                         self.point.update({KY: ky, KX: kx, CI: 0})
-                        taps.append(self._cast(self.value(conv), expr_dtype(conv, k.operands),
-                                               _I32))
+                        taps.append(twice(self._cast(self.value(conv),
+                                                     expr_dtype(conv, k.operands), _I32)))
                     fields += [self._dw_pack(taps[0], taps[1]), self._dw_pack(taps[1], taps[2])]
                 self.point.update({KY: 0, KX: 0, CI: 0})
                 self.varying = saved
-                fields += [self._dw_i32(e) for e in (plan.multiplier, plan.k_high,
-                                                        plan.shift)]
-                first = self.b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
+                multiplier, k_high, shift = (self._dw_i32(e) for e in (
+                    plan.multiplier, plan.k_high, plan.shift))
+                fields += [multiplier, twice(k_high),
+                           b.add(shift, b.zext(doubled, I32))]
+                first = b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
                 for j, v in enumerate(fields):
-                    at = self.b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
-                    self.b.store(v, self._dw_word(records, at))
+                    at = b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
+                    b.store(v, self._dw_word(records, at))
 
         self.ranges[C] = (0, channels - 1)
         self._loop_range("dw.records", 0, channels, 1, body)
@@ -134,7 +170,9 @@ class RowPairEmitter:
         h_out, w_out = k.domain[Y], k.domain[X]
         row_bytes, out_row = w_in * channels, w_out * channels
         pad = plan.pad
-        records = self._dw_records(plan, channels)
+        doubled = self._dw_doubling(plan, channels)
+        records = self._dw_records(plan, channels, doubled)
+        flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
         staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
         pad_words = -(-row_bytes // 4)
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
@@ -192,7 +230,7 @@ class RowPairEmitter:
                 below = b.select(has, below, away)
             b.store(out, field(0))
             b.store(below, field(5))
-            b.store(b.and_(kk, ir.Constant(I32, 1)), field(6))
+            b.store(b.or_(b.and_(kk, ir.Constant(I32, 1)), flags), field(6))
             b.call(kernel_fn, [args])
 
         pairs = -(-h_out // 2)

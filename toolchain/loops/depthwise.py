@@ -43,7 +43,7 @@ ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
 # The dispatch's stack buffers (staged rows, per-channel records, a pad row and a
 # scratch row): kws's layers take 4.4 KB of the boards' 16 KB stacks.
 STACK_BYTES = 8192
-RECORD_WORDS = 10  # per channel: bias, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
+RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
 # The kernel's dims (kernel/lower.py's convolution, NHWC with a depthwise multiplier
 # of 1): parallel n, y, x, c; reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)

@@ -76,7 +76,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "smlad  r8, " B ", r12, r8\n" \
   "smlatb r8, " A ", r11, r8\n"
 
-/* acc -> int8 with the channel's M (r9), K_hi (r10) and s - 1 (r11), into lr. */
+/* acc -> int8 with the channel's M (r9), K_hi (r10) and s - 1 (r11), into lr: the folded
+ * form of kernel/requant.py, 7 instructions with the store. */
 #define MRT_DW_REQUANT(ACC) \
   "and    r12, " ACC ", #0x80000000\n" \
   "orr    r12, r12, #0x40000000\n" \
@@ -85,25 +86,35 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "asr    lr, lr, r11\n" \
   "ssat   lr, #8, lr\n"
 
-#define MRT_DW_TILE(A, B) \
-  "ldr    r7, [r3], #4\n"            /* the bias: both sums start from it */ \
-  "mov    r8, r7\n" \
+/* The same of a sum that is twice the layer's (weights and bias doubled in the records,
+ * codegen/depthwise_pairs.py, where the sum stays within +-2**30): with x' = 2x the
+ * folded form's numerator doubles into 2xM + 2**31 + (2 K_hi + sign) 2**32, whose high
+ * word is SMMLAR's (it adds 2**31 before taking it), then >> s; the record holds 2 K_hi
+ * (r10) and s (r11). 5 instructions with the store. */
+#define MRT_DW_REQUANT_FAST(ACC) \
+  "add    lr, r10, " ACC ", asr #31\n" \
+  "smmlar lr, " ACC ", r9, lr\n" \
+  "asr    lr, lr, r11\n" \
+  "ssat   lr, #8, lr\n"
+
+#define MRT_DW_TILE(A, B, REQUANT) \
+  "ldrd   r7, r8, [r3], #8\n"       /* the bias, twice: both sums start from it */ \
   MRT_DW_COLUMN("r0", A, B) \
   MRT_DW_COLUMN("r1", A, B) \
   MRT_DW_COLUMN("r2", A, B) \
   "ldm    r3!, {r9, r10, r11}\n" \
-  MRT_DW_REQUANT("r8") \
+  REQUANT("r8") \
   "strb   lr, [r4, r5]\n" \
-  MRT_DW_REQUANT("r7") \
+  REQUANT("r7") \
   "strb   lr, [r4], #1\n"
 
 /* The column loop over the channel loop of one slot order. r6: the records' end. */
-#define MRT_DW_COLUMNS(L, A, B) \
+#define MRT_DW_COLUMNS(L, A, B, REQUANT) \
   L "0:\n" \
   "ldr    r3, [sp]\n" \
   "ldr    r3, [r3, #8]\n"            /* the records, from the first channel */ \
   L "1:\n" \
-  MRT_DW_TILE(A, B) \
+  MRT_DW_TILE(A, B, REQUANT) \
   "cmp    r3, r6\n" \
   "bne    " L "1b\n" \
   "ldr    r12, [sp, #4]\n" \
@@ -115,16 +126,18 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 struct mrt_dw_rowpair {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
-    const int32_t *records;  /* 8: per channel bias, then per window column (w0, w1) and
-                                (w1, w2), then M, K_hi, s - 1: 10 words */
+    const int32_t *records;  /* 8: per channel the bias twice, then per window column
+                                (w0, w1) and (w1, w2), then M, K_hi, s - 1 (doubled
+                                ones: 2 x bias, 2 x w, M, 2 x K_hi, s): 11 words */
     uint32_t channels;       /* 12 */
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
-    uint32_t swap;           /* 24: 0: slot 0 holds A (rows y-1, y), 1: slot 1 does */
+    uint32_t flags;          /* 24: bit 0: slot 1 holds A (rows y-1, y), else slot 0;
+                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST) */
 };
 
 /* Both output rows of a row pair, every column and channel (channels >= 1): per column
- * and channel 37 instructions for 2 outputs. The staged words of a column are 8 bytes
+ * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words of a column are 8 bytes
  * per channel (two slots), so a column's words are 8 * channels bytes after the
  * previous column's, which the three window columns' pointers reach by walking the
  * channels. */
@@ -141,17 +154,27 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair
         "ldr    r3, [r0, #8]\n"
         "ldr    r12, [r0, #12]\n"          /* channels */
         "add    r6, r12, r12, lsl #2\n"
-        "add    r6, r3, r6, lsl #3\n"      /* records + 40 * channels */
+        "add    r6, r12, r6, lsl #1\n"
+        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */
         "ldr    r7, [r0, #24]\n"
         "ldr    r0, [r0, #4]\n"
         "add    r1, r0, r12, lsl #3\n"
         "add    r2, r1, r12, lsl #3\n"
-        "cmp    r7, #0\n"
-        "bne    20f\n"
-        MRT_DW_COLUMNS("1", "r9", "r10")
+        "cmp    r7, #1\n"
+        "beq    21f\n"
+        "bhi    22f\n"
+        MRT_DW_COLUMNS("1", "r9", "r10", MRT_DW_REQUANT)
         "b      9f\n"
-        "20:\n"
-        MRT_DW_COLUMNS("3", "r10", "r9")
+        "21:\n"
+        MRT_DW_COLUMNS("3", "r10", "r9", MRT_DW_REQUANT)
+        "b      9f\n"
+        "22:\n"
+        "cmp    r7, #3\n"
+        "beq    23f\n"
+        MRT_DW_COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST)
+        "b      9f\n"
+        "23:\n"
+        MRT_DW_COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST)
         "9:\n"
         "add    sp, sp, #8\n"
         "pop    {r4-r11, pc}\n");
