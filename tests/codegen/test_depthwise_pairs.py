@@ -5,13 +5,13 @@ reference and TFLite Micro's interpreter.
 int8 3x3 depthwise layers of stride 1 (multiplier 1) over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads whole words where a row is aligned,
 value by value where it is not), SAME and VALID padding, odd and even heights (an odd
-last row's partner goes to a scratch row), one row, one column, two rows, biases too large for the doubled records; and the
-layers the kernel does not take (stride 2, dilation 2, 5x5, 3x1 and 1x3 windows,
-multiplier 2, 1 or 2 channels) still exact through the generated tiles. A chain of
-depthwise layers lets the arena place a result over its dying operand (the row pairs'
-order, schedule/overlap.py). One firmware holds a group of layers, each with its own
-graph input and output; a group the kernel takes must link its symbol, one it does not
-must not.
+last row's partner goes to a scratch row), one row, one column, two rows, and biases
+too large for the doubled records. The layers the kernel does not take (stride 2,
+dilation 2, 5x5, 3x1 and 1x3 windows, multiplier 2, 1 or 2 channels) stay exact
+through the generated tiles. A chain of depthwise layers lets the arena place a result
+over its dying operand (the row pairs' order, schedule/overlap.py). One firmware holds
+a group of layers, each with its own graph input and output; a group the kernel takes
+must link its symbol, one it does not must not.
 """
 
 from __future__ import annotations
