@@ -19,7 +19,8 @@ emits what they read, on the stack:
   row outside the input is read from a row of pad values.
 
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
-channel, requantized and stored); an odd last row's partner row goes to a scratch row.
+channel, requantized and stored); an odd last row's partner is stored over it just
+before it (a distance of 0 between the two rows).
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
@@ -176,8 +177,6 @@ class RowPairEmitter:
         staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
         pad_words = -(-row_bytes // 4)
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
-        scratch = self._dw_stack(ir.ArrayType(I8, out_row), 4, "dw_scratch") \
-            if h_out % 2 else None
         args = self._dw_stack(_ARGS, 4, "dw_args")
 
         # The pad row, and the pad columns (both slots) of the staged buffer.
@@ -223,11 +222,13 @@ class RowPairEmitter:
             y = b.mul(kk, ir.Constant(I32, 2))
             out = b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8)
             below = ir.Constant(I32, out_row)
-            if scratch is not None:
-                away = b.sub(b.ptrtoint(scratch, I32), b.ptrtoint(out, I32))
+            if h_out % 2:
+                # The odd last row has no partner: the kernel stores the partner's value
+                # first, at a distance 0 it lands on the output it is paired with, which
+                # the kernel stores next.
                 has = b.icmp_signed("<", b.add(y, ir.Constant(I32, 1)),
                                     ir.Constant(I32, h_out))
-                below = b.select(has, below, away)
+                below = b.select(has, below, ir.Constant(I32, 0))
             b.store(out, field(0))
             b.store(below, field(5))
             b.store(b.or_(b.and_(kk, ir.Constant(I32, 1)), flags), field(6))
