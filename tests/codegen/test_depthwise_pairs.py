@@ -25,7 +25,9 @@ from elftools.elf.elffile import ELFFile
 from tflite_models import Op, build_model, int8_layer_op, run_tflm
 
 import minirt
+from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL
+from toolchain.schedule.program import reversed_tiles
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
 
@@ -102,6 +104,19 @@ def test_biases_too_large_to_double(tmp_path: Path) -> None:
     keep the layer's own weights and the kernel the 64-bit requantization (SMLAL)."""
     layers = [(19, 6, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID")]
     assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+
+
+def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nest run in reverse (a result placed above its operand: the last row pair
+    first, staged from the bottom): forced on every row-pair layer, still exact."""
+    chosen = image.choose_schedule
+
+    def reversed_schedule(k, target):
+        s = chosen(k, target)
+        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    assert KERNEL_SYMBOL in _run(TAKEN["shapes"], "cortex-m4", tmp_path, seed=13)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
