@@ -79,6 +79,7 @@ from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
@@ -137,6 +138,7 @@ def schedule_for_board(graph: Graph, board: Board,
     program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
     optimize_weights(program, board, optimize)
+    store_row_pair_records(program, target)
     return program
 
 

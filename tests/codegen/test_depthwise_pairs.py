@@ -25,6 +25,7 @@ from elftools.elf.elffile import ELFFile
 from tflite_models import Op, build_model, int8_layer_op, run_tflm
 
 import minirt
+from toolchain import pipeline
 from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL
 from toolchain.schedule.program import reversed_tiles
@@ -117,6 +118,16 @@ def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
     assert KERNEL_SYMBOL in _run(TAKEN["shapes"], "cortex-m4", tmp_path, seed=13)
+
+
+def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
+    them on its stack, doubled or not as a loop over the channels finds: still exact."""
+    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target: 0)
+    layers = TAKEN["shapes"][:4]
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
+                                 big_bias=True)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:

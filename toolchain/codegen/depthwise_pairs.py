@@ -11,7 +11,10 @@ emits what they read, on the stack:
 
 - the records: per channel the sum's init (the bias), the weight words (w0, w1) and
   (w1, w2) of each window column, and the folded requantization's M, K_hi and s - 1
-  (kernel/requant.py), made once per dispatch from the kernel's own expressions;
+  (kernel/requant.py). They are a constant operand made at build time
+  (schedule/row_pair_records.py, `Kernel.records`); a kernel without it (a program
+  that did not go through that pass) makes them once per dispatch on the stack from
+  the kernel's own expressions, doubled where a loop over the channels finds it safe;
 - the staged rows: per row pair m, input rows (2m + a, 2m + a + 1) as 16-bit pairs, a
   word per column and channel, in slot m mod 2 of a (column, channel, slot) buffer, so
   a row pair's second pair of rows is the next row pair's first (each staged once).
@@ -171,9 +174,14 @@ class RowPairEmitter:
         h_out, w_out = k.domain[Y], k.domain[X]
         row_bytes, out_row = w_in * channels, w_out * channels
         pad = plan.pad
-        doubled = self._dw_doubling(plan, channels)
-        records = self._dw_records(plan, channels, doubled)
-        flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
+        if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
+            records = self.buffers[k.records]
+            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * channels)],
+                                 inbounds=True, source_etype=I32), typ=I32)
+        else:
+            doubled = self._dw_doubling(plan, channels)
+            records = self._dw_records(plan, channels, doubled)
+            flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
         staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
         pad_words = -(-row_bytes // 4)
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")

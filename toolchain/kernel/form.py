@@ -101,6 +101,9 @@ class Kernel:
     # Of those, the ones whose rows are interleaved 4 by 4 as well (kernel/paired.py
     # `to_paired_rows`): read only by the 2x4 microkernel, whole groups of 4 rows.
     interleaved: tuple[int, ...] = ()
+    # The operand holding the per-channel records of the depthwise row-pair microkernel
+    # (schedule/row_pair_records.py), read by that kernel only; -1: none.
+    records: int = -1
 
     @property
     def is_reduction(self) -> bool:
