@@ -40,8 +40,8 @@ from toolchain.target.descriptors import Target
 __all__ = ["ROW_PAIR_DOT", "RowPairPlan", "row_pair_nest", "row_pair_plan"]
 
 ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
-# The dispatch's stack buffers (staged rows, per-channel records and a pad row): kws's
-# layers take 6.7 KB of the boards' 16 KB stacks, a 10x10 map of 67 channels 9.8 KB.
+# The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
+# the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
 RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
 # The kernel's dims (kernel/lower.py's convolution, NHWC with a depthwise multiplier
@@ -67,10 +67,12 @@ class RowPairPlan:
     shift: Expr
 
     def stack_bytes(self, k: Kernel) -> int:
-        """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py)."""
+        """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
+        staged rows and a row of pad values. The per-channel records are a constant
+        (schedule/row_pair_records.py); a program without that pass makes them on the
+        stack too, 44 bytes a channel more."""
         w_in, c = k.operands[self.x.operand].shape[2:]
-        staged = 8 * (w_in + 2) * c
-        return staged + 4 * RECORD_WORDS * c + 4 * -(-w_in * c // 4)
+        return 8 * (w_in + 2) * c + 4 * -(-w_in * c // 4)
 
 
 def _is(e: Expr, op: str, n: int) -> bool:
