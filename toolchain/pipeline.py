@@ -77,7 +77,7 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.window_rows import merge_window_rows
@@ -138,7 +138,7 @@ def schedule_for_board(graph: Graph, board: Board,
     program = schedule_for_target(graph, target)
     merge_window_rows(program, target)
     optimize_weights(program, board, optimize)
-    store_row_pair_records(program, target)
+    store_row_pair_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     return program
 
 

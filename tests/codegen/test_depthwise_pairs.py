@@ -123,7 +123,7 @@ def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
     them on its stack, doubled or not as a loop over the channels finds: still exact."""
-    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target: 0)
+    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
     layers = TAKEN["shapes"][:4]
     assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
     assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,

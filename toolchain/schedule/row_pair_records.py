@@ -5,9 +5,15 @@ per channel the bias twice, the weight words (w0, w1) and (w1, w2) of each windo
 as 16-bit halves, and the folded requantization's M, K_hi and s - 1 (kernel/requant.py).
 All of them are constants of the module, so they are computed here, after the weights
 are stored (schedule/optimize.py), and bound to the dispatch as one more constant
-operand (`Kernel.records`): 44 bytes a channel of flash where the dispatch built them on
+operand (`Kernel.records`): 44 bytes a channel of flash where the dispatch builds them on
 its stack at every inference (kws_ref_model's layers: 2.8 KB of stack each, and about
-0.5 instructions an output).
+0.5 instructions an output). Flash pays the sum over the layers and the stack only the
+largest (kws_ref_model: 11.3 KB of flash against 2.8 KB of stack; vww_96_int8: 32.7 KB
+against 5.6 KB), so they are taken as the --optimize mode's room for pre-extended
+weights allows (schedule/optimize.py: while the image fits the flash budget under
+`auto`, none under `size`), except where they would take the dispatch's stack past
+loops/depthwise.py's STACK_BYTES, which counts the staged rows alone: those are a
+constant in every mode (vww_96_int8's 6x6 layers over 128 channels, 5.6 KB each).
 
 The records are doubled (2 x bias, 2 x weights, M, 2 x K_hi, s) when every sum of the
 layer stays within +-2**30 (|bias| + 128 x the sum of |w| per channel) and 2 x K_hi is an
@@ -30,6 +36,7 @@ from toolchain.loops.depthwise import (
     KY,
     RECORD_WORDS,
     ROW_PAIR_DOT,
+    STACK_BYTES,
     C,
     RowPairPlan,
     row_pair_plan,
@@ -114,10 +121,13 @@ def _operand_arrays(program: Program, step: Step) -> list[np.ndarray | None]:
             for b in step.buffers[:n]]
 
 
-def store_row_pair_records(program: Program, target: Target) -> int:
-    """Binds the records to every dispatch whose schedule is the row-pair nest on
-    `target` (rewriting `program` in place: a constant, the step's buffers, its kernel's
-    operands and `records`). Returns how many it bound."""
+def store_row_pair_records(program: Program, target: Target, flash_room: int) -> int:
+    """Binds the records to the dispatches whose schedule is the row-pair nest on
+    `target`, in order while their bytes fit `flash_room` (the --optimize mode's room
+    for pre-extended weights, schedule/optimize.py: none under `size`, where each
+    dispatch makes its records on its stack), rewriting `program` in place (a constant,
+    the step's buffers, its kernel's operands and `records`). Returns how many it
+    bound."""
     if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT:
         return 0
     done = 0
@@ -134,6 +144,12 @@ def store_row_pair_records(program: Program, target: Target) -> int:
         records = row_pair_records(k, plan, _operand_arrays(program, step))
         if records is None:
             continue
+        # Records that would take the dispatch's stack past STACK_BYTES are a constant
+        # whatever the room (loops/depthwise.py budgets the stack without them).
+        on_stack = plan.stack_bytes(k) + 4 * RECORD_WORDS * k.domain[C]
+        if records.nbytes > flash_room and on_stack <= STACK_BYTES:
+            continue
+        flash_room = max(0, flash_room - records.nbytes)
         t = TensorType(records.shape, dtype("i32"))
         program.constants.append(records)
         program.constant_types.append(t)
