@@ -2,12 +2,12 @@
 depthwise_pairs.py, loops/depthwise.py) under QEMU, bit for bit against the numpy
 reference and TFLite Micro's interpreter.
 
-int8 3x3 depthwise layers of stride 1 (multiplier 1) over channel counts that are and
+int8 3x3 depthwise layers of stride 1 (multipliers 1 and 2) over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads whole words where a row is aligned,
 value by value where it is not), SAME and VALID padding, odd and even heights (an odd
 last row's partner goes to a scratch row), one row, one column, two rows, and biases
 too large for the doubled records. The layers the kernel does not take (stride 2,
-dilation 2, 5x5, 3x1 and 1x3 windows, multiplier 2, 1 or 2 channels) stay exact
+dilation 2, 5x5, 3x1 and 1x3 windows, multiplier 3, 1 or 2 channels) stay exact
 through the generated tiles. A chain of depthwise layers lets the arena place a result
 over its dying operand (the row pairs' order, schedule/overlap.py). One firmware holds
 a group of layers, each with its own graph input and output; a group the kernel takes
@@ -27,7 +27,7 @@ from tflite_models import Op, build_model, int8_layer_op, run_tflm
 import minirt
 from toolchain import pipeline
 from toolchain.codegen import image
-from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL
+from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL, KERNEL_X2_SYMBOL
 from toolchain.schedule.program import reversed_tiles
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
@@ -41,10 +41,13 @@ TAKEN = {
                (2, 20, 8, 1, 3, 3, 1, 1, "SAME"), (1, 40, 8, 1, 3, 3, 1, 1, "SAME"),
                (40, 1, 8, 1, 3, 3, 1, 1, "SAME"), (9, 2, 16, 1, 3, 3, 1, 1, "SAME"),
                (25, 5, 64, 1, 3, 3, 1, 1, "SAME"), (6, 6, 33, 1, 3, 3, 1, 1, "SAME")],
+    # A depth multiplier of 2: output channels 2c and 2c + 1 read input channel c.
+    "multiplier2": [(19, 6, c, 2, 3, 3, 1, 1, "SAME") for c in (3, 4, 13, 32, 33)]
+    + [(10, 10, 13, 2, 3, 3, 1, 1, "VALID"), (7, 9, 8, 2, 3, 3, 1, 1, "SAME")],
 }
 NOT_TAKEN = [(10, 10, 16, 1, 3, 3, 2, 1, "SAME"), (19, 6, 16, 1, 3, 3, 1, 2, "SAME"),
              (10, 10, 16, 1, 5, 5, 1, 1, "SAME"), (19, 6, 16, 1, 3, 1, 1, 1, "SAME"),
-             (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 2, 3, 3, 1, 1, "SAME"),
+             (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 3, 3, 3, 1, 1, "SAME"),
              (19, 6, 1, 1, 3, 3, 1, 1, "SAME"), (19, 6, 2, 1, 3, 3, 1, 1, "SAME")]
 
 
@@ -91,13 +94,17 @@ def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
 
 @pytest.mark.parametrize("group", sorted(TAKEN))
 def test_row_pairs_on_cortex_m4(group: str, tmp_path: Path) -> None:
-    assert KERNEL_SYMBOL in _run(TAKEN[group], "cortex-m4", tmp_path, seed=len(group))
+    symbols = _run(TAKEN[group], "cortex-m4", tmp_path, seed=len(group))
+    x2 = group == "multiplier2"
+    assert (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL) in symbols
+    assert (KERNEL_X2_SYMBOL in symbols) == x2  # its own section, dropped unless called
 
 
 @pytest.mark.parametrize("board", DSP_BOARDS[1:])
 def test_row_pairs_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
-    layers = TAKEN["channels"][::3] + TAKEN["shapes"][::2]
-    assert KERNEL_SYMBOL in _run(layers, board, tmp_path, seed=7)
+    layers = TAKEN["channels"][::3] + TAKEN["shapes"][::2] + TAKEN["multiplier2"][::3]
+    symbols = _run(layers, board, tmp_path, seed=7)
+    assert KERNEL_SYMBOL in symbols and KERNEL_X2_SYMBOL in symbols
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
@@ -131,7 +138,8 @@ def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
-    assert KERNEL_SYMBOL not in _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)
+    symbols = _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)
+    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
 
 
 def test_a_chain_of_depthwise_layers(tmp_path: Path) -> None:

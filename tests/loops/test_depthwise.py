@@ -1,5 +1,5 @@
 """Which kernels the depthwise row-pair microkernel takes (loops/depthwise.py): int8 3x3
-depthwise convolutions of stride and dilation 1 and multiplier 1, SAME or VALID, whose
+depthwise convolutions of stride and dilation 1 and multiplier 1 or 2, SAME or VALID, whose
 epilogue is the folded requantization clamped to int8, on the DSP targets only, and
 whose staged buffers fit the stack budget; every other layer keeps the generated tiles.
 The results themselves are checked under QEMU in tests/codegen/test_depthwise_pairs.py."""
@@ -37,7 +37,8 @@ LAYERS = [
     ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", False),
     ("dilated", 19, 6, 16, 1, 3, 1, 2, "SAME", False),
     ("five", 10, 10, 16, 1, 5, 1, 1, "SAME", False),
-    ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", False),
+    ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", True),
+    ("multiplier3", 10, 10, 8, 3, 3, 1, 1, "SAME", False),
     ("too_wide", 10, 40, 64, 1, 3, 1, 1, "SAME", False),  # staged rows past STACK_BYTES
 ]
 
@@ -82,6 +83,7 @@ def test_the_row_pair_kernels(tmp_path: Path) -> None:
             # SAME pads with the input's zero point (int8_layer_op's in_zp); VALID reads
             # no pad value (its rows past the input only feed a discarded scratch row).
             assert plan.pad == (-3 if same else 0)
+            assert plan.depth_multiplier == (2 if name == "multiplier2" else 1)
     nest = next(n for n in choose_schedule(kernels["same"], M4).nests)
     assert nest.format() == "loops d0<1> d1x2<19> d3<64> d2x6<6> unroll d4<3> d5<3> d6<1> " \
                             "row pairs"

@@ -53,10 +53,11 @@ I32 = ir.IntType(32)
 PTR = ir.PointerType()
 STAGE_SYMBOL = "mrt_dw_stage_pairs_s8"
 KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
-_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32])  # struct mrt_dw_rowpair
+KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
+_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 
-__all__ = ["KERNEL_SYMBOL", "STAGE_SYMBOL", "RowPairEmitter"]
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "RowPairEmitter"]
 
 
 class RowPairEmitter:
@@ -170,17 +171,17 @@ class RowPairEmitter:
         if plan is None:
             raise EmitError(f"kernel {k.name!r}: its schedule pairs rows, which it cannot")
         b = self.b
-        _, h_in, w_in, channels = k.operands[plan.x.operand].shape
-        h_out, w_out = k.domain[Y], k.domain[X]
-        row_bytes, out_row = w_in * channels, w_out * channels
+        _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
+        h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
+        row_bytes, out_row = w_in * channels, w_out * outs
         pad = plan.pad
         if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
-            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * channels)],
+            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * outs)],
                                  inbounds=True, source_etype=I32), typ=I32)
         else:
-            doubled = self._dw_doubling(plan, channels)
-            records = self._dw_records(plan, channels, doubled)
+            doubled = self._dw_doubling(plan, outs)
+            records = self._dw_records(plan, outs, doubled)
             flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
         staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
         pad_words = -(-row_bytes // 4)
@@ -203,7 +204,8 @@ class RowPairEmitter:
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
         stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
-        kernel_fn = self._dw_function(KERNEL_SYMBOL, [PTR])
+        kernel_fn = self._dw_function(
+            KERNEL_X2_SYMBOL if plan.depth_multiplier == 2 else KERNEL_SYMBOL, [PTR])
 
         def stage(m: ir.Value) -> None:
             """Row pair m's rows (2m + a, 2m + a + 1) into slot m mod 2."""
@@ -222,8 +224,9 @@ class RowPairEmitter:
 
         b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * 2 * channels), PTR), field(1))
         b.store(b.bitcast(records, PTR), field(2))
-        b.store(ir.Constant(I32, channels), field(3))
+        b.store(ir.Constant(I32, outs), field(3))
         b.store(ir.Constant(I32, w_out), field(4))
+        b.store(ir.Constant(I32, 8 * channels), field(7))
 
         def row_pair(kk: ir.Value) -> None:
             """Output rows 2k and 2k + 1 (or a scratch row)."""

@@ -14,8 +14,9 @@ row pair, its requantization included; codegen/depthwise_pairs.py stages the inp
 rows for it and calls it (the why of assembly is there).
 
 `row_pair_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
-multiplier of 1 (input `x[0, y + ky + a, x + kx + b, c]` with or without a pad value,
-weights indexed by (ky, kx, c)), a 3x3 window of stride and dilation 1, an i8 result
+multiplier of 1 or 2 (input `x[0, y + ky + a, x + kx + b, c]` or `c / 2`, with or
+without a pad value, weights indexed by (ky, kx, c)), a 3x3 window of stride and
+dilation 1, an i8 result
 whose epilogue is kernel/requant.py's folded requantization (every s >= 2) clamped to
 [-128, 127], a sum started from a per-channel value (the bias), and staged buffers
 that fit STACK_BYTES. `row_pair_nest` gives its nest on targets whose SIMD row has the
@@ -54,8 +55,8 @@ _I32_MIN = -(1 << 31)
 class RowPairPlan:
     """What the row-pair code needs of a kernel: its input and weight loads, the input's
     offsets (`row`, `col`: output y reads input rows y + row .. y + row + 2), the pad
-    value, and the per-channel expressions of the requantization (its multiplier M, the
-    high word of its offset K_hi, its shift s - 1)."""
+    value, the per-channel expressions of the requantization (its multiplier M, the
+    high word of its offset K_hi, its shift s - 1), and the layer's depth multiplier."""
 
     x: Load
     w: Load
@@ -65,6 +66,7 @@ class RowPairPlan:
     multiplier: Expr
     k_high: Expr
     shift: Expr
+    depth_multiplier: int = 1  # output channels per input channel: 1 or 2
 
     def stack_bytes(self, k: Kernel) -> int:
         """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
@@ -145,6 +147,26 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
     return parts if all(_channel_only(p) for p in parts) else None
 
 
+def _depth_multiplier(e: Expr) -> int | None:
+    """1 when the input's channel index `e` is the output channel (c, or c + the
+    reduced input channel of extent 1), 2 when it is c / 2 (kernel/lower.py's depthwise
+    convolution with a multiplier of 2), else None."""
+    form = affine_of(e)
+    if form is not None:
+        return 1 if not form.const and dict(form.terms) in ({C: 1}, {C: 1, CI: 1}) else None
+    if _is(e, "add", 2):
+        a, b = e.args
+        if isinstance(b, Index) and b.dim == CI:
+            return _depth_multiplier(a)
+        if isinstance(a, Index) and a.dim == CI:
+            return _depth_multiplier(b)
+        return None
+    if _is(e, "divide", 2) and isinstance(e.args[0], Index) and e.args[0].dim == C and \
+            _const(e.args[1], 2):
+        return 2
+    return None
+
+
 def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     """The plan for `k` when the row-pair microkernel computes it (module docstring),
     else None."""
@@ -158,7 +180,7 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
         return None
     forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}
     xs = [ld for ld in operands if len(ld.index) == 4 and
-          all(f is not None for f in forms[id(ld)]) and Y in forms[id(ld)][1].dims]
+          all(f is not None for f in forms[id(ld)][:3]) and Y in forms[id(ld)][1].dims]
     if len(xs) != 1:
         return None
     x = xs[0]
@@ -166,13 +188,14 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     if x.valid is not None or w.pad is not None or w.valid is not None or \
             (x.pad is not None and not isinstance(x.pad, Const)):
         return None
-    n, y, col, c = forms[id(x)]
+    n, y, col, _ = forms[id(x)]
+    depth = _depth_multiplier(x.index[3])
     if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
-            dict(col.terms) != {X: 1, KX: 1} or c.const or \
-            dict(c.terms) not in ({C: 1}, {C: 1, CI: 1}):
+            dict(col.terms) != {X: 1, KX: 1} or depth is None:
         return None
-    h_in, w_in, channels = k.operands[x.operand].shape[1:]
-    if channels != k.domain[C] or col.const < -1 or k.domain[X] + col.const + 1 > w_in:
+    w_in, channels = k.operands[x.operand].shape[2:]
+    if channels * depth != k.domain[C] or col.const < -1 or \
+            k.domain[X] + col.const + 1 > w_in:
         return None
     fw = [affine_of(i) for i in w.index]
     if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
@@ -185,7 +208,7 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts)
+    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
     return plan if plan.stack_bytes(k) <= STACK_BYTES else None
 
 

@@ -68,8 +68,12 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
  * words' slots were loaded into (r9: slot 0, r10: slot 1). r0-r2: the three window
  * columns' staged words, r3: the channel's record, r4: the output (row y), r5: the
  * distance to row y+1's output; r7, r8: the two sums. */
-#define MRT_DW_COLUMN(P, A, B) \
-  "ldrd   r9, r10, [" P "], #8\n" \
+#define MRT_DW_COLUMN(P, A, B) MRT_DW_COLUMN_AT("[" P "], #8", A, B)
+/* The same without moving the column's pointer: the first of two output channels that
+ * read one input channel (a depth multiplier of 2). */
+#define MRT_DW_COLUMN_STAY(P, A, B) MRT_DW_COLUMN_AT("[" P "]", A, B)
+#define MRT_DW_COLUMN_AT(ADDRESS, A, B) \
+  "ldrd   r9, r10, " ADDRESS "\n" \
   "ldrd   r11, r12, [r3], #8\n"      /* (w0, w1), (w1, w2) of this window column */ \
   "smlad  r7, " A ", r11, r7\n" \
   "smlabt r7, " B ", r12, r7\n" \
@@ -97,11 +101,15 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "asr    lr, lr, r11\n" \
   "ssat   lr, #8, lr\n"
 
-#define MRT_DW_TILE(A, B, REQUANT) \
+#define MRT_DW_TILE(A, B, REQUANT) MRT_DW_TILE_OF(MRT_DW_COLUMN, A, B, REQUANT)
+#define MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE_OF(MRT_DW_COLUMN_STAY, A, B, REQUANT)
+/* Two output channels of one input channel (a depth multiplier of 2). */
+#define MRT_DW_TILE_X2(A, B, REQUANT) MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE(A, B, REQUANT)
+#define MRT_DW_TILE_OF(COLUMN, A, B, REQUANT) \
   "ldrd   r7, r8, [r3], #8\n"       /* the bias, twice: both sums start from it */ \
-  MRT_DW_COLUMN("r0", A, B) \
-  MRT_DW_COLUMN("r1", A, B) \
-  MRT_DW_COLUMN("r2", A, B) \
+  COLUMN("r0", A, B) \
+  COLUMN("r1", A, B) \
+  COLUMN("r2", A, B) \
   "ldm    r3!, {r9, r10, r11}\n" \
   REQUANT("r8") \
   "strb   lr, [r4, r5]\n" \
@@ -109,12 +117,13 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "strb   lr, [r4], #1\n"
 
 /* The column loop over the channel loop of one slot order. r6: the records' end. */
-#define MRT_DW_COLUMNS(L, A, B, REQUANT) \
+#define MRT_DW_COLUMNS(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_TILE, A, B, REQUANT)
+#define MRT_DW_COLUMNS_OF(L, TILE, A, B, REQUANT) \
   L "0:\n" \
   "ldr    r3, [sp]\n" \
   "ldr    r3, [r3, #8]\n"            /* the records, from the first channel */ \
   L "1:\n" \
-  MRT_DW_TILE(A, B, REQUANT) \
+  TILE(A, B, REQUANT) \
   "cmp    r3, r6\n" \
   "bne    " L "1b\n" \
   "ldr    r12, [sp, #4]\n" \
@@ -134,48 +143,62 @@ struct mrt_dw_rowpair {
     int32_t row2;            /* 20: bytes from an output to the one below it */
     uint32_t flags;          /* 24: bit 0: slot 1 holds A (rows y-1, y), else slot 0;
                                 bit 1: the records are doubled (MRT_DW_REQUANT_FAST) */
+    uint32_t column_bytes;   /* 28: from a staged column to the next: 8 x input channels */
 };
 
 /* Both output rows of a row pair, every column and channel (channels >= 1): per column
- * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words of a column are 8 bytes
- * per channel (two slots), so a column's words are 8 * channels bytes after the
- * previous column's, which the three window columns' pointers reach by walking the
- * channels. */
+ * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words
+ * of a column are 8 bytes per input channel (two slots), so a column's words are
+ * column_bytes after the previous column's, which the three window columns' pointers
+ * reach by walking the channels. */
+/* The body of a row-pair kernel whose channel loop runs TILE (one output channel, or two
+ * of one input channel). */
+#define MRT_DW_ROWPAIR_BODY(TILE) \
+        "push   {r4-r11, lr}\n" \
+        "sub    sp, sp, #8\n" \
+        "str    r0, [sp]\n" \
+        "ldr    r1, [r0, #16]\n" \
+        "str    r1, [sp, #4]\n"            /* columns left */ \
+        "ldr    r4, [r0, #0]\n" \
+        "ldr    r5, [r0, #20]\n" \
+        "ldr    r3, [r0, #8]\n" \
+        "ldr    r12, [r0, #12]\n"          /* channels */ \
+        "add    r6, r12, r12, lsl #2\n" \
+        "add    r6, r12, r6, lsl #1\n" \
+        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */ \
+        "ldr    r7, [r0, #24]\n" \
+        "ldr    r12, [r0, #28]\n"          /* column bytes */ \
+        "ldr    r0, [r0, #4]\n" \
+        "add    r1, r0, r12\n" \
+        "add    r2, r1, r12\n" \
+        "cmp    r7, #1\n" \
+        "beq    21f\n" \
+        "bhi    22f\n" \
+        MRT_DW_COLUMNS_OF("1", TILE, "r9", "r10", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "21:\n" \
+        MRT_DW_COLUMNS_OF("3", TILE, "r10", "r9", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "22:\n" \
+        "cmp    r7, #3\n" \
+        "beq    23f\n" \
+        MRT_DW_COLUMNS_OF("5", TILE, "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "23:\n" \
+        MRT_DW_COLUMNS_OF("7", TILE, "r10", "r9", MRT_DW_REQUANT_FAST) \
+        "9:\n" \
+        "add    sp, sp, #8\n" \
+        "pop    {r4-r11, pc}\n"
+
 __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n"
-        "sub    sp, sp, #8\n"
-        "str    r0, [sp]\n"
-        "ldr    r1, [r0, #16]\n"
-        "str    r1, [sp, #4]\n"            /* columns left */
-        "ldr    r4, [r0, #0]\n"
-        "ldr    r5, [r0, #20]\n"
-        "ldr    r3, [r0, #8]\n"
-        "ldr    r12, [r0, #12]\n"          /* channels */
-        "add    r6, r12, r12, lsl #2\n"
-        "add    r6, r12, r6, lsl #1\n"
-        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */
-        "ldr    r7, [r0, #24]\n"
-        "ldr    r0, [r0, #4]\n"
-        "add    r1, r0, r12, lsl #3\n"
-        "add    r2, r1, r12, lsl #3\n"
-        "cmp    r7, #1\n"
-        "beq    21f\n"
-        "bhi    22f\n"
-        MRT_DW_COLUMNS("1", "r9", "r10", MRT_DW_REQUANT)
-        "b      9f\n"
-        "21:\n"
-        MRT_DW_COLUMNS("3", "r10", "r9", MRT_DW_REQUANT)
-        "b      9f\n"
-        "22:\n"
-        "cmp    r7, #3\n"
-        "beq    23f\n"
-        MRT_DW_COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST)
-        "b      9f\n"
-        "23:\n"
-        MRT_DW_COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST)
-        "9:\n"
-        "add    sp, sp, #8\n"
-        "pop    {r4-r11, pc}\n");
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE));
+}
+
+/* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
+ * channel c's staged words (channels even). Its own function, so that --gc-sections
+ * drops it from images without such a layer. */
+__attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE_X2));
 }
