@@ -45,8 +45,8 @@ ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
 RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
-# The kernel's dims (kernel/lower.py's convolution, NHWC with a depthwise multiplier
-# of 1): parallel n, y, x, c; reduced ky, kx and the input channel (extent 1).
+# The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
+# c (the output channel); reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)
 _I32_MIN = -(1 << 31)
 
