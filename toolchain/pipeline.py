@@ -77,8 +77,9 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
+from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
@@ -142,6 +143,7 @@ def schedule_for_board(graph: Graph, board: Board,
     # sub-byte constants at their packed size.
     pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
+    store_row_pair_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     return program
 
 

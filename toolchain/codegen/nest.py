@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
+from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
 from toolchain.codegen.dot_vector import VectorDotEmitter
@@ -61,7 +62,7 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter):
+                  VectorDotEmitter, RowPairEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -163,6 +164,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                                 f"not match the kernel's {self.k.domain}")
             self._start_nest(nest, schedule)
             if 0 in self.k.domain[:self.k.n_parallel]:
+                continue
+            if nest.row_pairs:  # depthwise_pairs.py: calls of the row-pair microkernel
+                self.emit_row_pairs()
                 continue
             self._hoist_invariants()
             self._parallel(0)

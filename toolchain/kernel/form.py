@@ -105,6 +105,9 @@ class Kernel:
     # 8 // bits elements a byte, row-major, the first in the low bits. Loads index the
     # logical shape; the code loads the byte and shifts the element down.
     bit_packed: tuple[int, ...] = ()
+    # The operand holding the per-channel records of the depthwise row-pair microkernel
+    # (schedule/row_pair_records.py), read by that kernel only; -1: none.
+    records: int = -1
 
     @property
     def is_reduction(self) -> bool:

@@ -39,6 +39,7 @@ from toolchain.loops.cost import (
     _ukernel_tile,
     float_lanes,
 )
+from toolchain.loops.depthwise import row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
@@ -365,6 +366,9 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
     nk = nest_kernel(k, phases)
     if 0 in nk.domain[:nk.n_parallel]:
         return Nest(nk.domain, nk.n_parallel, tuple(range(nk.n_parallel)), phases=phases)
+    pairs = row_pair_nest(nk, target, unblocked) if not phases else None
+    if pairs is not None:  # a depthwise window's rows paired in SMLAD: loops/depthwise.py
+        return pairs
     if nk.combine is not None and 0 not in nk.domain:
         nest = _reduction_nest(nk, target, fma, unblocked)
     else:

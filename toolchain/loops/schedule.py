@@ -47,6 +47,12 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   two SXTB16 (codegen/dot_ukernel.py). The number of pixels staged together: 1, or 2
   for the 2x4 microkernel (two pixels, blocked by 2 in their dim, whose inputs are
   staged interleaved, against weights with their rows interleaved: `Kernel.interleaved`).
+- `row_pairs`: an int8 depthwise window of 3 rows, stride 1 along them, computed for
+  two output rows at a time with its taps' rows paired in SMLAD: per column of the
+  window, the input of rows (y-1, y) against the weights (w0, w1) for row y, and of
+  rows (y+1, y+2) against (w1, w2) for row y+1, each row's third tap a SMLABB / SMLABT
+  of one input against a half of the same weight words (codegen/depthwise_pairs.py,
+  loops/depthwise.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -92,6 +98,7 @@ class Nest:
     dot: str = ""
     reverse: bool = False
     stage: int = 0
+    row_pairs: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -129,6 +136,8 @@ class Nest:
             parts.append("reverse")
         if self.stage:
             parts.append("staged" if self.stage == 1 else f"staged x{self.stage}")
+        if self.row_pairs:
+            parts.append("row pairs")
         return " ".join(parts)
 
 

@@ -1,0 +1,204 @@
+/* int8 depthwise 3x3 microkernels for Arm's DSP extension (Cortex-M4, M7, M33).
+ *
+ * Called by generated dispatches (toolchain/codegen/depthwise_pairs.py) for a 3x3
+ * depthwise convolution of stride 1, two output rows at a time. SMLAD adds two products
+ * to one accumulator, so its halves must be two taps of one output: two rows of the
+ * window. The input rows are staged as 16-bit pairs of rows, A = rows (y-1, y) and
+ * B = rows (y+1, y+2), one word per column and channel (mrt_dw_stage_pairs_s8), and the
+ * weights as (w0, w1) and (w1, w2) per window column and channel. Per window column, row
+ * y's output takes SMLAD(A, (w0, w1)) and SMLABT(B, (w1, w2)) (row y+1 times w2), row
+ * y+1's SMLAD(B, (w1, w2)) and SMLATB(A, (w0, w1)) (row y times w0): 6 multiplies per
+ * output of 9 MACs. The requantization is the folded form of kernel/requant.py, with
+ * the clamp to int8 (SSAT): hi32(acc * M + ((K_hi + sign) << 32 | (2**30 | top bit))) >>
+ * (s - 1), per channel M, K_hi and s - 1. Written in assembly for the same reason as
+ * mrt_dot_dsp.c: every value has its register; LLVM, given the tile, spilled a third of
+ * its instructions (docs/architecture.md, "Depthwise tiles"). The sums are SMLAD's exact
+ * 32-bit wrap-around sums of int8 products, so the results are the reference's.
+ */
+#include <stdint.h>
+
+/* dst[8*i] (a word every 8 bytes) = row0[i] in the low half, row1[i] in the high half,
+ * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
+ * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
+ * slots of the staged layout (column, channel, slot). 4 values per pass (2 LDR, 4
+ * SXTB16, 4 PKHBT / PKHTB, 4 STR) when both rows are word-aligned, else one by one. */
+__attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
+                                                         const int8_t *row1, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r8, lr}\n"
+        "orr    r4, r1, r2\n"
+        "tst    r4, #3\n"
+        "bne    3f\n"                      /* unaligned rows: one value at a time */
+        "lsrs   r12, r3, #2\n"
+        "beq    3f\n"
+        "1:\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r5, [r2], #4\n"
+        "sxtb16 r6, r4\n"                  /* row0 values 0 and 2 */
+        "sxtb16 r7, r5\n"                  /* row1 values 0 and 2 */
+        "pkhbt  r8, r6, r7, lsl #16\n"     /* value 0: (row0, row1) */
+        "pkhtb  r6, r7, r6, asr #16\n"     /* value 2 */
+        "str    r8, [r0]\n"
+        "str    r6, [r0, #16]\n"
+        "sxtb16 r6, r4, ror #8\n"          /* values 1 and 3 */
+        "sxtb16 r7, r5, ror #8\n"
+        "pkhbt  r8, r6, r7, lsl #16\n"
+        "pkhtb  r6, r7, r6, asr #16\n"
+        "str    r8, [r0, #8]\n"
+        "str    r6, [r0, #24]\n"
+        "adds   r0, r0, #32\n"
+        "subs   r12, r12, #1\n"
+        "bne    1b\n"
+        "and    r3, r3, #3\n"
+        "3:\n"
+        "cbz    r3, 5f\n"
+        "4:\n"
+        "ldrsb  r4, [r1], #1\n"
+        "ldrsb  r5, [r2], #1\n"
+        "pkhbt  r4, r4, r5, lsl #16\n"
+        "str    r4, [r0], #8\n"
+        "subs   r3, r3, #1\n"
+        "bne    4b\n"
+        "5:\n"
+        "pop    {r4-r8, pc}\n");
+}
+
+/* One output column and channel, both rows: A and B are the registers the staged
+ * words' slots were loaded into (r9: slot 0, r10: slot 1). r0-r2: the three window
+ * columns' staged words, r3: the channel's record, r4: the output (row y), r5: the
+ * distance to row y+1's output; r7, r8: the two sums. */
+#define MRT_DW_COLUMN(P, A, B) MRT_DW_COLUMN_AT("[" P "], #8", A, B)
+/* The same without moving the column's pointer: the first of two output channels that
+ * read one input channel (a depth multiplier of 2). */
+#define MRT_DW_COLUMN_STAY(P, A, B) MRT_DW_COLUMN_AT("[" P "]", A, B)
+#define MRT_DW_COLUMN_AT(ADDRESS, A, B) \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "ldrd   r11, r12, [r3], #8\n"      /* (w0, w1), (w1, w2) of this window column */ \
+  "smlad  r7, " A ", r11, r7\n" \
+  "smlabt r7, " B ", r12, r7\n" \
+  "smlad  r8, " B ", r12, r8\n" \
+  "smlatb r8, " A ", r11, r8\n"
+
+/* acc -> int8 with the channel's M (r9), K_hi (r10) and s - 1 (r11), into lr: the folded
+ * form of kernel/requant.py, 7 instructions with the store. */
+#define MRT_DW_REQUANT(ACC) \
+  "and    r12, " ACC ", #0x80000000\n" \
+  "orr    r12, r12, #0x40000000\n" \
+  "add    lr, r10, " ACC ", asr #31\n" \
+  "smlal  r12, lr, " ACC ", r9\n" \
+  "asr    lr, lr, r11\n" \
+  "ssat   lr, #8, lr\n"
+
+/* The same of a sum that is twice the layer's (weights and bias doubled in the records,
+ * codegen/depthwise_pairs.py, where the sum stays within +-2**30): with x' = 2x the
+ * folded form's numerator doubles into 2xM + 2**31 + (2 K_hi + sign) 2**32, whose high
+ * word is SMMLAR's (it adds 2**31 before taking it), then >> s; the record holds 2 K_hi
+ * (r10) and s (r11). 5 instructions with the store. */
+#define MRT_DW_REQUANT_FAST(ACC) \
+  "add    lr, r10, " ACC ", asr #31\n" \
+  "smmlar lr, " ACC ", r9, lr\n" \
+  "asr    lr, lr, r11\n" \
+  "ssat   lr, #8, lr\n"
+
+#define MRT_DW_TILE(A, B, REQUANT) MRT_DW_TILE_OF(MRT_DW_COLUMN, A, B, REQUANT)
+#define MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE_OF(MRT_DW_COLUMN_STAY, A, B, REQUANT)
+/* Two output channels of one input channel (a depth multiplier of 2). */
+#define MRT_DW_TILE_X2(A, B, REQUANT) MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE(A, B, REQUANT)
+#define MRT_DW_TILE_OF(COLUMN, A, B, REQUANT) \
+  "ldrd   r7, r8, [r3], #8\n"       /* the bias, twice: both sums start from it */ \
+  COLUMN("r0", A, B) \
+  COLUMN("r1", A, B) \
+  COLUMN("r2", A, B) \
+  "ldm    r3!, {r9, r10, r11}\n" \
+  REQUANT("r8") \
+  "strb   lr, [r4, r5]\n" \
+  REQUANT("r7") \
+  "strb   lr, [r4], #1\n"
+
+/* The column loop over the channel loop of one slot order. r6: the records' end. */
+#define MRT_DW_COLUMNS(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_TILE, A, B, REQUANT)
+#define MRT_DW_COLUMNS_OF(L, TILE, A, B, REQUANT) \
+  L "0:\n" \
+  "ldr    r3, [sp]\n" \
+  "ldr    r3, [r3, #8]\n"            /* the records, from the first channel */ \
+  L "1:\n" \
+  TILE(A, B, REQUANT) \
+  "cmp    r3, r6\n" \
+  "bne    " L "1b\n" \
+  "ldr    r12, [sp, #4]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #4]\n" \
+  "bne    " L "0b\n"
+
+/* What one call computes (offsets used by the assembly below). */
+struct mrt_dw_rowpair {
+    int8_t *out;             /* 0: output row y, column 0, channel 0 */
+    const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
+    const int32_t *records;  /* 8: per channel the bias twice, then per window column
+                                (w0, w1) and (w1, w2), then M, K_hi, s - 1 (doubled
+                                ones: 2 x bias, 2 x w, M, 2 x K_hi, s): 11 words */
+    uint32_t channels;       /* 12 */
+    uint32_t width;          /* 16: output columns, >= 1 */
+    int32_t row2;            /* 20: bytes from an output to the one below it */
+    uint32_t flags;          /* 24: bit 0: slot 1 holds A (rows y-1, y), else slot 0;
+                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST) */
+    uint32_t column_bytes;   /* 28: from a staged column to the next: 8 x input channels */
+};
+
+/* Both output rows of a row pair, every column and channel (channels >= 1): per column
+ * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words
+ * of a column are 8 bytes per input channel (two slots), so a column's words are
+ * column_bytes after the previous column's, which the three window columns' pointers
+ * reach by walking the channels. */
+/* The body of a row-pair kernel whose channel loop runs TILE (one output channel, or two
+ * of one input channel). */
+#define MRT_DW_ROWPAIR_BODY(TILE) \
+        "push   {r4-r11, lr}\n" \
+        "sub    sp, sp, #8\n" \
+        "str    r0, [sp]\n" \
+        "ldr    r1, [r0, #16]\n" \
+        "str    r1, [sp, #4]\n"            /* columns left */ \
+        "ldr    r4, [r0, #0]\n" \
+        "ldr    r5, [r0, #20]\n" \
+        "ldr    r3, [r0, #8]\n" \
+        "ldr    r12, [r0, #12]\n"          /* channels */ \
+        "add    r6, r12, r12, lsl #2\n" \
+        "add    r6, r12, r6, lsl #1\n" \
+        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */ \
+        "ldr    r7, [r0, #24]\n" \
+        "ldr    r12, [r0, #28]\n"          /* column bytes */ \
+        "ldr    r0, [r0, #4]\n" \
+        "add    r1, r0, r12\n" \
+        "add    r2, r1, r12\n" \
+        "cmp    r7, #1\n" \
+        "beq    21f\n" \
+        "bhi    22f\n" \
+        MRT_DW_COLUMNS_OF("1", TILE, "r9", "r10", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "21:\n" \
+        MRT_DW_COLUMNS_OF("3", TILE, "r10", "r9", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "22:\n" \
+        "cmp    r7, #3\n" \
+        "beq    23f\n" \
+        MRT_DW_COLUMNS_OF("5", TILE, "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "23:\n" \
+        MRT_DW_COLUMNS_OF("7", TILE, "r10", "r9", MRT_DW_REQUANT_FAST) \
+        "9:\n" \
+        "add    sp, sp, #8\n" \
+        "pop    {r4-r11, pc}\n"
+
+__attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE));
+}
+
+/* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
+ * channel c's staged words (channels even). Its own function, so that --gc-sections
+ * drops it from images without such a layer. */
+__attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE_X2));
+}

@@ -1,0 +1,156 @@
+"""The depthwise row-pair microkernel (runtime_c/ukernel/dsp/mrt_dw_dsp.c, codegen/
+depthwise_pairs.py, loops/depthwise.py) under QEMU, bit for bit against the numpy
+reference and TFLite Micro's interpreter.
+
+int8 3x3 depthwise layers of stride 1 (multipliers 1 and 2) over channel counts that are and
+are not multiples of 4 (3 to 67: the staging reads whole words where a row is aligned,
+value by value where it is not), SAME and VALID padding, odd and even heights (an odd
+last row's partner goes to a scratch row), one row, one column, two rows, and biases
+too large for the doubled records. The layers the kernel does not take (stride 2,
+dilation 2, 5x5, 3x1 and 1x3 windows, multiplier 3, 1 or 2 channels) stay exact
+through the generated tiles. A chain of depthwise layers lets the arena place a result
+over its dying operand (the row pairs' order, schedule/overlap.py). One firmware holds
+a group of layers, each with its own graph input and output; a group the kernel takes
+must link its symbol, one it does not must not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+from tflite_models import Op, build_model, int8_layer_op, run_tflm
+
+import minirt
+from toolchain import pipeline
+from toolchain.codegen import image
+from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL, KERNEL_X2_SYMBOL
+from toolchain.schedule.program import reversed_tiles
+
+DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
+
+# (h, w, channels, multiplier, kh, kw, stride, dilation, padding)
+TAKEN = {
+    "channels": [(19, 6, c, 1, 3, 3, 1, 1, "SAME")
+                 for c in (3, 4, 5, 7, 8, 13, 16, 31, 61, 64, 67)],
+    "shapes": [(10, 10, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID"),
+               (12, 7, 16, 1, 3, 3, 1, 1, "VALID"), (7, 9, 8, 1, 3, 3, 1, 1, "SAME"),
+               (2, 20, 8, 1, 3, 3, 1, 1, "SAME"), (1, 40, 8, 1, 3, 3, 1, 1, "SAME"),
+               (40, 1, 8, 1, 3, 3, 1, 1, "SAME"), (9, 2, 16, 1, 3, 3, 1, 1, "SAME"),
+               (25, 5, 64, 1, 3, 3, 1, 1, "SAME"), (6, 6, 33, 1, 3, 3, 1, 1, "SAME")],
+    # A depth multiplier of 2: output channels 2c and 2c + 1 read input channel c.
+    "multiplier2": [(19, 6, c, 2, 3, 3, 1, 1, "SAME") for c in (3, 4, 13, 32, 33)]
+    + [(10, 10, 13, 2, 3, 3, 1, 1, "VALID"), (7, 9, 8, 2, 3, 3, 1, 1, "SAME")],
+}
+NOT_TAKEN = [(10, 10, 16, 1, 3, 3, 2, 1, "SAME"), (19, 6, 16, 1, 3, 3, 1, 2, "SAME"),
+             (10, 10, 16, 1, 5, 5, 1, 1, "SAME"), (19, 6, 16, 1, 3, 1, 1, 1, "SAME"),
+             (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 3, 3, 3, 1, 1, "SAME"),
+             (19, 6, 1, 1, 3, 3, 1, 1, "SAME"), (19, 6, 2, 1, 3, 3, 1, 1, "SAME")]
+
+
+def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
+         big_bias: bool = False) -> set[str]:
+    """Builds the layers (independent, or each reading the previous one's output with
+    `chain`) for `board`, checks the outputs against the reference and TFLite Micro,
+    and returns the linked image's symbols. `big_bias`: every other channel's bias
+    beyond +-2**29."""
+    rng = np.random.default_rng(seed)
+    ops, xs, ys = [], [], []
+    for i, (h, w, c, m, kh, kw, s, d, pad) in enumerate(layers):
+        scale, zp = (ys[-1].scale, ys[-1].zero_point) if chain and ys else (0.05, -3)
+        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, kh, kw, s, d,
+                                 padding=pad, name=f"L{i}", in_scale=scale, in_zp=zp)
+        if big_bias:
+            bias = op.inputs[2]
+            data = np.asarray(bias.data, dtype=np.int64)
+            data[::2] += np.where(data[::2] < 0, -1, 1) * ((1 << 29) + 12345)
+            op = Op(op.opcode, [op.inputs[0], op.inputs[1],
+                                dataclasses.replace(bias, data=data.astype(np.int32))],
+                    op.outputs, op.options)
+        if chain and ys:
+            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
+        else:
+            xs.append(x)
+        ops.append(op)
+        ys.append(y)
+    if chain:
+        ys = ys[-1:]
+    model = build_model(ops, xs, ys)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(model)
+    build = minirt.build(path, board, out_dir=tmp_path / "b")
+    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
+    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
+    want, _ = run_tflm(model, inputs)
+    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
+        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
+    with open(build.elf, "rb") as f:
+        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+
+
+@pytest.mark.parametrize("group", sorted(TAKEN))
+def test_row_pairs_on_cortex_m4(group: str, tmp_path: Path) -> None:
+    symbols = _run(TAKEN[group], "cortex-m4", tmp_path, seed=len(group))
+    x2 = group == "multiplier2"
+    assert (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL) in symbols
+    assert (KERNEL_X2_SYMBOL in symbols) == x2  # its own section, dropped unless called
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS[1:])
+def test_row_pairs_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
+    layers = TAKEN["channels"][::3] + TAKEN["shapes"][::2] + TAKEN["multiplier2"][::3]
+    symbols = _run(layers, board, tmp_path, seed=7)
+    assert KERNEL_SYMBOL in symbols and KERNEL_X2_SYMBOL in symbols
+
+
+def test_biases_too_large_to_double(tmp_path: Path) -> None:
+    """Where a bias is beyond +-2**29 twice the sum might not be an int32: the records
+    keep the layer's own weights and the kernel the 64-bit requantization (SMLAL)."""
+    layers = [(19, 6, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID")]
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+
+
+def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nest run in reverse (a result placed above its operand: the last row pair
+    first, staged from the bottom): forced on every row-pair layer, still exact."""
+    chosen = image.choose_schedule
+
+    def reversed_schedule(k, target):
+        s = chosen(k, target)
+        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    assert KERNEL_SYMBOL in _run(TAKEN["shapes"], "cortex-m4", tmp_path, seed=13)
+
+
+def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
+    them on its stack, doubled or not as a loop over the channels finds: still exact."""
+    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
+    layers = TAKEN["shapes"][:4]
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
+    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
+                                 big_bias=True)
+
+
+def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
+    symbols = _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)
+    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_a_chain_of_depthwise_layers(tmp_path: Path) -> None:
+    """Each layer's input dies at it, so the arena may start its result over it (below
+    it, or above it with the row pairs run bottom-up)."""
+    layers = [(19, 6, 16, 1, 3, 3, 1, 1, "SAME")] * 4 + [(25, 5, 64, 1, 3, 3, 1, 1, "SAME")]
+    assert KERNEL_SYMBOL in _run(layers[:4], "cortex-m4", tmp_path / "a", seed=3, chain=True)
+    assert KERNEL_SYMBOL in _run([layers[4]] * 3, "cortex-m4", tmp_path / "b", seed=4,
+                                 chain=True)
+
+
+def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
+    """No DSP extension: the same layers through the generated code, still exact."""
+    assert KERNEL_SYMBOL not in _run(TAKEN["shapes"][:3], "riscv32", tmp_path, seed=5)

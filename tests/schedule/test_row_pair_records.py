@@ -1,0 +1,80 @@
+"""The depthwise row-pair records made at build time (schedule/row_pair_records.py): per
+channel the bias twice, the window columns' weight words (w0, w1) and (w1, w2) as 16-bit
+halves, then M, K_hi and s - 1, doubled where every sum stays within +-2**30, and the
+flags word after them; bound as one more constant operand to the row-pair dispatches of
+the DSP boards only."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+from tflite_models import Op, build_model, int8_layer_op
+
+from toolchain.kernel.form import Kernel
+from toolchain.loader import load_graph
+from toolchain.loops.depthwise import RECORD_WORDS
+from toolchain.pipeline import prepare_graph, schedule_for_board
+from toolchain.schedule.row_pair_records import DOUBLED_FLAG
+from toolchain.target import load_board
+
+
+def _program(tmp_path: Path, board: str, bias_shift: int = 0):
+    rng = np.random.default_rng(2)
+    op, x, y = int8_layer_op(rng, "depthwise", 19, 6, 8, 8, 3, 3, name="L")
+    if bias_shift:
+        bias = op.inputs[2]
+        data = np.asarray(bias.data, dtype=np.int64) + bias_shift
+        op = Op(op.opcode, [op.inputs[0], op.inputs[1],
+                            dataclasses.replace(bias, data=data.astype(np.int32))],
+                op.outputs, op.options)
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(build_model([op], [x], [y]))
+    weights = np.asarray(op.inputs[1].data, dtype=np.int64)[0]  # (3, 3, channels)
+    return schedule_for_board(prepare_graph(load_graph(path)), load_board(board)), weights
+
+
+def _records(program) -> tuple[Kernel, np.ndarray]:
+    (step,) = [s for s in program.steps if isinstance(s.kernel, Kernel)
+               and s.kernel.records >= 0]
+    buf = step.buffers[step.kernel.records]
+    return step.kernel, np.asarray(program.constants[buf.index])
+
+
+def _halves(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    u = words.astype(np.int64) & 0xFFFFFFFF
+    return ((u & 0xFFFF) ^ 0x8000) - 0x8000, ((u >> 16) ^ 0x8000) - 0x8000
+
+
+def test_doubled_records(tmp_path: Path) -> None:
+    program, w = _program(tmp_path, "cortex-m4")
+    k, records = _records(program)
+    assert records.shape == (8 * RECORD_WORDS + 1,)
+    assert records[-1] == DOUBLED_FLAG
+    table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
+    assert np.array_equal(table[:, 0], table[:, 1])  # the bias, twice
+    assert np.all(table[:, 0] % 2 == 0)
+    for kx in range(3):
+        lo, hi = _halves(table[:, 2 + 2 * kx])
+        assert np.array_equal(lo, 2 * w[0, kx]) and np.array_equal(hi, 2 * w[1, kx])
+        lo, hi = _halves(table[:, 3 + 2 * kx])
+        assert np.array_equal(lo, 2 * w[1, kx]) and np.array_equal(hi, 2 * w[2, kx])
+    assert np.all(table[:, 10] >= 2)  # s (s - 1 + 1 where doubled): every s >= 2
+
+
+def test_large_biases_keep_the_records_as_they_are(tmp_path: Path) -> None:
+    program, w = _program(tmp_path, "cortex-m4", bias_shift=(1 << 30) - 1000)
+    _, records = _records(program)
+    assert records[-1] == 0
+    table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
+    lo, hi = _halves(table[:, 2])
+    assert np.array_equal(lo, w[0, 0]) and np.array_equal(hi, w[1, 0])
+    assert np.all(table[:, 10] >= 1)  # s - 1
+
+
+def test_no_records_without_the_dsp_extension(tmp_path: Path) -> None:
+    for board in ("cortex-m3", "riscv32"):
+        program, _ = _program(tmp_path, board)
+        assert all(s.kernel.records < 0 for s in program.steps
+                   if isinstance(s.kernel, Kernel))

@@ -1,0 +1,265 @@
+"""A depthwise 3x3 int8 window two output rows at a time: runtime_c's row-pair microkernel.
+
+loops/depthwise.py says why rows pair up in SMLAD. The nest of such a kernel (Nest.
+row_pairs) is not tiles of generated code: LLVM, given the row-pair tile as intrinsics
+(six weight words per channel, the packed input words of three window columns, the
+requantization's per-channel values), spilled about a third of its instructions, and
+the tile ran slower than the scalar one it replaced (0.27-0.30 MAC per instruction
+against 0.31 on 19x6 over 64 channels, with every arrangement tried). So the dispatch
+is a loop of calls to assembly (runtime_c/ukernel/dsp/mrt_dw_dsp.c), and this file
+emits what they read, on the stack:
+
+- the records: per channel the sum's init (the bias), the weight words (w0, w1) and
+  (w1, w2) of each window column, and the folded requantization's M, K_hi and s - 1
+  (kernel/requant.py). They are a constant operand made at build time
+  (schedule/row_pair_records.py, `Kernel.records`); a kernel without it (a program
+  that did not go through that pass) makes them once per dispatch on the stack from
+  the kernel's own expressions, doubled where a loop over the channels finds it safe;
+- the staged rows: per row pair m, input rows (2m + a, 2m + a + 1) as 16-bit pairs, a
+  word per column and channel, in slot m mod 2 of a (column, channel, slot) buffer, so
+  a row pair's second pair of rows is the next row pair's first (each staged once).
+  The columns left and right of the input hold the pad value's pair, written once; a
+  row outside the input is read from a row of pad values.
+
+Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
+channel, requantized and stored); an odd last row's partner is stored over it just
+before it (a distance of 0 between the two rows).
+Row pairs run bottom-up where the nest says `reverse` (a result placed above its
+operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
+results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from toolchain.codegen.errors import EmitError
+from toolchain.kernel.form import Apply, Expr, Kernel, expr_dtype
+from toolchain.loops.depthwise import (
+    CI,
+    KX,
+    KY,
+    RECORD_WORDS,
+    C,
+    RowPairPlan,
+    X,
+    Y,
+    row_pair_plan,
+)
+from toolchain.types import dtype
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+STAGE_SYMBOL = "mrt_dw_stage_pairs_s8"
+KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
+KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
+_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
+_I32 = dtype("i32")
+
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "RowPairEmitter"]
+
+
+class RowPairEmitter:
+    """The row-pair dispatch, for NestEmitter (which provides the builder, the points,
+    the values and the loops)."""
+
+    b: ir.IRBuilder
+    k: Kernel
+
+    def _dw_function(self, name: str, args: list[ir.Type]) -> ir.Function:
+        fn = self.b.module.globals.get(name)
+        return fn if fn is not None else ir.Function(
+            self.b.module, ir.FunctionType(ir.VoidType(), args), name)
+
+    def _dw_i32(self, e: Expr) -> ir.Value:
+        return self._cast(self.value(e), expr_dtype(e, self.k.operands), _I32)
+
+    def _dw_stack(self, ty: ir.Type, align: int, name: str) -> ir.Value:
+        b = self.b
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        v = b.alloca(ty, name=name)
+        v.align = align
+        b.position_at_end(here)
+        return v
+
+    def _dw_word(self, base: ir.Value, index: ir.Value | int) -> ir.Value:
+        i = index if isinstance(index, ir.Value) else ir.Constant(I32, index)
+        return self.b.gep(base, [ir.Constant(I32, 0), i], inbounds=True)
+
+    def _dw_pack(self, lo: ir.Value, hi: ir.Value) -> ir.Value:
+        """lo's low half and hi's in the high half of a word (PKHBT)."""
+        b = self.b
+        return b.or_(b.and_(lo, ir.Constant(I32, 0xFFFF)), b.shl(hi, ir.Constant(I32, 16)))
+
+    def _dw_doubling(self, plan: RowPairPlan, channels: int) -> ir.Value:
+        """Whether every channel's bias and K_hi are within +-2**29 (an i1, made by a loop
+        over the channels): then every sum is within +-2**30 (9 products of at most
+        2**14 besides the bias), so twice the sum is an int32 and the records may hold
+        the doubled weights and bias for the kernel's shorter requantization."""
+        k = self.k
+        b = self.b
+        ok = self._dw_stack(ir.IntType(8), 1, "dw_doubling")
+        b.store(ir.Constant(ir.IntType(8), 1), ok)
+        bound = ir.Constant(I32, 1 << 29)
+
+        def body(i: ir.Value) -> None:
+            self.base[C] = i
+            with self._scope():
+                inside = ir.Constant(ir.IntType(1), 1)
+                for e in (k.init, plan.k_high):
+                    v = self._dw_i32(e)
+                    inside = b.and_(inside, b.icmp_unsigned("<", b.add(v, bound),
+                                                            ir.Constant(I32, 1 << 30)))
+                b.store(b.and_(b.load(ok), b.zext(inside, ir.IntType(8))), ok)
+
+        self.ranges[C] = (0, channels - 1)
+        self._loop_range("dw.doubling", 0, channels, 1, body)
+        self.base[C] = 0
+        self.ranges[C] = (0, 0)
+        return b.icmp_unsigned("!=", b.load(ok), ir.Constant(ir.IntType(8), 0))
+
+    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value) -> ir.Value:
+        """The per-channel records (mrt_dw_rowpair's layout), filled by a loop over the
+        channels from the kernel's expressions at each channel; the doubled form (2 x
+        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`."""
+        k = self.k
+        b = self.b
+        records = self._dw_stack(ir.ArrayType(I32, RECORD_WORDS * channels), 8, "dw_records")
+        conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
+        one = ir.Constant(I32, 1)
+
+        def twice(v: ir.Value) -> ir.Value:
+            return b.select(doubled, b.shl(v, one), v)
+
+        def body(i: ir.Value) -> None:
+            self.base[C] = i
+            with self._scope():
+                bias = twice(self._dw_i32(k.init))
+                fields = [bias, bias]
+                saved = self.varying
+                self.varying = saved | {KY, KX, CI}
+                for kx in range(3):
+                    taps = []
+                    for ky in range(3):
+                        self.point.update({KY: ky, KX: kx, CI: 0})
+                        taps.append(twice(self._cast(self.value(conv),
+                                                     expr_dtype(conv, k.operands), _I32)))
+                    fields += [self._dw_pack(taps[0], taps[1]), self._dw_pack(taps[1], taps[2])]
+                self.point.update({KY: 0, KX: 0, CI: 0})
+                self.varying = saved
+                multiplier, k_high, shift = (self._dw_i32(e) for e in (
+                    plan.multiplier, plan.k_high, plan.shift))
+                fields += [multiplier, twice(k_high),
+                           b.add(shift, b.zext(doubled, I32))]
+                first = b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
+                for j, v in enumerate(fields):
+                    at = b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
+                    b.store(v, self._dw_word(records, at))
+
+        self.ranges[C] = (0, channels - 1)
+        self._loop_range("dw.records", 0, channels, 1, body)
+        self.base[C] = 0
+        self.ranges[C] = (0, 0)
+        return records
+
+    def emit_row_pairs(self) -> None:
+        """The whole nest (module docstring)."""
+        k = self.k
+        plan = row_pair_plan(k)
+        if plan is None:
+            raise EmitError(f"kernel {k.name!r}: its schedule pairs rows, which it cannot")
+        b = self.b
+        _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
+        h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
+        row_bytes, out_row = w_in * channels, w_out * outs
+        pad = plan.pad
+        if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
+            records = self.buffers[k.records]
+            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * outs)],
+                                 inbounds=True, source_etype=I32), typ=I32)
+        else:
+            doubled = self._dw_doubling(plan, outs)
+            records = self._dw_records(plan, outs, doubled)
+            flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
+        staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
+        pad_words = -(-row_bytes // 4)
+        pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
+        args = self._dw_stack(_ARGS, 4, "dw_args")
+
+        # The pad row, and the pad columns (both slots) of the staged buffer.
+        byte = pad & 0xFF
+        self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
+            ir.Constant(I32, byte * 0x01010101), self._dw_word(pad_row, i)))
+        pair = ir.Constant(I32, ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
+        last = (w_in + 1) * 2 * channels
+
+        def pad_columns(i: ir.Value) -> None:
+            b.store(pair, self._dw_word(staged, i))
+            b.store(pair, self._dw_word(staged, b.add(i, ir.Constant(I32, last))))
+
+        self._loop_range("dw.pad_cols", 0, 2 * channels, 1, pad_columns)
+
+        x_buf = self.buffers[plan.x.operand]
+        out_buf = self.buffers[len(k.operands)]
+        stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
+        kernel_fn = self._dw_function(
+            KERNEL_X2_SYMBOL if plan.depth_multiplier == 2 else KERNEL_SYMBOL, [PTR])
+
+        def stage(m: ir.Value) -> None:
+            """Row pair m's rows (2m + a, 2m + a + 1) into slot m mod 2."""
+            first = b.add(b.mul(m, ir.Constant(I32, 2)), ir.Constant(I32, plan.row))
+            rows = []
+            for r in (first, b.add(first, ir.Constant(I32, 1))):
+                inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
+                at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
+                rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+            slot = b.and_(m, ir.Constant(I32, 1))
+            dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, 2 * channels)))
+            b.call(stage_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
+
+        def field(j: int) -> ir.Value:
+            return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
+
+        b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * 2 * channels), PTR), field(1))
+        b.store(b.bitcast(records, PTR), field(2))
+        b.store(ir.Constant(I32, outs), field(3))
+        b.store(ir.Constant(I32, w_out), field(4))
+        b.store(ir.Constant(I32, 8 * channels), field(7))
+
+        def row_pair(kk: ir.Value) -> None:
+            """Output rows 2k and 2k + 1 (or a scratch row)."""
+            y = b.mul(kk, ir.Constant(I32, 2))
+            out = b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8)
+            below = ir.Constant(I32, out_row)
+            if h_out % 2:
+                # The odd last row has no partner: the kernel stores the partner's value
+                # first, at a distance 0 it lands on the output it is paired with, which
+                # the kernel stores next.
+                has = b.icmp_signed("<", b.add(y, ir.Constant(I32, 1)),
+                                    ir.Constant(I32, h_out))
+                below = b.select(has, below, ir.Constant(I32, 0))
+            b.store(out, field(0))
+            b.store(below, field(5))
+            b.store(b.or_(b.and_(kk, ir.Constant(I32, 1)), flags), field(6))
+            b.call(kernel_fn, [args])
+
+        pairs = -(-h_out // 2)
+        if self.nest.reverse:
+            stage(ir.Constant(I32, pairs))
+
+            def body(kk: ir.Value) -> None:
+                stage(kk)
+                row_pair(kk)
+
+            self._loop_range("dw.rows", pairs - 1, pairs, -1, body)
+        else:
+            stage(ir.Constant(I32, 0))
+
+            def body(kk: ir.Value) -> None:
+                stage(b.add(kk, ir.Constant(I32, 1)))
+                row_pair(kk)
+
+            self._loop_range("dw.rows", 0, pairs, 1, body)
+

@@ -1,0 +1,225 @@
+"""Depthwise int8 3x3 windows computed two output rows at a time with paired rows (SMLAD).
+
+A depthwise layer sums over its window's taps only, and both of its operands change
+with the output channel, so the packed steps of the other int8 layers (4 elements of
+one reduction, along the input channels) never apply to it: its tiles were scalar
+LDRSB + MLA code (docs/architecture.md, "Depthwise tiles"). SMLAD adds two products to
+one accumulator, so its two halves must be two taps of the same output: two rows of the
+window. For output rows y and y+1 of a 3-row window, input rows y and y+1 serve both,
+so a tile of two rows takes, per window column, the input of rows (y-1, y) against the
+weights (w0, w1) for row y and of rows (y+1, y+2) against (w1, w2) for row y+1; each
+output's third row is one product against a half of the same weight words (SMLABB-
+style): 6 multiplies per output of 9 MACs. runtime_c's mrt_dw3_rowpair_s8 computes a
+row pair, its requantization included; codegen/depthwise_pairs.py stages the input
+rows for it and calls it (the why of assembly is there).
+
+`row_pair_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
+multiplier of 1 or 2 (input `x[0, y + ky + a, x + kx + b, c]` or `c / 2`, with or
+without a pad value, weights indexed by (ky, kx, c)), a 3x3 window of stride and
+dilation 1, an i8 result
+whose epilogue is kernel/requant.py's folded requantization (every s >= 2) clamped to
+[-128, 127], a sum started from a per-channel value (the bias), and staged buffers
+that fit STACK_BYTES. `row_pair_nest` gives its nest on targets whose SIMD row has the
+DSP steps: rows blocked by 2 and a tile as wide as the row, the channels outside the
+columns, no interior (the staged rows carry the padding). That is the order the
+microkernel stores in, as far as the arena's overlap walk (schedule/overlap.py) can
+tell: it reads every input of a row pair before its first store, earlier than the walk
+assumes, which is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, postorder
+from toolchain.loops.affine import affine_of
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.schedule import Nest
+from toolchain.loops.tables import SIMD
+from toolchain.target.descriptors import Target
+
+__all__ = ["ROW_PAIR_DOT", "RowPairPlan", "row_pair_nest", "row_pair_plan"]
+
+ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
+# The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
+# the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
+STACK_BYTES = 10240
+RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
+# The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
+# c (the output channel); reduced ky, kx and the input channel (extent 1).
+N, Y, X, C, KY, KX, CI = range(7)
+_I32_MIN = -(1 << 31)
+
+
+@dataclass(frozen=True)
+class RowPairPlan:
+    """What the row-pair code needs of a kernel: its input and weight loads, the input's
+    offsets (`row`, `col`: output y reads input rows y + row .. y + row + 2), the pad
+    value, the per-channel expressions of the requantization (its multiplier M, the
+    high word of its offset K_hi, its shift s - 1), and the layer's depth multiplier."""
+
+    x: Load
+    w: Load
+    row: int
+    col: int
+    pad: int
+    multiplier: Expr
+    k_high: Expr
+    shift: Expr
+    depth_multiplier: int = 1  # output channels per input channel: 1 or 2
+
+    def stack_bytes(self, k: Kernel) -> int:
+        """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
+        staged rows and a row of pad values. The per-channel records are a constant
+        (schedule/row_pair_records.py); a program without that pass makes them on the
+        stack too, 44 bytes a channel more."""
+        w_in, c = k.operands[self.x.operand].shape[2:]
+        return 8 * (w_in + 2) * c + 4 * -(-w_in * c // 4)
+
+
+def _is(e: Expr, op: str, n: int) -> bool:
+    return isinstance(e, Apply) and e.op == op and len(e.args) == n
+
+
+def _const(e: Expr, value: int) -> bool:
+    return isinstance(e, Const) and e.value == value
+
+
+def _acc(e: Expr) -> bool:
+    return isinstance(e, Acc)
+
+
+def _channel_only(e: Expr) -> bool:
+    """`e` depends on the output channel at most (a record field, a constant)."""
+    return all(not isinstance(n, Acc) and (not isinstance(n, Index) or n.dim == C)
+               for n in postorder(e))
+
+
+def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
+    """(M, K_hi, s - 1) when `epilogue` is exactly kernel/requant.py's folded form for
+    channels with s >= 2 (K's low word 2**30), clamped to [-128, 127] and narrowed to
+    i8, with those three per-channel values; else None."""
+    e = epilogue
+    if not (_is(e, "convert", 1) and e.dtype.name == "i8"):
+        return None
+    e = e.args[0]
+    if not (_is(e, "clamp", 3) and _const(e.args[0], -128) and _const(e.args[2], 127)):
+        return None
+    e = e.args[1]
+    shift: Expr = Const(0, e.dtype)
+    if _is(e, "shift_right_arithmetic", 2):
+        e, amount = e.args
+        if _is(amount, "and", 2) and _const(amount.args[1], 31):
+            amount = amount.args[0]
+        shift = amount
+    if not (_is(e, "convert", 1) and e.dtype.name == "i32"):
+        return None
+    e = e.args[0]
+    if not (_is(e, "shift_right_arithmetic", 2) and _const(e.args[1], 32)):
+        return None
+    e = e.args[0]
+    if not _is(e, "add", 2):
+        return None
+    product, offset = e.args
+    if not (_is(product, "multiply", 2) and _is(product.args[0], "convert", 1)
+            and _acc(product.args[0].args[0]) and _is(product.args[1], "convert", 1)):
+        return None
+    multiplier = product.args[1].args[0]
+    if not (_is(offset, "or", 2) and _is(offset.args[0], "shift_left", 2)
+            and _const(offset.args[0].args[1], 32)):
+        return None
+    high, low = offset.args[0].args[0], offset.args[1]
+    if not (_is(high, "convert", 1) and _is(high.args[0], "add", 2)):
+        return None
+    k_high, sign = high.args[0].args
+    if not (_is(sign, "shift_right_arithmetic", 2) and _acc(sign.args[0])
+            and _const(sign.args[1], 31)):
+        return None
+    # The low word: 2**30 | (the sum's top bit), K's low word read from the record (the
+    # fold writes this form only where every channel's low word is 2**30).
+    if not (_is(low, "convert", 1) and _is(low.args[0], "convert", 1)
+            and low.args[0].dtype.name == "ui32" and _is(low.args[0].args[0], "or", 2)):
+        return None
+    top = low.args[0].args[0].args[0]
+    if not (_is(top, "and", 2) and _acc(top.args[0]) and _const(top.args[1], _I32_MIN)):
+        return None
+    parts = (multiplier, k_high, shift)
+    return parts if all(_channel_only(p) for p in parts) else None
+
+
+def _depth_multiplier(e: Expr) -> int | None:
+    """1 when the input's channel index `e` is the output channel (c, or c + the
+    reduced input channel of extent 1), 2 when it is c / 2 (kernel/lower.py's depthwise
+    convolution with a multiplier of 2), else None."""
+    form = affine_of(e)
+    if form is not None:
+        return 1 if not form.const and dict(form.terms) in ({C: 1}, {C: 1, CI: 1}) else None
+    if _is(e, "add", 2):
+        a, b = e.args
+        if isinstance(b, Index) and b.dim == CI:
+            return _depth_multiplier(a)
+        if isinstance(a, Index) and a.dim == CI:
+            return _depth_multiplier(b)
+        return None
+    if _is(e, "divide", 2) and isinstance(e.args[0], Index) and e.args[0].dim == C and \
+            _const(e.args[1], 2):
+        return 2
+    return None
+
+
+def row_pair_plan(k: Kernel) -> RowPairPlan | None:
+    """The plan for `k` when the row-pair microkernel computes it (module docstring),
+    else None."""
+    if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
+            k.domain[CI] != 1 or k.domain[KY] != 3 or k.domain[KX] != 3 or \
+            k.paired or k.interleaved or k.result.dtype.name != "i8" or \
+            k.init is None or not _channel_only(k.init):
+        return None
+    operands = dot_operands(k)
+    if operands is None:
+        return None
+    forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}
+    xs = [ld for ld in operands if len(ld.index) == 4 and
+          all(f is not None for f in forms[id(ld)][:3]) and Y in forms[id(ld)][1].dims]
+    if len(xs) != 1:
+        return None
+    x = xs[0]
+    w = operands[1] if operands[0] is x else operands[0]
+    if x.valid is not None or w.pad is not None or w.valid is not None or \
+            (x.pad is not None and not isinstance(x.pad, Const)):
+        return None
+    n, y, col, _ = forms[id(x)]
+    depth = _depth_multiplier(x.index[3])
+    if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
+            dict(col.terms) != {X: 1, KX: 1} or depth is None:
+        return None
+    w_in, channels = k.operands[x.operand].shape[2:]
+    if channels * depth != k.domain[C] or col.const < -1 or \
+            k.domain[X] + col.const + 1 > w_in:
+        return None
+    fw = [affine_of(i) for i in w.index]
+    if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
+           for f in fw):
+        return None
+    used = sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI)
+    if used != [C, KY, KX]:
+        return None
+    parts = _requantization(k.epilogue)
+    if parts is None:
+        return None
+    pad = int(x.pad.value) if x.pad is not None else 0
+    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
+    return plan if plan.stack_bytes(k) <= STACK_BYTES else None
+
+
+def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozenset()
+                  ) -> Nest | None:
+    """The row-pair nest for `k` on `target` (module docstring), or None when it does
+    not apply: no DSP steps, another kernel, or the arena plan asking for tiles one row
+    tall (`unblocked`)."""
+    if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT or Y in unblocked or \
+            X in unblocked or row_pair_plan(k) is None:
+        return None
+    blocks = tuple((d, f) for d, f in ((Y, 2), (X, k.domain[X])) if f > 1)
+    return Nest(k.domain, k.n_parallel, (N, Y, C, X), unroll=(KY, KX, CI),
+                blocks=blocks, row_pairs=True)

@@ -1,0 +1,160 @@
+"""The depthwise row-pair microkernel's per-channel records, made at build time.
+
+runtime_c's mrt_dw3_rowpair_s8 (codegen/depthwise_pairs.py, loops/depthwise.py) reads
+per channel the bias twice, the weight words (w0, w1) and (w1, w2) of each window column
+as 16-bit halves, and the folded requantization's M, K_hi and s - 1 (kernel/requant.py).
+All of them are constants of the module, so they are computed here, after the weights
+are stored (schedule/optimize.py), and bound to the dispatch as one more constant
+operand (`Kernel.records`): 44 bytes a channel of flash where the dispatch builds them on
+its stack at every inference (kws_ref_model's layers: 2.8 KB of stack each, and about
+0.5 instructions an output). Flash pays the sum over the layers and the stack only the
+largest (kws_ref_model: 11.3 KB of flash against 2.8 KB of stack; vww_96_int8: 32.7 KB
+against 5.6 KB), so they are taken as the --optimize mode's room for pre-extended
+weights allows (schedule/optimize.py: while the image fits the flash budget under
+`auto`, none under `size`), except where they would take the dispatch's stack past
+loops/depthwise.py's STACK_BYTES, which counts the staged rows alone: those are a
+constant in every mode (vww_96_int8's 6x6 layers over 128 channels, 5.6 KB each).
+
+The records are doubled (2 x bias, 2 x weights, M, 2 x K_hi, s) when every sum of the
+layer stays within +-2**30 (|bias| + 128 x the sum of |w| per channel) and 2 x K_hi is an
+int32: twice the sum is then an int32 and the kernel's requantization is SMMLAR + ASR
+(runtime_c/ukernel/dsp/mrt_dw_dsp.c, MRT_DW_REQUANT_FAST). The word after the last
+channel's record holds the flags word's bit for it (bit 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
+from toolchain.loops import choose_schedule
+from toolchain.loops.depthwise import (
+    CI,
+    KX,
+    KY,
+    RECORD_WORDS,
+    ROW_PAIR_DOT,
+    STACK_BYTES,
+    C,
+    RowPairPlan,
+    row_pair_plan,
+)
+from toolchain.loops.tables import SIMD
+from toolchain.schedule.program import Buffer, Program, Step
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType, dtype
+
+__all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
+
+DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags: the records are doubled
+_BOUND = 1 << 30
+
+
+def _value(e: Expr, operands: list[np.ndarray | None], point: dict[int, object]
+           ) -> np.ndarray | None:
+    """`e` at `point` (dim -> index or index array; other dims 0) as int64, for the
+    expressions the records are made of: constants, loads of constant operands at
+    indices of dims and constants, and conversions between integers; else None."""
+    if isinstance(e, Const):
+        return np.asarray(int(e.value), dtype=np.int64)
+    if isinstance(e, Load):
+        arr = operands[e.operand]
+        if arr is None or e.pad is not None or e.valid is not None:
+            return None
+        index = []
+        for i in e.index:
+            if isinstance(i, Index):
+                index.append(point.get(i.dim, 0))
+            elif isinstance(i, Const):
+                index.append(int(i.value))
+            else:
+                return None
+        return np.asarray(arr, dtype=np.int64)[tuple(index)]
+    if isinstance(e, Apply) and e.op == "convert" and e.dtype.kind == "i" and \
+            e.dtype.bits >= 32:
+        return _value(e.args[0], operands, point)
+    return None
+
+
+def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo in the low 16 bits, hi in the high ones, as int32 words."""
+    word = (lo.astype(np.int64) & 0xFFFF) | ((hi.astype(np.int64) & 0xFFFF) << 16)
+    return word.astype(np.uint32).view(np.int32)
+
+
+def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None]
+                     ) -> np.ndarray | None:
+    """The records of kernel `k` (module docstring) from its constant operands
+    (`operands[j]`: operand j's array, None for a non-constant), or None when one of
+    the values is not a constant the records can hold."""
+    channels = k.domain[C]
+    c = np.arange(channels)
+    at = {C: c}
+    conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
+    values = [_value(e, operands, at) for e in (k.init, plan.multiplier, plan.k_high,
+                                                 plan.shift)]
+    weights = [[_value(conv, operands, {**at, KY: ky, KX: kx, CI: 0}) for kx in range(3)]
+               for ky in range(3)]
+    if any(v is None for v in values) or any(w is None for row in weights for w in row):
+        return None
+    bias, multiplier, k_high, shift = (np.broadcast_to(v, (channels,)) for v in values)
+    w = np.stack([np.stack([np.broadcast_to(x, (channels,)) for x in row]) for row in weights])
+    reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
+    doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
+    f = 2 if doubled else 1
+    fields = [f * bias, f * bias]
+    for kx in range(3):
+        fields += [_halves(f * w[0, kx], f * w[1, kx]), _halves(f * w[1, kx], f * w[2, kx])]
+    fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]
+    table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
+    if table.shape != (channels, RECORD_WORDS):
+        return None
+    words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return np.concatenate([words, np.asarray([DOUBLED_FLAG if doubled else 0], np.int32)])
+
+
+def _operand_arrays(program: Program, step: Step) -> list[np.ndarray | None]:
+    n = len(step.kernel.operands)
+    return [np.asarray(program.constants[b.index]) if b.kind == "constant" else None
+            for b in step.buffers[:n]]
+
+
+def store_row_pair_records(program: Program, target: Target, flash_room: int) -> int:
+    """Binds the records to the dispatches whose schedule is the row-pair nest on
+    `target`, in order while their bytes fit `flash_room` (the --optimize mode's room
+    for pre-extended weights, schedule/optimize.py: none under `size`, where each
+    dispatch makes its records on its stack), rewriting `program` in place (a constant,
+    the step's buffers, its kernel's operands and `records`). Returns how many it
+    bound."""
+    if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT:
+        return 0
+    done = 0
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or k.records >= 0:
+            continue
+        plan = row_pair_plan(k)
+        if plan is None:
+            continue
+        schedule = step.schedule or choose_schedule(k, target)
+        if not any(n.row_pairs for n in schedule.nests):
+            continue
+        records = row_pair_records(k, plan, _operand_arrays(program, step))
+        if records is None:
+            continue
+        # Records that would take the dispatch's stack past STACK_BYTES are a constant
+        # whatever the room (loops/depthwise.py budgets the stack without them).
+        on_stack = plan.stack_bytes(k) + 4 * RECORD_WORDS * k.domain[C]
+        if records.nbytes > flash_room and on_stack <= STACK_BYTES:
+            continue
+        flash_room = max(0, flash_room - records.nbytes)
+        t = TensorType(records.shape, dtype("i32"))
+        program.constants.append(records)
+        program.constant_types.append(t)
+        j = len(k.operands)
+        step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
+        step.kernel = replace(k, operands=(*k.operands, t), records=j)
+        done += 1
+    return done
