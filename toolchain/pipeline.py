@@ -61,6 +61,7 @@ from toolchain.module.contract import ImageContract, image_contract
 from toolchain.module.format import DEFAULT_BOOT_CHECK, crc_cflags
 from toolchain.module.from_program import image_kernels, module_from_program
 from toolchain.module.io_buffers import decode_outputs, encode_inputs
+from toolchain.module.io_buffers import module_outputs as module_outputs  # re-exported
 from toolchain.module.reader import read_module
 from toolchain.passes import (
     QuantizeOptions,
