@@ -8,7 +8,8 @@ and tanh against TFLite Micro's libm).
 Issues 19 and 21: the other TFLite tests build their models with the flatbuffers
 builder; these are fresh int8 / 16x8 / float models from Keras (a U-Net with nearest and
 bilinear resizes, a CNN with 3 / 13 / 61 / 27 channels and a dilated conv, a MobileNetV3
-block, a Conv1D keyword model, an LSTM as the converter's WHILE loop), and Keras 3's
+block, a Conv1D keyword model, an LSTM as the converter's WHILE loop and a tf_keras
+LSTM as int8 UNIDIRECTIONAL_SEQUENCE_LSTM), and Keras 3's
 nearest upsampling, which the converter writes with TILE: TFLite Micro does not run it,
 so its oracle is TensorFlow's own TFLite interpreter (outputs stored with the fixture).
 """
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 import minirt
+from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.frontend.tflite.reader import read_model
 from toolchain.reference.state import StateRunner
@@ -44,6 +46,7 @@ FIXTURES: dict[str, tuple[list[str], set[str]]] = {
     "conv1d_kws_int8": (PAIR, {"PAD", "LEAKY_RELU", "AVERAGE_POOL_2D", "LOGISTIC"}),
     "conv1d_kws_16x8": (PAIR, {"PAD", "LEAKY_RELU", "AVERAGE_POOL_2D", "LOGISTIC"}),
     "lstm_float": (PAIR, {"WHILE"}),
+    "lstm_tf_keras_int8": (PAIR, {"UNIDIRECTIONAL_SEQUENCE_LSTM"}),
 }
 # Fixtures whose oracle is TensorFlow's interpreter (TFLite Micro does not run them).
 TF_ORACLE = {"tile_upsample_int8": {"TILE", "RESHAPE"}}
@@ -133,3 +136,15 @@ def test_keras3_nearest_upsampling_matches_tensorflow(board: str | None,
     for x, want in runs:
         [got] = build.run([x], check=True).outputs
         assert got.dtype == want.dtype and np.array_equal(got.reshape(want.shape), want)
+
+
+def test_keras3_sequence_output_recurrence_is_refused_in_one_line() -> None:
+    """Keras 3's GRU(return_sequences=True): the converter's WHILE body stores each step
+    with SLICEs whose begin / size are computed from the loop counter. minirt refuses it
+    naming the body, the operators and why (TFLite Micro is not asked: its interpreter
+    did not finish this model in minutes)."""
+    with pytest.raises(TFLiteError) as e:
+        load_tflite(DATA / "gru_sequences_float.tflite")
+    text = e.value.render()
+    assert "WHILE" in text and "SLICE" in text and "must be a constant" in text
+    assert "\n" not in text

