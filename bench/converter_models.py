@@ -1,8 +1,9 @@
 """Models as TFLite's converter writes them, measured: instructions per inference and
 MAC/instruction per convolution and dense layer (issues 19 and 21).
 
-The models are tests/frontend/tflite/data/converter/*.tflite (Keras 3 models converted
-by tensorflow-cpu 2.21: int8, 16x8 and float; see the README there). For each one: the
+The models are tests/frontend/tflite/data/converter/*.tflite (Keras 3 models, and one
+tf_keras LSTM, converted by tensorflow-cpu 2.21: int8, 16x8 and float; see the README
+there). For each one: the
 seeded inputs of toolchain/testing/tflm_models.py through TFLite Micro's interpreter
 and minirt's firmware under QEMU (integers compared exactly, floats like
 numpy.isclose(rtol=1e-5, atol=1e-6)), the firmware checked against minirt's reference
@@ -16,8 +17,10 @@ output elements x filter taps x input channels (depthwise: x 1), a SAME window's
 over the border included (they are executed), channels as the model has them (a kernel
 that pads its channels to whole words does more). A model with more than one subgraph
 (lstm_float's WHILE) is not broken down, since a profile origin does not name its
-subgraph; its total counts every layer. tile_upsample_int8, which TFLite Micro does not
-run, is compared with the TensorFlow interpreter's outputs stored beside it.
+subgraph; its total counts every layer, as lstm_tf_keras_int8's counts its LSTM's gate
+products (only the three operators above are broken down). tile_upsample_int8, which
+TFLite Micro does not run, is compared with the TensorFlow interpreter's outputs stored
+beside it.
 
 Writes bench/results/converter_models{,-<board>}.{json,md}.
 
@@ -51,6 +54,16 @@ _ORIGIN = re.compile(r"^tflite operator (\d+) \((\w+)\)$")
 SEED = 0
 
 
+def _factor(options: dict, what: str, tag: str) -> str:
+    """' s2' for a stride (or dilation) of 2 both ways, ' s1x2' for 1 high and 2 wide,
+    '' for 1 (a Conv1D's factors are on the width)."""
+    key = "dilation_{}_factor" if what == "dilation" else "stride_{}"
+    h, w = (int(options.get(key.format(a)) or 1) for a in ("h", "w"))
+    if h == w:
+        return f"{tag}{h}" if h > 1 else ""
+    return f"{tag}{h}x{w}"
+
+
 def layer_shape(model: ModelInfo, index: int) -> tuple[str, int]:
     """(a label such as 'conv 3x3 s2 d1 24x24 3->13', its MACs) of operator `index`, a
     CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED."""
@@ -61,9 +74,7 @@ def layer_shape(model: ModelInfo, index: int) -> tuple[str, int]:
     if op.opcode == "FULLY_CONNECTED":
         return f"dense {w[1]}->{w[0]}", out * int(w[1])
     _, kh, kw, _ = w
-    o = op.options
-    geometry = (f" s{o.get('stride_h', 1)}" if o.get("stride_h", 1) > 1 else "") + (
-        f" d{o.get('dilation_h_factor', 1)}" if o.get("dilation_h_factor", 1) > 1 else "")
+    geometry = _factor(op.options, "stride", " s") + _factor(op.options, "dilation", " d")
     if op.opcode == "DEPTHWISE_CONV_2D":
         return (f"depthwise {kh}x{kw}{geometry} {x[1]}x{x[2]} {x[3]}->{y[3]}",
                 out * int(kh) * int(kw))
