@@ -36,6 +36,7 @@ from toolchain.frontend.tflite import (
     more_types,
     shape_ops,
     svdf,
+    tile,
     transpose_conv,
     variables,
 )
@@ -235,6 +236,7 @@ OPS: dict[str, OpRow] = {
     "BROADCAST_ARGS": _every(more_reduce.broadcast_args, (2, 2)),
     "EMBEDDING_LOOKUP": _every(more_types.embedding_lookup, (2, 2)),
     "DYNAMIC_UPDATE_SLICE": _every(more_reduce.dynamic_update_slice, (3, 3)),
+    "TILE": _every(tile.tile, (2, 2)),  # beyond TFLite Micro: Keras 3's nearest upsampling
     # blocks and batched products (more_batch.py)
     "SPACE_TO_BATCH_ND": _row(more_batch.space_to_batch_nd, more_batch.space_to_batch_nd,
                               (3, 3)),
