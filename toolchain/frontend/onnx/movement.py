@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from toolchain.frontend.onnx.context import OpContext, axis_of
+from toolchain.frontend.onnx.context import OpContext, axis_of, empty_value
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.shape_ops import slice_axis
 from toolchain.graph.ir import Graph, Node, Tensor
@@ -30,7 +30,7 @@ def _scalar_int(ctx: OpContext, i: int, what: str) -> int:
     return int(v.reshape(-1)[0])
 
 
-def split(ctx: OpContext) -> list[Tensor]:
+def split(ctx: OpContext) -> list[Tensor | np.ndarray]:
     """Split along `axis` into the constant `split` sizes, or into num_outputs parts (the
     last smaller where the size does not divide, opset 18), or into equal parts, one
     per output."""
@@ -40,8 +40,8 @@ def split(ctx: OpContext) -> list[Tensor]:
     n, size = len(ctx.info.outputs), shape[axis]
     if ctx.has_input(1):
         sizes = _ints(ctx.const(1, "split"))
-        if len(sizes) != n or sum(sizes) != size or any(s < 1 for s in sizes):
-            raise Unsupported(f"split {sizes} must be {n} sizes >= 1 adding up to {size}")
+        if len(sizes) != n or sum(sizes) != size or any(s < 0 for s in sizes):
+            raise Unsupported(f"split {sizes} must be {n} sizes >= 0 adding up to {size}")
     elif ctx.attr("num_outputs") is not None:
         parts = ctx.attr("num_outputs")
         chunk = -(-size // parts) if parts >= 1 else 0
@@ -54,7 +54,9 @@ def split(ctx: OpContext) -> list[Tensor]:
             raise Unsupported(f"{size} elements do not split into {n} equal parts")
         sizes = [size // n] * n
     starts = np.cumsum([0, *sizes])
-    return [slice_axis(ctx, x, axis, int(a), int(b)) for a, b in zip(starts, starts[1:])]
+    return [slice_axis(ctx, x, axis, int(a), int(b)) if b > a else
+            empty_value(shape[:axis] + (0,) + shape[axis + 1:], x.type.dtype)
+            for a, b in zip(starts, starts[1:])]
 
 
 def tile(ctx: OpContext) -> Tensor:

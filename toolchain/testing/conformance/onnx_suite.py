@@ -159,7 +159,10 @@ def prepare(c: Case, data_set: int, work: Path | None = None) -> Prepared:
         path = Path(tmp) / "model.onnx"
         onnx.save(model, path)
         graph = load_graph(path, input_values=values)
-    feed = [x for n, x in zip(names, inputs) if n not in pinned]
+    # The graph's own inputs: pinned ones and those with an empty dimension (no values,
+    # so built in) are constants of the graph.
+    given = dict(zip(names, inputs))
+    feed = [given[n] for n in graph.input_names]
     judge = onnx_close(c.case.rtol, c.case.atol)
     return Prepared(graph, feed, [(i, w, judge) for i, w in enumerate(map(_array, outputs))],
                     len(outputs))

