@@ -24,6 +24,8 @@ FEATURES: dict[str, str] = {
                      r"FLOAT16)_to_(FLOAT|DOUBLE|FLOAT16)(_expanded)?|split_zero_size\w*|"
                      r"tri[lu]_zero|reshape_allowzero_reordered|slice_start_out_of_bounds|"
                      r"rotary_embedding\w*|causal_conv_with_state_kernel_size_one\w*)$",
+    "CumProd": r"^test_cumprod_\w+$",
+    "BitCast": r"^test_bitcast_\w+$",
 }
 SAMPLE_EVERY = 3
 

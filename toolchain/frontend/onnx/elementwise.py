@@ -13,6 +13,7 @@ import numpy as np
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.graph.ir import Tensor
+from toolchain.types import dtype
 
 Converter = Callable[[OpContext], Tensor]
 
@@ -198,11 +199,28 @@ def cast_like(ctx: OpContext) -> Tensor:
     return _convert(ctx, ctx.input(0), ctx.input(1).type.dtype.name)
 
 
+def bit_cast(ctx: OpContext) -> Tensor:
+    """BitCast: the same bits read as another element type of the same width. ONNX's
+    bool is one byte holding 0 or 1, so to and from bool the bits are the value's
+    (the graph's convert; a byte above 1 read as bool is true either way)."""
+    to = _CAST_TYPES.get(ctx.attr("to"))
+    x = ctx.input(0)
+    if to is None:
+        raise Unsupported(f"BitCast to element type {ctx.attr('to')} is not supported")
+    if "i1" in (to, x.type.dtype.name):
+        return _convert(ctx, x, to)
+    if dtype(to).bits != x.type.dtype.bits:
+        raise Unsupported(f"BitCast from {x.type.dtype} to {to}: the widths differ")
+    if x.type.dtype.name == to:
+        return x
+    return ctx.node("bitcast_convert", [x], dtype=to, shape=tuple(x.type.shape))
+
+
 def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
     return ctx.node("convert", [x], dtype=to)
 
 
-__all__ = ["binary", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
+__all__ = ["binary", "bit_cast", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
            "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]

@@ -1,5 +1,5 @@
 """More data movement: Split, Tile, Trilu, GatherElements, ScatterND, ScatterElements,
-SpaceToDepth / DepthToSpace, CumSum, OneHot, EyeLike.
+SpaceToDepth / DepthToSpace, CumSum / CumProd, OneHot, EyeLike.
 
 Sizes that decide an output's shape (Split's split, Tile's repeats, CumSum's axis,
 OneHot's depth) must be constants, as for the other shape arguments (shape_ops.py);
@@ -8,6 +8,8 @@ may be computed at run time, as may scatter and gather indices and updates.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -240,33 +242,42 @@ def depth_to_space(ctx: OpContext) -> Tensor:
     return ctx.reshape(y, (n, c // (b * b), h * b, w * b))
 
 
-def cum_sum(ctx: OpContext) -> Tensor:
-    """Running sums along the (constant) axis: a reduce_window of the whole axis, padded
-    on the side the sums come from; exclusive sums run over x shifted by one."""
-    x = ctx.input(0)
-    shape = tuple(x.type.shape)
-    axis = axis_of(_scalar_int(ctx, 1, "axis"), len(shape))
-    n, rank = shape[axis], len(shape)
-    reverse = bool(ctx.attr("reverse", 0))
-    zero = ctx.scalar(0, x)
+def cumulative(kind: str, identity: int) -> Callable[[OpContext], Tensor]:
+    """CumSum (kind add, identity 0) or CumProd (multiply, 1): running results along
+    the (constant) axis, a reduce_window of the whole axis padded with the identity on
+    the side the values come from; exclusive ones run over x shifted by one."""
 
-    def padded(t: Tensor, lo: int, hi: int) -> Tensor:
-        low, high = [0] * rank, [0] * rank
-        low[axis], high[axis] = lo, hi
-        return ctx.node("pad", [t, zero], low=tuple(low), high=tuple(high),
-                        interior=(0,) * rank)
+    def convert(ctx: OpContext) -> Tensor:
+        x = ctx.input(0)
+        shape = tuple(x.type.shape)
+        axis = axis_of(_scalar_int(ctx, 1, "axis"), len(shape))
+        n, rank = shape[axis], len(shape)
+        reverse = bool(ctx.attr("reverse", 0))
+        fill = ctx.scalar(identity, x)
 
-    if ctx.attr("exclusive", 0):
-        x = (padded(slice_axis(ctx, x, axis, 1, n), 0, 1) if reverse
-             else padded(slice_axis(ctx, x, axis, 0, n - 1), 1, 0)) if n > 1 else \
-            ctx.filled(0, x)
-    window = [1] * rank
-    window[axis] = n
-    pad = [(0, 0)] * rank
-    pad[axis] = (0, n - 1) if reverse else (n - 1, 0)
-    return ctx.node("reduce_window", [x, zero], kind="add", window=tuple(window),
-                    strides=(1,) * rank, base_dilations=(1,) * rank,
-                    window_dilations=(1,) * rank, padding=tuple(pad))
+        def padded(t: Tensor, lo: int, hi: int) -> Tensor:
+            low, high = [0] * rank, [0] * rank
+            low[axis], high[axis] = lo, hi
+            return ctx.node("pad", [t, fill], low=tuple(low), high=tuple(high),
+                            interior=(0,) * rank)
+
+        if ctx.attr("exclusive", 0):
+            x = (padded(slice_axis(ctx, x, axis, 1, n), 0, 1) if reverse
+                 else padded(slice_axis(ctx, x, axis, 0, n - 1), 1, 0)) if n > 1 else \
+                ctx.filled(identity, x)
+        window = [1] * rank
+        window[axis] = n
+        pad = [(0, 0)] * rank
+        pad[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        return ctx.node("reduce_window", [x, fill], kind=kind, window=tuple(window),
+                        strides=(1,) * rank, base_dilations=(1,) * rank,
+                        window_dilations=(1,) * rank, padding=tuple(pad))
+
+    return convert
+
+
+cum_sum = cumulative("add", 0)
+cum_prod = cumulative("multiply", 1)
 
 
 def one_hot(ctx: OpContext) -> Tensor:
@@ -312,6 +323,6 @@ def eye_like(ctx: OpContext) -> np.ndarray:
     return np.eye(shape[0], shape[1], k=ctx.attr("k", 0), dtype=np_dt)
 
 
-__all__ = ["SCATTER_REDUCTIONS", "cum_sum", "depth_to_space", "eye_like", "gather_elements",
+__all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space", "eye_like", "gather_elements",
            "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
            "trilu"]

@@ -96,6 +96,7 @@ OPS: dict[str, OpRow] = {
     "ReduceMin": _row(ew.reduce("minimum"), (1, 2)),
     "Cast": _row(ew.cast, (1, 1)),
     "CastLike": _row(ew.cast_like, (2, 2)),
+    "BitCast": _row(ew.bit_cast, (1, 1)),
     "Identity": _row(ew.identity, (1, 1), _pass(ew.identity)),
     "Dropout": _row(ew.identity, (1, 3), _pass(ew.identity)),
     # comparisons, logical ops, Where (logic.py)
@@ -156,6 +157,7 @@ OPS: dict[str, OpRow] = {
     "SpaceToDepth": _row(movement.space_to_depth, (1, 1)),
     "DepthToSpace": _row(movement.depth_to_space, (1, 1)),
     "CumSum": _row(movement.cum_sum, (2, 2)),
+    "CumProd": _row(movement.cum_prod, (2, 2)),
     "Resize": _row(rsz.resize, (1, 4)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),

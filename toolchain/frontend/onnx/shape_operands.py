@@ -28,6 +28,7 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "Split": frozenset({"split"}),
     "OneHot": frozenset({"depth"}),
     "CumSum": frozenset({"axis"}),
+    "CumProd": frozenset({"axis"}),
     "Unsqueeze": frozenset({"axes"}),
     "Squeeze": frozenset({"axes"}),
     "Trilu": frozenset({"k"}),
