@@ -222,5 +222,5 @@ def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     return ctx.node("convert", [x], dtype=to)
 
 
-__all__ = ["binary", "bit_cast", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
-           "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]
+__all__ = ["binary", "bit_cast", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish",
+           "identity", "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]

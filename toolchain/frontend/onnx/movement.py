@@ -323,6 +323,6 @@ def eye_like(ctx: OpContext) -> np.ndarray:
     return np.eye(shape[0], shape[1], k=ctx.attr("k", 0), dtype=np_dt)
 
 
-__all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space", "eye_like", "gather_elements",
-           "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
+__all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space",
+           "eye_like", "gather_elements", "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
            "trilu"]
