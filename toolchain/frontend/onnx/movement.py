@@ -324,5 +324,5 @@ def eye_like(ctx: OpContext) -> np.ndarray:
 
 
 __all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space",
-           "eye_like", "gather_elements", "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
-           "trilu"]
+           "eye_like", "gather_elements", "one_hot", "scatter_elements", "scatter_nd",
+           "space_to_depth", "split", "tile", "trilu"]
