@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.onnx import (
+    data_dependent,
     einsum,
     layers,
     logic,
@@ -161,6 +162,10 @@ OPS: dict[str, OpRow] = {
     "Resize": _row(rsz.resize, (1, 4)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
+    # output sizes that depend on values, known at build time (data_dependent.py)
+    "Compress": _row(data_dependent.compress, (2, 2)),
+    "Unique": _row(data_dependent.unique, (1, 1)),
+    "NonMaxSuppression": _row(data_dependent.non_max_suppression, (2, 5)),
     # constant-like ops: numpy values at import
     "Constant": _row(shape_ops.constant, (0, 0)),
     "Shape": _row(shape_ops.shape, (1, 1)),

@@ -62,7 +62,7 @@ def _targets(ctx: OpContext, shape: tuple[int, ...]) -> tuple[list[int], list[fl
     return out, scales
 
 
-def _take(ctx: OpContext, x: Tensor, axis: int, index: np.ndarray) -> Tensor:
+def take_along(ctx: OpContext, x: Tensor, axis: int, index: np.ndarray) -> Tensor:
     """x's slices at the constant positions `index` along `axis`."""
     shape = tuple(x.type.shape)
     return ctx.node("gather", [x, ctx.constant(index.astype(np.int32), "i32")],
@@ -98,7 +98,7 @@ def resize(ctx: OpContext) -> Tensor:
             continue
         coord = TRANSFORMS[ct](np.arange(m, dtype=np.float64), n, m, scales[a])
         if mode == "nearest":
-            y = _take(ctx, y, a, np.clip(nearest(coord), 0, n - 1).astype(np.int64))
+            y = take_along(ctx, y, a, np.clip(nearest(coord), 0, n - 1).astype(np.int64))
             continue
         coord = np.clip(coord, 0, n - 1)
         lo = np.floor(coord).astype(np.int64)
@@ -110,9 +110,9 @@ def resize(ctx: OpContext) -> Tensor:
                    ) -> Tensor:
             return ctx.broadcast(ctx.constant(values, like.type.dtype), cur, (a,))
 
-        y = ctx.node("add", [ctx.node("multiply", [_take(ctx, y, a, lo), weight(1 - w)]),
-                             ctx.node("multiply", [_take(ctx, y, a, hi), weight(w)])])
+        y = ctx.node("add", [ctx.node("multiply", [take_along(ctx, y, a, lo), weight(1 - w)]),
+                             ctx.node("multiply", [take_along(ctx, y, a, hi), weight(w)])])
     return y
 
 
-__all__ = ["NEAREST", "TRANSFORMS", "resize"]
+__all__ = ["NEAREST", "TRANSFORMS", "resize", "take_along"]

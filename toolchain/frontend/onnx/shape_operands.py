@@ -38,6 +38,12 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     # The trip count and the first condition: a Loop's scan outputs have one row per
     # iteration (loops.py).
     "Loop": frozenset({"M", "cond"}),
+    # Output sizes that depend on the values (data_dependent.py): Compress's on its
+    # condition, Unique's and NonMaxSuppression's on every input.
+    "Compress": frozenset({"condition"}),
+    "Unique": frozenset({"X"}),
+    "NonMaxSuppression": frozenset({"boxes", "scores", "max_output_boxes_per_class",
+                                    "iou_threshold", "score_threshold"}),
 }
 
 
