@@ -23,7 +23,7 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "Tile": frozenset({"repeats"}),
     "Pad": frozenset({"pads", "axes"}),
     "Slice": frozenset({"starts", "ends", "axes", "steps"}),
-    "Resize": frozenset({"scales", "sizes"}),
+    "Resize": frozenset({"roi", "scales", "sizes"}),
     "TopK": frozenset({"K"}),
     "Split": frozenset({"split"}),
     "OneHot": frozenset({"depth"}),
