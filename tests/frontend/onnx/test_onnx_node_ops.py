@@ -37,6 +37,8 @@ FEATURES: dict[str, str] = {
     # as minirt, by the output's: test_onnx_node_suite.py compares them with onnxruntime)
     "Resize": r"^test_resize_\w*(cubic|antialias|tf_crop|not_larger|not_smaller|"
               r"symmetric)\w*(?<!downsample_scales_cubic_align_corners)$",
+    # cosine and sine matrices per axis (dft.py); judged as onnx_suite.WHOLE_AXIS_SUMS
+    "DFT": r"^test_dft\w*$",
 }
 SAMPLE_EVERY = 3
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from toolchain.frontend.onnx import (
     data_dependent,
+    dft,
     einsum,
     layers,
     logic,
@@ -160,6 +161,7 @@ OPS: dict[str, OpRow] = {
     "CumSum": _row(movement.cum_sum, (2, 2)),
     "CumProd": _row(movement.cum_prod, (2, 2)),
     "Resize": _row(rsz.resize, (1, 4)),
+    "DFT": _row(dft.dft, (1, 3)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)

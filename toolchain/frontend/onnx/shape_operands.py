@@ -29,6 +29,7 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "OneHot": frozenset({"depth"}),
     "CumSum": frozenset({"axis"}),
     "CumProd": frozenset({"axis"}),
+    "DFT": frozenset({"dft_length", "axis"}),
     "Unsqueeze": frozenset({"axes"}),
     "Squeeze": frozenset({"axes"}),
     "Trilu": frozenset({"k"}),
