@@ -20,6 +20,7 @@ from toolchain.frontend.onnx import (
     data_dependent,
     dft,
     einsum,
+    grid_sample,
     layers,
     logic,
     movement,
@@ -162,6 +163,7 @@ OPS: dict[str, OpRow] = {
     "CumProd": _row(movement.cum_prod, (2, 2)),
     "Resize": _row(rsz.resize, (1, 4)),
     "DFT": _row(dft.dft, (1, 3)),
+    "GridSample": _row(grid_sample.grid_sample, (2, 2)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)
