@@ -42,6 +42,12 @@ FEATURES: dict[str, str] = {
     # coordinates, taps and weights computed in the graph, one gather per tap
     # combination (grid_sample.py; test_onnx_grid_sample.py covers every combination)
     "GridSample": r"^test_gridsample\w*$",
+    # shape operands computed from graph inputs through other nodes (a function body
+    # written out, an If's branches), all pinned (shape_operands.py); Range of constants
+    # computed at build time (data_dependent.py)
+    "computed shape operands": r"^test_((hann|hamming|blackman)window\w*|affine_grid\w*|"
+                               r"center_crop_pad\w*_expanded|range_(float|int32)\w*|"
+                               r"upsample_nearest)$",
 }
 SAMPLE_EVERY = 3
 

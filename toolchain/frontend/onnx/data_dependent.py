@@ -1,11 +1,12 @@
 """Ops whose output size depends on input values (Compress, Unique,
-NonMaxSuppression): minirt's shapes are static, so the values that decide the size must
+NonMaxSuppression, Range): minirt's shapes are static, so the values that decide the size must
 be known when the model is built (constants, or inputs pinned with --input-value;
 shape_operands.py lists them).
 
 Compress needs only its condition: the selected positions are then constant and the
 data moves at run time (a gather). Unique and NonMaxSuppression need every input, since
-each output element depends on all of them: they are computed here, at build time,
+each output element depends on all of them: they are computed here, at build time
+(as is a Range, whose every element follows from its three scalars),
 following the ONNX spec, and the firmware holds their results.
 """
 
@@ -59,6 +60,32 @@ def unique(ctx: OpContext) -> list[np.ndarray]:
         y = np.take(x, first, axis=axis)
     as_i64 = [np.asarray(v, np.int64).reshape(-1) for v in (first, inverse, counts)]
     return [np.ascontiguousarray(y), *as_i64]
+
+
+# The most elements a Range computed at build time may have (its values become a
+# constant of the firmware image).
+RANGE_LIMIT = 1 << 20
+
+
+def range_(ctx: OpContext) -> np.ndarray:
+    """Range of constant start, limit and delta: max(ceil((limit - start) / delta), 0)
+    elements, each the previous plus delta in the inputs' element type, as the spec's
+    function body accumulates them."""
+    what = "Range's length depends on its values"
+    start, limit, delta = (np.asarray(ctx.const(i, f"{name}: {what}")).reshape(())
+                           for i, name in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise Unsupported("delta is 0")
+    count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+    if count > RANGE_LIMIT:
+        raise Unsupported(f"its {count} elements are more than the {RANGE_LIMIT} minirt "
+                          "computes at build time")
+    out = np.empty(count, start.dtype)
+    value = start.copy()
+    for i in range(count):
+        out[i] = value
+        value = (value + delta).astype(start.dtype)
+    return out
 
 
 def _corners(box: np.ndarray, center_point_box: int) -> tuple[float, float, float, float]:
@@ -125,4 +152,4 @@ def non_max_suppression(ctx: OpContext) -> np.ndarray:
     return np.asarray(rows, np.int64).reshape(-1, 3)
 
 
-__all__ = ["compress", "non_max_suppression", "unique"]
+__all__ = ["RANGE_LIMIT", "compress", "non_max_suppression", "range_", "unique"]

@@ -170,6 +170,7 @@ OPS: dict[str, OpRow] = {
     "Compress": _row(data_dependent.compress, (2, 2)),
     "Unique": _row(data_dependent.unique, (1, 1)),
     "NonMaxSuppression": _row(data_dependent.non_max_suppression, (2, 5)),
+    "Range": _row(data_dependent.range_, (3, 3)),
     # constant-like ops: numpy values at import
     "Constant": _row(shape_ops.constant, (0, 0)),
     "Shape": _row(shape_ops.shape, (1, 1)),

@@ -39,6 +39,11 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     # The trip count and the first condition: a Loop's scan outputs have one row per
     # iteration (loops.py).
     "Loop": frozenset({"M", "cond"}),
+    # Outputs whose size is an input's value: a window's length, AffineGrid's grid, and
+    # Upsample's scales (the Resize it becomes reads them as constants).
+    **{op: frozenset({"size"}) for op in ("HannWindow", "HammingWindow", "BlackmanWindow",
+                                           "AffineGrid")},
+    "Upsample": frozenset({"scales"}),
     # Output sizes that depend on the values (data_dependent.py): Compress's on its
     # condition, Unique's and NonMaxSuppression's on every input.
     "Compress": frozenset({"condition"}),
@@ -48,17 +53,38 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
 }
 
 
+# Ops whose outputs depend only on their input's static shape, never its values: a
+# shape operand computed from one of them needs nothing pinned upstream.
+_SHAPE_ONLY = frozenset({"Shape", "Size"})
+
+
+def _walk(graph: Any) -> list[Any]:
+    """The nodes of `graph` and of the bodies of its nodes (Loop, If, Scan), nested."""
+    out = []
+    for node in graph.node:
+        out.append(node)
+        for a in node.attribute:
+            out += [n for g in ([a.g] if a.HasField("g") else list(a.graphs))
+                    for n in _walk(g)]
+    return out
+
+
 def shape_operand_inputs(model: Any) -> list[str]:
-    """The graph inputs of `model` (an onnx ModelProto) that one of its nodes reads as a
-    shape operand (SHAPE_OPERANDS), in the graph's input order: the inputs a user pins
-    with --input-value so that the model builds."""
+    """The graph inputs of `model` (an onnx ModelProto) that a shape operand
+    (SHAPE_OPERANDS) of one of its nodes is read from or computed from, in the graph's
+    input order: the inputs a user pins with --input-value so that the model builds.
+    (A function's body written out, a Range's trip count computed from its start, limit
+    and delta, reads them through other nodes; a Shape or Size reads only the static
+    shape of its input, so the way back stops there.)"""
     from onnx import defs
 
     opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                 default=0)
     inits = {t.name for t in model.graph.initializer}
+    nodes = _walk(model.graph)
+    producer = {o: n for n in nodes for o in n.output if o}
     read: set[str] = set()
-    for node in model.graph.node:
+    for node in nodes:
         wanted = SHAPE_OPERANDS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if not wanted:
             continue
@@ -69,7 +95,20 @@ def shape_operand_inputs(model: Any) -> list[str]:
         for i, name in enumerate(node.input):
             if i < len(schema.inputs) and schema.inputs[i].name in wanted:
                 read.add(name)
-    return [v.name for v in model.graph.input if v.name in read and v.name not in inits]
+    todo, seen = list(read), set(read)
+    while todo:  # back through the nodes computing them
+        p = producer.get(todo.pop())
+        if p is None or p.op_type in _SHAPE_ONLY:
+            continue
+        # A node with bodies (If, Loop) also computes from what its bodies read.
+        inner = [name for a in p.attribute
+                 for g in ([a.g] if a.HasField("g") else list(a.graphs))
+                 for n in _walk(g) for name in n.input]
+        for name in [*p.input, *inner]:
+            if name and name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return [v.name for v in model.graph.input if v.name in seen and v.name not in inits]
 
 
 __all__ = ["SHAPE_OPERANDS", "shape_operand_inputs"]
