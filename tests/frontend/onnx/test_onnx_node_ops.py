@@ -48,6 +48,8 @@ FEATURES: dict[str, str] = {
     "computed shape operands": r"^test_((hann|hamming|blackman)window\w*|affine_grid\w*|"
                                r"center_crop_pad\w*_expanded|range_(float|int32)\w*|"
                                r"upsample_nearest)$",
+    # one interior-padded placement per block position, summed (col2im.py)
+    "Col2Im": r"^test_col2im\w*$",
 }
 SAMPLE_EVERY = 3
 
@@ -92,3 +94,49 @@ def test_a_value_dependent_size_needs_its_inputs_pinned(tmp_path) -> None:
     with pytest.raises(OnnxError, match="Unique's output size depends on its values.*"
                                         "--input-value X=VALUE"):
         load_graph(tmp_path / "m.onnx")
+
+
+def _model(node, inputs: dict, consts: dict, opset: int, rank: int) -> bytes:
+    """A one-node model of float inputs `inputs` (name -> array) and initializers, its
+    output of rank `rank`."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape)
+                      for k, v in inputs.items()],
+        [helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, [None] * rank)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]
+                             ).SerializeToString()
+
+
+def _col2im_all_at_once() -> tuple[bytes, list]:
+    """Col2Im with strides, dilations and pads together (each node test has one)."""
+    import numpy as np
+    from onnx import helper
+
+    # image 7x9, block 2x3, strides 2x1, dilations 1x2, pads 1,0,0,2: 4 x 7 blocks
+    x = np.random.default_rng(3).standard_normal((2, 3 * 6, 28)).astype(np.float32)
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], strides=[2, 1],
+                            dilations=[1, 2], pads=[1, 0, 0, 2])
+    return _model(node, {"x": x}, {"image": np.array([7, 9]), "block": np.array([2, 3])},
+                  18, 4), [x]
+
+
+ORT_CASES = {"Col2Im": _col2im_all_at_once}
+
+
+@pytest.mark.parametrize("name", ORT_CASES)
+def test_matches_onnxruntime(name: str) -> None:
+    """Combinations the node tests leave out, against onnxruntime."""
+    import numpy as np
+    from onnx_models import import_bytes, run_ort
+
+    from toolchain.reference import run_graph
+
+    data, inputs = ORT_CASES[name]()
+    want = run_ort(data, inputs)
+    if want is None:
+        pytest.skip("onnxruntime is not installed")
+    got = run_graph(import_bytes(data), inputs)
+    assert np.allclose(got[0], want[0], rtol=1e-5, atol=1e-5)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolchain.frontend.onnx import (
+    col2im,
     data_dependent,
     dft,
     einsum,
@@ -164,6 +165,7 @@ OPS: dict[str, OpRow] = {
     "Resize": _row(rsz.resize, (1, 4)),
     "DFT": _row(dft.dft, (1, 3)),
     "GridSample": _row(grid_sample.grid_sample, (2, 2)),
+    "Col2Im": _row(col2im.col2im, (3, 3)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)
