@@ -50,6 +50,8 @@ FEATURES: dict[str, str] = {
                                r"upsample_nearest)$",
     # one interior-padded placement per block position, summed (col2im.py)
     "Col2Im": r"^test_col2im\w*$",
+    # taps sampled by grid_sample.sample, then an im2col contraction (deform_conv.py)
+    "DeformConv": r"^test_\w*deform_conv\w*$",
 }
 SAMPLE_EVERY = 3
 
@@ -123,7 +125,27 @@ def _col2im_all_at_once() -> tuple[bytes, list]:
                   18, 4), [x]
 
 
-ORT_CASES = {"Col2Im": _col2im_all_at_once}
+def _deform_conv_all_at_once() -> tuple[bytes, list]:
+    """DeformConv with groups, offset groups, strides, dilations, pads, a mask and a
+    bias together, offsets reaching past the image."""
+    import numpy as np
+    from onnx import helper
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    # oH = (7 + 1 + 1 - 2*2 - 1) // 2 + 1 = 3, oW = (6 + 0 + 1 - 1*1 - 1) // 1 + 1 = 6
+    offset = rng.uniform(-2.5, 2.5, (2, 2 * 6 * 2, 3, 6)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    mask = rng.uniform(0, 1, (2, 2 * 6, 3, 6)).astype(np.float32)
+    node = helper.make_node("DeformConv", ["x", "w", "offset", "b", "mask"], ["y"],
+                            group=2, offset_group=2, strides=[2, 1], dilations=[2, 1],
+                            pads=[1, 0, 1, 1])
+    return _model(node, {"x": x, "w": w, "offset": offset, "b": b, "mask": mask}, {},
+                  22, 4), [x, w, offset, b, mask]
+
+
+ORT_CASES = {"Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once}
 
 
 @pytest.mark.parametrize("name", ORT_CASES)

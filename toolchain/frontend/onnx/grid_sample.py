@@ -142,7 +142,6 @@ def grid_sample(ctx: OpContext) -> Tensor:
     r = len(xs) - 2
     mode = MODES.get(ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear"))
     padding = ctx.attr("padding_mode", "zeros")
-    align = bool(ctx.attr("align_corners", 0))
     if mode is None or padding not in PADDINGS:
         raise Unsupported(f"mode {ctx.attr('mode')!r} / padding_mode {padding!r} is not "
                           "supported")
@@ -152,6 +151,15 @@ def grid_sample(ctx: OpContext) -> Tensor:
     if not x.type.dtype.is_float or grid.type.dtype != x.type.dtype:
         raise Unsupported(f"X of {x.type.dtype} and grid of {grid.type.dtype} (one float "
                           "type expected)")
+    return sample(ctx, x, grid, mode, padding, bool(ctx.attr("align_corners", 0)))
+
+
+def sample(ctx: OpContext, x: Tensor, grid: Tensor, mode: str, padding: str, align: bool
+           ) -> Tensor:
+    """X [N, C, D1..Dr] sampled at grid [N, *H, r] (any number of H dimensions) as
+    GridSample samples: [N, C, *H]."""
+    xs, gs = tuple(x.type.shape), tuple(grid.type.shape)
+    r = len(xs) - 2
     n, c, dims, out = xs[0], xs[1], xs[2:], gs[1:-1]
     points = math.prod(out)
     pixels = math.prod(dims)
@@ -194,4 +202,4 @@ def grid_sample(ctx: OpContext) -> Tensor:
     return ctx.reshape(y, (n, c, *out))
 
 
-__all__ = ["grid_sample"]
+__all__ = ["MODES", "PADDINGS", "grid_sample", "sample"]

@@ -19,6 +19,7 @@ from typing import Any
 from toolchain.frontend.onnx import (
     col2im,
     data_dependent,
+    deform_conv,
     dft,
     einsum,
     grid_sample,
@@ -166,6 +167,7 @@ OPS: dict[str, OpRow] = {
     "DFT": _row(dft.dft, (1, 3)),
     "GridSample": _row(grid_sample.grid_sample, (2, 2)),
     "Col2Im": _row(col2im.col2im, (3, 3)),
+    "DeformConv": _row(deform_conv.deform_conv, (3, 5)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)
