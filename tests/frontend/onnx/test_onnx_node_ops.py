@@ -9,6 +9,7 @@ under QEMU on cortex-m4 and x86-64, judged against the same expected outputs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 import pytest
@@ -52,6 +53,8 @@ FEATURES: dict[str, str] = {
     "Col2Im": r"^test_col2im\w*$",
     # taps sampled by grid_sample.sample, then an im2col contraction (deform_conv.py)
     "DeformConv": r"^test_\w*deform_conv\w*$",
+    # fixed comparisons per n-gram length and skip, a one-hot contraction (tfidf.py)
+    "TfIdfVectorizer": r"^test_tfidfvectorizer\w*$",
 }
 SAMPLE_EVERY = 3
 
@@ -145,7 +148,36 @@ def _deform_conv_all_at_once() -> tuple[bytes, list]:
                   22, 4), [x, w, offset, b, mask]
 
 
-ORT_CASES = {"Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once}
+def _tfidf(mode: str, weighted: bool) -> Callable[[], tuple[bytes, list]]:
+    """TfIdfVectorizer of unigrams to trigrams, skips up to 2, in `mode` (the node tests
+    have TF only); unweighted, two n-grams share an output position, weighted (the
+    weight is the n-gram's, so each has a position of its own), they are permuted."""
+    def make() -> tuple[bytes, list]:
+        import numpy as np
+        from onnx import TensorProto, helper
+
+        x = np.random.default_rng(7).integers(0, 5, (3, 11)).astype(np.int64)
+        pool = [1, 3, 4, 0, 1, 1, 3, 2, 2, 0, 1, 3, 4, 4, 1]  # 3 uni, 3 bi, 2 tri
+        attrs = dict(mode=mode, min_gram_length=1, max_gram_length=3, max_skip_count=2,
+                     ngram_counts=[0, 3, 9], ngram_indexes=[0, 1, 2, 3, 4, 5, 2, 6],
+                     pool_int64s=pool)
+        if weighted:
+            attrs["ngram_indexes"] = [6, 1, 2, 3, 4, 5, 0, 7]
+            attrs["weights"] = [0.5, 1.5, 2.0, 0.25, 3.0, 1.0, 0.75, 4.0]
+        node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], **attrs)
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT64, x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, None])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]
+                                 ).SerializeToString(), [x]
+    return make
+
+
+ORT_CASES = {"Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once,
+             "TfIdfVectorizer TF": _tfidf("TF", False),
+             "TfIdfVectorizer IDF": _tfidf("IDF", True),
+             "TfIdfVectorizer IDF unweighted": _tfidf("IDF", False),
+             "TfIdfVectorizer TFIDF": _tfidf("TFIDF", True)}
 
 
 @pytest.mark.parametrize("name", ORT_CASES)

@@ -30,6 +30,7 @@ from toolchain.frontend.onnx import (
     quant,
     recurrent,
     shape_ops,
+    tfidf,
 )
 from toolchain.frontend.onnx import elementwise as ew
 from toolchain.frontend.onnx import math_ops as mo
@@ -168,6 +169,7 @@ OPS: dict[str, OpRow] = {
     "GridSample": _row(grid_sample.grid_sample, (2, 2)),
     "Col2Im": _row(col2im.col2im, (3, 3)),
     "DeformConv": _row(deform_conv.deform_conv, (3, 5)),
+    "TfIdfVectorizer": _row(tfidf.tfidf_vectorizer, (1, 1)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)
