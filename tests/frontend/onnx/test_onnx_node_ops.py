@@ -55,6 +55,9 @@ FEATURES: dict[str, str] = {
     "DeformConv": r"^test_\w*deform_conv\w*$",
     # fixed comparisons per n-gram length and skip, a one-hot contraction (tfidf.py)
     "TfIdfVectorizer": r"^test_tfidfvectorizer\w*$",
+    # scales and zero points given as graph inputs, pinned (shape_operands.QUANT_PARAMS)
+    "quantization parameters": r"^test_((de)?quantizelinear(_axis|_u?int16)?|"
+                               r"qlinearmatmul_\w+|qlinearconv)$",
 }
 SAMPLE_EVERY = 3
 

@@ -54,6 +54,19 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
 }
 
 
+# Quantization parameters: minirt compiles them into the integer arithmetic
+# (multipliers and shifts, docs/int8.md), so they too must be known when it builds. Only
+# a graph input read directly is pinned: a scale computed from the data
+# (DynamicQuantizeLinear) would pin the data itself, and is refused instead.
+QUANT_PARAMS: dict[str, frozenset[str]] = {
+    "QuantizeLinear": frozenset({"y_scale", "y_zero_point"}),
+    "DequantizeLinear": frozenset({"x_scale", "x_zero_point"}),
+    "QLinearMatMul": frozenset({"a_scale", "a_zero_point", "b_scale", "b_zero_point",
+                                "y_scale", "y_zero_point"}),
+    "QLinearConv": frozenset({"x_scale", "x_zero_point", "w_scale", "w_zero_point",
+                              "y_scale", "y_zero_point"}),
+}
+
 # Ops whose outputs depend only on their input's static shape, never its values: a
 # shape operand computed from one of them needs nothing pinned upstream.
 _SHAPE_ONLY = frozenset({"Shape", "Size"})
@@ -70,23 +83,13 @@ def _walk(graph: Any) -> list[Any]:
     return out
 
 
-def shape_operand_inputs(model: Any) -> list[str]:
-    """The graph inputs of `model` (an onnx ModelProto) that a shape operand
-    (SHAPE_OPERANDS) of one of its nodes is read from or computed from, in the graph's
-    input order: the inputs a user pins with --input-value so that the model builds.
-    (A function's body written out, a Range's trip count computed from its start, limit
-    and delta, reads them through other nodes; a Shape or Size reads only the static
-    shape of its input, so the way back stops there.)"""
+def _operands(nodes: list[Any], table: dict[str, frozenset[str]], opset: int) -> set[str]:
+    """The names the nodes read as the operands `table` lists for their op."""
     from onnx import defs
 
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
-                default=0)
-    inits = {t.name for t in model.graph.initializer}
-    nodes = _walk(model.graph)
-    producer = {o: n for n in nodes for o in n.output if o}
     read: set[str] = set()
     for node in nodes:
-        wanted = SHAPE_OPERANDS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        wanted = table.get(node.op_type) if node.domain in ("", "ai.onnx") else None
         if not wanted:
             continue
         try:
@@ -96,7 +99,24 @@ def shape_operand_inputs(model: Any) -> list[str]:
         for i, name in enumerate(node.input):
             if i < len(schema.inputs) and schema.inputs[i].name in wanted:
                 read.add(name)
-    todo, seen = list(read), set(read)
+    return read
+
+
+def shape_operand_inputs(model: Any) -> list[str]:
+    """The graph inputs of `model` (an onnx ModelProto) that a shape operand
+    (SHAPE_OPERANDS) of one of its nodes is read from or computed from, in the graph's
+    input order: the inputs a user pins with --input-value so that the model builds.
+    (A function's body written out, a Range's trip count computed from its start, limit
+    and delta, reads them through other nodes; a Shape or Size reads only the static
+    shape of its input, so the way back stops there.) Quantization parameters
+    (QUANT_PARAMS) given as graph inputs are pinned too."""
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                default=0)
+    inits = {t.name for t in model.graph.initializer}
+    nodes = _walk(model.graph)
+    producer = {o: n for n in nodes for o in n.output if o}
+    read = _operands(nodes, SHAPE_OPERANDS, opset)
+    todo, seen = list(read), read | _operands(nodes, QUANT_PARAMS, opset)
     while todo:  # back through the nodes computing them
         p = producer.get(todo.pop())
         if p is None or p.op_type in _SHAPE_ONLY:
@@ -112,4 +132,4 @@ def shape_operand_inputs(model: Any) -> list[str]:
     return [v.name for v in model.graph.input if v.name in seen and v.name not in inits]
 
 
-__all__ = ["SHAPE_OPERANDS", "shape_operand_inputs"]
+__all__ = ["QUANT_PARAMS", "SHAPE_OPERANDS", "shape_operand_inputs"]
