@@ -58,6 +58,8 @@ FEATURES: dict[str, str] = {
     # scales and zero points given as graph inputs, pinned (shape_operands.QUANT_PARAMS)
     "quantization parameters": r"^test_((de)?quantizelinear(_axis|_u?int16)?|"
                                r"qlinearmatmul_\w+|qlinearconv)$",
+    # bfloat16 constants that onnx's reference folds a function body's values to
+    "bfloat16 constants": r"^test_attention_\w*bf16\w*$",
 }
 SAMPLE_EVERY = 3
 

@@ -371,6 +371,8 @@ def _fold_unbounded(node: NodeInfo, inputs: dict[str, np.ndarray], opset: int
 
 
 def _array_dtype(array: np.ndarray, name: str):
+    if array.dtype.name == "bfloat16":  # ml_dtypes' (onnx's reference folds to it)
+        return dtype("bf16")
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
         if dt.np_dtype == array.dtype and dt_name != "bf16":
