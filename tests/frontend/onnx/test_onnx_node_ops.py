@@ -60,6 +60,9 @@ FEATURES: dict[str, str] = {
                                r"qlinearmatmul_\w+|qlinearconv)$",
     # bfloat16 constants that onnx's reference folds a function body's values to
     "bfloat16 constants": r"^test_attention_\w*bf16\w*$",
+    # Dropout's mask in inference (all true); ReduceMax / ReduceMin of booleans (or, and)
+    "Dropout mask, boolean Reduce": r"^test_(dropout_default_mask\w*|reduce_m(ax|in)_bool"
+                                    r"_inputs)$",
 }
 SAMPLE_EVERY = 3
 

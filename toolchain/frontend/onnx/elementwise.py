@@ -38,11 +38,13 @@ def unary(graph_op: str, floats_only: bool = True) -> Converter:
     return convert
 
 
-def identity(ctx: OpContext) -> Tensor:
-    """Identity, and Dropout in inference (its mask output is not supported)."""
+def identity(ctx: OpContext) -> Tensor | list:
+    """Identity, and Dropout in inference: the data as it is, and its mask (the second
+    output) all true, nothing being dropped."""
+    x = ctx.input(0)
     if len(ctx.info.outputs) > 1 and ctx.info.outputs[1]:
-        raise Unsupported("Dropout's mask output is not supported (inference only)")
-    return ctx.input(0)
+        return [x, np.ones(tuple(x.type.shape), bool)]
+    return x
 
 
 def binary(graph_op: str) -> Converter:
@@ -163,13 +165,17 @@ def reduce(kind: str, mean: bool = False) -> Converter:
         axes = reduce_axes(ctx, len(shape))
         if axes is None:
             return x
-        init = _REDUCE_INIT[kind]
-        if not x.type.dtype.is_float:
+        init, how = _REDUCE_INIT[kind], kind
+        if x.type.dtype.kind == "b":  # the largest of booleans is their or, the least and
+            if kind == "add" or mean:
+                raise Unsupported(f"{ctx.info.op_type} of booleans")
+            how, init = ("or", False) if kind == "maximum" else ("and", True)
+        elif not x.type.dtype.is_float:
             if mean:
                 raise Unsupported(f"ReduceMean of element type {x.type.dtype}")
             info = np.iinfo(x.type.dtype.np_dtype)
             init = {"add": 0, "maximum": info.min, "minimum": info.max}[kind]
-        y = ctx.node("reduce", [x, ctx.scalar(init, x)], kind=kind, dims=axes)
+        y = ctx.node("reduce", [x, ctx.scalar(init, x)], kind=how, dims=axes)
         if mean:
             n = int(np.prod([shape[a] for a in axes]))
             y = ctx.node("divide", [y, ctx.filled(n, y)])
