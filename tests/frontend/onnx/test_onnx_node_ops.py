@@ -63,6 +63,8 @@ FEATURES: dict[str, str] = {
     # Dropout's mask in inference (all true); ReduceMax / ReduceMin of booleans (or, and)
     "Dropout mask, boolean Reduce": r"^test_(dropout_default_mask\w*|reduce_m(ax|in)_bool"
                                     r"_inputs)$",
+    # LRN (lrn.py), GatherND and ReverseSequence (indexing.py)
+    "LRN, GatherND, ReverseSequence": r"^test_(lrn\w*|gathernd\w*|reversesequence\w*)$",
 }
 SAMPLE_EVERY = 3
 
@@ -181,7 +183,55 @@ def _tfidf(mode: str, weighted: bool) -> Callable[[], tuple[bytes, list]]:
     return make
 
 
-ORT_CASES = {"Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once,
+def _typed_model(node, inputs: dict, out_rank: int, opset: int = 13) -> bytes:
+    """A one-node model of inputs of any element type (name -> array)."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(
+            k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(node.output[0], TensorProto.FLOAT, [None] * out_rank)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]
+                             ).SerializeToString()
+
+
+def _gather_nd() -> tuple[bytes, list]:
+    """GatherND with batch_dims 1, pairs of indices, negative ones, a slice left over."""
+    import numpy as np
+    from onnx import helper
+
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    idx = np.stack([rng.integers(-3, 3, (2, 6)), rng.integers(-4, 4, (2, 6))], -1)
+    node = helper.make_node("GatherND", ["data", "idx"], ["y"], batch_dims=1)
+    return _typed_model(node, {"data": data, "idx": idx.astype(np.int64)}, 3), [
+        data, idx.astype(np.int64)]
+
+
+def _reverse_sequence() -> tuple[bytes, list]:
+    """ReverseSequence with the batch first and a trailing dimension."""
+    import numpy as np
+    from onnx import helper
+
+    x = np.random.default_rng(12).standard_normal((3, 5, 2)).astype(np.float32)
+    lens = np.array([5, 1, 3], np.int64)
+    node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"], batch_axis=0,
+                            time_axis=1)
+    return _typed_model(node, {"x": x, "lens": lens}, 3), [x, lens]
+
+
+def _lrn() -> tuple[bytes, list]:
+    """LRN with its own alpha, beta and bias (onnxruntime takes odd sizes only)."""
+    import numpy as np
+    from onnx import helper
+
+    x = np.random.default_rng(13).standard_normal((2, 6, 3, 3)).astype(np.float32)
+    node = helper.make_node("LRN", ["x"], ["y"], size=5, alpha=0.02, beta=0.6, bias=1.5)
+    return _typed_model(node, {"x": x}, 4), [x]
+
+
+ORT_CASES = {"GatherND": _gather_nd, "ReverseSequence": _reverse_sequence, "LRN": _lrn,
+             "Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once,
              "TfIdfVectorizer TF": _tfidf("TF", False),
              "TfIdfVectorizer IDF": _tfidf("IDF", True),
              "TfIdfVectorizer IDF unweighted": _tfidf("IDF", False),
