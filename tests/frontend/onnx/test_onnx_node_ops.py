@@ -65,6 +65,8 @@ FEATURES: dict[str, str] = {
                                     r"_inputs)$",
     # LRN (lrn.py), GatherND and ReverseSequence (indexing.py)
     "LRN, GatherND, ReverseSequence": r"^test_(lrn\w*|gathernd\w*|reversesequence\w*)$",
+    # int32 convolution and matmul of operands less their zero points (integer.py)
+    "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }
 SAMPLE_EVERY = 3
 
@@ -230,7 +232,50 @@ def _lrn() -> tuple[bytes, list]:
     return _typed_model(node, {"x": x}, 4), [x]
 
 
-ORT_CASES = {"GatherND": _gather_nd, "ReverseSequence": _reverse_sequence, "LRN": _lrn,
+def _int_model(node, inputs: dict, out_rank: int) -> bytes:
+    """A one-node model of integer inputs and an int32 output."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(
+            k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs.items()],
+        [helper.make_tensor_value_info(node.output[0], TensorProto.INT32, [None] * out_rank)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]
+                             ).SerializeToString()
+
+
+def _conv_integer() -> tuple[bytes, list]:
+    """ConvInteger of int8 with strides, pads and zero points (onnxruntime takes
+    per-tensor ones only)."""
+    import numpy as np
+    from onnx import helper
+
+    rng = np.random.default_rng(14)
+    x = rng.integers(-128, 128, (1, 3, 6, 5)).astype(np.int8)
+    w = rng.integers(-128, 128, (4, 3, 3, 2)).astype(np.int8)
+    xz, wz = np.array(5, np.int8), np.array(-3, np.int8)
+    node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], strides=[2, 1],
+                            pads=[1, 0, 1, 1])
+    return _int_model(node, {"x": x, "w": w, "xz": xz, "wz": wz}, 4), [x, w, xz, wz]
+
+
+def _matmul_integer() -> tuple[bytes, list]:
+    """MatMulInteger of uint8 with zero points, B's per column (onnxruntime takes A's
+    per tensor only)."""
+    import numpy as np
+    from onnx import helper
+
+    rng = np.random.default_rng(15)
+    a = rng.integers(0, 256, (4, 6)).astype(np.uint8)
+    b = rng.integers(0, 256, (6, 3)).astype(np.uint8)
+    az = np.array(131, np.uint8)
+    bz = rng.integers(0, 256, 3).astype(np.uint8)
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    return _int_model(node, {"a": a, "b": b, "az": az, "bz": bz}, 2), [a, b, az, bz]
+
+
+ORT_CASES = {"ConvInteger": _conv_integer, "MatMulInteger": _matmul_integer,
+             "GatherND": _gather_nd, "ReverseSequence": _reverse_sequence, "LRN": _lrn,
              "Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once,
              "TfIdfVectorizer TF": _tfidf("TF", False),
              "TfIdfVectorizer IDF": _tfidf("IDF", True),
@@ -251,4 +296,7 @@ def test_matches_onnxruntime(name: str) -> None:
     if want is None:
         pytest.skip("onnxruntime is not installed")
     got = run_graph(import_bytes(data), inputs)
-    assert np.allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    if want[0].dtype.kind in "iu":
+        assert np.array_equal(got[0], want[0])
+    else:
+        assert np.allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
