@@ -40,6 +40,7 @@ FEATURES: dict[str, str] = {
               r"symmetric)\w*(?<!downsample_scales_cubic_align_corners)$",
     # cosine and sine matrices per axis (dft.py); judged as onnx_suite.WHOLE_AXIS_SUMS
     "DFT": r"^test_dft\w*$",
+    "STFT": r"^test_stft\w*$",
     # coordinates, taps and weights computed in the graph, one gather per tap
     # combination (grid_sample.py; test_onnx_grid_sample.py covers every combination)
     "GridSample": r"^test_gridsample\w*$",

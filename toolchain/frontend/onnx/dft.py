@@ -1,4 +1,4 @@
-"""DFT (opsets 17 and 20): the discrete Fourier transform along one axis of a signal
+"""DFT (opsets 17 and 20) and STFT (its frames, windowed, each a DFT): the discrete Fourier transform along one axis of a signal
 whose last dimension holds the real part (size 1) or the real and imaginary parts
 (size 2), forward or inverse, full or one-sided, padded or truncated to dft_length.
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.frontend.onnx.resize import take_along
 from toolchain.frontend.onnx.resize_filters import apply_matrix
 from toolchain.frontend.onnx.shape_ops import slice_axis
 from toolchain.graph.ir import Tensor
@@ -80,6 +81,17 @@ def dft(ctx: OpContext) -> Tensor:
         length = 2 * (n - 1) if inverse and onesided else n
     if length < 1:
         raise Unsupported(f"dft_length {length} must be >= 1")
+    return transform(ctx, x, axis, length, inverse, onesided)
+
+
+def transform(ctx: OpContext, x: Tensor, axis: int, length: int, inverse: bool,
+              onesided: bool) -> Tensor:
+    """The DFT of signal x [..., 1 or 2] along `axis` (not the last), of `length` points
+    (x padded or cut to it): [..., out, ..., 2], or [..., length, ..., 1] for the
+    inverse of a one-sided spectrum."""
+    shape = tuple(x.type.shape)
+    rank = len(shape)
+    n = shape[axis]
     if onesided and not inverse and shape[-1] == 2:
         raise Unsupported("a one-sided DFT of a complex signal")
     rr, ri, ir, ii, _ = _matrices(n, length, inverse, onesided)
@@ -99,4 +111,36 @@ def dft(ctx: OpContext) -> Tensor:
     return ctx.node("concatenate", [real, part(ir, ii)], dimension=rank - 1)
 
 
-__all__ = ["dft"]
+
+
+def stft(ctx: OpContext) -> Tensor:
+    """STFT: frames of frame_length, frame_step apart (constants), times the window,
+    each transformed (one-sided by default): [batch, frames, bins, 2]."""
+    x = ctx.input(0)
+    shape = tuple(x.type.shape)
+    if len(shape) != 3 or shape[-1] not in (1, 2) or not x.type.dtype.is_float:
+        raise Unsupported(f"signal of {x.type} ([batch, length, 1 or 2] floats expected)")
+    step = int(np.asarray(ctx.const(1, "frame_step")).reshape(-1)[0])
+    window = ctx.input(2) if ctx.has_input(2) else None
+    given = ctx.optional_const(3, "frame_length")
+    if given is not None:
+        length = int(np.asarray(given).reshape(-1)[0])
+    else:
+        length = window.type.shape[0] if window is not None else shape[1]
+    if window is not None and tuple(window.type.shape) != (length,):
+        raise Unsupported(f"window {list(window.type.shape)} is not [{length}]")
+    if step < 1 or not 1 <= length <= shape[1]:
+        raise Unsupported(f"frame_step {step} and frame_length {length} must be >= 1, the "
+                          f"frame at most the signal's {shape[1]}")
+    frames = (shape[1] - length) // step + 1
+    at = (np.arange(frames)[:, None] * step + np.arange(length)[None, :]).reshape(-1)
+    cut = take_along(ctx, x, 1, at)
+    cut = ctx.reshape(cut, (shape[0], frames, length, shape[2]))
+    if window is not None:
+        if window.type.dtype != x.type.dtype:
+            window = ctx.node("convert", [window], dtype=x.type.dtype.name)
+        cut = ctx.node("multiply", [cut, ctx.broadcast(window, tuple(cut.type.shape), (2,))])
+    return transform(ctx, cut, 2, length, False, bool(ctx.attr("onesided", 1)))
+
+
+__all__ = ["dft", "stft", "transform"]

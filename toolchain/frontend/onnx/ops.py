@@ -169,6 +169,7 @@ OPS: dict[str, OpRow] = {
     "CumProd": _row(movement.cum_prod, (2, 2)),
     "Resize": _row(rsz.resize, (1, 4)),
     "DFT": _row(dft.dft, (1, 3)),
+    "STFT": _row(dft.stft, (2, 4)),
     "GridSample": _row(grid_sample.grid_sample, (2, 2)),
     "Col2Im": _row(col2im.col2im, (3, 3)),
     "DeformConv": _row(deform_conv.deform_conv, (3, 5)),

@@ -30,6 +30,7 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "CumSum": frozenset({"axis"}),
     "CumProd": frozenset({"axis"}),
     "DFT": frozenset({"dft_length", "axis"}),
+    "STFT": frozenset({"frame_step", "frame_length"}),
     "Col2Im": frozenset({"image_shape", "block_shape"}),
     "Unsqueeze": frozenset({"axes"}),
     "Squeeze": frozenset({"axes"}),
