@@ -1,6 +1,7 @@
 """DFT (opsets 17 and 20) and STFT (its frames, windowed, each a DFT): the discrete
 Fourier transform along one axis of a signal whose last dimension holds the real part
-(size 1) or the real and imaginary parts (size 2), forward or inverse, full or one-sided, padded or truncated to dft_length.
+(size 1) or the real and imaginary parts (size 2), forward or inverse, full or
+one-sided, padded or truncated to dft_length.
 
 Each is a pair of constant matrices, the cosines and sines of 2*pi*k*t/L, contracted
 with the real and imaginary parts along the axis (dot_generals, as resize_filters.py
