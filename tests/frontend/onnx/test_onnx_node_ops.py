@@ -32,6 +32,7 @@ FEATURES: dict[str, str] = {
     "Compress": r"^test_compress_\w+$",
     "Unique": r"^test_unique_(length_1|(not_)?sorted\w*)$",
     "NonMaxSuppression": r"^test_nonmaxsuppression_\w+$",
+    "NonZero, MelWeightMatrix": r"^test_(nonzero_example|melweightmatrix)$",
     # cubic, antialiased, cropping Resize (resize_filters.py), the aspect ratio kept,
     # half_pixel_symmetric; (the *_align_corners downsampling cases are left out: ONNX's
     # reference divides by the unrounded output length, the spec's text and onnxruntime,

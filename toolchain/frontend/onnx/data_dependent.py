@@ -1,4 +1,4 @@
-"""Ops whose output size depends on input values (Compress, Unique,
+"""Ops whose output size depends on input values (Compress, Unique, NonZero,
 NonMaxSuppression, Range): minirt's shapes are static, so the values that decide the size must
 be known when the model is built (constants, or inputs pinned with --input-value;
 shape_operands.py lists them).
@@ -60,6 +60,14 @@ def unique(ctx: OpContext) -> list[np.ndarray]:
         y = np.take(x, first, axis=axis)
     as_i64 = [np.asarray(v, np.int64).reshape(-1) for v in (first, inverse, counts)]
     return [np.ascontiguousarray(y), *as_i64]
+
+
+def non_zero(ctx: OpContext) -> np.ndarray:
+    """NonZero of constant X: the indices of its non-zero elements, one row per
+    dimension, in row-major order (int64 [rank, count])."""
+    x = np.asarray(ctx.const(0, "X: NonZero's output size depends on its values"))
+    return np.asarray(np.nonzero(x.reshape(x.shape or (1,))), np.int64).reshape(
+        max(x.ndim, 1), -1)
 
 
 # The most elements a Range computed at build time may have (its values become a
@@ -152,4 +160,5 @@ def non_max_suppression(ctx: OpContext) -> np.ndarray:
     return np.asarray(rows, np.int64).reshape(-1, 3)
 
 
-__all__ = ["RANGE_LIMIT", "compress", "non_max_suppression", "range_", "unique"]
+__all__ = ["RANGE_LIMIT", "compress", "non_max_suppression", "non_zero", "range_",
+           "unique"]

@@ -184,6 +184,7 @@ OPS: dict[str, OpRow] = {
     # output sizes that depend on values, known at build time (data_dependent.py)
     "Compress": _row(data_dependent.compress, (2, 2)),
     "Unique": _row(data_dependent.unique, (1, 1)),
+    "NonZero": _row(data_dependent.non_zero, (1, 1)),
     "NonMaxSuppression": _row(data_dependent.non_max_suppression, (2, 5)),
     "Range": _row(data_dependent.range_, (3, 3)),
     # constant-like ops: numpy values at import

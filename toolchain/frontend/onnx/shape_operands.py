@@ -46,10 +46,14 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     **{op: frozenset({"size"}) for op in ("HannWindow", "HammingWindow", "BlackmanWindow",
                                            "AffineGrid")},
     "Upsample": frozenset({"scales"}),
+    # A constant matrix whose size is two of its inputs (its values follow from all).
+    "MelWeightMatrix": frozenset({"num_mel_bins", "dft_length", "sample_rate",
+                                  "lower_edge_hertz", "upper_edge_hertz"}),
     # Output sizes that depend on the values (data_dependent.py): Compress's on its
-    # condition, Unique's and NonMaxSuppression's on every input.
+    # condition, Unique's, NonZero's and NonMaxSuppression's on every input.
     "Compress": frozenset({"condition"}),
     "Unique": frozenset({"X"}),
+    "NonZero": frozenset({"X"}),
     "NonMaxSuppression": frozenset({"boxes", "scores", "max_output_boxes_per_class",
                                     "iou_threshold", "score_threshold"}),
 }
