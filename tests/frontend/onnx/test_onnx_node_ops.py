@@ -66,7 +66,8 @@ FEATURES: dict[str, str] = {
     "Dropout mask, boolean Reduce": r"^test_(dropout_default_mask\w*|reduce_m(ax|in)_bool"
                                     r"_inputs)$",
     # LRN (lrn.py), GatherND and ReverseSequence (indexing.py)
-    "LRN, GatherND, ReverseSequence": r"^test_(lrn\w*|gathernd\w*|reversesequence\w*)$",
+    "LRN, GatherND, ReverseSequence, MaxUnpool": r"^test_(lrn\w*|gathernd\w*|"
+                                                 r"reversesequence\w*|maxunpool\w*)$",
     # int32 convolution and matmul of operands less their zero points (integer.py)
     "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }

@@ -1,6 +1,7 @@
-"""Gathers located by run-time indices: GatherND (with batch_dims) and ReverseSequence,
-each one graph gather (StableHLO's, which has batching dimensions for GatherND's
-batch_dims); negative GatherND indices count from the end of their axis.
+"""Gathers and scatters located by run-time indices: GatherND (with batch_dims) and
+ReverseSequence, each one graph gather (StableHLO's, which has batching dimensions for
+GatherND's batch_dims), and MaxUnpool, one scatter; negative GatherND indices count from
+the end of their axis.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import numpy as np
 
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.frontend.onnx.movement import scatter_into
 from toolchain.graph.ir import Tensor
 
 
@@ -78,4 +80,40 @@ def reverse_sequence(ctx: OpContext) -> Tensor:
                     slice_sizes=(1,) * len(shape))
 
 
-__all__ = ["gather_nd", "reverse_sequence"]
+def max_unpool(ctx: OpContext) -> Tensor:
+    """MaxUnpool: an output of zeros with each X value written at its index from I (a
+    position in the whole flattened output, as MaxPool's Indices give it); its shape the
+    constant output_shape, else what the kernel, strides and pads undo."""
+    x = ctx.input(0)
+    shape = tuple(x.type.shape)
+    if len(shape) < 3 or tuple(ctx.input(1).type.shape) != shape:
+        raise Unsupported(f"X {list(shape)} and I {list(ctx.input(1).type.shape)} must be "
+                          "one [N, C, ...] shape")
+    r = len(shape) - 2
+    kernel = ctx.ints("kernel_shape")
+    if kernel is None or len(kernel) != r or min(kernel) < 1:
+        raise Unsupported(f"kernel_shape {kernel} must be {r} sizes >= 1")
+    strides = ctx.ints_per_dim("strides", r, 1, 1)
+    pads = ctx.ints_per_dim("pads", 2 * r, 0, 0)
+    undone = shape[:2] + tuple((shape[2 + d] - 1) * strides[d] + kernel[d] - pads[d] -
+                               pads[d + r] for d in range(r))
+    given = ctx.optional_const(2, "output_shape")
+    out = undone
+    if given is not None:  # the indices still address `undone`, zero-padded at the end
+        out = tuple(int(v) for v in np.asarray(given).reshape(-1))
+        if len(out) != len(shape) or any(o < u for o, u in zip(out, undone)):
+            raise Unsupported(f"output_shape {list(out)} is smaller than the unpooled "
+                              f"{list(undone)}")
+    total = int(np.prod(undone))
+    zeros = ctx.node("broadcast_in_dim", [ctx.scalar(0, x)], dims=(), shape=(total,))
+    idx = _as_i32(ctx, ctx.input(1), "I")
+    count = x.type.num_elements
+    flat = scatter_into(ctx, zeros, ctx.reshape(idx, (count, 1)), ctx.reshape(x, (count,)))
+    y = ctx.reshape(flat, undone)
+    if out == undone:
+        return y
+    return ctx.node("pad", [y, ctx.scalar(0, x)], low=(0,) * len(out),
+                    high=tuple(o - u for o, u in zip(out, undone)), interior=(0,) * len(out))
+
+
+__all__ = ["gather_nd", "max_unpool", "reverse_sequence"]

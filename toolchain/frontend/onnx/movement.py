@@ -157,6 +157,13 @@ def _scatter(ctx: OpContext, data: Tensor, idx: Tensor, updates: Tensor, attrs: 
     return ctx.graph.add("scatter", inputs, [data.type], attrs, None, [region]).output
 
 
+def scatter_into(ctx: OpContext, data: Tensor, idx: Tensor, updates: Tensor) -> Tensor:
+    """data [L] with data[idx[i, 0]] = updates[i] (later updates win)."""
+    return _scatter(ctx, data, idx, updates, {
+        "update_window_dims": (), "inserted_window_dims": (0,),
+        "scatter_dims_to_operand_dims": (0,), "index_vector_dim": 1})
+
+
 def scatter_nd(ctx: OpContext) -> Tensor:
     """ScatterND: data with data[indices[i]] = updates[i] (or combined by `reduction`),
     each index vector naming the first k axes; negative indices count from the end."""
@@ -325,4 +332,4 @@ def eye_like(ctx: OpContext) -> np.ndarray:
 
 __all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space",
            "eye_like", "gather_elements", "one_hot", "scatter_elements", "scatter_nd",
-           "space_to_depth", "split", "tile", "trilu"]
+           "scatter_into", "space_to_depth", "split", "tile", "trilu"]

@@ -32,6 +32,7 @@ SHAPE_OPERANDS: dict[str, frozenset[str]] = {
     "DFT": frozenset({"dft_length", "axis"}),
     "STFT": frozenset({"frame_step", "frame_length"}),
     "Col2Im": frozenset({"image_shape", "block_shape"}),
+    "MaxUnpool": frozenset({"output_shape"}),
     "Unsqueeze": frozenset({"axes"}),
     "Squeeze": frozenset({"axes"}),
     "Trilu": frozenset({"k"}),
