@@ -68,6 +68,8 @@ FEATURES: dict[str, str] = {
     # LRN (lrn.py), GatherND and ReverseSequence (indexing.py)
     "LRN, GatherND, ReverseSequence, MaxUnpool": r"^test_(lrn\w*|gathernd\w*|"
                                                  r"reversesequence\w*|maxunpool\w*)$",
+    # a running maximum over the kernel taps carrying constant positions (pool_indices.py)
+    "MaxPool Indices": r"^test_maxpool_with_argmax\w*$",
     # int32 convolution and matmul of operands less their zero points (integer.py)
     "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }
@@ -277,7 +279,28 @@ def _matmul_integer() -> tuple[bytes, list]:
     return _int_model(node, {"a": a, "b": b, "az": az, "bz": bz}, 2), [a, b, az, bz]
 
 
-ORT_CASES = {"ConvInteger": _conv_integer, "MatMulInteger": _matmul_integer,
+def _max_pool_indices(order: int) -> Callable[[], tuple[bytes, list]]:
+    """MaxPool's Indices with batches, channels, pads, strides and dilations."""
+    def make() -> tuple[bytes, list]:
+        import numpy as np
+        from onnx import TensorProto, helper
+
+        x = np.random.default_rng(16).standard_normal((2, 3, 7, 6)).astype(np.float32)
+        node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 2],
+                                strides=[2, 1], dilations=[1, 2], pads=[1, 0, 1, 1],
+                                storage_order=order)
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * 4),
+             helper.make_tensor_value_info("i", TensorProto.INT64, [None] * 4)])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]
+                                 ).SerializeToString(), [x]
+    return make
+
+
+ORT_CASES = {"MaxPool Indices": _max_pool_indices(0),
+             "MaxPool Indices column-major": _max_pool_indices(1),
+             "ConvInteger": _conv_integer, "MatMulInteger": _matmul_integer,
              "GatherND": _gather_nd, "ReverseSequence": _reverse_sequence, "LRN": _lrn,
              "Col2Im": _col2im_all_at_once, "DeformConv": _deform_conv_all_at_once,
              "TfIdfVectorizer TF": _tfidf("TF", False),
@@ -299,7 +322,9 @@ def test_matches_onnxruntime(name: str) -> None:
     if want is None:
         pytest.skip("onnxruntime is not installed")
     got = run_graph(import_bytes(data), inputs)
-    if want[0].dtype.kind in "iu":
-        assert np.array_equal(got[0], want[0])
-    else:
-        assert np.allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        if w.dtype.kind in "iu":
+            assert np.array_equal(g, w)
+        else:
+            assert np.allclose(g, w, rtol=1e-5, atol=1e-5)
