@@ -70,6 +70,8 @@ FEATURES: dict[str, str] = {
                                                  r"reversesequence\w*|maxunpool\w*)$",
     # a running maximum over the kernel taps carrying constant positions (pool_indices.py)
     "MaxPool Indices": r"^test_maxpool_with_argmax\w*$",
+    # a gather of the update's rows where they land, the cache's elsewhere (indexing.py)
+    "TensorScatter": r"^test_tensorscatter\w*$",
     # int32 convolution and matmul of operands less their zero points (integer.py)
     "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }
@@ -328,3 +330,35 @@ def test_matches_onnxruntime(name: str) -> None:
             assert np.array_equal(g, w)
         else:
             assert np.allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+@pytest.mark.parametrize("axis", [1, 2, -1])
+def test_tensor_scatter_matches_onnx(mode: str, axis: int) -> None:
+    """TensorScatter on other axes, the cache filled to its end and (circular) wrapping
+    around, against ONNX's reference evaluator (onnxruntime may predate opset 24)."""
+    import numpy as np
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    from onnx_models import import_bytes
+
+    from toolchain.reference import run_graph
+
+    rng = np.random.default_rng(17)
+    past = rng.standard_normal((3, 5, 6, 4)).astype(np.float32)
+    ax = axis % 4
+    ushape = list(past.shape)
+    ushape[ax] = 3 if mode == "linear" else 4
+    upd = rng.standard_normal(ushape).astype(np.float32)
+    m = past.shape[ax]
+    w = np.array([0, m - ushape[ax], 1] if mode == "linear" else [m - 1, 2, 0], np.int64)
+    node = helper.make_node("TensorScatter", ["p", "u", "w"], ["y"], mode=mode, axis=axis)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("p", TensorProto.FLOAT, past.shape),
+                      helper.make_tensor_value_info("u", TensorProto.FLOAT, upd.shape),
+                      helper.make_tensor_value_info("w", TensorProto.INT64, w.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, past.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    want = ReferenceEvaluator(model).run(None, {"p": past, "u": upd, "w": w})[0]
+    got = run_graph(import_bytes(model.SerializeToString()), [past, upd, w])[0]
+    assert np.array_equal(got, want)

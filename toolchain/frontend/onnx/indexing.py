@@ -116,4 +116,56 @@ def max_unpool(ctx: OpContext) -> Tensor:
                     high=tuple(o - u for o, u in zip(out, undone)), interior=(0,) * len(out))
 
 
-__all__ = ["gather_nd", "max_unpool", "reverse_sequence"]
+def _gather_all(ctx: OpContext, x: Tensor, axis: int, along: Tensor) -> Tensor:
+    """out[..., i, ...] = x[..., along[..., i, ...], ...]: `along` (i32, the output's
+    shape) the position on `axis`, every other axis the output's own."""
+    shape = tuple(along.type.shape)
+    columns = [along if d == axis else
+               ctx.node("iota", [], dimension=d, shape=shape, dtype="i32")
+               for d in range(len(shape))]
+    full = ctx.node("concatenate", [ctx.reshape(c, (*shape, 1)) for c in columns],
+                    dimension=len(shape))
+    every = tuple(range(len(shape)))
+    return ctx.node("gather", [x, full], offset_dims=(), collapsed_slice_dims=every,
+                    operand_batching_dims=(), start_indices_batching_dims=(),
+                    start_index_map=every, index_vector_dim=len(shape),
+                    slice_sizes=(1,) * len(shape))
+
+
+def tensor_scatter(ctx: OpContext) -> Tensor:
+    """TensorScatter (a KV cache update): the cache with the update's rows written from
+    write_indices[b] on along `axis` (wrapping around with mode circular). Computed as
+    a gather: cache row j of batch b takes update row j - write_indices[b] where that is
+    one, and keeps its own elsewhere."""
+    past, update = ctx.input(0), ctx.input(1)
+    shape, ushape = tuple(past.type.shape), tuple(update.type.shape)
+    axis = axis_of(ctx.attr("axis", -2), len(shape))
+    mode = ctx.attr("mode", "linear")
+    if axis == 0 or mode not in ("linear", "circular") or len(ushape) != len(shape) or \
+            any(u != p for d, (u, p) in enumerate(zip(ushape, shape)) if d != axis) or \
+            ushape[axis] > shape[axis] or update.type.dtype != past.type.dtype:
+        raise Unsupported(f"past_cache {list(shape)}, update {list(ushape)}, axis {axis}, "
+                          f"mode {mode!r} do not fit")
+    m, n = shape[axis], ushape[axis]
+    j = ctx.node("iota", [], dimension=axis, shape=shape, dtype="i32")
+    if ctx.has_input(2):
+        w = _as_i32(ctx, ctx.input(2), "write_indices")
+        if tuple(w.type.shape) != (shape[0],):
+            raise Unsupported(f"write_indices {list(w.type.shape)} is not [{shape[0]}]")
+        if mode == "circular":  # w mod M, for w >= 0
+            w = ctx.node("subtract", [w, ctx.node("multiply", [
+                ctx.node("divide", [w, ctx.filled(m, w)]), ctx.filled(m, w)])])
+        s = ctx.node("subtract", [j, ctx.broadcast(w, shape, (0,))])
+    else:
+        s = j
+    if mode == "circular":
+        negative = ctx.node("compare", [s, ctx.filled(0, s)], direction="LT")
+        s = ctx.node("select", [negative, ctx.node("add", [s, ctx.filled(m, s)]), s])
+    written = ctx.node("and", [
+        ctx.node("compare", [s, ctx.filled(0, s)], direction="GE"),
+        ctx.node("compare", [s, ctx.filled(n, s)], direction="LT")])
+    at = ctx.node("clamp", [ctx.filled(0, s), s, ctx.filled(n - 1, s)])
+    return ctx.node("select", [written, _gather_all(ctx, update, axis, at), past])
+
+
+__all__ = ["gather_nd", "max_unpool", "reverse_sequence", "tensor_scatter"]

@@ -181,6 +181,7 @@ OPS: dict[str, OpRow] = {
     "MatMulInteger": _row(integer.matmul_integer, (2, 4)),
     "ReverseSequence": _row(indexing.reverse_sequence, (2, 2)),
     "MaxUnpool": _row(indexing.max_unpool, (2, 3)),
+    "TensorScatter": _row(indexing.tensor_scatter, (2, 3)),
     "OneHot": _row(movement.one_hot, (3, 3)),
     "EyeLike": _row(movement.eye_like, (1, 1)),
     # output sizes that depend on values, known at build time (data_dependent.py)
