@@ -72,6 +72,7 @@ FEATURES: dict[str, str] = {
     "MaxPool Indices": r"^test_maxpool_with_argmax\w*$",
     # a gather of the update's rows where they land, the cache's elsewhere (indexing.py)
     "TensorScatter": r"^test_tensorscatter\w*$",
+    "Det": r"^test_det_\w+$",
     # int32 convolution and matmul of operands less their zero points (integer.py)
     "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }
@@ -300,7 +301,19 @@ def _max_pool_indices(order: int) -> Callable[[], tuple[bytes, list]]:
     return make
 
 
-ORT_CASES = {"MaxPool Indices": _max_pool_indices(0),
+def _det() -> tuple[bytes, list]:
+    """Det of a batch of 4x4 matrices, one singular and one needing a row swap."""
+    import numpy as np
+    from onnx import helper
+
+    x = np.random.default_rng(18).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    x[0, 1, 3] = x[0, 1, 0] + x[0, 1, 2]  # singular
+    x[1, 0, 0, 0] = 0.0  # a zero first pivot
+    return _typed_model(helper.make_node("Det", ["x"], ["y"]), {"x": x}, 2), [x]
+
+
+ORT_CASES = {"Det": _det,
+             "MaxPool Indices": _max_pool_indices(0),
              "MaxPool Indices column-major": _max_pool_indices(1),
              "ConvInteger": _conv_integer, "MatMulInteger": _matmul_integer,
              "GatherND": _gather_nd, "ReverseSequence": _reverse_sequence, "LRN": _lrn,
