@@ -73,6 +73,8 @@ FEATURES: dict[str, str] = {
     # a gather of the update's rows where they land, the cache's elsewhere (indexing.py)
     "TensorScatter": r"^test_tensorscatter\w*$",
     "Det": r"^test_det_\w+$",
+    # bilinear samples gathered per region, averaged or the largest (roi_align.py)
+    "RoiAlign": r"^test_roialign\w*$",
     # int32 convolution and matmul of operands less their zero points (integer.py)
     "ConvInteger, MatMulInteger": r"^test_(convinteger\w*|matmulinteger)$",
 }
@@ -312,7 +314,33 @@ def _det() -> tuple[bytes, list]:
     return _typed_model(helper.make_node("Det", ["x"], ["y"]), {"x": x}, 2), [x]
 
 
-ORT_CASES = {"Det": _det,
+def _roi_align(mode: str, half: str) -> Callable[[], tuple[bytes, list]]:
+    """RoiAlign over two batches, a spatial scale, regions past the image and a tiny
+    one (opset 16: onnxruntime has no later kernel)."""
+    def make() -> tuple[bytes, list]:
+        import numpy as np
+        from onnx import TensorProto, helper
+
+        x = np.random.default_rng(19).standard_normal((2, 3, 9, 11)).astype(np.float32)
+        rois = np.array([[0, 0, 20, 16], [-4, 3, 6, 30], [10, 2, 22, 9], [3, 3, 3.5, 3.5]],
+                        np.float32)
+        b = np.array([0, 1, 1, 0], np.int64)
+        node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], mode=mode,
+                                coordinate_transformation_mode=half, output_height=3,
+                                output_width=4, sampling_ratio=2, spatial_scale=0.5)
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                          helper.make_tensor_value_info("r", TensorProto.FLOAT, rois.shape),
+                          helper.make_tensor_value_info("b", TensorProto.INT64, b.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3, 3, 4])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)]
+                                 ).SerializeToString(), [x, rois, b]
+    return make
+
+
+ORT_CASES = {**{f"RoiAlign {m} {h}": _roi_align(m, h) for m in ("avg", "max")
+                for h in ("half_pixel", "output_half_pixel")},
+             "Det": _det,
              "MaxPool Indices": _max_pool_indices(0),
              "MaxPool Indices column-major": _max_pool_indices(1),
              "ConvInteger": _conv_integer, "MatMulInteger": _matmul_integer,

@@ -34,6 +34,7 @@ from toolchain.frontend.onnx import (
     pool_indices,
     quant,
     recurrent,
+    roi_align,
     shape_ops,
     tfidf,
 )
@@ -178,6 +179,7 @@ OPS: dict[str, OpRow] = {
     "TfIdfVectorizer": _row(tfidf.tfidf_vectorizer, (1, 1)),
     "LRN": _row(lrn.lrn, (1, 1)),
     "Det": _row(det.det, (1, 1)),
+    "RoiAlign": _row(roi_align.roi_align, (3, 3)),
     "GatherND": _row(indexing.gather_nd, (2, 2)),
     "ConvInteger": _row(integer.conv_integer, (2, 4)),
     "MatMulInteger": _row(integer.matmul_integer, (2, 4)),
