@@ -189,8 +189,9 @@ def _one_loop(tmp_path: Path, body_nodes: list, body_out: list, inputs: list[str
      r"carried value 0 enters the body as tensor<3xf32> and leaves it as tensor<6xf32>"),
     ([n("Identity", ["v"], ["w"], name="same")], [vi("c", BOOL, []), vi("w", F, [3])],
      ["", "", "v0"], "it has neither a trip count nor a condition"),
-    ([n("Det", ["v"], ["w"], name="det")], [vi("c", BOOL, []), vi("w", F, [3])],
-     ["M", "go", "v0"], r"in its body: node 'det' \(Det\) is not supported"),
+    ([n("RandomNormalLike", ["v"], ["w"], name="rnl")], [vi("c", BOOL, []),
+                                                         vi("w", F, [3])],
+     ["M", "go", "v0"], r"in its body: node 'rnl' \(RandomNormalLike\) is not supported"),
 ])
 def test_loop_errors_are_one_line(tmp_path: Path, body_nodes: list, body_out: list,
                                   inputs: list[str], error: str) -> None:
@@ -207,14 +208,14 @@ def test_a_body_reading_a_failed_node_adds_no_second_error(tmp_path: Path) -> No
                              [vi("i", I64, []), vi("c", BOOL, []), vi("v", F, [3])],
                              [vi("c", BOOL, []), vi("w", F, [3])])
     path = _save(tmp_path / "loop.onnx",
-                 [n("Det", ["m"], ["bad"], name="det"),
+                 [n("RandomNormalLike", ["m"], ["bad"], name="rnl"),
                   n("Loop", ["M", "", "v0"], ["out"], name="loop", body=body)],
                  [vi("v0", F, [3]), vi("m", F, [3, 3])], [vi("out", F, [3])],
                  {"M": np.int64(3)})
     with pytest.raises(OnnxError) as e:
         load_graph(path)
     assert [line.split(": ", 1)[1] for line in e.value.render().splitlines()] == [
-        "node 'det' (Det) is not supported"]
+        "node 'rnl' (RandomNormalLike) is not supported"]
 
 
 @pytest.mark.parametrize(("lo", "hi"), [(0, 1), (-6, -5), (1, 3)])

@@ -241,6 +241,15 @@ class OpContext:
         return self.broadcast(a, shape), self.broadcast(b, shape)
 
 
+def empty_value(shape: Sequence[int], dt: DType) -> np.ndarray:
+    """The value of a result with no elements (a dimension of 0): a constant, since it
+    holds nothing to compute, so the firmware never sees a zero-size tensor. Nodes
+    reading it fold at import (onnx's reference) or take it as a constant."""
+    shape = tuple(int(d) for d in shape)
+    assert 0 in shape
+    return np.zeros(shape, dt.np_dtype)
+
+
 def axis_of(axis: int, rank: int, what: str = "axis") -> int:
     """A possibly negative axis normalized into [0, rank)."""
     if not -rank <= axis < rank:
@@ -248,4 +257,4 @@ def axis_of(axis: int, rank: int, what: str = "axis") -> int:
     return axis % rank
 
 
-__all__ = ["OpContext", "QView", "Value", "axis_of"]
+__all__ = ["OpContext", "QView", "Value", "axis_of", "empty_value"]

@@ -38,11 +38,13 @@ def unary(graph_op: str, floats_only: bool = True) -> Converter:
     return convert
 
 
-def identity(ctx: OpContext) -> Tensor:
-    """Identity, and Dropout in inference (its mask output is not supported)."""
+def identity(ctx: OpContext) -> Tensor | list:
+    """Identity, and Dropout in inference: the data as it is, and its mask (the second
+    output) all true, nothing being dropped."""
+    x = ctx.input(0)
     if len(ctx.info.outputs) > 1 and ctx.info.outputs[1]:
-        raise Unsupported("Dropout's mask output is not supported (inference only)")
-    return ctx.input(0)
+        return [x, np.ones(tuple(x.type.shape), bool)]
+    return x
 
 
 def binary(graph_op: str) -> Converter:
@@ -163,13 +165,17 @@ def reduce(kind: str, mean: bool = False) -> Converter:
         axes = reduce_axes(ctx, len(shape))
         if axes is None:
             return x
-        init = _REDUCE_INIT[kind]
-        if not x.type.dtype.is_float:
+        init, how = _REDUCE_INIT[kind], kind
+        if x.type.dtype.kind == "b":  # the largest of booleans is their or, the least and
+            if kind == "add" or mean:
+                raise Unsupported(f"{ctx.info.op_type} of booleans")
+            how, init = ("or", False) if kind == "maximum" else ("and", True)
+        elif not x.type.dtype.is_float:
             if mean:
                 raise Unsupported(f"ReduceMean of element type {x.type.dtype}")
             info = np.iinfo(x.type.dtype.np_dtype)
             init = {"add": 0, "maximum": info.min, "minimum": info.max}[kind]
-        y = ctx.node("reduce", [x, ctx.scalar(init, x)], kind=kind, dims=axes)
+        y = ctx.node("reduce", [x, ctx.scalar(init, x)], kind=how, dims=axes)
         if mean:
             n = int(np.prod([shape[a] for a in axes]))
             y = ctx.node("divide", [y, ctx.filled(n, y)])
@@ -200,6 +206,23 @@ def cast_like(ctx: OpContext) -> Tensor:
     return _convert(ctx, ctx.input(0), ctx.input(1).type.dtype.name)
 
 
+def bit_cast(ctx: OpContext) -> Tensor:
+    """BitCast: the same bits read as another element type of the same width. ONNX's
+    bool is one byte holding 0 or 1, so to and from bool the bits are the value's
+    (the graph's convert; a byte above 1 read as bool is true either way)."""
+    to = _CAST_TYPES.get(ctx.attr("to"))
+    x = ctx.input(0)
+    if to is None:
+        raise Unsupported(f"BitCast to element type {ctx.attr('to')} is not supported")
+    if "i1" in (to, x.type.dtype.name):
+        return _convert(ctx, x, to)
+    if dtype(to).bits != x.type.dtype.bits:
+        raise Unsupported(f"BitCast from {x.type.dtype} to {to}: the widths differ")
+    if x.type.dtype.name == to:
+        return x
+    return ctx.node("bitcast_convert", [x], dtype=to, shape=tuple(x.type.shape))
+
+
 def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
@@ -213,5 +236,5 @@ def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     return ctx.node("convert", [x], dtype=to)
 
 
-__all__ = ["binary", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
-           "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]
+__all__ = ["binary", "bit_cast", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish",
+           "identity", "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]

@@ -380,6 +380,8 @@ def _array_dtype(array: np.ndarray, name: str):
     sub_byte = SUB_BYTE_ARRAYS.get(array.dtype.name)
     if sub_byte is not None:  # an ml_dtypes int4 / uint2 / ... array: held a byte each
         return dtype(sub_byte)
+    if array.dtype.name == "bfloat16":  # ml_dtypes' (onnx's reference folds to it)
+        return dtype("bf16")
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
         if dt.np_dtype == array.dtype and dt_name != "bf16":

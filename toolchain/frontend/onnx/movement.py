@@ -1,5 +1,5 @@
 """More data movement: Split, Tile, Trilu, GatherElements, ScatterND, ScatterElements,
-SpaceToDepth / DepthToSpace, CumSum, OneHot, EyeLike.
+SpaceToDepth / DepthToSpace, CumSum / CumProd, OneHot, EyeLike.
 
 Sizes that decide an output's shape (Split's split, Tile's repeats, CumSum's axis,
 OneHot's depth) must be constants, as for the other shape arguments (shape_ops.py);
@@ -9,9 +9,11 @@ may be computed at run time, as may scatter and gather indices and updates.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from toolchain.frontend.onnx.context import OpContext, axis_of
+from toolchain.frontend.onnx.context import OpContext, axis_of, empty_value
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.shape_ops import slice_axis
 from toolchain.graph.ir import Graph, Node, Tensor
@@ -30,7 +32,7 @@ def _scalar_int(ctx: OpContext, i: int, what: str) -> int:
     return int(v.reshape(-1)[0])
 
 
-def split(ctx: OpContext) -> list[Tensor]:
+def split(ctx: OpContext) -> list[Tensor | np.ndarray]:
     """Split along `axis` into the constant `split` sizes, or into num_outputs parts (the
     last smaller where the size does not divide, opset 18), or into equal parts, one
     per output."""
@@ -40,8 +42,8 @@ def split(ctx: OpContext) -> list[Tensor]:
     n, size = len(ctx.info.outputs), shape[axis]
     if ctx.has_input(1):
         sizes = _ints(ctx.const(1, "split"))
-        if len(sizes) != n or sum(sizes) != size or any(s < 1 for s in sizes):
-            raise Unsupported(f"split {sizes} must be {n} sizes >= 1 adding up to {size}")
+        if len(sizes) != n or sum(sizes) != size or any(s < 0 for s in sizes):
+            raise Unsupported(f"split {sizes} must be {n} sizes >= 0 adding up to {size}")
     elif ctx.attr("num_outputs") is not None:
         parts = ctx.attr("num_outputs")
         chunk = -(-size // parts) if parts >= 1 else 0
@@ -54,7 +56,9 @@ def split(ctx: OpContext) -> list[Tensor]:
             raise Unsupported(f"{size} elements do not split into {n} equal parts")
         sizes = [size // n] * n
     starts = np.cumsum([0, *sizes])
-    return [slice_axis(ctx, x, axis, int(a), int(b)) for a, b in zip(starts, starts[1:])]
+    return [slice_axis(ctx, x, axis, int(a), int(b)) if b > a else
+            empty_value(shape[:axis] + (0,) + shape[axis + 1:], x.type.dtype)
+            for a, b in zip(starts, starts[1:])]
 
 
 def tile(ctx: OpContext) -> Tensor:
@@ -153,6 +157,13 @@ def _scatter(ctx: OpContext, data: Tensor, idx: Tensor, updates: Tensor, attrs: 
     return ctx.graph.add("scatter", inputs, [data.type], attrs, None, [region]).output
 
 
+def scatter_into(ctx: OpContext, data: Tensor, idx: Tensor, updates: Tensor) -> Tensor:
+    """data [L] with data[idx[i, 0]] = updates[i] (later updates win)."""
+    return _scatter(ctx, data, idx, updates, {
+        "update_window_dims": (), "inserted_window_dims": (0,),
+        "scatter_dims_to_operand_dims": (0,), "index_vector_dim": 1})
+
+
 def scatter_nd(ctx: OpContext) -> Tensor:
     """ScatterND: data with data[indices[i]] = updates[i] (or combined by `reduction`),
     each index vector naming the first k axes; negative indices count from the end."""
@@ -238,33 +249,42 @@ def depth_to_space(ctx: OpContext) -> Tensor:
     return ctx.reshape(y, (n, c // (b * b), h * b, w * b))
 
 
-def cum_sum(ctx: OpContext) -> Tensor:
-    """Running sums along the (constant) axis: a reduce_window of the whole axis, padded
-    on the side the sums come from; exclusive sums run over x shifted by one."""
-    x = ctx.input(0)
-    shape = tuple(x.type.shape)
-    axis = axis_of(_scalar_int(ctx, 1, "axis"), len(shape))
-    n, rank = shape[axis], len(shape)
-    reverse = bool(ctx.attr("reverse", 0))
-    zero = ctx.scalar(0, x)
+def cumulative(kind: str, identity: int) -> Callable[[OpContext], Tensor]:
+    """CumSum (kind add, identity 0) or CumProd (multiply, 1): running results along
+    the (constant) axis, a reduce_window of the whole axis padded with the identity on
+    the side the values come from; exclusive ones run over x shifted by one."""
 
-    def padded(t: Tensor, lo: int, hi: int) -> Tensor:
-        low, high = [0] * rank, [0] * rank
-        low[axis], high[axis] = lo, hi
-        return ctx.node("pad", [t, zero], low=tuple(low), high=tuple(high),
-                        interior=(0,) * rank)
+    def convert(ctx: OpContext) -> Tensor:
+        x = ctx.input(0)
+        shape = tuple(x.type.shape)
+        axis = axis_of(_scalar_int(ctx, 1, "axis"), len(shape))
+        n, rank = shape[axis], len(shape)
+        reverse = bool(ctx.attr("reverse", 0))
+        fill = ctx.scalar(identity, x)
 
-    if ctx.attr("exclusive", 0):
-        x = (padded(slice_axis(ctx, x, axis, 1, n), 0, 1) if reverse
-             else padded(slice_axis(ctx, x, axis, 0, n - 1), 1, 0)) if n > 1 else \
-            ctx.filled(0, x)
-    window = [1] * rank
-    window[axis] = n
-    pad = [(0, 0)] * rank
-    pad[axis] = (0, n - 1) if reverse else (n - 1, 0)
-    return ctx.node("reduce_window", [x, zero], kind="add", window=tuple(window),
-                    strides=(1,) * rank, base_dilations=(1,) * rank,
-                    window_dilations=(1,) * rank, padding=tuple(pad))
+        def padded(t: Tensor, lo: int, hi: int) -> Tensor:
+            low, high = [0] * rank, [0] * rank
+            low[axis], high[axis] = lo, hi
+            return ctx.node("pad", [t, fill], low=tuple(low), high=tuple(high),
+                            interior=(0,) * rank)
+
+        if ctx.attr("exclusive", 0):
+            x = (padded(slice_axis(ctx, x, axis, 1, n), 0, 1) if reverse
+                 else padded(slice_axis(ctx, x, axis, 0, n - 1), 1, 0)) if n > 1 else \
+                ctx.filled(identity, x)
+        window = [1] * rank
+        window[axis] = n
+        pad = [(0, 0)] * rank
+        pad[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        return ctx.node("reduce_window", [x, fill], kind=kind, window=tuple(window),
+                        strides=(1,) * rank, base_dilations=(1,) * rank,
+                        window_dilations=(1,) * rank, padding=tuple(pad))
+
+    return convert
+
+
+cum_sum = cumulative("add", 0)
+cum_prod = cumulative("multiply", 1)
 
 
 def one_hot(ctx: OpContext) -> Tensor:
@@ -310,6 +330,6 @@ def eye_like(ctx: OpContext) -> np.ndarray:
     return np.eye(shape[0], shape[1], k=ctx.attr("k", 0), dtype=np_dt)
 
 
-__all__ = ["SCATTER_REDUCTIONS", "cum_sum", "depth_to_space", "eye_like", "gather_elements",
-           "one_hot", "scatter_elements", "scatter_nd", "space_to_depth", "split", "tile",
-           "trilu"]
+__all__ = ["SCATTER_REDUCTIONS", "cum_prod", "cum_sum", "cumulative", "depth_to_space",
+           "eye_like", "gather_elements", "one_hot", "scatter_elements", "scatter_nd",
+           "scatter_into", "space_to_depth", "split", "tile", "trilu"]

@@ -204,8 +204,6 @@ def _input_type(info: ValueInfo, elem_type: int, pinned: tuple[int, ...] | None
         shape = tuple(pinned)
     else:
         assert info.dims is not None  # dynamic dims are reported together, before
-        if any(d == 0 for d in info.dims):
-            raise FormatError(f"{what} has an empty dimension: {info.describe()}")
         shape = tuple(int(d) for d in info.dims)  # type: ignore[arg-type]
     ty = TensorType(shape, dt)
     problem = tensor_type_error(ty)
@@ -325,7 +323,13 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
             continue
         if pin is not None and info.dims is not None:
             fixed[v.name] = (info.dims, pin)
-        inputs.append((info, _input_type(info, v.type.tensor_type.elem_type, pin)))
+        ty = _input_type(info, v.type.tensor_type.elem_type, pin)
+        if ty.num_elements == 0:
+            # A tensor with an empty dimension holds no values: all there is to know of
+            # it is known now, so it is a constant and the firmware takes no such input.
+            initializers[v.name] = np.zeros(ty.shape, ty.dtype.np_dtype)
+            continue
+        inputs.append((info, ty))
     if dynamic:
         raise InputShapeError(dynamic_dims_message(model, dynamic, fixed))
     outputs = [_value_info(v) for v in g.output]

@@ -1,10 +1,11 @@
-"""Resize (nearest and linear; PyTorch's Upsample and F.interpolate) with constant
-scales or sizes.
+"""Resize (nearest, linear and cubic; PyTorch's Upsample and F.interpolate) with
+constant scales or sizes (and roi, for tf_crop_and_resize).
 
 Both modes are separable: each resized axis is one step, a gather of the source
 positions (computed at import with numpy from the coordinate transformation) and, for
 linear, the two neighbours' weighted sum. The weights and indices are constants, so
-the firmware does no coordinate arithmetic.
+the firmware does no coordinate arithmetic. Cubic, antialiased and cropping Resizes
+contract each axis with a constant weight matrix instead (resize_filters.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from toolchain.frontend.onnx import resize_filters as rf
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.graph.ir import Tensor
@@ -25,6 +27,9 @@ TRANSFORMS: dict[str, Transform] = {
     "pytorch_half_pixel": lambda x, n, m, s: (x + 0.5) / s - 0.5 if m > 1 else 0 * x,
     "align_corners": lambda x, n, m, s: x * (n - 1) / (m - 1) if m > 1 else 0 * x,
     "asymmetric": lambda x, n, m, s: x / s,
+    # half_pixel about the centre: the output's rounding split between both ends
+    "half_pixel_symmetric": lambda x, n, m, s: (n / 2) * (1 - m / (n * s)) + (x + 0.5) / s
+    - 0.5,
 }
 # nearest_mode: an input coordinate -> the nearest index.
 NEAREST = {
@@ -33,6 +38,11 @@ NEAREST = {
     "floor": np.floor,
     "ceil": np.ceil,
 }
+
+
+# keep_aspect_ratio_policy (given sizes): how one scale comes from the axes' ratios.
+ASPECT_POLICIES: dict[str, Callable | None] = {"stretch": None, "not_larger": min,
+                                                "not_smaller": max}
 
 
 def _targets(ctx: OpContext, shape: tuple[int, ...]) -> tuple[list[int], list[float]]:
@@ -45,10 +55,16 @@ def _targets(ctx: OpContext, shape: tuple[int, ...]) -> tuple[list[int], list[fl
         sizes = [int(v) for v in ctx.const(3, "sizes").reshape(-1)]
         if len(sizes) != len(axes) or any(s < 1 for s in sizes):
             raise Unsupported(f"sizes {sizes} must be {len(axes)} values >= 1")
-        if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
-            raise Unsupported("keep_aspect_ratio_policy other than stretch")
-        for a, s in zip(axes, sizes):
-            out[a], scales[a] = s, s / shape[a]
+        policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+        if policy not in ASPECT_POLICIES:
+            raise Unsupported(f"keep_aspect_ratio_policy {policy!r} is not supported")
+        if policy == "stretch":
+            for a, s in zip(axes, sizes):
+                out[a], scales[a] = s, s / shape[a]
+        else:  # one scale for every axis listed, the sizes rounded half up
+            scale = ASPECT_POLICIES[policy](s / shape[a] for a, s in zip(axes, sizes))
+            for a in axes:
+                out[a], scales[a] = int(scale * shape[a] + 0.5), scale
     elif ctx.has_input(2):
         given = [float(v) for v in ctx.const(2, "scales").reshape(-1)]
         if len(given) != len(axes) or any(not s > 0 for s in given):
@@ -62,7 +78,7 @@ def _targets(ctx: OpContext, shape: tuple[int, ...]) -> tuple[list[int], list[fl
     return out, scales
 
 
-def _take(ctx: OpContext, x: Tensor, axis: int, index: np.ndarray) -> Tensor:
+def take_along(ctx: OpContext, x: Tensor, axis: int, index: np.ndarray) -> Tensor:
     """x's slices at the constant positions `index` along `axis`."""
     shape = tuple(x.type.shape)
     return ctx.node("gather", [x, ctx.constant(index.astype(np.int32), "i32")],
@@ -81,12 +97,18 @@ def resize(ctx: OpContext) -> Tensor:
     out, scales = _targets(ctx, shape)
     mode = ctx.attr("mode", "nearest")
     ct = ctx.attr("coordinate_transformation_mode", "half_pixel")
-    if mode not in ("nearest", "linear"):
-        raise Unsupported(f"mode {mode!r} is not supported (nearest and linear are)")
-    if ct not in TRANSFORMS:
+    if mode not in ("nearest", "linear", "cubic"):
+        raise Unsupported(f"mode {mode!r} is not supported (nearest, linear and cubic are)")
+    if ct not in TRANSFORMS and ct != "tf_crop_and_resize":
         raise Unsupported(f"coordinate_transformation_mode {ct!r} is not supported")
-    if ctx.attr("antialias", 0):
-        raise Unsupported("antialias=1 is not supported")
+    antialias = bool(ctx.attr("antialias", 0))
+    if mode == "nearest" and (antialias or ct == "tf_crop_and_resize"):
+        raise Unsupported("nearest Resize with antialias or tf_crop_and_resize is not "
+                          "supported")
+    if mode == "cubic" or antialias or ct == "tf_crop_and_resize":
+        if not x.type.dtype.is_float:
+            raise Unsupported(f"{mode} Resize of element type {x.type.dtype}")
+        return _by_matrices(ctx, x, out, scales, mode, ct, antialias)
     nearest = NEAREST.get(ctx.attr("nearest_mode", "round_prefer_floor"))
     if nearest is None:
         raise Unsupported(f"nearest_mode {ctx.attr('nearest_mode')!r} is not supported")
@@ -98,7 +120,7 @@ def resize(ctx: OpContext) -> Tensor:
             continue
         coord = TRANSFORMS[ct](np.arange(m, dtype=np.float64), n, m, scales[a])
         if mode == "nearest":
-            y = _take(ctx, y, a, np.clip(nearest(coord), 0, n - 1).astype(np.int64))
+            y = take_along(ctx, y, a, np.clip(nearest(coord), 0, n - 1).astype(np.int64))
             continue
         coord = np.clip(coord, 0, n - 1)
         lo = np.floor(coord).astype(np.int64)
@@ -110,9 +132,38 @@ def resize(ctx: OpContext) -> Tensor:
                    ) -> Tensor:
             return ctx.broadcast(ctx.constant(values, like.type.dtype), cur, (a,))
 
-        y = ctx.node("add", [ctx.node("multiply", [_take(ctx, y, a, lo), weight(1 - w)]),
-                             ctx.node("multiply", [_take(ctx, y, a, hi), weight(w)])])
+        y = ctx.node("add", [ctx.node("multiply", [take_along(ctx, y, a, lo), weight(1 - w)]),
+                             ctx.node("multiply", [take_along(ctx, y, a, hi), weight(w)])])
     return y
 
 
-__all__ = ["NEAREST", "TRANSFORMS", "resize"]
+def _by_matrices(ctx: OpContext, x: Tensor, out: list[int], scales: list[float], mode: str,
+                 ct: str, antialias: bool) -> Tensor:
+    """Cubic, antialiased or cropping Resize: each resized axis, the last first, one
+    constant weight matrix (resize_filters.py)."""
+    shape = tuple(x.type.shape)
+    rank = len(shape)
+    taps = rf.cubic(float(ctx.attr("cubic_coeff_a", -0.75)), antialias) \
+        if mode == "cubic" else rf.linear(antialias)
+    exclude = bool(ctx.attr("exclude_outside", 0))
+    axes = [axis_of(a, rank) for a in (ctx.ints("axes") or range(rank))]
+    roi = rf.full_roi(ctx, axes, rank) if ct == "tf_crop_and_resize" else None
+    y = x
+    for a in reversed(range(rank)):
+        n, m = shape[a], out[a]
+        whole = roi is None or (roi[a] == 0.0 and roi[a + rank] == 1.0)
+        if n == m and scales[a] == 1.0 and whole:
+            continue
+        inside = None
+        if roi is not None:
+            coords, inside = rf.crop_coords(roi, a, rank, n, m)
+        else:
+            coords = TRANSFORMS[ct](np.arange(m, dtype=np.float64), n, m, scales[a])
+        w = rf.weight_matrix(coords, n, scales[a], taps, exclude, inside)
+        y = rf.apply_matrix(ctx, y, a, w)
+        if inside is not None:
+            y = rf.extrapolated(ctx, y, a, inside, float(ctx.attr("extrapolation_value", 0.0)))
+    return y
+
+
+__all__ = ["NEAREST", "TRANSFORMS", "resize", "take_along"]

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from toolchain.frontend.onnx.context import OpContext, axis_of
+from toolchain.frontend.onnx.context import OpContext, axis_of, empty_value
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.run_time_slice import run_time_slice
 from toolchain.graph.ir import Tensor
@@ -190,7 +190,7 @@ def _clamped(start: int, end: int, step: int, size: int) -> range:
     return range(start, end, step)
 
 
-def slice_(ctx: OpContext) -> Tensor:
+def slice_(ctx: OpContext) -> Tensor | np.ndarray:
     """Slice with starts / ends / axes / steps inputs, negative and clamped as ONNX
     says; a negative step reverses the axis first."""
     x = ctx.input(0)
@@ -208,7 +208,7 @@ def slice_(ctx: OpContext) -> Tensor:
     steps = _ints(ctx.const(4, "steps")) if ctx.has_input(4) else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise Unsupported("starts, ends, axes and steps differ in length")
-    seen = set()
+    seen, cuts = set(), []
     for start, end, axis, step in zip(starts, ends, axes, steps):
         axis = axis_of(axis, len(shape))
         if axis in seen:
@@ -216,11 +216,14 @@ def slice_(ctx: OpContext) -> Tensor:
         seen.add(axis)
         if step == 0:
             raise Unsupported("a step of 0")
+        cuts.append((axis, step, _clamped(start, end, step, shape[axis])))
+    if any(not idx for _, _, idx in cuts):  # an empty result: no values to compute
+        out = list(shape)
+        for axis, _, idx in cuts:
+            out[axis] = len(idx)
+        return empty_value(tuple(out), x.type.dtype)
+    for axis, step, idx in cuts:
         size = shape[axis]
-        idx = _clamped(start, end, step, size)
-        if not idx:
-            raise Unsupported(f"the slice of axis {axis} is empty; empty tensors are not "
-                              "supported")
         if step < 0:
             x = ctx.node("reverse", [x], dims=(axis,))
             idx = range(size - 1 - idx[0], size - 1 - idx[-1] + 1, -step)
