@@ -102,9 +102,10 @@ SEQUENCE_OPS = {"SequenceConstruct", "SequenceEmpty", "SequenceInsert", "Sequenc
 
 # Cases minirt cannot build yet, with what the error says.
 LIMITS: dict[str, str] = {
-    # Its 'like' input is empty, so a constant (reader.py); numpy holds bfloat16 values
-    # as float32, and a constant's element type comes from its numpy values.
-    "test_castlike_FLOAT_to_BFLOAT16": "minirt computes f32, the model declares bf16",
+    # A float cast to a 2- or 4-bit integer: ONNX leaves values out of range undefined
+    # and its expected outputs hold ml_dtypes' choice, so minirt refuses (docs/onnx.md).
+    **{f"test_castlike_{src}_to_{dst}": "a Cast from f"
+       for src in ("FLOAT", "FLOAT16") for dst in ("INT2", "INT4", "UINT2", "UINT4")},
 }
 
 

@@ -327,7 +327,10 @@ def read_model(data: bytes, input_shapes: dict[str, tuple[int, ...]] | None = No
         if ty.num_elements == 0:
             # A tensor with an empty dimension holds no values: all there is to know of
             # it is known now, so it is a constant and the firmware takes no such input.
-            initializers[v.name] = np.zeros(ty.shape, ty.dtype.np_dtype)
+            # Its numpy type is ONNX's for the element type (ml_dtypes' int2, bfloat16,
+            # ...), so the constant keeps the element type the model declares.
+            elem = v.type.tensor_type.elem_type
+            initializers[v.name] = np.zeros(ty.shape, onnx.helper.tensor_dtype_to_np_dtype(elem))
             continue
         inputs.append((info, ty))
     if dynamic:
