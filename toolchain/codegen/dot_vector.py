@@ -22,6 +22,10 @@ overflow, so the sum is the reference's whatever the order of the additions.
 - `mve` (Helium, Armv8.1-M): VMLADAVA.S8 multiplies 16 lane pairs and adds all of them
   to a general-purpose register: one instruction per 16 MACs, the scalar accumulator
   itself.
+- `mve4` (Helium, the SIMD row's short kind: a sum none of whose reduced dims has 16
+  contiguous elements, such as a 10x4 window's rows of 4 taps over one input channel):
+  VLDRB.S32 loads 4 int8 lanes sign-extended to 32 bits, VMLADAVA.S32 adds their 4
+  products to the scalar accumulator.
 
 A depthwise convolution reduces over its taps only, but both operands are contiguous
 along its output channels: with `dot lanes` a tile computes 16 channels in the lanes
@@ -102,6 +106,16 @@ def _mve_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Va
     return b.call(fn, [zero, zero, zero, acc, x, w])
 
 
+def _mve4_step(b: ir.IRBuilder, x: ir.Value, w: ir.Value, acc: ir.Value) -> ir.Value:
+    # Both <4 x i8> sign-extended to <4 x i32> (selected as VLDRB.S32: the extension is
+    # the load's), then VMLADAVA.S32: 4 products, each exact in 32 bits, into the sum.
+    v4i32 = ir.VectorType(I32, 4)
+    fn = mathlib._intrinsic(b.module, "llvm.arm.mve.vmldava.v4i32", I32,
+                            [I32, I32, I32, I32, v4i32, v4i32])
+    zero = ir.Constant(I32, 0)
+    return b.call(fn, [zero, zero, zero, acc, b.sext(x, v4i32), b.sext(w, v4i32)])
+
+
 def _reduce_lanes(b: ir.IRBuilder, acc: ir.Value) -> ir.Value:
     n = acc.type.count
     fn = mathlib._intrinsic(b.module, f"llvm.vector.reduce.add.v{n}i32", I32, [acc.type])
@@ -123,6 +137,7 @@ VECTOR_DOT_CODE: dict[str, VectorDotCode] = {
     "sdot": VectorDotCode(step=_sdot_step, finish=_reduce_lanes),
     "avx2": VectorDotCode(step=_avx2_step, finish=_reduce_lanes),
     "mve": VectorDotCode(step=_mve_step, finish=lambda b, acc: acc),
+    "mve4": VectorDotCode(step=_mve4_step, finish=lambda b, acc: acc),
 }
 
 
@@ -172,12 +187,12 @@ class VectorDotEmitter:
         def body(i: ir.Value) -> None:
             self.base[d] = i
             with self._scope():
-                self._vector_body(code, points, vslots)
+                self._vector_body(code, points, vslots, kind.width)
 
         if full == 1:
             self.base[d] = 0
             with self._scope():
-                self._vector_body(code, points, vslots)
+                self._vector_body(code, points, vslots, kind.width)
         else:
             self._loop_range(f"r{d}", 0, full, kind.width, body)
         for s, vs in zip(slots, vslots, strict=True):
@@ -185,7 +200,7 @@ class VectorDotEmitter:
         self._packed_remainder(d, full * kind.width, rest, points, slots)
 
     def _vector_body(self, code: VectorDotCode, points: list[dict[int, int]],
-                     vslots: list[ir.Value]) -> None:
+                     vslots: list[ir.Value], width: int) -> None:
         k = self.k
         b = self.b
         accs = [b.load(s) for s in vslots]
@@ -195,7 +210,8 @@ class VectorDotEmitter:
             for j, p in enumerate(points):
                 self.point.update(p)
                 x, w = dot_operands(k)
-                accs[j] = code.step(b, self.packed_vector(x), self.packed_vector(w), accs[j])
+                accs[j] = code.step(b, self.packed_vector(x, width),
+                                    self.packed_vector(w, width), accs[j])
         for u in unroll:
             self.point[u] = 0
         for s, v in zip(vslots, accs, strict=True):

@@ -121,7 +121,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     row = SIMD[target.capabilities.simd]
-    dot = (row.int16_dot if int16_dot(k) else row.int8_dot) if dot_operands(k) else ""
+    dot = _dot_kind(k, row)
     interior = interior_ranges(k)
     # A tile whose loop body is one packed step (no unrolled taps) is costed as if its
     # paired operands were unpacked: the model then prefers 4 channels x 1 pixel (18
@@ -193,6 +193,23 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=kind, vector=width if width > 1 else 0,
                 stage=_stages(s, k, factors, unroll, loops, kind))
+
+
+def _dot_kind(k: Kernel, row: SimdRow) -> str:
+    """The packed dot kind of kernel `k` on SIMD row `row` ("" for none): the row's
+    int16 or int8 kind, or its short int8 kind where no reduced dim can take the int8
+    kind's steps and one can take the short kind's (on Helium, a 10x4 window's rows of
+    4 taps over one input channel: VMLADAVA.S32 per row instead of 4 scalar MACs)."""
+    if not dot_operands(k):
+        return ""
+    if int16_dot(k):
+        return row.int16_dot
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    short = row.int8_dot_short
+    if short and all(_packing(k, d, row.int8_dot) is None for d in reduced) and \
+            any(_packing(k, d, short) is not None for d in reduced):
+        return short
+    return row.int8_dot
 
 
 def _shares_nothing(s: _Shape, d: int) -> bool:

@@ -46,6 +46,10 @@ class SimdRow:
     # int8 weights are stored widened, schedule/widen16.py), codegen/dot.py's
     # DOT_KINDS; "" for none.
     int16_dot: str = ""
+    # The vector dot kind of a sum none of whose reduced dims is long enough for
+    # `int8_dot`'s steps (VECTOR_DOT_KINDS; "" for none): Helium's 4-lane step reads a
+    # 10x4 window's rows of 4 taps over one input channel (kws's first layer).
+    int8_dot_short: str = ""
 
 
 SIMD: dict[str, SimdRow] = {
@@ -56,7 +60,7 @@ SIMD: dict[str, SimdRow] = {
     # No float lane tiles: on cortex-m55 they cost dscnn_kws 20% more instructions
     # (4.22 M -> 5.06 M) and leave resnet8 as it was.
     "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
-                   int8_lanes=16),
+                   int8_lanes=16, int8_dot_short="mve4"),
     # Float lane tiles on aarch64 (instructions under QEMU): resnet8 15.9 M -> 7.4 M,
     # dscnn_kws 3.43 M -> 2.06 M, autoencoder 566 K -> 185 K, cnn 170 K -> 56 K.
     "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31
@@ -122,6 +126,8 @@ VECTOR_DOT_KINDS: dict[str, VectorDot] = {
     "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
     # VMLADAVA.S8 into the scalar sum; VLDRB.8
     "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+    # VMLADAVA.S32 into the scalar sum; VLDRB.S32 (4 lanes sign-extended as loaded)
+    "mve4": VectorDot(width=4, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
 }
 
 
