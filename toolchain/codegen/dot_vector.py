@@ -266,7 +266,9 @@ class VectorDotEmitter:
         for p, init in zip(points, inits, strict=True):
             g = next(i for i, q in enumerate(groups)
                      if all(q.get(d, 0) == v for d, v in p.items() if d != c))
-            lane = b.extract_element(accs[g], ir.Constant(I32, p.get(c, 0)))
+            at = p.get(c, 0)
+            lane = b.extract_element(accs[g], ir.Constant(I32, _helium_lane(at)
+                                                          if _helium(b.module) else at))
             out.append(b.add(init, lane))
         assert compute_type(k.acc_dtype) == I32
         return out
@@ -297,10 +299,14 @@ class VectorDotEmitter:
         accs = [b.load(s) for s in vslots]
         unroll = self.nest.unroll
         x, w = dot_operands(k)
+        helium = _helium(b.module)
         for tap in itertools.product(*[range(k.domain[u]) for u in unroll]):
             self.point.update(zip(unroll, tap))
             for j, g in enumerate(groups):
                 self.point.update(g)
+                if helium:
+                    accs[j] = b.add(accs[j], self._helium_lane_products(x, w, g))
+                    continue
                 xv, wv = self.packed_vector(x, lanes), self.packed_vector(w, lanes)
                 prod16 = b.mul(b.sext(xv, v16), b.sext(wv, v16), flags=["nsw"])
                 accs[j] = b.add(accs[j], b.sext(prod16, v32))
@@ -308,3 +314,44 @@ class VectorDotEmitter:
             self.point[u] = 0
         for s, v in zip(vslots, accs, strict=True):
             b.store(v, s)
+
+    def _helium_lane_products(self, x: Load, w: Load, group: dict[int, int]) -> ir.Value:
+        """The 16 products of one tap for a group of lanes on Helium, in its lane order
+        (_helium_lane): per half of 8 channels both operands loaded sign-extended to
+        16 bits (VLDRB.S16), VMULLB.S16 / VMULLT.S16 multiply the even and odd lanes
+        into 4 int32 lanes each. The generic form (16-bit products widened to 32)
+        became VSTRW + VLDRH.S32 round trips through the stack on Helium, which has no
+        widening move of a whole register."""
+        b = self.b
+        c = lane_dim(self.k)
+        v8i16, v4i32 = ir.VectorType(I16, 8), ir.VectorType(I32, 4)
+        vmull = mathlib._intrinsic(b.module, "llvm.arm.mve.vmull.v4i32.v8i16", v4i32,
+                                   [v8i16, v8i16, I32, I32])
+        parts = []
+        for half in (0, 8):
+            self.point[c] = group.get(c, 0) + half
+            xh = b.sext(self.packed_vector(x, 8), v8i16)
+            wh = b.sext(self.packed_vector(w, 8), v8i16)
+            for top in (0, 1):
+                parts.append(b.call(vmull, [xh, wh, ir.Constant(I32, 0),
+                                            ir.Constant(I32, top)]))
+        self.point[c] = group.get(c, 0)
+        lo = b.shuffle_vector(parts[0], parts[1], ir.Constant(ir.VectorType(I32, 8),
+                                                              list(range(8))))
+        hi = b.shuffle_vector(parts[2], parts[3], ir.Constant(ir.VectorType(I32, 8),
+                                                              list(range(8))))
+        return b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(I32, 16), list(range(16))))
+
+
+def _helium(module: ir.Module) -> bool:
+    """Whether the module is for Helium: of the targets whose SIMD row computes int8
+    outputs in lanes (Helium, NEON, AVX2), the Armv8.1-M one (cortex-m55)."""
+    return module.triple.startswith("thumbv8.1m")
+
+
+def _helium_lane(channel: int) -> int:
+    """Where channel `channel` (0-15) of a group sits in a Helium lane accumulator:
+    per half of 8 channels, the 4 even channels (VMULLB's products), then the 4 odd
+    ones (VMULLT's)."""
+    half, lane = divmod(channel, 8)
+    return half * 8 + (lane % 2) * 4 + lane // 2
