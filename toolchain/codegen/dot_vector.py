@@ -48,8 +48,10 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.element_types import compute_type
-from toolchain.kernel.form import Load, expr_dtype
+from toolchain.codegen.requant_helium import requant_vectors
+from toolchain.kernel.form import Const, Load, expr_dtype
 from toolchain.loops.patterns import dot_operands
+from toolchain.loops.requant_lanes import Requant, match_requant
 from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
 
 I1 = ir.IntType(1)
@@ -59,6 +61,8 @@ I32 = ir.IntType(32)
 LANES = 16  # int8 lanes per step (one 128-bit register)
 SIMD_LANES = 16  # outputs per vector of accumulators (rules.SIMD's int8_lanes)
 V16I8 = ir.VectorType(I8, LANES)
+# What _lane_reduction returns for a tile whose outputs it stored itself.
+LANES_STORED = "stored"
 
 Step = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value], ir.Value]
 Finish = Callable[[ir.IRBuilder, ir.Value], ir.Value]
@@ -219,14 +223,16 @@ class VectorDotEmitter:
 
     # ------------------------------------------------------------ outputs in lanes
 
-    def _lane_reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | None:
+    def _lane_reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | str | None:
         """The sums of a tile whose outputs along the lane dim (rules.lane_dim: a
         depthwise convolution's channels) are the lanes of vector accumulators: per
         reduction step one vector of inputs per group of lanes (the tile's other outputs)
         and one of weights that every group shares, multiplied in 16 bits (|x*w| <=
         16384) and added in 32 (exact). Each output's lane is extracted and added to its
         init. None where the tile is not a whole vector wide (the dim's remainder: the
-        scalar path), or an operand cannot be read a vector at a time."""
+        scalar path), or an operand cannot be read a vector at a time. LANES_STORED
+        where the outputs were requantized and stored in vectors (Helium, the epilogue
+        loops/requant_lanes.py matches)."""
         k = self.k
         c = lane_dim(k)
         lanes = SIMD_LANES
@@ -262,6 +268,12 @@ class VectorDotEmitter:
             b.store(ir.Constant(acc_type, [0] * lanes), s)
         self._lane_level(0, groups, vslots, lanes)
         accs = [b.load(s) for s in vslots]
+        requant = match_requant(k) if _helium(b.module) else None
+        if requant is not None and isinstance(k.init, Const) and k.init.value == 0 and \
+                c == k.n_parallel - 1 and self.out_map.get(c, (1, 0))[0] == 1:
+            for g, acc in zip(groups, accs, strict=True):
+                self._helium_requant_store(g, acc, requant)
+            return LANES_STORED
         out = []
         for p, init in zip(points, inits, strict=True):
             g = next(i for i, q in enumerate(groups)
@@ -341,6 +353,48 @@ class VectorDotEmitter:
         hi = b.shuffle_vector(parts[2], parts[3], ir.Constant(ir.VectorType(I32, 8),
                                                               list(range(8))))
         return b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(I32, 16), list(range(16))))
+
+
+    def _helium_requant_store(self, group: dict[int, int], acc: ir.Value,
+                              q: Requant) -> None:
+        """Requantizes a group's 16 lanes (in _helium_lane's order) 4 at a time and
+        stores them as 16 int8 outputs in channel order: per half of 8 channels the even
+        and the odd 4, each per-channel table read as 8 words split into its even and
+        odd lanes (VLD20 / VLD21), VMOVNT merging both halves' results into 8 16-bit
+        lanes that VSTRB.16 stores."""
+        b = self.b
+        c = lane_dim(self.k)
+        v4i16, v8i32 = ir.VectorType(I16, 4), ir.VectorType(I32, 8)
+
+        def pick(v: ir.Value, idx: list[int]) -> ir.Value:
+            return b.shuffle_vector(v, ir.Constant(v.type, None),
+                                    ir.Constant(ir.VectorType(I32, len(idx)), idx))
+
+        def table(e: Load | Const) -> tuple[ir.Value, ir.Value]:
+            if isinstance(e, Const):
+                splat = ir.Constant(ir.VectorType(I32, 4), [int(e.value)] * 4)
+                return splat, splat
+            ok, ptr = self.packed_pointer(e)
+            assert ok is None  # an unpadded table read at the channel: never checked
+            words = b.load(ptr, typ=v8i32)
+            words.align = 4
+            return pick(words, [0, 2, 4, 6]), pick(words, [1, 3, 5, 7])
+
+        for half in (0, 8):
+            self.point.update(group)
+            self.point[c] = half
+            sums = (pick(acc, list(range(half, half + 4))),
+                    pick(acc, list(range(half + 4, half + 8))))
+            if q.bias is not None:
+                sums = tuple(b.add(x, y) for x, y in zip(sums, table(q.bias), strict=True))
+            ys = [requant_vectors(b, x, m, e, q) for x, m, e in
+                  zip(sums, table(q.multiplier), table(q.exponent), strict=True)]
+            merged = b.shuffle_vector(b.trunc(ys[0], v4i16), b.trunc(ys[1], v4i16),
+                                      ir.Constant(ir.VectorType(I32, 8),
+                                                  [0, 4, 1, 5, 2, 6, 3, 7]))
+            store = b.store(b.trunc(merged, ir.VectorType(I8, 8)), self.output_pointer())
+            store.align = 1
+        self.point[c] = 0
 
 
 def _helium(module: ir.Module) -> bool:

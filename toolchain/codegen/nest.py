@@ -34,7 +34,7 @@ from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
-from toolchain.codegen.dot_vector import VectorDotEmitter
+from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
 from toolchain.codegen.packed import PackedLoopEmitter
@@ -351,7 +351,8 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                     self._store_point(self.value(k.body))
             else:
                 accs = self._reduction(points)
-                for p, acc in zip(points, accs, strict=True):
+                # None: the reduction stored the outputs (Helium's vector requantization)
+                for p, acc in zip(points, accs or (), strict=accs is not None):
                     self.point.update(p)
                     self.acc = acc
                     if k.epilogue is None:
@@ -363,12 +364,14 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 self.point[d] = 0
         self.varying = frozenset()
 
-    def _reduction(self, points: list[dict[int, int]]) -> list[ir.Value]:
+    def _reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | None:
         """The folded value of each point of the tile. With `partials` P, each point
         folds into P partial sums (the innermost reduction loop's values modulo P), added
         at the end: a float sum's rounding error grows with the length of each chain."""
         if self.nest.dot == LANE_KIND and 0 not in self.k.domain[self.k.n_parallel:]:
             lanes = self._lane_reduction(points)  # codegen/dot_vector.py
+            if lanes == LANES_STORED:
+                return None
             if lanes is not None:
                 return lanes
         k = self.k

@@ -50,6 +50,10 @@ class SimdRow:
     # `int8_dot`'s steps (VECTOR_DOT_KINDS; "" for none): Helium's 4-lane step reads a
     # 10x4 window's rows of 4 taps over one input channel (kws's first layer).
     int8_dot_short: str = ""
+    # Whether a depthwise tile in lanes requantizes its outputs in vectors too
+    # (loops/requant_lanes.py, codegen/requant_helium.py): Helium's VQRDMULH and VRSHL
+    # are TFLite's two rounding steps, 4 lanes at a time.
+    lane_requant: bool = False
 
 
 SIMD: dict[str, SimdRow] = {
@@ -60,7 +64,7 @@ SIMD: dict[str, SimdRow] = {
     # No float lane tiles: on cortex-m55 they cost dscnn_kws 20% more instructions
     # (4.22 M -> 5.06 M) and leave resnet8 as it was.
     "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
-                   int8_lanes=16, int8_dot_short="mve4"),
+                   int8_lanes=16, int8_dot_short="mve4", lane_requant=True),
     # Float lane tiles on aarch64 (instructions under QEMU): resnet8 15.9 M -> 7.4 M,
     # dscnn_kws 3.43 M -> 2.06 M, autoencoder 566 K -> 185 K, cnn 170 K -> 56 K.
     "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31

@@ -1,0 +1,165 @@
+"""Which int8 epilogues Helium requantizes in vector lanes, and their parts.
+
+codegen/requant_helium.py computes TFLite's two rounding steps 4 channels at a time
+(VQRDMULH, VRSHL) for a depthwise layer whose outputs are the lanes of vector
+accumulators (`dot lanes`). It needs the epilogue unfolded, so the scheduler asks
+`keeps_vector_requant` before kernel/requant.py folds it into the scalar 64-bit form:
+on a SIMD row with `lane_requant`, a kernel with a lane dim of at least one vector
+whose epilogue is exactly
+
+    convert_i8(clamp(lo, rounding_divide_by_pot(srdhm(acc [+ bias[c]], M[c]), s[c]) + zp, hi))
+
+with every s in [0, 31] (VRSHL's range; recorded as the exponent load's `bounds`,
+which `match_requant` then requires) stays unfolded. The tables are read along the
+lane dim, contiguous, so 8 channels are one pair of deinterleaving loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from toolchain.kernel.form import (
+    Acc,
+    Apply,
+    Const,
+    Expr,
+    Index,
+    Kernel,
+    Load,
+    rewrite,
+    with_children,
+)
+from toolchain.loops.access import lane_dim
+from toolchain.loops.tables import SIMD
+from toolchain.target.descriptors import Target
+from toolchain.types import dtype
+
+__all__ = ["LANE_REQUANT_WIDTH", "MAX_EXPONENT", "Requant", "keeps_vector_requant",
+           "match_requant"]
+
+SRDHM, RDBP = "saturating_rounding_doubling_high_mul", "rounding_divide_by_pot"
+_I32, _I8 = dtype("i32"), dtype("i8")
+LANE_REQUANT_WIDTH = 16  # the lanes of a depthwise tile (the row's int8_lanes)
+MAX_EXPONENT = 31  # VRSHL by -s equals rounding_divide_by_pot only for s in [0, 31]
+
+
+@dataclass(frozen=True)
+class Requant:
+    """The parts of a matched epilogue: the per-channel bias (None: acc alone), the
+    multiplier and exponent (a Load along the lane dim or a Const), zero point and
+    clamp bounds."""
+
+    bias: Load | None
+    multiplier: Load | Const
+    exponent: Load | Const
+    zero_point: int
+    low: int
+    high: int
+
+
+def _i32(e: Expr) -> bool:
+    return isinstance(e, Apply) and e.dtype == _I32
+
+
+def _per_channel(e: Expr, c: int) -> bool:
+    """A load of a table indexed by the lane dim alone (contiguous along it), or a
+    constant."""
+    if isinstance(e, Const):
+        return e.dtype == _I32
+    return isinstance(e, Load) and e.pad is None and e.valid is None and \
+        len(e.index) == 1 and e.index[0] == Index(c)
+
+
+def match_requant(k: Kernel) -> Requant | None:
+    """The requantization of k's epilogue when it is exactly convert_i8(clamp(lo,
+    rdbp(srdhm(acc [+ bias[c]], M), s) + zp, hi)) with per-channel values along its lane
+    dim, else None."""
+    c = lane_dim(k)
+    e = k.epilogue
+    if c is None or not (isinstance(e, Apply) and e.op == "convert" and e.dtype == _I8):
+        return None
+    (clamp,) = e.args
+    if not (_i32(clamp) and clamp.op == "clamp"):
+        return None
+    lo, body, hi = clamp.args
+    if not (isinstance(lo, Const) and isinstance(hi, Const)
+            and -128 <= int(lo.value) <= int(hi.value) <= 127):
+        return None
+    if not (_i32(body) and body.op == "add"):
+        return None
+    rdbp, zp = body.args
+    if isinstance(rdbp, Const):
+        rdbp, zp = zp, rdbp
+    if not (isinstance(zp, Const) and _i32(rdbp) and rdbp.op == RDBP):
+        return None
+    srdhm, s = rdbp.args
+    if not (_i32(srdhm) and srdhm.op == SRDHM):
+        return None
+    x, m = srdhm.args
+    bias = None
+    if _i32(x) and x.op == "add":
+        a, b = x.args
+        if isinstance(b, Acc):
+            a, b = b, a
+        if not (isinstance(a, Acc) and isinstance(b, Load) and _per_channel(b, c)):
+            return None
+        bias = b
+    elif not isinstance(x, Acc):
+        return None
+    if not (_per_channel(m, c) and _per_channel(s, c)):
+        return None
+    bounded = (0 <= int(s.value) <= MAX_EXPONENT) if isinstance(s, Const) else \
+        (s.bounds is not None and s.bounds[0] >= 0 and s.bounds[1] <= MAX_EXPONENT)
+    if not bounded:
+        return None
+    return Requant(bias, m, s, int(zp.value), int(lo.value), int(hi.value))
+
+
+def keeps_vector_requant(k: Kernel, target: Target | None,
+                         constant_of: Callable[[int], np.ndarray | None]) -> Kernel | None:
+    """On a SIMD row with `lane_requant` (Helium): k with its exponent load's bounds
+    set from the constant (every value in [0, 31]) when its epilogue is the
+    requantization codegen/requant_helium.py computes in vectors and its lane dim spans
+    at least one vector; the scheduler then leaves the epilogue unfolded (kernel/
+    requant.py). None otherwise: fold as usual."""
+    if target is None or not SIMD[target.capabilities.simd].lane_requant:
+        return None
+    c = lane_dim(k) if k.is_reduction else None
+    if c is None or k.domain[c] < LANE_REQUANT_WIDTH or not (
+            isinstance(k.init, Const) and k.init.value == 0):
+        return None
+    bounded = _bounded_exponent(k, constant_of)
+    if bounded is None or match_requant(bounded) is None:
+        return None
+    return bounded
+
+
+def _bounded_exponent(k: Kernel,
+                      constant_of: Callable[[int], np.ndarray | None]) -> Kernel | None:
+    """k with the bounds of its rounding shift's exponent load set from the constant's
+    values, when they are all in [0, 31]."""
+    ok = [True]
+
+    def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
+        e = with_children(e, kids)
+        if isinstance(e, Apply) and e.op == RDBP and isinstance(e.args[1], Load):
+            s = e.args[1]
+            values = constant_of(s.operand)
+            if values is None:
+                ok[0] = False
+                return e
+            values = np.asarray(values)
+            if values.size == 0 or values.min() < 0 or values.max() > MAX_EXPONENT:
+                ok[0] = False
+                return e
+            bounded = replace(s, bounds=(int(values.min()), int(values.max())))
+            return Apply(e.op, (e.args[0], bounded), e.dtype)
+        return e
+
+    if k.epilogue is None:
+        return None
+    out = replace(k, epilogue=rewrite(k.epilogue, fn))
+    return out if ok[0] else None
