@@ -51,7 +51,7 @@ from toolchain.codegen.element_types import compute_type
 from toolchain.codegen.requant_helium import requant_vectors
 from toolchain.kernel.form import Const, Load, expr_dtype
 from toolchain.loops.patterns import dot_operands
-from toolchain.loops.requant_lanes import Requant, match_requant
+from toolchain.loops.requant_lanes import REQUANT_GROUP, Requant, match_requant, requant_dim
 from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
 
 I1 = ir.IntType(1)
@@ -354,6 +354,52 @@ class VectorDotEmitter:
                                                               list(range(8))))
         return b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(I32, 16), list(range(16))))
 
+
+    def _helium_requant_tile(self, points: list[dict[int, int]],
+                             sums: list[ir.Value]) -> bool:
+        """On Helium, requantizes and stores a tile's outputs 4 channels at a time when
+        its epilogue is TFLite's requantization left unfolded for it (loops/
+        requant_lanes.py) and the tile blocks the output channels in fours: each
+        group's 4 scalar sums moved into one register (2 VMOVs of 2), the tables read
+        as 4 words, the 4 int8 results stored by one VSTRB.32. False (nothing emitted)
+        otherwise: the per-output epilogue follows."""
+        k = self.k
+        b = self.b
+        if not _helium(b.module) or lane_dim(k) is not None:
+            return False
+        q = match_requant(k)
+        c = requant_dim(k)
+        if q is None or self.tile[c] % REQUANT_GROUP or c != k.n_parallel - 1 or \
+                self.out_map.get(c, (1, 0))[0] != 1:
+            return False
+        v4i32 = ir.VectorType(I32, 4)
+
+        def table(e: Load | Const) -> ir.Value:
+            if isinstance(e, Const):
+                return ir.Constant(v4i32, [int(e.value)] * 4)
+            ok, ptr = self.packed_pointer(e)
+            assert ok is None  # an unpadded table read at the channel: never checked
+            words = b.load(ptr, typ=v4i32)
+            words.align = 4
+            return words
+
+        by_point = {tuple(sorted(p.items())): v for p, v in zip(points, sums, strict=True)}
+        for p in points:
+            if p.get(c, 0) % REQUANT_GROUP:
+                continue
+            self.point.update(p)
+            vec: ir.Value = ir.Constant(v4i32, None)
+            for j in range(REQUANT_GROUP):
+                at = tuple(sorted({**p, c: p.get(c, 0) + j}.items()))
+                vec = b.insert_element(vec, by_point[at], ir.Constant(I32, j))
+            if q.bias is not None:
+                vec = b.add(vec, table(q.bias))
+            y = requant_vectors(b, vec, table(q.multiplier), table(q.exponent), q)
+            store = b.store(b.trunc(y, ir.VectorType(I8, 4)), self.output_pointer())
+            store.align = 1
+        for d in {d for p in points for d in p}:
+            self.point[d] = 0
+        return True
 
     def _helium_requant_store(self, group: dict[int, int], acc: ir.Value,
                               q: Requant) -> None:

@@ -351,7 +351,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                     self._store_point(self.value(k.body))
             else:
                 accs = self._reduction(points)
-                # None: the reduction stored the outputs (Helium's vector requantization)
+                if accs is not None and self._helium_requant_tile(points, accs):
+                    accs = None  # codegen/dot_vector.py stored them
+                # None: the outputs are stored (Helium's vector requantization)
                 for p, acc in zip(points, accs or (), strict=accs is not None):
                     self.point.update(p)
                     self.acc = acc

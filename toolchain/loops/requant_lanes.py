@@ -33,16 +33,22 @@ from toolchain.kernel.form import (
     with_children,
 )
 from toolchain.loops.access import lane_dim
+from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
 from toolchain.types import dtype
 
-__all__ = ["LANE_REQUANT_WIDTH", "MAX_EXPONENT", "Requant", "keeps_vector_requant",
-           "match_requant"]
+__all__ = ["LANE_REQUANT_WIDTH", "MAX_EXPONENT", "REQUANT_GROUP", "VECTOR_REQUANT_OPS",
+           "Requant", "keeps_vector_requant", "match_requant", "requant_dim"]
 
 SRDHM, RDBP = "saturating_rounding_doubling_high_mul", "rounding_divide_by_pot"
 _I32, _I8 = dtype("i32"), dtype("i8")
 LANE_REQUANT_WIDTH = 16  # the lanes of a depthwise tile (the row's int8_lanes)
+REQUANT_GROUP = 4  # int32 lanes of a Helium register: output channels per vector
+# Instructions per output of the vector requantization (4 at a time: the sums moved
+# into a register, VQRDMULH, the rounding shift's 4, zero point, clamp, the store;
+# the tables' loads shared by the tile's pixels), for the tile costs (loops/rules.py).
+VECTOR_REQUANT_OPS = 4
 MAX_EXPONENT = 31  # VRSHL by -s equals rounding_divide_by_pot only for s in [0, 31]
 
 
@@ -73,11 +79,24 @@ def _per_channel(e: Expr, c: int) -> bool:
         len(e.index) == 1 and e.index[0] == Index(c)
 
 
+def requant_dim(k: Kernel) -> int | None:
+    """The dim along which k's outputs are requantized 4 at a time on Helium: its lane
+    dim (a depthwise layer), else for an int8 dot (a convolution, a dense layer) its
+    innermost parallel dim, the output channels, where the tile blocks them in fours
+    (the scalar sums gathered into a vector); None for other kernels."""
+    c = lane_dim(k)
+    if c is not None:
+        return c
+    if not k.is_reduction or dot_operands(k) is None or int16_dot(k):
+        return None
+    return k.n_parallel - 1
+
+
 def match_requant(k: Kernel) -> Requant | None:
     """The requantization of k's epilogue when it is exactly convert_i8(clamp(lo,
-    rdbp(srdhm(acc [+ bias[c]], M), s) + zp, hi)) with per-channel values along its lane
-    dim, else None."""
-    c = lane_dim(k)
+    rdbp(srdhm(acc [+ bias[c]], M), s) + zp, hi)) with per-channel values along its
+    requant_dim c, else None."""
+    c = requant_dim(k)
     e = k.epilogue
     if c is None or not (isinstance(e, Apply) and e.op == "convert" and e.dtype == _I8):
         return None
@@ -127,9 +146,13 @@ def keeps_vector_requant(k: Kernel, target: Target | None,
     requant.py). None otherwise: fold as usual."""
     if target is None or not SIMD[target.capabilities.simd].lane_requant:
         return None
-    c = lane_dim(k) if k.is_reduction else None
-    if c is None or k.domain[c] < LANE_REQUANT_WIDTH or not (
-            isinstance(k.init, Const) and k.init.value == 0):
+    c = requant_dim(k) if k.is_reduction else None
+    if c is None or not (isinstance(k.init, Const) and k.init.value == 0):
+        return None
+    if lane_dim(k) is None:  # output channels blocked in fours, none left over
+        if k.domain[c] % REQUANT_GROUP:
+            return None
+    elif k.domain[c] < LANE_REQUANT_WIDTH:
         return None
     bounded = _bounded_exponent(k, constant_of)
     if bounded is None or match_requant(bounded) is None:

@@ -40,6 +40,12 @@ from toolchain.loops.cost import (
 )
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
+from toolchain.loops.requant_lanes import (
+    REQUANT_GROUP,
+    VECTOR_REQUANT_OPS,
+    match_requant,
+    requant_dim,
+)
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.loops.tables import (
     BUDGETS,
@@ -118,6 +124,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     unblocked: frozenset[int] = frozenset()) -> Nest:
     budget = _budget(target)
     s = _shape(k, fma)
+    if vector_requant(k, target):  # 4 outputs at a time, costed per output
+        s = dataclasses.replace(s, epilogue=VECTOR_REQUANT_OPS)
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     row = SIMD[target.capabilities.simd]
@@ -180,6 +188,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
     candidates += _staged_window_candidates(k, s, dot, interior)
+    candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
     if best[1] > budget.max_code:
@@ -193,6 +202,24 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=kind, vector=width if width > 1 else 0,
                 stage=_stages(s, k, factors, unroll, loops, kind))
+
+
+def vector_requant(k: Kernel, target: Target) -> bool:
+    """Whether k's output channels are requantized 4 at a time from scalar sums
+    (Helium, loops/requant_lanes.py; a depthwise layer in lanes is its own case)."""
+    return SIMD[target.capabilities.simd].lane_requant and lane_dim(k) is None and \
+        match_requant(k) is not None
+
+
+def _vector_requant_tiles(k: Kernel, target: Target, candidates: list[tuple]) -> list[tuple]:
+    """The candidates whose tiles block the output channels in fours where k's epilogue
+    is requantized 4 at a time (vector_requant): another tile would run the unfolded
+    scalar steps (about 20 instructions an output). All of them if none does."""
+    if not vector_requant(k, target):
+        return candidates
+    c = requant_dim(k)
+    whole = [cand for cand in candidates if cand[2].get(c, 1) % REQUANT_GROUP == 0]
+    return whole or candidates
 
 
 def _dot_kind(k: Kernel, row: SimdRow) -> str:
