@@ -384,17 +384,25 @@ class VectorDotEmitter:
             return words
 
         by_point = {tuple(sorted(p.items())): v for p, v in zip(points, sums, strict=True)}
+        # The tables' vectors of a group of channels, read once for the tile's pixels
+        # (the stores between them may alias as far as LLVM knows: it would reload).
+        tables: dict[int, tuple[ir.Value | None, ir.Value, ir.Value]] = {}
         for p in points:
-            if p.get(c, 0) % REQUANT_GROUP:
+            at_c = p.get(c, 0)
+            if at_c % REQUANT_GROUP:
                 continue
             self.point.update(p)
+            if at_c not in tables:
+                tables[at_c] = (None if q.bias is None else table(q.bias),
+                                table(q.multiplier), table(q.exponent))
+            bias, mult, exponent = tables[at_c]
             vec: ir.Value = ir.Constant(v4i32, None)
             for j in range(REQUANT_GROUP):
-                at = tuple(sorted({**p, c: p.get(c, 0) + j}.items()))
+                at = tuple(sorted({**p, c: at_c + j}.items()))
                 vec = b.insert_element(vec, by_point[at], ir.Constant(I32, j))
-            if q.bias is not None:
-                vec = b.add(vec, table(q.bias))
-            y = requant_vectors(b, vec, table(q.multiplier), table(q.exponent), q)
+            if bias is not None:
+                vec = b.add(vec, bias)
+            y = requant_vectors(b, vec, mult, exponent, q)
             store = b.store(b.trunc(y, ir.VectorType(I8, 4)), self.output_pointer())
             store.align = 1
         for d in {d for p in points for d in p}:
