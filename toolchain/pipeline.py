@@ -79,6 +79,7 @@ from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
@@ -124,7 +125,7 @@ def schedule_for_target(graph: Graph, target: Target) -> Program:
     word-packed int8 steps, its odd input channel counts padded to whole words
     (schedule/pad_channels.py)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target)
+    padded = pad_int8_channels(graph, target) | window_pads(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 

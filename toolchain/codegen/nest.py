@@ -38,6 +38,7 @@ from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
 from toolchain.codegen.packed import PackedLoopEmitter
+from toolchain.codegen.rows_helium import FourRowEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -61,7 +62,7 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter):
+                  VectorDotEmitter, FourRowEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -415,6 +416,10 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         if level == len(loops) - 1 and self.nest.dot not in ("", LANE_KIND) \
                 and self._packable(d):
             self._packed_loop(d, points, slots[0])
+        elif level == len(loops) - 2 and self.nest.dot == "mve4" and parts == 1 and \
+                self._packable(loops[-1]) and \
+                self._four_row_loop(d, loops[-1], points, slots[0]):  # rows_helium.py
+            pass
         elif parts == 1:
             self.ranges[d] = (0, n - 1)
 
