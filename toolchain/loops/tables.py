@@ -119,6 +119,9 @@ class VectorDot:
     step_ops: int
     load_ops: int
     finish_ops: int
+    # A packed loop of at most this many steps is written out when its body has no
+    # unrolled taps (0: always a loop).
+    written_out: int = 0
 
 
 VECTOR_DOT_KINDS: dict[str, VectorDot] = {
@@ -129,7 +132,11 @@ VECTOR_DOT_KINDS: dict[str, VectorDot] = {
     # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
     "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
     # VMLADAVA.S8 into the scalar sum; VLDRB.8
-    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+    # Written out up to 4 steps (kws's 64-channel pointwise rows): the loop's zeroed
+    # accumulators, its counter and the register moves LLVM put in it cost 2.5
+    # instructions an output of a 2 x 4 tile.
+    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0,
+                     written_out=4),
     # VMLADAVA.S32 into the scalar sum; VLDRB.S32 (4 lanes sign-extended as loaded)
     "mve4": VectorDot(width=4, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
 }
