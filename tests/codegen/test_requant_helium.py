@@ -15,6 +15,7 @@ firmware so a silent fallback to the scalar code fails the test.
 from __future__ import annotations
 
 import itertools
+import re
 import subprocess
 from pathlib import Path
 
@@ -130,7 +131,12 @@ def test_convolutions_exact_on_cortex_m55(kernel: int, stride: int, tmp_path: Pa
 
 
 def test_window_rows_of_four_take_the_four_lane_step(tmp_path: Path) -> None:
-    # kws's first layer: a 10x4 window, stride 2, over one input channel.
+    # kws's first layer: a 10x4 window, stride 2, over one input channel (its padded
+    # input written out, schedule/pad_helium.py), and one of 13 output channels on an
+    # odd map: 2 steps of 4 rows (a VLDRB.U8 gather of the input's rows, VMLADAVA.S8),
+    # then the last 2 rows one 4-lane step each (VMLADAVA.S32).
     layers = [("conv", 49, 10, 1, 64, 10, 4, 2), ("conv", 13, 9, 1, 13, 10, 4, 2)]
     build = _build_and_check(layers, tmp_path, seed=7)
-    assert "vmlava.s32" in _mnemonics(build.elf)
+    code = _mnemonics(build.elf)
+    assert "vmlava.s32" in code and "vmlava.s8" in code
+    assert re.search(r"vldrb\.u8\s+q\d, \[r\d+, q\d\]", code), "no gather of window rows"
