@@ -162,8 +162,8 @@ def keeps_vector_requant(k: Kernel, target: Target | None,
 
 def _bounded_exponent(k: Kernel,
                       constant_of: Callable[[int], np.ndarray | None]) -> Kernel | None:
-    """k with the bounds of its rounding shift's exponent load set from the constant's
-    values, when they are all in [0, 31]."""
+    """k with its rounding shift's exponent load bounded to [0, 31], when every value
+    of the constant is in that range."""
     ok = [True]
 
     def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
@@ -178,7 +178,9 @@ def _bounded_exponent(k: Kernel,
             if values.size == 0 or values.min() < 0 or values.max() > MAX_EXPONENT:
                 ok[0] = False
                 return e
-            bounded = replace(s, bounds=(int(values.min()), int(values.max())))
+            # The range VRSHL needs, not the constant's own: identical layers with other
+            # exponents keep identical code (codegen/image.py shares it).
+            bounded = replace(s, bounds=(0, MAX_EXPONENT))
             return Apply(e.op, (e.args[0], bounded), e.dtype)
         return e
 
