@@ -29,6 +29,7 @@ from toolchain.kernel.form import (
     Index,
     Kernel,
     Load,
+    postorder,
     rewrite,
     with_children,
 )
@@ -83,13 +84,22 @@ def requant_dim(k: Kernel) -> int | None:
     """The dim along which k's outputs are requantized 4 at a time on Helium: its lane
     dim (a depthwise layer), else for an int8 dot (a convolution, a dense layer) its
     innermost parallel dim, the output channels, where the tile blocks them in fours
-    (the scalar sums gathered into a vector); None for other kernels."""
+    (the scalar sums gathered into a vector) and an operand is shared by them; None for
+    other kernels."""
     c = lane_dim(k)
     if c is not None:
         return c
-    if not k.is_reduction or dot_operands(k) is None or int16_dot(k):
+    operands = dot_operands(k)
+    if not k.is_reduction or operands is None or int16_dot(k):
         return None
-    return k.n_parallel - 1
+    c = k.n_parallel - 1
+    # Blocking the channels in fours must share a load between them (the input of a
+    # convolution or dense layer). A depthwise layer with a channel multiplier reads
+    # other inputs per channel: there the tiles lost 10-20% (bench/shapes.py).
+    if all(any(isinstance(e, Index) and e.dim == c for i in ld.index for e in postorder(i))
+           for ld in operands):
+        return None
+    return c
 
 
 def match_requant(k: Kernel) -> Requant | None:
