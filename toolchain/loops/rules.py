@@ -224,16 +224,20 @@ def _vector_requant_tiles(k: Kernel, target: Target, candidates: list[tuple]) ->
 
 def _dot_kind(k: Kernel, row: SimdRow) -> str:
     """The packed dot kind of kernel `k` on SIMD row `row` ("" for none): the row's
-    int16 or int8 kind, or its short int8 kind where no reduced dim can take the int8
-    kind's steps and one can take the short kind's (on Helium, a 10x4 window's rows of
-    4 taps over one input channel: VMLADAVA.S32 per row instead of 4 scalar MACs)."""
+    int16 or int8 kind, or its short int8 kind in a window (2 reduced dims or more)
+    where no reduced dim can take the int8 kind's steps and one can take the short
+    kind's (on Helium, a 10x4 window's rows of 4 taps over one input channel:
+    VMLADAVA.S32 per row instead of 4 scalar MACs)."""
     if not dot_operands(k):
         return ""
     if int16_dot(k):
         return row.int16_dot
     reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
     short = row.int8_dot_short
-    if short and all(_packing(k, d, row.int8_dot) is None for d in reduced) and \
+    # Windows only: a lone short row (ad01's 8-input dense layer) ran 2.02 instructions
+    # per MAC in LLVM's own loop and 3.20 (2.58 written out) in 4-lane steps.
+    if short and len(reduced) >= 2 and \
+            all(_packing(k, d, row.int8_dot) is None for d in reduced) and \
             any(_packing(k, d, short) is not None for d in reduced):
         return short
     return row.int8_dot

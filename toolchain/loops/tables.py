@@ -46,7 +46,7 @@ class SimdRow:
     # int8 weights are stored widened, schedule/widen16.py), codegen/dot.py's
     # DOT_KINDS; "" for none.
     int16_dot: str = ""
-    # The vector dot kind of a sum none of whose reduced dims is long enough for
+    # The vector dot kind of a window none of whose reduced dims is long enough for
     # `int8_dot`'s steps (VECTOR_DOT_KINDS; "" for none): Helium's 4-lane step reads a
     # 10x4 window's rows of 4 taps over one input channel (kws's first layer).
     int8_dot_short: str = ""
