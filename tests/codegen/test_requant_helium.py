@@ -120,14 +120,19 @@ def test_convolutions_exact_on_cortex_m55(kernel: int, stride: int, tmp_path: Pa
     layers = [("conv", 7, 6, cin, cout, kernel, kernel, stride)
               for cin, cout in itertools.product(CHANNELS, (16, 13))]
     build = _build_and_check(layers, tmp_path, seed=10 * kernel + stride)
-    if stride == 1:
-        # With stride 2 on this small map the graph hands the layers their bias and
-        # requantization tables broadcast to the output's shape, which
-        # loops/requant_lanes.py does not match (tables indexed by the channel alone):
-        # those layers run the scalar steps, checked exact all the same.
-        code = _mnemonics(build.elf)
-        for insn in ("vqrdmulh.s32", "vrshl.s32", "vstrb.32"):
-            assert insn in code, f"{insn} missing: no convolution requantized in vectors"
+    # (With stride 2 on this small map the graph hands the layers their tables at the
+    # whole output index, [0, y, x, c]: read per pixel, contiguous along c.)
+    code = _mnemonics(build.elf)
+    for insn in ("vqrdmulh.s32", "vrshl.s32", "vstrb.32"):
+        assert insn in code, f"{insn} missing: no convolution requantized in vectors"
+
+
+def test_dense_layers_exact_on_cortex_m55(tmp_path: Path) -> None:
+    # Dense epilogues add the input zero point's term too (two per-output adds).
+    layers = [("dense", 1, 1, cin, cout, 1, 1, 1)
+              for cin, cout in itertools.product((13, 64, 250), (16, 12))]
+    build = _build_and_check(layers, tmp_path, seed=5)
+    assert "vqrdmulh.s32" in _mnemonics(build.elf)
 
 
 def test_window_rows_of_four_take_the_four_lane_step(tmp_path: Path) -> None:

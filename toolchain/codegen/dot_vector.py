@@ -49,7 +49,7 @@ from llvmlite import ir
 from toolchain.codegen import mathlib
 from toolchain.codegen.element_types import compute_type
 from toolchain.codegen.requant_helium import requant_vectors
-from toolchain.kernel.form import Const, Load, expr_dtype
+from toolchain.kernel.form import Const, Index, Load, expr_dtype, postorder
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.requant_lanes import REQUANT_GROUP, Requant, match_requant, requant_dim
 from toolchain.loops.rules import VECTOR_DOT_KINDS, lane_dim
@@ -389,28 +389,37 @@ class VectorDotEmitter:
         by_point = {tuple(sorted(p.items())): v for p, v in zip(points, sums, strict=True)}
         # The tables' vectors of a group of channels, read once for the tile's pixels
         # (the stores between them may alias as far as LLVM knows: it would reload).
-        tables: dict[int, tuple[ir.Value | None, ir.Value, ir.Value]] = {}
+        # Tables read at the whole output index depend on the pixel: cached by it too.
+        tables: dict[tuple, tuple[list[ir.Value], ir.Value, ir.Value, ir.Value]] = {}
         for p in points:
             at_c = p.get(c, 0)
             if at_c % REQUANT_GROUP:
                 continue
             self.point.update(p)
-            if at_c not in tables:
-                tables[at_c] = (None if q.bias is None else table(q.bias),
-                                table(q.multiplier), table(q.exponent))
-            bias, mult, exponent = tables[at_c]
+            key = tuple(sorted(p.items())) if self._tables_vary(q, c) else (at_c,)
+            if key not in tables:
+                tables[key] = ([table(t) for t in q.terms], table(q.multiplier),
+                               table(q.exponent), table(q.zero_point))
+            terms, mult, exponent, zp = tables[key]
             vec: ir.Value = ir.Constant(v4i32, None)
             for j in range(REQUANT_GROUP):
                 at = tuple(sorted({**p, c: at_c + j}.items()))
                 vec = b.insert_element(vec, by_point[at], ir.Constant(I32, j))
-            if bias is not None:
-                vec = b.add(vec, bias)
-            y = requant_vectors(b, vec, mult, exponent, q)
+            for t in terms:
+                vec = b.add(vec, t)
+            y = requant_vectors(b, vec, mult, exponent, zp, q)
             store = b.store(b.trunc(y, ir.VectorType(I8, 4)), self.output_pointer())
             store.align = 1
         for d in {d for p in points for d in p}:
             self.point[d] = 0
         return True
+
+    def _tables_vary(self, q: Requant, c: int) -> bool:
+        """Whether a table of `q` is read at an index that depends on a dim other than
+        the channels (a table at the whole output index)."""
+        return any(isinstance(t, Load) and any(
+            isinstance(e, Index) and e.dim != c for i in t.index for e in postorder(i))
+            for t in (*q.terms, q.multiplier, q.exponent, q.zero_point))
 
     def _helium_requant_store(self, group: dict[int, int], acc: ir.Value,
                               q: Requant) -> None:
@@ -442,10 +451,11 @@ class VectorDotEmitter:
             self.point[c] = half
             sums = (pick(acc, list(range(half, half + 4))),
                     pick(acc, list(range(half + 4, half + 8))))
-            if q.bias is not None:
-                sums = tuple(b.add(x, y) for x, y in zip(sums, table(q.bias), strict=True))
-            ys = [requant_vectors(b, x, m, e, q) for x, m, e in
-                  zip(sums, table(q.multiplier), table(q.exponent), strict=True)]
+            for t in q.terms:
+                sums = tuple(b.add(x, y) for x, y in zip(sums, table(t), strict=True))
+            ys = [requant_vectors(b, x, m, e, z, q) for x, m, e, z in
+                  zip(sums, table(q.multiplier), table(q.exponent), table(q.zero_point),
+                      strict=True)]
             merged = b.shuffle_vector(b.trunc(ys[0], v4i16), b.trunc(ys[1], v4i16),
                                       ir.Constant(ir.VectorType(I32, 8),
                                                   [0, 4, 1, 5, 2, 6, 3, 7]))

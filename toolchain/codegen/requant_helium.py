@@ -47,9 +47,10 @@ V4I32 = ir.VectorType(I32, 4)
 
 
 def requant_vectors(b: ir.IRBuilder, x: ir.Value, m: ir.Value, s: ir.Value,
-                    q: Requant) -> ir.Value:
+                    zp: ir.Value, q: Requant) -> ir.Value:
     """The requantized int32 values (clamped, zero point added) of 4 lanes: x the sums
-    plus bias, m and s the lanes' multipliers and exponents (module docstring)."""
+    with their per-channel terms, m, s and zp the lanes' multipliers, exponents and
+    zero points (module docstring)."""
     module = b.module
     vqrdmulh = mathlib._intrinsic(module, "llvm.arm.mve.vqrdmulh.v4i32", V4I32,
                                   [V4I32, V4I32])
@@ -66,6 +67,6 @@ def requant_vectors(b: ir.IRBuilder, x: ir.Value, m: ir.Value, s: ir.Value,
     fix = b.ashr(b.and_(hi, neg), splat(31))  # -1 where hi < 0 and s > 0
     shifted = b.call(vrshl, [b.call(sadd_sat, [hi, fix]), neg, ir.Constant(I32, 0),
                              ir.Constant(I32, 1), ir.Constant(I32, 0)])
-    y = b.add(shifted, splat(q.zero_point))
+    y = b.add(shifted, zp)
     y = b.select(b.icmp_signed("<", y, splat(q.low)), splat(q.low), y)
     return b.select(b.icmp_signed(">", y, splat(q.high)), splat(q.high), y)

@@ -33,7 +33,7 @@ from toolchain.kernel.form import (
     rewrite,
     with_children,
 )
-from toolchain.loops.access import lane_dim
+from toolchain.loops.access import _flat_index, lane_dim
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
@@ -55,14 +55,15 @@ MAX_EXPONENT = 31  # VRSHL by -s equals rounding_divide_by_pot only for s in [0,
 
 @dataclass(frozen=True)
 class Requant:
-    """The parts of a matched epilogue: the per-channel bias (None: acc alone), the
-    multiplier and exponent (a Load along the lane dim or a Const), zero point and
-    clamp bounds."""
+    """The parts of a matched epilogue: the per-channel terms added to the sum (a bias,
+    an input zero point's correction; none: acc alone), the multiplier, exponent and
+    zero point (each a Load contiguous along the channels or a Const) and the clamp
+    bounds."""
 
-    bias: Load | None
+    terms: tuple[Load | Const, ...]
     multiplier: Load | Const
     exponent: Load | Const
-    zero_point: int
+    zero_point: Load | Const
     low: int
     high: int
 
@@ -71,13 +72,25 @@ def _i32(e: Expr) -> bool:
     return isinstance(e, Apply) and e.dtype == _I32
 
 
-def _per_channel(e: Expr, c: int) -> bool:
-    """A load of a table indexed by the lane dim alone (contiguous along it), or a
-    constant."""
+def _per_channel(e: Expr, k: Kernel, c: int) -> bool:
+    """An int32 constant, or an unpadded load of an int32 table whose elements are
+    contiguous along dim c (indexed by the channel alone, or at the whole output index),
+    so 4 or 8 channels are one vector load."""
     if isinstance(e, Const):
         return e.dtype == _I32
-    return isinstance(e, Load) and e.pad is None and e.valid is None and \
-        len(e.index) == 1 and e.index[0] == Index(c)
+    if not (isinstance(e, Load) and e.pad is None and e.valid is None
+            and k.operands[e.operand].dtype == _I32):
+        return False
+    flat = _flat_index(k, e)
+    return flat is not None and flat.coeff(c) == 1 and \
+        all(x < k.n_parallel for x, _ in flat.terms)
+
+
+def _sum_terms(e: Expr) -> list[Expr]:
+    """The leaves of a tree of i32 adds."""
+    if _i32(e) and e.op == "add":
+        return [t for a in e.args for t in _sum_terms(a)]
+    return [e]
 
 
 def requant_dim(k: Kernel) -> int | None:
@@ -104,8 +117,8 @@ def requant_dim(k: Kernel) -> int | None:
 
 def match_requant(k: Kernel) -> Requant | None:
     """The requantization of k's epilogue when it is exactly convert_i8(clamp(lo,
-    rdbp(srdhm(acc [+ bias[c]], M), s) + zp, hi)) with per-channel values along its
-    requant_dim c, else None."""
+    rdbp(srdhm(acc [+ t1[c] + ...], M[c]), s[c]) + zp[c], hi)) with every value per
+    channel along its requant_dim c (_per_channel), else None."""
     c = requant_dim(k)
     e = k.epilogue
     if c is None or not (isinstance(e, Apply) and e.op == "convert" and e.dtype == _I8):
@@ -120,31 +133,26 @@ def match_requant(k: Kernel) -> Requant | None:
     if not (_i32(body) and body.op == "add"):
         return None
     rdbp, zp = body.args
-    if isinstance(rdbp, Const):
+    if _i32(zp) and zp.op == RDBP:
         rdbp, zp = zp, rdbp
-    if not (isinstance(zp, Const) and _i32(rdbp) and rdbp.op == RDBP):
+    if not (_per_channel(zp, k, c) and _i32(rdbp) and rdbp.op == RDBP):
         return None
     srdhm, s = rdbp.args
     if not (_i32(srdhm) and srdhm.op == SRDHM):
         return None
     x, m = srdhm.args
-    bias = None
-    if _i32(x) and x.op == "add":
-        a, b = x.args
-        if isinstance(b, Acc):
-            a, b = b, a
-        if not (isinstance(a, Acc) and isinstance(b, Load) and _per_channel(b, c)):
-            return None
-        bias = b
-    elif not isinstance(x, Acc):
+    leaves = _sum_terms(x)
+    accs = [t for t in leaves if isinstance(t, Acc)]
+    terms = tuple(t for t in leaves if not isinstance(t, Acc))
+    if len(accs) != 1 or not all(_per_channel(t, k, c) for t in terms):
         return None
-    if not (_per_channel(m, c) and _per_channel(s, c)):
+    if not (_per_channel(m, k, c) and _per_channel(s, k, c)):
         return None
     bounded = (0 <= int(s.value) <= MAX_EXPONENT) if isinstance(s, Const) else \
         (s.bounds is not None and s.bounds[0] >= 0 and s.bounds[1] <= MAX_EXPONENT)
     if not bounded:
         return None
-    return Requant(bias, m, s, int(zp.value), int(lo.value), int(hi.value))
+    return Requant(terms, m, s, zp, int(lo.value), int(hi.value))
 
 
 def keeps_vector_requant(k: Kernel, target: Target | None,
