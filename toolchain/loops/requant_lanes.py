@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from math import prod
 
 import numpy as np
 
@@ -33,9 +34,10 @@ from toolchain.kernel.form import (
     rewrite,
     with_children,
 )
-from toolchain.loops.access import _flat_index, lane_dim
+from toolchain.loops.access import _flat_index, interior_ranges, lane_dim
 from toolchain.loops.patterns import dot_operands, int16_dot
-from toolchain.loops.tables import SIMD
+from toolchain.loops.phases import phases_of
+from toolchain.loops.tables import SIMD, _budget
 from toolchain.target.descriptors import Target
 from toolchain.types import dtype
 
@@ -166,6 +168,13 @@ def keeps_vector_requant(k: Kernel, target: Target | None,
         return None
     c = requant_dim(k) if k.is_reduction else None
     if c is None or not (isinstance(k.init, Const) and k.init.value == 0):
+        return None
+    # A cold kernel keeps its plain loops (loops/rules.py choose_schedule's test, with
+    # loops/tables.py Budget.cold_points): no tile, no vectors, so the unfolded steps
+    # would run scalar (dense layers of 3 to 27
+    # inputs to 32 outputs lost 20-45% on bench/shapes.py).
+    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k) and \
+            not k.interleaved and not interior_ranges(k):
         return None
     if lane_dim(k) is None:  # output channels blocked in fours, none left over
         if k.domain[c] % REQUANT_GROUP:
