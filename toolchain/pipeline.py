@@ -80,6 +80,7 @@ from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.window_rows import merge_window_rows
@@ -127,7 +128,7 @@ def schedule_for_target(graph: Graph, target: Target) -> Program:
     word-packed int8 steps, its odd input channel counts padded to whole words
     (schedule/pad_channels.py)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target)
+    padded = pad_int8_channels(graph, target) | window_pads(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 

@@ -258,7 +258,8 @@ def test_vector_int8_dot_kinds_follow_the_simd_row() -> None:
     name): NEON on aarch64, AVX2 on x86-64-v3, Helium on cortex-m55, SXTB16 + SMLAD on
     cortex-m4, none on baseline x86-64 (SSE2). A vector step reads 16 elements from any
     address (a 1,037-long row is no multiple of 4), so a row shorter than 16 stays
-    scalar there while the DSP word still packs it."""
+    scalar there while the DSP word still packs it (Helium's short 4-lane kind is for
+    windows' rows: a lone short row keeps LLVM's loop, `int8_dot_short`)."""
     # 100 rows: 1,200 points, not cold on a microcontroller (Budget.cold_points).
     long_row, short_row = _int8_dense(8, 1037), _int8_dense(100, 12)
     want = {"aarch64": "neon", "x86-64-v3": "avx2", "cortex-m55": "mve", "x86-64": ""}

@@ -75,6 +75,10 @@ class AddressEmitter:
         return (*self.nest.order, *self.nest.reduction)
 
     def _store_point(self, value: ir.Value) -> None:
+        self.b.store(self._to_storage(value, self.k.result.dtype), self.output_pointer())
+
+    def output_pointer(self) -> ir.Value:
+        """The address of the output at the current point."""
         k = self.k
         coeffs: dict[int, int] = {}
         const = 0
@@ -87,8 +91,7 @@ class AddressEmitter:
             const += stride * offset
             stride *= self.out_extents[d]
         buf = len(k.operands)
-        ptr = self._affine_address(buf, Affine.of(coeffs, const))
-        self.b.store(self._to_storage(value, k.result.dtype), ptr)
+        return self._affine_address(buf, Affine.of(coeffs, const))
 
     def load_expr(self, e: Load) -> ir.Value:
         """A load at the current point, with bounds checks only where unproven."""

@@ -35,10 +35,11 @@ from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
-from toolchain.codegen.dot_vector import VectorDotEmitter
+from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
 from toolchain.codegen.packed import PackedLoopEmitter
+from toolchain.codegen.rows_helium import FourRowEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -62,7 +63,7 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter, RowPairEmitter):
+                  VectorDotEmitter, RowPairEmitter, FourRowEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -359,7 +360,10 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                     self._store_point(self.value(k.body))
             else:
                 accs = self._reduction(points)
-                for p, acc in zip(points, accs, strict=True):
+                if accs is not None and self._helium_requant_tile(points, accs):
+                    accs = None  # codegen/dot_vector.py stored them
+                # None: the outputs are stored (Helium's vector requantization)
+                for p, acc in zip(points, accs or (), strict=accs is not None):
                     self.point.update(p)
                     self.acc = acc
                     if k.epilogue is None:
@@ -371,12 +375,14 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 self.point[d] = 0
         self.varying = frozenset()
 
-    def _reduction(self, points: list[dict[int, int]]) -> list[ir.Value]:
+    def _reduction(self, points: list[dict[int, int]]) -> list[ir.Value] | None:
         """The folded value of each point of the tile. With `partials` P, each point
         folds into P partial sums (the innermost reduction loop's values modulo P), added
         at the end: a float sum's rounding error grows with the length of each chain."""
         if self.nest.dot == LANE_KIND and 0 not in self.k.domain[self.k.n_parallel:]:
             lanes = self._lane_reduction(points)  # codegen/dot_vector.py
+            if lanes == LANES_STORED:
+                return None
             if lanes is not None:
                 return lanes
         k = self.k
@@ -418,6 +424,10 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         if level == len(loops) - 1 and self.nest.dot not in ("", LANE_KIND) \
                 and self._packable(d):
             self._packed_loop(d, points, slots[0])
+        elif level == len(loops) - 2 and self.nest.dot == "mve4" and parts == 1 and \
+                self._packable(loops[-1]) and \
+                self._four_row_loop(d, loops[-1], points, slots[0]):  # rows_helium.py
+            pass
         elif parts == 1:
             self.ranges[d] = (0, n - 1)
 

@@ -42,6 +42,12 @@ from toolchain.loops.cost import (
 from toolchain.loops.depthwise import row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
+from toolchain.loops.requant_lanes import (
+    REQUANT_GROUP,
+    VECTOR_REQUANT_OPS,
+    match_requant,
+    requant_dim,
+)
 from toolchain.loops.schedule import LoopSchedule, Nest, Phase
 from toolchain.loops.tables import (
     BUDGETS,
@@ -122,10 +128,12 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     unblocked: frozenset[int] = frozenset()) -> Nest:
     budget = _budget(target)
     s = _shape(k, fma)
+    if vector_requant(k, target):  # 4 outputs at a time, costed per output
+        s = dataclasses.replace(s, epilogue=VECTOR_REQUANT_OPS)
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     body_operands = len({e.operand for e in postorder(k.body) if isinstance(e, Load)})
     row = SIMD[target.capabilities.simd]
-    dot = (row.int16_dot if int16_dot(k) else row.int8_dot) if dot_operands(k) else ""
+    dot = _dot_kind(k, row)
     interior = interior_ranges(k)
     # A tile whose loop body is one packed step (no unrolled taps) is costed as if its
     # paired operands were unpacked: the model then prefers 4 channels x 1 pixel (18
@@ -184,6 +192,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
     candidates += _staged_window_candidates(k, s, dot, interior)
+    candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
     best = min(candidates, key=lambda c: c[0])
     if best[1] > budget.max_code:
@@ -225,6 +234,45 @@ def tunable_candidates(candidates: list[tuple], best: tuple,
         params = candidate_params(c)
         out.setdefault(repr(params), (params, c))
     return list(out.values())
+
+
+def vector_requant(k: Kernel, target: Target) -> bool:
+    """Whether k's output channels are requantized 4 at a time from scalar sums
+    (Helium, loops/requant_lanes.py; a depthwise layer in lanes is its own case)."""
+    return SIMD[target.capabilities.simd].lane_requant and lane_dim(k) is None and \
+        match_requant(k) is not None
+
+
+def _vector_requant_tiles(k: Kernel, target: Target, candidates: list[tuple]) -> list[tuple]:
+    """The candidates whose tiles block the output channels in fours where k's epilogue
+    is requantized 4 at a time (vector_requant): another tile would run the unfolded
+    scalar steps (about 20 instructions an output). All of them if none does."""
+    if not vector_requant(k, target):
+        return candidates
+    c = requant_dim(k)
+    whole = [cand for cand in candidates if cand[2].get(c, 1) % REQUANT_GROUP == 0]
+    return whole or candidates
+
+
+def _dot_kind(k: Kernel, row: SimdRow) -> str:
+    """The packed dot kind of kernel `k` on SIMD row `row` ("" for none): the row's
+    int16 or int8 kind, or its short int8 kind in a window (2 reduced dims or more)
+    where no reduced dim can take the int8 kind's steps and one can take the short
+    kind's (on Helium, a 10x4 window's rows of 4 taps over one input channel:
+    VMLADAVA.S32 per row instead of 4 scalar MACs)."""
+    if not dot_operands(k):
+        return ""
+    if int16_dot(k):
+        return row.int16_dot
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    short = row.int8_dot_short
+    # Windows only: a lone short row (ad01's 8-input dense layer) ran 2.02 instructions
+    # per MAC in LLVM's own loop and 3.20 (2.58 written out) in 4-lane steps.
+    if short and len(reduced) >= 2 and \
+            all(_packing(k, d, row.int8_dot) is None for d in reduced) and \
+            any(_packing(k, d, short) is not None for d in reduced):
+        return short
+    return row.int8_dot
 
 
 def _shares_nothing(s: _Shape, d: int) -> bool:

@@ -46,6 +46,14 @@ class SimdRow:
     # int8 weights are stored widened, schedule/widen16.py), codegen/dot.py's
     # DOT_KINDS; "" for none.
     int16_dot: str = ""
+    # The vector dot kind of a window none of whose reduced dims is long enough for
+    # `int8_dot`'s steps (VECTOR_DOT_KINDS; "" for none): Helium's 4-lane step reads a
+    # 10x4 window's rows of 4 taps over one input channel (kws's first layer).
+    int8_dot_short: str = ""
+    # Whether a depthwise tile in lanes requantizes its outputs in vectors too
+    # (loops/requant_lanes.py, codegen/requant_helium.py): Helium's VQRDMULH and VRSHL
+    # are TFLite's two rounding steps, 4 lanes at a time.
+    lane_requant: bool = False
 
 
 SIMD: dict[str, SimdRow] = {
@@ -56,7 +64,7 @@ SIMD: dict[str, SimdRow] = {
     # No float lane tiles: on cortex-m55 they cost dscnn_kws 20% more instructions
     # (4.22 M -> 5.06 M) and leave resnet8 as it was.
     "mve": SimdRow(float_lanes=4, int8_dot="mve", vector_registers=8,  # Q0-Q7
-                   int8_lanes=16),
+                   int8_lanes=16, int8_dot_short="mve4", lane_requant=True),
     # Float lane tiles on aarch64 (instructions under QEMU): resnet8 15.9 M -> 7.4 M,
     # dscnn_kws 3.43 M -> 2.06 M, autoencoder 566 K -> 185 K, cnn 170 K -> 56 K.
     "neon": SimdRow(float_lanes=4, int8_dot="neon", vector_registers=32,  # V0-V31
@@ -111,6 +119,9 @@ class VectorDot:
     step_ops: int
     load_ops: int
     finish_ops: int
+    # A packed loop of at most this many steps is written out when its body has no
+    # unrolled taps (0: always a loop).
+    written_out: int = 0
 
 
 VECTOR_DOT_KINDS: dict[str, VectorDot] = {
@@ -121,7 +132,13 @@ VECTOR_DOT_KINDS: dict[str, VectorDot] = {
     # VPMADDWD + VPADDD; VPMOVSXBW from memory; extract, 2 x (shuffle, add), VMOVD
     "avx2": VectorDot(width=16, acc_lanes=8, step_ops=2, load_ops=1, finish_ops=6),
     # VMLADAVA.S8 into the scalar sum; VLDRB.8
-    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
+    # Written out up to 4 steps (kws's 64-channel pointwise rows): the loop's zeroed
+    # accumulators, its counter and the register moves LLVM put in it cost 2.5
+    # instructions an output of a 2 x 4 tile.
+    "mve": VectorDot(width=16, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0,
+                     written_out=4),
+    # VMLADAVA.S32 into the scalar sum; VLDRB.S32 (4 lanes sign-extended as loaded)
+    "mve4": VectorDot(width=4, acc_lanes=0, step_ops=1, load_ops=1, finish_ops=0),
 }
 
 

@@ -37,6 +37,7 @@ from toolchain.kernel.form import (
 from toolchain.kernel.lower import lower_node
 from toolchain.kernel.requant import fold_requantization
 from toolchain.loops import LoopSchedule, choose_schedule
+from toolchain.loops.requant_lanes import keeps_vector_requant
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
@@ -195,12 +196,20 @@ def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dis
     return drop_unused_operands(Dispatch(rewrite_kernel(d.kernel, fn), d.operands, d.output))
 
 
-def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray]) -> Dispatch:
+def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
+                           target: Target | None = None) -> Dispatch:
     """The int8 requantization in d's epilogue as one 64-bit add and shift where its
     constants allow (kernel/requant.py); the per-channel constants that form needs are
-    new constant operands, registered in `constants`."""
-    kernel, new = fold_requantization(
-        d.kernel, lambda i: constants.get(id(d.operands[i])))
+    new constant operands, registered in `constants`. On Helium a depthwise layer
+    computed in vector lanes keeps TFLite's two steps, which it runs 4 lanes at a time
+    (loops/requant_lanes.py)."""
+    def constant_of(i: int) -> np.ndarray | None:
+        return constants.get(id(d.operands[i]))
+
+    kept = keeps_vector_requant(d.kernel, target, constant_of)
+    if kept is not None:
+        return Dispatch(kept, d.operands, d.output)
+    kernel, new = fold_requantization(d.kernel, constant_of)
     if kernel is d.kernel:
         return d
     tensors = [Tensor(t, "requant") for t, _ in new]
@@ -223,7 +232,8 @@ def _segments(items: list[Item]) -> list[tuple[int, int]]:
 
 
 def _fuse_segments(items: list[Item], outputs: set[int],
-                   constants: dict[int, np.ndarray]) -> list[Item]:
+                   constants: dict[int, np.ndarray],
+                   target: Target | None = None) -> list[Item]:
     """Fuses each run of dispatches on its own. A run keeps materialized what anything
     outside it reads and every tensor written more than once (a loop's state, an if's
     results), so nothing is inlined across a label or out of its loop iteration."""
@@ -240,7 +250,8 @@ def _fuse_segments(items: list[Item], outputs: set[int],
                    for t in reads(item)}
         run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
                    keep=outputs | outside | multi, constants=set(constants))
-        out += [_folded_requantization(_scalars_as_immediates(d, constants), constants)
+        out += [_folded_requantization(_scalars_as_immediates(d, constants), constants,
+                                       target)
                 for d in run]
         last = end
     return out + items[last:]
@@ -322,7 +333,7 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None,
     # The new state values are kept whole (each is stored in the state region: below).
     kept = out_ids | {id(t) for t in state_values}
     items = inline_into_kinds(items, set(constants))
-    items = _fuse_segments(items, kept | flat.pinned | materialize, constants)
+    items = _fuse_segments(items, kept | flat.pinned | materialize, constants, target)
     items = immediates_in_kinds(items, constants)
     items = elide_copies(items, flat.assignments, kept)
     stores, state_outputs = _state_stores(items, graph, state_values, out_ids)
