@@ -23,6 +23,7 @@ from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.dominance import dominance_errors
 from toolchain.frontend.regions import RegionScope, capture, import_regions
 from toolchain.frontend.stablehlo_complex_bitcast import expand_complex_bitcast
+from toolchain.frontend.stablehlo_complex_solve import expand_complex_triangular_solve
 from toolchain.frontend.stablehlo_dynamic import DYNAMIC_FORMS, DynamicError
 from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_ops import CONVERTERS, EXPANSIONS, KEPT_OPERANDS, Unsupported
@@ -71,7 +72,8 @@ def _dtype_problem(t: TensorType | None) -> str | None:
 MAX_CALL_DEPTH = 100
 
 # Graph ops whose complex form the importer writes as real ops on the parts.
-COMPLEX_EXPANSIONS = {"bitcast_convert": expand_complex_bitcast}
+COMPLEX_EXPANSIONS = {"bitcast_convert": expand_complex_bitcast,
+                      "triangular_solve": expand_complex_triangular_solve}
 
 
 class _Importer:
@@ -176,7 +178,7 @@ class _Importer:
             return dummies
         results = [t for t in types[len(op.operands):]]
         if gop in COMPLEX_EXPANSIONS and any(t.dtype.is_complex for t in types):
-            try:  # real graph ops on the parts' bits (stablehlo_complex_bitcast.py)
+            try:  # real graph ops (stablehlo_complex_bitcast.py, _complex_solve.py)
                 return COMPLEX_EXPANSIONS[gop](GraphBuilder(self.graph, op.loc), inputs,
                                                attrs)
             except ShapeError as e:
