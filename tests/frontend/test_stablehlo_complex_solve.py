@@ -81,3 +81,20 @@ def test_complex_triangular_solve(tmp_path: Path, capsys: pytest.CaptureFixture[
             want = _want(wide[0], wide[1] if left else wide[2], left, lower, mode, unit)
             np.testing.assert_allclose(z[f"output_{k}"], want, rtol=rtol, atol=rtol,
                                        err_msg=str(CASES[k]))
+
+
+def test_ill_shaped_complex_solve_is_a_located_error(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    t, bad = "tensor<2x2xcomplex<f32>>", "tensor<3x1xcomplex<f32>>"
+    model = tmp_path / "m.mlir"
+    model.write_text(f"func.func @main(%a: {t}, %b: {bad}) -> {bad} {{\n"
+                     f'  %x = "stablehlo.triangular_solve"(%a, %b) {{left_side = true, '
+                     f"lower = true, unit_diagonal = false, transpose_a = "
+                     f"#stablehlo<transpose NO_TRANSPOSE>}} : ({t}, {bad}) -> {bad}\n"
+                     f"  return %x : {bad}\n}}\n")
+    rc = run_cli.main([str(model), "--reference"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert f"{model}:2:" in err and "'stablehlo.triangular_solve'" in err, err
+    assert "b's dim 0 must be 2 (a's size) when left_side is true, not 3" in err, err
+    assert "Traceback" not in err

@@ -21,6 +21,7 @@ import numpy as np
 
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Tensor
+from toolchain.graph.ops import ShapeError
 from toolchain.types import complex_part
 
 __all__ = ["expand_complex_triangular_solve"]
@@ -93,11 +94,26 @@ def _left_lower_or_upper(b: GraphBuilder, a: Tensor, rhs: Tensor, lower: bool,
     return b.op("complex", [row(0), row(1)])
 
 
+def _check_shapes(a: Tensor, rhs: Tensor, left: bool) -> None:
+    """The op's shape rule (graph/type_rules.py's, which takes real types only), so an
+    ill-shaped solve is told in its own terms, not a node of the expansion's."""
+    at, bt = a.type, rhs.type
+    if at.rank < 2 or at.shape[-1] != at.shape[-2]:
+        raise ShapeError(f"triangular_solve's a must be a batch of square matrices, not {at}")
+    if bt.dtype != at.dtype or bt.rank != at.rank or bt.shape[:-2] != at.shape[:-2]:
+        raise ShapeError(f"b ({bt}) must have a's ({at}) element type and batch dims")
+    side = -2 if left else -1
+    if bt.shape[side] != at.shape[-1]:
+        raise ShapeError(f"b's dim {bt.rank + side} must be {at.shape[-1]} (a's size) when "
+                         f"left_side is {str(left).lower()}, not {bt.shape[side]}")
+
+
 def expand_complex_triangular_solve(b: GraphBuilder, inputs: list[Tensor],
                                     attrs: dict) -> list[Tensor]:
     """The real graph ops solving op(a) x = rhs (left_side) or x op(a) = rhs for
     complex a and rhs (attrs: left_side, lower, unit_diagonal, transpose_a)."""
     a, rhs = inputs
+    _check_shapes(a, rhs, bool(attrs["left_side"]))
     lower = bool(attrs["lower"])
     mode = attrs["transpose_a"]
     if mode != "NO_TRANSPOSE":  # op(A) itself: the triangle moves to the other side
