@@ -185,3 +185,15 @@ def test_f64_pow_is_within_a_little_over_half_an_ulp(jit) -> None:
     exact = np.abs(want) < 2.0**53
     exact &= (want == np.round(want)) & (want != 0)
     np.testing.assert_array_equal(got[exact], want[exact])
+
+
+def test_f64_pow_overflow_and_underflow_with_huge_y(jit) -> None:
+    """|y log x| beyond f64's range (inf - inf in the exact-product terms) still gives
+    numpy's inf or 0, with y's parity for negative x."""
+    x = np.array([1e300, 1e-300, -1e300, 2.0, 0.5, 2.0, 1.0000001, -2.0, 3.0, 10.0,
+                  2.0, 1e-310, 0.9999999999999999])
+    y = np.array([1e307, 1e307, 1.7e308, 1e300, 1e300, -1e300, 1e20, 3e300, 700.0, -400.0,
+                  1024.0, -2.0, -1e300])
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    np.testing.assert_array_equal(_run(jit, "power", 2, x, y), want)

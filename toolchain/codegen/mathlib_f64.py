@@ -285,8 +285,12 @@ def _exp_double(b: ir.IRBuilder, t_hi: ir.Value, t_lo: ir.Value) -> ir.Value:
 def _pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     ax = fabs(b, x)
     l_hi, l_lo = _log_double(b, ax)
-    t_hi, t_e = _two_prod(b, y, l_hi)
-    t_hi, t_lo = _two_sum(b, t_hi, b.fadd(t_e, b.fmul(y, l_lo)))
+    p, p_e = _two_prod(b, y, l_hi)
+    t_hi, t_lo = _two_sum(b, p, b.fadd(p_e, b.fmul(y, l_lo)))
+    # |y log x| past 1e300 (or infinite) over- or underflows whatever its low part; the
+    # exact-product terms would be inf - inf there, so the plain product decides
+    wide = b.fcmp_ordered("<", fabs(b, p), _c(1e300))
+    t_hi, t_lo = b.select(wide, t_hi, p), b.select(wide, t_lo, _c(0.0))
     r = _exp_double(b, t_hi, t_lo)
     integer = b.fcmp_ordered("==", _floor(b, y), y)
     half = b.fmul(y, _c(0.5))
