@@ -206,8 +206,8 @@ ERRORS = [
      "tensor<3xi32>", "operand tensor<2xi32> does not broadcast to the result's shape [3]"),
     ("%r, %k = chlo.top_k(%i, k = 3) : tensor<2xi32> -> (tensor<3xi32>, tensor<3xi32>)",
      "tensor<3xi32>", "k = 3 must be between 0 and the last dim of tensor<2xi32>"),
-    ("%r = chlo.mulhi %l, %l : tensor<2xi64>, tensor<2xi64> -> tensor<2xi64>",
-     "tensor<2xi64>", "takes integers of up to 32 bits, not i64"),
+    ("%r = chlo.mulhi %a, %a : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>",
+     "tensor<2x3xf32>", "takes integers of up to 64 bits, not f32"),
     ('%r = "chlo.ragged_dot"(%a, %b, %g) <{ragged_dot_dimension_numbers = '
      "#chlo.ragged_dot<lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
      "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
@@ -240,6 +240,50 @@ def test_errors_are_located(tmp_path: Path, capsys, body: str, result: str,
     assert rc == 2, err
     assert message in err, err
     assert f"{model}:2:" in err and "Traceback" not in err, err
+
+
+# ------------------------------------------------------------------ mulhi, 64 bits
+
+_EDGES = [0, 1, -1, 2**31, 2**32 - 1, 2**32, 2**63 - 1, -2**63, -2**63 + 1, 3**39]
+
+
+def _mulhi64_case(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Operands (edges of the 32-bit halves and the sign, then random) and the high 64
+    bits of their exact product by Python's unbounded integers."""
+    dt = np.int64 if kind == "i" else np.uint64
+    rng = np.random.default_rng(64)
+    edges = np.array([v % 2**64 for v in _EDGES], np.uint64).view(dt)
+    a = np.concatenate([np.repeat(edges, len(edges)),
+                        rng.integers(0, 2**64, 28, np.uint64, endpoint=False).view(dt)])
+    b = np.concatenate([np.tile(edges, len(edges)),
+                        rng.integers(0, 2**64, 28, np.uint64, endpoint=False).view(dt)])
+    want = np.array([((int(x) * int(y)) >> 64) % 2**64 for x, y in zip(a, b, strict=True)],
+                    np.uint64).view(dt)
+    return a, b, want
+
+
+@pytest.mark.parametrize("board", [None, "cortex-m4", "x86-64"])
+@pytest.mark.parametrize("kind", ["i", "ui"])
+def test_mulhi_64_bits(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str,
+                       board: str | None) -> None:
+    """i64 / ui64 mulhi (by 32-bit halves: no 128-bit type) equals the high half of the
+    exact product, on the reference and bit for bit on the boards."""
+    a, b, want = _mulhi64_case(kind)
+    t = f"tensor<{a.size}x{kind}64>"
+    model = tmp_path / "m.mlir"
+    model.write_text(f"func.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
+                     f"  %r = chlo.mulhi %a, %b : {t}, {t} -> {t}\n"
+                     f"  return %r : {t}\n}}\n")
+    inputs, outputs = tmp_path / "in.npz", tmp_path / "out.npz"
+    np.savez(inputs, input_0=a, input_1=b)
+    where = ["--reference"] if board is None else ["--board", board, "--check", "-o",
+                                                   str(tmp_path / board)]
+    rc = run_cli.main([str(model), *where, "--inputs", str(inputs), "--save-outputs",
+                       str(outputs)])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    with np.load(outputs) as z:
+        np.testing.assert_array_equal(z["output_0"], want)
 
 
 # ------------------------------------------------------------------ f64, f16, bf16

@@ -138,3 +138,44 @@ def test_quantized_models_run_and_check_on_boards(board: str, tmp_path: Path, ca
         out = capsys.readouterr()
         assert rc == 0, out.err
         assert "check: outputs match the reference" in out.out
+
+
+Q_AXIS_IN = "!quant.uniform<i8:f32:1, {0.1:-30, 0.5:-20, 0.25:3}>"
+Q_AXIS_OUT = "!quant.uniform<i8:f32:1, {0.1:-20, 0.2:-30, 0.3:10}>"
+BITCAST_REQUANT = f"""
+func.func @main(%s: tensor<4x3xi8>) -> (tensor<4x3xi8>, tensor<4x3xui8>) {{
+  %q = stablehlo.bitcast_convert %s : (tensor<4x3xi8>) -> tensor<4x3x{Q_AXIS_IN}>
+  %r = stablehlo.uniform_quantize %q : (tensor<4x3x{Q_AXIS_IN}>) -> tensor<4x3x{Q_AXIS_OUT}>
+  %b = stablehlo.bitcast_convert %r : (tensor<4x3x{Q_AXIS_OUT}>) -> tensor<4x3xi8>
+  %u = stablehlo.bitcast_convert %r : (tensor<4x3x{Q_AXIS_OUT}>) -> tensor<4x3xui8>
+  return %b, %u : tensor<4x3xi8>, tensor<4x3xui8>
+}}
+"""
+STORED = np.array([[10, 10, 10], [-128, 127, 1], [55, -70, 99], [-3, 4, -127]], np.int8)
+
+
+def _requantized_by_the_spec() -> np.ndarray:
+    """dequantize with the input's per-channel parameters, quantize with the output's
+    (the spec's definition, float64: none of these values is near a rounding tie)."""
+    real = (STORED.astype(np.float64) - [-30, -20, 3]) * [0.1, 0.5, 0.25]
+    v = np.rint(real / [0.1, 0.2, 0.3] + [-20, -30, 10])
+    return np.clip(v, -128, 127).astype(np.int8)
+
+
+@pytest.mark.parametrize("board", [None, "cortex-m4", "x86-64"])
+def test_bitcast_of_quantized_is_its_storage_and_per_axis_requantize(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], board: str | None) -> None:
+    """bitcast_convert to / from a quantized type moves the storage's bits (i8 stays,
+    ui8 is the same byte); requantizing per axis rescales channel by channel."""
+    inputs, outputs = tmp_path / "in.npz", tmp_path / "out.npz"
+    np.savez(inputs, input_0=STORED)
+    where = ["--reference"] if board is None else ["--board", board, "--check", "-o",
+                                                   str(tmp_path / board)]
+    rc = run_cli.main([str(_model(tmp_path, BITCAST_REQUANT)), *where, "--inputs",
+                       str(inputs), "--save-outputs", str(outputs)])
+    _, err = capsys.readouterr()
+    assert rc == 0, err
+    want = _requantized_by_the_spec()
+    with np.load(outputs) as z:
+        np.testing.assert_array_equal(z["output_0"], want)
+        np.testing.assert_array_equal(z["output_1"], want.view(np.uint8))

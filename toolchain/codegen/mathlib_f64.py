@@ -21,8 +21,12 @@ below 2**-60 relative, so every bound can be checked by hand:
                   r**18 (omitted < 1e-19); larger |x| go through the f32 function, exact
                   when x is an f32 value (its Payne-Hanek reduction), else for x rounded
                   to f32
-    power         exp(y log|x|) in f64: relative error |y log x| 2**-52 plus a few ulp
-                  (<= 1.6e-13 below overflow); negative x with integer y takes y's parity,
+    power         exp(y log|x|) with log|x|, y log|x| and the reduced argument of exp
+                  in double-double (Dekker's exact products, Knuth's exact sums): the
+                  exponent is within about 2**-60 absolute, so the result is within a
+                  little over half an ulp (numpy's correctly rounded pow at 10000**10 =
+                  1e40, which a plain f64 exp(y log x) missed by 7 ulp); negative x with
+                  integer y takes y's parity,
                   other negative x give NaN, and the special pairs (zeros, infinities,
                   NaN, y = 0, x = 1) take the f32 function's answer, which is exact there
 
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from llvmlite import ir
 
@@ -56,6 +61,7 @@ LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * LN2_HI exact, |n
 LN2_LO = 1.90821492927058770002e-10
 PIO2 = (1.57079632673412561417e+00, 6.07710050630396597660e-11,  # 33 bits each,
         2.02226624871116645580e-21, 8.47842766036889956997e-32)  # and the rest (fdlibm)
+TWO_THIRDS = (2.0 / 3.0, float(Fraction(2, 3) - Fraction(2.0 / 3.0)))  # hi + lo
 TRIG_LIMIT = 1.6e6  # |n| < 2**20 below this: n * PIO2[0], n * PIO2[1] are exact
 
 
@@ -186,9 +192,106 @@ def _floor(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return b.call(math_function(b.module, "floor", F64), [v])
 
 
+# pow carries y * log|x| in double-double (hi + lo, about 2**-100 relative): the exact
+# products and sums below (Dekker, Knuth) keep the exponent t = y log|x| within about
+# 2**-60 absolute, so e**t, one final rounding, is within a little over half an ulp.
+
+def _split(b: ir.IRBuilder, a: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """a = hi + lo exactly, hi the top 26 significand bits (a mask: never overflows, so
+    huge y is safe); hi * hi and hi * lo are exact, lo * lo nearly (2**-104 relative)."""
+    hi = b.bitcast(b.and_(b.bitcast(a, I64), ir.Constant(I64, -(1 << 27))), F64)
+    return hi, b.fsub(a, hi)
+
+
+def _two_prod(b: ir.IRBuilder, a: ir.Value, c: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """p + e = a * c (Dekker), exact to 2**-104 relative away from over/underflow."""
+    p = b.fmul(a, c)
+    ah, al = _split(b, a)
+    ch, cl = _split(b, c)
+    e = b.fadd(b.fadd(b.fsub(b.fmul(ah, ch), p), b.fmul(ah, cl)), b.fmul(al, ch))
+    return p, b.fadd(e, b.fmul(al, cl))
+
+
+def _two_sum(b: ir.IRBuilder, a: ir.Value, c: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """s + e = a + c exactly (Knuth), whatever the magnitudes."""
+    s = b.fadd(a, c)
+    cc = b.fsub(s, a)
+    return s, b.fadd(b.fsub(a, b.fsub(s, cc)), b.fsub(c, cc))
+
+
+def _log_double(b: ir.IRBuilder, ax: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """log(ax) = hi + lo for finite ax > 0: ax = 2**e m, m in [sqrt(1/2), sqrt(2)),
+    f = m - 1 (exact), s = f / (2 + f) in two parts (the division's remainder by exact
+    products), log m = 2s + 2s**3/3 + ... with its first two terms in double-double;
+    then e ln2 (e * LN2_HI exact) added exactly."""
+    tiny = b.fcmp_ordered("<", ax, _c(2.0 ** -1022))
+    xs = b.select(tiny, b.fmul(ax, _c(2.0 ** 54)), ax)
+    bits = b.bitcast(xs, I64)
+    e = b.sub(b.trunc(b.lshr(bits, ir.Constant(I64, 52)), I32), ir.Constant(I32, 1023))
+    e = b.select(tiny, b.sub(e, ir.Constant(I32, 54)), e)
+    mant = b.or_(b.and_(bits, ir.Constant(I64, (1 << 52) - 1)),
+                 ir.Constant(I64, 1023 << 52))
+    mv = b.bitcast(mant, F64)
+    big = b.fcmp_ordered(">", mv, _c(math.sqrt(2.0)))
+    mv = b.select(big, b.fmul(mv, _c(0.5)), mv)
+    e = b.select(big, b.add(e, ir.Constant(I32, 1)), e)
+    f = b.fsub(mv, _c(1.0))
+    d_hi, d_lo = _two_sum(b, _c(2.0), f)
+    s_hi = b.fdiv(f, d_hi)
+    p, pe = _two_prod(b, s_hi, d_hi)
+    rem = b.fsub(b.fsub(b.fsub(f, p), pe), b.fmul(s_hi, d_lo))
+    s_lo = b.fdiv(rem, d_hi)
+    # 2s + (2/3)s**3 in double-double; the rest, s**5 (2/5 + ...), is below 2**-12 of
+    # log m and f64 does for it. s_lo's share of the cube term is 2 s**2 s_lo.
+    z, z_e = _two_prod(b, s_hi, s_hi)
+    c, c_e = _two_prod(b, z, s_hi)
+    c_e = b.fadd(c_e, b.fmul(z_e, s_hi))
+    third, third_e = _two_prod(b, c, _c(TWO_THIRDS[0]))
+    third_e = b.fadd(third_e, b.fadd(b.fmul(c, _c(TWO_THIRDS[1])),
+                                     b.fmul(c_e, _c(TWO_THIRDS[0]))))
+    tail = b.fmul(b.fmul(c, z), _horner(b, z, _LOG_TAYLOR[1:]))
+    m_hi, m_e = _two_sum(b, b.fmul(_c(2.0), s_hi), third)
+    m_lo = b.fadd(b.fadd(m_e, third_e),
+                  b.fadd(b.fmul(b.fmul(_c(2.0), s_lo), b.fadd(_c(1.0), z)), tail))
+    ef = b.sitofp(e, F64)
+    h, hl = _two_sum(b, b.fmul(ef, _c(LN2_HI)), m_hi)
+    lo = b.fadd(hl, b.fadd(m_lo, b.fmul(ef, _c(LN2_LO))))
+    return _two_sum(b, h, lo)
+
+
+def _exp_double(b: ir.IRBuilder, t_hi: ir.Value, t_lo: ir.Value) -> ir.Value:
+    """e**(t_hi + t_lo): t = n ln2 + r with r kept in two parts, e**r = (1 + r_hi +
+    r_hi**2/2, summed exactly in parts) + (r_lo (1 + r_hi) + r_hi**3 (1/6 + ...)), so
+    that only the last addition rounds; scaled by 2**n in two exact steps."""
+    n = _round_i32(b, b.fmul(t_hi, _c(1.4426950408889634)), 1100.0)
+    nf = b.sitofp(n, F64)
+    r_hi = b.fsub(t_hi, b.fmul(nf, _c(LN2_HI)))  # exact (|n| < 2**21, Sterbenz)
+    a, ae = _two_prod(b, nf, _c(LN2_LO))
+    r1, r1e = _two_sum(b, r_hi, b.fneg(a))
+    r_lo = b.fadd(b.fsub(r1e, ae), t_lo)
+    r_hi, r_lo = _two_sum(b, r1, r_lo)
+    # 1 + r_hi + r_hi**2/2 exactly in parts; the rest, r**3 (1/6 + ...), below 2**-7.
+    sq, sq_e = _two_prod(b, r_hi, r_hi)
+    one, one_e = _two_sum(b, _c(1.0), r_hi)
+    one, half_e = _two_sum(b, one, b.fmul(_c(0.5), sq))
+    q = b.fadd(b.fmul(r_lo, b.fadd(_c(1.0), r_hi)),
+               b.fmul(b.fmul(sq, r_hi), _horner(b, r_hi, _EXP_TAYLOR[1:])))
+    one_e = b.fadd(b.fadd(one_e, half_e), b.fmul(_c(0.5), sq_e))
+    y = _ldexp(b, b.fadd(one, b.fadd(one_e, q)), n)
+    y = b.select(b.fcmp_ordered(">", t_hi, _c(709.782712893384)), _c(math.inf), y)
+    return b.select(b.fcmp_ordered("<", t_hi, _c(-745.1332191019412)), _c(0.0), y)
+
+
 def _pow(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     ax = fabs(b, x)
-    r = _exp(b, b.fmul(y, _log(b, ax)))
+    l_hi, l_lo = _log_double(b, ax)
+    p, p_e = _two_prod(b, y, l_hi)
+    t_hi, t_lo = _two_sum(b, p, b.fadd(p_e, b.fmul(y, l_lo)))
+    # |y log x| past 1e300 (or infinite) over- or underflows whatever its low part; the
+    # exact-product terms would be inf - inf there, so the plain product decides
+    wide = b.fcmp_ordered("<", fabs(b, p), _c(1e300))
+    t_hi, t_lo = b.select(wide, t_hi, p), b.select(wide, t_lo, _c(0.0))
+    r = _exp_double(b, t_hi, t_lo)
     integer = b.fcmp_ordered("==", _floor(b, y), y)
     half = b.fmul(y, _c(0.5))
     odd = b.and_(integer, b.fcmp_ordered("!=", _floor(b, half), half))

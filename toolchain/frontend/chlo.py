@@ -15,7 +15,9 @@ ChloLegalizeToStablehlo pass decomposes it:
   in numpy; size-1 dims stretch), then applies `<op>`; `broadcast_select` the same with
   the predicate;
 - `mulhi(a, b)` is the high half of the double-width product: both widened, multiplied,
-  shifted right by the width (arithmetic for signed types) and narrowed;
+  shifted right by the width (arithmetic for signed types) and narrowed; 64-bit operands
+  (no 128-bit type to widen to) by 32-bit halves in ui64, the schoolbook way, then for
+  i64 the unsigned high half less b where a < 0 and less a where b < 0 (mod 2**64);
 - `top_k(x, k)` is a stable sort of (x, iota) along the last dim in descending total
   order (NaN above +inf, as XLA's TopK; ties keep the lower index first), then the first
   k of each row.
@@ -169,11 +171,52 @@ def _constant_like(c: ChloOp) -> Tensor:
     return c.b.op("broadcast_in_dim", [const], dims=(), shape=tuple(t.shape))
 
 
+def _mulhi_64(c: ChloOp, a: Tensor, b: Tensor) -> Tensor:
+    """The high 64 bits of the 128-bit product of two 64-bit integers, from 32-bit
+    halves (each partial product fits ui64; the middle sum is below 3 * 2**32)."""
+    shape = tuple(a.type.shape)
+    u64 = dtype("ui64")
+    signed = a.type.dtype.kind == "i"
+    ua, ub = ((c.b.op("bitcast_convert", [x], dtype="ui64", shape=shape) for x in (a, b))
+              if signed else (a, b))
+    k32, low = c.b.splat(32, u64, shape), c.b.splat(0xFFFFFFFF, u64, shape)
+
+    def split(x: Tensor) -> tuple[Tensor, Tensor]:
+        return (c.b.op("shift_right_logical", [x, k32]), c.b.op("and", [x, low]))
+
+    def mul(x: Tensor, y: Tensor) -> Tensor:
+        return c.b.op("multiply", [x, y])
+
+    def add(*xs: Tensor) -> Tensor:
+        total = xs[0]
+        for x in xs[1:]:
+            total = c.b.op("add", [total, x])
+        return total
+
+    (ah, al), (bh, bl) = split(ua), split(ub)
+    ll, lh, hl, hh = mul(al, bl), mul(al, bh), mul(ah, bl), mul(ah, bh)
+    (lh_hi, lh_lo), (hl_hi, hl_lo) = split(lh), split(hl)
+    mid = add(c.b.op("shift_right_logical", [ll, k32]), lh_lo, hl_lo)
+    high = add(hh, lh_hi, hl_hi, c.b.op("shift_right_logical", [mid, k32]))
+    if not signed:
+        return high
+    # as signed, a = ua - 2**64 [a < 0]: the product's high half loses b [a < 0] and
+    # a [b < 0]; (x >> 63) is all ones exactly where x < 0.
+    k63 = c.b.splat(63, a.type.dtype, shape)
+    for sign_of, other in ((a, ub), (b, ua)):
+        mask = c.b.op("bitcast_convert", [c.b.op("shift_right_arithmetic", [sign_of, k63])],
+                      dtype="ui64", shape=shape)
+        high = c.b.op("subtract", [high, c.b.op("and", [mask, other])])
+    return c.b.op("bitcast_convert", [high], dtype=a.type.dtype.name, shape=shape)
+
+
 def _mulhi(c: ChloOp) -> Tensor:
     a, b = c.inputs
     dt = a.type.dtype
-    if not dt.is_integer or dt.bits > 32:
-        raise ChloError(f"takes integers of up to 32 bits, not {dt}")
+    if not dt.is_integer or dt.bits > 64:
+        raise ChloError(f"takes integers of up to 64 bits, not {dt}")
+    if dt.bits == 64:
+        return _mulhi_64(c, a, b)
     wide = dtype(("i" if dt.kind == "i" else "ui") + str(2 * dt.bits))
     product = c.b.op("multiply", [c.b.op("convert", [x], dtype=wide.name) for x in (a, b)])
     shift = c.b.splat(dt.bits, wide, tuple(a.type.shape))

@@ -22,6 +22,8 @@ from toolchain.frontend.chlo import CHLO_EXPANDERS, ChloError, expand_chlo
 from toolchain.frontend.chlo import UNSUPPORTED as CHLO_UNSUPPORTED
 from toolchain.frontend.dominance import dominance_errors
 from toolchain.frontend.regions import RegionScope, capture, import_regions
+from toolchain.frontend.stablehlo_complex_bitcast import expand_complex_bitcast
+from toolchain.frontend.stablehlo_complex_solve import expand_complex_triangular_solve
 from toolchain.frontend.stablehlo_dynamic import DYNAMIC_FORMS, DynamicError
 from toolchain.frontend.stablehlo_misc import MISC_EXPANDERS, expand_misc
 from toolchain.frontend.stablehlo_ops import CONVERTERS, EXPANSIONS, KEPT_OPERANDS, Unsupported
@@ -68,6 +70,10 @@ def _dtype_problem(t: TensorType | None) -> str | None:
 # Calls are inlined by recursion, one level per nested call: deeper chains are refused
 # with an error rather than left to Python's recursion limit (exported models nest a few).
 MAX_CALL_DEPTH = 100
+
+# Graph ops whose complex form the importer writes as real ops on the parts.
+COMPLEX_EXPANSIONS = {"bitcast_convert": expand_complex_bitcast,
+                      "triangular_solve": expand_complex_triangular_solve}
 
 
 class _Importer:
@@ -171,6 +177,13 @@ class _Importer:
             self.error(f"'{op.name}': {e}", op)
             return dummies
         results = [t for t in types[len(op.operands):]]
+        if gop in COMPLEX_EXPANSIONS and any(t.dtype.is_complex for t in types):
+            try:  # real graph ops (stablehlo_complex_bitcast.py, _complex_solve.py)
+                return COMPLEX_EXPANSIONS[gop](GraphBuilder(self.graph, op.loc), inputs,
+                                               attrs)
+            except ShapeError as e:
+                self.error(f"'{op.name}': {e}", op)
+                return dummies
         if gop not in COMPLEX_OPS and any(t.dtype.is_complex for t in types):
             self.error(f"'{op.name}' does not take complex values in minirt (the ops that "
                        "do: docs/ops.md)", op)

@@ -15,6 +15,9 @@ float result lies within rounding of a tie between two integers (docs/int8.md).
   into one kernel; an int8 result is requantized at once.
 - `add` of two int8 tensors uses TFLite's ADD arithmetic; of two i32 accumulators of one
   scale, a plain add.
+- `bitcast_convert` to or from a quantized type is the bitcast of its storage type
+  (the spec's bitcast_convert of quantized tensors): same-width storage keeps the bits
+  and only gains or loses the quantization.
 - Ops that only move or select elements (reshape, transpose, broadcast, slice, pad,
   concatenate, maximum, ...) work on the stored integers when every quantized operand
   and result shares one quantization.
@@ -100,16 +103,29 @@ def _uniform_quantize(b: GraphBuilder, inputs: list[Tensor], out: TensorType,
         v = b.op("clamp", [b.const(lo, f), v, b.const(hi, f)])
         v = b.op("round_nearest_even", [v])
         return b.op("convert", [v], quant=q, dtype=q.storage.name)
-    # quantized -> quantized: a fixed-point rescale by in_scale / out_scale.
-    in_scale, in_zp = _per_tensor(x.type.quant, "the operand of a requantizing "
-                                  "uniform_quantize")
-    if len(set(zps.tolist())) != 1:
-        raise QuantError("requantizing to per-axis zero points is not supported")
-    pairs = [quantize_multiplier(in_scale / _f32(s)) for s in scales]
-    v = b.op("subtract", [b.op("convert", [x], dtype="i32"),
-                          b.splat(in_zp, dtype("i32"), shape)])
-    return build.requantize(b, v, [m for m, _ in pairs], [s for _, s in pairs], axis=axis,
-                            output_zp=int(zps[0]), act_min=lo, act_max=hi, quant=q)
+    # quantized -> quantized: a fixed-point rescale by in_scale / out_scale, channel by
+    # channel when either side is per axis (then both on one axis, or the input per
+    # tensor), then + the output zero point, clamped to the storage range.
+    in_scales, in_zps, in_axis = _channels(x.type.quant)
+    if in_axis is not None and (axis is None or in_axis != axis):
+        raise QuantError("requantizing a per-axis operand needs a result quantized on "
+                         "the same axis")
+    channels = shape[axis] if axis is not None else 1
+    in_s = np.broadcast_to(in_scales, (channels,))
+    in_z = np.broadcast_to(in_zps, (channels,))
+    pairs = [quantize_multiplier(_f32(si) / _f32(so))
+             for si, so in zip(in_s, np.broadcast_to(scales, (channels,)), strict=True)]
+    i32 = dtype("i32")
+
+    def per_channel(values: np.ndarray) -> Tensor:
+        return b.along(values, i32, shape, axis) if axis is not None else b.splat(
+            values[0], i32, shape)
+
+    v = b.op("subtract", [b.op("convert", [x], dtype="i32"), per_channel(in_z)])
+    v = build.rescale(b, v, [m for m, _ in pairs], [s for _, s in pairs], axis)
+    v = b.op("add", [v, per_channel(np.broadcast_to(zps, (channels,)))])
+    v = b.op("clamp", [b.const(lo, i32), v, b.const(hi, i32)])
+    return b.op("convert", [v], quant=q, dtype=q.storage.name)
 
 
 def _uniform_dequantize(b: GraphBuilder, inputs: list[Tensor], out: TensorType,
@@ -199,6 +215,20 @@ def _add(b: GraphBuilder, inputs: list[Tensor], out: TensorType, attrs: dict) ->
                      act_min=max(lo, p.act_min), act_max=min(hi, p.act_max), quant=qo)
 
 
+def _bitcast_convert(b: GraphBuilder, inputs: list[Tensor], out: TensorType,
+                     attrs: dict) -> Tensor:
+    """The bits of the operand's storage seen as the result's storage type, annotated
+    with the result's quantization (if any)."""
+    x = inputs[0]
+    storage = out.quant.storage if out.quant is not None else out.dtype
+    if storage == x.type.dtype:  # the same bits: only the annotation changes
+        return b.op("reshape", [x], quant=out.quant, shape=tuple(out.shape)) \
+            if out.quant is not None else b.op("bitcast_convert", [x], dtype=storage.name,
+                                                 shape=tuple(out.shape))
+    return b.op("bitcast_convert", [x], quant=out.quant, dtype=storage.name,
+                shape=tuple(out.shape))
+
+
 # Graph op name -> converter(builder, inputs, declared result type, graph attrs).
 QUANT_CONVERTERS: dict[str, Callable[[GraphBuilder, list[Tensor], TensorType, dict], Tensor]] = {
     "uniform_quantize": _uniform_quantize,
@@ -206,4 +236,5 @@ QUANT_CONVERTERS: dict[str, Callable[[GraphBuilder, list[Tensor], TensorType, di
     "convolution": _contraction("convolution"),
     "dot_general": _contraction("dot_general"),
     "add": _add,
+    "bitcast_convert": _bitcast_convert,
 }
