@@ -17,8 +17,11 @@ The padding test on the merged index is the old one on the column: j < KW*C, so 
 index leaves [0, W*C) exactly where ox*sx + kx - px leaves [0, W). The weights become a
 constant of their own whose rows are padded with zeros to a multiple of 4 elements, so
 each row starts on a word and the packed steps read them whole; the input, at any byte,
-is gathered 4 elements at a time (loops/rules.py `_packing`), the last KW*C mod 4 one at
-a time. The sums are the same integers in another order: exact.
+is gathered 4 elements at a time (loops/rules.py `_packing`). Where the window has more
+than one row and its input reads are bounds-tested (SAME), the merged dim runs over the
+padded row (its extra lanes meet zero weights), so the window is staged whole;
+otherwise the last KW*C mod 4 are read one at a time. The sums are the same integers in
+another order: exact.
 
 Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
 address 16 at a time), for a step with no schedule fixed by the arena plan. A 16x8
