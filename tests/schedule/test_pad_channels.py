@@ -75,15 +75,26 @@ def test_pads_a_dense_layers_inputs(tmp_path: Path) -> None:
     dict(kind="conv", h=5, w=4, cin=16, cout=8),  # already whole words
     dict(kind="conv", h=8, w=4, cin=1, cout=8, kh=5, kw=5),  # one channel: gathered taps
     dict(kind="conv", h=8, w=4, cin=3, cout=8, kh=3, kw=3),  # 3x3 over 3: no gain
+    dict(kind="conv", h=8, w=6, cin=2, cout=8, kh=5, kw=5),  # rows merged (window_rows)
     dict(kind="conv", h=5, w=4, cin=13, cout=1),  # too few MACs per padded byte
     dict(kind="depthwise", h=5, w=4, cin=13, cout=13, kh=3, kw=3),
     dict(kind="dense", h=1, w=1, cin=27, cout=10),  # cold: keeps its plain loops
-], ids=["cin16", "cin1", "cin3-3x3", "cout1", "depthwise", "dense-cold"])
+], ids=["cin16", "cin1", "cin3-3x3", "cin2-5x5", "cout1", "depthwise", "dense-cold"])
 def test_leaves_other_layers(tmp_path: Path, layer: dict) -> None:
     graph, _ = _graph(tmp_path, layer)
     before = [n.op for n in graph.nodes]
     assert pad_int8_channels(graph, load_board("cortex-m4").target_info) == set()
     assert [n.op for n in graph.nodes] == before
+
+
+@pytest.mark.parametrize("layer", [
+    dict(kind="conv", h=9, w=9, cin=2, cout=8, kh=5, kw=5, dilation=2),  # rows not merged
+    dict(kind="conv", h=9, w=9, cin=5, cout=8, kh=5, kw=5),  # 5 channels: padded to 8
+], ids=["cin2-5x5-d2", "cin5-5x5"])
+def test_pads_windows_whose_rows_do_not_merge(tmp_path: Path, layer: dict) -> None:
+    graph, _ = _graph(tmp_path, layer)
+    pad_int8_channels(graph, load_board("cortex-m4").target_info)
+    assert _convs(graph)[0].inputs[0].type.shape[-1] == 4 if layer["cin"] < 4 else 8
 
 
 @pytest.mark.parametrize("board", ["riscv32", "cortex-m55", "cortex-m3"])

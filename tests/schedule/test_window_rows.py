@@ -30,15 +30,16 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import load_board, load_target
 
 
-def _conv(cin: int, cout: int, hw: tuple[int, int], stride: int, padding: str, seed: int):
+def _conv(cin: int, cout: int, hw: tuple[int, int], stride: int, padding: str,
+          window: tuple[int, int] = (3, 3), *, seed: int):
     rng = np.random.default_rng(seed)
     scales = list(rng.uniform(0.002, 0.01, cout))
-    w = Tensor((cout, 3, 3, cin), "int8", scale=scales, zero_point=[0] * cout,
-               quantized_dimension=0, data=rng.integers(-127, 128, (cout, 3, 3, cin)))
+    w = Tensor((cout, *window, cin), "int8", scale=scales, zero_point=[0] * cout,
+               quantized_dimension=0, data=rng.integers(-127, 128, (cout, *window, cin)))
     bias = Tensor((cout,), "int32", scale=[0.05 * s for s in scales],
                   zero_point=[0] * cout, data=rng.integers(-3000, 3000, cout))
-    out_hw = tuple(-(-n // stride) if padding == "SAME" else (n - 3) // stride + 1
-                   for n in hw)
+    out_hw = tuple(-(-n // stride) if padding == "SAME" else (n - k) // stride + 1
+                   for n, k in zip(hw, window))
     model = single_op_model(
         "CONV_2D", [Tensor((1, *hw, cin), "int8", scale=0.05, zero_point=9), w, bias],
         [Tensor((1, *out_hw, cout), "int8", scale=0.3, zero_point=-2)], padding=padding,
@@ -47,12 +48,23 @@ def _conv(cin: int, cout: int, hw: tuple[int, int], stride: int, padding: str, s
     return model, rng.integers(-128, 128, (1, *hw, cin)).astype(np.int8)
 
 
-# (input channels, output channels, input HxW, stride, padding)
+# (input channels, output channels, input HxW, stride, padding[, window])
 CASES = {
     "rgb-same": (3, 8, (7, 9), 1, "SAME"),  # pretrainedResnet's first layer, smaller
     "rgb-stride2": (3, 4, (9, 10), 2, "SAME"),  # vww_96's (padding on one side)
-    "two-valid": (2, 5, (6, 7), 1, "VALID"),  # 6 elements a row: 1 step and 2 left
+    "two-valid": (2, 5, (6, 7), 1, "VALID"),  # 6 elements a row: padded to 8
+    "one-5x5": (1, 9, (8, 7), 1, "SAME", (5, 5)),  # 5 taps a row: padded to 8
+    "one-5x5-stride2": (1, 8, (9, 8), 2, "VALID", (5, 5)),
+    "two-1x7": (2, 6, (5, 9), 1, "SAME", (1, 7)),  # one row: 14 elements, not padded
 }
+
+
+def _merged_extent(name: str) -> int:
+    """The merged dim's extent: the row padded to whole words where the window has
+    more than one row and its reads are bounds-tested (SAME; window_rows._rewritten),
+    else the row as it is."""
+    cin, _, _, _, padding, (kh, kw) = (*CASES[name], (3, 3))[:6]
+    return -(-kw * cin // 4) * 4 if kh > 1 and padding == "SAME" else kw * cin
 
 
 def _program(name: str):
@@ -71,6 +83,12 @@ def test_which_convolutions_merge() -> None:
     model, _ = _conv(4, 4, (5, 5), 1, "SAME", seed=1)
     program = schedule(lower_for_backends(prepare_graph(import_model(read_model(model)))))
     assert merge_window_rows(program, m4) == 0
+    # a 3-tap row of 1 channel (padded, it ran slower) and 1x1 windows are left alone,
+    # as is a row of 4 taps over 1 channel (kws's 10x4: whole words as it is)
+    for cin, window in ((1, (3, 3)), (3, (1, 1)), (1, (10, 4))):
+        model, _ = _conv(cin, 4, (12, 6), 1, "VALID", seed=2, window=window)
+        program = schedule(lower_for_backends(prepare_graph(import_model(read_model(model)))))
+        assert merge_window_rows(program, m4) == 0, (cin, window)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -82,8 +100,7 @@ def test_the_merged_kernel_computes_the_same(name: str) -> None:
     (i, step), = [(i, s) for i, s in enumerate(program.steps) if s.kernel is not before[i]]
     k, k0 = step.kernel, before[i]
     assert isinstance(k, Kernel)
-    cin, _, _, _, _ = CASES[name]
-    assert k.domain[-1] == 3 * cin and len(k.domain) == len(k0.domain) - 1
+    assert k.domain[-1] == _merged_extent(name) and len(k.domain) == len(k0.domain) - 1
     (w,) = [b for b in step.buffers if b.kind == "constant"
             and np.asarray(program.constants[b.index]).dtype == np.int8]
     assert np.asarray(program.constants[w.index]).shape[-1] % 4 == 0  # rows on a word

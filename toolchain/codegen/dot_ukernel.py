@@ -252,25 +252,45 @@ class UkernelDotEmitter:
         def body(i: ir.Value) -> None:
             self.base[outer] = i
             start = b.mul(i, ir.Constant(I32, per_outer), flags=["nsw"])
+            if inner or x.pad is None:
+                with self._scope():
+                    stage_row(start)
+                return
+            # A window row whose every value is inside the input (every row of an
+            # interior pixel) is staged without a test per value: its first and last
+            # values tested once (the merged column index is monotone in the packed
+            # dim), then plain loads. 3x3 over 3 channels on cortex-m4 spent ~26
+            # instructions a staged value with the tests.
             with self._scope():
-                for t, tap in enumerate(itertools.product(
-                        *[range(self.k.domain[u]) for u in inner])):
-                    self.point.update(zip(inner, tap))
-                    for step in range(words):
-                        for j, pixel in enumerate(pixels):
-                            self.point.update(pixel)
-                            values = []
-                            for e in range(WIDTH):
-                                self.point[d] = step * WIDTH + e
-                                values.append(b.sext(self.value(x), I32))
-                            for half, (lo, hi) in enumerate(((0, 2), (1, 3))):
-                                word = b.or_(b.and_(values[lo], ir.Constant(I32, 0xFFFF)),
-                                             b.shl(values[hi], ir.Constant(I32, 16)))
-                                at = (t * words + step) * n * WIDTH + (half * n + j) * 2
-                                dst = b.gep(buf, [ir.Constant(I32, 0), b.add(
-                                    start, ir.Constant(I32, at), flags=["nsw"])],
-                                    inbounds=True)
-                                b.store(word, b.bitcast(dst, I32.as_pointer()), align=4)
+                ok = self._row_in_bounds(x, d, words, pixels)
+                with b.if_else(ok) as (inside, border):
+                    with inside, self._scope():
+                        saved_tested = self.tested_in_bounds
+                        self.tested_in_bounds = saved_tested | {id(x)}
+                        stage_row(start)
+                        self.tested_in_bounds = saved_tested
+                    with border, self._scope():
+                        stage_row(start)
+
+        def stage_row(start: ir.Value) -> None:
+            for t, tap in enumerate(itertools.product(
+                    *[range(self.k.domain[u]) for u in inner])):
+                self.point.update(zip(inner, tap))
+                for step in range(words):
+                    for j, pixel in enumerate(pixels):
+                        self.point.update(pixel)
+                        values = []
+                        for e in range(WIDTH):
+                            self.point[d] = step * WIDTH + e
+                            values.append(b.sext(self.value(x), I32))
+                        for half, (lo, hi) in enumerate(((0, 2), (1, 3))):
+                            word = b.or_(b.and_(values[lo], ir.Constant(I32, 0xFFFF)),
+                                         b.shl(values[hi], ir.Constant(I32, 16)))
+                            at = (t * words + step) * n * WIDTH + (half * n + j) * 2
+                            dst = b.gep(buf, [ir.Constant(I32, 0), b.add(
+                                start, ir.Constant(I32, at), flags=["nsw"])],
+                                inbounds=True)
+                            b.store(word, b.bitcast(dst, I32.as_pointer()), align=4)
 
         # A loop over the outermost tap dim: the window's rows, whose bounds tests are
         # made at run time anyway (the nest has no interior: loops/rules.py _nest).
@@ -281,6 +301,23 @@ class UkernelDotEmitter:
         for u in dims:
             self.point[u] = 0
         self.varying = saved
+
+    def _row_in_bounds(self, x, d: int, words: int, pixels: list[dict[int, int]]) -> ir.Value:
+        """Whether all of the current window row's values along packed dim `d`, for
+        every staged pixel, are inside x's operand: each index tested at the row's first
+        and last value (an affine index moves one way along d)."""
+        b = self.b
+        shape = self.k.operands[x.operand].shape
+        ok: ir.Value = ir.Constant(ir.IntType(1), 1)
+        for pixel in pixels:
+            self.point.update(pixel)
+            for end in (0, words * WIDTH - 1):
+                self.point[d] = end
+                for i, size in enumerate(shape):
+                    idx = self._as_index(x.index[i])
+                    ok = b.and_(ok, b.icmp_unsigned("<", idx, ir.Constant(I32, size)))
+        self.point[d] = 0
+        return ok
 
     def _two_pixel_call(self, kernel: Ukernel, points: list[dict[int, int]],
                         slots: list[ir.Value]) -> bool:

@@ -89,6 +89,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         # Operands the current packed loop reads element by element (_packable).
         self.gathered: frozenset[int] = frozenset()
         self.staged: dict = {}  # Nest.stage: the current pixel's paired input
+        # Loads (by id) a region has tested at run time as inside their operand (the
+        # staged window's rows, dot_ukernel.py _stage_gathered): read without tests.
+        self.tested_in_bounds: frozenset[int] = frozenset()
         self.scopes: list[dict] = [{}]
         self.out_map = {p.dim: (p.factor, p.residue) for p in nest.phases}
         self.deps: dict[int, frozenset[int]] = {}

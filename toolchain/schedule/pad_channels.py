@@ -50,6 +50,12 @@ PADDED_DOT_KINDS = frozenset({"dsp"})
 # everywhere. One channel is never padded: the gathered packed step reads a window row
 # of taps instead (kws's first layer, docs/architecture.md).
 MIN_CHANNELS_BY_TAPS: tuple[tuple[int, int], ...] = ((10, 2), (1, 5))
+# Where window_rows.py merges a window's rows (columns x channels as one dim, padded to
+# whole words a row), 2 and 3 channels are left to it: a 5x5 row of 2 channels is 12
+# elements merged, 20 padded to 4 channels. On cortex-m4 (bench/results/shapes.md) 5x5
+# over 2 channels 0.55 -> 0.64-0.67 MAC per instruction, stride 2 0.42 -> 0.49, 3
+# channels 0.79-0.81 either way (0.59 -> 0.62 at stride 2).
+MIN_CHANNELS_MERGED_ROWS = 5
 # Rewrite only when the convolution does at least this many MACs per byte the pad
 # copies (its outputs x taps per input channel): below it the copy costs more than the
 # packed steps save (measured on bench/shapes.py's sweep).
@@ -73,6 +79,9 @@ class _Site:
     x_dim: int
     w_dim: int
     taps: int
+    # Whether window_rows.py merges its window rows (channels innermost in both
+    # operands, the columns undilated, more than one row): see MIN_CHANNELS_BY_TAPS.
+    rows_merge: bool = False
 
 
 def _conv_site(node: Node) -> _Site | None:
@@ -80,8 +89,13 @@ def _conv_site(node: Node) -> _Site | None:
     if a["feature_group_count"] != 1 or a["batch_group_count"] != 1:
         return None  # a depthwise convolution's channels are not reduced
     w = node.inputs[1].type.shape
+    x_rank = len(node.inputs[0].type.shape)
+    spatial = a["kernel_spatial"]
+    rows_merge = (len(spatial) == 2 and a["input_feature"] == x_rank - 1
+                  and a["kernel_input"] == len(w) - 1 and w[spatial[0]] > 1
+                  and list(a["rhs_dilation"])[-1] == 1 and list(a["lhs_dilation"]) == [1, 1])
     return _Site(a["input_feature"], a["kernel_input"],
-                 int(np.prod([w[d] for d in a["kernel_spatial"]])))
+                 int(np.prod([w[d] for d in spatial])), rows_merge)
 
 
 def _dense_site(node: Node) -> _Site | None:
@@ -111,6 +125,8 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
         return None
     c = x.type.shape[site.x_dim]
     least = next(n for taps, n in MIN_CHANNELS_BY_TAPS if site.taps >= taps)
+    if site.rows_merge:
+        least = max(least, MIN_CHANNELS_MERGED_ROWS)
     if c % WORD == 0 or c < least:
         return None
     c4 = -(-c // WORD) * WORD

@@ -17,8 +17,11 @@ The padding test on the merged index is the old one on the column: j < KW*C, so 
 index leaves [0, W*C) exactly where ox*sx + kx - px leaves [0, W). The weights become a
 constant of their own whose rows are padded with zeros to a multiple of 4 elements, so
 each row starts on a word and the packed steps read them whole; the input, at any byte,
-is gathered 4 elements at a time (loops/rules.py `_packing`), the last KW*C mod 4 one at
-a time. The sums are the same integers in another order: exact.
+is gathered 4 elements at a time (loops/rules.py `_packing`). Where the window has more
+than one row and its input reads are bounds-tested (SAME), the merged dim runs over the
+padded row (its extra lanes meet zero weights), so the window is staged whole;
+otherwise the last KW*C mod 4 are read one at a time. The sums are the same integers in
+another order: exact.
 
 Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
 address 16 at a time), for a step with no schedule fixed by the arena plan. A 16x8
@@ -107,7 +110,11 @@ def _window_row(k: Kernel, buffers: list[Buffer], int16: bool = False
         return None
     x, w = ops if kinds[1] == "constant" else ops[::-1]
     # One channel: the columns alone are the row (kws's 10x4 window packs them as is).
-    if k.domain[c] % DOT_WIDTH == 0 or k.domain[c] == 1 \
+    # One channel: a row of 4k taps packs as is (kws's 10x4 window); 5 or 7 taps are
+    # merged, padded to 8. Rows of under 4 elements (3x3 over 1 channel, 1x1) are not:
+    # a padded 3-tap row was slower on cortex-m4 (bench/results/shapes.md).
+    if k.domain[c] % DOT_WIDTH == 0 \
+            or (k.domain[c] == 1 and k.domain[kx] % DOT_WIDTH == 0) \
             or k.domain[kx] * k.domain[c] < DOT_WIDTH \
             or x.valid is not None or w.pad is not None or w.valid is not None \
             or k.paired:
@@ -155,4 +162,14 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
 
     body = rewrite(k.body, swap)
     assert not any(isinstance(e, Index) and e.dim > kx for e in postorder(body))
-    return replace(k, domain=(*k.domain[:kx], row), operands=tuple(ops), body=body)
+    # With more than one window row the merged dim runs over the padded row: the
+    # padding lanes read the next columns' inputs (or the pad value past the border)
+    # against zero weights, so every row is whole packed steps and the window can be
+    # staged (loops/rules.py _stages; on cortex-m4 3x3 over 3 channels 0.37 -> 0.52
+    # MAC per instruction). Only where the input's reads are tested against its bounds
+    # (a SAME window's pad): unpadded (VALID), the last row's lanes would read past the
+    # input's end. One row (1x7) keeps its exact extent: it is not staged, and its
+    # padded lanes would be paid per tile.
+    whole = x.pad is not None and kx > k.n_parallel and k.domain[kx - 1] > 1
+    extent = padded if whole else row
+    return replace(k, domain=(*k.domain[:kx], extent), operands=tuple(ops), body=body)
