@@ -140,3 +140,14 @@ def test_unreadable_images_are_emu_errors(tmp_path: Path, firmware: Firmware) ->
     copy.write_bytes(elf.read_bytes())  # without the executable bit
     with pytest.raises(EmuError, match="copy.elf: not executable"):
         run_image(board, copy, pack_input(MODE_RUN, 1), count_instructions=False)
+
+
+def test_cycles_off_keeps_the_count(firmware: Firmware) -> None:
+    """cycles=False (the stack-measuring run's) drops only the cycle estimate: the
+    instruction count and the outputs are the counted run's."""
+    board, elf = firmware("cortex-m4")
+    counted = run_image(board, elf, pack_input(MODE_RUN, 10))
+    bare = run_image(board, elf, pack_input(MODE_RUN, 10), cycles=False)
+    assert counted.cycles is not None and bare.cycles is None
+    assert bare.instructions == counted.instructions
+    assert bare.outputs == counted.outputs == expected_output(MODE_RUN, 10)

@@ -151,7 +151,7 @@ def measure_stack(board: Board, elf: Path, inputs: bytes,
     try:
         # A real board runs as its emulated sibling's relinked copy: its stack is there.
         probe = stack_probe(board, verified_elf(board, Path(elf)))
-        result = run_image(board, elf, inputs, timeout=timeout, probes=[probe])
+        result = run_image(board, elf, inputs, timeout=timeout, probes=[probe], cycles=False)
     except EmuError as e:  # EmuTimeout included
         return None, f"the measuring run failed: {e}"
     if result.exit_code != 0 or probe.use is None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
@@ -147,26 +148,56 @@ def intel_hex(chunks: Iterable[LoadChunk], entry: int | None = None) -> str:
     vww_96_int8's 360 KB. Records: the start record first; then each contiguous run
     of bytes cut into records of 16 from the run's start and at every 64 KB boundary;
     a 04 record before the first and wherever the upper 16 bits grow, when any byte
-    lies above 64 KB; then the end record."""
-    lines = []
+    lies above 64 KB; then the end record. The full 16-byte records of a run are
+    formatted together in numpy (_full_records): one record at a time was 20,000
+    Python calls for resnet8's image."""
+    pieces = []
     if entry is not None:
-        lines.append(_hex_record(5, 0, entry.to_bytes(4, "big")))
+        pieces.append(_hex_record(5, 0, entry.to_bytes(4, "big")) + "\n")
     runs = coalesce(chunks)
     wide = bool(runs) and runs[-1].end - 1 > 0xFFFF
     high = None
     for run in runs:
         addr, data, pos = run.address, run.data, 0
-        while pos < len(data):
+        while pos < len(data):  # one 64 KB page's part of the run at a time
             if wide and (high is None or addr >> 16 > high):
                 high = addr >> 16
-                lines.append(_hex_record(4, 0, high.to_bytes(2, "big")))
+                pieces.append(_hex_record(4, 0, high.to_bytes(2, "big")) + "\n")
             low = addr & 0xFFFF
-            n = min(16, 0x10000 - low, len(data) - pos)
-            lines.append(_hex_record(0, low, data[pos:pos + n]))
+            n = min(0x10000 - low, len(data) - pos)
+            full = n // 16 * 16
+            if full:
+                pieces.append(_full_records(low, data[pos:pos + full]))
+            if n > full:
+                pieces.append(_hex_record(0, low + full, data[pos + full:pos + n]) + "\n")
             addr += n
             pos += n
-    lines.append(":00000001FF")
-    return "\n".join(lines) + "\n"
+    pieces.append(":00000001FF\n")
+    return "".join(pieces)
+
+
+_HEX_DIGITS = np.frombuffer(b"0123456789ABCDEF", dtype=np.uint8)
+
+
+def _full_records(low: int, data: bytes) -> str:
+    """The data records (type 00) of `data`, a multiple of 16 bytes within one 64 KB
+    page from offset `low`, 16 bytes each, every line ended by a newline: exactly
+    _hex_record's text for each."""
+    m = len(data) // 16
+    offsets = low + 16 * np.arange(m)
+    body = np.empty((m, 21), dtype=np.uint8)
+    body[:, 0] = 16
+    body[:, 1] = offsets >> 8
+    body[:, 2] = offsets & 0xFF
+    body[:, 3] = 0
+    body[:, 4:20] = np.frombuffer(data, dtype=np.uint8).reshape(m, 16)
+    body[:, 20] = (-body[:, :20].sum(axis=1, dtype=np.int64)) & 0xFF
+    text = np.empty((m, 44), dtype=np.uint8)
+    text[:, 0] = ord(":")
+    text[:, 1:43:2] = _HEX_DIGITS[body >> 4]
+    text[:, 2:43:2] = _HEX_DIGITS[body & 0xF]
+    text[:, 43] = ord("\n")
+    return text.tobytes().decode("ascii")
 
 
 def _hex_record(kind: int, offset: int, data: bytes) -> str:

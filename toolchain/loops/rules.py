@@ -144,6 +144,11 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     unpaired = dataclasses.replace(s, paired=(False,) * len(s.paired))
     lanes = float_lanes(k, target)
     candidates: list[tuple] = []
+    # A candidate's code size (its second field) is only read when the cheapest goes
+    # over the code cap or the tuning database asks for another candidate; it was half
+    # of the search's time (resnet8: 2,810 tiles costed), so it is left None here with
+    # its arguments in `unsized`, and `sized` computes it when read.
+    unsized: dict[int, tuple] = {}
     layouts: dict[tuple[int, ...], list] = {}  # by unrolled dims: the same for every tile
     for chosen in itertools.chain([()], itertools.combinations(par, 1),
                                   itertools.combinations(par, 2)):
@@ -184,26 +189,39 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                     g = gathered or ()
                     cost = _total(sc, k, factors, unroll, loops, budget, partials, packed,
                                   dot, g, lanes)
-                    code = _code(sc, k, factors, unroll, loops, interior, packed, dot, g) \
-                        / width
                     # Long float sums first take a split that keeps their error down.
                     key = (long_sum and partials == 1, cost, points, partials)
-                    candidates.append((key, code, factors, unroll, loops, partials,
+                    unsized[len(candidates)] = (sc, factors, unroll, loops, packed, g, width)
+                    candidates.append((key, None, factors, unroll, loops, partials,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
     candidates += _staged_window_candidates(k, s, dot, interior)
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
-    best = min(candidates, key=lambda c: c[0])
+
+    def sized(i: int) -> tuple:
+        """Candidate i with its code size (computed once, kept in `candidates`)."""
+        if i in unsized:
+            sc, factors, unroll, loops, packed, g, width = unsized.pop(i)
+            code = _code(sc, k, factors, unroll, loops, interior, packed, dot, g) / width
+            candidates[i] = (candidates[i][0], code, *candidates[i][2:])
+        return candidates[i]
+
+    def all_sized() -> list[tuple]:
+        return [sized(i) for i in range(len(candidates))]
+
+    best = sized(min(range(len(candidates)), key=lambda i: candidates[i][0]))
     if best[1] > budget.max_code:
         # The cheapest tile under the code cap, if it costs little more (and is as
-        # careful with long float sums).
-        small = [c for c in candidates if c[1] <= budget.max_code and c[0][0] == best[0][0]
-                 and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
+        # careful with long float sums): only those near the cheapest are sized.
+        near = [i for i, c in enumerate(candidates) if c[0][0] == best[0][0]
+                and c[0][1] <= best[0][1] * (1 + budget.code_slack)]
+        small = [c for c in map(sized, near) if c[1] <= budget.max_code]
         best = min(small, key=lambda c: c[0], default=best)
     # Where the model cannot decide, a measured choice (minirt-tune's database) may take
-    # another of these candidates: toolchain/tunedb/hook.py.
-    best = tuned_pick(k, target.name, tunable_candidates(candidates, best, budget),
+    # another of these candidates: toolchain/tunedb/hook.py (which asks for them only
+    # when it needs them).
+    best = tuned_pick(k, target.name, lambda: tunable_candidates(all_sized(), best, budget),
                       (candidate_params(best), best))
     _, _, factors, unroll, loops, partials, kind, width = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)

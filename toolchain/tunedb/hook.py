@@ -10,7 +10,7 @@ the rules' own pick stands.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from toolchain.kernel.form import Kernel
@@ -22,22 +22,27 @@ __all__ = ["pick"]
 C = TypeVar("C")
 
 
-def pick(k: Kernel, target: str, options: Sequence[tuple[dict[str, Any], C]],
+def pick(k: Kernel, target: str,
+         options: Callable[[], Sequence[tuple[dict[str, Any], C]]],
          rule: tuple[dict[str, Any], C]) -> C:
-    """The candidate to schedule kernel `k` with on `target`: of `options` (parameters,
+    """The candidate to schedule kernel `k` with on `target`: of `options()` (parameters,
     candidate), the one the session wants, else `rule`'s (the rules' pick, which is
-    among the options)."""
+    among the options). `options` is called only when the session records the
+    candidates (the tuner) or wants another than the rule's: listing them costs the
+    rules' search the code size of every candidate."""
     session = active_session()
     if session.forced is None and not session.entries and session.seen is None:
         return rule[1]  # nothing tuned: no key to compute
     key = layer_key(k, target)
+    listed: Sequence[tuple[dict[str, Any], C]] | None = None
     if session.seen is not None and key not in session.seen:
+        listed = options()
         session.seen[key] = {"label": layer_label(k), "kernel": k.name, "rule": rule[0],
-                             "candidates": [p for p, _ in options]}
+                             "candidates": [p for p, _ in listed]}
     want, source = session.wanted(key)
     if want is None or want == rule[0]:
         return rule[1]
-    for params, candidate in options:
+    for params, candidate in listed if listed is not None else options():
         if params == want:
             if source != "forced":
                 used = session.used.setdefault(key, {"label": layer_label(k), "kernels": [],
