@@ -111,6 +111,19 @@ class DType(enum.IntEnum):
     u16 = 10
     u32 = 11
     u64 = 12
+    # The small floats (toolchain/small_floats.py), one code a byte: what the I/O
+    # buffers' bytes mean, so a caller can encode and decode them.
+    f8E4M3FN = 13
+    f8E5M2 = 14
+    f8E4M3FNUZ = 15
+    f8E5M2FNUZ = 16
+    f8E4M3 = 17
+    f8E3M4 = 18
+    f8E4M3B11FNUZ = 19
+    f8E8M0FNU = 20
+    f6E2M3FN = 21
+    f6E3M2FN = 22
+    f4E2M1FN = 23
 
     @property
     def itemsize(self) -> int:
@@ -145,6 +158,7 @@ _ITEMSIZE = {
     DType.u16: 2,
     DType.u32: 4,
     DType.u64: 8,
+    **{d: 1 for d in DType if d >= 13},
 }
 
 DTYPE_MAX = max(DType)

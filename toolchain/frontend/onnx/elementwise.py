@@ -12,7 +12,9 @@ import numpy as np
 
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.frontend.onnx.reader import DTYPES
 from toolchain.graph.ir import Tensor
+from toolchain.small_floats import FORMATS as SMALL_FLOATS
 
 Converter = Callable[[OpContext], Tensor]
 
@@ -180,14 +182,9 @@ def reduce(kind: str, mean: bool = False) -> Converter:
     return convert
 
 
-# ONNX element types for Cast's `to`, as graph element type names.
-_CAST_TYPES = {1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64",
-               9: "i1", 10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16"}
-
-
 def cast(ctx: OpContext) -> Tensor:
     """Cast to another element type (the graph's convert)."""
-    to = _CAST_TYPES.get(ctx.attr("to"))
+    to = DTYPES.get(ctx.attr("to"))
     if to is None:
         raise Unsupported(f"Cast to element type {ctx.attr('to')} is not supported")
     return _convert(ctx, ctx.input(0), to)
@@ -198,10 +195,31 @@ def cast_like(ctx: OpContext) -> Tensor:
     return _convert(ctx, ctx.input(0), ctx.input(1).type.dtype.name)
 
 
+# The float8 types Cast's `saturate` (default 1) applies to: a value past the largest
+# finite one, infinities included, becomes that largest value of its sign instead of
+# NaN (or inf for E5M2). The graph's convert is StableHLO's, which does not saturate, so
+# the source is clamped first (NaN passes a clamp unchanged, as Cast keeps it).
+_SATURATING = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
+
+
 def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
+    if to in _SATURATING and ctx.attr("saturate", 1):
+        x = _clamp_to(ctx, x, SMALL_FLOATS[to].max_value)
+    elif to == "f8E8M0FNU":
+        raise Unsupported("Cast to FLOAT8E8M0 (its round_mode 'up' and 'down') is not "
+                          "supported")
     return ctx.node("convert", [x], dtype=to)
+
+
+def _clamp_to(ctx: OpContext, x: Tensor, bound: float) -> Tensor:
+    """x clamped to [-bound, bound], in a float type that holds the bound exactly (the
+    float8 maxima are exact in f16 and wider; integers are widened to f32 first, which
+    is exact below 2**24 and above it clamped anyway)."""
+    if not x.type.dtype.is_float or x.type.dtype.name not in ("f16", "f32", "f64"):
+        x = ctx.node("convert", [x], dtype="f32")
+    return ctx.node("clamp", [ctx.filled(-bound, x), x, ctx.filled(bound, x)])
 
 
 __all__ = ["binary", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",

@@ -32,6 +32,10 @@ MAX_FILE_BYTES = (1 << 31) - 1
 DTYPES: dict[int, str] = {
     1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
     10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16",
+    # The 8- and 4-bit floats (toolchain/small_floats.py); onnx's numpy_helper gives
+    # their data as ml_dtypes arrays, FLOAT4E2M1 unpacked from its two codes a byte.
+    17: "f8E4M3FN", 18: "f8E4M3FNUZ", 19: "f8E5M2", 20: "f8E5M2FNUZ", 23: "f4E2M1FN",
+    24: "f8E8M0FNU",
 }
 
 
