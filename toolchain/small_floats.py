@@ -104,3 +104,12 @@ def is_ml_dtype(dt: np.dtype) -> bool:
     """Whether `dt` is one of ml_dtypes' float types (bfloat16 and the small floats):
     what onnx's numpy_helper gives for those element types."""
     return np.dtype(dt).type.__module__.startswith("ml_dtypes")
+
+
+def element_type_of(dt: np.dtype) -> str | None:
+    """The element type name (bf16 or a small float) of one of ml_dtypes' numpy types,
+    None for any other."""
+    dt = np.dtype(dt)
+    if dt == np.dtype(ml_dtypes.bfloat16):
+        return "bf16"
+    return next((f.name for f in FORMATS.values() if np.dtype(f.ml_dtype) == dt), None)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from toolchain.frontend.onnx.cast_e8m0 import cast_to_e8m0
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.reader import DTYPES
@@ -206,21 +207,22 @@ def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
     if to in _SATURATING and ctx.attr("saturate", 1):
-        x = _clamp_to(ctx, x, SMALL_FLOATS[to].max_value)
+        x = clamp_to_format(ctx, x, to)
     elif to == "f8E8M0FNU":
-        raise Unsupported("Cast to FLOAT8E8M0 (its round_mode 'up' and 'down') is not "
-                          "supported")
+        return cast_to_e8m0(ctx, x)  # rounded up by default, not to nearest
     return ctx.node("convert", [x], dtype=to)
 
 
-def _clamp_to(ctx: OpContext, x: Tensor, bound: float) -> Tensor:
-    """x clamped to [-bound, bound], in a float type that holds the bound exactly (the
-    float8 maxima are exact in f16 and wider; integers are widened to f32 first, which
-    is exact below 2**24 and above it clamped anyway)."""
+def clamp_to_format(ctx: OpContext, x: Tensor, name: str) -> Tensor:
+    """x clamped to +-the largest finite value of small float `name`, in a float type
+    that holds it exactly (the float8 maxima are exact in f16 and wider; integers are
+    widened to f32 first, which is exact below 2**24 and above it clamped anyway)."""
+    bound = SMALL_FLOATS[name].max_value
     if not x.type.dtype.is_float or x.type.dtype.name not in ("f16", "f32", "f64"):
         x = ctx.node("convert", [x], dtype="f32")
     return ctx.node("clamp", [ctx.filled(-bound, x), x, ctx.filled(bound, x)])
 
 
-__all__ = ["binary", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish", "identity",
-           "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]
+__all__ = ["binary", "cast", "cast_like", "clamp_to_format", "clip", "hard_sigmoid",
+           "hard_swish", "identity", "leaky_relu", "log_softmax", "reduce", "relu", "softmax",
+           "unary"]

@@ -35,7 +35,8 @@ from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
 from toolchain.graph.verify import verify_graph
-from toolchain.types import TensorType, dtype
+from toolchain.small_floats import element_type_of
+from toolchain.types import TensorType, dtype, to_dtype
 
 # Constant folding evaluates a node at import only when its result stays this small
 # (elements): larger constants are left to the graph (a broadcast stays an index map).
@@ -88,7 +89,7 @@ class _Importer:
     def _constant(self, array: np.ndarray, name: str) -> Tensor:
         dt = _array_dtype(array, name)
         ty = TensorType(array.shape, dt)
-        return self.graph.add("constant", [], [ty], {"value": array.astype(dt.np_dtype)}).output
+        return self.graph.add("constant", [], [ty], {"value": to_dtype(array, dt)}).output
 
     # ------------------------------------------------------------ nodes
 
@@ -371,6 +372,9 @@ def _fold_unbounded(node: NodeInfo, inputs: dict[str, np.ndarray], opset: int
 
 
 def _array_dtype(array: np.ndarray, name: str):
+    held = element_type_of(array.dtype)  # bfloat16 and the small floats: ml_dtypes'
+    if held is not None:
+        return dtype(held)
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
         if dt.np_dtype == array.dtype and dt_name != "bf16":
