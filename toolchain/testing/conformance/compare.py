@@ -8,7 +8,9 @@ saying where they differ.
   the output's element type equal to the expected one's, and floats like
   numpy.isclose with the case's own rtol and atol (1e-3 and 1e-7 unless the case sets
   others: its expected values are often written to 4 digits), bfloat16 at rtol at least
-  2**-6 (two of its ulps), NaN equal to NaN.
+  2**-6 (two of its ulps), NaN equal to NaN. minirt holds bfloat16 and the float8 /
+  float4 types as float32 values rounded to them: such an output's type holds when
+  every value is one the expected type has.
 - `check.expect_almost_eq(_const)`: the StableHLO interpreter's rule
   (stablehlo/reference/Element.cpp, areApproximatelyEqual): equal values, or both NaN,
   or both finite of the same sign with |a - b| <= tolerance, the op's `tolerance`
