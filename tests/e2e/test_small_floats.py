@@ -7,6 +7,10 @@ The 8-bit formats' codes travel as ui8 through bitcast_convert, so NaN codes and
 are compared as bits; the 6- and 4-bit ones (no NaN, no inf) as their values. Built with
 `minirt-run --check` on an FPU board (cortex-m4), one without (riscv32-nofpu: the
 subnormal widening's float subtraction is a libgcc call there), riscv32 and x86-64.
+
+data/small_floats/arithmetic.mlir computes with them (exp, tanh, multiply, a dot and a
+reduction of f8E4M3FN, which accumulate in f32; an f4E2M1FN add) on seeded inputs, checked
+against the reference by `minirt-run --check`.
 """
 
 from __future__ import annotations
@@ -92,3 +96,15 @@ def test_small_float_conversions_on_board(board: str, tmp_path: Path, capsys) ->
     want = _expected()
     bad = [k for k, w in enumerate(want) if not _same(out[f"output_{k}"], w)]
     assert not bad, f"outputs {bad} differ from ml_dtypes"
+
+
+ARITHMETIC = Path(__file__).resolve().parent / "data" / "small_floats" / "arithmetic.mlir"
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "x86-64"])
+def test_small_float_arithmetic_on_board(board: str, tmp_path: Path, capsys) -> None:
+    rc = run_cli.main([str(ARITHMETIC), "--board", board, "-o", str(tmp_path / "fw"),
+                       "--check"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    assert "check: outputs match the reference" in captured.out
