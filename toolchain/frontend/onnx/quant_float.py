@@ -12,11 +12,14 @@ reference implementation does. Blocked quantization (`block_size`) is refused.
 
 from __future__ import annotations
 
+import numpy as np
+
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.elementwise import clamp_to_format
 from toolchain.frontend.onnx.errors import Unsupported
 from toolchain.frontend.onnx.reader import DTYPES
 from toolchain.graph.ir import Tensor
+from toolchain.small_floats import element_type_of
 from toolchain.types import SMALL_FLOATS
 
 _FLOAT8 = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
@@ -25,13 +28,22 @@ _FLOAT8 = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
 def float_quantized_type(ctx: OpContext, output: bool) -> str | None:
     """The small float type a QuantizeLinear writes (`output`: its zero point's type or
     output_dtype) or a DequantizeLinear reads (its input's), None for the integer ones."""
-    if not output:
-        name = ctx.input(0).type.dtype.name
-    elif ctx.has_input(2):
-        name = ctx.input(2).type.dtype.name
+    if not output or ctx.has_input(2):
+        name = _element_type(ctx, 0 if not output else 2)
     else:
         name = DTYPES.get(ctx.attr("output_dtype", 0), "")
     return name if name in SMALL_FLOATS else None
+
+
+def _element_type(ctx: OpContext, i: int) -> str:
+    """Input i's element type name, without making a constant input a graph node (the
+    integer paths keep constants as arrays)."""
+    v = ctx.value(i)
+    if isinstance(v, Tensor):
+        return v.type.dtype.name
+    if isinstance(v, np.ndarray):
+        return element_type_of(v.dtype) or ""
+    return ""  # a dequantized view: an integer type
 
 
 def _per(ctx: OpContext, i: int, x: Tensor, dt: str) -> Tensor:
