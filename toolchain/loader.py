@@ -17,7 +17,7 @@ from toolchain.graph.ir import Graph
 from toolchain.graph.pinned_inputs import pin_graph_inputs
 from toolchain.graph.verify import MAX_TENSOR_BYTES, verify_graph
 from toolchain.mlir import parse_file
-from toolchain.types import DType, TensorType, round_to_bf16
+from toolchain.types import SMALL_FLOATS, DType, TensorType, round_to_bf16, to_small_float
 
 
 class UsageError(Exception):
@@ -134,9 +134,10 @@ def _load_onnx(path: Path, input_shapes: dict[str, tuple[int, ...]] | None,
         raise UsageError(f"{path}: cannot read the model: {e.strerror or e}") from None
 
 
-# Element types whose host value is not simply the numpy dtype's: a bf16 is held as a
-# float32 already rounded to bf16 (toolchain/types.py).
-_HOST_ROUNDING = {"bf16": round_to_bf16}
+# Element types whose host value is not simply the numpy dtype's: a bf16 or a small float
+# is held as a float32 already rounded to it (toolchain/types.py).
+_HOST_ROUNDING = {"bf16": round_to_bf16,
+                  **{name: lambda y, name=name: to_small_float(y, name) for name in SMALL_FLOATS}}
 # Which numpy kinds an input of each element kind may be given as (then converted when
 # every value is exact): a float array for an integer input is a mistake, not data.
 _ACCEPTED_KINDS = {"f": "fiub", "i": "iub", "u": "iub", "b": "b", "c": "cfiub"}

@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.small_floats import FORMATS as SMALL_FLOATS
+from toolchain.small_floats import from_bits as small_float_from_bits
+from toolchain.small_floats import is_ml_dtype, round_to
+from toolchain.small_floats import to_bits as small_float_bits
+
 
 @dataclass(frozen=True)
 class DType:
@@ -36,7 +41,7 @@ class DType:
     @property
     def itemsize(self) -> int:
         """Bytes one element takes in a buffer: bf16 is 2 (its host value is a float32),
-        i1 and i4 take a whole byte."""
+        i1, i4 and f4E2M1FN take a whole byte."""
         return max(1, (self.bits + 7) // 8)
 
     def __str__(self) -> str:
@@ -55,6 +60,9 @@ DTYPES: dict[str, DType] = {
         _row("bf16", "float32", 16, "f"),
         _row("f32", "float32", 32, "f"),
         _row("f64", "float64", 64, "f"),
+        # The 8-, 6- and 4-bit floats (small_floats.py): held as float32 already rounded
+        # to the format, like bf16; one a byte in memory (the 6- and 4-bit ones too).
+        *(_row(f.name, "float32", f.bits, "f") for f in SMALL_FLOATS.values()),
         _row("i1", "bool", 1, "b"),
         # Sub-byte integers: computed in registers of their own width (codegen's
         # compute_type), held one a byte (sign- or zero-extended) in memory and on the host.
@@ -157,12 +165,50 @@ def to_bf16(x: np.ndarray) -> np.ndarray:
     return round_to_bf16(f32_round_to_odd(x))
 
 
+def held_in_f32(dt: DType) -> bool:
+    """Whether dt's host values are float32 rounded to a narrower format (bf16 and the
+    small floats), so that its buffers hold other bytes than the host array's."""
+    return dt.name == "bf16" or dt.name in SMALL_FLOATS
+
+
+def to_small_float(x: np.ndarray, name: str) -> np.ndarray:
+    """Values of any real type rounded once to small float format `name` (ties to even),
+    as the float32 array the host holds it in."""
+    x = np.asarray(x)
+    if x.dtype in (np.float32, np.float16, np.bool_) or is_ml_dtype(x.dtype):
+        wide = x.astype(np.float32)  # exact
+    else:
+        # Through f32 rounded to odd: f32 keeps far more than 2 bits beyond any small
+        # format's precision, so the second rounding is the correct one (f32_round_to_odd).
+        wide = f32_round_to_odd(x)
+    return round_to(wide, SMALL_FLOATS[name])
+
+
+def storage_bits(x: np.ndarray, dt: DType) -> np.ndarray:
+    """The bit patterns a buffer holds for host values `x` of a held_in_f32 type dt
+    (uint16 for bf16, uint8 for the small floats), after rounding them to dt."""
+    if dt.name == "bf16":
+        return bf16_bits(to_bf16(x))
+    fmt = SMALL_FLOATS[dt.name]
+    return small_float_bits(to_small_float(x, dt.name), fmt)
+
+
+def from_storage_bits(bits: np.ndarray, dt: DType) -> np.ndarray:
+    """Host values (float32) of a held_in_f32 type dt's bit patterns: exact."""
+    if dt.name == "bf16":
+        return bf16_from_bits(bits)
+    return small_float_from_bits(bits, SMALL_FLOATS[dt.name])
+
+
 def to_dtype(x: np.ndarray, dt: DType) -> np.ndarray:
     """x (computed in its own, at least as wide type) as the host array of dt: floats
-    rounded once to nearest even (bf16 included), integers wrapped like C."""
+    rounded once to nearest even (bf16 and the small floats included), integers wrapped
+    like C."""
     x = np.asarray(x)
     if dt.name == "bf16":
-        return to_bf16(x)
+        return to_bf16(x) if not is_ml_dtype(x.dtype) else round_to_bf16(x.astype(np.float32))
+    if dt.name in SMALL_FLOATS:
+        return to_small_float(x, dt.name)
     if dt.is_integer and dt.bits < 8 and x.dtype.kind in "iub":
         return wrap_sub_byte(x, dt)
     with np.errstate(over="ignore"):  # a float too large for dt becomes inf, as in IEEE

@@ -117,12 +117,24 @@ enum {
   MRT_DTYPE_U16 = 10,
   MRT_DTYPE_U32 = 11,
   MRT_DTYPE_U64 = 12,
+  /* The small floats, one code a byte (docs/module-format.md) */
+  MRT_DTYPE_F8E4M3FN = 13,
+  MRT_DTYPE_F8E5M2 = 14,
+  MRT_DTYPE_F8E4M3FNUZ = 15,
+  MRT_DTYPE_F8E5M2FNUZ = 16,
+  MRT_DTYPE_F8E4M3 = 17,
+  MRT_DTYPE_F8E3M4 = 18,
+  MRT_DTYPE_F8E4M3B11FNUZ = 19,
+  MRT_DTYPE_F8E8M0FNU = 20,
+  MRT_DTYPE_F6E2M3FN = 21,
+  MRT_DTYPE_F6E3M2FN = 22,
+  MRT_DTYPE_F4E2M1FN = 23,
   /* Constant-pool storage only, never an input or output: sub-byte integers packed
    * 8/bits to a byte, row-major, the first element in the low bits. */
-  MRT_DTYPE_I4 = 13,
-  MRT_DTYPE_U4 = 14,
-  MRT_DTYPE_I2 = 15,
-  MRT_DTYPE_U2 = 16,
+  MRT_DTYPE_I4 = 24,
+  MRT_DTYPE_U4 = 25,
+  MRT_DTYPE_I2 = 26,
+  MRT_DTYPE_U2 = 27,
   MRT_DTYPE_MAX = MRT_DTYPE_U2,
 };
 

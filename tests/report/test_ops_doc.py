@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolchain.report import ops
+from toolchain.small_floats import FORMATS as SMALL_FLOATS
 
 
 def test_ops_doc_is_up_to_date() -> None:
@@ -20,7 +21,8 @@ def test_ops_doc_is_up_to_date() -> None:
     assert "collective" in stablehlo["all_reduce"].why_not
     assert all(r.why_not == ops.NOT_YET for r in stablehlo.values()
                if not r.supported and ops.SPEC_OPS[r.op].reason is None)
-    assert by_title["StableHLO"]["is_finite"].types.split() == ["f16", "bf16", "f32", "f64"]
+    assert by_title["StableHLO"]["is_finite"].types.split() == ["f16", "bf16", "f32", "f64",
+                                                                *SMALL_FLOATS]
 
 
 def test_check_mode_reports_a_stale_file(tmp_path, capsys, monkeypatch) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -125,6 +126,11 @@ def test_exact_and_ulp_and_onnx_judges() -> None:
     assert judge(np.float32([1.0009]), np.float32([1.0])) is None
     assert judge(np.float32([1.002]), np.float32([1.0])) is not None
     assert "element type" in judge(np.float64([1.0]), np.float32([1.0]))
+    # float8 outputs are float32 values on the host: every one must be a float8 value
+    want = np.float32([0.1015625, 448.0, math.nan]).astype(ml_dtypes.float8_e4m3fn)
+    assert judge(np.float32([0.1015625, 448.0, math.nan]), want) is None
+    assert "cannot" in judge(np.float32([0.1, 448.0, math.nan]), want)
+    assert "differ" in judge(np.float32([0.109375, 448.0, math.nan]), want)
 
 
 def test_refusals_and_crashes_are_told_apart() -> None:

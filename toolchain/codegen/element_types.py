@@ -8,14 +8,17 @@ need the same answer; it lives below them so that none of them imports another f
 
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
 
 from toolchain.codegen.mathlib import F32, F64, I1, I16
-from toolchain.types import DType
+from toolchain.types import SMALL_FLOATS, DType, to_dtype
 
 
 def storage_type(dt: DType) -> ir.Type:
     """How one element sits in memory."""
+    if dt.name in SMALL_FLOATS:
+        return ir.IntType(8)  # its code, the 6- and 4-bit ones in the low bits
     if dt.is_float:
         return {"f32": F32, "f64": F64, "f16": I16, "bf16": I16}[dt.name]
     if dt.kind == "b":
@@ -48,6 +51,8 @@ def const_value(b: ir.IRBuilder, value: float | int | bool, dt: DType) -> ir.Val
     if dt.is_float:
         # f16 constants are rounded to f16 like a loaded value (bf16 ones arrive rounded).
         v = float(dt.np_dtype.type(value)) if dt.name == "f16" else float(value)
+        if dt.name in SMALL_FLOATS:  # likewise rounded to the format
+            v = float(to_dtype(np.float64(value), dt))
         return ir.Constant(t, v)
     if dt.kind == "b":
         return ir.Constant(I1, int(bool(value)))

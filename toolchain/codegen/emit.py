@@ -37,6 +37,7 @@ from toolchain.codegen.element_types import (
 from toolchain.codegen.errors import EmitError
 from toolchain.codegen.kinds import emit_other_kind
 from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
+from toolchain.codegen.mathlib_small_float import f32_to_small_float_bits, small_float_bits_to_f32
 from toolchain.codegen.nest import NestEmitter
 from toolchain.kernel.form import (
     Acc,
@@ -51,7 +52,7 @@ from toolchain.kernel.form import (
 )
 from toolchain.loops.rules import plain_schedule
 from toolchain.loops.schedule import LoopSchedule
-from toolchain.types import DType, TensorType
+from toolchain.types import SMALL_FLOATS, DType, TensorType
 
 __all__ = ["EmitError", "compute_type", "emit_kernel", "storage_type"]
 
@@ -264,7 +265,8 @@ def _sign(b: ir.IRBuilder, x: ir.Value, dt: DType) -> ir.Value:
     return b.sub(pos, neg)
 
 
-_NARROW_FLOATS = ("f16", "bf16")  # storage formats computed in f32
+# Storage formats computed in f32.
+_NARROW_FLOATS = ("f16", "bf16", *SMALL_FLOATS)
 _FCMP = {"EQ": "==", "GE": ">=", "GT": ">", "LE": "<=", "LT": "<"}
 _MATH_OPS = {
     "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt",
@@ -375,6 +377,8 @@ class _KernelEmitter(NestEmitter):
             return mathlib.f16_bits_to_f32(b, raw)
         if dt.name == "bf16":
             return mathlib.bf16_bits_to_f32(b, raw)
+        if dt.name in SMALL_FLOATS:
+            return small_float_bits_to_f32(b, raw, SMALL_FLOATS[dt.name])
         if dt.is_integer and dt.bits < raw.type.width:  # a sub-byte integer's byte
             return b.trunc(raw, ir.IntType(dt.bits))
         return raw
@@ -389,12 +393,14 @@ class _KernelEmitter(NestEmitter):
             return mathlib.f32_to_f16_bits(b, v)
         if dt.name == "bf16":
             return mathlib.f32_to_bf16_bits(b, v)
+        if dt.name in SMALL_FLOATS:
+            return f32_to_small_float_bits(b, v, SMALL_FLOATS[dt.name])
         if dt.is_integer and dt.bits < 8:  # held extended to a byte, as on the host
             return b.sext(v, ir.IntType(8)) if dt.kind == "i" else b.zext(v, ir.IntType(8))
         return v
 
     def _round_narrow_float(self, v: ir.Value, dt: DType) -> ir.Value:
-        """A value of compute type f32 rounded to f16 / bf16 precision (still f32)."""
+        """A value of compute type f32 rounded to f16 / bf16 / a small float (still f32)."""
         b = self.b
         if dt.name == "f16":
             if self.features.hardware_f16:
@@ -402,6 +408,9 @@ class _KernelEmitter(NestEmitter):
             return mathlib.f16_bits_to_f32(b, mathlib.f32_to_f16_bits(b, v))
         if dt.name == "bf16":
             return mathlib.bf16_bits_to_f32(b, mathlib.f32_to_bf16_bits(b, v))
+        if dt.name in SMALL_FLOATS:
+            fmt = SMALL_FLOATS[dt.name]
+            return small_float_bits_to_f32(b, f32_to_small_float_bits(b, v, fmt), fmt)
         return v
 
     # Converting f64 or a wide integer to f16 / bf16 goes through f32. Rounding to
@@ -678,9 +687,10 @@ class _KernelEmitter(NestEmitter):
             name = f"llvm.{sat}.sat.i{tt.width}.{'f64' if st == F64 else 'f32'}"
             return b.call(mathlib._intrinsic(self.module, name, tt, [st]), [v])
         if dst.is_float:
-            if dst.name == "bf16" and st.width > 24:
+            if (dst.name == "bf16" or dst.name in SMALL_FLOATS) and st.width > 24:
                 # Integers past 2**24 can be inexact in f32. (f16 needs no care: those
-                # are beyond its range and become inf either way.)
+                # are beyond its range and become inf either way; of the small floats
+                # only e8m0 reaches so far, but rounding to odd is right for all.)
                 return self._round_narrow_float(self._int_to_f32_odd(v, src), dst)
             r = b.uitofp(v, tt) if is_unsigned(src) else b.sitofp(v, tt)
             return self._round_narrow_float(r, dst) if tt == F32 else r

@@ -15,7 +15,8 @@ from hashlib import sha256
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node
-from toolchain.types import DType
+from toolchain.small_floats import is_ml_dtype
+from toolchain.types import DType, held_in_f32, to_dtype
 
 # Which numpy kinds a value may be given in for an input of each element kind (then
 # converted when every element is exact): 1.5 is no integer, and only 0 and 1 are
@@ -39,6 +40,8 @@ def fit_pinned_value(name: str, value: np.ndarray, dt: DType,
     what was given and what the input declares when it does not fit."""
     value = np.asarray(value)
     given = f"a value of {value.dtype} shape {tuple(value.shape)}"
+    if is_ml_dtype(value.dtype):  # bfloat16, float8, ... (onnx's arrays): exact in f32
+        value = value.astype(np.float32)
     declared = f"input '{name}' is declared {dt} {describe_dims(dims)}"
     if value.dtype.kind not in ACCEPTED_KINDS.get(dt.kind, ""):
         raise ValueError(f"{given}, but {declared}")
@@ -50,7 +53,7 @@ def fit_pinned_value(name: str, value: np.ndarray, dt: DType,
                                           for d, s in zip(dims, value.shape)):
             raise ValueError(f"{given}, but {declared}")
     with np.errstate(all="ignore"):
-        converted = value.astype(dt.np_dtype)
+        converted = to_dtype(value, dt) if held_in_f32(dt) else value.astype(dt.np_dtype)
     if dt.kind == "b" and value.dtype.kind != "b" and not np.isin(value, (0, 1)).all():
         raise ValueError(f"input '{name}' is boolean: give 0 or 1, not "
                          f"{value[~np.isin(value, (0, 1))].flat[0].item()!r}")

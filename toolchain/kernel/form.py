@@ -117,7 +117,7 @@ class Kernel:
     def acc_dtype(self) -> DType:
         """The type the reduction folds in: f16 / bf16 results fold in f32."""
         dt = self.accumulator or self.result.dtype
-        return dtype("f32") if dt.name in ("f16", "bf16") else dt
+        return dtype("f32") if dt.is_float and dt.bits < 32 else dt
 
     @property
     def roots(self) -> tuple[Expr, ...]:

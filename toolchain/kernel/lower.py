@@ -190,7 +190,7 @@ def _product_dtype(dt: DType) -> DType:
     product rounded first is off by up to half a bf16 ulp of the product, which a
     cancelling sum turns into many ulps of the result: found by the random graph
     fuzzer)."""
-    return dtype("f32") if dt.name in ("f16", "bf16") else dt
+    return dtype("f32") if dt.is_float and dt.bits < 32 else dt
 
 
 def _dot_general(node: Node) -> Kernel:

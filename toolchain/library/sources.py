@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from toolchain.module.pack import TensorSig
+from toolchain.types import SMALL_FLOATS
 
 __all__ = ["ARENA_MODES", "C_TYPES", "LibrarySpec", "cmake_snippet", "entry_source",
            "header_source", "make_snippet", "pkg_config_file"]
@@ -21,11 +22,13 @@ __all__ = ["ARENA_MODES", "C_TYPES", "LibrarySpec", "cmake_snippet", "entry_sour
 ARENA_MODES: tuple[str, ...] = ("static", "caller")
 
 # The C element type of each module dtype in the entry's signature. Half and bfloat16
-# values are passed as their bit patterns; i1 is one byte per element, as in the module.
+# values are passed as their bit patterns (the small floats too); i1 is one byte per
+# element, as in the module.
 C_TYPES: dict[str, str] = {
     "f32": "float", "f64": "double", "f16": "uint16_t", "bf16": "uint16_t",
     "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
     "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "i1": "uint8_t",
+    **{name: "uint8_t" for name in SMALL_FLOATS},  # their codes, one a byte
 }
 
 

@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 
 from toolchain.diagnostics import CompileError
-from toolchain.types import DType, TensorType, dtype, to_bf16
+from toolchain.types import (
+    DType,
+    TensorType,
+    dtype,
+    from_storage_bits,
+    held_in_f32,
+    to_bf16,
+    to_dtype,
+)
 
 # Decimal literals longer than this are refused before Python's int() sees them (it
 # refuses 4300 digits and more with a ValueError; no MLIR type holds a tenth of that).
@@ -72,6 +80,8 @@ def to_host(dt: DType, values: list) -> np.ndarray:
     with np.errstate(over="ignore"):
         if dt.name == "bf16":
             return to_bf16(np.array(values, dtype=np.float64))
+        if held_in_f32(dt):  # a small float
+            return to_dtype(np.array(values, dtype=np.float64), dt)
         return np.array(values, dtype=dt.np_dtype)
 
 
@@ -81,9 +91,9 @@ def float_from_bits(bits: int, ty: DType, err: Callable[[str], CompileError]) ->
         # A mutated or hostile literal may run to any length: name its width instead.
         shown = hex(bits) if 0 <= bits < 1 << 64 else f"of {abs(bits).bit_length()} bits"
         raise err(f"hexadecimal float literal {shown} does not fit in {ty.name}")
+    if held_in_f32(ty):  # bf16 and the small floats: float32 on the host
+        return float(from_storage_bits(np.array([bits]), ty)[0])
     np_bits = {16: np.uint16, 32: np.uint32, 64: np.uint64}[ty.bits]
-    if ty.name == "bf16":
-        return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
     return float(np.array([bits], dtype=np_bits).view(ty.np_dtype)[0])
 
 
@@ -149,8 +159,8 @@ def array_from_bytes(raw: bytes, ty: TensorType,
     """The array of static tensor type `ty` stored little-endian in `raw` (a hex
     literal or a resource blob); one element's bytes are a splat."""
     dt = ty.dtype
-    storage = {"bf16": np.dtype("<u2"), "i1": np.dtype("u1")}.get(dt.name,
-                                                                   dt.np_dtype.newbyteorder("<"))
+    storage = np.dtype("<u2") if dt.name == "bf16" else np.dtype("u1") if (
+        dt.name == "i1" or held_in_f32(dt)) else dt.np_dtype.newbyteorder("<")
     count = ty.num_elements
     if len(raw) == storage.itemsize and count != 1:
         arr = np.frombuffer(raw, dtype=storage)
@@ -160,8 +170,8 @@ def array_from_bytes(raw: bytes, ty: TensorType,
     else:
         raise err(f"hex literal has {len(raw)} bytes but '{ty}' needs "
                   f"{storage.itemsize * count}")
-    if dt.name == "bf16":
-        arr = (arr.astype(np.uint32) << 16).view(np.float32)
+    if held_in_f32(dt):
+        arr = from_storage_bits(arr, dt)
     elif dt.name == "i1":
         arr = arr != 0
     return arr.astype(dt.np_dtype).reshape(ty.shape)

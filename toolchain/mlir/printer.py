@@ -30,7 +30,7 @@ from toolchain.mlir.ir import (
     UnitAttr,
     Value,
 )
-from toolchain.types import DType, FunctionType
+from toolchain.types import DType, FunctionType, held_in_f32, storage_bits
 
 _BUILTIN_OPAQUE = {"affine_map", "affine_set", "sparse", "strided", "opaque", "distinct"}
 
@@ -114,8 +114,8 @@ def format_dense(a: DenseAttr) -> str:
     dt = a.type.dtype
     if dt.kind == "b":
         return f"dense<{_nested_bools(arr)}> : {a.type}"
-    if dt.name == "bf16":
-        raw = (arr.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+    if held_in_f32(dt):  # bf16 and the small floats: their bit patterns
+        raw = storage_bits(arr, dt).astype(np.dtype("<u2") if dt.bits > 8 else "u1").tobytes()
     else:
         raw = arr.astype(dt.np_dtype.newbyteorder("<")).tobytes()
     return f'dense<"0x{raw.hex().upper()}"> : {a.type}'

@@ -111,12 +111,25 @@ class DType(enum.IntEnum):
     u16 = 10
     u32 = 11
     u64 = 12
+    # The small floats (toolchain/small_floats.py), one code a byte: what the I/O
+    # buffers' bytes mean, so a caller can encode and decode them.
+    f8E4M3FN = 13
+    f8E5M2 = 14
+    f8E4M3FNUZ = 15
+    f8E5M2FNUZ = 16
+    f8E4M3 = 17
+    f8E3M4 = 18
+    f8E4M3B11FNUZ = 19
+    f8E8M0FNU = 20
+    f6E2M3FN = 21
+    f6E3M2FN = 22
+    f4E2M1FN = 23
     # Constant-pool storage only (never in the signature): sub-byte integers bit-packed,
     # 8 // bits elements a byte, row-major, the first in the low bits (kernel/sub_byte.py).
-    i4 = 13
-    u4 = 14
-    i2 = 15
-    u2 = 16
+    i4 = 24
+    u4 = 25
+    i2 = 26
+    u2 = 27
 
     @property
     def itemsize(self) -> int:
@@ -157,12 +170,14 @@ _ITEMSIZE = {
     DType.u16: 2,
     DType.u32: 4,
     DType.u64: 8,
+    **{d: 1 for d in DType if d >= 13},
 }
 
 DTYPE_MAX = max(DType)
 PACKED_PER_BYTE = {DType.i4: 2, DType.u4: 2, DType.i2: 4, DType.u2: 4}
-# The largest code a signature record may hold: I/O buffers hold a byte an element.
-SIGNATURE_DTYPE_MAX = DType.u64
+# The largest code a signature record may hold: the bit-packed types above it are
+# constant-pool storage only, as I/O buffers hold a byte an element.
+SIGNATURE_DTYPE_MAX = DType.f4E2M1FN
 
 
 class BindingKind(enum.IntEnum):

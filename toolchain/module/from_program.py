@@ -26,7 +26,7 @@ from toolchain.module.pack import (
     pack_module,
 )
 from toolchain.schedule.program import Program
-from toolchain.types import TensorType, bf16_bits, round_to_bf16
+from toolchain.types import TensorType, held_in_f32, storage_bits
 
 # Our element type names where the module format spells them differently. Every type
 # the importer accepts has a module type (tests/e2e/test_dtypes.py checks it).
@@ -66,8 +66,8 @@ def _constant(value, t: TensorType, bit_packed: bool = False) -> ConstantEntry:
     # Stored in the type's own buffer layout, as the kernels read it: bf16 as its bit
     # patterns (the host holds it as float32), everything else little-endian.
     name = _MODULE_DTYPE.get(t.dtype.name, t.dtype.name)
-    if name == "bf16":
-        stored = bf16_bits(round_to_bf16(value))
+    if held_in_f32(t.dtype):  # bf16 and the small floats: their bit patterns
+        stored = storage_bits(value, t.dtype)
     else:
         stored = np.asarray(value, dtype=t.dtype.np_dtype)
     data = np.ascontiguousarray(stored, dtype=stored.dtype.newbyteorder("<")).tobytes()

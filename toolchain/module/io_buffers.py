@@ -10,15 +10,16 @@ import numpy as np
 
 from toolchain.module.pack import TensorSig
 from toolchain.module.reader import read_module
-from toolchain.types import bf16_bits, bf16_from_bits, round_to_bf16
+from toolchain.types import SMALL_FLOATS, dtype, from_storage_bits, storage_bits
 
 # How each module element type sits in an I/O buffer (little-endian numpy dtypes), and
-# the types whose host values are not those bytes: bf16 is held as float32 on the host.
+# the types whose host values are not those bytes: bf16 and the small floats are held
+# as float32 on the host, their buffers hold bit patterns.
 _NUMPY = {"f32": "float32", "f16": "float16", "f64": "float64", "i8": "int8",
           "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
-          "u32": "uint32", "u64": "uint64", "i1": "bool", "bf16": "uint16"}
-_TO_BUFFER = {"bf16": lambda x: bf16_bits(round_to_bf16(np.asarray(x, dtype=np.float32)))}
-_FROM_BUFFER = {"bf16": bf16_from_bits}
+          "u32": "uint32", "u64": "uint64", "i1": "bool", "bf16": "uint16",
+          **{name: "uint8" for name in SMALL_FLOATS}}
+_HELD_IN_F32 = ("bf16", *SMALL_FLOATS)
 
 
 def module_outputs(module: bytes) -> tuple[TensorSig, ...]:
@@ -39,9 +40,8 @@ def encode_inputs(signature: Sequence[TensorSig], arrays: Sequence[np.ndarray]) 
             x = np.stack([x.real, x.imag], axis=-1)  # a complex tensor's parts: complex.py
         if x.shape != sig.shape:
             raise ValueError(f"{sig.name} has shape {x.shape}, the module expects {sig.shape}")
-        convert = _TO_BUFFER.get(sig.dtype.name)
-        if convert is not None:
-            x = convert(x)
+        if sig.dtype.name in _HELD_IN_F32:
+            x = storage_bits(x, dtype(sig.dtype.name))
         chunks.append(x.astype(np.dtype(_NUMPY[sig.dtype.name]).newbyteorder("<")).tobytes())
     return b"".join(chunks)
 
@@ -58,7 +58,7 @@ def decode_outputs(signature: tuple[TensorSig, ...], raw: bytes) -> list[np.ndar
                              f"{sum(s.byte_size for s in signature)}")
         x = np.frombuffer(raw[offset:offset + n], dtype=dt).reshape(sig.shape)
         x = x.astype(dt.newbyteorder("="))
-        convert = _FROM_BUFFER.get(sig.dtype.name)
-        outs.append(convert(x) if convert is not None else x)
+        held = sig.dtype.name in _HELD_IN_F32
+        outs.append(from_storage_bits(x, dtype(sig.dtype.name)) if held else x)
         offset += n
     return outs

@@ -11,9 +11,10 @@ with s = gamma / sqrt(var + eps), t = beta - mean * s. Inference-time batch norm
 costs nothing but a bias add, and four per-channel vectors per layer become one.
 Values change only by rounding (division becomes multiplication by the reciprocal,
 products are reassociated); everything downstream, the reference included, runs the
-folded graph. A division whose result is rounded to an integer (QUANTIZE's x / scale
-before its round: TFLite's and ONNX's definitions) is left alone: there one ulp moves a
-value across a tie and changes the integer.
+folded graph. A chain whose result is rounded to an integer or a small float (QUANTIZE's
+x / scale before its round: TFLite's and ONNX's definitions; ONNX's float8 and float4
+QuantizeLinear) is left alone: there one ulp moves a value across a tie and changes the
+result (and dropping a + 0 would keep a -0 that the add makes +0).
 """
 
 from __future__ import annotations
@@ -158,14 +159,29 @@ class _Builder:
 
 # Ops that round a float to an integer value: a division feeding one must stay exact.
 _ROUNDING = frozenset({"round_nearest_afz", "round_nearest_even", "floor", "ceil"})
+# Ops a value may pass on its way to that rounding and still be rounded there (ONNX's
+# QuantizeLinear to FLOAT4E2M1 adds the zero point, its float8 saturation clamps).
+_ON_THE_WAY = frozenset({"add", "subtract", "clamp"})
+
+
+def _rounds(node: Node) -> bool:
+    """Whether node rounds its operand to a coarse grid: to integers, or to a small float
+    (8 bits or fewer), where one ulp of f32 moves a value across a tie."""
+    if node.op in _ROUNDING:
+        return True
+    if node.op != "convert" or not node.outputs:
+        return False
+    dt = node.output.type.dtype
+    return not dt.is_float or dt.bits <= 8
 
 
 def _rounded(graph: Graph) -> set[int]:
-    """Ids of the tensors some op rounds to an integer (or converts to an integer type)."""
+    """Ids of the tensors some op rounds to an integer or a small float, directly or
+    through _ON_THE_WAY ops."""
     out: set[int] = set()
-    for node in graph.nodes:
-        if node.op in _ROUNDING or (node.op == "convert" and node.outputs
-                                    and not node.output.type.dtype.is_float):
+    for node in reversed(graph.nodes):
+        if _rounds(node) or (node.op in _ON_THE_WAY and node.outputs
+                             and id(node.output) in out):
             out.update(id(t) for t in node.inputs)
     return out
 
@@ -177,8 +193,8 @@ def fold_affine(graph: Graph) -> Graph:
     affine: dict[int, _Affine] = {}  # node output id -> its composed affine form
     chain_end: set[int] = set()
     for node in graph.nodes:
-        if node.op == "divide" and id(node.outputs[0]) in rounded:
-            continue
+        if node.outputs and id(node.outputs[0]) in rounded:
+            continue  # rewritten, it could round differently (x / c is not x * (1/c))
         a = _as_affine(node)
         if a is None:
             continue

@@ -43,7 +43,7 @@ import numpy as np
 
 from toolchain.graph.builder import GraphBuilder
 from toolchain.graph.ir import Graph, Node, Tensor
-from toolchain.types import I1, dtype
+from toolchain.types import I1, SMALL_FLOATS, dtype
 
 __all__ = ["LINALG_OPS", "lower_linalg"]
 
@@ -276,7 +276,7 @@ LINALG_OPS: dict[str, Callable[[GraphBuilder, Node], list[Tensor]]] = {
 # Half-precision matrices are factored and solved in f32 and rounded once at the end:
 # every step rounded to f16 would leave results several ulp from the exact answer
 # (the reference's, rounded once), where f32 leaves them within rounding of it.
-WIDENED = {"f16", "bf16"}
+WIDENED = {"f16", "bf16", *SMALL_FLOATS}  # and the 8- to 4-bit floats
 
 
 def _lower(b: GraphBuilder, node: Node) -> list[Tensor]:

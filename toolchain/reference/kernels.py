@@ -22,7 +22,7 @@ from toolchain.reference import (
 from toolchain.reference.linalg import KERNELS as _LINALG_KERNELS
 from toolchain.reference.regions import KERNELS as _REGION_KERNELS
 from toolchain.reference.table import KERNELS, Kernel
-from toolchain.types import to_dtype
+from toolchain.types import from_storage_bits, held_in_f32, storage_bits, to_dtype
 
 
 def _out_dtype(node: Node, i: int = 0) -> np.dtype:
@@ -536,35 +536,44 @@ def _fft(node: Node, x: np.ndarray) -> np.ndarray:
 
 def _bitcast_convert(node: Node, x: np.ndarray) -> np.ndarray:
     """The operand's bytes (little-endian, as every minirt target stores them) read as
-    the result type; bf16, held in float32 on the host, as its 16-bit patterns."""
-    from toolchain.types import bf16_bits, bf16_from_bits
-
+    the result type; bf16 and the 8-bit floats, held in float32 on the host, as their
+    bit patterns."""
     src, dst = node.inputs[0].type.dtype, node.outputs[0].type.dtype
     if src.kind == "b" or dst.kind == "b":  # i1 is one bit: element k is bit k
         return _bitcast_i1(node, x, src, dst)
-    raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(x, x.dtype.newbyteorder("<"))
-    out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
-    y = raw.view(np.uint8).view(out_np).reshape(node.outputs[0].type.shape)
-    y = bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
-    return y
+    y = _raw_bytes(x, src).view(_stored_dtype(dst)).reshape(node.outputs[0].type.shape)
+    return _from_stored(y, dst)
+
+
+def _raw_bytes(x: np.ndarray, dt: Any) -> np.ndarray:
+    """The bytes memory holds for host values x of type dt."""
+    if held_in_f32(dt):
+        return np.ascontiguousarray(storage_bits(x, dt)).view(np.uint8)
+    return np.ascontiguousarray(x, x.dtype.newbyteorder("<")).view(np.uint8)
+
+
+def _stored_dtype(dt: Any) -> np.dtype:
+    """The little-endian numpy dtype of one element of dt in memory."""
+    if held_in_f32(dt):
+        return np.dtype("<u2") if dt.bits == 16 else np.dtype(np.uint8)
+    return dt.np_dtype.newbyteorder("<")
+
+
+def _from_stored(y: np.ndarray, dt: Any) -> np.ndarray:
+    """Host values of type dt from its elements as memory holds them."""
+    return from_storage_bits(y, dt) if held_in_f32(dt) else y.astype(dt.np_dtype)
 
 
 def _bitcast_i1(node: Node, x: np.ndarray, src: Any, dst: Any) -> np.ndarray:
     """bitcast_convert to or from i1, whose elements are single bits (little-endian: the
     last dim's element k is bit k of the wider value)."""
-    from toolchain.types import bf16_bits, bf16_from_bits
-
     shape = node.outputs[0].type.shape
     if src.kind == "b" and dst.kind == "b":
         return x.astype(bool).reshape(shape)
     if dst.kind == "b":
-        raw = bf16_bits(x) if src.name == "bf16" else np.ascontiguousarray(
-            x, x.dtype.newbyteorder("<"))
-        return np.unpackbits(raw.view(np.uint8), bitorder="little").astype(bool).reshape(shape)
+        return np.unpackbits(_raw_bytes(x, src), bitorder="little").astype(bool).reshape(shape)
     packed = np.packbits(np.asarray(x, bool).reshape(-1), bitorder="little")
-    out_np = np.dtype("<u2") if dst.name == "bf16" else dst.np_dtype.newbyteorder("<")
-    y = packed.view(out_np).reshape(shape)
-    return bf16_from_bits(y) if dst.name == "bf16" else y.astype(dst.np_dtype)
+    return _from_stored(packed.view(_stored_dtype(dst)).reshape(shape), dst)
 
 
 def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -576,9 +585,10 @@ def _rng_bit_generator(node: Node, state: np.ndarray) -> tuple[np.ndarray, np.nd
     out = node.outputs[1].type
     bits = rng.rng_bits(state, algo, out.dtype.bits, tuple(out.shape))
     new = rng.new_state(state, algo, out.dtype.bits, tuple(out.shape))
-    if out.dtype.is_float:
-        value = bits.view(out.dtype.np_dtype) if out.dtype.name != "bf16" else \
-            __import__("toolchain.types", fromlist=["bf16_from_bits"]).bf16_from_bits(bits)
+    if held_in_f32(out.dtype):
+        value = from_storage_bits(bits, out.dtype)
+    elif out.dtype.is_float:
+        value = bits.view(out.dtype.np_dtype)
     else:
         value = bits.view(out.dtype.np_dtype)
     return new.astype(state.dtype), value

@@ -119,7 +119,7 @@ def _body_ops(graph) -> set[str]:
 
 
 # Cases refused on purpose, with what the error says: inputs of an element type minirt
-# does not hold (strings, 2-, 4- and 8-bit floats and integers), attributes a converter
+# does not hold (strings, 6-bit floats), attributes a converter
 # does not take (REFUSED_ATTRIBUTES).
 def _refusal(case) -> str | None:
     node = case.model.graph.node[0]

@@ -10,9 +10,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from toolchain.frontend.onnx.cast_e8m0 import cast_to_e8m0
 from toolchain.frontend.onnx.context import OpContext, axis_of
 from toolchain.frontend.onnx.errors import Unsupported
+from toolchain.frontend.onnx.reader import DTYPES
 from toolchain.graph.ir import Tensor
+from toolchain.small_floats import FORMATS as SMALL_FLOATS
 from toolchain.types import dtype
 
 Converter = Callable[[OpContext], Tensor]
@@ -187,15 +190,9 @@ def reduce(kind: str, mean: bool = False) -> Converter:
     return convert
 
 
-# ONNX element types for Cast's `to`, as graph element type names.
-_CAST_TYPES = {1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64",
-               9: "i1", 10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16",
-               21: "ui4", 22: "i4", 25: "ui2", 26: "i2"}
-
-
 def cast(ctx: OpContext) -> Tensor:
     """Cast to another element type (the graph's convert)."""
-    to = _CAST_TYPES.get(ctx.attr("to"))
+    to = DTYPES.get(ctx.attr("to"))
     if to is None:
         raise Unsupported(f"Cast to element type {ctx.attr('to')} is not supported")
     return _convert(ctx, ctx.input(0), to)
@@ -210,7 +207,7 @@ def bit_cast(ctx: OpContext) -> Tensor:
     """BitCast: the same bits read as another element type of the same width. ONNX's
     bool is one byte holding 0 or 1, so to and from bool the bits are the value's
     (the graph's convert; a byte above 1 read as bool is true either way)."""
-    to = _CAST_TYPES.get(ctx.attr("to"))
+    to = DTYPES.get(ctx.attr("to"))
     x = ctx.input(0)
     if to is None:
         raise Unsupported(f"BitCast to element type {ctx.attr('to')} is not supported")
@@ -223,6 +220,13 @@ def bit_cast(ctx: OpContext) -> Tensor:
     return ctx.node("bitcast_convert", [x], dtype=to, shape=tuple(x.type.shape))
 
 
+# The float8 types Cast's `saturate` (default 1) applies to: a value past the largest
+# finite one, infinities included, becomes that largest value of its sign instead of
+# NaN (or inf for E5M2). The graph's convert is StableHLO's, which does not saturate, so
+# the source is clamped first (NaN passes a clamp unchanged, as Cast keeps it).
+_SATURATING = ("f8E4M3FN", "f8E4M3FNUZ", "f8E5M2", "f8E5M2FNUZ")
+
+
 def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
     if x.type.dtype.name == to:
         return x
@@ -233,8 +237,23 @@ def _convert(ctx: OpContext, x: Tensor, to: str) -> Tensor:
         # choice of that library, not of the standard. Integers wrap, as for int8.
         raise Unsupported(f"a Cast from {x.type.dtype} to {to} is not supported (ONNX "
                           "leaves out-of-range values undefined: cast to int8 first)")
+    if to in _SATURATING and ctx.attr("saturate", 1):
+        x = clamp_to_format(ctx, x, to)
+    elif to == "f8E8M0FNU":
+        return cast_to_e8m0(ctx, x)  # rounded up by default, not to nearest
     return ctx.node("convert", [x], dtype=to)
 
 
-__all__ = ["binary", "bit_cast", "cast", "cast_like", "clip", "hard_sigmoid", "hard_swish",
-           "identity", "leaky_relu", "log_softmax", "reduce", "relu", "softmax", "unary"]
+def clamp_to_format(ctx: OpContext, x: Tensor, name: str) -> Tensor:
+    """x clamped to +-the largest finite value of small float `name`, in a float type
+    that holds it exactly (the float8 maxima are exact in f16 and wider; integers are
+    widened to f32 first, which is exact below 2**24 and above it clamped anyway)."""
+    bound = SMALL_FLOATS[name].max_value
+    if not x.type.dtype.is_float or x.type.dtype.name not in ("f16", "f32", "f64"):
+        x = ctx.node("convert", [x], dtype="f32")
+    return ctx.node("clamp", [ctx.filled(-bound, x), x, ctx.filled(bound, x)])
+
+
+__all__ = ["binary", "bit_cast", "cast", "cast_like", "clamp_to_format", "clip", "hard_sigmoid",
+           "hard_swish", "identity", "leaky_relu", "log_softmax", "reduce", "relu", "softmax",
+           "unary"]

@@ -41,7 +41,8 @@ from toolchain.graph.ir import Graph, Tensor
 from toolchain.graph.ops import ShapeError
 from toolchain.graph.sources import Source, tag_new
 from toolchain.graph.verify import verify_graph
-from toolchain.types import TensorType, dtype
+from toolchain.small_floats import element_type_of
+from toolchain.types import TensorType, dtype, to_dtype
 
 # Constant folding evaluates a node at import only when its result stays this small
 # (elements): larger constants are left to the graph (a broadcast stays an index map).
@@ -94,7 +95,7 @@ class _Importer:
     def _constant(self, array: np.ndarray, name: str) -> Tensor:
         dt = _array_dtype(array, name)
         ty = TensorType(array.shape, dt)
-        return self.graph.add("constant", [], [ty], {"value": array.astype(dt.np_dtype)}).output
+        return self.graph.add("constant", [], [ty], {"value": to_dtype(array, dt)}).output
 
     # ------------------------------------------------------------ nodes
 
@@ -380,8 +381,9 @@ def _array_dtype(array: np.ndarray, name: str):
     sub_byte = SUB_BYTE_ARRAYS.get(array.dtype.name)
     if sub_byte is not None:  # an ml_dtypes int4 / uint2 / ... array: held a byte each
         return dtype(sub_byte)
-    if array.dtype.name == "bfloat16":  # ml_dtypes' (onnx's reference folds to it)
-        return dtype("bf16")
+    held = element_type_of(array.dtype)  # bfloat16 and the small floats: ml_dtypes'
+    if held is not None:
+        return dtype(held)
     for dt_name in DTYPES.values():
         dt = dtype(dt_name)
         if dt.np_dtype == array.dtype and dt_name != "bf16":

@@ -35,6 +35,11 @@ from toolchain.frontend.onnx import elementwise as ew
 from toolchain.frontend.onnx import layers, shape_ops
 from toolchain.frontend.onnx.context import OpContext, QView, Value, axis_of
 from toolchain.frontend.onnx.errors import NotInt8, Unsupported
+from toolchain.frontend.onnx.quant_float import (
+    dequantize_float,
+    float_quantized_type,
+    quantize_float,
+)
 from toolchain.frontend.onnx.reader import NodeInfo
 from toolchain.frontend.onnx.sub_byte_quant import dequantize_sub_byte, sub_byte_type
 from toolchain.graph.builder import GraphBuilder
@@ -224,7 +229,10 @@ def _q_dtype(q: Tensor | np.ndarray) -> np.dtype:
 
 
 def dequantize_linear(ctx: OpContext) -> QView | Tensor:
-    """DequantizeLinear: a view of the integer input (computed only where float is read)."""
+    """DequantizeLinear: a view of the integer input (computed only where float is read);
+    of a small float, its product with the scale (quant_float.py)."""
+    if float_quantized_type(ctx, output=False):
+        return dequantize_float(ctx)
     v = ctx.value(0)
     if isinstance(v, QView):
         raise Unsupported("its input is already dequantized")
@@ -277,7 +285,11 @@ def requantize_table(src: QView, scale: float, zp: int) -> np.ndarray:
 
 def quantize_linear(ctx: OpContext) -> Tensor:
     """QuantizeLinear: of a float tensor, or of a quantized view (then the same integer
-    tensor when the parameters agree, else a 256-entry requantization table)."""
+    tensor when the parameters agree, else a 256-entry requantization table); to a small
+    float, its rounded quotient (quant_float.py)."""
+    small = float_quantized_type(ctx, output=True)
+    if small is not None:
+        return quantize_float(ctx, small)
     scale, zp, axis, name = _q_params(ctx, ctx.shape(0))
     if ctx.attr("output_dtype", 0) not in (0,) and _Q_TYPES.get(
             {3: np.dtype(np.int8), 2: np.dtype(np.uint8)}.get(ctx.attr("output_dtype"))

@@ -37,6 +37,10 @@ DTYPES: dict[int, str] = {
     1: "f32", 2: "ui8", 3: "i8", 4: "ui16", 5: "i16", 6: "i32", 7: "i64", 9: "i1",
     10: "f16", 11: "f64", 12: "ui32", 13: "ui64", 16: "bf16",
     21: "ui4", 22: "i4", 25: "ui2", 26: "i2",
+    # The 8- and 4-bit floats (toolchain/small_floats.py); onnx's numpy_helper gives
+    # their data as ml_dtypes arrays, FLOAT4E2M1 unpacked from its two codes a byte.
+    17: "f8E4M3FN", 18: "f8E4M3FNUZ", 19: "f8E5M2", 20: "f8E5M2FNUZ", 23: "f4E2M1FN",
+    24: "f8E8M0FNU",
 }
 # ml_dtypes' names of the sub-byte arrays numpy_helper returns, as graph element types.
 SUB_BYTE_ARRAYS = {"uint4": "ui4", "int4": "i4", "uint2": "ui2", "int2": "i2"}

@@ -8,7 +8,9 @@ saying where they differ.
   the output's element type equal to the expected one's, and floats like
   numpy.isclose with the case's own rtol and atol (1e-3 and 1e-7 unless the case sets
   others: its expected values are often written to 4 digits), bfloat16 at rtol at least
-  2**-6 (two of its ulps), NaN equal to NaN.
+  2**-6 (two of its ulps), NaN equal to NaN. minirt holds bfloat16 and the float8 /
+  float4 types as float32 values rounded to them: such an output's type holds when
+  every value is one the expected type has.
 - `check.expect_almost_eq(_const)`: the StableHLO interpreter's rule
   (stablehlo/reference/Element.cpp, areApproximatelyEqual): equal values, or both NaN,
   or both finite with |a - b| <= tolerance, the op's `tolerance` attribute or 0.0001 by
@@ -24,6 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from toolchain.small_floats import is_ml_dtype
 from toolchain.types import round_to_bf16
 
 __all__ = ["Judge", "exact", "onnx_close", "almost_eq", "ulp_close", "ALMOST_EQ_TOLERANCE"]
@@ -67,6 +70,13 @@ def onnx_close(rtol: float, atol: float) -> Judge:
             # the type holds when every value is one bf16 can hold.
             if not np.array_equal(round_to_bf16(got), got, equal_nan=True):
                 return "bfloat16 output holds values bfloat16 cannot"
+        elif is_ml_dtype(want.dtype) and got.dtype == np.float32:
+            # The float8 / float4 types likewise (small_floats.py): every value one of
+            # the expected type's, which the comparison below then reads as float32.
+            if not np.array_equal(got.astype(want.dtype).astype(np.float32), got,
+                                  equal_nan=True):
+                return f"{want.dtype} output holds values {want.dtype} cannot"
+            want = want.astype(np.float32)
         elif got.dtype != want.dtype:
             return f"element type {got.dtype}, expected {want.dtype}"
         if want.dtype.kind not in "fcV" and want.dtype.name != "bfloat16":
