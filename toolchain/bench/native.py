@@ -52,6 +52,9 @@ _CPU_FLAGS = {
     "x86-64-v3": ("avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe", "sse4_2",
                   "popcnt"),
 }
+# x86-64-v4: v3 and AVX-512 F, BW, CD, DQ, VL.
+_CPU_FLAGS["x86-64-v4"] = (*_CPU_FLAGS["x86-64-v3"], "avx512f", "avx512bw", "avx512cd",
+                           "avx512dq", "avx512vl")
 # A sample should last at least this long, so the two clock_gettime system calls around
 # it (50-200 ns each without a vDSO) stay below 1% of it.
 MIN_SAMPLE_NS = 50_000

@@ -66,6 +66,13 @@ SIMD: dict[str, SimdRow] = {
     "sse2": SimdRow(float_lanes=4, float_lane_tiles=True),
     "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
                     int8_lanes=16, float_lane_tiles=True),
+    # AVX-512 (x86-64-v4): the AVX2 row's tiles and int8 dot steps (VPMOVSXBW +
+    # VPMADDWD, codegen/dot_vector.py), which LLVM encodes with EVEX for this CPU. Wider
+    # rows measured slower (resnet8, minirt-bench, us per inference, v3's row 396-403):
+    # 16 f32 lanes (zmm) and 32 registers 744, 8 lanes and 32 registers 638 (larger
+    # tiles), 16 lanes and 16 registers 403 with twice the compile time.
+    "avx512": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,
+                      int8_lanes=16, float_lane_tiles=True),
 }
 LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
 # Instructions per group of lanes and reduction step besides the two loads: widening

@@ -79,7 +79,8 @@ class Capabilities:
     # cautious ones, so a new descriptor without them still builds correct code.
     fma: bool = False  # fused float multiply-add (VFMA, FMADD): x*y+acc rounded once
     # SIMD ISA; neon-dotprod: NEON with Armv8.2-A's SDOT (FEAT_DotProd)
-    simd: Literal["none", "dsp", "mve", "neon", "neon-dotprod", "sse2", "avx2"] = "none"
+    simd: Literal["none", "dsp", "mve", "neon", "neon-dotprod", "sse2", "avx2",
+                  "avx512"] = "none"
     int_registers: int = 8  # general registers free for values in a loop
     float_registers: int = 0  # float (or SIMD) registers free for values in a loop
 
