@@ -18,12 +18,13 @@ from model_zoo import MISSING_REASON, MODELS_DIR, have_models, jax_models
 
 from toolchain.bench import native
 from toolchain.cli import build as build_cli
+from toolchain.cli import run as run_cli
 from toolchain.cli.run import ATOL, RTOL
 from toolchain.loader import UsageError, load_graph
 from toolchain.module.reader import read_module
 from toolchain.pipeline import decode_outputs, encode_inputs
 from toolchain.reference import run_graph
-from toolchain.target import load_board
+from toolchain.target import host_cpu, load_board
 
 # A dot and a bias add, as tests/target/test_x86_64_v3.py builds.
 MODEL = """func.func @main(%x: tensor<4x64xf32>, %w: tensor<64x16xf32>,
@@ -122,3 +123,20 @@ def test_int8_kws_is_bit_exact_with_tflite_micro(v4_native, tmp_path: Path) -> N
         got = decode_outputs(module.outputs, result.outputs)[0]
         want = data[k.replace("input", "output")]
         assert got.dtype == np.int8 and np.array_equal(got, want), k
+
+
+def test_a_host_without_avx512_is_refused_in_one_line(monkeypatch, tmp_path: Path,
+                                                      capsys) -> None:
+    """minirt-run on a CPU without AVX-512 (an AVX2 one, faked): one line, exit 1, no
+    traceback and no attempt under QEMU (whose TCG lacks AVX-512 too)."""
+    if _missing_tools():
+        pytest.skip(f"missing tools: {', '.join(_missing_tools())}")
+    monkeypatch.setattr(host_cpu, "host_cpu_flags", lambda: set(host_cpu.CPU_FLAGS["x86-64-v3"]))
+    model = tmp_path / "dot_add.mlir"
+    model.write_text(MODEL)
+    assert run_cli.main([str(model), "--board", "x86-64-v4", "--check", "-o",
+                         str(tmp_path / "fw")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == ("minirt-run: error: board x86-64-v4: its x86-64-v4 code runs natively "
+                   "(QEMU cannot execute it) and this host's CPU lacks avx512f, avx512bw, "
+                   "avx512cd, avx512dq, avx512vl")

@@ -157,6 +157,10 @@ class Simulation:
     machine: str = ""  # -M value, required in system mode
     args: tuple[str, ...] = ()
     timeout: int = 60  # seconds, default for runs of this board
+    # A Linux-process board whose code QEMU cannot execute (x86-64-v4: QEMU 7.2 lacks
+    # AVX-512): its programs run natively on a host whose CPU has the target's level
+    # (target/host_cpu.py), without instruction counts.
+    native: bool = False
 
 
 @dataclass(frozen=True)
