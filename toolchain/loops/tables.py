@@ -66,12 +66,13 @@ SIMD: dict[str, SimdRow] = {
     "sse2": SimdRow(float_lanes=4, float_lane_tiles=True),
     "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
                     int8_lanes=16, float_lane_tiles=True),
-    # AVX-512 (x86-64-v4): the AVX2 row's tiles and int8 dot steps (VPMOVSXBW +
-    # VPMADDWD, codegen/dot_vector.py), which LLVM encodes with EVEX for this CPU. Wider
-    # rows measured slower (resnet8, minirt-bench, us per inference, v3's row 396-403):
-    # 16 f32 lanes (zmm) and 32 registers 744, 8 lanes and 32 registers 638 (larger
-    # tiles), 16 lanes and 16 registers 403 with twice the compile time.
-    "avx512": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,
+    # AVX-512 (x86-64-v4): f32 tiles in zmm vectors of 16 lanes, the register budget of
+    # AVX2's row, and its int8 dot steps (VPMOVSXBW + VPMADDWD, codegen/dot_vector.py),
+    # which LLVM encodes with EVEX for this CPU. Measured with minirt-bench (CPU us per
+    # inference) against 8 lanes (ymm): autoencoder 54 -> 37, cnn 4.4 -> 3.3, resnet8
+    # 396 -> 403 (twice the compile time); 32 registers made larger tiles that ran
+    # slower (resnet8 744 with 16 lanes, 638 with 8).
+    "avx512": SimdRow(float_lanes=16, int8_dot="avx2", vector_registers=16,
                       int8_lanes=16, float_lane_tiles=True),
 }
 LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
