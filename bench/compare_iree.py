@@ -127,10 +127,10 @@ def _iree_outputs(vmfb: Path, input_files: list[Path], work: Path, count: int) -
     return [np.load(o) for o in outs]
 
 
-def host_row(model: Path, level: str, repeat: int, work: Path, iree_cpu: str = "") -> dict:
-    """One model at one CPU level (minirt board ``level``, IREE CPU ``iree_cpu``, the
+def host_row(model: Path, level: str, repeat: int, work: Path, iree_target: str = "") -> dict:
+    """One model at one CPU level (minirt board ``level``, IREE CPU ``iree_target``, the
     same by default): minirt and IREE latency, sizes, compile times."""
-    iree_cpu = iree_cpu or level
+    iree_target = iree_target or level
     board = load_board(level)
     check_native(board)
     graph = load_graph(model)
@@ -149,7 +149,7 @@ def host_row(model: Path, level: str, repeat: int, work: Path, iree_cpu: str = "
     iree_compile, iree_compile_cpu = _timed([
         _tool("iree-compile"), str(model), "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
-        f"--iree-llvmcpu-target-cpu={iree_cpu}", "-o", str(vmfb)])
+        f"--iree-llvmcpu-target-cpu={iree_target}", "-o", str(vmfb)])
     minirt_compile, minirt_compile_cpu = _timed([
         sys.executable, "-m", "toolchain.cli.build", str(model), "--board", level,
         "-o", str(work / f"{model.stem}-{level}-fw")])
@@ -159,7 +159,7 @@ def host_row(model: Path, level: str, repeat: int, work: Path, iree_cpu: str = "
     want = run_graph(graph, inputs)  # the graph the program computes (prepared in place)
     checked = all(np.isclose(a, b, rtol=1e-5, atol=1e-6).all() for a, b in zip(ours, want))
     return {
-        "model": model.stem, "level": level, "iree_cpu": iree_cpu,
+        "model": model.stem, "level": level, "iree_cpu": iree_target,
         "minirt_median_us": round(minirt.median_us, 3), "minirt_min_us": round(minirt.min_us, 3),
         "minirt_cpu_us": round(minirt.cpu_median_us, 3), "minirt_batch": minirt.batch,
         "iree_median_us": round(iree_median, 3), "iree_min_us": round(iree_min, 3),
