@@ -1,7 +1,9 @@
 """minirt beside IREE 3.13 and TFLite Micro + CMSIS-NN, in one table.
 
 For each shared JAX model (../shared/models/jax/*.mlir, StableHLO exports) and each x86-64
-CPU level (the baseline ``x86-64`` and ``x86-64-v3``: AVX2 + FMA):
+CPU level (the baseline ``x86-64`` and ``x86-64-v3``: AVX2 + FMA; and this machine's
+native level, when its CPU has AVX-512: minirt's ``x86-64-v4`` board against IREE's
+``--iree-llvmcpu-target-cpu=host``, which also uses what the host has beyond v4):
 
 * host latency: minirt-bench's program (toolchain/bench) against
   ``iree-benchmark-module --device=local-sync`` (one thread, like minirt) on a module
@@ -23,6 +25,10 @@ models (float), and the MLPerf Tiny int8 models beside TFLite Micro + CMSIS-NN's
 
 Needs the ``bench`` extra (pip install -e '.[bench]'); never part of make test. Writes
 bench/results/compare_iree.json and compare_iree.md; progress goes to stderr per model.
+
+With --skip-m4 the cortex-m4 tables of the previous results are carried over, marked
+as such. On a machine shared with other jobs the CPU-time ratio is the fair one: wall
+time counts the other jobs' preemptions, which fall on either tool.
 
 Usage: python bench/compare_iree.py [--models M,M] [--repeat N] [--skip-m4]
 """
@@ -51,14 +57,18 @@ sys.path.insert(0, str(ROOT))
 
 from toolchain.bench.native import build_native_bench, check_native, run_native_bench  # noqa: E402
 from toolchain.emu.run import run_image  # noqa: E402
-from toolchain.loader import load_graph, random_inputs  # noqa: E402
+from toolchain.loader import UsageError, load_graph, random_inputs  # noqa: E402
 from toolchain.module.reader import read_module  # noqa: E402
 from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs  # noqa: E402
 from toolchain.reference import run_graph  # noqa: E402
 from toolchain.target import load_board  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "models"
-LEVELS = ("x86-64", "x86-64-v3")  # minirt board = IREE --iree-llvmcpu-target-cpu
+# (minirt board, IREE --iree-llvmcpu-target-cpu): the same named level on both sides.
+LEVELS = (("x86-64", "x86-64"), ("x86-64-v3", "x86-64-v3"))
+# This machine's native level: minirt's widest board against IREE at `host` (every
+# feature this CPU has), where the CPU runs the board's code (check_native).
+NATIVE = ("x86-64-v4", "host")
 PEER = json.loads((ROOT / "bench" / "tflm_cmsis_nn.json").read_text())
 RTOL, ATOL = 1e-4, 1e-5  # IREE against minirt: two f32 summation orders (see above)
 # Both tools time windows of this length (minirt: a batch of inferences per sample; IREE:
@@ -117,8 +127,10 @@ def _iree_outputs(vmfb: Path, input_files: list[Path], work: Path, count: int) -
     return [np.load(o) for o in outs]
 
 
-def host_row(model: Path, level: str, repeat: int, work: Path) -> dict:
-    """One model at one CPU level: minirt and IREE latency, sizes, compile times."""
+def host_row(model: Path, level: str, repeat: int, work: Path, iree_target: str = "") -> dict:
+    """One model at one CPU level (minirt board ``level``, IREE CPU ``iree_target``, the
+    same by default): minirt and IREE latency, sizes, compile times."""
+    iree_target = iree_target or level
     board = load_board(level)
     check_native(board)
     graph = load_graph(model)
@@ -137,7 +149,7 @@ def host_row(model: Path, level: str, repeat: int, work: Path) -> dict:
     iree_compile, iree_compile_cpu = _timed([
         _tool("iree-compile"), str(model), "--iree-hal-target-device=local",
         "--iree-hal-local-target-device-backends=llvm-cpu",
-        f"--iree-llvmcpu-target-cpu={level}", "-o", str(vmfb)])
+        f"--iree-llvmcpu-target-cpu={iree_target}", "-o", str(vmfb)])
     minirt_compile, minirt_compile_cpu = _timed([
         sys.executable, "-m", "toolchain.cli.build", str(model), "--board", level,
         "-o", str(work / f"{model.stem}-{level}-fw")])
@@ -147,7 +159,7 @@ def host_row(model: Path, level: str, repeat: int, work: Path) -> dict:
     want = run_graph(graph, inputs)  # the graph the program computes (prepared in place)
     checked = all(np.isclose(a, b, rtol=1e-5, atol=1e-6).all() for a, b in zip(ours, want))
     return {
-        "model": model.stem, "level": level,
+        "model": model.stem, "level": level, "iree_cpu": iree_target,
         "minirt_median_us": round(minirt.median_us, 3), "minirt_min_us": round(minirt.min_us, 3),
         "minirt_cpu_us": round(minirt.cpu_median_us, 3), "minirt_batch": minirt.batch,
         "iree_median_us": round(iree_median, 3), "iree_min_us": round(iree_min, 3),
@@ -204,6 +216,19 @@ def _table(rows: list[dict], cols: list[str]) -> list[str]:
     return lines
 
 
+def _summary(host: list[dict]) -> list[str]:
+    """Per level, the worst (highest) minirt / IREE CPU-time ratio over the models."""
+    lines = []
+    for level in dict.fromkeys(r["level"] for r in host):
+        rows = [r for r in host if r["level"] == level]
+        worst = max(rows, key=lambda r: r["ratio_cpu"])
+        lines.append(f"- {level} (IREE `{rows[0]['iree_cpu']}`): worst CPU-time ratio "
+                     f"{worst['ratio_cpu']:.3f} ({worst['model']}), "
+                     f"{'every model at or below' if worst['ratio_cpu'] <= 1.0 else 'above'} "
+                     "1.0x")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help="JAX model names (default: every shared one)")
@@ -218,17 +243,24 @@ def main() -> int:
     if args.models:
         models = [m for m in models if m.stem in args.models.split(",")]
     version = _iree_version()
+    levels = list(LEVELS)
+    try:
+        check_native(load_board(NATIVE[0]))
+        levels.append(NATIVE)
+    except UsageError as e:
+        print(f"bench/compare_iree.py: no native-level rows: {e}", file=sys.stderr)
     load = [round(x, 2) for x in os.getloadavg()]  # before: what else the machine ran
     host, m4, mlperf = [], [], []
     with tempfile.TemporaryDirectory(prefix="minirt-iree-") as tmp:
         work = Path(tmp)
         for model in models:
-            for level in LEVELS:
-                row = host_row(model, level, args.repeat, work)
+            for level, iree_cpu in levels:
+                row = host_row(model, level, args.repeat, work, iree_cpu)
                 host.append(row)
                 print(f"{model.stem:12} {level:10} minirt {row['minirt_median_us']:>10.3f} us  "
                       f"IREE {row['iree_median_us']:>10.3f} us  x{row['ratio_median']:.2f}  "
-                      f"agree={row['outputs_agree']} check={row['minirt_check']}",
+                      f"(cpu x{row['ratio_cpu']:.2f}) agree={row['outputs_agree']} "
+                      f"check={row['minirt_check']}",
                       file=sys.stderr, flush=True)
         if not args.skip_m4:
             for model in models:
@@ -257,6 +289,13 @@ def main() -> int:
               "cortex_m4_jax": m4, "cortex_m4_mlperf_int8": mlperf, "peer_source": PEER["source"]}
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
+    carried = args.skip_m4 and (out / "compare_iree.json").is_file()
+    if carried:  # keep the last measured cortex-m4 tables, marked as carried over
+        previous = json.loads((out / "compare_iree.json").read_text())
+        m4 = previous.get("cortex_m4_jax", [])
+        mlperf = previous.get("cortex_m4_mlperf_int8", [])
+        record["cortex_m4_jax"], record["cortex_m4_mlperf_int8"] = m4, mlperf
+        record["cortex_m4_carried_over"] = True
     (out / "compare_iree.json").write_text(json.dumps(record, indent=2) + "\n")
     text = [
         "# minirt beside IREE and TFLite Micro + CMSIS-NN (`python bench/compare_iree.py`)", "",
@@ -272,15 +311,25 @@ def main() -> int:
         "and CPU seconds of minirt-build and iree-compile, each a fresh process. "
         "agree: IREE's outputs within isclose(1e-4, 1e-5) of minirt's; check: minirt's "
         "against its reference (1e-5, 1e-6).", "",
+        "The machine runs other jobs beside this bench, so wall times (median, min) "
+        "carry their preemptions; the CPU-time ratio (ratio_cpu) is the fair comparison.",
+        "",
         "## Host latency at the same CPU level", "",
-        *_table(host, ["model", "level", "minirt_median_us", "iree_median_us", "ratio_median",
-                       "minirt_min_us", "iree_min_us", "ratio_min", "minirt_cpu_us",
+        "level: minirt's board; iree_cpu: IREE's `--iree-llvmcpu-target-cpu`. The "
+        "x86-64-v4 rows are this machine's native level: IREE at `host` may use every "
+        "feature the CPU has (AVX-512 IFMA, VBMI, ...), minirt the x86-64-v4 set.", "",
+        *_summary(host), "",
+        *_table(host, ["model", "level", "iree_cpu", "minirt_median_us", "iree_median_us",
+                       "ratio_median", "minirt_min_us", "iree_min_us", "ratio_min", "minirt_cpu_us",
                        "iree_cpu_us", "ratio_cpu", "outputs_agree", "minirt_check"]), "",
         "## Sizes and compile times", "",
         *_table(host, ["model", "level", "minirt_module_bytes", "minirt_image_bytes",
                        "iree_vmfb_bytes", "minirt_compile_s", "iree_compile_s",
                        "minirt_compile_cpu_s", "iree_compile_cpu_s"]), ""]
     if m4:
+        if carried:
+            text += ["The cortex-m4 tables below are the previous run's (--skip-m4: not "
+                     "measured again; host rows only changed).", ""]
         text += ["## cortex-m4: instructions per inference (QEMU, exact)", "",
                  *_table(m4, ["model", "instructions", "check"]), "",
                  "## cortex-m4, MLPerf Tiny int8, beside TFLite Micro + CMSIS-NN", "",

@@ -669,8 +669,9 @@ def run_firmware(board: Board, out_dir: Path, inputs: Sequence[np.ndarray], grap
     it did not finish, EmuTimeout / EmuError when QEMU could not run it."""
     out_dir = Path(out_dir)
     module = read_module((out_dir / "model.mrt").read_bytes())
-    log(f"minirt-run: running on {board.identifier} "
-        f"({board.simulation.qemu} {board.simulation.machine or ''}".rstrip() + ")")
+    runner = "natively" if board.simulation.native else \
+        f"{board.simulation.qemu} {board.simulation.machine or ''}".rstrip()
+    log(f"minirt-run: running on {board.identifier} ({runner})")
     probes: list[ProfileProbe | StackProbe] = []
     if profile:
         elf = verified_elf(board, out_dir / "firmware.elf")

@@ -18,7 +18,7 @@ from toolchain.link.build import LinkError
 from toolchain.loader import UsageError, random_inputs
 from toolchain.mlir import parse_text
 from toolchain.reference import run_graph
-from toolchain.target import load_board
+from toolchain.target import host_cpu, load_board
 
 MODEL = """func.func @main(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0]
@@ -95,11 +95,18 @@ def test_bare_metal_boards_are_refused(board: str, words: str) -> None:
 def test_a_cpu_level_the_host_lacks_is_refused(monkeypatch) -> None:
     if not X86:
         pytest.skip("an x86-64 host")
-    monkeypatch.setattr(native, "_cpu_flags", lambda: {"sse2", "avx"})
+    monkeypatch.setattr(host_cpu, "host_cpu_flags", lambda: {"sse2", "avx"})
     native.check_native(load_board("x86-64"))  # the baseline needs nothing more
     with pytest.raises(UsageError, match=r"needs CPU level x86-64-v3; this host's CPU lacks "
                                          r"avx2, fma"):
         native.check_native(load_board("x86-64-v3"))
+    # An AVX2 machine without AVX-512 runs v3's code, not v4's.
+    v3 = set(host_cpu.CPU_FLAGS["x86-64-v3"])
+    monkeypatch.setattr(host_cpu, "host_cpu_flags", lambda: v3)
+    native.check_native(load_board("x86-64-v3"))
+    with pytest.raises(UsageError, match=r"needs CPU level x86-64-v4; this host's CPU lacks "
+                                         r"avx512f, avx512bw"):
+        native.check_native(load_board("x86-64-v4"))
 
 
 def test_another_architecture_is_refused() -> None:

@@ -13,13 +13,23 @@ import pytest
 from model_zoo import MISSING_REASON, MODELS_DIR, have_models
 
 from toolchain.cli import run as run_cli
-from toolchain.target import list_boards
+from toolchain.target import list_boards, load_board
+from toolchain.target.host_cpu import native_refusal
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _skip_if_host_cannot_run(board: str) -> None:
+    """A native board (x86-64-v4: QEMU cannot execute AVX-512) runs only on a host whose
+    CPU has its level."""
+    b = load_board(board)
+    if b.simulation.native and native_refusal(b):
+        pytest.skip(native_refusal(b))
+
+
 @pytest.mark.parametrize("board", list_boards())
 def test_every_board_runs_seed(board: str, tmp_path: Path, capsys) -> None:
+    _skip_if_host_cannot_run(board)
     rc = run_cli.main([str(REPO / "examples" / "seed.mlir"), "--board", board, "--check",
                        "-o", str(tmp_path / "fw")])
     captured = capsys.readouterr()
@@ -30,6 +40,7 @@ def test_every_board_runs_seed(board: str, tmp_path: Path, capsys) -> None:
 @pytest.mark.skipif(not have_models(), reason=MISSING_REASON)
 @pytest.mark.parametrize("board", list_boards())
 def test_every_board_runs_mlp(board: str, tmp_path: Path, capsys) -> None:
+    _skip_if_host_cannot_run(board)
     mlp = MODELS_DIR / "jax" / "mlp.mlir"
     rc = run_cli.main([str(mlp), "--board", board, "--check", "--inputs",
                        str(mlp.with_suffix(".npz")), "-o", str(tmp_path / "fw")])

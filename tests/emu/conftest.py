@@ -11,6 +11,7 @@ import pytest
 
 from toolchain.link import LinkResult, link_firmware
 from toolchain.target import Board, load_board
+from toolchain.target.host_cpu import native_refusal
 
 DOUBLES = Path(__file__).resolve().parents[1] / "link" / "doubles"
 
@@ -26,6 +27,8 @@ def firmware(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], tuple[
     def build(name: str) -> tuple[Board, Path]:
         if name not in cache:
             board = load_board(name)
+            if board.simulation.native and native_refusal(board):
+                pytest.skip(native_refusal(board))
             missing = [t for t in _tools_for(board) if shutil.which(t) is None]
             if missing:
                 pytest.skip(f"missing tools: {', '.join(missing)}")

@@ -37,6 +37,7 @@ from toolchain.module.reader import read_module
 from toolchain.passes import QuantizeOptions
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE
 from toolchain.target import Board
+from toolchain.target.host_cpu import missing_cpu_flags
 
 __all__ = ["BenchResult", "NativeBench", "build_native_bench", "check_native",
            "run_native_bench"]
@@ -46,12 +47,6 @@ IN_FILE, OUT_FILE = "minirt_bench_in.bin", "minirt_bench_out.bin"
 
 # The machine (platform.machine()) each LLVM triple's architecture runs natively on.
 _NATIVE_MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64")}
-# /proc/cpuinfo flags a target's CPU level needs beyond its architecture's baseline
-# (x86-64-v3 as the psABI defines it; LZCNT is `abm` in /proc/cpuinfo).
-_CPU_FLAGS = {
-    "x86-64-v3": ("avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe", "sse4_2",
-                  "popcnt"),
-}
 # A sample should last at least this long, so the two clock_gettime system calls around
 # it (50-200 ns each without a vDSO) stay below 1% of it.
 MIN_SAMPLE_NS = 50_000
@@ -94,30 +89,19 @@ class BenchResult:
         return min(self.samples_us)
 
 
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
-
-
 def check_native(board: Board) -> None:
     """Raises UsageError unless ``board``'s programs run natively on this host."""
     target = board.target_info
     arch = target.llvm_triple.split("-")[0]
     if target.os != "linux" or board.simulation.mode != "user":
         raise UsageError(f"board {board.identifier} cannot run natively on this host: "
-                         "minirt-bench runs Linux-process boards (x86-64, x86-64-v3 on an "
-                         "x86-64 host; aarch64 on an aarch64 host)")
+                         "minirt-bench runs Linux-process boards (x86-64, x86-64-v3, x86-64-v4 "
+                         "on an x86-64 host; aarch64 on an aarch64 host)")
     machine = platform.machine().lower()
     if machine not in _NATIVE_MACHINES.get(arch, ()):
         raise UsageError(f"board {board.identifier} ({arch}) cannot run natively on this "
                          f"{machine} host")
-    missing = [f for f in _CPU_FLAGS.get(target.cpu, ()) if f not in _cpu_flags()]
+    missing = missing_cpu_flags(target.cpu)
     if missing:
         raise UsageError(f"board {board.identifier} needs CPU level {target.cpu}; this "
                          f"host's CPU lacks {', '.join(missing)}")

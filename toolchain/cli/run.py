@@ -358,7 +358,10 @@ def _run_on_board(args: argparse.Namespace, board: Board, out_dir: Path,
                                 max_cycles=args.max_cycles, profile=args.profile,
                                 model=str(args.model),
                                 log=lambda m: print(m, file=sys.stderr))
-    if run.profile is None:
+    if run.profile is None and board.simulation.native:
+        print("instructions: not counted (the board runs natively: QEMU cannot execute "
+              "its code)")
+    elif run.profile is None:
         print(f"instructions: {run.instructions} (one inference; start-up and I/O "
               "excluded)")
         print(describe_estimate(board, run.cycles))

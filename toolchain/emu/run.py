@@ -42,6 +42,7 @@ from toolchain.emu.diagnose import FAULT_FILE, describe_exit
 from toolchain.emu.plugin import build_plugin
 from toolchain.link.build import VERIFY_DIR
 from toolchain.target import Board, DescriptorError
+from toolchain.target.host_cpu import native_refusal
 
 __all__ = [
     "BENCH_BEGIN",
@@ -197,6 +198,11 @@ def qemu_command(board: Board, elf: Path, plugin: str | None = None,
     """The QEMU command line that runs ``elf`` on ``board`` (optionally with a plugin
     option value as built by the runner), or boots ``boot`` instead of the ELF."""
     sim = board.simulation
+    if sim.native:  # QEMU cannot run its code: the host runs the program itself
+        if plugin or boot is not None:
+            raise EmuError(f"board {board.identifier} runs natively: no instruction "
+                           "counts, profile or boot image (QEMU cannot execute its code)")
+        return [str(elf)]
     qemu = shutil.which(sim.qemu)
     if qemu is None:
         package = "qemu-user" if sim.mode == "user" else "qemu-system-arm / qemu-system-misc"
@@ -209,6 +215,13 @@ def qemu_command(board: Board, elf: Path, plugin: str | None = None,
         return [qemu, *sim.args, *plugin_args, str(elf)]
     load = ["-device", boot.loader_option()] if boot is not None else ["-kernel", str(elf)]
     return [qemu, "-M", sim.machine, *sim.args, *plugin_args, *load]
+
+
+def _check_native_host(board: Board) -> None:
+    """Raises EmuError unless this host's CPU runs the native board's code."""
+    refusal = native_refusal(board)
+    if refusal:
+        raise EmuError(refusal)
 
 
 def _input_bytes(inputs: bytes | Sequence[bytes | _HasToBytes]) -> bytes:
@@ -251,6 +264,9 @@ def run_image(
             boot = elf.parent / boot.name
         boot = boot_image(boot)
     limit = board.simulation.timeout if timeout is None else timeout
+    if board.simulation.native:
+        _check_native_host(board)
+        count_instructions = False  # nothing counts a native run's instructions
     if board.simulation.mode == "user" and not os.access(elf, os.X_OK):
         # qemu-user would exit with status 1 without a word, which reads as the image's
         # own "argument error".

@@ -74,6 +74,15 @@ SIMD: dict[str, SimdRow] = {
     "sse2": SimdRow(float_lanes=4, float_lane_tiles=True),
     "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
                     int8_lanes=16, float_lane_tiles=True),
+    # AVX-512 (x86-64-v4): f32 tiles in zmm vectors of 16 lanes, the register budget of
+    # AVX2's row, and its int8 dot steps (VPMOVSXBW + VPMADDWD, codegen/dot_vector.py),
+    # which LLVM encodes with EVEX for this CPU. Measured with minirt-bench (CPU us per
+    # inference, a loaded host) against 8 lanes: cnn 4.4 -> 3.3; with 512-bit
+    # vectorization (target -prefer-256-bit) resnet8 449 -> ~350-420; autoencoder 54
+    # either way (its tiles stay mostly scalar, docs/benchmarks.md). 32 registers made
+    # larger tiles that ran slower (resnet8 744 with 16 lanes, 638 with 8).
+    "avx512": SimdRow(float_lanes=16, int8_dot="avx2", vector_registers=16,
+                      int8_lanes=16, float_lane_tiles=True),
 }
 LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
 # Instructions per group of lanes and reduction step besides the two loads: widening

@@ -79,7 +79,8 @@ class Capabilities:
     # cautious ones, so a new descriptor without them still builds correct code.
     fma: bool = False  # fused float multiply-add (VFMA, FMADD): x*y+acc rounded once
     # SIMD ISA; neon-dotprod: NEON with Armv8.2-A's SDOT (FEAT_DotProd)
-    simd: Literal["none", "dsp", "mve", "neon", "neon-dotprod", "sse2", "avx2"] = "none"
+    simd: Literal["none", "dsp", "mve", "neon", "neon-dotprod", "sse2", "avx2",
+                  "avx512"] = "none"
     int_registers: int = 8  # general registers free for values in a loop
     float_registers: int = 0  # float (or SIMD) registers free for values in a loop
 
@@ -156,6 +157,10 @@ class Simulation:
     machine: str = ""  # -M value, required in system mode
     args: tuple[str, ...] = ()
     timeout: int = 60  # seconds, default for runs of this board
+    # A Linux-process board whose code QEMU cannot execute (x86-64-v4: QEMU 7.2 lacks
+    # AVX-512): its programs run natively on a host whose CPU has the target's level
+    # (target/host_cpu.py), without instruction counts.
+    native: bool = False
 
 
 @dataclass(frozen=True)
