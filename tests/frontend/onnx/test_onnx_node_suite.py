@@ -86,12 +86,7 @@ REFUSED_ATTRIBUTES: dict[tuple[str, str, object], str] = {}
 
 # Cases whose expected outputs (from ONNX's reference) differ from onnxruntime's, and
 # minirt computes onnxruntime's: compared with onnxruntime instead.
-ONNXRUNTIME_INSTEAD = {
-    # Scales 0.6 of 4 make 2 outputs; ONNX's reference divides by the unrounded output
-    # length (2.4 - 1), onnxruntime and minirt by the output's (2 - 1).
-    "test_resize_downsample_scales_linear_align_corners",
-    "test_resize_downsample_scales_cubic_align_corners",
-}
+ONNXRUNTIME_INSTEAD: set[str] = set()
 
 
 # Ops of ONNX's sequence and optional types, which minirt's graph does not hold: a body

@@ -25,7 +25,9 @@ Transform = Callable[[np.ndarray, int, int, float], np.ndarray]
 TRANSFORMS: dict[str, Transform] = {
     "half_pixel": lambda x, n, m, s: (x + 0.5) / s - 0.5,
     "pytorch_half_pixel": lambda x, n, m, s: (x + 0.5) / s - 0.5 if m > 1 else 0 * x,
-    "align_corners": lambda x, n, m, s: x * (n - 1) / (m - 1) if m > 1 else 0 * x,
+    # over the output length as the scale gives it, n * s, which a scale that does not
+    # divide n leaves fractional: ONNX's reference, whose outputs its tests hold
+    "align_corners": lambda x, n, m, s: x * (n - 1) / (n * s - 1) if n * s != 1 else 0 * x,
     "asymmetric": lambda x, n, m, s: x / s,
     # half_pixel about the centre: the output's rounding split between both ends
     "half_pixel_symmetric": lambda x, n, m, s: (n / 2) * (1 - m / (n * s)) + (x + 0.5) / s
