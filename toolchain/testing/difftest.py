@@ -44,7 +44,7 @@ from toolchain.testing.to_mlir import NotExpressible, graph_diff, graph_to_mlir
 from toolchain.testing.tolerance import compare_outputs, tolerances
 
 __all__ = ["Case", "Outcome", "prepare", "run_batch", "run_single", "merge_graphs",
-           "BOARDS"]
+           "run_side_by_side", "BOARDS"]
 
 # The boards the campaign covers: a Cortex-M4 (Thumb-2, single-precision FPU: f64 and
 # i64 through the compiler helpers), a 32-bit RISC-V with F, and two 64-bit hosts.
@@ -138,6 +138,24 @@ def merge_graphs(graphs: list[Graph]) -> Graph:
         merged.nodes += g.nodes
         merged.outputs += g.outputs
     return merged
+
+
+def run_side_by_side(graphs: list[Graph], inputs: list[np.ndarray], board: Board | str,
+                     work: Path) -> list[np.ndarray]:
+    """Builds `graphs` into one image for `board` (merge_graphs), runs it once under
+    QEMU on `inputs` (every graph's inputs, in order) and returns every graph's outputs,
+    in order: one firmware checks many small models. Raises FirmwareFailed with QEMU's
+    diagnosis when the image does not finish its inference."""
+    from toolchain.pipeline import FirmwareFailed, compile_graph, decode_outputs, encode_inputs
+
+    board = load_board(board) if isinstance(board, str) else board
+    result = compile_graph(merge_graphs(graphs), board, work, log=lambda _: None)
+    module = read_module(result.module)
+    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
+                    count_instructions=False)
+    if run.exit_code != 0:
+        raise FirmwareFailed(run.diagnosis)
+    return decode_outputs(module.outputs, run.outputs)
 
 
 def run_single(case: Case, board: Board | str, work: Path) -> Outcome:

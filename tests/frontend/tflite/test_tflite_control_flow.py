@@ -27,18 +27,14 @@ from tflite_control_models import (
 from tflite_models import Op, Tensor, run_tflm
 from tflite_state_models import Subgraph, build_subgraphs
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite import ops
 from toolchain.frontend.tflite.control_flow import MAX_NESTING, MAX_SUBGRAPH_IMPORTS
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
 from toolchain.graph.ir import Graph
-from toolchain.module import read_module
-from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
 from toolchain.reference.executor import run_graph
-from toolchain.target import load_board
-from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.difftest import run_side_by_side
 
 pytest.importorskip("tflite_micro.python.tflite_micro.runtime",
                     reason="tflite-micro is not installed")
@@ -172,14 +168,8 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     runs = [(f"{name} input set {k}", model, xs)
             for name, model, sets in CASES for k, xs in enumerate(sets)]
     graphs = [import_model(read_model(model)) for _, model, _ in runs]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
     inputs = [x for _, _, xs in runs for x in xs]
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     at = 0
     for (what, model, xs), graph in zip(runs, graphs, strict=True):
         n = len(graph.outputs)

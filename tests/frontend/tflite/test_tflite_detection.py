@@ -150,22 +150,12 @@ FIRMWARE_CASES = ["fast_crowded", "fast_ties", "regular_ties", "regular_few_per_
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32", "cortex-m0plus"])
 def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     """Every firmware case in one build, run once under QEMU, compared exactly."""
-    from toolchain.emu.run import run_image
-    from toolchain.module import read_module
-    from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-    from toolchain.target import load_board
-    from toolchain.testing.difftest import merge_graphs
+    from toolchain.testing.difftest import run_side_by_side
 
     built = [models(CASES[name]) for name in FIRMWARE_CASES]
     graphs = [import_model(read_model(ours)) for ours, _, _ in built]
     inputs = [x for _, _, xs in built for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     for k, (name, (_, theirs, xs)) in enumerate(zip(FIRMWARE_CASES, built, strict=True)):
         want, _ = run_tflm(theirs, xs)
         compare(CASES[name], want, [np.asarray(g) for g in outputs[4 * k:4 * k + 4]])

@@ -103,22 +103,11 @@ def test_other_output_quantization_is_refused(out_scale: float, out_zp: int) -> 
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32", "cortex-m0plus"])
 def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
-    from toolchain.emu.run import run_image
-    from toolchain.module import read_module
-    from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-    from toolchain.target import load_board
-    from toolchain.testing.difftest import merge_graphs
+    from toolchain.testing.difftest import run_side_by_side
 
     cases = [_case(seed) for seed in (0, 1, 2, 3, 6, 9)]
     graphs = [import_model(read_model(model)) for model, _, _ in cases]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf,
-                    encode_inputs(module.inputs, [x for _, x, _ in cases]),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, [x for _, x, _ in cases], board, tmp_path / "fw")
     for k, ((model, x, _), got) in enumerate(zip(cases, outputs, strict=True)):
         want = run_tflm(model, [x])[0][0]
         assert got.dtype == np.int8 and np.array_equal(got, want), k

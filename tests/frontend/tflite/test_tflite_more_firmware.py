@@ -18,13 +18,9 @@ from quant.tflm_oracle import const, q
 from test_tflite_more_ops import rng
 from tflite_models import Tensor, run_tflm, single_op_model
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
-from toolchain.module import read_module
-from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-from toolchain.target import load_board
-from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.difftest import run_side_by_side
 
 
 def _i8(shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -74,13 +70,7 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     cases = _cases()
     graphs = [import_model(read_model(model)) for model, _ in cases]
     inputs = [x for _, xs in cases for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     assert len(outputs) == len(cases)
     for k, ((model, xs), got) in enumerate(zip(cases, outputs, strict=True)):
         want = run_tflm(model, xs)[0][0]

@@ -294,22 +294,12 @@ FIRMWARE = ["transpose_conv_int8_SAME_2_NONE", "transpose_conv_float32_VALID_2_R
 
 @pytest.mark.parametrize("board", ["cortex-m4", "x86-64", "riscv32"])
 def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
-    from toolchain.emu.run import run_image
-    from toolchain.module import read_module
-    from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
-    from toolchain.target import load_board
-    from toolchain.testing.difftest import merge_graphs
+    from toolchain.testing.difftest import run_side_by_side
 
     cases = [CASES[n] for n in FIRMWARE]
     graphs = [import_model(read_model(model)) for model, _ in cases]
     inputs = [x for _, xs in cases for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     assert len(outputs) == len(cases)
     for name, (model, xs), got in zip(FIRMWARE, cases, outputs, strict=True):
         _compare(name, run_tflm(model, xs)[0][0], got)

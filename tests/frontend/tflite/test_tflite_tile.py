@@ -13,15 +13,11 @@ import pytest
 from quant.tflm_oracle import const
 from tflite_models import OPTIONS_TABLE, Tensor, single_op_model
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
-from toolchain.module import read_module
-from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
 from toolchain.reference.state import StateRunner
-from toolchain.target import load_board
-from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.difftest import run_side_by_side
 
 OPTIONS_TABLE["TILE"] = "TileOptions"  # an empty table, as the converter writes it
 
@@ -67,13 +63,7 @@ def test_tile_reference_is_numpy_tile(case: int) -> None:
 def test_tile_firmware_is_numpy_tile(board: str, tmp_path: Path) -> None:
     graphs = [import_model(read_model(_model(s, m, ty))) for s, m, ty, _ in CASES]
     inputs = [_input(s, dt, k) for k, (s, _, _, dt) in enumerate(CASES)]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     for k, (x, got) in enumerate(zip(inputs, outputs, strict=True)):
         want = np.tile(x, CASES[k][1])
         assert got.dtype == want.dtype and np.array_equal(got, want), k

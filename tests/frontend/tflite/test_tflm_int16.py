@@ -16,15 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model, load_tflite
 from toolchain.frontend.tflite.reader import read_model
-from toolchain.module import read_module
-from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
 from toolchain.reference import run_graph
-from toolchain.target import load_board
-from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.difftest import run_side_by_side
 from toolchain.testing.tflm_seanet import SEANET, seanet_cases
 
 CASES = seanet_cases()
@@ -51,13 +47,7 @@ def test_cortex_m4_firmware_matches_tflite_micro_golden(op: str, tmp_path: Path)
     cases = [c for c in CASES if c.op == op]
     graphs = [load_tflite(c.model) for c in cases]
     inputs = [x for c, g in zip(cases, graphs, strict=True) for x in c.inputs(g)]
-    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, "cortex-m4", tmp_path / "fw")
     for case, got in zip(cases, outputs, strict=True):
         assert np.array_equal(got.reshape(-1), case.golden()), case.name
 
@@ -210,12 +200,6 @@ def test_16x8_corners_on_cortex_m4(tmp_path: Path) -> None:
     assert all(n.outputs[0].type.dtype.name == "i64" for g in graphs[:len(INT64)]
                for n in g.nodes if n.op == "convolution")
     inputs = [x for _, xs in cases for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board("cortex-m4"), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, "cortex-m4", tmp_path / "fw")
     for name, (model, xs), got in zip(SYNTHETIC, cases, outputs, strict=True):
         assert np.array_equal(got, run_tflm(model, xs)[0][0]), name

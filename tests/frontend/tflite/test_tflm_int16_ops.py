@@ -12,15 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.errors import TFLiteError
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
-from toolchain.module import read_module
-from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
 from toolchain.reference import run_graph
-from toolchain.target import load_board
-from toolchain.testing.difftest import merge_graphs
+from toolchain.testing.difftest import run_side_by_side
 
 tm = pytest.importorskip("tflite_models")
 pytest.importorskip("tflite_micro", reason="the tflite-micro wheel (dev extra) is not installed")
@@ -212,13 +208,7 @@ def test_firmware_matches_tflite_micro(board: str, tmp_path: Path) -> None:
     cases = [CASES[name] for name in ON_BOARD]
     graphs = [import_model(read_model(model)) for model, _ in cases]
     inputs = [x for _, xs in cases for x in xs]
-    result = compile_graph(merge_graphs(graphs), load_board(board), tmp_path / "fw",
-                           log=lambda _: None)
-    module = read_module(result.module)
-    run = run_image(result.board, result.elf, encode_inputs(module.inputs, inputs),
-                    count_instructions=False)
-    assert run.exit_code == 0, run.diagnosis
-    outputs = decode_outputs(module.outputs, run.outputs)
+    outputs = run_side_by_side(graphs, inputs, board, tmp_path / "fw")
     for name, (model, xs), got in zip(ON_BOARD, cases, outputs, strict=True):
         want = tm.run_tflm(model, xs)[0][0]
         assert np.array_equal(got, want), name
