@@ -63,6 +63,7 @@ enum {
   MRT_TARGET_CORTEX_M55 = 10,
   MRT_TARGET_X86_64_V3 = 11,   /* targets/x86-64-v3.yaml */
   MRT_TARGET_RISCV32IMC = 12,  /* rv32imc: the ESP32-C3 (targets/riscv32imc.yaml) */
+  MRT_TARGET_X86_64_V4 = 13,   /* AVX-512, run natively (targets/x86-64-v4.yaml) */
 };
 
 /* One dispatch: a generated function that reads and writes the buffers its command

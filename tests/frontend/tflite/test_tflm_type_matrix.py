@@ -329,8 +329,9 @@ def test_matrix_is_whole() -> None:
 
     assert set(TFLM_TYPES) == TFLM_REGISTERED
     builtin = {name for name in OPS if not name.startswith("CUSTOM:")}
-    # RELU_N1_TO_1: minirt imports it; TFLite Micro's resolver has no AddBuiltin for it.
-    assert builtin <= TFLM_REGISTERED | {"RELU_N1_TO_1"}
+    # RELU_N1_TO_1 and TILE (Keras 3's nearest upsampling, tests/.../converter): minirt
+    # imports them; TFLite Micro's resolver has no AddBuiltin for them.
+    assert builtin <= TFLM_REGISTERED | {"RELU_N1_TO_1", "TILE"}
     for (op, t), why in REFUSED.items():
         assert t in TFLM_TYPES[op] and why, (op, t)
     assert {op for op, _ in PAIRS} <= set(TEMPLATES)
