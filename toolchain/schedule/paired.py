@@ -23,6 +23,7 @@ so a wider tile may win. A step whose schedule was fixed by the arena plan keeps
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from math import prod
 
@@ -66,13 +67,13 @@ def _takes_paired(k: object, j: int, fixed, target: Target) -> bool:
     return bool(schedule.nests) and all(n.dot for n in schedule.nests)
 
 
-def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
-                                                       list[int]]:
-    """The readers (step, operand) of each constant, and the constants the target's
-    packed steps could read in the paired layout, the most reused (MACs per weight
-    byte) first."""
-    if not SIMD[target.capabilities.simd].paired_operands:
-        return {}, []
+def ranked_int8_weights(program: Program, takes: Callable[[Step, int], bool],
+                        size_step: int = 1) -> tuple[dict[int, list[tuple[int, int]]],
+                                                     list[int]]:
+    """The readers (step, operand) of each constant, and the int8 constants (a multiple
+    of `size_step` elements, not the scales of another) that every reader `takes` in a
+    layout of its own, the most reused (MACs per weight) first: the candidates of the
+    weights stored wider for a packed step (this module, schedule/widen16.py)."""
     readers: dict[int, list[tuple[int, int]]] = {}
     for i, step in enumerate(program.steps):
         n_ops = len(step.kernel.operands) if isinstance(step.kernel, Kernel) else 0
@@ -83,16 +84,23 @@ def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int,
     ranked: list[tuple[float, int]] = []
     for c, uses in readers.items():
         a = np.asarray(program.constants[c])
-        if a.dtype != np.int8 or a.size == 0 or a.size % 4 or c in scales:
+        if a.dtype != np.int8 or a.size == 0 or a.size % size_step or c in scales:
             continue
-        if not all(j >= 0 and _takes_paired(program.steps[i].kernel, j,
-                                            program.steps[i].schedule, target)
-                   for i, j in uses):
+        if not all(j >= 0 and takes(program.steps[i], j) for i, j in uses):
             continue
         macs = sum(prod(program.steps[i].kernel.domain) for i, _ in uses)
         ranked.append((macs / a.size, c))
     ranked.sort(key=lambda r: (-r[0], r[1]))
     return readers, [c for _, c in ranked]
+
+
+def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
+                                                       list[int]]:
+    """ranked_int8_weights for the target's paired layout (whole words of 4)."""
+    if not SIMD[target.capabilities.simd].paired_operands:
+        return {}, []
+    return ranked_int8_weights(
+        program, lambda step, j: _takes_paired(step.kernel, j, step.schedule, target), 4)
 
 
 def pairable_weights(program: Program, target: Target) -> list[int]:

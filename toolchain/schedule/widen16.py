@@ -24,7 +24,6 @@ is packed (schedule/optimize.py, after the paired int8 weights):
 from __future__ import annotations
 
 from dataclasses import replace
-from math import prod
 
 import numpy as np
 
@@ -32,7 +31,7 @@ from toolchain.kernel.form import Kernel, Load, postorder
 from toolchain.loops import choose_schedule
 from toolchain.loops.patterns import int16_by_int8
 from toolchain.loops.rules import SIMD
-from toolchain.schedule.paired import _rechosen
+from toolchain.schedule.paired import _rechosen, ranked_int8_weights
 from toolchain.schedule.program import Buffer, Program
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
@@ -67,29 +66,11 @@ def _takes_widened(k: object, j: int, target: Target) -> bool:
 
 def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
                                                        list[int]]:
-    """The readers (step, operand) of each constant, and the constants the target's
-    int16 packed steps could read widened, the most reused (MACs per weight) first."""
+    """The readers of each constant, and the constants the target's int16 packed steps
+    could read widened, the most reused first (paired.ranked_int8_weights)."""
     if not SIMD[target.capabilities.simd].int16_dot:
         return {}, []
-    readers: dict[int, list[tuple[int, int]]] = {}
-    for i, step in enumerate(program.steps):
-        n_ops = len(step.kernel.operands) if isinstance(step.kernel, Kernel) else 0
-        for j, buf in enumerate(step.buffers):
-            if buf.kind == "constant":
-                readers.setdefault(buf.index, []).append((i, j) if j < n_ops else (i, -1))
-    scales = set(program.constant_scales_of) | set(program.constant_scales_of.values())
-    ranked: list[tuple[float, int]] = []
-    for c, uses in readers.items():
-        a = np.asarray(program.constants[c])
-        if a.dtype != np.int8 or a.size == 0 or c in scales:
-            continue
-        if not all(j >= 0 and _takes_widened(program.steps[i].kernel, j, target)
-                   for i, j in uses):
-            continue
-        macs = sum(prod(program.steps[i].kernel.domain) for i, _ in uses)
-        ranked.append((macs / a.size, c))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    return readers, [c for _, c in ranked]
+    return ranked_int8_weights(program, lambda step, j: _takes_widened(step.kernel, j, target))
 
 
 def widenable_weights(program: Program, target: Target) -> list[int]:
