@@ -10,6 +10,7 @@ import numpy as np
 from toolchain.frontend.tflite.context import OpContext
 from toolchain.frontend.tflite.elementwise import broadcast_shape
 from toolchain.frontend.tflite.more_batch import _matmul
+from toolchain.frontend.tflite.more_math import prelu_sums
 from toolchain.frontend.tflite.more_types import (
     INT16_MAX,
     INT16_MIN,
@@ -61,18 +62,9 @@ def prelu_int16(ctx: OpContext) -> Tensor:
     (x - zp) * (alpha - zp_a) * s_in * s_a / s_out, each by MultiplyByQuantizedMultiplier
     (double-precision ratios), + zp_out, clamped to int16."""
     x, alpha, out = ctx.input(0), ctx.input(1), ctx.output_type()
-    s1, z1 = quantized(x.type, "input", "i16")
-    sa, za = quantized(alpha.type, "alpha", "i8")
-    so, zo = quantized(out, "output", "i16")
-    shape = broadcast_shape(x.type.shape, alpha.type.shape)
     g = GraphBuilder(ctx.graph)
-    v, a = build._offset(g, x, z1, shape), build._offset(g, alpha, za, shape)
-    m1, sh1 = quantize_multiplier(s1 / so)
-    m2, sh2 = quantize_multiplier(s1 * sa / so)
-    positive = build.rescale(g, v, m1, sh1)
-    negative = build.rescale(g, ctx.node("multiply", [v, a]), m2, sh2)
-    keep = ctx.node("compare", [v, ctx.filled(0, v)], direction="GE")
-    y = ctx.node("add", [ctx.node("select", [keep, positive, negative]), ctx.filled(zo, v)])
+    y = prelu_sums(ctx, g, quantized(x.type, "input", "i16"),
+                   quantized(alpha.type, "alpha", "i8"), quantized(out, "output", "i16"))
     return narrow16(g, ctx, y, out)
 
 

@@ -282,21 +282,30 @@ def prelu_int8(ctx: OpContext) -> Tensor:
         if ty.dtype.name != "i8" or ty.quant is None or len(ty.quant.scales) != 1:
             raise Unsupported(f"its {what} must be int8, quantized per tensor")
         params.append((float(np.float32(ty.quant.scales[0])), ty.quant.zero_points[0]))
-    (s1, z1), (sa, za), (so, zo) = params
-    shape = broadcast_shape(x.type.shape, alpha.type.shape)
     g = GraphBuilder(ctx.graph)
+    y = prelu_sums(ctx, g, *params)
+    y = ctx.node("clamp", [ctx.const(-128, "i32"), y, ctx.const(127, "i32")])
+    return g.op("convert", [y], quant=out.quant, dtype="i8")
+
+
+def prelu_sums(ctx: OpContext, g: GraphBuilder, x_q: tuple[float, int],
+               alpha_q: tuple[float, int], out_q: tuple[float, int]) -> Tensor:
+    """Quantized PRELU of inputs 0 and 1 as int32, before the output type's clamp: each
+    side by MultiplyByQuantizedMultiplier of its ratio of the (scale, zero point) pairs
+    given, + the output's zero point (the int8 and int16 kernels' arithmetic)."""
+    x, alpha = ctx.input(0), ctx.input(1)
+    (s1, z1), (sa, za), (so, zo) = x_q, alpha_q, out_q
+    shape = broadcast_shape(x.type.shape, alpha.type.shape)
     v, a = build._offset(g, x, z1, shape), build._offset(g, alpha, za, shape)
     m1, sh1 = quantize_multiplier(s1 / so)
     m2, sh2 = quantize_multiplier(s1 * sa / so)
     positive = build.rescale(g, v, m1, sh1)
     negative = build.rescale(g, ctx.node("multiply", [v, a]), m2, sh2)
     keep = ctx.node("compare", [v, ctx.filled(0, v)], direction="GE")
-    y = ctx.node("add", [ctx.node("select", [keep, positive, negative]), ctx.filled(zo, v)])
-    y = ctx.node("clamp", [ctx.const(-128, "i32"), y, ctx.const(127, "i32")])
-    return g.op("convert", [y], quant=out.quant, dtype="i8")
+    return ctx.node("add", [ctx.node("select", [keep, positive, negative]), ctx.filled(zo, v)])
 
 
-__all__ += ["prelu_int8"]
+__all__ += ["prelu_int8", "prelu_sums"]
 
 
 def log_softmax_int8(ctx: OpContext) -> Tensor:
