@@ -67,17 +67,7 @@ def reverse_sequence(ctx: OpContext) -> Tensor:
     n = ctx.broadcast(lens, shape, (b_axis,))
     inside = ctx.node("compare", [t, n], direction="LT")
     back = ctx.node("subtract", [ctx.node("subtract", [n, ctx.filled(1, n)]), t])
-    source = ctx.node("select", [inside, back, t])
-    columns = [source if d == t_axis else
-               ctx.node("iota", [], dimension=d, shape=shape, dtype="i32")
-               for d in range(len(shape))]
-    full = ctx.node("concatenate", [ctx.reshape(c, (*shape, 1)) for c in columns],
-                    dimension=len(shape))
-    every = tuple(range(len(shape)))
-    return ctx.node("gather", [x, full], offset_dims=(), collapsed_slice_dims=every,
-                    operand_batching_dims=(), start_indices_batching_dims=(),
-                    start_index_map=every, index_vector_dim=len(shape),
-                    slice_sizes=(1,) * len(shape))
+    return _gather_all(ctx, x, t_axis, ctx.node("select", [inside, back, t]))
 
 
 def max_unpool(ctx: OpContext) -> Tensor:
