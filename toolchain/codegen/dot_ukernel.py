@@ -186,44 +186,49 @@ class UkernelDotEmitter:
             self._stage_gathered(x, buf, taps, words, pixels)
             self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
             return
-        if len(pixels) == 2:  # a 1x1 convolution's two pixels (rules: two_pixel_dim)
-            sources = []
-            for p in pixels:
-                self.point.update(p)
-                sources.append(self._staged_source(x, words)[0])
-            self.point.update(pixels[0])
+        n = len(pixels)
+        if n == 2:  # two pixels (rules: two_pixel_dim), staged interleaved
             pair = self._ukernel_function(kernel.pair_two_symbol, 4)  # dst, a, b, words
-            b.call(pair, [b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True),
-                          *sources, ir.Constant(I32, words)])
-            self.staged = {"buffer": buf}
-            return
-        fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
-        pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
-                                                                       kernel.pair_symbol)
+        else:
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
+            pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(
+                b.module, fty, kernel.pair_symbol)
         # Each tap's words (a window's taps outside the input: the pad value's), taps
-        # whose inputs follow one another (a window row's columns) paired in one call.
-        run: list = []  # [first tap, src pointer, words, next element offset, key]
-        # Values (the bounds tests' indices) differ by tap: cached per tap.
-        saved, self.varying = self.varying, frozenset(unroll)
+        # whose inputs follow one another (a window row's columns) paired in one call;
+        # for two pixels, where both pixels' inputs do.
+        run: list = []  # [first tap, src pointers, words, next element offsets, keys]
+        # Values (the bounds tests' indices) differ by tap and pixel: cached per tap.
+        saved = self.varying
+        self.varying = frozenset(unroll) | frozenset(q for p in pixels for q in p)
         for t, tap in enumerate(taps):
             self.point.update(zip(unroll, tap))
-            src, const, key = self._staged_source(x, words)
-            if run and key is not None and run[4] == key and run[3] == const:
+            found = []
+            for p in pixels:
+                self.point.update(p)
+                found.append(self._staged_source(x, words))
+            srcs = [f[0] for f in found]
+            consts = tuple(f[1] for f in found)
+            keys = tuple(f[2] for f in found)
+            if run and None not in keys and run[4] == keys and run[3] == consts:
                 run[2] += words
-                run[3] += words * WIDTH
+                run[3] = tuple(c + words * WIDTH for c in run[3])
                 continue
             if run:
                 self._pair_call(pair, buf, *run[:3])
-            run = [t * words * WIDTH, src, words, const + words * WIDTH, key]
+            run = [t * words * WIDTH * n, srcs, words,
+                   tuple(c + words * WIDTH for c in consts), keys]
         self._pair_call(pair, buf, *run[:3])
         for u in unroll:
             self.point[u] = 0
+        self.point.update(pixels[0])
         self.varying = saved
-        if unroll:
+        if n == 2:  # read whole by _two_pixel_call
+            self.staged = {"buffer": buf}
+        elif unroll:
             self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
         else:
-            self.staged = {"buffer": buf,
-                           (x.operand, run[4]): (buf, run[3] - words * WIDTH, words * WIDTH)}
+            self.staged = {"buffer": buf, (x.operand, run[4][0]):
+                           (buf, run[3][0] - words * WIDTH, words * WIDTH)}
 
     def _pixel_points(self) -> list[dict[int, int]]:
         """The pixels staged together (Nest.stage): the current one, or the tile's two
@@ -346,12 +351,14 @@ class UkernelDotEmitter:
                                         ir.Constant(I32, steps)])
         return True
 
-    def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, src: ir.Value,
+    def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, srcs: list[ir.Value],
                    words: int) -> None:
+        """`words` words of each pixel's input (mrt_pair_s8: one; mrt_pair2_s8: two,
+        interleaved) paired into the staged buffer from its element `at`."""
         b = self.b
         dst = b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, at)], inbounds=True,
                     source_etype=buf.allocated_type)
-        b.call(pair, [dst, src, ir.Constant(I32, words)])
+        b.call(pair, [dst, *srcs, ir.Constant(I32, words)])
 
     def _staged_source(self, x, words: int) -> tuple[ir.Value, int, tuple | None]:
         """The address of x's `words` words at the current point (its packed dim from
