@@ -232,10 +232,13 @@ class UkernelDotEmitter:
 
     def _pixel_points(self) -> list[dict[int, int]]:
         """The pixels staged together (Nest.stage): the current one, or the tile's two
-        along its two-pixel dim (one pixel twice where the dim's last tile has one)."""
+        along its two-pixel dim (where the dim's last tile has one: that one alone, or
+        twice for a kernel table without a one-pixel call)."""
         if self.nest.stage != 2:
             return [{}]
         (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
+        if self.tile[p] == 1 and UKERNELS[self.nest.dot].one_pixel_symbol:
+            return [{p: 0}]  # the last pixel alone (_two_pixel_call)
         return [{p: 0}, {p: self.tile[p] - 1}]
 
     def _stage_gathered(self, x, buf: ir.Value, taps: list[tuple[int, ...]], words: int,
@@ -327,14 +330,15 @@ class UkernelDotEmitter:
     def _two_pixel_call(self, kernel: Ukernel, points: list[dict[int, int]],
                         slots: list[ir.Value]) -> bool:
         """A tile of two pixels x `kernel.rows` output channels (or the last pixel of
-        the two-pixel dim alone, the 2x4 call's second pixel then a copy of it whose sums
-        are dropped): one call over the whole reduction, the input staged for both
-        (stage_input), the weights a group of rows interleaved (Kernel.interleaved)
-        that starts where its first row does in the paired layout."""
+        the two-pixel dim alone: the one-pixel call, 1x4 against the same interleaved
+        rows, at the 2x4 call's cost per MAC): one call over the whole reduction, the
+        input staged for both (stage_input), the weights a group of rows interleaved
+        (Kernel.interleaved) that starts where its first row does in the paired
+        layout."""
         buf = self.staged["buffer"]
         operands = dot_operands(self.k)
         w = next(ld for ld in operands if ld.operand in self.k.paired)
-        (p,) = self._pixel_points()[1]
+        (p,) = self._pixel_points()[0]
         d = self.k.n_parallel - 1
         order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
         if len(points) != kernel.rows * self.tile[p] or points[order[0]].get(d) != 0:
@@ -346,7 +350,9 @@ class UkernelDotEmitter:
             raise EmitError(f"kernel {self.k.name!r}: the 2x4 tile's weights are checked")
         steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
-        self._accumulating_call(self._ukernel_accs(kernel, 2), kernel.two_pixel_symbol, order,
+        pixels = len(self._pixel_points())
+        symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
+        self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
                                 slots, [x, self._ukernel_pointer(*row),
                                         ir.Constant(I32, steps)])
         return True

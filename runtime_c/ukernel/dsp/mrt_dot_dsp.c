@@ -250,3 +250,41 @@ __attribute__((naked, used)) void mrt_pair2_s8(int16_t *dst, const int8_t *a, co
         "pop    {r4-r7}\n"
         "bx     lr\n");
 }
+
+/* One step of a 1x4 tile against the rows-interleaved weights: the pixel's two words of
+ * 16-bit pairs (one LDRD of its input staged by mrt_pair_s8), the four rows' first words
+ * (one LDM), then their second words (another), 8 SMLADs: 11 instructions per 16 MACs,
+ * as the 2x4 tile's. r1: x, r2: w; r4-r7: the accumulators; r0 and r12: the pixel's
+ * words; r8, r9, r11, lr: the rows' words (r10 counts). */
+#define MRT_DSP_STEP_1X4I \
+  "ldrd   r0, r12, [r1], #8\n" \
+  "ldm    r2!, {r8, r9, r11, lr}\n" \
+  "smlad  r4, r0, r8, r4\n" \
+  "smlad  r5, r0, r9, r5\n" \
+  "smlad  r6, r0, r11, r6\n" \
+  "smlad  r7, r0, lr, r7\n" \
+  "ldm    r2!, {r8, r9, r11, lr}\n" \
+  "smlad  r4, r12, r8, r4\n" \
+  "smlad  r5, r12, r9, r5\n" \
+  "smlad  r6, r12, r11, r6\n" \
+  "smlad  r7, r12, lr, r7\n"
+
+/* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, for one pixel staged alone
+ * (mrt_pair_s8) against the weights mrt_dot_s16_paired_2x4 reads (four rows interleaved,
+ * kernel/paired.py `to_paired_rows`): the last pixel of an odd dim of two-pixel tiles,
+ * which the 2x4 call took twice and dropped half of. 4 steps a pass; a count of 4n + m
+ * (m > 0) enters the first pass at its (5 - m)th step. steps >= 1; x 8-byte and w word
+ * aligned. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_1x4i(int32_t acc[4], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldm    r0, {r4-r7}\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_1X4I)
+        "pop    {r0}\n"
+        "stm    r0, {r4-r7}\n"
+        "pop    {r4-r11, pc}\n");
+}
