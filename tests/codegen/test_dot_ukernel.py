@@ -85,6 +85,7 @@ def window_conv(rng, cout: int, hw: tuple[int, int]):
 RUNS = UKERNELS["dsp"].runs_symbol
 STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.stage)
 TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights interleaved
+ONE = UKERNELS["dsp"].one_pixel_symbol  # an odd dim's last pixel against those weights
 # name: (model and input, the microkernel its tiles call)
 CASES = {
     # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
@@ -92,8 +93,13 @@ CASES = {
     # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
     "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
     "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
-    # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone)
-    "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), TWO),
+    # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone:
+    # the one-pixel call against the same interleaved rows)
+    "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), (TWO, ONE)),
+    # 61 input channels padded to 64 (schedule/pad_channels.py), rows of 7
+    "pointwise-2x4-61": (lambda rng: conv(rng, 1, 61, 12, (3, 7)), (TWO, ONE)),
+    # pairs along the rows of 4, none alone; 7 rows
+    "pointwise-2x4-even": (lambda rng: conv(rng, 1, 24, 16, (7, 4)), TWO),
     # 5 steps: the 2x4 loop's 4 steps a pass, entered at its last; 7 rows of pixels
     "pointwise-2x4-odd": (lambda rng: conv(rng, 1, 20, 16, (7, 2)), TWO),
     "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
@@ -103,7 +109,11 @@ CASES = {
     "conv3x3-32": (lambda rng: conv(rng, 3, 32, 4, (4, 5)), RUNS),  # 1 tile: not staged
     # 3 tiles a pixel: the window of two pixels staged (its taps outside the input as
     # the pad value), one 2x4 call over its 9 x 4 steps, border pixels included
-    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), TWO),
+    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), (TWO, ONE)),
+    # 13 channels padded to 16 in the window (its reads checked: no interior), rows of 7
+    "conv3x3-13-staged": (lambda rng: conv(rng, 3, 13, 8, (5, 7)), (TWO, ONE)),
+    # 2x4 tiles over 17 x 9 steps (entering the 4-step pass at its last step)
+    "conv3x3-68-staged": (lambda rng: conv(rng, 3, 68, 12, (3, 4)), TWO),
     # a 5x5 window of whole words, staged once per pixel as the 3x3 (its 25 x 8 steps
     # were a packed loop per tap, 0.55 MAC per instruction on cortex-m4, now 1.1)
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), TWO),
@@ -134,10 +144,11 @@ def _build_and_run(model: bytes, x: np.ndarray, board: str, out: Path):
 @pytest.mark.parametrize("board", DSP_BOARDS)
 @pytest.mark.parametrize("name", CASES)
 def test_microkernel_matches_the_reference(name: str, board: str, tmp_path: Path) -> None:
-    make, symbol = CASES[name]
+    make, wanted = CASES[name]
     model, x = make(np.random.default_rng(sum(map(ord, name))))
     got, symbols = _build_and_run(model, x, board, tmp_path / "fw")
-    assert symbol in symbols, f"{name} on {board} does not call {symbol}"
+    for symbol in (wanted,) if isinstance(wanted, str) else wanted:
+        assert symbol in symbols, f"{name} on {board} does not call {symbol}"
     want = run_graph(import_model(read_model(model)), [x])[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
 

@@ -41,7 +41,6 @@ import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder
 from toolchain.kernel.interpret import _eval
-from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 __all__ = ["OverlapWalk", "overlap_distance", "tile_order"]
@@ -196,15 +195,13 @@ class OverlapWalk:
         input then goes through the staged copy (loops/rules.py two_pixel_dim: whole
         tiles of channels, a whole number of packed steps). `start`: per output, its
         tile's start time."""
-        k = self.k
-        c = k.n_parallel - 1
-        operands = dot_operands(k)
-        if nest.stage != 2 or operands is None or c not in nest.order:
+        c = self.k.n_parallel - 1
+        if nest.stage != 2 or c not in nest.order:
             return None
-        x = next((ld for ld in operands if ld.operand not in k.paired), None)
-        if x is None or self.slots != {x.operand}:
-            return None
-        # The channel dim's loop and every loop inside it run under one staging.
+        # The reduction of a staged nest is a dot product (loops/rules.py two_pixel_dim)
+        # whose other operand, its weights, is a constant: a read of the slots in it is
+        # a read of the staged input. The channel dim's loop and every loop inside it
+        # run under one staging.
         inner = tuple(nest.order[nest.order.index(c):])
         return np.broadcast_to(start.min(axis=inner, keepdims=True), start.shape).ravel()
 
