@@ -47,6 +47,14 @@ PTR = ir.PointerType()
 
 
 @dataclass(frozen=True)
+class LateSum:
+    """A point's sum left in a microkernel's accumulator array (`cell`), read when its
+    epilogue is emitted (_accumulating_call, `late`)."""
+
+    cell: ir.Value
+
+
+@dataclass(frozen=True)
 class _Call:
     """One microkernel call: the tile points it accumulates (row order), its input
     word and its first weight row (buffer, base-pointer key, element offset), and the
@@ -148,9 +156,14 @@ class UkernelDotEmitter:
         return accs
 
     def _accumulating_call(self, accs: ir.Value, symbol: str, points: tuple[int, ...] | list,
-                           slots: list[ir.Value], args: list[ir.Value]) -> None:
+                           slots: list[ir.Value], args: list[ir.Value],
+                           late: bool = False) -> None:
         """A microkernel call adding onto the accumulators of the tile's `points` (in row
-        order), which go through `accs` (its first argument; `args` are the others)."""
+        order), which go through `accs` (its first argument; `args` are the others).
+        `late`: the call ends the reduction, so the points' slots become the array's
+        cells, each read where its output's epilogue starts (codegen/nest.py _tile)
+        instead of all eight sums of a 2x4 tile read back at once, which with the
+        requantization's per-channel values outgrew the registers and spilled."""
         b = self.b
         cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
                  for r in range(len(points))]
@@ -158,7 +171,10 @@ class UkernelDotEmitter:
             b.store(b.load(slots[j]), cell)
         b.call(self._ukernel_function(symbol, 1 + len(args)), [cells[0], *args])
         for j, cell in zip(points, cells, strict=True):
-            b.store(b.load(cell), slots[j])
+            if late:
+                slots[j] = cell
+            else:
+                b.store(b.load(cell), slots[j])
 
     def stage_input(self) -> None:
         """Nest.stage: the current pixel's input values along the packed dim, paired
@@ -354,7 +370,7 @@ class UkernelDotEmitter:
         symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
         self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
                                 slots, [x, self._ukernel_pointer(*row),
-                                        ir.Constant(I32, steps)])
+                                        ir.Constant(I32, steps)], late=True)
         return True
 
     def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, srcs: list[ir.Value],

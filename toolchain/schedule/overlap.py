@@ -73,23 +73,32 @@ def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
     tile in the run order and its rank within that tile; k is the most points a tile has.
     Tiles run row-major over the dims' runs in the nest's order (in the reverse of that
     order when the nest says `reverse`), and the points of a tile row-major over its
-    dims in that order (nest.py's _points)."""
+    dims in that order (nest.py's _points; a two-pixel staged tile's with its channel
+    dim first)."""
     shape = nest.domain[:nest.n_parallel]
     tile: np.ndarray = np.zeros((), dtype=np.int64)
     point: np.ndarray = np.zeros((), dtype=np.int64)
     most = tiles = 1
+    # A two-pixel staged tile stores channel by channel, both pixels each (nest.py _tile).
+    c = nest.n_parallel - 1
+    in_tile = (c, *(d for d in nest.order if d != c)) if nest.stage == 2 and \
+        c in nest.order else nest.order
     for d in nest.order:
         runs = _runs(nest, d)
-        rank, offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(3))
+        rank = np.zeros(shape[d], dtype=np.int64)
         for r, (start, n) in enumerate(runs):
             rank[start:start + n] = r
+        along = [shape[d] if a == d else 1 for a in range(len(shape))]
+        tile = tile * len(runs) + rank.reshape(along)
+        most *= max(n for _, n in runs)
+        tiles *= len(runs)
+    for d in in_tile:
+        offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(2))
+        for start, n in _runs(nest, d):
             offset[start:start + n] = np.arange(n)
             size[start:start + n] = n
         along = [shape[d] if a == d else 1 for a in range(len(shape))]
-        tile = tile * len(runs) + rank.reshape(along)
         point = point * size.reshape(along) + offset.reshape(along)
-        most *= max(n for _, n in runs)
-        tiles *= len(runs)
     if nest.reverse:
         tile = tiles - 1 - tile
     return np.broadcast_to(tile, shape), np.broadcast_to(point, shape), most
