@@ -230,25 +230,43 @@ __attribute__((naked, used)) void mrt_dot_s16_paired_2x4(int32_t acc[8], const i
 }
 
 /* dst = two pixels' 4*words int8 values (a and b) staged for mrt_dot_s16_paired_2x4:
- * per 4 values, a's SXTB16 word, b's, then a's and b's of the word rotated by 8.
- * words >= 1; a and b word-aligned, dst 8-byte aligned. */
+ * per 4 values, a's SXTB16 word, b's, then a's and b's of the word rotated by 8. Two
+ * words a pass (an LDRD of each pixel, 8 SXTB16, 2 STMs: 7 instructions a word, where
+ * one word a pass took 10); an odd count does one word first. words >= 1; a and b
+ * word-aligned, dst 8-byte aligned. */
 __attribute__((naked, used)) void mrt_pair2_s8(int16_t *dst, const int8_t *a, const int8_t *b,
                                                 uint32_t words)
 {
     __asm__ volatile(
-        "push   {r4-r7}\n"
-        "1:\n"
+        "push   {r4-r11}\n"
+        "lsrs   r3, r3, #1\n"             /* passes; carry: words odd, Z: no pass */
+        "bcc    2f\n"
         "ldr    r4, [r1], #4\n"
         "ldr    r5, [r2], #4\n"
-        "sxtb16 r6, r4\n"
-        "sxtb16 r7, r5\n"
-        "strd   r6, r7, [r0], #8\n"
-        "sxtb16 r6, r4, ror #8\n"
-        "sxtb16 r7, r5, ror #8\n"
-        "strd   r6, r7, [r0], #8\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r5\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r5, ror #8\n"
+        "stm    r0!, {r8-r11}\n"          /* the flags are still lsrs's */
+        "2:\n"
+        "beq    3f\n"
+        "1:\n"
+        "ldrd   r4, r5, [r1], #8\n"
+        "ldrd   r6, r7, [r2], #8\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r6\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r6, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
+        "sxtb16 r8, r5\n"
+        "sxtb16 r9, r7\n"
+        "sxtb16 r10, r5, ror #8\n"
+        "sxtb16 r11, r7, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
         "subs   r3, r3, #1\n"
         "bne    1b\n"
-        "pop    {r4-r7}\n"
+        "3:\n"
+        "pop    {r4-r11}\n"
         "bx     lr\n");
 }
 
