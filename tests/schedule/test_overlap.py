@@ -161,6 +161,18 @@ def test_a_two_pixel_staged_tile_reads_its_pixels_once(chain) -> None:
     assert walk.distance(_nest(pw, ((2, 2), (3, 2)))) > 0
 
 
+def test_a_two_pixel_staged_tile_stores_channel_by_channel() -> None:
+    """A two-pixel staged tile's epilogues run channel by channel, both pixels each
+    (codegen/nest.py _tile): its points ranked with the channel dim first; any other
+    tile keeps row-major order over its dims."""
+    nest = Nest((6, 8), 2, (0, 1), blocks=((0, 2), (1, 4)), stage=2)
+    _, point, most = tile_order(nest)
+    assert most == 8
+    assert [int(point[y, c]) for c in range(4) for y in range(2)] == list(range(8))
+    _, plain, _ = tile_order(dataclasses.replace(nest, stage=0))
+    assert [int(plain[y, c]) for y in range(2) for c in range(4)] == list(range(8))
+
+
 def test_the_walk_runs_borders_in_order() -> None:
     """Rows 0, then the interior in tiles of 4 and one of 2, then row 11: increasing, as
     codegen/nest.py runs a border around its interior; in reverse, the same tiles in the
