@@ -177,9 +177,11 @@ class UkernelDotEmitter:
                 b.store(b.load(cell), slots[j])
 
     def stage_input(self) -> None:
-        """Nest.stage: the current pixel's input values along the packed dim, paired
-        into a stack buffer once (runtime_c's mrt_pair_s8) before the loop over its
-        output-channel tiles, whose calls then read them there (_staged_pointer)."""
+        """Nest.stage: the current pixel's input values along the packed dim (a
+        window's taps too), paired into a stack buffer once (runtime_c's mrt_pair_s8)
+        before the loop over its output-channel tiles, whose calls then read them there
+        (_staged_pointer); for a two-pixel tile both pixels' interleaved (mrt_pair2_s8,
+        read by _two_pixel_call), or its dim's last pixel alone."""
 
         kernel = UKERNELS[self.nest.dot]
         x = next(ld for ld in dot_operands(self.k) if ld.operand not in self.k.paired)
