@@ -8,9 +8,10 @@ channels per tile) and over 32 and 20 with 3 or more tiles a pixel (two pixels s
 together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd row
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
-over 16 channels with 12 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (5x5 windows over 32 and 12 channels as well, and one
-with 13 and one with 8 outputs); and a 10x4 window over one input channel, whose rows start at odd
+over 16 channels with 12 outputs, whose window is staged once per pair of pixels and
+read by one 2x4 call per tile, at the border too (5x5 windows over 32 and 12 channels
+as well, and one with 8 outputs; one with 13 outputs, not whole tiles, one pixel at a
+time); and a 10x4 window over one input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
@@ -84,6 +85,7 @@ def window_conv(rng, cout: int, hw: tuple[int, int]):
 RUNS = UKERNELS["dsp"].runs_symbol
 STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.stage)
 TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights interleaved
+ONE = UKERNELS["dsp"].one_pixel_symbol  # an odd dim's last pixel against those weights
 # name: (model and input, the microkernel its tiles call)
 CASES = {
     # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
@@ -91,8 +93,13 @@ CASES = {
     # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
     "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
     "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
-    # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone)
-    "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), TWO),
+    # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone:
+    # the one-pixel call against the same interleaved rows)
+    "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), (TWO, ONE)),
+    # 61 input channels padded to 64 (schedule/pad_channels.py), rows of 7
+    "pointwise-2x4-61": (lambda rng: conv(rng, 1, 61, 12, (3, 7)), (TWO, ONE)),
+    # pairs along the rows of 4, none alone; 7 rows
+    "pointwise-2x4-even": (lambda rng: conv(rng, 1, 24, 16, (7, 4)), TWO),
     # 5 steps: the 2x4 loop's 4 steps a pass, entered at its last; 7 rows of pixels
     "pointwise-2x4-odd": (lambda rng: conv(rng, 1, 20, 16, (7, 2)), TWO),
     "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
@@ -100,18 +107,22 @@ CASES = {
     # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)
     "conv3x3-64": (lambda rng: conv(rng, 3, 64, 4, (4, 4)), RUNS),
     "conv3x3-32": (lambda rng: conv(rng, 3, 32, 4, (4, 5)), RUNS),  # 1 tile: not staged
-    # 3 tiles a pixel: the window staged (its taps outside the input as the pad value),
-    # one call over its 9 x 4 steps, border pixels included
-    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), STAGED),
+    # 3 tiles a pixel: the window of two pixels staged (its taps outside the input as
+    # the pad value), one 2x4 call over its 9 x 4 steps, border pixels included
+    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), (TWO, ONE)),
+    # 13 channels padded to 16 in the window (its reads checked: no interior), rows of 7
+    "conv3x3-13-staged": (lambda rng: conv(rng, 3, 13, 8, (5, 7)), (TWO, ONE)),
+    # 2x4 tiles over 17 x 9 steps (entering the 4-step pass at its last step)
+    "conv3x3-68-staged": (lambda rng: conv(rng, 3, 68, 12, (3, 4)), TWO),
     # a 5x5 window of whole words, staged once per pixel as the 3x3 (its 25 x 8 steps
     # were a packed loop per tap, 0.55 MAC per instruction on cortex-m4, now 1.1)
-    "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), STAGED),
+    "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), TWO),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
-    "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), STAGED),
+    "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), TWO),
     # 13 outputs: 3 staged tiles, the 13th channel generated code
     "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), STAGED),
     # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
-    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), STAGED),
+    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), TWO),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),
@@ -133,10 +144,11 @@ def _build_and_run(model: bytes, x: np.ndarray, board: str, out: Path):
 @pytest.mark.parametrize("board", DSP_BOARDS)
 @pytest.mark.parametrize("name", CASES)
 def test_microkernel_matches_the_reference(name: str, board: str, tmp_path: Path) -> None:
-    make, symbol = CASES[name]
+    make, wanted = CASES[name]
     model, x = make(np.random.default_rng(sum(map(ord, name))))
     got, symbols = _build_and_run(model, x, board, tmp_path / "fw")
-    assert symbol in symbols, f"{name} on {board} does not call {symbol}"
+    for symbol in (wanted,) if isinstance(wanted, str) else wanted:
+        assert symbol in symbols, f"{name} on {board} does not call {symbol}"
     want = run_graph(import_model(read_model(model)), [x])[0]
     assert got.dtype == want.dtype and np.array_equal(got, want)
 

@@ -20,7 +20,13 @@ from toolchain.loader import load_graph
 from toolchain.loops import LoopSchedule, Nest
 from toolchain.pipeline import prepare_graph
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.overlap import _NEVER, _least_candidate, overlap_distance, tile_order
+from toolchain.schedule.overlap import (
+    _NEVER,
+    OverlapWalk,
+    _least_candidate,
+    overlap_distance,
+    tile_order,
+)
 from toolchain.target import load_target
 
 _CONV = """stablehlo.convolution({x}, {k})
@@ -131,6 +137,40 @@ def test_reversed_distances_follow_the_schedule(chain) -> None:
                             {0}) == ROW + PIXEL
     src = next(i for i, t in enumerate(dw.operands) if t.shape == (1, H, W, C))
     assert overlap_distance(dw, _nest(dw, (), interior, reverse=True), {src}) == ROW + PIXEL
+
+
+def test_a_two_pixel_staged_tile_reads_its_pixels_once(chain) -> None:
+    """A nest staging two pixels' input before their channel tiles (Nest.stage 2, the
+    2x4 microkernel) reads it once, at the pair's first tile: the result may lie on the
+    input itself. Paired along the rows, the second row's stores land on input a row
+    ahead of the first row's later pixels, so a pixel below is unsafe although 0 is
+    (safety is not monotone in the distance: the arena's exact distance is checked,
+    safe_at); paired along a row, every distance from 0 is safe."""
+    _, plain = chain
+    pw = _steps(plain)[2].kernel
+    rows = dataclasses.replace(_nest(pw, ((1, 2), (3, 2))), nests=(dataclasses.replace(
+        _nest(pw, ((1, 2), (3, 2))).nests[0], stage=2),))
+    cols = dataclasses.replace(rows, nests=(dataclasses.replace(
+        rows.nests[0], blocks=((2, 2), (3, 2))),))
+    walk = OverlapWalk(pw, {0})
+    assert walk.distance(rows) == 0 and walk.safe_at(rows, 0)
+    assert not walk.safe_at(rows, PIXEL) and not walk.safe_at(rows, 4 * PIXEL)
+    assert walk.distance(cols) == 0
+    assert all(walk.safe_at(cols, d * PIXEL) for d in range(4))
+    # Without the staging each channel tile reads the pixels again: a pixel below.
+    assert walk.distance(_nest(pw, ((2, 2), (3, 2)))) > 0
+
+
+def test_a_two_pixel_staged_tile_stores_channel_by_channel() -> None:
+    """A two-pixel staged tile's epilogues run channel by channel, both pixels each
+    (codegen/nest.py _tile): its points ranked with the channel dim first; any other
+    tile keeps row-major order over its dims."""
+    nest = Nest((6, 8), 2, (0, 1), blocks=((0, 2), (1, 4)), stage=2)
+    _, point, most = tile_order(nest)
+    assert most == 8
+    assert [int(point[y, c]) for c in range(4) for y in range(2)] == list(range(8))
+    _, plain, _ = tile_order(dataclasses.replace(nest, stage=0))
+    assert [int(plain[y, c]) for y in range(2) for c in range(4)] == list(range(8))
 
 
 def test_the_walk_runs_borders_in_order() -> None:

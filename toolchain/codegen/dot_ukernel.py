@@ -47,6 +47,14 @@ PTR = ir.PointerType()
 
 
 @dataclass(frozen=True)
+class LateSum:
+    """A point's sum left in a microkernel's accumulator array (`cell`), read when its
+    epilogue is emitted (_accumulating_call, `late`)."""
+
+    cell: ir.Value
+
+
+@dataclass(frozen=True)
 class _Call:
     """One microkernel call: the tile points it accumulates (row order), its input
     word and its first weight row (buffer, base-pointer key, element offset), and the
@@ -148,9 +156,14 @@ class UkernelDotEmitter:
         return accs
 
     def _accumulating_call(self, accs: ir.Value, symbol: str, points: tuple[int, ...] | list,
-                           slots: list[ir.Value], args: list[ir.Value]) -> None:
+                           slots: list[ir.Value], args: list[ir.Value],
+                           late: bool = False) -> None:
         """A microkernel call adding onto the accumulators of the tile's `points` (in row
-        order), which go through `accs` (its first argument; `args` are the others)."""
+        order), which go through `accs` (its first argument; `args` are the others).
+        `late`: the call ends the reduction, so the points' slots become the array's
+        cells, each read where its output's epilogue starts (codegen/nest.py _tile)
+        instead of all eight sums of a 2x4 tile read back at once, which with the
+        requantization's per-channel values outgrew the registers and spilled."""
         b = self.b
         cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
                  for r in range(len(points))]
@@ -158,12 +171,17 @@ class UkernelDotEmitter:
             b.store(b.load(slots[j]), cell)
         b.call(self._ukernel_function(symbol, 1 + len(args)), [cells[0], *args])
         for j, cell in zip(points, cells, strict=True):
-            b.store(b.load(cell), slots[j])
+            if late:
+                slots[j] = cell
+            else:
+                b.store(b.load(cell), slots[j])
 
     def stage_input(self) -> None:
-        """Nest.stage: the current pixel's input values along the packed dim, paired
-        into a stack buffer once (runtime_c's mrt_pair_s8) before the loop over its
-        output-channel tiles, whose calls then read them there (_staged_pointer)."""
+        """Nest.stage: the current pixel's input values along the packed dim (a
+        window's taps too), paired into a stack buffer once (runtime_c's mrt_pair_s8)
+        before the loop over its output-channel tiles, whose calls then read them there
+        (_staged_pointer); for a two-pixel tile both pixels' interleaved (mrt_pair2_s8,
+        read by _two_pixel_call), or its dim's last pixel alone."""
 
         kernel = UKERNELS[self.nest.dot]
         x = next(ld for ld in dot_operands(self.k) if ld.operand not in self.k.paired)
@@ -186,51 +204,59 @@ class UkernelDotEmitter:
             self._stage_gathered(x, buf, taps, words, pixels)
             self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
             return
-        if len(pixels) == 2:  # a 1x1 convolution's two pixels (rules: two_pixel_dim)
-            sources = []
-            for p in pixels:
-                self.point.update(p)
-                sources.append(self._staged_source(x, words)[0])
-            self.point.update(pixels[0])
+        n = len(pixels)
+        if n == 2:  # two pixels (rules: two_pixel_dim), staged interleaved
             pair = self._ukernel_function(kernel.pair_two_symbol, 4)  # dst, a, b, words
-            b.call(pair, [b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True),
-                          *sources, ir.Constant(I32, words)])
-            self.staged = {"buffer": buf}
-            return
-        fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
-        pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(b.module, fty,
-                                                                       kernel.pair_symbol)
+        else:
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
+            pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(
+                b.module, fty, kernel.pair_symbol)
         # Each tap's words (a window's taps outside the input: the pad value's), taps
-        # whose inputs follow one another (a window row's columns) paired in one call.
-        run: list = []  # [first tap, src pointer, words, next element offset, key]
-        # Values (the bounds tests' indices) differ by tap: cached per tap.
-        saved, self.varying = self.varying, frozenset(unroll)
+        # whose inputs follow one another (a window row's columns) paired in one call;
+        # for two pixels, where both pixels' inputs do.
+        run: list = []  # [first tap, src pointers, words, next element offsets, keys]
+        # Values (the bounds tests' indices) differ by tap and pixel: cached per tap.
+        saved = self.varying
+        self.varying = frozenset(unroll) | frozenset(q for p in pixels for q in p)
         for t, tap in enumerate(taps):
             self.point.update(zip(unroll, tap))
-            src, const, key = self._staged_source(x, words)
-            if run and key is not None and run[4] == key and run[3] == const:
+            found = []
+            for p in pixels:
+                self.point.update(p)
+                found.append(self._staged_source(x, words))
+            srcs = [f[0] for f in found]
+            consts = tuple(f[1] for f in found)
+            keys = tuple(f[2] for f in found)
+            if run and None not in keys and run[4] == keys and run[3] == consts:
                 run[2] += words
-                run[3] += words * WIDTH
+                run[3] = tuple(c + words * WIDTH for c in run[3])
                 continue
             if run:
                 self._pair_call(pair, buf, *run[:3])
-            run = [t * words * WIDTH, src, words, const + words * WIDTH, key]
+            run = [t * words * WIDTH * n, srcs, words,
+                   tuple(c + words * WIDTH for c in consts), keys]
         self._pair_call(pair, buf, *run[:3])
         for u in unroll:
             self.point[u] = 0
+        self.point.update(pixels[0])
         self.varying = saved
-        if unroll:
+        if n == 2:  # read whole by _two_pixel_call
+            self.staged = {"buffer": buf}
+        elif unroll:
             self.staged = {"buffer": buf, "window": (buf, len(taps) * words)}
         else:
-            self.staged = {"buffer": buf,
-                           (x.operand, run[4]): (buf, run[3] - words * WIDTH, words * WIDTH)}
+            self.staged = {"buffer": buf, (x.operand, run[4][0]):
+                           (buf, run[3][0] - words * WIDTH, words * WIDTH)}
 
     def _pixel_points(self) -> list[dict[int, int]]:
         """The pixels staged together (Nest.stage): the current one, or the tile's two
-        along its two-pixel dim (one pixel twice where the dim's last tile has one)."""
+        along its two-pixel dim (where the dim's last tile has one: that one alone, or
+        twice for a kernel table without a one-pixel call)."""
         if self.nest.stage != 2:
             return [{}]
         (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
+        if self.tile[p] == 1 and UKERNELS[self.nest.dot].one_pixel_symbol:
+            return [{p: 0}]  # the last pixel alone (_two_pixel_call)
         return [{p: 0}, {p: self.tile[p] - 1}]
 
     def _stage_gathered(self, x, buf: ir.Value, taps: list[tuple[int, ...]], words: int,
@@ -322,14 +348,15 @@ class UkernelDotEmitter:
     def _two_pixel_call(self, kernel: Ukernel, points: list[dict[int, int]],
                         slots: list[ir.Value]) -> bool:
         """A tile of two pixels x `kernel.rows` output channels (or the last pixel of
-        the two-pixel dim alone, the 2x4 call's second pixel then a copy of it whose sums
-        are dropped): one call over the whole reduction, the input staged for both
-        (stage_input), the weights a group of rows interleaved (Kernel.interleaved)
-        that starts where its first row does in the paired layout."""
+        the two-pixel dim alone: the one-pixel call, 1x4 against the same interleaved
+        rows, at the 2x4 call's cost per MAC): one call over the whole reduction, the
+        input staged for both (stage_input), the weights a group of rows interleaved
+        (Kernel.interleaved) that starts where its first row does in the paired
+        layout."""
         buf = self.staged["buffer"]
         operands = dot_operands(self.k)
         w = next(ld for ld in operands if ld.operand in self.k.paired)
-        (p,) = self._pixel_points()[1]
+        (p,) = self._pixel_points()[0]
         d = self.k.n_parallel - 1
         order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
         if len(points) != kernel.rows * self.tile[p] or points[order[0]].get(d) != 0:
@@ -341,17 +368,21 @@ class UkernelDotEmitter:
             raise EmitError(f"kernel {self.k.name!r}: the 2x4 tile's weights are checked")
         steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
-        self._accumulating_call(self._ukernel_accs(kernel, 2), kernel.two_pixel_symbol, order,
+        pixels = len(self._pixel_points())
+        symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
+        self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
                                 slots, [x, self._ukernel_pointer(*row),
-                                        ir.Constant(I32, steps)])
+                                        ir.Constant(I32, steps)], late=True)
         return True
 
-    def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, src: ir.Value,
+    def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, srcs: list[ir.Value],
                    words: int) -> None:
+        """`words` words of each pixel's input (mrt_pair_s8: one; mrt_pair2_s8: two,
+        interleaved) paired into the staged buffer from its element `at`."""
         b = self.b
         dst = b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, at)], inbounds=True,
                     source_etype=buf.allocated_type)
-        b.call(pair, [dst, src, ir.Constant(I32, words)])
+        b.call(pair, [dst, *srcs, ir.Constant(I32, words)])
 
     def _staged_source(self, x, words: int) -> tuple[ir.Value, int, tuple | None]:
         """The address of x's `words` words at the current point (its packed dim from

@@ -34,7 +34,7 @@ from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.dot import DotEmitter
-from toolchain.codegen.dot_ukernel import UkernelDotEmitter
+from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
@@ -366,11 +366,17 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 if accs is not None and self._helium_requant_tile(points, accs):
                     accs = None  # codegen/dot_vector.py stored them
                 # None: the outputs are stored (Helium's vector requantization)
-                for p, acc in zip(points, accs or (), strict=accs is not None):
+                pairs = list(zip(points, accs or (), strict=accs is not None))
+                if self.nest.stage == 2:
+                    # Channel by channel, both pixels: the channel's requantization
+                    # values are read once and die (overlap.py tile_order times it so).
+                    c = k.n_parallel - 1
+                    pairs.sort(key=lambda pa: pa[0].get(c, 0))
+                for p, acc in pairs:
                     self.point.update(p)
-                    self.acc = acc
+                    self.acc = self.b.load(acc.cell) if isinstance(acc, LateSum) else acc
                     if k.epilogue is None:
-                        v = self._cast(acc, k.acc_dtype, k.result.dtype)
+                        v = self._cast(self.acc, k.acc_dtype, k.result.dtype)
                     else:
                         v = self.value(k.epilogue)
                     self._store_point(v)
@@ -409,7 +415,10 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
             for slot, v in zip(row, inits, strict=True):
                 b.store(v if u == 0 else neutral, slot)
         self._reduce_level(0, points, slots)
-        out = [b.load(s) for s in slots[0]]
+        # A slot a microkernel call replaced by its array's cell (dot_ukernel.py,
+        # `late`) is read where its output's epilogue starts (_tile).
+        out = [b.load(s) if isinstance(s, ir.AllocaInstr) or len(slots) > 1 else LateSum(s)
+               for s in slots[0]]
         for row in slots[1:]:
             out = [self._binary(k.combine, x, b.load(s), acc_dt, acc_dt)
                    for x, s in zip(out, row, strict=True)]

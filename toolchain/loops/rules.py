@@ -474,17 +474,15 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     by that channel first (a row per channel) and by the reduced dims after, a multiple
     of 4 elements. Of the dims the input depends on and the weights do not (not
     `unblocked`), the one that leaves the fewest pixels without a partner, then the
-    longest. Only for an integer result (a requantized int8 one): the 8 outputs' float
-    epilogues of kws_ref_model_float32's pointwise layers (int8 products, dequantized)
-    spilled, 0.718 M -> 0.808 M instructions a layer against 1 x 4."""
+    longest, then the innermost. Only for an integer result (a requantized int8 one):
+    the 8 outputs' float epilogues of kws_ref_model_float32's pointwise layers (int8
+    products, dequantized) spilled, 0.718 M -> 0.808 M instructions a layer against 1 x 4."""
     uk = UKERNELS.get(nest.dot)
     operands = dot_operands(k)
     d = k.n_parallel - 1
     if uk is None or not uk.two_pixel_symbol or nest.stage != 1 or operands is None or \
             nest.block(d) != uk.rows or k.domain[d] % uk.rows or k.result.dtype.is_float:
         return None
-    if nest.unroll and _packing(k, nest.reduction[-1], nest.dot) == ():
-        return None  # a window staged by words: one pixel (its taps in runs)
     x, w = operands if operands[1].operand in k.paired else operands[::-1]
     shape = k.operands[w.operand].shape
     length = prod(shape[1:])
@@ -506,7 +504,9 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     xdeps, wdeps = _deps(x), _deps(w)
     pixels = [p for p in range(d) if k.domain[p] > 1 and p in xdeps and p not in wdeps
               and p not in unblocked]
-    return max(pixels, key=lambda p: (k.domain[p] // 2 * 2 / k.domain[p], k.domain[p]),
+    # On a tie the innermost: its pairs are neighbours in memory, so a result overlapping
+    # the input (schedule/overlap.py) stores in the order the input is staged.
+    return max(pixels, key=lambda p: (k.domain[p] // 2 * 2 / k.domain[p], k.domain[p], p),
                default=None)
 
 

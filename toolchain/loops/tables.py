@@ -178,6 +178,9 @@ class Ukernel:
     # weights whose rows are interleaved (kernel/paired.py `to_paired_rows`).
     two_pixel_symbol: str = ""
     pair_two_symbol: str = ""
+    # A tile of one pixel against those interleaved rows (an odd dim's last pixel),
+    # staged by `pair_symbol`.
+    one_pixel_symbol: str = ""
 
 
 # By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
@@ -192,7 +195,8 @@ UKERNELS: dict[str, Ukernel] = {
                    call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
                    pair_symbol="mrt_pair_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
-                   pair_two_symbol="mrt_pair2_s8"),
+                   pair_two_symbol="mrt_pair2_s8",
+                   one_pixel_symbol="mrt_dot_s16_paired_1x4i"),
 }
 # A pixel's input is paired once (4 instructions a word, and the call) when its output
 # channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).

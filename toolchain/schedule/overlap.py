@@ -73,23 +73,32 @@ def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
     tile in the run order and its rank within that tile; k is the most points a tile has.
     Tiles run row-major over the dims' runs in the nest's order (in the reverse of that
     order when the nest says `reverse`), and the points of a tile row-major over its
-    dims in that order (nest.py's _points)."""
+    dims in that order (nest.py's _points; a two-pixel staged tile's with its channel
+    dim first)."""
     shape = nest.domain[:nest.n_parallel]
     tile: np.ndarray = np.zeros((), dtype=np.int64)
     point: np.ndarray = np.zeros((), dtype=np.int64)
     most = tiles = 1
+    # A two-pixel staged tile stores channel by channel, both pixels each (nest.py _tile).
+    c = nest.n_parallel - 1
+    in_tile = (c, *(d for d in nest.order if d != c)) if nest.stage == 2 and \
+        c in nest.order else nest.order
     for d in nest.order:
         runs = _runs(nest, d)
-        rank, offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(3))
+        rank = np.zeros(shape[d], dtype=np.int64)
         for r, (start, n) in enumerate(runs):
             rank[start:start + n] = r
+        along = [shape[d] if a == d else 1 for a in range(len(shape))]
+        tile = tile * len(runs) + rank.reshape(along)
+        most *= max(n for _, n in runs)
+        tiles *= len(runs)
+    for d in in_tile:
+        offset, size = (np.zeros(shape[d], dtype=np.int64) for _ in range(2))
+        for start, n in _runs(nest, d):
             offset[start:start + n] = np.arange(n)
             size[start:start + n] = n
         along = [shape[d] if a == d else 1 for a in range(len(shape))]
-        tile = tile * len(runs) + rank.reshape(along)
         point = point * size.reshape(along) + offset.reshape(along)
-        most *= max(n for _, n in runs)
-        tiles *= len(runs)
     if nest.reverse:
         tile = tiles - 1 - tile
     return np.broadcast_to(tile, shape), np.broadcast_to(point, shape), most
@@ -187,8 +196,39 @@ class OverlapWalk:
             self._found = [found]
         return self._found[0]
 
+    def _staged_start(self, nest: Nest, start: np.ndarray) -> np.ndarray | None:
+        """The time of the reduction's loads of the slots' operand when the nest stages
+        it for two pixels (Nest.stage 2, the 2x4 microkernel): once per pixel pair,
+        before the loop over the output-channel tiles (codegen/nest.py), so at the start
+        of the first tile of the pair, not of each tile; None otherwise. Every read of the
+        input then goes through the staged copy (loops/rules.py two_pixel_dim: whole
+        tiles of channels, a whole number of packed steps). `start`: per output, its
+        tile's start time."""
+        c = self.k.n_parallel - 1
+        if nest.stage != 2 or c not in nest.order:
+            return None
+        # The reduction of a staged nest is a dot product (loops/rules.py two_pixel_dim)
+        # whose other operand, its weights, is a constant: a read of the slots in it is
+        # a read of the staged input. The channel dim's loop and every loop inside it
+        # run under one staging.
+        inner = tuple(nest.order[nest.order.index(c):])
+        return np.broadcast_to(start.min(axis=inner, keepdims=True), start.shape).ravel()
+
     def distance(self, schedule: LoopSchedule) -> int | None:
         """overlap_distance(k, schedule, slots, align)."""
+        times = self._times(schedule)
+        if times is None:
+            return None
+        last_b, write_b = times
+        first = _least_candidate(last_b, write_b, schedule.nests[0].reverse)
+        for d in range(first - first % self.align, write_b.size, self.align):
+            if _safe(last_b, write_b, d, schedule.nests[0].reverse):
+                return d
+        return None
+
+    def _times(self, schedule: LoopSchedule) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per input byte the time of its last read, per output byte the time of its
+        store (_NEVER: not read); None when the schedule cannot be walked."""
         k = self.k
         if len(schedule.nests) != 1 or not isinstance(k, Kernel):
             return None
@@ -199,7 +239,6 @@ class OverlapWalk:
         if found is None:
             return None
         src, dst = k.operands[min(self.slots)], k.result
-        out_size = dst.num_elements * dst.dtype.itemsize
         tile, point, most = tile_order(nest)
         stride = 2 * most + 1
         # Times: a tile's reduction loads at its start, then per point its epilogue (or
@@ -207,24 +246,23 @@ class OverlapWalk:
         start = (tile * stride).ravel()
         point_read = start + 1 + 2 * point.ravel()
         point_write = start + 2 + 2 * point.ravel()
+        staged = self._staged_start(nest, tile * stride)
         last = np.full(src.num_elements, _NEVER, dtype=np.int64)
         for kind, elems, dests in found:
-            np.maximum.at(last, elems, (point_read if kind == 2 else start)[dests])
+            at = point_read if kind == 2 else staged if kind == 0 and staged is not None \
+                else start
+            np.maximum.at(last, elems, at[dests])
         # Per byte: the last read of each input byte, the store time of each output byte.
-        last_b = np.repeat(last, src.dtype.itemsize)
-        write_b = np.repeat(point_write, dst.dtype.itemsize)
-        first = _least_candidate(last_b, write_b, nest.reverse)
-        for d in range(first - first % self.align, out_size, self.align):
-            if nest.reverse:  # output bytes b < size - d land on input byte b + d
-                hi = min(out_size, last_b.size - d)
-                if hi <= 0 or not np.any(last_b[d:d + hi] > write_b[:hi]):
-                    return d
-                continue
-            lo = d  # output bytes b >= d land on input byte b - d >= 0
-            hi = min(out_size, d + last_b.size)
-            if hi <= lo or not np.any(last_b[lo - d:hi - d] > write_b[lo:hi]):
-                return d
-        return None
+        return (np.repeat(last, src.dtype.itemsize),
+                np.repeat(point_write, dst.dtype.itemsize))
+
+    def safe_at(self, schedule: LoopSchedule, d: int) -> bool:
+        """Whether the result may start exactly d bytes below the operand (above it
+        for a reversed nest). Not implied by d >= distance(schedule): a tile of two
+        rows stores the second row's outputs early, so they may land on input the
+        next tiles still read at a larger d and not at the least."""
+        times = self._times(schedule)
+        return times is not None and _safe(*times, d, schedule.nests[0].reverse)
 
 
 def _least_candidate(last_b: np.ndarray, write_b: np.ndarray, reverse: bool) -> int:
@@ -253,3 +291,15 @@ def _least_candidate(last_b: np.ndarray, write_b: np.ndarray, reverse: bool) -> 
         last = np.searchsorted(-latest, -last_b[read], side="right") - 1
         need = np.minimum(read - last, read + 1)
     return max(int(need.max()), 0)
+
+
+def _safe(last_b: np.ndarray, write_b: np.ndarray, d: int, reverse: bool) -> bool:
+    """Whether no input byte is read after the store of the output byte landing on it,
+    the result d bytes below the operand (above it when `reverse`)."""
+    out_size = write_b.size
+    if reverse:  # output bytes b < size - d land on input byte b + d
+        hi = min(out_size, last_b.size - d)
+        return hi <= 0 or not np.any(last_b[d:d + hi] > write_b[:hi])
+    lo = d  # output bytes b >= d land on input byte b - d >= 0
+    hi = min(out_size, d + last_b.size)
+    return hi <= lo or not np.any(last_b[lo - d:hi - d] > write_b[lo:hi])

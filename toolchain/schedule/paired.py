@@ -36,7 +36,7 @@ from toolchain.loops import choose_schedule
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
 from toolchain.loops.schedule import LoopSchedule
-from toolchain.schedule.overlap import overlap_distance
+from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.program import Buffer, Program, Step, reversed_tiles
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
@@ -189,7 +189,7 @@ def _rechosen(step: Step, target: Target) -> LoopSchedule:
     above = any(n.reverse for n in fixed.nests)
     if above:
         new = reversed_tiles(new)
-    need = overlap_distance(flatten_elementwise(k), new, slots)
-    if need is None or need > (out.index - source if above else source - out.index):
+    gap = out.index - source if above else source - out.index
+    if gap < 0 or not OverlapWalk(flatten_elementwise(k), slots).safe_at(new, gap):
         return fixed
     return new

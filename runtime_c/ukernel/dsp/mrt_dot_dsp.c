@@ -195,58 +195,115 @@ __attribute__((naked, used)) void mrt_pair_s8(int16_t *dst, const int8_t *src, u
  * weight rows in the rows-interleaved paired layout (kernel/paired.py `to_paired_rows`:
  * per step the rows' first words, then their second words, 32 bytes). Every register
  * holds an accumulator or an operand, so the loop ends when the weight pointer reaches
- * its end, kept on the stack: 4 steps (128 MACs) a pass, 91 instructions. A count of
- * 4n + m (m > 0) enters the first pass at its (5 - m)th step. steps >= 1; x 8-byte and w
- * word aligned. */
+ * its end, kept on the stack (3 instructions a pass): 16 steps (512 MACs) a pass, one
+ * pass for 64 input channels, where passes of 4 spent 12 instructions a call on ends.
+ * A count of 16n + m (m > 0) enters the first pass at its (17 - m)th step, through a
+ * table of halfword offsets (TBH). steps >= 1; x 8-byte and w word aligned. */
+#define MRT_DSP_S(N) #N ":\n" MRT_DSP_STEP_2X4
+#define MRT_DSP_H(N) ".hword (" #N "f - 0b) / 2\n"
 __attribute__((naked, used)) void mrt_dot_s16_paired_2x4(int32_t acc[8], const int16_t *x,
                                                           const int16_t *w, uint32_t steps)
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "ands   r12, r3, #3\n"              /* m; the flags live to the branches */
-        "add    r3, r2, r3, lsl #5\n"       /* the weights' end */
-        "push   {r0, r3}\n"
+        "add    r12, r2, r3, lsl #5\n"      /* the weights' end */
+        "push   {r0, r12}\n"
         "ldm    r0, {r4-r11}\n"
-        "beq    5f\n"
-        "cmp    r12, #2\n"
-        "blo    8f\n"
-        "beq    7f\n"
-        "b      6f\n"
-        "5:\n"
-        MRT_DSP_STEP_2X4
-        "6:\n"
-        MRT_DSP_STEP_2X4
-        "7:\n"
-        MRT_DSP_STEP_2X4
-        "8:\n"
-        MRT_DSP_STEP_2X4
+        "rsbs   r3, r3, #0\n"
+        "and    r3, r3, #15\n"              /* the first pass's steps skipped */
+        "tbh    [pc, r3, lsl #1]\n"
+        "0:\n"
+        MRT_DSP_H(10) MRT_DSP_H(11) MRT_DSP_H(12) MRT_DSP_H(13)
+        MRT_DSP_H(14) MRT_DSP_H(15) MRT_DSP_H(16) MRT_DSP_H(17)
+        MRT_DSP_H(18) MRT_DSP_H(19) MRT_DSP_H(20) MRT_DSP_H(21)
+        MRT_DSP_H(22) MRT_DSP_H(23) MRT_DSP_H(24) MRT_DSP_H(25)
+        MRT_DSP_S(10) MRT_DSP_S(11) MRT_DSP_S(12) MRT_DSP_S(13)
+        MRT_DSP_S(14) MRT_DSP_S(15) MRT_DSP_S(16) MRT_DSP_S(17)
+        MRT_DSP_S(18) MRT_DSP_S(19) MRT_DSP_S(20) MRT_DSP_S(21)
+        MRT_DSP_S(22) MRT_DSP_S(23) MRT_DSP_S(24) MRT_DSP_S(25)
         "ldr    r0, [sp, #4]\n"
         "cmp    r2, r0\n"
-        "bne    5b\n"
+        "bne    10b\n"
         "pop    {r0, r3}\n"
         "stm    r0, {r4-r11}\n"
         "pop    {r4-r11, pc}\n");
 }
 
 /* dst = two pixels' 4*words int8 values (a and b) staged for mrt_dot_s16_paired_2x4:
- * per 4 values, a's SXTB16 word, b's, then a's and b's of the word rotated by 8.
- * words >= 1; a and b word-aligned, dst 8-byte aligned. */
+ * per 4 values, a's SXTB16 word, b's, then a's and b's of the word rotated by 8. Two
+ * words a pass (an LDRD of each pixel, 8 SXTB16, 2 STMs: 7 instructions a word, where
+ * one word a pass took 10); an odd count does one word first. words >= 1; a and b
+ * word-aligned, dst 8-byte aligned. */
 __attribute__((naked, used)) void mrt_pair2_s8(int16_t *dst, const int8_t *a, const int8_t *b,
                                                 uint32_t words)
 {
     __asm__ volatile(
-        "push   {r4-r7}\n"
-        "1:\n"
+        "push   {r4-r11}\n"
+        "lsrs   r3, r3, #1\n"             /* passes; carry: words odd, Z: no pass */
+        "bcc    2f\n"
         "ldr    r4, [r1], #4\n"
         "ldr    r5, [r2], #4\n"
-        "sxtb16 r6, r4\n"
-        "sxtb16 r7, r5\n"
-        "strd   r6, r7, [r0], #8\n"
-        "sxtb16 r6, r4, ror #8\n"
-        "sxtb16 r7, r5, ror #8\n"
-        "strd   r6, r7, [r0], #8\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r5\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r5, ror #8\n"
+        "stm    r0!, {r8-r11}\n"          /* the flags are still lsrs's */
+        "2:\n"
+        "beq    3f\n"
+        "1:\n"
+        "ldrd   r4, r5, [r1], #8\n"
+        "ldrd   r6, r7, [r2], #8\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r6\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r6, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
+        "sxtb16 r8, r5\n"
+        "sxtb16 r9, r7\n"
+        "sxtb16 r10, r5, ror #8\n"
+        "sxtb16 r11, r7, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
         "subs   r3, r3, #1\n"
         "bne    1b\n"
-        "pop    {r4-r7}\n"
+        "3:\n"
+        "pop    {r4-r11}\n"
         "bx     lr\n");
+}
+
+/* One step of a 1x4 tile against the rows-interleaved weights: the pixel's two words of
+ * 16-bit pairs (one LDRD of its input staged by mrt_pair_s8), the four rows' first words
+ * (one LDM), then their second words (another), 8 SMLADs: 11 instructions per 16 MACs,
+ * as the 2x4 tile's. r1: x, r2: w; r4-r7: the accumulators; r0 and r12: the pixel's
+ * words; r8, r9, r11, lr: the rows' words (r10 counts). */
+#define MRT_DSP_STEP_1X4I \
+  "ldrd   r0, r12, [r1], #8\n" \
+  "ldm    r2!, {r8, r9, r11, lr}\n" \
+  "smlad  r4, r0, r8, r4\n" \
+  "smlad  r5, r0, r9, r5\n" \
+  "smlad  r6, r0, r11, r6\n" \
+  "smlad  r7, r0, lr, r7\n" \
+  "ldm    r2!, {r8, r9, r11, lr}\n" \
+  "smlad  r4, r12, r8, r4\n" \
+  "smlad  r5, r12, r9, r5\n" \
+  "smlad  r6, r12, r11, r6\n" \
+  "smlad  r7, r12, lr, r7\n"
+
+/* acc[r] += sum over k < 4*steps of x[k] * w_r[k], r = 0..3, for one pixel staged alone
+ * (mrt_pair_s8) against the weights mrt_dot_s16_paired_2x4 reads (four rows interleaved,
+ * kernel/paired.py `to_paired_rows`): the last pixel of an odd dim of two-pixel tiles,
+ * which the 2x4 call took twice and dropped half of. 4 steps a pass; a count of 4n + m
+ * (m > 0) enters the first pass at its (5 - m)th step. steps >= 1; x 8-byte and w word
+ * aligned. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_1x4i(int32_t acc[4], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldm    r0, {r4-r7}\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_1X4I)
+        "pop    {r0}\n"
+        "stm    r0, {r4-r7}\n"
+        "pop    {r4-r11, pc}\n");
 }
