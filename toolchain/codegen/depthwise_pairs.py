@@ -137,7 +137,7 @@ class RowPairEmitter:
             self.base[C] = i
             with self._scope():
                 bias = twice(self._dw_i32(k.init))
-                fields = [bias, bias]
+                fields = [bias]
                 saved = self.varying
                 self.varying = saved | {KY, KX, CI}
                 for kx in range(3):

@@ -44,7 +44,7 @@ ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
 # The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
-RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
+RECORD_WORDS = 10  # per channel: bias, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
 # The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
 # c (the output channel); reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)
@@ -72,7 +72,7 @@ class RowPairPlan:
         """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
         staged rows and a row of pad values. The per-channel records are a constant
         (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 44 bytes a channel more."""
+        stack too, 40 bytes a channel more."""
         w_in, c = k.operands[self.x.operand].shape[2:]
         return 8 * (w_in + 2) * c + 4 * -(-w_in * c // 4)
 

@@ -1,11 +1,11 @@
 """The depthwise row-pair microkernel's per-channel records, made at build time.
 
 runtime_c's mrt_dw3_rowpair_s8 (codegen/depthwise_pairs.py, loops/depthwise.py) reads
-per channel the bias twice, the weight words (w0, w1) and (w1, w2) of each window column
+per channel the bias, the weight words (w0, w1) and (w1, w2) of each window column
 as 16-bit halves, and the folded requantization's M, K_hi and s - 1 (kernel/requant.py).
 All of them are constants of the module, so they are computed here, after the weights
 are stored (schedule/optimize.py), and bound to the dispatch as one more constant
-operand (`Kernel.records`): 44 bytes a channel of flash where the dispatch builds them on
+operand (`Kernel.records`): 40 bytes a channel of flash where the dispatch builds them on
 its stack at every inference (kws_ref_model's layers: 2.8 KB of stack each, and about
 0.5 instructions an output). Flash pays the sum over the layers and the stack only the
 largest (kws_ref_model: 11.3 KB of flash against 2.8 KB of stack; vww_96_int8: 32.7 KB
@@ -104,7 +104,7 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
     doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
     f = 2 if doubled else 1
-    fields = [f * bias, f * bias]
+    fields = [f * bias]
     for kx in range(3):
         fields += [_halves(f * w[0, kx], f * w[1, kx]), _halves(f * w[1, kx], f * w[2, kx])]
     fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]

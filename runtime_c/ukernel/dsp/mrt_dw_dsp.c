@@ -20,48 +20,61 @@
 /* dst[8*i] (a word every 8 bytes) = row0[i] in the low half, row1[i] in the high half,
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
- * slots of the staged layout (column, channel, slot). 4 values per pass (2 LDR, 4
- * SXTB16, 4 PKHBT / PKHTB, 4 STR) when both rows are word-aligned, else one by one. */
+ * slots of the staged layout (column, channel, slot). Where both rows are word-aligned,
+ * 8 values per pass (2 LDRD, 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
+ * two values of each row in one word, (row0[i], row0[i+1], row1[i], row1[i+1]) as bytes,
+ * whose SXTB16 and SXTB16 ROR #8 are the pairs of i and i+1, 3 ALU instructions for 2
+ * pairs where extending each row first took 4; then one pass of 4, then one by one. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
                                                          const int8_t *row1, uint32_t n)
 {
+#define MRT_DW_STAGE4(R0, R1, AT) \
+        "pkhbt  r8, " R0 ", " R1 ", lsl #16\n"  /* row0 values 0, 1; row1 values 0, 1 */ \
+        "pkhtb  r9, " R1 ", " R0 ", asr #16\n"  /* values 2, 3 of both */ \
+        "sxtb16 r10, r8\n"                      /* value 0: (row0, row1) */ \
+        "sxtb16 r11, r8, ror #8\n"              /* value 1 */ \
+        "str    r10, [r0, #" AT "0]\n" \
+        "str    r11, [r0, #" AT "8]\n" \
+        "sxtb16 r10, r9\n" \
+        "sxtb16 r11, r9, ror #8\n" \
+        "str    r10, [r0, #" AT "16]\n" \
+        "str    r11, [r0, #" AT "24]\n"
     __asm__ volatile(
-        "push   {r4-r8, lr}\n"
+        "push   {r4-r11, lr}\n"
         "orr    r4, r1, r2\n"
         "tst    r4, #3\n"
-        "bne    3f\n"                      /* unaligned rows: one value at a time */
-        "lsrs   r12, r3, #2\n"
-        "beq    3f\n"
+        "bne    4f\n"                      /* unaligned rows: one value at a time */
+        "lsrs   r12, r3, #3\n"
+        "beq    2f\n"
         "1:\n"
-        "ldr    r4, [r1], #4\n"
-        "ldr    r5, [r2], #4\n"
-        "sxtb16 r6, r4\n"                  /* row0 values 0 and 2 */
-        "sxtb16 r7, r5\n"                  /* row1 values 0 and 2 */
-        "pkhbt  r8, r6, r7, lsl #16\n"     /* value 0: (row0, row1) */
-        "pkhtb  r6, r7, r6, asr #16\n"     /* value 2 */
-        "str    r8, [r0]\n"
-        "str    r6, [r0, #16]\n"
-        "sxtb16 r6, r4, ror #8\n"          /* values 1 and 3 */
-        "sxtb16 r7, r5, ror #8\n"
-        "pkhbt  r8, r6, r7, lsl #16\n"
-        "pkhtb  r6, r7, r6, asr #16\n"
-        "str    r8, [r0, #8]\n"
-        "str    r6, [r0, #24]\n"
-        "adds   r0, r0, #32\n"
+        "ldrd   r4, r5, [r1], #8\n"
+        "ldrd   r6, r7, [r2], #8\n"
+        MRT_DW_STAGE4("r4", "r6", "")
+        MRT_DW_STAGE4("r5", "r7", "32+")
+        "adds   r0, r0, #64\n"
         "subs   r12, r12, #1\n"
         "bne    1b\n"
-        "and    r3, r3, #3\n"
+        "2:\n"
+        "tst    r3, #4\n"
+        "beq    3f\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r6, [r2], #4\n"
+        MRT_DW_STAGE4("r4", "r6", "")
+        "adds   r0, r0, #32\n"
         "3:\n"
-        "cbz    r3, 5f\n"
+        "and    r3, r3, #3\n"
         "4:\n"
+        "cbz    r3, 6f\n"
+        "5:\n"
         "ldrsb  r4, [r1], #1\n"
         "ldrsb  r5, [r2], #1\n"
         "pkhbt  r4, r4, r5, lsl #16\n"
         "str    r4, [r0], #8\n"
         "subs   r3, r3, #1\n"
-        "bne    4b\n"
-        "5:\n"
-        "pop    {r4-r8, pc}\n");
+        "bne    5b\n"
+        "6:\n"
+        "pop    {r4-r11, pc}\n");
+#undef MRT_DW_STAGE4
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
@@ -72,6 +85,17 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 /* The same without moving the column's pointer: the first of two output channels that
  * read one input channel (a depth multiplier of 2). */
 #define MRT_DW_COLUMN_STAY(P, A, B) MRT_DW_COLUMN_AT("[" P "]", A, B)
+/* The first window column: the bias comes with its weights in one LDM (r7), and row
+ * y+1's sum starts from it before row y's does. */
+#define MRT_DW_COLUMN_FIRST(P, A, B) MRT_DW_FIRST_AT("[" P "], #8", A, B)
+#define MRT_DW_COLUMN_STAY_FIRST(P, A, B) MRT_DW_FIRST_AT("[" P "]", A, B)
+#define MRT_DW_FIRST_AT(ADDRESS, A, B) \
+  "ldm    r3!, {r7, r11, r12}\n"    /* the bias, (w0, w1), (w1, w2) */ \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "smlatb r8, " A ", r11, r7\n" \
+  "smlad  r7, " A ", r11, r7\n" \
+  "smlabt r7, " B ", r12, r7\n" \
+  "smlad  r8, " B ", r12, r8\n"
 #define MRT_DW_COLUMN_AT(ADDRESS, A, B) \
   "ldrd   r9, r10, " ADDRESS "\n" \
   "ldrd   r11, r12, [r3], #8\n"      /* (w0, w1), (w1, w2) of this window column */ \
@@ -106,8 +130,7 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 /* Two output channels of one input channel (a depth multiplier of 2). */
 #define MRT_DW_TILE_X2(A, B, REQUANT) MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE(A, B, REQUANT)
 #define MRT_DW_TILE_OF(COLUMN, A, B, REQUANT) \
-  "ldrd   r7, r8, [r3], #8\n"       /* the bias, twice: both sums start from it */ \
-  COLUMN("r0", A, B) \
+  COLUMN##_FIRST("r0", A, B) \
   COLUMN("r1", A, B) \
   COLUMN("r2", A, B) \
   "ldm    r3!, {r9, r10, r11}\n" \
@@ -135,9 +158,9 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 struct mrt_dw_rowpair {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
-    const int32_t *records;  /* 8: per channel the bias twice, then per window column
+    const int32_t *records;  /* 8: per channel the bias, then per window column
                                 (w0, w1) and (w1, w2), then M, K_hi, s - 1 (doubled
-                                ones: 2 x bias, 2 x w, M, 2 x K_hi, s): 11 words */
+                                ones: 2 x bias, 2 x w, M, 2 x K_hi, s): 10 words */
     uint32_t channels;       /* 12 */
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
@@ -147,7 +170,7 @@ struct mrt_dw_rowpair {
 };
 
 /* Both output rows of a row pair, every column and channel (channels >= 1): per column
- * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words
+ * and channel 35 instructions for 2 outputs (31 with doubled records). The staged words
  * of a column are 8 bytes per input channel (two slots), so a column's words are
  * column_bytes after the previous column's, which the three window columns' pointers
  * reach by walking the channels. */
@@ -164,8 +187,7 @@ struct mrt_dw_rowpair {
         "ldr    r3, [r0, #8]\n" \
         "ldr    r12, [r0, #12]\n"          /* channels */ \
         "add    r6, r12, r12, lsl #2\n" \
-        "add    r6, r12, r6, lsl #1\n" \
-        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */ \
+        "add    r6, r3, r6, lsl #3\n"      /* records + 40 * channels */ \
         "ldr    r7, [r0, #24]\n" \
         "ldr    r12, [r0, #28]\n"          /* column bytes */ \
         "ldr    r0, [r0, #4]\n" \
