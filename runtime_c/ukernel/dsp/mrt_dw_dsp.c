@@ -20,11 +20,12 @@
 /* dst[8*i] (a word every 8 bytes) = row0[i] in the low half, row1[i] in the high half,
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
- * slots of the staged layout (column, channel, slot). Where both rows are word-aligned,
- * 8 values per pass (2 LDRD, 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
+ * slots of the staged layout (column, channel, slot). 8 values per pass (2 LDRD, or 4
+ * LDR where a row is not word-aligned; 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
  * two values of each row in one word, (row0[i], row0[i+1], row1[i], row1[i+1]) as bytes,
  * whose SXTB16 and SXTB16 ROR #8 are the pairs of i and i+1, 3 ALU instructions for 2
- * pairs where extending each row first took 4; then one pass of 4, then one by one. */
+ * pairs where extending each row first took 4 (and unaligned rows went value by value,
+ * 6 instructions a pair); then one pass of 4, then one by one. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
                                                          const int8_t *row1, uint32_t n)
 {
@@ -39,21 +40,33 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
         "sxtb16 r11, r9, ror #8\n" \
         "str    r10, [r0, #" AT "16]\n" \
         "str    r11, [r0, #" AT "24]\n"
+#define MRT_DW_STAGE8 \
+        MRT_DW_STAGE4("r4", "r6", "") \
+        MRT_DW_STAGE4("r5", "r7", "32+") \
+        "adds   r0, r0, #64\n" \
+        "subs   r12, r12, #1\n"
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "orr    r4, r1, r2\n"
-        "tst    r4, #3\n"
-        "bne    4f\n"                      /* unaligned rows: one value at a time */
         "lsrs   r12, r3, #3\n"
         "beq    2f\n"
+        "orr    r4, r1, r2\n"
+        "tst    r4, #3\n"
+        "bne    7f\n"
         "1:\n"
         "ldrd   r4, r5, [r1], #8\n"
         "ldrd   r6, r7, [r2], #8\n"
-        MRT_DW_STAGE4("r4", "r6", "")
-        MRT_DW_STAGE4("r5", "r7", "32+")
-        "adds   r0, r0, #64\n"
-        "subs   r12, r12, #1\n"
+        MRT_DW_STAGE8
         "bne    1b\n"
+        "b      2f\n"
+        /* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which
+         * ARMv7-M and v8-M Mainline do unaligned (LDRD would fault). */
+        "7:\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r5, [r1], #4\n"
+        "ldr    r6, [r2], #4\n"
+        "ldr    r7, [r2], #4\n"
+        MRT_DW_STAGE8
+        "bne    7b\n"
         "2:\n"
         "tst    r3, #4\n"
         "beq    3f\n"
@@ -62,9 +75,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
         MRT_DW_STAGE4("r4", "r6", "")
         "adds   r0, r0, #32\n"
         "3:\n"
-        "and    r3, r3, #3\n"
-        "4:\n"
-        "cbz    r3, 6f\n"
+        "ands   r3, r3, #3\n"
+        "beq    6f\n"
         "5:\n"
         "ldrsb  r4, [r1], #1\n"
         "ldrsb  r5, [r2], #1\n"
@@ -74,6 +86,7 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
         "bne    5b\n"
         "6:\n"
         "pop    {r4-r11, pc}\n");
+#undef MRT_DW_STAGE8
 #undef MRT_DW_STAGE4
 }
 
@@ -153,6 +166,33 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "subs   r12, r12, #1\n" \
   "str    r12, [sp, #4]\n" \
   "bne    " L "0b\n"
+/* The same channel loop two channels a pass (one compare and branch for 4 outputs), an
+ * odd count entering at the second (the entry, set once per call, at [sp, #12]). */
+#define MRT_DW_COLUMNS_BY2(L, A, B, REQUANT) \
+  "adr    r7, " L "1f\n" \
+  "adr    r12, " L "2f\n" \
+  "ldr    lr, [sp, #8]\n"            /* channels odd */ \
+  "cmp    lr, #0\n" \
+  "it     ne\n" \
+  "movne  r7, r12\n" \
+  "orr    r7, r7, #1\n"             /* a Thumb address */ \
+  "str    r7, [sp, #12]\n" \
+  L "0:\n" \
+  "ldr    r3, [sp]\n" \
+  "ldr    r3, [r3, #8]\n" \
+  "ldr    pc, [sp, #12]\n" \
+  L "1:\n" \
+  MRT_DW_TILE(A, B, REQUANT) \
+  L "2:\n" \
+  MRT_DW_TILE(A, B, REQUANT) \
+  "cmp    r3, r6\n" \
+  "bne    " L "1b\n" \
+  "ldr    r12, [sp, #4]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #4]\n" \
+  "bne    " L "0b\n"
+#define MRT_DW_COLUMNS_X2(L, A, B, REQUANT) \
+  MRT_DW_COLUMNS_OF(L, MRT_DW_TILE_X2, A, B, REQUANT)
 
 /* What one call computes (offsets used by the assembly below). */
 struct mrt_dw_rowpair {
@@ -174,11 +214,12 @@ struct mrt_dw_rowpair {
  * of a column are 8 bytes per input channel (two slots), so a column's words are
  * column_bytes after the previous column's, which the three window columns' pointers
  * reach by walking the channels. */
-/* The body of a row-pair kernel whose channel loop runs TILE (one output channel, or two
- * of one input channel). */
-#define MRT_DW_ROWPAIR_BODY(TILE) \
+/* The body of a row-pair kernel whose column loops are COLUMNS with the doubled records'
+ * requantization, SLOW with the other (one output channel a tile, or two of one input
+ * channel); the doubled records are the common case, the slow loops kept short. */
+#define MRT_DW_ROWPAIR_BODY(COLUMNS, SLOW) \
         "push   {r4-r11, lr}\n" \
-        "sub    sp, sp, #8\n" \
+        "sub    sp, sp, #16\n" \
         "str    r0, [sp]\n" \
         "ldr    r1, [r0, #16]\n" \
         "str    r1, [sp, #4]\n"            /* columns left */ \
@@ -188,6 +229,8 @@ struct mrt_dw_rowpair {
         "ldr    r12, [r0, #12]\n"          /* channels */ \
         "add    r6, r12, r12, lsl #2\n" \
         "add    r6, r3, r6, lsl #3\n"      /* records + 40 * channels */ \
+        "and    r12, r12, #1\n" \
+        "str    r12, [sp, #8]\n"           /* channels odd */ \
         "ldr    r7, [r0, #24]\n" \
         "ldr    r12, [r0, #28]\n"          /* column bytes */ \
         "ldr    r0, [r0, #4]\n" \
@@ -196,25 +239,25 @@ struct mrt_dw_rowpair {
         "cmp    r7, #1\n" \
         "beq    21f\n" \
         "bhi    22f\n" \
-        MRT_DW_COLUMNS_OF("1", TILE, "r9", "r10", MRT_DW_REQUANT) \
+        SLOW("1", "r9", "r10", MRT_DW_REQUANT) \
         "b      9f\n" \
         "21:\n" \
-        MRT_DW_COLUMNS_OF("3", TILE, "r10", "r9", MRT_DW_REQUANT) \
+        SLOW("3", "r10", "r9", MRT_DW_REQUANT) \
         "b      9f\n" \
         "22:\n" \
         "cmp    r7, #3\n" \
         "beq    23f\n" \
-        MRT_DW_COLUMNS_OF("5", TILE, "r9", "r10", MRT_DW_REQUANT_FAST) \
+        COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST) \
         "b      9f\n" \
         "23:\n" \
-        MRT_DW_COLUMNS_OF("7", TILE, "r10", "r9", MRT_DW_REQUANT_FAST) \
+        COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST) \
         "9:\n" \
-        "add    sp, sp, #8\n" \
+        "add    sp, sp, #16\n" \
         "pop    {r4-r11, pc}\n"
 
 __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_BY2, MRT_DW_COLUMNS));
 }
 
 /* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
@@ -222,5 +265,5 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair
  * drops it from images without such a layer. */
 __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE_X2));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_X2));
 }
