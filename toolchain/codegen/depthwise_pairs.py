@@ -22,8 +22,8 @@ emits what they read, on the stack:
   row outside the input is read from a row of pad values.
 
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
-channel, requantized and stored); an odd last row's partner is stored over it just
-before it (a distance of 0 between the two rows).
+channel, requantized and stored); an odd last row is a call that computes that row
+alone (flags bit 2).
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
@@ -56,6 +56,7 @@ KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
+ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "RowPairEmitter"]
 
@@ -232,17 +233,16 @@ class RowPairEmitter:
             """Output rows 2k and 2k + 1 (or a scratch row)."""
             y = b.mul(kk, ir.Constant(I32, 2))
             out = b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8)
-            below = ir.Constant(I32, out_row)
+            row_flags = b.or_(b.and_(kk, ir.Constant(I32, 1)), flags)
             if h_out % 2:
-                # The odd last row has no partner: the kernel stores the partner's value
-                # first, at a distance 0 it lands on the output it is paired with, which
-                # the kernel stores next.
-                has = b.icmp_signed("<", b.add(y, ir.Constant(I32, 1)),
-                                    ir.Constant(I32, h_out))
-                below = b.select(has, below, ir.Constant(I32, 0))
+                # The odd last row has no partner: the kernel computes row y alone.
+                alone = b.icmp_signed(">=", b.add(y, ir.Constant(I32, 1)),
+                                      ir.Constant(I32, h_out))
+                row_flags = b.or_(row_flags, b.select(alone, ir.Constant(I32, ROW_ALONE),
+                                                      ir.Constant(I32, 0)))
             b.store(out, field(0))
-            b.store(below, field(5))
-            b.store(b.or_(b.and_(kk, ir.Constant(I32, 1)), flags), field(6))
+            b.store(ir.Constant(I32, out_row), field(5))
+            b.store(row_flags, field(6))
             b.call(kernel_fn, [args])
 
         pairs = -(-h_out // 2)

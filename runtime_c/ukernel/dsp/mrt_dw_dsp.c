@@ -152,6 +152,35 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   REQUANT("r7") \
   "strb   lr, [r4], #1\n"
 
+/* Row y alone (an odd last row, flags bit 2): per window column the SMLAD and the
+ * SMLABT of row y's sum, the same records; 20 instructions an output where the pair's
+ * 31 computed a row stored over by it. */
+#define MRT_DW_ROW1_COLUMN(P, A, B) MRT_DW_ROW1_AT("[" P "], #8", A, B)
+#define MRT_DW_ROW1_COLUMN_STAY(P, A, B) MRT_DW_ROW1_AT("[" P "]", A, B)
+#define MRT_DW_ROW1_COLUMN_FIRST(P, A, B) MRT_DW_ROW1_FIRST_AT("[" P "], #8", A, B)
+#define MRT_DW_ROW1_COLUMN_STAY_FIRST(P, A, B) MRT_DW_ROW1_FIRST_AT("[" P "]", A, B)
+#define MRT_DW_ROW1_FIRST_AT(ADDRESS, A, B) \
+  "ldm    r3!, {r7, r11, r12}\n" \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "smlad  r7, " A ", r11, r7\n" \
+  "smlabt r7, " B ", r12, r7\n"
+#define MRT_DW_ROW1_AT(ADDRESS, A, B) \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "ldrd   r11, r12, [r3], #8\n" \
+  "smlad  r7, " A ", r11, r7\n" \
+  "smlabt r7, " B ", r12, r7\n"
+#define MRT_DW_ROW1_OF(COLUMN, A, B, REQUANT) \
+  COLUMN##_FIRST("r0", A, B) \
+  COLUMN("r1", A, B) \
+  COLUMN("r2", A, B) \
+  "ldm    r3!, {r9, r10, r11}\n" \
+  REQUANT("r7") \
+  "strb   lr, [r4], #1\n"
+#define MRT_DW_ROW1(A, B, REQUANT) MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN, A, B, REQUANT)
+#define MRT_DW_ROW1_X2(A, B, REQUANT) \
+  MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN_STAY, A, B, REQUANT) \
+  MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN, A, B, REQUANT)
+
 /* The column loop over the channel loop of one slot order. r6: the records' end. */
 #define MRT_DW_COLUMNS(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_TILE, A, B, REQUANT)
 #define MRT_DW_COLUMNS_OF(L, TILE, A, B, REQUANT) \
@@ -193,6 +222,9 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "bne    " L "0b\n"
 #define MRT_DW_COLUMNS_X2(L, A, B, REQUANT) \
   MRT_DW_COLUMNS_OF(L, MRT_DW_TILE_X2, A, B, REQUANT)
+#define MRT_DW_COLUMNS_ROW1(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1, A, B, REQUANT)
+#define MRT_DW_COLUMNS_ROW1_X2(L, A, B, REQUANT) \
+  MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1_X2, A, B, REQUANT)
 
 /* What one call computes (offsets used by the assembly below). */
 struct mrt_dw_rowpair {
@@ -205,7 +237,8 @@ struct mrt_dw_rowpair {
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
     uint32_t flags;          /* 24: bit 0: slot 1 holds A (rows y-1, y), else slot 0;
-                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST) */
+                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST);
+                                bit 2: row y alone (row2 unused) */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 8 x input channels */
 };
 
@@ -217,7 +250,7 @@ struct mrt_dw_rowpair {
 /* The body of a row-pair kernel whose column loops are COLUMNS with the doubled records'
  * requantization, SLOW with the other (one output channel a tile, or two of one input
  * channel); the doubled records are the common case, the slow loops kept short. */
-#define MRT_DW_ROWPAIR_BODY(COLUMNS, SLOW) \
+#define MRT_DW_ROWPAIR_BODY(COLUMNS, SLOW, ROW1) \
         "push   {r4-r11, lr}\n" \
         "sub    sp, sp, #16\n" \
         "str    r0, [sp]\n" \
@@ -236,28 +269,48 @@ struct mrt_dw_rowpair {
         "ldr    r0, [r0, #4]\n" \
         "add    r1, r0, r12\n" \
         "add    r2, r1, r12\n" \
+        "tst    r7, #4\n" \
+        "bne    94f\n" \
         "cmp    r7, #1\n" \
-        "beq    21f\n" \
-        "bhi    22f\n" \
+        "beq    91f\n" \
+        "bhi    92f\n" \
         SLOW("1", "r9", "r10", MRT_DW_REQUANT) \
         "b      9f\n" \
-        "21:\n" \
+        "91:\n" \
         SLOW("3", "r10", "r9", MRT_DW_REQUANT) \
         "b      9f\n" \
-        "22:\n" \
+        "92:\n" \
         "cmp    r7, #3\n" \
-        "beq    23f\n" \
+        "beq    93f\n" \
         COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST) \
         "b      9f\n" \
-        "23:\n" \
+        "93:\n" \
         COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "94:\n"                           /* row y alone */ \
+        "and    r7, r7, #3\n" \
+        "cmp    r7, #1\n" \
+        "beq    95f\n" \
+        "bhi    96f\n" \
+        ROW1("2", "r9", "r10", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "95:\n" \
+        ROW1("4", "r10", "r9", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "96:\n" \
+        "cmp    r7, #3\n" \
+        "beq    97f\n" \
+        ROW1("6", "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "97:\n" \
+        ROW1("8", "r10", "r9", MRT_DW_REQUANT_FAST) \
         "9:\n" \
         "add    sp, sp, #16\n" \
         "pop    {r4-r11, pc}\n"
 
 __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_BY2, MRT_DW_COLUMNS));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_BY2, MRT_DW_COLUMNS, MRT_DW_COLUMNS_ROW1));
 }
 
 /* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
@@ -265,5 +318,5 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair
  * drops it from images without such a layer. */
 __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_X2));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_ROW1_X2));
 }
