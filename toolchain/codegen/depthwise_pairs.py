@@ -24,6 +24,13 @@ emits what they read, on the stack:
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
 channel, requantized and stored); an odd last row is a call that computes that row
 alone (flags bit 2).
+
+Where the nest's rows are blocked by 4 (loops/depthwise.py `quad_rows`: the staged rows
+in 3 slots fit the stack budget) the calls are of mrt_dw3_quad_s8 instead, 4 output rows
+each, the rows' remainder a pair and a single row: the staged buffer has 3 slots, pair m
+in slot m mod 3, so a tile's last pair is the next tile's first, and the call says which
+slot holds its first pair. Layers whose records are not doubled (known at run time from
+the records' flags) run as pairs of rows in the same layout.
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
