@@ -38,6 +38,8 @@ results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from toolchain.codegen.errors import EmitError
@@ -240,15 +242,22 @@ class RowPairEmitter:
             (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) if quads else
             (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL), [PTR])
 
-        def stage(m: ir.Value) -> None:
-            """Pair m's rows (2m + a, 2m + a + 1) into slot m mod `slots`."""
+        # 4-row tiles: pair m in slot (m + shift) mod 3, the shift putting the first pair
+        # after the tiles in the slot the remainder's code reads (below).
+        quads_n, rest = divmod(h_out, QUAD_ROWS)
+        shift = (-2 * quads_n + (1 if rest == 1 else 0)) % 3 if quads else 0
+
+        def stage(m: ir.Value, into: ir.Value | None = None) -> None:
+            """Pair m's rows (2m + a, 2m + a + 1) into slot `into` ((m + shift) mod
+            `slots`)."""
             first = b.add(b.mul(m, ir.Constant(I32, 2)), ir.Constant(I32, plan.row))
             rows = []
             for r in (first, b.add(first, ir.Constant(I32, 1))):
                 inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
                 at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
                 rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
-            slot = b.urem(m, ir.Constant(I32, slots))
+            slot = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots)) \
+                if into is None else into
             dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, column_words)))
             b.call(stage_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
@@ -269,8 +278,8 @@ class RowPairEmitter:
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
-            b.store(b.or_(b.or_(b.urem(m, ir.Constant(I32, slots)), flags),
-                          ir.Constant(I32, mode)), field(6))
+            rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
+            b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
             b.call(kernel_fn, [args])
 
         def const(v: int) -> ir.Value:
@@ -310,49 +319,42 @@ class RowPairEmitter:
 
         # Doubled records (the common case): 4-row tiles, then the remainder's pair and
         # single row; otherwise pairs of rows (the kernel's other requantization has
-        # no 4-row code). A call of n rows reads pairs m .. m + 1 (+ 1 for 4 rows),
-        # the first staged already by the call before it (the one below, bottom-up).
-        quads_n, rest = divmod(h_out, QUAD_ROWS)
+        # no 4-row code). A call's first pair is the last of the call before it, staged
+        # already (the one below, bottom-up). The remainder's code reads fixed slots (a
+        # pair: 0 and 1; a single row: 1 and 2), where `shift` has put its pairs.
         tail = []  # (first row, mode, row distance)
         if rest >= 2:
             tail.append((QUAD_ROWS * quads_n, TWO_ROWS, out_row))
         if rest % 2:
             tail.append((h_out - 1, ONE_ROW, 0))
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
+
+        def quad_body(up: bool) -> Callable[[ir.Value], None]:
+            def body(t: ir.Value) -> None:
+                m = b.mul(t, const(2))
+                for j in ((1, 0) if up else (1, 2)):
+                    stage(b.add(m, const(j)))
+                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
+            return body
+
         with b.if_else(doubled) as (fast, slow):
             with fast:
                 if not self.nest.reverse:
                     stage(const(0))
-
-                    def body(t: ir.Value) -> None:
-                        m = b.mul(t, const(2))
-                        stage(b.add(m, const(1)))
-                        stage(b.add(m, const(2)))
-                        call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
-
-                    self._loop_range("dw.quads", 0, quads_n, 1, body)
+                    self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
                     for y, mode, below in tail:
                         stage(const(y // 2 + 1))
                         call(const(y), const(y // 2), mode, below)
                 else:
-                    staged_below = False
-                    for y, mode, below in reversed(tail):
-                        if not staged_below:
+                    for i, (y, mode, below) in enumerate(reversed(tail)):
+                        if i == 0:
                             stage(const(y // 2 + 1))
-                            staged_below = True
                         stage(const(y // 2))
                         call(const(y), const(y // 2), mode, below)
-                    if not staged_below:
+                    if not tail:
                         stage(const(2 * quads_n))
-
-                    def body(t: ir.Value) -> None:
-                        m = b.mul(t, const(2))
-                        stage(b.add(m, const(1)))
-                        stage(m)
-                        call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
-
-                    self._loop_range("dw.quads", quads_n - 1, quads_n, -1, body)
-            with slow:
+                    self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+            with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)
 
                 def pair(kk: ir.Value) -> None:
@@ -361,21 +363,11 @@ class RowPairEmitter:
                     if h_out % 2:  # the odd last row: its partner stored first under it
                         alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
                         below = b.select(alone, const(0), below)
-                    call(y, kk, TWO_ROWS, below)
+                    stage(kk, const(0))
+                    stage(b.add(kk, const(1)), const(1))
+                    call(y, const(0), TWO_ROWS, below)
 
                 if self.nest.reverse:
-                    stage(const(pairs))
-
-                    def body(kk: ir.Value) -> None:
-                        stage(kk)
-                        pair(kk)
-
-                    self._loop_range("dw.pairs", pairs - 1, pairs, -1, body)
+                    self._loop_range("dw.pairs", pairs - 1, pairs, -1, pair)
                 else:
-                    stage(const(0))
-
-                    def body(kk: ir.Value) -> None:
-                        stage(b.add(kk, const(1)))
-                        pair(kk)
-
-                    self._loop_range("dw.pairs", 0, pairs, 1, body)
+                    self._loop_range("dw.pairs", 0, pairs, 1, pair)

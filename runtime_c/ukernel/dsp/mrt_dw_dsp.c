@@ -350,7 +350,7 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
  * and its row distance, that is the 14 registers. The channel loop ends at the channel
  * whose s has bit 8 set (ASR reads the shift's low byte only), so no register holds its
  * end. The rows' remainder (1-3 rows) runs as a pair and a single row in the same
- * layout (flags bits 3 and 4). Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
+ * layout (flags bits 3 and 4), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
  * (row y), r4 output row distance, r5-r7 staged slots 0-2 then M, K_hi, s, r8-r9 weight
  * words then temporaries, r10-r12 and lr the sums of rows y .. y+3.
  */
@@ -498,9 +498,11 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
   "22:\n" \
   MRT_DW4_COLUMNS(MULT, TILE, "r7", "r5", "r6", REQUANT)
 
-/* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows, bit 4 one row,
- * else four. Without doubled records two rows only (one: at a row distance of 0); the
- * dispatch runs such a layer as pairs (codegen/depthwise_pairs.py). */
+/* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows (P0, P1 in slots
+ * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), else four. Without doubled records
+ * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
+ * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
+ * so their code has one slot order, the dispatch staging their pairs into it. */
 #define MRT_DW4_BODY(MULT) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #8\n" \
@@ -521,11 +523,11 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
   "bne    31f\n" \
   MRT_DW4_ROTATIONS(MULT, MRT_DW4_TILE, MRT_DW4_FAST) \
   "30:\n" \
-  MRT_DW4_ROTATIONS(MULT, MRT_DW2_TILE, MRT_DW4_FAST) \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "31:\n" \
-  MRT_DW4_ROTATIONS(MULT, MRT_DW1_TILE, MRT_DW4_FAST) \
+  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
   "33:\n" \
-  MRT_DW4_ROTATIONS(MULT, MRT_DW2_TILE, MRT_DW4_SLOW) \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_SLOW) \
   "9:\n" \
   "add    sp, sp, #8\n" \
   "pop    {r4-r11, pc}\n"
