@@ -27,9 +27,10 @@ alone (flags bit 2).
 
 Where the nest's rows are blocked by 4 (loops/depthwise.py `quad_rows`: the staged rows
 in 3 slots fit the stack budget) the calls are of mrt_dw3_quad_s8 instead, 4 output rows
-each, the rows' remainder a pair and a single row: the staged buffer has 3 slots, pair m
-in slot m mod 3, so a tile's last pair is the next tile's first, and the call says which
-slot holds its first pair. Layers whose records are not doubled (known at run time from
+each, the rows' remainder a tile of 1-3 rows: the staged buffer has 3 slots, pair m
+in slot (m + shift) mod 3, so a tile's last pair is the next tile's first, and the call
+says which slot holds its first pair (the remainder's code reads fixed slots, the shift
+puts its pairs there). Layers whose records are not doubled (known at run time from
 the records' flags) run as pairs of rows in the same layout.
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
@@ -72,9 +73,10 @@ STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 sl
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
-# distance of 0), one row; else four.
+# distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
 ONE_ROW = 16
+THREE_ROWS = 32
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
@@ -317,16 +319,15 @@ class RowPairEmitter:
                 self._loop_range("dw.rows", 0, pairs, 1, body)
             return
 
-        # Doubled records (the common case): 4-row tiles, then the remainder's pair and
-        # single row; otherwise pairs of rows (the kernel's other requantization has
+        # Doubled records (the common case): 4-row tiles, then the remainder's tile of
+        # 1-3 rows; otherwise pairs of rows (the kernel's other requantization has
         # no 4-row code). A call's first pair is the last of the call before it, staged
-        # already (the one below, bottom-up). The remainder's code reads fixed slots (a
-        # pair: 0 and 1; a single row: 1 and 2), where `shift` has put its pairs.
-        tail = []  # (first row, mode, row distance)
-        if rest >= 2:
-            tail.append((QUAD_ROWS * quads_n, TWO_ROWS, out_row))
-        if rest % 2:
-            tail.append((h_out - 1, ONE_ROW, 0))
+        # already (the one below, bottom-up). The remainder's code reads fixed slots (2 or
+        # 3 rows: from 0; a single row: 1 and 2), where `shift` has put its pairs.
+        # (first row, mode, row distance, pairs after its first)
+        tail = {0: [], 1: [(h_out - 1, ONE_ROW, 0, 1)],
+                2: [(h_out - 2, TWO_ROWS, out_row, 1)],
+                3: [(h_out - 3, THREE_ROWS, out_row, 2)]}[rest]
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
 
         def quad_body(up: bool) -> Callable[[ir.Value], None]:
@@ -342,14 +343,14 @@ class RowPairEmitter:
                 if not self.nest.reverse:
                     stage(const(0))
                     self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
-                    for y, mode, below in tail:
-                        stage(const(y // 2 + 1))
+                    for y, mode, below, more in tail:
+                        for j in range(1, more + 1):
+                            stage(const(y // 2 + j))
                         call(const(y), const(y // 2), mode, below)
                 else:
-                    for i, (y, mode, below) in enumerate(reversed(tail)):
-                        if i == 0:
-                            stage(const(y // 2 + 1))
-                        stage(const(y // 2))
+                    for y, mode, below, more in tail:
+                        for j in range(more, -1, -1):
+                            stage(const(y // 2 + j))
                         call(const(y), const(y // 2), mode, below)
                     if not tail:
                         stage(const(2 * quads_n))

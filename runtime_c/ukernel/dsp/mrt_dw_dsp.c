@@ -349,8 +349,8 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
  * pointers; with the tile's 4 sums, 3 staged and 2 weight words, the records, the output
  * and its row distance, that is the 14 registers. The channel loop ends at the channel
  * whose s has bit 8 set (ASR reads the shift's low byte only), so no register holds its
- * end. The rows' remainder (1-3 rows) runs as a pair and a single row in the same
- * layout (flags bits 3 and 4), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
+ * end. The rows' remainder (1-3 rows) runs as a tile of that many rows in the same
+ * layout (flags bits 3-5), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
  * (row y), r4 output row distance, r5-r7 staged slots 0-2 then M, K_hi, s, r8-r9 weight
  * words then temporaries, r10-r12 and lr the sums of rows y .. y+3.
  */
@@ -423,6 +423,37 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
   "strb   r11, [r3, r4]\n" \
   "strb   r12, [r9]\n" \
   "strb   lr, [r9, r4]\n" \
+  "strb   r10, [r3], #1\n"
+/* Three rows (the remainder of 3). */
+#define MRT_DW3_MACS(P0, P1, P2) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlatb r11, " P0 ", r8, r11\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlad  r12, " P1 ", r8, r12\n" \
+  "smlabt r12, " P2 ", r9, r12\n"
+#define MRT_DW3_TILE(LD0, LD1, LD2, P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r11") \
+  REQUANT("r12") \
+  REQUANT("r10") \
+  "add    r9, r3, r4, lsl #1\n" \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r12, [r9]\n" \
   "strb   r10, [r3], #1\n"
 /* Two rows (P2 unused): row y+1 stored first, so that at a distance of 0 row y lands
  * over it (one row). */
@@ -499,7 +530,8 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
   MRT_DW4_COLUMNS(MULT, TILE, "r7", "r5", "r6", REQUANT)
 
 /* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows (P0, P1 in slots
- * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), else four. Without doubled records
+ * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), bit 5 three rows (slots 0-2), else
+ * four. Without doubled records
  * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
  * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
  * so their code has one slot order, the dispatch staging their pairs into it. */
@@ -521,11 +553,15 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
   "bne    30f\n" \
   "tst    r7, #16\n" \
   "bne    31f\n" \
+  "tst    r7, #32\n" \
+  "bne    34f\n" \
   MRT_DW4_ROTATIONS(MULT, MRT_DW4_TILE, MRT_DW4_FAST) \
   "30:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "31:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
+  "34:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW3_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "33:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_SLOW) \
   "9:\n" \
