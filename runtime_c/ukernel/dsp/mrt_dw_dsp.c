@@ -338,7 +338,7 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
  * (w0, w1)) + SMLAD(P1, (w1, w2)), rows y+2 and y+3 the same with P1 and P2. A tile's
  * loads (its 9 staged words, 6 weight words, the bias and the requantization's three
  * values) serve 4 outputs where the row pair's serve 2: 56 instructions for 4 outputs
- * with doubled records (24 multiplies, 16 of requantization, 4 stores, 9 loads, 3 of
+ * with doubled records (24 multiplies, 16 of requantization, 4 stores, 7 loads, 5 of
  * addresses and loop), against 2 x 30 for the row pairs. The staged layout is (column,
  * channel, slot) with three slots, pair m of the layer in slot m mod 3, so a tile's
  * P2 is the next tile's P0; a tile whose P0 is slot r reads (P0, P1, P2) from slots
