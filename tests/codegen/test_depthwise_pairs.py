@@ -27,10 +27,16 @@ from tflite_models import Op, build_model, int8_layer_op, run_tflm
 import minirt
 from toolchain import pipeline
 from toolchain.codegen import image
-from toolchain.codegen.depthwise_pairs import KERNEL_SYMBOL, KERNEL_X2_SYMBOL
+from toolchain.codegen.depthwise_pairs import (
+    KERNEL_SYMBOL,
+    KERNEL_X2_SYMBOL,
+    QUAD_SYMBOL,
+    QUAD_X2_SYMBOL,
+)
 from toolchain.schedule.program import reversed_tiles
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
+KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL}
 
 # (h, w, channels, multiplier, kh, kw, stride, dilation, padding)
 TAKEN = {
@@ -45,6 +51,12 @@ TAKEN = {
     "multiplier2": [(19, 6, c, 2, 3, 3, 1, 1, "SAME") for c in (3, 4, 13, 32, 33)]
     + [(10, 10, 13, 2, 3, 3, 1, 1, "VALID"), (7, 9, 8, 2, 3, 3, 1, 1, "SAME")],
 }
+# 4-row tiles (mrt_dw3_quad_s8) and every remainder of rows (0-3: a pair, a single row,
+# both), odd channel counts, both multipliers, SAME and VALID.
+QUADS = [(h, 6, c, m, 3, 3, 1, 1, pad)
+         for h, c, m, pad in ((4, 7, 1, "SAME"), (5, 13, 2, "SAME"), (6, 3, 1, "SAME"),
+                              (7, 5, 2, "SAME"), (8, 61, 1, "VALID"), (9, 3, 2, "VALID"),
+                              (11, 31, 1, "SAME"), (13, 67, 1, "VALID"), (14, 9, 2, "SAME"))]
 NOT_TAKEN = [(10, 10, 16, 1, 3, 3, 2, 1, "SAME"), (19, 6, 16, 1, 3, 3, 1, 2, "SAME"),
              (10, 10, 16, 1, 5, 5, 1, 1, "SAME"), (19, 6, 16, 1, 3, 1, 1, 1, "SAME"),
              (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 3, 3, 3, 1, 1, "SAME"),
@@ -96,22 +108,43 @@ def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
 def test_row_pairs_on_cortex_m4(group: str, tmp_path: Path) -> None:
     symbols = _run(TAKEN[group], "cortex-m4", tmp_path, seed=len(group))
     x2 = group == "multiplier2"
-    assert (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL) in symbols
-    assert (KERNEL_X2_SYMBOL in symbols) == x2  # its own section, dropped unless called
+    assert (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) in symbols
+    # Each its own section, dropped unless called.
+    assert (QUAD_X2_SYMBOL in symbols) == x2 and (QUAD_SYMBOL in symbols) != x2
+    # Maps of under 4 rows (group "shapes") keep the row pairs.
+    assert (KERNEL_SYMBOL in symbols) == (group == "shapes")
+
+
+def test_quads_and_their_remainders(tmp_path: Path) -> None:
+    """4-row tiles over 4-14 rows (remainders of 0-3 rows: a pair, a single row or
+    both, in the 3-slot layout), against the reference and TFLite Micro."""
+    symbols = _run(QUADS, "cortex-m4", tmp_path, seed=21)
+    assert QUAD_SYMBOL in symbols and QUAD_X2_SYMBOL in symbols
+    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_row_pairs_where_three_slots_do_not_fit(tmp_path: Path) -> None:
+    """12 columns of 64 channels: the 4-row tiles' 3 slots of staged rows (10.5 KB)
+    pass STACK_BYTES, the row pairs' 2 (7.8 KB with the pad row) do not."""
+    symbols = _run([(6, 12, 64, 1, 3, 3, 1, 1, "SAME")], "cortex-m4", tmp_path, seed=22)
+    assert KERNEL_SYMBOL in symbols and QUAD_SYMBOL not in symbols
 
 
 @pytest.mark.parametrize("board", DSP_BOARDS[1:])
 def test_row_pairs_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     layers = TAKEN["channels"][::3] + TAKEN["shapes"][::2] + TAKEN["multiplier2"][::3]
-    symbols = _run(layers, board, tmp_path, seed=7)
-    assert KERNEL_SYMBOL in symbols and KERNEL_X2_SYMBOL in symbols
+    symbols = _run(layers + QUADS[::2], board, tmp_path, seed=7)
+    assert {QUAD_SYMBOL, QUAD_X2_SYMBOL, KERNEL_SYMBOL} <= symbols
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
     """Where a bias is beyond +-2**29 twice the sum might not be an int32: the records
     keep the layer's own weights and the kernel the 64-bit requantization (SMLAL)."""
-    layers = [(19, 6, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID")]
-    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+    layers = [(19, 6, 8, 1, 3, 3, 1, 1, "SAME"), (10, 10, 13, 1, 3, 3, 1, 1, "VALID"),
+              (9, 6, 13, 2, 3, 3, 1, 1, "SAME"), (2, 20, 8, 1, 3, 3, 1, 1, "SAME")]
+    symbols = _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+    # The 4-row layout's layers run as pairs of rows there (its 4-row code is doubled).
+    assert {QUAD_SYMBOL, QUAD_X2_SYMBOL, KERNEL_SYMBOL} <= symbols
 
 
 def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,33 +157,34 @@ def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
 
     monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
-    assert KERNEL_SYMBOL in _run(TAKEN["shapes"], "cortex-m4", tmp_path, seed=13)
+    symbols = _run(TAKEN["shapes"] + QUADS, "cortex-m4", tmp_path, seed=13)
+    assert {QUAD_SYMBOL, QUAD_X2_SYMBOL, KERNEL_SYMBOL} <= symbols
 
 
 def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
     them on its stack, doubled or not as a loop over the channels finds: still exact."""
     monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
-    layers = TAKEN["shapes"][:4]
-    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
-    assert KERNEL_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
-                                 big_bias=True)
+    layers = TAKEN["shapes"][:4] + QUADS[1:3]
+    assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
+    assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
+                               big_bias=True)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
     symbols = _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)
-    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+    assert not KERNELS & symbols
 
 
 def test_a_chain_of_depthwise_layers(tmp_path: Path) -> None:
     """Each layer's input dies at it, so the arena may start its result over it (below
     it, or above it with the row pairs run bottom-up)."""
     layers = [(19, 6, 16, 1, 3, 3, 1, 1, "SAME")] * 4 + [(25, 5, 64, 1, 3, 3, 1, 1, "SAME")]
-    assert KERNEL_SYMBOL in _run(layers[:4], "cortex-m4", tmp_path / "a", seed=3, chain=True)
-    assert KERNEL_SYMBOL in _run([layers[4]] * 3, "cortex-m4", tmp_path / "b", seed=4,
-                                 chain=True)
+    assert QUAD_SYMBOL in _run(layers[:4], "cortex-m4", tmp_path / "a", seed=3, chain=True)
+    assert QUAD_SYMBOL in _run([layers[4]] * 3, "cortex-m4", tmp_path / "b", seed=4,
+                               chain=True)
 
 
 def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
     """No DSP extension: the same layers through the generated code, still exact."""
-    assert KERNEL_SYMBOL not in _run(TAKEN["shapes"][:3], "riscv32", tmp_path, seed=5)
+    assert not KERNELS & _run(TAKEN["shapes"][:3], "riscv32", tmp_path, seed=5)

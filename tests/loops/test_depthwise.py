@@ -15,7 +15,7 @@ from tflite_models import Op, build_model, int8_layer_op
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
-from toolchain.loops.depthwise import STACK_BYTES, row_pair_plan
+from toolchain.loops.depthwise import STACK_BYTES, quad_rows, row_pair_plan
 from toolchain.pipeline import prepare_graph
 from toolchain.schedule import schedule
 from toolchain.target import load_target
@@ -40,6 +40,7 @@ LAYERS = [
     ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", True),
     ("multiplier3", 10, 10, 8, 3, 3, 1, 1, "SAME", False),
     ("too_wide", 10, 40, 64, 1, 3, 1, 1, "SAME", False),  # staged rows past STACK_BYTES
+    ("wide_pairs", 10, 12, 64, 1, 3, 1, 1, "SAME", True),  # 2 slots fit, 3 do not
 ]
 
 
@@ -84,9 +85,15 @@ def test_the_row_pair_kernels(tmp_path: Path) -> None:
             # no pad value (its rows past the input only feed a discarded scratch row).
             assert plan.pad == (-3 if same else 0)
             assert plan.depth_multiplier == (2 if name == "multiplier2" else 1)
+    # 4 output rows a tile where their 3 slots of staged rows fit STACK_BYTES and the
+    # map has 4 rows, else 2.
     nest = next(n for n in choose_schedule(kernels["same"], M4).nests)
-    assert nest.format() == "loops d0<1> d1x2<19> d3<64> d2x6<6> unroll d4<3> d5<3> d6<1> " \
+    assert nest.format() == "loops d0<1> d1x4<19> d3<64> d2x6<6> unroll d4<3> d5<3> d6<1> " \
                             "row pairs"
+    assert quad_rows(nest)
+    for name in ("one_row", "wide_pairs"):
+        nest = next(n for n in choose_schedule(kernels[name], M4).nests)
+        assert nest.row_pairs and not quad_rows(nest), name
 
 
 def test_a_clamp_narrower_than_int8_keeps_the_tiles(tmp_path: Path) -> None:
@@ -104,3 +111,4 @@ def test_stack_budget_is_what_the_emitter_allocates(board: str, tmp_path: Path) 
     # 19x6 over 64 channels: staged rows 8 x 8 x 64 and a pad row of 6 x 64 bytes (the
     # records are a constant).
     assert plan.stack_bytes(k) == 8 * 8 * 64 + 6 * 64
+    assert plan.stack_bytes(k, 3) == 12 * 8 * 64 + 6 * 64  # 4-row tiles' 3 slots

@@ -1,5 +1,5 @@
 """The depthwise row-pair records made at build time (schedule/row_pair_records.py): per
-channel the bias twice, the window columns' weight words (w0, w1) and (w1, w2) as 16-bit
+channel the bias, the window columns' weight words (w0, w1) and (w1, w2) as 16-bit
 halves, then M, K_hi and s - 1, doubled where every sum stays within +-2**30, and the
 flags word after them; bound as one more constant operand to the row-pair dispatches of
 the DSP boards only."""
@@ -53,14 +53,16 @@ def test_doubled_records(tmp_path: Path) -> None:
     assert records.shape == (8 * RECORD_WORDS + 1,)
     assert records[-1] == DOUBLED_FLAG
     table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
-    assert np.array_equal(table[:, 0], table[:, 1])  # the bias, twice
-    assert np.all(table[:, 0] % 2 == 0)
-    for kx in range(3):
-        lo, hi = _halves(table[:, 2 + 2 * kx])
+    assert np.all(table[:, 2] % 2 == 0)  # the bias, doubled, after column 0's weights
+    for kx, at in enumerate((0, 3, 5)):
+        lo, hi = _halves(table[:, at])
         assert np.array_equal(lo, 2 * w[0, kx]) and np.array_equal(hi, 2 * w[1, kx])
-        lo, hi = _halves(table[:, 3 + 2 * kx])
+        lo, hi = _halves(table[:, at + 1])
         assert np.array_equal(lo, 2 * w[1, kx]) and np.array_equal(hi, 2 * w[2, kx])
-    assert np.all(table[:, 10] >= 2)  # s (s - 1 + 1 where doubled): every s >= 2
+    shift = table[:, 9] & 0xFF
+    assert np.all(shift >= 2)
+    # The last channel's shift word ends the 4-row kernel's channel loop.
+    assert list(table[:, 9] >> 8) == [0] * 7 + [1]
 
 
 def test_large_biases_keep_the_records_as_they_are(tmp_path: Path) -> None:
@@ -68,9 +70,9 @@ def test_large_biases_keep_the_records_as_they_are(tmp_path: Path) -> None:
     _, records = _records(program)
     assert records[-1] == 0
     table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
-    lo, hi = _halves(table[:, 2])
+    lo, hi = _halves(table[:, 0])
     assert np.array_equal(lo, w[0, 0]) and np.array_equal(hi, w[1, 0])
-    assert np.all(table[:, 10] >= 1)  # s - 1
+    assert np.all(table[:, 9] & 0xFF >= 1)  # s - 1
 
 
 def test_no_records_without_the_dsp_extension(tmp_path: Path) -> None:

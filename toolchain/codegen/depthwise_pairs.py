@@ -22,8 +22,16 @@ emits what they read, on the stack:
   row outside the input is read from a row of pad values.
 
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
-channel, requantized and stored); an odd last row's partner is stored over it just
-before it (a distance of 0 between the two rows).
+channel, requantized and stored); an odd last row is a call that computes that row
+alone (flags bit 2).
+
+Where the nest's rows are blocked by 4 (loops/depthwise.py `quad_rows`: the staged rows
+in 3 slots fit the stack budget) the calls are of mrt_dw3_quad_s8 instead, 4 output rows
+each, the rows' remainder a tile of 1-3 rows: the staged buffer has 3 slots, pair m
+in slot (m + shift) mod 3, so a tile's last pair is the next tile's first, and the call
+says which slot holds its first pair (the remainder's code reads fixed slots, the shift
+puts its pairs there). Layers whose records are not doubled (known at run time from
+the records' flags) run as pairs of rows in the same layout.
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
@@ -31,19 +39,26 @@ results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Apply, Expr, Kernel, expr_dtype
 from toolchain.loops.depthwise import (
     CI,
+    DOUBLED_FLAG,
     KX,
     KY,
+    LAST_CHANNEL,
+    QUAD_ROWS,
+    QUAD_SLOTS,
     RECORD_WORDS,
     C,
     RowPairPlan,
     X,
     Y,
+    quad_rows,
     row_pair_plan,
 )
 from toolchain.types import dtype
@@ -54,10 +69,20 @@ PTR = ir.PointerType()
 STAGE_SYMBOL = "mrt_dw_stage_pairs_s8"
 KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
+STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
+QUAD_SYMBOL = "mrt_dw3_quad_s8"
+QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
+# mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
+# distance of 0), one row, three rows; else four.
+TWO_ROWS = 8
+ONE_ROW = 16
+THREE_ROWS = 32
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
+ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 
-__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "RowPairEmitter"]
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
+           "RowPairEmitter"]
 
 
 class RowPairEmitter:
@@ -137,7 +162,7 @@ class RowPairEmitter:
             self.base[C] = i
             with self._scope():
                 bias = twice(self._dw_i32(k.init))
-                fields = [bias, bias]
+                fields = []
                 saved = self.varying
                 self.varying = saved | {KY, KX, CI}
                 for kx in range(3):
@@ -147,12 +172,16 @@ class RowPairEmitter:
                         taps.append(twice(self._cast(self.value(conv),
                                                      expr_dtype(conv, k.operands), _I32)))
                     fields += [self._dw_pack(taps[0], taps[1]), self._dw_pack(taps[1], taps[2])]
+                    if kx == 0:
+                        fields.append(bias)
                 self.point.update({KY: 0, KX: 0, CI: 0})
                 self.varying = saved
                 multiplier, k_high, shift = (self._dw_i32(e) for e in (
                     plan.multiplier, plan.k_high, plan.shift))
+                last = b.select(b.icmp_unsigned("==", i, ir.Constant(I32, channels - 1)),
+                                ir.Constant(I32, LAST_CHANNEL), ir.Constant(I32, 0))
                 fields += [multiplier, twice(k_high),
-                           b.add(shift, b.zext(doubled, I32))]
+                           b.add(b.add(shift, b.zext(doubled, I32)), last)]
                 first = b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
                 for j, v in enumerate(fields):
                     at = b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
@@ -171,6 +200,8 @@ class RowPairEmitter:
         if plan is None:
             raise EmitError(f"kernel {k.name!r}: its schedule pairs rows, which it cannot")
         b = self.b
+        quads = quad_rows(self.nest)
+        slots = QUAD_SLOTS if quads else 2
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
@@ -183,83 +214,161 @@ class RowPairEmitter:
             doubled = self._dw_doubling(plan, outs)
             records = self._dw_records(plan, outs, doubled)
             flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
-        staged = self._dw_stack(ir.ArrayType(I32, 2 * channels * (w_in + 2)), 8, "dw_staged")
+        if quads:  # the doubled records' flag is bit 2 there
+            flags = b.shl(flags, ir.Constant(I32, 1))
+        column_words = slots * channels
+        staged = self._dw_stack(ir.ArrayType(I32, column_words * (w_in + 2)), 8, "dw_staged")
         pad_words = -(-row_bytes // 4)
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
 
-        # The pad row, and the pad columns (both slots) of the staged buffer.
+        # The pad row, and the pad columns (every slot) of the staged buffer.
         byte = pad & 0xFF
         self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
             ir.Constant(I32, byte * 0x01010101), self._dw_word(pad_row, i)))
         pair = ir.Constant(I32, ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
-        last = (w_in + 1) * 2 * channels
+        last = (w_in + 1) * column_words
 
         def pad_columns(i: ir.Value) -> None:
             b.store(pair, self._dw_word(staged, i))
             b.store(pair, self._dw_word(staged, b.add(i, ir.Constant(I32, last))))
 
-        self._loop_range("dw.pad_cols", 0, 2 * channels, 1, pad_columns)
+        self._loop_range("dw.pad_cols", 0, column_words, 1, pad_columns)
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
-        stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
+        stage_fn = self._dw_function(STAGE3_SYMBOL if quads else STAGE_SYMBOL,
+                                     [PTR, PTR, PTR, I32])
+        x2 = plan.depth_multiplier == 2
         kernel_fn = self._dw_function(
-            KERNEL_X2_SYMBOL if plan.depth_multiplier == 2 else KERNEL_SYMBOL, [PTR])
+            (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) if quads else
+            (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL), [PTR])
 
-        def stage(m: ir.Value) -> None:
-            """Row pair m's rows (2m + a, 2m + a + 1) into slot m mod 2."""
+        # 4-row tiles: pair m in slot (m + shift) mod 3, the shift putting the first pair
+        # after the tiles in the slot the remainder's code reads (below).
+        quads_n, rest = divmod(h_out, QUAD_ROWS)
+        shift = (-2 * quads_n + (1 if rest == 1 else 0)) % 3 if quads else 0
+
+        def stage(m: ir.Value, into: ir.Value | None = None) -> None:
+            """Pair m's rows (2m + a, 2m + a + 1) into slot `into` ((m + shift) mod
+            `slots`)."""
             first = b.add(b.mul(m, ir.Constant(I32, 2)), ir.Constant(I32, plan.row))
             rows = []
             for r in (first, b.add(first, ir.Constant(I32, 1))):
                 inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
                 at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
                 rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
-            slot = b.and_(m, ir.Constant(I32, 1))
-            dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, 2 * channels)))
+            slot = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots)) \
+                if into is None else into
+            dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, column_words)))
             b.call(stage_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
         def field(j: int) -> ir.Value:
             return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
 
-        b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * 2 * channels), PTR), field(1))
+        b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR),
+                field(1))
         b.store(b.bitcast(records, PTR), field(2))
         b.store(ir.Constant(I32, outs), field(3))
         b.store(ir.Constant(I32, w_out), field(4))
-        b.store(ir.Constant(I32, 8 * channels), field(7))
+        b.store(ir.Constant(I32, 4 * column_words), field(7))
 
-        def row_pair(kk: ir.Value) -> None:
-            """Output rows 2k and 2k + 1 (or a scratch row)."""
-            y = b.mul(kk, ir.Constant(I32, 2))
-            out = b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8)
-            below = ir.Constant(I32, out_row)
-            if h_out % 2:
-                # The odd last row has no partner: the kernel stores the partner's value
-                # first, at a distance 0 it lands on the output it is paired with, which
-                # the kernel stores next.
-                has = b.icmp_signed("<", b.add(y, ir.Constant(I32, 1)),
-                                    ir.Constant(I32, h_out))
-                below = b.select(has, below, ir.Constant(I32, 0))
-            b.store(out, field(0))
-            b.store(below, field(5))
-            b.store(b.or_(b.and_(kk, ir.Constant(I32, 1)), flags), field(6))
+        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value) -> None:
+            """The kernel on output row y (its first pair m) in `mode` (flags bits 3 and
+            up), the next row `below` bytes on."""
+            b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
+                    field(0))
+            b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
+                    field(5))
+            rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
+            b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
             b.call(kernel_fn, [args])
 
-        pairs = -(-h_out // 2)
-        if self.nest.reverse:
-            stage(ir.Constant(I32, pairs))
+        def const(v: int) -> ir.Value:
+            return ir.Constant(I32, v)
 
-            def body(kk: ir.Value) -> None:
-                stage(kk)
-                row_pair(kk)
+        if not quads:
+            def row_pair(kk: ir.Value) -> None:
+                """Output rows 2k and 2k + 1 (an odd last row alone)."""
+                y = b.mul(kk, const(2))
+                mode = const(0)
+                if h_out % 2:
+                    alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
+                    mode = b.select(alone, const(ROW_ALONE), const(0))
+                b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8), field(0))
+                b.store(const(out_row), field(5))
+                b.store(b.or_(b.or_(b.and_(kk, const(1)), flags), mode), field(6))
+                b.call(kernel_fn, [args])
 
-            self._loop_range("dw.rows", pairs - 1, pairs, -1, body)
-        else:
-            stage(ir.Constant(I32, 0))
+            pairs = -(-h_out // 2)
+            if self.nest.reverse:
+                stage(const(pairs))
 
-            def body(kk: ir.Value) -> None:
-                stage(b.add(kk, ir.Constant(I32, 1)))
-                row_pair(kk)
+                def body(kk: ir.Value) -> None:
+                    stage(kk)
+                    row_pair(kk)
 
-            self._loop_range("dw.rows", 0, pairs, 1, body)
+                self._loop_range("dw.rows", pairs - 1, pairs, -1, body)
+            else:
+                stage(const(0))
 
+                def body(kk: ir.Value) -> None:
+                    stage(b.add(kk, const(1)))
+                    row_pair(kk)
+
+                self._loop_range("dw.rows", 0, pairs, 1, body)
+            return
+
+        # Doubled records (the common case): 4-row tiles, then the remainder's tile of
+        # 1-3 rows; otherwise pairs of rows (the kernel's other requantization has
+        # no 4-row code). A call's first pair is the last of the call before it, staged
+        # already (the one below, bottom-up). The remainder's code reads fixed slots (2 or
+        # 3 rows: from 0; a single row: 1 and 2), where `shift` has put its pairs.
+        # (first row, mode, row distance, pairs after its first)
+        tail = {0: [], 1: [(h_out - 1, ONE_ROW, 0, 1)],
+                2: [(h_out - 2, TWO_ROWS, out_row, 1)],
+                3: [(h_out - 3, THREE_ROWS, out_row, 2)]}[rest]
+        doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
+
+        def quad_body(up: bool) -> Callable[[ir.Value], None]:
+            def body(t: ir.Value) -> None:
+                m = b.mul(t, const(2))
+                for j in ((1, 0) if up else (1, 2)):
+                    stage(b.add(m, const(j)))
+                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
+            return body
+
+        with b.if_else(doubled) as (fast, slow):
+            with fast:
+                if not self.nest.reverse:
+                    stage(const(0))
+                    self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
+                    for y, mode, below, more in tail:
+                        for j in range(1, more + 1):
+                            stage(const(y // 2 + j))
+                        call(const(y), const(y // 2), mode, below)
+                else:
+                    for y, mode, below, more in tail:
+                        for j in range(more, -1, -1):
+                            stage(const(y // 2 + j))
+                        call(const(y), const(y // 2), mode, below)
+                    if not tail:
+                        stage(const(2 * quads_n))
+                    self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+            with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
+                pairs = -(-h_out // 2)
+
+                def pair(kk: ir.Value) -> None:
+                    y = b.mul(kk, const(2))
+                    below: ir.Value = const(out_row)
+                    if h_out % 2:  # the odd last row: its partner stored first under it
+                        alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
+                        below = b.select(alone, const(0), below)
+                    stage(kk, const(0))
+                    stage(b.add(kk, const(1)), const(1))
+                    call(y, const(0), TWO_ROWS, below)
+
+                if self.nest.reverse:
+                    self._loop_range("dw.pairs", pairs - 1, pairs, -1, pair)
+                else:
+                    self._loop_range("dw.pairs", 0, pairs, 1, pair)

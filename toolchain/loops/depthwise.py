@@ -38,13 +38,23 @@ from toolchain.loops.schedule import Nest
 from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
 
-__all__ = ["ROW_PAIR_DOT", "RowPairPlan", "row_pair_nest", "row_pair_plan"]
+__all__ = ["ROW_PAIR_DOT", "RowPairPlan", "quad_rows", "row_pair_nest", "row_pair_plan"]
 
 ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
 # The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
-RECORD_WORDS = 11  # per channel: bias twice, 3 x ((w0, w1), (w1, w2)), M, K_hi, s - 1
+# Per channel: (w0, w1), (w1, w2) of window column 0, the bias, those of columns 1 and 2,
+# M, K_hi, s - 1 (runtime_c/ukernel/dsp/mrt_dw_dsp.c's order: the bias comes in the
+# first column's LDM); the last channel's shift word has LAST_CHANNEL set (the kernels'
+# ASR reads the low byte), which ends the 4-row kernel's channel loop.
+RECORD_WORDS = 10
+LAST_CHANNEL = 0x100
+DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled records
+# 4 output rows a tile (runtime_c's mrt_dw3_quad_s8) where its 3 slots of staged rows fit
+# STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
+QUAD_ROWS = 4
+QUAD_SLOTS = 3
 # The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
 # c (the output channel); reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)
@@ -68,13 +78,14 @@ class RowPairPlan:
     shift: Expr
     depth_multiplier: int = 1  # output channels per input channel: 1 or 2
 
-    def stack_bytes(self, k: Kernel) -> int:
+    def stack_bytes(self, k: Kernel, slots: int = 2) -> int:
         """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
-        staged rows and a row of pad values. The per-channel records are a constant
+        staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles) and a
+        row of pad values. The per-channel records are a constant
         (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 44 bytes a channel more."""
+        stack too, 40 bytes a channel more."""
         w_in, c = k.operands[self.x.operand].shape[2:]
-        return 8 * (w_in + 2) * c + 4 * -(-w_in * c // 4)
+        return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
 
 
 def _is(e: Expr, op: str, n: int) -> bool:
@@ -220,6 +231,15 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT or Y in unblocked or \
             X in unblocked or row_pair_plan(k) is None:
         return None
-    blocks = tuple((d, f) for d, f in ((Y, 2), (X, k.domain[X])) if f > 1)
+    plan = row_pair_plan(k)
+    rows = QUAD_ROWS if plan is not None and k.domain[Y] >= QUAD_ROWS and \
+        plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
+    blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
     return Nest(k.domain, k.n_parallel, (N, Y, C, X), unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
+
+
+def quad_rows(nest: Nest) -> bool:
+    """Whether a row-pair nest is computed 4 output rows a tile (mrt_dw3_quad_s8, its
+    staged rows in 3 slots) rather than 2."""
+    return dict(nest.blocks).get(Y) == QUAD_ROWS

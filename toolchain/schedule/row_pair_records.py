@@ -1,11 +1,11 @@
 """The depthwise row-pair microkernel's per-channel records, made at build time.
 
 runtime_c's mrt_dw3_rowpair_s8 (codegen/depthwise_pairs.py, loops/depthwise.py) reads
-per channel the bias twice, the weight words (w0, w1) and (w1, w2) of each window column
+per channel the bias, the weight words (w0, w1) and (w1, w2) of each window column
 as 16-bit halves, and the folded requantization's M, K_hi and s - 1 (kernel/requant.py).
 All of them are constants of the module, so they are computed here, after the weights
 are stored (schedule/optimize.py), and bound to the dispatch as one more constant
-operand (`Kernel.records`): 44 bytes a channel of flash where the dispatch builds them on
+operand (`Kernel.records`): 40 bytes a channel of flash where the dispatch builds them on
 its stack at every inference (kws_ref_model's layers: 2.8 KB of stack each, and about
 0.5 instructions an output). Flash pays the sum over the layers and the stack only the
 largest (kws_ref_model: 11.3 KB of flash against 2.8 KB of stack; vww_96_int8: 32.7 KB
@@ -32,13 +32,17 @@ from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
 from toolchain.loops import choose_schedule
 from toolchain.loops.depthwise import (
     CI,
+    DOUBLED_FLAG,
     KX,
     KY,
+    LAST_CHANNEL,
+    QUAD_SLOTS,
     RECORD_WORDS,
     ROW_PAIR_DOT,
     STACK_BYTES,
     C,
     RowPairPlan,
+    quad_rows,
     row_pair_plan,
 )
 from toolchain.loops.tables import SIMD
@@ -48,7 +52,6 @@ from toolchain.types import TensorType, dtype
 
 __all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
 
-DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags: the records are doubled
 _BOUND = 1 << 30
 
 
@@ -104,10 +107,13 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
     doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
     f = 2 if doubled else 1
-    fields = [f * bias, f * bias]
+    fields = []
     for kx in range(3):
         fields += [_halves(f * w[0, kx], f * w[1, kx]), _halves(f * w[1, kx], f * w[2, kx])]
-    fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]
+        if kx == 0:
+            fields.append(f * bias)
+    last = (c == channels - 1) * LAST_CHANNEL
+    fields += [multiplier, f * k_high, shift + (1 if doubled else 0) + last]
     table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
     if table.shape != (channels, RECORD_WORDS):
         return None
@@ -139,14 +145,16 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         if plan is None:
             continue
         schedule = step.schedule or choose_schedule(k, target)
-        if not any(n.row_pairs for n in schedule.nests):
+        nest = next((n for n in schedule.nests if n.row_pairs), None)
+        if nest is None:
             continue
         records = row_pair_records(k, plan, _operand_arrays(program, step))
         if records is None:
             continue
         # Records that would take the dispatch's stack past STACK_BYTES are a constant
         # whatever the room (loops/depthwise.py budgets the stack without them).
-        on_stack = plan.stack_bytes(k) + 4 * RECORD_WORDS * k.domain[C]
+        slots = QUAD_SLOTS if quad_rows(nest) else 2
+        on_stack = plan.stack_bytes(k, slots) + 4 * RECORD_WORDS * k.domain[C]
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue
         flash_room = max(0, flash_room - records.nbytes)

@@ -17,51 +17,85 @@
  */
 #include <stdint.h>
 
-/* dst[8*i] (a word every 8 bytes) = row0[i] in the low half, row1[i] in the high half,
+/* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half,
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
- * slots of the staged layout (column, channel, slot). 4 values per pass (2 LDR, 4
- * SXTB16, 4 PKHBT / PKHTB, 4 STR) when both rows are word-aligned, else one by one. */
+ * slots of the staged layout (column, channel, slot). 8 values per pass (2 LDRD, or 4
+ * LDR where a row is not word-aligned; 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
+ * two values of each row in one word, (row0[i], row0[i+1], row1[i], row1[i+1]) as bytes,
+ * whose SXTB16 and SXTB16 ROR #8 are the pairs of i and i+1, 3 ALU instructions for 2
+ * pairs where extending each row first took 4 (and unaligned rows went value by value,
+ * 6 instructions a pair); then one pass of 4, then one by one. */
+#define MRT_DW_STAGE4(R0, R1, AT, S) \
+        "pkhbt  r8, " R0 ", " R1 ", lsl #16\n"  /* row0 values 0, 1; row1 values 0, 1 */ \
+        "pkhtb  r9, " R1 ", " R0 ", asr #16\n"  /* values 2, 3 of both */ \
+        "sxtb16 r10, r8\n"                      /* value 0: (row0, row1) */ \
+        "sxtb16 r11, r8, ror #8\n"              /* value 1 */ \
+        "str    r10, [r0, #" AT "0*" S "]\n" \
+        "str    r11, [r0, #" AT "1*" S "]\n" \
+        "sxtb16 r10, r9\n" \
+        "sxtb16 r11, r9, ror #8\n" \
+        "str    r10, [r0, #" AT "2*" S "]\n" \
+        "str    r11, [r0, #" AT "3*" S "]\n"
+#define MRT_DW_STAGE8(S) \
+        MRT_DW_STAGE4("r4", "r6", "", S) \
+        MRT_DW_STAGE4("r5", "r7", "4*" S "+", S) \
+        "adds   r0, r0, #8*" S "\n" \
+        "subs   r12, r12, #1\n"
+/* The staging of 2-slot (S "8") or 3-slot (S "12") layouts. */
+#define MRT_DW_STAGE_BODY(S) \
+        "push   {r4-r11, lr}\n" \
+        "lsrs   r12, r3, #3\n" \
+        "beq    2f\n" \
+        "orr    r4, r1, r2\n" \
+        "tst    r4, #3\n" \
+        "bne    7f\n" \
+        "1:\n" \
+        "ldrd   r4, r5, [r1], #8\n" \
+        "ldrd   r6, r7, [r2], #8\n" \
+        MRT_DW_STAGE8(S) \
+        "bne    1b\n" \
+        "b      2f\n" \
+        /* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which \
+         * ARMv7-M and v8-M Mainline do unaligned (LDRD would fault). */ \
+        "7:\n" \
+        "ldr    r4, [r1], #4\n" \
+        "ldr    r5, [r1], #4\n" \
+        "ldr    r6, [r2], #4\n" \
+        "ldr    r7, [r2], #4\n" \
+        MRT_DW_STAGE8(S) \
+        "bne    7b\n" \
+        "2:\n" \
+        "tst    r3, #4\n" \
+        "beq    3f\n" \
+        "ldr    r4, [r1], #4\n" \
+        "ldr    r6, [r2], #4\n" \
+        MRT_DW_STAGE4("r4", "r6", "", S) \
+        "adds   r0, r0, #4*" S "\n" \
+        "3:\n" \
+        "ands   r3, r3, #3\n" \
+        "beq    6f\n" \
+        "5:\n" \
+        "ldrsb  r4, [r1], #1\n" \
+        "ldrsb  r5, [r2], #1\n" \
+        "pkhbt  r4, r4, r5, lsl #16\n" \
+        "str    r4, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    5b\n" \
+        "6:\n" \
+        "pop    {r4-r11, pc}\n"
+
 __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
                                                          const int8_t *row1, uint32_t n)
 {
-    __asm__ volatile(
-        "push   {r4-r8, lr}\n"
-        "orr    r4, r1, r2\n"
-        "tst    r4, #3\n"
-        "bne    3f\n"                      /* unaligned rows: one value at a time */
-        "lsrs   r12, r3, #2\n"
-        "beq    3f\n"
-        "1:\n"
-        "ldr    r4, [r1], #4\n"
-        "ldr    r5, [r2], #4\n"
-        "sxtb16 r6, r4\n"                  /* row0 values 0 and 2 */
-        "sxtb16 r7, r5\n"                  /* row1 values 0 and 2 */
-        "pkhbt  r8, r6, r7, lsl #16\n"     /* value 0: (row0, row1) */
-        "pkhtb  r6, r7, r6, asr #16\n"     /* value 2 */
-        "str    r8, [r0]\n"
-        "str    r6, [r0, #16]\n"
-        "sxtb16 r6, r4, ror #8\n"          /* values 1 and 3 */
-        "sxtb16 r7, r5, ror #8\n"
-        "pkhbt  r8, r6, r7, lsl #16\n"
-        "pkhtb  r6, r7, r6, asr #16\n"
-        "str    r8, [r0, #8]\n"
-        "str    r6, [r0, #24]\n"
-        "adds   r0, r0, #32\n"
-        "subs   r12, r12, #1\n"
-        "bne    1b\n"
-        "and    r3, r3, #3\n"
-        "3:\n"
-        "cbz    r3, 5f\n"
-        "4:\n"
-        "ldrsb  r4, [r1], #1\n"
-        "ldrsb  r5, [r2], #1\n"
-        "pkhbt  r4, r4, r5, lsl #16\n"
-        "str    r4, [r0], #8\n"
-        "subs   r3, r3, #1\n"
-        "bne    4b\n"
-        "5:\n"
-        "pop    {r4-r8, pc}\n");
+    __asm__ volatile(MRT_DW_STAGE_BODY("8"));
+}
+
+/* The same into one of the three slots of the 4-row kernel's layout: dst[12*i]. */
+__attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
+                                                          const int8_t *row1, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_STAGE_BODY("12"));
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
@@ -72,6 +106,17 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 /* The same without moving the column's pointer: the first of two output channels that
  * read one input channel (a depth multiplier of 2). */
 #define MRT_DW_COLUMN_STAY(P, A, B) MRT_DW_COLUMN_AT("[" P "]", A, B)
+/* The first window column: the bias comes with its weights in one LDM (into lr), and
+ * both sums start from it. */
+#define MRT_DW_COLUMN_FIRST(P, A, B) MRT_DW_FIRST_AT("[" P "], #8", A, B)
+#define MRT_DW_COLUMN_STAY_FIRST(P, A, B) MRT_DW_FIRST_AT("[" P "]", A, B)
+#define MRT_DW_FIRST_AT(ADDRESS, A, B) \
+  "ldm    r3!, {r11, r12, lr}\n"    /* (w0, w1), (w1, w2), the bias */ \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "smlatb r8, " A ", r11, lr\n" \
+  "smlad  r7, " A ", r11, lr\n" \
+  "smlabt r7, " B ", r12, r7\n" \
+  "smlad  r8, " B ", r12, r8\n"
 #define MRT_DW_COLUMN_AT(ADDRESS, A, B) \
   "ldrd   r9, r10, " ADDRESS "\n" \
   "ldrd   r11, r12, [r3], #8\n"      /* (w0, w1), (w1, w2) of this window column */ \
@@ -106,8 +151,7 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
 /* Two output channels of one input channel (a depth multiplier of 2). */
 #define MRT_DW_TILE_X2(A, B, REQUANT) MRT_DW_TILE_STAY(A, B, REQUANT) MRT_DW_TILE(A, B, REQUANT)
 #define MRT_DW_TILE_OF(COLUMN, A, B, REQUANT) \
-  "ldrd   r7, r8, [r3], #8\n"       /* the bias, twice: both sums start from it */ \
-  COLUMN("r0", A, B) \
+  COLUMN##_FIRST("r0", A, B) \
   COLUMN("r1", A, B) \
   COLUMN("r2", A, B) \
   "ldm    r3!, {r9, r10, r11}\n" \
@@ -115,6 +159,35 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "strb   lr, [r4, r5]\n" \
   REQUANT("r7") \
   "strb   lr, [r4], #1\n"
+
+/* Row y alone (an odd last row, flags bit 2): per window column the SMLAD and the
+ * SMLABT of row y's sum, the same records; 20 instructions an output where the pair's
+ * 31 computed a row stored over by it. */
+#define MRT_DW_ROW1_COLUMN(P, A, B) MRT_DW_ROW1_AT("[" P "], #8", A, B)
+#define MRT_DW_ROW1_COLUMN_STAY(P, A, B) MRT_DW_ROW1_AT("[" P "]", A, B)
+#define MRT_DW_ROW1_COLUMN_FIRST(P, A, B) MRT_DW_ROW1_FIRST_AT("[" P "], #8", A, B)
+#define MRT_DW_ROW1_COLUMN_STAY_FIRST(P, A, B) MRT_DW_ROW1_FIRST_AT("[" P "]", A, B)
+#define MRT_DW_ROW1_FIRST_AT(ADDRESS, A, B) \
+  "ldm    r3!, {r11, r12, lr}\n" \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "smlad  r7, " A ", r11, lr\n" \
+  "smlabt r7, " B ", r12, r7\n"
+#define MRT_DW_ROW1_AT(ADDRESS, A, B) \
+  "ldrd   r9, r10, " ADDRESS "\n" \
+  "ldrd   r11, r12, [r3], #8\n" \
+  "smlad  r7, " A ", r11, r7\n" \
+  "smlabt r7, " B ", r12, r7\n"
+#define MRT_DW_ROW1_OF(COLUMN, A, B, REQUANT) \
+  COLUMN##_FIRST("r0", A, B) \
+  COLUMN("r1", A, B) \
+  COLUMN("r2", A, B) \
+  "ldm    r3!, {r9, r10, r11}\n" \
+  REQUANT("r7") \
+  "strb   lr, [r4], #1\n"
+#define MRT_DW_ROW1(A, B, REQUANT) MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN, A, B, REQUANT)
+#define MRT_DW_ROW1_X2(A, B, REQUANT) \
+  MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN_STAY, A, B, REQUANT) \
+  MRT_DW_ROW1_OF(MRT_DW_ROW1_COLUMN, A, B, REQUANT)
 
 /* The column loop over the channel loop of one slot order. r6: the records' end. */
 #define MRT_DW_COLUMNS(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_TILE, A, B, REQUANT)
@@ -130,32 +203,65 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8
   "subs   r12, r12, #1\n" \
   "str    r12, [sp, #4]\n" \
   "bne    " L "0b\n"
+/* The same channel loop two channels a pass (one compare and branch for 4 outputs), an
+ * odd count entering at the second (the entry, set once per call, at [sp, #12]). */
+#define MRT_DW_COLUMNS_BY2(L, A, B, REQUANT) \
+  "adr    r7, " L "1f\n" \
+  "adr    r12, " L "2f\n" \
+  "ldr    lr, [sp, #8]\n"            /* channels odd */ \
+  "cmp    lr, #0\n" \
+  "it     ne\n" \
+  "movne  r7, r12\n" \
+  "orr    r7, r7, #1\n"             /* a Thumb address */ \
+  "str    r7, [sp, #12]\n" \
+  L "0:\n" \
+  "ldr    r3, [sp]\n" \
+  "ldr    r3, [r3, #8]\n" \
+  "ldr    pc, [sp, #12]\n" \
+  L "1:\n" \
+  MRT_DW_TILE(A, B, REQUANT) \
+  L "2:\n" \
+  MRT_DW_TILE(A, B, REQUANT) \
+  "cmp    r3, r6\n" \
+  "bne    " L "1b\n" \
+  "ldr    r12, [sp, #4]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #4]\n" \
+  "bne    " L "0b\n"
+#define MRT_DW_COLUMNS_X2(L, A, B, REQUANT) \
+  MRT_DW_COLUMNS_OF(L, MRT_DW_TILE_X2, A, B, REQUANT)
+#define MRT_DW_COLUMNS_ROW1(L, A, B, REQUANT) MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1, A, B, REQUANT)
+#define MRT_DW_COLUMNS_ROW1_X2(L, A, B, REQUANT) \
+  MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1_X2, A, B, REQUANT)
 
 /* What one call computes (offsets used by the assembly below). */
 struct mrt_dw_rowpair {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
-    const int32_t *records;  /* 8: per channel the bias twice, then per window column
-                                (w0, w1) and (w1, w2), then M, K_hi, s - 1 (doubled
-                                ones: 2 x bias, 2 x w, M, 2 x K_hi, s): 11 words */
+    const int32_t *records;  /* 8: per channel (w0, w1) and (w1, w2) of window column
+                                0, the bias, those of columns 1 and 2, then M, K_hi,
+                                s - 1 (doubled ones: 2 x w, 2 x bias, M, 2 x K_hi, s;
+                                the last channel's with bit 8 set): 10 words */
     uint32_t channels;       /* 12 */
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
     uint32_t flags;          /* 24: bit 0: slot 1 holds A (rows y-1, y), else slot 0;
-                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST) */
+                                bit 1: the records are doubled (MRT_DW_REQUANT_FAST);
+                                bit 2: row y alone (row2 unused) */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 8 x input channels */
 };
 
 /* Both output rows of a row pair, every column and channel (channels >= 1): per column
- * and channel 36 instructions for 2 outputs (32 with doubled records). The staged words
+ * and channel 35 instructions for 2 outputs (31 with doubled records). The staged words
  * of a column are 8 bytes per input channel (two slots), so a column's words are
  * column_bytes after the previous column's, which the three window columns' pointers
  * reach by walking the channels. */
-/* The body of a row-pair kernel whose channel loop runs TILE (one output channel, or two
- * of one input channel). */
-#define MRT_DW_ROWPAIR_BODY(TILE) \
+/* The body of a row-pair kernel whose column loops are COLUMNS with the doubled records'
+ * requantization, SLOW with the other (one output channel a tile, or two of one input
+ * channel); the doubled records are the common case, the slow loops kept short. */
+#define MRT_DW_ROWPAIR_BODY(COLUMNS, SLOW, ROW1) \
         "push   {r4-r11, lr}\n" \
-        "sub    sp, sp, #8\n" \
+        "sub    sp, sp, #16\n" \
         "str    r0, [sp]\n" \
         "ldr    r1, [r0, #16]\n" \
         "str    r1, [sp, #4]\n"            /* columns left */ \
@@ -164,35 +270,56 @@ struct mrt_dw_rowpair {
         "ldr    r3, [r0, #8]\n" \
         "ldr    r12, [r0, #12]\n"          /* channels */ \
         "add    r6, r12, r12, lsl #2\n" \
-        "add    r6, r12, r6, lsl #1\n" \
-        "add    r6, r3, r6, lsl #2\n"      /* records + 44 * channels */ \
+        "add    r6, r3, r6, lsl #3\n"      /* records + 40 * channels */ \
+        "and    r12, r12, #1\n" \
+        "str    r12, [sp, #8]\n"           /* channels odd */ \
         "ldr    r7, [r0, #24]\n" \
         "ldr    r12, [r0, #28]\n"          /* column bytes */ \
         "ldr    r0, [r0, #4]\n" \
         "add    r1, r0, r12\n" \
         "add    r2, r1, r12\n" \
+        "tst    r7, #4\n" \
+        "bne    94f\n" \
         "cmp    r7, #1\n" \
-        "beq    21f\n" \
-        "bhi    22f\n" \
-        MRT_DW_COLUMNS_OF("1", TILE, "r9", "r10", MRT_DW_REQUANT) \
+        "beq    91f\n" \
+        "bhi    92f\n" \
+        SLOW("1", "r9", "r10", MRT_DW_REQUANT) \
         "b      9f\n" \
-        "21:\n" \
-        MRT_DW_COLUMNS_OF("3", TILE, "r10", "r9", MRT_DW_REQUANT) \
+        "91:\n" \
+        SLOW("3", "r10", "r9", MRT_DW_REQUANT) \
         "b      9f\n" \
-        "22:\n" \
+        "92:\n" \
         "cmp    r7, #3\n" \
-        "beq    23f\n" \
-        MRT_DW_COLUMNS_OF("5", TILE, "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "beq    93f\n" \
+        COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST) \
         "b      9f\n" \
-        "23:\n" \
-        MRT_DW_COLUMNS_OF("7", TILE, "r10", "r9", MRT_DW_REQUANT_FAST) \
+        "93:\n" \
+        COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "94:\n"                           /* row y alone */ \
+        "and    r7, r7, #3\n" \
+        "cmp    r7, #1\n" \
+        "beq    95f\n" \
+        "bhi    96f\n" \
+        ROW1("2", "r9", "r10", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "95:\n" \
+        ROW1("4", "r10", "r9", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        "96:\n" \
+        "cmp    r7, #3\n" \
+        "beq    97f\n" \
+        ROW1("6", "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        "97:\n" \
+        ROW1("8", "r10", "r9", MRT_DW_REQUANT_FAST) \
         "9:\n" \
-        "add    sp, sp, #8\n" \
+        "add    sp, sp, #16\n" \
         "pop    {r4-r11, pc}\n"
 
 __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_BY2, MRT_DW_COLUMNS, MRT_DW_COLUMNS_ROW1));
 }
 
 /* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
@@ -200,5 +327,258 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair
  * drops it from images without such a layer. */
 __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_TILE_X2));
+    __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_ROW1_X2));
+}
+
+/* ---- Four output rows a tile (mrt_dw3_quad_s8) ----
+ *
+ * Output rows y .. y+3 read input rows y-1 .. y+4, staged as three pairs P0 = (y-1, y),
+ * P1 = (y+1, y+2), P2 = (y+3, y+4), whose weight words are the same two per window
+ * column: row y takes SMLAD(P0, (w0, w1)) + SMLABT(P1, (w1, w2)), row y+1 SMLATB(P0,
+ * (w0, w1)) + SMLAD(P1, (w1, w2)), rows y+2 and y+3 the same with P1 and P2. A tile's
+ * loads (its 9 staged words, 6 weight words, the bias and the requantization's three
+ * values) serve 4 outputs where the row pair's serve 2: 56 instructions for 4 outputs
+ * with doubled records (24 multiplies, 16 of requantization, 4 stores, 7 loads, 5 of
+ * addresses and loop), against 2 x 30 for the row pairs. The staged layout is (column,
+ * channel, slot) with three slots, pair m of the layer in slot m mod 3, so a tile's
+ * P2 is the next tile's P0; a tile whose P0 is slot r reads (P0, P1, P2) from slots
+ * (r, r + 1, r + 2) mod 3, a variant of the code per r. The staged columns are S =
+ * column_bytes apart, one pointer (r0) walks the channels of window column 0 and the
+ * other two columns are read at r0 + S and r0 + 2S (LDMDB from 12 past them, r0 having
+ * moved on), so the three window columns take one pointer and S where they took three
+ * pointers; with the tile's 4 sums, 3 staged and 2 weight words, the records, the output
+ * and its row distance, that is the 14 registers. The channel loop ends at the channel
+ * whose s has bit 8 set (ASR reads the shift's low byte only), so no register holds its
+ * end. The rows' remainder (1-3 rows) runs as a tile of that many rows in the same
+ * layout (flags bits 3-5), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
+ * (row y), r4 output row distance, r5-r7 staged slots 0-2 then M, K_hi, s, r8-r9 weight
+ * words then temporaries, r10-r12 and lr the sums of rows y .. y+3.
+ */
+
+/* Window columns 1 and 2 of a tile that moved r0 past column 0's words (LDMDB), and of
+ * one that did not (the first output channel of a depth multiplier of 2). */
+#define MRT_DW4_LD0 "ldm    r0!, {r5, r6, r7}\n"
+#define MRT_DW4_LD1 "add    r8, r0, r1\n" "ldmdb  r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD2 "add    r8, r0, r1, lsl #1\n" "ldmdb  r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD0_STAY "ldm    r0, {r5, r6, r7}\n"
+#define MRT_DW4_LD1_STAY "add    r8, r0, r1\n" "ldm    r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD2_STAY "add    r8, r0, r1, lsl #1\n" "ldm    r8, {r5, r6, r7}\n"
+
+/* One window column's 8 multiplies into the 4 sums (r8: (w0, w1), r9: (w1, w2)). */
+#define MRT_DW4_MACS(P0, P1, P2) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlatb r11, " P0 ", r8, r11\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlad  r12, " P1 ", r8, r12\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  "smlatb lr, " P1 ", r8, lr\n" \
+  "smlad  lr, " P2 ", r9, lr\n"
+#define MRT_DW2_MACS(P0, P1) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlatb r11, " P0 ", r8, r11\n" \
+  "smlad  r11, " P1 ", r9, r11\n"
+
+/* A sum (in place) -> int8 with M (r5), K_hi (r6) and s (r7): MRT_DW_REQUANT_FAST's
+ * doubled form, and MRT_DW_REQUANT's folded one. r8 (and r9) are free. */
+#define MRT_DW4_FAST(ACC) \
+  "add    r8, r6, " ACC ", asr #31\n" \
+  "smmlar " ACC ", " ACC ", r5, r8\n" \
+  "asr    " ACC ", " ACC ", r7\n" \
+  "ssat   " ACC ", #8, " ACC "\n"
+#define MRT_DW4_SLOW(ACC) \
+  "and    r8, " ACC ", #0x80000000\n" \
+  "orr    r8, r8, #0x40000000\n" \
+  "add    r9, r6, " ACC ", asr #31\n" \
+  "smlal  r8, r9, " ACC ", r5\n" \
+  "asr    r9, r9, r7\n" \
+  "ssat   " ACC ", #8, r9\n"
+
+/* One output channel, four rows: the first window column's weights and the bias in one
+ * LDM; every sum starts from the bias. */
+#define MRT_DW4_TILE(LD0, LD1, LD2, P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n"      /* (w0, w1), (w1, w2), the bias */ \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlatb lr, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  "smlad  lr, " P2 ", r9, lr\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7}\n"       /* M, K_hi, s */ \
+  REQUANT("r11") \
+  REQUANT("r12") \
+  REQUANT("lr") \
+  REQUANT("r10") \
+  "add    r9, r3, r4, lsl #1\n" \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r12, [r9]\n" \
+  "strb   lr, [r9, r4]\n" \
+  "strb   r10, [r3], #1\n"
+/* Three rows (the remainder of 3). */
+#define MRT_DW3_MACS(P0, P1, P2) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlatb r11, " P0 ", r8, r11\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlad  r12, " P1 ", r8, r12\n" \
+  "smlabt r12, " P2 ", r9, r12\n"
+#define MRT_DW3_TILE(LD0, LD1, LD2, P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r11") \
+  REQUANT("r12") \
+  REQUANT("r10") \
+  "add    r9, r3, r4, lsl #1\n" \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r12, [r9]\n" \
+  "strb   r10, [r3], #1\n"
+/* Two rows (P2 unused): row y+1 stored first, so that at a distance of 0 row y lands
+ * over it (one row). */
+#define MRT_DW2_TILE(LD0, LD1, LD2, P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1) \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r11") \
+  REQUANT("r10") \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r10, [r3], #1\n"
+
+/* One row (P2 unused; an odd last row, or one after a pair). */
+#define MRT_DW1_TILE(LD0, LD1, LD2, P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r10") \
+  "strb   r10, [r3], #1\n"
+
+/* A tile of one output channel, and of the two of one input channel (depth multiplier
+ * 2: the first reads the staged words without moving r0). */
+#define MRT_DW4_X1(TILE, P0, P1, P2, REQUANT) \
+  TILE(MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2, REQUANT)
+#define MRT_DW4_X2(TILE, P0, P1, P2, REQUANT) \
+  TILE(MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, P0, P1, P2, REQUANT) \
+  TILE(MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2, REQUANT)
+
+/* The column loop over the channel loop. After a column's channels r0 and r3 are at the
+ * next column's words and outputs; the records restart ([sp]). */
+#define MRT_DW4_COLUMNS(MULT, TILE, P0, P1, P2, REQUANT) \
+  "10:\n" \
+  "ldr    r2, [sp]\n" \
+  "11:\n" \
+  MULT(TILE, P0, P1, P2, REQUANT) \
+  "tst    r7, #256\n"                /* the last channel */ \
+  "beq    11b\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "subs   r8, r8, #1\n" \
+  "str    r8, [sp, #4]\n" \
+  "bne    10b\n" \
+  "b      9f\n"
+
+/* The three slot rotations (flags bits 0-1: P0's slot). */
+#define MRT_DW4_ROTATIONS(MULT, TILE, REQUANT) \
+  "and    r12, r7, #3\n" \
+  "cmp    r12, #1\n" \
+  "beq    21f\n" \
+  "bhi    22f\n" \
+  MRT_DW4_COLUMNS(MULT, TILE, "r5", "r6", "r7", REQUANT) \
+  "21:\n" \
+  MRT_DW4_COLUMNS(MULT, TILE, "r6", "r7", "r5", REQUANT) \
+  "22:\n" \
+  MRT_DW4_COLUMNS(MULT, TILE, "r7", "r5", "r6", REQUANT)
+
+/* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows (P0, P1 in slots
+ * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), bit 5 three rows (slots 0-2), else
+ * four. Without doubled records
+ * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
+ * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
+ * so their code has one slot order, the dispatch staging their pairs into it. */
+#define MRT_DW4_BODY(MULT) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #8\n" \
+  "ldr    r3, [r0, #0]\n" \
+  "ldr    r4, [r0, #20]\n" \
+  "ldr    r2, [r0, #8]\n" \
+  "str    r2, [sp]\n"                /* the records */ \
+  "ldr    r1, [r0, #16]\n" \
+  "str    r1, [sp, #4]\n"            /* columns left */ \
+  "ldr    r7, [r0, #24]\n" \
+  "ldr    r1, [r0, #28]\n" \
+  "ldr    r0, [r0, #4]\n" \
+  "tst    r7, #4\n" \
+  "beq    33f\n" \
+  "tst    r7, #8\n" \
+  "bne    30f\n" \
+  "tst    r7, #16\n" \
+  "bne    31f\n" \
+  "tst    r7, #32\n" \
+  "bne    34f\n" \
+  MRT_DW4_ROTATIONS(MULT, MRT_DW4_TILE, MRT_DW4_FAST) \
+  "30:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
+  "31:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
+  "34:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW3_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
+  "33:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_SLOW) \
+  "9:\n" \
+  "add    sp, sp, #8\n" \
+  "pop    {r4-r11, pc}\n"
+
+/* Four output rows (or the remainder's two or one), every column and channel (channels
+ * >= 1), of the staged 3-slot layout: mrt_dw_rowpair's fields, with column_bytes 12 x
+ * input channels and the flags above. */
+__attribute__((naked, used)) void mrt_dw3_quad_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X1));
+}
+
+/* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
+ * channel c's staged words). */
+__attribute__((naked, used)) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
 }
