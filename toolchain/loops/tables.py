@@ -57,6 +57,10 @@ class SimdRow:
     # Vector registers a FloatLanes tile may hold (loops/cost.py), where they differ
     # from `vector_registers` (0: the same).
     float_vector_registers: int = 0
+    # Whether a float vector tile may run over a window's border with its loads
+    # checked rather than split the blocked dim into border and interior
+    # (loops/rules.py _nest): where a checked scalar load costs little (a masked load).
+    float_checked_tiles: bool = False
 
 
 SIMD: dict[str, SimdRow] = {
@@ -89,7 +93,8 @@ SIMD: dict[str, SimdRow] = {
     # explicit vectors, 32 registers made larger tiles that the SLP vectorizer left
     # slower (resnet8 744 us with 16 lanes, 638 with 8).
     "avx512": SimdRow(float_lanes=16, int8_dot="avx2", vector_registers=16,
-                      int8_lanes=16, float_lane_tiles=True, float_vector_registers=32),
+                      int8_lanes=16, float_lane_tiles=True, float_vector_registers=32,
+                      float_checked_tiles=True),
 }
 LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
 # Instructions per group of lanes and reduction step besides the two loads: widening
