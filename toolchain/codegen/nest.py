@@ -38,6 +38,7 @@ from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.float_lanes import FloatLaneEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
 from toolchain.codegen.rows_helium import FourRowEmitter
 from toolchain.kernel.form import (
@@ -63,7 +64,7 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter, RowPairEmitter, FourRowEmitter):
+                  VectorDotEmitter, RowPairEmitter, FourRowEmitter, FloatLaneEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -361,7 +362,7 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 for p in points:
                     self.point.update(p)
                     self._store_point(self.value(k.body))
-            else:
+            elif not self.float_lane_tile(points):  # float_lanes.py: stores its vectors
                 accs = self._reduction(points)
                 if accs is not None and self._helium_requant_tile(points, accs):
                     accs = None  # codegen/dot_vector.py stored them
@@ -525,6 +526,8 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
         return sorted(order, key=lambda jp: (jp[1][channel[0]], jp[1][pixel[0]]))
 
     def _combine(self, acc: ir.Value) -> ir.Value:
+        if self.lane_tile is not None:
+            return self.lane_fma(acc)  # float_lanes.py: a vector tile's step
         k = self.k
         acc_dt = k.acc_dtype
         body = k.body

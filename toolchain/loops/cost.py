@@ -169,7 +169,8 @@ def float_lanes(k: Kernel, target: Target) -> FloatLanes | None:
             break
     else:
         return None
-    registers = row.vector_registers or target.capabilities.float_registers
+    registers = row.float_vector_registers or row.vector_registers or \
+        target.capabilities.float_registers
     return FloatLanes(d, row.float_lanes, registers)
 
 
@@ -292,7 +293,8 @@ def _fits(s: _Shape, tile: dict[int, int], n_operands: int, target: Target,
         # and a streamed vector.
         held = min((prod(n for d, n in tile.items() if d in deps)
                     // (lanes.width if lanes.dim in deps else 1)) for deps in s.loads)
-        return points // lanes.width + held + 1 + FLOAT_VECTOR_TEMPS <= lanes.registers
+        return points // lanes.width + max(held, window) + 1 + FLOAT_VECTOR_TEMPS \
+            <= lanes.registers
     vk = VECTOR_DOT_KINDS.get(kind) if packed else None
     if vk is not None:
         # Vector registers: the accumulators (unless they are scalars), the held

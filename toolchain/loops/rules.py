@@ -448,9 +448,16 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
     # and a 3-wide interior; vww_96 on riscv32 +0.9%). A tile of vector lanes keeps the
     # split: without it resnet8 f32 on aarch64 took 11.55 M against 9.38 M (its 8-row
     # tiles of 3 vectors), kws int8 2.86 M against 2.80 M (rows of 5 x 16 lanes).
+    # Where the SIMD row says so (AVX-512: a checked load is one masked VMOVSS), a dim
+    # a float vector tile blocks and spans in at most two tiles is not split either:
+    # its border would be 1-pixel tiles that stream every weight vector per FMA
+    # (resnet8 on x86-64-v4, 8- and 16-wide layers: 272 -> 220 us per inference).
     lanes = nest.vector or nest.dot == LANE_KIND
+    checked = SIMD[target.capabilities.simd].float_checked_tiles and nest.vector > 1
     interior = tuple((d, lo, hi) for d, (lo, hi) in sorted(interior_ranges(nk).items())
-                     if lanes or nest.block(d) < nk.domain[d])
+                     if (lanes or nest.block(d) < nk.domain[d])
+                     and not (checked and nest.block(d) > 1
+                              and nk.domain[d] <= 2 * nest.block(d)))
     if nest.stage and nest.unroll and _packing(nk, nest.reduction[-1], nest.dot):
         interior = ()
     blocks, stage = nest.blocks, nest.stage

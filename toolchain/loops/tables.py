@@ -54,6 +54,13 @@ class SimdRow:
     # (loops/requant_lanes.py, codegen/requant_helium.py): Helium's VQRDMULH and VRSHL
     # are TFLite's two rounding steps, 4 lanes at a time.
     lane_requant: bool = False
+    # Vector registers a FloatLanes tile may hold (loops/cost.py), where they differ
+    # from `vector_registers` (0: the same).
+    float_vector_registers: int = 0
+    # Whether a float vector tile may run over a window's border with its loads
+    # checked rather than split the blocked dim into border and interior
+    # (loops/rules.py _nest): where a checked scalar load costs little (a masked load).
+    float_checked_tiles: bool = False
 
 
 SIMD: dict[str, SimdRow] = {
@@ -74,15 +81,20 @@ SIMD: dict[str, SimdRow] = {
     "sse2": SimdRow(float_lanes=4, float_lane_tiles=True),
     "avx2": SimdRow(float_lanes=8, int8_dot="avx2", vector_registers=16,  # YMM0-YMM15
                     int8_lanes=16, float_lane_tiles=True),
-    # AVX-512 (x86-64-v4): f32 tiles in zmm vectors of 16 lanes, the register budget of
-    # AVX2's row, and its int8 dot steps (VPMOVSXBW + VPMADDWD, codegen/dot_vector.py),
+    # AVX-512 (x86-64-v4): f32 tiles in zmm vectors of 16 lanes, and AVX2's int8 dot
+    # steps (VPMOVSXBW + VPMADDWD, codegen/dot_vector.py) with AVX2's register budget,
     # which LLVM encodes with EVEX for this CPU. Measured with minirt-bench (CPU us per
     # inference, a loaded host) against 8 lanes: cnn 4.4 -> 3.3; with 512-bit
-    # vectorization (target -prefer-256-bit) resnet8 449 -> ~350-420; autoencoder 54
-    # either way (its tiles stay mostly scalar, docs/benchmarks.md). 32 registers made
-    # larger tiles that ran slower (resnet8 744 with 16 lanes, 638 with 8).
+    # vectorization (target -prefer-256-bit) resnet8 449 -> ~350-420. The float tiles
+    # budget all 32 zmm since they are explicit vector IR (codegen/float_lanes.py) and
+    # the window a tile holds is counted (loops/cost.py _fits): resnet8's 8x8 and 16x16
+    # layers take 4-8 pixels x 64 or 32 channels, -6% of its time under perf (3,874 ->
+    # 3,626 samples of 3,000 inferences; d8 985 -> 891, d6 459 -> 375). Before the
+    # explicit vectors, 32 registers made larger tiles that the SLP vectorizer left
+    # slower (resnet8 744 us with 16 lanes, 638 with 8).
     "avx512": SimdRow(float_lanes=16, int8_dot="avx2", vector_registers=16,
-                      int8_lanes=16, float_lane_tiles=True),
+                      int8_lanes=16, float_lane_tiles=True, float_vector_registers=32,
+                      float_checked_tiles=True),
 }
 LANE_KIND = "lanes"  # a nest's `dot` when its outputs are computed in vector lanes
 # Instructions per group of lanes and reduction step besides the two loads: widening
