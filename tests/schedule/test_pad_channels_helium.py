@@ -1,7 +1,8 @@
 """Input channels padded for Helium's int8 steps (schedule/pad_channels.py PAD_ROWS
 "mve"): on cortex-m55 a window over channels that are not a whole vector is padded to
 16 channels (5 and more) or 4 (2 and 3), its pad written out as a dispatch of its own;
-pointwise and dense layers, 1 channel and whole multiples stay as they are. The
+pointwise and dense layers only where many channels are left past whole vectors; 1
+channel and whole multiples stay as they are. The
 firmware runs under QEMU bit for bit against the numpy reference and TFLite Micro over
 odd channel counts, kernel sizes, strides, dilation and VALID padding.
 """
@@ -34,8 +35,14 @@ PADDED = [
     (dict(kind="conv", h=6, w=6, cin=8, cout=16, kh=3, kw=3, stride=2), 16),
     (dict(kind="conv", h=7, w=5, cin=4, cout=8, kh=3, kw=3), 4),  # a 4-lane multiple
     (dict(kind="conv", h=7, w=5, cin=1, cout=8, kh=3, kw=3), 1),  # rows of taps instead
-    (dict(kind="conv", h=7, w=5, cin=13, cout=8), 13),  # pointwise: as fast unpadded
-    (dict(kind="dense", h=1, w=1, cin=61, cout=32), 61),
+    # Pointwise and dense: padded where the channels past whole vectors are 11 or more,
+    # or there is no whole vector and the count is no multiple of 8.
+    (dict(kind="conv", h=7, w=5, cin=13, cout=8), 16),
+    (dict(kind="conv", h=6, w=6, cin=3, cout=16), 4),
+    (dict(kind="dense", h=1, w=1, cin=61, cout=32), 64),
+    (dict(kind="conv", h=7, w=5, cin=8, cout=8), 8),  # as fast as 16 unpadded
+    (dict(kind="dense", h=1, w=1, cin=67, cout=32), 67),  # 3 past 64: padding lost
+    (dict(kind="conv", h=7, w=5, cin=26, cout=8), 26),  # 10 past 16
 ]
 
 

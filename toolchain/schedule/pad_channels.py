@@ -45,15 +45,26 @@ WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
 class PadRow:
     """How the int8 dot steps of a SIMD row (its `int8_dot` kind) want a contraction's
     input channels padded: to a multiple of `widths`' second value for counts from its
-    first (first match), windows of at least `min_taps` taps, and whether a window's
-    pad is written out too (`keep_windows`) rather than fused into the layer."""
+    first (first match), and whether a window's pad is written out too
+    (`keep_windows`) rather than fused into the layer."""
 
     widths: tuple[tuple[int, int], ...]
-    min_taps: int = 1
     keep_windows: bool = False
     # The fewest channels padded: MIN_CHANNELS_BY_TAPS and MIN_CHANNELS_MERGED_ROWS
     # (the DSP steps' measurements), or this for every window.
     least: int = 0
+    # Pointwise and dense layers (one tap), when `vector` is set: padded only where the
+    # channels past the last whole vector of `vector` are at least `rest`, or where
+    # there is no whole vector and the count is no multiple of `whole`.
+    vector: int = 0
+    rest: int = 0
+    whole: int = 0
+
+    def pads_pointwise(self, c: int) -> bool:
+        """Whether a one-tap layer over `c` input channels is padded (see `vector`)."""
+        if not self.vector:
+            return True
+        return c % self.vector >= self.rest if c >= self.vector else c % self.whole != 0
 
 
 # Which SIMD rows need it. The DSP extension's word steps: whole words of 4. Helium's
@@ -63,11 +74,15 @@ class PadRow:
 # 2.39 M instructions, 2.0x cortex-m4's 1.18 M; over 3 channels 2.9x). Padded to 16
 # (from 5 channels on) or to 4 (the 4-lane step, 2 or 3) with the pad written out, so
 # every pixel is interior: 13 -> 16 on 5x5 0.35 M, 3 -> 4 0.13 M, 61 -> 64 1.20 M
-# against cortex-m4's 4.61 M. Pointwise and dense layers were no slower than
-# cortex-m4's and stay as they are.
+# against cortex-m4's 4.61 M. Pointwise layers (1x1 to 32 channels, full grid): 7 ->
+# 16 97 K -> 27 K (cortex-m4 82 K), 13 0.10 M -> 29 K, 61 0.17 M -> 71 K, 31 0.17 M ->
+# 43 K, 2 or 3 to 4 0.5-0.66x; but 8 ran as fast as 16 unpadded (padded 1.13-1.18x),
+# and 3 or 10 channels past whole vectors (67, a dense 250) lost 4-39 % padded: those
+# stay as they are (`vector`, `rest`, `whole`).
 PAD_ROWS: dict[str, PadRow] = {
     "dsp": PadRow(widths=((1, WORD),)),
-    "mve": PadRow(widths=((5, 16), (1, WORD)), min_taps=2, keep_windows=True, least=2),
+    "mve": PadRow(widths=((5, 16), (1, WORD)), keep_windows=True, least=2,
+                  vector=16, rest=11, whole=8),
 }
 PADDED_DOT_KINDS = frozenset(PAD_ROWS)
 # The fewest input channels padded, by the window's taps: (at least this many taps,
@@ -157,7 +172,8 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
     if site.rows_merge and not row.least:
         least = max(least, MIN_CHANNELS_MERGED_ROWS)
     width = next(w for n, w in row.widths if c >= n)
-    if site.taps < row.min_taps or c % width == 0 or c < least:
+    if c % width == 0 or c < least or \
+            (site.taps == 1 and not row.pads_pointwise(c)):
         return None
     c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
