@@ -89,7 +89,7 @@ class TargetInfo:
         initialize_llvm()
         t = self.target
         return llvm.Target.from_triple(t.llvm_triple).create_target_machine(
-            cpu=t.cpu,
+            cpu=t.codegen_cpu,
             features=t.features,
             opt=2 if self.optimize_for_size else 3,
             reloc="static",

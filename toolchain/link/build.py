@@ -244,6 +244,14 @@ def c_flags(target: Target) -> list[str]:
             *target.cflags]
 
 
+def ukernel_sets(target: Target) -> list[str]:
+    """The runtime_c/ukernel directories a target's firmware compiles: its SIMD
+    instruction set's, and the DSP extension's where the core has it besides (Helium
+    cores do: the rules may take the DSP microkernels there, loops/depthwise.py)."""
+    caps = target.capabilities
+    return list(dict.fromkeys([caps.simd, *(["dsp"] if caps.dsp else [])]))
+
+
 def runtime_sources(board: Board, parts: Sequence[str] = DEFAULT_RUNTIME_PARTS) -> list[Path]:
     """The runtime_c ``.c`` files for ``board``: ``core`` and ``harness`` are whole
     directories; ``platform`` expands to the board's platform parts. With ``core`` come
@@ -257,7 +265,7 @@ def runtime_sources(board: Board, parts: Sequence[str] = DEFAULT_RUNTIME_PARTS) 
         else:
             dirs.append(root / part)
         if part == "core":
-            dirs.append(root / "ukernel" / board.target_info.capabilities.simd)
+            dirs += [root / "ukernel" / s for s in ukernel_sets(board.target_info)]
     sources: list[Path] = []
     for d in dirs:
         if d.is_dir():

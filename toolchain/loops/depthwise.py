@@ -19,12 +19,12 @@ without a pad value, weights indexed by (ky, kx, c)), a 3x3 window of stride and
 dilation 1, an i8 result
 whose epilogue is kernel/requant.py's folded requantization (every s >= 2) clamped to
 [-128, 127], a sum started from a per-channel value (the bias), and staged buffers
-that fit STACK_BYTES. `row_pair_nest` gives its nest on targets whose SIMD row has the
-DSP steps: rows blocked by 2 and a tile as wide as the row, the channels outside the
-columns, no interior (the staged rows carry the padding). That is the order the
-microkernel stores in, as far as the arena's overlap walk (schedule/overlap.py) can
-tell: it reads every input of a row pair before its first store, earlier than the walk
-assumes, which is safe.
+that fit STACK_BYTES. `row_pair_nest` gives its nest on targets with the DSP extension
+(capabilities.dsp: SMLAD and SMLABB, Helium cores included): rows blocked by 2 and a
+tile as wide as the row, the channels outside the columns, no interior (the staged
+rows carry the padding). That is the order the microkernel stores in, as far as the
+arena's overlap walk (schedule/overlap.py) can tell: it reads every input of a row pair
+before its first store, earlier than the walk assumes, which is safe.
 """
 
 from __future__ import annotations
@@ -35,12 +35,16 @@ from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, 
 from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import Nest
-from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
 
-__all__ = ["ROW_PAIR_DOT", "RowPairPlan", "quad_rows", "row_pair_nest", "row_pair_plan"]
+__all__ = ["ROW_PAIR_OUTPUT_COST", "RowPairPlan", "has_row_pairs", "quad_rows", "row_pair_nest",
+           "row_pair_plan"]
 
-ROW_PAIR_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD and SMLABB
+# Instructions per output of the row-pair microkernel, its requantization and staging
+# included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
+# 20 over 16 or 64 channels, 23.5 over 3). Where the target's SIMD row has int8 lanes
+# too (Helium), the lanes are taken only when their modelled cost is below this.
+ROW_PAIR_OUTPUT_COST = 20
 # The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
@@ -223,12 +227,18 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     return plan if plan.stack_bytes(k) <= STACK_BYTES else None
 
 
+def has_row_pairs(target: Target) -> bool:
+    """Whether `target` can run the row-pair microkernel: the DSP extension (its
+    SMLAD, SMLABB and SSAT), whatever SIMD row its other int8 loops take."""
+    return target.capabilities.dsp
+
+
 def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozenset()
                   ) -> Nest | None:
     """The row-pair nest for `k` on `target` (module docstring), or None when it does
-    not apply: no DSP steps, another kernel, or the arena plan asking for tiles one row
-    tall (`unblocked`)."""
-    if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT or Y in unblocked or \
+    not apply: no DSP extension, another kernel, or the arena plan asking for tiles one
+    row tall (`unblocked`)."""
+    if not has_row_pairs(target) or Y in unblocked or \
             X in unblocked or row_pair_plan(k) is None:
         return None
     plan = row_pair_plan(k)

@@ -39,7 +39,7 @@ from toolchain.loops.cost import (
     _ukernel_tile,
     float_lanes,
 )
-from toolchain.loops.depthwise import row_pair_nest
+from toolchain.loops.depthwise import ROW_PAIR_OUTPUT_COST, row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.requant_lanes import (
@@ -84,8 +84,8 @@ from toolchain.tunedb.hook import pick as tuned_pick
 __all__ = ["BUDGETS", "DOT_WIDTH", "LANE_KIND", "RESERVED_INT_REGISTERS", "SIMD", "UKERNELS",
            "VECTOR_DOT_KINDS", "VECTOR_TEMPS", "Budget", "SimdRow", "Ukernel", "VectorDot",
            "candidate_params", "choose_schedule", "dot_width", "interior_ranges", "lane_dim",
-           "packed_written_out", "plain_schedule", "tiles_for_cold_kernels",
-           "tunable_candidates", "two_pixel_dim"]
+           "packed_written_out", "plain_schedule", "takes_row_pairs",
+           "tiles_for_cold_kernels", "tunable_candidates", "two_pixel_dim"]
 
 
 def _unrolled(k: Kernel, points: int, budget: Budget) -> tuple[int, ...]:
@@ -421,6 +421,34 @@ def _lane_candidates(k: Kernel, target: Target, s: _Shape, budget: Budget,
     return out
 
 
+def takes_row_pairs(k: Kernel, target: Target) -> bool:
+    """Whether `k`'s schedule on `target` is the depthwise row-pair nest
+    (loops/depthwise.py) when no dim is kept unblocked: the scheduler asks it of a
+    folded kernel before it keeps a Helium kernel's requantization unfolded for lanes
+    (schedule/program.py)."""
+    return row_pair_nest(k, target) is not None and \
+        not _lanes_beat_row_pairs(k, target, target.capabilities.fma, frozenset())
+
+
+def _lanes_beat_row_pairs(k: Kernel, target: Target, fma: bool,
+                          unblocked: frozenset[int]) -> bool:
+    """Whether depthwise kernel `k`'s outputs computed in vector lanes (a SIMD row with
+    int8_lanes: Helium) cost less than the row-pair microkernel's ROW_PAIR_OUTPUT_COST
+    an output. Only when the lanes take every channel in whole vectors: the channels
+    past the last one run scalar tiles (cortex-m55, 3x3 over 61 channels on 19x6:
+    203,637 instructions in lanes, about 76 an output of those 13 channels, against
+    143,927 in row pairs on cortex-m4), and the model's lane cost is below the row
+    pairs' (16 or 64 channels: 13 an output modelled, 15-16.5 measured, against 20)."""
+    row = SIMD[target.capabilities.simd]
+    c = lane_dim(k)
+    if not row.int8_lanes or c is None or k.domain[c] % row.int8_lanes:
+        return False
+    par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
+    costs = [cand[0][1] for cand in
+             _lane_candidates(k, target, _shape(k, fma), _budget(target), par)]
+    return bool(costs) and min(costs) < ROW_PAIR_OUTPUT_COST * prod(k.domain[:k.n_parallel])
+
+
 def _elementwise_nest(k: Kernel, target: Target) -> Nest:
     lanes = SIMD[target.capabilities.simd].float_lanes
     vector = lanes if lanes > 1 and k.result.dtype.is_float else 0
@@ -433,7 +461,9 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
     if 0 in nk.domain[:nk.n_parallel]:
         return Nest(nk.domain, nk.n_parallel, tuple(range(nk.n_parallel)), phases=phases)
     pairs = row_pair_nest(nk, target, unblocked) if not phases else None
-    if pairs is not None:  # a depthwise window's rows paired in SMLAD: loops/depthwise.py
+    # A depthwise window's rows paired in SMLAD (loops/depthwise.py), unless the
+    # target's vector lanes do better.
+    if pairs is not None and not _lanes_beat_row_pairs(nk, target, fma, unblocked):
         return pairs
     if nk.combine is not None and 0 not in nk.domain:
         nest = _reduction_nest(nk, target, fma, unblocked)

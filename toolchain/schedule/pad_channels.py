@@ -39,9 +39,52 @@ from toolchain.types import TensorType
 __all__ = ["pad_int8_channels"]
 
 WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
-# Which SIMD rows need it: only the word steps of the DSP extension; vector kinds load
-# from any address (loops/access.py, align 1).
-PADDED_DOT_KINDS = frozenset({"dsp"})
+
+
+@dataclass(frozen=True)
+class PadRow:
+    """How the int8 dot steps of a SIMD row (its `int8_dot` kind) want a contraction's
+    input channels padded: to a multiple of `widths`' second value for counts from its
+    first (first match), and whether a window's pad is written out too
+    (`keep_windows`) rather than fused into the layer."""
+
+    widths: tuple[tuple[int, int], ...]
+    keep_windows: bool = False
+    # The fewest channels padded: MIN_CHANNELS_BY_TAPS and MIN_CHANNELS_MERGED_ROWS
+    # (the DSP steps' measurements), or this for every window.
+    least: int = 0
+    # Pointwise and dense layers (one tap), when `vector` is set: padded only where the
+    # channels past the last whole vector of `vector` are at least `rest`, or where
+    # there is no whole vector and the count is no multiple of `whole`.
+    vector: int = 0
+    rest: int = 0
+    whole: int = 0
+
+    def pads_pointwise(self, c: int) -> bool:
+        """Whether a one-tap layer over `c` input channels is padded (see `vector`)."""
+        if not self.vector:
+            return True
+        return c % self.vector >= self.rest if c >= self.vector else c % self.whole != 0
+
+
+# Which SIMD rows need it. The DSP extension's word steps: whole words of 4. Helium's
+# steps load from any address (loops/access.py, align 1), but a window over channels
+# that are not a whole vector of 16 ran scalar tails and, with SAME padding, every
+# border tap tested (cortex-m55, bench/shapes.py --grid small: 5x5 over 13 channels
+# 2.39 M instructions, 2.0x cortex-m4's 1.18 M; over 3 channels 2.9x). Padded to 16
+# (from 5 channels on) or to 4 (the 4-lane step, 2 or 3) with the pad written out, so
+# every pixel is interior: 13 -> 16 on 5x5 0.35 M, 3 -> 4 0.13 M, 61 -> 64 1.20 M
+# against cortex-m4's 4.61 M. Pointwise layers (1x1 to 32 channels, full grid): 7 ->
+# 16 97 K -> 27 K (cortex-m4 82 K), 13 0.10 M -> 29 K, 61 0.17 M -> 71 K, 31 0.17 M ->
+# 43 K, 2 or 3 to 4 0.5-0.66x; but 8 ran as fast as 16 unpadded (padded 1.13-1.18x),
+# and 3 or 10 channels past whole vectors (67, a dense 250) lost 4-39 % padded: those
+# stay as they are (`vector`, `rest`, `whole`).
+PAD_ROWS: dict[str, PadRow] = {
+    "dsp": PadRow(widths=((1, WORD),)),
+    "mve": PadRow(widths=((5, 16), (1, WORD)), keep_windows=True, least=2,
+                  vector=16, rest=11, whole=8),
+}
+PADDED_DOT_KINDS = frozenset(PAD_ROWS)
 # The fewest input channels padded, by the window's taps: (at least this many taps,
 # from this many channels), first match. Padding 2 or 3 channels to 4 multiplies the
 # MACs by 2 or 1.33, which windows of 10 taps and more (5x5, 1x7) repay 1.7-3.1x, but
@@ -123,13 +166,16 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
     site = find(node)
     if site is None:
         return None
+    row = PAD_ROWS[SIMD[target.capabilities.simd].int8_dot]
     c = x.type.shape[site.x_dim]
-    least = next(n for taps, n in MIN_CHANNELS_BY_TAPS if site.taps >= taps)
-    if site.rows_merge:
+    least = row.least or next(n for taps, n in MIN_CHANNELS_BY_TAPS if site.taps >= taps)
+    if site.rows_merge and not row.least:
         least = max(least, MIN_CHANNELS_MERGED_ROWS)
-    if c % WORD == 0 or c < least:
+    width = next(w for n, w in row.widths if c >= n)
+    if c % width == 0 or c < least or \
+            (site.taps == 1 and not row.pads_pointwise(c)):
         return None
-    c4 = -(-c // WORD) * WORD
+    c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
     per_pixel = node.output.type.num_elements * site.taps * c // x.type.num_elements
     # A kernel this small keeps its plain loops (loops/tables.py cold_points), which the
@@ -142,9 +188,10 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
 
 def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
     """Rewrites, in place, the int8 convolutions and dense layers of `graph` (not its
-    regions) whose input channels are not a multiple of 4 on a target with word-packed
-    int8 steps. Returns the ids of the padded inputs that must stay materialized
-    (schedule()'s `materialize`): those of pointwise layers."""
+    regions) whose input channels are not a multiple of their SIMD row's width
+    (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows). Returns the ids
+    of the padded inputs that must stay materialized (schedule()'s `materialize`):
+    those of pointwise layers, and every one where the row keeps its windows' pads."""
     if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
         return set()
     out: list[Node] = []
@@ -156,7 +203,7 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
             continue
         site, c4 = found
         new = _rewrite(node, site, c4)
-        if site.taps == 1:
+        if site.taps == 1 or PAD_ROWS[SIMD[target.capabilities.simd].int8_dot].keep_windows:
             keep.add(id(new[1].output))  # the pad
         out += new
     graph.nodes = out

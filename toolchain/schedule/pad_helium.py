@@ -9,6 +9,15 @@ out once (a `pad` dispatch of its own, 754 bytes for kws's 49x10 input) makes ev
 pixel an interior one: the copy costs a few thousand instructions and saves the
 border's 4-lane steps and their per-lane tests.
 
+The same holds for any int8 convolution window on Helium whose border outputs (those
+with a tap on the padding) do enough MACs per byte of the padded input
+(BORDER_MACS_PER_BYTE): those outputs were tiles of their own with every tap tested,
+where the interior ran VMLADAVA steps (cortex-m55, bench/shapes.py --grid small: 5x5
+over 64 channels to 32 on 19x6 1.82 M -> 1.14 M instructions, 4 channels 435 K ->
+126 K, a 1x7 64 -> 32 569 K -> 391 K). A pad whose border does few MACs (3 or 4 output
+channels, stride 2 over 16 or 64 channels, pretrainedResnet's 32x32 maps, whose border
+is 12 % of the outputs) cost more to copy than it saved (up to 1.65x).
+
 `window_pads` names the pads to keep (schedule()'s `materialize`, as
 schedule/pad_channels.py's padded channels are).
 """
@@ -17,20 +26,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from toolchain.graph.ir import Graph
+from toolchain.graph.ir import Graph, Node
 from toolchain.loops.tables import SIMD, VECTOR_DOT_KINDS
 from toolchain.target.descriptors import Target
 
 __all__ = ["window_pads"]
 
 MIN_ROWS = 8  # window rows: from two 4-row steps on the border's steps are worth a copy
+# Any window: the border outputs' MACs per byte of the padded input (border outputs x
+# taps x input channels over its elements) from which the copy pays. Measured
+# (bench/shapes.py --grid small on cortex-m55): up to 27 lost 10-65 %, from 32 on
+# gained 3-71 %, but for a 5x5 stride-2 window over 16 channels to 16 (38: +15 %; the
+# same window over 4 or 64 channels gained 57 % and 12 %).
+BORDER_MACS_PER_BYTE = 32
 
 
 def window_pads(graph: Graph, target: Target) -> set[int]:
     """The ids of the `pad` outputs that feed an int8 convolution whose window rows
     (taps x input channels, contiguous) are exactly the short vector step's width and
-    whose window has at least MIN_ROWS rows, on a target with that step; empty
-    elsewhere."""
+    whose window has at least MIN_ROWS rows, or whose window feeds at least
+    WRITTEN_OUT_MACS_PER_BYTE MACs per byte of the padded input, on a target with that
+    step; empty elsewhere."""
     short = SIMD[target.capabilities.simd].int8_dot_short
     if not short:
         return set()
@@ -46,8 +62,33 @@ def window_pads(graph: Graph, target: Target) -> set[int]:
             continue
         spatial = [w.type.shape[d] for d in a["kernel_spatial"]]
         channels = w.type.shape[a["kernel_input"]]
-        if len(spatial) != 2 or spatial[1] * channels != row_width or \
-                spatial[0] < MIN_ROWS or np.any(np.asarray(a.get("lhs_dilation", [1])) != 1):
+        if len(spatial) != 2 or np.any(np.asarray(a.get("lhs_dilation", [1])) != 1):
             continue
-        keep.add(id(x))
+        taps = int(np.prod(spatial))
+        rows_of_four = spatial[1] * channels == row_width and spatial[0] >= MIN_ROWS
+        macs_per_byte = _border_outputs(node, spatial) * taps * channels \
+            / x.type.num_elements
+        if rows_of_four or (taps > 1 and macs_per_byte >= BORDER_MACS_PER_BYTE):
+            keep.add(id(x))
     return keep
+
+
+def _border_outputs(conv: Node, spatial: list[int]) -> int:
+    """How many of `conv`'s outputs (all output channels counted) have a tap on the
+    padding its input's `pad` producer adds: the outputs that are not interior."""
+    a = conv.attrs
+    x = conv.inputs[0]
+    pad = x.producer
+    assert pad is not None
+    interior = conv.output.type.num_elements // conv.output.type.shape[a["output_feature"]]
+    pixels = interior
+    for i, (d, k) in enumerate(zip(a["input_spatial"], spatial, strict=True)):
+        lo, hi = pad.attrs["low"][d], pad.attrs["high"][d]
+        n = x.type.shape[d] - lo - hi  # the unpadded extent
+        stride, dilation = a["strides"][i], a["rhs_dilation"][i]
+        start = -a["padding"][i][0]  # the convolution's own padding, if any
+        out = conv.output.type.shape[a["output_spatial"][i]]
+        inside = sum(1 for o in range(out) if o * stride + start >= lo
+                     and o * stride + start + dilation * (k - 1) <= lo + n - 1)
+        interior = interior // out * inside
+    return (pixels - interior) * conv.output.type.shape[a["output_feature"]]

@@ -38,6 +38,7 @@ from toolchain.kernel.lower import lower_node
 from toolchain.kernel.requant import fold_requantization
 from toolchain.loops import LoopSchedule, choose_schedule
 from toolchain.loops.requant_lanes import keeps_vector_requant
+from toolchain.loops.rules import takes_row_pairs
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
@@ -207,9 +208,11 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
         return constants.get(id(d.operands[i]))
 
     kept = keeps_vector_requant(d.kernel, target, constant_of)
-    if kept is not None:
-        return Dispatch(kept, d.operands, d.output)
     kernel, new = fold_requantization(d.kernel, constant_of)
+    # Unless the folded kernel goes to the DSP row-pair microkernel instead of lanes
+    # (loops/rules.py takes_row_pairs: 3x3 depthwise channels not in whole vectors).
+    if kept is not None and not takes_row_pairs(kernel, target):
+        return Dispatch(kept, d.operands, d.output)
     if kernel is d.kernel:
         return d
     tensors = [Tensor(t, "requant") for t, _ in new]

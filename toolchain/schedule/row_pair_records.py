@@ -38,14 +38,13 @@ from toolchain.loops.depthwise import (
     LAST_CHANNEL,
     QUAD_SLOTS,
     RECORD_WORDS,
-    ROW_PAIR_DOT,
     STACK_BYTES,
     C,
     RowPairPlan,
+    has_row_pairs,
     quad_rows,
     row_pair_plan,
 )
-from toolchain.loops.tables import SIMD
 from toolchain.schedule.program import Buffer, Program, Step
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
@@ -134,7 +133,7 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
     dispatch makes its records on its stack), rewriting `program` in place (a constant,
     the step's buffers, its kernel's operands and `records`). Returns how many it
     bound."""
-    if SIMD[target.capabilities.simd].int8_dot != ROW_PAIR_DOT:
+    if not has_row_pairs(target):
         return 0
     done = 0
     for step in program.steps:

@@ -124,7 +124,16 @@ class Target:
     # The core's timing table, targets/timing/<timing>.yaml (toolchain/target/timing.py);
     # empty: no cycle estimate (hosted targets).
     timing: str = ""
+    # The LLVM CPU whose scheduling model orders the generated dispatches' instructions
+    # (codegen/target_machine.py), where it is not `cpu`'s: the instruction set stays
+    # `features`'. Empty: `cpu`. A measured choice, written in the target's file.
+    schedule_cpu: str = ""
     path: Path = field(default=Path(), metadata={"yaml": False}, compare=False)
+
+    @property
+    def codegen_cpu(self) -> str:
+        """The CPU LLVM compiles the generated dispatches for (schedule_cpu or cpu)."""
+        return self.schedule_cpu or self.cpu
 
 
 @dataclass(frozen=True)
