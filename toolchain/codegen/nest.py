@@ -33,6 +33,7 @@ from llvmlite import ir
 from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
+from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
@@ -63,7 +64,7 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter, RowPairEmitter, FourRowEmitter):
+                  VectorDotEmitter, RowPairEmitter, FourRowEmitter, Im2colEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -171,6 +172,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 continue
             if nest.row_pairs:  # depthwise_pairs.py: calls of the row-pair microkernel
                 self.emit_row_pairs()
+                continue
+            if nest.im2col:  # first_layers.py: one call of the im2col microkernel
+                self.emit_im2col()
                 continue
             self._hoist_invariants()
             self._parallel(0)

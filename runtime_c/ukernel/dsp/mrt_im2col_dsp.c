@@ -1,0 +1,116 @@
+/* int8 convolutions over 1-3 input channels (first layers) for Arm's DSP extension
+ * (Cortex-M4, M7, M33): the output channels' loops over one output pixel's staged window.
+ *
+ * The generated dispatch (toolchain/codegen/first_layers.py) stages each output pixel's
+ * window once (im2col: its K taps over rows, columns and channels, the weights' own
+ * order, as 16-bit pairs, a word per two taps, an odd last tap paired with 0) and calls
+ * these loops over it. With few input channels a pixel has few taps (9 for 3x3 over one
+ * channel) and many output channels, so a chunk of up to 5 staged words stays in
+ * registers for the whole loop over the output channels: per channel one LDM of its
+ * bias and weight words (pre-extended and doubled at build time,
+ * toolchain/schedule/first_layer_records.py), one SMLAD per word, one LDM of its
+ * requantization's M, 2 K_hi and s, and the folded requantization of kernel/requant.py
+ * on the doubled sum (SMMLAR, as mrt_dw_dsp.c's MRT_DW_REQUANT_FAST) with the store:
+ * 13 instructions per output of 9 MACs for 3x3 over one channel, the loop unrolled
+ * twice. A window of more than 5 words runs in chunks, each a loop over the channels;
+ * the first stores its partial sums in a stack array (sums), the middle ones add to
+ * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
+ * the doubled products (the build checks they stay within +-2**30), so the results are
+ * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
+ * that --gc-sections keeps only those a model calls.
+ */
+#include <stdint.h>
+
+/* The channel loops. Arguments: the chunk's staged words, its records, the channel
+ * count, the destination (the output pixel's first channel for a chunk that
+ * requantizes, else the sums) and the sums (read by the last chunk of several).
+ * Registers: r0 the sum, r1 the records, r2 their end (on the stack for the last
+ * chunk, where r2 walks the sums), r3 the destination, r4.. the staged words,
+ * r9.. the channel's weight words (then M, 2 K_hi, s and a temporary). */
+
+#define MRT_I2C_P1 "{r4}"
+#define MRT_I2C_P2 "{r4, r5}"
+#define MRT_I2C_P3 "{r4-r6}"
+#define MRT_I2C_P4 "{r4-r7}"
+#define MRT_I2C_P5 "{r4-r8}"
+#define MRT_I2C_W1 "r9"
+#define MRT_I2C_W2 "r9, r10"
+#define MRT_I2C_W3 "r9-r11"
+#define MRT_I2C_W4 "r9-r12"
+#define MRT_I2C_W5 "r9-r12, lr"
+#define MRT_I2C_S1 "smlad  r0, r4, r9, r0\n"
+#define MRT_I2C_S2 MRT_I2C_S1 "smlad  r0, r5, r10, r0\n"
+#define MRT_I2C_S3 MRT_I2C_S2 "smlad  r0, r6, r11, r0\n"
+#define MRT_I2C_S4 MRT_I2C_S3 "smlad  r0, r7, r12, r0\n"
+#define MRT_I2C_S5 MRT_I2C_S4 "smlad  r0, r8, lr, r0\n"
+
+/* The doubled sum r0 -> int8 with M (r9), 2 K_hi (r10) and s (r11), stored at r3. */
+#define MRT_I2C_REQUANT \
+  "ldm    r1!, {r9-r11}\n" \
+  "add    r12, r10, r0, asr #31\n" \
+  "smmlar r12, r0, r9, r12\n" \
+  "asr    r12, r12, r11\n" \
+  "ssat   r12, #8, r12\n" \
+  "strb   r12, [r3], #1\n"
+
+/* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
+#define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
+#define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
+#define MRT_I2C_MID(W, S) "ldr r0, [r3]\n" "ldm r1!, {" W "}\n" S "str r0, [r3], #4\n"
+#define MRT_I2C_LAST(W, S) "ldr r0, [r2], #4\n" "ldm r1!, {" W "}\n" S MRT_I2C_REQUANT
+
+/* A loop of two channels a pass; an odd count enters at the second. STRIDE: the
+ * records' bytes per channel. The end of the records is r1 + count * STRIDE. */
+#define MRT_I2C_LOOP(P, BODY, STRIDE) \
+  "push   {r4-r11, lr}\n" \
+  "ldm    r0, " P "\n" \
+  "mov    r12, #" #STRIDE "\n" \
+  "tst    r2, #1\n" \
+  "mla    r2, r2, r12, r1\n" \
+  "bne    2f\n" \
+  "1:\n" BODY "2:\n" BODY \
+  "cmp    r1, r2\n" \
+  "bne    1b\n" \
+  "pop    {r4-r11, pc}\n"
+
+/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack. */
+#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE) \
+  "push   {r4-r11, lr}\n" \
+  "ldm    r0, " P "\n" \
+  "mov    r12, #" #STRIDE "\n" \
+  "tst    r2, #1\n" \
+  "mla    r12, r2, r12, r1\n" \
+  "ldr    r2, [sp, #36]\n" \
+  "push   {r12}\n" \
+  "bne    2f\n" \
+  "1:\n" BODY "2:\n" BODY \
+  "ldr    r12, [sp]\n" \
+  "cmp    r1, r12\n" \
+  "bne    1b\n" \
+  "add    sp, sp, #4\n" \
+  "pop    {r4-r11, pc}\n"
+
+#define MRT_I2C_DEFINE(N) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_ONLY(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                (4 * (N + 4)))); } \
+__attribute__((naked, used)) void mrt_i2c_first##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_FIRST(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                (4 * (N + 1)))); } \
+__attribute__((naked, used)) void mrt_i2c_mid##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_MID(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                (4 * N))); } \
+__attribute__((naked, used)) void mrt_i2c_last##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
+                                     MRT_I2C_LAST(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                     (4 * (N + 3)))); }
+
+MRT_I2C_DEFINE(1)
+MRT_I2C_DEFINE(2)
+MRT_I2C_DEFINE(3)
+MRT_I2C_DEFINE(4)
+MRT_I2C_DEFINE(5)

@@ -1,0 +1,145 @@
+"""An int8 convolution over 1-3 input channels: each output pixel's window staged once
+(im2col), then runtime_c's channel loops over it.
+
+schedule/first_layer_records.py says why and binds the records (per chunk of staged
+words the channels' bias, weight pairs and requantization) that the loops of
+runtime_c/ukernel/dsp/mrt_im2col_dsp.c read. This file emits the rest, with the layer's
+geometry as constants: a loop over the output pixels that stages the window's K taps as
+16-bit values in the weights' order into a stack buffer (an odd K's last lane is 0,
+written once), then calls one channel loop per chunk. A pixel whose window is inside
+the input loads each tap at a constant offset from its first (LDRSB + STRH); a border
+pixel tests each tap's row and column and takes the pad value outside. The runtime's
+C is built for size (-Oz), where this staging ran 5 instructions a tap in loops; here
+the taps are unrolled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from llvmlite import ir
+
+from toolchain.codegen.errors import EmitError
+from toolchain.kernel.form import Kernel
+from toolchain.schedule.first_layer_records import X, Y, first_layer_plan
+
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+# mrt_im2col_dsp.c's loops, by kind and words: mrt_i2c_<kind><words>_s8.
+KINDS = ("only", "first", "mid", "last")
+
+__all__ = ["Im2colEmitter", "loop_symbol"]
+
+
+def loop_symbol(index: int, chunks: int, words: int) -> str:
+    """The channel loop of chunk `index` of `chunks`, over `words` staged words."""
+    first, last = index == 0, index == chunks - 1
+    kind = KINDS[0] if first and last else KINDS[1] if first else KINDS[3] if last \
+        else KINDS[2]
+    return f"mrt_i2c_{kind}{words}_s8"
+
+
+class Im2colEmitter:
+    """The im2col dispatch, for NestEmitter (which provides the builder, the buffers
+    and the loops)."""
+
+    b: ir.IRBuilder
+    k: Kernel
+
+    def _i2c_const(self, v: int) -> ir.Constant:
+        return ir.Constant(I32, v)
+
+    def emit_im2col(self) -> None:
+        """The whole nest (module docstring)."""
+        k = self.k
+        plan = first_layer_plan(replace(k, records=-1))
+        if plan is None or k.records < 0:
+            raise EmitError(f"kernel {k.name!r}: its schedule is the im2col kernel's, "
+                            f"which it cannot take")
+        b = self.b
+        c = self._i2c_const
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        scratch = b.alloca(ir.ArrayType(I32, plan.scratch_words(k)), name="i2c_scratch")
+        scratch.align = 8
+        b.position_at_end(here)
+        lanes = b.bitcast(scratch, PTR)
+        lanes16 = b.bitcast(scratch, I16.as_pointer())
+        sums = b.gep(lanes, [c(4 * (plan.words + 1) // 2 * 2)], source_etype=I8)
+        if plan.taps % 2:
+            b.store(ir.Constant(I16, 0), b.gep(lanes16, [c(plan.taps)]))
+        x_buf = self.buffers[plan.x.operand]
+        out_buf = self.buffers[len(k.operands)]
+        records = self.buffers[k.records]
+        _, h_in, w_in, cin = k.operands[plan.x.operand].shape
+        h_out, w_out, cout = k.domain[Y], k.domain[X], k.domain[3]
+        (sy, sx), (dy, dx), (oy0, ox0) = plan.stride, plan.dilation, plan.origin
+        taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
+                for ci in range(cin)]
+        chunks = plan.chunks()
+        loops = []
+        for j, n in enumerate(chunks):
+            name = loop_symbol(j, len(chunks), n)
+            fn = b.module.globals.get(name)
+            if fn is None:
+                fn = ir.Function(b.module, ir.FunctionType(
+                    ir.VoidType(), [PTR, PTR, I32, PTR, PTR]), name)
+            loops.append(fn)
+        pad = ir.Constant(I16, plan.pad)
+
+        def stage_inside(base: ir.Value) -> None:
+            for t, (ky, kx, ci) in enumerate(taps):
+                off = (ky * dy * w_in + kx * dx) * cin + ci
+                v = b.load(b.gep(x_buf, [b.add(base, c(off))], source_etype=I8), typ=I8)
+                b.store(b.sext(v, I16), b.gep(lanes16, [c(t)]))
+
+        def stage_border(base: ir.Value, iy: ir.Value, ix: ir.Value) -> None:
+            rows = [b.icmp_unsigned("<", b.add(iy, c(ky * dy)), c(h_in))
+                    for ky in range(plan.kh)]
+            cols = [b.icmp_unsigned("<", b.add(ix, c(kx * dx)), c(w_in))
+                    for kx in range(plan.kw)]
+            for t, (ky, kx, ci) in enumerate(taps):
+                ok = b.and_(rows[ky], cols[kx])
+                off = b.add(base, c((ky * dy * w_in + kx * dx) * cin + ci))
+                v = b.load(b.gep(x_buf, [b.select(ok, off, c(0))], source_etype=I8), typ=I8)
+                b.store(b.select(ok, b.sext(v, I16), pad),
+                        b.gep(lanes16, [c(t)]))
+
+        def pixel(oy: ir.Value, ox: ir.Value, row_in: ir.Value, iy: ir.Value) -> None:
+            ix = b.add(b.mul(ox, c(sx)), c(ox0))
+            inside = b.and_(row_in, b.and_(
+                b.icmp_signed(">=", ix, c(0)),
+                b.icmp_signed("<", ix, c(w_in - (plan.kw - 1) * dx))))
+            base = b.mul(b.add(b.mul(iy, c(w_in)), ix), c(cin))
+            fast = self.fn.append_basic_block("i2c.inside")
+            slow = self.fn.append_basic_block("i2c.border")
+            join = self.fn.append_basic_block("i2c.staged")
+            b.cbranch(inside, fast, slow)
+            b.position_at_end(fast)
+            stage_inside(base)
+            b.branch(join)
+            b.position_at_end(slow)
+            stage_border(base, iy, ix)
+            b.branch(join)
+            b.position_at_end(join)
+            at = b.mul(b.add(b.mul(oy, c(w_out)), ox), c(cout))
+            out = b.gep(out_buf, [at], source_etype=I8)
+            word, rec = 0, 0
+            for j, (fn, n) in enumerate(zip(loops, chunks)):
+                last = j == len(chunks) - 1
+                dst = out if last else sums
+                b.call(fn, [b.gep(lanes, [c(4 * word)], source_etype=I8),
+                            b.gep(records, [c(4 * rec)], source_etype=I8),
+                            c(cout), dst, sums])
+                word += n
+                rec += cout * (n + (1 if j == 0 else 0) + (3 if last else 0))
+
+        def row(oy: ir.Value) -> None:
+            iy = b.add(b.mul(oy, c(sy)), c(oy0))
+            row_in = b.and_(b.icmp_signed(">=", iy, c(0)),
+                            b.icmp_signed("<", iy, c(h_in - (plan.kh - 1) * dy)))
+            self._loop_range("i2c.cols", 0, w_out, 1, lambda ox: pixel(oy, ox, row_in, iy))
+
+        self._loop_range("i2c.rows", 0, h_out, 1, row)

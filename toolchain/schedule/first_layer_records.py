@@ -1,0 +1,268 @@
+"""int8 convolutions over 1-3 input channels (first layers) as one im2col microkernel call.
+
+A first layer has few taps per output (9 for a 3x3 window over one channel) and many
+output channels. The packed steps of the other int8 layers read 4 elements of one
+reduced dim, which such a window does not have, and the staged window of
+window_rows.py pays, per tile of 4 output channels, a microkernel call, padded rows
+and a generated requantization: 0.17-0.54 MAC per instruction on the shape sweep
+(bench/results/shapes.md). runtime_c's mrt_im2col_conv_s8 (ukernel/dsp/mrt_im2col_dsp.c)
+stages each output pixel's window once as 16-bit pairs of taps and keeps up to 5 words
+of it in registers while it loops over the output channels: per channel an LDM of its
+bias and weight words, an SMLAD per word and the requantization (13 instructions per
+output for 3x3 over one channel).
+
+This pass finds those layers (`first_layer_plan`), writes the microkernel's records at
+build time (`first_layer_records`: per chunk of at most 5 staged words the channels'
+bias, doubled int16 weight pairs and requantization values) and binds them to the dispatch as a constant operand
+(`Kernel.records`), with the schedule that calls the microkernel (`Nest.im2col`,
+codegen/first_layers.py). Only on the DSP targets, for a step whose schedule the arena
+plan did not fix (its order of loads and stores is the rules' then), while the records
+fit the --optimize mode's flash room (none under `size`), and where the doubled sums stay
+int32 (every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, as the
+depthwise records' doubled form, schedule/row_pair_records.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from toolchain.kernel.form import Const, Expr, Kernel, Load
+from toolchain.loops.affine import affine_of
+from toolchain.loops.depthwise import _channel_only, _requantization
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.schedule import LoopSchedule, Nest
+from toolchain.loops.tables import SIMD
+from toolchain.schedule.program import Buffer, Program
+from toolchain.schedule.row_pair_records import _value
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType, dtype
+
+__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records",
+           "store_first_layer_records"]
+
+IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
+MAX_CHANNELS = 3  # input channels: the first layers
+CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
+N, Y, X, C = range(4)
+_BOUND = 1 << 30
+
+
+@dataclass(frozen=True)
+class FirstLayerPlan:
+    """What the im2col microkernel needs of a kernel: its input and weight loads, the
+    reduced dims of the window's rows, columns and channels (None: extent 1), the
+    window's geometry (strides, dilations, the input row and column of output (0, 0)'s
+    first tap), the pad value and the requantization's per-channel expressions."""
+
+    x: Load
+    w: Load
+    dims: tuple[int | None, int | None, int | None]  # ky, kx, ci
+    kh: int
+    kw: int
+    cin: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    origin: tuple[int, int]
+    pad: int
+    multiplier: Expr
+    k_high: Expr
+    shift: Expr
+
+    @property
+    def taps(self) -> int:
+        """K: the window's taps over its channels."""
+        return self.kh * self.kw * self.cin
+
+    @property
+    def words(self) -> int:
+        """The staged words of a pixel: two taps a word."""
+        return -(-self.taps // 2)
+
+    def chunks(self) -> list[int]:
+        """The staged words of each channel loop: as even as they go, at most 5."""
+        n = -(-self.words // CHUNK_WORDS)
+        base, extra = divmod(self.words, n)
+        return [base + (1 if i < extra else 0) for i in range(n)]
+
+    def scratch_words(self, k: Kernel) -> int:
+        """The dispatch's stack words: the staged window (to an even count), a sum per
+        output channel."""
+        return (self.words + 1) // 2 * 2 + k.domain[C]
+
+
+def _single(form, dims: set[int]) -> int | None | bool:
+    """The dim of a weight index that is one reduced dim with coefficient 1 (or None
+    for a constant 0); False for anything else."""
+    if form is None or form.const:
+        return False
+    if not form.terms:
+        return None
+    if len(form.terms) != 1 or form.terms[0][1] != 1 or form.terms[0][0] not in dims:
+        return False
+    return form.terms[0][0]
+
+
+def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
+    """The plan for `k` when the im2col microkernel computes it (module docstring),
+    else None: an NHWC int8 convolution over 1-3 input channels with OHWI weights,
+    its window of any size, stride and dilation, a sum started from a per-channel
+    value and kernel/requant.py's folded requantization to int8."""
+    if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \
+            k.records >= 0 or k.result.dtype.name != "i8" or k.init is None or \
+            not _channel_only(k.init):
+        return None
+    ops = dot_operands(k)
+    if ops is None:
+        return None
+    xs = [ld for ld in ops if len(ld.index) == 4
+          and (f := affine_of(ld.index[1])) is not None and Y in f.dims]
+    if len(xs) != 1:
+        return None
+    x = xs[0]
+    w = ops[1] if ops[0] is x else ops[0]
+    if x.valid is not None or w.pad is not None or w.valid is not None or \
+            (x.pad is not None and not isinstance(x.pad, Const)) or len(w.index) != 4:
+        return None
+    reduced = set(range(k.n_parallel, len(k.domain)))
+    wf = [affine_of(i) for i in w.index]
+    if wf[0] is None or wf[0].const or dict(wf[0].terms) != {C: 1}:
+        return None
+    roles = [_single(f, reduced) for f in wf[1:]]
+    if any(r is False for r in roles) or \
+            len({r for r in roles if r is not None}) != sum(r is not None for r in roles):
+        return None
+    ky, kx, ci = roles
+    if any(k.domain[d] != 1 for d in reduced - {r for r in roles if r is not None}):
+        return None
+    xf = [affine_of(i) for i in x.index]
+    if any(f is None for f in xf) or xf[0].const or \
+            any(d != N for d in xf[0].dims):
+        return None
+    _, h_in, w_in, cin = k.operands[x.operand].shape
+    kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
+    ci_extent = k.domain[ci] if ci is not None else 1
+    if cin > MAX_CHANNELS or ci_extent != cin or \
+            k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
+        return None
+    geometry = []
+    for f, out_dim, tap in ((xf[1], Y, ky), (xf[2], X, kx)):
+        terms = dict(f.terms)
+        stride = terms.pop(out_dim, 0)
+        step = terms.pop(tap, 0) if tap is not None else 1
+        if terms or stride < 1 or step < 1:
+            return None
+        geometry.append((stride, step, f.const))
+    want_c = {ci: 1} if ci is not None else {}
+    if xf[3].const or dict(xf[3].terms) != want_c:
+        return None
+    parts = _requantization(k.epilogue)
+    if parts is None:
+        return None
+    (sy, dy, oy), (sx, dx, ox) = geometry
+    if x.pad is None and (oy < 0 or ox < 0):
+        return None
+    plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
+                          int(x.pad.value) if x.pad is not None else 0, *parts)
+    return plan
+
+
+def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo in the low 16 bits, hi in the high ones, as int64 words' unsigned bits."""
+    return (lo.astype(np.int64) & 0xFFFF) | ((hi.astype(np.int64) & 0xFFFF) << 16)
+
+
+def first_layer_records(k: Kernel, plan: FirstLayerPlan,
+                        operands: list[np.ndarray | None]) -> np.ndarray | None:
+    """The records of kernel `k` (mrt_im2col_dsp.c's layout: per chunk per channel the
+    first chunk's bias, the weight words, the last chunk's M, 2 K_hi and s; all doubled
+    but M) from its constant operands, or None
+    when a value is not a constant or the doubled sums could leave int32."""
+    cout = k.domain[C]
+    c = np.arange(cout)
+    at: dict[int, object] = {C: c}
+    values = [_value(e, operands, at) for e in (k.init, plan.multiplier, plan.k_high,
+                                                 plan.shift)]
+    if any(v is None for v in values):
+        return None
+    bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
+                                       for v in values)
+    ky, kx, ci = plan.dims
+    grid = np.meshgrid(c, np.arange(plan.kh), np.arange(plan.kw), np.arange(plan.cin),
+                       indexing="ij")
+    point = {C: grid[0]}
+    for d, g in zip((ky, kx, ci), grid[1:]):
+        if d is not None:
+            point[d] = g
+    weights = _value(plan.w, operands, point)
+    if weights is None:
+        return None
+    w = np.broadcast_to(weights, grid[0].shape).reshape(cout, plan.taps).astype(np.int64)
+    reach = np.abs(bias) + 128 * np.abs(w).sum(axis=1)
+    if not (np.all(reach < _BOUND) and np.all(np.abs(k_high) < (1 << 29))
+            and np.all((multiplier >= 0) & (multiplier < (1 << 31)))
+            and np.all((shift >= 0) & (shift <= 31))):
+        return None
+    lanes = np.zeros((cout, 2 * plan.words), dtype=np.int64)
+    lanes[:, :plan.taps] = 2 * w
+    words = _halves(lanes[:, 0::2], lanes[:, 1::2])
+    chunks = plan.chunks()
+    parts = []
+    start = 0
+    for j, n in enumerate(chunks):
+        fields = []
+        if j == 0:
+            fields.append(2 * bias[:, None])
+        fields.append(words[:, start:start + n])
+        if j == len(chunks) - 1:
+            fields += [multiplier[:, None], 2 * k_high[:, None], shift[:, None] + 1]
+        parts.append(np.concatenate(fields, axis=1).reshape(-1))
+        start += n
+    table = np.concatenate(parts)
+    return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def _operand_arrays(program: Program, step) -> list[np.ndarray | None]:
+    n = len(step.kernel.operands)
+    return [np.asarray(program.constants[b.index]) if b.kind == "constant" else None
+            for b in step.buffers[:n]]
+
+
+def im2col_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: pixels in order, all output
+    channels of a pixel after its window is read (what schedule/overlap.py walks)."""
+    reduced = tuple(d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1)
+    nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), unroll=reduced,
+                blocks=((C, k.domain[C]),) if k.domain[C] > 1 else (), im2col=True)
+    return LoopSchedule(k.name, (nest,))
+
+
+def store_first_layer_records(program: Program, target: Target, flash_room: int) -> int:
+    """Binds the records, and the microkernel's schedule, to every first layer of
+    `program` on `target` (module docstring) while their bytes fit `flash_room`,
+    rewriting `program` in place. Returns how many it bound."""
+    if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
+        return 0
+    done = 0
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or step.schedule is not None:
+            continue
+        plan = first_layer_plan(k)
+        if plan is None:
+            continue
+        records = first_layer_records(k, plan, _operand_arrays(program, step))
+        if records is None or records.nbytes > flash_room:
+            continue
+        flash_room -= records.nbytes
+        t = TensorType(records.shape, dtype("i32"))
+        program.constants.append(records)
+        program.constant_types.append(t)
+        j = len(k.operands)
+        step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
+        step.kernel = replace(k, operands=(*k.operands, t), records=j)
+        step.schedule = im2col_schedule(step.kernel)
+        done += 1
+    return done
+
