@@ -28,11 +28,18 @@
  * chunk, where r2 walks the sums), r3 the destination, r4.. the staged words,
  * r9.. the channel's weight words (then M, 2 K_hi, s and a temporary). */
 
-#define MRT_I2C_P1 "{r4}"
-#define MRT_I2C_P2 "{r4, r5}"
-#define MRT_I2C_P3 "{r4-r6}"
-#define MRT_I2C_P4 "{r4-r7}"
-#define MRT_I2C_P5 "{r4-r8}"
+/* Loading the staged words (r0) and a channel's weight words (r1, moved past them): an
+ * LDM of one register is not an instruction Thumb-2 has, so one word is an LDR. */
+#define MRT_I2C_P1 "ldr    r4, [r0]\n"
+#define MRT_I2C_P2 "ldm    r0, {r4, r5}\n"
+#define MRT_I2C_P3 "ldm    r0, {r4-r6}\n"
+#define MRT_I2C_P4 "ldm    r0, {r4-r7}\n"
+#define MRT_I2C_P5 "ldm    r0, {r4-r8}\n"
+#define MRT_I2C_L1 "ldr    r9, [r1], #4\n"
+#define MRT_I2C_L2 "ldm    r1!, {r9, r10}\n"
+#define MRT_I2C_L3 "ldm    r1!, {r9-r11}\n"
+#define MRT_I2C_L4 "ldm    r1!, {r9-r12}\n"
+#define MRT_I2C_L5 "ldm    r1!, {r9-r12, lr}\n"
 #define MRT_I2C_W1 "r9"
 #define MRT_I2C_W2 "r9, r10"
 #define MRT_I2C_W3 "r9-r11"
@@ -56,14 +63,14 @@
 /* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
 #define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
 #define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
-#define MRT_I2C_MID(W, S) "ldr r0, [r3]\n" "ldm r1!, {" W "}\n" S "str r0, [r3], #4\n"
-#define MRT_I2C_LAST(W, S) "ldr r0, [r2], #4\n" "ldm r1!, {" W "}\n" S MRT_I2C_REQUANT
+#define MRT_I2C_MID(L, S) "ldr r0, [r3]\n" L S "str r0, [r3], #4\n"
+#define MRT_I2C_LAST(L, S) "ldr r0, [r2], #4\n" L S MRT_I2C_REQUANT
 
 /* A loop of two channels a pass; an odd count enters at the second. STRIDE: the
  * records' bytes per channel. The end of the records is r1 + count * STRIDE. */
 #define MRT_I2C_LOOP(P, BODY, STRIDE) \
   "push   {r4-r11, lr}\n" \
-  "ldm    r0, " P "\n" \
+  P \
   "mov    r12, #" #STRIDE "\n" \
   "tst    r2, #1\n" \
   "mla    r2, r2, r12, r1\n" \
@@ -76,7 +83,7 @@
 /* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack. */
 #define MRT_I2C_LAST_LOOP(P, BODY, STRIDE) \
   "push   {r4-r11, lr}\n" \
-  "ldm    r0, " P "\n" \
+  P \
   "mov    r12, #" #STRIDE "\n" \
   "tst    r2, #1\n" \
   "mla    r12, r2, r12, r1\n" \
@@ -101,12 +108,12 @@ __attribute__((naked, used)) void mrt_i2c_first##N##_s8(const int32_t *p, const 
                                 (4 * (N + 1)))); } \
 __attribute__((naked, used)) void mrt_i2c_mid##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, void *d, int32_t *s) \
-{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_MID(MRT_I2C_W##N, MRT_I2C_S##N), \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_MID(MRT_I2C_L##N, MRT_I2C_S##N), \
                                 (4 * N))); } \
 __attribute__((naked, used)) void mrt_i2c_last##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, void *d, int32_t *s) \
 { __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
-                                     MRT_I2C_LAST(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                     MRT_I2C_LAST(MRT_I2C_L##N, MRT_I2C_S##N), \
                                      (4 * (N + 3)))); }
 
 MRT_I2C_DEFINE(1)
