@@ -11,8 +11,8 @@
  * toolchain/schedule/first_layer_records.py), one SMLAD per word, one LDM of its
  * requantization's M, 2 K_hi and s, and the folded requantization of kernel/requant.py
  * on the doubled sum (SMMLAR, as mrt_dw_dsp.c's MRT_DW_REQUANT_FAST) with the store:
- * 13 instructions per output of 9 MACs for 3x3 over one channel, the loop unrolled
- * twice. A window of more than 5 words runs in chunks, each a loop over the channels;
+ * 12.5 instructions per output of 9 MACs for 3x3 over one channel, the loop unrolled
+ * four times. A window of more than 5 words runs in chunks, each a loop over the channels;
  * the first stores its partial sums in a stack array (sums), the middle ones add to
  * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
  * the doubled products (the build checks they stay within +-2**30), so the results are
@@ -66,16 +66,24 @@
 #define MRT_I2C_MID(L, S) "ldr r0, [r3]\n" L S "str r0, [r3], #4\n"
 #define MRT_I2C_LAST(L, S) "ldr r0, [r2], #4\n" L S MRT_I2C_REQUANT
 
-/* A loop of two channels a pass; an odd count enters at the second. STRIDE: the
- * records' bytes per channel. The end of the records is r1 + count * STRIDE. */
+/* A loop of four channels a pass, entered at the body that leaves a whole number of
+ * passes (count mod 4 = 3 at the second, ...). STRIDE: the records' bytes per channel;
+ * the loop ends where the records do, r1 + count * STRIDE. */
 #define MRT_I2C_LOOP(P, BODY, STRIDE) \
   "push   {r4-r11, lr}\n" \
   P \
   "mov    r12, #" #STRIDE "\n" \
-  "tst    r2, #1\n" \
-  "mla    r2, r2, r12, r1\n" \
-  "bne    2f\n" \
-  "1:\n" BODY "2:\n" BODY \
+  "mla    r12, r2, r12, r1\n" \
+  "ands   r2, r2, #3\n" \
+  "beq    0f\n" \
+  "cmp    r2, #2\n" \
+  "mov    r2, r12\n" \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "0:\n" \
+  "mov    r2, r12\n" \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
   "cmp    r1, r2\n" \
   "bne    1b\n" \
   "pop    {r4-r11, pc}\n"
@@ -85,12 +93,18 @@
   "push   {r4-r11, lr}\n" \
   P \
   "mov    r12, #" #STRIDE "\n" \
-  "tst    r2, #1\n" \
   "mla    r12, r2, r12, r1\n" \
-  "ldr    r2, [sp, #36]\n" \
+  "ands   r2, r2, #3\n" \
   "push   {r12}\n" \
-  "bne    2f\n" \
-  "1:\n" BODY "2:\n" BODY \
+  "beq    0f\n" \
+  "cmp    r2, #2\n" \
+  "ldr    r2, [sp, #40]\n" \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "0:\n" \
+  "ldr    r2, [sp, #40]\n" \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
   "ldr    r12, [sp]\n" \
   "cmp    r1, r12\n" \
   "bne    1b\n" \
