@@ -29,6 +29,13 @@ I32 = ir.IntType(32)
 PTR = ir.PointerType()
 # mrt_im2col_dsp.c's loops, by kind and words: mrt_i2c_<kind><words>_s8.
 KINDS = ("only", "first", "mid", "last")
+# A copy of the input with its padding written out, on the stack, up to this many bytes:
+# every window is then inside it, staged without tests (a border pixel's taps were
+# tested one by one, about 6 instructions a tap: on 19x6 under a 1x7 or dilated window
+# every pixel is at the border). Larger inputs (vww_96's 96x96x3) keep the tests.
+PADDED_BYTES = 4096
+# Rows of at most this many bytes are copied into it by unrolled loads and stores.
+UNROLLED_ROW = 64
 
 __all__ = ["Im2colEmitter", "loop_symbol"]
 
@@ -51,6 +58,49 @@ class Im2colEmitter:
     def _i2c_const(self, v: int) -> ir.Constant:
         return ir.Constant(I32, v)
 
+    def _i2c_padded(self, plan, x_buf: ir.Value, shape: tuple[int, int, int],
+                    out: tuple[int, int]):
+        """The input copied into a stack buffer with its padding written out (module
+        constants), as (buffer, its height and width, output (0, 0)'s first tap in it),
+        or None where no window leaves the input or the copy would be too large."""
+        b = self.b
+        c = self._i2c_const
+        h_in, w_in, cin = shape
+        (sy, sx), (dy, dx), (oy0, ox0) = plan.stride, plan.dilation, plan.origin
+        top, left = max(0, -oy0), max(0, -ox0)
+        bottom = max(0, (out[0] - 1) * sy + oy0 + (plan.kh - 1) * dy - (h_in - 1))
+        right = max(0, (out[1] - 1) * sx + ox0 + (plan.kw - 1) * dx - (w_in - 1))
+        hp, wp = h_in + top + bottom, w_in + left + right
+        size = hp * wp * cin
+        if not (top or left or bottom or right) or size > PADDED_BYTES:
+            return None
+        words = -(-size // 4)
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        buf = b.alloca(ir.ArrayType(I32, words), name="i2c_padded")
+        buf.align = 4
+        b.position_at_end(here)
+        fill = ir.Constant(I32, (plan.pad & 0xFF) * 0x01010101)
+        buf32 = b.bitcast(buf, I32.as_pointer())
+        self._loop_range("i2c.fill", 0, words, 1,
+                         lambda i: b.store(fill, b.gep(buf32, [i])))
+        dst = b.bitcast(buf, I8.as_pointer())
+        row = w_in * cin
+
+        def copy(r: ir.Value) -> None:
+            src = b.gep(x_buf, [b.mul(r, c(row))], source_etype=I8)
+            to = b.gep(dst, [b.add(b.mul(r, c(wp * cin)), c((top * wp + left) * cin))])
+            if row <= UNROLLED_ROW:
+                for i in range(row):
+                    v = b.load(b.gep(src, [c(i)], source_etype=I8), typ=I8)
+                    b.store(v, b.gep(to, [c(i)]))
+            else:
+                fn = b.module.declare_intrinsic("llvm.memcpy", [PTR, PTR, I32])
+                b.call(fn, [b.bitcast(to, PTR), src, c(row), ir.Constant(ir.IntType(1), 0)])
+
+        self._loop_range("i2c.copy", 0, h_in, 1, copy)
+        return b.bitcast(buf, PTR), (hp, wp), (oy0 + top, ox0 + left)
+
     def emit_im2col(self) -> None:
         """The whole nest (module docstring)."""
         k = self.k
@@ -67,7 +117,7 @@ class Im2colEmitter:
         b.position_at_end(here)
         lanes = b.bitcast(scratch, PTR)
         lanes16 = b.bitcast(scratch, I16.as_pointer())
-        sums = b.gep(lanes, [c(4 * (plan.words + 1) // 2 * 2)], source_etype=I8)
+        sums = b.gep(lanes, [c(4 * ((plan.words + 1) // 2 * 2))], source_etype=I8)
         if plan.taps % 2:
             b.store(ir.Constant(I16, 0), b.gep(lanes16, [c(plan.taps)]))
         x_buf = self.buffers[plan.x.operand]
@@ -76,6 +126,9 @@ class Im2colEmitter:
         _, h_in, w_in, cin = k.operands[plan.x.operand].shape
         h_out, w_out, cout = k.domain[Y], k.domain[X], k.domain[3]
         (sy, sx), (dy, dx), (oy0, ox0) = plan.stride, plan.dilation, plan.origin
+        padded = self._i2c_padded(plan, x_buf, (h_in, w_in, cin), (h_out, w_out))
+        if padded is not None:
+            x_buf, (h_in, w_in), (oy0, ox0) = padded
         taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
                 for ci in range(cin)]
         chunks = plan.chunks()
@@ -109,21 +162,24 @@ class Im2colEmitter:
 
         def pixel(oy: ir.Value, ox: ir.Value, row_in: ir.Value, iy: ir.Value) -> None:
             ix = b.add(b.mul(ox, c(sx)), c(ox0))
-            inside = b.and_(row_in, b.and_(
-                b.icmp_signed(">=", ix, c(0)),
-                b.icmp_signed("<", ix, c(w_in - (plan.kw - 1) * dx))))
             base = b.mul(b.add(b.mul(iy, c(w_in)), ix), c(cin))
-            fast = self.fn.append_basic_block("i2c.inside")
-            slow = self.fn.append_basic_block("i2c.border")
-            join = self.fn.append_basic_block("i2c.staged")
-            b.cbranch(inside, fast, slow)
-            b.position_at_end(fast)
-            stage_inside(base)
-            b.branch(join)
-            b.position_at_end(slow)
-            stage_border(base, iy, ix)
-            b.branch(join)
-            b.position_at_end(join)
+            if padded is not None:  # every window inside the padded copy
+                stage_inside(base)
+            else:
+                inside = b.and_(row_in, b.and_(
+                    b.icmp_signed(">=", ix, c(0)),
+                    b.icmp_signed("<", ix, c(w_in - (plan.kw - 1) * dx))))
+                fast = self.fn.append_basic_block("i2c.inside")
+                slow = self.fn.append_basic_block("i2c.border")
+                join = self.fn.append_basic_block("i2c.staged")
+                b.cbranch(inside, fast, slow)
+                b.position_at_end(fast)
+                stage_inside(base)
+                b.branch(join)
+                b.position_at_end(slow)
+                stage_border(base, iy, ix)
+                b.branch(join)
+                b.position_at_end(join)
             at = b.mul(b.add(b.mul(oy, c(w_out)), ox), c(cout))
             out = b.gep(out_buf, [at], source_etype=I8)
             word, rec = 0, 0
