@@ -80,16 +80,28 @@ class Im2colEmitter:
         buf = b.alloca(ir.ArrayType(I32, words), name="i2c_padded")
         buf.align = 4
         b.position_at_end(here)
-        fill = ir.Constant(I32, (plan.pad & 0xFF) * 0x01010101)
+        # The pad bytes as a word of the records: a constant would make LLVM's fill loop
+        # a call of memset, one byte per 4 instructions at -Oz.
+        fill = b.load(b.bitcast(self.buffers[self.k.records], I32.as_pointer()), typ=I32)
+        pad_byte = b.trunc(fill, I8)
         buf32 = b.bitcast(buf, I32.as_pointer())
-        self._loop_range("i2c.fill", 0, words, 1,
-                         lambda i: b.store(fill, b.gep(buf32, [i])))
-        dst = b.bitcast(buf, I8.as_pointer())
         row = w_in * cin
+        # The rows above and below the input, whole words (those reaching into an
+        # input row are written again by its copy, which comes after).
+        above = -(-top * wp * cin // 4)
+        below = (top + h_in) * wp * cin // 4
+        for name, lo, hi in (("i2c.above", 0, above), ("i2c.below", below, words)):
+            if hi > lo:
+                self._loop_range(name, lo, hi - lo, 1,
+                                 lambda i: b.store(fill, b.gep(buf32, [i])))
+        dst = b.bitcast(buf, I8.as_pointer())
 
         def copy(r: ir.Value) -> None:
             src = b.gep(x_buf, [b.mul(r, c(row))], source_etype=I8)
-            to = b.gep(dst, [b.add(b.mul(r, c(wp * cin)), c((top * wp + left) * cin))])
+            to = b.gep(dst, [b.add(b.mul(r, c(wp * cin)), c(top * wp * cin))])
+            for i in list(range(left * cin)) + list(range((left + w_in) * cin, wp * cin)):
+                b.store(pad_byte, b.gep(to, [c(i)]))
+            to = b.gep(to, [c(left * cin)])
             if row <= UNROLLED_ROW:
                 for i in range(row):
                     v = b.load(b.gep(src, [c(i)], source_etype=I8), typ=I8)
@@ -187,7 +199,7 @@ class Im2colEmitter:
                 last = j == len(chunks) - 1
                 dst = out if last else sums
                 b.call(fn, [b.gep(lanes, [c(4 * word)], source_etype=I8),
-                            b.gep(records, [c(4 * rec)], source_etype=I8),
+                            b.gep(records, [c(4 + 4 * rec)], source_etype=I8),
                             c(cout), dst, sums])
                 word += n
                 rec += cout * (n + (1 if j == 0 else 0) + (3 if last else 0))

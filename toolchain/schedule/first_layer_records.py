@@ -175,8 +175,8 @@ def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def first_layer_records(k: Kernel, plan: FirstLayerPlan,
                         operands: list[np.ndarray | None]) -> np.ndarray | None:
-    """The records of kernel `k` (mrt_im2col_dsp.c's layout: per chunk per channel the
-    first chunk's bias, the weight words, the last chunk's M, 2 K_hi and s; all doubled
+    """The records of kernel `k` (a word of the pad byte, then mrt_im2col_dsp.c's layout:
+    per chunk per channel the first chunk's bias, the weight words, the last chunk's M, 2 K_hi and s; all doubled
     but M) from its constant operands, or None
     when a value is not a constant or the doubled sums could leave int32."""
     cout = k.domain[C]
@@ -208,7 +208,10 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
     lanes[:, :plan.taps] = 2 * w
     words = _halves(lanes[:, 0::2], lanes[:, 1::2])
     chunks = plan.chunks()
-    parts = []
+    # First the pad value in each byte of a word: the padded copy's fill
+    # (codegen/first_layers.py), read at run time so that LLVM keeps it a loop of word
+    # stores instead of a call of the runtime's byte-by-byte memset.
+    parts = [np.asarray([(plan.pad & 0xFF) * 0x01010101], dtype=np.int64)]
     start = 0
     for j, n in enumerate(chunks):
         fields = []
