@@ -5,7 +5,8 @@ reference and TFLite Micro's interpreter.
 int8 convolutions over 1, 2 and 3 input channels: 1x1, 3x3, 5x5 and 1x7 windows, stride
 2, dilation 2, SAME and VALID padding, odd output channel counts (the loops' odd entry,
 one channel), windows of one chunk of staged words and of several (first, middle and
-last loops), maps narrower than the window. Layers it does not take (4 input channels,
+last loops), maps narrower than the window, and 1x1 over one channel (a table of every
+input's outputs). Layers it does not take (4 input channels,
 biases too large for the doubled sums, `--optimize size`, riscv32) stay exact through
 the generated tiles. One firmware holds a group of layers, each with its own graph
 input and output.
@@ -36,8 +37,10 @@ TAKEN = {
     "strided and dilated": [(10, 10, c, 16, k, k, 2, 1, "SAME") for c in (1, 3) for k in (3, 5)]
     + [(19, 6, c, 16, 3, 3, 1, 2, "SAME") for c in (1, 2, 3)]
     + [(11, 8, 2, 9, 3, 3, 2, 1, "VALID"), (10, 4, 1, 64, 10, 4, 2, 1, "SAME")],
+    # One channel: a table of the 256 inputs' outputs, copied by words (32) or bytes (5).
     "1x1 and small maps": [(19, 6, c, 32, 1, 1, 1, 1, "SAME") for c in (1, 2, 3)]
-    + [(3, 2, 2, 3, 5, 5, 1, 1, "SAME"), (1, 12, 1, 1, 3, 3, 1, 1, "SAME"),
+    + [(7, 5, 1, 5, 1, 1, 1, 1, "SAME"), (10, 10, 1, 12, 1, 1, 2, 1, "VALID"),
+       (3, 2, 2, 3, 5, 5, 1, 1, "SAME"), (1, 12, 1, 1, 3, 3, 1, 1, "SAME"),
        (6, 1, 3, 4, 1, 7, 1, 1, "SAME")],
 }
 NOT_TAKEN = [(19, 6, 4, 32, 3, 3, 1, 1, "SAME"), (10, 10, 5, 16, 3, 3, 2, 1, "SAME")]

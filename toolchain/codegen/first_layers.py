@@ -113,6 +113,38 @@ class Im2colEmitter:
         self._loop_range("i2c.copy", 0, h_in, 1, copy)
         return b.bitcast(buf, PTR), (hp, wp), (oy0 + top, ox0 + left)
 
+    def _i2c_table(self, plan) -> None:
+        """A 1x1 convolution over one channel: per output pixel, the records' row of
+        its input value (schedule/first_layer_records.py `_table`) copied to the
+        output, by words where the rows are whole words."""
+        k = self.k
+        b = self.b
+        c = self._i2c_const
+        _, h_in, w_in, _ = k.operands[plan.x.operand].shape
+        h_out, w_out, cout = k.domain[Y], k.domain[X], k.domain[3]
+        (sy, sx), (oy0, ox0) = plan.stride, plan.origin
+        x_buf = self.buffers[plan.x.operand]
+        out_buf = self.buffers[len(k.operands)]
+        table = b.gep(self.buffers[k.records], [c(4)], source_etype=I8)
+        unit, width = (I32, 4) if cout % 4 == 0 else (I8, 1)
+
+        def pixel(oy: ir.Value, ox: ir.Value) -> None:
+            at = b.add(b.mul(b.add(b.mul(oy, c(sy)), c(oy0)), c(w_in)),
+                       b.add(b.mul(ox, c(sx)), c(ox0)))
+            v = b.load(b.gep(x_buf, [at], source_etype=I8), typ=I8)
+            row = b.mul(b.add(b.sext(v, I32), c(128)), c(cout))
+            src = b.bitcast(b.gep(table, [row], source_etype=I8), unit.as_pointer())
+            dst = b.gep(out_buf, [b.mul(b.add(b.mul(oy, c(w_out)), ox), c(cout))],
+                        source_etype=I8)
+            dst = b.bitcast(dst, unit.as_pointer())
+            for i in range(cout // width):
+                word = b.load(b.gep(src, [c(i)], source_etype=unit), typ=unit)
+                word.align = width
+                b.store(word, b.gep(dst, [c(i)], source_etype=unit)).align = width
+
+        self._loop_range("i2c.rows", 0, h_out, 1, lambda oy: self._loop_range(
+            "i2c.cols", 0, w_out, 1, lambda ox: pixel(oy, ox)))
+
     def emit_im2col(self) -> None:
         """The whole nest (module docstring)."""
         k = self.k
@@ -120,6 +152,9 @@ class Im2colEmitter:
         if plan is None or k.records < 0:
             raise EmitError(f"kernel {k.name!r}: its schedule is the im2col kernel's, "
                             f"which it cannot take")
+        if plan.taps == 1:
+            self._i2c_table(plan)
+            return
         b = self.b
         c = self._i2c_const
         here = b.block

@@ -204,6 +204,8 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
             and np.all((multiplier >= 0) & (multiplier < (1 << 31)))
             and np.all((shift >= 0) & (shift <= 31))):
         return None
+    if plan.taps == 1:
+        return _table(plan, bias, w[:, 0], multiplier, k_high, shift)
     lanes = np.zeros((cout, 2 * plan.words), dtype=np.int64)
     lanes[:, :plan.taps] = 2 * w
     words = _halves(lanes[:, 0::2], lanes[:, 1::2])
@@ -224,6 +226,32 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
         start += n
     table = np.concatenate(parts)
     return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def requantized(acc: np.ndarray, multiplier: np.ndarray, k_high: np.ndarray,
+                shift: np.ndarray) -> np.ndarray:
+    """kernel/requant.py's folded requantization of int32 sums `acc` (channels last),
+    in the doubled form mrt_im2col_dsp.c computes (the same integers where the sums
+    and K_hi are within first_layer_records' bounds): hi32(2 acc M + (2 K_hi + sign)
+    2**32 + 2**31) >> (s + 1), clamped to int8."""
+    a = 2 * acc.astype(np.int64)
+    sign = np.where(a < 0, -1, 0)
+    high = (a * multiplier + ((2 * k_high + sign) << 32) + (1 << 31)) >> 32
+    return np.clip(high >> (shift + 1), -128, 127)
+
+
+def _table(plan: FirstLayerPlan, bias: np.ndarray, w: np.ndarray, multiplier: np.ndarray,
+           k_high: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution over one channel: every output is a function of one int8
+    input, so the records are its 256 x channels results (row x + 128: the output
+    pixel of input x), after the pad word: a row copied per pixel, no arithmetic."""
+    x = np.arange(-128, 128, dtype=np.int64)[:, None]
+    table = requantized(bias[None, :] + x * w[None, :], multiplier, k_high, shift)
+    body = table.astype(np.int8).reshape(-1)
+    body = np.concatenate([body, np.zeros(-len(body) % 4, np.int8)]).view("<i4")
+    head = np.asarray([(plan.pad & 0xFF) * 0x01010101], dtype=np.int64)
+    words = np.concatenate([head, body.astype(np.int64)])
+    return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
 def _operand_arrays(program: Program, step) -> list[np.ndarray | None]:
