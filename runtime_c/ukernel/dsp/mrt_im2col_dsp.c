@@ -60,6 +60,26 @@
   "ssat   r12, #8, r12\n" \
   "strb   r12, [r3], #1\n"
 
+/* The only chunk of at most 4 words: r2 is free (the end is on the stack), so the
+ * channel's bias, weight words, M, 2 K_hi and s fit one LDM, r2 then the temporary. */
+#define MRT_I2C_ONE_LDM1 "ldm r1!, {r0, r2, r5-r7}\n" "smlad r0, r4, r2, r0\n" \
+  MRT_I2C_REQUANT_IN("r5", "r6", "r7")
+#define MRT_I2C_ONE_LDM2 "ldm r1!, {r0, r2, r6-r9}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r6, r0\n" MRT_I2C_REQUANT_IN("r7", "r8", "r9")
+#define MRT_I2C_ONE_LDM3 "ldm r1!, {r0, r2, r7-r11}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r7, r0\n" "smlad r0, r6, r8, r0\n" MRT_I2C_REQUANT_IN("r9", "r10", "r11")
+#define MRT_I2C_ONE_LDM4 "ldm r1!, {r0, r2, r8-r12, lr}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r8, r0\n" "smlad r0, r6, r9, r0\n" "smlad r0, r7, r10, r0\n" \
+  MRT_I2C_REQUANT_IN("r11", "r12", "lr")
+/* The doubled sum r0 -> int8 with M, 2 K_hi and s in the given registers, r2 the
+ * temporary, stored at r3. */
+#define MRT_I2C_REQUANT_IN(M, K, S) \
+  "add    r2, " K ", r0, asr #31\n" \
+  "smmlar r2, r0, " M ", r2\n" \
+  "asr    r2, r2, " S "\n" \
+  "ssat   r2, #8, r2\n" \
+  "strb   r2, [r3], #1\n"
+
 /* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
 #define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
 #define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
@@ -111,11 +131,27 @@
   "add    sp, sp, #4\n" \
   "pop    {r4-r11, pc}\n"
 
+/* The loop of MRT_I2C_LOOP with its end on the stack (r2 is the bodies' temporary). */
+#define MRT_I2C_STACK_LOOP(P, BODY, STRIDE) \
+  "push   {r4-r11, lr}\n" \
+  P \
+  "mov    r12, #" #STRIDE "\n" \
+  "mla    r12, r2, r12, r1\n" \
+  "ands   r2, r2, #3\n" \
+  "push   {r12}\n" \
+  "beq    1f\n" \
+  "cmp    r2, #2\n" \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
+  "ldr    r2, [sp]\n" \
+  "cmp    r1, r2\n" \
+  "bne    1b\n" \
+  "add    sp, sp, #4\n" \
+  "pop    {r4-r11, pc}\n"
+
 #define MRT_I2C_DEFINE(N) \
-__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
-        uint32_t n, void *d, int32_t *s) \
-{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_ONLY(MRT_I2C_W##N, MRT_I2C_S##N), \
-                                (4 * (N + 4)))); } \
 __attribute__((naked, used)) void mrt_i2c_first##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, void *d, int32_t *s) \
 { __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_FIRST(MRT_I2C_W##N, MRT_I2C_S##N), \
@@ -135,3 +171,15 @@ MRT_I2C_DEFINE(2)
 MRT_I2C_DEFINE(3)
 MRT_I2C_DEFINE(4)
 MRT_I2C_DEFINE(5)
+
+/* The only chunk: up to 4 words one LDM a channel, 5 words two. */
+#define MRT_I2C_DEFINE_ONLY(N, LOOP, BODY) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(LOOP(MRT_I2C_P##N, BODY, (4 * (N + 4)))); }
+
+MRT_I2C_DEFINE_ONLY(1, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM1)
+MRT_I2C_DEFINE_ONLY(2, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM2)
+MRT_I2C_DEFINE_ONLY(3, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM3)
+MRT_I2C_DEFINE_ONLY(4, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM4)
+MRT_I2C_DEFINE_ONLY(5, MRT_I2C_LOOP, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5))
