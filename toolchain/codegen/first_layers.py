@@ -165,8 +165,14 @@ class Im2colEmitter:
         lanes = b.bitcast(scratch, PTR)
         lanes16 = b.bitcast(scratch, I16.as_pointer())
         sums = b.gep(lanes, [c(4 * ((plan.words + 1) // 2 * 2))], source_etype=I8)
-        if plan.taps % 2:
-            b.store(ir.Constant(I16, 0), b.gep(lanes16, [c(plan.taps)]))
+        chunks = plan.chunks()
+        row_calls = len(chunks) == 1  # one call a row, its windows staged side by side
+        slots = k.domain[X] if row_calls else 1
+        lanes_per = 2 * plan.words
+        if plan.taps % 2:  # each window's last word pairs its last tap with 0
+            self._loop_range("i2c.odd", 0, slots, 1, lambda i: b.store(
+                ir.Constant(I16, 0), b.gep(lanes16, [b.add(b.mul(i, c(lanes_per)),
+                                                          c(plan.taps))])))
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
         records = self.buffers[k.records]
@@ -178,24 +184,23 @@ class Im2colEmitter:
             x_buf, (h_in, w_in), (oy0, ox0) = padded
         taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
                 for ci in range(cin)]
-        chunks = plan.chunks()
         loops = []
         for j, n in enumerate(chunks):
             name = loop_symbol(j, len(chunks), n)
             fn = b.module.globals.get(name)
             if fn is None:
                 fn = ir.Function(b.module, ir.FunctionType(
-                    ir.VoidType(), [PTR, PTR, I32, PTR, PTR]), name)
+                    ir.VoidType(), [PTR, PTR, I32, PTR, I32 if row_calls else PTR]), name)
             loops.append(fn)
         pad = ir.Constant(I16, plan.pad)
 
-        def stage_inside(base: ir.Value) -> None:
+        def stage_inside(base: ir.Value, slot: ir.Value) -> None:
             for t, (ky, kx, ci) in enumerate(taps):
                 off = (ky * dy * w_in + kx * dx) * cin + ci
                 v = b.load(b.gep(x_buf, [b.add(base, c(off))], source_etype=I8), typ=I8)
-                b.store(b.sext(v, I16), b.gep(lanes16, [c(t)]))
+                b.store(b.sext(v, I16), b.gep(lanes16, [b.add(slot, c(t))]))
 
-        def stage_border(base: ir.Value, iy: ir.Value, ix: ir.Value) -> None:
+        def stage_border(base: ir.Value, iy: ir.Value, ix: ir.Value, slot: ir.Value) -> None:
             rows = [b.icmp_unsigned("<", b.add(iy, c(ky * dy)), c(h_in))
                     for ky in range(plan.kh)]
             cols = [b.icmp_unsigned("<", b.add(ix, c(kx * dx)), c(w_in))
@@ -205,13 +210,14 @@ class Im2colEmitter:
                 off = b.add(base, c((ky * dy * w_in + kx * dx) * cin + ci))
                 v = b.load(b.gep(x_buf, [b.select(ok, off, c(0))], source_etype=I8), typ=I8)
                 b.store(b.select(ok, b.sext(v, I16), pad),
-                        b.gep(lanes16, [c(t)]))
+                        b.gep(lanes16, [b.add(slot, c(t))]))
 
         def pixel(oy: ir.Value, ox: ir.Value, row_in: ir.Value, iy: ir.Value) -> None:
             ix = b.add(b.mul(ox, c(sx)), c(ox0))
             base = b.mul(b.add(b.mul(iy, c(w_in)), ix), c(cin))
+            slot = b.mul(ox, c(lanes_per)) if row_calls else c(0)
             if padded is not None:  # every window inside the padded copy
-                stage_inside(base)
+                stage_inside(base, slot)
             else:
                 inside = b.and_(row_in, b.and_(
                     b.icmp_signed(">=", ix, c(0)),
@@ -221,12 +227,14 @@ class Im2colEmitter:
                 join = self.fn.append_basic_block("i2c.staged")
                 b.cbranch(inside, fast, slow)
                 b.position_at_end(fast)
-                stage_inside(base)
+                stage_inside(base, slot)
                 b.branch(join)
                 b.position_at_end(slow)
-                stage_border(base, iy, ix)
+                stage_border(base, iy, ix, slot)
                 b.branch(join)
                 b.position_at_end(join)
+            if row_calls:
+                return
             at = b.mul(b.add(b.mul(oy, c(w_out)), ox), c(cout))
             out = b.gep(out_buf, [at], source_etype=I8)
             word, rec = 0, 0
@@ -244,5 +252,9 @@ class Im2colEmitter:
             row_in = b.and_(b.icmp_signed(">=", iy, c(0)),
                             b.icmp_signed("<", iy, c(h_in - (plan.kh - 1) * dy)))
             self._loop_range("i2c.cols", 0, w_out, 1, lambda ox: pixel(oy, ox, row_in, iy))
+            if row_calls:  # the row's windows, every output channel of each
+                out = b.gep(out_buf, [b.mul(oy, c(w_out * cout))], source_etype=I8)
+                b.call(loops[0], [lanes, b.gep(records, [c(4)], source_etype=I8), c(cout),
+                                  out, c(w_out)])
 
         self._loop_range("i2c.rows", 0, h_out, 1, row)

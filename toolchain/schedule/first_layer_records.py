@@ -87,8 +87,11 @@ class FirstLayerPlan:
         return [base + (1 if i < extra else 0) for i in range(n)]
 
     def scratch_words(self, k: Kernel) -> int:
-        """The dispatch's stack words: the staged window (to an even count), a sum per
-        output channel."""
+        """The dispatch's stack words: with one chunk, the staged windows of a whole
+        output row (one call of the channel loop takes them all); else one window (to
+        an even count) and a sum per output channel."""
+        if len(self.chunks()) == 1:
+            return self.words * k.domain[X]
         return (self.words + 1) // 2 * 2 + k.domain[C]
 
 

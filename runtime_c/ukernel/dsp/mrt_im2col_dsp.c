@@ -131,26 +131,6 @@
   "add    sp, sp, #4\n" \
   "pop    {r4-r11, pc}\n"
 
-/* The loop of MRT_I2C_LOOP with its end on the stack (r2 is the bodies' temporary). */
-#define MRT_I2C_STACK_LOOP(P, BODY, STRIDE) \
-  "push   {r4-r11, lr}\n" \
-  P \
-  "mov    r12, #" #STRIDE "\n" \
-  "mla    r12, r2, r12, r1\n" \
-  "ands   r2, r2, #3\n" \
-  "push   {r12}\n" \
-  "beq    1f\n" \
-  "cmp    r2, #2\n" \
-  "blo    4f\n" \
-  "beq    3f\n" \
-  "b      2f\n" \
-  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
-  "ldr    r2, [sp]\n" \
-  "cmp    r1, r2\n" \
-  "bne    1b\n" \
-  "add    sp, sp, #4\n" \
-  "pop    {r4-r11, pc}\n"
-
 #define MRT_I2C_DEFINE(N) \
 __attribute__((naked, used)) void mrt_i2c_first##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, void *d, int32_t *s) \
@@ -172,14 +152,58 @@ MRT_I2C_DEFINE(3)
 MRT_I2C_DEFINE(4)
 MRT_I2C_DEFINE(5)
 
-/* The only chunk: up to 4 words one LDM a channel, 5 words two. */
-#define MRT_I2C_DEFINE_ONLY(N, LOOP, BODY) \
-__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
-        uint32_t n, void *d, int32_t *s) \
-{ __asm__ volatile(LOOP(MRT_I2C_P##N, BODY, (4 * (N + 4)))); }
+/* The only chunk walks the pixels of an output row too (the fifth argument: their count;
+ * their staged words one after the other, their outputs too), so a pixel costs no call:
+ * per pixel its staged words loaded (P_INC moves r0 past them), the records from their
+ * start again, the entry for count mod 4 taken. Stack: [sp] the next pixel's staged
+ * words, [sp + 4] the records, [sp + 8] count mod 4, [sp + 12] the records' end, the
+ * pixel count at [sp + 52]. END_IN_R2 / END_TEST: the records' end kept in r2 (5 words,
+ * whose bodies leave it alone) or read from the stack every 4 channels (the bodies of up
+ * to 4 words use r2). */
+#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_IN_R2, END_TEST) \
+  "push   {r4-r11, lr}\n" \
+  "mov    r12, #" #STRIDE "\n" \
+  "mla    r12, r2, r12, r1\n" \
+  "and    r2, r2, #3\n" \
+  "push   {r0, r1, r2, r12}\n" \
+  "5:\n" \
+  "ldr    r0, [sp]\n" \
+  P_INC \
+  "str    r0, [sp]\n" \
+  "ldrd   r1, r2, [sp, #4]\n" \
+  "cbz    r2, 0f\n" \
+  "cmp    r2, #2\n" \
+  END_IN_R2 \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "0:\n" \
+  END_IN_R2 \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
+  END_TEST \
+  "bne    1b\n" \
+  "ldr    r12, [sp, #52]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #52]\n" \
+  "bne    5b\n" \
+  "add    sp, sp, #16\n" \
+  "pop    {r4-r11, pc}\n"
+#define MRT_I2C_PI1 "ldr    r4, [r0], #4\n"
+#define MRT_I2C_PI2 "ldm    r0!, {r4, r5}\n"
+#define MRT_I2C_PI3 "ldm    r0!, {r4-r6}\n"
+#define MRT_I2C_PI4 "ldm    r0!, {r4-r7}\n"
+#define MRT_I2C_PI5 "ldm    r0!, {r4-r8}\n"
 
-MRT_I2C_DEFINE_ONLY(1, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM1)
-MRT_I2C_DEFINE_ONLY(2, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM2)
-MRT_I2C_DEFINE_ONLY(3, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM3)
-MRT_I2C_DEFINE_ONLY(4, MRT_I2C_STACK_LOOP, MRT_I2C_ONE_LDM4)
-MRT_I2C_DEFINE_ONLY(5, MRT_I2C_LOOP, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5))
+/* The only chunk: up to 4 words one LDM a channel, 5 words two. */
+#define MRT_I2C_END_STACK "ldr    r12, [sp, #12]\n" "cmp    r1, r12\n"
+#define MRT_I2C_DEFINE_ONLY(N, BODY, END, TEST) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, int8_t *d, uint32_t pixels) \
+{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), END, TEST)); }
+
+MRT_I2C_DEFINE_ONLY(1, MRT_I2C_ONE_LDM1, "", MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(2, MRT_I2C_ONE_LDM2, "", MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, "", MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, "", MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "ldr    r2, [sp, #12]\n",
+                    "cmp    r1, r2\n")
