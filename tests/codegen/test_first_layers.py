@@ -3,8 +3,8 @@ runtime_c/ukernel/dsp/mrt_im2col_dsp.c) under QEMU, bit for bit against the nump
 reference and TFLite Micro's interpreter.
 
 int8 convolutions over 1, 2 and 3 input channels: 1x1, 3x3, 5x5 and 1x7 windows, stride
-2, dilation 2, SAME and VALID padding, odd output channel counts (the loops' odd entry,
-one channel), windows of one chunk of staged words and of several (first, middle and
+2, dilation 2, SAME and VALID padding, output channel counts of every remainder modulo
+8 (the unrolled loops' entries), windows of one chunk of staged words and of several (first, middle and
 last loops), maps narrower than the window, and 1x1 over one channel (a table of every
 input's outputs). Layers it does not take (4 input channels,
 biases too large for the doubled sums, `--optimize size`, riscv32) stay exact through
@@ -30,7 +30,8 @@ PREFIX = "mrt_i2c_"
 # (h, w, cin, cout, kh, kw, stride, dilation, padding)
 TAKEN = {
     "3x3": [(19, 6, c, 32, 3, 3, 1, 1, "SAME") for c in (1, 2, 3)]
-    + [(10, 10, 3, 17, 3, 3, 1, 1, "VALID"), (7, 9, 1, 5, 3, 3, 1, 1, "SAME")],
+    + [(10, 10, 3, 17, 3, 3, 1, 1, "VALID"), (7, 9, 1, 5, 3, 3, 1, 1, "SAME"),
+       (8, 5, 1, 10, 3, 3, 1, 1, "SAME"), (6, 7, 2, 6, 3, 3, 1, 1, "SAME")],
     "5x5 and 1x7": [(10, 10, c, 16, 5, 5, 1, 1, "SAME") for c in (1, 2, 3)]
     + [(19, 6, c, 32, 1, 7, 1, 1, "SAME") for c in (1, 2, 3)]
     + [(12, 9, 3, 7, 5, 5, 1, 1, "VALID")],

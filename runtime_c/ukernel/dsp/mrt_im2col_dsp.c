@@ -155,37 +155,37 @@ MRT_I2C_DEFINE(5)
 /* The only chunk walks the pixels of an output row too (the fifth argument: their count;
  * their staged words one after the other, their outputs too), so a pixel costs no call:
  * per pixel its staged words loaded (P_INC moves r0 past them), the records from their
- * start again, the entry for count mod 4 taken. Stack: [sp] the next pixel's staged
- * words, [sp + 4] the records, [sp + 8] count mod 4, [sp + 12] the records' end, the
- * pixel count at [sp + 52]. END_IN_R2 / END_TEST: the records' end kept in r2 (5 words,
- * whose bodies leave it alone) or read from the stack every 4 channels (the bodies of up
- * to 4 words use r2). */
+ * start again, and the loop of eight channels a pass entered by TBB at the body that
+ * leaves whole passes (count mod 8 = 1 at the eighth, ...): per channel a quarter or an
+ * eighth of an instruction of loop (3x3 over one channel: 12.25 instructions an output,
+ * 1x7: 10.4). Stack: [sp] the next pixel's staged words, [sp + 4] the records,
+ * [sp + 8] count mod 8, [sp + 12] the records' end, the pixel count at [sp + 52].
+ * END_IN_R2 / END_TEST: the records' end kept in r2 (5 words, whose bodies leave it
+ * alone) or read from the stack every 8 channels (the bodies of up to 4 words use r2). */
 #define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_IN_R2, END_TEST) \
   "push   {r4-r11, lr}\n" \
   "mov    r12, #" #STRIDE "\n" \
   "mla    r12, r2, r12, r1\n" \
-  "and    r2, r2, #3\n" \
+  "and    r2, r2, #7\n" \
   "push   {r0, r1, r2, r12}\n" \
-  "5:\n" \
+  "29:\n" \
   "ldr    r0, [sp]\n" \
   P_INC \
   "str    r0, [sp]\n" \
-  "ldrd   r1, r2, [sp, #4]\n" \
-  "cbz    r2, 0f\n" \
-  "cmp    r2, #2\n" \
+  "ldrd   r1, r12, [sp, #4]\n" \
   END_IN_R2 \
-  "blo    4f\n" \
-  "beq    3f\n" \
-  "b      2f\n" \
-  "0:\n" \
-  END_IN_R2 \
-  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
+  "tbb    [pc, r12]\n" \
+  "20:\n" \
+  ".byte  (21f - 20b) / 2, (28f - 20b) / 2, (27f - 20b) / 2, (26f - 20b) / 2\n" \
+  ".byte  (25f - 20b) / 2, (24f - 20b) / 2, (23f - 20b) / 2, (22f - 20b) / 2\n" \
+  "21:\n" BODY "22:\n" BODY "23:\n" BODY "24:\n" BODY \
+  "25:\n" BODY "26:\n" BODY "27:\n" BODY "28:\n" BODY \
   END_TEST \
-  "bne    1b\n" \
+  "bne    21b\n" \
   "ldr    r12, [sp, #52]\n" \
   "subs   r12, r12, #1\n" \
   "str    r12, [sp, #52]\n" \
-  "bne    5b\n" \
+  "bne    29b\n" \
   "add    sp, sp, #16\n" \
   "pop    {r4-r11, pc}\n"
 #define MRT_I2C_PI1 "ldr    r4, [r0], #4\n"
