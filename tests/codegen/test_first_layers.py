@@ -3,13 +3,13 @@ runtime_c/ukernel/dsp/mrt_im2col_dsp.c) under QEMU, bit for bit against the nump
 reference and TFLite Micro's interpreter.
 
 int8 convolutions over 1, 2 and 3 input channels: 1x1, 3x3, 5x5 and 1x7 windows, stride
-2, dilation 2, SAME and VALID padding, output channel counts of every remainder modulo
-8 (the unrolled loops' entries), windows of one chunk of staged words and of several (first, middle and
-last loops), maps narrower than the window, and 1x1 over one channel (a table of every
-input's outputs). Layers it does not take (4 input channels,
-biases too large for the doubled sums, `--optimize size`, riscv32) stay exact through
-the generated tiles. One firmware holds a group of layers, each with its own graph
-input and output.
+2, dilation 2, SAME and VALID padding, output channel counts of every remainder modulo 8
+(the unrolled loops' entries), windows of one chunk of staged words and of several
+(first, middle and last loops), maps narrower than the window, and 1x1 over one channel
+(a table of every input's outputs). Layers it does not take (4 input channels, biases
+too large for the doubled sums, `--optimize size`, riscv32) stay exact through the
+generated tiles. One firmware holds a group of layers, each with its own graph input
+and output.
 """
 
 from __future__ import annotations

@@ -4,13 +4,23 @@
 schedule/first_layer_records.py says why and binds the records (per chunk of staged
 words the channels' bias, weight pairs and requantization) that the loops of
 runtime_c/ukernel/dsp/mrt_im2col_dsp.c read. This file emits the rest, with the layer's
-geometry as constants: a loop over the output pixels that stages the window's K taps as
-16-bit values in the weights' order into a stack buffer (an odd K's last lane is 0,
-written once), then calls one channel loop per chunk. A pixel whose window is inside
-the input loads each tap at a constant offset from its first (LDRSB + STRH); a border
-pixel tests each tap's row and column and takes the pad value outside. The runtime's
-C is built for size (-Oz), where this staging ran 5 instructions a tap in loops; here
-the taps are unrolled.
+geometry as constants:
+
+- where a window leaves the input (SAME padding) and the input with its padding fits
+  PADDED_BYTES, a copy of it on the stack with the padding written out (the rows above
+  and below by words, the columns beside each row by bytes), so every window is inside;
+  otherwise a border pixel's taps are tested one by one (about 6 instructions a tap,
+  against 2 inside: on 19x6 under a 1x7 or dilated window every pixel is at the border);
+- a loop over the output pixels that stages the window's K taps as 16-bit values in the
+  weights' order (LDRSB + STRH a tap, at constant offsets from the window's first), an
+  odd K's last lane 0, written once. The runtime's C is built for size (-Oz), where
+  this staging ran 5 instructions a tap in loops; here the taps are unrolled;
+- the channel loops: where the window is one chunk (up to 5 words), a whole output row
+  is staged and one call walks its pixels; otherwise one call per chunk and pixel, the
+  partial sums in a stack array.
+
+A 1x1 window over one channel reads its records as a table instead: per pixel the row of
+its input value is copied to the output (`_i2c_table`).
 """
 
 from __future__ import annotations

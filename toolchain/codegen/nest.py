@@ -33,12 +33,12 @@ from llvmlite import ir
 from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
-from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
 from toolchain.codegen.rows_helium import FourRowEmitter
 from toolchain.kernel.form import (

@@ -1,24 +1,25 @@
-"""int8 convolutions over 1-3 input channels (first layers) as one im2col microkernel call.
+"""int8 convolutions over 1-3 input channels (first layers): the im2col kernel's records.
 
 A first layer has few taps per output (9 for a 3x3 window over one channel) and many
 output channels. The packed steps of the other int8 layers read 4 elements of one
 reduced dim, which such a window does not have, and the staged window of
-window_rows.py pays, per tile of 4 output channels, a microkernel call, padded rows
-and a generated requantization: 0.17-0.54 MAC per instruction on the shape sweep
-(bench/results/shapes.md). runtime_c's mrt_im2col_conv_s8 (ukernel/dsp/mrt_im2col_dsp.c)
-stages each output pixel's window once as 16-bit pairs of taps and keeps up to 5 words
-of it in registers while it loops over the output channels: per channel an LDM of its
-bias and weight words, an SMLAD per word and the requantization (13 instructions per
-output for 3x3 over one channel).
+window_rows.py paid, per tile of 4 output channels, a microkernel call, padded rows and
+a generated requantization: 0.06-0.54 MAC per instruction on the shape sweep
+(bench/results/shapes.md, cortex-m4). The dispatch now stages each output pixel's window
+once as 16-bit pairs of taps (codegen/first_layers.py), and runtime_c's channel loops
+(ukernel/dsp/mrt_im2col_dsp.c) keep up to 5 staged words in registers while they loop
+over the output channels: per channel an LDM of its bias and weight words, an SMLAD per
+word and the requantization (12.25 instructions an output for 3x3 over one channel).
 
-This pass finds those layers (`first_layer_plan`), writes the microkernel's records at
-build time (`first_layer_records`: per chunk of at most 5 staged words the channels'
-bias, doubled int16 weight pairs and requantization values) and binds them to the dispatch as a constant operand
-(`Kernel.records`), with the schedule that calls the microkernel (`Nest.im2col`,
-codegen/first_layers.py). Only on the DSP targets, for a step whose schedule the arena
-plan did not fix (its order of loads and stores is the rules' then), while the records
-fit the --optimize mode's flash room (none under `size`), and where the doubled sums stay
-int32 (every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, as the
+This pass finds those layers (`first_layer_plan`), writes the loops' records at build
+time (`first_layer_records`: per chunk of at most 5 staged words the channels' bias,
+doubled int16 weight pairs and requantization values; for a 1x1 window over one channel
+the table of every input's outputs instead, `_table`) and binds them to the dispatch as a
+constant operand (`Kernel.records`), with the schedule that calls the loops
+(`Nest.im2col`). Only on the DSP targets, for a step whose schedule the arena plan did
+not fix (the order of its loads and stores is then free), while the records fit the
+--optimize mode's flash room (none under `size`), and where the doubled sums stay int32
+(every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, the bounds of the
 depthwise records' doubled form, schedule/row_pair_records.py).
 """
 
@@ -178,10 +179,11 @@ def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def first_layer_records(k: Kernel, plan: FirstLayerPlan,
                         operands: list[np.ndarray | None]) -> np.ndarray | None:
-    """The records of kernel `k` (a word of the pad byte, then mrt_im2col_dsp.c's layout:
-    per chunk per channel the first chunk's bias, the weight words, the last chunk's M, 2 K_hi and s; all doubled
-    but M) from its constant operands, or None
-    when a value is not a constant or the doubled sums could leave int32."""
+    """The records of kernel `k` from its constant operands: a word of the pad byte (the
+    padded copy's fill), then mrt_im2col_dsp.c's layout, per chunk per channel the
+    first chunk's bias, the weight words and the last chunk's M, 2 K_hi and s (all
+    doubled but M); or None when a value is not a constant or the doubled sums could
+    leave int32."""
     cout = k.domain[C]
     c = np.arange(cout)
     at: dict[int, object] = {C: c}

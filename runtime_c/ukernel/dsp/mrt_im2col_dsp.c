@@ -11,8 +11,10 @@
  * toolchain/schedule/first_layer_records.py), one SMLAD per word, one LDM of its
  * requantization's M, 2 K_hi and s, and the folded requantization of kernel/requant.py
  * on the doubled sum (SMMLAR, as mrt_dw_dsp.c's MRT_DW_REQUANT_FAST) with the store:
- * 12.5 instructions per output of 9 MACs for 3x3 over one channel, the loop unrolled
- * four times. A window of more than 5 words runs in chunks, each a loop over the channels;
+ * 12.25 instructions per output of 9 MACs for 3x3 over one channel (up to 4 words one
+ * LDM suffices: 1x7 over one channel 10.4), the loop unrolled eight times and walking a
+ * whole output row's pixels in one call. A window of more than 5 words runs in chunks
+ * (loops unrolled four times), each a loop over the channels;
  * the first stores its partial sums in a stack array (sums), the middle ones add to
  * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
  * the doubled products (the build checks they stay within +-2**30), so the results are
