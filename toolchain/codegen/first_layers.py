@@ -71,7 +71,8 @@ class Im2colEmitter:
     def _i2c_padded(self, plan, x_buf: ir.Value, shape: tuple[int, int, int],
                     out: tuple[int, int]):
         """The input copied into a stack buffer with its padding written out (module
-        constants), as (buffer, its height and width, output (0, 0)'s first tap in it),
+        constants), as (buffer, its height, width and row pitch in bytes, output (0, 0)'s
+        first tap in it),
         or None where no window leaves the input or the copy would be too large."""
         b = self.b
         c = self._i2c_const
@@ -81,7 +82,12 @@ class Im2colEmitter:
         bottom = max(0, (out[0] - 1) * sy + oy0 + (plan.kh - 1) * dy - (h_in - 1))
         right = max(0, (out[1] - 1) * sx + ox0 + (plan.kw - 1) * dx - (w_in - 1))
         hp, wp = h_in + top + bottom, w_in + left + right
-        size = hp * wp * cin
+        row = w_in * cin
+        # The copy moves the largest unit (word, halfword) that both a source row and
+        # its place in the copy start on: the copy's rows are padded to it (its pitch).
+        unit = next(u for u in (4, 2, 1) if row % u == 0 and left * cin % u == 0)
+        pitch = -(-wp * cin // unit) * unit
+        size = hp * pitch
         if not (top or left or bottom or right) or size > PADDED_BYTES:
             return None
         words = -(-size // 4)
@@ -95,11 +101,10 @@ class Im2colEmitter:
         fill = b.load(b.bitcast(self.buffers[self.k.records], I32.as_pointer()), typ=I32)
         pad_byte = b.trunc(fill, I8)
         buf32 = b.bitcast(buf, I32.as_pointer())
-        row = w_in * cin
         # The rows above and below the input, whole words (those reaching into an
         # input row are written again by its copy, which comes after).
-        above = -(-top * wp * cin // 4)
-        below = (top + h_in) * wp * cin // 4
+        above = -(-top * pitch // 4)
+        below = (top + h_in) * pitch // 4
         for name, lo, hi in (("i2c.above", 0, above), ("i2c.below", below, words)):
             if hi > lo:
                 self._loop_range(name, lo, hi - lo, 1,
@@ -108,20 +113,22 @@ class Im2colEmitter:
 
         def copy(r: ir.Value) -> None:
             src = b.gep(x_buf, [b.mul(r, c(row))], source_etype=I8)
-            to = b.gep(dst, [b.add(b.mul(r, c(wp * cin)), c(top * wp * cin))])
+            to = b.gep(dst, [b.add(b.mul(r, c(pitch)), c(top * pitch))])
             for i in list(range(left * cin)) + list(range((left + w_in) * cin, wp * cin)):
                 b.store(pad_byte, b.gep(to, [c(i)]))
             to = b.gep(to, [c(left * cin)])
             if row <= UNROLLED_ROW:
-                for i in range(row):
-                    v = b.load(b.gep(src, [c(i)], source_etype=I8), typ=I8)
-                    b.store(v, b.gep(to, [c(i)]))
+                ty = ir.IntType(8 * unit)
+                for i in range(0, row, unit):
+                    v = b.load(b.gep(src, [c(i)], source_etype=I8), typ=ty)
+                    v.align = unit
+                    b.store(v, b.bitcast(b.gep(to, [c(i)]), ty.as_pointer())).align = unit
             else:
                 fn = b.module.declare_intrinsic("llvm.memcpy", [PTR, PTR, I32])
                 b.call(fn, [b.bitcast(to, PTR), src, c(row), ir.Constant(ir.IntType(1), 0)])
 
         self._loop_range("i2c.copy", 0, h_in, 1, copy)
-        return b.bitcast(buf, PTR), (hp, wp), (oy0 + top, ox0 + left)
+        return b.bitcast(buf, PTR), (hp, wp, pitch), (oy0 + top, ox0 + left)
 
     def _i2c_table(self, plan) -> None:
         """A 1x1 convolution over one channel: per output pixel, the records' row of
@@ -189,9 +196,10 @@ class Im2colEmitter:
         _, h_in, w_in, cin = k.operands[plan.x.operand].shape
         h_out, w_out, cout = k.domain[Y], k.domain[X], k.domain[3]
         (sy, sx), (dy, dx), (oy0, ox0) = plan.stride, plan.dilation, plan.origin
+        pitch = w_in * cin  # bytes from an input row to the next
         padded = self._i2c_padded(plan, x_buf, (h_in, w_in, cin), (h_out, w_out))
         if padded is not None:
-            x_buf, (h_in, w_in), (oy0, ox0) = padded
+            x_buf, (h_in, w_in, pitch), (oy0, ox0) = padded
         taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
                 for ci in range(cin)]
         loops = []
@@ -206,7 +214,7 @@ class Im2colEmitter:
 
         def stage_inside(base: ir.Value, slot: ir.Value) -> None:
             for t, (ky, kx, ci) in enumerate(taps):
-                off = (ky * dy * w_in + kx * dx) * cin + ci
+                off = ky * dy * pitch + kx * dx * cin + ci
                 v = b.load(b.gep(x_buf, [b.add(base, c(off))], source_etype=I8), typ=I8)
                 b.store(b.sext(v, I16), b.gep(lanes16, [b.add(slot, c(t))]))
 
@@ -217,14 +225,14 @@ class Im2colEmitter:
                     for kx in range(plan.kw)]
             for t, (ky, kx, ci) in enumerate(taps):
                 ok = b.and_(rows[ky], cols[kx])
-                off = b.add(base, c((ky * dy * w_in + kx * dx) * cin + ci))
+                off = b.add(base, c(ky * dy * pitch + kx * dx * cin + ci))
                 v = b.load(b.gep(x_buf, [b.select(ok, off, c(0))], source_etype=I8), typ=I8)
                 b.store(b.select(ok, b.sext(v, I16), pad),
                         b.gep(lanes16, [b.add(slot, c(t))]))
 
         def pixel(oy: ir.Value, ox: ir.Value, row_in: ir.Value, iy: ir.Value) -> None:
             ix = b.add(b.mul(ox, c(sx)), c(ox0))
-            base = b.mul(b.add(b.mul(iy, c(w_in)), ix), c(cin))
+            base = b.add(b.mul(iy, c(pitch)), b.mul(ix, c(cin)))
             slot = b.mul(ox, c(lanes_per)) if row_calls else c(0)
             if padded is not None:  # every window inside the padded copy
                 stage_inside(base, slot)
