@@ -160,22 +160,22 @@ MRT_I2C_DEFINE(5)
  * start again, and the loop of eight channels a pass entered by TBB at the body that
  * leaves whole passes (count mod 8 = 1 at the eighth, ...): per channel a quarter or an
  * eighth of an instruction of loop (3x3 over one channel: 12.25 instructions an output,
- * 1x7: 10.4). Stack: [sp] the next pixel's staged words, [sp + 4] the records,
- * [sp + 8] count mod 8, [sp + 12] the records' end, the pixel count at [sp + 52].
- * END_IN_R2 / END_TEST: the records' end kept in r2 (5 words, whose bodies leave it
- * alone) or read from the stack every 8 channels (the bodies of up to 4 words use r2). */
-#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_IN_R2, END_TEST) \
+ * 1x7: 10.4), per pixel 8 more. Stack: [sp] the next pixel's staged words, [sp + 4]
+ * the records, [sp + 8] their end, [sp + 12] count mod 8 (one LDM reloads them a
+ * pixel), the pixel count at [sp + 52]. END_TEST: the records' end in r2 (5 words,
+ * whose bodies leave it alone) or read from the stack every 8 channels (the bodies of
+ * up to 4 words use r2). */
+#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_TEST) \
   "push   {r4-r11, lr}\n" \
-  "mov    r12, #" #STRIDE "\n" \
-  "mla    r12, r2, r12, r1\n" \
-  "and    r2, r2, #7\n" \
+  "mov    lr, #" #STRIDE "\n" \
+  "mla    lr, r2, lr, r1\n" \
+  "and    r12, r2, #7\n" \
+  "mov    r2, lr\n" \
   "push   {r0, r1, r2, r12}\n" \
   "29:\n" \
-  "ldr    r0, [sp]\n" \
+  "ldm    sp, {r0, r1, r2, r12}\n" \
   P_INC \
   "str    r0, [sp]\n" \
-  "ldrd   r1, r12, [sp, #4]\n" \
-  END_IN_R2 \
   "tbb    [pc, r12]\n" \
   "20:\n" \
   ".byte  (21f - 20b) / 2, (28f - 20b) / 2, (27f - 20b) / 2, (26f - 20b) / 2\n" \
@@ -197,15 +197,14 @@ MRT_I2C_DEFINE(5)
 #define MRT_I2C_PI5 "ldm    r0!, {r4-r8}\n"
 
 /* The only chunk: up to 4 words one LDM a channel, 5 words two. */
-#define MRT_I2C_END_STACK "ldr    r12, [sp, #12]\n" "cmp    r1, r12\n"
-#define MRT_I2C_DEFINE_ONLY(N, BODY, END, TEST) \
+#define MRT_I2C_END_STACK "ldr    r12, [sp, #8]\n" "cmp    r1, r12\n"
+#define MRT_I2C_DEFINE_ONLY(N, BODY, TEST) \
 __attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, int8_t *d, uint32_t pixels) \
-{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), END, TEST)); }
+{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), TEST)); }
 
-MRT_I2C_DEFINE_ONLY(1, MRT_I2C_ONE_LDM1, "", MRT_I2C_END_STACK)
-MRT_I2C_DEFINE_ONLY(2, MRT_I2C_ONE_LDM2, "", MRT_I2C_END_STACK)
-MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, "", MRT_I2C_END_STACK)
-MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, "", MRT_I2C_END_STACK)
-MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "ldr    r2, [sp, #12]\n",
-                    "cmp    r1, r2\n")
+MRT_I2C_DEFINE_ONLY(1, MRT_I2C_ONE_LDM1, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(2, MRT_I2C_ONE_LDM2, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "cmp    r1, r2\n")
