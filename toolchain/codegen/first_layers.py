@@ -1,4 +1,4 @@
-"""An int8 convolution over 1-3 input channels: each output pixel's window staged once
+"""An int8 convolution over 1-4 input channels: each output pixel's window staged once
 (im2col), then runtime_c's channel loops over it.
 
 schedule/first_layer_records.py says why and binds the records (per chunk of staged

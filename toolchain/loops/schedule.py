@@ -53,7 +53,7 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   rows (y+1, y+2) against (w1, w2) for row y+1, each row's third tap a SMLABB / SMLABT
   of one input against a half of the same weight words (codegen/depthwise_pairs.py,
   loops/depthwise.py).
-- `im2col`: an int8 convolution over 1-3 input channels whose every output pixel's
+- `im2col`: an int8 convolution over 1-4 input channels whose every output pixel's
   window is staged once and dotted with all output channels by one microkernel call a
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused

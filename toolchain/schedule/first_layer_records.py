@@ -1,4 +1,4 @@
-"""int8 convolutions over 1-3 input channels (first layers): the im2col kernel's records.
+"""int8 convolutions over 1-4 input channels (first layers): the im2col kernel's records.
 
 A first layer has few taps per output (9 for a 3x3 window over one channel) and many
 output channels. The packed steps of the other int8 layers read 4 elements of one
@@ -44,7 +44,13 @@ __all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records",
            "store_first_layer_records"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
-MAX_CHANNELS = 3  # input channels: the first layers
+# The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
+# per pixel and tap) still paid a call and a generated requantization per tile of 4
+# outputs. cortex-m4, shape sweep, 4 -> 32 channels: 1x1 0.20 -> 0.43 MAC per
+# instruction, 3x3 0.55 -> 0.89, 1x7 0.59 -> 0.87, 5x5 0.87 -> 1.00, 3x3 dilated 0.49 ->
+# 0.80. From 8 channels the packed steps are about as fast (12 -> 16 channels: 3x3 s2
+# 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
+MAX_CHANNELS = 4
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 N, Y, X, C = range(4)
 _BOUND = 1 << 30
@@ -110,7 +116,7 @@ def _single(form, dims: set[int]) -> int | None | bool:
 
 def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
     """The plan for `k` when the im2col microkernel computes it (module docstring),
-    else None: an NHWC int8 convolution over 1-3 input channels with OHWI weights,
+    else None: an NHWC int8 convolution over 1-4 input channels with OHWI weights,
     its window of any size, stride and dilation, a sum started from a per-channel
     value and kernel/requant.py's folded requantization to int8."""
     if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \

@@ -1,4 +1,4 @@
-/* int8 convolutions over 1-3 input channels (first layers) for Arm's DSP extension
+/* int8 convolutions over 1-4 input channels (first layers) for Arm's DSP extension
  * (Cortex-M4, M7, M33): the output channels' loops over one output pixel's staged window.
  *
  * The generated dispatch (toolchain/codegen/first_layers.py) stages each output pixel's
