@@ -40,7 +40,7 @@ from toolchain.schedule.row_pair_records import _value
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
 
-__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records",
+__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "records_bound",
            "store_first_layer_records"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
@@ -308,3 +308,15 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
         done += 1
     return done
 
+
+def records_bound(program: Program) -> tuple[int, int]:
+    """(layers, bytes) of the records store_first_layer_records bound in `program`: weights
+    stored pre-extended for a packed step, as schedule/optimize.py counts them."""
+    layers = nbytes = 0
+    for step in program.steps:
+        k = step.kernel
+        if isinstance(k, Kernel) and k.records >= 0 and step.schedule is not None and \
+                any(n.im2col for n in step.schedule.nests):
+            layers += 1
+            nbytes += np.asarray(program.constants[step.buffers[k.records].index]).nbytes
+    return layers, nbytes
