@@ -42,8 +42,8 @@ from toolchain.target import load_board
 def _without_first_layer_records(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests follow the packed steps' pre-extended weights; the first layers'
     records (schedule/first_layer_records.py, counted alike: records_bound) would take
-    the models' 3-channel convolutions away from them (tests/codegen/test_first_layers.py
-    tests those)."""
+    the models' 3-channel convolutions away from them (tested in
+    tests/codegen/test_first_layers_im2col.py)."""
     monkeypatch.setattr(pipeline, "store_first_layer_records", lambda *args: 0)
 
 
