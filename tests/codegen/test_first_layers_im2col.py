@@ -42,7 +42,9 @@ TAKEN = {
     "1x1 and small maps": [(19, 6, c, 32, 1, 1, 1, 1, "SAME") for c in (1, 2, 3)]
     + [(7, 5, 1, 5, 1, 1, 1, 1, "SAME"), (10, 10, 1, 12, 1, 1, 2, 1, "VALID"),
        (3, 2, 2, 3, 5, 5, 1, 1, "SAME"), (1, 12, 1, 1, 3, 3, 1, 1, "SAME"),
-       (6, 1, 3, 4, 1, 7, 1, 1, "SAME")],
+       (6, 1, 3, 4, 1, 7, 1, 1, "SAME"),
+       # a row of windows over 2 KB of stack: a call of the channel loop per pixel
+       (3, 110, 1, 8, 3, 3, 1, 1, "SAME")],
     # 4 channels too: their packed steps were slower (first_layer_records MAX_CHANNELS).
     "4 channels": [(19, 6, 4, 32, k, k, 1, 1, "SAME") for k in (1, 3)]
     + [(10, 10, 4, 16, 3, 3, 2, 1, "SAME"), (19, 6, 4, 16, 3, 3, 1, 2, "SAME"),

@@ -183,7 +183,8 @@ class Im2colEmitter:
         lanes16 = b.bitcast(scratch, I16.as_pointer())
         sums = b.gep(lanes, [c(4 * ((plan.words + 1) // 2 * 2))], source_etype=I8)
         chunks = plan.chunks()
-        row_calls = len(chunks) == 1  # one call a row, its windows staged side by side
+        single = len(chunks) == 1  # the loop takes a count of pixels, not the sums
+        row_calls = plan.row_staged(k)  # one call a row, its windows staged side by side
         slots = k.domain[X] if row_calls else 1
         lanes_per = 2 * plan.words
         if plan.taps % 2:  # each window's last word pairs its last tap with 0
@@ -208,7 +209,7 @@ class Im2colEmitter:
             fn = b.module.globals.get(name)
             if fn is None:
                 fn = ir.Function(b.module, ir.FunctionType(
-                    ir.VoidType(), [PTR, PTR, I32, PTR, I32 if row_calls else PTR]), name)
+                    ir.VoidType(), [PTR, PTR, I32, PTR, I32 if single else PTR]), name)
             loops.append(fn)
         pad = ir.Constant(I16, plan.pad)
 
@@ -261,7 +262,7 @@ class Im2colEmitter:
                 dst = out if last else sums
                 b.call(fn, [b.gep(lanes, [c(4 * word)], source_etype=I8),
                             b.gep(records, [c(4 + 4 * rec)], source_etype=I8),
-                            c(cout), dst, sums])
+                            c(cout), dst, c(1) if single else sums])
                 word += n
                 rec += cout * (n + (1 if j == 0 else 0) + (3 if last else 0))
 

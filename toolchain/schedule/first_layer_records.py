@@ -52,6 +52,9 @@ IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
 MAX_CHANNELS = 4
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
+# The stack a row of staged windows may take (one call of the channel loop a row, about
+# 8 instructions a pixel less than a call each); wider rows call it per pixel.
+STAGED_ROW_BYTES = 2048
 N, Y, X, C = range(4)
 _BOUND = 1 << 30
 
@@ -93,12 +96,17 @@ class FirstLayerPlan:
         base, extra = divmod(self.words, n)
         return [base + (1 if i < extra else 0) for i in range(n)]
 
+    def row_staged(self, k: Kernel) -> bool:
+        """Whether one call of the channel loop takes a whole output row, its windows
+        staged side by side: with one chunk, where they fit STAGED_ROW_BYTES."""
+        return len(self.chunks()) == 1 and 4 * self.words * k.domain[X] <= STAGED_ROW_BYTES
+
     def scratch_words(self, k: Kernel) -> int:
-        """The dispatch's stack words: with one chunk, the staged windows of a whole
-        output row (one call of the channel loop takes them all); else one window (to
-        an even count) and a sum per output channel."""
+        """The dispatch's stack words: the staged windows of a row (row_staged) or of
+        one pixel; with several chunks the window to an even count and a sum per
+        output channel."""
         if len(self.chunks()) == 1:
-            return self.words * k.domain[X]
+            return self.words * (k.domain[X] if self.row_staged(k) else 1)
         return (self.words + 1) // 2 * 2 + k.domain[C]
 
 
