@@ -78,6 +78,7 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
 from toolchain.schedule.pad_helium import window_pads
@@ -140,6 +141,9 @@ def schedule_for_board(graph: Graph, board: Board,
     weights) bit-packed (schedule/sub_byte.py)."""
     target = board.target_info
     program = schedule_for_target(graph, target)
+    # Before the window rows are merged, which would rewrite the kernels it takes.
+    store_first_layer_records(program, target,
+                              OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.

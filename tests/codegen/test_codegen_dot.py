@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from window_models import I8, _Builder, _int8_conv
 
+from toolchain import pipeline
 from toolchain.emu.run import run_image
 from toolchain.graph.verify import verify_graph
 from toolchain.kernel.form import Kernel
@@ -63,7 +64,11 @@ LAYOUTS = {
 
 
 @pytest.mark.parametrize("outputs", LAYOUTS)
-def test_gathered_window_rows_are_bit_exact_on_cortex_m4(outputs: int, tmp_path) -> None:
+def test_gathered_window_rows_are_bit_exact_on_cortex_m4(outputs: int, tmp_path,
+                                                          monkeypatch) -> None:
+    # The gathered packed steps, which such a layer keeps where the im2col records
+    # (schedule/first_layer_records.py) do not fit the flash room: built without them.
+    monkeypatch.setattr(pipeline, "store_first_layer_records", lambda *args: 0)
     board = load_board("cortex-m4")
     loops, unroll, stage, per_mac = LAYOUTS[outputs]
     for weights in ("extreme", "random"):

@@ -1,6 +1,8 @@
-"""First layers (1-3 input channels) on the DSP boards, bit for bit: the window rows
-merged over their padded row (schedule/window_rows.py) and the staged window's rows
-read without per-value tests where they are inside the input (codegen/dot_ukernel.py
+"""First layers (1-3 input channels) on the DSP boards, bit for bit: since issue 21's
+im2col kernel (codegen/first_layers.py, tests/codegen/test_first_layers_im2col.py) they
+take it wherever its records fit the flash room; elsewhere the window rows merged over
+their padded row (schedule/window_rows.py) and the staged window's rows read without
+per-value tests where they are inside the input (codegen/dot_ukernel.py
 _stage_gathered). Every combination of 1, 2, 3 input channels x 3x3, 5x5, 10x4, 1x7
 windows x stride 1, 2 x SAME, VALID padding, the output channels a sample of 1..67,
 against minirt's reference and TFLite Micro's interpreter on random int8 inputs (the

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from window_models import int8_windows
 
+from toolchain import pipeline
 from toolchain.emu.run import run_image
 from toolchain.kernel.form import Kernel
 from toolchain.pipeline import (
@@ -35,6 +36,15 @@ from toolchain.schedule.optimize import (
     OptimizeChoice,
 )
 from toolchain.target import load_board
+
+
+@pytest.fixture(autouse=True)
+def _without_first_layer_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests follow the packed steps' pre-extended weights; the first layers'
+    records (schedule/first_layer_records.py, counted alike: records_bound) would take
+    the models' 3-channel convolutions away from them (tested in
+    tests/codegen/test_first_layers_im2col.py)."""
+    monkeypatch.setattr(pipeline, "store_first_layer_records", lambda *args: 0)
 
 
 def _paired_constants(program) -> set[int]:

@@ -38,6 +38,7 @@ from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.float_lanes import FloatLaneEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
 from toolchain.codegen.rows_helium import FourRowEmitter
@@ -64,7 +65,8 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter, RowPairEmitter, FourRowEmitter, FloatLaneEmitter):
+                  VectorDotEmitter, RowPairEmitter, FourRowEmitter, FloatLaneEmitter,
+                  Im2colEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -172,6 +174,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitt
                 continue
             if nest.row_pairs:  # depthwise_pairs.py: calls of the row-pair microkernel
                 self.emit_row_pairs()
+                continue
+            if nest.im2col:  # first_layers.py: one call of the im2col microkernel
+                self.emit_im2col()
                 continue
             self._hoist_invariants()
             self._parallel(0)

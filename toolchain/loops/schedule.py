@@ -53,6 +53,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   rows (y+1, y+2) against (w1, w2) for row y+1, each row's third tap a SMLABB / SMLABT
   of one input against a half of the same weight words (codegen/depthwise_pairs.py,
   loops/depthwise.py).
+- `im2col`: an int8 convolution over 1-4 input channels whose every output pixel's
+  window is staged once and dotted with all output channels by one microkernel call a
+  layer (codegen/first_layers.py, schedule/first_layer_records.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -99,6 +102,7 @@ class Nest:
     reverse: bool = False
     stage: int = 0
     row_pairs: bool = False
+    im2col: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -138,6 +142,8 @@ class Nest:
             parts.append("staged" if self.stage == 1 else f"staged x{self.stage}")
         if self.row_pairs:
             parts.append("row pairs")
+        if self.im2col:
+            parts.append("im2col")
         return " ".join(parts)
 
 

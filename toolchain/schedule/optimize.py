@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.schedule.first_layer_records import records_bound
 from toolchain.schedule.paired import pair_weights, pairable_weights
 from toolchain.schedule.program import Program
 from toolchain.schedule.widen16 import widen_int16_weights, widenable_weights
@@ -121,7 +122,10 @@ def optimize_weights(program: Program, board: Board, mode: str) -> OptimizeChoic
     rewriting the program in place) and records the choice in Program.optimize."""
     row = OPTIMIZE_MODES[mode]
     target = board.target_info
-    int8_bytes = sum(np.asarray(c).nbytes for c in program.constants)
+    # The first layers' records (schedule/first_layer_records.py, bound before in the
+    # same room) are weights stored pre-extended too, not the model's int8 bytes.
+    first_layers, first_bytes = records_bound(program)
+    int8_bytes = sum(np.asarray(c).nbytes for c in program.constants) - first_bytes
     pairable = len(pairable_weights(program, target))
     paired = pair_weights(program, target, row.paired_room(program, board)) \
         if pairable else []
@@ -134,6 +138,6 @@ def optimize_weights(program: Program, board: Board, mode: str) -> OptimizeChoic
                                               row.paired_room(program, board))
     choice = OptimizeChoice(mode, int8_bytes,
                             sum(np.asarray(c).nbytes for c in program.constants),
-                            len(paired), pairable)
+                            len(paired) + first_layers, pairable + first_layers)
     program.optimize = choice
     return choice

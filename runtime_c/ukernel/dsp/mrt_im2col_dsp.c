@@ -1,0 +1,210 @@
+/* int8 convolutions over 1-4 input channels (first layers) for Arm's DSP extension
+ * (Cortex-M4, M7, M33): the output channels' loops over one output pixel's staged window.
+ *
+ * The generated dispatch (toolchain/codegen/first_layers.py) stages each output pixel's
+ * window once (im2col: its K taps over rows, columns and channels, the weights' own
+ * order, as 16-bit pairs, a word per two taps, an odd last tap paired with 0) and calls
+ * these loops over it. With few input channels a pixel has few taps (9 for 3x3 over one
+ * channel) and many output channels, so a chunk of up to 5 staged words stays in
+ * registers for the whole loop over the output channels: per channel one LDM of its
+ * bias and weight words (pre-extended and doubled at build time,
+ * toolchain/schedule/first_layer_records.py), one SMLAD per word, one LDM of its
+ * requantization's M, 2 K_hi and s, and the folded requantization of kernel/requant.py
+ * on the doubled sum (SMMLAR, as mrt_dw_dsp.c's MRT_DW_REQUANT_FAST) with the store:
+ * 12.25 instructions per output of 9 MACs for 3x3 over one channel (up to 4 words one
+ * LDM suffices: 1x7 over one channel 10.4), the loop unrolled eight times and walking a
+ * whole output row's pixels in one call. A window of more than 5 words runs in chunks
+ * (loops unrolled four times), each a loop over the channels;
+ * the first stores its partial sums in a stack array (sums), the middle ones add to
+ * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
+ * the doubled products (the build checks they stay within +-2**30), so the results are
+ * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
+ * that --gc-sections keeps only those a model calls.
+ */
+#include <stdint.h>
+
+/* The channel loops. Arguments: the chunk's staged words, its records, the channel
+ * count, the destination (the output pixel's first channel for a chunk that
+ * requantizes, else the sums) and the sums (read by the last chunk of several).
+ * Registers: r0 the sum, r1 the records, r2 their end (on the stack for the last
+ * chunk, where r2 walks the sums), r3 the destination, r4.. the staged words,
+ * r9.. the channel's weight words (then M, 2 K_hi, s and a temporary). */
+
+/* Loading the staged words (r0) and a channel's weight words (r1, moved past them): an
+ * LDM of one register is not an instruction Thumb-2 has, so one word is an LDR. */
+#define MRT_I2C_P1 "ldr    r4, [r0]\n"
+#define MRT_I2C_P2 "ldm    r0, {r4, r5}\n"
+#define MRT_I2C_P3 "ldm    r0, {r4-r6}\n"
+#define MRT_I2C_P4 "ldm    r0, {r4-r7}\n"
+#define MRT_I2C_P5 "ldm    r0, {r4-r8}\n"
+#define MRT_I2C_L1 "ldr    r9, [r1], #4\n"
+#define MRT_I2C_L2 "ldm    r1!, {r9, r10}\n"
+#define MRT_I2C_L3 "ldm    r1!, {r9-r11}\n"
+#define MRT_I2C_L4 "ldm    r1!, {r9-r12}\n"
+#define MRT_I2C_L5 "ldm    r1!, {r9-r12, lr}\n"
+#define MRT_I2C_W1 "r9"
+#define MRT_I2C_W2 "r9, r10"
+#define MRT_I2C_W3 "r9-r11"
+#define MRT_I2C_W4 "r9-r12"
+#define MRT_I2C_W5 "r9-r12, lr"
+#define MRT_I2C_S1 "smlad  r0, r4, r9, r0\n"
+#define MRT_I2C_S2 MRT_I2C_S1 "smlad  r0, r5, r10, r0\n"
+#define MRT_I2C_S3 MRT_I2C_S2 "smlad  r0, r6, r11, r0\n"
+#define MRT_I2C_S4 MRT_I2C_S3 "smlad  r0, r7, r12, r0\n"
+#define MRT_I2C_S5 MRT_I2C_S4 "smlad  r0, r8, lr, r0\n"
+
+/* The doubled sum r0 -> int8 with M (r9), 2 K_hi (r10) and s (r11), stored at r3. */
+#define MRT_I2C_REQUANT \
+  "ldm    r1!, {r9-r11}\n" \
+  "add    r12, r10, r0, asr #31\n" \
+  "smmlar r12, r0, r9, r12\n" \
+  "asr    r12, r12, r11\n" \
+  "ssat   r12, #8, r12\n" \
+  "strb   r12, [r3], #1\n"
+
+/* The only chunk of at most 4 words: r2 is free (the end is on the stack), so the
+ * channel's bias, weight words, M, 2 K_hi and s fit one LDM, r2 then the temporary. */
+#define MRT_I2C_ONE_LDM1 "ldm r1!, {r0, r2, r5-r7}\n" "smlad r0, r4, r2, r0\n" \
+  MRT_I2C_REQUANT_IN("r5", "r6", "r7")
+#define MRT_I2C_ONE_LDM2 "ldm r1!, {r0, r2, r6-r9}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r6, r0\n" MRT_I2C_REQUANT_IN("r7", "r8", "r9")
+#define MRT_I2C_ONE_LDM3 "ldm r1!, {r0, r2, r7-r11}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r7, r0\n" "smlad r0, r6, r8, r0\n" MRT_I2C_REQUANT_IN("r9", "r10", "r11")
+#define MRT_I2C_ONE_LDM4 "ldm r1!, {r0, r2, r8-r12, lr}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r8, r0\n" "smlad r0, r6, r9, r0\n" "smlad r0, r7, r10, r0\n" \
+  MRT_I2C_REQUANT_IN("r11", "r12", "lr")
+/* The doubled sum r0 -> int8 with M, 2 K_hi and s in the given registers, r2 the
+ * temporary, stored at r3. */
+#define MRT_I2C_REQUANT_IN(M, K, S) \
+  "add    r2, " K ", r0, asr #31\n" \
+  "smmlar r2, r0, " M ", r2\n" \
+  "asr    r2, r2, " S "\n" \
+  "ssat   r2, #8, r2\n" \
+  "strb   r2, [r3], #1\n"
+
+/* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
+#define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
+#define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
+#define MRT_I2C_MID(L, S) "ldr r0, [r3]\n" L S "str r0, [r3], #4\n"
+#define MRT_I2C_LAST(L, S) "ldr r0, [r2], #4\n" L S MRT_I2C_REQUANT
+
+/* A loop of four channels a pass, entered at the body that leaves a whole number of
+ * passes (count mod 4 = 3 at the second, ...). STRIDE: the records' bytes per channel;
+ * the loop ends where the records do, r1 + count * STRIDE. */
+#define MRT_I2C_LOOP(P, BODY, STRIDE) \
+  "push   {r4-r11, lr}\n" \
+  P \
+  "mov    r12, #" #STRIDE "\n" \
+  "mla    r12, r2, r12, r1\n" \
+  "ands   r2, r2, #3\n" \
+  "beq    0f\n" \
+  "cmp    r2, #2\n" \
+  "mov    r2, r12\n" \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "0:\n" \
+  "mov    r2, r12\n" \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
+  "cmp    r1, r2\n" \
+  "bne    1b\n" \
+  "pop    {r4-r11, pc}\n"
+
+/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack. */
+#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE) \
+  "push   {r4-r11, lr}\n" \
+  P \
+  "mov    r12, #" #STRIDE "\n" \
+  "mla    r12, r2, r12, r1\n" \
+  "ands   r2, r2, #3\n" \
+  "push   {r12}\n" \
+  "beq    0f\n" \
+  "cmp    r2, #2\n" \
+  "ldr    r2, [sp, #40]\n" \
+  "blo    4f\n" \
+  "beq    3f\n" \
+  "b      2f\n" \
+  "0:\n" \
+  "ldr    r2, [sp, #40]\n" \
+  "1:\n" BODY "2:\n" BODY "3:\n" BODY "4:\n" BODY \
+  "ldr    r12, [sp]\n" \
+  "cmp    r1, r12\n" \
+  "bne    1b\n" \
+  "add    sp, sp, #4\n" \
+  "pop    {r4-r11, pc}\n"
+
+#define MRT_I2C_DEFINE(N) \
+__attribute__((naked, used)) void mrt_i2c_first##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_FIRST(MRT_I2C_W##N, MRT_I2C_S##N), \
+                                (4 * (N + 1)))); } \
+__attribute__((naked, used)) void mrt_i2c_mid##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LOOP(MRT_I2C_P##N, MRT_I2C_MID(MRT_I2C_L##N, MRT_I2C_S##N), \
+                                (4 * N))); } \
+__attribute__((naked, used)) void mrt_i2c_last##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, void *d, int32_t *s) \
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
+                                     MRT_I2C_LAST(MRT_I2C_L##N, MRT_I2C_S##N), \
+                                     (4 * (N + 3)))); }
+
+MRT_I2C_DEFINE(1)
+MRT_I2C_DEFINE(2)
+MRT_I2C_DEFINE(3)
+MRT_I2C_DEFINE(4)
+MRT_I2C_DEFINE(5)
+
+/* The only chunk walks the pixels of an output row too (the fifth argument: their count;
+ * their staged words one after the other, their outputs too), so a pixel costs no call:
+ * per pixel its staged words loaded (P_INC moves r0 past them), the records from their
+ * start again, and the loop of eight channels a pass entered by TBB at the body that
+ * leaves whole passes (count mod 8 = 1 at the eighth, ...): per channel a quarter or an
+ * eighth of an instruction of loop (3x3 over one channel: 12.25 instructions an output,
+ * 1x7: 10.4), per pixel 8 more. Stack: [sp] the next pixel's staged words, [sp + 4]
+ * the records, [sp + 8] their end, [sp + 12] count mod 8 (one LDM reloads them a
+ * pixel), the pixel count at [sp + 52]. END_TEST: the records' end in r2 (5 words,
+ * whose bodies leave it alone) or read from the stack every 8 channels (the bodies of
+ * up to 4 words use r2). */
+#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_TEST) \
+  "push   {r4-r11, lr}\n" \
+  "mov    lr, #" #STRIDE "\n" \
+  "mla    lr, r2, lr, r1\n" \
+  "and    r12, r2, #7\n" \
+  "mov    r2, lr\n" \
+  "push   {r0, r1, r2, r12}\n" \
+  "29:\n" \
+  "ldm    sp, {r0, r1, r2, r12}\n" \
+  P_INC \
+  "str    r0, [sp]\n" \
+  "tbb    [pc, r12]\n" \
+  "20:\n" \
+  ".byte  (21f - 20b) / 2, (28f - 20b) / 2, (27f - 20b) / 2, (26f - 20b) / 2\n" \
+  ".byte  (25f - 20b) / 2, (24f - 20b) / 2, (23f - 20b) / 2, (22f - 20b) / 2\n" \
+  "21:\n" BODY "22:\n" BODY "23:\n" BODY "24:\n" BODY \
+  "25:\n" BODY "26:\n" BODY "27:\n" BODY "28:\n" BODY \
+  END_TEST \
+  "bne    21b\n" \
+  "ldr    r12, [sp, #52]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #52]\n" \
+  "bne    29b\n" \
+  "add    sp, sp, #16\n" \
+  "pop    {r4-r11, pc}\n"
+#define MRT_I2C_PI1 "ldr    r4, [r0], #4\n"
+#define MRT_I2C_PI2 "ldm    r0!, {r4, r5}\n"
+#define MRT_I2C_PI3 "ldm    r0!, {r4-r6}\n"
+#define MRT_I2C_PI4 "ldm    r0!, {r4-r7}\n"
+#define MRT_I2C_PI5 "ldm    r0!, {r4-r8}\n"
+
+/* The only chunk: up to 4 words one LDM a channel, 5 words two. */
+#define MRT_I2C_END_STACK "ldr    r12, [sp, #8]\n" "cmp    r1, r12\n"
+#define MRT_I2C_DEFINE_ONLY(N, BODY, TEST) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, int8_t *d, uint32_t pixels) \
+{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), TEST)); }
+
+MRT_I2C_DEFINE_ONLY(1, MRT_I2C_ONE_LDM1, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(2, MRT_I2C_ONE_LDM2, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "cmp    r1, r2\n")

@@ -1,0 +1,330 @@
+"""int8 convolutions over 1-4 input channels (first layers): the im2col kernel's records.
+
+A first layer has few taps per output (9 for a 3x3 window over one channel) and many
+output channels. The packed steps of the other int8 layers read 4 elements of one
+reduced dim, which such a window does not have, and the staged window of
+window_rows.py paid, per tile of 4 output channels, a microkernel call, padded rows and
+a generated requantization: 0.06-0.54 MAC per instruction on the shape sweep
+(bench/results/shapes.md, cortex-m4). The dispatch now stages each output pixel's window
+once as 16-bit pairs of taps (codegen/first_layers.py), and runtime_c's channel loops
+(ukernel/dsp/mrt_im2col_dsp.c) keep up to 5 staged words in registers while they loop
+over the output channels: per channel an LDM of its bias and weight words, an SMLAD per
+word and the requantization (12.25 instructions an output for 3x3 over one channel).
+
+This pass finds those layers (`first_layer_plan`), writes the loops' records at build
+time (`first_layer_records`: per chunk of at most 5 staged words the channels' bias,
+doubled int16 weight pairs and requantization values; for a 1x1 window over one channel
+the table of every input's outputs instead, `_table`) and binds them to the dispatch as a
+constant operand (`Kernel.records`), with the schedule that calls the loops
+(`Nest.im2col`). Only on the DSP targets, for a step whose schedule the arena plan did
+not fix (the order of its loads and stores is then free), while the records fit the
+--optimize mode's flash room (none under `size`), and where the doubled sums stay int32
+(every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, the bounds of the
+depthwise records' doubled form, schedule/row_pair_records.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from toolchain.kernel.form import Const, Expr, Kernel, Load
+from toolchain.loops.affine import affine_of
+from toolchain.loops.depthwise import _channel_only, _requantization
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.schedule import LoopSchedule, Nest
+from toolchain.loops.tables import SIMD
+from toolchain.schedule.program import Buffer, Program
+from toolchain.schedule.row_pair_records import _value
+from toolchain.target.descriptors import Target
+from toolchain.types import TensorType, dtype
+
+__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "records_bound",
+           "store_first_layer_records"]
+
+IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
+# The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
+# per pixel and tap) still paid a call and a generated requantization per tile of 4
+# outputs. cortex-m4, shape sweep, 4 -> 32 channels: 1x1 0.20 -> 0.43 MAC per
+# instruction, 3x3 0.55 -> 0.89, 1x7 0.59 -> 0.87, 5x5 0.87 -> 1.00, 3x3 dilated 0.49 ->
+# 0.80. From 8 channels the packed steps are about as fast (12 -> 16 channels: 3x3 s2
+# 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
+MAX_CHANNELS = 4
+CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
+# The stack a row of staged windows may take (one call of the channel loop a row, about
+# 8 instructions a pixel less than a call each); wider rows call it per pixel.
+STAGED_ROW_BYTES = 2048
+N, Y, X, C = range(4)
+_BOUND = 1 << 30
+
+
+@dataclass(frozen=True)
+class FirstLayerPlan:
+    """What the im2col microkernel needs of a kernel: its input and weight loads, the
+    reduced dims of the window's rows, columns and channels (None: extent 1), the
+    window's geometry (strides, dilations, the input row and column of output (0, 0)'s
+    first tap), the pad value and the requantization's per-channel expressions."""
+
+    x: Load
+    w: Load
+    dims: tuple[int | None, int | None, int | None]  # ky, kx, ci
+    kh: int
+    kw: int
+    cin: int
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    origin: tuple[int, int]
+    pad: int
+    multiplier: Expr
+    k_high: Expr
+    shift: Expr
+
+    @property
+    def taps(self) -> int:
+        """K: the window's taps over its channels."""
+        return self.kh * self.kw * self.cin
+
+    @property
+    def words(self) -> int:
+        """The staged words of a pixel: two taps a word."""
+        return -(-self.taps // 2)
+
+    def chunks(self) -> list[int]:
+        """The staged words of each channel loop: as even as they go, at most 5."""
+        n = -(-self.words // CHUNK_WORDS)
+        base, extra = divmod(self.words, n)
+        return [base + (1 if i < extra else 0) for i in range(n)]
+
+    def row_staged(self, k: Kernel) -> bool:
+        """Whether one call of the channel loop takes a whole output row, its windows
+        staged side by side: with one chunk, where they fit STAGED_ROW_BYTES."""
+        return len(self.chunks()) == 1 and 4 * self.words * k.domain[X] <= STAGED_ROW_BYTES
+
+    def scratch_words(self, k: Kernel) -> int:
+        """The dispatch's stack words: the staged windows of a row (row_staged) or of
+        one pixel; with several chunks the window to an even count and a sum per
+        output channel."""
+        if len(self.chunks()) == 1:
+            return self.words * (k.domain[X] if self.row_staged(k) else 1)
+        return (self.words + 1) // 2 * 2 + k.domain[C]
+
+
+def _single(form, dims: set[int]) -> int | None | bool:
+    """The dim of a weight index that is one reduced dim with coefficient 1 (or None
+    for a constant 0); False for anything else."""
+    if form is None or form.const:
+        return False
+    if not form.terms:
+        return None
+    if len(form.terms) != 1 or form.terms[0][1] != 1 or form.terms[0][0] not in dims:
+        return False
+    return form.terms[0][0]
+
+
+def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
+    """The plan for `k` when the im2col microkernel computes it (module docstring),
+    else None: an NHWC int8 convolution over 1-4 input channels with OHWI weights,
+    its window of any size, stride and dilation, a sum started from a per-channel
+    value and kernel/requant.py's folded requantization to int8."""
+    if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \
+            k.records >= 0 or k.result.dtype.name != "i8" or k.init is None or \
+            not _channel_only(k.init):
+        return None
+    ops = dot_operands(k)
+    if ops is None:
+        return None
+    xs = [ld for ld in ops if len(ld.index) == 4
+          and (f := affine_of(ld.index[1])) is not None and Y in f.dims]
+    if len(xs) != 1:
+        return None
+    x = xs[0]
+    w = ops[1] if ops[0] is x else ops[0]
+    if x.valid is not None or w.pad is not None or w.valid is not None or \
+            (x.pad is not None and not isinstance(x.pad, Const)) or len(w.index) != 4:
+        return None
+    reduced = set(range(k.n_parallel, len(k.domain)))
+    wf = [affine_of(i) for i in w.index]
+    if wf[0] is None or wf[0].const or dict(wf[0].terms) != {C: 1}:
+        return None
+    roles = [_single(f, reduced) for f in wf[1:]]
+    if any(r is False for r in roles) or \
+            len({r for r in roles if r is not None}) != sum(r is not None for r in roles):
+        return None
+    ky, kx, ci = roles
+    if any(k.domain[d] != 1 for d in reduced - {r for r in roles if r is not None}):
+        return None
+    xf = [affine_of(i) for i in x.index]
+    if any(f is None for f in xf) or xf[0].const or \
+            any(d != N for d in xf[0].dims):
+        return None
+    _, h_in, w_in, cin = k.operands[x.operand].shape
+    kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
+    ci_extent = k.domain[ci] if ci is not None else 1
+    if cin > MAX_CHANNELS or ci_extent != cin or \
+            k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
+        return None
+    geometry = []
+    for f, out_dim, tap in ((xf[1], Y, ky), (xf[2], X, kx)):
+        terms = dict(f.terms)
+        stride = terms.pop(out_dim, 0)
+        step = terms.pop(tap, 0) if tap is not None else 1
+        if terms or stride < 1 or step < 1:
+            return None
+        geometry.append((stride, step, f.const))
+    want_c = {ci: 1} if ci is not None else {}
+    if xf[3].const or dict(xf[3].terms) != want_c:
+        return None
+    parts = _requantization(k.epilogue)
+    if parts is None:
+        return None
+    (sy, dy, oy), (sx, dx, ox) = geometry
+    if x.pad is None and (oy < 0 or ox < 0):
+        return None
+    plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
+                          int(x.pad.value) if x.pad is not None else 0, *parts)
+    return plan
+
+
+def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo in the low 16 bits, hi in the high ones, as int64 words' unsigned bits."""
+    return (lo.astype(np.int64) & 0xFFFF) | ((hi.astype(np.int64) & 0xFFFF) << 16)
+
+
+def first_layer_records(k: Kernel, plan: FirstLayerPlan,
+                        operands: list[np.ndarray | None]) -> np.ndarray | None:
+    """The records of kernel `k` from its constant operands: a word of the pad byte (the
+    padded copy's fill), then mrt_im2col_dsp.c's layout, per chunk per channel the
+    first chunk's bias, the weight words and the last chunk's M, 2 K_hi and s (all
+    doubled but M); or None when a value is not a constant or the doubled sums could
+    leave int32."""
+    cout = k.domain[C]
+    c = np.arange(cout)
+    at: dict[int, object] = {C: c}
+    values = [_value(e, operands, at) for e in (k.init, plan.multiplier, plan.k_high,
+                                                 plan.shift)]
+    if any(v is None for v in values):
+        return None
+    bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
+                                       for v in values)
+    ky, kx, ci = plan.dims
+    grid = np.meshgrid(c, np.arange(plan.kh), np.arange(plan.kw), np.arange(plan.cin),
+                       indexing="ij")
+    point = {C: grid[0]}
+    for d, g in zip((ky, kx, ci), grid[1:]):
+        if d is not None:
+            point[d] = g
+    weights = _value(plan.w, operands, point)
+    if weights is None:
+        return None
+    w = np.broadcast_to(weights, grid[0].shape).reshape(cout, plan.taps).astype(np.int64)
+    reach = np.abs(bias) + 128 * np.abs(w).sum(axis=1)
+    if not (np.all(reach < _BOUND) and np.all(np.abs(k_high) < (1 << 29))
+            and np.all((multiplier >= 0) & (multiplier < (1 << 31)))
+            and np.all((shift >= 0) & (shift <= 31))):
+        return None
+    if plan.taps == 1:
+        return _table(plan, bias, w[:, 0], multiplier, k_high, shift)
+    lanes = np.zeros((cout, 2 * plan.words), dtype=np.int64)
+    lanes[:, :plan.taps] = 2 * w
+    words = _halves(lanes[:, 0::2], lanes[:, 1::2])
+    chunks = plan.chunks()
+    # First the pad value in each byte of a word: the padded copy's fill
+    # (codegen/first_layers.py), read at run time so that LLVM keeps it a loop of word
+    # stores instead of a call of the runtime's byte-by-byte memset.
+    parts = [np.asarray([(plan.pad & 0xFF) * 0x01010101], dtype=np.int64)]
+    start = 0
+    for j, n in enumerate(chunks):
+        fields = []
+        if j == 0:
+            fields.append(2 * bias[:, None])
+        fields.append(words[:, start:start + n])
+        if j == len(chunks) - 1:
+            fields += [multiplier[:, None], 2 * k_high[:, None], shift[:, None] + 1]
+        parts.append(np.concatenate(fields, axis=1).reshape(-1))
+        start += n
+    table = np.concatenate(parts)
+    return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def requantized(acc: np.ndarray, multiplier: np.ndarray, k_high: np.ndarray,
+                shift: np.ndarray) -> np.ndarray:
+    """kernel/requant.py's folded requantization of int32 sums `acc` (channels last),
+    in the doubled form mrt_im2col_dsp.c computes (the same integers where the sums
+    and K_hi are within first_layer_records' bounds): hi32(2 acc M + (2 K_hi + sign)
+    2**32 + 2**31) >> (s + 1), clamped to int8."""
+    a = 2 * acc.astype(np.int64)
+    sign = np.where(a < 0, -1, 0)
+    high = (a * multiplier + ((2 * k_high + sign) << 32) + (1 << 31)) >> 32
+    return np.clip(high >> (shift + 1), -128, 127)
+
+
+def _table(plan: FirstLayerPlan, bias: np.ndarray, w: np.ndarray, multiplier: np.ndarray,
+           k_high: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution over one channel: every output is a function of one int8
+    input, so the records are its 256 x channels results (row x + 128: the output
+    pixel of input x), after the pad word: a row copied per pixel, no arithmetic."""
+    x = np.arange(-128, 128, dtype=np.int64)[:, None]
+    table = requantized(bias[None, :] + x * w[None, :], multiplier, k_high, shift)
+    body = table.astype(np.int8).reshape(-1)
+    body = np.concatenate([body, np.zeros(-len(body) % 4, np.int8)]).view("<i4")
+    head = np.asarray([(plan.pad & 0xFF) * 0x01010101], dtype=np.int64)
+    words = np.concatenate([head, body.astype(np.int64)])
+    return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def _operand_arrays(program: Program, step) -> list[np.ndarray | None]:
+    n = len(step.kernel.operands)
+    return [np.asarray(program.constants[b.index]) if b.kind == "constant" else None
+            for b in step.buffers[:n]]
+
+
+def im2col_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: pixels in order, all output
+    channels of a pixel after its window is read (what schedule/overlap.py walks)."""
+    reduced = tuple(d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1)
+    nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), unroll=reduced,
+                blocks=((C, k.domain[C]),) if k.domain[C] > 1 else (), im2col=True)
+    return LoopSchedule(k.name, (nest,))
+
+
+def store_first_layer_records(program: Program, target: Target, flash_room: int) -> int:
+    """Binds the records, and the microkernel's schedule, to every first layer of
+    `program` on `target` (module docstring) while their bytes fit `flash_room`,
+    rewriting `program` in place. Returns how many it bound."""
+    if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
+        return 0
+    done = 0
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or step.schedule is not None:
+            continue
+        plan = first_layer_plan(k)
+        if plan is None:
+            continue
+        records = first_layer_records(k, plan, _operand_arrays(program, step))
+        if records is None or records.nbytes > flash_room:
+            continue
+        flash_room -= records.nbytes
+        t = TensorType(records.shape, dtype("i32"))
+        program.constants.append(records)
+        program.constant_types.append(t)
+        j = len(k.operands)
+        step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
+        step.kernel = replace(k, operands=(*k.operands, t), records=j)
+        step.schedule = im2col_schedule(step.kernel)
+        done += 1
+    return done
+
+
+def records_bound(program: Program) -> tuple[int, int]:
+    """(layers, bytes) of the records store_first_layer_records bound in `program`: weights
+    stored pre-extended for a packed step, as schedule/optimize.py counts them."""
+    layers = nbytes = 0
+    for step in program.steps:
+        k = step.kernel
+        if isinstance(k, Kernel) and k.records >= 0 and step.schedule is not None and \
+                any(n.im2col for n in step.schedule.nests):
+            layers += 1
+            nbytes += np.asarray(program.constants[step.buffers[k.records].index]).nbytes
+    return layers, nbytes
