@@ -25,6 +25,7 @@ from toolchain.loops.access import (
     interior_ranges,
     lane_dim,
 )
+from toolchain.loops.cold import cold_kernel
 from toolchain.loops.cost import (
     MAX_PARTIAL_VECTORS,
     FloatLanes,
@@ -532,9 +533,8 @@ def choose_schedule(k: Kernel, target: Target,
     fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
     # A padded window is not cold: its plain loops test every tap's bounds, where a tile's
     # interior tests none (a 3x3 depthwise over one channel on 10x10, 900 points, took
-    # 25,985 instructions on cortex-m4 plain, 29 per MAC).
-    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k) and \
-            not k.interleaved and not interior_ranges(k):
+    # 25,985 instructions on cortex-m4 plain, 29 per MAC); nor is a packed dot product.
+    if cold_kernel(k, target):  # loops/cold.py
         return dataclasses.replace(plain_schedule(k), fma=fma)
     phases = phases_of(k) or [()]
     nests = tuple(n for n in (_nest(k, p, target, fma, unblocked) for p in phases)
