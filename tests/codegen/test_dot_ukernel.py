@@ -28,6 +28,7 @@ from tflite_models import Tensor, single_op_model
 from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
+from toolchain.loops.dense_rows import DENSE_ROWS_SYMBOL
 from toolchain.loops.rules import UKERNELS
 from toolchain.module import read_module
 from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
@@ -86,11 +87,12 @@ STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.
 TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights interleaved
 # name: (model and input, the microkernel its tiles call)
 CASES = {
-    # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
-    "dense-68": (lambda rng: dense(rng, 16, 68), STAGED),
-    # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
-    "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
-    "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
+    # Dense layers take the dense-rows kernel (loops/dense_rows.py; more cases in
+    # tests/codegen/test_dense_rows.py): 17, 18 and 19 steps, its pairs' 4-step passes
+    # entered at the start or the second half, an odd last step
+    "dense-68": (lambda rng: dense(rng, 16, 68), DENSE_ROWS_SYMBOL),
+    "dense-72": (lambda rng: dense(rng, 16, 72), DENSE_ROWS_SYMBOL),
+    "dense-76": (lambda rng: dense(rng, 16, 76), DENSE_ROWS_SYMBOL),
     # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone)
     "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), TWO),
     # 5 steps: the 2x4 loop's 4 steps a pass, entered at its last; 7 rows of pixels

@@ -1,0 +1,94 @@
+"""A dense layer's tile of output rows as one call of runtime_c's dense-rows kernel.
+
+loops/dense_rows.py chooses the tile (the nest's dot kind DENSE_ROWS_KIND) for a dense
+layer on a DSP target: one pixel, paired weights whose rows follow one another. The
+tile's packed reduction is then one call of mrt_dense_s8_paired_rows
+(runtime_c/ukernel/dsp/mrt_dense_dsp.c), whatever its number of rows: the kernel pairs
+the input into a stack buffer on the first tile of the pixel (its raw address; later
+tiles pass NULL and read the buffer), runs the rows in pairs, and adds each row's sum to
+its accumulator, which goes through a stack array (the init in, the sum out) to the
+generated epilogue. Integer sums in another order are the same
+sums, so the outputs are the reference's bit for bit (tests/codegen/test_dense_rows.py).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from toolchain.codegen.dot import WIDTH
+from toolchain.codegen.errors import EmitError
+from toolchain.loops.dense_rows import DENSE_ROWS_KIND, DENSE_ROWS_SYMBOL
+from toolchain.loops.patterns import dot_operands
+
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+
+
+class DenseRowsEmitter:
+    """The dense-rows call for NestEmitter (which provides the builder, the addresses,
+    the tile and, from codegen/dot_ukernel.py, the word addresses of a packed step)."""
+
+    def dense_rows_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value],
+                        steps: int) -> bool:
+        """Emits packed dim d (`steps` steps of 4 from 0) of the tile's points as one
+        call and returns True where the nest is a dense-rows one; False otherwise."""
+        if self.nest.dot != DENSE_ROWS_KIND:
+            return False
+        operands = dot_operands(self.k)
+        if operands is None or self.gathered:
+            raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile without its two "
+                            "word-packed operands")
+        x, w = operands if operands[1].operand in self.k.paired else operands[::-1]
+        self._ukernel_bases = {}
+        rows, xs = [], set()
+        for p in points:
+            self.point.update(p)
+            xw, ww = self._ukernel_word(x), self._ukernel_word(w)
+            if xw is None or ww is None:
+                raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's words are "
+                                "checked or unaligned")
+            xs.add(xw)
+            rows.append(ww)
+        order = sorted(range(len(points)), key=lambda j: rows[j][2])
+        first = rows[order[0]]
+        if len(xs) != 1 or any(rows[j][:2] != first[:2] or
+                               rows[j][2] != first[2] + i * steps * WIDTH
+                               for i, j in enumerate(order)):
+            raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's rows do not "
+                            "follow one another over one input")
+        b = self.b
+        buf = self.staged.get(DENSE_ROWS_KIND)
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        if buf is None:
+            buf = b.alloca(ir.ArrayType(ir.IntType(16), steps * WIDTH), name="dense_x")
+            buf.align = 8
+            self.staged[DENSE_ROWS_KIND] = buf
+        sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
+        b.position_at_end(here)
+        x_ptr = self._ukernel_pointer(*xs.pop())
+        (c,) = [dim for dim, n in self.nest.blocks if n > 1] or [None]
+        if c is not None and not self.nest.reverse:
+            # Later tiles of the pixel read the input the first one paired (in reverse
+            # order the first tile run is the last: every tile pairs it).
+            saved, self.point[c] = self.point[c], 0
+            start = self.index_value(c)
+            self.point[c] = saved
+            first_tile = b.icmp_unsigned("==", start, ir.Constant(I32, 0))
+            x_ptr = b.select(first_tile, x_ptr, ir.Constant(PTR, None))
+        fn = b.module.globals.get(DENSE_ROWS_SYMBOL)
+        if fn is None:
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR])
+            fn = ir.Function(b.module, fty, DENSE_ROWS_SYMBOL)
+        zero = ir.Constant(I32, 0)
+        cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
+                 for i in range(len(points))]
+        for cell, j in zip(cells, order, strict=True):
+            b.store(b.load(slots[j]), cell)
+        b.call(fn, [b.gep(sums, [zero, zero], inbounds=True), x_ptr,
+                    self._ukernel_pointer(*first), ir.Constant(I32, steps),
+                    ir.Constant(I32, len(points)),
+                    b.gep(buf, [zero, zero], inbounds=True)])
+        for cell, j in zip(cells, order, strict=True):
+            b.store(b.load(cell), slots[j])
+        return True

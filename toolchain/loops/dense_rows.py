@@ -1,0 +1,107 @@
+"""Dense layers' output rows in one microkernel call (runtime_c's mrt_dense_dsp.c).
+
+A dense layer on a DSP target (one pixel: every output row reads the same input) can
+take a tile of any number of output rows to one call of mrt_dense_s8_paired_rows, which
+pairs the input once and runs the rows two at a time over two packed steps: per 16 MACs
+an LDM of the paired input, an LDM of each row's 4 words, 8 SMLAD (codegen/
+dense_rows.py). The 1x4 microkernel reads a step of 4 rows with an LDRD a row, and a
+tile's rows past the last multiple of 4 (10 outputs: 2) were generated code, at 12
+instructions per 8 MACs: on cortex-m4 a 64 -> 10 layer took 980 instructions, 0.65 MAC
+per instruction, where issue 21 asks for 0.8.
+
+This file says which kernels the call takes (`dense_rows_dim`) and what its tiles cost
+(`dense_rows_candidates`, rules' candidate tuples beside the register tiles: the cost
+model picks between them, so a layer where the call does not pay keeps its tile).
+"""
+
+from __future__ import annotations
+
+from toolchain.kernel.form import Kernel
+from toolchain.loops.access import _deps, _flat_index
+from toolchain.loops.patterns import dot_operands, int16_dot
+from toolchain.loops.tables import DOT_WIDTH
+
+__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim"]
+
+DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
+DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
+# The SIMD rows (their int8_dot kind) whose runtime_c has the kernel.
+DENSE_ROWS_DOTS = frozenset({"dsp"})
+# Instructions of the kernel (runtime_c/ukernel/dsp/mrt_dense_dsp.c), counted from its
+# code: per packed step, a pair of rows (11 per two steps, the loop's 2 per four) and a
+# lone row (6 per two steps and 2 for the loop); per pair and per lone row, their setup
+# and the sums' store; per call its frame and arguments (the generated side's too); per
+# step the input's pairing, once a pixel (8 per two steps).
+PAIR_STEP = 6.0
+LONE_STEP = 4.0
+PER_PAIR = 22
+PER_LONE = 16
+PER_CALL = 24
+STAGE_STEP = 4.0
+# Tiles tried: every factor up to the largest, and the whole dim where it is at most it.
+# A tile's epilogues are written out, one per output (the code grows with it).
+TILE_ROWS = (2, 4, 6, 8, 12, 16)
+
+
+def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
+    """The parallel dim of `k`'s output rows when the dense-rows kernel can take its
+    packed reduction, else None: an int8 dot product on a SIMD row that has the kernel,
+    its weights in the paired layout (the constant operand) and its input as stored,
+    one reduced dim > 1 of whole packed steps, one pixel (every other parallel dim of
+    extent 1), the input contiguous along the reduced dim and independent of the rows,
+    and the weights' rows one after another (row r at r * length)."""
+    if int8_dot not in DENSE_ROWS_DOTS:
+        return None
+    ops = dot_operands(k)
+    if ops is None or int16_dot(k):
+        return None
+    x, w = ops if ops[1].operand in k.paired else ops[::-1]
+    if w.operand not in k.paired or x.operand in k.paired:
+        return None
+    if any(ld.pad is not None or ld.valid is not None for ld in (x, w)):
+        return None
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    rows = [d for d in range(k.n_parallel) if k.domain[d] > 1]
+    if len(reduced) != 1 or len(rows) != 1:
+        return None
+    (r,), (c,) = reduced, rows
+    n = k.domain[r]
+    if n % DOT_WIDTH or n < 2 * DOT_WIDTH:
+        return None
+    fx, fw = _flat_index(k, x), _flat_index(k, w)
+    if fx is None or fw is None or c in _deps(x) or fx.coeff(r) != 1 or fx.const % DOT_WIDTH:
+        return None
+    if fw.coeff(r) != 1 or fw.coeff(c) != n or fw.const % n:
+        return None
+    return c
+
+
+def dense_rows_cost(rows: int, steps: int) -> float:
+    """Instructions of one call over `rows` rows of `steps` packed steps (the input's
+    pairing aside)."""
+    pairs, lone = divmod(rows, 2)
+    return PER_CALL + pairs * (PER_PAIR + steps * PAIR_STEP) + \
+        lone * (PER_LONE + steps * LONE_STEP)
+
+
+def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
+                          max_tile: int) -> list[tuple]:
+    """Candidate tuples (loops/rules.py _reduction_nest's form) of the dense-rows tiles
+    of `k`, costed: per tile its call, per output the epilogue and the sum's load, once
+    the input's pairing. [] where the kernel does not take `k` (dense_rows_dim)."""
+    c = dense_rows_dim(k, int8_dot)
+    if c is None:
+        return []
+    (r,) = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    n, steps = k.domain[c], k.domain[r] // DOT_WIDTH
+    sizes = {t for t in TILE_ROWS if t <= min(n, max_tile)}
+    if n <= max_tile:
+        sizes.add(n)
+    out = []
+    for t in sorted(sizes):
+        full, rest = divmod(n, t)
+        calls = full * dense_rows_cost(t, steps) + (dense_rows_cost(rest, steps) if rest else 0)
+        cost = calls + steps * STAGE_STEP + n * (epilogue + 1)
+        code = (t + rest) * epilogue + PER_CALL * (1 + bool(rest))
+        out.append(((False, cost, t, 1), code, {c: t}, (), (r,), 1, DENSE_ROWS_KIND, 1))
+    return out
