@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from toolchain.codegen.addresses import flat_offset
 from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
-from toolchain.loops.dense_rows import DENSE_ROWS_KIND, DENSE_ROWS_SYMBOL
+from toolchain.loops.dense_rows import DENSE_ROWS_KIND, DENSE_ROWS_SYMBOL, padded_tail
 from toolchain.loops.patterns import dot_operands
 
 I32 = ir.IntType(32)
@@ -35,15 +36,19 @@ class DenseRowsEmitter:
         if self.nest.dot != DENSE_ROWS_KIND:
             return False
         operands = dot_operands(self.k)
-        if operands is None or self.gathered:
+        if operands is None:
             raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile without its two "
-                            "word-packed operands")
+                            "operands")
         x, w = operands if operands[1].operand in self.k.paired else operands[::-1]
+        real = padded_tail(self.k, x, d)
+        if real is None or self.gathered - {x.operand}:
+            raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's input is padded "
+                            "past its last word or its weights are gathered")
         self._ukernel_bases = {}
         rows, xs = [], set()
         for p in points:
             self.point.update(p)
-            xw, ww = self._ukernel_word(x), self._ukernel_word(w)
+            xw, ww = self._input_word(x), self._ukernel_word(w)
             if xw is None or ww is None:
                 raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's words are "
                                 "checked or unaligned")
@@ -78,17 +83,34 @@ class DenseRowsEmitter:
             x_ptr = b.select(first_tile, x_ptr, ir.Constant(PTR, None))
         fn = b.module.globals.get(DENSE_ROWS_SYMBOL)
         if fn is None:
-            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR])
+            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR, I32])
             fn = ir.Function(b.module, fty, DENSE_ROWS_SYMBOL)
         zero = ir.Constant(I32, 0)
         cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
                  for i in range(len(points))]
         for cell, j in zip(cells, order, strict=True):
             b.store(b.load(slots[j]), cell)
+        # The last word's real elements and the pad value past them (0: a whole word).
+        tail = 0 if real == steps * WIDTH else (int(x.pad.value) & 0xFF) << 8 | real % WIDTH
         b.call(fn, [b.gep(sums, [zero, zero], inbounds=True), x_ptr,
                     self._ukernel_pointer(*first), ir.Constant(I32, steps),
                     ir.Constant(I32, len(points)),
-                    b.gep(buf, [zero, zero], inbounds=True)])
+                    b.gep(buf, [zero, zero], inbounds=True), ir.Constant(I32, tail)])
         for cell, j in zip(cells, order, strict=True):
             b.store(b.load(cell), slots[j])
         return True
+
+    def _input_word(self, x) -> tuple[int, tuple, int] | None:
+        """(buffer, base key, element offset) of the input's first word at the current
+        point, with its base pointer noted (as _ukernel_word), its padding past the real
+        elements ignored: the kernel reads the last word whole and pads it itself."""
+        split = self._packed_split(x)
+        if split is None:
+            return None
+        forms, strides, _ = split
+        ptr, const, key = self._affine_parts(x.operand,
+                                             flat_offset(forms, strides, range(len(forms))))
+        if const % WIDTH:
+            return None
+        self._ukernel_bases[(x.operand, key)] = ptr
+        return x.operand, key, const

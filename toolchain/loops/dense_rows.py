@@ -16,12 +16,14 @@ model picks between them, so a layer where the call does not pay keeps its tile)
 
 from __future__ import annotations
 
-from toolchain.kernel.form import Kernel
+from toolchain.kernel.form import Const, Kernel, Load
 from toolchain.loops.access import _deps, _flat_index
+from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.tables import DOT_WIDTH
 
-__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim"]
+__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim",
+           "dense_rows_only", "padded_tail"]
 
 DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
 DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
@@ -31,13 +33,13 @@ DENSE_ROWS_DOTS = frozenset({"dsp"})
 # code: per packed step, a pair of rows (11 per two steps, the loop's 2 per four) and a
 # lone row (6 per two steps and 2 for the loop); per pair and per lone row, their setup
 # and the sums' store; per call its frame and arguments (the generated side's too); per
-# step the input's pairing, once a pixel (8 per two steps).
+# step the input's pairing, once a pixel (12 per four steps).
 PAIR_STEP = 6.0
 LONE_STEP = 4.0
-PER_PAIR = 22
-PER_LONE = 16
-PER_CALL = 24
-STAGE_STEP = 4.0
+PER_PAIR = 17
+PER_LONE = 12
+PER_CALL = 26
+STAGE_STEP = 3.0
 # Tiles tried: every factor up to the largest, and the whole dim where it is at most it.
 # A tile's epilogues are written out, one per output (the code grows with it).
 TILE_ROWS = (2, 4, 6, 8, 12, 16)
@@ -58,7 +60,7 @@ def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
     x, w = ops if ops[1].operand in k.paired else ops[::-1]
     if w.operand not in k.paired or x.operand in k.paired:
         return None
-    if any(ld.pad is not None or ld.valid is not None for ld in (x, w)):
+    if w.pad is not None or x.valid is not None or w.valid is not None:
         return None
     reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
     rows = [d for d in range(k.n_parallel) if k.domain[d] > 1]
@@ -73,7 +75,49 @@ def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
         return None
     if fw.coeff(r) != 1 or fw.coeff(c) != n or fw.const % n:
         return None
+    if x.pad is not None and padded_tail(k, x, r) is None:
+        return None
     return c
+
+
+def padded_tail(k: Kernel, x: Load, r: int) -> int | None:
+    """The input's real elements along reduced dim r where its load `x` is padded past
+    them (a dense layer's input channels padded to whole words, schedule/
+    pad_channels.py, with the pad fused): the kernel reads the last word whole and puts
+    the pad value in its bytes past them. The dim's extent when x is not padded; None
+    for any other padding (an index that may leave the operand otherwise, a pad that
+    is no integer constant, more than the last word padded)."""
+    if x.pad is None:
+        return k.domain[r]
+    if not (isinstance(x.pad, Const) and x.pad.dtype.is_integer):
+        return None
+    shape = k.operands[x.operand].shape
+    real = None
+    for idx, size in zip(x.index, shape, strict=True):
+        f = affine_of(idx)
+        if f is None:
+            return None
+        terms = [(d, c) for d, c in f.terms if k.domain[d] > 1]
+        if terms == [(r, 1)] and f.const == 0:
+            real = size
+        elif terms or not 0 <= f.const < size:
+            return None
+    n = k.domain[r]
+    if real is None or not n - DOT_WIDTH < real <= n:
+        return None
+    return real
+
+
+def dense_rows_only(k: Kernel, int8_dot: str) -> bool:
+    """Whether the dense-rows tiles are the only candidates for `k`: its input is
+    padded (the pad fused, schedule/pad_channels.py), which the kernel pads itself but
+    another packed tile gathers value by value with a bounds test each, tile by tile
+    (cortex-m4, 13 -> 10 padded to 16: 748 instructions in 4-row tiles)."""
+    c = dense_rows_dim(k, int8_dot)
+    if c is None:
+        return False
+    x = next(ld for ld in dot_operands(k) if ld.operand not in k.paired)
+    return x.pad is not None
 
 
 def dense_rows_cost(rows: int, steps: int) -> float:

@@ -40,7 +40,7 @@ from toolchain.loops.cost import (
     _ukernel_tile,
     float_lanes,
 )
-from toolchain.loops.dense_rows import dense_rows_candidates
+from toolchain.loops.dense_rows import dense_rows_candidates, dense_rows_only
 from toolchain.loops.depthwise import row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
@@ -198,7 +198,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
     candidates += _staged_window_candidates(k, s, dot, interior)
-    candidates += dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
+    dense = dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
+    candidates = dense if dense_rows_only(k, row.int8_dot) else candidates + dense
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
 

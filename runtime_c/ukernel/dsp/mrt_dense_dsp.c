@@ -37,116 +37,154 @@
   "smlad  r12, r6, r10, r12\n" \
   "smlad  r12, r7, r11, r12\n"
 
+/* One step of a row pair (an odd step count's first): r1 the paired input, r2 and r3
+ * the rows, r12 and lr their sums. */
+#define MRT_DENSE_PAIR_STEP \
+  "ldrd   r4, r5, [r1], #8\n" \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  "ldrd   r8, r9, [r3], #8\n" \
+  "smlad  lr, r4, r8, lr\n" \
+  "smlad  lr, r5, r9, lr\n"
+
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
  * rows follow one another). x: the int8 input (word-aligned), paired into buf (8*steps
  * bytes, word-aligned) first; or NULL when buf already holds it paired (a later tile of
- * the same pixel). steps >= 1, rows >= 1; w word-aligned.
+ * the same pixel). tail: 0, or n | pad << 8 when only the last word's first n bytes
+ * (1-3) are the input's (a dense layer's inputs padded to whole words): the others are
+ * taken as the pad value (the word is read whole: it is aligned, so never past the
+ * memory the input's last byte is in). steps >= 1, rows >= 1; w and sums word-aligned.
  *
- * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the rows left,
- * sp+8 the bytes of a row (8*steps), sp+12 steps; the arguments rows and buf at sp+52
- * and sp+56.
- * Per pair the steps run in passes of 4 (two of MRT_DENSE_PAIR_2STEPS), a count of 2 mod
- * 4 entering the first pass at its second half, then an odd last step alone. */
+ * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the last pair's
+ * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+8 the
+ * bytes of a row (8*steps), sp+12 steps; the arguments rows, buf and tail at sp+52, 56
+ * and 60.
+ * A pair runs an odd step count's first step alone, then 2 steps where steps mod 4 is 2
+ * or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS); neither LDM nor SMLAD sets
+ * the flags, so one shift's carry and zero decide all three. */
 __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
                                                            const int16_t *w, uint32_t steps,
-                                                           uint32_t rows, int16_t *buf)
+                                                           uint32_t rows, int16_t *buf,
+                                                           uint32_t tail)
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
         "sub    sp, sp, #16\n"
         "str    r0, [sp, #0]\n"
         "str    r3, [sp, #12]\n"
-        "lsls   r0, r3, #3\n"
-        "str    r0, [sp, #8]\n"             /* bytes a row */
+        "lsls   r4, r3, #3\n"
+        "str    r4, [sp, #8]\n"             /* bytes a row */
+        "ldr    r4, [sp, #52]\n"            /* rows */
+        "add    r4, r0, r4, lsl #2\n"
+        "subs   r4, r4, #8\n"
+        "str    r4, [sp, #4]\n"             /* the last pair's sums */
         "ldr    r12, [sp, #56]\n"           /* buf */
-        "cbz    r1, 20f\n"                  /* already paired */
-        /* The input paired into buf: two steps (8 values) a pass, 4 words stored. */
-        "lsrs   r0, r3, #1\n"
+        "cmp    r1, #0\n"
+        "beq    20f\n"                      /* already paired */
+        /* The input paired into buf: 4 steps (16 values) a pass, then the others one by
+         * one. */
+        "lsrs   r0, r3, #2\n"
         "beq    12f\n"
         "11:\n"
-        "ldrd   r4, r6, [r1], #8\n"
+        "ldm    r1!, {r4, r6, r8, r10}\n"
         "sxtb16 r5, r4, ror #8\n"
         "sxtb16 r4, r4\n"
         "sxtb16 r7, r6, ror #8\n"
         "sxtb16 r6, r6\n"
-        "stm    r12!, {r4-r7}\n"
+        "sxtb16 r9, r8, ror #8\n"
+        "sxtb16 r8, r8\n"
+        "sxtb16 r11, r10, ror #8\n"
+        "sxtb16 r10, r10\n"
+        "stm    r12!, {r4-r11}\n"
         "subs   r0, r0, #1\n"
         "bne    11b\n"
         "12:\n"
-        "lsls   r0, r3, #31\n"              /* Z: steps even */
-        "beq    20f\n"
-        "ldr    r4, [r1]\n"
+        "ands   r0, r3, #3\n"
+        "beq    14f\n"
+        "13:\n"
+        "ldr    r4, [r1], #4\n"
         "sxtb16 r5, r4, ror #8\n"
         "sxtb16 r4, r4\n"
-        "strd   r4, r5, [r12]\n"
+        "strd   r4, r5, [r12], #8\n"
+        "subs   r0, r0, #1\n"
+        "bne    13b\n"
+        /* A padded last word: its bytes past the real ones (tail's low byte) are the pad
+         * value (its second byte), paired again. */
+        "14:\n"
+        "ldr    r0, [sp, #60]\n"
+        "cbz    r0, 20f\n"
+        "uxtb   r4, r0\n"
+        "lsls   r4, r4, #3\n"
+        "mov    r5, #1\n"
+        "lsl    r5, r5, r4\n"
+        "subs   r5, r5, #1\n"              /* the real bytes' mask */
+        "ubfx   r6, r0, #8, #8\n"
+        "mov    r7, #0x01010101\n"
+        "mul    r6, r6, r7\n"              /* the pad value in every byte */
+        "ldr    r4, [r1, #-4]\n"
+        "and    r4, r4, r5\n"
+        "bic    r6, r6, r5\n"
+        "orr    r4, r4, r6\n"
+        "sxtb16 r5, r4, ror #8\n"
+        "sxtb16 r4, r4\n"
+        "strd   r4, r5, [r12, #-8]\n"
         "20:\n"
-        "ldr    r0, [sp, #52]\n"            /* rows */
-        "cmp    r0, #2\n"
-        "blo    40f\n"
+        "ldr    r0, [sp, #0]\n"
+        "ldr    r4, [sp, #4]\n"
+        "cmp    r0, r4\n"
+        "bhi    40f\n"                      /* a lone row */
         /* Row pairs. */
         "30:\n"
-        "str    r0, [sp, #4]\n"
+        "ldrd   r12, lr, [r0]\n"
         "ldr    r3, [sp, #8]\n"
         "add    r3, r2, r3\n"               /* the pair's second row */
         "ldr    r1, [sp, #56]\n"
-        "ldr    r0, [sp, #0]\n"
-        "ldrd   r12, lr, [r0]\n"
         "ldr    r0, [sp, #12]\n"
-        "lsrs   r0, r0, #2\n"               /* passes of 4 steps; C: 2 steps more */
-        "bcs    33f\n"
-        "beq    35f\n"
+        "lsrs   r0, r0, #1\n"               /* C: an odd step */
+        "bcc    31f\n"
+        MRT_DENSE_PAIR_STEP
         "31:\n"
+        "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */
+        "bcc    32f\n"
         MRT_DENSE_PAIR_2STEPS
         "32:\n"
+        "beq    35f\n"
+        "33:\n"
+        MRT_DENSE_PAIR_2STEPS
         MRT_DENSE_PAIR_2STEPS
         "subs   r0, r0, #1\n"
-        "bne    31b\n"
-        "b      35f\n"
-        "33:\n"
-        "adds   r0, r0, #1\n"
-        "b      32b\n"
+        "bne    33b\n"
         "35:\n"
-        "ldr    r0, [sp, #12]\n"
-        "lsls   r0, r0, #31\n"              /* Z: steps even */
-        "beq    36f\n"
-        "ldrd   r4, r5, [r1]\n"
-        "ldrd   r8, r9, [r2], #8\n"
-        "smlad  r12, r4, r8, r12\n"
-        "smlad  r12, r5, r9, r12\n"
-        "ldrd   r8, r9, [r3], #8\n"
-        "smlad  lr, r4, r8, lr\n"
-        "smlad  lr, r5, r9, lr\n"
-        "36:\n"
         "ldr    r0, [sp, #0]\n"
         "strd   r12, lr, [r0], #8\n"
         "str    r0, [sp, #0]\n"
         "mov    r2, r3\n"                   /* the next pair: the row after the second */
-        "ldr    r0, [sp, #4]\n"
-        "subs   r0, r0, #2\n"
-        "cmp    r0, #2\n"
-        "bhs    30b\n"
-        /* A lone last row (r0: 0 or 1 rows left). */
+        "ldr    r4, [sp, #4]\n"
+        "cmp    r0, r4\n"
+        "bls    30b\n"
+        /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */
         "40:\n"
-        "cbz    r0, 50f\n"
-        "ldr    r1, [sp, #56]\n"
-        "ldr    r0, [sp, #0]\n"
+        "ldr    r4, [sp, #4]\n"
+        "subs   r4, r0, r4\n"
+        "cmp    r4, #4\n"
+        "bne    50f\n"
         "ldr    r12, [r0]\n"
+        "ldr    r1, [sp, #56]\n"
         "ldr    r0, [sp, #12]\n"
-        "lsrs   r0, r0, #1\n"               /* passes of 2 steps */
-        "beq    42f\n"
-        "41:\n"
-        MRT_DENSE_ROW_2STEPS
-        "subs   r0, r0, #1\n"
-        "bne    41b\n"
-        "42:\n"
-        "ldr    r0, [sp, #12]\n"
-        "lsls   r0, r0, #31\n"
-        "beq    43f\n"
-        "ldrd   r4, r5, [r1]\n"
-        "ldrd   r8, r9, [r2]\n"
+        "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */
+        "bcc    41f\n"
+        "ldrd   r4, r5, [r1], #8\n"
+        "ldrd   r8, r9, [r2], #8\n"
         "smlad  r12, r4, r8, r12\n"
         "smlad  r12, r5, r9, r12\n"
+        "41:\n"
+        "beq    43f\n"
+        "42:\n"
+        MRT_DENSE_ROW_2STEPS
+        "subs   r0, r0, #1\n"
+        "bne    42b\n"
         "43:\n"
         "ldr    r0, [sp, #0]\n"
         "str    r12, [r0]\n"
