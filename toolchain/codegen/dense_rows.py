@@ -13,6 +13,9 @@ sums, so the outputs are the reference's bit for bit (tests/codegen/test_dense_r
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import replace
+
 from llvmlite import ir
 
 from toolchain.codegen.addresses import flat_offset
@@ -23,6 +26,7 @@ from toolchain.loops.patterns import dot_operands
 
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
+DENSE_ROWS_DSP = "dsp"  # the SIMD row's dot kind whose staging a window's tile reuses
 
 
 class DenseRowsEmitter:
@@ -35,6 +39,9 @@ class DenseRowsEmitter:
         call and returns True where the nest is a dense-rows one; False otherwise."""
         if self.nest.dot != DENSE_ROWS_KIND:
             return False
+        if "window" in self.staged:
+            self._window_rows_call(points, slots)
+            return True
         operands = dot_operands(self.k)
         if operands is None:
             raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile without its two "
@@ -69,7 +76,6 @@ class DenseRowsEmitter:
             buf = b.alloca(ir.ArrayType(ir.IntType(16), steps * WIDTH), name="dense_x")
             buf.align = 8
             self.staged[DENSE_ROWS_KIND] = buf
-        sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
         b.position_at_end(here)
         x_ptr = self._ukernel_pointer(*xs.pop())
         (c,) = [dim for dim, n in self.nest.blocks if n > 1] or [None]
@@ -81,6 +87,23 @@ class DenseRowsEmitter:
             self.point[c] = saved
             first_tile = b.icmp_unsigned("==", start, ir.Constant(I32, 0))
             x_ptr = b.select(first_tile, x_ptr, ir.Constant(PTR, None))
+        # The last word's real elements and the pad value past them (0: a whole word).
+        tail = 0 if real == steps * WIDTH else (int(x.pad.value) & 0xFF) << 8 | real % WIDTH
+        zero = ir.Constant(I32, 0)
+        self._dense_rows_call(points, slots, order, x_ptr, self._ukernel_pointer(*first),
+                              steps, b.gep(buf, [zero, zero], inbounds=True), tail)
+        return True
+
+    def _dense_rows_call(self, points: list[dict[int, int]], slots: list[ir.Value],
+                         order: list[int], x: ir.Value, w: ir.Value, steps: int,
+                         buf: ir.Value, tail: int) -> None:
+        """The call over the tile's points in row order `order`, their accumulators
+        through a stack array (the init in, the sum out)."""
+        b = self.b
+        here = b.block
+        b.position_at_start(self.fn.entry_basic_block)
+        sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
+        b.position_at_end(here)
         fn = b.module.globals.get(DENSE_ROWS_SYMBOL)
         if fn is None:
             fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR, I32])
@@ -90,15 +113,56 @@ class DenseRowsEmitter:
                  for i in range(len(points))]
         for cell, j in zip(cells, order, strict=True):
             b.store(b.load(slots[j]), cell)
-        # The last word's real elements and the pad value past them (0: a whole word).
-        tail = 0 if real == steps * WIDTH else (int(x.pad.value) & 0xFF) << 8 | real % WIDTH
-        b.call(fn, [b.gep(sums, [zero, zero], inbounds=True), x_ptr,
-                    self._ukernel_pointer(*first), ir.Constant(I32, steps),
-                    ir.Constant(I32, len(points)),
-                    b.gep(buf, [zero, zero], inbounds=True), ir.Constant(I32, tail)])
+        b.call(fn, [cells[0], x, w, ir.Constant(I32, steps), ir.Constant(I32, len(points)),
+                    buf, ir.Constant(I32, tail)])
         for cell, j in zip(cells, order, strict=True):
             b.store(b.load(cell), slots[j])
-        return True
+
+    def stage_input(self) -> None:
+        """Nest.stage for a window's dense-rows tile: the window staged as for the 1x4
+        kernel's staged windows (codegen/dot_ukernel.py, whose pairing it reads by the
+        nest's DSP kind)."""
+        if self.nest.dot != DENSE_ROWS_KIND:
+            super().stage_input()
+            return
+        nest = self.nest
+        self.nest = replace(nest, dot=DENSE_ROWS_DSP)
+        try:
+            super().stage_input()
+        finally:
+            self.nest = nest
+
+    def _window_rows_call(self, points: list[dict[int, int]], slots: list[ir.Value]) -> None:
+        """A window's tile of output channels over its staged window (stage_input): one
+        call over every tap's steps, the input already paired (x NULL), each channel's
+        weights one row running on from tap to tap, rows one after another."""
+        buf, total = self.staged["window"]
+        operands = dot_operands(self.k)
+        w = next(ld for ld in operands if ld.operand in self.k.paired)
+        unroll = self.nest.unroll
+        taps = list(itertools.product(*[range(self.k.domain[u]) for u in unroll]))
+        self._ukernel_bases = {}
+        rows = []
+        for p in points:
+            self.point.update(p)
+            for u in unroll:
+                self.point[u] = 0
+            word = self._ukernel_word(w)
+            if word is None:
+                raise EmitError(f"kernel {self.k.name!r}: a window's dense-rows weights "
+                                "are checked or unaligned")
+            rows.append(word)
+        order = sorted(range(len(points)), key=lambda j: rows[j][2])
+        first = rows[order[0]]
+        if any(rows[j][:2] != first[:2] or rows[j][2] != first[2] + i * total * WIDTH
+               for i, j in enumerate(order)):
+            raise EmitError(f"kernel {self.k.name!r}: a window's dense-rows weight rows do "
+                            f"not follow one another ({len(taps)} taps)")
+        zero = ir.Constant(I32, 0)
+        self._dense_rows_call(points, slots, order, ir.Constant(PTR, None),
+                              self._ukernel_pointer(*first), total,
+                              self.b.gep(buf, [zero, zero], inbounds=True,
+                                         source_etype=buf.allocated_type), 0)
 
     def _input_word(self, x) -> tuple[int, tuple, int] | None:
         """(buffer, base key, element offset) of the input's first word at the current

@@ -63,8 +63,8 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  DenseRowsEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter):
+class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
+                  UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 

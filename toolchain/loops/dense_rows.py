@@ -17,13 +17,13 @@ model picks between them, so a layer where the call does not pay keeps its tile)
 from __future__ import annotations
 
 from toolchain.kernel.form import Const, Kernel, Load
-from toolchain.loops.access import _deps, _flat_index
+from toolchain.loops.access import _deps, _flat_index, _never_padded, _packing
 from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands, int16_dot
-from toolchain.loops.tables import DOT_WIDTH
+from toolchain.loops.tables import DOT_WIDTH, GATHERED_LOAD, UNPACKED_LOAD
 
 __all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim",
-           "dense_rows_only", "padded_tail"]
+           "dense_rows_only", "padded_tail", "window_rows_candidates", "window_rows_stage"]
 
 DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
 DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
@@ -149,3 +149,87 @@ def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
         code = (t + rest) * epilogue + PER_CALL * (1 + bool(rest))
         out.append(((False, cost, t, 1), code, {c: t}, (), (r,), 1, DENSE_ROWS_KIND, 1))
     return out
+
+
+# A window's tile of output channels takes the call (its window staged once per pixel,
+# the call reading every tap) up to this many channels: fewer than the 1x4 kernel's
+# staged windows take (2 tiles of 4, loops/tables.py STAGE_MIN_WINDOW_TILES), where a
+# 5x5 window over 32 channels to 4 outputs ran at 0.49 MAC per instruction on cortex-m4
+# and to 1 to 3 outputs (generated code, no tile of 4) at 0.36-0.42.
+WINDOW_MAX_ROWS = 16
+
+
+def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
+    """The output-channel dim of a convolution window whose tile of all its channels
+    takes one call per pixel over its staged window (Nest.stage: the input of every tap
+    paired once, codegen/dot_ukernel.py stage_input), else None: an int8 dot product on a
+    SIMD row with the kernel, paired weights, its taps and a packed dim of whole words
+    (the packed dim the innermost reduced one, the input read in words or gathered),
+    the output channels the innermost parallel dim, at most WINDOW_MAX_ROWS of them, that
+    the input does not depend on, and each channel's weights one row of the taps in the
+    staged order (the first tap dim slowest, then the packed dim), rows one after
+    another; the input unchecked but for a constant pad."""
+    if int8_dot not in DENSE_ROWS_DOTS:
+        return None
+    ops = dot_operands(k)
+    if ops is None or int16_dot(k):
+        return None
+    x, w = ops if ops[1].operand in k.paired else ops[::-1]
+    if w.operand not in k.paired or x.operand in k.paired or w.pad is not None or \
+            w.valid is not None or x.valid is not None:
+        return None
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    if len(reduced) < 2:
+        return None
+    *taps, packed = reduced
+    c = k.n_parallel - 1
+    if k.domain[packed] % DOT_WIDTH or _packing(k, packed, int8_dot) is None or \
+            not 1 < k.domain[c] <= WINDOW_MAX_ROWS or c in _deps(x):
+        return None
+    if not (x.pad is None or isinstance(x.pad, Const) or _never_padded(k, x)):
+        return None
+    fw = _flat_index(k, w)
+    length = 1
+    for d in reduced:
+        length *= k.domain[d]
+    if fw is None or fw.const % length or fw.coeff(c) != length:
+        return None
+    stride = 1
+    expected = {c: length}
+    for d in reversed(reduced):
+        expected[d] = stride
+        stride *= k.domain[d]
+    if any(expected.get(d) != co for d, co in fw.terms if k.domain[d] > 1):
+        return None
+    return c
+
+
+def window_rows_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tuple]:
+    """The candidate tuple of a window's staged tile of all its output channels in one
+    call per pixel (window_rows_dim), costed as loops/rules.py costs the 1x4 kernel's
+    staged windows: per pixel the staging (a gathered or unpacked load a step), the
+    call, per output the epilogue and the sum's load. [] where it does not apply."""
+    c = window_rows_dim(k, int8_dot)
+    if c is None:
+        return []
+    reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
+    *taps, packed = reduced
+    steps = k.domain[packed] // DOT_WIDTH
+    for t in taps:
+        steps *= k.domain[t]
+    rows = k.domain[c]
+    gathered = bool(_packing(k, packed, int8_dot))
+    stage = steps * (GATHERED_LOAD if gathered else UNPACKED_LOAD)
+    pixels = 1
+    for d in range(k.n_parallel - 1):
+        pixels *= k.domain[d]
+    cost = pixels * (dense_rows_cost(rows, steps) + stage + rows * (epilogue + 1))
+    code = rows * epilogue + PER_CALL + stage
+    return [((False, cost, rows, 1), code, {c: rows}, tuple(taps), (packed,), 1,
+             DENSE_ROWS_KIND, 1)]
+
+
+def window_rows_stage(kind: str, unroll: tuple[int, ...]) -> int:
+    """Nest.stage of a tile of `kind` with taps `unroll`: 1 (the window staged once per
+    pixel) for a window's dense-rows tile, else 0."""
+    return 1 if kind == DENSE_ROWS_KIND and unroll else 0

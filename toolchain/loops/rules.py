@@ -40,7 +40,12 @@ from toolchain.loops.cost import (
     _ukernel_tile,
     float_lanes,
 )
-from toolchain.loops.dense_rows import dense_rows_candidates, dense_rows_only
+from toolchain.loops.dense_rows import (
+    dense_rows_candidates,
+    dense_rows_only,
+    window_rows_candidates,
+    window_rows_stage,
+)
 from toolchain.loops.depthwise import row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
@@ -200,6 +205,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     candidates += _staged_window_candidates(k, s, dot, interior)
     dense = dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
     candidates = dense if dense_rows_only(k, row.int8_dot) else candidates + dense
+    candidates += window_rows_candidates(k, row.int8_dot, s.epilogue)
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
 
@@ -231,7 +237,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=kind, vector=width if width > 1 else 0,
-                stage=_stages(s, k, factors, unroll, loops, kind))
+                stage=(_stages(s, k, factors, unroll, loops, kind)
+                       or window_rows_stage(kind, unroll)))
 
 
 def candidate_params(c: tuple) -> dict[str, Any]:
