@@ -7,7 +7,10 @@ The sweep covers what the kernel's paths depend on: input counts that are whole 
 tests/codegen/test_dot_ukernel.py) and ones padded to whole words with the pad fused
 (5, 7, 13, 27, 61, 67, 250: the last word padded by the kernel, 1 to 3 real bytes, and
 odd step counts); output counts of one row, odd and even, one tile (10, 13) and several
-(32, 40: the later tiles read the input the first one paired, the last tile smaller).
+(32, 40: the later tiles read the input the first one paired, the last tile smaller);
+and convolution windows with 2 to 16 output channels, one call per pixel over the
+window staged by the 1x4 kernel's staging (5x5, 3x3, 1x7, stride 2, dilation 2, VALID,
+input channels padded to whole words).
 """
 
 from __future__ import annotations
@@ -37,11 +40,27 @@ SWEEP = [(8, 10), (16, 10), (64, 10), (128, 10), (5, 10), (7, 10), (13, 10), (27
          (61, 2), (27, 3), (16, 13), (67, 7)]
 
 
-def _model(tmp_path: Path, layers: list[tuple[int, int]]) -> tuple[Path, list[np.ndarray]]:
+# A window's output channels (2 to 16) in one call per pixel over its staged window:
+# int8_layer_op's conv keywords (h, w, cin, cout, kh, kw, stride, dilation, padding).
+WINDOWS = [dict(h=7, w=5, cin=32, cout=4, kh=5, kw=5), dict(h=7, w=5, cin=32, cout=3, kh=5, kw=5),
+           dict(h=7, w=5, cin=32, cout=7, kh=3, kw=3), dict(h=6, w=5, cin=32, cout=13, kh=1, kw=7),
+           dict(h=7, w=6, cin=13, cout=5, kh=3, kw=3),  # input channels padded to 16
+           dict(h=8, w=8, cin=16, cout=6, kh=3, kw=3, stride=2),
+           dict(h=7, w=6, cin=8, cout=3, kh=3, kw=3, dilation=2),
+           dict(h=7, w=5, cin=12, cout=2, kh=3, kw=3, padding="VALID"),
+           dict(h=5, w=5, cin=8, cout=16, kh=5, kw=5)]
+
+
+def _model(tmp_path: Path, layers: list[tuple[int, int] | dict]
+           ) -> tuple[Path, list[np.ndarray]]:
     rng = np.random.default_rng(21)
     ops, xs, ys = [], [], []
-    for i, (cin, cout) in enumerate(layers):
-        op, x, y = int8_layer_op(rng, "dense", 1, 1, cin, cout, name=f"L{i}")
+    for i, layer in enumerate(layers):
+        if isinstance(layer, dict):
+            op, x, y = int8_layer_op(rng, "conv", name=f"L{i}", **layer)
+        else:
+            cin, cout = layer
+            op, x, y = int8_layer_op(rng, "dense", 1, 1, cin, cout, name=f"L{i}")
         ops.append(op)
         xs.append(x)
         ys.append(y)
@@ -51,14 +70,14 @@ def _model(tmp_path: Path, layers: list[tuple[int, int]]) -> tuple[Path, list[np
     return path, inputs
 
 
-def _check(tmp_path: Path, board: str, layers: list[tuple[int, int]]) -> None:
+def _check(tmp_path: Path, board: str, layers: list[tuple[int, int] | dict]) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     path, inputs = _model(tmp_path, layers)
     build = minirt.build(path, board, out_dir=tmp_path / board)
     run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
     want, _ = run_tflm(path.read_bytes(), inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"dense {layers[i]} differs from TFLite Micro on {board}"
+        assert np.array_equal(a, b), f"layer {layers[i]} differs from TFLite Micro on {board}"
     with open(build.elf, "rb") as f:
         symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
     assert DENSE_ROWS_SYMBOL in symbols
@@ -68,9 +87,14 @@ def test_dense_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     _check(tmp_path, "cortex-m4", SWEEP)
 
 
+def test_window_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+    _check(tmp_path, "cortex-m4", WINDOWS)
+
+
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_dense_bit_exact_on_other_dsp_boards(tmp_path: Path, board: str) -> None:
-    _check(tmp_path, board, [(64, 10), (67, 32), (13, 40), (250, 10), (27, 3)])
+    _check(tmp_path, board, [(64, 10), (67, 32), (13, 40), (250, 10), (27, 3), WINDOWS[0],
+                             WINDOWS[3], WINDOWS[4], WINDOWS[6]])
 
 
 def _dense(n_out: int, n_in: int, real: int | None = None, paired: bool = True) -> Kernel:

@@ -8,9 +8,10 @@ channels per tile) and over 32 and 20 with 3 or more tiles a pixel (two pixels s
 together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd row
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
-over 16 channels with 12 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (5x5 windows over 32 and 12 channels as well, and one
-with 13 and one with 8 outputs); and a 10x4 window over one input channel, whose rows start at odd
+over 16 channels with 20 outputs, whose window is staged once per pixel and read by one
+call per tile, at the border too (5x5 windows over 32 and 12 channels as well; with 8,
+12 and 13 outputs the window's tile is one dense-rows call, loops/dense_rows.py); and a
+10x4 window over one input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
@@ -103,17 +104,20 @@ CASES = {
     "conv3x3-64": (lambda rng: conv(rng, 3, 64, 4, (4, 4)), RUNS),
     "conv3x3-32": (lambda rng: conv(rng, 3, 32, 4, (4, 5)), RUNS),  # 1 tile: not staged
     # 3 tiles a pixel: the window staged (its taps outside the input as the pad value),
-    # one call over its 9 x 4 steps, border pixels included
-    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), STAGED),
+    # one call over its 9 x 4 steps, border pixels included (20 outputs: up to 16, a
+    # window's outputs are one dense-rows call, loops/dense_rows.py)
+    "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 20, (5, 6)), STAGED),
+    "conv3x3-12-rows": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), DENSE_ROWS_SYMBOL),
     # a 5x5 window of whole words, staged once per pixel as the 3x3 (its 25 x 8 steps
     # were a packed loop per tap, 0.55 MAC per instruction on cortex-m4, now 1.1)
-    "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), STAGED),
+    "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 20, (5, 6)), STAGED),
+    "conv5x5-12-rows": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), DENSE_ROWS_SYMBOL),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
-    "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), STAGED),
-    # 13 outputs: 3 staged tiles, the 13th channel generated code
-    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), STAGED),
-    # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
-    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), STAGED),
+    "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 20, (5, 6)), STAGED),
+    # 13 and 8 outputs: one dense-rows call over the staged window, 6 pairs and a lone
+    # row, 4 pairs
+    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
+    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), DENSE_ROWS_SYMBOL),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),
