@@ -9,8 +9,9 @@ together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd 
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 20 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (5x5 windows over 32 and 12 channels as well; with 8,
-12 and 13 outputs the window's tile is one dense-rows call, loops/dense_rows.py); and a
+call per tile, at the border too (5x5 windows over 32 and 12 channels as well, and one
+with 8 outputs; with 7 and 13 outputs, no whole tiles of 4, the window's tile is one
+dense-rows call, loops/dense_rows.py); and a
 10x4 window over one input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
@@ -107,17 +108,17 @@ CASES = {
     # one call over its 9 x 4 steps, border pixels included (20 outputs: up to 16, a
     # window's outputs are one dense-rows call, loops/dense_rows.py)
     "conv3x3-staged": (lambda rng: conv(rng, 3, 16, 20, (5, 6)), STAGED),
-    "conv3x3-12-rows": (lambda rng: conv(rng, 3, 16, 12, (5, 6)), DENSE_ROWS_SYMBOL),
+    "conv3x3-13-rows": (lambda rng: conv(rng, 3, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
     # a 5x5 window of whole words, staged once per pixel as the 3x3 (its 25 x 8 steps
     # were a packed loop per tap, 0.55 MAC per instruction on cortex-m4, now 1.1)
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 20, (5, 6)), STAGED),
-    "conv5x5-12-rows": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), DENSE_ROWS_SYMBOL),
+    "conv5x5-7-rows": (lambda rng: conv(rng, 5, 32, 7, (5, 6)), DENSE_ROWS_SYMBOL),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
     "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 20, (5, 6)), STAGED),
-    # 13 and 8 outputs: one dense-rows call over the staged window, 6 pairs and a lone
-    # row, 4 pairs
+    # 13 outputs: one dense-rows call over the staged window, 6 pairs and a lone row
     "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
-    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), DENSE_ROWS_SYMBOL),
+    # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
+    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), STAGED),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),

@@ -20,7 +20,13 @@ from toolchain.kernel.form import Const, Kernel, Load
 from toolchain.loops.access import _deps, _flat_index, _never_padded, _packing
 from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands, int16_dot
-from toolchain.loops.tables import DOT_WIDTH, GATHERED_LOAD, UNPACKED_LOAD
+from toolchain.loops.tables import (
+    DOT_WIDTH,
+    GATHERED_LOAD,
+    STAGE_MIN_WINDOW_TILES,
+    UKERNELS,
+    UNPACKED_LOAD,
+)
 
 __all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim",
            "dense_rows_only", "padded_tail", "window_rows_candidates", "window_rows_stage"]
@@ -32,17 +38,25 @@ DENSE_ROWS_DOTS = frozenset({"dsp"})
 # Instructions of the kernel (runtime_c/ukernel/dsp/mrt_dense_dsp.c), counted from its
 # code: per packed step, a pair of rows (11 per two steps, the loop's 2 per four) and a
 # lone row (6 per two steps and 2 for the loop); per pair and per lone row, their setup
-# and the sums' store; per call its frame and arguments (the generated side's too); per
+# and the sums' store; per call its frame and arguments (the generated side's too, and
+# per output the accumulator's trip through the stack, 2 instructions); per
 # step the input's pairing, once a pixel (12 per four steps).
 PAIR_STEP = 6.0
 LONE_STEP = 4.0
 PER_PAIR = 17
 PER_LONE = 12
-PER_CALL = 26
+PER_CALL = 36
 STAGE_STEP = 3.0
+# A call of the pairing (mrt_pair4_s8) besides its words: the call, its frame, the tests.
+PAIR_CALL = 12
 # Tiles tried: every factor up to the largest, and the whole dim where it is at most it.
 # A tile's epilogues are written out, one per output (the code grows with it).
 TILE_ROWS = (2, 4, 6, 8, 12, 16)
+# Rows past one tile (more outputs than the budget's max_tile) take the call from this
+# many steps on: below, the 1x4 kernel's staged tiles were faster (cortex-m4, 32 -> 32:
+# 1,633 instructions against 1,719 in two calls of 16 rows; 48 -> 32: 2,077 against
+# 2,117; 64 -> 32 2,521 against 2,511; ad01_int8's 128- and 640-input layers gain).
+MIN_STEPS_SEVERAL_TILES = 16
 
 
 def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
@@ -138,6 +152,8 @@ def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
         return []
     (r,) = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
     n, steps = k.domain[c], k.domain[r] // DOT_WIDTH
+    if n > max_tile and steps < MIN_STEPS_SEVERAL_TILES and x_load(k).pad is None:
+        return []
     sizes = {t for t in TILE_ROWS if t <= min(n, max_tile)}
     if n <= max_tile:
         sizes.add(n)
@@ -145,18 +161,22 @@ def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
     for t in sorted(sizes):
         full, rest = divmod(n, t)
         calls = full * dense_rows_cost(t, steps) + (dense_rows_cost(rest, steps) if rest else 0)
-        cost = calls + steps * STAGE_STEP + n * (epilogue + 1)
+        cost = calls + steps * STAGE_STEP + n * (epilogue + 2)
         code = (t + rest) * epilogue + PER_CALL * (1 + bool(rest))
         out.append(((False, cost, t, 1), code, {c: t}, (), (r,), 1, DENSE_ROWS_KIND, 1))
     return out
 
 
 # A window's tile of output channels takes the call (its window staged once per pixel,
-# the call reading every tap) up to this many channels: fewer than the 1x4 kernel's
-# staged windows take (2 tiles of 4, loops/tables.py STAGE_MIN_WINDOW_TILES), where a
-# 5x5 window over 32 channels to 4 outputs ran at 0.49 MAC per instruction on cortex-m4
-# and to 1 to 3 outputs (generated code, no tile of 4) at 0.36-0.42.
+# the call reading every tap) up to this many channels, where they are no multiple of
+# the 1x4 kernel's rows or fewer than its staged windows take (2 tiles of 4,
+# loops/tables.py STAGE_MIN_WINDOW_TILES): a 5x5 window over 32 channels to 4 outputs
+# ran at 0.49 MAC per instruction on cortex-m4, to 1 to 3 outputs (generated code, no
+# tile of 4) at 0.36-0.42. Whole tiles of 4 keep the 1x4 kernel, whose staged tiles the
+# 2x4 kernel takes two pixels at a time where it can (3x3 dilated by 2 over 13 channels
+# to 16: 267,828 instructions, 295,850 as one call over 16 rows).
 WINDOW_MAX_ROWS = 16
+UK = UKERNELS["dsp"]
 
 
 def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
@@ -183,9 +203,12 @@ def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
         return None
     *taps, packed = reduced
     c = k.n_parallel - 1
+    rows = k.domain[c]
     if k.domain[packed] % DOT_WIDTH or _packing(k, packed, int8_dot) is None or \
-            not 1 < k.domain[c] <= WINDOW_MAX_ROWS or c in _deps(x):
+            not 1 < rows <= WINDOW_MAX_ROWS or c in _deps(x):
         return None
+    if rows % UK.rows == 0 and rows >= STAGE_MIN_WINDOW_TILES * UK.rows:
+        return None  # the 1x4 kernel's staged tiles (two pixels at a time where they can)
     if not (x.pad is None or isinstance(x.pad, Const) or _never_padded(k, x)):
         return None
     fw = _flat_index(k, w)
@@ -219,14 +242,31 @@ def window_rows_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tupl
         steps *= k.domain[t]
     rows = k.domain[c]
     gathered = bool(_packing(k, packed, int8_dot))
-    stage = steps * (GATHERED_LOAD if gathered else UNPACKED_LOAD)
+    if gathered:
+        stage = steps * GATHERED_LOAD
+    else:
+        # A call of mrt_pair4_s8 per run of taps whose inputs follow one another (a
+        # window row's columns over the channels, undilated); a dilated window's taps
+        # are a call each.
+        fx = _flat_index(k, x_load(k))
+        runs = 1
+        for t in taps:
+            runs *= k.domain[t]
+        if fx is not None and fx.coeff(taps[-1]) == k.domain[packed]:
+            runs //= k.domain[taps[-1]]
+        stage = steps * UNPACKED_LOAD + runs * PAIR_CALL
     pixels = 1
     for d in range(k.n_parallel - 1):
         pixels *= k.domain[d]
-    cost = pixels * (dense_rows_cost(rows, steps) + stage + rows * (epilogue + 1))
+    cost = pixels * (dense_rows_cost(rows, steps) + stage + rows * (epilogue + 2))
     code = rows * epilogue + PER_CALL + stage
     return [((False, cost, rows, 1), code, {c: rows}, tuple(taps), (packed,), 1,
              DENSE_ROWS_KIND, 1)]
+
+
+def x_load(k: Kernel) -> Load:
+    """The input load of an int8 dot product whose weights are paired."""
+    return next(ld for ld in dot_operands(k) if ld.operand not in k.paired)
 
 
 def window_rows_stage(kind: str, unroll: tuple[int, ...]) -> int:

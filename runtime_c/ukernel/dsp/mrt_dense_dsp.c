@@ -192,3 +192,44 @@ __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const 
         "add    sp, sp, #16\n"
         "pop    {r4-r11, pc}\n");
 }
+
+/* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py),
+ * as mrt_pair_s8 (mrt_dot_dsp.c) makes them: 4 words a pass (an LDM, 8 SXTB16, an STM:
+ * 3 instructions a word where a word at a time takes 6), then the others one by one
+ * (and fewer than 4 words with no registers saved: as fast as mrt_pair_s8).
+ * The staging of a window for its microkernel calls (codegen/dot_ukernel.py
+ * stage_input, loops/tables.py UKERNELS' pair_symbol). words >= 1; src and dst
+ * word-aligned. */
+__attribute__((naked, used)) void mrt_pair4_s8(int16_t *dst, const int8_t *src, uint32_t words)
+{
+    __asm__ volatile(
+        "cmp    r2, #4\n"
+        "blo    2f\n"                       /* fewer than 4 words: one by one */
+        "lsrs   r3, r2, #2\n"
+        "push   {r4-r11}\n"
+        "1:\n"
+        "ldm    r1!, {r4, r6, r8, r10}\n"
+        "sxtb16 r5, r4, ror #8\n"
+        "sxtb16 r4, r4\n"
+        "sxtb16 r7, r6, ror #8\n"
+        "sxtb16 r6, r6\n"
+        "sxtb16 r9, r8, ror #8\n"
+        "sxtb16 r8, r8\n"
+        "sxtb16 r11, r10, ror #8\n"
+        "sxtb16 r10, r10\n"
+        "stm    r0!, {r4-r11}\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "pop    {r4-r11}\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "2:\n"
+        "ldr    r3, [r1], #4\n"
+        "sxtb16 r12, r3, ror #8\n"
+        "sxtb16 r3, r3\n"
+        "strd   r3, r12, [r0], #8\n"
+        "subs   r2, r2, #1\n"
+        "bne    2b\n"
+        "4:\n"
+        "bx     lr\n");
+}
