@@ -43,9 +43,9 @@ DENSE_ROWS_DOTS = frozenset({"dsp"})
 # step the input's pairing, once a pixel (12 per four steps).
 PAIR_STEP = 6.0
 LONE_STEP = 4.0
-PER_PAIR = 17
+PER_PAIR = 16
 PER_LONE = 12
-PER_CALL = 36
+PER_CALL = 34
 STAGE_STEP = 3.0
 # A call of the pairing (mrt_pair4_s8) besides its words: the call, its frame, the tests.
 PAIR_CALL = 12

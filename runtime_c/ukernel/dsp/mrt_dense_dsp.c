@@ -58,8 +58,8 @@
  * memory the input's last byte is in). steps >= 1, rows >= 1; w and sums word-aligned.
  *
  * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the last pair's
- * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+8 the
- * bytes of a row (8*steps), sp+12 steps; the arguments rows, buf and tail at sp+52, 56
+ * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+12
+ * steps; the arguments rows, buf and tail at sp+52, 56
  * and 60.
  * A pair runs an odd step count's first step alone, then 2 steps where steps mod 4 is 2
  * or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS); neither LDM nor SMLAD sets
@@ -74,8 +74,6 @@ __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const 
         "sub    sp, sp, #16\n"
         "str    r0, [sp, #0]\n"
         "str    r3, [sp, #12]\n"
-        "lsls   r4, r3, #3\n"
-        "str    r4, [sp, #8]\n"             /* bytes a row */
         "ldr    r4, [sp, #52]\n"            /* rows */
         "add    r4, r0, r4, lsl #2\n"
         "subs   r4, r4, #8\n"
@@ -138,10 +136,9 @@ __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const 
         /* Row pairs. */
         "30:\n"
         "ldrd   r12, lr, [r0]\n"
-        "ldr    r3, [sp, #8]\n"
-        "add    r3, r2, r3\n"               /* the pair's second row */
-        "ldr    r1, [sp, #56]\n"
         "ldr    r0, [sp, #12]\n"
+        "add    r3, r2, r0, lsl #3\n"       /* the pair's second row */
+        "ldr    r1, [sp, #56]\n"
         "lsrs   r0, r0, #1\n"               /* C: an odd step */
         "bcc    31f\n"
         MRT_DENSE_PAIR_STEP
