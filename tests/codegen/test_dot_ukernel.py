@@ -9,9 +9,9 @@ together, the weights' rows interleaved: the 2x4 tile, the last pixel of an odd 
 alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant per
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 20 outputs, whose window is staged once per pixel and read by one
-call per tile, at the border too (5x5 windows over 32 and 12 channels as well, and one
-with 8 outputs; with 7 and 13 outputs, no whole tiles of 4, the window's tile is one
-dense-rows call, loops/dense_rows.py); and a
+call per tile, at the border too (5x5 windows over 32 and 12 channels as well; with 7,
+8 and 13 outputs, up to 16, the window's tile is one dense-rows call,
+loops/dense_rows.py); and a
 10x4 window over one input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
@@ -117,8 +117,8 @@ CASES = {
     "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 20, (5, 6)), STAGED),
     # 13 outputs: one dense-rows call over the staged window, 6 pairs and a lone row
     "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
-    # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
-    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), STAGED),
+    # 8 outputs (up to 16, the window's outputs are one dense-rows call: 4 pairs)
+    "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), DENSE_ROWS_SYMBOL),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps
     "conv10x4-gathered": (lambda rng: window_conv(rng, 12, (13, 10)), TWO),

@@ -23,8 +23,6 @@ from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.tables import (
     DOT_WIDTH,
     GATHERED_LOAD,
-    STAGE_MIN_WINDOW_TILES,
-    UKERNELS,
     UNPACKED_LOAD,
 )
 
@@ -168,15 +166,13 @@ def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
 
 
 # A window's tile of output channels takes the call (its window staged once per pixel,
-# the call reading every tap) up to this many channels, where they are no multiple of
-# the 1x4 kernel's rows or fewer than its staged windows take (2 tiles of 4,
-# loops/tables.py STAGE_MIN_WINDOW_TILES): a 5x5 window over 32 channels to 4 outputs
-# ran at 0.49 MAC per instruction on cortex-m4, to 1 to 3 outputs (generated code, no
-# tile of 4) at 0.36-0.42. Whole tiles of 4 keep the 1x4 kernel, whose staged tiles the
-# 2x4 kernel takes two pixels at a time where it can (3x3 dilated by 2 over 13 channels
-# to 16: 267,828 instructions, 295,850 as one call over 16 rows).
+# the call reading every tap) up to this many channels: a 5x5 window over 32 channels to
+# 4 outputs ran at 0.49 MAC per instruction on cortex-m4 in the 1x4 kernel's calls, to
+# 1 to 3 outputs (generated code, no tile of 4) at 0.36-0.42; to 8, 0.92 in its staged
+# tiles (0.99 in one call). Not with the weights' rows interleaved for the 2x4 kernel
+# (schedule/paired.py tries that first: two pixels at a time; 3x3 dilated by 2 over
+# 13 channels to 16: 267,828 instructions that way, 295,850 as one dense-rows call).
 WINDOW_MAX_ROWS = 16
-UK = UKERNELS["dsp"]
 
 
 def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
@@ -207,8 +203,8 @@ def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
     if k.domain[packed] % DOT_WIDTH or _packing(k, packed, int8_dot) is None or \
             not 1 < rows <= WINDOW_MAX_ROWS or c in _deps(x):
         return None
-    if rows % UK.rows == 0 and rows >= STAGE_MIN_WINDOW_TILES * UK.rows:
-        return None  # the 1x4 kernel's staged tiles (two pixels at a time where they can)
+    if k.interleaved:
+        return None  # weights for the 2x4 kernel: two pixels at a time, 1x4 staged tiles
     if not (x.pad is None or isinstance(x.pad, Const) or _never_padded(k, x)):
         return None
     fw = _flat_index(k, w)
