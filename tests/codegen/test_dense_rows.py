@@ -30,6 +30,8 @@ from toolchain.loops.dense_rows import (
     DENSE_ROWS_SYMBOL,
     dense_rows_dim,
     padded_tail,
+    window_rows_candidates,
+    window_rows_dim,
 )
 from toolchain.target import load_target
 from toolchain.types import TensorType, dtype
@@ -131,3 +133,33 @@ def test_the_rules_choose_the_call_for_small_dense_layers() -> None:
     assert nest.dot == DENSE_ROWS_KIND and nest.blocks == ((1, 10),), nest.format()
     (nest,) = choose_schedule(_dense(10, 16, real=13), m4).nests
     assert nest.dot == DENSE_ROWS_KIND, nest.format()
+
+
+def _window(n_out: int, cin: int, taps: int = 3, interleaved: bool = False) -> Kernel:
+    """y[0, i, c] = sum_t,k int32(x[0, i + t, k]) * int32(w[c, t, k]) over a window of
+    `taps` rows (a 3x1 convolution, VALID), the weights paired."""
+    i8, i32 = dtype("i8"), dtype("i32")
+    x = Apply("convert", (Load(0, (Index(0), Apply("add", (Index(1), Index(3)),
+                                                        dtype("i32")), Index(4))),), i32)
+    w = Apply("convert", (Load(1, (Index(2), Index(3), Index(4))),), i32)
+    return Kernel("window", (1, 6, n_out, taps, cin), 3,
+                  (TensorType((1, 6 + taps - 1, cin), i8),
+                   TensorType((n_out, taps, cin), dtype("i16"))),
+                  TensorType((1, 6, n_out), i32), Apply("multiply", (x, w), i32),
+                  combine="add", init=Const(0, i32), paired=(1,),
+                  interleaved=(1,) if interleaved else ())
+
+
+def test_which_windows_the_call_takes() -> None:
+    """A window's 1-16 output channels (the innermost parallel dim) over whole words,
+    its weights one row per channel in the staged order; not more than 16 channels, not
+    one (no row to share the input with), nor weights interleaved for the 2x4 kernel."""
+    assert window_rows_dim(_window(4, 32), "dsp") == 2
+    assert window_rows_dim(_window(16, 8), "dsp") == 2
+    assert window_rows_dim(_window(17, 8), "dsp") is None
+    assert window_rows_dim(_window(1, 32), "dsp") is None
+    assert window_rows_dim(_window(4, 30), "dsp") is None  # no whole words
+    assert window_rows_dim(_window(4, 32, interleaved=True), "dsp") is None
+    assert window_rows_dim(_window(4, 32), "mve") is None
+    (candidate,) = window_rows_candidates(_window(4, 32), "dsp", 12)
+    assert candidate[2] == {2: 4} and candidate[3] == (3,) and candidate[6] == DENSE_ROWS_KIND
