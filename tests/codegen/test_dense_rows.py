@@ -27,9 +27,11 @@ from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
 from toolchain.loops import choose_schedule
 from toolchain.loops.dense_rows import (
     DENSE_ROWS_KIND,
+    DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
     dense_rows_dim,
     padded_tail,
+    weights_paired,
     window_rows_candidates,
     window_rows_dim,
 )
@@ -72,21 +74,29 @@ def _model(tmp_path: Path, layers: list[tuple[int, int] | dict]
     return path, inputs
 
 
-def _check(tmp_path: Path, board: str, layers: list[tuple[int, int] | dict]) -> None:
+def _check(tmp_path: Path, board: str, layers: list[tuple[int, int] | dict],
+           optimize: str = "speed", symbol: str = DENSE_ROWS_SYMBOL) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     path, inputs = _model(tmp_path, layers)
-    build = minirt.build(path, board, out_dir=tmp_path / board)
+    build = minirt.build(path, board, out_dir=tmp_path / board, optimize=optimize)
     run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
     want, _ = run_tflm(path.read_bytes(), inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
         assert np.array_equal(a, b), f"layer {layers[i]} differs from TFLite Micro on {board}"
     with open(build.elf, "rb") as f:
         symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
-    assert DENSE_ROWS_SYMBOL in symbols
+    assert symbol in symbols
 
 
 def test_dense_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     _check(tmp_path, "cortex-m4", SWEEP)
+
+
+def test_unpaired_weights_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+    """--optimize size keeps the weights int8: the call's variant that unpacks them as it
+    reads them (mrt_dense_s8_rows), padded inputs included."""
+    _check(tmp_path, "cortex-m4", [(64, 10), (67, 10), (250, 10), (27, 32), (13, 3), (8, 1)],
+           optimize="size", symbol=DENSE_ROWS_S8_SYMBOL)
 
 
 def test_window_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
@@ -113,11 +123,13 @@ def _dense(n_out: int, n_in: int, real: int | None = None, paired: bool = True) 
 
 
 def test_which_kernels_the_call_takes() -> None:
-    """Paired weights, whole words, at least two steps; an input padded past its last
-    word's real elements only."""
+    """Whole words, at least two steps, rows that follow one another; an input padded
+    past its last word's real elements only."""
     assert dense_rows_dim(_dense(10, 64), "dsp") == 1
     assert dense_rows_dim(_dense(10, 64), "mve") is None  # no such kernel on Helium
-    assert dense_rows_dim(_dense(10, 64, paired=False), "dsp") is None
+    # weights left int8 (the unpacking variant): the operand that depends on the rows
+    assert dense_rows_dim(_dense(10, 64, paired=False), "dsp") == 1
+    assert not weights_paired(_dense(10, 64, paired=False))
     assert dense_rows_dim(_dense(10, 66), "dsp") is None  # not whole words
     assert dense_rows_dim(_dense(10, 4), "dsp") is None  # one step
     k = _dense(10, 68, real=67)

@@ -21,8 +21,14 @@ from llvmlite import ir
 from toolchain.codegen.addresses import flat_offset
 from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
-from toolchain.loops.dense_rows import DENSE_ROWS_KIND, DENSE_ROWS_SYMBOL, padded_tail
-from toolchain.loops.patterns import dot_operands
+from toolchain.loops.dense_rows import (
+    DENSE_ROWS_KIND,
+    DENSE_ROWS_S8_SYMBOL,
+    DENSE_ROWS_SYMBOL,
+    dense_rows_operands,
+    padded_tail,
+    weights_paired,
+)
 
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
@@ -42,11 +48,11 @@ class DenseRowsEmitter:
         if "window" in self.staged:
             self._window_rows_call(points, slots)
             return True
-        operands = dot_operands(self.k)
+        operands = dense_rows_operands(self.k)
         if operands is None:
             raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile without its two "
                             "operands")
-        x, w = operands if operands[1].operand in self.k.paired else operands[::-1]
+        x, w = operands
         real = padded_tail(self.k, x, d)
         if real is None or self.gathered - {x.operand}:
             raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's input is padded "
@@ -104,10 +110,11 @@ class DenseRowsEmitter:
         b.position_at_start(self.fn.entry_basic_block)
         sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
         b.position_at_end(here)
-        fn = b.module.globals.get(DENSE_ROWS_SYMBOL)
+        symbol = DENSE_ROWS_SYMBOL if weights_paired(self.k) else DENSE_ROWS_S8_SYMBOL
+        fn = b.module.globals.get(symbol)
         if fn is None:
             fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR, I32])
-            fn = ir.Function(b.module, fty, DENSE_ROWS_SYMBOL)
+            fn = ir.Function(b.module, fty, symbol)
         zero = ir.Constant(I32, 0)
         cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
                  for i in range(len(points))]
@@ -137,8 +144,11 @@ class DenseRowsEmitter:
         call over every tap's steps, the input already paired (x NULL), each channel's
         weights one row running on from tap to tap, rows one after another."""
         buf, total = self.staged["window"]
-        operands = dot_operands(self.k)
-        w = next(ld for ld in operands if ld.operand in self.k.paired)
+        operands = dense_rows_operands(self.k)
+        if operands is None:
+            raise EmitError(f"kernel {self.k.name!r}: a window's dense-rows tile without "
+                            "its two operands")
+        w = operands[1]
         unroll = self.nest.unroll
         taps = list(itertools.product(*[range(self.k.domain[u]) for u in unroll]))
         self._ukernel_bases = {}

@@ -26,11 +26,13 @@ from toolchain.loops.tables import (
     UNPACKED_LOAD,
 )
 
-__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_SYMBOL", "dense_rows_candidates", "dense_rows_dim",
-           "dense_rows_only", "padded_tail", "window_rows_candidates", "window_rows_stage"]
+__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_S8_SYMBOL", "DENSE_ROWS_SYMBOL",
+           "dense_rows_candidates", "dense_rows_dim", "dense_rows_only", "dense_rows_operands",
+           "padded_tail", "weights_paired", "window_rows_candidates", "window_rows_stage"]
 
 DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
 DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
+DENSE_ROWS_S8_SYMBOL = "mrt_dense_s8_rows"  # its weights int8 as stored
 # The SIMD rows (their int8_dot kind) whose runtime_c has the kernel.
 DENSE_ROWS_DOTS = frozenset({"dsp"})
 # Instructions of the kernel (runtime_c/ukernel/dsp/mrt_dense_dsp.c), counted from its
@@ -41,6 +43,10 @@ DENSE_ROWS_DOTS = frozenset({"dsp"})
 # step the input's pairing, once a pixel (12 per four steps).
 PAIR_STEP = 6.0
 LONE_STEP = 4.0
+# With the weights int8 as stored, 2 SXTB16 more a word: a pair 4 a step more, a lone
+# row 2 (mrt_dense_s8_rows).
+UNPAIRED_PAIR_STEP = 4.0
+UNPAIRED_LONE_STEP = 2.0
 PER_PAIR = 16
 PER_LONE = 12
 PER_CALL = 34
@@ -57,6 +63,30 @@ TILE_ROWS = (2, 4, 6, 8, 12, 16)
 MIN_STEPS_SEVERAL_TILES = 16
 
 
+def dense_rows_operands(k: Kernel) -> tuple[Load, Load] | None:
+    """(input, weights) of an int8 dot product the dense-rows kernel may take: the
+    weights the paired operand, or where none is paired (weights the flash budget left
+    int8) the one that depends on the output channels (the innermost parallel dim, or a
+    dense layer's one parallel dim > 1); None for an int16 one or two paired operands."""
+    ops = dot_operands(k)
+    if ops is None or int16_dot(k):
+        return None
+    paired = [ld for ld in ops if ld.operand in k.paired]
+    if len(paired) == 2:
+        return None
+    if paired:
+        w = paired[0]
+    else:
+        rows = [d for d in range(k.n_parallel) if k.domain[d] > 1]
+        if not rows:
+            return None
+        w = next((ld for ld in ops if rows[-1] in _deps(ld)), None)
+        if w is None:
+            return None
+    x = ops[1] if w is ops[0] else ops[0]
+    return x, w
+
+
 def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
     """The parallel dim of `k`'s output rows when the dense-rows kernel can take its
     packed reduction, else None: an int8 dot product on a SIMD row that has the kernel,
@@ -66,12 +96,10 @@ def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
     and the weights' rows one after another (row r at r * length)."""
     if int8_dot not in DENSE_ROWS_DOTS:
         return None
-    ops = dot_operands(k)
-    if ops is None or int16_dot(k):
+    ops = dense_rows_operands(k)
+    if ops is None:
         return None
-    x, w = ops if ops[1].operand in k.paired else ops[::-1]
-    if w.operand not in k.paired or x.operand in k.paired:
-        return None
+    x, w = ops
     if w.pad is not None or x.valid is not None or w.valid is not None:
         return None
     reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
@@ -128,16 +156,23 @@ def dense_rows_only(k: Kernel, int8_dot: str) -> bool:
     c = dense_rows_dim(k, int8_dot)
     if c is None:
         return False
-    x = next(ld for ld in dot_operands(k) if ld.operand not in k.paired)
-    return x.pad is not None
+    return x_load(k).pad is not None
 
 
-def dense_rows_cost(rows: int, steps: int) -> float:
+def dense_rows_cost(rows: int, steps: int, paired: bool = True) -> float:
     """Instructions of one call over `rows` rows of `steps` packed steps (the input's
-    pairing aside)."""
+    pairing aside), its weights `paired` or int8 as stored."""
     pairs, lone = divmod(rows, 2)
-    return PER_CALL + pairs * (PER_PAIR + steps * PAIR_STEP) + \
-        lone * (PER_LONE + steps * LONE_STEP)
+    pair_step = PAIR_STEP + (0 if paired else UNPAIRED_PAIR_STEP)
+    lone_step = LONE_STEP + (0 if paired else UNPAIRED_LONE_STEP)
+    return PER_CALL + pairs * (PER_PAIR + steps * pair_step) + \
+        lone * (PER_LONE + steps * lone_step)
+
+
+def weights_paired(k: Kernel) -> bool:
+    """Whether the dense-rows call's weights are in the paired layout."""
+    ops = dense_rows_operands(k)
+    return ops is not None and ops[1].operand in k.paired
 
 
 def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
@@ -158,7 +193,9 @@ def dense_rows_candidates(k: Kernel, int8_dot: str, epilogue: int,
     out = []
     for t in sorted(sizes):
         full, rest = divmod(n, t)
-        calls = full * dense_rows_cost(t, steps) + (dense_rows_cost(rest, steps) if rest else 0)
+        p = weights_paired(k)
+        calls = full * dense_rows_cost(t, steps, p) + \
+            (dense_rows_cost(rest, steps, p) if rest else 0)
         cost = calls + steps * STAGE_STEP + n * (epilogue + 2)
         code = (t + rest) * epilogue + PER_CALL * (1 + bool(rest))
         out.append(((False, cost, t, 1), code, {c: t}, (), (r,), 1, DENSE_ROWS_KIND, 1))
@@ -187,11 +224,11 @@ def window_rows_dim(k: Kernel, int8_dot: str) -> int | None:
     another; the input unchecked but for a constant pad."""
     if int8_dot not in DENSE_ROWS_DOTS:
         return None
-    ops = dot_operands(k)
-    if ops is None or int16_dot(k):
+    ops = dense_rows_operands(k)
+    if ops is None:
         return None
-    x, w = ops if ops[1].operand in k.paired else ops[::-1]
-    if w.operand not in k.paired or x.operand in k.paired or w.pad is not None or \
+    x, w = ops
+    if w.pad is not None or \
             w.valid is not None or x.valid is not None:
         return None
     reduced = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
@@ -254,15 +291,18 @@ def window_rows_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tupl
     pixels = 1
     for d in range(k.n_parallel - 1):
         pixels *= k.domain[d]
-    cost = pixels * (dense_rows_cost(rows, steps) + stage + rows * (epilogue + 2))
+    cost = pixels * (dense_rows_cost(rows, steps, weights_paired(k)) + stage
+                     + rows * (epilogue + 2))
     code = rows * epilogue + PER_CALL + stage
     return [((False, cost, rows, 1), code, {c: rows}, tuple(taps), (packed,), 1,
              DENSE_ROWS_KIND, 1)]
 
 
 def x_load(k: Kernel) -> Load:
-    """The input load of an int8 dot product whose weights are paired."""
-    return next(ld for ld in dot_operands(k) if ld.operand not in k.paired)
+    """The input load of a kernel the dense-rows call takes (dense_rows_operands)."""
+    ops = dense_rows_operands(k)
+    assert ops is not None
+    return ops[0]
 
 
 def window_rows_stage(kind: str, unroll: tuple[int, ...]) -> int:

@@ -13,25 +13,41 @@
  */
 #include <stdint.h>
 
-/* Two steps of a row pair: r1 the paired input, r2 and r3 the rows (paired layout),
- * r12 and lr their sums; r4-r7 the input's 4 words, r8-r11 a row's. */
-#define MRT_DENSE_PAIR_2STEPS \
+/* A row's weights for two steps into r8-r11 (one step: r8, r9) from the row pointer R,
+ * which moves on: paired (kernel/paired.py: the two words SXTB16 would make, stored) one
+ * LDM; int8 as stored (weights left unpaired by the flash budget) an LDRD and 4 SXTB16. */
+#define MRT_W2_PAIRED(R) "ldm    " R "!, {r8-r11}\n"
+#define MRT_W1_PAIRED(R) "ldrd   r8, r9, [" R "], #8\n"
+#define MRT_W2_S8(R) \
+  "ldrd   r8, r10, [" R "], #8\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n" \
+  "sxtb16 r11, r10, ror #8\n" \
+  "sxtb16 r10, r10\n"
+#define MRT_W1_S8(R) \
+  "ldr    r8, [" R "], #4\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n"
+
+/* Two steps of a row pair: r1 the paired input, r2 and r3 the rows, r12 and lr their
+ * sums; r4-r7 the input's 4 words, r8-r11 a row's. */
+#define MRT_DENSE_PAIR_2STEPS(W2) \
   "ldm    r1!, {r4-r7}\n" \
-  "ldm    r2!, {r8-r11}\n" \
+  W2("r2") \
   "smlad  r12, r4, r8, r12\n" \
   "smlad  r12, r5, r9, r12\n" \
   "smlad  r12, r6, r10, r12\n" \
   "smlad  r12, r7, r11, r12\n" \
-  "ldm    r3!, {r8-r11}\n" \
+  W2("r3") \
   "smlad  lr, r4, r8, lr\n" \
   "smlad  lr, r5, r9, lr\n" \
   "smlad  lr, r6, r10, lr\n" \
   "smlad  lr, r7, r11, lr\n"
 
 /* Two steps of a lone row: r2 the row, r12 its sum. */
-#define MRT_DENSE_ROW_2STEPS \
+#define MRT_DENSE_ROW_2STEPS(W2) \
   "ldm    r1!, {r4-r7}\n" \
-  "ldm    r2!, {r8-r11}\n" \
+  W2("r2") \
   "smlad  r12, r4, r8, r12\n" \
   "smlad  r12, r5, r9, r12\n" \
   "smlad  r12, r6, r10, r12\n" \
@@ -39,14 +55,134 @@
 
 /* One step of a row pair (an odd step count's first): r1 the paired input, r2 and r3
  * the rows, r12 and lr their sums. */
-#define MRT_DENSE_PAIR_STEP \
+#define MRT_DENSE_PAIR_STEP(W1) \
   "ldrd   r4, r5, [r1], #8\n" \
-  "ldrd   r8, r9, [r2], #8\n" \
+  W1("r2") \
   "smlad  r12, r4, r8, r12\n" \
   "smlad  r12, r5, r9, r12\n" \
-  "ldrd   r8, r9, [r3], #8\n" \
+  W1("r3") \
   "smlad  lr, r4, r8, lr\n" \
   "smlad  lr, r5, r9, lr\n"
+
+#define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #16\n" \
+  "str    r0, [sp, #0]\n" \
+  "str    r3, [sp, #12]\n" \
+  "ldr    r4, [sp, #52]\n"            /* rows */ \
+  "add    r4, r0, r4, lsl #2\n" \
+  "subs   r4, r4, #8\n" \
+  "str    r4, [sp, #4]\n"             /* the last pair's sums */ \
+  "ldr    r12, [sp, #56]\n"           /* buf */ \
+  "cmp    r1, #0\n" \
+  "beq    20f\n"                      /* already paired */ \
+  /* The input paired into buf: 4 steps (16 values) a pass, then the others one by \
+  * one. */ \
+  "lsrs   r0, r3, #2\n" \
+  "beq    12f\n" \
+  "11:\n" \
+  "ldm    r1!, {r4, r6, r8, r10}\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "sxtb16 r7, r6, ror #8\n" \
+  "sxtb16 r6, r6\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n" \
+  "sxtb16 r11, r10, ror #8\n" \
+  "sxtb16 r10, r10\n" \
+  "stm    r12!, {r4-r11}\n" \
+  "subs   r0, r0, #1\n" \
+  "bne    11b\n" \
+  "12:\n" \
+  "ands   r0, r3, #3\n" \
+  "beq    14f\n" \
+  "13:\n" \
+  "ldr    r4, [r1], #4\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "strd   r4, r5, [r12], #8\n" \
+  "subs   r0, r0, #1\n" \
+  "bne    13b\n" \
+  /* A padded last word: its bytes past the real ones (tail's low byte) are the pad \
+  * value (its second byte), paired again. */ \
+  "14:\n" \
+  "ldr    r0, [sp, #60]\n" \
+  "cbz    r0, 20f\n" \
+  "uxtb   r4, r0\n" \
+  "lsls   r4, r4, #3\n" \
+  "mov    r5, #1\n" \
+  "lsl    r5, r5, r4\n" \
+  "subs   r5, r5, #1\n"              /* the real bytes' mask */ \
+  "ubfx   r6, r0, #8, #8\n" \
+  "mov    r7, #0x01010101\n" \
+  "mul    r6, r6, r7\n"              /* the pad value in every byte */ \
+  "ldr    r4, [r1, #-4]\n" \
+  "and    r4, r4, r5\n" \
+  "bic    r6, r6, r5\n" \
+  "orr    r4, r4, r6\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "strd   r4, r5, [r12, #-8]\n" \
+  "20:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "ldr    r4, [sp, #4]\n" \
+  "cmp    r0, r4\n" \
+  "bhi    40f\n"                      /* a lone row */ \
+  /* Row pairs. */ \
+  "30:\n" \
+  "ldrd   r12, lr, [r0]\n" \
+  "ldr    r0, [sp, #12]\n" \
+  "add    r3, r2, r0, lsl #" SHIFT "\n"  /* the pair's second row */ \
+  "ldr    r1, [sp, #56]\n" \
+  "lsrs   r0, r0, #1\n"               /* C: an odd step */ \
+  "bcc    31f\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "31:\n" \
+  "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */ \
+  "bcc    32f\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "32:\n" \
+  "beq    35f\n" \
+  "33:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bne    33b\n" \
+  "35:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "strd   r12, lr, [r0], #8\n" \
+  "str    r0, [sp, #0]\n" \
+  "mov    r2, r3\n"                   /* the next pair: the row after the second */ \
+  "ldr    r4, [sp, #4]\n" \
+  "cmp    r0, r4\n" \
+  "bls    30b\n" \
+  /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
+  "40:\n" \
+  "ldr    r4, [sp, #4]\n" \
+  "subs   r4, r0, r4\n" \
+  "cmp    r4, #4\n" \
+  "bne    50f\n" \
+  "ldr    r12, [r0]\n" \
+  "ldr    r1, [sp, #56]\n" \
+  "ldr    r0, [sp, #12]\n" \
+  "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */ \
+  "bcc    41f\n" \
+  "ldrd   r4, r5, [r1], #8\n" \
+  W1("r2") \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  "41:\n" \
+  "beq    43f\n" \
+  "42:\n" \
+  MRT_DENSE_ROW_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bne    42b\n" \
+  "43:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "str    r12, [r0]\n" \
+  "50:\n" \
+  "add    sp, sp, #16\n" \
+  "pop    {r4-r11, pc}\n"
 
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
@@ -69,139 +205,34 @@ __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const 
                                                            uint32_t rows, int16_t *buf,
                                                            uint32_t tail)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n"
-        "sub    sp, sp, #16\n"
-        "str    r0, [sp, #0]\n"
-        "str    r3, [sp, #12]\n"
-        "ldr    r4, [sp, #52]\n"            /* rows */
-        "add    r4, r0, r4, lsl #2\n"
-        "subs   r4, r4, #8\n"
-        "str    r4, [sp, #4]\n"             /* the last pair's sums */
-        "ldr    r12, [sp, #56]\n"           /* buf */
-        "cmp    r1, #0\n"
-        "beq    20f\n"                      /* already paired */
-        /* The input paired into buf: 4 steps (16 values) a pass, then the others one by
-         * one. */
-        "lsrs   r0, r3, #2\n"
-        "beq    12f\n"
-        "11:\n"
-        "ldm    r1!, {r4, r6, r8, r10}\n"
-        "sxtb16 r5, r4, ror #8\n"
-        "sxtb16 r4, r4\n"
-        "sxtb16 r7, r6, ror #8\n"
-        "sxtb16 r6, r6\n"
-        "sxtb16 r9, r8, ror #8\n"
-        "sxtb16 r8, r8\n"
-        "sxtb16 r11, r10, ror #8\n"
-        "sxtb16 r10, r10\n"
-        "stm    r12!, {r4-r11}\n"
-        "subs   r0, r0, #1\n"
-        "bne    11b\n"
-        "12:\n"
-        "ands   r0, r3, #3\n"
-        "beq    14f\n"
-        "13:\n"
-        "ldr    r4, [r1], #4\n"
-        "sxtb16 r5, r4, ror #8\n"
-        "sxtb16 r4, r4\n"
-        "strd   r4, r5, [r12], #8\n"
-        "subs   r0, r0, #1\n"
-        "bne    13b\n"
-        /* A padded last word: its bytes past the real ones (tail's low byte) are the pad
-         * value (its second byte), paired again. */
-        "14:\n"
-        "ldr    r0, [sp, #60]\n"
-        "cbz    r0, 20f\n"
-        "uxtb   r4, r0\n"
-        "lsls   r4, r4, #3\n"
-        "mov    r5, #1\n"
-        "lsl    r5, r5, r4\n"
-        "subs   r5, r5, #1\n"              /* the real bytes' mask */
-        "ubfx   r6, r0, #8, #8\n"
-        "mov    r7, #0x01010101\n"
-        "mul    r6, r6, r7\n"              /* the pad value in every byte */
-        "ldr    r4, [r1, #-4]\n"
-        "and    r4, r4, r5\n"
-        "bic    r6, r6, r5\n"
-        "orr    r4, r4, r6\n"
-        "sxtb16 r5, r4, ror #8\n"
-        "sxtb16 r4, r4\n"
-        "strd   r4, r5, [r12, #-8]\n"
-        "20:\n"
-        "ldr    r0, [sp, #0]\n"
-        "ldr    r4, [sp, #4]\n"
-        "cmp    r0, r4\n"
-        "bhi    40f\n"                      /* a lone row */
-        /* Row pairs. */
-        "30:\n"
-        "ldrd   r12, lr, [r0]\n"
-        "ldr    r0, [sp, #12]\n"
-        "add    r3, r2, r0, lsl #3\n"       /* the pair's second row */
-        "ldr    r1, [sp, #56]\n"
-        "lsrs   r0, r0, #1\n"               /* C: an odd step */
-        "bcc    31f\n"
-        MRT_DENSE_PAIR_STEP
-        "31:\n"
-        "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */
-        "bcc    32f\n"
-        MRT_DENSE_PAIR_2STEPS
-        "32:\n"
-        "beq    35f\n"
-        "33:\n"
-        MRT_DENSE_PAIR_2STEPS
-        MRT_DENSE_PAIR_2STEPS
-        "subs   r0, r0, #1\n"
-        "bne    33b\n"
-        "35:\n"
-        "ldr    r0, [sp, #0]\n"
-        "strd   r12, lr, [r0], #8\n"
-        "str    r0, [sp, #0]\n"
-        "mov    r2, r3\n"                   /* the next pair: the row after the second */
-        "ldr    r4, [sp, #4]\n"
-        "cmp    r0, r4\n"
-        "bls    30b\n"
-        /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */
-        "40:\n"
-        "ldr    r4, [sp, #4]\n"
-        "subs   r4, r0, r4\n"
-        "cmp    r4, #4\n"
-        "bne    50f\n"
-        "ldr    r12, [r0]\n"
-        "ldr    r1, [sp, #56]\n"
-        "ldr    r0, [sp, #12]\n"
-        "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */
-        "bcc    41f\n"
-        "ldrd   r4, r5, [r1], #8\n"
-        "ldrd   r8, r9, [r2], #8\n"
-        "smlad  r12, r4, r8, r12\n"
-        "smlad  r12, r5, r9, r12\n"
-        "41:\n"
-        "beq    43f\n"
-        "42:\n"
-        MRT_DENSE_ROW_2STEPS
-        "subs   r0, r0, #1\n"
-        "bne    42b\n"
-        "43:\n"
-        "ldr    r0, [sp, #0]\n"
-        "str    r12, [r0]\n"
-        "50:\n"
-        "add    sp, sp, #16\n"
-        "pop    {r4-r11, pc}\n");
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_PAIRED, MRT_W1_PAIRED, "3"));
+}
+
+/* The same with the weights int8 as stored (rows of 4*steps bytes, w + 4*steps*r): where
+ * the flash budget leaves them unpaired (--optimize size), each word pair unpacked by 2
+ * SXTB16 as it is read, 16 MACs in 2 LDM/LDRD... + 8 SXTB16 + 8 SMLAD per row pair. */
+__attribute__((naked, used)) void mrt_dense_s8_rows(int32_t *sums, const int8_t *x,
+                                                    const int8_t *w, uint32_t steps,
+                                                    uint32_t rows, int16_t *buf, uint32_t tail)
+{
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_S8, MRT_W1_S8, "2"));
 }
 
 /* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py),
  * as mrt_pair_s8 (mrt_dot_dsp.c) makes them: 4 words a pass (an LDM, 8 SXTB16, an STM:
  * 3 instructions a word where a word at a time takes 6), then the others one by one
- * (and fewer than 4 words with no registers saved: as fast as mrt_pair_s8).
+ * (and fewer than 4 words with no registers saved: as fast as mrt_pair_s8). src at any
+ * byte (a first layer's window rows of 3 channels start at odd bytes): LDR reads it
+ * unaligned on these cores, LDM would fault, so an unaligned src goes word by word.
  * The staging of a window for its microkernel calls (codegen/dot_ukernel.py
- * stage_input, loops/tables.py UKERNELS' pair_symbol). words >= 1; src and dst
- * word-aligned. */
+ * stage_input, loops/tables.py UKERNELS' pair_symbol). words >= 1; dst word-aligned. */
 __attribute__((naked, used)) void mrt_pair4_s8(int16_t *dst, const int8_t *src, uint32_t words)
 {
     __asm__ volatile(
         "cmp    r2, #4\n"
         "blo    2f\n"                       /* fewer than 4 words: one by one */
+        "tst    r1, #3\n"
+        "bne    2f\n"                       /* src unaligned: LDR takes it, LDM faults */
         "lsrs   r3, r2, #2\n"
         "push   {r4-r11}\n"
         "1:\n"
