@@ -10,8 +10,9 @@ alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant p
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 12 outputs, whose window is staged once per pair of pixels and
 read by one 2x4 call per tile, at the border too (5x5 windows over 32 and 12 channels
-as well, and one with 8 outputs; one with 13 outputs, not whole tiles, one pixel at a
-time); and a 10x4 window over one input channel, whose rows start at odd
+as well; with 7, 8 and 13 outputs, up to 16, the window's tile is one dense-rows call,
+loops/dense_rows.py, where the 2x4 kernel does not take it); and a 10x4 window over one
+input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
 reference's outputs exactly; a dense layer too short for a call must not call it.
@@ -30,6 +31,7 @@ from toolchain import pipeline
 from toolchain.emu.run import run_image
 from toolchain.frontend.tflite.importer import import_model
 from toolchain.frontend.tflite.reader import read_model
+from toolchain.loops.dense_rows import DENSE_ROWS_SYMBOL
 from toolchain.loops.rules import UKERNELS
 from toolchain.module import read_module
 from toolchain.pipeline import compile_graph, decode_outputs, encode_inputs
@@ -89,11 +91,12 @@ TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights in
 ONE = UKERNELS["dsp"].one_pixel_symbol  # an odd dim's last pixel against those weights
 # name: (model and input, the microkernel its tiles call)
 CASES = {
-    # 17 steps, 1,088 points; 4 tiles of 4 rows: the input is staged
-    "dense-68": (lambda rng: dense(rng, 16, 68), STAGED),
-    # the staged loop's 4 steps a pass: 18 and 19 steps enter it at its 3rd and 2nd
-    "dense-72": (lambda rng: dense(rng, 16, 72), STAGED),
-    "dense-76": (lambda rng: dense(rng, 16, 76), STAGED),
+    # Dense layers take the dense-rows kernel (loops/dense_rows.py; more cases in
+    # tests/codegen/test_dense_rows.py): 17, 18 and 19 steps, its pairs' 4-step passes
+    # entered at the start or the second half, an odd last step
+    "dense-68": (lambda rng: dense(rng, 16, 68), DENSE_ROWS_SYMBOL),
+    "dense-72": (lambda rng: dense(rng, 16, 72), DENSE_ROWS_SYMBOL),
+    "dense-76": (lambda rng: dense(rng, 16, 76), DENSE_ROWS_SYMBOL),
     # 3 tiles a pixel, pixels two at a time along the rows of 5 (the last one alone:
     # the one-pixel call against the same interleaved rows)
     "pointwise-2x4": (lambda rng: conv(rng, 1, 32, 12, (3, 5)), (TWO, ONE)),
@@ -120,10 +123,12 @@ CASES = {
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), TWO),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
     "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), TWO),
-    # 13 outputs: 3 staged tiles, the 13th channel generated code
-    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), STAGED),
+    # 13 outputs: one dense-rows call over the staged window, 6 pairs and a lone row
+    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
     # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
     "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), TWO),
+    "conv3x3-13-rows": (lambda rng: conv(rng, 3, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
+    "conv5x5-7-rows": (lambda rng: conv(rng, 5, 32, 7, (5, 6)), DENSE_ROWS_SYMBOL),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps.
     # Such a layer now takes the im2col kernel (codegen/first_layers.py) where its

@@ -61,14 +61,19 @@ def test_pads_odd_channels_with_zero_weights(tmp_path: Path) -> None:
     assert keep == {id(pads[0])}
 
 
-def test_pads_a_dense_layers_inputs(tmp_path: Path) -> None:
-    graph, _ = _graph(tmp_path, dict(kind="dense", h=1, w=1, cin=61, cout=32))
+@pytest.mark.parametrize("cin,cout", [(61, 32), (27, 10)])
+def test_pads_a_dense_layers_inputs(tmp_path: Path, cin: int, cout: int) -> None:
+    """However few its points (27 -> 10: 270), a dense layer is padded: it runs packed
+    steps, never the cold plain loops (loops/cold.py). Its pad (one pixel) is fused, not
+    kept in RAM: the dense-rows kernel pads the last word itself (loops/dense_rows.py)."""
+    graph, _ = _graph(tmp_path, dict(kind="dense", h=1, w=1, cin=cin, cout=cout))
     keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
     (dot,) = [n for n in graph.nodes if n.op == "dot_general"]
     x, w = dot.inputs
-    assert x.producer.op == "pad" and x.type.shape == (1, 64) and keep == {id(x)}
-    assert w.type.shape == (32, 64)
-    assert not np.asarray(w.producer.attrs["value"])[:, 61:].any()
+    c4 = -(-cin // 4) * 4
+    assert x.producer.op == "pad" and x.type.shape == (1, c4) and keep == set()
+    assert w.type.shape == (cout, c4)
+    assert not np.asarray(w.producer.attrs["value"])[:, cin:].any()
 
 
 @pytest.mark.parametrize("layer", [
@@ -78,8 +83,8 @@ def test_pads_a_dense_layers_inputs(tmp_path: Path) -> None:
     dict(kind="conv", h=8, w=6, cin=2, cout=8, kh=5, kw=5),  # rows merged (window_rows)
     dict(kind="conv", h=5, w=4, cin=13, cout=1),  # too few MACs per padded byte
     dict(kind="depthwise", h=5, w=4, cin=13, cout=13, kh=3, kw=3),
-    dict(kind="dense", h=1, w=1, cin=27, cout=10),  # cold: keeps its plain loops
-], ids=["cin16", "cin1", "cin3-3x3", "cin2-5x5", "cout1", "depthwise", "dense-cold"])
+    dict(kind="dense", h=1, w=1, cin=3, cout=10),  # fewer than 5 inputs
+], ids=["cin16", "cin1", "cin3-3x3", "cin2-5x5", "cout1", "depthwise", "dense-3"])
 def test_leaves_other_layers(tmp_path: Path, layer: dict) -> None:
     graph, _ = _graph(tmp_path, layer)
     before = [n.op for n in graph.nodes]
@@ -135,7 +140,8 @@ LAYERS = [
 def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     graph, path = _graph(tmp_path, *LAYERS)
-    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 5
+    # The pointwise layers' pads are kept in RAM, not the dense layers' (fused).
+    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 3
     build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
     rng = np.random.default_rng(3)
     inputs = [rng.integers(-128, 128, (1, la["cin"]) if la["kind"] == "dense" else

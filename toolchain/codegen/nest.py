@@ -32,6 +32,7 @@ from llvmlite import ir
 
 from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
+from toolchain.codegen.dense_rows import DenseRowsEmitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
@@ -64,9 +65,9 @@ I32 = ir.IntType(32)
 NSW = ["nuw", "nsw"]
 
 
-class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, UkernelDotEmitter,
-                  VectorDotEmitter, RowPairEmitter, FourRowEmitter, FloatLaneEmitter,
-                  Im2colEmitter):
+class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
+                  UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter,
+                  FloatLaneEmitter, Im2colEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 

@@ -162,7 +162,8 @@ class PackedLoopEmitter:
 
         self.base[d] = 0
         with self._scope():
-            done = self.ukernel_packed_loop(d, points, slots, full)  # dot_ukernel.py
+            done = self.dense_rows_loop(d, points, slots, full) or \
+                self.ukernel_packed_loop(d, points, slots, full)  # dense_rows.py, dot_ukernel.py
         if not done and packed_written_out(full, self._paired_rows(points)):
             for i in range(full):
                 self.base[d] = i * WIDTH

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from math import prod
 
 import numpy as np
 
@@ -34,10 +33,10 @@ from toolchain.kernel.form import (
     rewrite,
     with_children,
 )
-from toolchain.loops.access import _flat_index, interior_ranges, lane_dim
+from toolchain.loops.access import _flat_index, lane_dim
+from toolchain.loops.cold import cold_kernel
 from toolchain.loops.patterns import dot_operands, int16_dot
-from toolchain.loops.phases import phases_of
-from toolchain.loops.tables import SIMD, _budget
+from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
 from toolchain.types import dtype
 
@@ -173,8 +172,7 @@ def keeps_vector_requant(k: Kernel, target: Target | None,
     # loops/tables.py Budget.cold_points): no tile, no vectors, so the unfolded steps
     # would run scalar (dense layers of 3 to 27
     # inputs to 32 outputs lost 20-45% on bench/shapes.py).
-    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k) and \
-            not k.interleaved and not interior_ranges(k):
+    if cold_kernel(k, target):
         return None
     if lane_dim(k) is None:  # output channels blocked in fours, none left over
         if k.domain[c] % REQUANT_GROUP:

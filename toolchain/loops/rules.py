@@ -25,6 +25,7 @@ from toolchain.loops.access import (
     interior_ranges,
     lane_dim,
 )
+from toolchain.loops.cold import cold_kernel
 from toolchain.loops.cost import (
     MAX_PARTIAL_VECTORS,
     FloatLanes,
@@ -38,6 +39,12 @@ from toolchain.loops.cost import (
     _total,
     _ukernel_tile,
     float_lanes,
+)
+from toolchain.loops.dense_rows import (
+    dense_rows_candidates,
+    dense_rows_only,
+    window_rows_candidates,
+    window_rows_stage,
 )
 from toolchain.loops.depthwise import ROW_PAIR_OUTPUT_COST, row_pair_nest
 from toolchain.loops.patterns import dot_operands, int16_dot
@@ -196,6 +203,9 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
                                        dot if packed else "", width))
     candidates += _lane_candidates(k, target, s, budget, par)
     candidates += _staged_window_candidates(k, s, dot, interior)
+    dense = dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
+    candidates = dense if dense_rows_only(k, row.int8_dot) else candidates + dense
+    candidates += window_rows_candidates(k, row.int8_dot, s.epilogue)
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
 
@@ -227,7 +237,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)
     return Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), loops, unroll, blocks,
                 partials=partials, dot=kind, vector=width if width > 1 else 0,
-                stage=_stages(s, k, factors, unroll, loops, kind))
+                stage=(_stages(s, k, factors, unroll, loops, kind)
+                       or window_rows_stage(kind, unroll)))
 
 
 def candidate_params(c: tuple) -> dict[str, Any]:
@@ -569,9 +580,8 @@ def choose_schedule(k: Kernel, target: Target,
     fma = caps.fma and caps.fpu != "none" and (k.acc_dtype.name != "f64" or caps.fpu == "dp")
     # A padded window is not cold: its plain loops test every tap's bounds, where a tile's
     # interior tests none (a 3x3 depthwise over one channel on 10x10, 900 points, took
-    # 25,985 instructions on cortex-m4 plain, 29 per MAC).
-    if prod(k.domain) <= _budget(target).cold_points and not phases_of(k) and \
-            not k.interleaved and not interior_ranges(k):
+    # 25,985 instructions on cortex-m4 plain, 29 per MAC); nor is a packed dot product.
+    if cold_kernel(k, target):  # loops/cold.py
         return dataclasses.replace(plain_schedule(k), fma=fma)
     phases = phases_of(k) or [()]
     nests = tuple(n for n in (_nest(k, p, target, fma, unblocked) for p in phases)

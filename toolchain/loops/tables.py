@@ -206,7 +206,7 @@ UKERNELS: dict[str, Ukernel] = {
     "dsp": Ukernel(symbol="mrt_dot_s8_paired_1x4", rows=4, min_steps=4, min_tap_steps=16,
                    call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
-                   pair_symbol="mrt_pair_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
+                   pair_symbol="mrt_pair4_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
                    pair_two_symbol="mrt_pair2_s8",
                    one_pixel_symbol="mrt_dot_s16_paired_1x4i"),
 }

@@ -8,9 +8,12 @@ reach 1.0 (bench/results/shapes.md); a dense layer over 61 inputs, whose weight 
 start at unaligned bytes, 0.31 where 64 reach 0.8. Such a convolution or dense layer
 is rewritten here, before the graph is lowered, into
 - a `pad` of its input along the channels to C4 = C rounded up to 4 (value 0). For a
-  pointwise layer (a 1x1 convolution, a dense layer) it is kept in RAM as a dispatch
+  pointwise layer (a 1x1 convolution) it is kept in RAM as a dispatch
   of its own (`materialize`): fused into the layer it would be a bounds check on every
   channel load, gathered tile by tile (0.29 MAC per instruction with 61 channels). A
+  dense layer's (one pixel) is fused: the dense-rows kernel pairs the input once and
+  pads its last word itself (loops/dense_rows.py; the pad's dispatch took 5
+  instructions a byte, 67 -> 10 on cortex-m4 1,179 -> 858 instructions). A
   window's pad is fused: the window is staged once per pixel for all its channel
   tiles (loops/rules.py `_staged_window_candidates`), the checks paid there (3x3 over
   13 channels on 19x6: 0.91; the pad kept in RAM: 0.75);
@@ -32,7 +35,6 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.loops.rules import SIMD
-from toolchain.loops.tables import _budget
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
@@ -59,6 +61,10 @@ class PadRow:
     vector: int = 0
     rest: int = 0
     whole: int = 0
+    # A dense layer's (one pixel) pad fused into it rather than written out: the DSP
+    # dense-rows kernel pairs its input once and pads the last word itself
+    # (loops/dense_rows.py), where the pad's own dispatch took 5 instructions a byte.
+    fuses_dense: bool = False
 
     def pads_pointwise(self, c: int) -> bool:
         """Whether a one-tap layer over `c` input channels is padded (see `vector`)."""
@@ -80,7 +86,7 @@ class PadRow:
 # and 3 or 10 channels past whole vectors (67, a dense 250) lost 4-39 % padded: those
 # stay as they are (`vector`, `rest`, `whole`).
 PAD_ROWS: dict[str, PadRow] = {
-    "dsp": PadRow(widths=((1, WORD),)),
+    "dsp": PadRow(widths=((1, WORD),), fuses_dense=True),
     "mve": PadRow(widths=((5, 16), (1, WORD)), keep_windows=True, least=2,
                   vector=16, rest=11, whole=8),
 }
@@ -178,10 +184,9 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
     c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
     per_pixel = node.output.type.num_elements * site.taps * c // x.type.num_elements
-    # A kernel this small keeps its plain loops (loops/tables.py cold_points), which the
-    # padding would only lengthen.
-    points = node.output.type.num_elements * site.taps * c4
-    if per_pixel < MIN_MACS_PER_BYTE or points <= _budget(target).cold_points:
+    # However small, the padded layer is a packed dot product, never cold (loops/cold.py):
+    # a 27 -> 10 dense layer is 28 -> 10 in packed steps.
+    if per_pixel < MIN_MACS_PER_BYTE:
         return None
     return site, c4
 
@@ -203,7 +208,10 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
             continue
         site, c4 = found
         new = _rewrite(node, site, c4)
-        if site.taps == 1 or PAD_ROWS[SIMD[target.capabilities.simd].int8_dot].keep_windows:
+        row = PAD_ROWS[SIMD[target.capabilities.simd].int8_dot]
+        x = node.inputs[0]
+        dense = x.type.num_elements == x.type.shape[site.x_dim]
+        if (site.taps == 1 and not (dense and row.fuses_dense)) or row.keep_windows:
             keep.add(id(new[1].output))  # the pad
         out += new
     graph.nodes = out

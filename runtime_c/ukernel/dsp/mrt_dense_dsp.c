@@ -1,0 +1,263 @@
+/* int8 dense-layer microkernel for Arm's DSP extension (Cortex-M4, M7, M33).
+ *
+ * Called by generated dispatches (toolchain/codegen/dense_rows.py) for a tile of output
+ * rows of a dense layer (one pixel: every row reads the same input), all of the tile's
+ * rows in one call. The 1x4 kernels of mrt_dot_dsp.c read one step (4 inputs) of four
+ * rows at a time with an LDRD per row; here a pass takes two rows over two steps, so
+ * each row's 4 words (8 weights in the paired layout) are one LDM, and so are the two
+ * steps' 4 words of the input, paired once per call into `buf`: 16 MACs in 1 + 2 LDM and
+ * 8 SMLAD, against 13 (input paired) or 15 for 1x4. A tile of any number of rows runs
+ * in pairs, an odd last row alone, so a layer of 10 outputs is one call and not two
+ * calls of 4 and 2 rows of generated code (bench/shapes.py, issue 21). The sums are
+ * SMLAD's exact 32-bit wrap-around sums of int8 products, the reference's integers.
+ */
+#include <stdint.h>
+
+/* A row's weights for two steps into r8-r11 (one step: r8, r9) from the row pointer R,
+ * which moves on: paired (kernel/paired.py: the two words SXTB16 would make, stored) one
+ * LDM; int8 as stored (weights left unpaired by the flash budget) an LDRD and 4 SXTB16. */
+#define MRT_W2_PAIRED(R) "ldm    " R "!, {r8-r11}\n"
+#define MRT_W1_PAIRED(R) "ldrd   r8, r9, [" R "], #8\n"
+#define MRT_W2_S8(R) \
+  "ldrd   r8, r10, [" R "], #8\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n" \
+  "sxtb16 r11, r10, ror #8\n" \
+  "sxtb16 r10, r10\n"
+#define MRT_W1_S8(R) \
+  "ldr    r8, [" R "], #4\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n"
+
+/* Two steps of a row pair: r1 the paired input, r2 and r3 the rows, r12 and lr their
+ * sums; r4-r7 the input's 4 words, r8-r11 a row's. */
+#define MRT_DENSE_PAIR_2STEPS(W2) \
+  "ldm    r1!, {r4-r7}\n" \
+  W2("r2") \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  "smlad  r12, r6, r10, r12\n" \
+  "smlad  r12, r7, r11, r12\n" \
+  W2("r3") \
+  "smlad  lr, r4, r8, lr\n" \
+  "smlad  lr, r5, r9, lr\n" \
+  "smlad  lr, r6, r10, lr\n" \
+  "smlad  lr, r7, r11, lr\n"
+
+/* Two steps of a lone row: r2 the row, r12 its sum. */
+#define MRT_DENSE_ROW_2STEPS(W2) \
+  "ldm    r1!, {r4-r7}\n" \
+  W2("r2") \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  "smlad  r12, r6, r10, r12\n" \
+  "smlad  r12, r7, r11, r12\n"
+
+/* One step of a row pair (an odd step count's first): r1 the paired input, r2 and r3
+ * the rows, r12 and lr their sums. */
+#define MRT_DENSE_PAIR_STEP(W1) \
+  "ldrd   r4, r5, [r1], #8\n" \
+  W1("r2") \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  W1("r3") \
+  "smlad  lr, r4, r8, lr\n" \
+  "smlad  lr, r5, r9, lr\n"
+
+#define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #16\n" \
+  "str    r0, [sp, #0]\n" \
+  "str    r3, [sp, #12]\n" \
+  "ldr    r4, [sp, #52]\n"            /* rows */ \
+  "add    r4, r0, r4, lsl #2\n" \
+  "subs   r4, r4, #8\n" \
+  "str    r4, [sp, #4]\n"             /* the last pair's sums */ \
+  "ldr    r12, [sp, #56]\n"           /* buf */ \
+  "cmp    r1, #0\n" \
+  "beq    20f\n"                      /* already paired */ \
+  /* The input paired into buf: 4 steps (16 values) a pass, then the others one by \
+  * one. */ \
+  "lsrs   r0, r3, #2\n" \
+  "beq    12f\n" \
+  "11:\n" \
+  "ldm    r1!, {r4, r6, r8, r10}\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "sxtb16 r7, r6, ror #8\n" \
+  "sxtb16 r6, r6\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n" \
+  "sxtb16 r11, r10, ror #8\n" \
+  "sxtb16 r10, r10\n" \
+  "stm    r12!, {r4-r11}\n" \
+  "subs   r0, r0, #1\n" \
+  "bne    11b\n" \
+  "12:\n" \
+  "ands   r0, r3, #3\n" \
+  "beq    14f\n" \
+  "13:\n" \
+  "ldr    r4, [r1], #4\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "strd   r4, r5, [r12], #8\n" \
+  "subs   r0, r0, #1\n" \
+  "bne    13b\n" \
+  /* A padded last word: its bytes past the real ones (tail's low byte) are the pad \
+  * value (its second byte), paired again. */ \
+  "14:\n" \
+  "ldr    r0, [sp, #60]\n" \
+  "cbz    r0, 20f\n" \
+  "uxtb   r4, r0\n" \
+  "lsls   r4, r4, #3\n" \
+  "mov    r5, #1\n" \
+  "lsl    r5, r5, r4\n" \
+  "subs   r5, r5, #1\n"              /* the real bytes' mask */ \
+  "ubfx   r6, r0, #8, #8\n" \
+  "mov    r7, #0x01010101\n" \
+  "mul    r6, r6, r7\n"              /* the pad value in every byte */ \
+  "ldr    r4, [r1, #-4]\n" \
+  "and    r4, r4, r5\n" \
+  "bic    r6, r6, r5\n" \
+  "orr    r4, r4, r6\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "strd   r4, r5, [r12, #-8]\n" \
+  "20:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "ldr    r4, [sp, #4]\n" \
+  "cmp    r0, r4\n" \
+  "bhi    40f\n"                      /* a lone row */ \
+  /* Row pairs. */ \
+  "30:\n" \
+  "ldrd   r12, lr, [r0]\n" \
+  "ldr    r0, [sp, #12]\n" \
+  "add    r3, r2, r0, lsl #" SHIFT "\n"  /* the pair's second row */ \
+  "ldr    r1, [sp, #56]\n" \
+  "lsrs   r0, r0, #1\n"               /* C: an odd step */ \
+  "bcc    31f\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "31:\n" \
+  "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */ \
+  "bcc    32f\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "32:\n" \
+  "beq    35f\n" \
+  "33:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bne    33b\n" \
+  "35:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "strd   r12, lr, [r0], #8\n" \
+  "str    r0, [sp, #0]\n" \
+  "mov    r2, r3\n"                   /* the next pair: the row after the second */ \
+  "ldr    r4, [sp, #4]\n" \
+  "cmp    r0, r4\n" \
+  "bls    30b\n" \
+  /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
+  "40:\n" \
+  "ldr    r4, [sp, #4]\n" \
+  "subs   r4, r0, r4\n" \
+  "cmp    r4, #4\n" \
+  "bne    50f\n" \
+  "ldr    r12, [r0]\n" \
+  "ldr    r1, [sp, #56]\n" \
+  "ldr    r0, [sp, #12]\n" \
+  "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */ \
+  "bcc    41f\n" \
+  "ldrd   r4, r5, [r1], #8\n" \
+  W1("r2") \
+  "smlad  r12, r4, r8, r12\n" \
+  "smlad  r12, r5, r9, r12\n" \
+  "41:\n" \
+  "beq    43f\n" \
+  "42:\n" \
+  MRT_DENSE_ROW_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bne    42b\n" \
+  "43:\n" \
+  "ldr    r0, [sp, #0]\n" \
+  "str    r12, [r0]\n" \
+  "50:\n" \
+  "add    sp, sp, #16\n" \
+  "pop    {r4-r11, pc}\n"
+
+/* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
+ * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
+ * rows follow one another). x: the int8 input (word-aligned), paired into buf (8*steps
+ * bytes, word-aligned) first; or NULL when buf already holds it paired (a later tile of
+ * the same pixel). tail: 0, or n | pad << 8 when only the last word's first n bytes
+ * (1-3) are the input's (a dense layer's inputs padded to whole words): the others are
+ * taken as the pad value (the word is read whole: it is aligned, so never past the
+ * memory the input's last byte is in). steps >= 1, rows >= 1; w and sums word-aligned.
+ *
+ * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the last pair's
+ * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+12
+ * steps; the arguments rows, buf and tail at sp+52, 56
+ * and 60.
+ * A pair runs an odd step count's first step alone, then 2 steps where steps mod 4 is 2
+ * or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS); neither LDM nor SMLAD sets
+ * the flags, so one shift's carry and zero decide all three. */
+__attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
+                                                           const int16_t *w, uint32_t steps,
+                                                           uint32_t rows, int16_t *buf,
+                                                           uint32_t tail)
+{
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_PAIRED, MRT_W1_PAIRED, "3"));
+}
+
+/* The same with the weights int8 as stored (rows of 4*steps bytes, w + 4*steps*r): where
+ * the flash budget leaves them unpaired (--optimize size), each word pair unpacked by 2
+ * SXTB16 as it is read, 16 MACs in 2 LDM/LDRD... + 8 SXTB16 + 8 SMLAD per row pair. */
+__attribute__((naked, used)) void mrt_dense_s8_rows(int32_t *sums, const int8_t *x,
+                                                    const int8_t *w, uint32_t steps,
+                                                    uint32_t rows, int16_t *buf, uint32_t tail)
+{
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_S8, MRT_W1_S8, "2"));
+}
+
+/* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py),
+ * as mrt_pair_s8 (mrt_dot_dsp.c) makes them: 4 words a pass (an LDM, 8 SXTB16, an STM:
+ * 3 instructions a word where a word at a time takes 6), then the others one by one
+ * (and fewer than 4 words with no registers saved: as fast as mrt_pair_s8). src at any
+ * byte (a first layer's window rows of 3 channels start at odd bytes): LDR reads it
+ * unaligned on these cores, LDM would fault, so an unaligned src goes word by word.
+ * The staging of a window for its microkernel calls (codegen/dot_ukernel.py
+ * stage_input, loops/tables.py UKERNELS' pair_symbol). words >= 1; dst word-aligned. */
+__attribute__((naked, used)) void mrt_pair4_s8(int16_t *dst, const int8_t *src, uint32_t words)
+{
+    __asm__ volatile(
+        "cmp    r2, #4\n"
+        "blo    2f\n"                       /* fewer than 4 words: one by one */
+        "tst    r1, #3\n"
+        "bne    2f\n"                       /* src unaligned: LDR takes it, LDM faults */
+        "lsrs   r3, r2, #2\n"
+        "push   {r4-r11}\n"
+        "1:\n"
+        "ldm    r1!, {r4, r6, r8, r10}\n"
+        "sxtb16 r5, r4, ror #8\n"
+        "sxtb16 r4, r4\n"
+        "sxtb16 r7, r6, ror #8\n"
+        "sxtb16 r6, r6\n"
+        "sxtb16 r9, r8, ror #8\n"
+        "sxtb16 r8, r8\n"
+        "sxtb16 r11, r10, ror #8\n"
+        "sxtb16 r10, r10\n"
+        "stm    r0!, {r4-r11}\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "pop    {r4-r11}\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "2:\n"
+        "ldr    r3, [r1], #4\n"
+        "sxtb16 r12, r3, ror #8\n"
+        "sxtb16 r3, r3\n"
+        "strd   r3, r12, [r0], #8\n"
+        "subs   r2, r2, #1\n"
+        "bne    2b\n"
+        "4:\n"
+        "bx     lr\n");
+}
