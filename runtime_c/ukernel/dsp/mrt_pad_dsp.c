@@ -1,0 +1,63 @@
+/* int8 rows padded to whole words, for Arm's DSP targets (Cortex-M4, M7, M33).
+ *
+ * Called by generated dispatches (toolchain/codegen/pad_rows.py) for the `pad` that
+ * schedule/pad_channels.py puts before a pointwise int8 layer whose input channels C are
+ * not a multiple of 4: every pixel's C bytes copied to a row of C4 = C rounded up to 4,
+ * the last C4 - C bytes set to the pad value. The generated loop stored one byte at a
+ * time with a bounds test (about 5 instructions a byte: 37 K instructions for a 19x6x61
+ * input); here a row is its whole words read with LDR (the source rows start at any
+ * byte: Armv7-M and Armv8-M Mainline load words from unaligned addresses, the firmware
+ * leaves CCR.UNALIGN_TRP clear) and stored aligned, 4 at a time with STM, and its last
+ * word is the word ending at the row's last byte shifted down, the pad value ORed into
+ * the lanes it vacates: no byte is read outside the row, none stored outside the
+ * output. A row is read before it is written, front to back (rows in order), which is
+ * the generated loop's order or earlier for every load, so an output placed over its
+ * input by the arena plan (schedule/overlap.py, below it only) stays safe.
+ */
+#include <stdint.h>
+
+/* For each of `rows` rows: dst[0 .. 4*(c/4)) = src[0 .. 4*(c/4)), then the word
+ * (src[c-r .. c) in its low r lanes | pad_hi), r = c % 4; dst advances 4*(c/4 + 1)
+ * bytes, src c. c >= 4 and c % 4 != 0; rows >= 1; dst word-aligned. pad_hi: the pad
+ * value in the bytes from lane r on, 0 below (pad_rows.py computes it). */
+__attribute__((naked, used)) void mrt_pad_rows_s8(int8_t *dst, const int8_t *src,
+                                                  uint32_t rows, uint32_t c,
+                                                  uint32_t pad_hi)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "ldr    r4, [sp, #36]\n"          /* pad_hi (the fifth argument) */
+        "and    lr, r3, #3\n"             /* r: the row's bytes past its whole words */
+        "rsb    r12, lr, #4\n"            /* 4 - r: the tail word starts this far back */
+        "lsl    r5, r12, #3\n"            /* its shift down */
+        "lsr    r6, r3, #2\n"             /* whole words a row (>= 1) */
+        "0:\n"
+        "lsrs   r7, r6, #2\n"             /* passes of 4 words */
+        "beq    2f\n"
+        "1:\n"
+        "ldr    r8, [r1], #4\n"
+        "ldr    r9, [r1], #4\n"
+        "ldr    r10, [r1], #4\n"
+        "ldr    r11, [r1], #4\n"
+        "stm    r0!, {r8-r11}\n"
+        "subs   r7, r7, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r7, r6, #3\n"             /* the words past the last pass */
+        "beq    4f\n"
+        "3:\n"
+        "ldr    r8, [r1], #4\n"
+        "str    r8, [r0], #4\n"
+        "subs   r7, r7, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "sub    r8, r1, r12\n"
+        "ldr    r8, [r8]\n"               /* the word ending at the row's last byte */
+        "lsr    r8, r8, r5\n"
+        "orr    r8, r8, r4\n"
+        "str    r8, [r0], #4\n"
+        "add    r1, r1, lr\n"             /* the next row */
+        "subs   r2, r2, #1\n"
+        "bne    0b\n"
+        "pop    {r4-r11, pc}\n");
+}
