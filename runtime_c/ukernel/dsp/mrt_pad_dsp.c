@@ -61,3 +61,31 @@ __attribute__((naked, used)) void mrt_pad_rows_s8(int8_t *dst, const int8_t *src
         "bne    0b\n"
         "pop    {r4-r11, pc}\n");
 }
+
+/* dst[0 .. words) = word: the border of a padded map (pad_rows.py fills the whole
+ * output first, then copies the rows inside it), 4 words a store. dst word-aligned. */
+__attribute__((naked, used)) void mrt_fill_words(uint32_t *dst, uint32_t word,
+                                                 uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4, r5}\n"
+        "mov    r4, r1\n"
+        "mov    r5, r1\n"
+        "mov    r12, r1\n"
+        "lsrs   r3, r2, #2\n"
+        "beq    2f\n"
+        "1:\n"
+        "stm    r0!, {r1, r4, r5, r12}\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r1, [r0], #4\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4, r5}\n"
+        "bx     lr\n");
+}
