@@ -7,11 +7,13 @@ widens that pad's channels instead, kept in RAM too. Generated as a loop, such a
 tested every byte's bounds and stored it alone: about 5 instructions a byte, 37 K
 instructions for a 19x6 map of 61 channels, 14 % of the 1x1 convolution it feeds (0.88
 MAC per instruction against 1.08 with 64 channels, cortex-m4). On the DSP targets it is
-calls of runtime_c/ukernel/dsp/mrt_pad_dsp.c instead: `mrt_fill_words` writes the pad
-value over a bordered output, then `mrt_pad_rows_s8` copies each run of pixels inside
-it (a map row), a pixel's whole words by unaligned LDR, stored 4 at a time, its last
-bytes as the word ending at its last byte shifted down with the pad value ORed in
-(about 0.7 instructions a byte).
+calls of runtime_c/ukernel/dsp/mrt_pad_dsp.c instead, output row by output row (a
+run of pixels): `mrt_fill_words` writes the pad value over a border, `mrt_pad_rows_s8`
+copies the row's pixels, each one's whole words by unaligned LDR, stored 4 at a time,
+its last bytes as the word ending at its last byte shifted down with the pad value
+ORed in (about 0.7 instructions a byte). The arena plan may have put the output over
+its input for the generated loop's order (schedule/overlap.py): the calls load every
+byte at or before that loop would and store at or after it, so that stays safe.
 
 Applies to a kernel whose body is exactly a bounds-checked load of one int8 operand
 with a constant pad value, indexed by each dim less a constant (the low padding), whose
@@ -104,10 +106,10 @@ def _i32(v: int) -> ir.Constant:
 
 
 def emit_pad_rows(module: ir.Module, k: Kernel, pad: PadRows) -> ir.Function:
-    """`void NAME(ptr bindings)` for pad kernel `k` (pad_rows_shape gave `pad`): the
-    bordered output filled with the pad value (mrt_fill_words), then one
-    mrt_pad_rows_s8 call per run of pixels along the second innermost dim (all the
-    pixels at once where only the innermost dim is padded)."""
+    """`void NAME(ptr bindings)` for pad kernel `k` (pad_rows_shape gave `pad`): one
+    mrt_pad_rows_s8 call over every pixel where only the innermost dim is padded, else
+    per output row (a run of pixels along the second innermost dim) its borders
+    filled with the pad value (mrt_fill_words) and its pixels copied by one call."""
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), k.name)
     fn.linkage = "hidden"
     fn.section = f".text.{k.name}"
@@ -125,34 +127,57 @@ def emit_pad_rows(module: ir.Module, k: Kernel, pad: PadRows) -> ir.Function:
         b.call(rows, [dst, src, _i32(prod(pad.shape[:-1])), _i32(c), _i32(pad_hi)])
         b.ret_void()
         return fn
-    b.call(_callee(module, FILL_SYMBOL, 1, 2), [dst, _i32(lanes), _i32(prod(pad.out) // WORD)])
-    # One call per run: the input's pixels along dim n-2 are contiguous in both.
-    outer = pad.shape[:-2]
-    out_strides = [prod(pad.out[d + 1:]) for d in range(len(pad.out))]
-    run_in = pad.shape[-2] * c
-    first = pad.low[-2] * out_strides[-2]
+    # Output rows (a run of pixels along dim n-2) front to back, each a border row
+    # filled, or its left border, its pixels copied from the input's row, its right
+    # border: every store at or after the generated loop's (the module docstring).
+    fill = _callee(module, FILL_SYMBOL, 1, 2)
+    c4 = pad.out[-1]
+    outer_out, outer_in = pad.out[:-2], pad.shape[:-2]
+    in_strides = [prod(outer_in[d + 1:]) for d in range(len(outer_in))]  # in rows
+    row_out = pad.out[-2] * c4
+    left = pad.low[-2] * c4
+    right = (pad.out[-2] - pad.low[-2] - pad.shape[-2]) * c4
     i8 = ir.IntType(8)
-    loop = fn.append_basic_block("run")
+    loop = fn.append_basic_block("row")
+    inside_bb = fn.append_basic_block("inside")
+    border_bb = fn.append_basic_block("border")
+    step = fn.append_basic_block("next")
     done = fn.append_basic_block("done")
     entry = b.block
     b.branch(loop)
     b.position_at_end(loop)
-    i = b.phi(I32, name="i")
-    i.add_incoming(ir.Constant(I32, 0), entry)
-    # The output offset of run i: its outer index, each dim shifted by its low padding.
-    offset: ir.Value = ir.Constant(I32, first)
-    rest: ir.Value = i
-    for d in reversed(range(len(outer))):
-        idx = b.urem(rest, ir.Constant(I32, outer[d])) if d else rest
-        rest = b.udiv(rest, ir.Constant(I32, outer[d])) if d else rest
-        at = b.add(idx, ir.Constant(I32, pad.low[d]))
-        offset = b.add(offset, b.mul(at, ir.Constant(I32, out_strides[d])))
-    out_ptr = b.gep(dst, [offset], inbounds=True, source_etype=i8)
-    in_ptr = b.gep(src, [b.mul(i, ir.Constant(I32, run_in))], inbounds=True, source_etype=i8)
-    b.call(rows, [out_ptr, in_ptr, _i32(pad.shape[-2]), _i32(c), _i32(pad_hi)])
-    nxt = b.add(i, ir.Constant(I32, 1))
-    i.add_incoming(nxt, loop)
-    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(I32, max(1, prod(outer)))), loop, done)
+    o = b.phi(I32, name="o")
+    o.add_incoming(ir.Constant(I32, 0), entry)
+    inside: ir.Value = ir.Constant(ir.IntType(1), 1)
+    in_row: ir.Value = ir.Constant(I32, 0)
+    rest: ir.Value = o
+    for d in reversed(range(len(outer_out))):
+        idx = b.urem(rest, ir.Constant(I32, outer_out[d])) if d else rest
+        rest = b.udiv(rest, ir.Constant(I32, outer_out[d])) if d else rest
+        at = b.sub(idx, ir.Constant(I32, pad.low[d]))
+        inside = b.and_(inside, b.icmp_unsigned("<", at, ir.Constant(I32, outer_in[d])))
+        in_row = b.add(in_row, b.mul(at, ir.Constant(I32, in_strides[d])))
+    out_row = b.gep(dst, [b.mul(o, ir.Constant(I32, row_out))], inbounds=True,
+                    source_etype=i8)
+    b.cbranch(inside, inside_bb, border_bb)
+    b.position_at_end(inside_bb)
+    if left:
+        b.call(fill, [out_row, _i32(lanes), _i32(left // WORD)])
+    src_row = b.gep(src, [b.mul(in_row, ir.Constant(I32, pad.shape[-2] * c))],
+                    inbounds=True, source_etype=i8)
+    b.call(rows, [b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
+                  src_row, _i32(pad.shape[-2]), _i32(c), _i32(pad_hi)])
+    if right:
+        b.call(fill, [b.gep(out_row, [ir.Constant(I32, row_out - right)], inbounds=True,
+                            source_etype=i8), _i32(lanes), _i32(right // WORD)])
+    b.branch(step)
+    b.position_at_end(border_bb)
+    b.call(fill, [out_row, _i32(lanes), _i32(row_out // WORD)])
+    b.branch(step)
+    b.position_at_end(step)
+    nxt = b.add(o, ir.Constant(I32, 1))
+    o.add_incoming(nxt, step)
+    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(I32, prod(outer_out))), loop, done)
     b.position_at_end(done)
     b.ret_void()
     return fn

@@ -13,7 +13,14 @@ is rewritten here, before the graph is lowered, into
   channel load, gathered tile by tile (0.29 MAC per instruction with 61 channels). A
   window's pad is fused: the window is staged once per pixel for all its channel
   tiles (loops/rules.py `_staged_window_candidates`), the checks paid there (3x3 over
-  13 channels on 19x6: 0.91; the pad kept in RAM: 0.75);
+  13 channels on 19x6: 0.91; the pad kept in RAM: 0.75). But where the window's input
+  is already a `pad` (a SAME border, written as an op by the TFLite frontend) read by
+  it alone, that pad's channels are widened instead and it is kept in RAM: a pad of a
+  pad kept the border's in RAM anyway, copied byte by byte (14.8 K instructions for
+  13 channels on 19x6), and the widened one fused cost more (its staged rows are
+  never wholly inside the input: 466 K against 449 K). On the DSP targets a kept pad
+  is runtime calls (codegen/pad_rows.py: 3.8 K), and the convolution reads a whole
+  padded map (3x3 over 13 channels on 19x6: 0.949 -> 0.984);
 - the layer over C4 channels, with the weights padded with zeros at build time.
 
 The padded channels' products are 0 * 0 = 0, so the accumulator, and every output, is

@@ -10,9 +10,11 @@
  * leaves CCR.UNALIGN_TRP clear) and stored aligned, 4 at a time with STM, and its last
  * word is the word ending at the row's last byte shifted down, the pad value ORed into
  * the lanes it vacates: no byte is read outside the row, none stored outside the
- * output. A row is read before it is written, front to back (rows in order), which is
- * the generated loop's order or earlier for every load, so an output placed over its
- * input by the arena plan (schedule/overlap.py, below it only) stays safe.
+ * output. Every byte of a row is read before any of its output row is stored, and
+ * rows (and a bordered map's border, pad_rows.py) go front to back, so each load is at
+ * or before the generated loop's and each store at or after it: an output the arena
+ * plan placed over its input for that loop (schedule/overlap.py, which pad_rows.py
+ * only accepts run forward) stays safe.
  */
 #include <stdint.h>
 
@@ -28,10 +30,14 @@ __attribute__((naked, used)) void mrt_pad_rows_s8(int8_t *dst, const int8_t *src
         "push   {r4-r11, lr}\n"
         "ldr    r4, [sp, #36]\n"          /* pad_hi (the fifth argument) */
         "and    lr, r3, #3\n"             /* r: the row's bytes past its whole words */
-        "rsb    r12, lr, #4\n"            /* 4 - r: the tail word starts this far back */
-        "lsl    r5, r12, #3\n"            /* its shift down */
+        "rsb    r5, lr, #4\n"
+        "lsl    r5, r5, #3\n"             /* the tail word's shift down: 8 (4 - r) */
+        "sub    r12, r3, #4\n"            /* where the tail word starts: c - 4 */
         "lsr    r6, r3, #2\n"             /* whole words a row (>= 1) */
         "0:\n"
+        "ldr    r3, [r1, r12]\n"          /* the word ending at the row's last byte, */
+        "lsr    r3, r3, r5\n"             /* read before any of the row is stored */
+        "orr    r3, r3, r4\n"
         "lsrs   r7, r6, #2\n"             /* passes of 4 words */
         "beq    2f\n"
         "1:\n"
@@ -51,11 +57,7 @@ __attribute__((naked, used)) void mrt_pad_rows_s8(int8_t *dst, const int8_t *src
         "subs   r7, r7, #1\n"
         "bne    3b\n"
         "4:\n"
-        "sub    r8, r1, r12\n"
-        "ldr    r8, [r8]\n"               /* the word ending at the row's last byte */
-        "lsr    r8, r8, r5\n"
-        "orr    r8, r8, r4\n"
-        "str    r8, [r0], #4\n"
+        "str    r3, [r0], #4\n"
         "add    r1, r1, lr\n"             /* the next row */
         "subs   r2, r2, #1\n"
         "bne    0b\n"
