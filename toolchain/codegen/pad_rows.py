@@ -18,8 +18,9 @@ byte at or before that loop would and store at or after it, so that stays safe.
 Applies to a kernel whose body is exactly a bounds-checked load of one int8 operand
 with a constant pad value, indexed by each dim less a constant (the low padding), whose
 innermost dim grows by 1 to 3 to a multiple of 4 from at least 4 (no low padding), the
-other dims by any edge padding; its schedule must run forward (a result written over
-its operand above it would not be safe).
+other dims by any edge padding; its schedule must run forward one element at a time
+(what the arena plan's overlap was checked for; a result written over its operand
+above it, for a reversed nest, would not be safe).
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ def pad_rows_shape(k: Kernel, schedule: LoopSchedule | None) -> PadRows | None:
     if c < WORD or c % WORD == 0 or c4 != -(-c // WORD) * WORD or \
             any(lo + s > o for lo, s, o in zip(low, x.shape, k.domain, strict=True)):
         return None
-    if schedule is not None and any(nest.reverse for nest in schedule.nests):
+    # Forward, one element at a time: the order the calls keep to (their loads at or
+    # before it, their stores at or after it), which a tile of several pixels or a
+    # reversed nest would not be.
+    if schedule is not None and any(nest.reverse or nest.blocks or nest.vector
+                                    for nest in schedule.nests):
         return None
     return PadRows(tuple(x.shape), low, tuple(k.domain), int(body.pad.value))
 
