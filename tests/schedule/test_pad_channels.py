@@ -47,18 +47,20 @@ def test_pads_odd_channels_with_zero_weights(tmp_path: Path) -> None:
                       dict(kind="conv", h=5, w=4, cin=7, cout=8, kh=3, kw=3))
     weights = [np.asarray(c.inputs[1].producer.attrs["value"]) for c in _convs(graph)]
     keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
-    for conv, before, c4 in zip(_convs(graph), weights, (16, 8), strict=True):
+    # The 3x3 window's input was a SAME border's pad already: that pad is widened.
+    for conv, before, c4, border in zip(_convs(graph), weights, (16, 8), (0, 1),
+                                        strict=True):
         x, w = conv.inputs
         assert x.producer.op == "pad" and x.type.shape[-1] == c4
-        assert x.producer.attrs["high"] == (0, 0, 0, c4 - before.shape[-1])
+        assert x.producer.attrs["high"] == (0, border, border, c4 - before.shape[-1])
+        assert x.producer.inputs[0] in graph.inputs  # one pad reads the input
         after = np.asarray(w.producer.attrs["value"])
         assert after.shape == (*before.shape[:-1], c4)
         assert np.array_equal(after[..., :before.shape[-1]], before)
         assert not after[..., before.shape[-1]:].any()
-    # Only the pointwise layer's pad is kept in RAM: a window's stays fused, staged
-    # once per pixel (the module docstring says why).
+    # Both pads are kept in RAM (the module docstring says why).
     pads = [c.inputs[0] for c in _convs(graph)]
-    assert keep == {id(pads[0])}
+    assert keep == {id(pads[0]), id(pads[1])}
 
 
 @pytest.mark.parametrize("cin,cout", [(61, 32), (27, 10)])
@@ -140,8 +142,10 @@ LAYERS = [
 def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     graph, path = _graph(tmp_path, *LAYERS)
-    # The pointwise layers' pads are kept in RAM, not the dense layers' (fused).
-    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 3
+    # 3 pads of their own (the pointwise layers'; the dense layers' are fused) and 5
+    # SAME borders widened (windows); the VALID 3x3 over 31 channels and the 2- and
+    # 3-channel windows keep theirs fused.
+    assert len(pad_int8_channels(graph, load_board("cortex-m4").target_info)) == 8
     build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
     rng = np.random.default_rng(3)
     inputs = [rng.integers(-128, 128, (1, la["cin"]) if la["kind"] == "dense" else

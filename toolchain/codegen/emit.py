@@ -39,6 +39,7 @@ from toolchain.codegen.kinds import emit_other_kind
 from toolchain.codegen.mathlib import F16, F32, F64, I1, I16, I32, TargetFeatures
 from toolchain.codegen.mathlib_small_float import f32_to_small_float_bits, small_float_bits_to_f32
 from toolchain.codegen.nest import NestEmitter
+from toolchain.codegen.pad_rows import PAD_ROWS_SIMD, emit_pad_rows, pad_rows_shape
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -714,4 +715,9 @@ def emit_kernel(module: ir.Module, kernel: Kernel,
     """
     if not isinstance(kernel, Kernel):
         return emit_other_kind(module, kernel)
+    # A channel pad to whole words: a runtime call where the target's runtime has it.
+    if mathlib.target_features(module).simd in PAD_ROWS_SIMD:
+        rows = pad_rows_shape(kernel, schedule)
+        if rows is not None:
+            return emit_pad_rows(module, kernel, rows)
     return _KernelEmitter(module, kernel, schedule or plain_schedule(kernel)).emit()

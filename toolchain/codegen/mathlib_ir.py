@@ -35,6 +35,7 @@ class TargetFeatures:
     hardware_sqrt: bool = False  # llvm.sqrt.f32 is one instruction, never a sqrtf call
     hardware_f16: bool = False  # fpext/fptrunc half <-> float are instructions
     hardware_f64: bool = False  # double-precision FPU (llvm.sqrt.f64 is an instruction)
+    simd: str = ""  # the target's SIMD kind (its runtime_c/ukernel/<simd> calls exist)
 
 
 _FEATURES: weakref.WeakKeyDictionary[ir.Module, TargetFeatures] = weakref.WeakKeyDictionary()

@@ -72,6 +72,7 @@ class TargetInfo:
             hardware_sqrt=caps.fpu != "none",
             hardware_f16=caps.f16_conversion,
             hardware_f64=caps.fpu == "dp",
+            simd=caps.simd,
         )
 
     @property

@@ -16,7 +16,14 @@ is rewritten here, before the graph is lowered, into
   instructions a byte, 67 -> 10 on cortex-m4 1,179 -> 858 instructions). A
   window's pad is fused: the window is staged once per pixel for all its channel
   tiles (loops/rules.py `_staged_window_candidates`), the checks paid there (3x3 over
-  13 channels on 19x6: 0.91; the pad kept in RAM: 0.75);
+  13 channels on 19x6: 0.91; the pad kept in RAM: 0.75). But where the window's input
+  is already a `pad` (a SAME border, written as an op by the TFLite frontend) read by
+  it alone, that pad's channels are widened instead and it is kept in RAM: a pad of a
+  pad kept the border's in RAM anyway, copied byte by byte (14.8 K instructions for
+  13 channels on 19x6), and the widened one fused cost more (its staged rows are
+  never wholly inside the input: 466 K against 449 K). On the DSP targets a kept pad
+  is runtime calls (codegen/pad_rows.py: 3.8 K), and the convolution reads a whole
+  padded map (3x3 over 13 channels on 19x6: 0.949 -> 0.984);
 - the layer over C4 channels, with the weights padded with zeros at build time.
 
 The padded channels' products are 0 * 0 = 0, so the accumulator, and every output, is
@@ -201,12 +208,23 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
         return set()
     out: list[Node] = []
     keep: set[int] = set()
+    readers: dict[int, int] = {}
+    for node in graph.nodes:
+        for t in node.inputs:
+            readers[id(t)] = readers.get(id(t), 0) + 1
+    for t in graph.outputs:
+        readers[id(t)] = readers.get(id(t), 0) + 1
     for node in graph.nodes:
         found = _site(node, target)
         if found is None:
             out.append(node)
             continue
         site, c4 = found
+        weights = _widened(node, site, c4, readers)
+        if weights is not None:
+            out += [weights, node]
+            keep.add(id(node.inputs[0]))
+            continue
         new = _rewrite(node, site, c4)
         row = PAD_ROWS[SIMD[target.capabilities.simd].int8_dot]
         x = node.inputs[0]
@@ -228,6 +246,40 @@ def _node(op: str, inputs: list[Tensor], ty: TensorType, attrs: dict, like: Node
     node = Node(op, inputs, [], attrs, like.loc, source=like.source)
     node.outputs = [Tensor(ty, "", node)]
     return node
+
+
+def _widened(conv: Node, site: _Site, c4: int, readers: dict[int, int]) -> Node | None:
+    """Where the input is already a `pad` (a window's SAME border, which TFLite's
+    frontend writes as an op) read by this layer alone, that pad's channels are widened
+    to c4 (its own value in the new lanes: the zero weights make any value contribute
+    nothing) and the weights padded; one pad then reads the input, where a pad of a pad
+    kept the first one in RAM (3x3 over 13 channels on 19x6: a 14.8 K instruction copy
+    of the bordered input). Returns the padded weights' constant node (`conv` reads
+    it), or None where the input is no such pad."""
+    x, w = conv.inputs
+    pad = x.producer
+    if pad is None or pad.op != "pad" or readers.get(id(x), 0) != 1 or \
+            any(pad.attrs["interior"]):
+        return None
+    high = list(pad.attrs["high"])
+    high[site.x_dim] += c4 - x.type.shape[site.x_dim]
+    shape = list(x.type.shape)
+    shape[site.x_dim] = c4
+    pad.attrs = {**pad.attrs, "high": tuple(high)}
+    x.type = x.type.with_shape(tuple(shape))
+    weights = _padded_weights(conv, w, site, c4)
+    conv.inputs = [x, weights.output]
+    return weights
+
+
+def _padded_weights(conv: Node, w: Tensor, site: _Site, c4: int) -> Node:
+    """The constant weights of `conv` with zeros for input channels c..c4."""
+    value = _weights(w)
+    assert value is not None
+    widths: list[tuple[int, int]] = [(0, 0)] * value.ndim
+    widths[site.w_dim] = (0, c4 - value.shape[site.w_dim])
+    padded = np.pad(value, widths)
+    return _constant(padded, w.type.with_shape(padded.shape), conv.source)
 
 
 def _rewrite(conv: Node, site: _Site, c4: int) -> list[Node]:
