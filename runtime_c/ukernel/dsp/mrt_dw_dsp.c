@@ -317,7 +317,11 @@ struct mrt_dw_rowpair {
         "add    sp, sp, #16\n" \
         "pop    {r4-r11, pc}\n"
 
-__attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
+/* aligned(4): MRT_DW_COLUMNS_BY2's ADRs are resolved by the assembler against a word-
+ * aligned section start (Thumb ADR adds to the PC rounded down to a word), so a section
+ * placed at 2 mod 4 sent the channel loop's entry 2 bytes off, into an instruction's
+ * second half (vww_96_int8 hard-faulted once the link moved this function). */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_BY2, MRT_DW_COLUMNS, MRT_DW_COLUMNS_ROW1));
 }
@@ -325,7 +329,7 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_s8(const struct mrt_dw_rowpair
 /* The same for a depth multiplier of 2: output channels 2c and 2c + 1 both read input
  * channel c's staged words (channels even). Its own function, so that --gc-sections
  * drops it from images without such a layer. */
-__attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW_ROWPAIR_BODY(MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_X2, MRT_DW_COLUMNS_ROW1_X2));
 }
@@ -571,14 +575,14 @@ __attribute__((naked, used)) void mrt_dw3_rowpair_x2_s8(const struct mrt_dw_rowp
 /* Four output rows (or the remainder's two or one), every column and channel (channels
  * >= 1), of the staged 3-slot layout: mrt_dw_rowpair's fields, with column_bytes 12 x
  * input channels and the flags above. */
-__attribute__((naked, used)) void mrt_dw3_quad_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X1));
 }
 
 /* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
  * channel c's staged words). */
-__attribute__((naked, used)) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
 }
