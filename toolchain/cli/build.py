@@ -138,6 +138,8 @@ def load_model_graph(args: argparse.Namespace) -> Graph:
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     """The --input-shape options as input name -> shape; UsageError for a bad one."""
+    if not args.input_shape:  # the usual case: no need to import the ONNX frontend
+        return {}
     from toolchain.frontend.onnx.reader import parse_shape
 
     shapes: dict[str, tuple[int, ...]] = {}
