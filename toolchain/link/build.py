@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -41,6 +40,7 @@ from toolchain.link.device import (
     device_sources,
     device_verify_board,
 )
+from toolchain.link.elf_symbols import ELFFormatError, read_symbols
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.object_cache import compiler_identity, default_cache, tool_answer
@@ -406,12 +406,10 @@ def _check_elf(elf_path: Path) -> tuple[int, int, int]:
         for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
             if elf.get_section_by_name(name) is not None:
                 raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is None:
+        symbols = read_symbols(elf_path)
+        if symbols is None:
             raise LinkError(f"{elf_path.name}: no symbol table")
-        undefined = sorted(
-            s.name for s in symtab.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"
-        )
+        undefined = sorted(symbols.undefined())
         if undefined:
             raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
         sizes = {
@@ -435,8 +433,8 @@ def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
 
 
 # Keyed by the object's digest, the bytes beside it only to read them on a miss: a build
-# links the same objects twice (before and after its stack is measured), and pyelftools
-# takes 20 ms to read their symbol tables; hashing them takes well under one.
+# links the same objects twice (before and after its stack is measured); hashing them
+# costs less than reading their symbol tables (elf_symbols.py).
 _UNDEFINED: dict[bytes, frozenset[str]] = {}
 
 
@@ -444,9 +442,11 @@ def _object_undefined(digest: bytes, data: bytes) -> frozenset[str]:
     """The undefined symbols of the object `data` (whose SHA-256 is `digest`)."""
     found = _UNDEFINED.get(digest)
     if found is None:
-        symtab = ELFFile(io.BytesIO(data)).get_section_by_name(".symtab")
-        found = frozenset() if symtab is None else frozenset(
-            s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        try:
+            symbols = read_symbols(data)
+        except ELFFormatError as e:  # what ld.lld would refuse too, in its own words
+            raise LinkError(f"an object of the link is no ELF object: {e}") from None
+        found = frozenset() if symbols is None else symbols.undefined()
         if len(_UNDEFINED) > 4096:  # a long-lived process (tests, the API): stay small
             _UNDEFINED.clear()
         _UNDEFINED[digest] = found
