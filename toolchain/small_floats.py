@@ -47,8 +47,8 @@ class SmallFloat:
 
     @property
     def ml_dtype(self) -> type:
-        """The ml_dtypes numpy type of the format (imported on first use: module
-        docstring of `_ml_dtypes`)."""
+        """The ml_dtypes numpy type of the format (ml_dtypes imported on first use:
+        see `_ml_dtypes`)."""
         return getattr(_ml_dtypes(), self.ml_name)
 
     @property
