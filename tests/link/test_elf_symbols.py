@@ -14,7 +14,7 @@ from elftools.elf.elffile import ELFFile
 from toolchain.emu.run import BENCH_BEGIN, BENCH_END, EmuError, bench_markers
 from toolchain.emu.stack import stack_reserved
 from toolchain.link import link_firmware
-from toolchain.link.elf_symbols import ELFFormatError, read_symbols
+from toolchain.link.elf_symbols import ELFFormatError, read_sections, read_symbols
 from toolchain.target import load_board
 
 BOARDS = ("cortex-m4", "riscv32", "x86-64", "aarch64")
@@ -95,3 +95,16 @@ def test_a_damaged_image_is_an_emu_error(linked, tmp_path: Path) -> None:
     bad.write_bytes(files[-1].read_bytes()[:64])
     with pytest.raises(EmuError, match="not a valid ELF file"):
         bench_markers(bad)
+
+
+def test_same_sections_as_pyelftools(linked) -> None:
+    _, files = linked
+    for path in files:
+        data = path.read_bytes()
+        theirs = [(s.name, s["sh_flags"], s["sh_entsize"],
+                   b"" if s["sh_type"] == "SHT_NOBITS" else s.data())
+                  for s in ELFFile(io.BytesIO(data)).iter_sections()]
+        ours = [(s.name, s.flags, s.entsize, s.data) for s in read_sections(data)]
+        assert ours == theirs, path
+    # Mergeable strings (the size report's pieces) are among what they carry.
+    assert any(s.flags & 0x20 for f in files for s in read_sections(f))

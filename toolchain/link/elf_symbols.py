@@ -1,14 +1,15 @@
-"""The symbol table of an ELF file, read in one pass with numpy.
+"""The symbol table and sections of an ELF file, read in one pass with numpy.
 
 A build reads symbol tables many times: each object's undefined symbols before each
 link (the compiler-helper aliases it needs), the linked image's (no undefined symbol
 left), the stack's bounds and the benchmark markers before the QEMU run. pyelftools
 parses every symbol as a Python object through its construct library, 20-60 ms per
 table; this reads the section headers and the whole table as numpy records and only
-the names it is asked for as strings. It reads what the ELF specification (System V
+the names it is asked for as strings. The size report reads the objects' mergeable
+sections through it too (read_sections). It reads what the ELF specification (System V
 ABI, "Object Files") fixes for 32- and 64-bit little-endian files (every target minirt
-has) and refuses anything else with ELFFormatError; the size report, which needs
-sections, segments and relocations, keeps pyelftools.
+has) and refuses anything else with ELFFormatError; what needs segments or more of the
+format keeps pyelftools.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["EM_ARM", "ELFFormatError", "ElfSymbols", "read_symbols"]
+__all__ = ["EM_ARM", "ELFFormatError", "ElfSection", "ElfSymbols", "read_sections",
+           "read_symbols"]
 
 EM_ARM = 40  # e_machine of 32-bit Arm (Thumb functions' symbols have bit 0 set)
 SHT_SYMTAB = 2
+SHT_NOBITS = 8
 SHN_UNDEF = 0
 _MAGIC = b"\x7fELF"
 
@@ -87,40 +90,86 @@ class ElfSymbols:
         return found
 
 
-def read_symbols(data: bytes | Path) -> ElfSymbols | None:
-    """The symbol table of ELF file `data` (its bytes, or a path), None when it has no
-    .symtab; ELFFormatError when it is no ELF file this reader can read."""
-    if isinstance(data, Path):
-        data = data.read_bytes()
+def _section_headers(data: bytes) -> tuple[np.ndarray, int, int]:
+    """The section header table of ELF file `data` as numpy records, its e_machine and
+    e_shstrndx; ELFFormatError when it is no ELF file this reader can read."""
     if len(data) < 52 or data[:4] != _MAGIC or data[4] not in (1, 2):
         raise ELFFormatError("not an ELF file")
     if data[5] != 1:  # EI_DATA: ELFDATA2LSB
         raise ELFFormatError("a big-endian ELF file (minirt's targets are little-endian)")
     bits = 32 if data[4] == 1 else 64
-    order = "<"
     try:
-        # e_shoff, then e_shentsize and e_shnum, where each class puts them.
+        # e_shoff, then e_shentsize, e_shnum and e_shstrndx, where each class puts them.
         shoff_at, word, counts_at = (0x20, "u4", 0x2E) if bits == 32 else (0x28, "u8", 0x3A)
-        shoff = int(np.frombuffer(data, f"{order}{word}", 1, shoff_at)[0])
-        shentsize, shnum = (int(v) for v in np.frombuffer(data, f"{order}u2", 2, counts_at))
-        machine = int(np.frombuffer(data, f"{order}u2", 1, 0x12)[0])
-        sdt = _section_dtype(bits, order)
+        shoff = int(np.frombuffer(data, f"<{word}", 1, shoff_at)[0])
+        shentsize, shnum, shstrndx = (int(v) for v in np.frombuffer(data, "<u2", 3,
+                                                                      counts_at))
+        machine = int(np.frombuffer(data, "<u2", 1, 0x12)[0])
+        sdt = _section_dtype(bits, "<")
         if shnum == 0 or shentsize != sdt.itemsize:
             raise ELFFormatError("no section headers this reader understands")
-        sections = np.frombuffer(data, sdt, shnum, shoff)
-        rows = np.flatnonzero(sections["type"] == SHT_SYMTAB)
-        if not len(rows):
-            return None
-        symtab = sections[rows[0]]
-        strtab = sections[int(symtab["link"])]
-        ydt = _symbol_dtype(bits, order)
-        count = int(symtab["size"]) // ydt.itemsize
-        table = np.frombuffer(data, ydt, count, int(symtab["offset"]))
-        start, size = int(strtab["offset"]), int(strtab["size"])
-        if start + size > len(data):
-            raise ELFFormatError("string table past the end of the file")
-        return ElfSymbols(machine, table, bytes(data[start:start + size]))
+        return np.frombuffer(data, sdt, shnum, shoff), machine, shstrndx
     except ELFFormatError:
         raise
     except (ValueError, IndexError) as e:  # numpy: a table past the end of the buffer
         raise ELFFormatError(f"truncated or damaged: {e}") from None
+
+
+def _bytes_of(data: bytes, section: np.void) -> bytes:
+    start, size = int(section["offset"]), int(section["size"])
+    if start + size > len(data):
+        raise ELFFormatError("a section past the end of the file")
+    return bytes(data[start:start + size])
+
+
+def read_symbols(data: bytes | Path) -> ElfSymbols | None:
+    """The symbol table of ELF file `data` (its bytes, or a path), None when it has no
+    .symtab; ELFFormatError when it is no ELF file this reader can read."""
+    if isinstance(data, Path):
+        data = data.read_bytes()
+    sections, machine, _ = _section_headers(data)
+    rows = np.flatnonzero(sections["type"] == SHT_SYMTAB)
+    if not len(rows):
+        return None
+    symtab = sections[rows[0]]
+    ydt = _symbol_dtype(32 if data[4] == 1 else 64, "<")
+    try:
+        strtab = sections[int(symtab["link"])]
+        table = np.frombuffer(data, ydt, int(symtab["size"]) // ydt.itemsize,
+                              int(symtab["offset"]))
+    except (ValueError, IndexError) as e:
+        raise ELFFormatError(f"truncated or damaged: {e}") from None
+    return ElfSymbols(machine, table, _bytes_of(data, strtab))
+
+
+@dataclass(frozen=True)
+class ElfSection:
+    """One section header: its name, sh_type, sh_flags, sh_entsize and contents (empty
+    for SHT_NOBITS)."""
+
+    name: str
+    type: int
+    flags: int
+    entsize: int
+    data: bytes
+
+
+def read_sections(data: bytes | Path) -> list[ElfSection]:
+    """The sections of ELF file `data` (its bytes, or a path) with their contents, in
+    header order; ELFFormatError when it is no ELF file this reader can read."""
+    if isinstance(data, Path):
+        data = data.read_bytes()
+    sections, _, shstrndx = _section_headers(data)
+    try:
+        names = _bytes_of(data, sections[shstrndx])
+    except IndexError:
+        raise ELFFormatError("no section name table") from None
+    out = []
+    for sec in sections:
+        start = int(sec["name"])
+        end = names.find(b"\0", start)
+        out.append(ElfSection(
+            names[start:end if end >= 0 else len(names)].decode("utf-8", "replace"),
+            int(sec["type"]), int(sec["flags"]), int(sec["entsize"]),
+            b"" if int(sec["type"]) == SHT_NOBITS else _bytes_of(data, sec)))
+    return out
