@@ -51,7 +51,10 @@ def llvm_identity() -> str:
     from llvmlite.binding import ffi
 
     version = ".".join(map(str, llvm.llvm_version_info))
-    return f"llvmlite {llvmlite.__version__}\0llvm {version}\0{binary_identity(ffi.lib._name)}"
+    # The library llvmlite loaded (its loader's path; else where llvmlite ships it).
+    library = getattr(ffi.lib, "_name", None) or str(
+        Path(ffi.__file__).with_name(ffi.get_library_name()))
+    return f"llvmlite {llvmlite.__version__}\0llvm {version}\0{binary_identity(library)}"
 
 
 @functools.cache
