@@ -14,7 +14,13 @@ from elftools.elf.elffile import ELFFile
 from toolchain.emu.run import BENCH_BEGIN, BENCH_END, EmuError, bench_markers
 from toolchain.emu.stack import stack_reserved
 from toolchain.link import link_firmware
-from toolchain.link.elf_symbols import ELFFormatError, read_sections, read_symbols
+from toolchain.link.elf_symbols import (
+    ET_EXEC,
+    ELFFormatError,
+    read_header,
+    read_sections,
+    read_symbols,
+)
 from toolchain.target import load_board
 
 BOARDS = ("cortex-m4", "riscv32", "x86-64", "aarch64")
@@ -101,10 +107,41 @@ def test_same_sections_as_pyelftools(linked) -> None:
     _, files = linked
     for path in files:
         data = path.read_bytes()
-        theirs = [(s.name, s["sh_flags"], s["sh_entsize"],
+        theirs = [(s.name, s["sh_flags"], s["sh_size"], s["sh_entsize"],
                    b"" if s["sh_type"] == "SHT_NOBITS" else s.data())
                   for s in ELFFile(io.BytesIO(data)).iter_sections()]
-        ours = [(s.name, s.flags, s.entsize, s.data) for s in read_sections(data)]
+        ours = [(s.name, s.flags, s.size, s.entsize, s.data) for s in read_sections(data)]
         assert ours == theirs, path
     # Mergeable strings (the size report's pieces) are among what they carry.
     assert any(s.flags & 0x20 for f in files for s in read_sections(f))
+
+
+def test_header_as_pyelftools_reads_it(linked) -> None:
+    _, files = linked
+    for path in files:
+        data = path.read_bytes()
+        elf = ELFFile(io.BytesIO(data))
+        ours = read_header(data)
+        assert ours.entry == elf["e_entry"]
+        assert (ours.type == ET_EXEC) == (elf["e_type"] == "ET_EXEC")
+        assert len(ours.segment_types) == elf.num_segments()
+        assert not ours.dynamic  # static images, relocatable objects
+    assert read_header(files[-1]).type == ET_EXEC and read_header(files[0]).type != ET_EXEC
+
+
+def test_link_check_refuses_a_dynamic_image(linked, tmp_path: Path) -> None:
+    """_check_elf on an image whose first program header says PT_INTERP."""
+    from toolchain.link.build import LinkError, _check_elf
+
+    _, files = linked
+    data = bytearray(files[-1].read_bytes())
+    phoff = int.from_bytes(data[0x1C:0x20] if data[4] == 1 else data[0x20:0x28], "little")
+    data[phoff:phoff + 4] = (3).to_bytes(4, "little")  # PT_INTERP
+    bad = tmp_path / "firmware.elf"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(LinkError, match="dynamic link"):
+        _check_elf(bad)
+    good = tmp_path / "good.elf"
+    good.write_bytes(files[-1].read_bytes())
+    flash, ram, entry = _check_elf(good)
+    assert entry == ELFFile(io.BytesIO(files[-1].read_bytes()))["e_entry"] and flash > 0

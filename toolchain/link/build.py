@@ -40,7 +40,13 @@ from toolchain.link.device import (
     device_sources,
     device_verify_board,
 )
-from toolchain.link.elf_symbols import ELFFormatError, read_symbols
+from toolchain.link.elf_symbols import (
+    ET_EXEC,
+    ELFFormatError,
+    read_header,
+    read_sections,
+    read_symbols,
+)
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
 from toolchain.link.object_cache import compiler_identity, default_cache, tool_answer
@@ -396,32 +402,33 @@ def _relative(path: Path, base: Path) -> str:
 
 def _check_elf(elf_path: Path) -> tuple[int, int, int]:
     """Rejects dynamic linking and undefined symbols; returns (flash, ram, entry)."""
-    with elf_path.open("rb") as f:
-        elf = ELFFile(f)
-        if elf["e_type"] != "ET_EXEC":
-            raise LinkError(f"{elf_path.name}: expected a static executable, got {elf['e_type']}")
-        for seg in elf.iter_segments():
-            if seg["p_type"] in ("PT_INTERP", "PT_DYNAMIC"):
-                raise LinkError(f"{elf_path.name}: has a {seg['p_type']} segment (dynamic link)")
-        for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
-            if elf.get_section_by_name(name) is not None:
-                raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
-        symbols = read_symbols(elf_path)
-        if symbols is None:
-            raise LinkError(f"{elf_path.name}: no symbol table")
-        undefined = sorted(symbols.undefined())
-        if undefined:
-            raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
-        sizes = {
-            s.name: s["sh_size"]
-            for s in elf.iter_sections()
-            if s.name in (".text", ".rodata", ".data", ".bss")
-        }
-        return (
-            sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".data", 0),
-            sizes.get(".data", 0) + sizes.get(".bss", 0),
-            elf["e_entry"],
-        )
+    data = elf_path.read_bytes()
+    try:  # elf_symbols.py: each link checks its image, pyelftools cost 5-10 ms a time
+        header, sections, symbols = read_header(data), read_sections(data), read_symbols(data)
+    except ELFFormatError as e:
+        raise LinkError(f"{elf_path.name}: not a valid ELF file: {e}") from None
+    if header.type != ET_EXEC:
+        raise LinkError(f"{elf_path.name}: expected a static executable, got e_type "
+                        f"{header.type}")
+    if header.dynamic:
+        raise LinkError(f"{elf_path.name}: has a PT_INTERP or PT_DYNAMIC segment (dynamic "
+                        "link)")
+    names = {s.name for s in sections}
+    for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
+        if name in names:
+            raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
+    if symbols is None:
+        raise LinkError(f"{elf_path.name}: no symbol table")
+    undefined = sorted(symbols.undefined())
+    if undefined:
+        raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
+    sizes = {s.name: s.size for s in sections
+             if s.name in (".text", ".rodata", ".data", ".bss")}
+    return (
+        sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".data", 0),
+        sizes.get(".data", 0) + sizes.get(".bss", 0),
+        header.entry,
+    )
 
 
 def _undefined_symbols(objects: Sequence[Path]) -> set[str]:

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["EM_ARM", "ELFFormatError", "ElfSection", "ElfSymbols", "read_sections",
-           "read_symbols"]
+__all__ = ["EM_ARM", "ET_EXEC", "ELFFormatError", "ElfHeader", "ElfSection", "ElfSymbols",
+           "read_header", "read_sections", "read_symbols"]
 
 EM_ARM = 40  # e_machine of 32-bit Arm (Thumb functions' symbols have bit 0 set)
+ET_EXEC = 2  # e_type of an executable
+PT_INTERP, PT_DYNAMIC = 3, 2  # what a dynamically linked image has
 SHT_SYMTAB = 2
 SHT_NOBITS = 8
 SHN_UNDEF = 0
@@ -144,12 +146,13 @@ def read_symbols(data: bytes | Path) -> ElfSymbols | None:
 
 @dataclass(frozen=True)
 class ElfSection:
-    """One section header: its name, sh_type, sh_flags, sh_entsize and contents (empty
-    for SHT_NOBITS)."""
+    """One section header: its name, sh_type, sh_flags, sh_size, sh_entsize and contents
+    (empty for SHT_NOBITS)."""
 
     name: str
     type: int
     flags: int
+    size: int
     entsize: int
     data: bytes
 
@@ -170,6 +173,43 @@ def read_sections(data: bytes | Path) -> list[ElfSection]:
         end = names.find(b"\0", start)
         out.append(ElfSection(
             names[start:end if end >= 0 else len(names)].decode("utf-8", "replace"),
-            int(sec["type"]), int(sec["flags"]), int(sec["entsize"]),
+            int(sec["type"]), int(sec["flags"]), int(sec["size"]), int(sec["entsize"]),
             b"" if int(sec["type"]) == SHT_NOBITS else _bytes_of(data, sec)))
     return out
+
+
+@dataclass(frozen=True)
+class ElfHeader:
+    """What the link checks of an image besides its sections: e_type, e_entry and the
+    p_type of each program header."""
+
+    type: int
+    entry: int
+    segment_types: tuple[int, ...]
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether a segment asks for a dynamic loader (PT_INTERP, PT_DYNAMIC)."""
+        return any(t in (PT_INTERP, PT_DYNAMIC) for t in self.segment_types)
+
+
+def read_header(data: bytes | Path) -> ElfHeader:
+    """The ELF header's e_type and e_entry and the program headers' types of `data`
+    (bytes or a path); ELFFormatError when it is no ELF file this reader can read."""
+    if isinstance(data, Path):
+        data = data.read_bytes()
+    _section_headers(data)  # the identification checks
+    bits = 32 if data[4] == 1 else 64
+    word = "<u4" if bits == 32 else "<u8"
+    # e_entry and e_phoff follow e_version; e_phentsize and e_phnum sit before e_shentsize.
+    entry_at, phoff_at, counts_at = (0x18, 0x1C, 0x2A) if bits == 32 else (0x18, 0x20, 0x36)
+    try:
+        e_type = int(np.frombuffer(data, "<u2", 1, 0x10)[0])
+        entry = int(np.frombuffer(data, word, 1, entry_at)[0])
+        phoff = int(np.frombuffer(data, word, 1, phoff_at)[0])
+        phentsize, phnum = (int(v) for v in np.frombuffer(data, "<u2", 2, counts_at))
+        types = tuple(int(np.frombuffer(data, "<u4", 1, phoff + i * phentsize)[0])
+                      for i in range(phnum))
+    except (ValueError, IndexError) as e:
+        raise ELFFormatError(f"truncated or damaged: {e}") from None
+    return ElfHeader(e_type, entry, types)
