@@ -6,15 +6,18 @@ For each shared JAX model (../shared/models/jax/*.mlir) and each MLPerf Tiny int
 * ``minirt-build --board cortex-m4 --timings``, each run a fresh process from model file
   to firmware: its total wall and CPU time (user + system of the process and its clang,
   ld.lld and QEMU children) and every stage's wall and CPU seconds (the --timings table,
-  toolchain/timings.py). Two figures: ``cold``, the first build with an empty runtime
-  object cache (toolchain/link/object_cache.py), and ``warm``, the median of
-  ``--repeat`` builds after it (every build but a user's very first). Python's bytecode
+  toolchain/timings.py). Three figures: ``cold``, the first build with an empty cache
+  (toolchain/link/object_cache.py); ``new model``, the median of ``--repeat`` builds
+  with the runtime objects cached but not this model's code (the cache's codegen/
+  emptied before each: toolchain/codegen/object_cache.py), what a user's edited model
+  costs; and ``warm``, the median of ``--repeat`` builds with both cached, what
+  building the same model again costs. Python's bytecode
   is cached (in a temporary PYTHONPYCACHEPREFIX, warmed by one build first) as it is for
   an installed package, whatever PYTHONDONTWRITEBYTECODE says here;
 * for the JAX models, ``iree-compile`` with compare_iree.py's flags for the host (llvm-cpu,
   ``--iree-llvmcpu-target-cpu=x86-64``): wall and CPU, median of ``--repeat`` runs
   alternating with minirt's, so both see the same load on a shared machine; and the
-  ratio minirt / IREE of each (below 1: minirt compiles faster).
+  ratios minirt / IREE of each (below 1: minirt compiles faster), warm and new model.
 
 CPU time is the figure to compare on a loaded machine: other jobs stretch the wall time
 of both tools, not the CPU time they use. IREE comes from the ``bench`` extra
@@ -123,14 +126,16 @@ def _median_run(runs: list[dict]) -> dict:
 
 def measure(model: Path, repeat: int, work: Path, env: dict[str, str],
             iree: str | None, baseline: Path | None = None) -> dict:
-    """One model: minirt cold and warm, the baseline checkout's minirt and IREE (JAX
-    models), round by round."""
+    """One model: minirt cold, new model and warm, the baseline checkout's minirt and
+    IREE (JAX models), round by round."""
     cache = work / f"objects-{model.stem}"
     cold_env = {**env, "MINIRT_CACHE_DIR": str(cache)}
     cold = _minirt(model, work / f"{model.stem}-cold", cold_env)
-    warm, theirs, before = [], [], []
+    warm, fresh, theirs, before = [], [], [], []
     jax = model.suffix == ".mlir"
     for i in range(repeat):
+        shutil.rmtree(cache / "codegen", ignore_errors=True)  # this model's code: not yet
+        fresh.append(_minirt(model, work / f"{model.stem}-new{i}", cold_env))
         warm.append(_minirt(model, work / f"{model.stem}-warm{i}", cold_env))
         if baseline is not None:
             before.append(_minirt(model, work / f"{model.stem}-base{i}",
@@ -144,13 +149,16 @@ def measure(model: Path, repeat: int, work: Path, env: dict[str, str],
                 str(work / f"{model.stem}.vmfb")], env)
             theirs.append({"wall": wall, "cpu": cpu})
     row = {"model": model.stem, "format": model.suffix[1:],
-           "cold": _median_run([cold]), "warm": _median_run(warm), "iree": None}
+           "cold": _median_run([cold]), "new_model": _median_run(fresh),
+           "warm": _median_run(warm), "iree": None}
     if before:
         row["baseline"] = _median_run(before)
     if theirs:
         row["iree"] = {k: round(statistics.median(t[k] for t in theirs), 3)
                        for k in ("wall", "cpu")}
         row["ratio"] = {k: round(row["warm"][k] / row["iree"][k], 3) for k in ("wall", "cpu")}
+        row["ratio_new_model"] = {k: round(row["new_model"][k] / row["iree"][k], 3)
+                                  for k in ("wall", "cpu")}
         row["ratio_cold"] = {k: round(row["cold"][k] / row["iree"][k], 3)
                              for k in ("wall", "cpu")}
     shutil.rmtree(cache, ignore_errors=True)
@@ -170,31 +178,39 @@ def _markdown(record: dict) -> str:
         f"the host (llvm-cpu, `--iree-llvmcpu-target-cpu={record['iree_level']}`, "
         "compare_iree.py's flags) in the same rounds. CPU = user + system of the process "
         "and its children (clang, ld.lld, QEMU), the figure to compare on a loaded "
-        "machine; wall in brackets. *Cold*: the first build, empty runtime object cache; "
-        "*warm*: every later one. Python bytecode cached, as for an installed package.",
+        "machine; wall in brackets. *Cold*: the first build, empty cache; *new model*: "
+        "runtime objects cached, not this model's code (LLVM runs: what an edited model "
+        "costs); *warm*: the same model built again (its code from the codegen cache). "
+        "Python bytecode cached, as for an installed package.",
         "",
-        "| model | minirt warm CPU s (wall) | minirt cold CPU s (wall) | iree-compile CPU s "
-        "(wall) | minirt / IREE CPU (wall) |",
-        "|---|---|---|---|---|",
+        "| model | minirt warm CPU s (wall) | minirt new model CPU s (wall) | minirt cold "
+        "CPU s (wall) | iree-compile CPU s (wall) | minirt / IREE CPU (wall), warm | "
+        "new model |",
+        "|---|---|---|---|---|---|---|",
     ]
+
+    def pair(v: dict | None) -> str:
+        return f"{v['cpu']:.2f} ({v['wall']:.2f})" if v else "—"
+
     for r in rows:
-        w, c, i = r["warm"], r["cold"], r["iree"]
-        iree = f"{i['cpu']:.2f} ({i['wall']:.2f})" if i else "—"
-        ratio = (f"{r['ratio']['cpu']:.2f} ({r['ratio']['wall']:.2f})" if i else "—")
-        text.append(f"| {r['model']} | {w['cpu']:.2f} ({w['wall']:.2f}) | {c['cpu']:.2f} "
-                    f"({c['wall']:.2f}) | {iree} | {ratio} |")
+        # Records written before the new-model figure have none.
+        text.append(f"| {r['model']} | {pair(r['warm'])} | {pair(r.get('new_model'))} | "
+                    f"{pair(r['cold'])} | {pair(r['iree'])} | {pair(r.get('ratio'))} | "
+                    f"{pair(r.get('ratio_new_model'))} |")
     if record["iree_version"] is None:
         text += ["", f"iree-compile was not found; install it with `{INSTALL_IREE}`."]
     based = [r for r in rows if "baseline" in r]
     if based:
         text += ["", f"## Before and after: `{record['baseline']}` against this tree", "",
-                 "Both warm-cache figures (the baseline has no object cache), medians of "
-                 "the same rounds. CPU s (wall s).", "",
-                 "| model | before | after | after / before CPU |", "|---|---|---|---|"]
+                 "The baseline's builds with its own cache warm, medians of the same "
+                 "rounds, beside this tree's new-model and warm builds. CPU s (wall s).", "",
+                 "| model | before | after, new model | after, warm | new model / before "
+                 "CPU | warm / before CPU |", "|---|---|---|---|---|---|"]
         for r in based:
-            b, w = r["baseline"], r["warm"]
-            text.append(f"| {r['model']} | {b['cpu']:.2f} ({b['wall']:.2f}) | "
-                        f"{w['cpu']:.2f} ({w['wall']:.2f}) | {w['cpu'] / b['cpu']:.2f} |")
+            b, n, w = r["baseline"], r.get("new_model"), r["warm"]
+            text.append(f"| {r['model']} | {pair(b)} | {pair(n)} | {pair(w)} | "
+                        + (f"{n['cpu'] / b['cpu']:.2f}" if n else "—")
+                        + f" | {w['cpu'] / b['cpu']:.2f} |")
         stages_b = list(dict.fromkeys(s for r in based for s in r["baseline"]["stages"]))
         if stages_b:
             text += ["", "Stages before (CPU s), to set beside the table below:", "",
@@ -204,15 +220,15 @@ def _markdown(record: dict) -> str:
                 cells = [f"{r['baseline']['stages'][st]['cpu']:.2f}"
                          if st in r["baseline"]["stages"] else "—" for r in based]
                 text.append(f"| {st} | " + " | ".join(cells) + " |")
-    text += ["", "## Stages, warm build: CPU seconds (wall in brackets)", "",
-             "| stage | " + " | ".join(r["model"] for r in rows) + " |",
-             "|---|" + "---|" * len(rows)]
-    for s in stages:
-        cells = []
-        for r in rows:
-            v = r["warm"]["stages"].get(s)
-            cells.append(f"{v['cpu']:.2f} ({v['wall']:.2f})" if v else "—")
-        text.append(f"| {s} | " + " | ".join(cells) + " |")
+    for kind, title in (("new_model", "new model"), ("warm", "warm build")):
+        if not all(kind in r for r in rows):
+            continue
+        text += ["", f"## Stages, {title}: CPU seconds (wall in brackets)", "",
+                 "| stage | " + " | ".join(r["model"] for r in rows) + " |",
+                 "|---|" + "---|" * len(rows)]
+        for s in stages:
+            cells = [pair(r[kind]["stages"].get(s)) for r in rows]
+            text.append(f"| {s} | " + " | ".join(cells) + " |")
     text += ["", "`start-up`: Python and the command's imports; `other`: what no finer stage "
              "claims (options, checks, the staging directory). See docs/benchmarks.md.", ""]
     return "\n".join(text)
@@ -221,8 +237,8 @@ def _markdown(record: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", help="comma-separated model stems (default: all)")
-    ap.add_argument("--repeat", type=int, default=3, help="warm builds (and IREE runs) per "
-                    "model (default 3)")
+    ap.add_argument("--repeat", type=int, default=3, help="new-model and warm builds (and "
+                    "IREE runs) per model (default 3)")
     ap.add_argument("--baseline", metavar="DIR", help="another minirt checkout to time in "
                     "the same rounds (before / after)")
     ap.add_argument("--markdown-only", action="store_true", help="write compile_time.md "
@@ -261,7 +277,8 @@ def main() -> int:
             rows.append(measure(model, args.repeat, work, env, iree, baseline))
             r = rows[-1]
             print(f"{model.stem}: minirt warm {r['warm']['cpu']:.2f} s CPU "
-                  f"({r['warm']['wall']:.2f} wall), cold {r['cold']['cpu']:.2f}"
+                  f"({r['warm']['wall']:.2f} wall), new model {r['new_model']['cpu']:.2f}, "
+                  f"cold {r['cold']['cpu']:.2f}"
                   + (f"; iree-compile {r['iree']['cpu']:.2f} s CPU "
                      f"({r['iree']['wall']:.2f} wall)" if r["iree"] else ""),
                   file=sys.stderr)

@@ -129,3 +129,28 @@ def test_a_model_larger_than_the_board_is_refused_before_codegen(tmp_path: Path)
         pipeline.compile_graph(load_graph(model), load_board("x86-64"), tmp_path / "fw",
                                log=lambda _: None)
     assert list(tmp_path.iterdir()) == [model]
+
+
+def test_tree_digest_is_pathlibs_sorted_walk(tmp_path: Path) -> None:
+    """_tree_sha256 walks with os.scandir; its digest stays the one of the sorted
+    pathlib walk it replaced (so earlier builds' stamps stay current): component order
+    ("a/b" before "a-c"), no __pycache__, no descent through a linked directory."""
+    from hashlib import sha256
+
+    from toolchain.pipeline import _SOURCE_SUFFIXES, _tree_sha256
+
+    root = tmp_path / "tree"
+    for rel in ("a/b.py", "a-c.py", "a/z/deep.c", "x.h", "notes.txt", "a/__pycache__/b.py",
+                "boards/m4.yaml", "s.S", "link.ld"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(rel)
+    (root / "linked").symlink_to(root / "a", target_is_directory=True)
+
+    h = sha256()
+    for f in sorted(root.rglob("*")):
+        if f.suffix in _SOURCE_SUFFIXES and "__pycache__" not in f.parts:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(sha256(f.read_bytes()).digest())
+    assert _tree_sha256(root) == h.hexdigest()
+    (root / "a" / "b.py").write_text("changed")
+    assert _tree_sha256(root) != h.hexdigest()

@@ -26,23 +26,30 @@ below 2**-127 to 2**-127.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 
 @dataclass(frozen=True)
 class SmallFloat:
     """One narrow float format: `name` as MLIR spells it, its exponent and mantissa
-    widths, exponent bias, special-value kind (module docstring) and ml_dtypes type."""
+    widths, exponent bias, special-value kind (module docstring) and the name of its
+    ml_dtypes type (`ml_dtype`)."""
 
     name: str
     exponent_bits: int
     mantissa_bits: int
     bias: int
     kind: str
-    ml_dtype: type
+    ml_name: str
+
+    @property
+    def ml_dtype(self) -> type:
+        """The ml_dtypes numpy type of the format (ml_dtypes imported on first use:
+        see `_ml_dtypes`)."""
+        return getattr(_ml_dtypes(), self.ml_name)
 
     @property
     def bits(self) -> int:
@@ -62,8 +69,16 @@ class SmallFloat:
         return float(from_bits(np.array([self.max_code]), self)[0])
 
 
+def _ml_dtypes():
+    """The ml_dtypes module, imported when a value first needs it rather than with this
+    module: its import registers hundreds of numpy casts and ufunc loops, about 0.6 s of
+    CPU (ml_dtypes 0.7, numpy 2.4), more than the rest of minirt-build's start-up, and a
+    model without bf16 or small-float values never needs it."""
+    return importlib.import_module("ml_dtypes")
+
+
 def _row(name: str, e: int, m: int, bias: int, kind: str, ml: str) -> SmallFloat:
-    return SmallFloat(name, e, m, bias, kind, getattr(ml_dtypes, ml))
+    return SmallFloat(name, e, m, bias, kind, ml)
 
 
 FORMATS: dict[str, SmallFloat] = {f.name: f for f in [
@@ -110,6 +125,8 @@ def element_type_of(dt: np.dtype) -> str | None:
     """The element type name (bf16 or a small float) of one of ml_dtypes' numpy types,
     None for any other."""
     dt = np.dtype(dt)
-    if dt == np.dtype(ml_dtypes.bfloat16):
+    if not is_ml_dtype(dt):  # none of ml_dtypes' types: no need to import it
+        return None
+    if dt == np.dtype(_ml_dtypes().bfloat16):
         return "bf16"
     return next((f.name for f in FORMATS.values() if np.dtype(f.ml_dtype) == dt), None)

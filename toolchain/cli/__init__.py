@@ -46,5 +46,12 @@ def _is_command() -> bool:
 
 # This process is a minirt command: it ends when run_tool returns.
 IS_COMMAND = _is_command()
+if IS_COMMAND:
+    # numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin
+    # before they sleep: about 0.05 s of CPU per command, a tenth of a small model's
+    # build, for matrix products that are all small here (models for microcontrollers)
+    # and that OpenBLAS computes element by element in the same order on any number of
+    # threads. A user's own setting is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, exit_at_start_up)

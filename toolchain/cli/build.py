@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import tempfile
@@ -138,6 +139,8 @@ def load_model_graph(args: argparse.Namespace) -> Graph:
 
 def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     """The --input-shape options as input name -> shape; UsageError for a bad one."""
+    if not args.input_shape:  # the usual case: no need to import the ONNX frontend
+        return {}
     from toolchain.frontend.onnx.reader import parse_shape
 
     shapes: dict[str, tuple[int, ...]] = {}
@@ -543,6 +546,12 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if IS_COMMAND:
+        # This process ends with the build (exit_now): Python's cyclic garbage collector
+        # would walk the IR, the kernels and the graph again and again, 5-6 % of a small
+        # model's build (cnn: 0.06 s of CPU), for cycles that die with the process anyway
+        # (vww_96_int8's peak RSS: 176 MB without it, 174 MB with).
+        gc.disable()
     code = run_tool("minirt-build", _main, argv)
     if IS_COMMAND:  # this process is minirt-build: end it without tearing everything down
         exit_now(code)

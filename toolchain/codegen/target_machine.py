@@ -118,21 +118,35 @@ class TargetInfo:
                 if not fn.is_declaration:
                     fn.attributes.add("optsize")
 
+    def ir_text(self, module: ir.Module | str) -> str:
+        """The IR text LLVM is given for `module`: an IR module gets this target's
+        triple, data layout and function attributes first; text is taken as it is."""
+        if not isinstance(module, ir.Module):
+            return module
+        module.triple = self.triple
+        module.data_layout = self.data_layout
+        self._prepare_ir(module)
+        # Name the object's source so link errors say which one ("dispatch"), not
+        # llvmlite's default "<string>".
+        return f'source_filename = "{module.name}"\n' + str(module)
+
     def compile(self, module: ir.Module | str) -> llvm.ModuleRef:
         """Parses, verifies and optimises module; returns the LLVM module."""
-        if isinstance(module, ir.Module):
-            module.triple = self.triple
-            module.data_layout = self.data_layout
-            self._prepare_ir(module)
-            # Name the object's source so link errors say which one ("dispatch"), not
-            # llvmlite's default "<string>".
-            text = f'source_filename = "{module.name}"\n' + str(module)
-        else:
-            text = module
-        ref = llvm.parse_assembly(text)
+        ref = llvm.parse_assembly(self.ir_text(module))
         ref.verify()
         self.optimize(ref)
         return ref
+
+    @property
+    def codegen_recipe(self) -> tuple[str, ...]:
+        """What, besides the IR text and LLVM itself, decides the object emit_object
+        makes: the target machine's and the pipeline's settings (codegen/object_cache.py
+        keys its entries with them)."""
+        t = self.target
+        return (t.llvm_triple, t.cpu or "", t.features or "", t.abi or "",
+                f"opt={2 if self.optimize_for_size else 3}", "reloc=static",
+                "codemodel=small", f"size={self.optimize_for_size}",
+                f"vectorize={self.vectorize}")
 
     def optimize(self, ref: llvm.ModuleRef) -> None:
         """Runs the default new-pass-manager pipeline with this target machine."""
@@ -147,9 +161,23 @@ class TargetInfo:
 
     def emit_object(self, module: ir.Module | str | llvm.ModuleRef) -> bytes:
         """An ELF relocatable object for module (IR modules and text are optimised first;
-        a ModuleRef is taken as already optimised)."""
-        ref = module if isinstance(module, llvm.ModuleRef) else self.compile(module)
-        return self.target_machine.emit_object(ref)
+        a ModuleRef is taken as already optimised). The object of IR text made before
+        comes from the user's codegen cache (codegen/object_cache.py), byte for byte
+        what LLVM would make again."""
+        if isinstance(module, llvm.ModuleRef):
+            return self.target_machine.emit_object(module)
+        from toolchain.codegen.object_cache import codegen_cache
+
+        text = self.ir_text(module)
+        cache = codegen_cache()
+        key = cache.key(self.codegen_recipe, text) if cache is not None else None
+        found = cache.get(key) if key is not None else None
+        if found is not None:
+            return found
+        obj = self.target_machine.emit_object(self.compile(text))
+        if key is not None:
+            cache.put(key, obj)
+        return obj
 
     def emit_assembly(self, module: ir.Module | str | llvm.ModuleRef) -> str:
         """Assembly text, for --dump-after and for reading what the backend made."""

@@ -19,16 +19,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import struct
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from toolchain.emu.cycles import (
     BlocksProbe,
@@ -41,6 +37,7 @@ from toolchain.emu.cycles import (
 from toolchain.emu.diagnose import FAULT_FILE, describe_exit
 from toolchain.emu.plugin import build_plugin
 from toolchain.link.build import VERIFY_DIR
+from toolchain.link.elf_symbols import EM_ARM, ELFFormatError, read_symbols
 from toolchain.target import Board, DescriptorError
 from toolchain.target.host_cpu import native_refusal
 
@@ -117,25 +114,19 @@ def bench_markers(elf_path: Path) -> tuple[int, int]:
     """Addresses of the first instruction of mrt_bench_begin and mrt_bench_end (the Thumb
     bit cleared on Arm)."""
     try:
-        with Path(elf_path).open("rb") as f:
-            elf = ELFFile(f)
-            symtab = elf.get_section_by_name(".symtab")
-            if symtab is None:
-                raise EmuError(f"{elf_path}: no symbol table to find the benchmark markers in")
-            thumb = elf["e_machine"] == "EM_ARM"
-            found: dict[str, int] = {}
-            for name in (BENCH_BEGIN, BENCH_END):
-                syms = symtab.get_symbol_by_name(name)
-                if not syms:
-                    raise EmuError(f"{elf_path}: symbol {name} not found (is the harness "
-                                   "linked?)")
-                value = syms[0]["st_value"]
-                found[name] = value & ~1 if thumb else value
+        symbols = read_symbols(Path(elf_path))
     except OSError as e:
         raise EmuError(f"{elf_path}: cannot read: {e.strerror or e}") from None
-    except (ELFError, struct.error) as e:  # a truncated or overwritten file
+    except ELFFormatError as e:  # a truncated or overwritten file
         raise EmuError(f"{elf_path}: not a valid ELF file: {e}") from None
-    return found[BENCH_BEGIN], found[BENCH_END]
+    if symbols is None:
+        raise EmuError(f"{elf_path}: no symbol table to find the benchmark markers in")
+    found = symbols.values((BENCH_BEGIN, BENCH_END))
+    for name in (BENCH_BEGIN, BENCH_END):
+        if name not in found:
+            raise EmuError(f"{elf_path}: symbol {name} not found (is the harness linked?)")
+    thumb = symbols.machine == EM_ARM  # a Thumb function's symbol has bit 0 set
+    return tuple(found[n] & ~1 if thumb else found[n] for n in (BENCH_BEGIN, BENCH_END))
 
 
 def _plugin_option(path: Path, args: dict[str, str]) -> str:

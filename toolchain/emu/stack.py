@@ -31,9 +31,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-
 from toolchain.emu.run import EmuError, run_image, verified_elf
+from toolchain.link.elf_symbols import ELFFormatError, read_symbols
 from toolchain.target import Board
 
 __all__ = [
@@ -101,17 +100,16 @@ class StackProbe:
 
 def _symbols(elf: Path, names: tuple[str, ...]) -> dict[str, int]:
     try:
-        with Path(elf).open("rb") as f:
-            symtab = ELFFile(f).get_section_by_name(".symtab")
-            found = {}
-            for name in names:
-                syms = symtab.get_symbol_by_name(name) if symtab is not None else None
-                if not syms:
-                    raise EmuError(f"{elf}: no symbol {name} to find the stack by")
-                found[name] = syms[0]["st_value"]
-            return found
+        symbols = read_symbols(Path(elf))
     except OSError as e:
         raise EmuError(f"{elf}: cannot read: {e.strerror or e}") from None
+    except ELFFormatError as e:
+        raise EmuError(f"{elf}: not a valid ELF file: {e}") from None
+    found = symbols.values(names) if symbols is not None else {}
+    for name in names:
+        if name not in found:
+            raise EmuError(f"{elf}: no symbol {name} to find the stack by")
+    return found
 
 
 def stack_probe(board: Board, elf: Path) -> StackProbe:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -40,6 +39,13 @@ from toolchain.link.device import (
     device_cflags,
     device_sources,
     device_verify_board,
+)
+from toolchain.link.elf_symbols import (
+    ET_EXEC,
+    ELFFormatError,
+    read_header,
+    read_sections,
+    read_symbols,
 )
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
@@ -404,34 +410,33 @@ def _relative(path: Path, base: Path) -> str:
 
 def _check_elf(elf_path: Path) -> tuple[int, int, int]:
     """Rejects dynamic linking and undefined symbols; returns (flash, ram, entry)."""
-    with elf_path.open("rb") as f:
-        elf = ELFFile(f)
-        if elf["e_type"] != "ET_EXEC":
-            raise LinkError(f"{elf_path.name}: expected a static executable, got {elf['e_type']}")
-        for seg in elf.iter_segments():
-            if seg["p_type"] in ("PT_INTERP", "PT_DYNAMIC"):
-                raise LinkError(f"{elf_path.name}: has a {seg['p_type']} segment (dynamic link)")
-        for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
-            if elf.get_section_by_name(name) is not None:
-                raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
-        symtab = elf.get_section_by_name(".symtab")
-        if symtab is None:
-            raise LinkError(f"{elf_path.name}: no symbol table")
-        undefined = sorted(
-            s.name for s in symtab.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"
-        )
-        if undefined:
-            raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
-        sizes = {
-            s.name: s["sh_size"]
-            for s in elf.iter_sections()
-            if s.name in (".text", ".rodata", ".data", ".bss")
-        }
-        return (
-            sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".data", 0),
-            sizes.get(".data", 0) + sizes.get(".bss", 0),
-            elf["e_entry"],
-        )
+    data = elf_path.read_bytes()
+    try:  # elf_symbols.py: each link checks its image, pyelftools cost 5-10 ms a time
+        header, sections, symbols = read_header(data), read_sections(data), read_symbols(data)
+    except ELFFormatError as e:
+        raise LinkError(f"{elf_path.name}: not a valid ELF file: {e}") from None
+    if header.type != ET_EXEC:
+        raise LinkError(f"{elf_path.name}: expected a static executable, got e_type "
+                        f"{header.type}")
+    if header.dynamic:
+        raise LinkError(f"{elf_path.name}: has a PT_INTERP or PT_DYNAMIC segment (dynamic "
+                        "link)")
+    names = {s.name for s in sections}
+    for name in (".dynamic", ".dynsym", ".interp", ".plt", ".got.plt"):
+        if name in names:
+            raise LinkError(f"{elf_path.name}: has a {name} section (dynamic link)")
+    if symbols is None:
+        raise LinkError(f"{elf_path.name}: no symbol table")
+    undefined = sorted(symbols.undefined())
+    if undefined:
+        raise LinkError(f"{elf_path.name}: undefined symbols: {', '.join(undefined)}")
+    sizes = {s.name: s.size for s in sections
+             if s.name in (".text", ".rodata", ".data", ".bss")}
+    return (
+        sizes.get(".text", 0) + sizes.get(".rodata", 0) + sizes.get(".data", 0),
+        sizes.get(".data", 0) + sizes.get(".bss", 0),
+        header.entry,
+    )
 
 
 def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
@@ -443,8 +448,8 @@ def _undefined_symbols(objects: Sequence[Path]) -> set[str]:
 
 
 # Keyed by the object's digest, the bytes beside it only to read them on a miss: a build
-# links the same objects twice (before and after its stack is measured), and pyelftools
-# takes 20 ms to read their symbol tables; hashing them takes well under one.
+# links the same objects twice (before and after its stack is measured); hashing them
+# costs less than reading their symbol tables (elf_symbols.py).
 _UNDEFINED: dict[bytes, frozenset[str]] = {}
 
 
@@ -452,9 +457,11 @@ def _object_undefined(digest: bytes, data: bytes) -> frozenset[str]:
     """The undefined symbols of the object `data` (whose SHA-256 is `digest`)."""
     found = _UNDEFINED.get(digest)
     if found is None:
-        symtab = ELFFile(io.BytesIO(data)).get_section_by_name(".symtab")
-        found = frozenset() if symtab is None else frozenset(
-            s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name)
+        try:
+            symbols = read_symbols(data)
+        except ELFFormatError as e:  # what ld.lld would refuse too, in its own words
+            raise LinkError(f"an object of the link is no ELF object: {e}") from None
+        found = frozenset() if symbols is None else symbols.undefined()
         if len(_UNDEFINED) > 4096:  # a long-lived process (tests, the API): stay small
             _UNDEFINED.clear()
         _UNDEFINED[digest] = found
