@@ -15,7 +15,7 @@ machine (triple, CPU, features, ABI, optimisation level, relocation and code mod
 the pipeline's options and the source of toolchain/codegen/target_machine.py that
 builds it, and LLVM itself (llvmlite's and LLVM's versions, the identity of
 libllvmlite: its path, size and modification time). Entries live beside the runtime
-objects (toolchain/link/object_cache.py: ``$MINIRT_CACHE_DIR``, ``MINIRT_CACHE=off``)
+objects (toolchain/disk_cache.py: ``$MINIRT_CACHE_DIR``, ``MINIRT_CACHE=off``)
 under ``codegen/``, each the SHA-256 of the object followed by the object, read back
 only when whole and renamed into place when written. Unlike the runtime's dozen
 objects they grow with every model built, so the least recently used are removed past
@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from toolchain.link.object_cache import EntryStore, binary_identity, cache_root
+from toolchain.disk_cache import EntryStore, binary_identity, cache_root
 
 __all__ = ["MAX_BYTES", "CodegenCache", "codegen_cache"]
 
@@ -111,7 +111,7 @@ class CodegenCache(EntryStore):
 
 
 def codegen_cache() -> CodegenCache | None:
-    """The user's codegen cache (toolchain.link.object_cache.cache_root), or None when
+    """The user's codegen cache (toolchain.disk_cache.cache_root), or None when
     caching is turned off."""
     root = cache_root()
     return None if root is None else CodegenCache(root)
