@@ -96,12 +96,14 @@ def test_kws_fits_cortex_m0plus_and_is_bit_exact(cases, tmp_path: Path) -> None:
         assert np.array_equal(got, want), f"case {i}"
 
 
-def test_kws_needs_under_14100_bytes_of_ram_on_cortex_m4(tmp_path: Path) -> None:
+def test_kws_needs_under_16200_bytes_of_ram_on_cortex_m4(tmp_path: Path) -> None:
     """Arena, I/O and the reserved stack (measured depth plus emu/stack.py's margin)
-    under 14,100 B, 57 % of TFLite Micro's 24.6 KB (arena + stack). It was 12,000 B
+    under 16,200 B, 66 % of TFLite Micro's 24.6 KB (arena + stack). It was 12,000 B
     (issue 8) until the depthwise row-pair microkernel (loops/depthwise.py) staged its
     input rows as halfword pairs on the stack: 4,000 B more stack for 0.19 M fewer
-    instructions (3.35 -> 3.16 M; bench/results/mlperf.md). The overlapped chain
+    instructions (3.35 -> 3.16 M; bench/results/mlperf.md); 14,100 B until its 4-row
+    tiles staged three slots of rows instead of two: 2,048 B more stack for 0.09 M fewer
+    (issue 21; docs/architecture.md "Depthwise 4-row tiles"). The overlapped chain
     alternates directions, so the arena is one map plus one distance, within 208 B of
     its lower bound (it was 11,088 B, 12,188 B of RAM, when every result went below its
     operand). The depthwise layers' tiles are whole rows (loops/rules.py _nest), whose
@@ -110,7 +112,7 @@ def test_kws_needs_under_14100_bytes_of_ram_on_cortex_m4(tmp_path: Path) -> None
     result = build_model(MLPERF / "kws_ref_model.tflite", "cortex-m4", tmp_path / "fw",
                          log=lambda _: None)
     ram = size_report(result).ram
-    assert ram["arena"] + ram["io"] + ram["stack"] <= 14_100, ram
+    assert ram["arena"] + ram["io"] + ram["stack"] <= 16_200, ram
     assert result.program.arena_size <= result.program.arena_lower_bound + 208
 
 
