@@ -46,6 +46,7 @@ from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, wr
 from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.sources import StepSources, step_sources
+from toolchain.schedule.split_tail import split_lookup_tails
 from toolchain.target import Target
 from toolchain.types import TensorType
 
@@ -250,9 +251,9 @@ def _fuse_segments(items: list[Item], outputs: set[int],
                    for t in reads(item)}
         run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
                    keep=outputs | outside | multi, constants=set(constants))
-        out += [_folded_requantization(_scalars_as_immediates(d, constants), constants,
-                                       target)
-                for d in run]
+        out += [part for d in run
+                for part in split_lookup_tails(_folded_requantization(
+                    _scalars_as_immediates(d, constants), constants, target), target)]
         last = end
     return out + items[last:]
 
