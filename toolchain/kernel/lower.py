@@ -113,6 +113,14 @@ def _broadcast(node: Node) -> Kernel:
 def _reshape(node: Node) -> Kernel:
     src = node.inputs[0].type.shape
     out = node.outputs[0].type.shape
+    kept = [d for d, n in enumerate(out) if n != 1]
+    if [out[d] for d in kept] == [n for n in src if n != 1]:
+        # Unit dims added or dropped only (a Conv1D's [1, w, c] <-> [1, 1, w, c] as
+        # TFLite's converter writes it): each source dim is one output dim or 0, which
+        # fusion can inline even into a padded load (schedule/fuse.py).
+        dims = iter(kept)
+        return _kernel(node, Load(0, tuple(Index(next(dims)) if n != 1 else c(0)
+                                           for n in src)))
     linear: Expr = c(0)
     for d, s in enumerate(_row_major_strides(out)):
         linear = iadd(linear, imul(Index(d), s))
