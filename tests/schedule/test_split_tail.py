@@ -81,3 +81,15 @@ def test_split_layers_are_exact(tmp_path: Path, board: str, activation: str, h: 
     (want,), _ = run_tflm(path.read_bytes(), [x])
     run = minirt.build(path, board, out_dir=tmp_path / board).run([x], check=True)
     assert np.array_equal(np.asarray(run.outputs[0]).reshape(want.shape), want)
+
+
+def test_a_split_tail_is_read_through_by_its_readers() -> None:
+    """mobilenet_block_int8 (test_converter_models.py checks it exact): its depthwise
+    layer's HARD_SWISH, split off for the microkernel, is read by the SE block's MEAN
+    and MUL, which take the table lookup in their own loads instead of a pass of its
+    own; the layer keeps the microkernel."""
+    path = (Path(__file__).parents[1] / "frontend" / "tflite" / "data" / "converter"
+            / "mobilenet_block_int8.tflite")
+    kernels = _steps(path, "cortex-m4")
+    assert not any(k.name.endswith("_tail") for k in kernels), [k.name for k in kernels]
+    assert sum(k.records >= 0 for k in kernels) == 1

@@ -36,11 +36,11 @@ from toolchain.kernel.form import (
 )
 from toolchain.loops.depthwise import ROW_PAIR_DOT, row_pair_plan
 from toolchain.loops.tables import SIMD
-from toolchain.schedule.fuse import Dispatch, drop_unused_operands
+from toolchain.schedule.fuse import Dispatch, _fits, _inline, _loads_of, drop_unused_operands
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
-__all__ = ["split_lookup_tails"]
+__all__ = ["inline_tails", "split_lookup_tails"]
 
 
 def _microkernel_takes(k: Kernel, target: Target) -> bool:
@@ -125,3 +125,37 @@ def split_lookup_tails(d: Dispatch, target: Target | None) -> list[Dispatch]:
 def _cut(epilogue: Expr, head: Expr, read: Load) -> Expr:
     """`epilogue` reading `read` where it computed `head`."""
     return rewrite(epilogue, lambda e, kids: read if e is head else with_children(e, kids))
+
+
+def _takes_lookup(reader: Dispatch, pos: int) -> bool:
+    """Whether `reader` can read operand `pos` through a table lookup at no loss: every
+    load of it unpadded, in a kernel that multiplies nothing (an elementwise kernel, a
+    pooling sum), so no contraction microkernel is kept from its operand."""
+    k = reader.kernel
+    loads = _loads_of(k, pos)
+    return bool(loads) and all(ld.pad is None and ld.valid is None for ld in loads) and \
+        not any(isinstance(e, Apply) and e.op == "multiply" and
+                any(isinstance(a, Load) and a.operand == pos for a in e.args)
+                for root in k.roots for e in postorder(root)) and \
+        (k.combine is None or k.combine == "add")
+
+
+def inline_tails(run: list[Dispatch], tails: set[int], keep: set[int]) -> list[Dispatch]:
+    """`run` with each split tail (ids in `tails`) read through by every reader instead
+    of stored, where all of its readers are in the run and can (_takes_lookup): a table
+    lookup costs a load where its pass over the result costs ~7 instructions an element
+    (mobilenet_block_int8's HARD_SWISH, read by the SE block's MEAN and MUL)."""
+    out = list(run)
+    for tail in [d for d in run if id(d) in tails]:
+        if id(tail.output) in keep:
+            continue
+        readers = [(j, d, [i for i, u in enumerate(d.operands) if u is tail.output])
+                   for j, d in enumerate(out) if any(u is tail.output for u in d.operands)]
+        if not readers or any(len(pos) != 1 or not _takes_lookup(d, pos[0])
+                              for _, d, pos in readers):
+            continue
+        fused = {j: drop_unused_operands(_inline(d, pos[0], tail)) for j, d, pos in readers}
+        if not all(_fits(f.kernel) for f in fused.values()):
+            continue
+        out = [fused.get(j, d) for j, d in enumerate(out) if d is not tail]
+    return out
