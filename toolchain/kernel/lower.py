@@ -110,15 +110,57 @@ def _broadcast(node: Node) -> Kernel:
     return _kernel(node, Load(0, idx))
 
 
+def _dim_groups(src: tuple[int, ...], out: tuple[int, ...]
+                ) -> list[tuple[list[int], list[int]]] | None:
+    """The non-unit dims of a reshape's source and result in matching groups, (source
+    dims, result dims) of equal products, each as small as it can be; None when the
+    shapes hold different element counts."""
+    s = [d for d, n in enumerate(src) if n != 1]
+    o = [d for d, n in enumerate(out) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(s) and j < len(o):
+        gs, go, ps, po = [s[i]], [o[j]], src[s[i]], out[o[j]]
+        i, j = i + 1, j + 1
+        while ps != po:
+            if ps < po and i < len(s):
+                gs.append(s[i])
+                ps, i = ps * src[s[i]], i + 1
+            elif po < ps and j < len(o):
+                go.append(o[j])
+                po, j = po * out[o[j]], j + 1
+            else:
+                return None
+        groups.append((gs, go))
+    return groups if i == len(s) and j == len(o) else None
+
+
 def _reshape(node: Node) -> Kernel:
+    """A row-major reshape as an index remap. Each group of source dims reads only its
+    group of result dims (_dim_groups): a dim kept as it is reads Index(d), a unit dim
+    0 (a Conv1D's [1, w, c] <-> [1, 1, w, c], which fusion can then inline even into a
+    padded load: schedule/fuse.py), and merged or split dims the divisions of their
+    group's offset alone, not of the whole element's (Keras' upsampling reshapes
+    [1, 8, 2, 8, 5] <-> [1, 16, 8, 1, 5] divide by 2, not by 80)."""
     src = node.inputs[0].type.shape
     out = node.outputs[0].type.shape
-    linear: Expr = c(0)
-    for d, s in enumerate(_row_major_strides(out)):
-        linear = iadd(linear, imul(Index(d), s))
-    idx = tuple(irem(idiv(linear, s), src[d]) if d else idiv(linear, s)
-                for d, s in enumerate(_row_major_strides(src)))
-    return _kernel(node, Load(0, idx))
+    groups = _dim_groups(src, out)
+    if groups is None:
+        linear: Expr = c(0)
+        for d, st in enumerate(_row_major_strides(out)):
+            linear = iadd(linear, imul(Index(d), st))
+        return _kernel(node, Load(0, tuple(
+            irem(idiv(linear, st), src[d]) if d else idiv(linear, st)
+            for d, st in enumerate(_row_major_strides(src)))))
+    idx: list[Expr] = [c(0)] * len(src)
+    for gs, go in groups:
+        offset: Expr = c(0)
+        for d, st in zip(go, _row_major_strides(tuple(out[d] for d in go)), strict=True):
+            offset = iadd(offset, imul(Index(d), st))
+        for k, (d, st) in enumerate(zip(gs, _row_major_strides(tuple(src[d] for d in gs)),
+                                        strict=True)):
+            idx[d] = idiv(offset, st) if k == 0 else irem(idiv(offset, st), src[d])
+    return _kernel(node, Load(0, tuple(idx)))
 
 
 def _transpose(node: Node) -> Kernel:

@@ -31,6 +31,7 @@ from toolchain.kernel.form import (
     MAX_OPERANDS,
     Acc,
     Apply,
+    Const,
     Expr,
     Index,
     Kernel,
@@ -41,6 +42,7 @@ from toolchain.kernel.form import (
     rewrite_kernel,
     with_children,
 )
+from toolchain.loops.affine import affine_of
 
 
 @dataclass
@@ -95,11 +97,50 @@ def _loads_of(k: Kernel, operand: int) -> list[Load]:
 MAX_CONSTANT_INLINE = 32
 
 
+def _unit_dims_remap(k: Kernel) -> bool:
+    """Whether `k` only adds or drops unit dims (kernel/lower.py's form of such a
+    reshape): each index of its load is Index(d) of a dim as long as the source's, in
+    order, or 0 on a unit dim of the source; every dim it does not read is a unit dim."""
+    if not _is_remap(k) or k.body.pad is not None or k.body.valid is not None:
+        return False
+    src = k.operands[k.body.operand].shape
+    read = []
+    for i, n in zip(k.body.index, src, strict=True):
+        if isinstance(i, Index) and k.domain[i.dim] == n:
+            read.append(i.dim)
+        elif not (n == 1 and isinstance(i, Const) and i.value == 0):
+            return False
+    return read == sorted(set(read)) and \
+        all(k.domain[d] == 1 for d in range(len(k.domain)) if d not in read)
+
+
+def _zero_over(e: Expr, domain: tuple[int, ...]) -> bool:
+    """Whether index expression `e` is 0 at every point of `domain`."""
+    form = affine_of(e)
+    return form is not None and form.const == 0 and \
+        all(domain[d] == 1 for d, _ in form.terms)
+
+
+def _padded_inline(consumer: Kernel, loads: list[Load], producer: Kernel) -> bool:
+    """Whether the padded `loads` of `consumer` can read through `producer` instead:
+    a unit-dims reshape whose dropped dims `loads` index at 0 wherever they run, so that
+    the bounds the load checks are the source's own (the pad of a Conv1D's SAME window
+    over its input reshaped to [1, 1, w, c])."""
+    if not _unit_dims_remap(producer):
+        return False
+    read = {i.dim for i in producer.body.index if isinstance(i, Index)}
+    return all(_zero_over(ld.index[d], consumer.domain)
+               for ld in loads if ld.pad is not None
+               for d in range(len(ld.index)) if d not in read)
+
+
 def _can_inline(consumer: Dispatch, pos: int, producer: Dispatch, uses: int,
                 constants: set[int]) -> bool:
     loads = _loads_of(consumer.kernel, pos)
-    if not loads or any(ld.pad is not None for ld in loads):
+    if not loads:
         return False
+    if any(ld.pad is not None for ld in loads):
+        return _padded_inline(consumer.kernel, loads, producer.kernel)
     if producer.kernel.combine is not None:
         return False
     if _is_remap(producer.kernel) or _is_widening(producer.kernel):
@@ -138,8 +179,14 @@ def _inline(consumer: Dispatch, pos: int, producer: Dispatch) -> Dispatch:
     operands, remap = _merged(consumer.operands, producer.operands)
 
     def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
-        if isinstance(e, Load) and e.operand == pos:  # never padded: see _can_inline
-            return _substitute(producer.kernel.body, kids[:len(e.index)], remap)
+        if isinstance(e, Load) and e.operand == pos:
+            read = _substitute(producer.kernel.body, kids[:len(e.index)], remap)
+            if e.pad is None:
+                return read
+            # A unit-dims reshape only (_padded_inline): the same bounds, the same pad.
+            rest = iter(kids[len(e.index):])
+            return replace(read, pad=next(rest),
+                           valid=None if e.valid is None else next(rest))
         return with_children(e, kids)
 
     k = consumer.kernel

@@ -47,6 +47,7 @@ from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, wr
 from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.sources import StepSources, step_sources
+from toolchain.schedule.split_tail import inline_tails, split_lookup_tails
 from toolchain.target import Target
 from toolchain.types import TensorType
 
@@ -253,9 +254,11 @@ def _fuse_segments(items: list[Item], outputs: set[int],
                    for t in reads(item)}
         run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
                    keep=outputs | outside | multi, constants=set(constants))
-        out += [_folded_requantization(_scalars_as_immediates(d, constants), constants,
-                                       target)
-                for d in run]
+        parts = [split_lookup_tails(_folded_requantization(
+            _scalars_as_immediates(d, constants), constants, target), target) for d in run]
+        tails = {id(p[1]) for p in parts if len(p) == 2}
+        out += inline_tails([d for p in parts for d in p], tails,
+                            outputs | outside | multi)
         last = end
     return out + items[last:]
 

@@ -166,6 +166,12 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
         "LEAKY_RELU", [t((3, 90), "int8", scale=0.05, zero_point=-9)],
         [t((3, 90), "int8", scale=0.03, zero_point=20)], alpha=0.3),
         [rng.integers(-128, 128, (3, 90)).astype(np.int8)])
+    # Scales whose multipliers differ formed in float32 (the 16-bit kernel's Prepare) and
+    # in double (the int8 one's): 3 of these 256 outputs did, before int8 took a table.
+    cases["leaky_relu_int8_double_multipliers"] = (tm.single_op_model(
+        "LEAKY_RELU", [t((1, 256), "int8", scale=0.03, zero_point=0)],
+        [t((1, 256), "int8", scale=0.01, zero_point=0)], alpha=1.7),
+        [np.arange(-128, 128, dtype=np.int8).reshape(1, 256)])
     cases["leaky_relu_float"] = (tm.single_op_model(
         "LEAKY_RELU", [t((3, 90), "float32")], [t((3, 90), "float32")], alpha=0.3),
         [rng.normal(0, 3, (3, 90)).astype(np.float32)])
@@ -175,7 +181,8 @@ def _synthetic() -> dict[str, tuple[bytes, list[np.ndarray]]]:
 INT64 = ["conv_int64_accumulator", "transpose_conv_int64_accumulator"]
 SYNTHETIC = [*INT64, "quantize_int16_to_int8", "quantize_int8_to_int16", "conv_same_stride2_relu",
              "transpose_conv_same_stride2", "leaky_relu_zero_points", "add_relu_zero_points",
-             "leaky_relu_int8", "leaky_relu_float", "conv_int32_bias",
+             "leaky_relu_int8", "leaky_relu_int8_double_multipliers", "leaky_relu_float",
+             "conv_int32_bias",
              "quantize_float_to_int16", "dequantize_int16"]
 
 

@@ -326,8 +326,8 @@ sub = _binary("sub")
 
 
 def leaky_relu(ctx: OpContext) -> Tensor:
-    """LEAKY_RELU, int16 or int8 (the same Prepare and kernel): TFLite Micro's
-    QuantizeLeakyRelu."""
+    """LEAKY_RELU, int16: TFLite Micro's QuantizeLeakyRelu (int8 is a table:
+    int8.py)."""
     x, out = ctx.input(0), ctx.output_type()
     si, zi = _per_tensor(x.type, "input", ("i8", "i16"))
     so, zo = _per_tensor(out, "output", (x.type.dtype.name,))

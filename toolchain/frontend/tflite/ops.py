@@ -153,7 +153,7 @@ OPS: dict[str, OpRow] = {
     "MEAN": _row(ew.mean, int8.mean, (2, 2), int16.mean),
     "SUM": _row(ew.sum_, int8.sum_, (2, 2), int16.sum_),
     "QUANTIZE": _row(None, _quantize_int8, (1, 1), int16.quantize),
-    "LEAKY_RELU": _row(ew.leaky_relu, int16.leaky_relu, (1, 1), int16.leaky_relu),
+    "LEAKY_RELU": _row(ew.leaky_relu, int8.leaky_relu, (1, 1), int16.leaky_relu),
     "DEQUANTIZE": OpRow(ew.dequantize_float16, int8.dequantize, 1, 1, int16.dequantize,
                         uint8=more_types.dequantize_uint8),
     # data movement (shape_ops.py): the same converter for both families

@@ -18,11 +18,13 @@ from toolchain.graph.ir import Tensor
 
 
 def tile(ctx: OpContext) -> Tensor:
-    """TILE by constant multiples: along each repeated axis, the tensor concatenated with
-    itself that many times. (On Keras 3's upsampling, RESHAPE / TILE / RESHAPE, this
-    fused chain runs 70K instructions on cortex-m4 for 1,280 int8 outputs; one broadcast
-    to [m0, d0, m1, d1, ...] and a reshape ran 127K, the same with the runs of 1s merged
-    156K: the fused reshapes cost index arithmetic per element.)"""
+    """TILE by constant multiples: the input broadcast to [m0, d0, m1, d1, ...] (an
+    axis m_i only where m_i > 1) and reshaped to [m0 * d0, m1 * d1, ...], two index
+    remaps that fusion reads through, so a chain of them copies once. (Keras 3's
+    upsampling, RESHAPE / TILE / RESHAPE / TILE / RESHAPE over 1,280 int8 outputs: 70K
+    instructions on cortex-m4 as concatenates of the input with itself; as remaps, with
+    the reshapes' divisions per group of dims (kernel/lower.py), see
+    bench/results/converter_models.md.)"""
     x = _data(ctx)
     multiples = [int(m) for m in ctx.value(1, "multiples").reshape(-1)]
     shape = x.type.shape
@@ -31,11 +33,15 @@ def tile(ctx: OpContext) -> Tensor:
     if any(m < 1 for m in multiples):
         raise Unsupported(f"multiples {multiples} must be at least 1 (an empty output is "
                           "not supported)")
-    y = x
-    for axis, m in enumerate(multiples):
+    spread: list[int] = []
+    dims: list[int] = []
+    for m, n in zip(multiples, shape, strict=True):
         if m > 1:
-            y = ctx.node("concatenate", [y] * m, dimension=axis)
-    return y
+            spread.append(m)
+        dims.append(len(spread))
+        spread.append(n)
+    y = ctx.broadcast(x, tuple(spread), tuple(dims))
+    return ctx.reshape(y, tuple(m * n for m, n in zip(multiples, shape, strict=True)))
 
 
 __all__ = ["tile"]
