@@ -34,8 +34,7 @@ from toolchain.kernel.form import (
     rewrite,
     with_children,
 )
-from toolchain.loops.depthwise import ROW_PAIR_DOT, row_pair_plan
-from toolchain.loops.tables import SIMD
+from toolchain.loops.depthwise import has_row_pairs, row_pair_plan
 from toolchain.schedule.fuse import Dispatch, _fits, _inline, _loads_of, drop_unused_operands
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
@@ -45,8 +44,7 @@ __all__ = ["inline_tails", "split_lookup_tails"]
 
 def _microkernel_takes(k: Kernel, target: Target) -> bool:
     """Whether a microkernel with a fixed epilogue computes `k` on `target`."""
-    return SIMD[target.capabilities.simd].int8_dot == ROW_PAIR_DOT and \
-        row_pair_plan(k) is not None
+    return has_row_pairs(target) and row_pair_plan(k) is not None
 
 
 def _heads(epilogue: Expr) -> list[Expr]:
