@@ -104,16 +104,18 @@ def test_kws_needs_under_16200_bytes_of_ram_on_cortex_m4(tmp_path: Path) -> None
     instructions (3.35 -> 3.16 M; bench/results/mlperf.md); 14,100 B until its 4-row
     tiles staged three slots of rows instead of two: 2,048 B more stack for 0.09 M fewer
     (issue 21; docs/architecture.md "Depthwise 4-row tiles"). The overlapped chain
-    alternates directions, so the arena is one map plus one distance, within 208 B of
+    alternates directions, so the arena is one map plus one distance, within 272 B of
     its lower bound (it was 11,088 B, 12,188 B of RAM, when every result went below its
     operand). The depthwise layers' tiles are whole rows (loops/rules.py _nest), whose
     in-place distance is 192 B more than their rows split into border and interior
-    took (8,400 B of arena, for 0.6 M more instructions)."""
+    took (8,400 B of arena, for 0.6 M more instructions). The dense-rows kernel's merge
+    (issue 21) moved an in-place distance by 64 B more (arena 8,592 -> 8,656 B, the
+    lower bound unchanged): the slack is 272 B."""
     result = build_model(MLPERF / "kws_ref_model.tflite", "cortex-m4", tmp_path / "fw",
                          log=lambda _: None)
     ram = size_report(result).ram
     assert ram["arena"] + ram["io"] + ram["stack"] <= 16_200, ram
-    assert result.program.arena_size <= result.program.arena_lower_bound + 208
+    assert result.program.arena_size <= result.program.arena_lower_bound + 272
 
 
 def _roomy_m0plus(tmp_path: Path) -> Path:
