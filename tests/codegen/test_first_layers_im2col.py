@@ -49,8 +49,13 @@ TAKEN = {
     "4 channels": [(19, 6, 4, 32, k, k, 1, 1, "SAME") for k in (1, 3)]
     + [(10, 10, 4, 16, 3, 3, 2, 1, "SAME"), (19, 6, 4, 16, 3, 3, 1, 2, "SAME"),
        (6, 9, 4, 9, 1, 7, 1, 1, "VALID")],
+    # 1x1 layers up to 16 channels (first_layer_records MAX_POINTWISE_CHANNELS): 8 to
+    # 16 MACs an output paid a call and a generated requantization per tile of 4.
+    "1x1 over 5-16 channels": [(19, 6, c, 32, 1, 1, 1, 1, "SAME") for c in (5, 8, 13, 16)]
+    + [(7, 5, 12, 9, 1, 1, 2, 1, "VALID")],
 }
-NOT_TAKEN = [(19, 6, 8, 32, 3, 3, 1, 1, "SAME"), (10, 10, 5, 16, 3, 3, 2, 1, "SAME")]
+NOT_TAKEN = [(19, 6, 8, 32, 3, 3, 1, 1, "SAME"), (10, 10, 5, 16, 3, 3, 2, 1, "SAME"),
+             (19, 6, 17, 32, 1, 1, 1, 1, "SAME")]
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, big_bias: bool = False,

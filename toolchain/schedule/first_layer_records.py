@@ -51,6 +51,10 @@ IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # 0.80. From 8 channels the packed steps are about as fast (12 -> 16 channels: 3x3 s2
 # 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
 MAX_CHANNELS = 4
+# 1x1 layers (one staged word per 4 channels, a whole window a chunk) up to this many
+# channels: their packed steps pay a call and a generated requantization per tile for 8
+# to 16 MACs an output.
+MAX_POINTWISE_CHANNELS = 16
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -161,7 +165,8 @@ def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
     _, h_in, w_in, cin = k.operands[x.operand].shape
     kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
     ci_extent = k.domain[ci] if ci is not None else 1
-    if cin > MAX_CHANNELS or ci_extent != cin or \
+    most = MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
+    if cin > most or ci_extent != cin or \
             k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
         return None
     geometry = []
