@@ -256,6 +256,26 @@ struct mrt_dw_rowpair {
  * of a column are 8 bytes per input channel (two slots), so a column's words are
  * column_bytes after the previous column's, which the three window columns' pointers
  * reach by walking the channels. */
+/* The loops for flags & 3 (bit 0: which slot holds A, bit 1: doubled records) in r7:
+ * SLOW's with the plain requantization for 0 and 1, FAST's with the doubled records' for
+ * 2 and 3; LA-LC are the local labels between them, N0-N3 the loops' own label bases. */
+#define MRT_DW_FOUR_WAYS(LA, LB, LC, SLOW, FAST, N0, N1, N2, N3) \
+        "cmp    r7, #1\n" \
+        "beq    " LA "f\n" \
+        "bhi    " LB "f\n" \
+        SLOW(N0, "r9", "r10", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        LA ":\n" \
+        SLOW(N1, "r10", "r9", MRT_DW_REQUANT) \
+        "b      9f\n" \
+        LB ":\n" \
+        "cmp    r7, #3\n" \
+        "beq    " LC "f\n" \
+        FAST(N2, "r9", "r10", MRT_DW_REQUANT_FAST) \
+        "b      9f\n" \
+        LC ":\n" \
+        FAST(N3, "r10", "r9", MRT_DW_REQUANT_FAST)
+
 /* The body of a row-pair kernel whose column loops are COLUMNS with the doubled records'
  * requantization, SLOW with the other (one output channel a tile, or two of one input
  * channel); the doubled records are the common case, the slow loops kept short. */
@@ -280,39 +300,11 @@ struct mrt_dw_rowpair {
         "add    r2, r1, r12\n" \
         "tst    r7, #4\n" \
         "bne    94f\n" \
-        "cmp    r7, #1\n" \
-        "beq    91f\n" \
-        "bhi    92f\n" \
-        SLOW("1", "r9", "r10", MRT_DW_REQUANT) \
-        "b      9f\n" \
-        "91:\n" \
-        SLOW("3", "r10", "r9", MRT_DW_REQUANT) \
-        "b      9f\n" \
-        "92:\n" \
-        "cmp    r7, #3\n" \
-        "beq    93f\n" \
-        COLUMNS("5", "r9", "r10", MRT_DW_REQUANT_FAST) \
-        "b      9f\n" \
-        "93:\n" \
-        COLUMNS("7", "r10", "r9", MRT_DW_REQUANT_FAST) \
+        MRT_DW_FOUR_WAYS("91", "92", "93", SLOW, COLUMNS, "1", "3", "5", "7") \
         "b      9f\n" \
         "94:\n"                           /* row y alone */ \
         "and    r7, r7, #3\n" \
-        "cmp    r7, #1\n" \
-        "beq    95f\n" \
-        "bhi    96f\n" \
-        ROW1("2", "r9", "r10", MRT_DW_REQUANT) \
-        "b      9f\n" \
-        "95:\n" \
-        ROW1("4", "r10", "r9", MRT_DW_REQUANT) \
-        "b      9f\n" \
-        "96:\n" \
-        "cmp    r7, #3\n" \
-        "beq    97f\n" \
-        ROW1("6", "r9", "r10", MRT_DW_REQUANT_FAST) \
-        "b      9f\n" \
-        "97:\n" \
-        ROW1("8", "r10", "r9", MRT_DW_REQUANT_FAST) \
+        MRT_DW_FOUR_WAYS("95", "96", "97", ROW1, ROW1, "2", "4", "6", "8") \
         "9:\n" \
         "add    sp, sp, #16\n" \
         "pop    {r4-r11, pc}\n"
