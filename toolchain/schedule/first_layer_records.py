@@ -25,7 +25,7 @@ depthwise records' doubled form, schedule/row_pair_records.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,10 +35,10 @@ from toolchain.loops.depthwise import _channel_only, _requantization
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
-from toolchain.schedule.program import Buffer, Program
+from toolchain.schedule.program import Program
 from toolchain.schedule.row_pair_records import _value
+from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
-from toolchain.types import TensorType, dtype
 
 __all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "records_bound",
            "store_first_layer_records"]
@@ -278,12 +278,6 @@ def _table(plan: FirstLayerPlan, bias: np.ndarray, w: np.ndarray, multiplier: np
     return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
-def _operand_arrays(program: Program, step) -> list[np.ndarray | None]:
-    n = len(step.kernel.operands)
-    return [np.asarray(program.constants[b.index]) if b.kind == "constant" else None
-            for b in step.buffers[:n]]
-
-
 def im2col_schedule(k: Kernel) -> LoopSchedule:
     """The schedule that calls the microkernel for `k`: pixels in order, all output
     channels of a pixel after its window is read (what schedule/overlap.py walks)."""
@@ -307,16 +301,11 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
         plan = first_layer_plan(k)
         if plan is None:
             continue
-        records = first_layer_records(k, plan, _operand_arrays(program, step))
+        records = first_layer_records(k, plan, constant_operands(program, step))
         if records is None or records.nbytes > flash_room:
             continue
         flash_room -= records.nbytes
-        t = TensorType(records.shape, dtype("i32"))
-        program.constants.append(records)
-        program.constant_types.append(t)
-        j = len(k.operands)
-        step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
-        step.kernel = replace(k, operands=(*k.operands, t), records=j)
+        bind_records(program, step, records)
         step.schedule = im2col_schedule(step.kernel)
         done += 1
     return done

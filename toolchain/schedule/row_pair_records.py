@@ -24,8 +24,6 @@ channel's record holds the flags word's bit for it (bit 1).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
@@ -45,9 +43,9 @@ from toolchain.loops.depthwise import (
     quad_rows,
     row_pair_plan,
 )
-from toolchain.schedule.program import Buffer, Program, Step
+from toolchain.schedule.program import Program
+from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
-from toolchain.types import TensorType, dtype
 
 __all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
 
@@ -120,12 +118,6 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     return np.concatenate([words, np.asarray([DOUBLED_FLAG if doubled else 0], np.int32)])
 
 
-def _operand_arrays(program: Program, step: Step) -> list[np.ndarray | None]:
-    n = len(step.kernel.operands)
-    return [np.asarray(program.constants[b.index]) if b.kind == "constant" else None
-            for b in step.buffers[:n]]
-
-
 def store_row_pair_records(program: Program, target: Target, flash_room: int) -> int:
     """Binds the records to the dispatches whose schedule is the row-pair nest on
     `target`, in order while their bytes fit `flash_room` (the --optimize mode's room
@@ -147,7 +139,7 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         nest = next((n for n in schedule.nests if n.row_pairs), None)
         if nest is None:
             continue
-        records = row_pair_records(k, plan, _operand_arrays(program, step))
+        records = row_pair_records(k, plan, constant_operands(program, step))
         if records is None:
             continue
         # Records that would take the dispatch's stack past STACK_BYTES are a constant
@@ -157,11 +149,6 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue
         flash_room = max(0, flash_room - records.nbytes)
-        t = TensorType(records.shape, dtype("i32"))
-        program.constants.append(records)
-        program.constant_types.append(t)
-        j = len(k.operands)
-        step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
-        step.kernel = replace(k, operands=(*k.operands, t), records=j)
+        bind_records(program, step, records)
         done += 1
     return done
