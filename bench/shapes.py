@@ -198,6 +198,12 @@ GOALS = (
     ("conv with 1-3 input channels", lambda r: r["kind"] == "conv" and r["cin"] <= 3, 0.6),
 )
 RATIO_GOAL = 1.25  # worst channel count within 1.25x of the best, per family
+# The issue's sentence gives the ratio the first goal's scope ("every conv or Dense layer
+# with at least 8 input channels and 64 MACs per output reaches >= 0.8, and the worst
+# channel count is within 1.25x of the best"), so the ratio goal is judged over those
+# layers; the column over every layer of >= 8 channels is kept beside it, for the
+# families (1x1, depthwise) that scope leaves out.
+IN_SCOPE = GOALS[0][1]
 
 
 def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
@@ -206,8 +212,8 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
     then each goal: how many rows meet it."""
     extra = " before: min | median |" if before else ""
     lines = ["| family | layers | min | median | max | best / worst | worst at | best at "
-             "| best / worst, >= 8 ch. |" + extra,
-             "|---|---|---|---|---|---|---|---|---|" + "---|---|" * bool(before)]
+             "| best / worst, >= 8 ch. | best / worst, in scope |" + extra,
+             "|---|---|---|---|---|---|---|---|---|---|" + "---|---|" * bool(before)]
     families: dict[str, list[dict]] = {}
     for r in rows:
         if r["mac_per_insn"]:
@@ -221,9 +227,11 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
                if before.get(r["label"], {}).get("mac_per_insn")]
         was = f"{min(old):.3f} | {statistics.median(old):.3f}" if old else " | "
         wide = [r["mac_per_insn"] for r in rs if r[sweep] >= 8]
+        scoped = _scoped_ratio(rs)
         lines.append(f"| {fam} | {len(rs)} | {min(v):.3f} | {statistics.median(v):.3f} | "
                      f"{max(v):.3f} | {max(v) / min(v):.2f}x | {sweep} {worst[sweep]} | "
-                     f"{sweep} {best[sweep]} | {max(wide) / min(wide):.2f}x |"
+                     f"{sweep} {best[sweep]} | {max(wide) / min(wide):.2f}x | "
+                     f"{f'{scoped:.2f}x' if scoped else '-'} |"
                      + (f" {was} |" if before else ""))
     lines += ["", f"Goals (issue 21; best / worst within {RATIO_GOAL}x per family):", "",
               "| goal | MAC/instr. | layers | meet it | worst | worst layer |",
@@ -236,15 +244,20 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
         ok = sum(r["mac_per_insn"] >= goal for r in rs)
         lines.append(f"| {what} | >= {goal} | {len(rs)} | {ok} | {worst['mac_per_insn']:.3f} "
                      f"| {worst['label']} |")
-    def ratio(rs: list[dict], sweep: str) -> float:
-        v = [r["mac_per_insn"] for r in rs if r[sweep] >= 8]
-        return max(v) / min(v)
-
-    within = sum(ratio(rs, "cout" if fam.endswith("cout") else "cin") <= RATIO_GOAL
-                 for fam, rs in families.items())
-    lines.append(f"| families whose best / worst over >= 8 channels <= {RATIO_GOAL}x | | "
-                 f"{len(families)} | {within} | | |")
+    ratios = {fam: _scoped_ratio(rs) for fam, rs in families.items()}
+    scoped = {fam: r for fam, r in ratios.items() if r}
+    within = sum(r <= RATIO_GOAL for r in scoped.values())
+    worst_fam = max(scoped, key=scoped.get, default="")
+    lines.append(f"| families' best / worst over the first goal's layers | <= {RATIO_GOAL}x | "
+                 f"{len(scoped)} | {within} | {scoped.get(worst_fam, 0):.2f}x | {worst_fam} |")
     return lines
+
+
+def _scoped_ratio(rs: list[dict]) -> float | None:
+    """A family's best / worst MAC per instruction over its layers in the first goal's
+    scope (None with fewer than two such layers)."""
+    v = [r["mac_per_insn"] for r in rs if IN_SCOPE(r)]
+    return max(v) / min(v) if len(v) > 1 else None
 
 
 def main() -> int:
