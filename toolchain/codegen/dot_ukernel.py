@@ -157,16 +157,18 @@ class UkernelDotEmitter:
 
     def _accumulating_call(self, accs: ir.Value, symbol: str, points: tuple[int, ...] | list,
                            slots: list[ir.Value], args: list[ir.Value],
-                           late: bool = False) -> None:
+                           late: bool = False, at: list[int] | None = None) -> None:
         """A microkernel call adding onto the accumulators of the tile's `points` (in row
         order), which go through `accs` (its first argument; `args` are the others).
         `late`: the call ends the reduction, so the points' slots become the array's
         cells, each read where its output's epilogue starts (codegen/nest.py _tile)
         instead of all eight sums of a 2x4 tile read back at once, which with the
-        requantization's per-channel values outgrew the registers and spilled."""
+        requantization's per-channel values outgrew the registers and spilled.
+        `at`: each point's cell (default: the first len(points)); the call's other cells
+        are sums of zero weight rows, never read."""
         b = self.b
         cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
-                 for r in range(len(points))]
+                 for r in (at if at is not None else range(len(points)))]
         for j, cell in zip(points, cells, strict=True):
             b.store(b.load(slots[j]), cell)
         b.call(self._ukernel_function(symbol, 1 + len(args)), [cells[0], *args])
@@ -359,7 +361,9 @@ class UkernelDotEmitter:
         (p,) = self._pixel_points()[0]
         d = self.k.n_parallel - 1
         order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
-        if len(points) != kernel.rows * self.tile[p] or points[order[0]].get(d) != 0:
+        rows = self.tile[d]  # the dim's last tile may be narrower (two_pixel_dim)
+        if len(points) != rows * self.tile[p] or points[order[0]].get(d) != 0 or \
+                rows > kernel.rows or (rows < kernel.rows and self._rows_past(w) < kernel.rows):
             raise EmitError(f"kernel {self.k.name!r}: a 2x4 tile of {len(points)} points")
         self._ukernel_bases = {}
         self.point.update(points[order[0]])
@@ -370,10 +374,20 @@ class UkernelDotEmitter:
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
         pixels = len(self._pixel_points())
         symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
+        # Cell of each point in the call's accumulators: pixel by pixel, kernel.rows each.
+        at = [points[j].get(p, 0) // max(self.tile[p] - 1, 1) * kernel.rows + points[j][d]
+              for j in order] if pixels == 2 else [points[j][d] for j in order]
         self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
                                 slots, [x, self._ukernel_pointer(*row),
-                                        ir.Constant(I32, steps)], late=True)
+                                        ir.Constant(I32, steps)], late=True, at=at)
         return True
+
+    def _rows_past(self, w) -> int:
+        """The weight rows (output channels) of paired operand `w` from the current tile's
+        first on (its last base, where tiles loop): the padded group a narrower last
+        tile's call reads whole."""
+        d = self.k.n_parallel - 1
+        return self.k.operands[w.operand].shape[0] - self.ranges[d][1]
 
     def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, srcs: list[ir.Value],
                    words: int) -> None:
