@@ -360,9 +360,10 @@ class UkernelDotEmitter:
         w = next(ld for ld in operands if ld.operand in self.k.paired)
         (p,) = self._pixel_points()[0]
         d = self.k.n_parallel - 1
-        order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
+        order = sorted(range(len(points)),
+                       key=lambda j: (points[j].get(p, 0), points[j].get(d, 0)))
         rows = self.tile[d]  # the dim's last tile may be narrower (two_pixel_dim)
-        if len(points) != rows * self.tile[p] or points[order[0]].get(d) != 0 or \
+        if len(points) != rows * self.tile[p] or points[order[0]].get(d, 0) != 0 or \
                 rows > kernel.rows or (rows < kernel.rows and self._rows_past(w) < kernel.rows):
             raise EmitError(f"kernel {self.k.name!r}: a 2x4 tile of {len(points)} points")
         self._ukernel_bases = {}
@@ -373,13 +374,29 @@ class UkernelDotEmitter:
         steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
         pixels = len(self._pixel_points())
+        accs = self._ukernel_accs(kernel, pixels)
+
+        def pixel(j: int) -> int:  # the point's pixel in the staged pair
+            return points[j].get(p, 0) // max(self.tile[p] - 1, 1) if pixels == 2 else 0
+
+        if rows <= kernel.row_call_max:
+            # A call per channel, its row of the group (4 bytes, 2 i16, a row), its
+            # sums in cells 2r, 2r + 1 (or r for one pixel).
+            symbol = kernel.two_pixel_row_symbol if pixels == 2 else kernel.one_pixel_row_symbol
+            for r in range(rows):
+                mine = [j for j in order if points[j].get(d, 0) == r]
+                buf, key, const = row
+                self._accumulating_call(accs, symbol, mine, slots,
+                                        [x, self._ukernel_pointer(buf, key, const + 2 * r),
+                                         ir.Constant(I32, steps)], late=True,
+                                        at=[r * pixels + pixel(j) for j in mine])
+            return True
         symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
         # Cell of each point in the call's accumulators: pixel by pixel, kernel.rows each.
-        at = [points[j].get(p, 0) // max(self.tile[p] - 1, 1) * kernel.rows + points[j][d]
-              for j in order] if pixels == 2 else [points[j][d] for j in order]
-        self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
-                                slots, [x, self._ukernel_pointer(*row),
-                                        ir.Constant(I32, steps)], late=True, at=at)
+        at = [pixel(j) * kernel.rows + points[j].get(d, 0) for j in order]
+        self._accumulating_call(accs, symbol, order, slots,
+                                [x, self._ukernel_pointer(*row), ir.Constant(I32, steps)],
+                                late=True, at=at)
         return True
 
     def _rows_past(self, w) -> int:

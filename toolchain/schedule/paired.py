@@ -44,7 +44,7 @@ from toolchain.types import TensorType, dtype
 __all__ = ["pair_weights", "pairable_weights"]
 
 # The fewest real rows of a padded last group (_interleave_rows). 
-PAD_MIN_ROWS = 2
+PAD_MIN_ROWS = 1
 
 
 def _paired_kernel(k: Kernel, j: int) -> Kernel:
