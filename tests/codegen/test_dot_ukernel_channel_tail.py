@@ -1,8 +1,8 @@
 """Output channels past the last whole group of 4 in the DSP 2x4 staged window
 (issue 21): schedule/paired.py pads the weights' last group with zero rows, and
-codegen/dot_ukernel.py takes those channels with one call per channel (1 or 2 of them:
-runtime_c's mrt_dot_s16_paired_2x1i, and 1x1i for an odd dim's last pixel) or one 2x4
-call whose padded rows' sums are dropped (3 of them).
+codegen/dot_ukernel.py takes those channels in one call of their rows (1 or 2 of them:
+runtime_c's mrt_dot_s16_paired_2x1i or 2x2i, 1x1i or 1x2i for an odd dim's last pixel)
+or one 2x4 call whose padded rows' sums are dropped (3 of them).
 
 Every case is an int8 model of several CONV_2D layers (SAME, 32 input channels) built
 for cortex-m4 and run under QEMU: its outputs must be the numpy reference's and TFLite
@@ -27,18 +27,19 @@ from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.target import load_board
 
 DSP = UKERNELS["dsp"]
-TWO_ROW, ONE_ROW = DSP.two_pixel_row_symbol, DSP.one_pixel_row_symbol
+(_, TWO_ROWS, ONE_ROWS), (_, TWO_ROW, ONE_ROW) = DSP.row_calls  # 2 rows, 1 row
 TWO, ONE = DSP.two_pixel_symbol, DSP.one_pixel_symbol
 
 # name: (window (kh, kw), map (h, w), output channels, symbols the image must hold).
 # The odd channel counts of bench/shapes.py's cout families (remainders 1 and 3 beside
-# a multiple of 4) and 30 (remainder 2); rows of 6 pixels pair up, rows of 5 leave a
+# a multiple of 4) and 10, 30 (remainder 2); rows of 6 pixels pair up, rows of 5 leave a
 # last pixel alone (the one-pixel calls).
 CASES = {
-    "3x3": ((3, 3), (7, 6), (9, 13, 31, 63, 67), (TWO, TWO_ROW)),
+    "3x3": ((3, 3), (7, 6), (9, 10, 13, 31, 63, 67), (TWO, TWO_ROW, TWO_ROWS)),
     "5x5": ((5, 5), (7, 6), (9, 13, 31, 63, 67), (TWO, TWO_ROW)),
     "1x7": ((1, 7), (7, 6), (9, 13, 31, 63, 67), (TWO, TWO_ROW)),
-    "3x3-odd-row": ((3, 3), (5, 5), (13, 30, 31), (TWO, TWO_ROW, ONE, ONE_ROW)),
+    "3x3-odd-row": ((3, 3), (5, 5), (13, 30, 31),
+                    (TWO, TWO_ROW, TWO_ROWS, ONE, ONE_ROW, ONE_ROWS)),
 }
 
 

@@ -380,16 +380,20 @@ class UkernelDotEmitter:
             return points[j].get(p, 0) // max(self.tile[p] - 1, 1) if pixels == 2 else 0
 
         if rows <= kernel.row_call_max:
-            # A call per channel, its row of the group (4 bytes, 2 i16, a row), its
-            # sums in cells 2r, 2r + 1 (or r for one pixel).
-            symbol = kernel.two_pixel_row_symbol if pixels == 2 else kernel.one_pixel_row_symbol
-            for r in range(rows):
-                mine = [j for j in order if points[j].get(d, 0) == r]
+            # Calls of the most rows that fit, each from its first row of the group (4
+            # bytes, 2 i16 a row), its sums in the cells from r * pixels on, pixel by
+            # pixel.
+            r = 0
+            while r < rows:
+                n, two, one = next(c for c in kernel.row_calls if c[0] <= rows - r)
+                mine = [j for j in order if r <= points[j].get(d, 0) < r + n]
                 buf, key, const = row
-                self._accumulating_call(accs, symbol, mine, slots,
-                                        [x, self._ukernel_pointer(buf, key, const + 2 * r),
-                                         ir.Constant(I32, steps)], late=True,
-                                        at=[r * pixels + pixel(j) for j in mine])
+                self._accumulating_call(
+                    accs, two if pixels == 2 else one, mine, slots,
+                    [x, self._ukernel_pointer(buf, key, const + 2 * r),
+                     ir.Constant(I32, steps)], late=True,
+                    at=[r * pixels + pixel(j) * n + points[j].get(d, 0) - r for j in mine])
+                r += n
             return True
         symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
         # Cell of each point in the call's accumulators: pixel by pixel, kernel.rows each.
