@@ -517,7 +517,8 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     """The parallel dim whose pixels a staged nest of `k` can take two at a time (the 2x4
     microkernel: UKERNELS' two_pixel_symbol), with its weights' rows interleaved, or
     None. The nest stages one pixel's input for tiles of the kernel's rows of output
-    channels (the innermost dim, a whole number of tiles), and each weight row is
+    channels (the innermost dim; the weights hold whole groups of rows, the last one
+    padded with zero rows where the channels end inside it), and each weight row is
     `k`'s reduction, read whole and in order by every output: the weights are indexed
     by that channel first (a row per channel) and by the reduced dims after, a multiple
     of 4 elements. Of the dims the input depends on and the weights do not (not

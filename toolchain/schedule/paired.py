@@ -43,9 +43,6 @@ from toolchain.types import TensorType, dtype
 
 __all__ = ["pair_weights", "pairable_weights"]
 
-# The fewest real rows of a padded last group (_interleave_rows). 
-PAD_MIN_ROWS = 1
-
 
 def _paired_kernel(k: Kernel, j: int) -> Kernel:
     """`k` reading its operand j in the paired layout."""
@@ -146,19 +143,21 @@ def _interleave_rows(program: Program, c: int, readers: list[tuple[int, int]],
     plan included (re-chosen and checked as _rechosen does); returns whether it did.
     Only that microkernel reads the interleaved rows, so it must take every reader.
     Rows past the last whole group (31 output channels: 7 groups and 3 rows) are padded
-    with zero rows to a whole group, where that leaves at least PAD_MIN_ROWS of it real,
-    so the last tile of channels is one 2x4 call too and its extra sums are dropped
-    (loops/rules.py two_pixel_dim): on cortex-m4 a 3x3 window over 32 channels to 31
-    ran 1,063,087 instructions with those 3 channels in generated code, one pixel at a
-    time (1x4 tiles) for all. The padded rows' bytes come out of `flash_room`; returns
-    whether it interleaved and the bytes it padded."""
+    with zero rows to a whole group, so the layer runs two pixels at a time all the same
+    (loops/rules.py two_pixel_dim): its last tile of channels is one 2x4 call whose
+    extra sums are dropped, or for 1 or 2 channels a call of their rows alone
+    (codegen/dot_ukernel.py _two_pixel_call). On cortex-m4 a 3x3 window over 32
+    channels to 31 ran 1,063,087 instructions one pixel at a time (1x4 tiles) with
+    those 3 channels in generated code, 826,325 so (docs/architecture.md, "Output
+    channels past the last group"). The padded rows' bytes come out of `flash_room`;
+    returns whether it interleaved and the bytes it padded."""
     value = from_paired(program.constants[c])
     rows = value.shape[0] if value.ndim > 1 else 0
     rest = rows % PAIRED_ROWS
     if rest:
         padded_rows = rows - rest + PAIRED_ROWS
         pad_bytes = (padded_rows - rows) * 2 * value.size // rows
-        if rest < PAD_MIN_ROWS or pad_bytes > flash_room:
+        if pad_bytes > flash_room:
             return False, 0
         value = np.concatenate([value, np.zeros((padded_rows - rows, *value.shape[1:]),
                                                 value.dtype)])
