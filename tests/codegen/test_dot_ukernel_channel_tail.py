@@ -5,8 +5,9 @@ runtime_c's mrt_dot_s16_paired_2x1i or 2x2i, 1x1i or 1x2i for an odd dim's last 
 or one 2x4 call whose padded rows' sums are dropped (3 of them).
 
 Every case is an int8 model of several CONV_2D layers (SAME, 32 input channels) built
-for cortex-m4 and run under QEMU: its outputs must be the numpy reference's and TFLite
-Micro's exactly, and the image must hold the microkernels the tails call.
+for cortex-m4 (one case for cortex-m7 and cortex-m33 too) and run under QEMU: its
+outputs must be the numpy reference's and TFLite Micro's exactly, and the image must
+hold the microkernels the tails call.
 """
 
 from __future__ import annotations
@@ -56,21 +57,27 @@ def _model(kernel: tuple[int, int], hw: tuple[int, int], couts: tuple[int, ...],
     return build_model(ops, xs, ys), inputs
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_channel_tails_are_exact_on_cortex_m4(name: str, tmp_path: Path) -> None:
+# Every case on cortex-m4; the case that calls all six kernels on the other DSP boards.
+BOARD_CASES = [("cortex-m4", name) for name in CASES] + \
+    [(board, "3x3-odd-row") for board in ("cortex-m7", "cortex-m33")]
+
+
+@pytest.mark.parametrize(("board", "name"), BOARD_CASES)
+def test_channel_tails_are_exact(board: str, name: str, tmp_path: Path) -> None:
     kernel, hw, couts, symbols = CASES[name]
     model, inputs = _model(kernel, hw, couts, sum(map(ord, name)))
     path = tmp_path / "model.tflite"
     path.write_bytes(model)
-    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "fw")
+    build = minirt.build(path, board, out_dir=tmp_path / "fw")
     run = build.run(inputs, check=True)  # raises minirt.Mismatch against the reference
     want, _ = run_tflm(model, inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"{name}: L{i} ({couts[i]} outputs) != TFLite Micro"
+        assert np.array_equal(a, b), \
+            f"{name} on {board}: L{i} ({couts[i]} outputs) != TFLite Micro"
     with open(build.elf, "rb") as f:
         held = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
     for symbol in symbols:
-        assert symbol in held, f"{name} does not call {symbol}"
+        assert symbol in held, f"{name} on {board} does not call {symbol}"
 
 
 def test_the_last_group_is_padded_with_zero_rows() -> None:
