@@ -10,8 +10,9 @@ alone), 3x3 convolutions over 64 and 32 channels (one call of the runs variant p
 tile, a run per window row; the window's border regions still generated code) and one
 over 16 channels with 12 outputs, whose window is staged once per pair of pixels and
 read by one 2x4 call per tile, at the border too (5x5 windows over 32 and 12 channels
-as well; with 7, 8 and 13 outputs, up to 16, the window's tile is one dense-rows call,
-loops/dense_rows.py, where the 2x4 kernel does not take it); and a 10x4 window over one
+as well; with 13 outputs the last channel is a call of its own against its zero-padded
+group; with 7 outputs the window's tile is one dense-rows call, loops/dense_rows.py,
+where the 2x4 kernel does not take it); and a 10x4 window over one
 input channel, whose rows start at odd
 bytes, gathered into the staged buffer value by value for two pixels.
 Each must call its microkernel (the symbol is in the gc-sectioned image) and give the
@@ -89,6 +90,7 @@ RUNS = UKERNELS["dsp"].runs_symbol
 STAGED = UKERNELS["dsp"].staged_symbol  # the input paired once per pixel (Nest.stage)
 TWO = UKERNELS["dsp"].two_pixel_symbol  # two pixels staged together, weights interleaved
 ONE = UKERNELS["dsp"].one_pixel_symbol  # an odd dim's last pixel against those weights
+TWO_ROW = UKERNELS["dsp"].row_calls[-1][1]  # one channel past the last group, two pixels
 # name: (model and input, the microkernel its tiles call)
 CASES = {
     # Dense layers take the dense-rows kernel (loops/dense_rows.py; more cases in
@@ -123,11 +125,13 @@ CASES = {
     "conv5x5-staged": (lambda rng: conv(rng, 5, 32, 12, (5, 6)), TWO),
     # 3 steps a tap, too few for a call per tap, but the staged window is one call
     "conv5x5-12-staged": (lambda rng: conv(rng, 5, 12, 12, (5, 6)), TWO),
-    # 13 outputs: one dense-rows call over the staged window, 6 pairs and a lone row
-    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
+    # 13 outputs: 3 groups of 4 in 2x4 calls and the last channel one row's call
+    # (its group padded with zero rows, schedule/paired.py; more cases in
+    # tests/codegen/test_dot_ukernel_channel_tail.py)
+    "conv5x5-13-outputs": (lambda rng: conv(rng, 5, 16, 13, (5, 6)), (TWO, TWO_ROW)),
     # 2 tiles: a window is staged from 2 (loops/tables.py STAGE_MIN_WINDOW_TILES)
     "conv5x5-8-outputs": (lambda rng: conv(rng, 5, 16, 8, (5, 6)), TWO),
-    "conv3x3-13-rows": (lambda rng: conv(rng, 3, 16, 13, (5, 6)), DENSE_ROWS_SYMBOL),
+    "conv3x3-13-rows": (lambda rng: conv(rng, 3, 16, 13, (5, 6)), (TWO, TWO_ROW)),
     "conv5x5-7-rows": (lambda rng: conv(rng, 5, 32, 7, (5, 6)), DENSE_ROWS_SYMBOL),
     # rows of 4 taps at odd bytes: the window gathered into the staged buffer value by
     # value (the pad value outside the input), two pixels' in one call over 10 steps.

@@ -157,16 +157,18 @@ class UkernelDotEmitter:
 
     def _accumulating_call(self, accs: ir.Value, symbol: str, points: tuple[int, ...] | list,
                            slots: list[ir.Value], args: list[ir.Value],
-                           late: bool = False) -> None:
+                           late: bool = False, at: list[int] | None = None) -> None:
         """A microkernel call adding onto the accumulators of the tile's `points` (in row
         order), which go through `accs` (its first argument; `args` are the others).
         `late`: the call ends the reduction, so the points' slots become the array's
         cells, each read where its output's epilogue starts (codegen/nest.py _tile)
         instead of all eight sums of a 2x4 tile read back at once, which with the
-        requantization's per-channel values outgrew the registers and spilled."""
+        requantization's per-channel values outgrew the registers and spilled.
+        `at`: each point's cell (default: the first len(points)); the call's other cells
+        are sums of zero weight rows, never read."""
         b = self.b
         cells = [b.gep(accs, [ir.Constant(I32, 0), ir.Constant(I32, r)], inbounds=True)
-                 for r in range(len(points))]
+                 for r in (at if at is not None else range(len(points)))]
         for j, cell in zip(points, cells, strict=True):
             b.store(b.load(slots[j]), cell)
         b.call(self._ukernel_function(symbol, 1 + len(args)), [cells[0], *args])
@@ -358,8 +360,11 @@ class UkernelDotEmitter:
         w = next(ld for ld in operands if ld.operand in self.k.paired)
         (p,) = self._pixel_points()[0]
         d = self.k.n_parallel - 1
-        order = sorted(range(len(points)), key=lambda j: (points[j].get(p, 0), points[j][d]))
-        if len(points) != kernel.rows * self.tile[p] or points[order[0]].get(d) != 0:
+        order = sorted(range(len(points)),
+                       key=lambda j: (points[j].get(p, 0), points[j].get(d, 0)))
+        rows = self.tile[d]  # the dim's last tile may be narrower (two_pixel_dim)
+        if len(points) != rows * self.tile[p] or points[order[0]].get(d, 0) != 0 or \
+                rows > kernel.rows or (rows < kernel.rows and self._rows_past(w) < kernel.rows):
             raise EmitError(f"kernel {self.k.name!r}: a 2x4 tile of {len(points)} points")
         self._ukernel_bases = {}
         self.point.update(points[order[0]])
@@ -369,11 +374,41 @@ class UkernelDotEmitter:
         steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
         pixels = len(self._pixel_points())
+        accs = self._ukernel_accs(kernel, pixels)
+
+        def pixel(j: int) -> int:  # the point's pixel in the staged pair
+            return points[j].get(p, 0) // max(self.tile[p] - 1, 1) if pixels == 2 else 0
+
+        if rows <= kernel.row_call_max:
+            # Calls of the most rows that fit, each from its first row of the group (4
+            # bytes, 2 i16 a row), its sums in the cells from r * pixels on, pixel by
+            # pixel.
+            r = 0
+            while r < rows:
+                n, two, one = next(c for c in kernel.row_calls if c[0] <= rows - r)
+                mine = [j for j in order if r <= points[j].get(d, 0) < r + n]
+                buf, key, const = row
+                self._accumulating_call(
+                    accs, two if pixels == 2 else one, mine, slots,
+                    [x, self._ukernel_pointer(buf, key, const + 2 * r),
+                     ir.Constant(I32, steps)], late=True,
+                    at=[r * pixels + pixel(j) * n + points[j].get(d, 0) - r for j in mine])
+                r += n
+            return True
         symbol = kernel.two_pixel_symbol if pixels == 2 else kernel.one_pixel_symbol
-        self._accumulating_call(self._ukernel_accs(kernel, pixels), symbol, order,
-                                slots, [x, self._ukernel_pointer(*row),
-                                        ir.Constant(I32, steps)], late=True)
+        # Cell of each point in the call's accumulators: pixel by pixel, kernel.rows each.
+        at = [pixel(j) * kernel.rows + points[j].get(d, 0) for j in order]
+        self._accumulating_call(accs, symbol, order, slots,
+                                [x, self._ukernel_pointer(*row), ir.Constant(I32, steps)],
+                                late=True, at=at)
         return True
+
+    def _rows_past(self, w) -> int:
+        """The weight rows (output channels) of paired operand `w` from the current tile's
+        first on (its last base, where tiles loop): the padded group a narrower last
+        tile's call reads whole."""
+        d = self.k.n_parallel - 1
+        return self.k.operands[w.operand].shape[0] - self.ranges[d][1]
 
     def _pair_call(self, pair: ir.Function, buf: ir.Value, at: int, srcs: list[ir.Value],
                    words: int) -> None:

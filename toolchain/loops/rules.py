@@ -517,7 +517,8 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     """The parallel dim whose pixels a staged nest of `k` can take two at a time (the 2x4
     microkernel: UKERNELS' two_pixel_symbol), with its weights' rows interleaved, or
     None. The nest stages one pixel's input for tiles of the kernel's rows of output
-    channels (the innermost dim, a whole number of tiles), and each weight row is
+    channels (the innermost dim; the weights hold whole groups of rows, the last one
+    padded with zero rows where the channels end inside it), and each weight row is
     `k`'s reduction, read whole and in order by every output: the weights are indexed
     by that channel first (a row per channel) and by the reduced dims after, a multiple
     of 4 elements. Of the dims the input depends on and the weights do not (not
@@ -529,12 +530,15 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     operands = dot_operands(k)
     d = k.n_parallel - 1
     if uk is None or not uk.two_pixel_symbol or nest.stage != 1 or operands is None or \
-            nest.block(d) != uk.rows or k.domain[d] % uk.rows or k.result.dtype.is_float:
+            nest.block(d) != uk.rows or k.result.dtype.is_float:
         return None
     x, w = operands if operands[1].operand in k.paired else operands[::-1]
     shape = k.operands[w.operand].shape
     length = prod(shape[1:])
-    if shape[0] != k.domain[d] or length % DOT_WIDTH or \
+    # Channels past the last whole tile take the call too where the weights hold zero
+    # rows up to a whole group (schedule/paired.py `_interleave_rows`): its extra sums
+    # are dropped (codegen/dot_ukernel.py _two_pixel_call).
+    if shape[0] != -(-k.domain[d] // uk.rows) * uk.rows or length % DOT_WIDTH or \
             length != prod(k.domain[k.n_parallel:]):
         return None
     # The row's elements in the order the staged input holds them: the taps (the first

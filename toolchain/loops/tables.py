@@ -193,6 +193,13 @@ class Ukernel:
     # A tile of one pixel against those interleaved rows (an odd dim's last pixel),
     # staged by `pair_symbol`.
     one_pixel_symbol: str = ""
+    # Rows of those interleaved rows, fewer than a group, for two pixels and for one (the
+    # same stagings): (rows, two-pixel symbol, one-pixel symbol), the most rows first.
+    # The output channels past the last whole group take them, the most rows a call,
+    # up to `row_call_max` channels; more take the two-pixel call over the group padded
+    # with zero rows (schedule/paired.py `_interleave_rows`).
+    row_calls: tuple[tuple[int, str, str], ...] = ()
+    row_call_max: int = 0
 
 
 # By dot kind. "dsp": runtime_c/ukernel/dsp/mrt_dot_dsp.c, 16 instructions per 16 MACs.
@@ -208,7 +215,10 @@ UKERNELS: dict[str, Ukernel] = {
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
                    pair_symbol="mrt_pair4_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
                    pair_two_symbol="mrt_pair2_s8",
-                   one_pixel_symbol="mrt_dot_s16_paired_1x4i"),
+                   one_pixel_symbol="mrt_dot_s16_paired_1x4i",
+                   row_calls=((2, "mrt_dot_s16_paired_2x2i", "mrt_dot_s16_paired_1x2i"),
+                              (1, "mrt_dot_s16_paired_2x1i", "mrt_dot_s16_paired_1x1i")),
+                   row_call_max=2),
 }
 # A pixel's input is paired once (4 instructions a word, and the call) when its output
 # channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).

@@ -31,7 +31,7 @@ import numpy as np
 
 from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import Kernel, Load, postorder
-from toolchain.kernel.paired import from_paired, to_paired, to_paired_rows
+from toolchain.kernel.paired import PAIRED_ROWS, from_paired, to_paired, to_paired_rows
 from toolchain.loops import choose_schedule
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
@@ -131,21 +131,49 @@ def pair_weights(program: Program, target: Target, flash_room: int) -> list[int]
             step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
             if step.schedule is not None:
                 step.schedule = _rechosen(step, target)
-        _interleave_rows(program, c, readers[c], target)
+        flash_room -= _interleave_rows(program, c, readers[c], target, flash_room)[1]
     return sorted(chosen)
 
 
 def _interleave_rows(program: Program, c: int, readers: list[tuple[int, int]],
-                     target: Target) -> bool:
+                     target: Target, flash_room: int) -> tuple[bool, int]:
     """Stores paired constant c with its rows interleaved (kernel/paired.py
     `to_paired_rows`) where every reader's schedule then takes two pixels at a time
     (the 2x4 microkernel, loops/rules.py `two_pixel_dim`), a schedule fixed by the arena
     plan included (re-chosen and checked as _rechosen does); returns whether it did.
-    Only that microkernel reads the interleaved rows, so it must take every reader."""
+    Only that microkernel reads the interleaved rows, so it must take every reader.
+    Rows past the last whole group (31 output channels: 7 groups and 3 rows) are padded
+    with zero rows to a whole group, so the layer runs two pixels at a time all the same
+    (loops/rules.py two_pixel_dim): its last tile of channels is one 2x4 call whose
+    extra sums are dropped, or for 1 or 2 channels a call of their rows alone
+    (codegen/dot_ukernel.py _two_pixel_call). On cortex-m4 a 3x3 window over 32
+    channels to 31 ran 1,063,087 instructions one pixel at a time (1x4 tiles) with
+    those 3 channels in generated code, 826,325 so (docs/architecture.md, "Output
+    channels past the last group"). The padded rows' bytes come out of `flash_room`;
+    returns whether it interleaved and the bytes it padded."""
+    value = from_paired(program.constants[c])
+    rows = value.shape[0] if value.ndim > 1 else 0
+    rest = rows % PAIRED_ROWS
+    if rest:
+        padded_rows = rows - rest + PAIRED_ROWS
+        pad_bytes = (padded_rows - rows) * 2 * value.size // rows
+        if pad_bytes > flash_room:
+            return False, 0
+        value = np.concatenate([value, np.zeros((padded_rows - rows, *value.shape[1:]),
+                                                value.dtype)])
+    else:
+        pad_bytes = 0
     trial = []
     for i, j in readers:
         step = program.steps[i]
-        k = replace(step.kernel, interleaved=tuple(sorted((*step.kernel.interleaved, j))))
+        k = step.kernel
+        if rest:
+            if k.operands[j].shape != (rows, *value.shape[1:]):
+                return False, 0
+            ops = list(k.operands)
+            ops[j] = TensorType(value.shape, ops[j].dtype)
+            k = replace(k, operands=tuple(ops))
+        k = replace(k, interleaved=tuple(sorted((*k.interleaved, j))))
         try:
             if step.schedule is None:
                 schedule = None
@@ -153,16 +181,20 @@ def _interleave_rows(program: Program, c: int, readers: list[tuple[int, int]],
             else:
                 schedule = _rechosen(Step(k, step.buffers, step.schedule), target)
                 if schedule is step.schedule:
-                    return False
+                    return False, 0
         except ValueError:
-            return False
-        trial.append((step, k, schedule))
-    program.constants[c] = to_paired_rows(from_paired(program.constants[c]))
-    for step, k, schedule in trial:
+            return False, 0
+        trial.append((step, k, j, schedule))
+    program.constants[c] = to_paired_rows(value)
+    if rest:
+        program.constant_types[c] = TensorType(value.shape, program.constant_types[c].dtype)
+    for step, k, j, schedule in trial:
         step.kernel = k
+        old = step.buffers[j]
+        step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
         if schedule is not None:
             step.schedule = schedule
-    return True
+    return True, pad_bytes
 
 
 def _rechosen(step: Step, target: Target) -> LoopSchedule:

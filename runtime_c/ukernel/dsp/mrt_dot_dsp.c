@@ -307,3 +307,122 @@ __attribute__((naked, used)) void mrt_dot_s16_paired_1x4i(int32_t acc[4], const 
         "stm    r0, {r4-r7}\n"
         "pop    {r4-r11, pc}\n");
 }
+
+/* One step of one output channel of two pixels against the rows-interleaved weights:
+ * both pixels' words of each half (two LDRDs of the input mrt_pair2_s8 staged), the
+ * row's word of each half (at 0 and 16 bytes of the group's 32-byte step: two LDRs), 4
+ * SMLADs: 8 instructions per 8 MACs. r1: x, r2: w (the row's first word); r4, r5: the
+ * pixels' accumulators; r6-r9: the input's words; r12, lr: the row's. */
+#define MRT_DSP_STEP_2X1I \
+  "ldrd   r6, r7, [r1], #8\n" \
+  "ldr    r12, [r2], #16\n" \
+  "ldrd   r8, r9, [r1], #8\n" \
+  "ldr    lr, [r2], #16\n" \
+  "smlad  r4, r6, r12, r4\n" \
+  "smlad  r5, r7, r12, r5\n" \
+  "smlad  r4, r8, lr, r4\n" \
+  "smlad  r5, r9, lr, r5\n"
+
+/* acc[p] += sum over k < 4*steps of x_p[k] * w_r[k], p = 0, 1, for the one row r of a
+ * group of four interleaved rows (kernel/paired.py `to_paired_rows`) that w points into
+ * (the group's start + 4*r bytes): an output channel past the last whole group of a
+ * two-pixel tile (codegen/dot_ukernel.py _two_pixel_call), where the 2x4 call over a
+ * group padded with zero rows would spend 22 instructions a step on 8 MACs. 4 steps a
+ * pass, entered as mrt_dot_s16_paired_1x4i's. steps >= 1; x 8-byte and w word aligned. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_2x1i(int32_t acc[2], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r10, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldm    r0, {r4, r5}\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_2X1I)
+        "pop    {r0}\n"
+        "stm    r0, {r4, r5}\n"
+        "pop    {r4-r10, pc}\n");
+}
+
+/* One step of one output channel of one pixel (staged by mrt_pair_s8) against the
+ * rows-interleaved weights: 5 instructions per 4 MACs. */
+#define MRT_DSP_STEP_1X1I \
+  "ldrd   r6, r7, [r1], #8\n" \
+  "ldr    r12, [r2], #16\n" \
+  "ldr    lr, [r2], #16\n" \
+  "smlad  r4, r6, r12, r4\n" \
+  "smlad  r4, r7, lr, r4\n"
+
+/* mrt_dot_s16_paired_2x1i for the last pixel of an odd dim of two-pixel tiles, staged
+ * alone: acc[0] += sum over k < 4*steps of x[k] * w_r[k]. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_1x1i(int32_t acc[1], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r10, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldr    r4, [r0]\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_1X1I)
+        "pop    {r0}\n"
+        "str    r4, [r0]\n"
+        "pop    {r4-r10, pc}\n");
+}
+
+/* One step of two adjacent output channels of two pixels against the rows-interleaved
+ * weights: per half both pixels' words (one LDRD of the mrt_pair2_s8 staging), the two
+ * rows' words (adjacent in the group's half: one LDRD), 4 SMLADs: 12 instructions per
+ * 16 MACs. r1: x, r2: w (the first row's word); r4, r5: pixel A's rows, r8, r9: pixel
+ * B's; r6, r7: the input's words; r12, lr: the rows'. */
+#define MRT_DSP_HALF_2X2I \
+  "ldrd   r6, r7, [r1], #8\n" \
+  "ldrd   r12, lr, [r2], #16\n" \
+  "smlad  r4, r6, r12, r4\n" \
+  "smlad  r5, r6, lr, r5\n" \
+  "smlad  r8, r7, r12, r8\n" \
+  "smlad  r9, r7, lr, r9\n"
+#define MRT_DSP_STEP_2X2I MRT_DSP_HALF_2X2I MRT_DSP_HALF_2X2I
+
+/* acc[p*2 + i] += sum over k < 4*steps of x_p[k] * w_{r+i}[k], p, i = 0, 1: rows r and
+ * r + 1 of a group of four interleaved rows (w: the group's start + 4*r bytes, r = 0 or
+ * 2), two pixels staged by mrt_pair2_s8. Two output channels past the last whole group.
+ * 4 steps a pass, entered as mrt_dot_s16_paired_1x4i's. steps >= 1. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_2x2i(int32_t acc[4], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r10, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldm    r0, {r4, r5, r8, r9}\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_2X2I)
+        "pop    {r0}\n"
+        "stm    r0, {r4, r5, r8, r9}\n"
+        "pop    {r4-r10, pc}\n");
+}
+
+/* One step of two adjacent rows for one pixel (staged by mrt_pair_s8): the pixel's two
+ * words (one LDRD), each half's two rows' words (one LDRD each), 4 SMLADs: 7 per 8 MACs. */
+#define MRT_DSP_STEP_1X2I \
+  "ldrd   r6, r7, [r1], #8\n" \
+  "ldrd   r12, lr, [r2], #16\n" \
+  "smlad  r4, r6, r12, r4\n" \
+  "smlad  r5, r6, lr, r5\n" \
+  "ldrd   r12, lr, [r2], #16\n" \
+  "smlad  r4, r7, r12, r4\n" \
+  "smlad  r5, r7, lr, r5\n"
+
+/* mrt_dot_s16_paired_2x2i for the last pixel of an odd dim, staged alone:
+ * acc[i] += sum over k < 4*steps of x[k] * w_{r+i}[k], i = 0, 1. */
+__attribute__((naked, used)) void mrt_dot_s16_paired_1x2i(int32_t acc[2], const int16_t *x,
+                                                           const int16_t *w, uint32_t steps)
+{
+    __asm__ volatile(
+        "push   {r4-r10, lr}\n"
+        "mov    r10, r3\n"
+        "push   {r0}\n"
+        "ldm    r0, {r4, r5}\n"
+        MRT_DSP_STEPS4(MRT_DSP_STEP_1X2I)
+        "pop    {r0}\n"
+        "stm    r0, {r4, r5}\n"
+        "pop    {r4-r10, pc}\n");
+}
