@@ -10,8 +10,8 @@ with its HARD_SWISH, which missed this kernel: 0.35 MAC per instruction). The sw
 converter's shape, single chunks of 1 to 6 staged words (1x1 over 1-12 channels, 3x3 and
 1x3 windows), odd tap counts, output channel counts of several remainders modulo 8,
 stride 2 and VALID padding, a padded copy (SAME 3x3), a 1x1 window over one channel (the
-table composed into the records' rows), and a window of several chunks with a table,
-which keeps the generated tiles, exact.
+table composed into the records' rows), and windows of several chunks (the last looks
+up: 1x1 over 16 channels, 3x3 over 2 and 3).
 """
 
 from __future__ import annotations
@@ -50,8 +50,13 @@ TAKEN = [
     (7, 5, 1, 12, 1, 1, 1, "SAME", "HARD_SWISH"),  # a table of the 256 inputs
 ]
 LOOPS = {f"mrt_i2c_only{n}_lut_s8" for n in (1, 2, 3, 4, 5, 6)}
-# Several chunks (9 words) with a table: the generated tiles.
-NOT_TAKEN = [(8, 6, 2, 16, 3, 3, 1, "SAME", "HARD_SWISH")]
+# Several chunks: 8 words (4 + 4), 9 (5 + 4), 14 (5 + 5 + 4), 1x7 over 3 channels
+# (11 words: 4 + 4 + 3), 1x5 over 4 (10 words: 5 + 5).
+CHUNKED = [(9, 8, 16, 21, 1, 1, 1, "SAME", "HARD_SWISH"),
+           (8, 6, 2, 16, 3, 3, 1, "SAME", "LOGISTIC"),
+           (10, 10, 3, 11, 3, 3, 2, "SAME", "TANH"),
+           (12, 6, 3, 9, 1, 7, 1, "SAME", "LEAKY_RELU"),
+           (8, 10, 4, 10, 1, 5, 1, "SAME", "HARD_SWISH")]
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int) -> set[str]:
@@ -95,12 +100,19 @@ def test_layers_with_a_table_on_cortex_m4(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_layers_with_a_table_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
-    loops = _loops(_run(TAKEN[::2], board, tmp_path, seed=22))
-    assert loops == {f"mrt_i2c_only{n}_lut_s8" for n in (6, 4, 3, 1, 5)}
+    loops = _loops(_run(TAKEN[::2] + CHUNKED[::2], board, tmp_path, seed=22))
+    assert {f"mrt_i2c_only{n}_lut_s8" for n in (6, 4, 3, 1, 5)} <= loops
+    assert {"mrt_i2c_last4_lut_s8", "mrt_i2c_last5_lut_s8"} <= loops
 
 
-def test_several_chunks_with_a_table_stay_exact(tmp_path: Path) -> None:
-    assert not _loops(_run(NOT_TAKEN, "cortex-m4", tmp_path, seed=23))
+def test_several_chunks_with_a_table(tmp_path: Path) -> None:
+    """The last chunk's _lut loop requantizes and looks up; the first and middle ones
+    are those of a layer without a table."""
+    loops = _loops(_run(CHUNKED, "cortex-m4", tmp_path, seed=23))
+    assert {"mrt_i2c_last5_lut_s8", "mrt_i2c_last4_lut_s8", "mrt_i2c_last3_lut_s8",
+            "mrt_i2c_first5_s8",
+            "mrt_i2c_mid5_s8", "mrt_i2c_first4_s8"} <= loops
+    assert not any(s.startswith("mrt_i2c_last") and "_lut" not in s for s in loops)
 
 
 def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ geometry as constants:
 - the channel loops: where the window is one chunk (up to 6 words), a whole output row
   is staged and one call walks its pixels; otherwise one call per chunk and pixel, the
   partial sums in a stack array. A layer whose epilogue looks the requantized value up
-  in an activation's table calls the one chunk's _lut loop, with the table's entry for
-  0 (in the records, after the channels').
+  in an activation's table calls the _lut loop of its last (or only) chunk, with the
+  table's entry for 0 (in the records, after the channels').
 
 A 1x1 window over one channel reads its records as a table instead: per pixel the row of
 its input value is copied to the output (`_i2c_table`).
@@ -54,11 +54,12 @@ __all__ = ["Im2colEmitter", "loop_symbol"]
 
 def loop_symbol(index: int, chunks: int, words: int, lookup: bool = False) -> str:
     """The channel loop of chunk `index` of `chunks`, over `words` staged words;
-    `lookup`: the only chunk's loop that looks its outputs up in a table."""
+    `lookup`: the loop of the last (or only) chunk that looks its outputs up in a
+    table."""
     first, last = index == 0, index == chunks - 1
     kind = KINDS[0] if first and last else KINDS[1] if first else KINDS[3] if last \
         else KINDS[2]
-    return f"mrt_i2c_{kind}{words}{'_lut' if lookup else ''}_s8"
+    return f"mrt_i2c_{kind}{words}{'_lut' if lookup and last else ''}_s8"
 
 
 class Im2colEmitter:
@@ -206,7 +207,7 @@ class Im2colEmitter:
             x_buf, (h_in, w_in, pitch), (oy0, ox0) = padded
         taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
                 for ci in range(cin)]
-        lookup = plan.table is not None  # then `single` (first_layer_plan)
+        lookup = plan.table is not None
         # The table's entry for input 0: the loop indexes it by the signed output.
         extra = [b.gep(records, [c(lookup_offset(k, plan) + 128)], source_etype=I8)] \
             if lookup else []
@@ -215,9 +216,10 @@ class Im2colEmitter:
             name = loop_symbol(j, len(chunks), n, lookup)
             fn = b.module.globals.get(name)
             if fn is None:
+                last = j == len(chunks) - 1
                 fn = ir.Function(b.module, ir.FunctionType(
                     ir.VoidType(), [PTR, PTR, I32, PTR, I32 if single else PTR]
-                    + [PTR] * len(extra)), name)
+                    + [PTR] * len(extra if last else [])), name)
             loops.append(fn)
         pad = ir.Constant(I16, plan.pad)
 
@@ -270,7 +272,8 @@ class Im2colEmitter:
                 dst = out if last else sums
                 b.call(fn, [b.gep(lanes, [c(4 * word)], source_etype=I8),
                             b.gep(records, [c(4 + 4 * rec)], source_etype=I8),
-                            c(cout), dst, c(1) if single else sums, *extra])
+                            c(cout), dst, c(1) if single else sums,
+                            *(extra if last else [])])
                 word += n
                 rec += cout * (n + (1 if j == 0 else 0) + (3 if last else 0))
 

@@ -24,11 +24,11 @@ depthwise records' doubled form, schedule/row_pair_records.py).
 
 An activation TFLite's converter writes as an operator of its own after the layer
 (HARD_SWISH, LOGISTIC, TANH) is a lookup in a 256-entry int8 table, which fusion puts
-after the requantization in the epilogue (`_lookup`). The loops of a single chunk look
-each output up in it (one LDRB, the table after the channels' records), and a table
-layer composes it into its rows; a layer of several chunks with a lookup keeps the
-generated tiles. mobilenet_block_int8's 1x1 12 -> 36 with its HARD_SWISH missed this
-kernel for that reason: 0.35 MAC per instruction.
+after the requantization in the epilogue (`_lookup`). The loops that requantize (the
+only or the last chunk) look each output up in it (one LDRB, the table after the
+channels' records), and a table layer composes it into its rows. mobilenet_block_int8's
+1x1 12 -> 36 with its HARD_SWISH missed this kernel for that reason: 0.35 MAC per
+instruction.
 """
 
 from __future__ import annotations
@@ -208,8 +208,6 @@ def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
         return None
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
                           int(x.pad.value) if x.pad is not None else 0, *parts, table)
-    if table is not None and plan.taps > 1 and len(plan.chunks()) > 1:
-        return None  # only the single chunk's loops look up
     return plan
 
 
@@ -316,8 +314,8 @@ def requantized(acc: np.ndarray, multiplier: np.ndarray, k_high: np.ndarray,
 
 
 def lookup_offset(k: Kernel, plan: FirstLayerPlan) -> int:
-    """The byte offset in the records of a single chunk's lookup table (its entry for
-    input -128): after the pad word and the channels' records."""
+    """The byte offset in the records of the lookup table (its entry for input -128):
+    after the pad word and every chunk's records (words + 4 a channel in all)."""
     return 4 + 4 * k.domain[C] * (plan.words + 4)
 
 

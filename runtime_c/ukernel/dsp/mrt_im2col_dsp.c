@@ -23,10 +23,11 @@
  *
  * The only chunk takes up to 6 words (a 1x1 window over 11 or 12 channels: two LDMs a
  * channel, 13 instructions an output of 12 MACs, where two chunks paid 16 and a stack
- * array). Its _lut loops look each output up in a 256-entry table after the
- * requantization (an activation TFLite's converter leaves as an operator of its own,
- * HARD_SWISH, LOGISTIC, TANH, which the importer makes such a table and fusion puts in
- * the layer's epilogue): one LDRB an output, the table's entry for 0 in lr.
+ * array). The _lut loops (the only and the last chunk) look each output up in a
+ * 256-entry table after the requantization (an activation TFLite's converter leaves as
+ * an operator of its own, HARD_SWISH, LOGISTIC, TANH, which the importer makes such a
+ * table and fusion puts in the layer's epilogue): one LDRB an output, the table's entry
+ * for 0 in lr.
  */
 #include <stdint.h>
 
@@ -129,6 +130,20 @@
 #define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
 #define MRT_I2C_MID(L, S) "ldr r0, [r3]\n" L S "str r0, [r3], #4\n"
 #define MRT_I2C_LAST(L, S) "ldr r0, [r2], #4\n" L S MRT_I2C_REQUANT
+/* The last chunk through a table at lr: 5 words load their weights in two (lr is not
+ * free), r12 the temporary. */
+#define MRT_I2C_LAST_LUT(L, S) "ldr r0, [r2], #4\n" L S "ldm r1!, {r9-r11}\n" \
+  MRT_I2C_REQUANT_TO("r9", "r10", "r11", "r12", MRT_I2C_TABLE)
+#define MRT_I2C_LL1 MRT_I2C_L1
+#define MRT_I2C_LL2 MRT_I2C_L2
+#define MRT_I2C_LL3 MRT_I2C_L3
+#define MRT_I2C_LL4 MRT_I2C_L4
+#define MRT_I2C_LL5 MRT_I2C_L4
+#define MRT_I2C_SL1 MRT_I2C_S1
+#define MRT_I2C_SL2 MRT_I2C_S2
+#define MRT_I2C_SL3 MRT_I2C_S3
+#define MRT_I2C_SL4 MRT_I2C_S4
+#define MRT_I2C_SL5 MRT_I2C_S4 "ldr r9, [r1], #4\n" "smlad r0, r8, r9, r0\n"
 
 /* A loop of four channels a pass, entered at the body that leaves a whole number of
  * passes (count mod 4 = 3 at the second, ...). STRIDE: the records' bytes per channel;
@@ -152,14 +167,17 @@
   "bne    1b\n" \
   "pop    {r4-r11, pc}\n"
 
-/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack. */
-#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE) \
+/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack; a
+ * _lut loop's table (the sixth argument) at [sp + 44], which SETUP loads into lr (ANDS'
+ * flags survive the LDR). */
+#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE, SETUP) \
   "push   {r4-r11, lr}\n" \
   P \
   "mov    r12, #" #STRIDE "\n" \
   "mla    r12, r2, r12, r1\n" \
   "ands   r2, r2, #3\n" \
   "push   {r12}\n" \
+  SETUP \
   "beq    0f\n" \
   "cmp    r2, #2\n" \
   "ldr    r2, [sp, #40]\n" \
@@ -188,7 +206,12 @@ __attribute__((naked, used)) void mrt_i2c_last##N##_s8(const int32_t *p, const i
         uint32_t n, void *d, int32_t *s) \
 { __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
                                      MRT_I2C_LAST(MRT_I2C_L##N, MRT_I2C_S##N), \
-                                     (4 * (N + 3)))); }
+                                     (4 * (N + 3)), "")); } \
+__attribute__((naked, used)) void mrt_i2c_last##N##_lut_s8(const int32_t *p, \
+        const int32_t *r, uint32_t n, void *d, int32_t *s, const int8_t *table) \
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
+                                     MRT_I2C_LAST_LUT(MRT_I2C_LL##N, MRT_I2C_SL##N), \
+                                     (4 * (N + 3)), "ldr    lr, [sp, #44]\n")); }
 
 MRT_I2C_DEFINE(1)
 MRT_I2C_DEFINE(2)
