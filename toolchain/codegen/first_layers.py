@@ -15,9 +15,11 @@ geometry as constants:
   weights' order (LDRSB + STRH a tap, at constant offsets from the window's first), an
   odd K's last lane 0, written once. The runtime's C is built for size (-Oz), where
   this staging ran 5 instructions a tap in loops; here the taps are unrolled;
-- the channel loops: where the window is one chunk (up to 5 words), a whole output row
+- the channel loops: where the window is one chunk (up to 6 words), a whole output row
   is staged and one call walks its pixels; otherwise one call per chunk and pixel, the
-  partial sums in a stack array.
+  partial sums in a stack array. A layer whose epilogue looks the requantized value up
+  in an activation's table calls the _lut loop of its last (or only) chunk, with the
+  table's entry for 0 (in the records, after the channels').
 
 A 1x1 window over one channel reads its records as a table instead: per pixel the row of
 its input value is copied to the output (`_i2c_table`).
@@ -31,7 +33,7 @@ from llvmlite import ir
 
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Kernel
-from toolchain.schedule.first_layer_records import X, Y, first_layer_plan
+from toolchain.schedule.first_layer_records import X, Y, first_layer_plan, lookup_offset
 
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)
@@ -50,12 +52,14 @@ UNROLLED_ROW = 64
 __all__ = ["Im2colEmitter", "loop_symbol"]
 
 
-def loop_symbol(index: int, chunks: int, words: int) -> str:
-    """The channel loop of chunk `index` of `chunks`, over `words` staged words."""
+def loop_symbol(index: int, chunks: int, words: int, lookup: bool = False) -> str:
+    """The channel loop of chunk `index` of `chunks`, over `words` staged words;
+    `lookup`: the loop of the last (or only) chunk that looks its outputs up in a
+    table."""
     first, last = index == 0, index == chunks - 1
     kind = KINDS[0] if first and last else KINDS[1] if first else KINDS[3] if last \
         else KINDS[2]
-    return f"mrt_i2c_{kind}{words}_s8"
+    return f"mrt_i2c_{kind}{words}{'_lut' if lookup and last else ''}_s8"
 
 
 class Im2colEmitter:
@@ -203,13 +207,19 @@ class Im2colEmitter:
             x_buf, (h_in, w_in, pitch), (oy0, ox0) = padded
         taps = [(ky, kx, ci) for ky in range(plan.kh) for kx in range(plan.kw)
                 for ci in range(cin)]
+        lookup = plan.table is not None
+        # The table's entry for input 0: the loop indexes it by the signed output.
+        extra = [b.gep(records, [c(lookup_offset(k, plan) + 128)], source_etype=I8)] \
+            if lookup else []
         loops = []
         for j, n in enumerate(chunks):
-            name = loop_symbol(j, len(chunks), n)
+            name = loop_symbol(j, len(chunks), n, lookup)
             fn = b.module.globals.get(name)
             if fn is None:
+                last = j == len(chunks) - 1
                 fn = ir.Function(b.module, ir.FunctionType(
-                    ir.VoidType(), [PTR, PTR, I32, PTR, I32 if single else PTR]), name)
+                    ir.VoidType(), [PTR, PTR, I32, PTR, I32 if single else PTR]
+                    + [PTR] * len(extra if last else [])), name)
             loops.append(fn)
         pad = ir.Constant(I16, plan.pad)
 
@@ -262,7 +272,8 @@ class Im2colEmitter:
                 dst = out if last else sums
                 b.call(fn, [b.gep(lanes, [c(4 * word)], source_etype=I8),
                             b.gep(records, [c(4 + 4 * rec)], source_etype=I8),
-                            c(cout), dst, c(1) if single else sums])
+                            c(cout), dst, c(1) if single else sums,
+                            *(extra if last else [])])
                 word += n
                 rec += cout * (n + (1 if j == 0 else 0) + (3 if last else 0))
 
@@ -274,6 +285,6 @@ class Im2colEmitter:
             if row_calls:  # the row's windows, every output channel of each
                 out = b.gep(out_buf, [b.mul(oy, c(w_out * cout))], source_etype=I8)
                 b.call(loops[0], [lanes, b.gep(records, [c(4)], source_etype=I8), c(cout),
-                                  out, c(w_out)])
+                                  out, c(w_out), *extra])
 
         self._loop_range("i2c.rows", 0, h_out, 1, row)

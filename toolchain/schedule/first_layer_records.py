@@ -21,6 +21,14 @@ not fix (the order of its loads and stores is then free), while the records fit 
 --optimize mode's flash room (none under `size`), and where the doubled sums stay int32
 (every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, the bounds of the
 depthwise records' doubled form, schedule/row_pair_records.py).
+
+An activation TFLite's converter writes as an operator of its own after the layer
+(HARD_SWISH, LOGISTIC, TANH) is a lookup in a 256-entry int8 table, which fusion puts
+after the requantization in the epilogue (`_lookup`). The loops that requantize (the
+only or the last chunk) look each output up in it (one LDRB, the table after the
+channels' records), and a table layer composes it into its rows. mobilenet_block_int8's
+1x1 12 -> 36 with its HARD_SWISH missed this kernel for that reason: 0.35 MAC per
+instruction.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import numpy as np
 
 from toolchain.kernel.form import Const, Expr, Kernel, Load
 from toolchain.loops.affine import affine_of
-from toolchain.loops.depthwise import _channel_only, _requantization
+from toolchain.loops.depthwise import _channel_only, _const, _is, _requantization
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
@@ -40,8 +48,8 @@ from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
 
-__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "records_bound",
-           "store_first_layer_records"]
+__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
+           "records_bound", "store_first_layer_records"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
@@ -56,6 +64,11 @@ MAX_CHANNELS = 4
 # to 16 MACs an output.
 MAX_POINTWISE_CHANNELS = 16
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
+# The only chunk of a window may hold one more (r4-r9, its weights in two LDMs: 13
+# instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
+# a stack array of sums).
+ONLY_WORDS = 6
+TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
 STAGED_ROW_BYTES = 2048
@@ -83,6 +96,7 @@ class FirstLayerPlan:
     multiplier: Expr
     k_high: Expr
     shift: Expr
+    table: Load | None = None  # the activation's lookup after the requantization
 
     @property
     def taps(self) -> int:
@@ -96,6 +110,8 @@ class FirstLayerPlan:
 
     def chunks(self) -> list[int]:
         """The staged words of each channel loop: as even as they go, at most 5."""
+        if self.words <= ONLY_WORDS:
+            return [self.words]
         n = -(-self.words // CHUNK_WORDS)
         base, extra = divmod(self.words, n)
         return [base + (1 if i < extra else 0) for i in range(n)]
@@ -180,15 +196,40 @@ def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
     want_c = {ci: 1} if ci is not None else {}
     if xf[3].const or dict(xf[3].terms) != want_c:
         return None
-    parts = _requantization(k.epilogue)
-    if parts is None:
+    looked_up = _lookup(k.epilogue)
+    requantization, table = looked_up if looked_up is not None else (k.epilogue, None)
+    parts = _requantization(requantization)
+    if parts is None or (table is not None and (
+            k.operands[table.operand].shape != (TABLE_SIZE,) or
+            k.operands[table.operand].dtype.name != "i8")):
         return None
     (sy, dy, oy), (sx, dx, ox) = geometry
     if x.pad is None and (oy < 0 or ox < 0):
         return None
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
-                          int(x.pad.value) if x.pad is not None else 0, *parts)
+                          int(x.pad.value) if x.pad is not None else 0, *parts, table)
     return plan
+
+
+def _lookup(epilogue: Expr | None) -> tuple[Expr, Load] | None:
+    """(the requantization, the table's load) when `epilogue` is an int8 requantization
+    looked up in a 256-entry int8 table, `table[q + 128]` (the index maybe clamped to
+    [0, 255], which it already is), as frontend/tflite/int8.py's activations are after
+    fusion; else None."""
+    if not (isinstance(epilogue, Load) and len(epilogue.index) == 1 and
+            epilogue.pad is None and epilogue.valid is None):
+        return None
+    e = epilogue.index[0]
+    if _is(e, "clamp", 3) and _const(e.args[0], 0) and _const(e.args[2], TABLE_SIZE - 1):
+        e = e.args[1]
+    if not (_is(e, "add", 2) and _const(e.args[1], TABLE_SIZE // 2)):
+        return None
+    e = e.args[0]
+    while _is(e, "convert", 1) and e.dtype.kind == "i" and e.dtype.bits >= 32:
+        e = e.args[0]
+    if not (_is(e, "convert", 1) and e.dtype.name == "i8"):
+        return None
+    return e, epilogue
 
 
 def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -201,13 +242,19 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
     """The records of kernel `k` from its constant operands: a word of the pad byte (the
     padded copy's fill), then mrt_im2col_dsp.c's layout, per chunk per channel the
     first chunk's bias, the weight words and the last chunk's M, 2 K_hi and s (all
-    doubled but M); or None when a value is not a constant or the doubled sums could
-    leave int32."""
+    doubled but M), then a lookup's 256-entry table as bytes; or None when a value is
+    not a constant or the doubled sums could leave int32."""
     cout = k.domain[C]
     c = np.arange(cout)
     at: dict[int, object] = {C: c}
     values = [_value(e, operands, at) for e in (k.init, plan.multiplier, plan.k_high,
                                                  plan.shift)]
+    lookup = None
+    if plan.table is not None:
+        lookup = operands[plan.table.operand]
+        if lookup is None:
+            return None
+        lookup = np.asarray(lookup, dtype=np.int64).reshape(TABLE_SIZE)
     if any(v is None for v in values):
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
@@ -229,7 +276,7 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
             and np.all((shift >= 0) & (shift <= 31))):
         return None
     if plan.taps == 1:
-        return _table(plan, bias, w[:, 0], multiplier, k_high, shift)
+        return _table(plan, bias, w[:, 0], multiplier, k_high, shift, lookup)
     lanes = np.zeros((cout, 2 * plan.words), dtype=np.int64)
     lanes[:, :plan.taps] = 2 * w
     words = _halves(lanes[:, 0::2], lanes[:, 1::2])
@@ -248,6 +295,8 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
             fields += [multiplier[:, None], 2 * k_high[:, None], shift[:, None] + 1]
         parts.append(np.concatenate(fields, axis=1).reshape(-1))
         start += n
+    if lookup is not None:  # the table's bytes, entry -128 first (lookup_offset)
+        parts.append(lookup.astype(np.int8).view("<i4").astype(np.int64))
     table = np.concatenate(parts)
     return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
@@ -264,13 +313,23 @@ def requantized(acc: np.ndarray, multiplier: np.ndarray, k_high: np.ndarray,
     return np.clip(high >> (shift + 1), -128, 127)
 
 
+def lookup_offset(k: Kernel, plan: FirstLayerPlan) -> int:
+    """The byte offset in the records of the lookup table (its entry for input -128):
+    after the pad word and every chunk's records (words + 4 a channel in all)."""
+    return 4 + 4 * k.domain[C] * (plan.words + 4)
+
+
 def _table(plan: FirstLayerPlan, bias: np.ndarray, w: np.ndarray, multiplier: np.ndarray,
-           k_high: np.ndarray, shift: np.ndarray) -> np.ndarray:
+           k_high: np.ndarray, shift: np.ndarray,
+           lookup: np.ndarray | None = None) -> np.ndarray:
     """A 1x1 convolution over one channel: every output is a function of one int8
     input, so the records are its 256 x channels results (row x + 128: the output
-    pixel of input x), after the pad word: a row copied per pixel, no arithmetic."""
+    pixel of input x), after the pad word: a row copied per pixel, no arithmetic. An
+    activation's `lookup` is composed into them."""
     x = np.arange(-128, 128, dtype=np.int64)[:, None]
     table = requantized(bias[None, :] + x * w[None, :], multiplier, k_high, shift)
+    if lookup is not None:
+        table = lookup[table + TABLE_SIZE // 2]
     body = table.astype(np.int8).reshape(-1)
     body = np.concatenate([body, np.zeros(-len(body) % 4, np.int8)]).view("<i4")
     head = np.asarray([(plan.pad & 0xFF) * 0x01010101], dtype=np.int64)

@@ -20,6 +20,14 @@
  * the doubled products (the build checks they stay within +-2**30), so the results are
  * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
  * that --gc-sections keeps only those a model calls.
+ *
+ * The only chunk takes up to 6 words (a 1x1 window over 11 or 12 channels: two LDMs a
+ * channel, 13 instructions an output of 12 MACs, where two chunks paid 16 and a stack
+ * array). The _lut loops (the only and the last chunk) look each output up in a
+ * 256-entry table after the requantization (an activation TFLite's converter leaves as
+ * an operator of its own, HARD_SWISH, LOGISTIC, TANH, which the importer makes such a
+ * table and fusion puts in the layer's epilogue): one LDRB an output, the table's entry
+ * for 0 in lr.
  */
 #include <stdint.h>
 
@@ -75,18 +83,67 @@
   MRT_I2C_REQUANT_IN("r11", "r12", "lr")
 /* The doubled sum r0 -> int8 with M, 2 K_hi and s in the given registers, r2 the
  * temporary, stored at r3. */
-#define MRT_I2C_REQUANT_IN(M, K, S) \
-  "add    r2, " K ", r0, asr #31\n" \
-  "smmlar r2, r0, " M ", r2\n" \
-  "asr    r2, r2, " S "\n" \
-  "ssat   r2, #8, r2\n" \
-  "strb   r2, [r3], #1\n"
+#define MRT_I2C_REQUANT_IN(M, K, S) MRT_I2C_REQUANT_TO(M, K, S, "r2", MRT_I2C_PLAIN)
+/* The same in the temporary T, then LOOK(T): MRT_I2C_PLAIN stores the requantized value,
+ * MRT_I2C_TABLE its entry in the table at lr (the entry of -128 at lr - 128; the byte
+ * index wraps to it). */
+#define MRT_I2C_REQUANT_TO(M, K, S, T, LOOK) \
+  "add    " T ", " K ", r0, asr #31\n" \
+  "smmlar " T ", r0, " M ", " T "\n" \
+  "asr    " T ", " T ", " S "\n" \
+  "ssat   " T ", #8, " T "\n" \
+  LOOK(T) \
+  "strb   " T ", [r3], #1\n"
+#define MRT_I2C_PLAIN(T) ""
+#define MRT_I2C_TABLE(T) "ldrb   " T ", [lr, " T "]\n"
+
+/* The only chunk through a table (lr holds it, so the bodies leave lr alone): up to 3
+ * words one LDM a channel as above, 4 and 5 words two (the bias and weights, then M,
+ * 2 K_hi and s), 6 words three. */
+#define MRT_I2C_LUT_LDM1 "ldm r1!, {r0, r2, r5-r7}\n" "smlad r0, r4, r2, r0\n" \
+  MRT_I2C_REQUANT_TO("r5", "r6", "r7", "r2", MRT_I2C_TABLE)
+#define MRT_I2C_LUT_LDM2 "ldm r1!, {r0, r2, r6-r9}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r6, r0\n" MRT_I2C_REQUANT_TO("r7", "r8", "r9", "r2", MRT_I2C_TABLE)
+#define MRT_I2C_LUT_LDM3 "ldm r1!, {r0, r2, r7-r11}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r7, r0\n" "smlad r0, r6, r8, r0\n" \
+  MRT_I2C_REQUANT_TO("r9", "r10", "r11", "r2", MRT_I2C_TABLE)
+#define MRT_I2C_LUT_LDM4 "ldm r1!, {r0, r2, r8-r10}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r8, r0\n" "smlad r0, r6, r9, r0\n" "smlad r0, r7, r10, r0\n" \
+  "ldm r1!, {r8-r10}\n" MRT_I2C_REQUANT_TO("r8", "r9", "r10", "r2", MRT_I2C_TABLE)
+#define MRT_I2C_LUT_LDM5 "ldm r1!, {r0, r2, r9-r12}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r9, r0\n" "smlad r0, r6, r10, r0\n" "smlad r0, r7, r11, r0\n" \
+  "smlad r0, r8, r12, r0\n" \
+  "ldm r1!, {r9-r11}\n" MRT_I2C_REQUANT_TO("r9", "r10", "r11", "r2", MRT_I2C_TABLE)
+#define MRT_I2C_LUT_LDM6 "ldm r1!, {r0, r2, r10-r12}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r10, r0\n" "smlad r0, r6, r11, r0\n" "smlad r0, r7, r12, r0\n" \
+  "ldm r1!, {r2, r10-r12}\n" "smlad r0, r8, r2, r0\n" "smlad r0, r9, r10, r0\n" \
+  "ldr r2, [r1], #4\n" MRT_I2C_REQUANT_TO("r11", "r12", "r2", "r12", MRT_I2C_TABLE)
+/* 6 words, no table: the bias and 5 weights, then the sixth weight, M, 2 K_hi and s. */
+#define MRT_I2C_ONE_LDM6 "ldm r1!, {r0, r2, r10-r12, lr}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r10, r0\n" "smlad r0, r6, r11, r0\n" "smlad r0, r7, r12, r0\n" \
+  "smlad r0, r8, lr, r0\n" \
+  "ldm r1!, {r2, r10-r12}\n" "smlad r0, r9, r2, r0\n" \
+  MRT_I2C_REQUANT_TO("r10", "r11", "r12", "r2", MRT_I2C_PLAIN)
 
 /* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
 #define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
 #define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
 #define MRT_I2C_MID(L, S) "ldr r0, [r3]\n" L S "str r0, [r3], #4\n"
 #define MRT_I2C_LAST(L, S) "ldr r0, [r2], #4\n" L S MRT_I2C_REQUANT
+/* The last chunk through a table at lr: 5 words load their weights in two (lr is not
+ * free), r12 the temporary. */
+#define MRT_I2C_LAST_LUT(L, S) "ldr r0, [r2], #4\n" L S "ldm r1!, {r9-r11}\n" \
+  MRT_I2C_REQUANT_TO("r9", "r10", "r11", "r12", MRT_I2C_TABLE)
+#define MRT_I2C_LL1 MRT_I2C_L1
+#define MRT_I2C_LL2 MRT_I2C_L2
+#define MRT_I2C_LL3 MRT_I2C_L3
+#define MRT_I2C_LL4 MRT_I2C_L4
+#define MRT_I2C_LL5 MRT_I2C_L4
+#define MRT_I2C_SL1 MRT_I2C_S1
+#define MRT_I2C_SL2 MRT_I2C_S2
+#define MRT_I2C_SL3 MRT_I2C_S3
+#define MRT_I2C_SL4 MRT_I2C_S4
+#define MRT_I2C_SL5 MRT_I2C_S4 "ldr r9, [r1], #4\n" "smlad r0, r8, r9, r0\n"
 
 /* A loop of four channels a pass, entered at the body that leaves a whole number of
  * passes (count mod 4 = 3 at the second, ...). STRIDE: the records' bytes per channel;
@@ -110,14 +167,17 @@
   "bne    1b\n" \
   "pop    {r4-r11, pc}\n"
 
-/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack. */
-#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE) \
+/* The last chunk: r2 walks the sums (the fifth argument), the end is on the stack; a
+ * _lut loop's table (the sixth argument) at [sp + 44], which SETUP loads into lr (ANDS'
+ * flags survive the LDR). */
+#define MRT_I2C_LAST_LOOP(P, BODY, STRIDE, SETUP) \
   "push   {r4-r11, lr}\n" \
   P \
   "mov    r12, #" #STRIDE "\n" \
   "mla    r12, r2, r12, r1\n" \
   "ands   r2, r2, #3\n" \
   "push   {r12}\n" \
+  SETUP \
   "beq    0f\n" \
   "cmp    r2, #2\n" \
   "ldr    r2, [sp, #40]\n" \
@@ -146,7 +206,12 @@ __attribute__((naked, used)) void mrt_i2c_last##N##_s8(const int32_t *p, const i
         uint32_t n, void *d, int32_t *s) \
 { __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
                                      MRT_I2C_LAST(MRT_I2C_L##N, MRT_I2C_S##N), \
-                                     (4 * (N + 3)))); }
+                                     (4 * (N + 3)), "")); } \
+__attribute__((naked, used)) void mrt_i2c_last##N##_lut_s8(const int32_t *p, \
+        const int32_t *r, uint32_t n, void *d, int32_t *s, const int8_t *table) \
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P##N, \
+                                     MRT_I2C_LAST_LUT(MRT_I2C_LL##N, MRT_I2C_SL##N), \
+                                     (4 * (N + 3)), "ldr    lr, [sp, #44]\n")); }
 
 MRT_I2C_DEFINE(1)
 MRT_I2C_DEFINE(2)
@@ -162,16 +227,18 @@ MRT_I2C_DEFINE(5)
  * eighth of an instruction of loop (3x3 over one channel: 12.25 instructions an output,
  * 1x7: 10.4), per pixel 8 more. Stack: [sp] the next pixel's staged words, [sp + 4]
  * the records, [sp + 8] their end, [sp + 12] count mod 8 (one LDM reloads them a
- * pixel), the pixel count at [sp + 52]. END_TEST: the records' end in r2 (5 words,
+ * pixel), the pixel count at [sp + 52], a _lut loop's table at [sp + 56] (SETUP loads
+ * it into lr once). END_TEST: the records' end in r2 (5 words,
  * whose bodies leave it alone) or read from the stack every 8 channels (the bodies of
  * up to 4 words use r2). */
-#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_TEST) \
+#define MRT_I2C_PIXELS(P_INC, BODY, STRIDE, END_TEST, SETUP) \
   "push   {r4-r11, lr}\n" \
   "mov    lr, #" #STRIDE "\n" \
   "mla    lr, r2, lr, r1\n" \
   "and    r12, r2, #7\n" \
   "mov    r2, lr\n" \
   "push   {r0, r1, r2, r12}\n" \
+  SETUP \
   "29:\n" \
   "ldm    sp, {r0, r1, r2, r12}\n" \
   P_INC \
@@ -195,16 +262,30 @@ MRT_I2C_DEFINE(5)
 #define MRT_I2C_PI3 "ldm    r0!, {r4-r6}\n"
 #define MRT_I2C_PI4 "ldm    r0!, {r4-r7}\n"
 #define MRT_I2C_PI5 "ldm    r0!, {r4-r8}\n"
+#define MRT_I2C_PI6 "ldm    r0!, {r4-r9}\n"
 
-/* The only chunk: up to 4 words one LDM a channel, 5 words two. */
+/* The only chunk: up to 4 words one LDM a channel, 5 and 6 words two; through a table
+ * (the sixth argument: its entry for 0), up to 3 words one, 4 and 5 two, 6 three. */
 #define MRT_I2C_END_STACK "ldr    r12, [sp, #8]\n" "cmp    r1, r12\n"
 #define MRT_I2C_DEFINE_ONLY(N, BODY, TEST) \
 __attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
         uint32_t n, int8_t *d, uint32_t pixels) \
-{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), TEST)); }
+{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, BODY, (4 * (N + 4)), TEST, "")); }
+#define MRT_I2C_DEFINE_LUT(N) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_lut_s8(const int32_t *p, \
+        const int32_t *r, uint32_t n, int8_t *d, uint32_t pixels, const int8_t *table) \
+{ __asm__ volatile(MRT_I2C_PIXELS(MRT_I2C_PI##N, MRT_I2C_LUT_LDM##N, (4 * (N + 4)), \
+                                  MRT_I2C_END_STACK, "ldr    lr, [sp, #56]\n")); }
 
 MRT_I2C_DEFINE_ONLY(1, MRT_I2C_ONE_LDM1, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(2, MRT_I2C_ONE_LDM2, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "cmp    r1, r2\n")
+MRT_I2C_DEFINE_ONLY(6, MRT_I2C_ONE_LDM6, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_LUT(1)
+MRT_I2C_DEFINE_LUT(2)
+MRT_I2C_DEFINE_LUT(3)
+MRT_I2C_DEFINE_LUT(4)
+MRT_I2C_DEFINE_LUT(5)
+MRT_I2C_DEFINE_LUT(6)
