@@ -83,6 +83,7 @@ from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
 from toolchain.schedule.pad_helium import window_pads
+from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.window_rows import merge_window_rows
@@ -151,6 +152,8 @@ def schedule_for_board(graph: Graph, board: Board,
     pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
     store_row_pair_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
+    store_depthwise5_records(program, target,
+                             OPTIMIZE_MODES[optimize].paired_room(program, board))
     return program
 
 

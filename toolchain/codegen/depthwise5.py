@@ -1,0 +1,193 @@
+"""A depthwise 5x5 int8 window two output rows at a time: runtime_c's mrt_dw5_pair_s8.
+
+loops/depthwise5.py says which layers; runtime_c/ukernel/dsp/mrt_dw5_dsp.c how a call
+computes two output rows. The dispatch (Nest.depthwise5) is a loop of calls, for each
+group of input channels (loops/depthwise5.py `channel_group`: one group unless the staged
+rows would pass the stack budget):
+
+- the staged rows: pair m = input rows (2m + a, 2m + a + 1) as 16-bit pairs, a word per
+  column and channel, in slot m mod 3 of a (column, channel, slot) stack buffer, so that
+  output rows 2t and 2t + 1 read pairs t, t + 1, t + 2 from slots (t, t + 1, t + 2) mod 3
+  and each pair is staged once. The two columns left and right of the input hold the
+  pad value's pair, written once a group; a row outside the input is read from a run of
+  pad values. The staging is the 3x3 kernel's (mrt_dw_stage_pairs3_s8), a row a call
+  where the group holds every channel, a column's run of the group's channels a call
+  otherwise (called from the dispatch, so the profile charges it to the layer).
+- per tile of two output rows, one call (both rows, every column, the group's channels,
+  requantized and stored); an odd last row is a tile whose second row is stored under
+  the first (a row distance of 0).
+
+The records (schedule/depthwise5_records.py) are a constant bound with the schedule. The
+sums are exact int32 sums in another order, so the results are the reference's bit for
+bit (tests/codegen/test_depthwise5.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from toolchain.codegen.errors import EmitError
+from toolchain.kernel.form import Kernel
+from toolchain.loops.depthwise import DOUBLED_FLAG, C, X, Y
+from toolchain.loops.depthwise5 import (
+    PAD_COLUMNS,
+    RECORD_WORDS,
+    SLOTS,
+    channel_group,
+    depthwise5_plan,
+)
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+STAGE_SYMBOL = "mrt_dw_stage_pairs3_s8"  # runtime_c/ukernel/dsp/mrt_dw_dsp.c
+KERNEL_SYMBOL = "mrt_dw5_pair_s8"
+KERNEL_X2_SYMBOL = "mrt_dw5_pair_x2_s8"  # a depth multiplier of 2
+# struct mrt_dw5_pair: out, stage, records, channels, width, row2, flags, column bytes,
+# output skip.
+_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32, I32])
+DOUBLED = 4  # the flags' bit for doubled records
+
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "Depthwise5Emitter"]
+
+
+class Depthwise5Emitter:
+    """The 5x5 dispatch, for NestEmitter (which provides the builder and the loops, and
+    RowPairEmitter's stack and function helpers)."""
+
+    b: ir.IRBuilder
+    k: Kernel
+
+    def emit_depthwise5(self) -> None:
+        """The whole nest (module docstring)."""
+        k = self.k
+        plan = depthwise5_plan(k)
+        if plan is None or k.records < 0:
+            raise EmitError(f"kernel {k.name!r}: its schedule is the depthwise 5x5 "
+                            "microkernel's, which it cannot take")
+        b = self.b
+
+        def const(v: int) -> ir.Value:
+            return ir.Constant(I32, v)
+
+        _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
+        h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
+        mult = plan.depth_multiplier
+        group = channel_group(k, plan)
+        if group is None:
+            raise EmitError(f"kernel {k.name!r}: its staged rows do not fit the stack")
+        groups = -(-channels // group)
+        last_group = channels - (groups - 1) * group
+        whole_rows = groups == 1  # a row staged in one call
+        row_bytes, out_row = w_in * channels, w_out * outs
+        columns = w_in + 2 * PAD_COLUMNS
+
+        records = self.buffers[k.records]
+        flags = b.load(b.gep(records, [const(RECORD_WORDS * outs)], inbounds=True,
+                             source_etype=I32), typ=I32)
+        doubled = b.select(b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED_FLAG)),
+                                           const(0)), const(DOUBLED), const(0))
+        staged = self._dw_stack(ir.ArrayType(I32, SLOTS * group * columns), 8, "dw5_staged")
+        pad_values = row_bytes if whole_rows else group
+        pad_run = self._dw_stack(ir.ArrayType(I32, -(-pad_values // 4)), 4, "dw5_pad")
+        args = self._dw_stack(_ARGS, 4, "dw5_args")
+        self._loop_range("dw5.pad", 0, -(-pad_values // 4), 1, lambda i: b.store(
+            const((plan.pad & 0xFF) * 0x01010101), self._dw_word(pad_run, i)))
+        pair = const(((plan.pad & 0xFFFF) | (plan.pad << 16)) & 0xFFFFFFFF)
+
+        x_buf = self.buffers[plan.x.operand]
+        out_buf = self.buffers[len(k.operands)]
+        stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
+        kernel_fn = self._dw_function(KERNEL_X2_SYMBOL if mult == 2 else KERNEL_SYMBOL, [PTR])
+
+        def field(j: int) -> ir.Value:
+            return b.gep(args, [const(0), const(j)], inbounds=True)
+
+        tiles = -(-h_out // 2)
+
+        def one_group(g: ir.Value) -> None:
+            first = b.mul(g, const(group))  # the group's first input channel
+            n = b.select(b.icmp_unsigned("==", g, const(groups - 1)), const(last_group),
+                         const(group)) if groups > 1 else const(group)
+            column_words = b.mul(n, const(SLOTS))
+            # The pad columns (every slot): PAD_COLUMNS each side.
+            right = b.mul(column_words, const(w_in + PAD_COLUMNS))
+            side = b.mul(column_words, const(PAD_COLUMNS))
+
+            def pad_columns(i: ir.Value) -> None:
+                b.store(pair, self._dw_word(staged, i))
+                b.store(pair, self._dw_word(staged, b.add(i, right)))
+
+            self._loop_while("dw5.pad_cols", side, pad_columns)
+            column_bytes = b.mul(column_words, const(4))
+            b.store(b.bitcast(self._dw_word(staged, b.mul(
+                column_words, const(plan.col + PAD_COLUMNS))), PTR), field(1))
+            b.store(b.bitcast(b.gep(records, [b.mul(first, const(mult * RECORD_WORDS))],
+                                    inbounds=True, source_etype=I32), PTR), field(2))
+            b.store(b.mul(n, const(mult)), field(3))
+            b.store(const(w_out), field(4))
+            b.store(column_bytes, field(7))
+            b.store(b.sub(const(outs), b.mul(n, const(mult))), field(8))
+            x_at = b.gep(x_buf, [first], source_etype=I8)
+
+            def stage(m: ir.Value) -> None:
+                """Pair m's rows into slot m mod 3."""
+                top = b.add(b.mul(m, const(2)), const(plan.row))
+                rows, strides = [], []
+                for r in (top, b.add(top, const(1))):
+                    inside = b.icmp_unsigned("<", r, const(h_in))
+                    at = b.gep(x_at, [b.mul(r, const(row_bytes))], source_etype=I8)
+                    rows.append(b.select(inside, at, b.bitcast(pad_run, PTR)))
+                    strides.append(b.select(inside, const(channels), const(0)))
+                slot = b.urem(m, const(SLOTS))
+                dst = self._dw_word(staged, b.add(slot, side))
+                if whole_rows:
+                    b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(row_bytes)])
+                    return
+
+                def run(x: ir.Value) -> None:  # column x's run of the group's channels
+                    at = [b.gep(r, [b.mul(x, s)], source_etype=I8)
+                          for r, s in zip(rows, strides, strict=True)]
+                    to = b.gep(b.bitcast(dst, PTR), [b.mul(x, column_bytes)], source_etype=I8)
+                    b.call(stage_fn, [to, *at, n])
+
+                self._loop_range("dw5.stage", 0, w_in, 1, run)
+
+            def tile(t: ir.Value) -> None:
+                """Output rows 2t and 2t + 1 (an odd last row alone)."""
+                stage(b.add(t, const(2)))
+                y = b.mul(t, const(2))
+                at = b.add(b.mul(y, const(out_row)), b.mul(first, const(mult)))
+                b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
+                below = const(out_row)
+                if h_out % 2:
+                    alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
+                    below = b.select(alone, const(0), below)
+                b.store(below, field(5))
+                b.store(b.or_(b.urem(t, const(SLOTS)), doubled), field(6))
+                b.call(kernel_fn, [b.bitcast(args, PTR)])
+
+            stage(const(0))
+            stage(const(1))
+            self._loop_range("dw5.rows", 0, tiles, 1, tile)
+
+        self._loop_range("dw5.groups", 0, groups, 1, one_group)
+
+    def _loop_while(self, name: str, count: ir.Value,
+                    body: Callable[[ir.Value], None]) -> None:
+        """for (i = 0; i < count; i++) body(i), a count known at run time (>= 1)."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(name)
+        done = self.fn.append_basic_block(name + ".end")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I32, name=name.replace(".", "_"))
+        i.add_incoming(ir.Constant(I32, 0), pre)
+        body(i)
+        nxt = b.add(i, ir.Constant(I32, 1), flags=["nuw", "nsw"])
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_unsigned("<", nxt, count), head, done)
+        b.position_at_end(done)

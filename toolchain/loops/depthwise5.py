@@ -1,0 +1,137 @@
+"""Depthwise int8 5x5 windows computed two output rows at a time with paired rows (SMLAD).
+
+The 3x3 row pairs (loops/depthwise.py) pair the window's rows in SMLAD's halves; a 5x5
+window does the same with three staged pairs of input rows for two output rows (runtime_c/
+ukernel/dsp/mrt_dw5_dsp.c says how): 15 multiplies an output of 25 MACs where the
+generated tiles, scalar LDRSB + MLA code with bounds tests at the 2-column border, ran
+about 10 instructions a MAC (0.094-0.102 MAC per instruction over 1-67 channels on 10x10,
+bench/results/shapes.md).
+
+`depthwise5_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
+multiplier of 1 or 2, a 5x5 window of stride and dilation 1 (SAME or VALID: the window
+reaches at most 2 columns past either side of the input), an i8 result whose epilogue is
+kernel/requant.py's folded requantization clamped to int8, and a per-channel bias: the
+same forms loops/depthwise.py's `row_pair_plan` takes for 3x3, read by its helpers. The
+staged rows (3 slots, a word per column and channel) are made per group of input
+channels (`channel_group`) small enough for STACK_BYTES, so a wide layer (MobileNetV3's
+14x14 over 480 channels) is taken too, its groups one after the other.
+
+The schedule (`depthwise5_schedule`, Nest.depthwise5) is bound by
+schedule/depthwise5_records.py with the records, where the arena plan left the step's
+schedule free: the microkernel reads every input of a row pair before it stores, in
+an order no overlap walk has checked, so a step placed over its operand keeps its tiles.
+"""
+
+from __future__ import annotations
+
+from toolchain.kernel.form import Const, Kernel
+from toolchain.loops.affine import affine_of
+from toolchain.loops.depthwise import (
+    CI,
+    KX,
+    KY,
+    N,
+    STACK_BYTES,
+    C,
+    RowPairPlan,
+    X,
+    Y,
+    _channel_only,
+    _depth_multiplier,
+    _requantization,
+)
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.schedule import LoopSchedule, Nest
+from toolchain.target.descriptors import Target
+
+__all__ = ["RECORD_WORDS", "SLOTS", "WINDOW", "channel_group", "depthwise5_plan",
+           "depthwise5_schedule", "has_depthwise5", "stack_bytes"]
+
+WINDOW = 5
+# The window columns the staged rows hold past either side of the input (SAME's 2).
+PAD_COLUMNS = 2
+SLOTS = 3  # staged pairs of rows a tile of two output rows reads
+# Per output channel (mrt_dw5_dsp.c's order): W01, W23, the bias, W12, W34 of window
+# column 0, W01, W23, W12, W34 of columns 1-4, M, K_hi, s - 1 (s and 2 K_hi doubled).
+RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
+
+
+def has_depthwise5(target: Target) -> bool:
+    """Whether `target` runs the microkernel: the DSP extension (SMLAD, SMLABT, SSAT)."""
+    return target.capabilities.dsp
+
+
+def depthwise5_plan(k: Kernel) -> RowPairPlan | None:
+    """The plan of `k` when the 5x5 row-pair microkernel computes it (module
+    docstring), else None: its loads, offsets, pad value, requantization and depth
+    multiplier, in loops/depthwise.py's RowPairPlan."""
+    if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
+            k.domain[CI] != 1 or k.domain[KY] != WINDOW or k.domain[KX] != WINDOW or \
+            k.paired or k.interleaved or k.result.dtype.name != "i8" or \
+            k.init is None or not _channel_only(k.init):
+        return None
+    operands = dot_operands(k)
+    if operands is None:
+        return None
+    forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}
+    xs = [ld for ld in operands if len(ld.index) == 4 and
+          all(f is not None for f in forms[id(ld)][:3]) and Y in forms[id(ld)][1].dims]
+    if len(xs) != 1:
+        return None
+    x = xs[0]
+    w = operands[1] if operands[0] is x else operands[0]
+    if x.valid is not None or w.pad is not None or w.valid is not None or \
+            (x.pad is not None and not isinstance(x.pad, Const)):
+        return None
+    n, y, col, _ = forms[id(x)]
+    depth = _depth_multiplier(x.index[3])
+    if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
+            dict(col.terms) != {X: 1, KX: 1} or depth is None:
+        return None
+    w_in, channels = k.operands[x.operand].shape[2:]
+    # The staged columns run from PAD_COLUMNS before the input to PAD_COLUMNS after it.
+    if channels * depth != k.domain[C] or col.const < -PAD_COLUMNS or \
+            k.domain[X] + col.const + WINDOW - 1 > w_in + PAD_COLUMNS:
+        return None
+    fw = [affine_of(i) for i in w.index]
+    if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
+           for f in fw):
+        return None
+    if sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI) != [C, KY, KX]:
+        return None
+    parts = _requantization(k.epilogue)
+    if parts is None:
+        return None
+    pad = int(x.pad.value) if x.pad is not None else 0
+    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
+    return plan if channel_group(k, plan) is not None else None
+
+
+def stack_bytes(w_in: int, channels: int, group: int) -> int:
+    """The dispatch's stack buffers with input channels in groups of `group`: the staged
+    rows (3 slots, a word per column and channel, PAD_COLUMNS pad columns each side) and
+    a run of pad values (a whole row where one group takes every channel and a row is
+    staged in one call; else one group's values)."""
+    pad_values = w_in * channels if group >= channels else group
+    return 4 * SLOTS * (w_in + 2 * PAD_COLUMNS) * group + 4 * -(-pad_values // 4)
+
+
+def channel_group(k: Kernel, plan: RowPairPlan) -> int | None:
+    """Input channels a group of `k`'s staged rows holds: all of them where that fits
+    STACK_BYTES, else the fewest equal groups (the last one smaller) that fit; None
+    when not even one channel does."""
+    w_in, channels = k.operands[plan.x.operand].shape[2:]
+    for groups in range(1, channels + 1):
+        group = -(-channels // groups)
+        if stack_bytes(w_in, channels, group) <= STACK_BYTES:
+            return group
+    return None
+
+
+def depthwise5_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: rows blocked by 2, a tile as
+    wide as the row, the channels (of a group) inside the columns, every tap unrolled."""
+    blocks = tuple((d, f) for d, f in ((Y, min(2, k.domain[Y])), (X, k.domain[X])) if f > 1)
+    nest = Nest(k.domain, k.n_parallel, (N, Y, X, C), unroll=(KY, KX, CI), blocks=blocks,
+                depthwise5=True)
+    return LoopSchedule(k.name, (nest,))

@@ -1,0 +1,102 @@
+"""The depthwise 5x5 microkernel's per-channel records and schedule, bound at build time.
+
+runtime_c's mrt_dw5_pair_s8 (loops/depthwise5.py, codegen/depthwise5.py) reads per
+output channel the bias, the weight words W01 = (w0, w1), W23, W12 and W34 of each
+window column as 16-bit halves (w_j the tap of window row j), and the folded
+requantization's M, K_hi and s - 1 (kernel/requant.py): 24 words. They are constants of
+the module, computed here from the kernel's constant operands with
+schedule/row_pair_records.py's reader, doubled (2 x bias, 2 x weights, M, 2 x K_hi, s)
+where every sum stays within +-2**30 and 2 x K_hi is an int32, so the kernel's
+requantization is SMMLAR + ASR (the 3x3 kernel's bounds); the word after the last
+channel's record holds the flags word's bit for it.
+
+Like the im2col records (schedule/first_layer_records.py), they are bound with the
+schedule that calls the kernel (`depthwise5_schedule`), only where the arena plan left
+the step's schedule free and while they fit the --optimize mode's flash room (none under
+`size`, where a 5x5 layer keeps its generated tiles: the records are 96 bytes a channel
+where the int8 weights are 25).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.kernel.form import Apply, Kernel
+from toolchain.loops.depthwise import CI, DOUBLED_FLAG, KX, KY, C, RowPairPlan
+from toolchain.loops.depthwise5 import (
+    RECORD_WORDS,
+    WINDOW,
+    depthwise5_plan,
+    depthwise5_schedule,
+    has_depthwise5,
+)
+from toolchain.schedule.program import Program
+from toolchain.schedule.row_pair_records import _value
+from toolchain.schedule.step_records import bind_records, constant_operands
+from toolchain.target.descriptors import Target
+
+__all__ = ["depthwise5_records", "store_depthwise5_records"]
+
+_BOUND = 1 << 30
+
+
+def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """lo in the low 16 bits, hi in the high ones (int64 words, masked later)."""
+    return (lo.astype(np.int64) & 0xFFFF) | ((hi.astype(np.int64) & 0xFFFF) << 16)
+
+
+def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None]
+                       ) -> np.ndarray | None:
+    """The records of kernel `k` (module docstring) from its constant operands
+    (`operands[j]`: operand j's array, None for a non-constant), as int32 words with the
+    flags word last, or None when one of the values is not a constant."""
+    channels = k.domain[C]
+    at = {C: np.arange(channels)}
+    conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
+    values = [_value(e, operands, at) for e in (k.init, plan.multiplier, plan.k_high,
+                                                 plan.shift)]
+    taps = [[_value(conv, operands, {**at, KY: ky, KX: kx, CI: 0}) for kx in range(WINDOW)]
+            for ky in range(WINDOW)]
+    if any(v is None for v in values) or any(t is None for row in taps for t in row):
+        return None
+    bias, multiplier, k_high, shift = (np.broadcast_to(v, (channels,)) for v in values)
+    w = np.stack([np.stack([np.broadcast_to(t, (channels,)) for t in row]) for row in taps])
+    reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
+    doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
+    f = 2 if doubled else 1
+    fields = []
+    for kx in range(WINDOW):
+        col = f * w[:, kx]
+        w01, w23 = _halves(col[0], col[1]), _halves(col[2], col[3])
+        w12, w34 = _halves(col[1], col[2]), _halves(col[3], col[4])
+        fields += [w01, w23, f * bias, w12, w34] if kx == 0 else [w01, w23, w12, w34]
+    fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]
+    table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
+    if table.shape != (channels, RECORD_WORDS):
+        return None
+    words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return np.concatenate([words, np.asarray([DOUBLED_FLAG if doubled else 0], np.int32)])
+
+
+def store_depthwise5_records(program: Program, target: Target, flash_room: int) -> int:
+    """Binds the records, and the microkernel's schedule, to every 5x5 depthwise layer of
+    `program` on `target` (module docstring) while their bytes fit `flash_room`,
+    rewriting `program` in place. Returns how many it bound."""
+    if not has_depthwise5(target):
+        return 0
+    done = 0
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or step.schedule is not None or k.records >= 0:
+            continue
+        plan = depthwise5_plan(k)
+        if plan is None:
+            continue
+        records = depthwise5_records(k, plan, constant_operands(program, step))
+        if records is None or records.nbytes > flash_room:
+            continue
+        flash_room -= records.nbytes
+        bind_records(program, step, records)
+        step.schedule = depthwise5_schedule(step.kernel)
+        done += 1
+    return done
