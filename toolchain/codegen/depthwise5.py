@@ -75,7 +75,7 @@ class Depthwise5Emitter:
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         mult = plan.depth_multiplier
-        group = channel_group(k, plan)
+        group = channel_group(w_in, channels)
         if group is None:
             raise EmitError(f"kernel {k.name!r}: its staged rows do not fit the stack")
         groups = -(-channels // group)

@@ -104,7 +104,7 @@ def depthwise5_plan(k: Kernel) -> RowPairPlan | None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
     plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
-    return plan if channel_group(k, plan) is not None else None
+    return plan if channel_group(w_in, channels) is not None else None
 
 
 def stack_bytes(w_in: int, channels: int, group: int) -> int:
@@ -116,11 +116,10 @@ def stack_bytes(w_in: int, channels: int, group: int) -> int:
     return 4 * SLOTS * (w_in + 2 * PAD_COLUMNS) * group + 4 * -(-pad_values // 4)
 
 
-def channel_group(k: Kernel, plan: RowPairPlan) -> int | None:
-    """Input channels a group of `k`'s staged rows holds: all of them where that fits
-    STACK_BYTES, else the fewest equal groups (the last one smaller) that fit; None
-    when not even one channel does."""
-    w_in, channels = k.operands[plan.x.operand].shape[2:]
+def channel_group(w_in: int, channels: int) -> int | None:
+    """Input channels a group of staged rows holds for an input `w_in` columns wide:
+    all of them where that fits STACK_BYTES, else the fewest equal groups (the last one
+    smaller) that fit; None when not even one channel does."""
     for groups in range(1, channels + 1):
         group = -(-channels // groups)
         if stack_bytes(w_in, channels, group) <= STACK_BYTES:
