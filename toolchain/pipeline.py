@@ -79,11 +79,11 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
 from toolchain.schedule.pad_helium import window_pads
-from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.window_rows import merge_window_rows

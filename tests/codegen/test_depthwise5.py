@@ -96,14 +96,14 @@ def test_depthwise5_multiplier2_on_cortex_m4(tmp_path: Path) -> None:
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     symbols = _run([(9, 7, 13, 1, "SAME"), (10, 10, 7, 2, "VALID")], board, tmp_path, seed=7)
-    assert KERNELS <= symbols
+    assert symbols >= KERNELS
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
     """A bias beyond +-2**29: the records keep the layer's own weights and bias, and the
     kernel the 64-bit requantization (SMLAL), in every slot rotation."""
     layers = [(10, 10, 13, 1, "SAME"), (11, 9, 8, 2, "VALID"), (7, 30, 24, 1, "SAME")]
-    assert KERNELS <= _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+    assert _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True) >= KERNELS
 
 
 def test_a_chain_of_5x5_layers(tmp_path: Path) -> None:
