@@ -7,8 +7,9 @@ counts (3 to 67: rows not word-aligned are staged by single-word loads; 61 and 6
 10x10 pass the stack budget in one group, so their staged rows are made a group of
 channels at a time), SAME and VALID padding, odd heights (the last row alone), biases
 too large for the doubled records, a chain of layers, on cortex-m4 and one firmware each
-on cortex-m7 and cortex-m33. Layers it does not take (1 or 2 channels, stride 2, no DSP
-extension, --optimize size) stay exact through the generated tiles. One firmware holds a
+on cortex-m7 and cortex-m33; and stride 2, one output row a call (mrt_dw5_row_s8). Layers
+it does not take (1 or 2 channels, no DSP extension, --optimize size) stay exact through
+the generated tiles. One firmware holds a
 group of layers, each with its own graph input and output; a group the kernel takes must
 link its symbol, one it does not must not.
 """
@@ -24,11 +25,17 @@ from elftools.elf.elffile import ELFFile
 from tflite_models import Op, build_model, int8_layer_op, run_tflm
 
 import minirt
-from toolchain.codegen.depthwise5 import KERNEL_SYMBOL, KERNEL_X2_SYMBOL
+from toolchain.codegen.depthwise5 import (
+    KERNEL_SYMBOL,
+    KERNEL_X2_SYMBOL,
+    ROW_SYMBOL,
+    ROW_X2_SYMBOL,
+    SYMBOLS,
+)
 from toolchain.loops.depthwise import STACK_BYTES
 from toolchain.loops.depthwise5 import channel_group, stack_bytes
 
-KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL}
+KERNELS = set(SYMBOLS.values())
 
 # (h, w, channels, multiplier, padding)
 CHANNELS = [(10, 10, c, 1, "SAME") for c in (3, 5, 7, 13, 16, 31, 61, 67)]
@@ -36,6 +43,11 @@ SHAPES = [(9, 7, 13, 1, "SAME"), (10, 10, 13, 1, "VALID"), (11, 9, 7, 1, "VALID"
           (5, 5, 8, 1, "SAME"), (2, 12, 9, 1, "SAME"), (7, 30, 24, 1, "SAME")]
 MULTIPLIER2 = [(10, 10, c, 2, "SAME") for c in (3, 4, 13, 33)] + \
     [(9, 7, 13, 2, "SAME"), (11, 9, 7, 2, "VALID"), (7, 30, 25, 2, "SAME")]
+# A stride of 2 (maps of 256 outputs and more: smaller ones' per-channel constants are
+# broadcast over the pixels by the importer, which no microkernel takes).
+STRIDE2 = [(10, 10, 16, 1, "SAME"), (12, 11, 13, 1, "SAME"), (13, 12, 31, 1, "VALID"),
+           (9, 10, 67, 1, "SAME"), (10, 10, 13, 2, "SAME"), (13, 11, 7, 2, "VALID"),
+           (6, 40, 61, 1, "SAME")]
 NOT_TAKEN = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
 
 
@@ -119,6 +131,12 @@ def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
                               optimize="size")
     # No DSP extension.
     assert not KERNELS & _run(SHAPES[:2], "riscv32", tmp_path / "c", seed=5)
+
+
+def test_stride2_one_row_a_call(tmp_path: Path) -> None:
+    symbols = _run(STRIDE2, "cortex-m4", tmp_path, seed=21, stride=2)
+    assert {ROW_SYMBOL, ROW_X2_SYMBOL} <= symbols
+    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
 
 
 def test_channel_groups_fit_the_stack() -> None:

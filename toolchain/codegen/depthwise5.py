@@ -45,12 +45,17 @@ PTR = ir.PointerType()
 STAGE_SYMBOL = "mrt_dw_stage_pairs3_s8"  # runtime_c/ukernel/dsp/mrt_dw_dsp.c
 KERNEL_SYMBOL = "mrt_dw5_pair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw5_pair_x2_s8"  # a depth multiplier of 2
+ROW_SYMBOL = "mrt_dw5_row_s8"  # a stride of 2: one output row a call
+ROW_X2_SYMBOL = "mrt_dw5_row_x2_s8"
+SYMBOLS = {(1, 1): KERNEL_SYMBOL, (1, 2): KERNEL_X2_SYMBOL, (2, 1): ROW_SYMBOL,
+           (2, 2): ROW_X2_SYMBOL}  # by (stride, depth multiplier)
 # struct mrt_dw5_pair: out, stage, records, channels, width, row2, flags, column bytes,
-# output skip.
-_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32, I32])
+# output skip, staged column skip.
+_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32, I32, I32])
 DOUBLED = 4  # the flags' bit for doubled records
 
-__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "STAGE_SYMBOL", "Depthwise5Emitter"]
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "ROW_SYMBOL", "ROW_X2_SYMBOL", "STAGE_SYMBOL",
+           "SYMBOLS", "Depthwise5Emitter"]
 
 
 class Depthwise5Emitter:
@@ -100,12 +105,14 @@ class Depthwise5Emitter:
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
         stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
-        kernel_fn = self._dw_function(KERNEL_X2_SYMBOL if mult == 2 else KERNEL_SYMBOL, [PTR])
+        stride = plan.stride
+        kernel_fn = self._dw_function(SYMBOLS[stride, mult], [PTR])
 
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        tiles = -(-h_out // 2)
+        # Two output rows a call at a stride of 1, one at 2 (each stages one pair).
+        tiles = -(-h_out // 2) if stride == 1 else h_out
 
         def one_group(g: ir.Value) -> None:
             first = b.mul(g, const(group))  # the group's first input channel
@@ -130,6 +137,7 @@ class Depthwise5Emitter:
             b.store(const(w_out), field(4))
             b.store(column_bytes, field(7))
             b.store(b.sub(const(outs), b.mul(n, const(mult))), field(8))
+            b.store(b.mul(column_bytes, const(stride - 1)), field(9))
             x_at = b.gep(x_buf, [first], source_etype=I8)
 
             def stage(m: ir.Value) -> None:
@@ -156,13 +164,13 @@ class Depthwise5Emitter:
                 self._loop_range("dw5.stage", 0, w_in, 1, run)
 
             def tile(t: ir.Value) -> None:
-                """Output rows 2t and 2t + 1 (an odd last row alone)."""
+                """Output rows 2t and 2t + 1 (an odd last row alone), or row t."""
                 stage(b.add(t, const(2)))
-                y = b.mul(t, const(2))
+                y = b.mul(t, const(2)) if stride == 1 else t
                 at = b.add(b.mul(y, const(out_row)), b.mul(first, const(mult)))
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
                 below = const(out_row)
-                if h_out % 2:
+                if h_out % 2 and stride == 1:
                     alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
                     below = b.select(alone, const(0), below)
                 b.store(below, field(5))

@@ -24,6 +24,8 @@ an order no overlap walk has checked, so a step placed over its operand keeps it
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from toolchain.kernel.form import Const, Kernel
 from toolchain.loops.affine import affine_of
 from toolchain.loops.depthwise import (
@@ -44,13 +46,15 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["RECORD_WORDS", "SLOTS", "WINDOW", "channel_group", "depthwise5_plan",
+__all__ = ["RECORD_WORDS", "Depthwise5Plan", "SLOTS", "WINDOW", "channel_group", "depthwise5_plan",
            "depthwise5_schedule", "has_depthwise5", "stack_bytes"]
 
 WINDOW = 5
 # The window columns the staged rows hold past either side of the input (SAME's 2).
 PAD_COLUMNS = 2
 SLOTS = 3  # staged pairs of rows a tile of two output rows reads
+# Strides taken: 1 (two output rows a call), 2 (one: mrt_dw5_row_s8).
+STRIDES = (1, 2)
 # Per output channel (mrt_dw5_dsp.c's order): W01, W23, the bias, W12, W34 of window
 # column 0, W01, W23, W12, W34 of columns 1-4, M, K_hi, s - 1 (s and 2 K_hi doubled).
 RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
@@ -61,10 +65,17 @@ def has_depthwise5(target: Target) -> bool:
     return target.capabilities.dsp
 
 
-def depthwise5_plan(k: Kernel) -> RowPairPlan | None:
-    """The plan of `k` when the 5x5 row-pair microkernel computes it (module
-    docstring), else None: its loads, offsets, pad value, requantization and depth
-    multiplier, in loops/depthwise.py's RowPairPlan."""
+@dataclass(frozen=True)
+class Depthwise5Plan(RowPairPlan):
+    """loops/depthwise.py's RowPairPlan (the loads, offsets, pad value, requantization
+    and depth multiplier) and the window's stride, the same along rows and columns."""
+
+    stride: int = 1
+
+
+def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
+    """The plan of `k` when the 5x5 microkernels compute it (module docstring), else
+    None."""
     if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
             k.domain[CI] != 1 or k.domain[KY] != WINDOW or k.domain[KX] != WINDOW or \
             k.paired or k.interleaved or k.result.dtype.name != "i8" or \
@@ -85,13 +96,16 @@ def depthwise5_plan(k: Kernel) -> RowPairPlan | None:
         return None
     n, y, col, _ = forms[id(x)]
     depth = _depth_multiplier(x.index[3])
-    if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
-            dict(col.terms) != {X: 1, KX: 1} or depth is None:
+    stride = dict(y.terms).get(Y)
+    if n.terms not in ((), ((N, 1),)) or n.const or stride not in STRIDES or \
+            dict(y.terms) != {Y: stride, KY: 1} or \
+            dict(col.terms) != {X: stride, KX: 1} or depth is None:
         return None
     w_in, channels = k.operands[x.operand].shape[2:]
     # The staged columns run from PAD_COLUMNS before the input to PAD_COLUMNS after it.
+    last = stride * (k.domain[X] - 1) + col.const + WINDOW - 1
     if channels * depth != k.domain[C] or col.const < -PAD_COLUMNS or \
-            k.domain[X] + col.const + WINDOW - 1 > w_in + PAD_COLUMNS:
+            last > w_in - 1 + PAD_COLUMNS:
         return None
     fw = [affine_of(i) for i in w.index]
     if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
@@ -103,7 +117,8 @@ def depthwise5_plan(k: Kernel) -> RowPairPlan | None:
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
+    plan = Depthwise5Plan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
+                          stride=stride)
     return plan if channel_group(w_in, channels) is not None else None
 
 
@@ -127,10 +142,12 @@ def channel_group(w_in: int, channels: int) -> int | None:
     return None
 
 
-def depthwise5_schedule(k: Kernel) -> LoopSchedule:
-    """The schedule that calls the microkernel for `k`: rows blocked by 2, a tile as
-    wide as the row, the channels (of a group) inside the columns, every tap unrolled."""
-    blocks = tuple((d, f) for d, f in ((Y, min(2, k.domain[Y])), (X, k.domain[X])) if f > 1)
+def depthwise5_schedule(k: Kernel, stride: int = 1) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: rows blocked by 2 (a stride of
+    1), a tile as wide as the row, the channels (of a group) inside the columns, every
+    tap unrolled."""
+    rows = min(2, k.domain[Y]) if stride == 1 else 1
+    blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
     nest = Nest(k.domain, k.n_parallel, (N, Y, X, C), unroll=(KY, KX, CI), blocks=blocks,
                 depthwise5=True)
     return LoopSchedule(k.name, (nest,))

@@ -97,6 +97,6 @@ def store_depthwise5_records(program: Program, target: Target, flash_room: int) 
             continue
         flash_room -= records.nbytes
         bind_records(program, step, records)
-        step.schedule = depthwise5_schedule(step.kernel)
+        step.schedule = depthwise5_schedule(step.kernel, plan.stride)
         done += 1
     return done

@@ -44,6 +44,9 @@ struct mrt_dw5_pair {
     uint32_t column_bytes;   /* 28: S, from a staged column to the next: 12 x group input
                                 channels */
     uint32_t out_skip;       /* 32: output bytes from a column's group to the next's */
+    uint32_t stage_skip;     /* 36: mrt_dw5_row_s8: staged bytes from a column's words
+                                past the group to the next output column's: S x (stride
+                                - 1) */
 };
 
 /* Window column 0's staged words, and column 1 and the others at S further, for a tile
@@ -119,8 +122,9 @@ struct mrt_dw5_pair {
 
 /* The column loop over the group's channel loop ([sp]: the records, [sp, #4] the
  * columns left, [sp, #8] the channels, [sp, #12] the output skip). After a column's
- * channels r0 is at the next column's staged words. */
-#define MRT_DW5_COLUMNS(MULT, STEP, A, B, C, REQUANT) \
+ * channels r0 is at the next column's staged words (AFTER moves it on for a stride of
+ * 2). */
+#define MRT_DW5_COLUMNS(MULT, STEP, AFTER, A, B, C, REQUANT) \
   "10:\n" \
   "ldr    r2, [sp]\n" \
   "ldr    r11, [sp, #8]\n" \
@@ -128,6 +132,7 @@ struct mrt_dw5_pair {
   MULT(A, B, C, REQUANT) \
   "subs   r11, r11, #" STEP "\n" \
   "bne    11b\n" \
+  AFTER \
   "ldr    r8, [sp, #12]\n" \
   "add    r3, r3, r8\n" \
   "ldr    r8, [sp, #4]\n" \
@@ -137,21 +142,22 @@ struct mrt_dw5_pair {
   "b      9f\n"
 
 /* The three slot rotations (r12: A's slot) of one requantization. */
-#define MRT_DW5_ROTATIONS(MULT, STEP, REQUANT, L1, L2) \
+#define MRT_DW5_ROTATIONS(MULT, STEP, AFTER, REQUANT, L1, L2) \
   "cmp    r12, #1\n" \
   "beq    " L1 "f\n" \
   "bhi    " L2 "f\n" \
-  MRT_DW5_COLUMNS(MULT, STEP, "r5", "r6", "r7", REQUANT) \
+  MRT_DW5_COLUMNS(MULT, STEP, AFTER, "r5", "r6", "r7", REQUANT) \
   L1 ":\n" \
-  MRT_DW5_COLUMNS(MULT, STEP, "r6", "r7", "r5", REQUANT) \
+  MRT_DW5_COLUMNS(MULT, STEP, AFTER, "r6", "r7", "r5", REQUANT) \
   L2 ":\n" \
-  MRT_DW5_COLUMNS(MULT, STEP, "r7", "r5", "r6", REQUANT)
+  MRT_DW5_COLUMNS(MULT, STEP, AFTER, "r7", "r5", "r6", REQUANT)
 
-#define MRT_DW5_BODY(MULT, STEP) \
+/* R4: the field r4 holds (the row distance, or the row kernel's staged column skip). */
+#define MRT_DW5_BODY(MULT, STEP, R4, AFTER) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #16\n" \
   "ldr    r3, [r0, #0]\n" \
-  "ldr    r4, [r0, #20]\n" \
+  "ldr    r4, [r0, #" R4 "]\n" \
   "ldr    r2, [r0, #8]\n" \
   "str    r2, [sp]\n" \
   "ldr    r1, [r0, #16]\n" \
@@ -166,9 +172,9 @@ struct mrt_dw5_pair {
   "and    r12, r7, #3\n" \
   "tst    r7, #4\n" \
   "beq    30f\n" \
-  MRT_DW5_ROTATIONS(MULT, STEP, MRT_DW5_FAST, "21", "22") \
+  MRT_DW5_ROTATIONS(MULT, STEP, AFTER, MRT_DW5_FAST, "21", "22") \
   "30:\n" \
-  MRT_DW5_ROTATIONS(MULT, STEP, MRT_DW5_SLOW, "31", "32") \
+  MRT_DW5_ROTATIONS(MULT, STEP, AFTER, MRT_DW5_SLOW, "31", "32") \
   "9:\n" \
   "add    sp, sp, #16\n" \
   "pop    {r4-r11, pc}\n"
@@ -176,7 +182,7 @@ struct mrt_dw5_pair {
 /* Both output rows of a row pair, every column and the group's channels (>= 1). */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X1, "1"));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X1, "1", "20", ""));
 }
 
 /* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
@@ -184,5 +190,57 @@ __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_s8(const struct mrt_d
  * images without such a layer. */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_x2_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X2, "2"));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X2, "2", "20", ""));
+}
+
+/* ---- One output row a call, any column stride (mrt_dw5_row_s8) ----
+ *
+ * A stride of 2: output row y reads input rows 2y - 2 .. 2y + 2 (SAME), which are the
+ * stride-1 kernel's A, B and C of pairs y, y + 1 and y + 2 (pair m = rows 2m - 2, 2m - 1),
+ * so the staged layout and its 3 slots are the same, one pair staged per output row, and
+ * a call computes row y's sum of that kernel alone: per window column SMLAD(A, W01) +
+ * SMLAD(B, W23) + SMLABT(C, W34), 7 instructions with the loads (W12 is read and not
+ * used: one LDRD either way), 43 an output with the requantization and the loop. The
+ * output columns are 2 staged columns apart: r4 holds the skip of the second. */
+#define MRT_DW5_ROW_MACS(A, B, C) \
+  "ldrd   r8, r9, [r2], #8\n"        /* W01, W23 */ \
+  "smlad  r12, " A ", r8, r12\n" \
+  "smlad  r12, " B ", r9, r12\n" \
+  "ldrd   r8, r9, [r2], #8\n"        /* W12, W34 */ \
+  "smlabt r12, " C ", r9, r12\n"
+#define MRT_DW5_ROW_TILE(LD0, LD1, LDN, A, B, C, REQUANT) \
+  "ldm    r2!, {r8, r9, r12}\n"      /* W01, W23, the bias */ \
+  LD0 \
+  "smlad  r12, " A ", r8, r12\n" \
+  "smlad  r12, " B ", r9, r12\n" \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlabt r12, " C ", r9, r12\n" \
+  LD1 \
+  MRT_DW5_ROW_MACS(A, B, C) \
+  LDN \
+  MRT_DW5_ROW_MACS(A, B, C) \
+  LDN \
+  MRT_DW5_ROW_MACS(A, B, C) \
+  LDN \
+  MRT_DW5_ROW_MACS(A, B, C) \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r12") \
+  "strb   r12, [r3], #1\n"
+#define MRT_DW5_ROW_X1(A, B, C, REQUANT) \
+  MRT_DW5_ROW_TILE(MRT_DW5_LD0, MRT_DW5_LD1, MRT_DW5_LDN, A, B, C, REQUANT)
+#define MRT_DW5_ROW_X2(A, B, C, REQUANT) \
+  MRT_DW5_ROW_TILE(MRT_DW5_LD0_STAY, MRT_DW5_LD1_STAY, MRT_DW5_LDN_STAY, A, B, C, REQUANT) \
+  MRT_DW5_ROW_TILE(MRT_DW5_LD0, MRT_DW5_LD1, MRT_DW5_LDN, A, B, C, REQUANT)
+
+/* Output row y, every column and the group's channels: mrt_dw5_pair's fields, row2
+ * unused, stage_skip read. */
+__attribute__((naked, used, aligned(4))) void mrt_dw5_row_s8(const struct mrt_dw5_pair *a)
+{
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X1, "1", "36", "add    r0, r0, r4\n"));
+}
+
+/* The same for a depth multiplier of 2. */
+__attribute__((naked, used, aligned(4))) void mrt_dw5_row_x2_s8(const struct mrt_dw5_pair *a)
+{
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X2, "2", "36", "add    r0, r0, r4\n"));
 }
