@@ -36,6 +36,7 @@ from toolchain.loops.depthwise import STACK_BYTES
 from toolchain.loops.depthwise5 import channel_group, stack_bytes
 
 KERNELS = set(SYMBOLS.values())
+PAIRS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL}  # a stride of 1
 
 # (h, w, channels, multiplier, padding)
 CHANNELS = [(10, 10, c, 1, "SAME") for c in (3, 5, 7, 13, 16, 31, 61, 67)]
@@ -108,14 +109,16 @@ def test_depthwise5_multiplier2_on_cortex_m4(tmp_path: Path) -> None:
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     symbols = _run([(9, 7, 13, 1, "SAME"), (10, 10, 7, 2, "VALID")], board, tmp_path, seed=7)
-    assert symbols >= KERNELS
+    assert symbols >= PAIRS
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
     """A bias beyond +-2**29: the records keep the layer's own weights and bias, and the
     kernel the 64-bit requantization (SMLAL), in every slot rotation."""
     layers = [(10, 10, 13, 1, "SAME"), (11, 9, 8, 2, "VALID"), (7, 30, 24, 1, "SAME")]
-    assert _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True) >= KERNELS
+    assert _run(layers, "cortex-m4", tmp_path / "a", seed=9, big_bias=True) >= PAIRS
+    assert _run(STRIDE2[3:5], "cortex-m4", tmp_path / "b", seed=10, big_bias=True,
+                stride=2) >= {ROW_SYMBOL, ROW_X2_SYMBOL}
 
 
 def test_a_chain_of_5x5_layers(tmp_path: Path) -> None:

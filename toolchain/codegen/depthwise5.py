@@ -90,44 +90,53 @@ class Depthwise5Emitter:
         columns = w_in + 2 * PAD_COLUMNS
 
         records = self.buffers[k.records]
-        flags = b.load(b.gep(records, [const(RECORD_WORDS * outs)], inbounds=True,
-                             source_etype=I32), typ=I32)
+
+        def tail_word(j: int) -> ir.Value:  # the words after the records (flags, pads)
+            return b.load(b.gep(records, [const(RECORD_WORDS * outs + j)], inbounds=True,
+                                source_etype=I32), typ=I32)
+
+        flags, pair, pad_bytes = tail_word(0), tail_word(1), tail_word(2)
         doubled = b.select(b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED_FLAG)),
                                            const(0)), const(DOUBLED), const(0))
         staged = self._dw_stack(ir.ArrayType(I32, SLOTS * group * columns), 8, "dw5_staged")
+        stride = plan.stride
+        # Two output rows a call at a stride of 1, one at 2 (each stages one pair).
+        tiles = -(-h_out // 2) if stride == 1 else h_out
+        # The input rows the staged pairs read (pairs 0 .. tiles + 1), the staged columns
+        # the kernel reads (left and right of the input: the pad columns it needs).
+        rows_read = (plan.row, 2 * (tiles + 1) + plan.row + 1)
+        pad_rows = rows_read[0] < 0 or rows_read[1] >= h_in
+        left = (PAD_COLUMNS + plan.col, PAD_COLUMNS)
+        last = stride * (w_out - 1) + plan.col + 4
+        right = (w_in + PAD_COLUMNS, last + 1 + PAD_COLUMNS)
         pad_values = row_bytes if whole_rows else group
         pad_run = self._dw_stack(ir.ArrayType(I32, -(-pad_values // 4)), 4, "dw5_pad")
         args = self._dw_stack(_ARGS, 4, "dw5_args")
-        self._loop_range("dw5.pad", 0, -(-pad_values // 4), 1, lambda i: b.store(
-            const((plan.pad & 0xFF) * 0x01010101), self._dw_word(pad_run, i)))
-        pair = const(((plan.pad & 0xFFFF) | (plan.pad << 16)) & 0xFFFFFFFF)
+        if pad_rows:
+            self._loop_range("dw5.pad", 0, -(-pad_values // 4), 1, lambda i: b.store(
+                pad_bytes, self._dw_word(pad_run, i)))
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
         stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
-        stride = plan.stride
         kernel_fn = self._dw_function(SYMBOLS[stride, mult], [PTR])
 
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
-
-        # Two output rows a call at a stride of 1, one at 2 (each stages one pair).
-        tiles = -(-h_out // 2) if stride == 1 else h_out
 
         def one_group(g: ir.Value) -> None:
             first = b.mul(g, const(group))  # the group's first input channel
             n = b.select(b.icmp_unsigned("==", g, const(groups - 1)), const(last_group),
                          const(group)) if groups > 1 else const(group)
             column_words = b.mul(n, const(SLOTS))
-            # The pad columns (every slot): PAD_COLUMNS each side.
-            right = b.mul(column_words, const(w_in + PAD_COLUMNS))
             side = b.mul(column_words, const(PAD_COLUMNS))
-
-            def pad_columns(i: ir.Value) -> None:
-                b.store(pair, self._dw_word(staged, i))
-                b.store(pair, self._dw_word(staged, b.add(i, right)))
-
-            self._loop_while("dw5.pad_cols", side, pad_columns)
+            # The pad columns the kernel reads (every slot).
+            for lo, hi in (left, right):
+                if hi > lo:
+                    start = b.mul(column_words, const(lo))
+                    self._loop_while("dw5.pad_cols", b.mul(column_words, const(hi - lo)),
+                                     lambda i, at=start: b.store(
+                                         pair, self._dw_word(staged, b.add(i, at))))
             column_bytes = b.mul(column_words, const(4))
             b.store(b.bitcast(self._dw_word(staged, b.mul(
                 column_words, const(plan.col + PAD_COLUMNS))), PTR), field(1))

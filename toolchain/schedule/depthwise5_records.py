@@ -7,8 +7,11 @@ requantization's M, K_hi and s - 1 (kernel/requant.py): 24 words. They are const
 the module, computed here from the kernel's constant operands with
 schedule/row_pair_records.py's reader, doubled (2 x bias, 2 x weights, M, 2 x K_hi, s)
 where every sum stays within +-2**30 and 2 x K_hi is an int32, so the kernel's
-requantization is SMMLAR + ASR (the 3x3 kernel's bounds); the word after the last
-channel's record holds the flags word's bit for it.
+requantization is SMMLAR + ASR (the 3x3 kernel's bounds). After the last channel's
+record: the flags word's bit for it, the pad value's 16-bit pair and its byte four times
+(the words the dispatch fills its pad columns and pad run with: read from the records,
+a fill of zeros does not become -Oz's byte-by-byte memset, 4,500 instructions of a
+10x10x16 VALID layer's 25,000).
 
 Like the im2col records (schedule/first_layer_records.py), they are bound with the
 schedule that calls the kernel (`depthwise5_schedule`), only where the arena plan left
@@ -74,8 +77,11 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
     table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
     if table.shape != (channels, RECORD_WORDS):
         return None
-    words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    return np.concatenate([words, np.asarray([DOUBLED_FLAG if doubled else 0], np.int32)])
+    pad = plan.pad
+    tail = [DOUBLED_FLAG if doubled else 0, (pad & 0xFFFF) | ((pad & 0xFFFF) << 16),
+            (pad & 0xFF) * 0x01010101]
+    words = np.concatenate([table.reshape(-1), np.asarray(tail, np.int64)])
+    return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
 def store_depthwise5_records(program: Program, target: Target, flash_room: int) -> int:
