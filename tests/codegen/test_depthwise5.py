@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
-from tflite_models import Op, build_model, int8_layer_op, run_tflm
+from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm
 
 import minirt
 from toolchain.codegen.depthwise5 import (
@@ -140,6 +140,25 @@ def test_stride2_one_row_a_call(tmp_path: Path) -> None:
     symbols = _run(STRIDE2, "cortex-m4", tmp_path, seed=21, stride=2)
     assert {ROW_SYMBOL, ROW_X2_SYMBOL} <= symbols
     assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_a_hard_swish_after_the_layer(tmp_path: Path) -> None:
+    """MobileNetV3's 5x5 layers end in a HARD_SWISH operator, which fusion puts in the
+    layer's epilogue: split off again (schedule/split_tail.py) so the layer takes the
+    kernel, the table a dispatch after it; exact with TFLite Micro."""
+    rng = np.random.default_rng(31)
+    op, x, y = int8_layer_op(rng, "depthwise", 10, 10, 13, 13, 5, 5, name="dw")
+    z = Tensor(y.shape, "int8", scale=0.02, zero_point=-90, name="act")
+    path = tmp_path / "dw5_hard_swish.tflite"
+    path.write_bytes(build_model([op, Op("HARD_SWISH", [y], [z])], [x], [z]))
+    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "b")
+    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8)]
+    run = build.run(inputs, check=True)
+    (want,), _ = run_tflm(path.read_bytes(), inputs)
+    assert np.array_equal(np.asarray(run.outputs[0]).reshape(want.shape), want)
+    with open(build.elf, "rb") as f:
+        symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    assert KERNEL_SYMBOL in symbols
 
 
 def test_channel_groups_fit_the_stack() -> None:
