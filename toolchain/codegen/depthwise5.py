@@ -33,10 +33,10 @@ from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import DOUBLED_FLAG, C, X, Y
 from toolchain.loops.depthwise5 import (
     PAD_COLUMNS,
-    RECORD_WORDS,
     SLOTS,
     channel_group,
     depthwise5_plan,
+    record_words,
 )
 
 I8 = ir.IntType(8)
@@ -90,9 +90,10 @@ class Depthwise5Emitter:
         columns = w_in + 2 * PAD_COLUMNS
 
         records = self.buffers[k.records]
+        words = record_words(plan.stride)  # a channel's record
 
         def tail_word(j: int) -> ir.Value:  # the words after the records (flags, pads)
-            return b.load(b.gep(records, [const(RECORD_WORDS * outs + j)], inbounds=True,
+            return b.load(b.gep(records, [const(words * outs + j)], inbounds=True,
                                 source_etype=I32), typ=I32)
 
         flags, pair, pad_bytes = tail_word(0), tail_word(1), tail_word(2)
@@ -140,7 +141,7 @@ class Depthwise5Emitter:
             column_bytes = b.mul(column_words, const(4))
             b.store(b.bitcast(self._dw_word(staged, b.mul(
                 column_words, const(plan.col + PAD_COLUMNS))), PTR), field(1))
-            b.store(b.bitcast(b.gep(records, [b.mul(first, const(mult * RECORD_WORDS))],
+            b.store(b.bitcast(b.gep(records, [b.mul(first, const(mult * words))],
                                     inbounds=True, source_etype=I32), PTR), field(2))
             b.store(b.mul(n, const(mult)), field(3))
             b.store(const(w_out), field(4))

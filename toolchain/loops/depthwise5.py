@@ -46,8 +46,9 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["RECORD_WORDS", "Depthwise5Plan", "SLOTS", "WINDOW", "channel_group", "depthwise5_plan",
-           "depthwise5_schedule", "has_depthwise5", "stack_bytes"]
+__all__ = ["RECORD_WORDS", "ROW_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
+           "channel_group", "depthwise5_plan", "depthwise5_schedule", "has_depthwise5",
+           "record_words", "stack_bytes"]
 
 WINDOW = 5
 # The window columns the staged rows hold past either side of the input (SAME's 2).
@@ -58,6 +59,14 @@ STRIDES = (1, 2)
 # Per output channel (mrt_dw5_dsp.c's order): W01, W23, the bias, W12, W34 of window
 # column 0, W01, W23, W12, W34 of columns 1-4, M, K_hi, s - 1 (s and 2 K_hi doubled).
 RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
+# A stride of 2 (one output row a call, no W12): W01, W23, W34 and the bias of column
+# 0, W01, W23, W34 of columns 1-4, M, K_hi, s - 1.
+ROW_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
+
+
+def record_words(stride: int) -> int:
+    """Words a channel's record takes for the kernel of `stride`."""
+    return RECORD_WORDS if stride == 1 else ROW_RECORD_WORDS
 
 
 def has_depthwise5(target: Target) -> bool:

@@ -3,7 +3,8 @@
 runtime_c's mrt_dw5_pair_s8 (loops/depthwise5.py, codegen/depthwise5.py) reads per
 output channel the bias, the weight words W01 = (w0, w1), W23, W12 and W34 of each
 window column as 16-bit halves (w_j the tap of window row j), and the folded
-requantization's M, K_hi and s - 1 (kernel/requant.py): 24 words. They are constants of
+requantization's M, K_hi and s - 1 (kernel/requant.py): 24 words (19 for a stride of
+2, whose one-row kernel reads no W12). They are constants of
 the module, computed here from the kernel's constant operands with
 schedule/row_pair_records.py's reader, doubled (2 x bias, 2 x weights, M, 2 x K_hi, s)
 where every sum stays within +-2**30 and 2 x K_hi is an int32, so the kernel's
@@ -27,11 +28,11 @@ import numpy as np
 from toolchain.kernel.form import Apply, Kernel
 from toolchain.loops.depthwise import CI, DOUBLED_FLAG, KX, KY, C, RowPairPlan
 from toolchain.loops.depthwise5 import (
-    RECORD_WORDS,
     WINDOW,
     depthwise5_plan,
     depthwise5_schedule,
     has_depthwise5,
+    record_words,
 )
 from toolchain.schedule.program import Program
 from toolchain.schedule.row_pair_records import _value
@@ -72,10 +73,13 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
         col = f * w[:, kx]
         w01, w23 = _halves(col[0], col[1]), _halves(col[2], col[3])
         w12, w34 = _halves(col[1], col[2]), _halves(col[3], col[4])
-        fields += [w01, w23, f * bias, w12, w34] if kx == 0 else [w01, w23, w12, w34]
+        if plan.stride == 1:
+            fields += [w01, w23, f * bias, w12, w34] if kx == 0 else [w01, w23, w12, w34]
+        else:  # one output row a call: no W12
+            fields += [w01, w23, w34, f * bias] if kx == 0 else [w01, w23, w34]
     fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]
     table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
-    if table.shape != (channels, RECORD_WORDS):
+    if table.shape != (channels, record_words(plan.stride)):
         return None
     pad = plan.pad
     tail = [DOUBLED_FLAG if doubled else 0, (pad & 0xFFFF) | ((pad & 0xFFFF) << 16),

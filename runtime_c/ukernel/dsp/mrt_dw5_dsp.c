@@ -152,12 +152,13 @@ struct mrt_dw5_pair {
   L2 ":\n" \
   MRT_DW5_COLUMNS(MULT, STEP, AFTER, "r7", "r5", "r6", REQUANT)
 
-/* R4: the field r4 holds (the row distance, or the row kernel's staged column skip). */
-#define MRT_DW5_BODY(MULT, STEP, R4, AFTER) \
+/* EXTRA: the field a kernel keeps in a register (the row distance in r4, or the row
+ * kernel's staged column skip in lr). */
+#define MRT_DW5_BODY(MULT, STEP, EXTRA, AFTER) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #16\n" \
   "ldr    r3, [r0, #0]\n" \
-  "ldr    r4, [r0, #" R4 "]\n" \
+  EXTRA \
   "ldr    r2, [r0, #8]\n" \
   "str    r2, [sp]\n" \
   "ldr    r1, [r0, #16]\n" \
@@ -182,7 +183,7 @@ struct mrt_dw5_pair {
 /* Both output rows of a row pair, every column and the group's channels (>= 1). */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X1, "1", "20", ""));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X1, "1", "ldr    r4, [r0, #20]\n", ""));
 }
 
 /* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
@@ -190,7 +191,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_s8(const struct mrt_d
  * images without such a layer. */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_x2_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X2, "2", "20", ""));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X2, "2", "ldr    r4, [r0, #20]\n", ""));
 }
 
 /* ---- One output row a call, any column stride (mrt_dw5_row_s8) ----
@@ -199,21 +200,21 @@ __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_x2_s8(const struct mr
  * stride-1 kernel's A, B and C of pairs y, y + 1 and y + 2 (pair m = rows 2m - 2, 2m - 1),
  * so the staged layout and its 3 slots are the same, one pair staged per output row, and
  * a call computes row y's sum of that kernel alone: per window column SMLAD(A, W01) +
- * SMLAD(B, W23) + SMLABT(C, W34), 7 instructions with the loads (W12 is read and not
- * used: one LDRD either way), 43 an output with the requantization and the loop. The
- * output columns are 2 staged columns apart: r4 holds the skip of the second. */
+ * SMLAD(B, W23) + SMLABT(C, W34). Its records have no W12 (19 words a channel: W01,
+ * W23, W34 and the bias of window column 0, W01, W23, W34 of columns 1-4, M, K_hi, s),
+ * so a window column's weights are one LDM: 6 instructions a column, 37 an output with
+ * the requantization and the loop. The output columns are 2 staged columns apart: lr
+ * holds the skip of the second; r4, r8, r9 the weight words. */
 #define MRT_DW5_ROW_MACS(A, B, C) \
-  "ldrd   r8, r9, [r2], #8\n"        /* W01, W23 */ \
-  "smlad  r12, " A ", r8, r12\n" \
-  "smlad  r12, " B ", r9, r12\n" \
-  "ldrd   r8, r9, [r2], #8\n"        /* W12, W34 */ \
+  "ldm    r2!, {r4, r8, r9}\n"       /* W01, W23, W34 */ \
+  "smlad  r12, " A ", r4, r12\n" \
+  "smlad  r12, " B ", r8, r12\n" \
   "smlabt r12, " C ", r9, r12\n"
 #define MRT_DW5_ROW_TILE(LD0, LD1, LDN, A, B, C, REQUANT) \
-  "ldm    r2!, {r8, r9, r12}\n"      /* W01, W23, the bias */ \
+  "ldm    r2!, {r4, r8, r9, r12}\n"  /* W01, W23, W34, the bias */ \
   LD0 \
-  "smlad  r12, " A ", r8, r12\n" \
-  "smlad  r12, " B ", r9, r12\n" \
-  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r12, " A ", r4, r12\n" \
+  "smlad  r12, " B ", r8, r12\n" \
   "smlabt r12, " C ", r9, r12\n" \
   LD1 \
   MRT_DW5_ROW_MACS(A, B, C) \
@@ -232,15 +233,17 @@ __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_x2_s8(const struct mr
   MRT_DW5_ROW_TILE(MRT_DW5_LD0_STAY, MRT_DW5_LD1_STAY, MRT_DW5_LDN_STAY, A, B, C, REQUANT) \
   MRT_DW5_ROW_TILE(MRT_DW5_LD0, MRT_DW5_LD1, MRT_DW5_LDN, A, B, C, REQUANT)
 
-/* Output row y, every column and the group's channels: mrt_dw5_pair's fields, row2
- * unused, stage_skip read. */
+/* Output row y, every column and the group's channels: mrt_dw5_pair's fields (row2
+ * unused, stage_skip read), the records of 19 words. */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_row_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X1, "1", "36", "add    r0, r0, r4\n"));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X1, "1", "ldr    lr, [r0, #36]\n",
+                                  "add    r0, r0, lr\n"));
 }
 
 /* The same for a depth multiplier of 2. */
 __attribute__((naked, used, aligned(4))) void mrt_dw5_row_x2_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X2, "2", "36", "add    r0, r0, r4\n"));
+    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X2, "2", "ldr    lr, [r0, #36]\n",
+                                  "add    r0, r0, lr\n"));
 }
