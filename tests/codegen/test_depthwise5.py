@@ -32,8 +32,12 @@ from toolchain.codegen.depthwise5 import (
     ROW_X2_SYMBOL,
     SYMBOLS,
 )
+from toolchain.kernel.form import Kernel
+from toolchain.loader import load_graph
 from toolchain.loops.depthwise import STACK_BYTES
 from toolchain.loops.depthwise5 import channel_group, stack_bytes
+from toolchain.pipeline import prepare_graph, schedule_for_board
+from toolchain.target import load_board
 
 KERNELS = set(SYMBOLS.values())
 PAIRS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL}  # a stride of 1
@@ -121,10 +125,21 @@ def test_biases_too_large_to_double(tmp_path: Path) -> None:
                 stride=2) >= {ROW_SYMBOL, ROW_X2_SYMBOL}
 
 
-def test_a_chain_of_5x5_layers(tmp_path: Path) -> None:
-    """Each layer's input dies at it: where the arena places a result over its operand
-    the layer keeps the tiles (their order was walked), elsewhere the kernel; exact."""
-    _run([(10, 10, 16, 1, "SAME")] * 3, "cortex-m4", tmp_path, seed=3, chain=True)
+@pytest.mark.parametrize("layers", [
+    [(10, 10, 16, 1, "SAME")] * 3,
+    [(9, 7, 13, 1, "SAME")] * 2 + [(9, 7, 13, 2, "SAME")],
+])
+def test_a_chain_of_5x5_layers(tmp_path: Path, layers) -> None:
+    """Each layer's input dies at it, so the arena places a result over it with the
+    generated tiles' schedule; the kernel takes that step where the walk finds it safe
+    at the arena's distance (schedule/depthwise5_records.py `_overlap_safe`): every
+    layer takes it here, exact."""
+    _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
+    program = schedule_for_board(prepare_graph(load_graph(tmp_path / "dw5.tflite")),
+                                 load_board("cortex-m4"))
+    nests = [s.schedule.nests[0] for s in program.steps if isinstance(s.kernel, Kernel)
+             and s.kernel.combine is not None]
+    assert len(nests) == 3 and all(n.depthwise5 for n in nests)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:

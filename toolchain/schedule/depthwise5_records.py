@@ -15,13 +15,16 @@ a fill of zeros does not become -Oz's byte-by-byte memset, 4,500 instructions of
 10x10x16 VALID layer's 25,000).
 
 Like the im2col records (schedule/first_layer_records.py), they are bound with the
-schedule that calls the kernel (`depthwise5_schedule`), only where the arena plan left
-the step's schedule free and while they fit the --optimize mode's flash room (none under
-`size`, where a 5x5 layer keeps its generated tiles: the records are 96 bytes a channel
-where the int8 weights are 25).
+schedule that calls the kernel (`depthwise5_schedule`), where the arena plan left the
+step's schedule free or the kernel is safe at the distance it placed the result over
+its input (`_overlap_safe`), and while they fit the --optimize mode's flash room (none
+under `size`, where a 5x5 layer keeps its generated tiles: the records are 96 bytes a
+channel where the int8 weights are 25).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -29,12 +32,16 @@ from toolchain.kernel.form import Apply, Kernel
 from toolchain.loops.depthwise import CI, DOUBLED_FLAG, KX, KY, C, RowPairPlan
 from toolchain.loops.depthwise5 import (
     WINDOW,
+    Depthwise5Plan,
+    channel_group,
     depthwise5_plan,
     depthwise5_schedule,
     has_depthwise5,
     record_words,
 )
-from toolchain.schedule.program import Program
+from toolchain.loops.schedule import LoopSchedule
+from toolchain.schedule.overlap import OverlapWalk
+from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
@@ -88,6 +95,26 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
     return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
+def _overlap_safe(step: Step, plan: Depthwise5Plan, schedule: LoopSchedule) -> bool:
+    """Whether the kernel may run a step whose schedule the arena plan fixed (its result
+    placed over its dying input, schedule/overlap.py) at the arena's distance. The walk
+    times the kernel as its nest says (a tile of two rows, or one, reads its window's
+    input rows, then stores); the kernel reads every input row no later (it stages a
+    pair of rows, every channel, just before the first tile that reads it) and stores a
+    tile's outputs after the staging, so a distance the walk finds safe is safe for it.
+    Not with channel groups (a group's rows are all stored before the next group's are
+    read) nor bottom-up (the kernel runs top-down)."""
+    k = step.kernel
+    w_in, channels = k.operands[plan.x.operand].shape[2:]
+    x, out = step.buffers[plan.x.operand], step.buffers[len(k.operands)]
+    if any(n.reverse for n in step.schedule.nests) or \
+            channel_group(w_in, channels) != channels or \
+            x.kind != "arena" or out.kind != "arena" or x.index < out.index:
+        return False
+    slots = {i for i, b in enumerate(step.buffers[:len(k.operands)]) if b == x}
+    return OverlapWalk(k, slots).safe_at(schedule, x.index - out.index)
+
+
 def store_depthwise5_records(program: Program, target: Target, flash_room: int) -> int:
     """Binds the records, and the microkernel's schedule, to every 5x5 depthwise layer of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
@@ -97,16 +124,19 @@ def store_depthwise5_records(program: Program, target: Target, flash_room: int) 
     done = 0
     for step in program.steps:
         k = step.kernel
-        if not isinstance(k, Kernel) or step.schedule is not None or k.records >= 0:
+        if not isinstance(k, Kernel) or k.records >= 0:
             continue
         plan = depthwise5_plan(k)
         if plan is None:
+            continue
+        schedule = depthwise5_schedule(k, plan.stride)
+        if step.schedule is not None and not _overlap_safe(step, plan, schedule):
             continue
         records = depthwise5_records(k, plan, constant_operands(program, step))
         if records is None or records.nbytes > flash_room:
             continue
         flash_room -= records.nbytes
         bind_records(program, step, records)
-        step.schedule = depthwise5_schedule(step.kernel, plan.stride)
+        step.schedule = replace(schedule, kernel=step.kernel.name)
         done += 1
     return done
