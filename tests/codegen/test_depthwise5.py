@@ -1,4 +1,4 @@
-"""The depthwise 5x5 microkernel (runtime_c/ukernel/dsp/mrt_dw5_dsp.c, codegen/
+"""The depthwise 5x5 microkernels (runtime_c/ukernel/dsp/mrt_dw5_dsp.c, codegen/
 depthwise5.py, loops/depthwise5.py, schedule/depthwise5_records.py) under QEMU, bit for
 bit against the numpy reference and TFLite Micro's interpreter.
 
@@ -6,12 +6,13 @@ int8 5x5 depthwise layers of stride 1 with multipliers 1 and 2 over odd and even
 counts (3 to 67: rows not word-aligned are staged by single-word loads; 61 and 67 on
 10x10 pass the stack budget in one group, so their staged rows are made a group of
 channels at a time), SAME and VALID padding, odd heights (the last row alone), biases
-too large for the doubled records, a chain of layers, on cortex-m4 and one firmware each
-on cortex-m7, cortex-m33 and (below a vector of channels) cortex-m55; and stride 2, one output row a call (mrt_dw5_row_s8). Layers
-it does not take (1 or 2 channels, no DSP extension, --optimize size) stay exact through
-the generated tiles. One firmware holds a
-group of layers, each with its own graph input and output; a group the kernel takes must
-link its symbol, one it does not must not.
+too large for the doubled records, chains of layers placed over their inputs, a
+HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7, cortex-m33
+and (below a vector of channels) cortex-m55; and stride 2, one output row a call
+(mrt_dw5_row_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
+size) stay exact through the generated tiles. One firmware holds a group of layers, each
+with its own graph input and output; a group the kernel takes must link its symbol, one
+it does not must not.
 """
 
 from __future__ import annotations
