@@ -8,8 +8,8 @@ counts (3 to 67: rows not word-aligned are staged by single-word loads; 61 and 6
 channels at a time), SAME and VALID padding, odd heights (the last row alone), biases
 too large for the doubled records, chains of layers placed over their inputs, a
 HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7, cortex-m33
-and (below a vector of channels) cortex-m55; and stride 2, one output row a call
-(mrt_dw5_row_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
+and (below a vector of channels) cortex-m55; and stride 2 (4 staged pairs a call,
+mrt_dw5_s2_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
 size) stay exact through the generated tiles. One firmware holds a group of layers, each
 with its own graph input and output; a group the kernel takes must link its symbol, one
 it does not must not.
@@ -29,8 +29,8 @@ import minirt
 from toolchain.codegen.depthwise5 import (
     KERNEL_SYMBOL,
     KERNEL_X2_SYMBOL,
-    ROW_SYMBOL,
-    ROW_X2_SYMBOL,
+    S2_SYMBOL,
+    S2_X2_SYMBOL,
     SYMBOLS,
 )
 from toolchain.kernel.form import Kernel
@@ -53,7 +53,7 @@ MULTIPLIER2 = [(10, 10, c, 2, "SAME") for c in (3, 4, 13, 33)] + \
 # broadcast over the pixels by the importer, which no microkernel takes).
 STRIDE2 = [(10, 10, 16, 1, "SAME"), (12, 11, 13, 1, "SAME"), (13, 12, 31, 1, "VALID"),
            (9, 10, 67, 1, "SAME"), (10, 10, 13, 2, "SAME"), (13, 11, 7, 2, "VALID"),
-           (6, 40, 61, 1, "SAME")]
+           (6, 40, 61, 1, "SAME"), (12, 12, 9, 2, "SAME"), (14, 14, 24, 1, "SAME")]
 NOT_TAKEN = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
 
 
@@ -133,7 +133,7 @@ def test_biases_too_large_to_double(tmp_path: Path) -> None:
     layers = [(10, 10, 13, 1, "SAME"), (11, 9, 8, 2, "VALID"), (7, 30, 24, 1, "SAME")]
     assert _run(layers, "cortex-m4", tmp_path / "a", seed=9, big_bias=True) >= PAIRS
     assert _run(STRIDE2[3:5], "cortex-m4", tmp_path / "b", seed=10, big_bias=True,
-                stride=2) >= {ROW_SYMBOL, ROW_X2_SYMBOL}
+                stride=2) >= {S2_SYMBOL, S2_X2_SYMBOL}
 
 
 @pytest.mark.parametrize("layers", [
@@ -162,9 +162,11 @@ def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
     assert not KERNELS & _run(SHAPES[:2], "riscv32", tmp_path / "c", seed=5)
 
 
-def test_stride2_one_row_a_call(tmp_path: Path) -> None:
+def test_stride2(tmp_path: Path) -> None:
+    """Two output rows a call from 4 staged pairs, odd output heights (the last row
+    alone, its fourth pair not staged) and even, groups of channels, x1 and x2."""
     symbols = _run(STRIDE2, "cortex-m4", tmp_path, seed=21, stride=2)
-    assert {ROW_SYMBOL, ROW_X2_SYMBOL} <= symbols
+    assert {S2_SYMBOL, S2_X2_SYMBOL} <= symbols
     assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
 
 

@@ -16,6 +16,9 @@ rows would pass the stack budget):
 - per tile of two output rows, one call (both rows, every column, the group's channels,
   requantized and stored); an odd last row is a tile whose second row is stored under
   the first (a row distance of 0).
+- a stride of 2: output rows 2t and 2t + 1 read pairs 2t .. 2t + 3, so the layout has 4
+  slots (pair m in slot m mod 4, staged by mrt_dw5_stage_pairs4_s8, two pairs a tile)
+  and the calls are of mrt_dw5_s2_s8, the output columns two staged columns apart.
 
 The records (schedule/depthwise5_records.py) are a constant bound with the schedule. The
 sums are exact int32 sums in another order, so the results are the reference's bit for
@@ -33,28 +36,30 @@ from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import DOUBLED_FLAG, C, X, Y
 from toolchain.loops.depthwise5 import (
     PAD_COLUMNS,
-    SLOTS,
     channel_group,
     depthwise5_plan,
     record_words,
+    slots,
 )
 
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 STAGE_SYMBOL = "mrt_dw_stage_pairs3_s8"  # runtime_c/ukernel/dsp/mrt_dw_dsp.c
+STAGE4_SYMBOL = "mrt_dw5_stage_pairs4_s8"  # a stride of 2: 4 slots
 KERNEL_SYMBOL = "mrt_dw5_pair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw5_pair_x2_s8"  # a depth multiplier of 2
-ROW_SYMBOL = "mrt_dw5_row_s8"  # a stride of 2: one output row a call
-ROW_X2_SYMBOL = "mrt_dw5_row_x2_s8"
-SYMBOLS = {(1, 1): KERNEL_SYMBOL, (1, 2): KERNEL_X2_SYMBOL, (2, 1): ROW_SYMBOL,
-           (2, 2): ROW_X2_SYMBOL}  # by (stride, depth multiplier)
+S2_SYMBOL = "mrt_dw5_s2_s8"  # a stride of 2
+S2_X2_SYMBOL = "mrt_dw5_s2_x2_s8"
+SYMBOLS = {(1, 1): KERNEL_SYMBOL, (1, 2): KERNEL_X2_SYMBOL, (2, 1): S2_SYMBOL,
+           (2, 2): S2_X2_SYMBOL}  # by (stride, depth multiplier)
 # struct mrt_dw5_pair: out, stage, records, channels, width, row2, flags, column bytes,
 # output skip, staged column skip.
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32, I32, I32])
 DOUBLED = 4  # the flags' bit for doubled records
+ONE_ROW = 8  # mrt_dw5_s2_s8: row y alone (an odd last row; its pair 2t + 3 not staged)
 
-__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "ROW_SYMBOL", "ROW_X2_SYMBOL", "STAGE_SYMBOL",
+__all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "S2_SYMBOL", "S2_X2_SYMBOL", "STAGE_SYMBOL",
            "SYMBOLS", "Depthwise5Emitter"]
 
 
@@ -79,8 +84,9 @@ class Depthwise5Emitter:
 
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
-        mult = plan.depth_multiplier
-        group = channel_group(w_in, channels)
+        mult, stride = plan.depth_multiplier, plan.stride
+        n_slots = slots(stride)
+        group = channel_group(w_in, channels, n_slots)
         if group is None:
             raise EmitError(f"kernel {k.name!r}: its staged rows do not fit the stack")
         groups = -(-channels // group)
@@ -99,13 +105,16 @@ class Depthwise5Emitter:
         flags, pair, pad_bytes = tail_word(0), tail_word(1), tail_word(2)
         doubled = b.select(b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED_FLAG)),
                                            const(0)), const(DOUBLED), const(0))
-        staged = self._dw_stack(ir.ArrayType(I32, SLOTS * group * columns), 8, "dw5_staged")
-        stride = plan.stride
-        # Two output rows a call at a stride of 1, one at 2 (each stages one pair).
-        tiles = -(-h_out // 2) if stride == 1 else h_out
-        # The input rows the staged pairs read (pairs 0 .. tiles + 1), the staged columns
-        # the kernel reads (left and right of the input: the pad columns it needs).
-        rows_read = (plan.row, 2 * (tiles + 1) + plan.row + 1)
+        staged = self._dw_stack(ir.ArrayType(I32, n_slots * group * columns), 8,
+                                "dw5_staged")
+        # Two output rows a call, which stages one pair of input rows (two at a stride
+        # of 2: pairs 2t + 2 and 2t + 3; pairs 0 and 1 before the first call).
+        tiles = -(-h_out // 2)
+        new_pairs = stride
+        # The input rows the staged pairs read, the staged columns the kernel reads (left
+        # and right of the input: the pad columns it needs).
+        last_pair = new_pairs * (tiles - 1) + 1 + new_pairs
+        rows_read = (plan.row, 2 * last_pair + plan.row + 1)
         pad_rows = rows_read[0] < 0 or rows_read[1] >= h_in
         left = (PAD_COLUMNS + plan.col, PAD_COLUMNS)
         last = stride * (w_out - 1) + plan.col + 4
@@ -119,7 +128,8 @@ class Depthwise5Emitter:
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
-        stage_fn = self._dw_function(STAGE_SYMBOL, [PTR, PTR, PTR, I32])
+        stage_fn = self._dw_function(STAGE_SYMBOL if stride == 1 else STAGE4_SYMBOL,
+                                     [PTR, PTR, PTR, I32])
         kernel_fn = self._dw_function(SYMBOLS[stride, mult], [PTR])
 
         def field(j: int) -> ir.Value:
@@ -129,7 +139,7 @@ class Depthwise5Emitter:
             first = b.mul(g, const(group))  # the group's first input channel
             n = b.select(b.icmp_unsigned("==", g, const(groups - 1)), const(last_group),
                          const(group)) if groups > 1 else const(group)
-            column_words = b.mul(n, const(SLOTS))
+            column_words = b.mul(n, const(n_slots))
             side = b.mul(column_words, const(PAD_COLUMNS))
             # The pad columns the kernel reads (every slot).
             for lo, hi in (left, right):
@@ -151,7 +161,7 @@ class Depthwise5Emitter:
             x_at = b.gep(x_buf, [first], source_etype=I8)
 
             def stage(m: ir.Value) -> None:
-                """Pair m's rows into slot m mod 3."""
+                """Pair m's rows into slot m mod the slots."""
                 top = b.add(b.mul(m, const(2)), const(plan.row))
                 rows, strides = [], []
                 for r in (top, b.add(top, const(1))):
@@ -159,7 +169,7 @@ class Depthwise5Emitter:
                     at = b.gep(x_at, [b.mul(r, const(row_bytes))], source_etype=I8)
                     rows.append(b.select(inside, at, b.bitcast(pad_run, PTR)))
                     strides.append(b.select(inside, const(channels), const(0)))
-                slot = b.urem(m, const(SLOTS))
+                slot = b.urem(m, const(n_slots))
                 dst = self._dw_word(staged, b.add(slot, side))
                 if whole_rows:
                     b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(row_bytes)])
@@ -174,17 +184,24 @@ class Depthwise5Emitter:
                 self._loop_range("dw5.stage", 0, w_in, 1, run)
 
             def tile(t: ir.Value) -> None:
-                """Output rows 2t and 2t + 1 (an odd last row alone), or row t."""
-                stage(b.add(t, const(2)))
-                y = b.mul(t, const(2)) if stride == 1 else t
+                """Output rows 2t and 2t + 1 (an odd last row alone)."""
+                first_pair = b.mul(t, const(new_pairs))  # in slot (its rotation)
+                y = b.mul(t, const(2))
+                alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
+                stage(b.add(first_pair, const(2)))
+                if stride == 2:  # pair 2t + 3 is read by row 2t + 1 only
+                    with b.if_then(b.not_(alone)):
+                        stage(b.add(first_pair, const(3)))
                 at = b.add(b.mul(y, const(out_row)), b.mul(first, const(mult)))
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
                 below = const(out_row)
-                if h_out % 2 and stride == 1:
-                    alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
+                mode = doubled
+                if h_out % 2:
                     below = b.select(alone, const(0), below)
+                    if stride == 2:
+                        mode = b.or_(mode, b.select(alone, const(ONE_ROW), const(0)))
                 b.store(below, field(5))
-                b.store(b.or_(b.urem(t, const(SLOTS)), doubled), field(6))
+                b.store(b.or_(b.urem(first_pair, const(n_slots)), mode), field(6))
                 b.call(kernel_fn, [b.bitcast(args, PTR)])
 
             stage(const(0))

@@ -48,25 +48,31 @@ from toolchain.target.descriptors import Target
 
 __all__ = ["RECORD_WORDS", "ROW_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
            "channel_group", "depthwise5_plan", "depthwise5_schedule", "has_depthwise5",
-           "record_words", "stack_bytes"]
+           "record_words", "slots", "stack_bytes"]
 
 WINDOW = 5
 # The window columns the staged rows hold past either side of the input (SAME's 2).
 PAD_COLUMNS = 2
-SLOTS = 3  # staged pairs of rows a tile of two output rows reads
-# Strides taken: 1 (two output rows a call), 2 (one: mrt_dw5_row_s8).
+SLOTS = 3  # staged pairs of rows a tile of two output rows reads (stride 1)
+SLOTS_S2 = 4  # stride 2: rows 2y - 2 .. 2y + 4, pairs y .. y + 3
 STRIDES = (1, 2)
+LAST_CHANNEL = 0x100  # stride 2: a group's last channel, in its shift word
 # Per output channel (mrt_dw5_dsp.c's order): W01, W23, the bias, W12, W34 of window
 # column 0, W01, W23, W12, W34 of columns 1-4, M, K_hi, s - 1 (s and 2 K_hi doubled).
 RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
-# A stride of 2 (one output row a call, no W12): W01, W23, W34 and the bias of column
-# 0, W01, W23, W34 of columns 1-4, M, K_hi, s - 1.
+# A stride of 2 (no W12): W01, W23, W34 and the bias of column 0, W01, W23, W34 of
+# columns 1-4, M, K_hi, s - 1 (| LAST_CHANNEL).
 ROW_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
 
 
 def record_words(stride: int) -> int:
     """Words a channel's record takes for the kernel of `stride`."""
     return RECORD_WORDS if stride == 1 else ROW_RECORD_WORDS
+
+
+def slots(stride: int) -> int:
+    """Staged pairs of rows the kernel of `stride` holds."""
+    return SLOTS if stride == 1 else SLOTS_S2
 
 
 def has_depthwise5(target: Target) -> bool:
@@ -128,34 +134,33 @@ def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
     pad = int(x.pad.value) if x.pad is not None else 0
     plan = Depthwise5Plan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
                           stride=stride)
-    return plan if channel_group(w_in, channels) is not None else None
+    return plan if channel_group(w_in, channels, slots(stride)) is not None else None
 
 
-def stack_bytes(w_in: int, channels: int, group: int) -> int:
+def stack_bytes(w_in: int, channels: int, group: int, slots: int = SLOTS) -> int:
     """The dispatch's stack buffers with input channels in groups of `group`: the staged
-    rows (3 slots, a word per column and channel, PAD_COLUMNS pad columns each side) and
-    a run of pad values (a whole row where one group takes every channel and a row is
-    staged in one call; else one group's values)."""
+    rows (`slots` pairs, a word per column and channel, PAD_COLUMNS pad columns each
+    side) and a run of pad values (a whole row where one group takes every channel and a
+    row is staged in one call; else one group's values)."""
     pad_values = w_in * channels if group >= channels else group
-    return 4 * SLOTS * (w_in + 2 * PAD_COLUMNS) * group + 4 * -(-pad_values // 4)
+    return 4 * slots * (w_in + 2 * PAD_COLUMNS) * group + 4 * -(-pad_values // 4)
 
 
-def channel_group(w_in: int, channels: int) -> int | None:
+def channel_group(w_in: int, channels: int, slots: int = SLOTS) -> int | None:
     """Input channels a group of staged rows holds for an input `w_in` columns wide:
     all of them where that fits STACK_BYTES, else the fewest equal groups (the last one
     smaller) that fit; None when not even one channel does."""
     for groups in range(1, channels + 1):
         group = -(-channels // groups)
-        if stack_bytes(w_in, channels, group) <= STACK_BYTES:
+        if stack_bytes(w_in, channels, group, slots) <= STACK_BYTES:
             return group
     return None
 
 
-def depthwise5_schedule(k: Kernel, stride: int = 1) -> LoopSchedule:
-    """The schedule that calls the microkernel for `k`: rows blocked by 2 (a stride of
-    1), a tile as wide as the row, the channels (of a group) inside the columns, every
-    tap unrolled."""
-    rows = min(2, k.domain[Y]) if stride == 1 else 1
+def depthwise5_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: rows blocked by 2, a tile as
+    wide as the row, the channels (of a group) inside the columns, every tap unrolled."""
+    rows = min(2, k.domain[Y])
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
     nest = Nest(k.domain, k.n_parallel, (N, Y, X, C), unroll=(KY, KX, CI), blocks=blocks,
                 depthwise5=True)

@@ -4,7 +4,8 @@ runtime_c's mrt_dw5_pair_s8 (loops/depthwise5.py, codegen/depthwise5.py) reads p
 output channel the bias, the weight words W01 = (w0, w1), W23, W12 and W34 of each
 window column as 16-bit halves (w_j the tap of window row j), and the folded
 requantization's M, K_hi and s - 1 (kernel/requant.py): 24 words (19 for a stride of
-2, whose one-row kernel reads no W12). They are constants of
+2, whose kernel reads no W12, and marks each channel group's last channel in bit 8 of
+the shift word). They are constants of
 the module, computed here from the kernel's constant operands with
 schedule/row_pair_records.py's reader, doubled (2 x bias, 2 x weights, M, 2 x K_hi, s)
 where every sum stays within +-2**30 and 2 x K_hi is an int32, so the kernel's
@@ -31,6 +32,7 @@ import numpy as np
 from toolchain.kernel.form import Apply, Kernel
 from toolchain.loops.depthwise import CI, DOUBLED_FLAG, KX, KY, C, RowPairPlan
 from toolchain.loops.depthwise5 import (
+    LAST_CHANNEL,
     WINDOW,
     Depthwise5Plan,
     channel_group,
@@ -38,6 +40,7 @@ from toolchain.loops.depthwise5 import (
     depthwise5_schedule,
     has_depthwise5,
     record_words,
+    slots,
 )
 from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.overlap import OverlapWalk
@@ -82,9 +85,15 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
         w12, w34 = _halves(col[1], col[2]), _halves(col[3], col[4])
         if plan.stride == 1:
             fields += [w01, w23, f * bias, w12, w34] if kx == 0 else [w01, w23, w12, w34]
-        else:  # one output row a call: no W12
+        else:  # a stride of 2: no W12
             fields += [w01, w23, w34, f * bias] if kx == 0 else [w01, w23, w34]
-    fields += [multiplier, f * k_high, shift + (1 if doubled else 0)]
+    last = 0
+    if plan.stride == 2:  # each group's last channel ends the kernel's channel loop
+        w_in, inputs = k.operands[plan.x.operand].shape[2:]
+        group = (channel_group(w_in, inputs, slots(2)) or inputs) * plan.depth_multiplier
+        c = np.arange(channels)
+        last = np.where(((c + 1) % group == 0) | (c == channels - 1), LAST_CHANNEL, 0)
+    fields += [multiplier, f * k_high, shift + (1 if doubled else 0) + last]
     table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
     if table.shape != (channels, record_words(plan.stride)):
         return None
@@ -98,21 +107,21 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
 def _overlap_safe(step: Step, plan: Depthwise5Plan, schedule: LoopSchedule) -> bool:
     """Whether the kernel may run a step whose schedule the arena plan fixed (its result
     placed over its dying input, schedule/overlap.py) at the arena's distance. The walk
-    times the kernel as its nest says (a tile of two rows, or one, reads its window's
-    input rows, then stores); the kernel reads every input row no later (it stages a
-    pair of rows, every channel, just before the first tile that reads it) and stores a
-    tile's outputs after the staging, so a distance the walk finds safe is safe for it.
+    times the kernel as its nest says (a tile of two rows reads its window's input rows,
+    then stores); the kernel reads every input row no later (it stages a pair of rows,
+    every channel, just before the first tile that reads it) and stores a tile's
+    outputs after the staging, so a distance the walk finds safe is safe for it.
     Not with channel groups (a group's rows are all stored before the next group's are
     read) nor bottom-up (the kernel runs top-down)."""
     k = step.kernel
     w_in, channels = k.operands[plan.x.operand].shape[2:]
     x, out = step.buffers[plan.x.operand], step.buffers[len(k.operands)]
     if any(n.reverse for n in step.schedule.nests) or \
-            channel_group(w_in, channels) != channels or \
+            channel_group(w_in, channels, slots(plan.stride)) != channels or \
             x.kind != "arena" or out.kind != "arena" or x.index < out.index:
         return False
-    slots = {i for i, b in enumerate(step.buffers[:len(k.operands)]) if b == x}
-    return OverlapWalk(k, slots).safe_at(schedule, x.index - out.index)
+    reads = {i for i, b in enumerate(step.buffers[:len(k.operands)]) if b == x}
+    return OverlapWalk(k, reads).safe_at(schedule, x.index - out.index)
 
 
 def store_depthwise5_records(program: Program, target: Target, flash_room: int) -> int:
@@ -129,7 +138,7 @@ def store_depthwise5_records(program: Program, target: Target, flash_room: int) 
         plan = depthwise5_plan(k)
         if plan is None:
             continue
-        schedule = depthwise5_schedule(k, plan.stride)
+        schedule = depthwise5_schedule(k)
         if step.schedule is not None and not _overlap_safe(step, plan, schedule):
             continue
         records = depthwise5_records(k, plan, constant_operands(program, step))

@@ -194,56 +194,204 @@ __attribute__((naked, used, aligned(4))) void mrt_dw5_pair_x2_s8(const struct mr
     __asm__ volatile(MRT_DW5_BODY(MRT_DW5_X2, "2", "ldr    r4, [r0, #20]\n", ""));
 }
 
-/* ---- One output row a call, any column stride (mrt_dw5_row_s8) ----
+/* ---- Stride 2, two output rows a call (mrt_dw5_s2_s8) ----
  *
- * A stride of 2: output row y reads input rows 2y - 2 .. 2y + 2 (SAME), which are the
- * stride-1 kernel's A, B and C of pairs y, y + 1 and y + 2 (pair m = rows 2m - 2, 2m - 1),
- * so the staged layout and its 3 slots are the same, one pair staged per output row, and
- * a call computes row y's sum of that kernel alone: per window column SMLAD(A, W01) +
- * SMLAD(B, W23) + SMLABT(C, W34). Its records have no W12 (19 words a channel: W01,
- * W23, W34 and the bias of window column 0, W01, W23, W34 of columns 1-4, M, K_hi, s),
- * so a window column's weights are one LDM: 6 instructions a column, 37 an output with
- * the requantization and the loop. The output columns are 2 staged columns apart: lr
- * holds the skip of the second; r4, r8, r9 the weight words. */
-#define MRT_DW5_ROW_MACS(A, B, C) \
-  "ldm    r2!, {r4, r8, r9}\n"       /* W01, W23, W34 */ \
-  "smlad  r12, " A ", r4, r12\n" \
-  "smlad  r12, " B ", r8, r12\n" \
-  "smlabt r12, " C ", r9, r12\n"
-#define MRT_DW5_ROW_TILE(LD0, LD1, LDN, A, B, C, REQUANT) \
-  "ldm    r2!, {r4, r8, r9, r12}\n"  /* W01, W23, W34, the bias */ \
+ * Output row y of a stride of 2 reads input rows 2y - 2 .. 2y + 2 (SAME): with pair m =
+ * rows (2m - 2, 2m - 1), that is pairs y, y + 1 and the low half of y + 2, and row y + 1
+ * reads pairs y + 1, y + 2 and y + 3's low half, against the same weight words:
+ *
+ *   row y   = SMLAD(P0, W01) + SMLAD(P1, W23) + SMLABT(P2, W34)
+ *   row y+1 = SMLAD(P1, W01) + SMLAD(P2, W23) + SMLABT(P3, W34)
+ *
+ * so a tile of two rows reads 4 staged words and 3 weight words (one LDM each) per
+ * window column for 6 multiplies: 58 instructions for 2 outputs. The staged layout has
+ * 4 slots (pair m in slot m mod 4; a tile's P0 in slot 0 or 2, its rotation), staged by
+ * mrt_dw5_stage_pairs4_s8, two pairs a tile. The records (19 words a channel: W01, W23,
+ * W34 and the bias of window column 0, W01, W23, W34 of columns 1-4, M, K_hi, s) mark a
+ * group's last channel in the shift word (bit 8; ASR reads the low byte), which ends the
+ * channel loop: with 4 staged words, 3 weight words and 2 sums there is no register for
+ * a count, nor for the window column's address, so r0 walks the five columns and comes
+ * back (a SUB). Registers: r0 staged words, r1 S, r2 records, r3 output (row y), r4 the
+ * distance to row y + 1, r5-r8 the 4 slots (then M, K_hi, s and a temporary), r9-r11
+ * the weight words, r12 and lr the sums. The output columns are two staged columns
+ * apart (the skip on the stack). */
+
+/* dst[4*i] (16 bytes apart) = (row0[i], row1[i]) for i < n: the 4-slot layout. 4 values
+ * a pass (2 LDR: ARMv7-M and v8-M Mainline load unaligned words; PKHBT / PKHTB put two
+ * values of each row in a word, whose SXTB16 and SXTB16 ROR #8 are two pairs), then one
+ * by one. */
+__attribute__((naked, used)) void mrt_dw5_stage_pairs4_s8(int32_t *dst, const int8_t *row0,
+                                                           const int8_t *row1, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r7, lr}\n"
+        "lsrs   r12, r3, #2\n"
+        "beq    2f\n"
+        "1:\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r5, [r2], #4\n"
+        "pkhbt  r6, r4, r5, lsl #16\n"   /* values 0, 1 of row0, then of row1 */
+        "pkhtb  r7, r5, r4, asr #16\n"   /* values 2, 3 */
+        "sxtb16 r4, r6\n"
+        "sxtb16 r5, r6, ror #8\n"
+        "str    r4, [r0], #16\n"
+        "str    r5, [r0], #16\n"
+        "sxtb16 r4, r7\n"
+        "sxtb16 r5, r7, ror #8\n"
+        "str    r4, [r0], #16\n"
+        "str    r5, [r0], #16\n"
+        "subs   r12, r12, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r3, r3, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "ldrsb  r4, [r1], #1\n"
+        "ldrsb  r5, [r2], #1\n"
+        "pkhbt  r4, r4, r5, lsl #16\n"
+        "str    r4, [r0], #16\n"
+        "subs   r3, r3, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r7, pc}\n");
+}
+
+/* The five window columns' staged words: r0 moved past column 0 (the next channel's
+ * words) or not (the first output channel of a depth multiplier of 2). */
+#define MRT_DW5_S2_LD0 "ldm    r0!, {r5, r6, r7, r8}\n"
+#define MRT_DW5_S2_LDN "add    r0, r0, r1\n" "ldmdb  r0, {r5, r6, r7, r8}\n"
+#define MRT_DW5_S2_LD0_STAY "ldm    r0, {r5, r6, r7, r8}\n"
+#define MRT_DW5_S2_LDN_STAY "add    r0, r0, r1\n" "ldm    r0, {r5, r6, r7, r8}\n"
+
+#define MRT_DW5_S2_MACS(LDN, P0, P1, P2, P3) \
+  LDN \
+  "ldm    r2!, {r9, r10, r11}\n"     /* W01, W23, W34 */ \
+  "smlad  r12, " P0 ", r9, r12\n" \
+  "smlad  r12, " P1 ", r10, r12\n" \
+  "smlabt r12, " P2 ", r11, r12\n" \
+  "smlad  lr, " P1 ", r9, lr\n" \
+  "smlad  lr, " P2 ", r10, lr\n" \
+  "smlabt lr, " P3 ", r11, lr\n"
+/* One output channel, both rows: row y+1 stored first (a distance of 0: row y alone). */
+#define MRT_DW5_S2_TILE(LD0, LDN, P0, P1, P2, P3, REQUANT) \
+  "ldm    r2!, {r9, r10, r11, r12}\n" /* W01, W23, W34, the bias */ \
   LD0 \
-  "smlad  r12, " A ", r4, r12\n" \
-  "smlad  r12, " B ", r8, r12\n" \
-  "smlabt r12, " C ", r9, r12\n" \
-  LD1 \
-  MRT_DW5_ROW_MACS(A, B, C) \
+  "smlad  lr, " P1 ", r9, r12\n" \
+  "smlad  r12, " P0 ", r9, r12\n" \
+  "smlad  r12, " P1 ", r10, r12\n" \
+  "smlabt r12, " P2 ", r11, r12\n" \
+  "smlad  lr, " P2 ", r10, lr\n" \
+  "smlabt lr, " P3 ", r11, lr\n" \
+  MRT_DW5_S2_MACS(LDN, P0, P1, P2, P3) \
+  MRT_DW5_S2_MACS(LDN, P0, P1, P2, P3) \
+  MRT_DW5_S2_MACS(LDN, P0, P1, P2, P3) \
+  MRT_DW5_S2_MACS(LDN, P0, P1, P2, P3) \
+  "sub    r0, r0, r1, lsl #2\n"      /* back to column 0 (past it, moved) */ \
+  "ldm    r2!, {r5, r6, r7}\n"       /* M, K_hi, s (bit 8: the group's last channel) */ \
+  REQUANT("r12") \
+  REQUANT("lr") \
+  "strb   lr, [r3, r4]\n" \
+  "strb   r12, [r3], #1\n"
+/* One row (an odd last row, flags bit 3): row y's multiplies, the same loads; P3 is
+ * not read (its pair is not staged). */
+#define MRT_DW5_S2_ROW1_MACS(LDN, P0, P1, P2) \
   LDN \
-  MRT_DW5_ROW_MACS(A, B, C) \
-  LDN \
-  MRT_DW5_ROW_MACS(A, B, C) \
-  LDN \
-  MRT_DW5_ROW_MACS(A, B, C) \
+  "ldm    r2!, {r9, r10, r11}\n" \
+  "smlad  r12, " P0 ", r9, r12\n" \
+  "smlad  r12, " P1 ", r10, r12\n" \
+  "smlabt r12, " P2 ", r11, r12\n"
+#define MRT_DW5_S2_ROW1_TILE(LD0, LDN, P0, P1, P2, P3, REQUANT) \
+  "ldm    r2!, {r9, r10, r11, r12}\n" \
+  LD0 \
+  "smlad  r12, " P0 ", r9, r12\n" \
+  "smlad  r12, " P1 ", r10, r12\n" \
+  "smlabt r12, " P2 ", r11, r12\n" \
+  MRT_DW5_S2_ROW1_MACS(LDN, P0, P1, P2) \
+  MRT_DW5_S2_ROW1_MACS(LDN, P0, P1, P2) \
+  MRT_DW5_S2_ROW1_MACS(LDN, P0, P1, P2) \
+  MRT_DW5_S2_ROW1_MACS(LDN, P0, P1, P2) \
+  "sub    r0, r0, r1, lsl #2\n" \
   "ldm    r2!, {r5, r6, r7}\n" \
   REQUANT("r12") \
   "strb   r12, [r3], #1\n"
-#define MRT_DW5_ROW_X1(A, B, C, REQUANT) \
-  MRT_DW5_ROW_TILE(MRT_DW5_LD0, MRT_DW5_LD1, MRT_DW5_LDN, A, B, C, REQUANT)
-#define MRT_DW5_ROW_X2(A, B, C, REQUANT) \
-  MRT_DW5_ROW_TILE(MRT_DW5_LD0_STAY, MRT_DW5_LD1_STAY, MRT_DW5_LDN_STAY, A, B, C, REQUANT) \
-  MRT_DW5_ROW_TILE(MRT_DW5_LD0, MRT_DW5_LD1, MRT_DW5_LDN, A, B, C, REQUANT)
 
-/* Output row y, every column and the group's channels: mrt_dw5_pair's fields (row2
- * unused, stage_skip read), the records of 19 words. */
-__attribute__((naked, used, aligned(4))) void mrt_dw5_row_s8(const struct mrt_dw5_pair *a)
+#define MRT_DW5_S2_X1(TILE, P0, P1, P2, P3, REQUANT) \
+  TILE(MRT_DW5_S2_LD0, MRT_DW5_S2_LDN, P0, P1, P2, P3, REQUANT)
+#define MRT_DW5_S2_X2(TILE, P0, P1, P2, P3, REQUANT) \
+  TILE(MRT_DW5_S2_LD0_STAY, MRT_DW5_S2_LDN_STAY, P0, P1, P2, P3, REQUANT) \
+  TILE(MRT_DW5_S2_LD0, MRT_DW5_S2_LDN, P0, P1, P2, P3, REQUANT)
+
+/* The column loop over the group's channel loop ([sp]: the records, [sp, #4] the
+ * columns left, [sp, #12] the output skip, [sp, #16] the staged column skip). */
+#define MRT_DW5_S2_COLUMNS(MULT, TILE, P0, P1, P2, P3, REQUANT) \
+  "10:\n" \
+  "ldr    r2, [sp]\n" \
+  "11:\n" \
+  MULT(TILE, P0, P1, P2, P3, REQUANT) \
+  "tst    r7, #256\n" \
+  "beq    11b\n" \
+  "ldr    r8, [sp, #16]\n" \
+  "add    r0, r0, r8\n" \
+  "ldr    r8, [sp, #12]\n" \
+  "add    r3, r3, r8\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "subs   r8, r8, #1\n" \
+  "str    r8, [sp, #4]\n" \
+  "bne    10b\n" \
+  "b      9f\n"
+
+/* The two rotations (r12: P0's slot, 0 or 2) of one tile and requantization. */
+#define MRT_DW5_S2_ROTATIONS(MULT, TILE, REQUANT, L) \
+  "cmp    r12, #0\n" \
+  "bne    " L "f\n" \
+  MRT_DW5_S2_COLUMNS(MULT, TILE, "r5", "r6", "r7", "r8", REQUANT) \
+  L ":\n" \
+  MRT_DW5_S2_COLUMNS(MULT, TILE, "r7", "r8", "r5", "r6", REQUANT)
+
+#define MRT_DW5_S2_BODY(MULT) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #24\n" \
+  "ldr    r3, [r0, #0]\n" \
+  "ldr    r4, [r0, #20]\n" \
+  "ldr    r2, [r0, #8]\n" \
+  "str    r2, [sp]\n" \
+  "ldr    r1, [r0, #16]\n" \
+  "str    r1, [sp, #4]\n" \
+  "ldr    r1, [r0, #32]\n" \
+  "str    r1, [sp, #12]\n" \
+  "ldr    r1, [r0, #36]\n" \
+  "str    r1, [sp, #16]\n" \
+  "ldr    r7, [r0, #24]\n" \
+  "ldr    r1, [r0, #28]\n" \
+  "ldr    r0, [r0, #4]\n" \
+  "and    r12, r7, #3\n" \
+  "tst    r7, #8\n" \
+  "bne    40f\n" \
+  "tst    r7, #4\n" \
+  "beq    30f\n" \
+  MRT_DW5_S2_ROTATIONS(MULT, MRT_DW5_S2_TILE, MRT_DW5_FAST, "21") \
+  "30:\n" \
+  MRT_DW5_S2_ROTATIONS(MULT, MRT_DW5_S2_TILE, MRT_DW5_SLOW, "31") \
+  "40:\n" \
+  "tst    r7, #4\n" \
+  "beq    50f\n" \
+  MRT_DW5_S2_ROTATIONS(MULT, MRT_DW5_S2_ROW1_TILE, MRT_DW5_FAST, "41") \
+  "50:\n" \
+  MRT_DW5_S2_ROTATIONS(MULT, MRT_DW5_S2_ROW1_TILE, MRT_DW5_SLOW, "51") \
+  "9:\n" \
+  "add    sp, sp, #24\n" \
+  "pop    {r4-r11, pc}\n"
+
+/* Output rows y and y + 1 of a stride of 2, every column and the group's channels:
+ * mrt_dw5_pair's fields (flags bits 0-1: P0's slot, 0 or 2; bit 2: doubled records;
+ * bit 3: row y alone, row2 unused; stage_skip: S). */
+__attribute__((naked, used, aligned(4))) void mrt_dw5_s2_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X1, "1", "ldr    lr, [r0, #36]\n",
-                                  "add    r0, r0, lr\n"));
+    __asm__ volatile(MRT_DW5_S2_BODY(MRT_DW5_S2_X1));
 }
 
 /* The same for a depth multiplier of 2. */
-__attribute__((naked, used, aligned(4))) void mrt_dw5_row_x2_s8(const struct mrt_dw5_pair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw5_s2_x2_s8(const struct mrt_dw5_pair *a)
 {
-    __asm__ volatile(MRT_DW5_BODY(MRT_DW5_ROW_X2, "2", "ldr    lr, [r0, #36]\n",
-                                  "add    r0, r0, lr\n"));
+    __asm__ volatile(MRT_DW5_S2_BODY(MRT_DW5_S2_X2));
 }
