@@ -46,7 +46,8 @@ PAIRS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL}  # a stride of 1
 # (h, w, channels, multiplier, padding)
 CHANNELS = [(10, 10, c, 1, "SAME") for c in (3, 5, 7, 13, 16, 31, 61, 67)]
 SHAPES = [(9, 7, 13, 1, "SAME"), (10, 10, 13, 1, "VALID"), (11, 9, 7, 1, "VALID"),
-          (5, 5, 8, 1, "SAME"), (2, 12, 9, 1, "SAME"), (7, 30, 24, 1, "SAME")]
+          (5, 5, 8, 1, "SAME"), (2, 12, 9, 1, "SAME"), (7, 30, 24, 1, "SAME"),
+          (9, 40, 23, 1, "VALID")]
 MULTIPLIER2 = [(10, 10, c, 2, "SAME") for c in (3, 4, 13, 33)] + \
     [(9, 7, 13, 2, "SAME"), (11, 9, 7, 2, "VALID"), (7, 30, 25, 2, "SAME")]
 # A stride of 2 (maps of 256 outputs and more: smaller ones' per-channel constants are
@@ -113,8 +114,12 @@ def test_depthwise5_multiplier2_on_cortex_m4(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
-    symbols = _run([(9, 7, 13, 1, "SAME"), (10, 10, 7, 2, "VALID")], board, tmp_path, seed=7)
+    symbols = _run([(9, 7, 13, 1, "SAME"), (10, 10, 7, 2, "VALID")], board, tmp_path / "a",
+                   seed=7)
     assert symbols >= PAIRS
+    symbols = _run([(10, 10, 13, 1, "SAME"), (12, 12, 9, 2, "SAME")], board, tmp_path / "b",
+                   seed=8, stride=2)
+    assert symbols >= {S2_SYMBOL, S2_X2_SYMBOL}
 
 
 def test_cortex_m55_below_a_vector_of_channels(tmp_path: Path) -> None:
