@@ -12,7 +12,7 @@ from tflite_models import build_model, int8_layer_op
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.loops.depthwise import DOUBLED_FLAG
-from toolchain.loops.depthwise5 import RECORD_WORDS, ROW_RECORD_WORDS
+from toolchain.loops.depthwise5 import RECORD_WORDS, S2_RECORD_WORDS
 from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.target import load_board
 
@@ -45,7 +45,7 @@ def test_records_word_by_word(tmp_path: Path, stride: int) -> None:
     assert k.records >= 0 and step.schedule.nests[0].depthwise5
     words = np.asarray(program.constants[step.buffers[k.records].index]).astype(np.int64)
     outs = 14
-    size = RECORD_WORDS if stride == 1 else ROW_RECORD_WORDS
+    size = RECORD_WORDS if stride == 1 else S2_RECORD_WORDS
     assert words.shape == (size * outs + 3,)
     flags, pair, pad_bytes = words[-3:] & 0xFFFFFFFF
     assert flags == DOUBLED_FLAG  # the sweep's biases: doubled records

@@ -8,18 +8,20 @@ about 10 instructions a MAC (0.094-0.102 MAC per instruction over 1-67 channels 
 bench/results/shapes.md).
 
 `depthwise5_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
-multiplier of 1 or 2, a 5x5 window of stride and dilation 1 (SAME or VALID: the window
-reaches at most 2 columns past either side of the input), an i8 result whose epilogue is
-kernel/requant.py's folded requantization clamped to int8, and a per-channel bias: the
-same forms loops/depthwise.py's `row_pair_plan` takes for 3x3, read by its helpers. The
-staged rows (3 slots, a word per column and channel) are made per group of input
-channels (`channel_group`) small enough for STACK_BYTES, so a wide layer (MobileNetV3's
-14x14 over 480 channels) is taken too, its groups one after the other.
+multiplier of 1 or 2, a 5x5 window of dilation 1 and stride 1 or 2 (the same along rows
+and columns; SAME or VALID: the window reaches at most 2 columns past either side of the
+input), an i8 result whose epilogue is kernel/requant.py's folded requantization clamped
+to int8, and a per-channel bias: the same forms loops/depthwise.py's `row_pair_plan`
+takes for 3x3, read by its helpers. At a stride of 2 two output rows read 4 staged pairs
+(mrt_dw5_s2_s8). The staged rows (3 slots, or 4 at stride 2, a word per column and
+channel) are made per group of input channels (`channel_group`) small enough for
+STACK_BYTES, so a wide layer (MobileNetV3's 14x14 over 480 channels) is taken too, its
+groups one after the other.
 
 The schedule (`depthwise5_schedule`, Nest.depthwise5) is bound by
 schedule/depthwise5_records.py with the records, where the arena plan left the step's
-schedule free: the microkernel reads every input of a row pair before it stores, in
-an order no overlap walk has checked, so a step placed over its operand keeps its tiles.
+schedule free or the overlap walk finds the kernel's order safe where it placed the
+result over its input.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["RECORD_WORDS", "ROW_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
+__all__ = ["RECORD_WORDS", "S2_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
            "channel_group", "depthwise5_plan", "depthwise5_schedule", "has_depthwise5",
            "record_words", "slots", "stack_bytes"]
 
@@ -62,12 +64,12 @@ LAST_CHANNEL = 0x100  # stride 2: a group's last channel, in its shift word
 RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
 # A stride of 2 (no W12): W01, W23, W34 and the bias of column 0, W01, W23, W34 of
 # columns 1-4, M, K_hi, s - 1 (| LAST_CHANNEL).
-ROW_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
+S2_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
 
 
 def record_words(stride: int) -> int:
     """Words a channel's record takes for the kernel of `stride`."""
-    return RECORD_WORDS if stride == 1 else ROW_RECORD_WORDS
+    return RECORD_WORDS if stride == 1 else S2_RECORD_WORDS
 
 
 def slots(stride: int) -> int:
