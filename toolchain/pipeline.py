@@ -79,6 +79,7 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
@@ -151,6 +152,8 @@ def schedule_for_board(graph: Graph, board: Board,
     pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
     store_row_pair_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
+    store_depthwise5_records(program, target,
+                             OPTIMIZE_MODES[optimize].paired_room(program, board))
     return program
 
 

@@ -33,6 +33,7 @@ from llvmlite import ir
 from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.dense_rows import DenseRowsEmitter
+from toolchain.codegen.depthwise5 import Depthwise5Emitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
@@ -67,7 +68,7 @@ NSW = ["nuw", "nsw"]
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
                   UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter,
-                  FloatLaneEmitter, Im2colEmitter):
+                  FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -178,6 +179,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
                 continue
             if nest.im2col:  # first_layers.py: one call of the im2col microkernel
                 self.emit_im2col()
+                continue
+            if nest.depthwise5:  # depthwise5.py: calls of the 5x5 row-pair microkernel
+                self.emit_depthwise5()
                 continue
             self._hoist_invariants()
             self._parallel(0)

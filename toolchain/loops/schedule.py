@@ -56,6 +56,8 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `im2col`: an int8 convolution over 1-4 input channels whose every output pixel's
   window is staged once and dotted with all output channels by one microkernel call a
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
+- `depthwise5`: an int8 depthwise 5x5 window of stride 1, two output rows a call of its
+  microkernel over staged pairs of rows (loops/depthwise5.py, codegen/depthwise5.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -103,6 +105,7 @@ class Nest:
     stage: int = 0
     row_pairs: bool = False
     im2col: bool = False
+    depthwise5: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -144,6 +147,8 @@ class Nest:
             parts.append("row pairs")
         if self.im2col:
             parts.append("im2col")
+        if self.depthwise5:
+            parts.append("depthwise 5x5 pairs")
         return " ".join(parts)
 
 

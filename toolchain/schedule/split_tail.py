@@ -35,6 +35,7 @@ from toolchain.kernel.form import (
     with_children,
 )
 from toolchain.loops.depthwise import has_row_pairs, row_pair_plan
+from toolchain.loops.depthwise5 import depthwise5_plan
 from toolchain.schedule.fuse import Dispatch, _fits, _inline, _loads_of, drop_unused_operands
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
@@ -43,8 +44,11 @@ __all__ = ["inline_tails", "split_lookup_tails"]
 
 
 def _microkernel_takes(k: Kernel, target: Target) -> bool:
-    """Whether a microkernel with a fixed epilogue computes `k` on `target`."""
-    return has_row_pairs(target) and row_pair_plan(k) is not None
+    """Whether a microkernel with a fixed epilogue computes `k` on `target` (the 3x3 row
+    pairs, or the 5x5 kernel of loops/depthwise5.py: MobileNetV3's 5x5 layers end in
+    HARD_SWISH)."""
+    return has_row_pairs(target) and (row_pair_plan(k) is not None
+                                      or depthwise5_plan(k) is not None)
 
 
 def _heads(epilogue: Expr) -> list[Expr]:

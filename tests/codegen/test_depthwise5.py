@@ -1,0 +1,209 @@
+"""The depthwise 5x5 microkernels (runtime_c/ukernel/dsp/mrt_dw5_dsp.c, codegen/
+depthwise5.py, loops/depthwise5.py, schedule/depthwise5_records.py) under QEMU, bit for
+bit against the numpy reference and TFLite Micro's interpreter.
+
+int8 5x5 depthwise layers of stride 1 with multipliers 1 and 2 over odd and even channel
+counts (3 to 67: rows not word-aligned are staged by single-word loads; 61 and 67 on
+10x10 pass the stack budget in one group, so their staged rows are made a group of
+channels at a time), SAME and VALID padding, odd heights (the last row alone), biases
+too large for the doubled records, chains of layers placed over their inputs, a
+HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7, cortex-m33
+and (below a vector of channels) cortex-m55; and stride 2 (4 staged pairs a call,
+mrt_dw5_s2_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
+size) stay exact through the generated tiles. One firmware holds a group of layers, each
+with its own graph input and output; a group the kernel takes must link its symbol, one
+it does not must not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm
+
+import minirt
+from toolchain.codegen.depthwise5 import (
+    KERNEL_SYMBOL,
+    KERNEL_X2_SYMBOL,
+    S2_SYMBOL,
+    S2_X2_SYMBOL,
+    SYMBOLS,
+)
+from toolchain.kernel.form import Kernel
+from toolchain.loader import load_graph
+from toolchain.loops.depthwise import STACK_BYTES
+from toolchain.loops.depthwise5 import channel_group, stack_bytes
+from toolchain.pipeline import prepare_graph, schedule_for_board
+from toolchain.target import load_board
+
+KERNELS = set(SYMBOLS.values())
+PAIRS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL}  # a stride of 1
+
+# (h, w, channels, multiplier, padding)
+CHANNELS = [(10, 10, c, 1, "SAME") for c in (3, 5, 7, 13, 16, 31, 61, 67)]
+SHAPES = [(9, 7, 13, 1, "SAME"), (10, 10, 13, 1, "VALID"), (11, 9, 7, 1, "VALID"),
+          (5, 5, 8, 1, "SAME"), (2, 12, 9, 1, "SAME"), (7, 30, 24, 1, "SAME"),
+          (9, 40, 23, 1, "VALID")]
+MULTIPLIER2 = [(10, 10, c, 2, "SAME") for c in (3, 4, 13, 33)] + \
+    [(9, 7, 13, 2, "SAME"), (11, 9, 7, 2, "VALID"), (7, 30, 25, 2, "SAME")]
+# A stride of 2 (maps of 256 outputs and more: smaller ones' per-channel constants are
+# broadcast over the pixels by the importer, which no microkernel takes).
+STRIDE2 = [(10, 10, 16, 1, "SAME"), (12, 11, 13, 1, "SAME"), (13, 12, 31, 1, "VALID"),
+           (9, 10, 67, 1, "SAME"), (10, 10, 13, 2, "SAME"), (13, 11, 7, 2, "VALID"),
+           (6, 40, 61, 1, "SAME"), (12, 12, 9, 2, "SAME"), (14, 14, 24, 1, "SAME")]
+NOT_TAKEN = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
+
+
+def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
+         big_bias: bool = False, stride: int = 1, optimize: str = "auto") -> set[str]:
+    """Builds the 5x5 layers (independent, or each reading the previous one's output
+    with `chain`) for `board`, checks the outputs against the reference and TFLite
+    Micro, and returns the linked image's symbols. `big_bias`: every other channel's
+    bias beyond +-2**29."""
+    rng = np.random.default_rng(seed)
+    ops, xs, ys = [], [], []
+    for i, (h, w, c, m, pad) in enumerate(layers):
+        scale, zp = (ys[-1].scale, ys[-1].zero_point) if chain and ys else (0.05, -3)
+        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, 5, 5, stride, 1,
+                                 padding=pad, name=f"L{i}", in_scale=scale, in_zp=zp)
+        if big_bias:
+            bias = op.inputs[2]
+            data = np.asarray(bias.data, dtype=np.int64)
+            data[::2] += np.where(data[::2] < 0, -1, 1) * ((1 << 29) + 12345)
+            op = Op(op.opcode, [op.inputs[0], op.inputs[1],
+                                dataclasses.replace(bias, data=data.astype(np.int32))],
+                    op.outputs, op.options)
+        if chain and ys:
+            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
+        else:
+            xs.append(x)
+        ops.append(op)
+        ys.append(y)
+    if chain:
+        ys = ys[-1:]
+    model = build_model(ops, xs, ys)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "dw5.tflite"
+    path.write_bytes(model)
+    build = minirt.build(path, board, out_dir=tmp_path / "b", optimize=optimize)
+    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
+    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
+    want, _ = run_tflm(model, inputs)
+    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
+        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
+    with open(build.elf, "rb") as f:
+        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+
+
+@pytest.mark.parametrize("group", ["channels", "shapes"])
+def test_depthwise5_on_cortex_m4(group: str, tmp_path: Path) -> None:
+    symbols = _run(CHANNELS if group == "channels" else SHAPES, "cortex-m4", tmp_path,
+                   seed=len(group))
+    # Each its own section, dropped unless called.
+    assert KERNEL_SYMBOL in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_depthwise5_multiplier2_on_cortex_m4(tmp_path: Path) -> None:
+    symbols = _run(MULTIPLIER2, "cortex-m4", tmp_path, seed=2)
+    assert KERNEL_X2_SYMBOL in symbols and KERNEL_SYMBOL not in symbols
+
+
+@pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
+def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
+    symbols = _run([(9, 7, 13, 1, "SAME"), (10, 10, 7, 2, "VALID")], board, tmp_path / "a",
+                   seed=7)
+    assert symbols >= PAIRS
+    symbols = _run([(10, 10, 13, 1, "SAME"), (12, 12, 9, 2, "SAME")], board, tmp_path / "b",
+                   seed=8, stride=2)
+    assert symbols >= {S2_SYMBOL, S2_X2_SYMBOL}
+
+
+def test_cortex_m55_below_a_vector_of_channels(tmp_path: Path) -> None:
+    """cortex-m55 keeps a layer's requantization unfolded for its vector lanes where
+    the channels fill a vector (16 here: no kernel); fewer are folded, and the kernel
+    takes them (7 channels on 10x10: 0.125 -> 0.72 MAC per instruction); exact."""
+    assert KERNEL_SYMBOL in _run([(10, 10, 7, 1, "SAME")], "cortex-m55", tmp_path / "a",
+                                 seed=17)
+    assert not KERNELS & _run([(10, 10, 16, 1, "SAME")], "cortex-m55", tmp_path / "b",
+                              seed=18)
+
+
+def test_biases_too_large_to_double(tmp_path: Path) -> None:
+    """A bias beyond +-2**29: the records keep the layer's own weights and bias, and the
+    kernel the 64-bit requantization (SMLAL), in every slot rotation."""
+    layers = [(10, 10, 13, 1, "SAME"), (11, 9, 8, 2, "VALID"), (7, 30, 24, 1, "SAME")]
+    assert _run(layers, "cortex-m4", tmp_path / "a", seed=9, big_bias=True) >= PAIRS
+    assert _run(STRIDE2[3:5], "cortex-m4", tmp_path / "b", seed=10, big_bias=True,
+                stride=2) >= {S2_SYMBOL, S2_X2_SYMBOL}
+
+
+@pytest.mark.parametrize("layers", [
+    [(10, 10, 16, 1, "SAME")] * 3,
+    [(9, 7, 13, 1, "SAME")] * 2 + [(9, 7, 13, 2, "SAME")],
+])
+def test_a_chain_of_5x5_layers(tmp_path: Path, layers) -> None:
+    """Each layer's input dies at it, so the arena places a result over it with the
+    generated tiles' schedule; the kernel takes that step where the walk finds it safe
+    at the arena's distance (schedule/depthwise5_records.py `_overlap_safe`): every
+    layer takes it here, exact."""
+    _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
+    program = schedule_for_board(prepare_graph(load_graph(tmp_path / "dw5.tflite")),
+                                 load_board("cortex-m4"))
+    nests = [s.schedule.nests[0] for s in program.steps if isinstance(s.kernel, Kernel)
+             and s.kernel.combine is not None]
+    assert len(nests) == 3 and all(n.depthwise5 for n in nests)
+
+
+def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
+    assert not KERNELS & _run(NOT_TAKEN, "cortex-m4", tmp_path / "a", seed=11)
+    # No records under --optimize size (no flash room): the generated tiles.
+    assert not KERNELS & _run(CHANNELS[2:4], "cortex-m4", tmp_path / "b", seed=12,
+                              optimize="size")
+    # No DSP extension.
+    assert not KERNELS & _run(SHAPES[:2], "riscv32", tmp_path / "c", seed=5)
+
+
+def test_stride2(tmp_path: Path) -> None:
+    """Two output rows a call from 4 staged pairs, odd output heights (the last row
+    alone, its fourth pair not staged) and even, groups of channels, x1 and x2."""
+    symbols = _run(STRIDE2, "cortex-m4", tmp_path, seed=21, stride=2)
+    assert {S2_SYMBOL, S2_X2_SYMBOL} <= symbols
+    assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_a_hard_swish_after_the_layer(tmp_path: Path) -> None:
+    """MobileNetV3's 5x5 layers end in a HARD_SWISH operator, which fusion puts in the
+    layer's epilogue: split off again (schedule/split_tail.py) so the layer takes the
+    kernel, the table a dispatch after it; exact with TFLite Micro."""
+    rng = np.random.default_rng(31)
+    op, x, y = int8_layer_op(rng, "depthwise", 10, 10, 13, 13, 5, 5, name="dw")
+    z = Tensor(y.shape, "int8", scale=0.02, zero_point=-90, name="act")
+    path = tmp_path / "dw5_hard_swish.tflite"
+    path.write_bytes(build_model([op, Op("HARD_SWISH", [y], [z])], [x], [z]))
+    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "b")
+    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8)]
+    run = build.run(inputs, check=True)
+    (want,), _ = run_tflm(path.read_bytes(), inputs)
+    assert np.array_equal(np.asarray(run.outputs[0]).reshape(want.shape), want)
+    with open(build.elf, "rb") as f:
+        symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    assert KERNEL_SYMBOL in symbols
+
+
+def test_channel_groups_fit_the_stack() -> None:
+    """The staged input channels a group holds: all of them where the 3 slots and the
+    pad row fit STACK_BYTES, else the fewest equal groups that fit (a group fewer would
+    not)."""
+    assert channel_group(10, 48) == 48  # 8,064 + 480 bytes
+    for w_in, channels in ((10, 61), (10, 67), (14, 480), (7, 1152), (700, 1)):
+        group = channel_group(w_in, channels)
+        assert group is not None and stack_bytes(w_in, channels, group) <= STACK_BYTES
+        groups = -(-channels // group)
+        assert groups > 1 or channels == 1
+        if groups > 1:
+            assert stack_bytes(w_in, channels, -(-channels // (groups - 1))) > STACK_BYTES
+    assert channel_group(1000, 1) is None

@@ -1,0 +1,169 @@
+"""Depthwise int8 5x5 windows computed two output rows at a time with paired rows (SMLAD).
+
+The 3x3 row pairs (loops/depthwise.py) pair the window's rows in SMLAD's halves; a 5x5
+window does the same with three staged pairs of input rows for two output rows (runtime_c/
+ukernel/dsp/mrt_dw5_dsp.c says how): 15 multiplies an output of 25 MACs where the
+generated tiles, scalar LDRSB + MLA code with bounds tests at the 2-column border, ran
+about 10 instructions a MAC (0.094-0.102 MAC per instruction over 1-67 channels on 10x10,
+bench/results/shapes.md).
+
+`depthwise5_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
+multiplier of 1 or 2, a 5x5 window of dilation 1 and stride 1 or 2 (the same along rows
+and columns; SAME or VALID: the window reaches at most 2 columns past either side of the
+input), an i8 result whose epilogue is kernel/requant.py's folded requantization clamped
+to int8, and a per-channel bias: the same forms loops/depthwise.py's `row_pair_plan`
+takes for 3x3, read by its helpers. At a stride of 2 two output rows read 4 staged pairs
+(mrt_dw5_s2_s8). The staged rows (3 slots, or 4 at stride 2, a word per column and
+channel) are made per group of input channels (`channel_group`) small enough for
+STACK_BYTES, so a wide layer (MobileNetV3's 14x14 over 480 channels) is taken too, its
+groups one after the other.
+
+The schedule (`depthwise5_schedule`, Nest.depthwise5) is bound by
+schedule/depthwise5_records.py with the records, where the arena plan left the step's
+schedule free or the overlap walk finds the kernel's order safe where it placed the
+result over its input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toolchain.kernel.form import Const, Kernel
+from toolchain.loops.affine import affine_of
+from toolchain.loops.depthwise import (
+    CI,
+    KX,
+    KY,
+    STACK_BYTES,
+    C,
+    N,
+    RowPairPlan,
+    X,
+    Y,
+    _channel_only,
+    _depth_multiplier,
+    _requantization,
+)
+from toolchain.loops.patterns import dot_operands
+from toolchain.loops.schedule import LoopSchedule, Nest
+from toolchain.target.descriptors import Target
+
+__all__ = ["RECORD_WORDS", "S2_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
+           "channel_group", "depthwise5_plan", "depthwise5_schedule", "has_depthwise5",
+           "record_words", "slots", "stack_bytes"]
+
+WINDOW = 5
+# The window columns the staged rows hold past either side of the input (SAME's 2).
+PAD_COLUMNS = 2
+SLOTS = 3  # staged pairs of rows a tile of two output rows reads (stride 1)
+SLOTS_S2 = 4  # stride 2: rows 2y - 2 .. 2y + 4, pairs y .. y + 3
+STRIDES = (1, 2)
+LAST_CHANNEL = 0x100  # stride 2: a group's last channel, in its shift word
+# Per output channel (mrt_dw5_dsp.c's order): W01, W23, the bias, W12, W34 of window
+# column 0, W01, W23, W12, W34 of columns 1-4, M, K_hi, s - 1 (s and 2 K_hi doubled).
+RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
+# A stride of 2 (no W12): W01, W23, W34 and the bias of column 0, W01, W23, W34 of
+# columns 1-4, M, K_hi, s - 1 (| LAST_CHANNEL).
+S2_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
+
+
+def record_words(stride: int) -> int:
+    """Words a channel's record takes for the kernel of `stride`."""
+    return RECORD_WORDS if stride == 1 else S2_RECORD_WORDS
+
+
+def slots(stride: int) -> int:
+    """Staged pairs of rows the kernel of `stride` holds."""
+    return SLOTS if stride == 1 else SLOTS_S2
+
+
+def has_depthwise5(target: Target) -> bool:
+    """Whether `target` runs the microkernel: the DSP extension (SMLAD, SMLABT, SSAT)."""
+    return target.capabilities.dsp
+
+
+@dataclass(frozen=True)
+class Depthwise5Plan(RowPairPlan):
+    """loops/depthwise.py's RowPairPlan (the loads, offsets, pad value, requantization
+    and depth multiplier) and the window's stride, the same along rows and columns."""
+
+    stride: int = 1
+
+
+def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
+    """The plan of `k` when the 5x5 microkernels compute it (module docstring), else
+    None."""
+    if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
+            k.domain[CI] != 1 or k.domain[KY] != WINDOW or k.domain[KX] != WINDOW or \
+            k.paired or k.interleaved or k.result.dtype.name != "i8" or \
+            k.init is None or not _channel_only(k.init):
+        return None
+    operands = dot_operands(k)
+    if operands is None:
+        return None
+    forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}
+    xs = [ld for ld in operands if len(ld.index) == 4 and
+          all(f is not None for f in forms[id(ld)][:3]) and Y in forms[id(ld)][1].dims]
+    if len(xs) != 1:
+        return None
+    x = xs[0]
+    w = operands[1] if operands[0] is x else operands[0]
+    if x.valid is not None or w.pad is not None or w.valid is not None or \
+            (x.pad is not None and not isinstance(x.pad, Const)):
+        return None
+    n, y, col, _ = forms[id(x)]
+    depth = _depth_multiplier(x.index[3])
+    stride = dict(y.terms).get(Y)
+    if n.terms not in ((), ((N, 1),)) or n.const or stride not in STRIDES or \
+            dict(y.terms) != {Y: stride, KY: 1} or \
+            dict(col.terms) != {X: stride, KX: 1} or depth is None:
+        return None
+    w_in, channels = k.operands[x.operand].shape[2:]
+    # The staged columns run from PAD_COLUMNS before the input to PAD_COLUMNS after it.
+    last = stride * (k.domain[X] - 1) + col.const + WINDOW - 1
+    if channels * depth != k.domain[C] or col.const < -PAD_COLUMNS or \
+            last > w_in - 1 + PAD_COLUMNS:
+        return None
+    fw = [affine_of(i) for i in w.index]
+    if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
+           for f in fw):
+        return None
+    if sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI) != [C, KY, KX]:
+        return None
+    parts = _requantization(k.epilogue)
+    if parts is None:
+        return None
+    pad = int(x.pad.value) if x.pad is not None else 0
+    plan = Depthwise5Plan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
+                          stride=stride)
+    return plan if channel_group(w_in, channels, slots(stride)) is not None else None
+
+
+def stack_bytes(w_in: int, channels: int, group: int, slots: int = SLOTS) -> int:
+    """The dispatch's stack buffers with input channels in groups of `group`: the staged
+    rows (`slots` pairs, a word per column and channel, PAD_COLUMNS pad columns each
+    side) and a run of pad values (a whole row where one group takes every channel and a
+    row is staged in one call; else one group's values)."""
+    pad_values = w_in * channels if group >= channels else group
+    return 4 * slots * (w_in + 2 * PAD_COLUMNS) * group + 4 * -(-pad_values // 4)
+
+
+def channel_group(w_in: int, channels: int, slots: int = SLOTS) -> int | None:
+    """Input channels a group of staged rows holds for an input `w_in` columns wide:
+    all of them where that fits STACK_BYTES, else the fewest equal groups (the last one
+    smaller) that fit; None when not even one channel does."""
+    for groups in range(1, channels + 1):
+        group = -(-channels // groups)
+        if stack_bytes(w_in, channels, group, slots) <= STACK_BYTES:
+            return group
+    return None
+
+
+def depthwise5_schedule(k: Kernel) -> LoopSchedule:
+    """The schedule that calls the microkernel for `k`: rows blocked by 2, a tile as
+    wide as the row, the channels (of a group) inside the columns, every tap unrolled."""
+    rows = min(2, k.domain[Y])
+    blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
+    nest = Nest(k.domain, k.n_parallel, (N, Y, X, C), unroll=(KY, KX, CI), blocks=blocks,
+                depthwise5=True)
+    return LoopSchedule(k.name, (nest,))
