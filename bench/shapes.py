@@ -228,9 +228,10 @@ def summary(rows: list[dict], before: dict[str, dict]) -> list[str]:
         was = f"{min(old):.3f} | {statistics.median(old):.3f}" if old else " | "
         wide = [r["mac_per_insn"] for r in rs if r[sweep] >= 8]
         scoped = _scoped_ratio(rs)
+        spread = f"{max(wide) / min(wide):.2f}x" if wide else "-"
         lines.append(f"| {fam} | {len(rs)} | {min(v):.3f} | {statistics.median(v):.3f} | "
                      f"{max(v):.3f} | {max(v) / min(v):.2f}x | {sweep} {worst[sweep]} | "
-                     f"{sweep} {best[sweep]} | {max(wide) / min(wide):.2f}x | "
+                     f"{sweep} {best[sweep]} | {spread} | "
                      f"{f'{scoped:.2f}x' if scoped else '-'} |"
                      + (f" {was} |" if before else ""))
     lines += ["", f"Goals (issue 21; best / worst within {RATIO_GOAL}x per family):", "",
