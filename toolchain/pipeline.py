@@ -79,6 +79,7 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
+from toolchain.schedule.fewout_records import store_fewout_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
@@ -145,6 +146,7 @@ def schedule_for_board(graph: Graph, board: Board,
     # Before the window rows are merged, which would rewrite the kernels it takes.
     store_first_layer_records(program, target,
                               OPTIMIZE_MODES[optimize].paired_room(program, board))
+    store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.

@@ -39,6 +39,7 @@ from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.fewout import FewoutEmitter
 from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.float_lanes import FloatLaneEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
@@ -67,7 +68,7 @@ NSW = ["nuw", "nsw"]
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
                   UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter,
-                  FloatLaneEmitter, Im2colEmitter):
+                  FloatLaneEmitter, Im2colEmitter, FewoutEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -178,6 +179,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
                 continue
             if nest.im2col:  # first_layers.py: one call of the im2col microkernel
                 self.emit_im2col()
+                continue
+            if nest.fewout:  # fewout.py: one call of the few-output pixel-tile kernel
+                self.emit_fewout()
                 continue
             self._hoist_invariants()
             self._parallel(0)

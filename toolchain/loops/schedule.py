@@ -56,6 +56,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `im2col`: an int8 convolution over 1-4 input channels whose every output pixel's
   window is staged once and dotted with all output channels by one microkernel call a
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
+- `fewout`: an int8 convolution to 1-7 output channels whose input rows are staged once
+  and computed two pixels x two channels a tile by one runtime call a layer
+  (codegen/fewout.py, schedule/fewout_records.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -103,6 +106,7 @@ class Nest:
     stage: int = 0
     row_pairs: bool = False
     im2col: bool = False
+    fewout: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -144,6 +148,8 @@ class Nest:
             parts.append("row pairs")
         if self.im2col:
             parts.append("im2col")
+        if self.fewout:
+            parts.append("fewout")
         return " ".join(parts)
 
 
