@@ -29,15 +29,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolchain.kernel.form import Kernel
+from toolchain.kernel.form import Const, Kernel
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
+from toolchain.schedule.fewout_form import FewoutForm, fewout_form, pinned
 from toolchain.schedule.first_layer_records import (
-    IM2COL_DOT, FirstLayerPlan, X, Y, _halves, first_layer_plan)
+    IM2COL_DOT,
+    FirstLayerPlan,
+    X,
+    Y,
+    _halves,
+    first_layer_plan,
+)
 from toolchain.schedule.program import Program
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
+from toolchain.types import dtype
 
 __all__ = ["FewoutPlan", "GEOMETRY_WORDS", "fewout_plan", "fewout_records",
            "store_fewout_records"]
@@ -53,6 +61,8 @@ SCRATCH_BYTES = 8192
 GEOMETRY_WORDS = 15  # mrt_fewout_dsp.c's mrt_fo_geometry
 C = 3
 _BOUND = 1 << 30
+_LOW = 1 << 30  # K's low word in the folded form (kernel/requant.py, every s >= 2)
+_I32 = dtype("i32")
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,7 @@ class FewoutPlan:
     columns of the pad value before the input's, `cols` in all."""
 
     base: FirstLayerPlan
+    form: FewoutForm
     h_in: int
     w_in: int
     left: int
@@ -80,7 +91,10 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     """The plan for `k` when mrt_fewout_dsp.c computes it (module docstring), else None."""
     if k.n_parallel != 4 or not 1 <= k.domain[C] <= MAX_OUTPUTS:
         return None
-    plan = first_layer_plan(k, max_channels=1 << 30)
+    form = fewout_form(k)
+    if form is None:
+        return None
+    plan = first_layer_plan(form.kernel, max_channels=1 << 30)
     if plan is None or plan.cin % 4 or plan.cin < MIN_CHANNELS or \
             plan.dilation != (1, 1) or plan.kh > MAX_ROWS or plan.kh * plan.kw < 2:
         return None
@@ -93,7 +107,7 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     bottom = max(0, (h_out - 1) * sy + oy0 + plan.kh - 1 - (h_in - 1))
     if (left or right or top or bottom) and plan.x.pad is None:
         return None
-    out = FewoutPlan(plan, h_in, w_in, left, left + w_in + right)
+    out = FewoutPlan(plan, form, h_in, w_in, left, left + w_in + right)
     if 4 * out.scratch_words() > SCRATCH_BYTES:
         return None
     return out
@@ -106,12 +120,18 @@ def fewout_records(k: Kernel, plan: FewoutPlan,
     base = plan.base
     cout = k.domain[C]
     c = np.arange(cout)
-    values = [_value(e, operands, {C: c}) for e in (k.init, base.multiplier, base.k_high,
-                                                     base.shift)]
+    form = plan.form
+    zero = form.zero_point if form.zero_point is not None else Const(0, _I32)
+    low = form.low if form.low is not None else Const(_LOW, _I32)
+    values = [_value(e, operands, {C: c}) for e in (form.kernel.init, base.multiplier,
+                                                     base.k_high, base.shift, zero, low)]
     if any(v is None for v in values):
         return None
-    bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
-                                       for v in values)
+    bias, multiplier, k_high, shift, zp, lows = (
+        np.broadcast_to(v, (cout,)).astype(np.int64) for v in values)
+    if np.any(lows != _LOW) or np.any((shift < 0) | (shift > 31)):
+        return None
+    k_high = k_high + (zp << shift)  # (hi >> s) + zp == (hi + zp * 2**s) >> s
     ky, kx, ci = base.dims
     grid = np.meshgrid(c, np.arange(base.kh), np.arange(base.kw), np.arange(base.cin),
                        indexing="ij")
@@ -171,13 +191,16 @@ def store_fewout_records(program: Program, target: Target, flash_room: int) -> i
         k = step.kernel
         if not isinstance(k, Kernel) or step.schedule is not None:
             continue
-        plan = fewout_plan(k)
+        operands = constant_operands(program, step)
+        k = pinned(k, operands)  # the same kernel, its broadcast constants read once
+        plan = fewout_plan(k) if k is not None else None
         if plan is None:
             continue
-        records = fewout_records(k, plan, constant_operands(program, step))
+        records = fewout_records(k, plan, operands)
         if records is None or records.nbytes > flash_room:
             continue
         flash_room -= records.nbytes
+        step.kernel = k
         bind_records(program, step, records)
         step.schedule = fewout_schedule(step.kernel)
         done += 1
