@@ -97,7 +97,7 @@ typedef struct {
     int32_t tile_in;             /* 44: col's step a tile */
     int32_t tile_out;            /* 48: out's step a tile after its channels' */
     int32_t pairs_left;          /* 52: the assembly's */
-    const int32_t *rows[MRT_FO_MAX_KH]; /* 56: each window row's staged row */
+    const int32_t *const *rows;  /* 56: each window row's staged row, kh of them */
 } mrt_fo_tile;
 
 /* Two steps of two pixels x two channels: r10, r11 the pixels' staged words, r12 the
@@ -126,13 +126,21 @@ typedef struct {
   "smlad  r0, r5, r9, r0\n" \
   "smlad  r1, r7, r9, r1\n"
 
+/* The entry of a loop of four units (of two steps each) a pass, r9 the units mod 4:
+ * TBB to the unit that leaves whole passes (1 mod 4 at the fourth, ...). */
+#define MRT_FO_ENTER(L) \
+  "tbb    [pc, r9]\n" \
+  L "3:\n" \
+  ".byte  (" L "4f - " L "3b) / 2, (" L "7f - " L "3b) / 2, (" L "6f - " L "3b) / 2, (" \
+  L "5f - " L "3b) / 2\n"
+
 /* The window rows of one channel block: per row, pixel A's run (r10: the row's start
- * + col), pixel B's (r11), the run's end (lr: the weights' pointer past the row's RUN
- * bytes), then 4 steps a pass, entered at the second pair of steps where the run is 2
- * steps more than a multiple of 4 (bit PARITY of RUN). [sp]: the call's arguments. */
-#define MRT_FO_ROWS(STEPS2, RUN_SHIFT, PARITY, L) \
+ * + col), pixel B's (r11), the run's end (lr: the weights' pointer past the row's
+ * bytes, r8), then 8 steps a pass, entered by the run's units of two steps mod 4 (bits
+ * UNIT and UNIT + 1 of its bytes). [sp]: the call's arguments. */
+#define MRT_FO_ROWS(STEPS2, RUN_SHIFT, UNIT, L) \
   "ldr    r4, [sp]\n" \
-  "add    r5, r4, #56\n" \
+  "ldr    r5, [r4, #56]\n" \
   "str    r5, [r4]\n" \
   "ldm    r4, {r5-r9}\n" \
   L "0:\n" \
@@ -142,12 +150,14 @@ typedef struct {
   "add    r11, r10, r7\n" \
   RUN_SHIFT \
   "add    lr, r12, r8\n" \
-  "tst    r8, #" #PARITY "\n" \
-  "bne    " L "2f\n" \
-  L "1:\n" STEPS2 \
-  L "2:\n" STEPS2 \
+  "ubfx   r9, r8, #" #UNIT ", #2\n" \
+  MRT_FO_ENTER(L) \
+  L "4:\n" STEPS2 \
+  L "5:\n" STEPS2 \
+  L "6:\n" STEPS2 \
+  L "7:\n" STEPS2 \
   "cmp    r12, lr\n" \
-  "bne    " L "1b\n" \
+  "bne    " L "4b\n" \
   "ldr    r4, [sp]\n" \
   "ldm    r4, {r5-r9}\n" \
   "cmp    r5, r9\n" \
@@ -177,7 +187,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
         "ldrd   r0, r2, [r12], #8\n"
         "mov    r1, r0\n"
         "mov    r3, r2\n"
-        MRT_FO_ROWS(MRT_FO_STEPS2_PAIR, "", 16, "1")
+        MRT_FO_ROWS(MRT_FO_STEPS2_PAIR, "", 4, "1")
         "ldm    r12!, {r4-r9}\n"
         "ldr    r11, [sp]\n"
         "ldr    lr, [r11, #24]\n"
@@ -205,7 +215,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
         "beq    60f\n"
         "ldr    r0, [r12], #4\n"           /* the odd last channel */
         "mov    r1, r0\n"
-        MRT_FO_ROWS(MRT_FO_STEPS2_ONE, "lsr    r8, r8, #1\n", 8, "2")
+        MRT_FO_ROWS(MRT_FO_STEPS2_ONE, "lsr    r8, r8, #1\n", 3, "2")
         "ldm    r12!, {r4-r6}\n"
         "ldr    r11, [sp]\n"
         "ldr    lr, [r11, #24]\n"
@@ -266,24 +276,29 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_quads_s8(mrt_fo_t
         "mov    r1, r0\n"
         "mov    r2, r0\n"
         "mov    r3, r0\n"
-        "add    r5, r4, #56\n"
+        "ldr    r5, [r4, #56]\n"
         "str    r5, [r4]\n"
         "ldm    r4, {r5-r9}\n"
         "10:\n"                            /* a window row */
         "lsr    r8, r8, #1\n"
         "add    lr, r12, r8\n"
-        "tst    r8, #8\n"
+        "ubfx   r4, r8, #3, #2\n"
         "ldr    r8, [r5], #4\n"
-        "str    r5, [r4]\n"
+        "ldr    r9, [sp]\n"
+        "str    r5, [r9]\n"
         "add    r8, r8, r6\n"
         "add    r9, r8, r7\n"
         "add    r10, r9, r7\n"
         "add    r11, r10, r7\n"
-        "bne    12f\n"
-        "11:\n" MRT_FO_STEPS2_QUAD
-        "12:\n" MRT_FO_STEPS2_QUAD
+        "tbb    [pc, r4]\n"
+        "13:\n"
+        ".byte  (14f - 13b) / 2, (17f - 13b) / 2, (16f - 13b) / 2, (15f - 13b) / 2\n"
+        "14:\n" MRT_FO_STEPS2_QUAD
+        "15:\n" MRT_FO_STEPS2_QUAD
+        "16:\n" MRT_FO_STEPS2_QUAD
+        "17:\n" MRT_FO_STEPS2_QUAD
         "cmp    r12, lr\n"
-        "bne    11b\n"
+        "bne    14b\n"
         "ldr    r4, [sp]\n"
         "ldm    r4, {r5-r9}\n"
         "cmp    r5, r9\n"
@@ -318,6 +333,20 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_quads_s8(mrt_fo_t
         "pop    {r0, r4-r11, pc}\n");
 }
 
+/* dst[0 .. words) = value, words even and >= 2, dst word-aligned: 3 instructions a pair
+ * of words (at -Oz the C loop took 5 a word). */
+MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_fill(int32_t *dst,
+                                                                   int32_t value,
+                                                                   int32_t words)
+{
+    __asm__ volatile(
+        "1:\n"
+        "strd   r1, r1, [r0], #8\n"
+        "subs   r2, r2, #2\n"
+        "bhi    1b\n"
+        "bx     lr\n");
+}
+
 /* The whole layer: x (NHWC, its channels a multiple of 4, rows word-aligned), out
  * (NHWC int8), the records, and a stack scratch of kh + 1 staged rows (the ring and a
  * row of pad values), each cols x c2 words. */
@@ -330,29 +359,70 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
     int32_t *pad_row = scratch + kh * row_words;
     int32_t held[MRT_FO_MAX_KH];
     const int32_t right = g->cols - g->left - g->w_in;
-    for (int32_t i = 0; i < row_words; ++i)
-        pad_row[i] = g->pad_pair;
+    /* A row of pad values where a window row leaves the input. */
+    if (g->oy0 < 0 || (g->h_out - 1) * g->sy + g->oy0 + kh > g->h_in)
+        mrt_fo_fill(pad_row, g->pad_pair, row_words);
     /* The ring's border columns: written once, the rows' copies never reach them. */
     for (int32_t s = 0; s < kh; ++s) {
         int32_t *row = scratch + s * row_words;
-        for (int32_t i = 0; i < g->left * g->c2; ++i)
-            row[i] = g->pad_pair;
-        for (int32_t i = (g->cols - right) * g->c2; i < row_words; ++i)
-            row[i] = g->pad_pair;
+        if (g->left)
+            mrt_fo_fill(row, g->pad_pair, g->left * g->c2);
+        if (right)
+            mrt_fo_fill(row + (g->cols - right) * g->c2, g->pad_pair, right * g->c2);
         held[s] = -1;
     }
-    mrt_fo_tile t;
     const int32_t run = g->kw * g->c2;           /* staged words of a window row */
     const int32_t in_step = 4 * g->sx * g->c2;   /* bytes from a pixel's run to the next */
     const int32_t in_row = g->w_in * g->c2 * 2;  /* input bytes a row */
     const int32_t pairs = g->w_out / 2;
-    t.run_pair = 8 * run;
-    t.rows_end = &t.rows[kh];
+    const int32_t cout = g->cout;
+    const int32_t *rows[MRT_FO_MAX_KH];
+    /* A row's calls, the same for every row but for where they start: the channel
+     * pairs over whole pairs of pixels, then an odd last pixel as both pixels of its
+     * tile; an odd last channel over four pixels a tile, then pairs, then one. */
+    const int32_t *blocks = records + sizeof(mrt_fo_geometry) / 4;
+    const int32_t *last = blocks + (cout / 2) * (8 + 2 * kh * run);
+    const int32_t quads = cout & 1 ? g->w_out / 4 : 0;
+    const int32_t after_quads = 4 * quads + 2 * ((g->w_out - 4 * quads) / 2);
+    /* first pixel, tiles, pixels a tile (0: one pixel as both), channel pairs, odd */
+    const int32_t parts[5][5] = {
+        {0, pairs, 2, cout / 2, 0},
+        {2 * pairs, g->w_out & 1, 0, cout / 2, 0},
+        {0, quads, 4, 0, cout & 1},
+        {4 * quads, (g->w_out - 4 * quads) / 2, 2, 0, cout & 1},
+        {after_quads, g->w_out - after_quads, 0, 0, cout & 1},
+    };
+    mrt_fo_tile calls[5];
+    int32_t col0[5], out0[5], tiles0[5], quad[5];
+    int32_t n = 0;
+    for (int32_t i = 0; i < 5; ++i) {
+        const int32_t *p = parts[i];
+        if (p[1] == 0 || (p[3] == 0 && p[4] == 0))
+            continue;
+        mrt_fo_tile *t = &calls[n];
+        t->rows = rows;
+        t->rows_end = rows + kh;
+        t->run_pair = 8 * run;
+        t->records = p[3] ? blocks : last;
+        t->in_b = p[2] ? in_step : 0;
+        t->out_b = p[2] ? cout : 0;
+        t->pairs = p[3];
+        t->odd = p[4];
+        t->tile_in = p[2] * in_step;
+        /* the tiles' outputs move on as the channel blocks store: the rest */
+        t->tile_out = p[2] == 4 ? 4 * cout : 2 * cout - (2 * p[3] + p[4]);
+        col0[n] = 4 * (p[0] * g->sx + g->ox0 + g->left) * g->c2;
+        /* the odd channel's blocks write the pixels' last channel */
+        out0[n] = p[0] * cout + (p[3] ? 0 : cout - 1);
+        tiles0[n] = p[1];
+        quad[n] = p[2] == 4;
+        ++n;
+    }
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
         for (int32_t ky = 0; ky < kh; ++ky) {
             int32_t r = oy * g->sy + g->oy0 + ky;
             if (r < 0 || r >= g->h_in) {
-                t.rows[ky] = pad_row;
+                rows[ky] = pad_row;
                 continue;
             }
             int32_t s = r % kh;
@@ -362,46 +432,18 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
                                 (uint32_t)(in_row / 4));
                 held[s] = r;
             }
-            t.rows[ky] = row;
+            rows[ky] = row;
         }
-        int8_t *out_row = out + oy * g->w_out * g->cout;
-        /* The channel pairs over whole pairs of pixels, then an odd last pixel as both
-         * pixels of its tile; an odd last channel over four pixels a tile, then pairs. */
-        const int32_t *blocks = records + sizeof(mrt_fo_geometry) / 4;
-        const int32_t *last = blocks + (g->cout / 2) * (8 + 2 * kh * run);
-        const int32_t quads = g->cout & 1 ? g->w_out / 4 : 0;
-        for (int32_t part = 0; part < 5; ++part) {
-            int32_t first, tiles, pair_blocks, odd, step;
-            switch (part) {
-            case 0: first = 0; tiles = pairs; pair_blocks = 1; odd = 0; step = 2; break;
-            case 1: first = 2 * pairs; tiles = g->w_out & 1; pair_blocks = 1; odd = 0;
-                step = 0; break;
-            case 2: first = 0; tiles = quads; pair_blocks = 0; odd = 1; step = 4; break;
-            case 3: first = 4 * quads; tiles = (g->w_out - 4 * quads) / 2; pair_blocks = 0;
-                odd = 1; step = 2; break;
-            default: first = 4 * quads + 2 * ((g->w_out - 4 * quads) / 2);
-                tiles = g->w_out - first; pair_blocks = 0; odd = 1; step = 0; break;
-            }
-            const int32_t channel_pairs = pair_blocks ? g->cout / 2 : 0;
-            odd &= g->cout;
-            if (tiles == 0 || (channel_pairs == 0 && odd == 0))
-                continue;
-            t.records = pair_blocks ? blocks : last;
-            t.col = 4 * (first * g->sx + g->ox0 + g->left) * g->c2;
-            t.in_b = step ? in_step : 0;
-            /* the odd channel's blocks write the pixels' last channel */
-            t.out = out_row + first * g->cout + (pair_blocks ? 0 : g->cout - 1);
-            t.out_b = step ? g->cout : 0;
-            t.pairs = channel_pairs;
-            t.odd = odd;
-            t.tiles = tiles;
-            t.tile_in = step * in_step;
-            /* the tiles' outputs move on as the channel blocks store: the rest */
-            t.tile_out = step == 4 ? 4 * g->cout : 2 * g->cout - (2 * channel_pairs + odd);
-            if (step == 4)
-                mrt_fo_quads_s8(&t);
+        int8_t *out_row = out + oy * g->w_out * cout;
+        for (int32_t i = 0; i < n; ++i) {
+            mrt_fo_tile *t = &calls[i];
+            t->col = col0[i];
+            t->out = out_row + out0[i];
+            t->tiles = tiles0[i];
+            if (quad[i])
+                mrt_fo_quads_s8(t);
             else
-                mrt_fo_tiles_s8(&t);
+                mrt_fo_tiles_s8(t);
         }
     }
 }
