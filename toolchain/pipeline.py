@@ -144,9 +144,10 @@ def schedule_for_board(graph: Graph, board: Board,
     target = board.target_info
     program = schedule_for_target(graph, target)
     # Before the window rows are merged, which would rewrite the kernels it takes.
+    # The few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
+    store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     store_first_layer_records(program, target,
                               OPTIMIZE_MODES[optimize].paired_room(program, board))
-    store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.

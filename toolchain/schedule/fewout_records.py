@@ -14,8 +14,8 @@ pixel.
 
 It finds the layers (`fewout_plan`: an NHWC int8 convolution as first_layer_plan reads
 it, to at most MAX_OUTPUTS channels, over a multiple of 4 input channels from 8 on (1-4
-take the im2col kernel; schedule/pad_channels.py pads the others), stride any,
-dilation 1, at most 8 window rows), writes the records (`fewout_records`: the geometry,
+take the im2col kernel; schedule/pad_channels.py pads the others), stride and dilation
+1, at least 2 taps, at most 8 window rows), writes the records (`fewout_records`: the geometry,
 then per pair of output channels the doubled biases, the interleaved doubled weight
 pairs and the requantization values; an odd last channel alone) and binds them with the
 schedule that calls the kernel (`Nest.fewout`). The requantization is the doubled SMMLAR
@@ -53,12 +53,15 @@ __all__ = ["FewoutPlan", "GEOMETRY_WORDS", "fewout_plan", "fewout_records",
 # The most output channels taken: from 8 the staged 2x4 tiles share a pixel's window
 # over two groups of 4 channels and run 1.1-1.3 MAC per instruction.
 MAX_OUTPUTS = 7
-MIN_CHANNELS = 8  # 1-4 input channels take the im2col kernel (first_layer_records.py)
+# 4 and 5-7 input channels (padded to 8) take the im2col kernel and the staged tiles;
+# 3 (RGB first layers) are staged here as 4: tile_upsample's 3x3 over 3 channels to 5
+# ran 0.50 MAC per instruction in the im2col kernel (bench/results/converter_models.md).
+MIN_CHANNELS = 8
 MAX_ROWS = 8  # mrt_fewout_dsp.c's MRT_FO_MAX_KH
 # The ring of staged rows and the pad row on the stack, at most (the depthwise kernels'
 # staged rows keep to 10 KB, loops/depthwise.py).
 SCRATCH_BYTES = 8192
-GEOMETRY_WORDS = 15  # mrt_fewout_dsp.c's mrt_fo_geometry
+GEOMETRY_WORDS = 16  # mrt_fewout_dsp.c's mrt_fo_geometry
 C = 3
 _BOUND = 1 << 30
 _LOW = 1 << 30  # K's low word in the folded form (kernel/requant.py, every s >= 2)
@@ -78,9 +81,14 @@ class FewoutPlan:
     cols: int
 
     @property
+    def channels(self) -> int:
+        """The staged channels of an input pixel: a multiple of 4 (3 staged as 4)."""
+        return -(-self.base.cin // 4) * 4
+
+    @property
     def words(self) -> int:
         """The staged words of an input pixel: two channels a word."""
-        return self.base.cin // 2
+        return self.channels // 2
 
     def scratch_words(self) -> int:
         """The stack the kernel takes: KH staged rows and a row of pad values."""
@@ -95,8 +103,9 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     if form is None:
         return None
     plan = first_layer_plan(form.kernel, max_channels=1 << 30)
-    if plan is None or plan.cin % 4 or plan.cin < MIN_CHANNELS or \
-            plan.dilation != (1, 1) or plan.kh > MAX_ROWS or plan.kh * plan.kw < 2:
+    if plan is None or (plan.cin % 4 or plan.cin < MIN_CHANNELS) and plan.cin != 3 or \
+            plan.dilation != (1, 1) or plan.stride != (1, 1) or plan.kh > MAX_ROWS or \
+            plan.kh * plan.kw < 2:
         return None
     _, h_in, w_in, _ = k.operands[plan.x.operand].shape
     (sy, sx), (oy0, ox0) = plan.stride, plan.origin
@@ -148,14 +157,17 @@ def fewout_records(k: Kernel, plan: FewoutPlan,
             and np.all((multiplier >= 0) & (multiplier < (1 << 31)))
             and np.all((shift >= 0) & (shift <= 31))):
         return None
-    # Each 4 channels as the staged row pairs them (kernel/paired.py): (0, 2), (1, 3).
-    lanes = (2 * w).reshape(cout, base.kh, base.kw, base.cin // 4, 4)[..., [0, 2, 1, 3]]
-    lanes = lanes.reshape(cout, base.kh, base.kw * base.cin)
+    # Each 4 channels as the staged row pairs them (kernel/paired.py): (0, 2), (1, 3); 3
+    # channels staged as 4 against a fourth weight of 0.
+    w = np.pad(w, [(0, 0)] * 3 + [(0, plan.channels - base.cin)])
+    lanes = (2 * w).reshape(cout, base.kh, base.kw, plan.channels // 4, 4)[..., [0, 2, 1, 3]]
+    lanes = lanes.reshape(cout, base.kh, base.kw * plan.channels)
     words = _halves(lanes[..., 0::2], lanes[..., 1::2])  # (cout, kh, run)
     (sy, sx), (oy0, ox0) = base.stride, base.origin
     pad = base.pad & 0xFFFF
     geometry = [plan.h_in, plan.w_in, plan.words, base.kh, base.kw, sy, sx, oy0, ox0,
-                k.domain[Y], k.domain[X], cout, pad | (pad << 16), plan.left, plan.cols]
+                k.domain[Y], k.domain[X], cout, pad | (pad << 16), plan.left, plan.cols,
+                base.cin]
     parts = [np.asarray(geometry, dtype=np.int64)]
     for c0 in range(0, cout - 1, 2):
         pair = slice(c0, c0 + 2)

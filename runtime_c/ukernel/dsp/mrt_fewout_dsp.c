@@ -78,6 +78,7 @@ typedef struct {
     int32_t h_out, w_out, cout;
     int32_t pad_pair;        /* the pad value in both halves */
     int32_t left, cols;      /* staged border columns on the left, columns a staged row */
+    int32_t cin;             /* the input's channels: 3, or 2 x c2 */
 } mrt_fo_geometry;
 
 /* A row call's arguments, read by the assembly at these byte offsets (the first five
@@ -347,9 +348,20 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_fill(int32_t *dst
         "bx     lr\n");
 }
 
-/* The whole layer: x (NHWC, its channels a multiple of 4, rows word-aligned), out
- * (NHWC int8), the records, and a stack scratch of kh + 1 staged rows (the ring and a
- * row of pad values), each cols x c2 words. */
+/* dst = a row of pixels of 3 channels staged as 4, the fourth 0 (its weights are 0):
+ * (c0, c2), (c1, 0) a pixel, as SXTB16 would pair 4 bytes. */
+MRT_FO_SECTION static void mrt_fo_pair3_row(int32_t *dst, const int8_t *src,
+                                            int32_t pixels)
+{
+    for (; pixels > 0; --pixels, src += 3, dst += 2) {
+        dst[0] = (int32_t)(((uint32_t)(uint16_t)src[0]) | ((uint32_t)src[2] << 16));
+        dst[1] = (int32_t)(uint16_t)src[1];
+    }
+}
+
+/* The whole layer: x (NHWC: channels a multiple of 4, rows word-aligned, or 3 channels
+ * at any byte), out (NHWC int8), the records, and a stack scratch of kh + 1 staged rows
+ * (the ring and a row of pad values), each cols x c2 words. */
 void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
                     int32_t *scratch)
 {
@@ -428,8 +440,11 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             int32_t s = r % kh;
             int32_t *row = scratch + s * row_words;
             if (held[s] != r) {
-                mrt_fo_pair_row(row + g->left * g->c2, x + r * in_row,
-                                (uint32_t)(in_row / 4));
+                if (g->cin == 3)
+                    mrt_fo_pair3_row(row + g->left * g->c2, x + r * 3 * g->w_in, g->w_in);
+                else
+                    mrt_fo_pair_row(row + g->left * g->c2, x + r * in_row,
+                                    (uint32_t)(in_row / 4));
                 held[s] = r;
             }
             rows[ky] = row;
