@@ -53,9 +53,14 @@ __all__ = ["FewoutPlan", "GEOMETRY_WORDS", "fewout_plan", "fewout_records",
 # The most output channels taken: from 8 the staged 2x4 tiles share a pixel's window
 # over two groups of 4 channels and run 1.1-1.3 MAC per instruction.
 MAX_OUTPUTS = 7
-# 4 and 5-7 input channels (padded to 8) take the im2col kernel and the staged tiles;
-# 3 (RGB first layers) are staged here as 4: tile_upsample's 3x3 over 3 channels to 5
-# ran 0.50 MAC per instruction in the im2col kernel (bench/results/converter_models.md).
+# 4 and 5-7 input channels (padded to 8) take the im2col kernel and the staged tiles.
+# 3 (RGB first layers) are staged here as 4 where the outputs are at most the window's
+# columns: a window row's run is then 2 x KW words, against which each channel pair pays
+# about 50 instructions a window row. cortex-m4, 19x6 and 8x8 over 3 channels, this
+# kernel against the im2col one (MAC per instruction): 3x3 to 1-3 outputs 0.26-0.41
+# against 0.20-0.38, to 5 0.44-0.47 against 0.50 (tile_upsample's layer: left to
+# im2col); 5x5 to 1-5 0.42-0.64 against 0.09-0.57, to 7 0.64 against 0.65; 1x7 to 1-7
+# 0.27-0.51 against 0.11-0.48.
 MIN_CHANNELS = 8
 MAX_ROWS = 8  # mrt_fewout_dsp.c's MRT_FO_MAX_KH
 # The ring of staged rows and the pad row on the stack, at most (the depthwise kernels'
@@ -103,7 +108,8 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     if form is None:
         return None
     plan = first_layer_plan(form.kernel, max_channels=1 << 30)
-    if plan is None or (plan.cin % 4 or plan.cin < MIN_CHANNELS) and plan.cin != 3 or \
+    if plan is None or (plan.cin % 4 or plan.cin < MIN_CHANNELS) and \
+            not (plan.cin == 3 and k.domain[C] <= plan.kw) or \
             plan.dilation != (1, 1) or plan.stride != (1, 1) or plan.kh > MAX_ROWS or \
             plan.kh * plan.kw < 2:
         return None
