@@ -359,6 +359,23 @@ MRT_FO_SECTION static void mrt_fo_pair3_row(int32_t *dst, const int8_t *src,
     }
 }
 
+/* The same as mrt_fo_pair_row for a src that is not word-aligned (LDM would fault):
+ * a word at a time by LDR, which these cores do unaligned (the firmware leaves
+ * CCR.UNALIGN_TRP clear, runtime_c/ukernel/dsp/mrt_pad_dsp.c reads so too). */
+MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_pair_row_unaligned(
+        int32_t *dst, const int8_t *src, uint32_t words)
+{
+    __asm__ volatile(
+        "1:\n"
+        "ldr    r3, [r1], #4\n"
+        "sxtb16 r12, r3, ror #8\n"
+        "sxtb16 r3, r3\n"
+        "strd   r3, r12, [r0], #8\n"
+        "subs   r2, r2, #1\n"
+        "bne    1b\n"
+        "bx     lr\n");
+}
+
 /* The whole layer: x (NHWC: channels a multiple of 4, rows word-aligned, or 3 channels
  * at any byte), out (NHWC int8), the records, and a stack scratch of kh + 1 staged rows
  * (the ring and a row of pad values), each cols x c2 words. */
@@ -442,6 +459,9 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             if (held[s] != r) {
                 if (g->cin == 3)
                     mrt_fo_pair3_row(row + g->left * g->c2, x + r * 3 * g->w_in, g->w_in);
+                else if ((uintptr_t)x & 3)
+                    mrt_fo_pair_row_unaligned(row + g->left * g->c2, x + r * in_row,
+                                              (uint32_t)(in_row / 4));
                 else
                     mrt_fo_pair_row(row + g->left * g->c2, x + r * in_row,
                                     (uint32_t)(in_row / 4));
