@@ -376,6 +376,28 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_pair_row_unaligne
         "bx     lr\n");
 }
 
+/* Input row r staged into the ring's next slot (ring: its index, moved on), or the
+ * pad row where r is outside the input; the staged row's start. */
+MRT_FO_SECTION static const int32_t *mrt_fo_stage(const mrt_fo_geometry *g,
+                                                  const int8_t *x, int32_t *scratch,
+                                                  const int32_t *pad_row, int32_t r,
+                                                  int32_t *ring)
+{
+    if (r < 0 || r >= g->h_in)
+        return pad_row;
+    int32_t *row = scratch + *ring * g->cols * g->c2;
+    *ring = *ring + 1 == g->kh ? 0 : *ring + 1;
+    int32_t *dst = row + g->left * g->c2;
+    const int32_t in_row = g->w_in * g->c2 * 2;  /* input bytes a row (4k channels) */
+    if (g->cin == 3)
+        mrt_fo_pair3_row(dst, x + r * 3 * g->w_in, g->w_in);
+    else if ((uintptr_t)x & 3)
+        mrt_fo_pair_row_unaligned(dst, x + r * in_row, (uint32_t)(in_row / 4));
+    else
+        mrt_fo_pair_row(dst, x + r * in_row, (uint32_t)(in_row / 4));
+    return row;
+}
+
 /* The whole layer: x (NHWC: channels a multiple of 4, rows word-aligned, or 3 channels
  * at any byte), out (NHWC int8), the records, and a stack scratch of kh + 1 staged rows
  * (the ring and a row of pad values), each cols x c2 words. */
@@ -386,7 +408,6 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
     const int32_t row_words = g->cols * g->c2;
     const int32_t kh = g->kh;
     int32_t *pad_row = scratch + kh * row_words;
-    int32_t held[MRT_FO_MAX_KH];
     const int32_t right = g->cols - g->left - g->w_in;
     /* A row of pad values where a window row leaves the input. */
     if (g->oy0 < 0 || (g->h_out - 1) * g->sy + g->oy0 + kh > g->h_in)
@@ -398,14 +419,11 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             mrt_fo_fill(row, g->pad_pair, g->left * g->c2);
         if (right)
             mrt_fo_fill(row + (g->cols - right) * g->c2, g->pad_pair, right * g->c2);
-        held[s] = -1;
     }
     const int32_t run = g->kw * g->c2;           /* staged words of a window row */
     const int32_t in_step = 4 * g->sx * g->c2;   /* bytes from a pixel's run to the next */
-    const int32_t in_row = g->w_in * g->c2 * 2;  /* input bytes a row */
     const int32_t pairs = g->w_out / 2;
     const int32_t cout = g->cout;
-    const int32_t *rows[MRT_FO_MAX_KH];
     /* A row's calls, the same for every row but for where they start: the channel
      * pairs over whole pairs of pixels, then an odd last pixel as both pixels of its
      * tile; an odd last channel over four pixels a tile, then pairs, then one. */
@@ -429,8 +447,6 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
         if (p[1] == 0 || (p[3] == 0 && p[4] == 0))
             continue;
         mrt_fo_tile *t = &calls[n];
-        t->rows = rows;
-        t->rows_end = rows + kh;
         t->run_pair = 8 * run;
         t->records = p[3] ? blocks : last;
         t->in_b = p[2] ? in_step : 0;
@@ -447,31 +463,28 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
         quad[n] = p[2] == 4;
         ++n;
     }
+    /* Stride 1 (fewout_records.py takes no other): each output row brings one input
+     * row, staged into the ring's slots in turn (a slot is reused kh rows later, when
+     * its row has left the window) or, outside the input, the pad row. Input row
+     * oy0 + i is window slot i mod kh, its staged row's start in both twin[i mod kh]
+     * and twin[i mod kh + kh], so output row oy's window rows are twin[oy mod kh ..]
+     * in order, with no shifting (which -Oz would make a memmove call). */
+    const int32_t *twin[2 * MRT_FO_MAX_KH];
+    int32_t ring = 0;
+    for (int32_t ky = 0; ky + 1 < kh; ++ky)
+        twin[ky] = twin[ky + kh] = mrt_fo_stage(g, x, scratch, pad_row, g->oy0 + ky, &ring);
+    int32_t first = 0, newest = kh - 1;  /* oy mod kh, (oy + kh - 1) mod kh */
     for (int32_t oy = 0; oy < g->h_out; ++oy) {
-        for (int32_t ky = 0; ky < kh; ++ky) {
-            int32_t r = oy * g->sy + g->oy0 + ky;
-            if (r < 0 || r >= g->h_in) {
-                rows[ky] = pad_row;
-                continue;
-            }
-            int32_t s = r % kh;
-            int32_t *row = scratch + s * row_words;
-            if (held[s] != r) {
-                if (g->cin == 3)
-                    mrt_fo_pair3_row(row + g->left * g->c2, x + r * 3 * g->w_in, g->w_in);
-                else if ((uintptr_t)x & 3)
-                    mrt_fo_pair_row_unaligned(row + g->left * g->c2, x + r * in_row,
-                                              (uint32_t)(in_row / 4));
-                else
-                    mrt_fo_pair_row(row + g->left * g->c2, x + r * in_row,
-                                    (uint32_t)(in_row / 4));
-                held[s] = r;
-            }
-            rows[ky] = row;
-        }
+        twin[newest] = twin[newest + kh] =
+            mrt_fo_stage(g, x, scratch, pad_row, oy + g->oy0 + kh - 1, &ring);
+        const int32_t *const *rows = &twin[first];
+        first = first + 1 == kh ? 0 : first + 1;
+        newest = newest + 1 == kh ? 0 : newest + 1;
         int8_t *out_row = out + oy * g->w_out * cout;
         for (int32_t i = 0; i < n; ++i) {
             mrt_fo_tile *t = &calls[i];
+            t->rows = rows;
+            t->rows_end = rows + kh;
             t->col = col0[i];
             t->out = out_row + out0[i];
             t->tiles = tiles0[i];
