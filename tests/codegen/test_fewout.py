@@ -118,3 +118,21 @@ def test_optimize_size_keeps_the_int8_weights(tmp_path: Path) -> None:
 def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
     """No DSP extension: the same layers through the generated code, still exact."""
     assert SYMBOL not in _run(TAKEN["3x3"][:3], "riscv32", tmp_path, seed=5)
+
+
+def test_profile_charges_the_kernel_to_its_dispatch(tmp_path: Path) -> None:
+    """The runtime's -Oz build outlines parts of mrt_fo_conv_s8 (OUTLINED_FUNCTION_*);
+    the profile charges them with the rest of the call to the layer's dispatch
+    (emu/profile.py), none to `other`, as bench/shapes.py counts a layer."""
+    rng = np.random.default_rng(4)
+    op, x, y = int8_layer_op(rng, "conv", 19, 6, 32, 1, 3, 3, 1, padding="SAME", name="L0")
+    path = tmp_path / "one.tflite"
+    path.write_bytes(build_model([op], [x], [y]))
+    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "b")
+    profile = build.profile([rng.integers(-128, 128, x.shape).astype(np.int8)])
+    (layer,) = [r for r in profile.rows if r.kind == "dispatch"]
+    (other,) = [r for r in profile.rows if r.name == "other"]
+    assert other.instructions == 0
+    # the kernel's loops: under 1.25 instructions a MAC, and most of them in the call
+    assert layer.macs / 1.25 < layer.instructions < 1.25 * layer.macs
+    assert layer.callee_instructions > 0.9 * layer.instructions
