@@ -471,15 +471,17 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
      * in order, with no shifting (which -Oz would make a memmove call). */
     const int32_t *twin[2 * MRT_FO_MAX_KH];
     int32_t ring = 0;
-    for (int32_t ky = 0; ky + 1 < kh; ++ky)
-        twin[ky] = twin[ky + kh] = mrt_fo_stage(g, x, scratch, pad_row, g->oy0 + ky, &ring);
-    int32_t first = 0, newest = kh - 1;  /* oy mod kh, (oy + kh - 1) mod kh */
-    for (int32_t oy = 0; oy < g->h_out; ++oy) {
+    /* From oy = 1 - kh: the first window's rows staged before its tiles (one call site:
+     * -Oz outlines a repeated one into a function call a row). */
+    int32_t first = 0, newest = 0;  /* oy mod kh, (oy + kh - 1) mod kh */
+    for (int32_t oy = 1 - kh; oy < g->h_out; ++oy) {
         twin[newest] = twin[newest + kh] =
             mrt_fo_stage(g, x, scratch, pad_row, oy + g->oy0 + kh - 1, &ring);
+        newest = newest + 1 == kh ? 0 : newest + 1;
+        if (oy < 0)
+            continue;
         const int32_t *const *rows = &twin[first];
         first = first + 1 == kh ? 0 : first + 1;
-        newest = newest + 1 == kh ? 0 : newest + 1;
         int8_t *out_row = out + oy * g->w_out * cout;
         for (int32_t i = 0; i < n; ++i) {
             mrt_fo_tile *t = &calls[i];
