@@ -9,8 +9,9 @@ padding, maps of odd and even widths (an odd last pixel computed as both pixels 
 tile), one row, one column, maps smaller than the window, and the two requantization
 forms of the imported graph (per channel, and per tensor with the bias and zero point
 outside the sum on small maps: schedule/fewout_form.py). Layers it does not take
-(stride 2, dilation 2, 8 outputs, 1x1, 3x3 over 3 channels to 5, biases too large for
-the doubled sums, `--optimize size`, riscv32) stay exact through the other kernels. One
+(stride 2, dilation 2, 8 outputs, 1x1, 3x3 over 3 channels to 5, 3x3 VALID to 1-2,
+a 3x3 map to one output, biases too large for the doubled sums, `--optimize size`,
+riscv32) stay exact through the other kernels. One
 firmware holds a group of layers, each with its own graph input and output.
 """
 
@@ -47,7 +48,8 @@ TAKEN = {
 NOT_TAKEN = [(10, 10, 32, 1, 3, 3, 2, 1, "SAME"), (10, 10, 32, 5, 3, 3, 2, 1, "SAME"),
              (19, 6, 13, 7, 5, 5, 2, 1, "SAME"), (19, 6, 32, 3, 3, 3, 1, 2, "SAME"),
              (19, 6, 32, 8, 3, 3, 1, 1, "SAME"), (19, 6, 32, 3, 1, 1, 1, 1, "SAME"),
-             (8, 8, 3, 5, 3, 3, 1, 1, "SAME")]
+             (8, 8, 3, 5, 3, 3, 1, 1, "SAME"), (21, 8, 16, 1, 3, 3, 1, 1, "VALID"),
+             (21, 8, 32, 2, 3, 3, 1, 1, "VALID"), (3, 3, 32, 1, 3, 3, 1, 1, "SAME")]
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, big_bias: bool = False,

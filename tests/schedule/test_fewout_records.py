@@ -119,6 +119,8 @@ def test_records_compute_what_tflite_micro_does(layer, tmp_path: Path) -> None:
     (19, 6, 32, 8, 3, 3, 1, "SAME"),  # 8 outputs: the staged 2x4 tiles
     (19, 6, 32, 3, 1, 1, 1, "SAME"),  # 1x1
     (8, 8, 3, 5, 3, 3, 1, "SAME"),  # 3 channels to more outputs than window columns
+    (21, 8, 32, 2, 3, 3, 1, "VALID"),  # 3 columns inside the input to 1-2 outputs
+    (3, 3, 32, 1, 3, 3, 1, "SAME"),  # 9 pixels to one output
 ])
 def test_layers_left_to_the_other_kernels(layer, tmp_path: Path) -> None:
     program, _, _ = _program(tmp_path, layer)
