@@ -127,18 +127,24 @@ typedef struct {
   "smlad  r0, r5, r9, r0\n" \
   "smlad  r1, r7, r9, r1\n"
 
-/* The entry of a loop of four units (of two steps each) a pass, r9 the units mod 4:
- * TBB to the unit that leaves whole passes (1 mod 4 at the fourth, ...). */
-#define MRT_FO_ENTER(L) \
-  "tbb    [pc, r9]\n" \
-  L "3:\n" \
-  ".byte  (" L "4f - " L "3b) / 2, (" L "7f - " L "3b) / 2, (" L "6f - " L "3b) / 2, (" \
-  L "5f - " L "3b) / 2\n"
+/* The entry of a loop of eight units (of two steps each) a pass, r9 the units mod 8:
+ * TBB to the unit that leaves whole passes (1 mod 8 at the eighth, ...). Labels L40 to
+ * L47 are the units, L39 the table. */
+#define MRT_FO_ENTER(L, R) \
+  "tbb    [pc, " R "]\n" \
+  L "39:\n" \
+  ".byte  (" L "40f - " L "39b) / 2, (" L "47f - " L "39b) / 2, (" L "46f - " L "39b) / 2, (" \
+  L "45f - " L "39b) / 2\n" \
+  ".byte  (" L "44f - " L "39b) / 2, (" L "43f - " L "39b) / 2, (" L "42f - " L "39b) / 2, (" \
+  L "41f - " L "39b) / 2\n"
+#define MRT_FO_UNITS8(L, STEPS2) \
+  L "40:\n" STEPS2 L "41:\n" STEPS2 L "42:\n" STEPS2 L "43:\n" STEPS2 \
+  L "44:\n" STEPS2 L "45:\n" STEPS2 L "46:\n" STEPS2 L "47:\n" STEPS2
 
 /* The window rows of one channel block: per row, pixel A's run (r10: the row's start
  * + col), pixel B's (r11), the run's end (lr: the weights' pointer past the row's
- * bytes, r8), then 8 steps a pass, entered by the run's units of two steps mod 4 (bits
- * UNIT and UNIT + 1 of its bytes). [sp]: the call's arguments. */
+ * bytes, r8), then 16 steps a pass, entered by the run's units of two steps mod 8 (bits
+ * UNIT to UNIT + 2 of its bytes). [sp]: the call's arguments. */
 #define MRT_FO_ROWS(STEPS2, RUN_SHIFT, UNIT, L) \
   "ldr    r4, [sp]\n" \
   "ldr    r5, [r4, #56]\n" \
@@ -151,14 +157,11 @@ typedef struct {
   "add    r11, r10, r7\n" \
   RUN_SHIFT \
   "add    lr, r12, r8\n" \
-  "ubfx   r9, r8, #" #UNIT ", #2\n" \
-  MRT_FO_ENTER(L) \
-  L "4:\n" STEPS2 \
-  L "5:\n" STEPS2 \
-  L "6:\n" STEPS2 \
-  L "7:\n" STEPS2 \
+  "ubfx   r9, r8, #" #UNIT ", #3\n" \
+  MRT_FO_ENTER(L, "r9") \
+  MRT_FO_UNITS8(L, STEPS2) \
   "cmp    r12, lr\n" \
-  "bne    " L "4b\n" \
+  "bne    " L "40b\n" \
   "ldr    r4, [sp]\n" \
   "ldm    r4, {r5-r9}\n" \
   "cmp    r5, r9\n" \
@@ -283,7 +286,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_quads_s8(mrt_fo_t
         "10:\n"                            /* a window row */
         "lsr    r8, r8, #1\n"
         "add    lr, r12, r8\n"
-        "ubfx   r4, r8, #3, #2\n"
+        "ubfx   r4, r8, #3, #3\n"
         "ldr    r8, [r5], #4\n"
         "ldr    r9, [sp]\n"
         "str    r5, [r9]\n"
@@ -291,15 +294,10 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_quads_s8(mrt_fo_t
         "add    r9, r8, r7\n"
         "add    r10, r9, r7\n"
         "add    r11, r10, r7\n"
-        "tbb    [pc, r4]\n"
-        "13:\n"
-        ".byte  (14f - 13b) / 2, (17f - 13b) / 2, (16f - 13b) / 2, (15f - 13b) / 2\n"
-        "14:\n" MRT_FO_STEPS2_QUAD
-        "15:\n" MRT_FO_STEPS2_QUAD
-        "16:\n" MRT_FO_STEPS2_QUAD
-        "17:\n" MRT_FO_STEPS2_QUAD
+        MRT_FO_ENTER("3", "r4")
+        MRT_FO_UNITS8("3", MRT_FO_STEPS2_QUAD)
         "cmp    r12, lr\n"
-        "bne    14b\n"
+        "bne    340b\n"
         "ldr    r4, [sp]\n"
         "ldm    r4, {r5-r9}\n"
         "cmp    r5, r9\n"
