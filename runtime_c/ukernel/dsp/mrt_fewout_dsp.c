@@ -4,19 +4,21 @@
  *
  * The staged kernels of mrt_dot_dsp.c stage each pixel's window (KH x KW x C values) and
  * share it across groups of output channels; with 1-7 outputs nothing amortizes that
- * staging. Here each input row is paired once (mrt_pair4_s8: each word as SXTB16 of it,
- * then of it rotated by 8, kernel/paired.py's order) into a ring of KH staged rows, its
- * SAME border columns holding the pad value's pair. A window row's KW x C values are then
- * a contiguous run of KW x C/2 staged words, and the next pixel's run starts sx x C/2
- * words later. The tile reads, per two steps of the run, pixel A's two words (LDRD),
- * pixel B's (LDRD) and the two channels' weights of each step (LDRD: the build stores the
- * channel pair's words interleaved step by step, toolchain/schedule/fewout_records.py),
- * 8 SMLADs: 16 MACs in 12 instructions, 14 registers (4 sums, 6 operands, 2 pixel
- * pointers, the weight pointer and the run's end). An odd last channel runs 2 pixels x 1
- * channel (8 MACs in 7). The weights and bias are doubled at build time so the
- * requantization is the SMMLAR form of mrt_im2col_dsp.c (5 instructions with the store).
- * An odd row's last pixel is computed as both pixels of its tile (stored twice, the same
- * value), so nothing is read outside the staged rows.
+ * staging. Here each input row is paired once (mrt_fo_pair_row: each word as SXTB16 of
+ * it, then of it rotated by 8, kernel/paired.py's order; 3 channels as (c0, c2), (c1, 0))
+ * into a ring of KH staged rows, its SAME border columns holding the pad value's pair.
+ * A window row's KW x C values are then a contiguous run of KW x C/2 staged words, and
+ * the next pixel's run starts sx x C/2 words later. The tile reads, per two steps of the
+ * run, pixel A's two words (LDRD), pixel B's (LDRD) and the two channels' weights of
+ * each step (LDRD: the build stores the channel pair's words interleaved step by step,
+ * toolchain/schedule/fewout_records.py), 8 SMLADs: 16 MACs in 12 instructions, 14
+ * registers (4 sums, 6 operands, 2 pixel pointers, the weight pointer and the run's
+ * end), 16 steps a pass. An odd last channel runs four pixels a tile against its words
+ * (16 MACs in 13), the rest of the row two pixels a tile (8 MACs in 7). The weights and
+ * bias are doubled at build time so the requantization is the SMMLAR form of
+ * mrt_im2col_dsp.c (5 instructions with the store). An odd row's last pixel is computed
+ * as both pixels of its tile (stored twice, the same value), so nothing is read outside
+ * the staged rows. The layer driver (mrt_fo_conv_s8) takes vertical stride 1 only.
  *
  * Records (int32 words, toolchain/schedule/fewout_records.py writes them): the geometry
  * below, then per pair of output channels the doubled biases b0, b1, per window row
