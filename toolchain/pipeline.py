@@ -80,6 +80,7 @@ from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.depthwise5_records import store_depthwise5_records
+from toolchain.schedule.fewout_records import store_fewout_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
@@ -144,6 +145,8 @@ def schedule_for_board(graph: Graph, board: Board,
     target = board.target_info
     program = schedule_for_target(graph, target)
     # Before the window rows are merged, which would rewrite the kernels it takes.
+    # The few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
+    store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     store_first_layer_records(program, target,
                               OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)

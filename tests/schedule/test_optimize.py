@@ -43,8 +43,11 @@ def _without_first_layer_records(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests follow the packed steps' pre-extended weights; the first layers'
     records (schedule/first_layer_records.py, counted alike: records_bound) would take
     the models' 3-channel convolutions away from them (tested in
-    tests/codegen/test_first_layers_im2col.py)."""
+    tests/codegen/test_first_layers_im2col.py), and the few-output records
+    (schedule/fewout_records.py) their convolutions to 1-7 channels (tested in
+    tests/codegen/test_fewout.py)."""
     monkeypatch.setattr(pipeline, "store_first_layer_records", lambda *args: 0)
+    monkeypatch.setattr(pipeline, "store_fewout_records", lambda *args: 0)
 
 
 def _paired_constants(program) -> set[int]:

@@ -40,6 +40,7 @@ from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
 from toolchain.codegen.element_types import compute_type, const_value
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.fewout import FewoutEmitter
 from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.float_lanes import FloatLaneEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
@@ -68,7 +69,7 @@ NSW = ["nuw", "nsw"]
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
                   UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter,
-                  FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter):
+                  FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter, FewoutEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -182,6 +183,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
                 continue
             if nest.depthwise5:  # depthwise5.py: calls of the 5x5 row-pair microkernel
                 self.emit_depthwise5()
+                continue
+            if nest.fewout:  # fewout.py: one call of the few-output pixel-tile kernel
+                self.emit_fewout()
                 continue
             self._hoist_invariants()
             self._parallel(0)

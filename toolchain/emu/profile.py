@@ -118,6 +118,9 @@ def _undefined_in(objects: Iterable[Path]) -> set[str]:
     return names
 
 
+_OUTLINED = "OUTLINED_FUNCTION_"  # LLVM's machine outliner's functions
+
+
 def profile_layout(map_path: Path) -> ProfileLayout:
     """The profile rows and code ranges of a linked image, from its link map (and the
     generated objects it names, for the runtime functions they call)."""
@@ -141,8 +144,11 @@ def profile_layout(map_path: Path) -> ProfileLayout:
         name = _function(s)
         if _generated(s):
             kind, row = ("d", row_of[name]) if name in row_of else ("c", 0)
-        elif s.member is not None or name in called:
-            kind, row = "c", 0  # a helper, or runtime code the dispatches call
+        elif s.member is not None or name in called or name.startswith(_OUTLINED):
+            # a helper, runtime code the dispatches call, or a sequence the machine
+            # outliner (-Oz) took out of a runtime function: its caller's row, whoever
+            # that is (owner code sets the row itself)
+            kind, row = "c", 0
         else:
             part = re.match(r"runtime_c__([^_]+)__", Path(s.file).name)
             kind, row = "o", row_of[_RUNTIME_PART_ROW.get(part.group(1) if part else "", OTHER)]

@@ -58,6 +58,9 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
 - `depthwise5`: an int8 depthwise 5x5 window of stride 1, two output rows a call of its
   microkernel over staged pairs of rows (loops/depthwise5.py, codegen/depthwise5.py).
+- `fewout`: an int8 convolution to 1-7 output channels whose input rows are staged once
+  and computed two pixels x two channels a tile by one runtime call a layer
+  (codegen/fewout.py, schedule/fewout_records.py).
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -106,6 +109,7 @@ class Nest:
     row_pairs: bool = False
     im2col: bool = False
     depthwise5: bool = False
+    fewout: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -149,6 +153,8 @@ class Nest:
             parts.append("im2col")
         if self.depthwise5:
             parts.append("depthwise 5x5 pairs")
+        if self.fewout:
+            parts.append("fewout")
         return " ".join(parts)
 
 

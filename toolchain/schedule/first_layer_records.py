@@ -142,11 +142,13 @@ def _single(form, dims: set[int]) -> int | None | bool:
     return form.terms[0][0]
 
 
-def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
+def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPlan | None:
     """The plan for `k` when the im2col microkernel computes it (module docstring),
     else None: an NHWC int8 convolution over 1-4 input channels with OHWI weights,
     its window of any size, stride and dilation, a sum started from a per-channel
-    value and kernel/requant.py's folded requantization to int8."""
+    value and kernel/requant.py's folded requantization to int8. `max_channels`
+    replaces the input channel limit (schedule/fewout_records.py reads the same
+    geometry for any channel count)."""
     if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \
             k.records >= 0 or k.result.dtype.name != "i8" or k.init is None or \
             not _channel_only(k.init):
@@ -181,7 +183,8 @@ def first_layer_plan(k: Kernel) -> FirstLayerPlan | None:
     _, h_in, w_in, cin = k.operands[x.operand].shape
     kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
     ci_extent = k.domain[ci] if ci is not None else 1
-    most = MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
+    most = max_channels if max_channels is not None else \
+        MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
     if cin > most or ci_extent != cin or \
             k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
         return None
@@ -377,7 +380,7 @@ def records_bound(program: Program) -> tuple[int, int]:
     for step in program.steps:
         k = step.kernel
         if isinstance(k, Kernel) and k.records >= 0 and step.schedule is not None and \
-                any(n.im2col for n in step.schedule.nests):
+                any(n.im2col or n.fewout for n in step.schedule.nests):
             layers += 1
             nbytes += np.asarray(program.constants[step.buffers[k.records].index]).nbytes
     return layers, nbytes
