@@ -10,27 +10,27 @@
  * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
  * output rows (y, y+1) of one column and channel: pairs y, y+1, y+2 in one LDM per window
  * column, the middle pair serving both rows, the weights' words and the requantization's
- * values loaded once for the two outputs: 33 instructions (12 multiplies, 8 of
- * requantization, 2 stores, 6 staged / weight loads, 2 address adds, the bias's and the
+ * values loaded once for the two outputs: 31 instructions (12 multiplies, 8 of
+ * requantization, 2 stores, 5 staged / weight loads, the bias's and the
  * requantization's LDMs, the channel loop's 2). The staged columns are S = column_bytes
  * apart and a column of outputs reads 3 of them, stepping by 2: after a column's channels
- * the pointer has moved by one column, and moves by one more. Two consecutive tiles
+ * the three window columns' pointers have moved by one column, and move by one more. Two consecutive tiles
  * share a pair (pair y+2 is the next tile's first), so each pair is staged once.
  *
- * Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output (row y),
- * r4 output row distance, r5-r7 the slots, then M, K_hi, s; r8-r9 the weight words, then
- * temporaries; r10, r11 the sums of rows y, y+1; r12 the other window columns' address.
+ * Registers: r0, r1, r12 the staged words of window columns 0, 1, 2, lr S, r2 records,
+ * r3 output (row y), r4 output row distance, r5-r7 the slots, then M, K_hi, s; r8-r9 the
+ * weight words, then temporaries; r10, r11 the sums of rows y, y+1.
  * The channel loop ends at the channel whose shift word has bit 8 set (the records'
  * LAST_CHANNEL; ASR reads the low byte only). The sums are SMLAD's exact int32 sums, so
  * the results are the reference's bit for bit.
  */
 #include <stdint.h>
 
-/* A window column's three slots: column 0 moves r0 on (r0 walks the channels), columns 1
- * and 2 are read at r0 + S and r0 + 2S less the 12 bytes r0 has moved (LDMDB). */
+/* A window column's three slots; each window column has its pointer, walking the
+ * channels (r0, r1, r12). */
 #define MRT_S2_LD0 "ldm    r0!, {r5, r6, r7}\n"
-#define MRT_S2_LD1 "add    r12, r0, r1\n" "ldmdb  r12, {r5, r6, r7}\n"
-#define MRT_S2_LD2 "add    r12, r12, r1\n" "ldmdb  r12, {r5, r6, r7}\n"
+#define MRT_S2_LD1 "ldm    r1!, {r5, r6, r7}\n"
+#define MRT_S2_LD2 "ldm    r12!, {r5, r6, r7}\n"
 
 /* One window column's 4 multiplies into the two rows' sums (r8: (w0, w1), r9: (w1, w2)). */
 #define MRT_S2_MACS2(P0, P1, P2) \
@@ -92,9 +92,9 @@
   REQUANT("r10") \
   "strb   r10, [r3], #1\n"
 
-/* The column loop over the channel loop; after a column's channels r0 is one staged
- * column on and r3 at the next output column; r0 moves one column more (stride 2) and
- * the records restart ([sp]). */
+/* The column loop over the channel loop; after a column's channels the window columns'
+ * pointers are one staged column on and r3 at the next output column; the pointers move
+ * one column more (stride 2) and the records restart ([sp]). */
 #define MRT_S2_COLUMNS(TILE, P0, P1, P2, REQUANT) \
   "10:\n" \
   "ldr    r2, [sp]\n" \
@@ -102,7 +102,9 @@
   TILE(P0, P1, P2, REQUANT) \
   "tst    r7, #256\n"                /* the last channel */ \
   "beq    11b\n" \
-  "add    r0, r0, r1\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
   "ldr    r8, [sp, #4]\n" \
   "subs   r8, r8, #1\n" \
   "str    r8, [sp, #4]\n" \
@@ -138,14 +140,16 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "ldr    r1, [r0, #16]\n"
         "str    r1, [sp, #4]\n"            /* columns left */
         "ldr    r7, [r0, #24]\n"
-        "ldr    r1, [r0, #28]\n"
+        "ldr    lr, [r0, #28]\n"           /* S */
         "ldr    r0, [r0, #4]\n"
+        "add    r1, r0, lr\n"
+        "add    r12, r1, lr\n"
         "tst    r7, #4\n"
         "beq    40f\n"
         "tst    r7, #8\n"
         "bne    31f\n"
-        "and    r12, r7, #3\n"
-        "cmp    r12, #1\n"
+        "and    r8, r7, #3\n"
+        "cmp    r8, #1\n"
         "beq    21f\n"
         "bhi    22f\n"
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_FAST)
