@@ -6,7 +6,7 @@ int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that ar
 are not multiples of 4 (3 to 67: the staging reads words, or single values past the
 last whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID,
 odd and even output heights (an odd last row alone, its pairs in fixed slots), one output
-row, one output column; biases too large for the doubled records (the kernel's other
+row, one output column, rows too wide for one band of staged columns; biases too large for the doubled records (the kernel's other
 requantization, each call staging its pairs); records made on the stack; the calls run
 bottom-up; a chain of layers (the arena may place a result over its operand). Layers of
 stride 2 the kernel does not take (multiplier 2, 1 or 2 channels) stay exact through
@@ -38,6 +38,11 @@ SHAPES = [(20, 20, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"), (19, 6, 16, 1, "VALID"
           (9, 11, 7, 1, "SAME"), (12, 7, 5, 1, "VALID"), (2, 9, 8, 1, "SAME"),
           (3, 3, 8, 1, "VALID"), (11, 2, 8, 1, "SAME"), (1, 12, 4, 1, "SAME"),
           (14, 1, 4, 1, "SAME")]
+# Rows too wide for one band of staged columns (loops/depthwise.py `RowPairPlan.band`):
+# 2 or more bands of output columns, the first and last with pad columns (SAME of odd
+# width: one on each side), each all its rows before the next.
+BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID"),
+         (12, 12, 64, 1, "SAME"), (7, 30, 61, 1, "SAME")]
 NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
 
 
@@ -82,20 +87,21 @@ def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
         return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
 
 
-@pytest.mark.parametrize("group", ["channels", "shapes"])
+@pytest.mark.parametrize("group", ["channels", "shapes", "bands"])
 def test_stride2_on_cortex_m4(group: str, tmp_path: Path) -> None:
-    layers = CHANNELS if group == "channels" else SHAPES
+    layers = {"channels": CHANNELS, "shapes": SHAPES, "bands": BANDS}[group]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=len(group))
 
 
 def test_stride2_on_cortex_m7(tmp_path: Path) -> None:
-    assert KERNEL_S2_SYMBOL in _run(CHANNELS[::2] + SHAPES[::3], "cortex-m7", tmp_path, seed=7)
+    layers = CHANNELS[::2] + SHAPES[::3] + BANDS[::2]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m7", tmp_path, seed=7)
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
     """Twice the sum might not be an int32: the records keep the layer's own weights,
     the kernel the 64-bit requantization (SMLAL), each call staging its three pairs."""
-    layers = [CHANNELS[2], CHANNELS[4], SHAPES[1], SHAPES[5]]
+    layers = [CHANNELS[2], CHANNELS[4], SHAPES[1], SHAPES[5], BANDS[1]]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
 
 
@@ -119,15 +125,15 @@ def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
 
     monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
-    layers = CHANNELS[:3] + SHAPES[:6]
+    layers = CHANNELS[:3] + SHAPES[:6] + BANDS[:2]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
-    assert KERNEL_S2_SYMBOL in _run(layers[:4], "cortex-m4", tmp_path / "b", seed=14,
-                                    big_bias=True)
+    assert KERNEL_S2_SYMBOL in _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b",
+                                    seed=14, big_bias=True)
 
 
 def test_a_chain_of_layers(tmp_path: Path) -> None:
     """Each layer's input dies at it, so the arena may start its result over it."""
-    layers = [(40, 40, 16, 1, "SAME"), (20, 20, 16, 1, "SAME"), (10, 10, 16, 1, "VALID")]
+    layers = [(48, 48, 16, 1, "SAME"), (24, 24, 16, 1, "SAME"), (12, 12, 16, 1, "VALID")]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
 
 

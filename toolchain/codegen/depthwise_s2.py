@@ -71,23 +71,17 @@ class StrideTwoEmitter:
             flags = b.shl(b.zext(doubled, I32), const(1))
         flags = b.shl(flags, const(1))  # DOUBLED_FLAG (2) -> DOUBLED (4)
         column_words = QUAD_SLOTS * channels
-        staged = self._dw_stack(ir.ArrayType(I32, column_words * (w_in + 2)), 8, "dw_staged")
-        pad_words = -(-row_bytes // 4)
+        width = plan.band(k)  # output columns per band, the last band the rest
+        bands = [(x0, min(width, w_out - x0)) for x0 in range(0, w_out, width)]
+        columns = 2 * width + 1  # staged input columns of a band
+        staged = self._dw_stack(ir.ArrayType(I32, column_words * columns), 8, "dw_staged")
+        pad_words = -(-columns * channels // 4)
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
-
-        # The pad row, and the pad columns (every slot) of the staged buffer.
         pad = plan.pad
         self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
             const((pad & 0xFF) * 0x01010101), self._dw_word(pad_row, i)))
         pair = const(((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
-        right = (w_in + 1) * column_words
-
-        def pad_columns(i: ir.Value) -> None:
-            b.store(pair, self._dw_word(staged, i))
-            b.store(pair, self._dw_word(staged, b.add(i, const(right))))
-
-        self._loop_range("dw.pad_cols", 0, column_words, 1, pad_columns)
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -98,44 +92,53 @@ class StrideTwoEmitter:
         # 2 tiles + 1) in slots 0 and 1, where its code reads them.
         shift = (-2 * tiles) % QUAD_SLOTS if rest else 0
 
-        def slot_of(m: ir.Value) -> ir.Value:
-            return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
-
-        def stage(m: ir.Value, slot: ir.Value | None = None) -> None:
-            """Pair m's input rows (2m + a, 2m + a + 1) into `slot` (default its own)."""
-            first = b.add(b.mul(m, const(2)), const(plan.row))
-            rows = []
-            for r in (first, b.add(first, const(1))):
-                inside = b.icmp_unsigned("<", r, const(h_in))  # a negative row too
-                at = b.gep(x_buf, [b.mul(r, const(row_bytes))], source_etype=I8)
-                rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
-            into = slot_of(m) if slot is None else slot
-            dst = self._dw_word(staged, b.add(into, const(column_words)))
-            b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(row_bytes)])
-
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR),
-                field(1))
+        b.store(b.bitcast(staged, PTR), field(1))
         b.store(b.bitcast(records, PTR), field(2))
         b.store(const(outs), field(3))
-        b.store(const(w_out), field(4))
         b.store(const(out_row), field(5))
         b.store(const(4 * column_words), field(7))
 
-        def call(t: ir.Value, mode: ir.Value) -> None:
-            """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
-            y = b.mul(t, const(2))
-            b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8), field(0))
-            b.store(b.or_(flags, mode), field(6))
-            b.call(kernel_fn, [args])
+        def band(x0: int, n: int, fast: bool) -> None:
+            """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b
+            staged (those outside the input hold the pad value's pair, in every slot),
+            then their rows, two a call."""
+            first = 2 * x0 + plan.col
+            lo, hi = max(0, -first), min(2 * n + 1, w_in - first)  # inside the input
+            for j in [*range(lo), *range(hi, 2 * n + 1)]:
+                self._loop_range("dw.pad_col", 0, column_words, 1, lambda i, j=j: b.store(
+                    pair, self._dw_word(staged, b.add(i, const(j * column_words)))))
+            b.store(const(n), field(4))
+            span = (hi - lo) * channels  # bytes of each staged row
 
-        last = const(tiles)
-        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
-        reverse = self.nest.reverse
-        with b.if_else(doubled) as (fast, slow):
-            with fast:
+            def slot_of(m: ir.Value) -> ir.Value:
+                return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
+
+            def stage(m: ir.Value, slot: ir.Value | None = None) -> None:
+                """Pair m's rows (2m + a, 2m + a + 1) into `slot` (default its own)."""
+                top = b.add(b.mul(m, const(2)), const(plan.row))
+                rows = []
+                for r in (top, b.add(top, const(1))):
+                    inside = b.icmp_unsigned("<", r, const(h_in))  # a negative row too
+                    at = b.gep(x_buf, [b.add(b.mul(r, const(row_bytes)),
+                                             const((first + lo) * channels))],
+                               source_etype=I8)
+                    rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+                into = slot_of(m) if slot is None else slot
+                dst = self._dw_word(staged, b.add(into, const(lo * column_words)))
+                b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(span)])
+
+            def call(t: ir.Value, mode: ir.Value) -> None:
+                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
+                at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
+                b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
+                b.store(b.or_(flags, mode), field(6))
+                b.call(kernel_fn, [args])
+
+            last = const(tiles)
+            if fast:
                 def fast_tile(t: ir.Value) -> None:
                     m = b.mul(t, const(2))
                     for j in ((1, 0) if reverse else (1, 2)):
@@ -159,24 +162,37 @@ class StrideTwoEmitter:
                         stage(m)
                     if tiles:
                         self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
-            with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
-                def slow_tile(t: ir.Value) -> None:
-                    m = b.mul(t, const(2))
-                    for j in range(3):
-                        stage(b.add(m, const(j)), const(j))
-                    call(t, const(0))
+                return
 
-                def slow_rest() -> None:
-                    m = b.mul(last, const(2))
-                    for j in range(2):
-                        stage(b.add(m, const(j)), const(j))
-                    call(last, const(ONE_ROW))
+            # Every call stages its pairs into slots 0-2 (0-1: one row).
+            def slow_tile(t: ir.Value) -> None:
+                m = b.mul(t, const(2))
+                for j in range(3):
+                    stage(b.add(m, const(j)), const(j))
+                call(t, const(0))
 
-                if rest and reverse:
-                    slow_rest()
-                if tiles:
-                    self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
-                                     -1 if reverse else 1, slow_tile)
-                if rest and not reverse:
-                    slow_rest()
+            def slow_rest() -> None:
+                m = b.mul(last, const(2))
+                for j in range(2):
+                    stage(b.add(m, const(j)), const(j))
+                call(last, const(ONE_ROW))
+
+            if rest and reverse:
+                slow_rest()
+            if tiles:
+                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                 -1 if reverse else 1, slow_tile)
+            if rest and not reverse:
+                slow_rest()
+
+        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+        reverse = self.nest.reverse
+        order = bands[::-1] if reverse else bands
+        with b.if_else(doubled) as (fast, slow):
+            with fast:
+                for x0, n in order:
+                    band(x0, n, True)
+            with slow:
+                for x0, n in order:
+                    band(x0, n, False)
         return True

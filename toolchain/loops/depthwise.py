@@ -90,8 +90,11 @@ class RowPairPlan:
         staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles) and a
         row of pad values. The per-channel records are a constant
         (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 40 bytes a channel more."""
+        stack too, 40 bytes a channel more. With a stride of 2, those of a band of
+        output columns (`band`)."""
         w_in, c = k.operands[self.x.operand].shape[2:]
+        if self.stride == 2:
+            return _band_bytes(2 * max(self.band(k), 1) + 1, c)  # 0: one does not fit
         return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
 
     @property
@@ -99,6 +102,20 @@ class RowPairPlan:
         """The least slots of staged row pairs its kernel takes: 2 (row pairs), 3 with
         a stride of 2 (two output rows read three pairs, codegen/depthwise_s2.py)."""
         return 2 if self.stride == 1 else QUAD_SLOTS
+
+    def band(self, k: Kernel) -> int:
+        """Output columns per band of a stride-2 kernel (codegen/depthwise_s2.py): the
+        widest of the fewest equal bands whose 2 x columns + 1 staged input columns (3
+        slots) and pad row fit STACK_BYTES (wide rows: vww_96's 48x48x16 takes 10.4 KB
+        whole); 0 when a band of one column does not fit."""
+        w_out, c = k.domain[X], k.operands[self.x.operand].shape[3]
+        return next((b for b in (-(-w_out // n) for n in range(1, w_out + 1))
+                     if _band_bytes(2 * b + 1, c) <= STACK_BYTES), 0)
+
+
+def _band_bytes(columns: int, channels: int) -> int:
+    """Staged words of `columns` input columns in 3 slots, and a pad row as long."""
+    return 4 * QUAD_SLOTS * columns * channels + 4 * -(-columns * channels // 4)
 
 
 def _is(e: Expr, op: str, n: int) -> bool:
@@ -255,10 +272,15 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
             X in unblocked or row_pair_plan(k) is None:
         return None
     plan = row_pair_plan(k)
-    rows = QUAD_ROWS if plan is not None and plan.stride == 1 and \
-        k.domain[Y] >= QUAD_ROWS and plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
-    blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
-    return Nest(k.domain, k.n_parallel, (N, Y, C, X), unroll=(KY, KX, CI),
+    assert plan is not None
+    rows = QUAD_ROWS if plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
+        plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
+    # Stride 2: bands of output columns, each all its rows before the next (the order
+    # the arena's overlap walk must see).
+    width = plan.band(k) if plan.stride == 2 else k.domain[X]
+    order = (N, Y, C, X) if width == k.domain[X] else (N, X, Y, C)
+    blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
+    return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
 
 
