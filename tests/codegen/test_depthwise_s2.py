@@ -3,15 +3,16 @@ depthwise_s2.py, loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for 
 against the numpy reference and TFLite Micro's interpreter.
 
 int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that are and
-are not multiples of 4 (3 to 67: the staging reads words, or single values past the
-last whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID,
-odd and even output heights (an odd last row alone, its pairs in fixed slots), one output
-row, one output column, rows too wide for one band of staged columns; biases too large for the doubled records (the kernel's other
-requantization, each call staging its pairs); records made on the stack; the calls run
-bottom-up; a chain of layers (the arena may place a result over its operand). Layers of
-stride 2 the kernel does not take (multiplier 2, 1 or 2 channels) stay exact through
-the generated tiles. One firmware holds a group of layers, each with its own graph
-input and output.
+are not multiples of 4 (3 to 67: the staging reads words, or single values past the last
+whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID, odd
+and even output heights (an odd last row alone, its pairs in fixed slots), one output
+row, one output column, rows too wide for one band of staged columns; biases too large
+for the doubled records (the kernel's other requantization, each call staging its
+pairs); records made on the stack; the calls run bottom-up; a chain of layers (the arena
+may place a result over its operand). Layers of stride 2 the kernel does not take
+(multiplier 2, 1 or 2 channels, rows that would need bands of under 3 columns) stay
+exact through the generated tiles. One firmware holds a group of layers, each with its
+own graph input and output.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ SHAPES = [(20, 20, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"), (19, 6, 16, 1, "VALID"
 # width: one on each side), each all its rows before the next.
 BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID"),
          (12, 12, 64, 1, "SAME"), (7, 30, 61, 1, "SAME")]
-NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
+NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME"),
+             (6, 6, 128, 1, "SAME")]  # the last: bands of 2 columns (MIN_BAND)
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,

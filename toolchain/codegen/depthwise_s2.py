@@ -14,6 +14,16 @@ output rows. An odd last row is a call of one row whose pairs the shift puts in 
 and 1. Records that are not doubled (a bias past +-2**29, rare) take the kernel's other
 requantization, whose code reads pairs from fixed slots 0-2: each call stages its three.
 
+A row whose staged columns would pass loops/depthwise.py's STACK_BYTES (3 slots of 4
+bytes a column and channel: vww_96_int8's 48x48x16 takes 10.4 KB with its pad row) is cut
+into bands of output columns (`RowPairPlan.band`), each staging only its 2n + 1 input
+columns (the columns left and right of the input as pad pairs). The rows still run in
+order, every band of two output rows before the next two (the nest's order (N, Y, X, C)
+for the overlap walk: all bands' rows first would keep a result from starting over its
+operand, vww_96's 24x24x32 fell back to tiles one column wide), so a band's call stages
+its three pairs (the one it shares with the band's next call staged twice) into fixed
+slots: 3 staged pairs a call where one band stages 2.
+
 Calls run bottom-up where the nest says `reverse` (schedule/overlap.py): a call stages
 its input rows before its first store, no later than the overlap walk's 2-row tiles
 assume. The sums are exact int32 sums in another order, so the results are the
@@ -21,6 +31,8 @@ reference's bit for bit (tests/codegen/test_depthwise_s2.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from llvmlite import ir
 
@@ -101,10 +113,10 @@ class StrideTwoEmitter:
         b.store(const(out_row), field(5))
         b.store(const(4 * column_words), field(7))
 
-        def band(x0: int, n: int, fast: bool) -> None:
-            """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b
-            staged (those outside the input hold the pad value's pair, in every slot),
-            then their rows, two a call."""
+        def band(x0: int, n: int) -> tuple[Callable[..., None], Callable[..., None]]:
+            """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
+            staged (those outside the input hold the pad value's pair, in every slot:
+            written here), the kernel's width set; returns the band's (stage, call)."""
             first = 2 * x0 + plan.col
             lo, hi = max(0, -first), min(2 * n + 1, w_in - first)  # inside the input
             for j in [*range(lo), *range(hi, 2 * n + 1)]:
@@ -112,9 +124,6 @@ class StrideTwoEmitter:
                     pair, self._dw_word(staged, b.add(i, const(j * column_words)))))
             b.store(const(n), field(4))
             span = (hi - lo) * channels  # bytes of each staged row
-
-            def slot_of(m: ir.Value) -> ir.Value:
-                return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
 
             def stage(m: ir.Value, slot: ir.Value | None = None) -> None:
                 """Pair m's rows (2m + a, 2m + a + 1) into `slot` (default its own)."""
@@ -137,8 +146,37 @@ class StrideTwoEmitter:
                 b.store(b.or_(flags, mode), field(6))
                 b.call(kernel_fn, [args])
 
-            last = const(tiles)
-            if fast:
+            return stage, call
+
+        def slot_of(m: ir.Value) -> ir.Value:
+            return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
+
+        last = const(tiles)
+        reverse = self.nest.reverse
+        if len(bands) > 1:
+            # Several bands: per 2 output rows each band stages its 3 pairs (2: the odd last
+            # row) into slots 0-2 and is called, so that rows run in order (the overlap
+            # walk's); the pairs two calls of a band share are staged twice.
+            def rows_of(t: ir.Value, pairs: int) -> None:
+                for x0, n in bands[::-1] if reverse else bands:
+                    stage, call = band(x0, n)
+                    for j in range(pairs):
+                        stage(b.add(b.mul(t, const(2)), const(j)), const(j))
+                    call(t, const(0 if pairs == 3 else ONE_ROW))
+
+            if rest and reverse:
+                rows_of(last, 2)
+            if tiles:
+                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                 -1 if reverse else 1, lambda t: rows_of(t, 3))
+            if rest and not reverse:
+                rows_of(last, 2)
+            return True
+
+        stage, call = band(0, w_out)
+        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+        with b.if_else(doubled) as (fast, slow):
+            with fast:
                 def fast_tile(t: ir.Value) -> None:
                     m = b.mul(t, const(2))
                     for j in ((1, 0) if reverse else (1, 2)):
@@ -162,37 +200,24 @@ class StrideTwoEmitter:
                         stage(m)
                     if tiles:
                         self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
-                return
+            with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
+                def slow_tile(t: ir.Value) -> None:
+                    m = b.mul(t, const(2))
+                    for j in range(3):
+                        stage(b.add(m, const(j)), const(j))
+                    call(t, const(0))
 
-            # Every call stages its pairs into slots 0-2 (0-1: one row).
-            def slow_tile(t: ir.Value) -> None:
-                m = b.mul(t, const(2))
-                for j in range(3):
-                    stage(b.add(m, const(j)), const(j))
-                call(t, const(0))
+                def slow_rest() -> None:
+                    m = b.mul(last, const(2))
+                    for j in range(2):
+                        stage(b.add(m, const(j)), const(j))
+                    call(last, const(ONE_ROW))
 
-            def slow_rest() -> None:
-                m = b.mul(last, const(2))
-                for j in range(2):
-                    stage(b.add(m, const(j)), const(j))
-                call(last, const(ONE_ROW))
-
-            if rest and reverse:
-                slow_rest()
-            if tiles:
-                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
-                                 -1 if reverse else 1, slow_tile)
-            if rest and not reverse:
-                slow_rest()
-
-        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
-        reverse = self.nest.reverse
-        order = bands[::-1] if reverse else bands
-        with b.if_else(doubled) as (fast, slow):
-            with fast:
-                for x0, n in order:
-                    band(x0, n, True)
-            with slow:
-                for x0, n in order:
-                    band(x0, n, False)
+                if rest and reverse:
+                    slow_rest()
+                if tiles:
+                    self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                     -1 if reverse else 1, slow_tile)
+                if rest and not reverse:
+                    slow_rest()
         return True

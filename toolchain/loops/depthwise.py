@@ -61,6 +61,7 @@ DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled
 QUAD_ROWS = 4
 QUAD_SLOTS = 3
 STRIDES = (1, 2)  # the window's stride along rows and columns (2: multiplier 1 only)
+MIN_BAND = 3  # output columns of a stride-2 band where a row takes several (`band`)
 # The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
 # c (the output channel); reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)
@@ -93,8 +94,8 @@ class RowPairPlan:
         stack too, 40 bytes a channel more. With a stride of 2, those of a band of
         output columns (`band`)."""
         w_in, c = k.operands[self.x.operand].shape[2:]
-        if self.stride == 2:
-            return _band_bytes(2 * max(self.band(k), 1) + 1, c)  # 0: one does not fit
+        if self.stride == 2:  # no band: the whole row's
+            return _band_bytes(2 * (self.band(k) or k.domain[X]) + 1, c)
         return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
 
     @property
@@ -107,10 +108,14 @@ class RowPairPlan:
         """Output columns per band of a stride-2 kernel (codegen/depthwise_s2.py): the
         widest of the fewest equal bands whose 2 x columns + 1 staged input columns (3
         slots) and pad row fit STACK_BYTES (wide rows: vww_96's 48x48x16 takes 10.4 KB
-        whole); 0 when a band of one column does not fit."""
+        whole); 0 when no band of MIN_BAND columns fits. Each of several bands stages
+        3 pairs of rows a call where one band stages 2 (codegen/depthwise_s2.py): with
+        bands of 2 columns that is 14 instructions an output, the kernel 15.5 more, no
+        better than the generated tiles (vww_96's 6x6x128: 40,880 against 34,350)."""
         w_out, c = k.domain[X], k.operands[self.x.operand].shape[3]
         return next((b for b in (-(-w_out // n) for n in range(1, w_out + 1))
-                     if _band_bytes(2 * b + 1, c) <= STACK_BYTES), 0)
+                     if _band_bytes(2 * b + 1, c) <= STACK_BYTES and
+                     (b == w_out or b >= MIN_BAND)), 0)
 
 
 def _band_bytes(columns: int, channels: int) -> int:
@@ -254,7 +259,8 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     pad = int(x.pad.value) if x.pad is not None else 0
     plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
                        stride=stride)
-    return plan if plan.stack_bytes(k, plan.slots) <= STACK_BYTES else None
+    fits = plan.band(k) > 0 if stride == 2 else plan.stack_bytes(k) <= STACK_BYTES
+    return plan if fits else None
 
 
 def has_row_pairs(target: Target) -> bool:
@@ -275,10 +281,10 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     assert plan is not None
     rows = QUAD_ROWS if plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
         plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
-    # Stride 2: bands of output columns, each all its rows before the next (the order
-    # the arena's overlap walk must see).
+    # Stride 2: bands of output columns where a row's staged columns do not fit, every
+    # band of 2 output rows before the next 2 rows (codegen/depthwise_s2.py).
     width = plan.band(k) if plan.stride == 2 else k.domain[X]
-    order = (N, Y, C, X) if width == k.domain[X] else (N, X, Y, C)
+    order = (N, Y, C, X) if width == k.domain[X] else (N, Y, X, C)
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
     return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
