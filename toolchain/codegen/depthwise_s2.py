@@ -15,7 +15,7 @@ and 1. Records that are not doubled (a bias past +-2**29, rare) take the kernel'
 requantization, whose code reads pairs from fixed slots 0-2: each call stages its three.
 
 A row whose staged columns would pass loops/depthwise.py's STACK_BYTES (3 slots of 4
-bytes a column and channel: vww_96_int8's 48x48x16 takes 10.4 KB with its pad row) is cut
+bytes a column and channel: vww_96_int8's 24x24x32 takes 10.4 KB with its pad row) is cut
 into bands of output columns (`RowPairPlan.band`), each staging only its 2n + 1 input
 columns (the columns left and right of the input as pad pairs). The rows still run in
 order, every band of two output rows before the next two (the nest's order (N, Y, X, C)

@@ -107,7 +107,7 @@ class RowPairPlan:
     def band(self, k: Kernel) -> int:
         """Output columns per band of a stride-2 kernel (codegen/depthwise_s2.py): the
         widest of the fewest equal bands whose 2 x columns + 1 staged input columns (3
-        slots) and pad row fit STACK_BYTES (wide rows: vww_96's 48x48x16 takes 10.4 KB
+        slots) and pad row fit STACK_BYTES (wide rows: vww_96's 24x24x32 takes 10.4 KB
         whole); 0 when no band of MIN_BAND columns fits. Each of several bands stages
         3 pairs of rows a call where one band stages 2 (codegen/depthwise_s2.py): with
         bands of 2 columns that is 14 instructions an output, the kernel 15.5 more, no
