@@ -38,14 +38,22 @@ from llvmlite import ir
 
 from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL
 from toolchain.kernel.form import Kernel
-from toolchain.loops.depthwise import QUAD_SLOTS, RECORD_WORDS, C, X, Y, row_pair_plan
+from toolchain.loops.depthwise import (
+    DOUBLED_FLAG,
+    QUAD_SLOTS,
+    RECORD_WORDS,
+    C,
+    X,
+    Y,
+    row_pair_plan,
+)
 
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
-DOUBLED = 4  # flags: doubled records (the records' DOUBLED_FLAG, 2, shifted by one)
+DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
 
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
@@ -81,7 +89,7 @@ class StrideTwoEmitter:
             doubled = self._dw_doubling(plan, outs)
             records = self._dw_records(plan, outs, doubled)
             flags = b.shl(b.zext(doubled, I32), const(1))
-        flags = b.shl(flags, const(1))  # DOUBLED_FLAG (2) -> DOUBLED (4)
+        flags = b.shl(flags, const(1))  # DOUBLED_FLAG -> DOUBLED
         column_words = QUAD_SLOTS * channels
         width = plan.band(k)  # output columns per band, the last band the rest
         bands = [(x0, min(width, w_out - x0)) for x0 in range(0, w_out, width)]
