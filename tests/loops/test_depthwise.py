@@ -34,7 +34,7 @@ LAYERS = [
     # requantization record is indexed by the pixel too), which the kernel cannot read.
     ("two_channels", 19, 6, 2, 1, 3, 1, 1, "SAME", False),
     ("small_map", 5, 5, 8, 1, 3, 1, 1, "SAME", False),
-    ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", True),  # tests/loops/test_depthwise_s2.py
+    ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", True),  # tests/loops/test_depthwise_stride2.py
     ("dilated", 19, 6, 16, 1, 3, 1, 2, "SAME", False),
     ("five", 10, 10, 16, 1, 5, 1, 1, "SAME", False),
     ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", True),
