@@ -129,6 +129,11 @@ def layers(grid: Sequence[int]) -> list[Layer]:
     for n in (10, 32):
         out += [Layer(f"dense ->{n}", "dense", 1, 1, c, n)
                 for c in sorted({*grid, 27, 128, 250})]
+    # Appended last, so every earlier group keeps its layers and seeds (see main()):
+    # depthwise 3x3 of stride 2 (MobileNet's downsampling layers), multiplier 1.
+    for h, w in ((10, 10), (20, 20)):
+        out += [Layer(f"depthwise 3x3 s2 x1 {h}x{w}", "depthwise", h, w, c, c, 3, 3,
+                      stride=2) for c in grid]
     return out
 
 

@@ -1,5 +1,5 @@
 """Which kernels the depthwise row-pair microkernel takes (loops/depthwise.py): int8 3x3
-depthwise convolutions of stride and dilation 1 and multiplier 1 or 2, SAME or VALID, whose
+depthwise convolutions of stride 1 (or 2) and dilation 1 and multiplier 1 or 2, SAME or VALID, whose
 epilogue is the folded requantization clamped to int8, on the DSP targets only, and
 whose staged buffers fit the stack budget; every other layer keeps the generated tiles.
 The results themselves are checked under QEMU in tests/codegen/test_depthwise_pairs.py."""
@@ -34,7 +34,7 @@ LAYERS = [
     # requantization record is indexed by the pixel too), which the kernel cannot read.
     ("two_channels", 19, 6, 2, 1, 3, 1, 1, "SAME", False),
     ("small_map", 5, 5, 8, 1, 3, 1, 1, "SAME", False),
-    ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", False),
+    ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", True),  # tests/loops/test_depthwise_stride2.py
     ("dilated", 19, 6, 16, 1, 3, 1, 2, "SAME", False),
     ("five", 10, 10, 16, 1, 5, 1, 1, "SAME", False),
     ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", True),
@@ -80,7 +80,9 @@ def test_the_row_pair_kernels(tmp_path: Path) -> None:
         if plan is not None:
             assert plan.stack_bytes(k) <= STACK_BYTES
             same = name != "valid"
-            assert (plan.row, plan.col) == ((-1, -1) if same else (0, 0))
+            top = 0 if name in ("valid", "stride2") else -1  # stride 2 of even size: 0
+            assert (plan.row, plan.col) == (top, top)
+            assert plan.stride == (2 if name == "stride2" else 1)
             # SAME pads with the input's zero point (int8_layer_op's in_zp); VALID reads
             # no pad value (its rows past the input only feed a discarded scratch row).
             assert plan.pad == (-3 if same else 0)

@@ -35,6 +35,7 @@ from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.dense_rows import DenseRowsEmitter
 from toolchain.codegen.depthwise5 import Depthwise5Emitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
+from toolchain.codegen.depthwise_s2 import StrideTwoEmitter
 from toolchain.codegen.dot import DotEmitter
 from toolchain.codegen.dot_ukernel import LateSum, UkernelDotEmitter
 from toolchain.codegen.dot_vector import LANES_STORED, VectorDotEmitter
@@ -68,8 +69,9 @@ NSW = ["nuw", "nsw"]
 
 
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
-                  UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, FourRowEmitter,
-                  FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter, FewoutEmitter):
+                  UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, StrideTwoEmitter,
+                  FourRowEmitter, FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter,
+                  FewoutEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -175,8 +177,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
             self._start_nest(nest, schedule)
             if 0 in self.k.domain[:self.k.n_parallel]:
                 continue
-            if nest.row_pairs:  # depthwise_pairs.py: calls of the row-pair microkernel
-                self.emit_row_pairs()
+            if nest.row_pairs:  # depthwise_pairs.py (_s2.py): calls of a row-pair microkernel
+                if not self.emit_stride2():
+                    self.emit_row_pairs()
                 continue
             if nest.im2col:  # first_layers.py: one call of the im2col microkernel
                 self.emit_im2col()

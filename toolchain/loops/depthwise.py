@@ -15,8 +15,9 @@ rows for it and calls it (the why of assembly is there).
 
 `row_pair_plan` recognises the kernel: kernel/lower.py's depthwise convolution with a
 multiplier of 1 or 2 (input `x[0, y + ky + a, x + kx + b, c]` or `c / 2`, with or
-without a pad value, weights indexed by (ky, kx, c)), a 3x3 window of stride and
-dilation 1, an i8 result
+without a pad value, weights indexed by (ky, kx, c)), a 3x3 window of stride 1 (or 2
+with a multiplier of 1: codegen/depthwise_s2.py, `RowPairPlan.stride`) and dilation 1,
+an i8 result
 whose epilogue is kernel/requant.py's folded requantization (every s >= 2) clamped to
 [-128, 127], a sum started from a per-channel value (the bias), and staged buffers
 that fit STACK_BYTES. `row_pair_nest` gives its nest on targets with the DSP extension
@@ -59,6 +60,8 @@ DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled
 # STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
 QUAD_ROWS = 4
 QUAD_SLOTS = 3
+STRIDES = (1, 2)  # the window's stride along rows and columns (2: multiplier 1 only)
+MIN_BAND = 3  # output columns of a stride-2 band where a row takes several (`band`)
 # The kernel's dims (kernel/lower.py's depthwise convolution, NHWC): parallel n, y, x,
 # c (the output channel); reduced ky, kx and the input channel (extent 1).
 N, Y, X, C, KY, KX, CI = range(7)
@@ -81,15 +84,43 @@ class RowPairPlan:
     k_high: Expr
     shift: Expr
     depth_multiplier: int = 1  # output channels per input channel: 1 or 2
+    stride: int = 1  # 2: codegen/depthwise_s2.py (multiplier 1)
 
     def stack_bytes(self, k: Kernel, slots: int = 2) -> int:
         """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
         staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles) and a
         row of pad values. The per-channel records are a constant
         (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 40 bytes a channel more."""
+        stack too, 40 bytes a channel more. With a stride of 2, those of a band of
+        output columns (`band`)."""
         w_in, c = k.operands[self.x.operand].shape[2:]
+        if self.stride == 2:  # no band: the whole row's
+            return _band_bytes(2 * (self.band(k) or k.domain[X]) + 1, c)
         return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
+
+    @property
+    def slots(self) -> int:
+        """The least slots of staged row pairs its kernel takes: 2 (row pairs), 3 with
+        a stride of 2 (two output rows read three pairs, codegen/depthwise_s2.py)."""
+        return 2 if self.stride == 1 else QUAD_SLOTS
+
+    def band(self, k: Kernel) -> int:
+        """Output columns per band of a stride-2 kernel (codegen/depthwise_s2.py): the
+        widest of the fewest equal bands whose 2 x columns + 1 staged input columns (3
+        slots) and pad row fit STACK_BYTES (wide rows: vww_96's 24x24x32 takes 10.4 KB
+        whole); 0 when no band of MIN_BAND columns fits. Each of several bands stages
+        3 pairs of rows a call where one band stages 2 (codegen/depthwise_s2.py): with
+        bands of 2 columns that is 14 instructions an output, the kernel 15.5 more, no
+        better than the generated tiles (vww_96's 6x6x128: 40,880 against 34,350)."""
+        w_out, c = k.domain[X], k.operands[self.x.operand].shape[3]
+        return next((b for b in (-(-w_out // n) for n in range(1, w_out + 1))
+                     if _band_bytes(2 * b + 1, c) <= STACK_BYTES and
+                     (b == w_out or b >= MIN_BAND)), 0)
+
+
+def _band_bytes(columns: int, channels: int) -> int:
+    """Staged words of `columns` input columns in 3 slots, and a pad row as long."""
+    return 4 * QUAD_SLOTS * columns * channels + 4 * -(-columns * channels // 4)
 
 
 def _is(e: Expr, op: str, n: int) -> bool:
@@ -205,12 +236,15 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
         return None
     n, y, col, _ = forms[id(x)]
     depth = _depth_multiplier(x.index[3])
-    if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
-            dict(col.terms) != {X: 1, KX: 1} or depth is None:
+    stride = dict(y.terms).get(Y)
+    if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: stride, KY: 1} or \
+            dict(col.terms) != {X: stride, KX: 1} or depth is None or \
+            stride not in STRIDES or (stride > 1 and depth != 1):
         return None
     w_in, channels = k.operands[x.operand].shape[2:]
+    # The last window's columns end at the staged buffer's right pad column at the most.
     if channels * depth != k.domain[C] or col.const < -1 or \
-            k.domain[X] + col.const + 1 > w_in:
+            stride * (k.domain[X] - 1) + col.const + 2 > w_in:
         return None
     fw = [affine_of(i) for i in w.index]
     if any(f is None or len(f.terms) > 1 or f.const or (f.terms and f.terms[0][1] != 1)
@@ -223,8 +257,10 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
-    return plan if plan.stack_bytes(k) <= STACK_BYTES else None
+    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
+                       stride=stride)
+    fits = plan.band(k) > 0 if stride == 2 else plan.stack_bytes(k) <= STACK_BYTES
+    return plan if fits else None
 
 
 def has_row_pairs(target: Target) -> bool:
@@ -242,10 +278,15 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
             X in unblocked or row_pair_plan(k) is None:
         return None
     plan = row_pair_plan(k)
-    rows = QUAD_ROWS if plan is not None and k.domain[Y] >= QUAD_ROWS and \
+    assert plan is not None
+    rows = QUAD_ROWS if plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
         plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
-    blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
-    return Nest(k.domain, k.n_parallel, (N, Y, C, X), unroll=(KY, KX, CI),
+    # Stride 2: bands of output columns where a row's staged columns do not fit, every
+    # band of 2 output rows before the next 2 rows (codegen/depthwise_s2.py).
+    width = plan.band(k) if plan.stride == 2 else k.domain[X]
+    order = (N, Y, C, X) if width == k.domain[X] else (N, Y, X, C)
+    blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
+    return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
 
 

@@ -144,7 +144,7 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             continue
         # Records that would take the dispatch's stack past STACK_BYTES are a constant
         # whatever the room (loops/depthwise.py budgets the stack without them).
-        slots = QUAD_SLOTS if quad_rows(nest) else 2
+        slots = QUAD_SLOTS if quad_rows(nest) else plan.slots
         on_stack = plan.stack_bytes(k, slots) + 4 * RECORD_WORDS * k.domain[C]
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue

@@ -1,0 +1,171 @@
+/* int8 depthwise 3x3 of stride 2 for Arm's DSP extension (Cortex-M4, M7, M33).
+ *
+ * Called by generated dispatches (toolchain/codegen/depthwise_s2.py). Output row y of a
+ * stride-2 window reads input rows 2y+a, 2y+a+1, 2y+a+2. The input is staged as the
+ * row-pair kernels stage it (mrt_dw_stage_pairs3_s8 of mrt_dw_dsp.c, called by the
+ * dispatch): pair m = rows (2m+a, 2m+a+1) as 16-bit halves, one word per column and
+ * channel, in slot m mod 3 of a (column, channel, slot) buffer. Output row y is then
+ * SMLAD(pair y, (w0, w1)) + SMLABT(pair y+1, (w1, w2)) per window column (its third row
+ * is the low half of the next pair), against the row-pair records of
+ * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
+ * output rows (y, y+1) of one column and channel: pairs y, y+1, y+2 in one LDM per window
+ * column, the middle pair serving both rows, the weights' words and the requantization's
+ * values loaded once for the two outputs: 31 instructions (12 multiplies, 8 of
+ * requantization, 2 stores, 5 staged / weight loads, the bias's and the
+ * requantization's LDMs, the channel loop's 2). The staged columns are S = column_bytes
+ * apart and a column of outputs reads 3 of them, stepping by 2: after a column's channels
+ * the three window columns' pointers have moved by one column, and move by one more. Two consecutive tiles
+ * share a pair (pair y+2 is the next tile's first), so each pair is staged once.
+ *
+ * Registers: r0, r1, r12 the staged words of window columns 0, 1, 2, lr S, r2 records,
+ * r3 output (row y), r4 output row distance, r5-r7 the slots, then M, K_hi, s; r8-r9 the
+ * weight words, then temporaries; r10, r11 the sums of rows y, y+1.
+ * The channel loop ends at the channel whose shift word has bit 8 set (the records'
+ * LAST_CHANNEL; ASR reads the low byte only). The sums are SMLAD's exact int32 sums, so
+ * the results are the reference's bit for bit.
+ */
+#include <stdint.h>
+
+/* A window column's three slots; each window column has its pointer, walking the
+ * channels (r0, r1, r12). */
+#define MRT_S2_LD0 "ldm    r0!, {r5, r6, r7}\n"
+#define MRT_S2_LD1 "ldm    r1!, {r5, r6, r7}\n"
+#define MRT_S2_LD2 "ldm    r12!, {r5, r6, r7}\n"
+
+/* One window column's 4 multiplies into the two rows' sums (r8: (w0, w1), r9: (w1, w2)). */
+#define MRT_S2_MACS2(P0, P1, P2) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r8, r11\n" \
+  "smlabt r11, " P2 ", r9, r11\n"
+#define MRT_S2_MACS1(P0, P1) \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n"
+
+/* A sum (in place) -> int8 with M (r5), K_hi (r6) and s (r7): of doubled records
+ * (SMMLAR's rounding, 4 instructions), and of the folded form's (6). */
+#define MRT_S2_FAST(ACC) \
+  "add    r8, r6, " ACC ", asr #31\n" \
+  "smmlar " ACC ", " ACC ", r5, r8\n" \
+  "asr    " ACC ", " ACC ", r7\n" \
+  "ssat   " ACC ", #8, " ACC "\n"
+#define MRT_S2_SLOW(ACC) \
+  "and    r8, " ACC ", #0x80000000\n" \
+  "orr    r8, r8, #0x40000000\n" \
+  "add    r9, r6, " ACC ", asr #31\n" \
+  "smlal  r8, r9, " ACC ", r5\n" \
+  "asr    r9, r9, r7\n" \
+  "ssat   " ACC ", #8, r9\n"
+
+/* Output rows y and y+1 of one column and channel: the first window column's weights
+ * and the bias in one LDM, both sums starting from it. */
+#define MRT_S2_TILE2(P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n"      /* (w0, w1), (w1, w2), the bias */ \
+  MRT_S2_LD0 \
+  "smlad  r11, " P1 ", r8, r10\n" \
+  "smlabt r11, " P2 ", r9, r11\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  MRT_S2_LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_S2_MACS2(P0, P1, P2) \
+  MRT_S2_LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_S2_MACS2(P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7}\n"       /* M, K_hi, s */ \
+  REQUANT("r11") \
+  REQUANT("r10") \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r10, [r3], #1\n"
+/* Row y alone (an odd last row; P2 unused). */
+#define MRT_S2_TILE1(P0, P1, P2, REQUANT) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  MRT_S2_LD0 \
+  MRT_S2_MACS1(P0, P1) \
+  MRT_S2_LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_S2_MACS1(P0, P1) \
+  MRT_S2_LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_S2_MACS1(P0, P1) \
+  "ldm    r2!, {r5, r6, r7}\n" \
+  REQUANT("r10") \
+  "strb   r10, [r3], #1\n"
+
+/* The column loop over the channel loop; after a column's channels the window columns'
+ * pointers are one staged column on and r3 at the next output column; the pointers move
+ * one column more (stride 2) and the records restart ([sp]). */
+#define MRT_S2_COLUMNS(TILE, P0, P1, P2, REQUANT) \
+  "10:\n" \
+  "ldr    r2, [sp]\n" \
+  "11:\n" \
+  TILE(P0, P1, P2, REQUANT) \
+  "tst    r7, #256\n"                /* the last channel */ \
+  "beq    11b\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "subs   r8, r8, #1\n" \
+  "str    r8, [sp, #4]\n" \
+  "bne    10b\n" \
+  "b      9f\n"
+
+/* What one call computes (the layout of codegen/depthwise_pairs.py's mrt_dw_rowpair). */
+struct mrt_dw_s2 {
+    int8_t *out;             /* 0: output row y, column 0, channel 0 */
+    const int32_t *stage;    /* 4: slot 0 of the staged words of output column 0's first
+                                window column */
+    const int32_t *records;  /* 8: the row-pair records, 10 words a channel */
+    uint32_t channels;       /* 12 (unused: the last record ends the channel loop) */
+    uint32_t width;          /* 16: output columns, >= 1 */
+    int32_t row2;            /* 20: bytes from an output to the one below it */
+    uint32_t flags;          /* 24: bits 0-1: the slot of pair y (two rows with doubled
+                                records); bit 2: doubled records; bit 3: row y alone, its
+                                pairs in slots 0 and 1. Without doubled records pairs
+                                y, y+1, y+2 are in slots 0-2. */
+    uint32_t column_bytes;   /* 28: from a staged column to the next: 12 x channels */
+};
+
+/* Output rows y and y+1 (or y alone), every column and channel (channels >= 1). */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_s2 *a)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "sub    sp, sp, #8\n"
+        "ldr    r3, [r0, #0]\n"
+        "ldr    r4, [r0, #20]\n"
+        "ldr    r2, [r0, #8]\n"
+        "str    r2, [sp]\n"                /* the records */
+        "ldr    r1, [r0, #16]\n"
+        "str    r1, [sp, #4]\n"            /* columns left */
+        "ldr    r7, [r0, #24]\n"
+        "ldr    lr, [r0, #28]\n"           /* S */
+        "ldr    r0, [r0, #4]\n"
+        "add    r1, r0, lr\n"
+        "add    r12, r1, lr\n"
+        "tst    r7, #4\n"
+        "beq    40f\n"
+        "tst    r7, #8\n"
+        "bne    31f\n"
+        "and    r8, r7, #3\n"
+        "cmp    r8, #1\n"
+        "beq    21f\n"
+        "bhi    22f\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_FAST)
+        "21:\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE2, "r6", "r7", "r5", MRT_S2_FAST)
+        "22:\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE2, "r7", "r5", "r6", MRT_S2_FAST)
+        "31:\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_FAST)
+        "40:\n"
+        "tst    r7, #8\n"
+        "bne    41f\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_SLOW)
+        "41:\n"
+        MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_SLOW)
+        "9:\n"
+        "add    sp, sp, #8\n"
+        "pop    {r4-r11, pc}\n");
+}

@@ -1,0 +1,146 @@
+"""The stride-2 depthwise 3x3 kernel (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c, codegen/
+depthwise_s2.py, loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for bit
+against the numpy reference and TFLite Micro's interpreter.
+
+int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that are and
+are not multiples of 4 (3 to 67: the staging reads words, or single values past the last
+whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID, odd
+and even output heights (an odd last row alone, its pairs in fixed slots), one output
+row, one output column, rows too wide for one band of staged columns; biases too large
+for the doubled records (the kernel's other requantization, each call staging its
+pairs); records made on the stack; the calls run bottom-up; a chain of layers (the arena
+may place a result over its operand). Layers of stride 2 the kernel does not take
+(multiplier 2, 1 or 2 channels, rows that would need bands of under 3 columns) stay
+exact through the generated tiles. One firmware holds a group of layers, each with its
+own graph input and output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+from tflite_models import Op, build_model, int8_layer_op, run_tflm
+
+import minirt
+from toolchain import pipeline
+from toolchain.codegen import image
+from toolchain.codegen.depthwise_s2 import KERNEL_S2_SYMBOL
+from toolchain.schedule.program import reversed_tiles
+
+# (h, w, channels, multiplier, padding)
+CHANNELS = [(10, 10, c, 1, pad) for c, pad in ((3, "SAME"), (8, "VALID"), (13, "SAME"),
+                                               (16, "SAME"), (31, "VALID"), (61, "SAME"),
+                                               (64, "SAME"), (67, "VALID"))]
+SHAPES = [(20, 20, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"), (19, 6, 16, 1, "VALID"),
+          (9, 11, 7, 1, "SAME"), (12, 7, 5, 1, "VALID"), (2, 9, 8, 1, "SAME"),
+          (3, 3, 8, 1, "VALID"), (11, 2, 8, 1, "SAME"), (1, 12, 4, 1, "SAME"),
+          (14, 1, 4, 1, "SAME")]
+# Rows too wide for one band of staged columns (loops/depthwise.py `RowPairPlan.band`):
+# 2 or more bands of output columns, the first and last with pad columns (SAME of odd
+# width: one on each side), each all its rows before the next.
+BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID"),
+         (12, 12, 64, 1, "SAME"), (7, 30, 61, 1, "SAME")]
+NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME"),
+             (6, 6, 128, 1, "SAME")]  # the last: bands of 2 columns (MIN_BAND)
+
+
+def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
+         big_bias: bool = False) -> set[str]:
+    """Builds the layers (independent, or each reading the previous one's output with
+    `chain`) for `board`, checks the outputs against the reference and TFLite Micro,
+    and returns the linked image's symbols. `big_bias`: every other channel's bias
+    beyond +-2**29."""
+    rng = np.random.default_rng(seed)
+    ops, xs, ys = [], [], []
+    for i, (h, w, c, m, pad) in enumerate(layers):
+        scale, zp = (ys[-1].scale, ys[-1].zero_point) if chain and ys else (0.05, -3)
+        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, 3, 3, 2, 1, padding=pad,
+                                 name=f"L{i}", in_scale=scale, in_zp=zp)
+        if big_bias:
+            bias = op.inputs[2]
+            data = np.asarray(bias.data, dtype=np.int64)
+            data[::2] += np.where(data[::2] < 0, -1, 1) * ((1 << 29) + 12345)
+            op = Op(op.opcode, [op.inputs[0], op.inputs[1],
+                                dataclasses.replace(bias, data=data.astype(np.int32))],
+                    op.outputs, op.options)
+        if chain and ys:
+            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
+        else:
+            xs.append(x)
+        ops.append(op)
+        ys.append(y)
+    if chain:
+        ys = ys[-1:]
+    model = build_model(ops, xs, ys)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(model)
+    build = minirt.build(path, board, out_dir=tmp_path / "b")
+    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
+    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
+    want, _ = run_tflm(model, inputs)
+    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
+        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
+    with open(build.elf, "rb") as f:
+        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+
+
+@pytest.mark.parametrize("group", ["channels", "shapes", "bands"])
+def test_stride2_on_cortex_m4(group: str, tmp_path: Path) -> None:
+    layers = {"channels": CHANNELS, "shapes": SHAPES, "bands": BANDS}[group]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=len(group))
+
+
+@pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
+def test_stride2_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
+    """(cortex-m55 takes Helium lanes for these layers: 0.79 MAC/instruction on 20x20x16,
+    loops/rules.py _lanes_beat_row_pairs.)"""
+    layers = CHANNELS[::2] + SHAPES[::3] + BANDS[::2]
+    assert KERNEL_S2_SYMBOL in _run(layers, board, tmp_path, seed=7)
+
+
+def test_biases_too_large_to_double(tmp_path: Path) -> None:
+    """Twice the sum might not be an int32: the records keep the layer's own weights,
+    the kernel the 64-bit requantization (SMLAL), each call staging its three pairs."""
+    layers = [CHANNELS[2], CHANNELS[4], SHAPES[1], SHAPES[5], BANDS[1]]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+
+
+def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
+    them on its stack, doubled or not as a loop over the channels finds: still exact."""
+    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
+    layers = [CHANNELS[1], SHAPES[1], SHAPES[3]]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
+                                    big_bias=True)
+
+
+def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The nest run in reverse (a result placed above its operand: the last rows first,
+    staged from the bottom), forced on every row-pair layer, doubled records or not."""
+    chosen = image.choose_schedule
+
+    def reversed_schedule(k, target):
+        s = chosen(k, target)
+        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    layers = CHANNELS[:3] + SHAPES[:6] + BANDS[:2]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
+    assert KERNEL_S2_SYMBOL in _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b",
+                                    seed=14, big_bias=True)
+
+
+def test_a_chain_of_layers(tmp_path: Path) -> None:
+    """Each layer's input dies at it, so the arena may start its result over it."""
+    layers = [(48, 48, 16, 1, "SAME"), (24, 24, 16, 1, "SAME"), (12, 12, 16, 1, "VALID")]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
+
+
+def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
+    assert KERNEL_S2_SYMBOL not in _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)

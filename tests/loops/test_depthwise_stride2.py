@@ -1,0 +1,74 @@
+"""Which stride-2 depthwise 3x3 layers the stride-2 kernel takes (loops/depthwise.py's
+`RowPairPlan.stride` and `band`, codegen/depthwise_s2.py), and their nests: multiplier 1
+only; the row whole where its 2 x columns + 1 staged input columns in 3 slots (and a
+pad row as long) fit STACK_BYTES, else the fewest equal bands of at least MIN_BAND output
+columns that do, the nest's order then (N, Y, X, C) (every band of two rows before the
+next two rows); no band of 3 columns fitting: the generated tiles. The results are
+checked under QEMU in tests/codegen/test_depthwise_s2.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from tflite_models import build_model, int8_layer_op
+
+from toolchain.kernel.form import Kernel
+from toolchain.loader import load_graph
+from toolchain.loops import choose_schedule
+from toolchain.loops.depthwise import MIN_BAND, STACK_BYTES, quad_rows, row_pair_plan
+from toolchain.pipeline import prepare_graph
+from toolchain.schedule import schedule
+from toolchain.target import load_target
+
+M4 = load_target("cortex-m4")
+
+# (name, h, w, channels, multiplier, padding, output columns a band (0: not taken))
+LAYERS = [
+    ("even_same", 20, 20, 16, 1, "SAME", 10),
+    ("odd_same", 19, 7, 13, 1, "SAME", 4),
+    ("valid", 20, 20, 13, 1, "VALID", 9),
+    ("vww_48", 48, 48, 16, 1, "SAME", 24),  # 49 staged columns: 10,192 bytes
+    ("vww_24", 24, 24, 32, 1, "SAME", 6),  # 25 columns: 10,400 bytes; 2 bands
+    ("vww_12", 12, 12, 64, 1, "SAME", 3),
+    ("bands_of_2", 6, 6, 128, 1, "SAME", 0),  # 3 columns do not fit, 2 are too few
+    ("multiplier2", 10, 10, 8, 2, "SAME", 0),
+]
+
+
+def _kernels(tmp_path: Path) -> dict[str, Kernel]:
+    """The reduction kernel of each layer (a model of independent layers), by name."""
+    rng = np.random.default_rng(5)
+    ops, xs, ys = [], [], []
+    for name, h, w, c, m, pad, _ in LAYERS:
+        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, 3, 3, 2, 1, padding=pad,
+                                 name=name)
+        ops.append(op)
+        xs.append(x)
+        ys.append(y)
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(build_model(ops, xs, ys))
+    program = schedule(prepare_graph(load_graph(path)), target=M4)
+    kernels = [s.kernel for s in program.steps
+               if isinstance(s.kernel, Kernel) and s.kernel.combine is not None]
+    assert len(kernels) == len(LAYERS)
+    return {layer[0]: k for layer, k in zip(LAYERS, kernels, strict=True)}
+
+
+def test_stride2_plans_and_bands(tmp_path: Path) -> None:
+    kernels = _kernels(tmp_path)
+    for name, h, w, _c, _m, pad, band in LAYERS:
+        k = kernels[name]
+        plan = row_pair_plan(k)
+        nest = next(iter(choose_schedule(k, M4).nests))
+        assert (plan is not None) == (band > 0) == nest.row_pairs, name
+        if plan is None:
+            continue
+        assert plan.stride == 2 and plan.slots == 3 and plan.band(k) == band, name
+        assert plan.stack_bytes(k) <= STACK_BYTES, name
+        assert band == k.domain[2] or band >= MIN_BAND
+        # SAME of even size pads below and right only; of odd size one each side.
+        top = -1 if pad == "SAME" and h % 2 else 0
+        assert (plan.row, plan.col) == (top, -1 if pad == "SAME" and w % 2 else 0), name
+        assert not quad_rows(nest) and nest.block(1) == 2 and nest.block(2) == band
+        assert nest.order == ((0, 1, 3, 2) if band == k.domain[2] else (0, 1, 2, 3)), name

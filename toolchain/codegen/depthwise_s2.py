@@ -1,0 +1,231 @@
+"""A depthwise 3x3 int8 window of stride 2, two output rows a call: runtime_c's
+mrt_dw3_s2_s8 (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c).
+
+Output row y of a stride-2 window reads input rows 2y+a .. 2y+a+2, so the row pairs of
+the stride-1 kernels (codegen/depthwise_pairs.py) serve it unchanged: pair m = input
+rows (2m+a, 2m+a+1) staged as 16-bit halves, row y's sum SMLAD(pair y, (w0, w1)) +
+SMLABT(pair y+1, (w1, w2)) per window column, with the same per-channel records
+(schedule/row_pair_records.py). A call computes output rows 2t and 2t+1 from pairs 2t,
+2t+1 and 2t+2, the middle pair serving both rows and the weights and requantization
+loaded once for the two; the staged buffer has 3 slots, pair m in slot (m + shift) mod 3,
+so that a call's last pair is the next call's first and every pair is staged once (by
+mrt_dw_stage_pairs3_s8, the 3-slot staging of the 4-row kernel), 2 input rows per 2
+output rows. An odd last row is a call of one row whose pairs the shift puts in slots 0
+and 1. Records that are not doubled (a bias past +-2**29, rare) take the kernel's other
+requantization, whose code reads pairs from fixed slots 0-2: each call stages its three.
+
+A row whose staged columns would pass loops/depthwise.py's STACK_BYTES (3 slots of 4
+bytes a column and channel: vww_96_int8's 24x24x32 takes 10.4 KB with its pad row) is cut
+into bands of output columns (`RowPairPlan.band`), each staging only its 2n + 1 input
+columns (the columns left and right of the input as pad pairs). The rows still run in
+order, every band of two output rows before the next two (the nest's order (N, Y, X, C)
+for the overlap walk: all bands' rows first would keep a result from starting over its
+operand, vww_96's 24x24x32 fell back to tiles one column wide), so a band's call stages
+its three pairs (the one it shares with the band's next call staged twice) into fixed
+slots: 3 staged pairs a call where one band stages 2.
+
+Calls run bottom-up where the nest says `reverse` (schedule/overlap.py): a call stages
+its input rows before its first store, no later than the overlap walk's 2-row tiles
+assume. The sums are exact int32 sums in another order, so the results are the
+reference's bit for bit (tests/codegen/test_depthwise_s2.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL
+from toolchain.kernel.form import Kernel
+from toolchain.loops.depthwise import (
+    DOUBLED_FLAG,
+    QUAD_SLOTS,
+    RECORD_WORDS,
+    C,
+    X,
+    Y,
+    row_pair_plan,
+)
+
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+PTR = ir.PointerType()
+KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
+_ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
+DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
+ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
+
+__all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
+
+
+class StrideTwoEmitter:
+    """The stride-2 dispatch, for NestEmitter (module docstring), which provides the
+    builder, the loops and RowPairEmitter's stack buffers and records."""
+
+    b: ir.IRBuilder
+    k: Kernel
+
+    def emit_stride2(self) -> bool:
+        """The whole nest when it is a stride-2 row-pair kernel (module docstring), and
+        whether it was (else the stride-1 row-pair code emits it)."""
+        k = self.k
+        b = self.b
+        plan = row_pair_plan(k)
+        if plan is None or plan.stride != 2:
+            return False
+
+        def const(v: int) -> ir.Value:
+            return ir.Constant(I32, v)
+
+        _, h_in, w_in, channels = k.operands[plan.x.operand].shape
+        h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
+        row_bytes, out_row = w_in * channels, w_out * outs
+        if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
+            records = self.buffers[k.records]
+            flags = b.load(b.gep(records, [const(RECORD_WORDS * outs)], inbounds=True,
+                                 source_etype=I32), typ=I32)
+        else:
+            doubled = self._dw_doubling(plan, outs)
+            records = self._dw_records(plan, outs, doubled)
+            flags = b.shl(b.zext(doubled, I32), const(1))
+        flags = b.shl(flags, const(1))  # DOUBLED_FLAG -> DOUBLED
+        column_words = QUAD_SLOTS * channels
+        width = plan.band(k)  # output columns per band, the last band the rest
+        bands = [(x0, min(width, w_out - x0)) for x0 in range(0, w_out, width)]
+        columns = 2 * width + 1  # staged input columns of a band
+        staged = self._dw_stack(ir.ArrayType(I32, column_words * columns), 8, "dw_staged")
+        pad_words = -(-columns * channels // 4)
+        pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
+        args = self._dw_stack(_ARGS, 4, "dw_args")
+        pad = plan.pad
+        self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
+            const((pad & 0xFF) * 0x01010101), self._dw_word(pad_row, i)))
+        pair = const(((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
+
+        x_buf = self.buffers[plan.x.operand]
+        out_buf = self.buffers[len(k.operands)]
+        stage_fn = self._dw_function(STAGE3_SYMBOL, [PTR, PTR, PTR, I32])
+        kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
+        tiles, rest = divmod(h_out, 2)
+        # Pair m in slot (m + shift) mod 3; the shift puts an odd last row's pairs (2 tiles,
+        # 2 tiles + 1) in slots 0 and 1, where its code reads them.
+        shift = (-2 * tiles) % QUAD_SLOTS if rest else 0
+
+        def field(j: int) -> ir.Value:
+            return b.gep(args, [const(0), const(j)], inbounds=True)
+
+        b.store(b.bitcast(staged, PTR), field(1))
+        b.store(b.bitcast(records, PTR), field(2))
+        b.store(const(outs), field(3))
+        b.store(const(out_row), field(5))
+        b.store(const(4 * column_words), field(7))
+
+        def band(x0: int, n: int) -> tuple[Callable[..., None], Callable[..., None]]:
+            """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
+            staged (those outside the input hold the pad value's pair, in every slot:
+            written here), the kernel's width set; returns the band's (stage, call)."""
+            first = 2 * x0 + plan.col
+            lo, hi = max(0, -first), min(2 * n + 1, w_in - first)  # inside the input
+            for j in [*range(lo), *range(hi, 2 * n + 1)]:
+                self._loop_range("dw.pad_col", 0, column_words, 1, lambda i, j=j: b.store(
+                    pair, self._dw_word(staged, b.add(i, const(j * column_words)))))
+            b.store(const(n), field(4))
+            span = (hi - lo) * channels  # bytes of each staged row
+
+            def stage(m: ir.Value, slot: ir.Value | None = None) -> None:
+                """Pair m's rows (2m + a, 2m + a + 1) into `slot` (default its own)."""
+                top = b.add(b.mul(m, const(2)), const(plan.row))
+                rows = []
+                for r in (top, b.add(top, const(1))):
+                    inside = b.icmp_unsigned("<", r, const(h_in))  # a negative row too
+                    at = b.gep(x_buf, [b.add(b.mul(r, const(row_bytes)),
+                                             const((first + lo) * channels))],
+                               source_etype=I8)
+                    rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+                into = slot_of(m) if slot is None else slot
+                dst = self._dw_word(staged, b.add(into, const(lo * column_words)))
+                b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(span)])
+
+            def call(t: ir.Value, mode: ir.Value) -> None:
+                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
+                at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
+                b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
+                b.store(b.or_(flags, mode), field(6))
+                b.call(kernel_fn, [args])
+
+            return stage, call
+
+        def slot_of(m: ir.Value) -> ir.Value:
+            return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
+
+        last = const(tiles)
+        reverse = self.nest.reverse
+        if len(bands) > 1:
+            # Several bands: per 2 output rows each band stages its 3 pairs (2: the odd last
+            # row) into slots 0-2 and is called, so that rows run in order (the overlap
+            # walk's); the pairs two calls of a band share are staged twice.
+            def rows_of(t: ir.Value, pairs: int) -> None:
+                for x0, n in bands[::-1] if reverse else bands:
+                    stage, call = band(x0, n)
+                    for j in range(pairs):
+                        stage(b.add(b.mul(t, const(2)), const(j)), const(j))
+                    call(t, const(0 if pairs == 3 else ONE_ROW))
+
+            if rest and reverse:
+                rows_of(last, 2)
+            if tiles:
+                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                 -1 if reverse else 1, lambda t: rows_of(t, 3))
+            if rest and not reverse:
+                rows_of(last, 2)
+            return True
+
+        stage, call = band(0, w_out)
+        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+        with b.if_else(doubled) as (fast, slow):
+            with fast:
+                def fast_tile(t: ir.Value) -> None:
+                    m = b.mul(t, const(2))
+                    for j in ((1, 0) if reverse else (1, 2)):
+                        stage(b.add(m, const(j)))
+                    call(t, slot_of(m))
+
+                if not reverse:
+                    stage(const(0))
+                    if tiles:
+                        self._loop_range("dw.s2", 0, tiles, 1, fast_tile)
+                    if rest:
+                        stage(b.add(b.mul(last, const(2)), const(1)))
+                        call(last, const(ONE_ROW))
+                else:
+                    m = b.mul(last, const(2))
+                    if rest:
+                        stage(b.add(m, const(1)))
+                        stage(m)
+                        call(last, const(ONE_ROW))
+                    else:
+                        stage(m)
+                    if tiles:
+                        self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
+            with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
+                def slow_tile(t: ir.Value) -> None:
+                    m = b.mul(t, const(2))
+                    for j in range(3):
+                        stage(b.add(m, const(j)), const(j))
+                    call(t, const(0))
+
+                def slow_rest() -> None:
+                    m = b.mul(last, const(2))
+                    for j in range(2):
+                        stage(b.add(m, const(j)), const(j))
+                    call(last, const(ONE_ROW))
+
+                if rest and reverse:
+                    slow_rest()
+                if tiles:
+                    self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                     -1 if reverse else 1, slow_tile)
+                if rest and not reverse:
+                    slow_rest()
+        return True
