@@ -112,6 +112,23 @@ MIN_CHANNELS_BY_TAPS: tuple[tuple[int, int], ...] = ((10, 2), (1, 5))
 # over 2 channels 0.55 -> 0.64-0.67 MAC per instruction, stride 2 0.42 -> 0.49, 3
 # channels 0.79-0.81 either way (0.59 -> 0.62 at stride 2).
 MIN_CHANNELS_MERGED_ROWS = 5
+# A window whose rows window_rows.py merges (KW x C values a row, padded once to whole
+# words) is left unpadded where its taps padded to C4 channels each would take at least
+# this many times the merged rows' packed steps: 3x3 over 13 channels 48 against 40 a
+# row (1.2x), 5x5 over 13 80 against 68 (1.18x). On cortex-m4 (bench/shapes.py) 3x3 over
+# 13 on 19x6 0.984 -> 1.115 MAC per instruction, 5x5 1.068 -> 1.213; 5x5 over 7 (40
+# against 36, 1.11x) gained at stride 1 (1.097 -> 1.177) but lost at stride 2 (1.008 ->
+# 0.977), so it keeps the channel pad.
+MERGED_ROW_SAVING = 1.15
+# A SAME border before such a window (a `pad` op of its own) is kept in RAM, so the
+# window reads a VALID map whose every staged row is copied by words, where the layer
+# does at least this many MACs per byte of the bordered map: the copy is a generated
+# loop of ~5 instructions a byte (it pads no channels, so codegen/pad_rows.py's calls do
+# not apply). Below it the border is fused and the window's border rows staged value by
+# value (3x3 stride 2 on 10x10 over 13 channels, 30 MACs a byte: 52.5 K kept, 43.9 K
+# fused; 5x5 stride 2, 59 a byte: 127 K kept, 132 K fused; 3x3 on 19x6, 195 a byte:
+# 383 K kept, 433 K fused).
+KEEP_BORDER_MIN_MACS = 45
 # Rewrite only when the convolution does at least this many MACs per byte the pad
 # copies (its outputs x taps per input channel): below it the copy costs more than the
 # packed steps save (measured on bench/shapes.py's sweep).
@@ -220,6 +237,16 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
             out.append(node)
             continue
         site, c4 = found
+        if _rows_merge_instead(node, site, c4):
+            # window_rows.py merges its rows, each padded once; a SAME border before it
+            # is kept in RAM so the window reads a VALID map (every staged row by words).
+            x = node.inputs[0]
+            border = _border_pad(x, readers)
+            if border is not None and _macs_per_byte(node, x) >= \
+                    KEEP_BORDER_MIN_MACS:
+                keep.add(id(x))
+            out.append(node)
+            continue
         weights = _widened(node, site, c4, readers)
         if weights is not None:
             out += [weights, node]
@@ -301,3 +328,35 @@ def _rewrite(conv: Node, site: _Site, c4: int) -> list[Node]:
     weights = _constant(padded, w.type.with_shape(padded.shape), conv.source)
     conv.inputs = [pad.output, weights.output]
     return [zero, pad, weights, conv]
+
+
+
+def _rows_merge_instead(conv: Node, site: _Site, c4: int) -> bool:
+    """Whether a window whose rows window_rows.py merges is left unpadded (see
+    MERGED_ROW_SAVING): its merged rows, padded to words, take enough fewer packed
+    steps than its taps padded to c4 channels each."""
+    if not site.rows_merge:
+        return False
+    w = conv.inputs[1].type.shape
+    spatial = conv.attrs["kernel_spatial"]
+    kw, c = w[spatial[-1]], w[site.w_dim]
+    merged = -(-kw * c // WORD) * WORD
+    return merged * MERGED_ROW_SAVING <= kw * c4
+
+
+def _border_pad(x: Tensor, readers: dict[int, int]) -> Node | None:
+    """The `pad` op (a SAME border, no interior padding) that writes x for its one
+    reader, else None."""
+    pad = x.producer
+    if pad is None or pad.op != "pad" or readers.get(id(x), 0) != 1 or \
+            any(pad.attrs["interior"]):
+        return None
+    return pad
+
+
+def _macs_per_byte(conv: Node, x: Tensor) -> float:
+    """The convolution's MACs per byte of its bordered input `x` (its pad's output)."""
+    w = conv.inputs[1].type.shape
+    taps = int(np.prod([w[d] for d in conv.attrs["kernel_spatial"]]))
+    return conv.output.type.num_elements * taps * w[conv.attrs["kernel_input"]] \
+        / x.type.num_elements

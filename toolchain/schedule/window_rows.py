@@ -38,7 +38,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder, rewrite
+from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder, rewrite
 from toolchain.loops.affine import Affine, affine_of, as_expr
 from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.rules import DOT_WIDTH, SIMD
@@ -142,6 +142,15 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
     ops = list(k.operands)
     xt = ops[x.operand]
     ops[x.operand] = replace(xt, shape=(*xt.shape[:-2], xt.shape[-2] * c_extent))
+    rows = kx > k.n_parallel and k.domain[kx - 1] > 1
+    row_form = affine_of(x.index[-3]) if len(x.index) >= 3 else None
+    # A VALID window of several rows over channels that are no multiple of 4 (its SAME
+    # border written out as a pad of its own: schedule/pad_channels.py): its input is
+    # read through a view (N, H*W*C) where the window's rows run on into the next image
+    # row, so the merged dim runs over the padded row too and the window is staged.
+    # Only the last pixel's last row reads past the map: those lanes are tested (the
+    # pad value 0 there, against zero weights).
+    flat = x.pad is None and rows and row_form is not None and padded != row
     wt = ops[w.operand]
     ops[w.operand] = replace(wt, shape=(*wt.shape[:-2], padded))
     col = affine_of(x.index[-2])
@@ -149,6 +158,11 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
     merged = Affine(tuple(sorted([(d, v * c_extent) for d, v in col.terms if d != kx]
                                  + [(kx, 1)])), col.const * c_extent)
     new_x = replace(x, index=(*x.index[:-2], as_expr(merged)))
+    if flat:
+        width = xt.shape[-2] * c_extent
+        ops[x.operand] = replace(xt, shape=(*xt.shape[:-3], xt.shape[-3] * width))
+        new_x = replace(x, index=(*x.index[:-3], as_expr(row_form.times(width).plus(merged))),
+                        pad=Const(0, xt.dtype))
     new_w = replace(w, index=(*w.index[:-2], Index(kx)))
 
     def swap(e: Expr, kids: tuple[Expr, ...]) -> Expr:
@@ -170,6 +184,6 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
     # (a SAME window's pad): unpadded (VALID), the last row's lanes would read past the
     # input's end. One row (1x7) keeps its exact extent: it is not staged, and its
     # padded lanes would be paid per tile.
-    whole = x.pad is not None and kx > k.n_parallel and k.domain[kx - 1] > 1
+    whole = (x.pad is not None or flat) and rows
     extent = padded if whole else row
     return replace(k, domain=(*k.domain[:kx], extent), operands=tuple(ops), body=body)
