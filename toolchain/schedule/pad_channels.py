@@ -121,13 +121,13 @@ MIN_CHANNELS_MERGED_ROWS = 5
 # 0.977), so it keeps the channel pad.
 MERGED_ROW_SAVING = 1.15
 # A SAME border before such a window (a `pad` op of its own) is kept in RAM, so the
-# window reads a VALID map whose every staged row is copied by words, where the layer
-# does at least this many MACs per byte of the bordered map: the copy is a generated
-# loop of ~5 instructions a byte (it pads no channels, so codegen/pad_rows.py's calls do
-# not apply). Below it the border is fused and the window's border rows staged value by
-# value (3x3 stride 2 on 10x10 over 13 channels, 30 MACs a byte: 52.5 K kept, 43.9 K
-# fused; 5x5 stride 2, 59 a byte: 127 K kept, 132 K fused; 3x3 on 19x6, 195 a byte:
-# 383 K kept, 433 K fused).
+# window reads a VALID map whose every staged row is copied by words (window_rows.py's
+# (N, H*W*C) view), where the layer does at least this many MACs per byte of the
+# bordered map: the copy (codegen/pad_rows.py's byte calls, ~1 instruction a byte) is
+# paid once. Below it the border is fused and the window's border rows staged value by
+# value. On cortex-m4: 3x3 stride 2 on 10x10 over 13 channels, 30 MACs a byte: 45.3 K
+# instructions kept, 43.9 K fused; 5x5 stride 2, 59 a byte: 114.0 K kept, 131.7 K
+# fused; 3x3 on 19x6, 195 a byte: 371 K kept, 433 K fused.
 KEEP_BORDER_MIN_MACS = 45
 # Rewrite only when the convolution does at least this many MACs per byte the pad
 # copies (its outputs x taps per input channel): below it the copy costs more than the

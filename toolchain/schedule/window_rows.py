@@ -48,6 +48,10 @@ from toolchain.types import TensorType
 
 __all__ = ["merge_window_rows"]
 
+# The fewest channels whose VALID window is read through the (N, H*W*C) view
+# (_rewritten): those schedule/pad_channels.py leaves unpadded for their merged rows.
+FLAT_MIN_CHANNELS = 5
+
 
 def merge_window_rows(program: Program, target: Target) -> int:
     """Rewrites, in place, every int8 convolution over few input channels whose window
@@ -149,8 +153,10 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
     # read through a view (N, H*W*C) where the window's rows run on into the next image
     # row, so the merged dim runs over the padded row too and the window is staged.
     # Only the last pixel's last row reads past the map: those lanes are tested (the
-    # pad value 0 there, against zero weights).
-    flat = x.pad is None and rows and row_form is not None and padded != row
+    # pad value 0 there, against zero weights). Only from FLAT_MIN_CHANNELS: VALID
+    # first layers of 1-3 channels keep their measured form.
+    flat = x.pad is None and rows and row_form is not None and padded != row \
+        and c_extent >= FLAT_MIN_CHANNELS
     wt = ops[w.operand]
     ops[w.operand] = replace(wt, shape=(*wt.shape[:-2], padded))
     col = affine_of(x.index[-2])
