@@ -44,7 +44,7 @@ def test_takes_a_channel_pad_and_a_bordered_one() -> None:
     assert found is not None and found.bordered and found.value == -3
 
 
-def test_takes_a_border_alone_around_odd_channels() -> None:
+def test_takes_a_border_alone() -> None:
     """A SAME border whose 13 channels stay 13 (schedule/pad_channels.py keeps it so for
     a window whose rows merge): the byte calls, mrt_fill_bytes_s8 and
     mrt_copy_bytes_s8; an identity pad is no pad."""
@@ -52,10 +52,14 @@ def test_takes_a_border_alone_around_odd_channels() -> None:
     assert found == PadRows((1, 19, 6, 13), (0, 1, 1, 0), (1, 21, 8, 13), 0)
     assert pad_rows_shape(_pad_kernel((1, 5, 5, 13), (1, 5, 5, 13), (0, 0, 0, 0)),
                           None) is None
+    # And around whole words (a window's SAME border kept in RAM: pad_channels.py
+    # _keeps_word_border).
+    assert pad_rows_shape(_pad_kernel((1, 5, 5, 16), (1, 7, 7, 16), (0, 1, 1, 0)),
+                          None) is not None
 
 
 @pytest.mark.parametrize("shape,out,low,element", [
-    ((1, 5, 5, 16), (1, 7, 7, 16), (0, 1, 1, 0), "i8"),  # whole words already
+    ((1, 5, 5, 16), (1, 5, 5, 20), (0, 0, 0, 0), "i8"),  # whole words already
     ((1, 5, 5, 3), (1, 5, 5, 4), (0, 0, 0, 0), "i8"),  # a row shorter than a word
     ((1, 5, 5, 13), (1, 5, 5, 20), (0, 0, 0, 0), "i8"),  # past the next word
     ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 1), "i8"),  # low padding of the channels

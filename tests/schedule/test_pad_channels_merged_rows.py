@@ -2,7 +2,8 @@
 window row padded once, not every tap (schedule/pad_channels.py `_rows_merge_instead`,
 schedule/window_rows.py's VALID view, codegen/dot_ukernel.py `_stage_row_words`,
 runtime_c's mrt_pair2u_s8), and the two-pixel dim chosen by the pixels its regions
-leave alone (loops/rules.py `two_pixel_dim`).
+leave alone (loops/rules.py `two_pixel_dim`); the SAME border of a window over whole
+words kept in RAM (`_keeps_word_border`).
 
 What the graph rewrite leaves unpadded and which SAME borders it keeps in RAM, that the
 VALID view computes the same integers (the kernel interpreter), and the firmware on
@@ -82,6 +83,28 @@ def test_a_border_with_few_macs_a_byte_is_fused(tmp_path: Path) -> None:
     assert _conv(graph).inputs[0].type.shape[-1] == 13
 
 
+@pytest.mark.parametrize("layer,kept", [
+    (dict(kind="conv", h=19, w=6, cin=8, cout=32, kh=3, kw=3), True),
+    (dict(kind="conv", h=19, w=6, cin=12, cout=16, kh=3, kw=3, dilation=2), True),
+    (dict(kind="conv", h=19, w=6, cin=4, cout=32, kh=3, kw=3), False),  # under 8
+    (dict(kind="conv", h=10, w=10, cin=8, cout=16, kh=3, kw=3, stride=2), False),  # 30 a byte
+    (dict(kind="conv", h=19, w=6, cin=16, cout=32), False),  # no window
+], ids=["3x3-cin8", "d2-cin12", "3x3-cin4", "s2-cin8", "1x1-cin16"])
+def test_a_window_over_whole_words_keeps_its_border(tmp_path: Path, layer: dict,
+                                                    kept: bool) -> None:
+    graph = _graph(tmp_path, layer)
+    before = [n.op for n in graph.nodes]
+    keep = pad_int8_channels(graph, load_board("cortex-m4").target_info)
+    assert [n.op for n in graph.nodes] == before  # nothing rewritten, only kept
+    x = _conv(graph).inputs[0]
+    assert keep == ({id(x)} if kept else set())
+    if kept:
+        assert x.producer.op == "pad"
+    # Not where the runtime has no byte calls (riscv32: no DSP steps at all).
+    assert pad_int8_channels(_graph(tmp_path, layer), load_board("riscv32").target_info) \
+        == set()
+
+
 @pytest.mark.parametrize("layer,c4", [
     (dict(kind="conv", h=10, w=10, cin=7, cout=16, kh=5, kw=5), 8),  # 36 against 40
     (dict(kind="conv", h=10, w=10, cin=31, cout=16, kh=3, kw=3), 32),  # 96 against 96
@@ -122,34 +145,40 @@ def test_the_valid_view_computes_the_same(tmp_path: Path) -> None:
 
 
 def test_two_pixels_pair_along_the_dim_its_regions_leave_fewest_alone(tmp_path: Path) -> None:
-    """A staged 3x3 window on 19x6 over 8 channels: split into border and interior
-    regions, its 6 columns leave 2 pixels a row alone (1 + 4 + 1), its 19 rows 3 a
-    column (1 + 17 + 1): it pairs along the rows."""
-    graph = _graph(tmp_path, dict(kind="conv", h=19, w=6, cin=8, cout=32, kh=3, kw=3))
+    """A staged 3x3 window on 41x10 over 8 channels (its border fused: a fifth of the
+    bordered map, under KEEP_WORD_BORDER_MIN_SHARE): split into border and interior
+    regions, its 10 columns leave 2 pixels a row alone (1 + 8 + 1), its 41 rows 3 a
+    column (1 + 39 + 1): it pairs along the rows."""
+    graph = _graph(tmp_path, dict(kind="conv", h=41, w=10, cin=8, cout=16, kh=3, kw=3))
     program = schedule_for_board(graph, load_board("cortex-m4"))
     (step,) = [s for s in program.steps if isinstance(s.kernel, Kernel)
                and s.kernel.interleaved]
     (nest,) = choose_schedule(step.kernel, load_target("cortex-m4")).nests
-    assert step.kernel.domain[1] == 19 and nest.stage == 2
-    assert (1, 2) in nest.blocks, nest.blocks  # two pixels along the 19 rows
+    assert step.kernel.domain[1] == 41 and nest.stage == 2
+    assert (1, 2) in nest.blocks, nest.blocks  # two pixels along the 41 rows
 
 
-# Every path: merged rows kept-border (3x3, 5x5 on 19x6), fused-border (stride 2), and
-# the channel pad (1x7, dilation 2, 5 / 9 / 31 channels).
+# Every path: merged rows with the border kept (3x3, 5x5) or fused (stride 2), the
+# channel pad (1x7, dilation 2, 5 / 9 / 31 channels) and, over 8 and 12 channels,
+# whole words with the border kept or fused.
 WINDOWS = [dict(kh=3, kw=3, h=19, w=6), dict(kh=5, kw=5, h=10, w=10),
            dict(kh=1, kw=7, h=7, w=10), dict(kh=3, kw=3, h=10, w=10, stride=2),
            dict(kh=3, kw=3, h=11, w=6, dilation=2)]
 
 
-@pytest.mark.parametrize("cins", [(5, 13), (9, 31)], ids=["cin5-13", "cin9-31"])
+@pytest.mark.parametrize("cins", [(5, 13), (9, 31), (8, 12)],
+                         ids=["cin5-13", "cin9-31", "cin8-12"])
 def test_odd_channels_under_windows_bit_exact_on_cortex_m4(tmp_path: Path,
                                                           cins: tuple[int, int]) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     layers = [dict(kind="conv", cin=c, cout=16, **win) for c in cins for win in WINDOWS]
     path = _model(tmp_path, *layers)
     build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
+    link_map = (tmp_path / "build" / "firmware.map").read_text()
     if 13 in cins:  # the merged rows of 13 channels are staged by unaligned words
-        assert "mrt_pair2u_s8" in (tmp_path / "build" / "firmware.map").read_text()
+        assert "mrt_pair2u_s8" in link_map
+    if 8 in cins:  # a SAME border kept in RAM around whole words, by the byte calls
+        assert "mrt_copy_bytes_s8" in link_map
     rng = np.random.default_rng(4)
     inputs = [rng.integers(-128, 128, (1, la["h"], la["w"], la["cin"])).astype(np.int8)
               for la in layers]

@@ -91,11 +91,13 @@ def pad_rows_shape(k: Kernel, schedule: LoopSchedule | None) -> PadRows | None:
     low = tuple(int(lo) for lo in lows if lo is not None)
     c, c4 = x.shape[-1], k.domain[-1]
     # The channels padded to whole words, or (a border alone) kept as they are.
-    if c < WORD or c % WORD == 0 or c4 not in (c, -(-c // WORD) * WORD) or \
+    # The channels padded to whole words (from C no multiple of 4), or a border alone
+    # around pixels of any C from 4 (schedule/pad_channels.py keeps such a SAME border
+    # in RAM for a window: the byte calls).
+    border_alone = c4 == c and tuple(x.shape[:-1]) != tuple(k.domain[:-1])
+    if c < WORD or not (border_alone or (c % WORD and c4 == -(-c // WORD) * WORD)) or \
             any(lo + s > o for lo, s, o in zip(low, x.shape, k.domain, strict=True)):
         return None
-    if c4 == c and tuple(x.shape[:-1]) == tuple(k.domain[:-1]):
-        return None  # no pad at all
     # Forward, one element at a time: the order the calls keep to (their loads at or
     # before it, their stores at or after it), which a tile of several pixels or a
     # reversed nest would not be.

@@ -129,6 +129,14 @@ MERGED_ROW_SAVING = 1.15
 # instructions kept, 43.9 K fused; 5x5 stride 2, 59 a byte: 114.0 K kept, 131.7 K
 # fused; 3x3 on 19x6, 195 a byte: 371 K kept, 433 K fused.
 KEEP_BORDER_MIN_MACS = 45
+# The same for windows over whole words of channels (_keeps_word_border), from this many
+# channels and where at least this share of the bordered map's pixels is border: the
+# copy's cost is the same per pixel, its gain (no border regions) grows with the
+# border. pretrainedResnet_quant's 3x3 layers on cortex-m4: all kept, 11.04 M -> 11.10 M
+# instructions; kept on its 8x8 maps alone (share 0.36; 16x16: 0.21, 32x32: 0.11)
+# 11.03 M. The sweep's 19x6 and 10x10 maps under 3x3: 0.32 and 0.31.
+KEEP_WORD_BORDER_MIN_CHANNELS = 8
+KEEP_WORD_BORDER_MIN_SHARE = 0.25
 # Rewrite only when the convolution does at least this many MACs per byte the pad
 # copies (its outputs x taps per input channel): below it the copy costs more than the
 # packed steps save (measured on bench/shapes.py's sweep).
@@ -234,6 +242,8 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
     for node in graph.nodes:
         found = _site(node, target)
         if found is None:
+            if _keeps_word_border(node, readers, target):
+                keep.add(id(node.inputs[0]))
             out.append(node)
             continue
         site, c4 = found
@@ -360,3 +370,40 @@ def _macs_per_byte(conv: Node, x: Tensor) -> float:
     taps = int(np.prod([w[d] for d in conv.attrs["kernel_spatial"]]))
     return conv.output.type.num_elements * taps * w[conv.attrs["kernel_input"]] \
         / x.type.num_elements
+
+
+
+def _keeps_word_border(conv: Node, readers: dict[int, int], target: Target) -> bool:
+    """Whether the SAME border (a `pad` op) before an int8 window over whole words of
+    channels, at least KEEP_WORD_BORDER_MIN_CHANNELS, is kept in RAM on the DSP
+    targets, as for merged rows (KEEP_BORDER_MIN_MACS), for a window of stride 1 (5x5
+    stride 2 on 10x10 over 64 channels lost 0.1 % kept): the window then reads a VALID
+    map, so its tiles pair two pixels everywhere and its staging tests nothing, where a
+    fused border split the map into border regions whose pixels were staged tap by tap
+    and, where a region was one pixel wide, called the one-pixel kernel. The copy is
+    codegen/pad_rows.py's byte calls. On cortex-m4 (bench/shapes.py) 3x3 over 8 channels
+    on 19x6 1.061 -> 1.081 MAC per instruction, on 10x10 1.053 -> 1.083, 5x5 1.149 ->
+    1.255, 3x3 dilation 2 over 12 0.999 -> 1.087."""
+    if SIMD[target.capabilities.simd].int8_dot != "dsp" or conv.op != "convolution" \
+            or len(conv.inputs) != 2:
+        return False
+    x, w = conv.inputs
+    if x.type.dtype.name != "i8" or _weights(w) is None:
+        return False
+    site = _conv_site(conv)
+    if site is None or site.taps == 1:
+        return False
+    c = x.type.shape[site.x_dim]
+    border = _border_pad(x, readers)
+    return c % WORD == 0 and c >= KEEP_WORD_BORDER_MIN_CHANNELS \
+        and border is not None \
+        and _macs_per_byte(conv, x) >= KEEP_BORDER_MIN_MACS \
+        and all(s == 1 for s in conv.attrs["strides"]) \
+        and _border_share(border) >= KEEP_WORD_BORDER_MIN_SHARE
+
+
+def _border_share(pad: Node) -> float:
+    """The share of the pixels of `pad`'s output (a bordered map) that are border."""
+    shape = pad.output.type.shape
+    inner = pad.inputs[0].type.shape
+    return 1 - int(np.prod(inner[:-1])) / int(np.prod(shape[:-1]))
