@@ -59,7 +59,8 @@ def _conv(graph: Graph):
 @pytest.mark.parametrize("layer", [
     dict(kind="conv", h=19, w=6, cin=13, cout=32, kh=3, kw=3),  # 40 a row, not 48
     dict(kind="conv", h=10, w=10, cin=13, cout=32, kh=5, kw=5),  # 68, not 80
-], ids=["3x3", "5x5"])
+    dict(kind="conv", h=19, w=6, cin=13, cout=32, kh=1, kw=7),  # 2 x 48, not 112
+], ids=["3x3", "5x5", "1x7"])
 def test_merged_rows_are_not_padded_and_the_border_is_kept(tmp_path: Path,
                                                            layer: dict) -> None:
     graph = _graph(tmp_path, layer)
@@ -108,9 +109,9 @@ def test_a_window_over_whole_words_keeps_its_border(tmp_path: Path, layer: dict,
 @pytest.mark.parametrize("layer,c4", [
     (dict(kind="conv", h=10, w=10, cin=7, cout=16, kh=5, kw=5), 8),  # 36 against 40
     (dict(kind="conv", h=10, w=10, cin=31, cout=16, kh=3, kw=3), 32),  # 96 against 96
-    (dict(kind="conv", h=10, w=10, cin=13, cout=16, kh=1, kw=7), 16),  # one row
+    (dict(kind="conv", h=10, w=10, cin=7, cout=16, kh=1, kw=7), 8),  # 2 x 28 against 56
     (dict(kind="conv", h=10, w=10, cin=13, cout=16, kh=3, kw=3, dilation=2), 16),
-], ids=["5x5-cin7", "3x3-cin31", "1x7-cin13", "3x3-d2-cin13"])
+], ids=["5x5-cin7", "3x3-cin31", "1x7-cin7", "3x3-d2-cin13"])
 def test_other_windows_keep_the_channel_pad(tmp_path: Path, layer: dict, c4: int) -> None:
     graph = _graph(tmp_path, layer)
     pad_int8_channels(graph, load_board("cortex-m4").target_info)
@@ -144,6 +145,31 @@ def test_the_valid_view_computes_the_same(tmp_path: Path) -> None:
                                   run_kernel(k0, args(k0, constants)))
 
 
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_one_row_split_into_sub_rows_computes_the_same(tmp_path: Path, padding: str) -> None:
+    """A 1x7 window over 13 channels: its merged row of 91 values as 2 sub-rows of 48
+    (window_rows.one_row_parts), a tap dim beside the packed one, computing the
+    integers the unmerged kernel does."""
+    path = _model(tmp_path, dict(kind="conv", h=5, w=9, cin=13, cout=8, kh=1, kw=7,
+                                 padding=padding))
+    program = schedule(lower_for_backends(prepare_graph(load_graph(path))))
+    before = [s.kernel for s in program.steps]
+    constants = list(program.constants)
+    assert merge_window_rows(program, load_target("cortex-m4")) == 1
+    (i, step), = [(i, s) for i, s in enumerate(program.steps) if s.kernel is not before[i]]
+    k, k0 = step.kernel, before[i]
+    assert isinstance(k, Kernel) and k.domain[-2:] == (2, 48)
+    x = np.random.default_rng(6).integers(-128, 128, (1, 5, 9, 13)).astype(np.int8)
+
+    def args(kernel: Kernel, consts) -> list[np.ndarray]:
+        return [(x if b.kind == "input" else np.asarray(consts[b.index])).reshape(t.shape)
+                for b, t in zip(step.buffers[:len(kernel.operands)], kernel.operands,
+                                strict=True)]
+
+    np.testing.assert_array_equal(run_kernel(k, args(k, program.constants)),
+                                  run_kernel(k0, args(k0, constants)))
+
+
 def test_two_pixels_pair_along_the_dim_its_regions_leave_fewest_alone(tmp_path: Path) -> None:
     """A staged 3x3 window on 41x10 over 8 channels (its border fused: a fifth of the
     bordered map, under KEEP_WORD_BORDER_MIN_SHARE): split into border and interior
@@ -158,9 +184,9 @@ def test_two_pixels_pair_along_the_dim_its_regions_leave_fewest_alone(tmp_path: 
     assert (1, 2) in nest.blocks, nest.blocks  # two pixels along the 41 rows
 
 
-# Every path: merged rows with the border kept (3x3, 5x5) or fused (stride 2), the
-# channel pad (1x7, dilation 2, 5 / 9 / 31 channels) and, over 8 and 12 channels,
-# whole words with the border kept or fused.
+# Every path: merged rows with the border kept (3x3, 5x5, 1x7 split in sub-rows) or
+# fused (stride 2), the channel pad (dilation 2, 31 channels) and, over 8 and 12
+# channels, whole words with the border kept or fused.
 WINDOWS = [dict(kh=3, kw=3, h=19, w=6), dict(kh=5, kw=5, h=10, w=10),
            dict(kh=1, kw=7, h=7, w=10), dict(kh=3, kw=3, h=10, w=10, stride=2),
            dict(kh=3, kw=3, h=11, w=6, dilation=2)]

@@ -42,6 +42,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.loops.rules import SIMD
+from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
@@ -163,6 +164,9 @@ class _Site:
     # Whether window_rows.py merges its window rows (channels innermost in both
     # operands, the columns undilated, more than one row): see MIN_CHANNELS_BY_TAPS.
     rows_merge: bool = False
+    # The same for a window of one row (1x7), which window_rows.py splits into sub-rows
+    # from 5 channels (`one_row_parts`); 2-3 channels keep their measured form.
+    one_row_merges: bool = False
 
 
 def _conv_site(node: Node) -> _Site | None:
@@ -172,11 +176,12 @@ def _conv_site(node: Node) -> _Site | None:
     w = node.inputs[1].type.shape
     x_rank = len(node.inputs[0].type.shape)
     spatial = a["kernel_spatial"]
-    rows_merge = (len(spatial) == 2 and a["input_feature"] == x_rank - 1
-                  and a["kernel_input"] == len(w) - 1 and w[spatial[0]] > 1
-                  and list(a["rhs_dilation"])[-1] == 1 and list(a["lhs_dilation"]) == [1, 1])
+    merges = (len(spatial) == 2 and a["input_feature"] == x_rank - 1
+              and a["kernel_input"] == len(w) - 1
+              and list(a["rhs_dilation"])[-1] == 1 and list(a["lhs_dilation"]) == [1, 1])
     return _Site(a["input_feature"], a["kernel_input"],
-                 int(np.prod([w[d] for d in spatial])), rows_merge)
+                 int(np.prod([w[d] for d in spatial])), merges and w[spatial[0]] > 1,
+                 merges and w[spatial[0]] == 1 and w[spatial[1]] > 1)
 
 
 def _dense_site(node: Node) -> _Site | None:
@@ -345,13 +350,14 @@ def _rows_merge_instead(conv: Node, site: _Site, c4: int) -> bool:
     """Whether a window whose rows window_rows.py merges is left unpadded (see
     MERGED_ROW_SAVING): its merged rows, padded to words, take enough fewer packed
     steps than its taps padded to c4 channels each."""
-    if not site.rows_merge:
+    if not (site.rows_merge or site.one_row_merges):
         return False
     w = conv.inputs[1].type.shape
     spatial = conv.attrs["kernel_spatial"]
-    kw, c = w[spatial[-1]], w[site.w_dim]
-    merged = -(-kw * c // WORD) * WORD
-    return merged * MERGED_ROW_SAVING <= kw * c4
+    kh, kw, c = w[spatial[0]], w[spatial[-1]], w[site.w_dim]
+    if c < FLAT_MIN_CHANNELS and site.one_row_merges:
+        return False
+    return merged_row_extent(kh, kw, c) * MERGED_ROW_SAVING <= kw * c4
 
 
 def _border_pad(x: Tensor, readers: dict[int, int]) -> Node | None:
@@ -395,8 +401,17 @@ def _keeps_word_border(conv: Node, readers: dict[int, int], target: Target) -> b
         return False
     c = x.type.shape[site.x_dim]
     border = _border_pad(x, readers)
-    return c % WORD == 0 and c >= KEEP_WORD_BORDER_MIN_CHANNELS \
-        and border is not None \
+    # A window wider than the map (1x7 on 19x6: every pixel's window leaves it) has no
+    # interior, so its fused border splits nothing; kept, it lost 0.3-0.7 % over 32-64
+    # channels.
+    w = conv.inputs[1].type.shape
+    spatial = conv.attrs["kernel_spatial"]
+    reach = [(w[d] - 1) * r + 1 for d, r in zip(spatial, conv.attrs["rhs_dilation"],
+                                                 strict=True)]
+    x_in = border.inputs[0].type.shape if border is not None else ()
+    fits = border is not None and all(
+        x_in[d] >= k for d, k in zip(conv.attrs["input_spatial"], reach, strict=True))
+    return c % WORD == 0 and c >= KEEP_WORD_BORDER_MIN_CHANNELS and fits \
         and _macs_per_byte(conv, x) >= KEEP_BORDER_MIN_MACS \
         and all(s == 1 for s in conv.attrs["strides"]) \
         and _border_share(border) >= KEEP_WORD_BORDER_MIN_SHARE
