@@ -207,8 +207,8 @@ def test_odd_channels_under_windows_bit_exact(tmp_path: Path, board: str,
     link_map = (tmp_path / "build" / "firmware.map").read_text()
     if 13 in cins:  # the merged rows of 13 channels are staged by unaligned words
         assert "mrt_pair2u_s8" in link_map
-    if 8 in cins:  # a SAME border kept in RAM around whole words, by the byte calls
-        assert "mrt_copy_bytes_s8" in link_map
+    if 8 in cins:  # a SAME border kept in RAM around whole words, by the word calls
+        assert "mrt_copy_words_s8" in link_map
     rng = np.random.default_rng(4)
     inputs = [rng.integers(-128, 128, (1, la["h"], la["w"], la["cin"])).astype(np.int8)
               for la in layers]

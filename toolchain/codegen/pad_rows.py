@@ -42,6 +42,8 @@ FILL_SYMBOL = "mrt_fill_words"
 # A border alone around pixels of C bytes, C no multiple of 4 (at any byte).
 FILL_BYTES_SYMBOL = "mrt_fill_bytes_s8"
 COPY_BYTES_SYMBOL = "mrt_copy_bytes_s8"
+# The same around pixels of whole words (mrt_fill_words for the border).
+COPY_WORDS_SYMBOL = "mrt_copy_words_s8"
 WORD = 4
 # The SIMD kinds whose runtime has the calls (runtime_c/ukernel/<simd>/mrt_pad_dsp.c).
 PAD_ROWS_SIMD = frozenset({"dsp"})
@@ -202,13 +204,19 @@ def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadR
                   src: ir.Value, dst: ir.Value, lanes: int) -> ir.Function:
     """The body of emit_pad_rows for a border alone (the channels, C bytes a pixel and
     no multiple of 4, as they are: schedule/pad_channels.py keeps such a SAME border
-    in RAM for a window whose rows merge): per output row, front to back, the border
-    before it, its pixels and the border after it (mrt_fill_bytes_s8,
-    mrt_copy_bytes_s8: unaligned words), or a whole border row. The generated loop
-    took about 5 instructions a byte (14.8 K for 3x3 over 13 channels on 19x6)."""
-    fill = _callee(module, FILL_BYTES_SYMBOL, 1, 2)
-    copy = _callee(module, COPY_BYTES_SYMBOL, 2, 1)
+    in RAM for a window whose rows merge, or around whole words of channels): per
+    output row, front to back, the border before it, its pixels and the border after
+    it (mrt_fill_bytes_s8, mrt_copy_bytes_s8: unaligned words; for whole-word pixels
+    mrt_fill_words and mrt_copy_words_s8, 4 words a store), or a whole border row. The
+    generated loop took about 5 instructions a byte (14.8 K for 3x3 over 13 channels
+    on 19x6)."""
     c = pad.shape[-1]
+    # Whole words a pixel: every row and border starts on a word of the output (word-
+    # aligned, as mrt_pad_rows_s8's), so the word calls, 4 a store.
+    words = c % WORD == 0
+    fill = _callee(module, FILL_SYMBOL if words else FILL_BYTES_SYMBOL, 1, 2)
+    copy = _callee(module, COPY_WORDS_SYMBOL if words else COPY_BYTES_SYMBOL, 2, 1)
+    unit = WORD if words else 1  # the calls' counts: words or bytes
     outer_out, outer_in = pad.out[:-2], pad.shape[:-2]
     in_strides = [prod(outer_in[d + 1:]) for d in range(len(outer_in))]  # in rows
     row_out = pad.out[-2] * c
@@ -239,17 +247,17 @@ def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadR
     b.cbranch(inside, inside_bb, border_bb)
     b.position_at_end(inside_bb)
     if left:
-        b.call(fill, [out_row, _i32(lanes), _i32(left)])
+        b.call(fill, [out_row, _i32(lanes), _i32(left // unit)])
     src_row = b.gep(src, [b.mul(in_row, ir.Constant(I32, pad.shape[-2] * c))],
                     inbounds=True, source_etype=i8)
     b.call(copy, [b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
-                  src_row, _i32(pad.shape[-2] * c)])
+                  src_row, _i32(pad.shape[-2] * c // unit)])
     if right:
         b.call(fill, [b.gep(out_row, [ir.Constant(I32, row_out - right)], inbounds=True,
-                            source_etype=i8), _i32(lanes), _i32(right)])
+                            source_etype=i8), _i32(lanes), _i32(right // unit)])
     b.branch(step)
     b.position_at_end(border_bb)
-    b.call(fill, [out_row, _i32(lanes), _i32(row_out)])
+    b.call(fill, [out_row, _i32(lanes), _i32(row_out // unit)])
     b.branch(step)
     b.position_at_end(step)
     nxt = b.add(o, ir.Constant(I32, 1))
