@@ -74,6 +74,14 @@ def test_merged_rows_are_not_padded_and_the_border_is_kept(tmp_path: Path,
     assert keep == {id(x)}
 
 
+def test_helium_pads_its_own_way(tmp_path: Path) -> None:
+    """cortex-m55's steps read any address: window_rows.py merges nothing there, so its
+    3x3 over 13 channels keeps Helium's pad to 16 (PAD_ROWS "mve")."""
+    graph = _graph(tmp_path, dict(kind="conv", h=19, w=6, cin=13, cout=32, kh=3, kw=3))
+    pad_int8_channels(graph, load_board("cortex-m55").target_info)
+    assert _conv(graph).inputs[0].type.shape[-1] == 16
+
+
 def test_a_border_with_few_macs_a_byte_is_fused(tmp_path: Path) -> None:
     """3x3 stride 2 on 10x10 over 13 channels: 30 MACs per byte of the bordered map,
     under KEEP_BORDER_MIN_MACS; the window reads its border fused (and stages its

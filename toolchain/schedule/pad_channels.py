@@ -252,7 +252,7 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
             out.append(node)
             continue
         site, c4 = found
-        if _rows_merge_instead(node, site, c4):
+        if _rows_merge_instead(node, site, c4, target):
             # window_rows.py merges its rows, each padded once; a SAME border before it
             # is kept in RAM so the window reads a VALID map (every staged row by words).
             x = node.inputs[0]
@@ -346,11 +346,14 @@ def _rewrite(conv: Node, site: _Site, c4: int) -> list[Node]:
 
 
 
-def _rows_merge_instead(conv: Node, site: _Site, c4: int) -> bool:
+def _rows_merge_instead(conv: Node, site: _Site, c4: int, target: Target) -> bool:
     """Whether a window whose rows window_rows.py merges is left unpadded (see
     MERGED_ROW_SAVING): its merged rows, padded to words, take enough fewer packed
     steps than its taps padded to c4 channels each."""
-    if not (site.rows_merge or site.one_row_merges):
+    # window_rows.py merges on the DSP targets only (Helium's steps read any address and
+    # pad by their own row).
+    if SIMD[target.capabilities.simd].int8_dot != "dsp" or \
+            not (site.rows_merge or site.one_row_merges):
         return False
     w = conv.inputs[1].type.shape
     spatial = conv.attrs["kernel_spatial"]
