@@ -19,9 +19,12 @@ constant of their own whose rows are padded with zeros to a multiple of 4 elemen
 each row starts on a word and the packed steps read them whole; the input, at any byte,
 is gathered 4 elements at a time (loops/rules.py `_packing`). Where the window has more
 than one row and its input reads are bounds-tested (SAME), the merged dim runs over the
-padded row (its extra lanes meet zero weights), so the window is staged whole;
-otherwise the last KW*C mod 4 are read one at a time. The sums are the same integers in
-another order: exact.
+padded row (its extra lanes meet zero weights), so the window is staged whole; so it
+does from 5 channels where the reads are VALID (a SAME border kept in RAM by
+schedule/pad_channels.py), through an (N, H*W*C) view whose rows run on into the next
+image row, and a window of one row (1x7) from 5 channels is split into sub-rows
+(`one_row_parts`) to be staged as a window of taps; otherwise the last KW*C mod 4 are
+read one at a time. The sums are the same integers in another order: exact.
 
 Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
 address 16 at a time), for a step with no schedule fixed by the arena plan. A 16x8
@@ -220,8 +223,9 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int,
     # staged (loops/rules.py _stages; on cortex-m4 3x3 over 3 channels 0.37 -> 0.52
     # MAC per instruction). Only where the input's reads are tested against its bounds
     # (a SAME window's pad): unpadded (VALID), the last row's lanes would read past the
-    # input's end. One row (1x7) keeps its exact extent: it is not staged, and its
-    # padded lanes would be paid per tile.
+    # input's end (but see `flat`). One row (1x7) of 2-3 channels keeps its exact
+    # extent: it is not staged, and its padded lanes would be paid per tile; from 5
+    # channels it is split into sub-rows (one_row_parts), which are staged.
     whole = (x.pad is not None or flat) and rows
     if parts > 1:
         # One row split into sub-rows (one_row_parts): they run over the padded row, its
