@@ -5,7 +5,8 @@ Which kernels take the calls, and the firmware under QEMU on the DSP boards: odd
 channel counts from 5 to 67 through 1x1 and 3x3 layers, each layer reading a graph input
 and each reading the output of a layer before it (a chain of two), every row of the
 padded copy starting at another byte alignment, bit for bit against the numpy reference
-and TFLite Micro.
+and TFLite Micro; and a SAME border alone around 13 channels (rows merged instead),
+copied by unaligned words.
 """
 
 from __future__ import annotations
@@ -43,8 +44,22 @@ def test_takes_a_channel_pad_and_a_bordered_one() -> None:
     assert found is not None and found.bordered and found.value == -3
 
 
+def test_takes_a_border_alone() -> None:
+    """A SAME border whose 13 channels stay 13 (schedule/pad_channels.py keeps it so for
+    a window whose rows merge): the byte calls, mrt_fill_bytes_s8 and
+    mrt_copy_bytes_s8; an identity pad is no pad."""
+    found = pad_rows_shape(_pad_kernel((1, 19, 6, 13), (1, 21, 8, 13), (0, 1, 1, 0)), None)
+    assert found == PadRows((1, 19, 6, 13), (0, 1, 1, 0), (1, 21, 8, 13), 0)
+    assert pad_rows_shape(_pad_kernel((1, 5, 5, 13), (1, 5, 5, 13), (0, 0, 0, 0)),
+                          None) is None
+    # And around whole words (a window's SAME border kept in RAM: pad_channels.py
+    # _keeps_word_border).
+    assert pad_rows_shape(_pad_kernel((1, 5, 5, 16), (1, 7, 7, 16), (0, 1, 1, 0)),
+                          None) is not None
+
+
 @pytest.mark.parametrize("shape,out,low,element", [
-    ((1, 5, 5, 16), (1, 7, 7, 16), (0, 1, 1, 0), "i8"),  # whole words already
+    ((1, 5, 5, 16), (1, 5, 5, 20), (0, 0, 0, 0), "i8"),  # whole words already
     ((1, 5, 5, 3), (1, 5, 5, 4), (0, 0, 0, 0), "i8"),  # a row shorter than a word
     ((1, 5, 5, 13), (1, 5, 5, 20), (0, 0, 0, 0), "i8"),  # past the next word
     ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 1), "i8"),  # low padding of the channels
@@ -105,6 +120,8 @@ def test_odd_channels_bit_exact(tmp_path: Path, board: str) -> None:
     # The pads are the calls (a pad the calls do not take would still be exact).
     assert "mrt_pad_rows_s8" in (tmp_path / "build" / "firmware.map").read_text()
     assert "mrt_fill_words" in (tmp_path / "build" / "firmware.map").read_text()
+    # 3x3 over 13 channels: its rows merged, its border alone copied by bytes' words.
+    assert "mrt_copy_bytes_s8" in (tmp_path / "build" / "firmware.map").read_text()
     inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
     run = build.run(inputs, check=True)  # raises minirt.Mismatch against the reference
     want, _ = run_tflm(path.read_bytes(), inputs)

@@ -39,6 +39,11 @@ I32 = ir.IntType(32)
 PTR = ir.PointerType()
 ROWS_SYMBOL = "mrt_pad_rows_s8"
 FILL_SYMBOL = "mrt_fill_words"
+# A border alone around pixels of C bytes, C no multiple of 4 (at any byte).
+FILL_BYTES_SYMBOL = "mrt_fill_bytes_s8"
+COPY_BYTES_SYMBOL = "mrt_copy_bytes_s8"
+# The same around pixels of whole words (mrt_fill_words for the border).
+COPY_WORDS_SYMBOL = "mrt_copy_words_s8"
 WORD = 4
 # The SIMD kinds whose runtime has the calls (runtime_c/ukernel/<simd>/mrt_pad_dsp.c).
 PAD_ROWS_SIMD = frozenset({"dsp"})
@@ -87,7 +92,12 @@ def pad_rows_shape(k: Kernel, schedule: LoopSchedule | None) -> PadRows | None:
         return None
     low = tuple(int(lo) for lo in lows if lo is not None)
     c, c4 = x.shape[-1], k.domain[-1]
-    if c < WORD or c % WORD == 0 or c4 != -(-c // WORD) * WORD or \
+    # The channels padded to whole words, or (a border alone) kept as they are.
+    # The channels padded to whole words (from C no multiple of 4), or a border alone
+    # around pixels of any C from 4 (schedule/pad_channels.py keeps such a SAME border
+    # in RAM for a window: the byte calls).
+    border_alone = c4 == c and tuple(x.shape[:-1]) != tuple(k.domain[:-1])
+    if c < WORD or not (border_alone or (c % WORD and c4 == -(-c // WORD) * WORD)) or \
             any(lo + s > o for lo, s, o in zip(low, x.shape, k.domain, strict=True)):
         return None
     # Forward, one element at a time: the order the calls keep to (their loads at or
@@ -128,6 +138,8 @@ def emit_pad_rows(module: ir.Module, k: Kernel, pad: PadRows) -> ir.Function:
     lanes = (pad.value & 0xFF) * 0x01010101
     pad_hi = lanes & ~((1 << (8 * (c % WORD))) - 1)
     rows = _callee(module, ROWS_SYMBOL, 2, 3)
+    if pad.out[-1] == c:
+        return _bytes_border(module, b, fn, pad, src, dst, lanes)
     if not pad.bordered:
         b.call(rows, [dst, src, _i32(prod(pad.shape[:-1])), _i32(c), _i32(pad_hi)])
         b.ret_void()
@@ -178,6 +190,74 @@ def emit_pad_rows(module: ir.Module, k: Kernel, pad: PadRows) -> ir.Function:
     b.branch(step)
     b.position_at_end(border_bb)
     b.call(fill, [out_row, _i32(lanes), _i32(row_out // WORD)])
+    b.branch(step)
+    b.position_at_end(step)
+    nxt = b.add(o, ir.Constant(I32, 1))
+    o.add_incoming(nxt, step)
+    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(I32, prod(outer_out))), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadRows,
+                  src: ir.Value, dst: ir.Value, lanes: int) -> ir.Function:
+    """The body of emit_pad_rows for a border alone (the channels, C bytes a pixel and
+    no multiple of 4, as they are: schedule/pad_channels.py keeps such a SAME border
+    in RAM for a window whose rows merge, or around whole words of channels): per
+    output row, front to back, the border before it, its pixels and the border after
+    it (mrt_fill_bytes_s8, mrt_copy_bytes_s8: unaligned words; for whole-word pixels
+    mrt_fill_words and mrt_copy_words_s8, 4 words a store), or a whole border row. The
+    generated loop took about 5 instructions a byte (14.8 K for 3x3 over 13 channels
+    on 19x6)."""
+    c = pad.shape[-1]
+    # Whole words a pixel: every row and border starts on a word of the output (word-
+    # aligned, as mrt_pad_rows_s8's), so the word calls, 4 a store.
+    words = c % WORD == 0
+    fill = _callee(module, FILL_SYMBOL if words else FILL_BYTES_SYMBOL, 1, 2)
+    copy = _callee(module, COPY_WORDS_SYMBOL if words else COPY_BYTES_SYMBOL, 2, 1)
+    unit = WORD if words else 1  # the calls' counts: words or bytes
+    outer_out, outer_in = pad.out[:-2], pad.shape[:-2]
+    in_strides = [prod(outer_in[d + 1:]) for d in range(len(outer_in))]  # in rows
+    row_out = pad.out[-2] * c
+    left = pad.low[-2] * c
+    right = (pad.out[-2] - pad.low[-2] - pad.shape[-2]) * c
+    i8 = ir.IntType(8)
+    loop = fn.append_basic_block("row")
+    inside_bb = fn.append_basic_block("inside")
+    border_bb = fn.append_basic_block("border")
+    step = fn.append_basic_block("next")
+    done = fn.append_basic_block("done")
+    entry = b.block
+    b.branch(loop)
+    b.position_at_end(loop)
+    o = b.phi(I32, name="o")
+    o.add_incoming(ir.Constant(I32, 0), entry)
+    inside: ir.Value = ir.Constant(ir.IntType(1), 1)
+    in_row: ir.Value = ir.Constant(I32, 0)
+    rest: ir.Value = o
+    for d in reversed(range(len(outer_out))):
+        idx = b.urem(rest, ir.Constant(I32, outer_out[d])) if d else rest
+        rest = b.udiv(rest, ir.Constant(I32, outer_out[d])) if d else rest
+        at = b.sub(idx, ir.Constant(I32, pad.low[d]))
+        inside = b.and_(inside, b.icmp_unsigned("<", at, ir.Constant(I32, outer_in[d])))
+        in_row = b.add(in_row, b.mul(at, ir.Constant(I32, in_strides[d])))
+    out_row = b.gep(dst, [b.mul(o, ir.Constant(I32, row_out))], inbounds=True,
+                    source_etype=i8)
+    b.cbranch(inside, inside_bb, border_bb)
+    b.position_at_end(inside_bb)
+    if left:
+        b.call(fill, [out_row, _i32(lanes), _i32(left // unit)])
+    src_row = b.gep(src, [b.mul(in_row, ir.Constant(I32, pad.shape[-2] * c))],
+                    inbounds=True, source_etype=i8)
+    b.call(copy, [b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
+                  src_row, _i32(pad.shape[-2] * c // unit)])
+    if right:
+        b.call(fill, [b.gep(out_row, [ir.Constant(I32, row_out - right)], inbounds=True,
+                            source_etype=i8), _i32(lanes), _i32(right // unit)])
+    b.branch(step)
+    b.position_at_end(border_bb)
+    b.call(fill, [out_row, _i32(lanes), _i32(row_out // unit)])
     b.branch(step)
     b.position_at_end(step)
     nxt = b.add(o, ir.Constant(I32, 1))

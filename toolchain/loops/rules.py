@@ -503,7 +503,7 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
         interior = ()
     blocks, stage = nest.blocks, nest.stage
     if nk.interleaved:
-        p = two_pixel_dim(nk, nest, unblocked)
+        p = two_pixel_dim(nk, nest, unblocked, interior)
         if p is None:
             raise ValueError(f"kernel {k.name!r}: its interleaved weights need the 2x4 "
                              f"microkernel, which its schedule cannot take")
@@ -513,7 +513,8 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
                 stage=stage)
 
 
-def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()) -> int | None:
+def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset(),
+                  interior: tuple[tuple[int, int, int], ...] = ()) -> int | None:
     """The parallel dim whose pixels a staged nest of `k` can take two at a time (the 2x4
     microkernel: UKERNELS' two_pixel_symbol), with its weights' rows interleaved, or
     None. The nest stages one pixel's input for tiles of the kernel's rows of output
@@ -523,7 +524,10 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
     by that channel first (a row per channel) and by the reduced dims after, a multiple
     of 4 elements. Of the dims the input depends on and the weights do not (not
     `unblocked`), the one that leaves the fewest pixels without a partner, then the
-    longest, then the innermost. Only for an integer result (a requantized int8 one):
+    longest, then the innermost; a dim the nest's `interior` splits into regions pairs
+    within each, so its pixels without a partner are counted per region (a 19x6 map
+    under a 3x3 window: along its 6 columns, split 1 + 4 + 1, a third of the pixels;
+    along its 19 rows, 1 + 17 + 1, a sixth). Only for an integer result (a requantized int8 one):
     the 8 outputs' float epilogues of kws_ref_model_float32's pointwise layers (int8
     products, dequantized) spilled, 0.718 M -> 0.808 M instructions a layer against 1 x 4."""
     uk = UKERNELS.get(nest.dot)
@@ -558,8 +562,14 @@ def two_pixel_dim(k: Kernel, nest: Nest, unblocked: frozenset[int] = frozenset()
               and p not in unblocked]
     # On a tie the innermost: its pairs are neighbours in memory, so a result overlapping
     # the input (schedule/overlap.py) stores in the order the input is staged.
-    return max(pixels, key=lambda p: (k.domain[p] // 2 * 2 / k.domain[p], k.domain[p], p),
-               default=None)
+    splits = {d: (lo, hi) for d, lo, hi in interior}
+
+    def alone(p: int) -> float:
+        n = k.domain[p]
+        lo, hi = splits.get(p, (0, n))
+        return (lo % 2 + (hi - lo) % 2 + (n - hi) % 2) / n
+
+    return max(pixels, key=lambda p: (-alone(p), k.domain[p], p), default=None)
 
 
 def plain_schedule(k: Kernel) -> LoopSchedule:

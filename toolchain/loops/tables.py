@@ -190,6 +190,9 @@ class Ukernel:
     # weights whose rows are interleaved (kernel/paired.py `to_paired_rows`).
     two_pixel_symbol: str = ""
     pair_two_symbol: str = ""
+    # The same for two pixels' inputs at any byte (a merged window row of channels that
+    # are no multiple of 4: schedule/window_rows.py), and `pair_symbol` reads them so.
+    pair_two_unaligned_symbol: str = ""
     # A tile of one pixel against those interleaved rows (an odd dim's last pixel),
     # staged by `pair_symbol`.
     one_pixel_symbol: str = ""
@@ -214,7 +217,7 @@ UKERNELS: dict[str, Ukernel] = {
                    call_cost=28, runs_symbol="mrt_dot_s8_paired_1x4_runs",
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
                    pair_symbol="mrt_pair4_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
-                   pair_two_symbol="mrt_pair2_s8",
+                   pair_two_symbol="mrt_pair2_s8", pair_two_unaligned_symbol="mrt_pair2u_s8",
                    one_pixel_symbol="mrt_dot_s16_paired_1x4i",
                    row_calls=((2, "mrt_dot_s16_paired_2x2i", "mrt_dot_s16_paired_1x2i"),
                               (1, "mrt_dot_s16_paired_2x1i", "mrt_dot_s16_paired_1x1i")),

@@ -42,6 +42,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.loops.rules import SIMD
+from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
@@ -112,6 +113,31 @@ MIN_CHANNELS_BY_TAPS: tuple[tuple[int, int], ...] = ((10, 2), (1, 5))
 # over 2 channels 0.55 -> 0.64-0.67 MAC per instruction, stride 2 0.42 -> 0.49, 3
 # channels 0.79-0.81 either way (0.59 -> 0.62 at stride 2).
 MIN_CHANNELS_MERGED_ROWS = 5
+# A window whose rows window_rows.py merges (KW x C values a row, padded once to whole
+# words) is left unpadded where its taps padded to C4 channels each would take at least
+# this many times the merged rows' packed steps: 3x3 over 13 channels 48 against 40 a
+# row (1.2x), 5x5 over 13 80 against 68 (1.18x). On cortex-m4 (bench/shapes.py) 3x3 over
+# 13 on 19x6 0.984 -> 1.115 MAC per instruction, 5x5 1.068 -> 1.213; 5x5 over 7 (40
+# against 36, 1.11x) gained at stride 1 (1.097 -> 1.177) but lost at stride 2 (1.008 ->
+# 0.977), so it keeps the channel pad.
+MERGED_ROW_SAVING = 1.15
+# A SAME border before such a window (a `pad` op of its own) is kept in RAM, so the
+# window reads a VALID map whose every staged row is copied by words (window_rows.py's
+# (N, H*W*C) view), where the layer does at least this many MACs per byte of the
+# bordered map: the copy (codegen/pad_rows.py's byte calls, ~1 instruction a byte) is
+# paid once. Below it the border is fused and the window's border rows staged value by
+# value. On cortex-m4: 3x3 stride 2 on 10x10 over 13 channels, 30 MACs a byte: 45.3 K
+# instructions kept, 43.9 K fused; 5x5 stride 2, 59 a byte: 114.0 K kept, 131.7 K
+# fused; 3x3 on 19x6, 195 a byte: 371 K kept, 433 K fused.
+KEEP_BORDER_MIN_MACS = 45
+# The same for windows over whole words of channels (_keeps_word_border), from this many
+# channels and where at least this share of the bordered map's pixels is border: the
+# copy's cost is the same per pixel, its gain (no border regions) grows with the
+# border. pretrainedResnet_quant's 3x3 layers on cortex-m4: all kept, 11.04 M -> 11.10 M
+# instructions; kept on its 8x8 maps alone (share 0.36; 16x16: 0.21, 32x32: 0.11)
+# 11.03 M. The sweep's 19x6 and 10x10 maps under 3x3: 0.32 and 0.31.
+KEEP_WORD_BORDER_MIN_CHANNELS = 8
+KEEP_WORD_BORDER_MIN_SHARE = 0.25
 # Rewrite only when the convolution does at least this many MACs per byte the pad
 # copies (its outputs x taps per input channel): below it the copy costs more than the
 # packed steps save (measured on bench/shapes.py's sweep).
@@ -138,6 +164,9 @@ class _Site:
     # Whether window_rows.py merges its window rows (channels innermost in both
     # operands, the columns undilated, more than one row): see MIN_CHANNELS_BY_TAPS.
     rows_merge: bool = False
+    # The same for a window of one row (1x7), which window_rows.py splits into sub-rows
+    # from 5 channels (`one_row_parts`); 2-3 channels keep their measured form.
+    one_row_merges: bool = False
 
 
 def _conv_site(node: Node) -> _Site | None:
@@ -147,11 +176,12 @@ def _conv_site(node: Node) -> _Site | None:
     w = node.inputs[1].type.shape
     x_rank = len(node.inputs[0].type.shape)
     spatial = a["kernel_spatial"]
-    rows_merge = (len(spatial) == 2 and a["input_feature"] == x_rank - 1
-                  and a["kernel_input"] == len(w) - 1 and w[spatial[0]] > 1
-                  and list(a["rhs_dilation"])[-1] == 1 and list(a["lhs_dilation"]) == [1, 1])
+    merges = (len(spatial) == 2 and a["input_feature"] == x_rank - 1
+              and a["kernel_input"] == len(w) - 1
+              and list(a["rhs_dilation"])[-1] == 1 and list(a["lhs_dilation"]) == [1, 1])
     return _Site(a["input_feature"], a["kernel_input"],
-                 int(np.prod([w[d] for d in spatial])), rows_merge)
+                 int(np.prod([w[d] for d in spatial])), merges and w[spatial[0]] > 1,
+                 merges and w[spatial[0]] == 1 and w[spatial[1]] > 1)
 
 
 def _dense_site(node: Node) -> _Site | None:
@@ -217,9 +247,21 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
     for node in graph.nodes:
         found = _site(node, target)
         if found is None:
+            if _keeps_word_border(node, readers, target):
+                keep.add(id(node.inputs[0]))
             out.append(node)
             continue
         site, c4 = found
+        if _rows_merge_instead(node, site, c4, target):
+            # window_rows.py merges its rows, each padded once; a SAME border before it
+            # is kept in RAM so the window reads a VALID map (every staged row by words).
+            x = node.inputs[0]
+            border = _border_pad(x, readers)
+            if border is not None and _macs_per_byte(node, x) >= \
+                    KEEP_BORDER_MIN_MACS:
+                keep.add(id(x))
+            out.append(node)
+            continue
         weights = _widened(node, site, c4, readers)
         if weights is not None:
             out += [weights, node]
@@ -301,3 +343,85 @@ def _rewrite(conv: Node, site: _Site, c4: int) -> list[Node]:
     weights = _constant(padded, w.type.with_shape(padded.shape), conv.source)
     conv.inputs = [pad.output, weights.output]
     return [zero, pad, weights, conv]
+
+
+
+def _rows_merge_instead(conv: Node, site: _Site, c4: int, target: Target) -> bool:
+    """Whether a window whose rows window_rows.py merges is left unpadded (see
+    MERGED_ROW_SAVING): its merged rows, padded to words, take enough fewer packed
+    steps than its taps padded to c4 channels each."""
+    # window_rows.py merges on the DSP targets only (Helium's steps read any address and
+    # pad by their own row).
+    if SIMD[target.capabilities.simd].int8_dot != "dsp" or \
+            not (site.rows_merge or site.one_row_merges):
+        return False
+    w = conv.inputs[1].type.shape
+    spatial = conv.attrs["kernel_spatial"]
+    kh, kw, c = w[spatial[0]], w[spatial[-1]], w[site.w_dim]
+    if c < FLAT_MIN_CHANNELS and site.one_row_merges:
+        return False
+    return merged_row_extent(kh, kw, c) * MERGED_ROW_SAVING <= kw * c4
+
+
+def _border_pad(x: Tensor, readers: dict[int, int]) -> Node | None:
+    """The `pad` op (a SAME border, no interior padding) that writes x for its one
+    reader, else None."""
+    pad = x.producer
+    if pad is None or pad.op != "pad" or readers.get(id(x), 0) != 1 or \
+            any(pad.attrs["interior"]):
+        return None
+    return pad
+
+
+def _macs_per_byte(conv: Node, x: Tensor) -> float:
+    """The convolution's MACs per byte of its bordered input `x` (its pad's output)."""
+    w = conv.inputs[1].type.shape
+    taps = int(np.prod([w[d] for d in conv.attrs["kernel_spatial"]]))
+    return conv.output.type.num_elements * taps * w[conv.attrs["kernel_input"]] \
+        / x.type.num_elements
+
+
+
+def _keeps_word_border(conv: Node, readers: dict[int, int], target: Target) -> bool:
+    """Whether the SAME border (a `pad` op) before an int8 window over whole words of
+    channels, at least KEEP_WORD_BORDER_MIN_CHANNELS, is kept in RAM on the DSP
+    targets, as for merged rows (KEEP_BORDER_MIN_MACS), for a window of stride 1 (5x5
+    stride 2 on 10x10 over 64 channels lost 0.1 % kept): the window then reads a VALID
+    map, so its tiles pair two pixels everywhere and its staging tests nothing, where a
+    fused border split the map into border regions whose pixels were staged tap by tap
+    and, where a region was one pixel wide, called the one-pixel kernel. The copy is
+    codegen/pad_rows.py's byte calls. On cortex-m4 (bench/shapes.py) 3x3 over 8 channels
+    on 19x6 1.061 -> 1.081 MAC per instruction, on 10x10 1.053 -> 1.083, 5x5 1.149 ->
+    1.255, 3x3 dilation 2 over 12 0.999 -> 1.087."""
+    if SIMD[target.capabilities.simd].int8_dot != "dsp" or conv.op != "convolution" \
+            or len(conv.inputs) != 2:
+        return False
+    x, w = conv.inputs
+    if x.type.dtype.name != "i8" or _weights(w) is None:
+        return False
+    site = _conv_site(conv)
+    if site is None or site.taps == 1:
+        return False
+    c = x.type.shape[site.x_dim]
+    border = _border_pad(x, readers)
+    # A window wider than the map (1x7 on 19x6: every pixel's window leaves it) has no
+    # interior, so its fused border splits nothing; kept, it lost 0.3-0.7 % over 32-64
+    # channels.
+    w = conv.inputs[1].type.shape
+    spatial = conv.attrs["kernel_spatial"]
+    reach = [(w[d] - 1) * r + 1 for d, r in zip(spatial, conv.attrs["rhs_dilation"],
+                                                 strict=True)]
+    x_in = border.inputs[0].type.shape if border is not None else ()
+    fits = border is not None and all(
+        x_in[d] >= k for d, k in zip(conv.attrs["input_spatial"], reach, strict=True))
+    return c % WORD == 0 and c >= KEEP_WORD_BORDER_MIN_CHANNELS and fits \
+        and _macs_per_byte(conv, x) >= KEEP_BORDER_MIN_MACS \
+        and all(s == 1 for s in conv.attrs["strides"]) \
+        and _border_share(border) >= KEEP_WORD_BORDER_MIN_SHARE
+
+
+def _border_share(pad: Node) -> float:
+    """The share of the pixels of `pad`'s output (a bordered map) that are border."""
+    shape = pad.output.type.shape
+    inner = pad.inputs[0].type.shape
+    return 1 - int(np.prod(inner[:-1])) / int(np.prod(shape[:-1]))

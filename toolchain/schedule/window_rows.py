@@ -19,9 +19,12 @@ constant of their own whose rows are padded with zeros to a multiple of 4 elemen
 each row starts on a word and the packed steps read them whole; the input, at any byte,
 is gathered 4 elements at a time (loops/rules.py `_packing`). Where the window has more
 than one row and its input reads are bounds-tested (SAME), the merged dim runs over the
-padded row (its extra lanes meet zero weights), so the window is staged whole;
-otherwise the last KW*C mod 4 are read one at a time. The sums are the same integers in
-another order: exact.
+padded row (its extra lanes meet zero weights), so the window is staged whole; so it
+does from 5 channels where the reads are VALID (a SAME border kept in RAM by
+schedule/pad_channels.py), through an (N, H*W*C) view whose rows run on into the next
+image row, and a window of one row (1x7) from 5 channels is split into sub-rows
+(`one_row_parts`) to be staged as a window of taps; otherwise the last KW*C mod 4 are
+read one at a time. The sums are the same integers in another order: exact.
 
 Only for targets whose int8 dot steps are the DSP ones (the vector kinds read any
 address 16 at a time), for a step with no schedule fixed by the arena plan. A 16x8
@@ -38,7 +41,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from toolchain.kernel.form import Apply, Expr, Index, Kernel, Load, postorder, rewrite
+from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder, rewrite
 from toolchain.loops.affine import Affine, affine_of, as_expr
 from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.rules import DOT_WIDTH, SIMD
@@ -47,6 +50,10 @@ from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
 __all__ = ["merge_window_rows"]
+
+# The fewest channels whose VALID window is read through the (N, H*W*C) view
+# (_rewritten): those schedule/pad_channels.py leaves unpadded for their merged rows.
+FLAT_MIN_CHANNELS = 5
 
 
 def merge_window_rows(program: Program, target: Target) -> int:
@@ -75,7 +82,9 @@ def merge_window_rows(program: Program, target: Target) -> int:
         weights = np.asarray(program.constants[index])
         kw, c = weights.shape[-2:]
         row = kw * c
-        padded = -(-row // DOT_WIDTH) * DOT_WIDTH
+        one_row = kx > k.n_parallel and k.domain[kx - 1] == 1
+        parts = one_row_parts(kw, c) if one_row else 1
+        padded = merged_row_extent(1 if one_row else 2, kw, c)
         flat = weights.reshape(*weights.shape[:-2], row)
         new_w = np.zeros((*flat.shape[:-1], padded), dtype=weights.dtype)
         new_w[..., :row] = flat
@@ -83,9 +92,34 @@ def merge_window_rows(program: Program, target: Target) -> int:
         program.constants[index] = new_w
         program.constant_types[index] = TensorType(new_w.shape, w_type.dtype, w_type.quant)
         step.buffers[w.operand] = Buffer("constant", index, new_w.nbytes)
-        step.kernel = _rewritten(k, x, w, kx, row, padded)
+        step.kernel = _rewritten(k, x, w, kx, row, padded, parts)
         merged += 1
     return merged
+
+
+def one_row_parts(kw: int, c: int) -> int:
+    """The sub-rows a window of one row (1x7) over `c` channels is split into (1: not
+    split): from FLAT_MIN_CHANNELS, its merged row of kw*c values as A sub-rows of B (a
+    multiple of 4), A >= 2 and A*B the least (then A the least), so that the rules
+    stage it as a window of A taps (loops/rules.py `_staged_window_candidates` wants a
+    tap dim beside the packed one). 1x7 over 13 channels: 91 values as 2 x 48, not 7
+    taps of 16."""
+    row = kw * c
+    if c < FLAT_MIN_CHANNELS:
+        return 1
+    return min(range(2, kw + 1), key=lambda a: (a * _words(-(-row // a)), a))
+
+
+def merged_row_extent(kh: int, kw: int, c: int) -> int:
+    """The values a merged window row of kw taps over c channels runs over: kw*c padded
+    to whole words, or for one row split into sub-rows (one_row_parts) A*B."""
+    parts = one_row_parts(kw, c) if kh == 1 else 1
+    return parts * _words(-(-kw * c // parts))
+
+
+def _words(n: int) -> int:
+    """n values rounded up to whole packed words."""
+    return -(-n // DOT_WIDTH) * DOT_WIDTH
 
 
 def _window_row(k: Kernel, buffers: list[Buffer], int16: bool = False
@@ -136,20 +170,40 @@ def _window_row(k: Kernel, buffers: list[Buffer], int16: bool = False
     return x, w, kx
 
 
-def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> Kernel:
-    """`k` over the merged dim j (kx's place; c's is gone), x and w as their views."""
+def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int,
+               parts: int = 1) -> Kernel:
+    """`k` over the merged dim j (kx's place; c's is gone), x and w as their views; or,
+    `parts` > 1, over j = B*a + b, a < parts in kx's place and b < B in c's."""
     c_extent = k.domain[kx + 1]
     ops = list(k.operands)
     xt = ops[x.operand]
     ops[x.operand] = replace(xt, shape=(*xt.shape[:-2], xt.shape[-2] * c_extent))
+    rows = kx > k.n_parallel and (k.domain[kx - 1] > 1 or parts > 1)
+    sub = padded // parts
+    j = Affine(((kx, sub), (kx + 1, 1)), 0) if parts > 1 else Affine(((kx, 1),), 0)
+    row_form = affine_of(x.index[-3]) if len(x.index) >= 3 else None
+    # A VALID window of several rows over channels that are no multiple of 4 (its SAME
+    # border written out as a pad of its own: schedule/pad_channels.py): its input is
+    # read through a view (N, H*W*C) where the window's rows run on into the next image
+    # row, so the merged dim runs over the padded row too and the window is staged.
+    # Only the last pixel's last row reads past the map: those lanes are tested (the
+    # pad value 0 there, against zero weights). Only from FLAT_MIN_CHANNELS: VALID
+    # first layers of 1-3 channels keep their measured form.
+    flat = x.pad is None and rows and row_form is not None and padded != row \
+        and c_extent >= FLAT_MIN_CHANNELS
     wt = ops[w.operand]
     ops[w.operand] = replace(wt, shape=(*wt.shape[:-2], padded))
     col = affine_of(x.index[-2])
     # (ox*sx - px)*C + j: the column's output terms and constant scaled by C.
-    merged = Affine(tuple(sorted([(d, v * c_extent) for d, v in col.terms if d != kx]
-                                 + [(kx, 1)])), col.const * c_extent)
+    merged = Affine(tuple((d, v * c_extent) for d, v in col.terms if d != kx),
+                    col.const * c_extent).plus(j)
     new_x = replace(x, index=(*x.index[:-2], as_expr(merged)))
-    new_w = replace(w, index=(*w.index[:-2], Index(kx)))
+    if flat:
+        width = xt.shape[-2] * c_extent
+        ops[x.operand] = replace(xt, shape=(*xt.shape[:-3], xt.shape[-3] * width))
+        new_x = replace(x, index=(*x.index[:-3], as_expr(row_form.times(width).plus(merged))),
+                        pad=Const(0, xt.dtype))
+    new_w = replace(w, index=(*w.index[:-2], as_expr(j)))
 
     def swap(e: Expr, kids: tuple[Expr, ...]) -> Expr:
         if e is x:
@@ -161,15 +215,24 @@ def _rewritten(k: Kernel, x: Load, w: Load, kx: int, row: int, padded: int) -> K
         return e
 
     body = rewrite(k.body, swap)
-    assert not any(isinstance(e, Index) and e.dim > kx for e in postorder(body))
+    assert not any(isinstance(e, Index) and e.dim > kx + (parts > 1)
+                   for e in postorder(body))
     # With more than one window row the merged dim runs over the padded row: the
     # padding lanes read the next columns' inputs (or the pad value past the border)
     # against zero weights, so every row is whole packed steps and the window can be
     # staged (loops/rules.py _stages; on cortex-m4 3x3 over 3 channels 0.37 -> 0.52
     # MAC per instruction). Only where the input's reads are tested against its bounds
     # (a SAME window's pad): unpadded (VALID), the last row's lanes would read past the
-    # input's end. One row (1x7) keeps its exact extent: it is not staged, and its
-    # padded lanes would be paid per tile.
-    whole = x.pad is not None and kx > k.n_parallel and k.domain[kx - 1] > 1
-    extent = padded if whole else row
-    return replace(k, domain=(*k.domain[:kx], extent), operands=tuple(ops), body=body)
+    # input's end (but see `flat`). One row (1x7) of 2-3 channels keeps its exact
+    # extent: it is not staged, and its padded lanes would be paid per tile; from 5
+    # channels it is split into sub-rows (one_row_parts), which are staged.
+    whole = (x.pad is not None or flat) and rows
+    if parts > 1:
+        # One row split into sub-rows (one_row_parts): they run over the padded row, its
+        # lanes past kw*c read as above (tested: the pad value past the map).
+        if not whole and padded != row:
+            raise ValueError(f"kernel {k.name!r}: a split row needs its reads tested")
+        domain: tuple[int, ...] = (*k.domain[:kx], parts, sub)
+    else:
+        domain = (*k.domain[:kx], padded if whole else row)
+    return replace(k, domain=domain, operands=tuple(ops), body=body)

@@ -270,6 +270,51 @@ __attribute__((naked, used)) void mrt_pair2_s8(int16_t *dst, const int8_t *a, co
         "bx     lr\n");
 }
 
+/* mrt_pair2_s8 for sources at any byte: a window row of channels that are no multiple
+ * of 4, merged with its columns (schedule/window_rows.py: 3x3 over 13 channels, a row
+ * of 39 values staged as 40), starts where its first pixel does. LDR reads an unaligned
+ * word on these cores (the firmware leaves CCR.UNALIGN_TRP clear), LDRD would fault, so
+ * each pixel's two words of a pass are two LDRs: 8 instructions a word (mrt_pair2_s8's
+ * 7). A separate function so that mrt_pair2_s8's callers pay no alignment test.
+ * words >= 1; dst 8-byte aligned. */
+__attribute__((naked, used)) void mrt_pair2u_s8(int16_t *dst, const int8_t *a,
+                                                 const int8_t *b, uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4-r11}\n"
+        "lsrs   r3, r3, #1\n"             /* passes; carry: words odd, Z: no pass */
+        "bcc    2f\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r5, [r2], #4\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r5\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r5, ror #8\n"
+        "stm    r0!, {r8-r11}\n"          /* the flags are still lsrs's */
+        "2:\n"
+        "beq    3f\n"
+        "1:\n"
+        "ldr    r4, [r1], #4\n"
+        "ldr    r6, [r2], #4\n"
+        "ldr    r5, [r1], #4\n"
+        "ldr    r7, [r2], #4\n"
+        "sxtb16 r8, r4\n"
+        "sxtb16 r9, r6\n"
+        "sxtb16 r10, r4, ror #8\n"
+        "sxtb16 r11, r6, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
+        "sxtb16 r8, r5\n"
+        "sxtb16 r9, r7\n"
+        "sxtb16 r10, r5, ror #8\n"
+        "sxtb16 r11, r7, ror #8\n"
+        "stm    r0!, {r8-r11}\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "3:\n"
+        "pop    {r4-r11}\n"
+        "bx     lr\n");
+}
+
 /* One step of a 1x4 tile against the rows-interleaved weights: the pixel's two words of
  * 16-bit pairs (one LDRD of its input staged by mrt_pair_s8), the four rows' first words
  * (one LDM), then their second words (another), 8 SMLADs: 11 instructions per 16 MACs,

@@ -91,3 +91,89 @@ __attribute__((naked, used)) void mrt_fill_words(uint32_t *dst, uint32_t word,
         "pop    {r4, r5}\n"
         "bx     lr\n");
 }
+
+/* dst[0 .. n) = the pad byte (each of word's four lanes holds it), dst at any byte:
+ * a SAME border of a map whose channels are no multiple of 4 and stay so (its rows
+ * merged instead: schedule/pad_channels.py `_rows_merge_instead`). STR writes an
+ * unaligned word on these cores (STM would fault); the last n % 4 bytes by STRB. */
+__attribute__((naked, used)) void mrt_fill_bytes_s8(int8_t *dst, uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "lsrs   r3, r2, #2\n"
+        "beq    2f\n"
+        "1:\n"
+        "str    r1, [r0], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "strb   r1, [r0], #1\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "bx     lr\n");
+}
+
+/* dst[0 .. n) = src[0 .. n), both at any byte, front to back a word at a time (LDR
+ * and STR of unaligned words), the last n % 4 bytes by LDRB and STRB: a row of such a
+ * map inside its border. Each word is loaded before it is stored, so every byte is
+ * loaded at or before, and stored at or after, the generated loop would (pad_rows.py's
+ * order for an output the arena plan placed over its input). */
+__attribute__((naked, used)) void mrt_copy_bytes_s8(int8_t *dst, const int8_t *src,
+                                                    uint32_t n)
+{
+    __asm__ volatile(
+        "lsrs   r3, r2, #2\n"
+        "beq    2f\n"
+        "1:\n"
+        "ldr    r12, [r1], #4\n"
+        "str    r12, [r0], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "ldrb   r12, [r1], #1\n"
+        "strb   r12, [r0], #1\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "bx     lr\n");
+}
+
+/* dst[0 .. 4*words) = src's, dst word-aligned, src at any byte: a row of a map whose
+ * channels are whole words inside its SAME border (pad_rows.py; the border by
+ * mrt_fill_words). Four words a pass, each loaded by LDR (unaligned is fine) and stored
+ * 4 at a time by STM: 7 instructions per 16 bytes where mrt_copy_bytes_s8 takes 12.
+ * Front to back, each word loaded before it is stored (mrt_copy_bytes_s8's order
+ * argument). words >= 0. */
+__attribute__((naked, used)) void mrt_copy_words_s8(int8_t *dst, const int8_t *src,
+                                                    uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4-r7}\n"
+        "lsrs   r3, r2, #2\n"
+        "beq    2f\n"
+        "1:\n"
+        "ldr    r4, [r1], #4\n"       /* STM stores the lowest register first */
+        "ldr    r5, [r1], #4\n"
+        "ldr    r6, [r1], #4\n"
+        "ldr    r7, [r1], #4\n"
+        "stm    r0!, {r4-r7}\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "ldr    r12, [r1], #4\n"
+        "str    r12, [r0], #4\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r7}\n"
+        "bx     lr\n");
+}
