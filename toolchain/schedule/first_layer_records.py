@@ -33,7 +33,7 @@ instruction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
 
 __all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
-           "records_bound", "store_first_layer_records"]
+           "records_bound", "staged_odd_pointwise", "store_first_layer_records"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
@@ -68,6 +68,10 @@ CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
 # a stack array of sums).
 ONLY_WORDS = 6
+# Without a table (lr free) it may hold 8 (r4-r11: a 1x1 over 13-16 channels, 15-17
+# instructions an output, where two chunks of 4 paid 18, a call a pixel and a stack
+# array of sums).
+ONLY_WORDS_PLAIN = 8
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -109,8 +113,9 @@ class FirstLayerPlan:
         return -(-self.taps // 2)
 
     def chunks(self) -> list[int]:
-        """The staged words of each channel loop: as even as they go, at most 5."""
-        if self.words <= ONLY_WORDS:
+        """The staged words of each channel loop: one loop up to ONLY_WORDS (without a
+        table ONLY_WORDS_PLAIN), else as even as they go, at most 5."""
+        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN):
             return [self.words]
         n = -(-self.words // CHUNK_WORDS)
         base, extra = divmod(self.words, n)
@@ -368,6 +373,23 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
         step.schedule = im2col_schedule(step.kernel)
         done += 1
     return done
+
+
+def staged_odd_pointwise(program: Program) -> int:
+    """How many steps of `program` the im2col kernel takes as pointwise layers over more
+    than 4 input channels that are not whole words: those schedule/pad_channels.py left
+    unpadded (`PadRow.staged_pointwise`), which no other path reads fast."""
+    n = 0
+    for step in program.steps:
+        k = step.kernel
+        if not (isinstance(k, Kernel) and k.records >= 0 and step.schedule is not None
+                and any(nest.im2col for nest in step.schedule.nests)):
+            continue
+        plan = first_layer_plan(replace(k, records=-1))
+        if plan is not None and plan.kh * plan.kw == 1 and plan.cin > MAX_CHANNELS and \
+                plan.cin % 4:
+            n += 1
+    return n
 
 
 def records_bound(program: Program) -> tuple[int, int]:

@@ -42,10 +42,11 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.loops.rules import SIMD
+from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
-__all__ = ["pad_int8_channels"]
+__all__ = ["pad_int8_channels", "staged_pointwise_layers"]
 
 WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
 
@@ -72,6 +73,15 @@ class PadRow:
     # dense-rows kernel pairs its input once and pads the last word itself
     # (loops/dense_rows.py), where the pad's own dispatch took 5 instructions a byte.
     fuses_dense: bool = False
+    # Pointwise layers up to this many channels are left as they are (`leave_staged`):
+    # the im2col kernel (schedule/first_layer_records.py MAX_POINTWISE_CHANNELS) stages
+    # a pixel's values into 16-bit words itself, from any byte, so the pad's dispatch
+    # bought nothing (1x1 19x6 7 -> 32 on cortex-m4: 1,728 of 43,519 instructions, and
+    # 13 channels staged as 8 words where 7 do). Where the kernel does not take such a
+    # layer after all, the packed steps over unaligned pixels ran 1.5x slower than
+    # padded (7 channels under --optimize size), so the pipeline schedules the graph
+    # again with every pad (pipeline.schedule_for_board).
+    staged_pointwise: int = 0
 
     def pads_pointwise(self, c: int) -> bool:
         """Whether a one-tap layer over `c` input channels is padded (see `vector`)."""
@@ -93,7 +103,8 @@ class PadRow:
 # and 3 or 10 channels past whole vectors (67, a dense 250) lost 4-39 % padded: those
 # stay as they are (`vector`, `rest`, `whole`).
 PAD_ROWS: dict[str, PadRow] = {
-    "dsp": PadRow(widths=((1, WORD),), fuses_dense=True),
+    "dsp": PadRow(widths=((1, WORD),), fuses_dense=True,
+                  staged_pointwise=MAX_POINTWISE_CHANNELS),
     "mve": PadRow(widths=((5, 16), (1, WORD)), keep_windows=True, least=2,
                   vector=16, rest=11, whole=8),
 }
@@ -168,8 +179,9 @@ SITES: dict[str, Callable[[Node], _Site | None]] = {
 }
 
 
-def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
-    """The site and C4 of an int8 contraction worth rewriting, else None."""
+def _site(node: Node, target: Target, leave_staged: bool = False) -> tuple[_Site, int] | None:
+    """The site and C4 of an int8 contraction worth rewriting, else None (`leave_staged`:
+    also None for a pointwise layer the im2col kernel stages unpadded, `staged_pointwise`)."""
     find = SITES.get(node.op)
     if find is None or len(node.inputs) != 2:
         return None
@@ -186,7 +198,8 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
         least = max(least, MIN_CHANNELS_MERGED_ROWS)
     width = next(w for n, w in row.widths if c >= n)
     if c % width == 0 or c < least or \
-            (site.taps == 1 and not row.pads_pointwise(c)):
+            (site.taps == 1 and not row.pads_pointwise(c)) or \
+            (leave_staged and site.taps == 1 and c <= row.staged_pointwise):
         return None
     c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
@@ -198,10 +211,21 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
     return site, c4
 
 
-def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
+def staged_pointwise_layers(graph: Graph, target: Target) -> int:
+    """How many layers of `graph` pad_int8_channels(leave_staged=True) leaves unpadded
+    for the im2col kernel (`PadRow.staged_pointwise`) that it would pad otherwise."""
+    if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
+        return 0
+    return sum(_site(n, target) is not None and _site(n, target, True) is None
+               for n in graph.nodes)
+
+
+def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False) -> set[int]:
     """Rewrites, in place, the int8 convolutions and dense layers of `graph` (not its
     regions) whose input channels are not a multiple of their SIMD row's width
-    (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows). Returns the ids
+    (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows), but with
+    `leave_staged` the pointwise layers the im2col kernel takes as they are
+    (`PadRow.staged_pointwise`). Returns the ids
     of the padded inputs that must stay materialized (schedule()'s `materialize`):
     those of pointwise layers, and every one where the row keeps its windows' pads."""
     if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
@@ -215,7 +239,7 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
     for t in graph.outputs:
         readers[id(t)] = readers.get(id(t), 0) + 1
     for node in graph.nodes:
-        found = _site(node, target)
+        found = _site(node, target, leave_staged)
         if found is None:
             out.append(node)
             continue
