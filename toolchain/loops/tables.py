@@ -222,7 +222,7 @@ UKERNELS: dict[str, Ukernel] = {
 }
 # A pixel's input is paired once (4 instructions a word, and the call) when its output
 # channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).
-STAGE_MIN_TILES = 3
+STAGE_MIN_TILES = 2
 # A window (its taps unrolled) is staged from two tiles on: the staged call runs over
 # all its taps, where the alternative is a packed loop per tap. On cortex-m4 a 5x5 over
 # 32 channels to 8 outputs went 0.49 -> 0.92 MAC per instruction, a 3x3 to 8 0.81 ->

@@ -59,10 +59,13 @@ IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # 0.80. From 8 channels the packed steps are about as fast (12 -> 16 channels: 3x3 s2
 # 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
 MAX_CHANNELS = 4
-# 1x1 layers (one staged word per 4 channels, a whole window a chunk) up to this many
-# channels: their packed steps pay a call and a generated requantization per tile for 8
-# to 16 MACs an output.
-MAX_POINTWISE_CHANNELS = 16
+# 1x1 layers (one staged word per 2 channels) up to this many channels: their packed
+# steps pay a call and a generated requantization per tile for 8 to 30 MACs an output,
+# and those over channels that are not whole words a pad of their input too. cortex-m4,
+# 1x1 19x6 -> 32, packed -> im2col, MAC per instruction: 17 0.596 -> 0.757, 21 0.667 ->
+# 0.731, 25 0.725 -> 0.807, 28 0.832 -> 0.873, 30 0.800 -> 0.903; but 31 0.827 -> 0.810
+# and 32 0.876 -> 0.836 (16 words in four chunks of 4, a call each a pixel).
+MAX_POINTWISE_CHANNELS = 30
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # The only chunk of a window may hold one more (r4-r9, its weights in two LDMs: 13
 # instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
