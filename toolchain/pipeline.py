@@ -80,12 +80,13 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.first_layer_records import (
-    staged_odd_pointwise,
-    store_first_layer_records,
-)
+from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
-from toolchain.schedule.pad_channels import pad_int8_channels, staged_pointwise_layers
+from toolchain.schedule.pad_channels import (
+    missed_staged_pointwise,
+    pad_int8_channels,
+    staged_pointwise_layers,
+)
 from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
@@ -156,7 +157,7 @@ def schedule_for_board(graph: Graph, board: Board,
     # Before the window rows are merged, which would rewrite the kernels it takes.
     store_first_layer_records(program, target,
                               OPTIMIZE_MODES[optimize].paired_room(program, board))
-    if backup is not None and staged_odd_pointwise(program) < left:
+    if backup is not None and missed_staged_pointwise(program):
         for f in dataclasses.fields(Graph):  # the caller's graph is the one scheduled
             setattr(graph, f.name, getattr(backup, f.name))
         program = schedule_for_target(graph, target)

@@ -33,7 +33,7 @@ instruction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
 
 __all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
-           "records_bound", "staged_odd_pointwise", "store_first_layer_records"]
+           "records_bound", "store_first_layer_records"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
@@ -376,23 +376,6 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
         step.schedule = im2col_schedule(step.kernel)
         done += 1
     return done
-
-
-def staged_odd_pointwise(program: Program) -> int:
-    """How many steps of `program` the im2col kernel takes as pointwise layers over more
-    than 4 input channels that are not whole words: those schedule/pad_channels.py left
-    unpadded (`PadRow.staged_pointwise`), which no other path reads fast."""
-    n = 0
-    for step in program.steps:
-        k = step.kernel
-        if not (isinstance(k, Kernel) and k.records >= 0 and step.schedule is not None
-                and any(nest.im2col for nest in step.schedule.nests)):
-            continue
-        plan = first_layer_plan(replace(k, records=-1))
-        if plan is not None and plan.kh * plan.kw == 1 and plan.cin > MAX_CHANNELS and \
-                plan.cin % 4:
-            n += 1
-    return n
 
 
 def records_bound(program: Program) -> tuple[int, int]:

@@ -41,12 +41,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.kernel.form import Kernel
+from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
 from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS
+from toolchain.schedule.program import Program
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
-__all__ = ["pad_int8_channels", "staged_pointwise_layers"]
+__all__ = ["missed_staged_pointwise", "pad_int8_channels", "staged_pointwise_layers"]
 
 WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
 
@@ -199,7 +202,7 @@ def _site(node: Node, target: Target, leave_staged: bool = False) -> tuple[_Site
     width = next(w for n, w in row.widths if c >= n)
     if c % width == 0 or c < least or \
             (site.taps == 1 and not row.pads_pointwise(c)) or \
-            (leave_staged and site.taps == 1 and c <= row.staged_pointwise):
+            (leave_staged and _staged(node, site, c, row)):
         return None
     c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
@@ -211,6 +214,14 @@ def _site(node: Node, target: Target, leave_staged: bool = False) -> tuple[_Site
     return site, c4
 
 
+def _staged(node: Node, site: _Site, c: int, row: PadRow) -> bool:
+    """Whether `node` is a pointwise NHWC convolution over `c` input channels, c not
+    a multiple of 4, that the im2col kernel may stage unpadded (`staged_pointwise`)."""
+    return node.op == "convolution" and site.taps == 1 and \
+        node.inputs[0].type.rank == 4 and site.x_dim == 3 and \
+        WORD < c <= row.staged_pointwise and c % WORD != 0
+
+
 def staged_pointwise_layers(graph: Graph, target: Target) -> int:
     """How many layers of `graph` pad_int8_channels(leave_staged=True) leaves unpadded
     for the im2col kernel (`PadRow.staged_pointwise`) that it would pad otherwise."""
@@ -218,6 +229,33 @@ def staged_pointwise_layers(graph: Graph, target: Target) -> int:
         return 0
     return sum(_site(n, target) is not None and _site(n, target, True) is None
                for n in graph.nodes)
+
+
+def missed_staged_pointwise(program: Program) -> bool:
+    """Whether a step of `program` computes, other than by the im2col kernel, a layer
+    pad_int8_channels(leave_staged=True) left unpadded: an int8 dot product of a
+    [1, H, W, C] input and [O, 1, 1, C] weights, C within `staged_pointwise` and no
+    multiple of 4, with the MACs a padded byte buys that _site pads for."""
+    row = PAD_ROWS["dsp"]
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or (step.schedule is not None and
+                                         any(n.im2col for n in step.schedule.nests)):
+            continue
+        ops = dot_operands(k)
+        if ops is None:
+            continue
+        shapes = [k.operands[ld.operand].shape for ld in ops]
+        types = [k.operands[ld.operand].dtype.name for ld in ops]
+        for (x, w), (tx, tw) in ((shapes, types), (shapes[::-1], types[::-1])):
+            c = x[-1] if len(x) == 4 else 0
+            if not (tx == tw == "i8" and len(w) == 4 and w[1:] == (1, 1, c) and
+                    x[0] == 1 and WORD < c <= row.staged_pointwise and c % WORD):
+                continue
+            outputs = int(np.prod(k.result.shape))
+            if outputs * c // int(np.prod(x)) >= MIN_MACS_PER_BYTE:
+                return True
+    return False
 
 
 def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False) -> set[int]:
