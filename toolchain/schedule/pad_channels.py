@@ -44,7 +44,7 @@ from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.form import Kernel
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
-from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS
+from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS, takes_pointwise
 from toolchain.schedule.program import Program
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
@@ -216,10 +216,12 @@ def _site(node: Node, target: Target, leave_staged: bool = False) -> tuple[_Site
 
 def _staged(node: Node, site: _Site, c: int, row: PadRow) -> bool:
     """Whether `node` is a pointwise NHWC convolution over `c` input channels, c not
-    a multiple of 4, that the im2col kernel may stage unpadded (`staged_pointwise`)."""
+    a multiple of 4, that the im2col kernel may stage unpadded (`staged_pointwise`,
+    first_layer_records.takes_pointwise)."""
     return node.op == "convolution" and site.taps == 1 and \
-        node.inputs[0].type.rank == 4 and site.x_dim == 3 and \
-        WORD < c <= row.staged_pointwise and c % WORD != 0
+        node.inputs[0].type.rank == 4 and site.x_dim == 3 and node.output.type.rank == 4 \
+        and WORD < c <= row.staged_pointwise and c % WORD != 0 and \
+        takes_pointwise(c, node.output.type.shape[3])
 
 
 def staged_pointwise_layers(graph: Graph, target: Target) -> int:
@@ -250,7 +252,8 @@ def missed_staged_pointwise(program: Program) -> bool:
         for (x, w), (tx, tw) in ((shapes, types), (shapes[::-1], types[::-1])):
             c = x[-1] if len(x) == 4 else 0
             if not (tx == tw == "i8" and len(w) == 4 and w[1:] == (1, 1, c) and
-                    x[0] == 1 and WORD < c <= row.staged_pointwise and c % WORD):
+                    x[0] == 1 and WORD < c <= row.staged_pointwise and c % WORD and
+                    takes_pointwise(c, w[0])):
                 continue
             outputs = int(np.prod(k.result.shape))
             if outputs * c // int(np.prod(x)) >= MIN_MACS_PER_BYTE:

@@ -235,6 +235,20 @@ MRT_I2C_DEFINE(3)
 MRT_I2C_DEFINE(4)
 MRT_I2C_DEFINE(5)
 
+/* A last chunk of 6 words without a table (after chunks of 5: a 1x1 window over 21-22
+ * or 31 channels), the staged words in r4-r9: the sum, 4 weights, then the last 2 with
+ * M and 2 K_hi, then s: 15 instructions an output, where a chunk of 4 and one of 2 paid
+ * 12 and 10. */
+#define MRT_I2C_P6 "ldm    r0, {r4-r9}\n"
+#define MRT_I2C_LAST6 "ldr r0, [r2], #4\n" "ldm r1!, {r10-r12, lr}\n" \
+  "smlad r0, r4, r10, r0\n" "smlad r0, r5, r11, r0\n" "smlad r0, r6, r12, r0\n" \
+  "smlad r0, r7, lr, r0\n" "ldm r1!, {r10-r12, lr}\n" "smlad r0, r8, r10, r0\n" \
+  "smlad r0, r9, r11, r0\n" "ldr r10, [r1], #4\n" \
+  MRT_I2C_REQUANT_TO("r12", "lr", "r10", "r11", MRT_I2C_PLAIN)
+__attribute__((naked, used)) void mrt_i2c_last6_s8(const int32_t *p, const int32_t *r,
+        uint32_t n, void *d, int32_t *s)
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P6, MRT_I2C_LAST6, (4 * (6 + 3)), "")); }
+
 /* The only chunk walks the pixels of an output row too (the fifth argument: their count;
  * their staged words one after the other, their outputs too), so a pixel costs no call:
  * per pixel its staged words loaded (P_INC moves r0 past them), the records from their
