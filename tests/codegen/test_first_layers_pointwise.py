@@ -1,11 +1,12 @@
-"""Pointwise int8 layers over 5-30 input channels through the im2col kernel, their input
+"""Pointwise int8 layers over 5-32 input channels through the im2col kernel, their input
 read as it is (schedule/pad_channels.py `PadRow.staged_pointwise`, the pipeline's
 second schedule where the kernel refuses a layer, codegen/first_layers.py,
-runtime_c/ukernel/dsp/mrt_im2col_dsp.c's 7- and 8-word only chunks), and the packed
+runtime_c/ukernel/dsp/mrt_im2col_dsp.c's 7- and 8-word only chunks, its 6-word last
+chunk), and the packed
 steps' staged input from two tiles of outputs (loops/tables.py STAGE_MIN_TILES: 1x1 to
 8 outputs), under QEMU, bit for bit against the numpy reference and TFLite Micro.
 
-Channel counts of every remainder modulo 4 from 5 to 31, strides, odd output channel
+Channel counts of every remainder modulo 4 from 5 to 32, strides, odd output channel
 counts, a SAME 3x3 over 5 channels (a window, which keeps its widened pad), the layers
 the kernel refuses after all (a map of at most 256 outputs, --optimize size) and
 riscv32, which has no such kernel.
@@ -31,13 +32,15 @@ I2C = "mrt_i2c_"
 
 # (h, w, cin, cout, kh, kw, stride, padding)
 UNPADDED = [(19, 6, c, 32, 1, 1, 1, "SAME") for c in (5, 7, 9, 11, 13, 15)] + [
-    (10, 10, 17, 16, 1, 1, 1, "SAME"), (10, 10, 21, 13, 1, 1, 1, "SAME"),
+    (10, 10, 17, 16, 1, 1, 1, "SAME"), (10, 10, 21, 19, 1, 1, 1, "SAME"),
     (9, 7, 23, 9, 1, 1, 2, "VALID"), (10, 10, 29, 32, 1, 1, 1, "SAME"),
-    (8, 9, 30, 7, 1, 1, 1, "SAME"), (11, 5, 14, 17, 1, 1, 2, "SAME")]
-# 31 channels keep the packed steps and their pad (first_layer_records
-# MAX_POINTWISE_CHANNELS), a 3x3 over 5 channels its widened border, 32 -> 8 the packed
-# steps with a staged input.
-OTHERS = [(19, 6, 31, 32, 1, 1, 1, "SAME"), (19, 6, 5, 32, 3, 3, 1, "SAME"),
+    (8, 9, 30, 20, 1, 1, 1, "SAME"), (11, 5, 14, 17, 1, 1, 2, "SAME"),
+    (19, 6, 31, 32, 1, 1, 1, "SAME"), (7, 6, 31, 33, 1, 1, 1, "SAME"),
+    (6, 5, 32, 64, 1, 1, 1, "SAME")]
+# 31 channels to 8 outputs keep the packed steps and their pad (first_layer_records
+# takes_pointwise), a 3x3 over 5 channels its widened border, 32 -> 8 and 32 -> 9 the
+# packed steps with a staged input.
+OTHERS = [(19, 6, 31, 8, 1, 1, 1, "SAME"), (19, 6, 5, 32, 3, 3, 1, "SAME"),
           (19, 6, 32, 8, 1, 1, 1, "SAME"), (10, 10, 32, 9, 1, 1, 1, "SAME")]
 # At most 256 outputs: their biases are broadcast to the output at build time, which the
 # im2col kernel does not read; the pipeline schedules the graph again with the pads.
@@ -88,15 +91,16 @@ def _pads(layers, tmp_path: Path, optimize: str = "auto") -> int:
 def test_odd_channels_read_unpadded_on_cortex_m4(tmp_path: Path) -> None:
     symbols = _run(UNPADDED, "cortex-m4", tmp_path, seed=1)
     assert PAD_CALL not in symbols  # no layer copies its input
-    # 13-16 channels (7, 8 words) and 29-30 (15 words, chunks of 5) among the loops.
+    # 13-16 channels (7, 8 words), 29-30 (15 words, chunks of 5) and 31-32 (16 words:
+    # 5, 5 and 6) among the loops.
     assert {"mrt_i2c_only7_s8", "mrt_i2c_only8_s8", "mrt_i2c_first5_s8",
-            "mrt_i2c_mid5_s8", "mrt_i2c_last5_s8"} <= symbols
+            "mrt_i2c_mid5_s8", "mrt_i2c_last5_s8", "mrt_i2c_last6_s8"} <= symbols
     assert _pads(UNPADDED, tmp_path / "s") == 0
 
 
 def test_the_other_layers_stay_exact(tmp_path: Path) -> None:
     symbols = _run(OTHERS, "cortex-m4", tmp_path, seed=2)
-    assert PAD_CALL in symbols  # 31 channels: the packed steps' pad
+    assert PAD_CALL in symbols  # 31 -> 8: the packed steps' pad
     assert "mrt_dot_s16_paired_2x4" in symbols  # 32 -> 8: two tiles, staged
 
 
