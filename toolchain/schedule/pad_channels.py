@@ -26,6 +26,11 @@ is rewritten here, before the graph is lowered, into
   padded map (3x3 over 13 channels on 19x6: 0.949 -> 0.984);
 - the layer over C4 channels, with the weights padded with zeros at build time.
 
+A pointwise layer the im2col kernel takes (schedule/first_layer_records.py
+`takes_pointwise`) is left unpadded where the pipeline asks (`leave_staged`): that
+kernel stages a pixel's bytes into 16-bit words itself, so the pad only copied the
+input (`PadRow.staged_pointwise`).
+
 The padded channels' products are 0 * 0 = 0, so the accumulator, and every output, is
 the same integer as before (the input zero point is folded into the bias, kernel
 operands are the raw int8 values). The pad costs about 5 instructions per byte of the
