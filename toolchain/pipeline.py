@@ -140,6 +140,15 @@ def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 
+def _copy(graph: Graph) -> Graph | None:
+    """A deep copy of `graph`, or None where some attribute cannot be copied (the
+    schedule then keeps every pad, as it did)."""
+    try:
+        return copy.deepcopy(graph)
+    except (TypeError, copy.Error, RecursionError):
+        return None
+
+
 def schedule_for_board(graph: Graph, board: Board,
                        optimize: str = DEFAULT_OPTIMIZE) -> Program:
     """The Program of a prepared graph for `board`: scheduled for its target, with the
@@ -147,12 +156,14 @@ def schedule_for_board(graph: Graph, board: Board,
     (schedule/optimize.py, schedule/paired.py) and its sub-byte constants (int4
     weights) bit-packed (schedule/sub_byte.py)."""
     target = board.target_info
-    # Pointwise layers over 5-15 channels go unpadded to the im2col kernel where it can
-    # take them (not under `size`, which binds no records). Should it refuse one after
-    # all (its flash room, its epilogue), the graph is scheduled again, as it was, with
-    # every pad: unpadded, the packed steps ran 1.5x slower (schedule/pad_channels.py).
+    # Pointwise layers over channels that are not whole words go unpadded to the im2col
+    # kernel where it can take them (first_layer_records.takes_pointwise; not under
+    # `size`, which binds no records). Should it refuse one after all (its flash room,
+    # its epilogue), the graph is scheduled again, as it was, with every pad: unpadded,
+    # the packed steps ran 1.5x slower (schedule/pad_channels.py).
     left = staged_pointwise_layers(graph, target) if optimize != "size" else 0
-    backup = copy.deepcopy(graph) if left else None
+    backup = _copy(graph) if left else None
+    left = left if backup is not None else 0
     program = schedule_for_target(graph, target, leave_staged=bool(left))
     # Before the window rows are merged, which would rewrite the kernels it takes.
     store_first_layer_records(program, target,
