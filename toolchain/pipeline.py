@@ -7,6 +7,7 @@ build leaves nothing half-written behind.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -83,7 +84,11 @@ from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.fewout_records import store_fewout_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
-from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.pad_channels import (
+    missed_staged_pointwise,
+    pad_int8_channels,
+    staged_pointwise_layers,
+)
 from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
@@ -126,14 +131,24 @@ class CompiledImage:
     obj: bytes
 
 
-def schedule_for_target(graph: Graph, target: Target) -> Program:
+def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False) -> Program:
     """The Program of a prepared graph for `target`, before its weights are paired or
     its window rows merged: the graph lowered for the backends and, on targets with
     word-packed int8 steps, its odd input channel counts padded to whole words
-    (schedule/pad_channels.py)."""
+    (schedule/pad_channels.py; `leave_staged`: but not the pointwise layers the im2col
+    kernel stages itself)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target) | window_pads(graph, target)
+    padded = pad_int8_channels(graph, target, leave_staged) | window_pads(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded))
+
+
+def _copy(graph: Graph) -> Graph | None:
+    """A deep copy of `graph`, or None where some attribute cannot be copied (the
+    schedule then keeps every pad, as it did)."""
+    try:
+        return copy.deepcopy(graph)
+    except (TypeError, copy.Error, RecursionError):
+        return None
 
 
 def schedule_for_board(graph: Graph, board: Board,
@@ -143,12 +158,26 @@ def schedule_for_board(graph: Graph, board: Board,
     (schedule/optimize.py, schedule/paired.py) and its sub-byte constants (int4
     weights) bit-packed (schedule/sub_byte.py)."""
     target = board.target_info
-    program = schedule_for_target(graph, target)
+    # Pointwise layers over channels that are not whole words go unpadded to the im2col
+    # kernel where it can take them (first_layer_records.takes_pointwise; not under
+    # `size`, which binds no records). Should it refuse one after all (its flash room,
+    # its epilogue), the graph is scheduled again, as it was, with every pad: unpadded,
+    # the packed steps ran 1.5x slower (schedule/pad_channels.py).
+    left = staged_pointwise_layers(graph, target) if optimize != "size" else 0
+    backup = _copy(graph) if left else None
+    left = left if backup is not None else 0
+    program = schedule_for_target(graph, target, leave_staged=bool(left))
     # Before the window rows are merged, which would rewrite the kernels it takes.
     # The few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
     store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
     store_first_layer_records(program, target,
                               OPTIMIZE_MODES[optimize].paired_room(program, board))
+    if backup is not None and missed_staged_pointwise(program):
+        for f in dataclasses.fields(Graph):  # the caller's graph is the one scheduled
+            setattr(graph, f.name, getattr(backup, f.name))
+        program = schedule_for_target(graph, target)
+        store_first_layer_records(program, target,
+                                  OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.

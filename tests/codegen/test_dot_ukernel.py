@@ -108,8 +108,10 @@ CASES = {
     "pointwise-2x4-even": (lambda rng: conv(rng, 1, 24, 16, (7, 4)), TWO),
     # 5 steps: the 2x4 loop's 4 steps a pass, entered at its last; 7 rows of pixels
     "pointwise-2x4-odd": (lambda rng: conv(rng, 1, 20, 16, (7, 2)), TWO),
-    "pointwise-64": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), SYMBOL),
-    "pointwise-16": (lambda rng: conv(rng, 1, 16, 8, (3, 5)), SYMBOL),  # 4 steps: least
+    # one tile a pixel: not staged (two tiles are, loops/tables.py STAGE_MIN_TILES_PIXELS)
+    "pointwise-64": (lambda rng: conv(rng, 1, 64, 4, (3, 5)), SYMBOL),
+    "pointwise-16": (lambda rng: conv(rng, 1, 16, 4, (3, 5)), SYMBOL),  # 4 steps: least
+    "pointwise-2x4-8": (lambda rng: conv(rng, 1, 64, 8, (3, 5)), (TWO, ONE)),
     # a run per window row: 3 x 16 and 3 x 8 steps (8 per tap: the least)
     "conv3x3-64": (lambda rng: conv(rng, 3, 64, 4, (4, 4)), RUNS),
     "conv3x3-32": (lambda rng: conv(rng, 3, 32, 4, (4, 5)), RUNS),  # 1 tile: not staged

@@ -6,7 +6,8 @@ int8 convolutions over 1 to 4 input channels: 1x1, 3x3, 5x5 and 1x7 windows, str
 2, dilation 2, SAME and VALID padding, output channel counts of every remainder modulo 8
 (the unrolled loops' entries), windows of one chunk of staged words and of several
 (first, middle and last loops), maps narrower than the window, and 1x1 over one channel
-(a table of every input's outputs). Layers it does not take (5 and 8 input channels, biases
+(a table of every input's outputs). Layers it does not take (windows over 5 and 8 input
+channels, 1x1 over 31 or 32 to few outputs, biases
 too large for the doubled sums, `--optimize size`, riscv32) stay exact through the
 generated tiles. One firmware holds a group of layers, each with its own graph input
 and output.
@@ -49,13 +50,13 @@ TAKEN = {
     "4 channels": [(19, 6, 4, 32, k, k, 1, 1, "SAME") for k in (1, 3)]
     + [(10, 10, 4, 16, 3, 3, 2, 1, "SAME"), (19, 6, 4, 16, 3, 3, 1, 2, "SAME"),
        (6, 9, 4, 9, 1, 7, 1, 1, "VALID")],
-    # 1x1 layers up to 16 channels (first_layer_records MAX_POINTWISE_CHANNELS): 8 to
-    # 16 MACs an output paid a call and a generated requantization per tile of 4.
+    # 1x1 layers up to 32 channels (first_layer_records takes_pointwise): 8 to 32 MACs
+    # an output paid a call and a generated requantization per tile of 4.
     "1x1 over 5-16 channels": [(19, 6, c, 32, 1, 1, 1, 1, "SAME") for c in (5, 8, 13, 16)]
     + [(7, 5, 12, 9, 1, 1, 2, 1, "VALID")],
 }
 NOT_TAKEN = [(19, 6, 8, 32, 3, 3, 1, 1, "SAME"), (10, 10, 5, 16, 3, 3, 2, 1, "SAME"),
-             (19, 6, 17, 32, 1, 1, 1, 1, "SAME")]
+             (19, 6, 31, 8, 1, 1, 1, 1, "SAME"), (19, 6, 32, 16, 1, 1, 1, 1, "SAME")]
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, big_bias: bool = False,

@@ -69,6 +69,7 @@ from toolchain.loops.tables import (
     RESERVED_INT_REGISTERS,
     SIMD,
     STAGE_MIN_TILES,
+    STAGE_MIN_TILES_PIXELS,
     STAGE_MIN_WINDOW_TILES,
     UKERNELS,
     UNPACKED_LOAD,
@@ -370,7 +371,9 @@ def _stages(s: _Shape, k: Kernel, factors: dict[int, int], unroll: tuple[int, ..
     (d,) = [d for d, n in factors.items() if n > 1]
     operands = dot_operands(k)
     x = next(ld for ld in operands if ld.operand not in k.paired)
-    least = STAGE_MIN_WINDOW_TILES if unroll else STAGE_MIN_TILES
+    pixels = prod(k.domain[:k.n_parallel]) // k.domain[d]
+    least = STAGE_MIN_WINDOW_TILES if unroll else \
+        STAGE_MIN_TILES if pixels == 1 else STAGE_MIN_TILES_PIXELS
     return d == k.n_parallel - 1 and k.domain[d] >= least * uk.rows \
         and (x.pad is None or (bool(unroll) and isinstance(x.pad, Const))
              or _never_padded(k, x)) \

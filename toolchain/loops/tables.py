@@ -226,6 +226,10 @@ UKERNELS: dict[str, Ukernel] = {
 # A pixel's input is paired once (4 instructions a word, and the call) when its output
 # channels are at least this many tiles: each saves 2 instructions a step (the SXTB16s).
 STAGE_MIN_TILES = 3
+# But where there is more than one pixel (then called two at a time, the 2x4 kernel)
+# from two: cortex-m4, 1x1 19x6 32 -> 8 0.601 -> 0.766 MAC per instruction, where a
+# dense 16 -> 10 (one pixel) went 408 -> 415 instructions.
+STAGE_MIN_TILES_PIXELS = 2
 # A window (its taps unrolled) is staged from two tiles on: the staged call runs over
 # all its taps, where the alternative is a packed loop per tap. On cortex-m4 a 5x5 over
 # 32 channels to 8 outputs went 0.49 -> 0.92 MAC per instruction, a 3x3 to 8 0.81 ->

@@ -49,7 +49,7 @@ from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
 
 __all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
-           "records_bound", "store_first_layer_records"]
+           "records_bound", "store_first_layer_records", "takes_pointwise"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
@@ -59,15 +59,31 @@ IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # 0.80. From 8 channels the packed steps are about as fast (12 -> 16 channels: 3x3 s2
 # 0.87 -> 0.86, 5x5 s2 0.96 -> 0.90 in this kernel), so they keep those layers.
 MAX_CHANNELS = 4
-# 1x1 layers (one staged word per 4 channels, a whole window a chunk) up to this many
-# channels: their packed steps pay a call and a generated requantization per tile for 8
-# to 16 MACs an output.
-MAX_POINTWISE_CHANNELS = 16
+# 1x1 layers (one staged word per 2 channels) up to this many channels: their packed
+# steps pay a call and a generated requantization per tile for 8 to 32 MACs an output,
+# and those over channels that are not whole words a pad of their input too. Up to
+# ONE_CHUNK_POINTWISE (8 words, one chunk: a call a row) for any output count; past it
+# (chunks of 4-6 words, a call each a pixel) from POINTWISE_MIN_OUTPUTS outputs, by
+# whether the channels are whole words (the packed steps need no pad then).
+# cortex-m4, 1x1 19x6, packed -> im2col, MAC per instruction: to 32 outputs 17 0.596 ->
+# 0.757, 21 0.667 -> 0.817, 25 0.725 -> 0.807, 28 0.832 -> 0.873, 30 0.800 -> 0.903, 31
+# 0.827 -> 0.877, 32 0.876 -> 0.906 (64 outputs 0.892 -> 0.954); but 32 -> 16 0.847 ->
+# 0.822, 24 -> 8 0.674 -> 0.614, 31 -> 8 0.681 -> 0.672, while 31 -> 16 0.782 -> 0.796.
+MAX_POINTWISE_CHANNELS = 32
+ONE_CHUNK_POINTWISE = 16
+POINTWISE_MIN_OUTPUTS = {True: 16, False: 32}  # by whether a pad is saved (C % 4 != 0)
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # The only chunk of a window may hold one more (r4-r9, its weights in two LDMs: 13
 # instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
 # a stack array of sums).
 ONLY_WORDS = 6
+# Without a table (lr free) it may hold 8 (r4-r11: a 1x1 over 13-16 channels, 15-17
+# instructions an output, where two chunks of 4 paid 18, a call a pixel and a stack
+# array of sums).
+ONLY_WORDS_PLAIN = 8
+# A last chunk without a table may hold 6 words (mrt_i2c_last6_s8), taken where the
+# others are whole chunks of 5: 1x1 over 21-22 or 31 channels.
+LAST_WORDS = 6
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -109,9 +125,12 @@ class FirstLayerPlan:
         return -(-self.taps // 2)
 
     def chunks(self) -> list[int]:
-        """The staged words of each channel loop: as even as they go, at most 5."""
-        if self.words <= ONLY_WORDS:
+        """The staged words of each channel loop: one loop up to ONLY_WORDS (without a
+        table ONLY_WORDS_PLAIN), else as even as they go, at most 5."""
+        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN):
             return [self.words]
+        if self.table is None and (self.words - LAST_WORDS) % CHUNK_WORDS == 0:
+            return [CHUNK_WORDS] * ((self.words - LAST_WORDS) // CHUNK_WORDS) + [LAST_WORDS]
         n = -(-self.words // CHUNK_WORDS)
         base, extra = divmod(self.words, n)
         return [base + (1 if i < extra else 0) for i in range(n)]
@@ -186,6 +205,7 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     most = max_channels if max_channels is not None else \
         MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
     if cin > most or ci_extent != cin or \
+            (kh * kw == 1 and not takes_pointwise(cin, k.domain[C])) or \
             k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
         return None
     geometry = []
@@ -212,6 +232,13 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
                           int(x.pad.value) if x.pad is not None else 0, *parts, table)
     return plan
+
+
+def takes_pointwise(cin: int, cout: int) -> bool:
+    """Whether the kernel is worth it for a 1x1 layer over `cin` channels to `cout`
+    (MAX_POINTWISE_CHANNELS, ONE_CHUNK_POINTWISE, POINTWISE_MIN_OUTPUTS)."""
+    return cin <= ONE_CHUNK_POINTWISE or (
+        cin <= MAX_POINTWISE_CHANNELS and cout >= POINTWISE_MIN_OUTPUTS[cin % 4 != 0])
 
 
 def _lookup(epilogue: Expr | None) -> tuple[Expr, Load] | None:

@@ -26,6 +26,11 @@ is rewritten here, before the graph is lowered, into
   padded map (3x3 over 13 channels on 19x6: 0.949 -> 0.984);
 - the layer over C4 channels, with the weights padded with zeros at build time.
 
+A pointwise layer the im2col kernel takes (schedule/first_layer_records.py
+`takes_pointwise`) is left unpadded where the pipeline asks (`leave_staged`): that
+kernel stages a pixel's bytes into 16-bit words itself, so the pad only copied the
+input (`PadRow.staged_pointwise`).
+
 The padded channels' products are 0 * 0 = 0, so the accumulator, and every output, is
 the same integer as before (the input zero point is folded into the bias, kernel
 operands are the raw int8 values). The pad costs about 5 instructions per byte of the
@@ -41,12 +46,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from toolchain.graph.ir import Graph, Node, Tensor
+from toolchain.kernel.form import Kernel
+from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
+from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS, takes_pointwise
+from toolchain.schedule.program import Program
 from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
-__all__ = ["pad_int8_channels"]
+__all__ = ["missed_staged_pointwise", "pad_int8_channels", "staged_pointwise_layers"]
 
 WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
 
@@ -73,6 +82,15 @@ class PadRow:
     # dense-rows kernel pairs its input once and pads the last word itself
     # (loops/dense_rows.py), where the pad's own dispatch took 5 instructions a byte.
     fuses_dense: bool = False
+    # Pointwise layers up to this many channels are left as they are (`leave_staged`):
+    # the im2col kernel (schedule/first_layer_records.py MAX_POINTWISE_CHANNELS) stages
+    # a pixel's values into 16-bit words itself, from any byte, so the pad's dispatch
+    # bought nothing (1x1 19x6 7 -> 32 on cortex-m4: 1,728 of 43,519 instructions, and
+    # 13 channels staged as 8 words where 7 do). Where the kernel does not take such a
+    # layer after all, the packed steps over unaligned pixels ran 1.5x slower than
+    # padded (7 channels under --optimize size), so the pipeline schedules the graph
+    # again with every pad (pipeline.schedule_for_board).
+    staged_pointwise: int = 0
 
     def pads_pointwise(self, c: int) -> bool:
         """Whether a one-tap layer over `c` input channels is padded (see `vector`)."""
@@ -94,7 +112,8 @@ class PadRow:
 # and 3 or 10 channels past whole vectors (67, a dense 250) lost 4-39 % padded: those
 # stay as they are (`vector`, `rest`, `whole`).
 PAD_ROWS: dict[str, PadRow] = {
-    "dsp": PadRow(widths=((1, WORD),), fuses_dense=True),
+    "dsp": PadRow(widths=((1, WORD),), fuses_dense=True,
+                  staged_pointwise=MAX_POINTWISE_CHANNELS),
     "mve": PadRow(widths=((5, 16), (1, WORD)), keep_windows=True, least=2,
                   vector=16, rest=11, whole=8),
 }
@@ -198,8 +217,9 @@ SITES: dict[str, Callable[[Node], _Site | None]] = {
 }
 
 
-def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
-    """The site and C4 of an int8 contraction worth rewriting, else None."""
+def _site(node: Node, target: Target, leave_staged: bool = False) -> tuple[_Site, int] | None:
+    """The site and C4 of an int8 contraction worth rewriting, else None (`leave_staged`:
+    also None for a pointwise layer the im2col kernel stages unpadded, `staged_pointwise`)."""
     find = SITES.get(node.op)
     if find is None or len(node.inputs) != 2:
         return None
@@ -216,7 +236,8 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
         least = max(least, MIN_CHANNELS_MERGED_ROWS)
     width = next(w for n, w in row.widths if c >= n)
     if c % width == 0 or c < least or \
-            (site.taps == 1 and not row.pads_pointwise(c)):
+            (site.taps == 1 and not row.pads_pointwise(c)) or \
+            (leave_staged and _staged(node, site, c, row)):
         return None
     c4 = -(-c // width) * width
     # Outputs x taps each input value feeds, per pixel: the MACs a padded byte buys.
@@ -228,10 +249,59 @@ def _site(node: Node, target: Target) -> tuple[_Site, int] | None:
     return site, c4
 
 
-def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
+def _staged(node: Node, site: _Site, c: int, row: PadRow) -> bool:
+    """Whether `node` is a pointwise NHWC convolution over `c` input channels, c not
+    a multiple of 4, that the im2col kernel may stage unpadded (`staged_pointwise`,
+    first_layer_records.takes_pointwise)."""
+    return node.op == "convolution" and site.taps == 1 and \
+        node.inputs[0].type.rank == 4 and site.x_dim == 3 and node.output.type.rank == 4 \
+        and WORD < c <= row.staged_pointwise and c % WORD != 0 and \
+        takes_pointwise(c, node.output.type.shape[3])
+
+
+def staged_pointwise_layers(graph: Graph, target: Target) -> int:
+    """How many layers of `graph` pad_int8_channels(leave_staged=True) leaves unpadded
+    for the im2col kernel (`PadRow.staged_pointwise`) that it would pad otherwise."""
+    if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
+        return 0
+    return sum(_site(n, target) is not None and _site(n, target, True) is None
+               for n in graph.nodes)
+
+
+def missed_staged_pointwise(program: Program) -> bool:
+    """Whether a step of `program` computes, other than by the im2col kernel, a layer
+    pad_int8_channels(leave_staged=True) left unpadded: an int8 dot product of a
+    [1, H, W, C] input and [O, 1, 1, C] weights, C within `staged_pointwise` and no
+    multiple of 4, with the MACs a padded byte buys that _site pads for."""
+    row = PAD_ROWS["dsp"]
+    for step in program.steps:
+        k = step.kernel
+        if not isinstance(k, Kernel) or (step.schedule is not None and
+                                         any(n.im2col for n in step.schedule.nests)):
+            continue
+        ops = dot_operands(k)
+        if ops is None:
+            continue
+        shapes = [k.operands[ld.operand].shape for ld in ops]
+        types = [k.operands[ld.operand].dtype.name for ld in ops]
+        for (x, w), (tx, tw) in ((shapes, types), (shapes[::-1], types[::-1])):
+            c = x[-1] if len(x) == 4 else 0
+            if not (tx == tw == "i8" and len(w) == 4 and w[1:] == (1, 1, c) and
+                    x[0] == 1 and WORD < c <= row.staged_pointwise and c % WORD and
+                    takes_pointwise(c, w[0])):
+                continue
+            outputs = int(np.prod(k.result.shape))
+            if outputs * c // int(np.prod(x)) >= MIN_MACS_PER_BYTE:
+                return True
+    return False
+
+
+def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False) -> set[int]:
     """Rewrites, in place, the int8 convolutions and dense layers of `graph` (not its
     regions) whose input channels are not a multiple of their SIMD row's width
-    (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows). Returns the ids
+    (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows), but with
+    `leave_staged` the pointwise layers the im2col kernel takes as they are
+    (`PadRow.staged_pointwise`). Returns the ids
     of the padded inputs that must stay materialized (schedule()'s `materialize`):
     those of pointwise layers, and every one where the row keeps its windows' pads."""
     if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
@@ -245,7 +315,7 @@ def pad_int8_channels(graph: Graph, target: Target) -> set[int]:
     for t in graph.outputs:
         readers[id(t)] = readers.get(id(t), 0) + 1
     for node in graph.nodes:
-        found = _site(node, target)
+        found = _site(node, target, leave_staged)
         if found is None:
             if _keeps_word_border(node, readers, target):
                 keep.add(id(node.inputs[0]))

@@ -23,7 +23,7 @@
  *
  * The only chunk takes up to 6 words (a 1x1 window over 11 or 12 channels: two LDMs a
  * channel, 13 instructions an output of 12 MACs, where two chunks paid 16 and a stack
- * array). The _lut loops (the only and the last chunk) look each output up in a
+ * array), up to 8 without a table (13-16 channels: 15-17 an output). The _lut loops (the only and the last chunk) look each output up in a
  * 256-entry table after the requantization (an activation TFLite's converter leaves as
  * an operator of its own, HARD_SWISH, LOGISTIC, TANH, which the importer makes such a
  * table and fusion puts in the layer's epilogue): one LDRB an output, the table's entry
@@ -125,6 +125,22 @@
   "ldm r1!, {r2, r10-r12}\n" "smlad r0, r9, r2, r0\n" \
   MRT_I2C_REQUANT_TO("r10", "r11", "r12", "r2", MRT_I2C_PLAIN)
 
+/* 7 and 8 words (a 1x1 window over 13-16 channels; the staged words in r4-r10 or
+ * r4-r11, so no table): the bias and weights in LDMs of what is left (r2, r11 / r12,
+ * lr), then M, 2 K_hi and s: 15 instructions an output of 13-14 MACs, 17 of 15-16, where
+ * two chunks of 4 paid 18, a call a pixel and a stack array of sums. */
+#define MRT_I2C_ONE_LDM7 "ldm r1!, {r0, r2, r11, r12, lr}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r11, r0\n" "smlad r0, r6, r12, r0\n" "smlad r0, r7, lr, r0\n" \
+  "ldm r1!, {r2, r11, r12}\n" "smlad r0, r8, r2, r0\n" "smlad r0, r9, r11, r0\n" \
+  "smlad r0, r10, r12, r0\n" \
+  "ldm r1!, {r11, r12, lr}\n" MRT_I2C_REQUANT_TO("r11", "r12", "lr", "r2", MRT_I2C_PLAIN)
+#define MRT_I2C_ONE_LDM8 "ldm r1!, {r0, r2, r12, lr}\n" "smlad r0, r4, r2, r0\n" \
+  "smlad r0, r5, r12, r0\n" "smlad r0, r6, lr, r0\n" \
+  "ldm r1!, {r2, r12, lr}\n" "smlad r0, r7, r2, r0\n" "smlad r0, r8, r12, r0\n" \
+  "smlad r0, r9, lr, r0\n" \
+  "ldm r1!, {r2, r12}\n" "smlad r0, r10, r2, r0\n" "smlad r0, r11, r12, r0\n" \
+  "ldm r1!, {r2, r12, lr}\n" MRT_I2C_REQUANT_TO("r2", "r12", "lr", "r12", MRT_I2C_PLAIN)
+
 /* One channel of each kind of chunk: the only one, the first, a middle one, the last. */
 #define MRT_I2C_ONLY(W, S) "ldm r1!, {r0, " W "}\n" S MRT_I2C_REQUANT
 #define MRT_I2C_FIRST(W, S) "ldm r1!, {r0, " W "}\n" S "str r0, [r3], #4\n"
@@ -219,6 +235,20 @@ MRT_I2C_DEFINE(3)
 MRT_I2C_DEFINE(4)
 MRT_I2C_DEFINE(5)
 
+/* A last chunk of 6 words without a table (after chunks of 5: a 1x1 window over 21-22
+ * or 31 channels), the staged words in r4-r9: the sum, 4 weights, then the last 2 with
+ * M and 2 K_hi, then s: 15 instructions an output, where a chunk of 4 and one of 2 paid
+ * 12 and 10. */
+#define MRT_I2C_P6 "ldm    r0, {r4-r9}\n"
+#define MRT_I2C_LAST6 "ldr r0, [r2], #4\n" "ldm r1!, {r10-r12, lr}\n" \
+  "smlad r0, r4, r10, r0\n" "smlad r0, r5, r11, r0\n" "smlad r0, r6, r12, r0\n" \
+  "smlad r0, r7, lr, r0\n" "ldm r1!, {r10-r12, lr}\n" "smlad r0, r8, r10, r0\n" \
+  "smlad r0, r9, r11, r0\n" "ldr r10, [r1], #4\n" \
+  MRT_I2C_REQUANT_TO("r12", "lr", "r10", "r11", MRT_I2C_PLAIN)
+__attribute__((naked, used)) void mrt_i2c_last6_s8(const int32_t *p, const int32_t *r,
+        uint32_t n, void *d, int32_t *s)
+{ __asm__ volatile(MRT_I2C_LAST_LOOP(MRT_I2C_P6, MRT_I2C_LAST6, (4 * (6 + 3)), "")); }
+
 /* The only chunk walks the pixels of an output row too (the fifth argument: their count;
  * their staged words one after the other, their outputs too), so a pixel costs no call:
  * per pixel its staged words loaded (P_INC moves r0 past them), the records from their
@@ -263,6 +293,8 @@ MRT_I2C_DEFINE(5)
 #define MRT_I2C_PI4 "ldm    r0!, {r4-r7}\n"
 #define MRT_I2C_PI5 "ldm    r0!, {r4-r8}\n"
 #define MRT_I2C_PI6 "ldm    r0!, {r4-r9}\n"
+#define MRT_I2C_PI7 "ldm    r0!, {r4-r10}\n"
+#define MRT_I2C_PI8 "ldm    r0!, {r4-r11}\n"
 
 /* The only chunk: up to 4 words one LDM a channel, 5 and 6 words two; through a table
  * (the sixth argument: its entry for 0), up to 3 words one, 4 and 5 two, 6 three. */
@@ -283,6 +315,8 @@ MRT_I2C_DEFINE_ONLY(3, MRT_I2C_ONE_LDM3, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(4, MRT_I2C_ONE_LDM4, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_ONLY(5, MRT_I2C_ONLY(MRT_I2C_W5, MRT_I2C_S5), "cmp    r1, r2\n")
 MRT_I2C_DEFINE_ONLY(6, MRT_I2C_ONE_LDM6, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(7, MRT_I2C_ONE_LDM7, MRT_I2C_END_STACK)
+MRT_I2C_DEFINE_ONLY(8, MRT_I2C_ONE_LDM8, MRT_I2C_END_STACK)
 MRT_I2C_DEFINE_LUT(1)
 MRT_I2C_DEFINE_LUT(2)
 MRT_I2C_DEFINE_LUT(3)
