@@ -83,6 +83,8 @@ def merge_window_rows(program: Program, target: Target) -> int:
         kw, c = weights.shape[-2:]
         row = kw * c
         one_row = kx > k.n_parallel and k.domain[kx - 1] == 1
+        if one_row and kw == 1:  # a 1x1 window has no rows to merge (an unpadded
+            continue             # pointwise layer is the im2col kernel's, or is padded)
         parts = one_row_parts(kw, c) if one_row else 1
         padded = merged_row_extent(1 if one_row else 2, kw, c)
         flat = weights.reshape(*weights.shape[:-2], row)
