@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from toolchain.cli import IS_COMMAND, exit_at_start_up
+from toolchain.cli.dataclass_code import installed
 from toolchain.diagnostics import CompileError
 from toolchain.graph.custom_ops import CustomOpError
 from toolchain.link.build import LinkError
@@ -123,3 +124,6 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
     finally:
         if IS_COMMAND:  # the work is done and the process about to end (cli/__init__.py)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            code = installed()
+            if code is not None:  # what @dataclass compiled, for the next run
+                code.save()
