@@ -150,3 +150,19 @@ def test_the_cache_is_off_with_the_others(tmp_path: Path) -> None:
     env = _env(tmp_path, MINIRT_CACHE="off")
     assert _command_compiles(env) == -1  # no entry read or saved
     assert not (tmp_path / "python").exists()
+
+
+def test_no_home_directory_means_no_cache(monkeypatch) -> None:
+    """A command started without a home directory (no HOME, no passwd entry) must still
+    start: its dataclasses are compiled as Python does."""
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(dataclass_code, "cache_root", no_home)
+    try:
+        code = dataclass_code.install("minirt-test")
+        assert code.store is None
+        assert _behaviour(_classes()) == _behaviour(_classes())
+        code.save()  # nothing to save to
+    finally:
+        dataclass_code.uninstall()

@@ -97,7 +97,10 @@ def install(command: str) -> DataclassCode:
     """Makes the dataclasses module compile through a cache for `command` (its entry in
     the user cache; none when caching is off). Returns the cache."""
     global _installed
-    root = cache_root()
+    try:
+        root = cache_root()
+    except (RuntimeError, OSError):  # no home directory to cache in: compile as Python does
+        root = None
     tag = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}"
     store = None if root is None else EntryStore(root / "python", ".marshal")
     _installed = DataclassCode(store, f"dataclass-code-{tag}-{command}")
