@@ -21,7 +21,8 @@ PACKAGE = ROOT / "toolchain"
 # Lowest first. A file may import its own layer's files (without a cycle) and any
 # lower layer's; docs/architecture.md lists the same order with the reason for each.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("toolchain", "small_floats", "types", "diagnostics", "timings", "disk_cache"),
+    ("toolchain", "small_floats", "types", "diagnostics", "timings", "disk_cache",
+     "tree_digest"),
     ("target",),
     ("mlir",),
     ("graph",),

@@ -154,3 +154,30 @@ def test_tree_digest_is_pathlibs_sorted_walk(tmp_path: Path) -> None:
     assert _tree_sha256(root) == h.hexdigest()
     (root / "a" / "b.py").write_text("changed")
     assert _tree_sha256(root) != h.hexdigest()
+
+
+def test_the_helper_library_digest_is_read_once_per_identity(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """libgcc.a (9.5 MB) is hashed once; a library whose size or modification time
+    changes (a compiler upgrade) is hashed again."""
+    monkeypatch.setenv("MINIRT_CACHE_DIR", str(tmp_path / "cache"))
+    library = tmp_path / "libgcc.a"
+    library.write_bytes(b"!<arch>\n" + bytes(range(256)) * 64)
+    read = []
+    real = pipeline.file_sha256
+    monkeypatch.setattr(pipeline, "file_sha256", lambda p: read.append(p) or real(p))
+    first = pipeline.helpers_sha256(library)
+    assert first == real(library)
+    assert pipeline.helpers_sha256(library) == first
+    assert len(read) == 1
+    library.write_bytes(b"!<arch>\n" + bytes(range(256)) * 65)
+    assert pipeline.helpers_sha256(library) == real(library) != first
+    assert len(read) == 2
+
+
+def test_the_stamp_records_the_helper_library_digest() -> None:
+    board = load_board("cortex-m4")
+    helpers = _stamp(board)["compiler_helpers"]
+    if helpers is None:
+        pytest.skip("no compiler-helper library for cortex-m4 here (arm-none-eabi-gcc)")
+    assert helpers["sha256"] == pipeline.file_sha256(helpers["path"])

@@ -10,12 +10,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from hashlib import sha256
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +49,7 @@ from toolchain.link.build import (
 from toolchain.link.build_result import BuildResult, StackSizing
 from toolchain.link.custom_ops import compile_custom_kernels, custom_op_failure, custom_ops_of
 from toolchain.link.device import DEFAULT_HARNESS, check_harness
+from toolchain.link.object_cache import tool_answer
 from toolchain.link.out_dir import (
     MANIFEST_FILE,
     check_out_dir,
@@ -96,6 +95,7 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
+from toolchain.tree_digest import tree_sha256
 from toolchain.tunedb import database as tuning
 
 
@@ -582,29 +582,9 @@ _SOURCE_SUFFIXES = (".py", ".c", ".h", ".S", ".ld", ".yaml")
 
 def _tree_sha256(root: Path) -> str:
     """SHA-256 over the relative path and bytes of every source file under `root`
-    (_SOURCE_SUFFIXES, not in __pycache__), in the order of their path components.
-    Walked with os.scandir rather than pathlib (every build stamps the toolchain's 400
-    files: 14 -> 8 ms of CPU); the digest is the one pathlib's sorted rglob gave."""
-    files: list[tuple[str, ...]] = []
-
-    def walk(directory: str, parts: tuple[str, ...]) -> None:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                here = (*parts, entry.name)
-                if entry.is_dir():
-                    # Like rglob: no __pycache__, no descent through a linked directory.
-                    if entry.name != "__pycache__" and not entry.is_symlink():
-                        walk(entry.path, here)
-                elif os.path.splitext(entry.name)[1] in _SOURCE_SUFFIXES and entry.is_file():
-                    files.append(here)
-
-    walk(str(root), ())
-    h = sha256()
-    for parts in sorted(files):
-        h.update("/".join(parts).encode() + b"\0")
-        with open(os.path.join(root, *parts), "rb") as f:
-            h.update(sha256(f.read()).digest())
-    return h.hexdigest()
+    (_SOURCE_SUFFIXES, not in __pycache__), in the order of their path components; the
+    files unchanged since the last build are not read again (tree_digest.py)."""
+    return tree_sha256(root, _SOURCE_SUFFIXES)
 
 
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
@@ -629,6 +609,14 @@ def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],
     if optimize != DEFAULT_OPTIMIZE:
         stamp["optimize"] = optimize
     return stamp
+
+
+def helpers_sha256(path: Path) -> str:
+    """The SHA-256 of the compiler-helper library (libgcc.a: 9.5 MB for Cortex-M4, 9 ms
+    of CPU on every build), remembered in the user cache per its path, size and
+    modification time, as the tools' versions are (link/object_cache.py tool_answer): a
+    compiler package upgrade that changes the library changes those."""
+    return tool_answer([str(path), "sha256"], lambda: (file_sha256(path), True))
 
 
 def build_stamp(model: str | Path, board: Board, entry: str,
@@ -664,7 +652,7 @@ def build_stamp(model: str | Path, board: Board, entry: str,
         "toolchain_sha256": _tree_sha256(Path(__file__).resolve().parent),
         "runtime_c_sha256": _tree_sha256(runtime_c_dir()),
         "compiler_helpers": None if helpers is None else {
-            "path": str(helpers), "sha256": file_sha256(helpers)},
+            "path": str(helpers), "sha256": helpers_sha256(helpers)},
         "tools": {**tool_versions(), "llvmlite": llvmlite.__version__,
                   "llvm": ".".join(map(str, llvmlite.binding.llvm_version_info)),
                   "numpy": np.__version__, "python": sys.version},

@@ -83,3 +83,33 @@ def test_a_program_importing_the_tools_keeps_its_blas_threads() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=_env(), check=True).stdout
     assert out.strip() == "None"
+
+
+def _collector_states(module: str) -> list[str]:
+    """Whether the cyclic garbage collector runs at start-up (after the command module's
+    imports) and in the command's body, in a fresh interpreter that is the command (as
+    `python -m MODULE` makes it)."""
+    code = (f"import gc, sys; sys.orig_argv = ['python', '-m', {module!r}]; "
+            + f"import {module} as m; from toolchain.cli import common; "
+            "seen = [gc.isenabled()]; "
+            "common.run_tool('t', lambda argv: seen.append(gc.isenabled()) or 0, [], "
+            "collect_garbage=" + ("False" if module.endswith(".build") else "True") + "); "
+            "print(seen)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(), check=True).stdout
+    return out.split()
+
+
+def test_a_command_starts_up_without_the_garbage_collector() -> None:
+    """Start-up's imports make objects and free almost none: the collector is off until
+    the body runs, then on again for a command that does not end with its body."""
+    assert _collector_states("toolchain.cli.run") == ["[False,", "True]"]
+    # minirt-build keeps it off through the build, which ends its process.
+    assert _collector_states("toolchain.cli.build") == ["[False,", "False]"]
+
+
+def test_a_program_importing_the_tools_keeps_its_garbage_collector() -> None:
+    code = "import gc; import toolchain.cli.build; print(gc.isenabled())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(), check=True).stdout
+    assert out.strip() == "True"

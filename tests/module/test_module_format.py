@@ -339,8 +339,50 @@ def test_target_ids_come_from_the_descriptors_and_must_be_unique(monkeypatch) ->
     monkeypatch.setattr(target_pkg, "list_targets", lambda: ["cortex-m4", "cortex-m4-twin"])
     monkeypatch.setattr(target_pkg, "load_target",
                         lambda n: twin if n == "cortex-m4-twin" else m4)
+    # The descriptors themselves are read by _read_target_ids (target_ids keeps its
+    # answer per descriptor files: the test below).
+    with pytest.raises(DescriptorError, match="'target_id': 7 is already used"):
+        fmt._read_target_ids()
+
+
+def _targets_home(tmp_path: Path, monkeypatch) -> Path:
+    """A MINIRT_HOME with a copy of the bundled targets/ (and a fresh user cache)."""
+    import shutil
+
+    from toolchain.target import targets_dir
+
+    home = tmp_path / "home"
+    shutil.copytree(targets_dir(), home / "targets")
+    monkeypatch.setenv("MINIRT_HOME", str(home))
+    monkeypatch.setenv("MINIRT_CACHE_DIR", str(tmp_path / "cache"))
+    return home
+
+
+def test_target_ids_are_read_again_when_a_descriptor_changes(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    import os
+
+    import toolchain.target as target_pkg
+    from toolchain.target import DescriptorError
+
+    home = _targets_home(tmp_path, monkeypatch)
+    reads = []
+    real = target_pkg.load_target
+    monkeypatch.setattr(target_pkg, "load_target", lambda n: reads.append(n) or real(n))
     fmt.target_ids.cache_clear()
     try:
+        first = fmt.target_ids()
+        assert first["cortex-m4"] == 7 and len(reads) == len(first)
+        fmt.target_ids.cache_clear()
+        assert fmt.target_ids() == first
+        assert len(reads) == len(first)  # from the cache: no descriptor read
+        # A descriptor that now clashes: read again, and refused.
+        twin = home / "targets" / "cortex-m4-twin.yaml"
+        twin.write_text((home / "targets" / "cortex-m4.yaml").read_text()
+                        .replace("name: cortex-m4", "name: cortex-m4-twin"))
+        old = twin.stat().st_mtime_ns - 60 * 10**9
+        os.utime(twin, ns=(old, old))
+        fmt.target_ids.cache_clear()
         with pytest.raises(DescriptorError, match="'target_id': 7 is already used"):
             fmt.target_ids()
     finally:

@@ -10,6 +10,7 @@ interpreter shuts down would otherwise end the process silently with status -2.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -53,5 +54,17 @@ if IS_COMMAND:
     # and that OpenBLAS computes element by element in the same order on any number of
     # threads. A user's own setting is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+if IS_COMMAND:
+    # Start-up (a command's imports: numpy, llvmlite, the toolchain's 500 modules) makes
+    # objects by the hundred thousand and frees almost none, so Python's cyclic collector
+    # walks the growing heap again and again for nothing: 15-20 ms of CPU, a fifteenth of
+    # what minirt-build's start-up costs. Off until run_tool starts the command's body
+    # (cli/common.py), which turns it back on unless the command keeps it off.
+    gc.disable()
+    # The methods @dataclass compiles for the toolchain's 160 dataclasses: from the user
+    # cache when an earlier run compiled them (cli/dataclass_code.py; saved by run_tool).
+    from toolchain.cli.dataclass_code import install
+
+    install(_tool_name())
 if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, exit_at_start_up)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 import tempfile
@@ -546,13 +545,12 @@ def _build(args: argparse.Namespace, timings: Timings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    if IS_COMMAND:
-        # This process ends with the build (exit_now): Python's cyclic garbage collector
-        # would walk the IR, the kernels and the graph again and again, 5-6 % of a small
-        # model's build (cnn: 0.06 s of CPU), for cycles that die with the process anyway
-        # (vww_96_int8's peak RSS: 176 MB without it, 174 MB with).
-        gc.disable()
-    code = run_tool("minirt-build", _main, argv)
+    # When this process is the command it ends with the build (exit_now): Python's cyclic
+    # garbage collector would walk the IR, the kernels and the graph again and again, 5-6 %
+    # of a small model's build (cnn: 0.06 s of CPU), for cycles that die with the process
+    # anyway (vww_96_int8's peak RSS: 176 MB without it, 174 MB with). It stays off after
+    # start-up (cli/__init__.py); a program calling main keeps its own.
+    code = run_tool("minirt-build", _main, argv, collect_garbage=False)
     if IS_COMMAND:  # this process is minirt-build: end it without tearing everything down
         exit_now(code)
     return code

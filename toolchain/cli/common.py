@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import math
 import os
 import signal
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from toolchain.cli import IS_COMMAND, exit_at_start_up
+from toolchain.cli.dataclass_code import installed
 from toolchain.diagnostics import CompileError
 from toolchain.graph.custom_ops import CustomOpError
 from toolchain.link.build import LinkError
@@ -93,10 +95,17 @@ def exit_now(code: int) -> NoReturn:
 
 
 def run_tool(name: str, body: Callable[[list[str] | None], int],
-             argv: list[str] | None = None) -> int:
+             argv: list[str] | None = None, *, collect_garbage: bool = True) -> int:
     """Runs a tool's body; turns user errors into located one-line messages and exit 2,
     and Ctrl-C anywhere into one line and exit 130 (a build in progress removes its
-    staging directory as the KeyboardInterrupt passes: link/out_dir.py)."""
+    staging directory as the KeyboardInterrupt passes: link/out_dir.py). A command's
+    start-up ran without the cyclic garbage collector (cli/__init__.py); it is back on
+    for the body unless `collect_garbage` is False (a process that ends with the body)."""
+    if IS_COMMAND:
+        if collect_garbage:
+            gc.enable()
+        else:
+            gc.disable()
     try:
         if signal.getsignal(signal.SIGINT) is exit_at_start_up:
             signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -115,3 +124,6 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
     finally:
         if IS_COMMAND:  # the work is done and the process about to end (cli/__init__.py)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            code = installed()
+            if code is not None:  # what @dataclass compiled, for the next run
+                code.save()

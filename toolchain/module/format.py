@@ -194,7 +194,43 @@ class BindingKind(enum.IntEnum):
 # each targets/*.yaml carries its `target_id`, so adding a target touches no code here.
 @functools.cache
 def target_ids() -> dict[str, int]:
-    """Target name -> id, from the target descriptors; raises if two share an id."""
+    """Target name -> id, from the target descriptors; raises if two share an id.
+    Reading and validating the 13 descriptors took 6 ms of every build, so the ids are
+    remembered in the user cache under the digest of the targets directory and of the
+    code that validates it (each file's digest kept by its identity: tree_digest.py); a
+    changed descriptor or validator is read again."""
+    import hashlib
+    import json
+    from pathlib import Path
+
+    import toolchain.target
+    from toolchain.disk_cache import EntryStore, cache_root
+    from toolchain.target import targets_dir
+    from toolchain.tree_digest import tree_sha256
+
+    root = cache_root()
+    store = None if root is None else EntryStore(root / "stamps", ".json")
+    validator = Path(toolchain.target.__file__).parent
+    key = "target-ids-" + hashlib.sha256(
+        (tree_sha256(targets_dir(), (".yaml",)) + tree_sha256(validator, (".py",))).encode()
+    ).hexdigest()
+    kept = store.get(key) if store is not None else None
+    if kept is not None:
+        try:
+            ids = json.loads(kept)
+        except ValueError:
+            ids = None
+        if isinstance(ids, dict) and all(isinstance(k, str) and type(v) is int
+                                         for k, v in ids.items()):
+            return ids
+    ids = _read_target_ids()
+    if store is not None:
+        store.put(key, json.dumps(ids).encode())
+    return ids
+
+
+def _read_target_ids() -> dict[str, int]:
+    """target_ids from every descriptor, each read and validated."""
     from toolchain.target import DescriptorError, list_targets, load_target
 
     ids: dict[str, int] = {}

@@ -23,6 +23,7 @@ reported as one line that names the file and the field, e.g.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import sys
@@ -419,8 +420,16 @@ def _convert(tp: Any, value: Any, where: str, fail: typing.Callable[[str, str], 
     raise TypeError(f"descriptor schema uses unsupported type {tp!r}")  # programming error
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    """The field annotations of a descriptor dataclass, evaluated once per class: they
+    are strings here (``from __future__ import annotations``), compiled anew by every
+    get_type_hints, and a build reads every target descriptor for its id (target_ids)."""
+    return typing.get_type_hints(cls)
+
+
 def _build(cls: type, data: dict[str, Any], prefix: str, fail: Any) -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.metadata.get("yaml", True)]
     known = {f.name for f in fields}
     for key in data:
