@@ -72,6 +72,7 @@ KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
+FILL_SYMBOL = "mrt_dw_fill_words"  # the pad row and pad columns
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -222,18 +223,16 @@ class RowPairEmitter:
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
 
-        # The pad row, and the pad columns (every slot) of the staged buffer.
+        # The pad row, and the pad columns (every slot) of the staged buffer, by
+        # runtime_c's word fill (a loop of stores here became a byte-wise memset).
+        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
         byte = pad & 0xFF
-        self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
-            ir.Constant(I32, byte * 0x01010101), self._dw_word(pad_row, i)))
-        pair = ir.Constant(I32, ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
-        last = (w_in + 1) * column_words
-
-        def pad_columns(i: ir.Value) -> None:
-            b.store(pair, self._dw_word(staged, i))
-            b.store(pair, self._dw_word(staged, b.add(i, ir.Constant(I32, last))))
-
-        self._loop_range("dw.pad_cols", 0, column_words, 1, pad_columns)
+        pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
+        for at, word, n in ((self._dw_word(pad_row, 0), byte * 0x01010101, pad_words),
+                            (self._dw_word(staged, 0), pair, column_words),
+                            (self._dw_word(staged, (w_in + 1) * column_words), pair,
+                             column_words)):
+            b.call(fill, [b.bitcast(at, PTR), ir.Constant(I32, word), ir.Constant(I32, n)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
