@@ -31,12 +31,15 @@ from toolchain.codegen.depthwise_pairs import (
     KERNEL_SYMBOL,
     KERNEL_X2_SYMBOL,
     QUAD_SYMBOL,
+    QUAD_TAILS_SYMBOL,
+    QUAD_TAILS_X2_SYMBOL,
     QUAD_X2_SYMBOL,
 )
 from toolchain.schedule.program import reversed_tiles
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
-KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL}
+KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL, QUAD_TAILS_SYMBOL,
+           QUAD_TAILS_X2_SYMBOL}
 
 # (h, w, channels, multiplier, kh, kw, stride, dilation, padding)
 TAKEN = {
@@ -120,6 +123,8 @@ def test_quads_and_their_remainders(tmp_path: Path) -> None:
     both, in the 3-slot layout), against the reference and TFLite Micro."""
     symbols = _run(QUADS, "cortex-m4", tmp_path, seed=21)
     assert QUAD_SYMBOL in symbols and QUAD_X2_SYMBOL in symbols
+    # 4-row tiles by the tails kernels (the shift an SSAT immediate, by TBH on s)
+    assert QUAD_TAILS_SYMBOL in symbols and QUAD_TAILS_X2_SYMBOL in symbols
     assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
 
 

@@ -54,11 +54,13 @@ from toolchain.loops.depthwise import (
     QUAD_ROWS,
     QUAD_SLOTS,
     RECORD_WORDS,
+    TAILS_FLAG,
     C,
     RowPairPlan,
     X,
     Y,
     quad_rows,
+    record_words,
     row_pair_plan,
 )
 from toolchain.types import dtype
@@ -72,6 +74,8 @@ KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
+QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
+QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
 FILL_SYMBOL = "mrt_dw_fill_words"  # the pad row and pad columns
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
@@ -146,13 +150,15 @@ class RowPairEmitter:
         self.ranges[C] = (0, 0)
         return b.icmp_unsigned("!=", b.load(ok), ir.Constant(ir.IntType(8), 0))
 
-    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value) -> ir.Value:
+    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value,
+                    words: int = RECORD_WORDS) -> ir.Value:
         """The per-channel records (mrt_dw_rowpair's layout), filled by a loop over the
         channels from the kernel's expressions at each channel; the doubled form (2 x
-        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`."""
+        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`. `words` a channel: the
+        4-row kernels' two more are zeros (these records never take the tails kernel)."""
         k = self.k
         b = self.b
-        records = self._dw_stack(ir.ArrayType(I32, RECORD_WORDS * channels), 8, "dw_records")
+        records = self._dw_stack(ir.ArrayType(I32, words * channels), 8, "dw_records")
         conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
         one = ir.Constant(I32, 1)
 
@@ -183,7 +189,8 @@ class RowPairEmitter:
                                 ir.Constant(I32, LAST_CHANNEL), ir.Constant(I32, 0))
                 fields += [multiplier, twice(k_high),
                            b.add(b.add(shift, b.zext(doubled, I32)), last)]
-                first = b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
+                fields += [ir.Constant(I32, 0)] * (words - RECORD_WORDS)
+                first = b.mul(i, ir.Constant(I32, words), flags=["nuw", "nsw"])
                 for j, v in enumerate(fields):
                     at = b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
                     b.store(v, self._dw_word(records, at))
@@ -203,18 +210,22 @@ class RowPairEmitter:
         b = self.b
         quads = quad_rows(self.nest)
         slots = QUAD_SLOTS if quads else 2
+        words = record_words(quads)
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
         pad = plan.pad
         if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
-            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * outs)],
+            flags = b.load(b.gep(records, [ir.Constant(I32, words * outs)],
                                  inbounds=True, source_etype=I32), typ=I32)
         else:
             doubled = self._dw_doubling(plan, outs)
-            records = self._dw_records(plan, outs, doubled)
+            records = self._dw_records(plan, outs, doubled, words)
             flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
+        tails = b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, TAILS_FLAG)),
+                                ir.Constant(I32, 0))
+        flags = b.and_(flags, ir.Constant(I32, DOUBLED_FLAG))
         if quads:  # the doubled records' flag is bit 2 there
             flags = b.shl(flags, ir.Constant(I32, 1))
         column_words = slots * channels
@@ -242,6 +253,9 @@ class RowPairEmitter:
         kernel_fn = self._dw_function(
             (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) if quads else
             (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL), [PTR])
+        # 4-row tiles: the tails kernel where the records allow it (TAILS_FLAG).
+        tails_fn = self._dw_function(QUAD_TAILS_X2_SYMBOL if x2 else QUAD_TAILS_SYMBOL,
+                                     [PTR]) if quads else kernel_fn
 
         # 4-row tiles: pair m in slot (m + shift) mod 3, the shift putting the first pair
         # after the tiles in the slot the remainder's code reads (below).
@@ -274,14 +288,22 @@ class RowPairEmitter:
 
         def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value) -> None:
             """The kernel on output row y (its first pair m) in `mode` (flags bits 3 and
-            up), the next row `below` bytes on."""
+            up; 0, four rows: the tails kernel where the records allow it), the next row
+            `below` bytes on."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
             rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
             b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
-            b.call(kernel_fn, [args])
+            if mode == 0:
+                with b.if_else(tails) as (fast, other):
+                    with fast:
+                        b.call(tails_fn, [args])
+                    with other:
+                        b.call(kernel_fn, [args])
+            else:
+                b.call(kernel_fn, [args])
 
         def const(v: int) -> ir.Value:
             return ir.Constant(I32, v)

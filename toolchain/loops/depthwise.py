@@ -37,7 +37,7 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ROW_PAIR_OUTPUT_COST", "RowPairPlan", "has_row_pairs", "quad_rows", "row_pair_nest",
+__all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "record_words", "RowPairPlan", "has_row_pairs", "quad_rows", "row_pair_nest",
            "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
@@ -55,6 +55,14 @@ STACK_BYTES = 10240
 RECORD_WORDS = 10
 LAST_CHANNEL = 0x100
 DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled records
+# The 4-row kernels' records (mrt_dw3_quad_s8, mrt_dw3_quad_tails_s8) have two words more:
+# s again (the index of the tails kernel's TBH) and the stack offset of the code that
+# follows the channel (TAIL_NEXT: head A, head B, the column's end). Where every channel's
+# records are doubled and s is an SSAT shift (1-31), the records' last word has
+# TAILS_FLAG and the dispatch's 4-row tiles are mrt_dw3_quad_tails_s8's.
+QUAD_RECORD_WORDS = 12
+TAILS_FLAG = 4
+TAIL_NEXT_A, TAIL_NEXT_B, TAIL_COLUMN_END = 8, 12, 16
 # 4 output rows a tile (runtime_c's mrt_dw3_quad_s8) where its 3 slots of staged rows fit
 # STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
 QUAD_ROWS = 4
@@ -247,6 +255,11 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
     return Nest(k.domain, k.n_parallel, (N, Y, C, X), unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
+
+
+def record_words(quad: bool) -> int:
+    """Words of a channel's records: the 4-row kernels' (`quad`) or the row pairs'."""
+    return QUAD_RECORD_WORDS if quad else RECORD_WORDS
 
 
 def quad_rows(nest: Nest) -> bool:

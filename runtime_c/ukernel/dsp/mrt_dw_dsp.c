@@ -443,7 +443,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW4_MACS(P0, P1, P2) \
-  "ldm    r2!, {r5, r6, r7}\n"       /* M, K_hi, s */ \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" /* M, K_hi, s (and the tail kernel's two words) */ \
   REQUANT("r11") \
   REQUANT("r12") \
   REQUANT("lr") \
@@ -476,7 +476,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW3_MACS(P0, P1, P2) \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r11") \
   REQUANT("r12") \
   REQUANT("r10") \
@@ -499,7 +499,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW2_MACS(P0, P1) \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r11") \
   REQUANT("r10") \
   "strb   r11, [r3, r4]\n" \
@@ -519,7 +519,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "ldrd   r8, r9, [r2], #8\n" \
   "smlad  r10, " P0 ", r8, r10\n" \
   "smlabt r10, " P1 ", r9, r10\n" \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r10") \
   "strb   r10, [r3], #1\n"
 
@@ -610,4 +610,203 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_d
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
+}
+
+/* ---- Four output rows, the shift as an immediate (mrt_dw3_quad_tails_s8) ----
+ *
+ * mrt_dw3_quad_s8's 4-row tile ends each output with ADD (the sum's sign), SMMLAR, ASR
+ * by the channel's shift and SSAT, and each channel with TST + BEQ of the loop: 6 of its
+ * 56 instructions for 4 outputs are the shift and the loop. SSAT shifts by an immediate
+ * (SSAT #8, Rn, ASR #s), so here the tile's multiplies (the same code) end with the
+ * requantization's LDM, which also loads the channel's s as an index and the stack
+ * offset of where to go next, a TBH on s into one of 31 tails (s = 1 .. 31) that
+ * requantize and store the 4 outputs with SSAT's own shift, and an LDR PC from that
+ * stack slot: the next channel's tile (head A or B: a depth multiplier of 2 alternates
+ * them) or, after the last channel, the column's end. 52 instructions for 4 outputs:
+ * 24 multiplies, 12 of requantization, 4 stores, 7 loads, 3 of addresses, the TBH and
+ * the LDR PC. The records are mrt_dw3_quad_s8's 12-word ones (codegen/
+ * depthwise_pairs.py, schedule/row_pair_records.py: words 10 and 11 are s and that
+ * offset); the dispatch calls this for 4-row tiles where every channel's records are
+ * doubled and 1 <= s <= 31, the rows' remainder with mrt_dw3_quad_s8.
+ * Stack: [sp] the records, [sp, #4] columns left, [sp, #8] head A, [sp, #12] head B,
+ * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
+ */
+#define MRT_DW4T_TAIL(P, S) \
+  P "t" S ":\n" \
+  "add    r7, r6, r11, asr #31\n" \
+  "smmlar r11, r11, r5, r7\n" \
+  "ssat   r11, #8, r11, asr #" S "\n" \
+  "add    r7, r6, r12, asr #31\n" \
+  "smmlar r12, r12, r5, r7\n" \
+  "ssat   r12, #8, r12, asr #" S "\n" \
+  "add    r7, r6, lr, asr #31\n" \
+  "smmlar lr, lr, r5, r7\n" \
+  "ssat   lr, #8, lr, asr #" S "\n" \
+  "add    r7, r6, r10, asr #31\n" \
+  "smmlar r10, r10, r5, r7\n" \
+  "ssat   r10, #8, r10, asr #" S "\n" \
+  "add    r7, r3, r4, lsl #1\n" \
+  "strb   r11, [r3, r4]\n" \
+  "strb   r12, [r7]\n" \
+  "strb   lr, [r7, r4]\n" \
+  "strb   r10, [r3], #1\n" \
+  "ldr    pc, [sp, r9]\n"
+#define MRT_DW4T_TABLE(P, T) \
+  ".hword (" P "t1 - " T ")/2\n" \
+  ".hword (" P "t1 - " T ")/2\n" \
+  ".hword (" P "t2 - " T ")/2\n" \
+  ".hword (" P "t3 - " T ")/2\n" \
+  ".hword (" P "t4 - " T ")/2\n" \
+  ".hword (" P "t5 - " T ")/2\n" \
+  ".hword (" P "t6 - " T ")/2\n" \
+  ".hword (" P "t7 - " T ")/2\n" \
+  ".hword (" P "t8 - " T ")/2\n" \
+  ".hword (" P "t9 - " T ")/2\n" \
+  ".hword (" P "t10 - " T ")/2\n" \
+  ".hword (" P "t11 - " T ")/2\n" \
+  ".hword (" P "t12 - " T ")/2\n" \
+  ".hword (" P "t13 - " T ")/2\n" \
+  ".hword (" P "t14 - " T ")/2\n" \
+  ".hword (" P "t15 - " T ")/2\n" \
+  ".hword (" P "t16 - " T ")/2\n" \
+  ".hword (" P "t17 - " T ")/2\n" \
+  ".hword (" P "t18 - " T ")/2\n" \
+  ".hword (" P "t19 - " T ")/2\n" \
+  ".hword (" P "t20 - " T ")/2\n" \
+  ".hword (" P "t21 - " T ")/2\n" \
+  ".hword (" P "t22 - " T ")/2\n" \
+  ".hword (" P "t23 - " T ")/2\n" \
+  ".hword (" P "t24 - " T ")/2\n" \
+  ".hword (" P "t25 - " T ")/2\n" \
+  ".hword (" P "t26 - " T ")/2\n" \
+  ".hword (" P "t27 - " T ")/2\n" \
+  ".hword (" P "t28 - " T ")/2\n" \
+  ".hword (" P "t29 - " T ")/2\n" \
+  ".hword (" P "t30 - " T ")/2\n" \
+  ".hword (" P "t31 - " T ")/2\n" \
+
+#define MRT_DW4T_TAILS(P) \
+  MRT_DW4T_TAIL(P, "1") \
+  MRT_DW4T_TAIL(P, "2") \
+  MRT_DW4T_TAIL(P, "3") \
+  MRT_DW4T_TAIL(P, "4") \
+  MRT_DW4T_TAIL(P, "5") \
+  MRT_DW4T_TAIL(P, "6") \
+  MRT_DW4T_TAIL(P, "7") \
+  MRT_DW4T_TAIL(P, "8") \
+  MRT_DW4T_TAIL(P, "9") \
+  MRT_DW4T_TAIL(P, "10") \
+  MRT_DW4T_TAIL(P, "11") \
+  MRT_DW4T_TAIL(P, "12") \
+  MRT_DW4T_TAIL(P, "13") \
+  MRT_DW4T_TAIL(P, "14") \
+  MRT_DW4T_TAIL(P, "15") \
+  MRT_DW4T_TAIL(P, "16") \
+  MRT_DW4T_TAIL(P, "17") \
+  MRT_DW4T_TAIL(P, "18") \
+  MRT_DW4T_TAIL(P, "19") \
+  MRT_DW4T_TAIL(P, "20") \
+  MRT_DW4T_TAIL(P, "21") \
+  MRT_DW4T_TAIL(P, "22") \
+  MRT_DW4T_TAIL(P, "23") \
+  MRT_DW4T_TAIL(P, "24") \
+  MRT_DW4T_TAIL(P, "25") \
+  MRT_DW4T_TAIL(P, "26") \
+  MRT_DW4T_TAIL(P, "27") \
+  MRT_DW4T_TAIL(P, "28") \
+  MRT_DW4T_TAIL(P, "29") \
+  MRT_DW4T_TAIL(P, "30") \
+  MRT_DW4T_TAIL(P, "31") \
+
+/* One head: a tile's multiplies (mrt_dw3_quad_s8's), then the TBH into the tails. */
+#define MRT_DW4T_HEAD(P, H, LD0, LD1, LD2, P0, P1, P2) \
+  P H ":\n" \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlatb lr, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  "smlad  lr, " P2 ", r9, lr\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" /* M, K_hi, s | last, s, the next head's slot */ \
+  "tbh    [pc, r8, lsl #1]\n" \
+  P H "tb:\n" \
+  MRT_DW4T_TABLE(P, P H "tb")
+#define MRT_DW4T_HEADS_X1(P, R, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+#define MRT_DW4T_HEADS_X2(P, R, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "b" R, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+/* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
+#define MRT_DW4T_SET(P, R, B) \
+  "adr    r8, " P "a" R "\n" \
+  "adr    r9, " P B R "\n" \
+  "b      " P "go\n"
+#define MRT_DW4T_BODY(P, HEADS, B) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #24\n" \
+  "ldr    r3, [r0, #0]\n" \
+  "ldr    r4, [r0, #20]\n" \
+  "ldr    r2, [r0, #8]\n" \
+  "str    r2, [sp]\n" \
+  "ldr    r1, [r0, #16]\n" \
+  "str    r1, [sp, #4]\n" \
+  "ldr    r7, [r0, #24]\n" \
+  "ldr    r1, [r0, #28]\n" \
+  "ldr    r0, [r0, #4]\n" \
+  "and    r7, r7, #3\n" \
+  "cmp    r7, #1\n" \
+  "beq    " P "r1\n" \
+  "bhi    " P "r2\n" \
+  MRT_DW4T_SET(P, "0", B) \
+  P "r1:\n" \
+  MRT_DW4T_SET(P, "1", B) \
+  P "r2:\n" \
+  MRT_DW4T_SET(P, "2", B) \
+  P "go:\n" \
+  "orr    r8, r8, #1\n"              /* Thumb addresses */ \
+  "orr    r9, r9, #1\n" \
+  "str    r8, [sp, #8]\n" \
+  "str    r9, [sp, #12]\n" \
+  "adr    r8, " P "end\n" \
+  "orr    r8, r8, #1\n" \
+  "str    r8, [sp, #16]\n" \
+  "ldr    pc, [sp, #8]\n" \
+  P "end:\n"                         /* a column done: the next, from the first channel */ \
+  "ldr    r2, [sp]\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "subs   r8, r8, #1\n" \
+  "str    r8, [sp, #4]\n" \
+  "it     ne\n" \
+  "ldrne  pc, [sp, #8]\n" \
+  "add    sp, sp, #24\n" \
+  "pop    {r4-r11, pc}\n" \
+  ".p2align 2\n" \
+  HEADS(P, "0", "r5", "r6", "r7") \
+  HEADS(P, "1", "r6", "r7", "r5") \
+  HEADS(P, "2", "r7", "r5", "r6") \
+  MRT_DW4T_TAILS(P)
+
+/* Four output rows of the staged 3-slot layout, every column and channel, with the
+ * records' tails (above): mrt_dw_rowpair's fields, flags bits 0-1 the rotation. */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, "a"));
+}
+
+/* The same for a depth multiplier of 2: head A (output channel 2c) reads input channel
+ * c's staged words without moving r0, head B (2c + 1) moves on; the records send each
+ * to the other. */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, "b"));
 }
