@@ -37,8 +37,8 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "record_words", "RowPairPlan", "has_row_pairs", "quad_rows", "row_pair_nest",
-           "row_pair_plan"]
+__all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
+           "has_row_pairs", "quad_rows", "record_words", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
