@@ -253,7 +253,7 @@ class RowPairEmitter:
         kernel_fn = self._dw_function(
             (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) if quads else
             (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL), [PTR])
-        # 4-row tiles: the tails kernel where the records allow it (TAILS_FLAG).
+        # The tails kernel where the records allow it (TAILS_FLAG).
         tails_fn = self._dw_function(QUAD_TAILS_X2_SYMBOL if x2 else QUAD_TAILS_SYMBOL,
                                      [PTR]) if quads else kernel_fn
 
@@ -288,22 +288,19 @@ class RowPairEmitter:
 
         def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value) -> None:
             """The kernel on output row y (its first pair m) in `mode` (flags bits 3 and
-            up; 0, four rows: the tails kernel where the records allow it), the next row
-            `below` bytes on."""
+            up), the next row `below` bytes on: the tails kernel where the records allow
+            it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
             rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
             b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
-            if mode == 0:
-                with b.if_else(tails) as (fast, other):
-                    with fast:
-                        b.call(tails_fn, [args])
-                    with other:
-                        b.call(kernel_fn, [args])
-            else:
-                b.call(kernel_fn, [args])
+            with b.if_else(tails) as (fast, other):
+                with fast:
+                    b.call(tails_fn, [args])
+                with other:
+                    b.call(kernel_fn, [args])
 
         def const(v: int) -> ir.Value:
             return ir.Constant(I32, v)

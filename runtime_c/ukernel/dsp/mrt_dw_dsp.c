@@ -20,12 +20,12 @@
 /* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half,
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
- * slots of the staged layout (column, channel, slot). 8 values per pass (2 LDRD, or 4
- * LDR where a row is not word-aligned; 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
+ * slots of the staged layout (column, channel, slot). 16 values per pass (4 LDRD, or 8
+ * LDR where a row is not word-aligned; 8 PKHBT / PKHTB, 16 SXTB16, 16 STR): the packs first put
  * two values of each row in one word, (row0[i], row0[i+1], row1[i], row1[i+1]) as bytes,
  * whose SXTB16 and SXTB16 ROR #8 are the pairs of i and i+1, 3 ALU instructions for 2
  * pairs where extending each row first took 4 (and unaligned rows went value by value,
- * 6 instructions a pair); then one pass of 4, then one by one. */
+ * 6 instructions a pair); then passes of 8 and 4, then one by one. */
 #define MRT_DW_STAGE4(R0, R1, AT, S) \
         "pkhbt  r8, " R0 ", " R1 ", lsl #16\n"  /* row0 values 0, 1; row1 values 0, 1 */ \
         "pkhtb  r9, " R1 ", " R0 ", asr #16\n"  /* values 2, 3 of both */ \
@@ -40,31 +40,70 @@
 #define MRT_DW_STAGE8(S) \
         MRT_DW_STAGE4("r4", "r6", "", S) \
         MRT_DW_STAGE4("r5", "r7", "4*" S "+", S) \
-        "adds   r0, r0, #8*" S "\n" \
+        "adds   r0, r0, #8*" S "\n"
+/* The first 4 values of a pass of 16, value 0 kept in lr: the pass's last store writes
+ * it and moves r0 on (post-indexed), where an ADD did. */
+#define MRT_DW_STAGE4_FIRST(R0, R1, S) \
+        "pkhbt  r8, " R0 ", " R1 ", lsl #16\n" \
+        "pkhtb  r9, " R1 ", " R0 ", asr #16\n" \
+        "sxtb16 lr, r8\n" \
+        "sxtb16 r11, r8, ror #8\n" \
+        "str    r11, [r0, #1*" S "]\n" \
+        "sxtb16 r10, r9\n" \
+        "sxtb16 r11, r9, ror #8\n" \
+        "str    r10, [r0, #2*" S "]\n" \
+        "str    r11, [r0, #3*" S "]\n"
+/* 16 values from r4-r7 (values 0-7) and LOAD's next words (8-15): 46 instructions with
+ * the loop's SUBS and BNE (8 a pass took 25). */
+#define MRT_DW_STAGE16(S, LOAD) \
+        MRT_DW_STAGE4_FIRST("r4", "r6", S) \
+        MRT_DW_STAGE4("r5", "r7", "4*" S "+", S) \
+        LOAD \
+        MRT_DW_STAGE4("r4", "r6", "8*" S "+", S) \
+        MRT_DW_STAGE4("r5", "r7", "12*" S "+", S) \
+        "str    lr, [r0], #16*" S "\n" \
         "subs   r12, r12, #1\n"
-/* The staging of 2-slot (S "8") or 3-slot (S "12") layouts. */
-#define MRT_DW_STAGE_BODY(S) \
-        "push   {r4-r11, lr}\n" \
-        "lsrs   r12, r3, #3\n" \
-        "beq    2f\n" \
-        "orr    r4, r1, r2\n" \
-        "tst    r4, #3\n" \
-        "bne    7f\n" \
-        "1:\n" \
+#define MRT_DW_LOAD_ALIGNED \
         "ldrd   r4, r5, [r1], #8\n" \
-        "ldrd   r6, r7, [r2], #8\n" \
-        MRT_DW_STAGE8(S) \
-        "bne    1b\n" \
-        "b      2f\n" \
-        /* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which \
-         * ARMv7-M and v8-M Mainline do unaligned (LDRD would fault). */ \
-        "7:\n" \
+        "ldrd   r6, r7, [r2], #8\n"
+/* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which ARMv7-M
+ * and v8-M Mainline do unaligned (LDRD would fault). */
+#define MRT_DW_LOAD_UNALIGNED \
         "ldr    r4, [r1], #4\n" \
         "ldr    r5, [r1], #4\n" \
         "ldr    r6, [r2], #4\n" \
-        "ldr    r7, [r2], #4\n" \
+        "ldr    r7, [r2], #4\n"
+/* The staging of 2-slot (S "8") or 3-slot (S "12") layouts: passes of 16 values, then
+ * one of 8, one of 4, then one by one. */
+#define MRT_DW_STAGE_BODY(S) \
+        "push   {r4-r11, lr}\n" \
+        "orr    r4, r1, r2\n" \
+        "tst    r4, #3\n" \
+        "bne    7f\n" \
+        "lsrs   r12, r3, #4\n" \
+        "beq    8f\n" \
+        "1:\n" \
+        MRT_DW_LOAD_ALIGNED \
+        MRT_DW_STAGE16(S, MRT_DW_LOAD_ALIGNED) \
+        "bne    1b\n" \
+        "8:\n" \
+        "tst    r3, #8\n" \
+        "beq    2f\n" \
+        MRT_DW_LOAD_ALIGNED \
         MRT_DW_STAGE8(S) \
-        "bne    7b\n" \
+        "b      2f\n" \
+        "7:\n" \
+        "lsrs   r12, r3, #4\n" \
+        "beq    9f\n" \
+        "4:\n" \
+        MRT_DW_LOAD_UNALIGNED \
+        MRT_DW_STAGE16(S, MRT_DW_LOAD_UNALIGNED) \
+        "bne    4b\n" \
+        "9:\n" \
+        "tst    r3, #8\n" \
+        "beq    2f\n" \
+        MRT_DW_LOAD_UNALIGNED \
+        MRT_DW_STAGE8(S) \
         "2:\n" \
         "tst    r3, #4\n" \
         "beq    3f\n" \
@@ -631,59 +670,62 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
  * Stack: [sp] the records, [sp, #4] columns left, [sp, #8] head A, [sp, #12] head B,
  * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
  */
+/* The tails of shift S, one chain: row y+3's requantization and store, then y+2's,
+ * y+1's and y's, and the jump to the next head; a tile of n rows enters at the chain's
+ * n-th last row (P "t" n "_" S). r7 is the sign's temporary, then the address of row y+3. */
+#define MRT_DW4T_REQ(ACC, S) \
+  "add    r7, r6, " ACC ", asr #31\n" \
+  "smmlar " ACC ", " ACC ", r5, r7\n" \
+  "ssat   " ACC ", #8, " ACC ", asr #" S "\n"
 #define MRT_DW4T_TAIL(P, S) \
-  P "t" S ":\n" \
-  "add    r7, r6, r11, asr #31\n" \
-  "smmlar r11, r11, r5, r7\n" \
-  "ssat   r11, #8, r11, asr #" S "\n" \
-  "add    r7, r6, r12, asr #31\n" \
-  "smmlar r12, r12, r5, r7\n" \
-  "ssat   r12, #8, r12, asr #" S "\n" \
-  "add    r7, r6, lr, asr #31\n" \
-  "smmlar lr, lr, r5, r7\n" \
-  "ssat   lr, #8, lr, asr #" S "\n" \
-  "add    r7, r6, r10, asr #31\n" \
-  "smmlar r10, r10, r5, r7\n" \
-  "ssat   r10, #8, r10, asr #" S "\n" \
+  P "t4_" S ":\n" \
+  MRT_DW4T_REQ("lr", S) \
   "add    r7, r3, r4, lsl #1\n" \
-  "strb   r11, [r3, r4]\n" \
-  "strb   r12, [r7]\n" \
   "strb   lr, [r7, r4]\n" \
+  P "t3_" S ":\n" \
+  MRT_DW4T_REQ("r12", S) \
+  "strb   r12, [r3, r4, lsl #1]\n" \
+  P "t2_" S ":\n" \
+  MRT_DW4T_REQ("r11", S) \
+  "strb   r11, [r3, r4]\n" \
+  P "t1_" S ":\n" \
+  MRT_DW4T_REQ("r10", S) \
   "strb   r10, [r3], #1\n" \
   "ldr    pc, [sp, r9]\n"
-#define MRT_DW4T_TABLE(P, T) \
-  ".hword (" P "t1 - " T ")/2\n" \
-  ".hword (" P "t1 - " T ")/2\n" \
-  ".hword (" P "t2 - " T ")/2\n" \
-  ".hword (" P "t3 - " T ")/2\n" \
-  ".hword (" P "t4 - " T ")/2\n" \
-  ".hword (" P "t5 - " T ")/2\n" \
-  ".hword (" P "t6 - " T ")/2\n" \
-  ".hword (" P "t7 - " T ")/2\n" \
-  ".hword (" P "t8 - " T ")/2\n" \
-  ".hword (" P "t9 - " T ")/2\n" \
-  ".hword (" P "t10 - " T ")/2\n" \
-  ".hword (" P "t11 - " T ")/2\n" \
-  ".hword (" P "t12 - " T ")/2\n" \
-  ".hword (" P "t13 - " T ")/2\n" \
-  ".hword (" P "t14 - " T ")/2\n" \
-  ".hword (" P "t15 - " T ")/2\n" \
-  ".hword (" P "t16 - " T ")/2\n" \
-  ".hword (" P "t17 - " T ")/2\n" \
-  ".hword (" P "t18 - " T ")/2\n" \
-  ".hword (" P "t19 - " T ")/2\n" \
-  ".hword (" P "t20 - " T ")/2\n" \
-  ".hword (" P "t21 - " T ")/2\n" \
-  ".hword (" P "t22 - " T ")/2\n" \
-  ".hword (" P "t23 - " T ")/2\n" \
-  ".hword (" P "t24 - " T ")/2\n" \
-  ".hword (" P "t25 - " T ")/2\n" \
-  ".hword (" P "t26 - " T ")/2\n" \
-  ".hword (" P "t27 - " T ")/2\n" \
-  ".hword (" P "t28 - " T ")/2\n" \
-  ".hword (" P "t29 - " T ")/2\n" \
-  ".hword (" P "t30 - " T ")/2\n" \
-  ".hword (" P "t31 - " T ")/2\n" \
+/* A head's TBH table: entry s (1-31; 0 never taken) to the tails of shift s for N rows. */
+#define MRT_DW4T_TABLE(P, N, T) \
+  ".hword (" P "t" N "_1 - " T ")/2\n" \
+  ".hword (" P "t" N "_1 - " T ")/2\n" \
+  ".hword (" P "t" N "_2 - " T ")/2\n" \
+  ".hword (" P "t" N "_3 - " T ")/2\n" \
+  ".hword (" P "t" N "_4 - " T ")/2\n" \
+  ".hword (" P "t" N "_5 - " T ")/2\n" \
+  ".hword (" P "t" N "_6 - " T ")/2\n" \
+  ".hword (" P "t" N "_7 - " T ")/2\n" \
+  ".hword (" P "t" N "_8 - " T ")/2\n" \
+  ".hword (" P "t" N "_9 - " T ")/2\n" \
+  ".hword (" P "t" N "_10 - " T ")/2\n" \
+  ".hword (" P "t" N "_11 - " T ")/2\n" \
+  ".hword (" P "t" N "_12 - " T ")/2\n" \
+  ".hword (" P "t" N "_13 - " T ")/2\n" \
+  ".hword (" P "t" N "_14 - " T ")/2\n" \
+  ".hword (" P "t" N "_15 - " T ")/2\n" \
+  ".hword (" P "t" N "_16 - " T ")/2\n" \
+  ".hword (" P "t" N "_17 - " T ")/2\n" \
+  ".hword (" P "t" N "_18 - " T ")/2\n" \
+  ".hword (" P "t" N "_19 - " T ")/2\n" \
+  ".hword (" P "t" N "_20 - " T ")/2\n" \
+  ".hword (" P "t" N "_21 - " T ")/2\n" \
+  ".hword (" P "t" N "_22 - " T ")/2\n" \
+  ".hword (" P "t" N "_23 - " T ")/2\n" \
+  ".hword (" P "t" N "_24 - " T ")/2\n" \
+  ".hword (" P "t" N "_25 - " T ")/2\n" \
+  ".hword (" P "t" N "_26 - " T ")/2\n" \
+  ".hword (" P "t" N "_27 - " T ")/2\n" \
+  ".hword (" P "t" N "_28 - " T ")/2\n" \
+  ".hword (" P "t" N "_29 - " T ")/2\n" \
+  ".hword (" P "t" N "_30 - " T ")/2\n" \
+  ".hword (" P "t" N "_31 - " T ")/2\n" \
 
 #define MRT_DW4T_TAILS(P) \
   MRT_DW4T_TAIL(P, "1") \
@@ -718,9 +760,9 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   MRT_DW4T_TAIL(P, "30") \
   MRT_DW4T_TAIL(P, "31") \
 
-/* One head: a tile's multiplies (mrt_dw3_quad_s8's), then the TBH into the tails. */
-#define MRT_DW4T_HEAD(P, H, LD0, LD1, LD2, P0, P1, P2) \
-  P H ":\n" \
+/* The heads: a tile's multiplies (mrt_dw3_quad_s8's, 4, 3, 2 or 1 rows), the LDM of
+ * the requantization's words and the TBH into the tails of its height. */
+#define MRT_DW4T_MACS4(LD0, LD1, LD2, P0, P1, P2) \
   "ldm    r2!, {r8, r9, r10}\n" \
   LD0 \
   "smlatb r11, " P0 ", r8, r10\n" \
@@ -736,16 +778,62 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   MRT_DW4_MACS(P0, P1, P2) \
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
-  MRT_DW4_MACS(P0, P1, P2) \
+  MRT_DW4_MACS(P0, P1, P2)
+#define MRT_DW4T_MACS3(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2)
+#define MRT_DW4T_MACS2(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1)
+#define MRT_DW4T_MACS1(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n"
+#define MRT_DW4T_HEAD(P, H, N, MACS, LD0, LD1, LD2, P0, P1, P2) \
+  P H ":\n" \
+  MACS(LD0, LD1, LD2, P0, P1, P2) \
   "ldm    r2!, {r5, r6, r7, r8, r9}\n" /* M, K_hi, s | last, s, the next head's slot */ \
   "tbh    [pc, r8, lsl #1]\n" \
   P H "tb:\n" \
-  MRT_DW4T_TABLE(P, P H "tb")
-#define MRT_DW4T_HEADS_X1(P, R, P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "a" R, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
-#define MRT_DW4T_HEADS_X2(P, R, P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "a" R, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "b" R, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+  MRT_DW4T_TABLE(P, N, P H "tb")
+/* Head A of a tile of N rows (MACS) in slot order R (and head B, multiplier 2). */
+#define MRT_DW4T_HEADS_X1(P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+#define MRT_DW4T_HEADS_X2(P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, \
+                P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
 #define MRT_DW4T_SET(P, R, B) \
   "adr    r8, " P "a" R "\n" \
@@ -763,6 +851,12 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
   "ldr    r0, [r0, #4]\n" \
+  "tst    r7, #8\n" \
+  "bne    " P "r3\n" \
+  "tst    r7, #16\n" \
+  "bne    " P "r4\n" \
+  "tst    r7, #32\n" \
+  "bne    " P "r5\n" \
   "and    r7, r7, #3\n" \
   "cmp    r7, #1\n" \
   "beq    " P "r1\n" \
@@ -772,6 +866,12 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   MRT_DW4T_SET(P, "1", B) \
   P "r2:\n" \
   MRT_DW4T_SET(P, "2", B) \
+  P "r3:\n" \
+  MRT_DW4T_SET(P, "3", B) \
+  P "r4:\n" \
+  MRT_DW4T_SET(P, "4", B) \
+  P "r5:\n" \
+  MRT_DW4T_SET(P, "5", B) \
   P "go:\n" \
   "orr    r8, r8, #1\n"              /* Thumb addresses */ \
   "orr    r9, r9, #1\n" \
@@ -791,13 +891,17 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "add    sp, sp, #24\n" \
   "pop    {r4-r11, pc}\n" \
   ".p2align 2\n" \
-  HEADS(P, "0", "r5", "r6", "r7") \
-  HEADS(P, "1", "r6", "r7", "r5") \
-  HEADS(P, "2", "r7", "r5", "r6") \
+  HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
+  HEADS(P, "1", "4", MRT_DW4T_MACS4, "r6", "r7", "r5") \
+  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r5", "r6") \
+  HEADS(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
+  HEADS(P, "4", "1", MRT_DW4T_MACS1, "r6", "r7", "r5") \
+  HEADS(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
   MRT_DW4T_TAILS(P)
 
-/* Four output rows of the staged 3-slot layout, every column and channel, with the
- * records' tails (above): mrt_dw_rowpair's fields, flags bits 0-1 the rotation. */
+/* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
+ * mrt_dw3_quad_s8's, from its fixed slots), every column and channel, with the records'
+ * tails (above): mrt_dw_rowpair's fields, flags bits 0-1 the rotation. */
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, "a"));
