@@ -140,6 +140,8 @@ class RowPairEmitter:
                 inside = ir.Constant(ir.IntType(1), 1)
                 for e in (k.init, plan.k_high):
                     v = self._dw_i32(e)
+                    if e is k.init:
+                        v = b.add(v, ir.Constant(I32, plan.bias))
                     inside = b.and_(inside, b.icmp_unsigned("<", b.add(v, bound),
                                                             ir.Constant(I32, 1 << 30)))
                 b.store(b.and_(b.load(ok), b.zext(inside, ir.IntType(8))), ok)
@@ -168,7 +170,7 @@ class RowPairEmitter:
         def body(i: ir.Value) -> None:
             self.base[C] = i
             with self._scope():
-                bias = twice(self._dw_i32(k.init))
+                bias = twice(b.add(self._dw_i32(k.init), ir.Constant(I32, plan.bias)))
                 fields = []
                 saved = self.varying
                 self.varying = saved | {KY, KX, CI}
@@ -286,15 +288,17 @@ class RowPairEmitter:
         b.store(ir.Constant(I32, w_out), field(4))
         b.store(ir.Constant(I32, 4 * column_words), field(7))
 
-        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value) -> None:
-            """The kernel on output row y (its first pair m) in `mode` (flags bits 3 and
-            up), the next row `below` bytes on: the tails kernel where the records allow
-            it."""
+        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value,
+                 rotation: ir.Value | None = None) -> None:
+            """The kernel on output row y (its first pair m, in slot `rotation`: by default
+            (m + shift) mod `slots`) in `mode` (flags bits 3 and up), the next row `below`
+            bytes on: the tails kernel where the records allow it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
-            rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
+            if rotation is None:
+                rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
             b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
             with b.if_else(tails) as (fast, other):
                 with fast:
@@ -348,18 +352,32 @@ class RowPairEmitter:
                 3: [(h_out - 3, THREE_ROWS, out_row, 2)]}[rest]
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
 
+        # The slot of tile t's first pair (2t), carried from tile to tile (a remainder
+        # mod 3 per staged pair cost 6 instructions).
+        first_slot = self._dw_stack(I32, 4, "dw_first_slot")
+
+        def next_slot(v: ir.Value) -> ir.Value:
+            w = b.add(v, const(1))
+            return b.select(b.icmp_unsigned("==", w, const(QUAD_SLOTS)), const(0), w)
+
         def quad_body(up: bool) -> Callable[[ir.Value], None]:
             def body(t: ir.Value) -> None:
                 m = b.mul(t, const(2))
+                s0 = b.load(first_slot, typ=I32)
+                s1 = next_slot(s0)
+                s2 = next_slot(s1)
                 for j in ((1, 0) if up else (1, 2)):
-                    stage(b.add(m, const(j)))
-                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
+                    stage(b.add(m, const(j)), (s0, s1, s2)[j])
+                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row, s0)
+                # the next tile's first pair: 2t + 2 (slot s2), or 2t - 2 bottom-up (s1)
+                b.store(s1 if up else s2, first_slot)
             return body
 
         with b.if_else(doubled) as (fast, slow):
             with fast:
                 if not self.nest.reverse:
                     stage(const(0))
+                    b.store(const(shift % QUAD_SLOTS), first_slot)
                     self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
                     for y, mode, below, more in tail:
                         for j in range(1, more + 1):
@@ -372,6 +390,7 @@ class RowPairEmitter:
                         call(const(y), const(y // 2), mode, below)
                     if not tail:
                         stage(const(2 * quads_n))
+                    b.store(const((2 * (quads_n - 1) + shift) % QUAD_SLOTS), first_slot)
                     self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
             with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)

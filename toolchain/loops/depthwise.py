@@ -89,6 +89,7 @@ class RowPairPlan:
     k_high: Expr
     shift: Expr
     depth_multiplier: int = 1  # output channels per input channel: 1 or 2
+    bias: int = 0  # added to the sum before the requantization, besides the init
 
     def stack_bytes(self, k: Kernel, slots: int = 2) -> int:
         """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
@@ -112,6 +113,21 @@ def _acc(e: Expr) -> bool:
     return isinstance(e, Acc)
 
 
+def _acc_plus(e: Expr) -> int | None:
+    """b when `e` is the sum plus a constant b (0: the sum itself; a layer of one channel
+    adds its bias in the epilogue, the per-channel ones start the sum from it), else
+    None."""
+    if _acc(e):
+        return 0
+    if _is(e, "add", 2):
+        a, b = e.args
+        if _acc(a) and isinstance(b, Const):
+            return int(b.value)
+        if _acc(b) and isinstance(a, Const):
+            return int(a.value)
+    return None
+
+
 def _channel_only(e: Expr) -> bool:
     """`e` depends on the output channel at most (a record field, a constant)."""
     return all(not isinstance(n, Acc) and (not isinstance(n, Index) or n.dim == C)
@@ -119,9 +135,17 @@ def _channel_only(e: Expr) -> bool:
 
 
 def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
-    """(M, K_hi, s - 1) when `epilogue` is exactly kernel/requant.py's folded form for
+    """(M, K_hi, s - 1) of `epilogue` as `_requantization_plus` finds them, where the sum
+    is requantized alone (b = 0); else None."""
+    parts = _requantization_plus(epilogue)
+    return parts[:3] if parts is not None and parts[3] == 0 else None
+
+
+def _requantization_plus(epilogue: Expr | None) -> tuple[Expr, Expr, Expr, int] | None:
+    """(M, K_hi, s - 1, b) when `epilogue` is exactly kernel/requant.py's folded form for
     channels with s >= 2 (K's low word 2**30), clamped to [-128, 127] and narrowed to
-    i8, with those three per-channel values; else None."""
+    i8, of the sum plus a constant b (0 but for a layer of one channel), with those
+    three per-channel values; else None."""
     e = epilogue
     if not (_is(e, "convert", 1) and e.dtype.name == "i8"):
         return None
@@ -145,8 +169,10 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
         return None
     product, offset = e.args
     if not (_is(product, "multiply", 2) and _is(product.args[0], "convert", 1)
-            and _acc(product.args[0].args[0]) and _is(product.args[1], "convert", 1)):
+            and _acc_plus(product.args[0].args[0]) is not None
+            and _is(product.args[1], "convert", 1)):
         return None
+    bias = _acc_plus(product.args[0].args[0])
     multiplier = product.args[1].args[0]
     if not (_is(offset, "or", 2) and _is(offset.args[0], "shift_left", 2)
             and _const(offset.args[0].args[1], 32)):
@@ -155,7 +181,7 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
     if not (_is(high, "convert", 1) and _is(high.args[0], "add", 2)):
         return None
     k_high, sign = high.args[0].args
-    if not (_is(sign, "shift_right_arithmetic", 2) and _acc(sign.args[0])
+    if not (_is(sign, "shift_right_arithmetic", 2) and _acc_plus(sign.args[0]) == bias
             and _const(sign.args[1], 31)):
         return None
     # The low word: 2**30 | (the sum's top bit), K's low word read from the record (the
@@ -164,10 +190,11 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
             and low.args[0].dtype.name == "ui32" and _is(low.args[0].args[0], "or", 2)):
         return None
     top = low.args[0].args[0].args[0]
-    if not (_is(top, "and", 2) and _acc(top.args[0]) and _const(top.args[1], _I32_MIN)):
+    if not (_is(top, "and", 2) and _acc_plus(top.args[0]) == bias
+            and _const(top.args[1], _I32_MIN)):
         return None
     parts = (multiplier, k_high, shift)
-    return parts if all(_channel_only(p) for p in parts) else None
+    return (*parts, bias) if all(_channel_only(p) for p in parts) else None
 
 
 def _depth_multiplier(e: Expr) -> int | None:
@@ -213,6 +240,11 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
         return None
     n, y, col, _ = forms[id(x)]
     depth = _depth_multiplier(x.index[3])
+    if depth is None and k.operands[x.operand].shape[3] == 1 and k.domain[C] in (1, 2) and \
+            forms[id(x)][3] is not None and C not in forms[id(x)][3].dims:
+        # One input channel: its index is the reduced channel (or 0), whatever the
+        # output channel (1, or 2 with a multiplier of 2).
+        depth = k.domain[C]
     if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: 1, KY: 1} or \
             dict(col.terms) != {X: 1, KX: 1} or depth is None:
         return None
@@ -227,11 +259,13 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     used = sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI)
     if used != [C, KY, KX]:
         return None
-    parts = _requantization(k.epilogue)
+    parts = _requantization_plus(k.epilogue)
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth)
+    multiplier, k_high, shift, bias = parts
+    plan = RowPairPlan(x, w, y.const, col.const, pad, multiplier, k_high, shift,
+                       depth_multiplier=depth, bias=bias)
     return plan if plan.stack_bytes(k) <= STACK_BYTES else None
 
 

@@ -106,6 +106,7 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     if any(v is None for v in values) or any(w is None for row in weights for w in row):
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (channels,)) for v in values)
+    bias = bias + plan.bias
     w = np.stack([np.stack([np.broadcast_to(x, (channels,)) for x in row]) for row in weights])
     reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
     doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
