@@ -19,7 +19,7 @@ emits what they read, on the stack:
   word per column and channel, in slot m mod 2 of a (column, channel, slot) buffer, so
   a row pair's second pair of rows is the next row pair's first (each staged once).
   The columns left and right of the input hold the pad value's pair, written once; a
-  row outside the input is read from a row of pad values.
+  row outside the input is staged from that pair (the stage call's null row).
 
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
 channel, requantized and stored); an odd last row is a call that computes that row
@@ -76,7 +76,7 @@ QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
 QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
-FILL_SYMBOL = "mrt_dw_fill_words"  # the pad row and pad columns
+FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -232,20 +232,17 @@ class RowPairEmitter:
             flags = b.shl(flags, ir.Constant(I32, 1))
         column_words = slots * channels
         staged = self._dw_stack(ir.ArrayType(I32, column_words * (w_in + 2)), 8, "dw_staged")
-        pad_words = -(-row_bytes // 4)
-        pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
 
-        # The pad row, and the pad columns (every slot) of the staged buffer, by
-        # runtime_c's word fill (a loop of stores here became a byte-wise memset).
+        # The pad columns (every slot) of the staged buffer, by runtime_c's word fill (a
+        # loop of stores here became a byte-wise memset). A row outside the input is
+        # staged from the right pad column's pair (a null row pointer), so no row of pad
+        # values is needed.
         fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
-        byte = pad & 0xFF
         pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
-        for at, word, n in ((self._dw_word(pad_row, 0), byte * 0x01010101, pad_words),
-                            (self._dw_word(staged, 0), pair, column_words),
-                            (self._dw_word(staged, (w_in + 1) * column_words), pair,
-                             column_words)):
-            b.call(fill, [b.bitcast(at, PTR), ir.Constant(I32, word), ir.Constant(I32, n)])
+        for column in (0, w_in + 1):
+            b.call(fill, [b.bitcast(self._dw_word(staged, column * column_words), PTR),
+                          ir.Constant(I32, pair), ir.Constant(I32, column_words)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -272,7 +269,7 @@ class RowPairEmitter:
             for r in (first, b.add(first, ir.Constant(I32, 1))):
                 inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
                 at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
-                rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+                rows.append(b.select(inside, at, ir.Constant(PTR, None)))
             slot = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots)) \
                 if into is None else into
             dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, column_words)))

@@ -45,7 +45,7 @@ __all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPl
 # 20 over 16 or 64 channels, 23.5 over 3). Where the target's SIMD row has int8 lanes
 # too (Helium), the lanes are taken only when their modelled cost is below this.
 ROW_PAIR_OUTPUT_COST = 20
-# The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
+# The dispatch's stack buffer (the staged rows): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
 # Per channel: (w0, w1), (w1, w2) of window column 0, the bias, those of columns 1 and 2,
@@ -92,13 +92,13 @@ class RowPairPlan:
     bias: int = 0  # added to the sum before the requantization, besides the init
 
     def stack_bytes(self, k: Kernel, slots: int = 2) -> int:
-        """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
-        staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles) and a
-        row of pad values. The per-channel records are a constant
-        (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 40 bytes a channel more."""
+        """The dispatch's stack buffer for kernel `k` (codegen/depthwise_pairs.py): the
+        staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles; rows
+        outside the input are staged from the pad columns' pair, no row of pad values).
+        The per-channel records are a constant (schedule/row_pair_records.py); a program
+        without that pass makes them on the stack too, 40 or 48 bytes a channel more."""
         w_in, c = k.operands[self.x.operand].shape[2:]
-        return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
+        return 4 * slots * (w_in + 2) * c
 
 
 def _is(e: Expr, op: str, n: int) -> bool:

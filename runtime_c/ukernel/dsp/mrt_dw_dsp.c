@@ -17,7 +17,8 @@
  */
 #include <stdint.h>
 
-/* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half,
+/* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half
+ * (a null row: the pad value, MRT_DW_STAGE_PAD),
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
  * slots of the staged layout (column, channel, slot). 16 values per pass (4 LDRD, or 8
@@ -97,10 +98,99 @@
         LOAD \
         MRT_DW_STAGE8(S) \
         "b      2f\n"
+/* A row outside the input (a null pointer): its values are the pad value, whose pair the
+ * staged buffer's right pad column already holds at dst + n*S (PADPAIR loads it into
+ * r11), so no row of pad values is needed. Pairs (pad, row1) and (row0, pad), 4 values a
+ * pass (LDR, 2 SXTB16, 4 PKHBT / PKHTB, 4 STR), or (pad, pad) everywhere: only the pairs
+ * at the map's top and bottom. */
+/* 4 values of ROW into r7-r10 (P0-P3 the packs of values 0-3 with the pad pair r11),
+ * stored at AT (value 0 by STORE0: into lr, kept for a pass's last store). */
+#define MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, AT, S, V0, STORE0) \
+        "ldr    r4, [" ROW "], #4\n" \
+        "sxtb16 r5, r4\n"                       /* values 0, 2 */ \
+        "sxtb16 r6, r4, ror #8\n"               /* values 1, 3 */ \
+        P0(V0) P1 P2 P3 \
+        STORE0 \
+        "str    r8, [r0, #" AT "1*" S "]\n" \
+        "str    r9, [r0, #" AT "2*" S "]\n" \
+        "str    r10, [r0, #" AT "3*" S "]\n"
+/* Passes of 16 values (46 instructions, as the rows' own), then of 4, then one by one. */
+#define MRT_DW_PAD_LOOPS(ROW, P0, P1, P2, P3, S, L) \
+        "lsrs   r12, r3, #4\n" \
+        "beq    " L "1f\n" \
+        L "0:\n" \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "", S, "lr", "") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "4*" S "+", S, "r7", \
+                       "str    r7, [r0, #4*" S "]\n") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "8*" S "+", S, "r7", \
+                       "str    r7, [r0, #8*" S "]\n") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "12*" S "+", S, "r7", \
+                       "str    r7, [r0, #12*" S "]\n") \
+        "str    lr, [r0], #16*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "0b\n" \
+        L "1:\n" \
+        "ubfx   r12, r3, #2, #2\n" \
+        "cmp    r12, #0\n" \
+        "beq    " L "3f\n" \
+        L "2:\n" \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "", S, "r7", "str    r7, [r0]\n") \
+        "adds   r0, r0, #4*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "2b\n" \
+        L "3:\n" \
+        "ands   r3, r3, #3\n" \
+        "beq    29f\n"
+/* (row0, pad) and (pad, row1): value 0's pack names its destination register. */
+#define MRT_DW_PACK_R0(D) "pkhbt  " D ", r5, r11\n"
+#define MRT_DW_PACK_R1(D) "pkhbt  " D ", r11, r5, lsl #16\n"
+#define MRT_DW_STAGE_PAD(S, PADPAIR) \
+        PADPAIR \
+        "cmp    r1, #0\n" \
+        "beq    21f\n" \
+        /* row1 outside: (row0, pad) */ \
+        MRT_DW_PAD_LOOPS("r1", MRT_DW_PACK_R0, "pkhbt  r8, r6, r11\n", \
+                         "pkhtb  r9, r11, r5, asr #16\n", "pkhtb  r10, r11, r6, asr #16\n", \
+                         S, "4") \
+        "26:\n" \
+        "ldrsb  r4, [r1], #1\n" \
+        "pkhbt  r4, r4, r11\n" \
+        "str    r4, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    26b\n" \
+        "b      29f\n" \
+        "21:\n" \
+        "cmp    r2, #0\n" \
+        "beq    28f\n" \
+        /* row0 outside: (pad, row1) */ \
+        MRT_DW_PAD_LOOPS("r2", MRT_DW_PACK_R1, "pkhbt  r8, r11, r6, lsl #16\n", \
+                         "pkhtb  r9, r5, r11\n", "pkhtb  r10, r6, r11\n", S, "5") \
+        "27:\n" \
+        "ldrsb  r4, [r2], #1\n" \
+        "pkhbt  r4, r11, r4, lsl #16\n" \
+        "str    r4, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    27b\n" \
+        "b      29f\n" \
+        "28:\n"                                 /* both outside */ \
+        "cbz    r3, 29f\n" \
+        "30:\n" \
+        "str    r11, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    30b\n" \
+        "29:\n" \
+        "pop    {r4-r11, pc}\n"
+#define MRT_DW_PADPAIR8 "ldr    r11, [r0, r3, lsl #3]\n"
+#define MRT_DW_PADPAIR12 "add    r12, r3, r3, lsl #1\n" "ldr    r11, [r0, r12, lsl #2]\n"
+
 /* The staging of 2-slot (S "8") or 3-slot (S "12") layouts: passes of 16 values, then
  * one of 8, one of 4, then one by one. */
-#define MRT_DW_STAGE_BODY(S) \
+#define MRT_DW_STAGE_BODY(S, PADPAIR) \
         "push   {r4-r11, lr}\n" \
+        "cmp    r1, #0\n" \
+        "it     ne\n" \
+        "cmpne  r2, #0\n" \
+        "beq    20f\n" \
         "tst    r1, #3\n" \
         "bne    7f\n" \
         "tst    r2, #3\n" \
@@ -132,12 +222,14 @@
         "subs   r3, r3, #1\n" \
         "bne    5b\n" \
         "6:\n" \
-        "pop    {r4-r11, pc}\n"
+        "pop    {r4-r11, pc}\n" \
+        "20:\n" \
+        MRT_DW_STAGE_PAD(S, PADPAIR)
 
 __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
                                                          const int8_t *row1, uint32_t n)
 {
-    __asm__ volatile(MRT_DW_STAGE_BODY("8"));
+    __asm__ volatile(MRT_DW_STAGE_BODY("8", MRT_DW_PADPAIR8));
 }
 
 /* dst[i] = word for i < n: the dispatch's row of pad values and the pad columns of its
@@ -177,7 +269,7 @@ __attribute__((naked, used)) void mrt_dw_fill_words(uint32_t *dst, uint32_t word
 __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
                                                           const int8_t *row1, uint32_t n)
 {
-    __asm__ volatile(MRT_DW_STAGE_BODY("12"));
+    __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
@@ -677,7 +769,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
  * depthwise_pairs.py, schedule/row_pair_records.py: words 10 and 11 are s and that
  * offset); the dispatch calls this for 4-row tiles where every channel's records are
  * doubled and 1 <= s <= 31, the rows' remainder with mrt_dw3_quad_s8.
- * Stack: [sp] the records, [sp, #4] columns left, [sp, #8] head A, [sp, #12] head B,
+ * Stack: [sp] the records, [sp, #4] the end of the row's outputs, [sp, #8] head A, [sp, #12] head B,
  * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
  */
 /* The tails of shift S, one chain: row y+3's requantization and store, then y+2's,
@@ -857,6 +949,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "ldr    r2, [r0, #8]\n" \
   "str    r2, [sp]\n" \
   "ldr    r1, [r0, #16]\n" \
+  "ldr    r5, [r0, #12]\n" \
+  "mla    r1, r1, r5, r3\n"          /* the row's end: out + width x channels */ \
   "str    r1, [sp, #4]\n" \
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
@@ -894,8 +988,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   P "end:\n"                         /* a column done: the next, from the first channel */ \
   "ldr    r2, [sp]\n" \
   "ldr    r8, [sp, #4]\n" \
-  "subs   r8, r8, #1\n" \
-  "str    r8, [sp, #4]\n" \
+  "cmp    r3, r8\n" \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
   "add    sp, sp, #24\n" \
