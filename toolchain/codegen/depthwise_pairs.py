@@ -85,6 +85,9 @@ THREE_ROWS = 32
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
+# mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
+# table's entries after the three rotations.
+TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "RowPairEmitter"]
@@ -296,7 +299,12 @@ class RowPairEmitter:
                     field(5))
             if rotation is None:
                 rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
-            b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
+            # bits 8-10 for the tails kernel: the rotation of a 4-row call, else the
+            # remainder's kind (mrt_dw3_quad_s8 reads bits 0-5)
+            kind = b.shl(rotation, ir.Constant(I32, 8)) if mode == 0 else \
+                ir.Constant(I32, TAIL_KIND[mode] << 8)
+            b.store(b.or_(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), kind),
+                    field(6))
             with b.if_else(tails) as (fast, other):
                 with fast:
                     b.call(tails_fn, [args])

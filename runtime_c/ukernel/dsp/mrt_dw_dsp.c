@@ -937,53 +937,31 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
                 P0, P1, P2) \
   MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
-#define MRT_DW4T_SET(P, R, B) \
-  "adr    r8, " P "a" R "\n" \
-  "adr    r9, " P B R "\n" \
-  "b      " P "go\n"
+/* The heads of each call kind (flags bits 8-10: the rotation 0-2 of a 4-row call, or
+ * 3-5 for the remainder's 2, 1 and 3 rows): head A, head B (head A where the multiplier
+ * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
+#define MRT_DW4T_ENTRY(P, R, B) \
+  ".word  " P "a" R " + 1\n" \
+  ".word  " P B R " + 1\n" \
+  ".word  " P "end + 1\n" \
+  ".word  0\n"
 #define MRT_DW4T_BODY(P, HEADS, B) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #24\n" \
-  "ldr    r3, [r0, #0]\n" \
-  "ldr    r4, [r0, #20]\n" \
-  "ldr    r2, [r0, #8]\n" \
-  "str    r2, [sp]\n" \
-  "ldr    r1, [r0, #16]\n" \
-  "ldr    r5, [r0, #12]\n" \
-  "mla    r1, r1, r5, r3\n"          /* the row's end: out + width x channels */ \
-  "str    r1, [sp, #4]\n" \
-  "ldr    r7, [r0, #24]\n" \
-  "ldr    r1, [r0, #28]\n" \
-  "ldr    r0, [r0, #4]\n" \
-  "tst    r7, #8\n" \
-  "bne    " P "r3\n" \
-  "tst    r7, #16\n" \
-  "bne    " P "r4\n" \
-  "tst    r7, #32\n" \
-  "bne    " P "r5\n" \
-  "and    r7, r7, #3\n" \
-  "cmp    r7, #1\n" \
-  "beq    " P "r1\n" \
-  "bhi    " P "r2\n" \
-  MRT_DW4T_SET(P, "0", B) \
-  P "r1:\n" \
-  MRT_DW4T_SET(P, "1", B) \
-  P "r2:\n" \
-  MRT_DW4T_SET(P, "2", B) \
-  P "r3:\n" \
-  MRT_DW4T_SET(P, "3", B) \
-  P "r4:\n" \
-  MRT_DW4T_SET(P, "4", B) \
-  P "r5:\n" \
-  MRT_DW4T_SET(P, "5", B) \
-  P "go:\n" \
-  "orr    r8, r8, #1\n"              /* Thumb addresses */ \
-  "orr    r9, r9, #1\n" \
-  "str    r8, [sp, #8]\n" \
-  "str    r9, [sp, #12]\n" \
-  "adr    r8, " P "end\n" \
-  "orr    r8, r8, #1\n" \
-  "str    r8, [sp, #16]\n" \
+  "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
+  "mla    r5, r5, r4, r1\n"          /* the row's end: out + width x channels */ \
+  "strd   r3, r5, [sp]\n"            /* the records, the row's end */ \
+  "mov    r0, r2\n"                  /* staged words */ \
+  "mov    r2, r3\n"                  /* records */ \
+  "mov    r3, r1\n"                  /* output */ \
+  "mov    r4, r6\n"                  /* row distance */ \
+  "mov    r1, r8\n"                  /* column stride */ \
+  "ubfx   r7, r7, #8, #3\n" \
+  "adr    r8, " P "heads\n" \
+  "add    r8, r8, r7, lsl #4\n" \
+  "ldm    r8, {r8, r9, r10}\n" \
+  "add    r11, sp, #8\n" \
+  "stm    r11, {r8, r9, r10}\n" \
   "ldr    pc, [sp, #8]\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
   "ldr    r2, [sp]\n" \
@@ -993,6 +971,14 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "ldrne  pc, [sp, #8]\n" \
   "add    sp, sp, #24\n" \
   "pop    {r4-r11, pc}\n" \
+  ".p2align 2\n" \
+  P "heads:\n" \
+  MRT_DW4T_ENTRY(P, "0", B) \
+  MRT_DW4T_ENTRY(P, "1", B) \
+  MRT_DW4T_ENTRY(P, "2", B) \
+  MRT_DW4T_ENTRY(P, "3", B) \
+  MRT_DW4T_ENTRY(P, "4", B) \
+  MRT_DW4T_ENTRY(P, "5", B) \
   ".p2align 2\n" \
   HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
   HEADS(P, "1", "4", MRT_DW4T_MACS4, "r6", "r7", "r5") \
@@ -1004,7 +990,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 
 /* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
  * mrt_dw3_quad_s8's, from its fixed slots), every column and channel, with the records'
- * tails (above): mrt_dw_rowpair's fields, flags bits 0-1 the rotation. */
+ * tails (above): mrt_dw_rowpair's fields, flags bits 8-10 the call's kind (the rotation
+ * of a 4-row call, 3-5 the remainder's 2, 1 or 3 rows). */
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, "a"));
