@@ -6,10 +6,12 @@ int8 3x3 depthwise layers of stride 1 (multipliers 1 and 2) over channel counts 
 are not multiples of 4 (3 to 67: the staging reads whole words where a row is aligned,
 value by value where it is not), SAME and VALID padding, odd and even heights (an odd
 last row's partner goes to a scratch row), one row, one column, two rows, and biases
-too large for the doubled records. The layers the kernel does not take (stride 2,
-dilation 2, 5x5, 3x1 and 1x3 windows, multiplier 3, 1 or 2 channels) stay exact
-through the generated tiles. A chain of depthwise layers lets the arena place a result
-over its dying operand (the row pairs' order, schedule/overlap.py). One firmware holds
+too large for the doubled records, and layers of 1 or 2 channels (their bias and
+requantization constants broadcasts, the bias of one channel added in the epilogue).
+The layers the kernel does not take (stride 2, dilation 2, 5x5, 3x1 and 1x3 windows,
+multiplier 3) stay exact through the generated tiles. A chain of depthwise layers lets
+the arena place a result over its dying operand (the row pairs' order,
+schedule/overlap.py). One firmware holds
 a group of layers, each with its own graph input and output; a group the kernel takes
 must link its symbol, one it does not must not.
 """
@@ -31,12 +33,15 @@ from toolchain.codegen.depthwise_pairs import (
     KERNEL_SYMBOL,
     KERNEL_X2_SYMBOL,
     QUAD_SYMBOL,
+    QUAD_TAILS_SYMBOL,
+    QUAD_TAILS_X2_SYMBOL,
     QUAD_X2_SYMBOL,
 )
 from toolchain.schedule.program import reversed_tiles
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
-KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL}
+KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL, QUAD_TAILS_SYMBOL,
+           QUAD_TAILS_X2_SYMBOL}
 
 # (h, w, channels, multiplier, kh, kw, stride, dilation, padding)
 TAKEN = {
@@ -59,8 +64,15 @@ QUADS = [(h, 6, c, m, 3, 3, 1, 1, pad)
                               (11, 31, 1, "SAME"), (13, 67, 1, "VALID"), (14, 9, 2, "SAME"))]
 NOT_TAKEN = [(10, 10, 16, 1, 3, 3, 2, 1, "SAME"), (19, 6, 16, 1, 3, 3, 1, 2, "SAME"),
              (10, 10, 16, 1, 5, 5, 1, 1, "SAME"), (19, 6, 16, 1, 3, 1, 1, 1, "SAME"),
-             (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 3, 3, 3, 1, 1, "SAME"),
-             (19, 6, 1, 1, 3, 3, 1, 1, "SAME"), (19, 6, 2, 1, 3, 3, 1, 1, "SAME")]
+             (19, 6, 16, 1, 1, 3, 1, 1, "SAME"), (10, 10, 8, 3, 3, 3, 1, 1, "SAME")]
+# 1 and 2 channels (multiplier 1), 1 input channel to 2 (multiplier 2): maps of under 256
+# outputs, where the constants were once folded into per-pixel arrays.
+FEW_CHANNELS = [(h, w, c, m, 3, 3, 1, 1, pad)
+                for h, w, c, m, pad in ((19, 6, 1, 1, "SAME"), (19, 6, 2, 1, "SAME"),
+                                        (10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME"),
+                                        (19, 6, 1, 2, "SAME"), (10, 10, 1, 2, "SAME"),
+                                        (7, 5, 1, 1, "VALID"), (9, 4, 2, 1, "VALID"),
+                                        (6, 9, 1, 2, "VALID"), (13, 3, 2, 1, "SAME"))]
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
@@ -120,7 +132,15 @@ def test_quads_and_their_remainders(tmp_path: Path) -> None:
     both, in the 3-slot layout), against the reference and TFLite Micro."""
     symbols = _run(QUADS, "cortex-m4", tmp_path, seed=21)
     assert QUAD_SYMBOL in symbols and QUAD_X2_SYMBOL in symbols
+    # 4-row tiles by the tails kernels (the shift an SSAT immediate, by TBH on s)
+    assert QUAD_TAILS_SYMBOL in symbols and QUAD_TAILS_X2_SYMBOL in symbols
     assert KERNEL_SYMBOL not in symbols and KERNEL_X2_SYMBOL not in symbols
+
+
+def test_one_and_two_channels(tmp_path: Path) -> None:
+    """1 and 2 channels take the 4-row kernels (and their tails) too, bit-exact."""
+    symbols = _run(FEW_CHANNELS, "cortex-m4", tmp_path, seed=17)
+    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL} <= symbols
 
 
 def test_row_pairs_where_three_slots_do_not_fit(tmp_path: Path) -> None:
@@ -165,7 +185,7 @@ def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
     them on its stack, doubled or not as a loop over the channels finds: still exact."""
     monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
-    layers = TAKEN["shapes"][:4] + QUADS[1:3]
+    layers = TAKEN["shapes"][:4] + QUADS[1:3] + FEW_CHANNELS[::4]
     assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
     assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
                                big_bias=True)

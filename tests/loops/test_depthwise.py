@@ -29,11 +29,14 @@ LAYERS = [
     ("valid", 10, 10, 13, 1, 3, 1, 1, "VALID", True),
     ("three_channels", 19, 6, 3, 1, 3, 1, 1, "SAME", True),
     ("one_row", 1, 40, 8, 1, 3, 1, 1, "SAME", True),
-    # Small layers (up to about 256 outputs here; 1 or 2 channels on 19x6): the
-    # imported graph's per-channel constants are broadcast over the pixels there (the
-    # requantization record is indexed by the pixel too), which the kernel cannot read.
-    ("two_channels", 19, 6, 2, 1, 3, 1, 1, "SAME", False),
-    ("small_map", 5, 5, 8, 1, 3, 1, 1, "SAME", False),
+    # Small layers (up to about 256 outputs here; 1 or 2 channels on 19x6): their
+    # per-channel constants stay broadcasts (passes/fold.py), so the requantization
+    # folds to per-channel records; one channel adds its bias in the epilogue, and one
+    # input channel is indexed by the reduced channel.
+    ("two_channels", 19, 6, 2, 1, 3, 1, 1, "SAME", True),
+    ("one_channel", 19, 6, 1, 1, 3, 1, 1, "SAME", True),
+    ("one_to_two", 10, 10, 1, 2, 3, 1, 1, "SAME", True),
+    ("small_map", 5, 5, 8, 1, 3, 1, 1, "SAME", True),
     ("stride2", 10, 10, 16, 1, 3, 2, 1, "SAME", True),  # tests/loops/test_depthwise_stride2.py
     ("dilated", 19, 6, 16, 1, 3, 1, 2, "SAME", False),
     ("five", 10, 10, 16, 1, 5, 1, 1, "SAME", False),
@@ -86,7 +89,7 @@ def test_the_row_pair_kernels(tmp_path: Path) -> None:
             # SAME pads with the input's zero point (int8_layer_op's in_zp); VALID reads
             # no pad value (its rows past the input only feed a discarded scratch row).
             assert plan.pad == (-3 if same else 0)
-            assert plan.depth_multiplier == (2 if name == "multiplier2" else 1)
+            assert plan.depth_multiplier == (2 if name in ("multiplier2", "one_to_two") else 1)
     # 4 output rows a tile where their 3 slots of staged rows fit STACK_BYTES and the
     # map has 4 rows, else 2.
     nest = next(n for n in choose_schedule(kernels["same"], M4).nests)
@@ -110,7 +113,7 @@ def test_a_clamp_narrower_than_int8_keeps_the_tiles(tmp_path: Path) -> None:
 def test_stack_budget_is_what_the_emitter_allocates(board: str, tmp_path: Path) -> None:
     (k,) = _kernels(tmp_path, [LAYERS[0]]).values()
     plan = row_pair_plan(k)
-    # 19x6 over 64 channels: staged rows 8 x 8 x 64 and a pad row of 6 x 64 bytes (the
-    # records are a constant).
-    assert plan.stack_bytes(k) == 8 * 8 * 64 + 6 * 64
-    assert plan.stack_bytes(k, 3) == 12 * 8 * 64 + 6 * 64  # 4-row tiles' 3 slots
+    # 19x6 over 64 channels: staged rows 8 x 8 x 64 (the records are a constant; rows
+    # outside the input come from the pad columns' pair, no row of pad values).
+    assert plan.stack_bytes(k) == 8 * 8 * 64
+    assert plan.stack_bytes(k, 3) == 12 * 8 * 64  # 4-row tiles' 3 slots

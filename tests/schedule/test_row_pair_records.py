@@ -14,15 +14,21 @@ from tflite_models import Op, build_model, int8_layer_op
 
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
-from toolchain.loops.depthwise import RECORD_WORDS
+from toolchain.loops.depthwise import (
+    QUAD_RECORD_WORDS,
+    TAIL_COLUMN_END,
+    TAIL_NEXT_A,
+    TAIL_NEXT_B,
+    TAILS_FLAG,
+)
 from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.schedule.row_pair_records import DOUBLED_FLAG
 from toolchain.target import load_board
 
 
-def _program(tmp_path: Path, board: str, bias_shift: int = 0):
+def _program(tmp_path: Path, board: str, bias_shift: int = 0, multiplier: int = 1):
     rng = np.random.default_rng(2)
-    op, x, y = int8_layer_op(rng, "depthwise", 19, 6, 8, 8, 3, 3, name="L")
+    op, x, y = int8_layer_op(rng, "depthwise", 19, 6, 8, 8 * multiplier, 3, 3, name="L")
     if bias_shift:
         bias = op.inputs[2]
         data = np.asarray(bias.data, dtype=np.int64) + bias_shift
@@ -50,9 +56,10 @@ def _halves(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_doubled_records(tmp_path: Path) -> None:
     program, w = _program(tmp_path, "cortex-m4")
     k, records = _records(program)
-    assert records.shape == (8 * RECORD_WORDS + 1,)
-    assert records[-1] == DOUBLED_FLAG
-    table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
+    # 19 rows: 4-row tiles, whose records have the tails kernel's two words.
+    assert records.shape == (8 * QUAD_RECORD_WORDS + 1,)
+    assert records[-1] == DOUBLED_FLAG | TAILS_FLAG
+    table = records[:-1].reshape(8, QUAD_RECORD_WORDS).astype(np.int64)
     assert np.all(table[:, 2] % 2 == 0)  # the bias, doubled, after column 0's weights
     for kx, at in enumerate((0, 3, 5)):
         lo, hi = _halves(table[:, at])
@@ -63,13 +70,25 @@ def test_doubled_records(tmp_path: Path) -> None:
     assert np.all(shift >= 2)
     # The last channel's shift word ends the 4-row kernel's channel loop.
     assert list(table[:, 9] >> 8) == [0] * 7 + [1]
+    # The tails kernel: s as its TBH index, then the next head (the column's end last).
+    assert np.array_equal(table[:, 10], shift)
+    assert list(table[:, 11]) == [TAIL_NEXT_A] * 7 + [TAIL_COLUMN_END]
+
+
+def test_tails_of_a_depth_multiplier_of_2_alternate_heads(tmp_path: Path) -> None:
+    program, _ = _program(tmp_path, "cortex-m4", multiplier=2)
+    _, records = _records(program)
+    assert records[-1] == DOUBLED_FLAG | TAILS_FLAG
+    table = records[:-1].reshape(16, QUAD_RECORD_WORDS).astype(np.int64)
+    assert list(table[:, 11]) == [TAIL_NEXT_B, TAIL_NEXT_A] * 7 + [TAIL_NEXT_B,
+                                                                  TAIL_COLUMN_END]
 
 
 def test_large_biases_keep_the_records_as_they_are(tmp_path: Path) -> None:
     program, w = _program(tmp_path, "cortex-m4", bias_shift=(1 << 30) - 1000)
     _, records = _records(program)
-    assert records[-1] == 0
-    table = records[:-1].reshape(8, RECORD_WORDS).astype(np.int64)
+    assert records[-1] == 0  # neither doubled nor for the tails kernel
+    table = records[:-1].reshape(8, QUAD_RECORD_WORDS).astype(np.int64)
     lo, hi = _halves(table[:, 0])
     assert np.array_equal(lo, w[0, 0]) and np.array_equal(hi, w[1, 0])
     assert np.all(table[:, 9] & 0xFF >= 1)  # s - 1

@@ -19,7 +19,7 @@ emits what they read, on the stack:
   word per column and channel, in slot m mod 2 of a (column, channel, slot) buffer, so
   a row pair's second pair of rows is the next row pair's first (each staged once).
   The columns left and right of the input hold the pad value's pair, written once; a
-  row outside the input is read from a row of pad values.
+  row outside the input is staged from that pair (the stage call's null row).
 
 Each row pair is then one call of mrt_dw3_rowpair_s8 (both rows, every column and
 channel, requantized and stored); an odd last row is a call that computes that row
@@ -54,11 +54,13 @@ from toolchain.loops.depthwise import (
     QUAD_ROWS,
     QUAD_SLOTS,
     RECORD_WORDS,
+    TAILS_FLAG,
     C,
     RowPairPlan,
     X,
     Y,
     quad_rows,
+    record_words,
     row_pair_plan,
 )
 from toolchain.types import dtype
@@ -72,6 +74,9 @@ KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
+QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
+QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
+FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -80,6 +85,9 @@ THREE_ROWS = 32
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
+# mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
+# table's entries after the three rotations.
+TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "RowPairEmitter"]
@@ -135,6 +143,8 @@ class RowPairEmitter:
                 inside = ir.Constant(ir.IntType(1), 1)
                 for e in (k.init, plan.k_high):
                     v = self._dw_i32(e)
+                    if e is k.init:
+                        v = b.add(v, ir.Constant(I32, plan.bias))
                     inside = b.and_(inside, b.icmp_unsigned("<", b.add(v, bound),
                                                             ir.Constant(I32, 1 << 30)))
                 b.store(b.and_(b.load(ok), b.zext(inside, ir.IntType(8))), ok)
@@ -145,13 +155,15 @@ class RowPairEmitter:
         self.ranges[C] = (0, 0)
         return b.icmp_unsigned("!=", b.load(ok), ir.Constant(ir.IntType(8), 0))
 
-    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value) -> ir.Value:
+    def _dw_records(self, plan: RowPairPlan, channels: int, doubled: ir.Value,
+                    words: int = RECORD_WORDS) -> ir.Value:
         """The per-channel records (mrt_dw_rowpair's layout), filled by a loop over the
         channels from the kernel's expressions at each channel; the doubled form (2 x
-        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`."""
+        bias, 2 x weights, M, 2 x K_hi, s) where `doubled`. `words` a channel: the
+        4-row kernels' two more are zeros (these records never take the tails kernel)."""
         k = self.k
         b = self.b
-        records = self._dw_stack(ir.ArrayType(I32, RECORD_WORDS * channels), 8, "dw_records")
+        records = self._dw_stack(ir.ArrayType(I32, words * channels), 8, "dw_records")
         conv = next(a for a in k.body.args if isinstance(a, Apply) and a.args[0] is plan.w)
         one = ir.Constant(I32, 1)
 
@@ -161,7 +173,7 @@ class RowPairEmitter:
         def body(i: ir.Value) -> None:
             self.base[C] = i
             with self._scope():
-                bias = twice(self._dw_i32(k.init))
+                bias = twice(b.add(self._dw_i32(k.init), ir.Constant(I32, plan.bias)))
                 fields = []
                 saved = self.varying
                 self.varying = saved | {KY, KX, CI}
@@ -182,7 +194,8 @@ class RowPairEmitter:
                                 ir.Constant(I32, LAST_CHANNEL), ir.Constant(I32, 0))
                 fields += [multiplier, twice(k_high),
                            b.add(b.add(shift, b.zext(doubled, I32)), last)]
-                first = b.mul(i, ir.Constant(I32, RECORD_WORDS), flags=["nuw", "nsw"])
+                fields += [ir.Constant(I32, 0)] * (words - RECORD_WORDS)
+                first = b.mul(i, ir.Constant(I32, words), flags=["nuw", "nsw"])
                 for j, v in enumerate(fields):
                     at = b.add(first, ir.Constant(I32, j), flags=["nuw", "nsw"])
                     b.store(v, self._dw_word(records, at))
@@ -202,38 +215,37 @@ class RowPairEmitter:
         b = self.b
         quads = quad_rows(self.nest)
         slots = QUAD_SLOTS if quads else 2
+        words = record_words(quads)
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape  # input channels
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
         pad = plan.pad
         if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
-            flags = b.load(b.gep(records, [ir.Constant(I32, RECORD_WORDS * outs)],
+            flags = b.load(b.gep(records, [ir.Constant(I32, words * outs)],
                                  inbounds=True, source_etype=I32), typ=I32)
         else:
             doubled = self._dw_doubling(plan, outs)
-            records = self._dw_records(plan, outs, doubled)
+            records = self._dw_records(plan, outs, doubled, words)
             flags = b.shl(b.zext(doubled, I32), ir.Constant(I32, 1))
+        tails = b.icmp_unsigned("!=", b.and_(flags, ir.Constant(I32, TAILS_FLAG)),
+                                ir.Constant(I32, 0))
+        flags = b.and_(flags, ir.Constant(I32, DOUBLED_FLAG))
         if quads:  # the doubled records' flag is bit 2 there
             flags = b.shl(flags, ir.Constant(I32, 1))
         column_words = slots * channels
         staged = self._dw_stack(ir.ArrayType(I32, column_words * (w_in + 2)), 8, "dw_staged")
-        pad_words = -(-row_bytes // 4)
-        pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
 
-        # The pad row, and the pad columns (every slot) of the staged buffer.
-        byte = pad & 0xFF
-        self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
-            ir.Constant(I32, byte * 0x01010101), self._dw_word(pad_row, i)))
-        pair = ir.Constant(I32, ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
-        last = (w_in + 1) * column_words
-
-        def pad_columns(i: ir.Value) -> None:
-            b.store(pair, self._dw_word(staged, i))
-            b.store(pair, self._dw_word(staged, b.add(i, ir.Constant(I32, last))))
-
-        self._loop_range("dw.pad_cols", 0, column_words, 1, pad_columns)
+        # The pad columns (every slot) of the staged buffer, by runtime_c's word fill (a
+        # loop of stores here became a byte-wise memset). A row outside the input is
+        # staged from the right pad column's pair (a null row pointer), so no row of pad
+        # values is needed.
+        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
+        pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
+        for column in (0, w_in + 1):
+            b.call(fill, [b.bitcast(self._dw_word(staged, column * column_words), PTR),
+                          ir.Constant(I32, pair), ir.Constant(I32, column_words)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -243,6 +255,9 @@ class RowPairEmitter:
         kernel_fn = self._dw_function(
             (QUAD_X2_SYMBOL if x2 else QUAD_SYMBOL) if quads else
             (KERNEL_X2_SYMBOL if x2 else KERNEL_SYMBOL), [PTR])
+        # The tails kernel where the records allow it (TAILS_FLAG).
+        tails_fn = self._dw_function(QUAD_TAILS_X2_SYMBOL if x2 else QUAD_TAILS_SYMBOL,
+                                     [PTR]) if quads else kernel_fn
 
         # 4-row tiles: pair m in slot (m + shift) mod 3, the shift putting the first pair
         # after the tiles in the slot the remainder's code reads (below).
@@ -257,7 +272,7 @@ class RowPairEmitter:
             for r in (first, b.add(first, ir.Constant(I32, 1))):
                 inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
                 at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
-                rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+                rows.append(b.select(inside, at, ir.Constant(PTR, None)))
             slot = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots)) \
                 if into is None else into
             dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, column_words)))
@@ -273,16 +288,28 @@ class RowPairEmitter:
         b.store(ir.Constant(I32, w_out), field(4))
         b.store(ir.Constant(I32, 4 * column_words), field(7))
 
-        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value) -> None:
-            """The kernel on output row y (its first pair m) in `mode` (flags bits 3 and
-            up), the next row `below` bytes on."""
+        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value,
+                 rotation: ir.Value | None = None) -> None:
+            """The kernel on output row y (its first pair m, in slot `rotation`: by default
+            (m + shift) mod `slots`) in `mode` (flags bits 3 and up), the next row `below`
+            bytes on: the tails kernel where the records allow it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
-            rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
-            b.store(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), field(6))
-            b.call(kernel_fn, [args])
+            if rotation is None:
+                rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
+            # bits 8-10 for the tails kernel: the rotation of a 4-row call, else the
+            # remainder's kind (mrt_dw3_quad_s8 reads bits 0-5)
+            kind = b.shl(rotation, ir.Constant(I32, 8)) if mode == 0 else \
+                ir.Constant(I32, TAIL_KIND[mode] << 8)
+            b.store(b.or_(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), kind),
+                    field(6))
+            with b.if_else(tails) as (fast, other):
+                with fast:
+                    b.call(tails_fn, [args])
+                with other:
+                    b.call(kernel_fn, [args])
 
         def const(v: int) -> ir.Value:
             return ir.Constant(I32, v)
@@ -330,18 +357,32 @@ class RowPairEmitter:
                 3: [(h_out - 3, THREE_ROWS, out_row, 2)]}[rest]
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
 
+        # The slot of tile t's first pair (2t), carried from tile to tile (a remainder
+        # mod 3 per staged pair cost 6 instructions).
+        first_slot = self._dw_stack(I32, 4, "dw_first_slot")
+
+        def next_slot(v: ir.Value) -> ir.Value:
+            w = b.add(v, const(1))
+            return b.select(b.icmp_unsigned("==", w, const(QUAD_SLOTS)), const(0), w)
+
         def quad_body(up: bool) -> Callable[[ir.Value], None]:
             def body(t: ir.Value) -> None:
                 m = b.mul(t, const(2))
+                s0 = b.load(first_slot, typ=I32)
+                s1 = next_slot(s0)
+                s2 = next_slot(s1)
                 for j in ((1, 0) if up else (1, 2)):
-                    stage(b.add(m, const(j)))
-                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row)
+                    stage(b.add(m, const(j)), (s0, s1, s2)[j])
+                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row, s0)
+                # the next tile's first pair: 2t + 2 (slot s2), or 2t - 2 bottom-up (s1)
+                b.store(s1 if up else s2, first_slot)
             return body
 
         with b.if_else(doubled) as (fast, slow):
             with fast:
                 if not self.nest.reverse:
                     stage(const(0))
+                    b.store(const(shift % QUAD_SLOTS), first_slot)
                     self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
                     for y, mode, below, more in tail:
                         for j in range(1, more + 1):
@@ -354,6 +395,7 @@ class RowPairEmitter:
                         call(const(y), const(y // 2), mode, below)
                     if not tail:
                         stage(const(2 * quads_n))
+                    b.store(const((2 * (quads_n - 1) + shift) % QUAD_SLOTS), first_slot)
                     self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
             with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)

@@ -38,15 +38,15 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ROW_PAIR_OUTPUT_COST", "RowPairPlan", "has_row_pairs", "quad_rows", "row_pair_nest",
-           "row_pair_plan"]
+__all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
+           "has_row_pairs", "quad_rows", "record_words", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
 # 20 over 16 or 64 channels, 23.5 over 3). Where the target's SIMD row has int8 lanes
 # too (Helium), the lanes are taken only when their modelled cost is below this.
 ROW_PAIR_OUTPUT_COST = 20
-# The dispatch's stack buffers (staged rows and a pad row): kws's layers take 3.9 KB of
+# The dispatch's stack buffer (the staged rows): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
 # Per channel: (w0, w1), (w1, w2) of window column 0, the bias, those of columns 1 and 2,
@@ -56,6 +56,14 @@ STACK_BYTES = 10240
 RECORD_WORDS = 10
 LAST_CHANNEL = 0x100
 DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled records
+# The 4-row kernels' records (mrt_dw3_quad_s8, mrt_dw3_quad_tails_s8) have two words more:
+# s again (the index of the tails kernel's TBH) and the stack offset of the code that
+# follows the channel (TAIL_NEXT: head A, head B, the column's end). Where every channel's
+# records are doubled and s is an SSAT shift (1-31), the records' last word has
+# TAILS_FLAG and the dispatch's 4-row tiles are mrt_dw3_quad_tails_s8's.
+QUAD_RECORD_WORDS = 12
+TAILS_FLAG = 4
+TAIL_NEXT_A, TAIL_NEXT_B, TAIL_COLUMN_END = 8, 12, 16
 # 4 output rows a tile (runtime_c's mrt_dw3_quad_s8) where its 3 slots of staged rows fit
 # STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
 QUAD_ROWS = 4
@@ -85,18 +93,19 @@ class RowPairPlan:
     shift: Expr
     depth_multiplier: int = 1  # output channels per input channel: 1 or 2
     stride: int = 1  # 2: codegen/depthwise_s2.py (multiplier 1)
+    bias: int = 0  # added to the sum before the requantization, besides the init
 
     def stack_bytes(self, k: Kernel, slots: int = 2) -> int:
-        """The dispatch's stack buffers for kernel `k` (codegen/depthwise_pairs.py): the
-        staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles) and a
-        row of pad values. The per-channel records are a constant
-        (schedule/row_pair_records.py); a program without that pass makes them on the
-        stack too, 40 bytes a channel more. With a stride of 2, those of a band of
-        output columns (`band`)."""
+        """The dispatch's stack buffer for kernel `k` (codegen/depthwise_pairs.py): the
+        staged rows (`slots` pairs of rows: 2 for row pairs, 3 for 4-row tiles; rows
+        outside the input are staged from the pad columns' pair, no row of pad values).
+        The per-channel records are a constant (schedule/row_pair_records.py); a program
+        without that pass makes them on the stack too, 40 or 48 bytes a channel more.
+        With a stride of 2, those of a band of output columns (`band`)."""
         w_in, c = k.operands[self.x.operand].shape[2:]
         if self.stride == 2:  # no band: the whole row's
             return _band_bytes(2 * (self.band(k) or k.domain[X]) + 1, c)
-        return 4 * slots * (w_in + 2) * c + 4 * -(-w_in * c // 4)
+        return 4 * slots * (w_in + 2) * c
 
     @property
     def slots(self) -> int:
@@ -135,6 +144,21 @@ def _acc(e: Expr) -> bool:
     return isinstance(e, Acc)
 
 
+def _acc_plus(e: Expr) -> int | None:
+    """b when `e` is the sum plus a constant b (0: the sum itself; a layer of one channel
+    adds its bias in the epilogue, the per-channel ones start the sum from it), else
+    None."""
+    if _acc(e):
+        return 0
+    if _is(e, "add", 2):
+        a, b = e.args
+        if _acc(a) and isinstance(b, Const):
+            return int(b.value)
+        if _acc(b) and isinstance(a, Const):
+            return int(a.value)
+    return None
+
+
 def _channel_only(e: Expr) -> bool:
     """`e` depends on the output channel at most (a record field, a constant)."""
     return all(not isinstance(n, Acc) and (not isinstance(n, Index) or n.dim == C)
@@ -142,9 +166,17 @@ def _channel_only(e: Expr) -> bool:
 
 
 def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
-    """(M, K_hi, s - 1) when `epilogue` is exactly kernel/requant.py's folded form for
+    """(M, K_hi, s - 1) of `epilogue` as `_requantization_plus` finds them, where the sum
+    is requantized alone (b = 0); else None."""
+    parts = _requantization_plus(epilogue)
+    return parts[:3] if parts is not None and parts[3] == 0 else None
+
+
+def _requantization_plus(epilogue: Expr | None) -> tuple[Expr, Expr, Expr, int] | None:
+    """(M, K_hi, s - 1, b) when `epilogue` is exactly kernel/requant.py's folded form for
     channels with s >= 2 (K's low word 2**30), clamped to [-128, 127] and narrowed to
-    i8, with those three per-channel values; else None."""
+    i8, of the sum plus a constant b (0 but for a layer of one channel), with those
+    three per-channel values; else None."""
     e = epilogue
     if not (_is(e, "convert", 1) and e.dtype.name == "i8"):
         return None
@@ -168,8 +200,10 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
         return None
     product, offset = e.args
     if not (_is(product, "multiply", 2) and _is(product.args[0], "convert", 1)
-            and _acc(product.args[0].args[0]) and _is(product.args[1], "convert", 1)):
+            and _acc_plus(product.args[0].args[0]) is not None
+            and _is(product.args[1], "convert", 1)):
         return None
+    bias = _acc_plus(product.args[0].args[0])
     multiplier = product.args[1].args[0]
     if not (_is(offset, "or", 2) and _is(offset.args[0], "shift_left", 2)
             and _const(offset.args[0].args[1], 32)):
@@ -178,7 +212,7 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
     if not (_is(high, "convert", 1) and _is(high.args[0], "add", 2)):
         return None
     k_high, sign = high.args[0].args
-    if not (_is(sign, "shift_right_arithmetic", 2) and _acc(sign.args[0])
+    if not (_is(sign, "shift_right_arithmetic", 2) and _acc_plus(sign.args[0]) == bias
             and _const(sign.args[1], 31)):
         return None
     # The low word: 2**30 | (the sum's top bit), K's low word read from the record (the
@@ -187,10 +221,11 @@ def _requantization(epilogue: Expr | None) -> tuple[Expr, Expr, Expr] | None:
             and low.args[0].dtype.name == "ui32" and _is(low.args[0].args[0], "or", 2)):
         return None
     top = low.args[0].args[0].args[0]
-    if not (_is(top, "and", 2) and _acc(top.args[0]) and _const(top.args[1], _I32_MIN)):
+    if not (_is(top, "and", 2) and _acc_plus(top.args[0]) == bias
+            and _const(top.args[1], _I32_MIN)):
         return None
     parts = (multiplier, k_high, shift)
-    return parts if all(_channel_only(p) for p in parts) else None
+    return (*parts, bias) if all(_channel_only(p) for p in parts) else None
 
 
 def _depth_multiplier(e: Expr) -> int | None:
@@ -236,6 +271,11 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
         return None
     n, y, col, _ = forms[id(x)]
     depth = _depth_multiplier(x.index[3])
+    if depth is None and k.operands[x.operand].shape[3] == 1 and k.domain[C] in (1, 2) and \
+            forms[id(x)][3] is not None and C not in forms[id(x)][3].dims:
+        # One input channel: its index is the reduced channel (or 0), whatever the
+        # output channel (1, or 2 with a multiplier of 2).
+        depth = k.domain[C]
     stride = dict(y.terms).get(Y)
     if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: stride, KY: 1} or \
             dict(col.terms) != {X: stride, KX: 1} or depth is None or \
@@ -253,12 +293,13 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     used = sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI)
     if used != [C, KY, KX]:
         return None
-    parts = _requantization(k.epilogue)
+    parts = _requantization_plus(k.epilogue)
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = RowPairPlan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
-                       stride=stride)
+    multiplier, k_high, shift, bias = parts
+    plan = RowPairPlan(x, w, y.const, col.const, pad, multiplier, k_high, shift,
+                       depth_multiplier=depth, bias=bias, stride=stride)
     fits = plan.band(k) > 0 if stride == 2 else plan.stack_bytes(k) <= STACK_BYTES
     return plan if fits else None
 
@@ -288,6 +329,11 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
     return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
+
+
+def record_words(quad: bool) -> int:
+    """Words of a channel's records: the 4-row kernels' (`quad`) or the row pairs'."""
+    return QUAD_RECORD_WORDS if quad else RECORD_WORDS
 
 
 def quad_rows(nest: Nest) -> bool:

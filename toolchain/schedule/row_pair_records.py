@@ -35,12 +35,16 @@ from toolchain.loops.depthwise import (
     KY,
     LAST_CHANNEL,
     QUAD_SLOTS,
-    RECORD_WORDS,
     STACK_BYTES,
+    TAIL_COLUMN_END,
+    TAIL_NEXT_A,
+    TAIL_NEXT_B,
+    TAILS_FLAG,
     C,
     RowPairPlan,
     has_row_pairs,
     quad_rows,
+    record_words,
     row_pair_plan,
 )
 from toolchain.schedule.program import Program
@@ -84,11 +88,13 @@ def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return word.astype(np.uint32).view(np.int32)
 
 
-def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None]
-                     ) -> np.ndarray | None:
+def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None],
+                     quad: bool = False) -> np.ndarray | None:
     """The records of kernel `k` (module docstring) from its constant operands
     (`operands[j]`: operand j's array, None for a non-constant), or None when one of
-    the values is not a constant the records can hold."""
+    the values is not a constant the records can hold. `quad`: the 4-row kernels'
+    records (two words more: s and the next code's stack slot for the tails kernel,
+    loops/depthwise.py QUAD_RECORD_WORDS)."""
     channels = k.domain[C]
     c = np.arange(channels)
     at = {C: c}
@@ -100,6 +106,7 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     if any(v is None for v in values) or any(w is None for row in weights for w in row):
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (channels,)) for v in values)
+    bias = bias + plan.bias
     w = np.stack([np.stack([np.broadcast_to(x, (channels,)) for x in row]) for row in weights])
     reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
     doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
@@ -110,12 +117,26 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
         if kx == 0:
             fields.append(f * bias)
     last = (c == channels - 1) * LAST_CHANNEL
-    fields += [multiplier, f * k_high, shift + (1 if doubled else 0) + last]
-    table = np.stack([np.asarray(x, dtype=np.int64) for x in fields], axis=-1)
-    if table.shape != (channels, RECORD_WORDS):
+    s = shift + (1 if doubled else 0)
+    fields += [multiplier, f * k_high, s + last]
+    flags = DOUBLED_FLAG if doubled else 0
+    if quad:
+        # The tails kernel: after output channel c, head A again (multiplier 1), or head
+        # B then A (multiplier 2: B reads the next input channel), the column's end last.
+        if plan.depth_multiplier == 2:
+            following = np.where(c % 2 == 0, TAIL_NEXT_B, TAIL_NEXT_A)
+        else:
+            following = np.full(channels, TAIL_NEXT_A)
+        following = np.where(c == channels - 1, TAIL_COLUMN_END, following)
+        fields += [s, following]
+        if doubled and bool(np.all((s >= 1) & (s <= 31))):
+            flags |= TAILS_FLAG
+    table = np.stack([np.broadcast_to(np.asarray(x, dtype=np.int64), (channels,))
+                      for x in fields], axis=-1)
+    if table.shape != (channels, record_words(quad)):
         return None
     words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    return np.concatenate([words, np.asarray([DOUBLED_FLAG if doubled else 0], np.int32)])
+    return np.concatenate([words, np.asarray([flags], np.int32)])
 
 
 def store_row_pair_records(program: Program, target: Target, flash_room: int) -> int:
@@ -139,13 +160,14 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         nest = next((n for n in schedule.nests if n.row_pairs), None)
         if nest is None:
             continue
-        records = row_pair_records(k, plan, constant_operands(program, step))
+        quad = quad_rows(nest)
+        records = row_pair_records(k, plan, constant_operands(program, step), quad)
         if records is None:
             continue
         # Records that would take the dispatch's stack past STACK_BYTES are a constant
         # whatever the room (loops/depthwise.py budgets the stack without them).
-        slots = QUAD_SLOTS if quad_rows(nest) else plan.slots
-        on_stack = plan.stack_bytes(k, slots) + 4 * RECORD_WORDS * k.domain[C]
+        slots = QUAD_SLOTS if quad else plan.slots
+        on_stack = plan.stack_bytes(k, slots) + 4 * record_words(quad) * k.domain[C]
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue
         flash_room = max(0, flash_room - records.nbytes)

@@ -17,15 +17,16 @@
  */
 #include <stdint.h>
 
-/* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half,
+/* dst[8*i] (a word every 8 bytes; mrt_dw_stage_pairs3_s8: 12) = row0[i] in the low half, row1[i] in the high half
+ * (a null row: the pad value, MRT_DW_STAGE_PAD),
  * both sign-extended, for i < n: two input rows' values (a row's columns and channels,
  * contiguous in NHWC) as the 16-bit pairs the row-pair kernel reads, into one of the two
- * slots of the staged layout (column, channel, slot). 8 values per pass (2 LDRD, or 4
- * LDR where a row is not word-aligned; 4 PKHBT / PKHTB, 8 SXTB16, 8 STR): the packs first put
+ * slots of the staged layout (column, channel, slot). 16 values per pass (4 LDRD, or 8
+ * LDR where a row is not word-aligned; 8 PKHBT / PKHTB, 16 SXTB16, 16 STR): the packs first put
  * two values of each row in one word, (row0[i], row0[i+1], row1[i], row1[i+1]) as bytes,
  * whose SXTB16 and SXTB16 ROR #8 are the pairs of i and i+1, 3 ALU instructions for 2
  * pairs where extending each row first took 4 (and unaligned rows went value by value,
- * 6 instructions a pair); then one pass of 4, then one by one. */
+ * 6 instructions a pair); then passes of 8 and 4, then one by one. */
 #define MRT_DW_STAGE4(R0, R1, AT, S) \
         "pkhbt  r8, " R0 ", " R1 ", lsl #16\n"  /* row0 values 0, 1; row1 values 0, 1 */ \
         "pkhtb  r9, " R1 ", " R0 ", asr #16\n"  /* values 2, 3 of both */ \
@@ -40,31 +41,169 @@
 #define MRT_DW_STAGE8(S) \
         MRT_DW_STAGE4("r4", "r6", "", S) \
         MRT_DW_STAGE4("r5", "r7", "4*" S "+", S) \
-        "adds   r0, r0, #8*" S "\n" \
+        "adds   r0, r0, #8*" S "\n"
+/* The first 4 values of a pass of 16, value 0 kept in lr: the pass's last store writes
+ * it and moves r0 on (post-indexed), where an ADD did. */
+#define MRT_DW_STAGE4_FIRST(R0, R1, S) \
+        "pkhbt  r8, " R0 ", " R1 ", lsl #16\n" \
+        "pkhtb  r9, " R1 ", " R0 ", asr #16\n" \
+        "sxtb16 lr, r8\n" \
+        "sxtb16 r11, r8, ror #8\n" \
+        "str    r11, [r0, #1*" S "]\n" \
+        "sxtb16 r10, r9\n" \
+        "sxtb16 r11, r9, ror #8\n" \
+        "str    r10, [r0, #2*" S "]\n" \
+        "str    r11, [r0, #3*" S "]\n"
+/* 16 values from r4-r7 (values 0-7) and LOAD's next words (8-15): 46 instructions with
+ * the loop's SUBS and BNE (8 a pass took 25). */
+#define MRT_DW_STAGE16(S, LOAD) \
+        MRT_DW_STAGE4_FIRST("r4", "r6", S) \
+        MRT_DW_STAGE4("r5", "r7", "4*" S "+", S) \
+        LOAD \
+        MRT_DW_STAGE4("r4", "r6", "8*" S "+", S) \
+        MRT_DW_STAGE4("r5", "r7", "12*" S "+", S) \
+        "str    lr, [r0], #16*" S "\n" \
         "subs   r12, r12, #1\n"
-/* The staging of 2-slot (S "8") or 3-slot (S "12") layouts. */
-#define MRT_DW_STAGE_BODY(S) \
-        "push   {r4-r11, lr}\n" \
-        "lsrs   r12, r3, #3\n" \
-        "beq    2f\n" \
-        "orr    r4, r1, r2\n" \
-        "tst    r4, #3\n" \
-        "bne    7f\n" \
-        "1:\n" \
+#define MRT_DW_LOAD_ALIGNED \
         "ldrd   r4, r5, [r1], #8\n" \
-        "ldrd   r6, r7, [r2], #8\n" \
-        MRT_DW_STAGE8(S) \
-        "bne    1b\n" \
-        "b      2f\n" \
-        /* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which \
-         * ARMv7-M and v8-M Mainline do unaligned (LDRD would fault). */ \
-        "7:\n" \
+        "ldrd   r6, r7, [r2], #8\n"
+/* A row not word-aligned (channels not a multiple of 4): single-word LDRs, which ARMv7-M
+ * and v8-M Mainline do unaligned (LDRD would fault). Where a row is 2 mod 4 bytes long
+ * (an odd number of channels over 6 or 10 columns) one row of a pair is aligned: its
+ * LDRD and the other's two LDRs, 48 instructions for 16 values where 4 LDRs took 50. */
+#define MRT_DW_LOAD_UNALIGNED \
         "ldr    r4, [r1], #4\n" \
         "ldr    r5, [r1], #4\n" \
         "ldr    r6, [r2], #4\n" \
-        "ldr    r7, [r2], #4\n" \
+        "ldr    r7, [r2], #4\n"
+#define MRT_DW_LOAD_ALIGNED0 \
+        "ldrd   r4, r5, [r1], #8\n" \
+        "ldr    r6, [r2], #4\n" \
+        "ldr    r7, [r2], #4\n"
+#define MRT_DW_LOAD_ALIGNED1 \
+        "ldr    r4, [r1], #4\n" \
+        "ldr    r5, [r1], #4\n" \
+        "ldrd   r6, r7, [r2], #8\n"
+/* Passes of 16 then one of 8 with LOAD; L, E: the pass loop's and the 8's labels. */
+#define MRT_DW_STAGE_PASSES(S, LOAD, L, E) \
+        "lsrs   r12, r3, #4\n" \
+        "beq    " E "f\n" \
+        L ":\n" \
+        LOAD \
+        MRT_DW_STAGE16(S, LOAD) \
+        "bne    " L "b\n" \
+        E ":\n" \
+        "tst    r3, #8\n" \
+        "beq    2f\n" \
+        LOAD \
         MRT_DW_STAGE8(S) \
-        "bne    7b\n" \
+        "b      2f\n"
+/* A row outside the input (a null pointer): its values are the pad value, whose pair the
+ * staged buffer's right pad column already holds at dst + n*S (PADPAIR loads it into
+ * r11), so no row of pad values is needed. Pairs (pad, row1) and (row0, pad), 4 values a
+ * pass (LDR, 2 SXTB16, 4 PKHBT / PKHTB, 4 STR), or (pad, pad) everywhere: only the pairs
+ * at the map's top and bottom. */
+/* 4 values of ROW into r7-r10 (P0-P3 the packs of values 0-3 with the pad pair r11),
+ * stored at AT (value 0 by STORE0: into lr, kept for a pass's last store). */
+#define MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, AT, S, V0, STORE0) \
+        "ldr    r4, [" ROW "], #4\n" \
+        "sxtb16 r5, r4\n"                       /* values 0, 2 */ \
+        "sxtb16 r6, r4, ror #8\n"               /* values 1, 3 */ \
+        P0(V0) P1 P2 P3 \
+        STORE0 \
+        "str    r8, [r0, #" AT "1*" S "]\n" \
+        "str    r9, [r0, #" AT "2*" S "]\n" \
+        "str    r10, [r0, #" AT "3*" S "]\n"
+/* Passes of 16 values (46 instructions, as the rows' own), then of 4, then one by one. */
+#define MRT_DW_PAD_LOOPS(ROW, P0, P1, P2, P3, S, L) \
+        "lsrs   r12, r3, #4\n" \
+        "beq    " L "1f\n" \
+        L "0:\n" \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "", S, "lr", "") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "4*" S "+", S, "r7", \
+                       "str    r7, [r0, #4*" S "]\n") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "8*" S "+", S, "r7", \
+                       "str    r7, [r0, #8*" S "]\n") \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "12*" S "+", S, "r7", \
+                       "str    r7, [r0, #12*" S "]\n") \
+        "str    lr, [r0], #16*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "0b\n" \
+        L "1:\n" \
+        "ubfx   r12, r3, #2, #2\n" \
+        "cmp    r12, #0\n" \
+        "beq    " L "3f\n" \
+        L "2:\n" \
+        MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, "", S, "r7", "str    r7, [r0]\n") \
+        "adds   r0, r0, #4*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "2b\n" \
+        L "3:\n" \
+        "ands   r3, r3, #3\n" \
+        "beq    29f\n"
+/* (row0, pad) and (pad, row1): value 0's pack names its destination register. */
+#define MRT_DW_PACK_R0(D) "pkhbt  " D ", r5, r11\n"
+#define MRT_DW_PACK_R1(D) "pkhbt  " D ", r11, r5, lsl #16\n"
+#define MRT_DW_STAGE_PAD(S, PADPAIR) \
+        PADPAIR \
+        "cmp    r1, #0\n" \
+        "beq    21f\n" \
+        /* row1 outside: (row0, pad) */ \
+        MRT_DW_PAD_LOOPS("r1", MRT_DW_PACK_R0, "pkhbt  r8, r6, r11\n", \
+                         "pkhtb  r9, r11, r5, asr #16\n", "pkhtb  r10, r11, r6, asr #16\n", \
+                         S, "4") \
+        "26:\n" \
+        "ldrsb  r4, [r1], #1\n" \
+        "pkhbt  r4, r4, r11\n" \
+        "str    r4, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    26b\n" \
+        "b      29f\n" \
+        "21:\n" \
+        "cmp    r2, #0\n" \
+        "beq    28f\n" \
+        /* row0 outside: (pad, row1) */ \
+        MRT_DW_PAD_LOOPS("r2", MRT_DW_PACK_R1, "pkhbt  r8, r11, r6, lsl #16\n", \
+                         "pkhtb  r9, r5, r11\n", "pkhtb  r10, r6, r11\n", S, "5") \
+        "27:\n" \
+        "ldrsb  r4, [r2], #1\n" \
+        "pkhbt  r4, r11, r4, lsl #16\n" \
+        "str    r4, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    27b\n" \
+        "b      29f\n" \
+        "28:\n"                                 /* both outside */ \
+        "cbz    r3, 29f\n" \
+        "30:\n" \
+        "str    r11, [r0], #" S "\n" \
+        "subs   r3, r3, #1\n" \
+        "bne    30b\n" \
+        "29:\n" \
+        "pop    {r4-r11, pc}\n"
+#define MRT_DW_PADPAIR8 "ldr    r11, [r0, r3, lsl #3]\n"
+#define MRT_DW_PADPAIR12 "add    r12, r3, r3, lsl #1\n" "ldr    r11, [r0, r12, lsl #2]\n"
+
+/* The staging of 2-slot (S "8") or 3-slot (S "12") layouts: passes of 16 values, then
+ * one of 8, one of 4, then one by one. */
+#define MRT_DW_STAGE_BODY(S, PADPAIR) \
+        "push   {r4-r11, lr}\n" \
+        "cmp    r1, #0\n" \
+        "it     ne\n" \
+        "cmpne  r2, #0\n" \
+        "beq    20f\n" \
+        "tst    r1, #3\n" \
+        "bne    7f\n" \
+        "tst    r2, #3\n" \
+        "bne    4f\n" \
+        MRT_DW_STAGE_PASSES(S, MRT_DW_LOAD_ALIGNED, "1", "8") \
+        "4:\n" \
+        MRT_DW_STAGE_PASSES(S, MRT_DW_LOAD_ALIGNED0, "10", "11") \
+        "7:\n" \
+        "tst    r2, #3\n" \
+        "bne    9f\n" \
+        MRT_DW_STAGE_PASSES(S, MRT_DW_LOAD_ALIGNED1, "12", "13") \
+        "9:\n" \
+        MRT_DW_STAGE_PASSES(S, MRT_DW_LOAD_UNALIGNED, "14", "15") \
         "2:\n" \
         "tst    r3, #4\n" \
         "beq    3f\n" \
@@ -83,19 +222,54 @@
         "subs   r3, r3, #1\n" \
         "bne    5b\n" \
         "6:\n" \
-        "pop    {r4-r11, pc}\n"
+        "pop    {r4-r11, pc}\n" \
+        "20:\n" \
+        MRT_DW_STAGE_PAD(S, PADPAIR)
 
 __attribute__((naked, used)) void mrt_dw_stage_pairs_s8(int32_t *dst, const int8_t *row0,
                                                          const int8_t *row1, uint32_t n)
 {
-    __asm__ volatile(MRT_DW_STAGE_BODY("8"));
+    __asm__ volatile(MRT_DW_STAGE_BODY("8", MRT_DW_PADPAIR8));
+}
+
+/* dst[i] = word for i < n: the dispatch's row of pad values and the pad columns of its
+ * staged rows, 8 words an STM. Written as a loop of word stores in the dispatch, LLVM
+ * made it a call of the runtime's memset, which stores a byte at a time (6 instructions
+ * a byte: 0.3-0.5 of the 16-17 instructions an output of a layer over 64 channels). */
+__attribute__((naked, used)) void mrt_dw_fill_words(uint32_t *dst, uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r9}\n"
+        "mov    r3, r1\n"
+        "mov    r4, r1\n"
+        "mov    r5, r1\n"
+        "mov    r6, r1\n"
+        "mov    r7, r1\n"
+        "mov    r8, r1\n"
+        "mov    r9, r1\n"
+        "lsrs   r12, r2, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "stm    r0!, {r1, r3, r4, r5, r6, r7, r8, r9}\n"
+        "subs   r12, r12, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #7\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r1, [r0], #4\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r9}\n"
+        "bx     lr\n");
 }
 
 /* The same into one of the three slots of the 4-row kernel's layout: dst[12*i]. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
                                                           const int8_t *row1, uint32_t n)
 {
-    __asm__ volatile(MRT_DW_STAGE_BODY("12"));
+    __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
@@ -410,7 +584,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW4_MACS(P0, P1, P2) \
-  "ldm    r2!, {r5, r6, r7}\n"       /* M, K_hi, s */ \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" /* M, K_hi, s (and the tail kernel's two words) */ \
   REQUANT("r11") \
   REQUANT("r12") \
   REQUANT("lr") \
@@ -443,7 +617,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW3_MACS(P0, P1, P2) \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r11") \
   REQUANT("r12") \
   REQUANT("r10") \
@@ -466,7 +640,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   LD2 \
   "ldrd   r8, r9, [r2], #8\n" \
   MRT_DW2_MACS(P0, P1) \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r11") \
   REQUANT("r10") \
   "strb   r11, [r3, r4]\n" \
@@ -486,7 +660,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "ldrd   r8, r9, [r2], #8\n" \
   "smlad  r10, " P0 ", r8, r10\n" \
   "smlabt r10, " P1 ", r9, r10\n" \
-  "ldm    r2!, {r5, r6, r7}\n" \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" \
   REQUANT("r10") \
   "strb   r10, [r3], #1\n"
 
@@ -577,4 +751,256 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_d
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
+}
+
+/* ---- Four output rows, the shift as an immediate (mrt_dw3_quad_tails_s8) ----
+ *
+ * mrt_dw3_quad_s8's 4-row tile ends each output with ADD (the sum's sign), SMMLAR, ASR
+ * by the channel's shift and SSAT, and each channel with TST + BEQ of the loop: 6 of its
+ * 56 instructions for 4 outputs are the shift and the loop. SSAT shifts by an immediate
+ * (SSAT #8, Rn, ASR #s), so here the tile's multiplies (the same code) end with the
+ * requantization's LDM, which also loads the channel's s as an index and the stack
+ * offset of where to go next, a TBH on s into one of 31 tails (s = 1 .. 31) that
+ * requantize and store the 4 outputs with SSAT's own shift, and an LDR PC from that
+ * stack slot: the next channel's tile (head A or B: a depth multiplier of 2 alternates
+ * them) or, after the last channel, the column's end. 52 instructions for 4 outputs:
+ * 24 multiplies, 12 of requantization, 4 stores, 7 loads, 3 of addresses, the TBH and
+ * the LDR PC. The records are mrt_dw3_quad_s8's 12-word ones (codegen/
+ * depthwise_pairs.py, schedule/row_pair_records.py: words 10 and 11 are s and that
+ * offset); the dispatch calls this for 4-row tiles where every channel's records are
+ * doubled and 1 <= s <= 31, the rows' remainder with mrt_dw3_quad_s8.
+ * Stack: [sp] the records, [sp, #4] the end of the row's outputs, [sp, #8] head A, [sp, #12] head B,
+ * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
+ */
+/* The tails of shift S, one chain: row y+3's requantization and store, then y+2's,
+ * y+1's and y's, and the jump to the next head; a tile of n rows enters at the chain's
+ * n-th last row (P "t" n "_" S). r7 is the sign's temporary, then the address of row y+3. */
+#define MRT_DW4T_REQ(ACC, S) \
+  "add    r7, r6, " ACC ", asr #31\n" \
+  "smmlar " ACC ", " ACC ", r5, r7\n" \
+  "ssat   " ACC ", #8, " ACC ", asr #" S "\n"
+#define MRT_DW4T_TAIL(P, S) \
+  P "t4_" S ":\n" \
+  MRT_DW4T_REQ("lr", S) \
+  "add    r7, r3, r4, lsl #1\n" \
+  "strb   lr, [r7, r4]\n" \
+  P "t3_" S ":\n" \
+  MRT_DW4T_REQ("r12", S) \
+  "strb   r12, [r3, r4, lsl #1]\n" \
+  P "t2_" S ":\n" \
+  MRT_DW4T_REQ("r11", S) \
+  "strb   r11, [r3, r4]\n" \
+  P "t1_" S ":\n" \
+  MRT_DW4T_REQ("r10", S) \
+  "strb   r10, [r3], #1\n" \
+  "ldr    pc, [sp, r9]\n"
+/* A head's TBH table: entry s (1-31; 0 never taken) to the tails of shift s for N rows. */
+#define MRT_DW4T_TABLE(P, N, T) \
+  ".hword (" P "t" N "_1 - " T ")/2\n" \
+  ".hword (" P "t" N "_1 - " T ")/2\n" \
+  ".hword (" P "t" N "_2 - " T ")/2\n" \
+  ".hword (" P "t" N "_3 - " T ")/2\n" \
+  ".hword (" P "t" N "_4 - " T ")/2\n" \
+  ".hword (" P "t" N "_5 - " T ")/2\n" \
+  ".hword (" P "t" N "_6 - " T ")/2\n" \
+  ".hword (" P "t" N "_7 - " T ")/2\n" \
+  ".hword (" P "t" N "_8 - " T ")/2\n" \
+  ".hword (" P "t" N "_9 - " T ")/2\n" \
+  ".hword (" P "t" N "_10 - " T ")/2\n" \
+  ".hword (" P "t" N "_11 - " T ")/2\n" \
+  ".hword (" P "t" N "_12 - " T ")/2\n" \
+  ".hword (" P "t" N "_13 - " T ")/2\n" \
+  ".hword (" P "t" N "_14 - " T ")/2\n" \
+  ".hword (" P "t" N "_15 - " T ")/2\n" \
+  ".hword (" P "t" N "_16 - " T ")/2\n" \
+  ".hword (" P "t" N "_17 - " T ")/2\n" \
+  ".hword (" P "t" N "_18 - " T ")/2\n" \
+  ".hword (" P "t" N "_19 - " T ")/2\n" \
+  ".hword (" P "t" N "_20 - " T ")/2\n" \
+  ".hword (" P "t" N "_21 - " T ")/2\n" \
+  ".hword (" P "t" N "_22 - " T ")/2\n" \
+  ".hword (" P "t" N "_23 - " T ")/2\n" \
+  ".hword (" P "t" N "_24 - " T ")/2\n" \
+  ".hword (" P "t" N "_25 - " T ")/2\n" \
+  ".hword (" P "t" N "_26 - " T ")/2\n" \
+  ".hword (" P "t" N "_27 - " T ")/2\n" \
+  ".hword (" P "t" N "_28 - " T ")/2\n" \
+  ".hword (" P "t" N "_29 - " T ")/2\n" \
+  ".hword (" P "t" N "_30 - " T ")/2\n" \
+  ".hword (" P "t" N "_31 - " T ")/2\n" \
+
+#define MRT_DW4T_TAILS(P) \
+  MRT_DW4T_TAIL(P, "1") \
+  MRT_DW4T_TAIL(P, "2") \
+  MRT_DW4T_TAIL(P, "3") \
+  MRT_DW4T_TAIL(P, "4") \
+  MRT_DW4T_TAIL(P, "5") \
+  MRT_DW4T_TAIL(P, "6") \
+  MRT_DW4T_TAIL(P, "7") \
+  MRT_DW4T_TAIL(P, "8") \
+  MRT_DW4T_TAIL(P, "9") \
+  MRT_DW4T_TAIL(P, "10") \
+  MRT_DW4T_TAIL(P, "11") \
+  MRT_DW4T_TAIL(P, "12") \
+  MRT_DW4T_TAIL(P, "13") \
+  MRT_DW4T_TAIL(P, "14") \
+  MRT_DW4T_TAIL(P, "15") \
+  MRT_DW4T_TAIL(P, "16") \
+  MRT_DW4T_TAIL(P, "17") \
+  MRT_DW4T_TAIL(P, "18") \
+  MRT_DW4T_TAIL(P, "19") \
+  MRT_DW4T_TAIL(P, "20") \
+  MRT_DW4T_TAIL(P, "21") \
+  MRT_DW4T_TAIL(P, "22") \
+  MRT_DW4T_TAIL(P, "23") \
+  MRT_DW4T_TAIL(P, "24") \
+  MRT_DW4T_TAIL(P, "25") \
+  MRT_DW4T_TAIL(P, "26") \
+  MRT_DW4T_TAIL(P, "27") \
+  MRT_DW4T_TAIL(P, "28") \
+  MRT_DW4T_TAIL(P, "29") \
+  MRT_DW4T_TAIL(P, "30") \
+  MRT_DW4T_TAIL(P, "31") \
+
+/* The heads: a tile's multiplies (mrt_dw3_quad_s8's, 4, 3, 2 or 1 rows), the LDM of
+ * the requantization's words and the TBH into the tails of its height. */
+#define MRT_DW4T_MACS4(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlatb lr, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  "smlad  lr, " P2 ", r9, lr\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW4_MACS(P0, P1, P2)
+#define MRT_DW4T_MACS3(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r12, " P1 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  "smlabt r12, " P2 ", r9, r12\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW3_MACS(P0, P1, P2)
+#define MRT_DW4T_MACS2(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlatb r11, " P0 ", r8, r10\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  "smlad  r11, " P1 ", r9, r11\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1) \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  MRT_DW2_MACS(P0, P1)
+#define MRT_DW4T_MACS1(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r8, r9, r10}\n" \
+  LD0 \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD1 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n" \
+  LD2 \
+  "ldrd   r8, r9, [r2], #8\n" \
+  "smlad  r10, " P0 ", r8, r10\n" \
+  "smlabt r10, " P1 ", r9, r10\n"
+#define MRT_DW4T_HEAD(P, H, N, MACS, LD0, LD1, LD2, P0, P1, P2) \
+  P H ":\n" \
+  MACS(LD0, LD1, LD2, P0, P1, P2) \
+  "ldm    r2!, {r5, r6, r7, r8, r9}\n" /* M, K_hi, s | last, s, the next head's slot */ \
+  "tbh    [pc, r8, lsl #1]\n" \
+  P H "tb:\n" \
+  MRT_DW4T_TABLE(P, N, P H "tb")
+/* Head A of a tile of N rows (MACS) in slot order R (and head B, multiplier 2). */
+#define MRT_DW4T_HEADS_X1(P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+#define MRT_DW4T_HEADS_X2(P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, \
+                P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+/* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
+/* The heads of each call kind (flags bits 8-10: the rotation 0-2 of a 4-row call, or
+ * 3-5 for the remainder's 2, 1 and 3 rows): head A, head B (head A where the multiplier
+ * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
+#define MRT_DW4T_ENTRY(P, R, B) \
+  ".word  " P "a" R " + 1\n" \
+  ".word  " P B R " + 1\n" \
+  ".word  " P "end + 1\n" \
+  ".word  0\n"
+#define MRT_DW4T_BODY(P, HEADS, B) \
+  "push   {r4-r11, lr}\n" \
+  "sub    sp, sp, #24\n" \
+  "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
+  "mla    r5, r5, r4, r1\n"          /* the row's end: out + width x channels */ \
+  "strd   r3, r5, [sp]\n"            /* the records, the row's end */ \
+  "mov    r0, r2\n"                  /* staged words */ \
+  "mov    r2, r3\n"                  /* records */ \
+  "mov    r3, r1\n"                  /* output */ \
+  "mov    r4, r6\n"                  /* row distance */ \
+  "mov    r1, r8\n"                  /* column stride */ \
+  "ubfx   r7, r7, #8, #3\n" \
+  "adr    r8, " P "heads\n" \
+  "add    r8, r8, r7, lsl #4\n" \
+  "ldm    r8, {r8, r9, r10}\n" \
+  "add    r11, sp, #8\n" \
+  "stm    r11, {r8, r9, r10}\n" \
+  "ldr    pc, [sp, #8]\n" \
+  P "end:\n"                         /* a column done: the next, from the first channel */ \
+  "ldr    r2, [sp]\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "cmp    r3, r8\n" \
+  "it     ne\n" \
+  "ldrne  pc, [sp, #8]\n" \
+  "add    sp, sp, #24\n" \
+  "pop    {r4-r11, pc}\n" \
+  ".p2align 2\n" \
+  P "heads:\n" \
+  MRT_DW4T_ENTRY(P, "0", B) \
+  MRT_DW4T_ENTRY(P, "1", B) \
+  MRT_DW4T_ENTRY(P, "2", B) \
+  MRT_DW4T_ENTRY(P, "3", B) \
+  MRT_DW4T_ENTRY(P, "4", B) \
+  MRT_DW4T_ENTRY(P, "5", B) \
+  ".p2align 2\n" \
+  HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
+  HEADS(P, "1", "4", MRT_DW4T_MACS4, "r6", "r7", "r5") \
+  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r5", "r6") \
+  HEADS(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
+  HEADS(P, "4", "1", MRT_DW4T_MACS1, "r6", "r7", "r5") \
+  HEADS(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
+  MRT_DW4T_TAILS(P)
+
+/* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
+ * mrt_dw3_quad_s8's, from its fixed slots), every column and channel, with the records'
+ * tails (above): mrt_dw_rowpair's fields, flags bits 8-10 the call's kind (the rotation
+ * of a 4-row call, 3-5 the remainder's 2, 1 or 3 rows). */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, "a"));
+}
+
+/* The same for a depth multiplier of 2: head A (output channel 2c) reads input channel
+ * c's staged words without moving r0, head B (2c + 1) moves on; the records send each
+ * to the other. */
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_rowpair *a)
+{
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, "b"));
 }
