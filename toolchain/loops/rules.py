@@ -232,7 +232,8 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     # Where the model cannot decide, a measured choice (minirt-tune's database) may take
     # another of these candidates: toolchain/tunedb/hook.py (which asks for them only
     # when it needs them).
-    best = tuned_pick(k, target.name, lambda: tunable_candidates(all_sized(), best, budget),
+    best = tuned_pick(k, target.tuning_targets,
+                      lambda: tunable_candidates(all_sized(), best, budget),
                       (candidate_params(best), best))
     _, _, factors, unroll, loops, partials, kind, width = best
     blocks = tuple((d, f) for d, f in sorted(factors.items()) if f > 1)

@@ -129,12 +129,22 @@ class Target:
     # (codegen/target_machine.py), where it is not `cpu`'s: the instruction set stays
     # `features`'. Empty: `cpu`. A measured choice, written in the target's file.
     schedule_cpu: str = ""
+    # The target whose tuning database entries (toolchain/tunedb) this one reads for
+    # the layers it has none of its own: one whose kernels and dispatch schedules it
+    # shares, so a schedule measured there is measured here. Empty: only its own.
+    tuning_from: str = ""
     path: Path = field(default=Path(), metadata={"yaml": False}, compare=False)
 
     @property
     def codegen_cpu(self) -> str:
         """The CPU LLVM compiles the generated dispatches for (schedule_cpu or cpu)."""
         return self.schedule_cpu or self.cpu
+
+    @property
+    def tuning_targets(self) -> tuple[str, ...]:
+        """The targets whose tuning database entries a layer built for this one takes,
+        first found first: its own, then `tuning_from`'s."""
+        return (self.name, self.tuning_from) if self.tuning_from else (self.name,)
 
 
 @dataclass(frozen=True)
@@ -666,7 +676,14 @@ def _resolve(kind: str, name_or_path: str | os.PathLike[str]) -> Path:
 
 def load_target(name: str | os.PathLike[str]) -> Target:
     """Loads ``targets/NAME.yaml`` (or a YAML file path) and validates it."""
-    return _load(_resolve("targets", name), Target)
+    path = _resolve("targets", name)
+    target: Target = _load(path, Target)
+    if target.tuning_from:
+        try:
+            _resolve("targets", target.tuning_from)
+        except DescriptorError as exc:
+            raise DescriptorError(f"{_display(path)}: field 'tuning_from': {exc}") from None
+    return target
 
 
 def load_board(name: str | os.PathLike[str]) -> Board:

@@ -7,6 +7,11 @@ and the build session through which the rules look it up.
 name them (loops/rules.py candidate_params), the rest what the tuner measured (the whole
 firmware's instructions with this schedule and with the rules' pick), for people.
 
+**Shared tuning.** A target whose kernels and dispatch schedules are another's names it
+in ``tuning_from`` (targets/cortex-m7.yaml: cortex-m4): its builds take, for a layer
+without an entry of their own target, that target's entry for the layer
+(Target.tuning_targets, Session.wanted_first); an entry of their own target wins.
+
 **Precedence.** A build consults the shipped defaults (toolchain/tunedb/defaults.json,
 what bench/tune.py measured on the shape sweep) and a user file: ``--tuning-db PATH``
 (minirt-build, minirt-run, the API's ``tuning_db=``), else the file named by the
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -155,6 +160,17 @@ class Session:
             return self.forced.get(key), "forced"
         entry = self.entries.get(key)
         return (entry["schedule"], self.sources[key]) if entry else (None, "")
+
+    def wanted_first(self, keys: Sequence[str]) -> tuple[dict[str, Any] | None, str, str]:
+        """`wanted` for the first of `keys` that has an entry: a layer's own key, then
+        its key on the targets whose tuning its target shares (Target.tuning_targets).
+        Returns the parameters, where they come from and the key found (keys[0] when
+        none). The tuner's forced schedules are its own target's: keys[0] only."""
+        for key in keys[:1] if self.forced is not None else keys:
+            want, source = self.wanted(key)
+            if want is not None:
+                return want, source, key
+        return None, "", keys[0]
 
     def used_lines(self) -> list[str]:
         """One line per tuned layer the build took from the database."""

@@ -13,10 +13,11 @@ otherwise identical layers of two models.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, children, postorder
 
-__all__ = ["layer_key", "layer_label"]
+__all__ = ["layer_key", "layer_keys", "layer_label"]
 
 
 def _describe(root: Expr, numbered: dict[int, int], lines: list[str], keep_consts: bool,
@@ -78,7 +79,13 @@ def _text(k: Kernel) -> str:
 
 def layer_key(k: Kernel, target: str) -> str:
     """`<target>:<16 hex digits>`: the key of kernel `k`'s loop nest on target `target`."""
-    return f"{target}:{hashlib.sha256(_text(k).encode()).hexdigest()[:16]}"
+    return layer_keys(k, (target,))[0]
+
+
+def layer_keys(k: Kernel, targets: Sequence[str]) -> list[str]:
+    """layer_key of `k` on each of `targets` (the digest computed once)."""
+    digest = hashlib.sha256(_text(k).encode()).hexdigest()[:16]
+    return [f"{t}:{digest}" for t in targets]
 
 
 def layer_label(k: Kernel) -> str:
