@@ -83,6 +83,7 @@ from toolchain.schedule.depthwise5_records import store_depthwise5_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
 from toolchain.schedule.pad_channels import pad_int8_channels
+from toolchain.schedule.pad_channels16 import pad_int16_channels
 from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
@@ -131,7 +132,8 @@ def schedule_for_target(graph: Graph, target: Target) -> Program:
     word-packed int8 steps, its odd input channel counts padded to whole words
     (schedule/pad_channels.py)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target) | window_pads(graph, target)
+    padded = pad_int8_channels(graph, target) | window_pads(graph, target) | \
+        pad_int16_channels(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 

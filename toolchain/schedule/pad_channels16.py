@@ -1,0 +1,99 @@
+"""Input channels of 16x8 layers padded to whole int16 pairs for the SMLAD steps
+(issue 21).
+
+A 16x8 convolution or dense layer (int16 activations, int8 weights) takes the packed
+int16 steps (codegen/dot.py `dsp16`, weights widened by schedule/widen16.py) only where
+both operands' words stay aligned along the input channels: a word holds two int16
+channels, so every stride but the channels' own must be even (loops/access.py
+`_word_packable` with dot_align 2). With an odd channel count (3, 13, 61: a pixel of 13
+int16 is 26 bytes) every other pixel starts mid-word and the layer ran scalar: load,
+sign-extend and multiply-add each product, 3 to 7 instructions a MAC on cortex-m4
+(bench/results/converter_models.md, odd_cnn_16x8).
+
+An int16 pair is already a SMLAD operand (no SXTB16), so the count needs padding to a
+multiple of 2 only, not to a word of 4 int8: the layer is rewritten here, before the
+graph is lowered, into
+- a `pad` of its input along the channels to C2 = C rounded up to PAIR (value 0), kept
+  in RAM as a dispatch of its own (there is no staged int16 window to fuse it into: a
+  fused pad would be a bounds check on every channel load, which the packed steps do
+  not take);
+- the layer over C2 channels, with the int8 weights padded with zeros at build time.
+The padded channels' products are x * 0 = 0, so every sum, and output, is the same
+integer as before (16x8 activations are symmetric, zero point 0, and the pad adds
+nothing whatever its value). A last pair of channels past the steps of 4 is one SMLAD
+(codegen/packed.py `_packed_remainder`).
+
+Depthwise layers are not rewritten: their channels are not reduced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolchain.graph.ir import Graph, Node
+from toolchain.loops.rules import SIMD
+from toolchain.schedule.pad_channels import MIN_MACS_PER_BYTE, SITES, _constant, _node, _weights
+from toolchain.target.descriptors import Target
+
+__all__ = ["pad_int16_channels"]
+
+PAIR = 2  # int16 elements per word: one SMLAD operand
+
+
+def _padded_count(node: Node) -> tuple[int, int, int] | None:
+    """(input dim, weight dim, C2) of a 16x8 contraction worth padding, else None."""
+    find = SITES.get(node.op)
+    if find is None or len(node.inputs) != 2:
+        return None
+    x, w = node.inputs
+    if x.type.dtype.name != "i16" or _weights(w) is None:
+        return None
+    site = find(node)
+    if site is None:
+        return None
+    c = x.type.shape[site.x_dim]
+    if c % PAIR == 0:
+        return None
+    # Outputs x taps each input value feeds, per pixel: the MACs a padded element buys
+    # (the pad copies the input once).
+    per_pixel = node.output.type.num_elements * site.taps * c // x.type.num_elements
+    if per_pixel < MIN_MACS_PER_BYTE:
+        return None
+    return site.x_dim, site.w_dim, c + PAIR - c % PAIR
+
+
+def pad_int16_channels(graph: Graph, target: Target) -> set[int]:
+    """Rewrites, in place, the 16x8 convolutions and dense layers of `graph` (not its
+    regions) with an odd input channel count, on targets with int16 packed steps
+    (loops/tables.py `SimdRow.int16_dot`). Returns the ids of the pads, which must stay
+    materialized (schedule()'s `materialize`)."""
+    if not SIMD[target.capabilities.simd].int16_dot:
+        return set()
+    out: list[Node] = []
+    keep: set[int] = set()
+    for node in graph.nodes:
+        found = _padded_count(node)
+        if found is None:
+            out.append(node)
+            continue
+        x_dim, w_dim, c2 = found
+        x, w = node.inputs
+        rank = x.type.rank
+        high = [0] * rank
+        high[x_dim] = c2 - x.type.shape[x_dim]
+        shape = list(x.type.shape)
+        shape[x_dim] = c2
+        zero = _constant(np.zeros((), np.int16), x.type.with_shape(()), node.source)
+        pad = _node("pad", [x, zero.output], x.type.with_shape(tuple(shape)),
+                    {"low": (0,) * rank, "high": tuple(high), "interior": (0,) * rank}, node)
+        value = _weights(w)
+        assert value is not None
+        widths: list[tuple[int, int]] = [(0, 0)] * value.ndim
+        widths[w_dim] = (0, c2 - value.shape[w_dim])
+        padded = np.pad(value, widths)
+        weights = _constant(padded, w.type.with_shape(padded.shape), node.source)
+        node.inputs = [pad.output, weights.output]
+        keep.add(id(pad.output))
+        out += [zero, pad, weights, node]
+    graph.nodes = out
+    return keep
