@@ -16,7 +16,8 @@ graph is lowered, into
 - a `pad` of its input along the channels to C2 = C rounded up to PAIR (value 0), kept
   in RAM as a dispatch of its own (there is no staged int16 window to fuse it into: a
   fused pad would be a bounds check on every channel load, which the packed steps do
-  not take);
+  not take). A convolution's own zero border goes into the same pad (`_take_border`),
+  so that every pixel of the layer is interior;
 - the layer over C2 channels, with the int8 weights padded with zeros at build time.
 The padded channels' products are x * 0 = 0, so every sum, and output, is the same
 integer as before (16x8 activations are symmetric, zero point 0, and the pad adds
@@ -62,6 +63,23 @@ def _padded_count(node: Node) -> tuple[int, int, int] | None:
     return site.x_dim, site.w_dim, c + PAIR - c % PAIR
 
 
+def _take_border(node: Node, low: list[int], high: list[int]) -> None:
+    """Moves a convolution's own zero border (its `padding`) into the pad's widths
+    `low` and `high`, leaving the convolution VALID: the pad is written out anyway, and
+    a border in the layer is a bounds test and a select on every word of a border
+    pixel's packed steps (a 3x3 dilated-2 window on 12x12 has 80 border pixels of 144).
+    Both borders are raw zeros, so the sums are the same."""
+    if node.op != "convolution" or any(f != 1 for f in node.attrs["lhs_dilation"]):
+        return
+    padding = [tuple(p) for p in node.attrs["padding"]]
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        return  # a negative padding crops: left to the layer
+    for d, (lo, hi) in zip(node.attrs["input_spatial"], padding, strict=True):
+        low[d] += lo
+        high[d] += hi
+    node.attrs = {**node.attrs, "padding": tuple((0, 0) for _ in padding)}
+
+
 def pad_int16_channels(graph: Graph, target: Target) -> set[int]:
     """Rewrites, in place, the 16x8 convolutions and dense layers of `graph` (not its
     regions) with an odd input channel count, on targets with int16 packed steps
@@ -79,13 +97,13 @@ def pad_int16_channels(graph: Graph, target: Target) -> set[int]:
         x_dim, w_dim, c2 = found
         x, w = node.inputs
         rank = x.type.rank
-        high = [0] * rank
+        low, high = [0] * rank, [0] * rank
         high[x_dim] = c2 - x.type.shape[x_dim]
-        shape = list(x.type.shape)
-        shape[x_dim] = c2
+        _take_border(node, low, high)
+        shape = [n + lo + hi for n, lo, hi in zip(x.type.shape, low, high, strict=True)]
         zero = _constant(np.zeros((), np.int16), x.type.with_shape(()), node.source)
         pad = _node("pad", [x, zero.output], x.type.with_shape(tuple(shape)),
-                    {"low": (0,) * rank, "high": tuple(high), "interior": (0,) * rank}, node)
+                    {"low": tuple(low), "high": tuple(high), "interior": (0,) * rank}, node)
         value = _weights(w)
         assert value is not None
         widths: list[tuple[int, int]] = [(0, 0)] * value.ndim
