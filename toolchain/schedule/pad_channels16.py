@@ -80,6 +80,18 @@ def _take_border(node: Node, low: list[int], high: list[int]) -> None:
     node.attrs = {**node.attrs, "padding": tuple((0, 0) for _ in padding)}
 
 
+def _reads_reshaped(node: Node) -> bool:
+    """Whether `node` is a 16x8 dense layer (dot_general) over a reshaped input (a
+    Conv1D's feature map flattened): fused into it, the reshape is a divide and a
+    remainder in every input index, which the packed steps cannot read as words; kept
+    as its own buffer (a view, or a copy of one row), the layer's input is a plain row."""
+    if node.op != "dot_general" or len(node.inputs) != 2:
+        return False
+    x, w = node.inputs
+    return x.type.dtype.name == "i16" and _weights(w) is not None and \
+        x.producer is not None and x.producer.op == "reshape"
+
+
 def pad_int16_channels(graph: Graph, target: Target) -> set[int]:
     """Rewrites, in place, the 16x8 convolutions and dense layers of `graph` (not its
     regions) with an odd input channel count, on targets with int16 packed steps
@@ -92,6 +104,8 @@ def pad_int16_channels(graph: Graph, target: Target) -> set[int]:
     for node in graph.nodes:
         found = _padded_count(node)
         if found is None:
+            if _reads_reshaped(node):
+                keep.add(id(node.inputs[0]))
             out.append(node)
             continue
         x_dim, w_dim, c2 = found
