@@ -30,15 +30,18 @@ from toolchain.target import load_board
 
 def layer16(rng: np.random.Generator, kind: str, h: int, w: int, cin: int, cout: int,
             kh: int = 1, kw: int = 1, stride: int = 1, dilation: int = 1,
-            padding: str = "SAME", name: str = "y") -> tuple[Op, Tensor, Tensor]:
+            padding: str = "SAME", name: str = "y",
+            rows: int = 1) -> tuple[Op, Tensor, Tensor]:
     """One 16x8 layer as TFLite's converter writes it (int16 activations with zero
     point 0, int8 per-channel weights, int64 bias): `kind` "conv", "depthwise"
-    (multiplier 1) or "dense" (on a [1, cin] input). The output scale keeps about 3
-    standard deviations of the sums in range."""
+    (multiplier 1) or "dense" (on a [1, cin] input, or [1, rows, cin / rows], which
+    FULLY_CONNECTED flattens). The output scale keeps about 3 standard deviations of the
+    sums in range."""
     in_scale = 1.0 / 4096
     depth = kh * kw * (1 if kind == "depthwise" else cin)
     if kind == "dense":
-        x = Tensor((1, cin), "int16", scale=in_scale, zero_point=0, name=f"{name}_in")
+        xshape = (1, cin) if rows == 1 else (1, rows, cin // rows)
+        x = Tensor(xshape, "int16", scale=in_scale, zero_point=0, name=f"{name}_in")
         wshape, qdim = (cout, cin), 0
     else:
         x = Tensor((1, h, w, cin), "int16", scale=in_scale, zero_point=0, name=f"{name}_in")
@@ -154,7 +157,32 @@ LAYERS = [
     dict(kind="depthwise", h=9, w=7, cin=13, cout=13, kh=3, kw=3, stride=2),
     dict(kind="dense", h=1, w=1, cin=27, cout=10),
     dict(kind="dense", h=1, w=1, cin=61, cout=7),
+    dict(kind="dense", h=1, w=1, cin=70, cout=16, rows=10),  # conv1d_kws's flattened map
 ]
+
+
+def _input_shape(layer: dict) -> tuple[int, ...]:
+    if layer["kind"] != "dense":
+        return (1, layer["h"], layer["w"], layer["cin"])
+    rows = layer.get("rows", 1)
+    return (1, layer["cin"]) if rows == 1 else (1, rows, layer["cin"] // rows)
+
+
+def test_dense_over_a_reshape_reads_a_plain_row(tmp_path: Path) -> None:
+    """The flattening reshape before a 16x8 dense layer is kept as its own buffer, so
+    the layer's input index is no divide and remainder and its steps pack (dsp16)."""
+    graph, _ = _graph(tmp_path, LAYERS[-1])
+    (dense,) = [n for n in graph.nodes if n.op == "dot_general"]
+    assert dense.inputs[0].producer.op == "reshape"
+    assert pad_int16_channels(graph, load_board("cortex-m4").target_info) == \
+        {id(dense.inputs[0])}
+    graph, _ = _graph(tmp_path, LAYERS[-1])
+    board = load_board("cortex-m4")
+    program = schedule_for_board(graph, board)
+    dots = [n.dot for s in program.steps if isinstance(s.kernel, Kernel)
+            and s.kernel.domain == (1, 16, 70)
+            for n in (s.schedule or choose_schedule(s.kernel, board.target_info)).nests]
+    assert dots == ["dsp16"]
 
 
 def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
@@ -162,8 +190,8 @@ def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     _, path = _graph(tmp_path, *LAYERS)
     build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
     rng = np.random.default_rng(5)
-    inputs = [rng.integers(-32768, 32768, (1, la["cin"]) if la["kind"] == "dense" else
-                           (1, la["h"], la["w"], la["cin"])).astype(np.int16) for la in LAYERS]
+    inputs = [rng.integers(-32768, 32768, _input_shape(la)).astype(np.int16)
+              for la in LAYERS]
     run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
     want, _ = run_tflm(path.read_bytes(), inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
