@@ -7,7 +7,8 @@ What the rewrite touches (16x8 convolutions and dense layers with an odd channel
 on DSP targets), what it makes of them (a pad of the input kept in RAM, holding the
 convolution's zero border too, zero weights), and the firmware on Cortex-M4 under QEMU:
 odd channel counts (3, 13, 61), strides, dilations, a depthwise 3x3 and a dense 27->10
-layer, bit for bit against the numpy reference and TFLite Micro.
+layer, bit for bit against the numpy reference and TFLite Micro (and on cortex-m7 and
+cortex-m33, which have the same steps).
 """
 
 from __future__ import annotations
@@ -185,10 +186,16 @@ def test_dense_over_a_reshape_reads_a_plain_row(tmp_path: Path) -> None:
     assert dots == ["dsp16"]
 
 
-def test_odd_channels_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+# The boards whose SIMD row has the int16 steps (the DSP extension), where the rewrite
+# applies.
+DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS)
+def test_odd_channels_bit_exact(tmp_path: Path, board: str) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     _, path = _graph(tmp_path, *LAYERS)
-    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
+    build = minirt.build(path, board, out_dir=tmp_path / "build")
     rng = np.random.default_rng(5)
     inputs = [rng.integers(-32768, 32768, _input_shape(la)).astype(np.int16)
               for la in LAYERS]
