@@ -88,6 +88,7 @@ from toolchain.schedule.pad_channels import (
     pad_int8_channels,
     staged_pointwise_layers,
 )
+from toolchain.schedule.pad_channels16 import pad_int16_channels
 from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
@@ -138,7 +139,8 @@ def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False
     (schedule/pad_channels.py; `leave_staged`: but not the pointwise layers the im2col
     kernel stages itself)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target, leave_staged) | window_pads(graph, target)
+    padded = pad_int8_channels(graph, target, leave_staged) | window_pads(graph, target) | \
+        pad_int16_channels(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 

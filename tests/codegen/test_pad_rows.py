@@ -56,6 +56,18 @@ def test_takes_a_border_alone() -> None:
     # _keeps_word_border).
     assert pad_rows_shape(_pad_kernel((1, 5, 5, 16), (1, 7, 7, 16), (0, 1, 1, 0)),
                           None) is not None
+def test_takes_an_int16_pair_pad_as_bytes() -> None:
+    """A 16x8 layer's odd channels padded to a pair (schedule/pad_channels16.py): 13
+    int16 channels to 14 are 26 bytes to 28, with the SAME border in the same pad; a
+    pad value whose two bytes differ has no byte form."""
+    assert pad_rows_shape(_pad_kernel((1, 12, 12, 13), (1, 16, 16, 14), (0, 2, 2, 0),
+                                      "i16"), None) == \
+        PadRows((1, 12, 12, 26), (0, 2, 2, 0), (1, 16, 16, 28), 0)
+    assert pad_rows_shape(_pad_kernel((1, 4, 4, 3), (1, 4, 4, 4), (0, 0, 0, 0), "i16",
+                                      value=-1), None) == \
+        PadRows((1, 4, 4, 6), (0, 0, 0, 0), (1, 4, 4, 8), -1)
+    assert pad_rows_shape(_pad_kernel((1, 4, 4, 3), (1, 4, 4, 4), (0, 0, 0, 0), "i16",
+                                      value=5), None) is None
 
 
 @pytest.mark.parametrize("shape,out,low,element", [
@@ -63,8 +75,9 @@ def test_takes_a_border_alone() -> None:
     ((1, 5, 5, 3), (1, 5, 5, 4), (0, 0, 0, 0), "i8"),  # a row shorter than a word
     ((1, 5, 5, 13), (1, 5, 5, 20), (0, 0, 0, 0), "i8"),  # past the next word
     ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 1), "i8"),  # low padding of the channels
-    ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 0), "i16"),  # not int8
-], ids=["words", "short", "wide", "low", "i16"])
+    ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 0), "i16"),  # int16 past its pair
+    ((1, 5, 5, 13), (1, 5, 5, 16), (0, 0, 0, 0), "i32"),  # not int8 or int16
+], ids=["words", "short", "wide", "low", "i16", "i32"])
 def test_leaves_other_pads(shape, out, low, element) -> None:
     assert pad_rows_shape(_pad_kernel(shape, out, low, element), None) is None
 

@@ -146,6 +146,24 @@ class DotEmitter:
         pad = ir.Constant(I32, (int(ld.pad.value) & 0xFFFF) * 0x00010001)
         return self.b.select(ok, pair[0], pad), self.b.select(ok, pair[1], pad)
 
+    def pair_step(self, acc: ir.Value) -> ir.Value:
+        """acc + the 2 products from the current point on along the packed dim of an
+        int16 kind (the last pair of a channel count that is even but no multiple of 4,
+        schedule/pad_channels16.py): one aligned word per operand and one SMLAD."""
+        x, w = dot_operands(self.k)
+        return self._mac(self._int16_pair(x), self._int16_pair(w), acc)
+
+    def _int16_pair(self, ld: Load) -> ir.Value:
+        """The 2 int16 elements of `ld` from the current point on along the packed dim as
+        one aligned word, or the pad value in both halves where the region's check
+        fails."""
+        ok, ptr = self.packed_pointer(ld)
+        word = self._cached(("w", id(ptr)), lambda: self._word_at(ptr))
+        if ok is None:
+            return word
+        pad = ir.Constant(I32, (int(ld.pad.value) & 0xFFFF) * 0x00010001)
+        return self.b.select(ok, word, pad)
+
     def dot_step(self, acc: ir.Value) -> ir.Value:
         """acc + the 4 products from the current point on along the packed dim."""
         x, w = dot_operands(self.k)

@@ -501,7 +501,8 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
         self.ranges[d] = (0, 0)
 
     def _reduce_body(self, points: list[dict[int, int]], slots: list[ir.Value],
-                     packed: bool = False) -> None:
+                     packed: bool = False,
+                     step: Callable[[ir.Value], ir.Value] | None = None) -> None:
         k = self.k
         b = self.b
         accs = [b.load(s) for s in slots]
@@ -512,7 +513,8 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
             self.point.update(zip(unroll, tap))
             for j, p in order:
                 self.point.update(p)
-                accs[j] = self.dot_step(accs[j]) if packed else self._combine(accs[j])
+                accs[j] = (step or self.dot_step)(accs[j]) if packed \
+                    else self._combine(accs[j])
         for d in unroll:
             self.point[d] = 0
         for slot, v in zip(slots, accs, strict=True):

@@ -23,6 +23,8 @@ from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import VECTOR_DOT_KINDS, dot_width, packed_written_out
 from toolchain.loops.tables import INT16_DOT_KINDS, dot_align
 
+INT16_PAIR = 2  # int16 elements per aligned word: one SMLAD operand
+
 I1 = ir.IntType(1)
 I32 = ir.IntType(32)
 
@@ -192,6 +194,16 @@ class PackedLoopEmitter:
         part of the reduction a whole packed step (a word, a vector) does not cover."""
         if not rest:
             return
+        if self.nest.dot in INT16_DOT_KINDS and rest >= INT16_PAIR:
+            # A pair of int16 elements is one aligned word of each operand: one SMLAD
+            # (start is a whole number of steps of 4, so the word is aligned).
+            self.base[d] = start
+            self.ranges[d] = (start, start)
+            with self._scope():
+                self._reduce_body(points, slots, packed=True, step=self.pair_step)
+            start, rest = start + INT16_PAIR, rest - INT16_PAIR
+            if not rest:
+                return
         self.varying |= {d}
         self.base[d] = start
         self.ranges[d] = (start, start)

@@ -1,4 +1,4 @@
-"""An int8 `pad` of the innermost dim up to whole words, as runtime calls.
+"""An int8 (or int16) `pad` of the innermost dim up to whole words, as runtime calls.
 
 schedule/pad_channels.py pads a pointwise int8 layer's input channels C (not a multiple
 of 4) to C4 = C rounded up to 4 in a dispatch of its own, so that the layer's packed
@@ -16,6 +16,8 @@ its input for the generated loop's order (schedule/overlap.py): the calls load e
 byte at or before that loop would and store at or after it, so that stays safe.
 
 Applies to a kernel whose body is exactly a bounds-checked load of one int8 operand
+(or int16, its rows taken as bytes: a 16x8 layer's odd channel count padded to a pair,
+schedule/pad_channels16.py, with a pad value whose two bytes are equal)
 with a constant pad value, indexed by each dim less a constant (the low padding), whose
 innermost dim grows by 1 to 3 to a multiple of 4 from at least 4 (no low padding), the
 other dims by any edge padding; its schedule must run forward one element at a time
@@ -45,6 +47,8 @@ COPY_BYTES_SYMBOL = "mrt_copy_bytes_s8"
 # The same around pixels of whole words (mrt_fill_words for the border).
 COPY_WORDS_SYMBOL = "mrt_copy_words_s8"
 WORD = 4
+# The element types the calls copy, by their bytes: int16 rows as bytes (twice as many).
+ELEMENT_BYTES = {"i8": 1, "i16": 2}
 # The SIMD kinds whose runtime has the calls (runtime_c/ukernel/<simd>/mrt_pad_dsp.c).
 PAD_ROWS_SIMD = frozenset({"dsp"})
 
@@ -84,18 +88,23 @@ def pad_rows_shape(k: Kernel, schedule: LoopSchedule | None) -> PadRows | None:
         return None
     (x,) = k.operands
     n = len(k.domain)
-    if x.dtype.name != "i8" or k.result.dtype.name != "i8" or len(x.shape) != n or \
+    size = ELEMENT_BYTES.get(x.dtype.name)
+    if size is None or k.result.dtype.name != x.dtype.name or len(x.shape) != n or \
             k.n_parallel != n or n < 2 or 0 in k.domain or 0 in x.shape:
         return None
+    value = int(body.pad.value)
+    if size == 2 and value & 0xFF != (value >> 8) & 0xFF:
+        return None  # as bytes, the pad value must be one byte repeated
     lows = [_low(e, d) for d, e in enumerate(body.index)]
     if any(lo is None for lo in lows) or lows[-1] != 0:
         return None
     low = tuple(int(lo) for lo in lows if lo is not None)
-    c, c4 = x.shape[-1], k.domain[-1]
-    # The channels padded to whole words, or (a border alone) kept as they are.
-    # The channels padded to whole words (from C no multiple of 4), or a border alone
-    # around pixels of any C from 4 (schedule/pad_channels.py keeps such a SAME border
-    # in RAM for a window: the byte calls).
+    # The innermost dim in bytes: an int16 pad of an odd C channels to C + 1 is an int8
+    # pad of 2C bytes to 2C + 2, a multiple of 4 (schedule/pad_channels16.py). The
+    # channels padded to whole words (from C no multiple of 4), or a border alone around
+    # pixels of any C from 4 bytes (schedule/pad_channels.py keeps such a SAME border in
+    # RAM for a window: the byte calls).
+    c, c4 = x.shape[-1] * size, k.domain[-1] * size
     border_alone = c4 == c and tuple(x.shape[:-1]) != tuple(k.domain[:-1])
     if c < WORD or not (border_alone or (c % WORD and c4 == -(-c // WORD) * WORD)) or \
             any(lo + s > o for lo, s, o in zip(low, x.shape, k.domain, strict=True)):
@@ -106,7 +115,7 @@ def pad_rows_shape(k: Kernel, schedule: LoopSchedule | None) -> PadRows | None:
     if schedule is not None and any(nest.reverse or nest.blocks or nest.vector
                                     for nest in schedule.nests):
         return None
-    return PadRows(tuple(x.shape), low, tuple(k.domain), int(body.pad.value))
+    return PadRows((*x.shape[:-1], c), low, (*k.domain[:-1], c4), value)
 
 
 def _callee(module: ir.Module, symbol: str, pointers: int, words: int) -> ir.Function:

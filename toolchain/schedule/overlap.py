@@ -226,6 +226,20 @@ class OverlapWalk:
                 return d
         return None
 
+    def shared_distance(self, a: LoopSchedule, b: LoopSchedule) -> int | None:
+        """The least distance safe for both schedules, which run their nests in the
+        same direction (a 16x8 layer's schedule before and after its weights are
+        widened, schedule/widen16_kernels.py), or None."""
+        times = [self._times(a), self._times(b)]
+        if times[0] is None or times[1] is None:
+            return None
+        rev = a.nests[0].reverse
+        first = max(_least_candidate(*t, rev) for t in times)  # type: ignore[misc]
+        for d in range(first - first % self.align, times[0][1].size, self.align):
+            if all(_safe(*t, d, rev) for t in times):  # type: ignore[misc]
+                return d
+        return None
+
     def _times(self, schedule: LoopSchedule) -> tuple[np.ndarray, np.ndarray] | None:
         """Per input byte the time of its last read, per output byte the time of its
         store (_NEVER: not read); None when the schedule cannot be walked."""

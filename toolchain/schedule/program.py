@@ -48,6 +48,7 @@ from toolchain.schedule.kinds import immediates_in_kinds, inline_into_kinds
 from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.sources import StepSources, step_sources
 from toolchain.schedule.split_tail import inline_tails, split_lookup_tails
+from toolchain.schedule.widen16_kernels import widened_schedule
 from toolchain.target import Target
 from toolchain.types import TensorType
 
@@ -693,6 +694,9 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
             walk = OverlapWalk(kernel, {i for i, t in enumerate(item.operands)
                                         if t is source})
             chosen = choose_schedule(kernel, target)
+            # A 16x8 layer's schedule once its weights are widened (after this plan):
+            # the place must suit it too (widen16_kernels.py).
+            wide = widened_schedule(item.kernel, target)
             found = []
             looser: list[LoopSchedule | None] = []  # found when first needed
             for reverse in (False, True):  # below, then above (the same loops reversed)
@@ -708,6 +712,9 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
                         d = walk.distance(loose)
                         if d is not None and (best[0] is None or d < best[0]):
                             best = (d, loose)
+                if best[0] is not None and wide is not None:
+                    best = (walk.shared_distance(
+                        best[1], reversed_tiles(wide) if reverse else wide), best[1])
                 if best[0] is not None:
                     found.append(Overlap(source, k, best[0], best[1], reverse))
             if found:

@@ -23,45 +23,16 @@ is packed (schedule/optimize.py, after the paired int8 weights):
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from toolchain.kernel.form import Kernel, Load, postorder
-from toolchain.loops import choose_schedule
-from toolchain.loops.patterns import int16_by_int8
 from toolchain.loops.rules import SIMD
 from toolchain.schedule.paired import _rechosen, ranked_int8_weights
 from toolchain.schedule.program import Buffer, Program
+from toolchain.schedule.widen16_kernels import takes_widened, widened_kernel
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType, dtype
 
 __all__ = ["widen_int16_weights", "widenable_weights"]
-
-
-def _widened_kernel(k: Kernel, j: int) -> Kernel:
-    """`k` reading its operand j (int8) as int16."""
-    ops = list(k.operands)
-    ops[j] = TensorType(ops[j].shape, dtype("i16"), ops[j].quant)
-    return replace(k, operands=tuple(ops))
-
-
-def _takes_widened(k: object, j: int, target: Target) -> bool:
-    """Whether the step with kernel `k` reads its operand j as the int8 side of an int16
-    x int8 sum of products whose every nest, as the rules choose them with the operand
-    widened, packs it. (A schedule the arena plan fixed is re-chosen where the plan's
-    place allows, schedule/paired.py `_rechosen`, else kept: scalar, still exact.)"""
-    if not isinstance(k, Kernel):
-        return False
-    found = int16_by_int8(k)
-    if found is None or found[1].operand != j:
-        return False
-    loads = [e for root in k.roots for e in postorder(root)
-             if isinstance(e, Load) and e.operand == j]
-    if any(e.pad is not None or e.valid is not None for e in loads):
-        return False
-    schedule = choose_schedule(_widened_kernel(k, j), target)
-    return bool(schedule.nests) and all(n.dot for n in schedule.nests)
 
 
 def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int, int]]],
@@ -70,7 +41,7 @@ def _ranked(program: Program, target: Target) -> tuple[dict[int, list[tuple[int,
     could read widened, the most reused first (paired.ranked_int8_weights)."""
     if not SIMD[target.capabilities.simd].int16_dot:
         return {}, []
-    return ranked_int8_weights(program, lambda step, j: _takes_widened(step.kernel, j, target))
+    return ranked_int8_weights(program, lambda step, j: takes_widened(step.kernel, j, target))
 
 
 def widenable_weights(program: Program, target: Target) -> list[int]:
@@ -97,7 +68,7 @@ def widen_int16_weights(program: Program, target: Target, flash_room: int) -> li
         program.constant_types[c] = TensorType(old_type.shape, dtype("i16"), old_type.quant)
         for i, j in readers[c]:
             step = program.steps[i]
-            step.kernel = _widened_kernel(step.kernel, j)
+            step.kernel = widened_kernel(step.kernel, j)
             old = step.buffers[j]
             step.buffers[j] = Buffer(old.kind, old.index, program.constants[c].nbytes)
             if step.schedule is not None:
