@@ -268,6 +268,13 @@ class UkernelDotEmitter:
                 or self.k.operands[x.operand].dtype.name != "i8":
             return False
         rows, cols = (self.k.domain[u] for u in unroll)
+        # Decided before any code is emitted for a window whose taps follow one another
+        # along its rows (every undilated one), so that its staging is emitted as before.
+        forms = tuple(affine_of(i) for i in x.index)
+        if any(f is None for f in forms) or flat_offset(
+                forms, row_strides(self.k.operands[x.operand].shape),
+                range(len(forms))).coeff(unroll[1]) in (0, words * WIDTH):
+            return False
         saved = self.varying
         self.varying = frozenset(unroll) | frozenset(q for p in pixels for q in p)
         found = []
