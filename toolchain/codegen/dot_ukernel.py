@@ -214,6 +214,9 @@ class UkernelDotEmitter:
             fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
             pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(
                 b.module, fty, kernel.pair_symbol)
+        if n == 2 and self._stage_window2(kernel, x, buf, taps, words, pixels):
+            self.staged = {"buffer": buf}  # read whole by _two_pixel_call
+            return
         # Each tap's words (a window's taps outside the input: the pad value's), taps
         # whose inputs follow one another (a window row's columns) paired in one call;
         # for two pixels, where both pixels' inputs do.
@@ -250,6 +253,63 @@ class UkernelDotEmitter:
         else:
             self.staged = {"buffer": buf, (x.operand, run[4][0]):
                            (buf, run[3][0] - words * WIDTH, words * WIDTH)}
+
+    def _stage_window2(self, kernel: Ukernel, x, buf: ir.Value, taps: list[tuple[int, ...]],
+                       words: int, pixels: list[dict[int, int]]) -> bool:
+        """Stages two pixels' whole window in one call (mrt_pair2w2_s8) where its taps
+        are two words each, all inside the input from one base, at a constant distance
+        from tap to tap along a row and from row to row, but not following one another
+        (a dilated window over 8 channels, whose taps window_rows.py cannot merge:
+        otherwise the runs of stage_input are fewer calls); False, emitting nothing,
+        where not."""
+        unroll = self.nest.unroll
+        symbol = kernel.pair_two_window2_symbol
+        if not symbol or words != 2 or len(unroll) != 2 \
+                or self.k.operands[x.operand].dtype.name != "i8":
+            return False
+        rows, cols = (self.k.domain[u] for u in unroll)
+        # Decided before any code is emitted for a window whose taps follow one another
+        # along its rows (every undilated one), so that its staging is emitted as before.
+        forms = tuple(affine_of(i) for i in x.index)
+        if any(f is None for f in forms) or flat_offset(
+                forms, row_strides(self.k.operands[x.operand].shape),
+                range(len(forms))).coeff(unroll[1]) in (0, words * WIDTH):
+            return False
+        saved = self.varying
+        self.varying = frozenset(unroll) | frozenset(q for p in pixels for q in p)
+        found = []
+        for tap in taps:
+            self.point.update(zip(unroll, tap))
+            here = []
+            for p in pixels:
+                self.point.update(p)
+                here.append(self._staged_source(x, words))
+            found.append(here)
+        for u in unroll:
+            self.point[u] = 0
+        self.point.update(pixels[0])
+        self.varying = saved
+        if any(f[2] is None for here in found for f in here):
+            return False  # a tap the region leaves tested
+        consts = [tuple(f[1] for f in here) for here in found]
+        # the tap's constant offset, the same for both pixels relative to their first tap
+        rel = [tuple(c[j] - consts[0][j] for j in range(len(pixels))) for c in consts]
+        if any(r[0] != r[1] for r in rel) or any(
+                f[2] != found[0][j][2] for here in found for j, f in enumerate(here)):
+            return False
+        col_jump = rel[1][0] if cols > 1 else 0
+        row_jump = rel[cols][0] if rows > 1 else 0
+        if col_jump == words * WIDTH or any(
+                rel[r * cols + c][0] != r * row_jump + c * col_jump
+                for r in range(rows) for c in range(cols)):
+            return False  # taps that follow one another: stage_input's runs
+        pair = self._ukernel_function(symbol, 7)  # dst, a, b, cols, rows, jumps
+        dst = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True,
+                         source_etype=buf.allocated_type)
+        self.b.call(pair, [dst, *(f[0] for f in found[0]), ir.Constant(I32, cols),
+                           ir.Constant(I32, rows), ir.Constant(I32, col_jump),
+                           ir.Constant(I32, row_jump - cols * col_jump)])
+        return True
 
     def _pixel_points(self) -> list[dict[int, int]]:
         """The pixels staged together (Nest.stage): the current one, or the tile's two

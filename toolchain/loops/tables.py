@@ -193,6 +193,9 @@ class Ukernel:
     # The same for two pixels' inputs at any byte (a merged window row of channels that
     # are no multiple of 4: schedule/window_rows.py), and `pair_symbol` reads them so.
     pair_two_unaligned_symbol: str = ""
+    # Two pixels' whole window of two-word taps that do not follow one another (a
+    # dilated window over 8 channels): dst, a, b, cols, rows, col_jump, row_next.
+    pair_two_window2_symbol: str = ""
     # A tile of one pixel against those interleaved rows (an odd dim's last pixel),
     # staged by `pair_symbol`.
     one_pixel_symbol: str = ""
@@ -218,6 +221,7 @@ UKERNELS: dict[str, Ukernel] = {
                    min_run_tap_steps=8, staged_symbol="mrt_dot_s16_paired_1x4",
                    pair_symbol="mrt_pair4_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
                    pair_two_symbol="mrt_pair2_s8", pair_two_unaligned_symbol="mrt_pair2u_s8",
+                   pair_two_window2_symbol="mrt_pair2w2_s8",
                    one_pixel_symbol="mrt_dot_s16_paired_1x4i",
                    row_calls=((2, "mrt_dot_s16_paired_2x2i", "mrt_dot_s16_paired_1x2i"),
                               (1, "mrt_dot_s16_paired_2x1i", "mrt_dot_s16_paired_1x1i")),
