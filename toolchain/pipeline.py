@@ -7,7 +7,6 @@ build leaves nothing half-written behind.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import shutil
@@ -86,7 +85,7 @@ from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimi
 from toolchain.schedule.pad_channels import (
     missed_staged_pointwise,
     pad_int8_channels,
-    staged_pointwise_layers,
+    pointwise_backup,
 )
 from toolchain.schedule.pad_channels16 import pad_int16_channels
 from toolchain.schedule.pad_helium import window_pads
@@ -144,15 +143,6 @@ def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False
     return schedule(graph, target=target, materialize=frozenset(padded))
 
 
-def _copy(graph: Graph) -> Graph | None:
-    """A deep copy of `graph`, or None where some attribute cannot be copied (the
-    schedule then keeps every pad, as it did)."""
-    try:
-        return copy.deepcopy(graph)
-    except (TypeError, copy.Error, RecursionError):
-        return None
-
-
 def schedule_for_board(graph: Graph, board: Board,
                        optimize: str = DEFAULT_OPTIMIZE) -> Program:
     """The Program of a prepared graph for `board`: scheduled for its target, with the
@@ -165,29 +155,26 @@ def schedule_for_board(graph: Graph, board: Board,
     # `size`, which binds no records). Should it refuse one after all (its flash room,
     # its epilogue), the graph is scheduled again, as it was, with every pad: unpadded,
     # the packed steps ran 1.5x slower (schedule/pad_channels.py).
-    left = staged_pointwise_layers(graph, target) if optimize != "size" else 0
-    backup = _copy(graph) if left else None
-    left = left if backup is not None else 0
-    program = schedule_for_target(graph, target, leave_staged=bool(left))
-    # Before the window rows are merged, which would rewrite the kernels it takes.
-    # The few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
-    store_fewout_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
-    store_first_layer_records(program, target,
-                              OPTIMIZE_MODES[optimize].paired_room(program, board))
-    if backup is not None and missed_staged_pointwise(program):
+    backup = pointwise_backup(graph, target) if optimize != "size" else None
+    room = OPTIMIZE_MODES[optimize].paired_room
+    program = schedule_for_target(graph, target, leave_staged=backup is not None)
+    for attempt in (1, 2):
+        # Before the window rows are merged, which would rewrite the kernels they take;
+        # the few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
+        store_fewout_records(program, target, room(program, board))
+        store_first_layer_records(program, target, room(program, board))
+        if attempt == 2 or backup is None or not missed_staged_pointwise(program):
+            break
         for f in dataclasses.fields(Graph):  # the caller's graph is the one scheduled
             setattr(graph, f.name, getattr(backup, f.name))
         program = schedule_for_target(graph, target)
-        store_first_layer_records(program, target,
-                                  OPTIMIZE_MODES[optimize].paired_room(program, board))
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.
     pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
-    store_row_pair_records(program, target, OPTIMIZE_MODES[optimize].paired_room(program, board))
-    store_depthwise5_records(program, target,
-                             OPTIMIZE_MODES[optimize].paired_room(program, board))
+    store_row_pair_records(program, target, room(program, board))
+    store_depthwise5_records(program, target, room(program, board))
     return program
 
 

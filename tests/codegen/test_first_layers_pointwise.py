@@ -8,8 +8,9 @@ steps' staged input from two tiles of outputs (loops/tables.py STAGE_MIN_TILES: 
 
 Channel counts of every remainder modulo 4 from 5 to 32, strides, odd output channel
 counts, a SAME 3x3 over 5 channels (a window, which keeps its widened pad), the layers
-the kernel refuses after all (a map of at most 256 outputs, --optimize size) and
-riscv32, which has no such kernel.
+the kernel refuses after all (its records not bound, --optimize size), maps of at most
+256 outputs (taken since their constants stay per-channel broadcasts) and riscv32, which
+has no such kernel.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from elftools.elf.elffile import ELFFile
 from tflite_models import build_model, int8_layer_op, run_tflm
 
 import minirt
+from toolchain import pipeline
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.pipeline import prepare_graph, schedule_for_board
@@ -42,9 +44,8 @@ UNPADDED = [(19, 6, c, 32, 1, 1, 1, "SAME") for c in (5, 7, 9, 11, 13, 15)] + [
 # packed steps with a staged input.
 OTHERS = [(19, 6, 31, 8, 1, 1, 1, "SAME"), (19, 6, 5, 32, 3, 3, 1, "SAME"),
           (19, 6, 32, 8, 1, 1, 1, "SAME"), (10, 10, 32, 9, 1, 1, 1, "SAME")]
-# At most 256 outputs: their biases are broadcast to the output at build time, which the
-# im2col kernel does not read; the pipeline schedules the graph again with the pads.
-# Beside them 7 -> 3, never padded (3 MACs a byte), which the kernel takes either way.
+# At most 256 outputs: their per-channel constants stay broadcasts (passes/fold.py), so
+# the im2col kernel takes them unpadded too. Beside them 7 -> 3, never padded.
 SMALL = [(2, 2, 7, 32, 1, 1, 1, "SAME"), (4, 4, 13, 8, 1, 1, 1, "SAME"),
          (19, 6, 7, 3, 1, 1, 1, "SAME")]
 
@@ -104,11 +105,22 @@ def test_the_other_layers_stay_exact(tmp_path: Path) -> None:
     assert "mrt_dot_s16_paired_2x4" in symbols  # 32 -> 8: two tiles, staged
 
 
-def test_layers_the_kernel_refuses_keep_their_pads(tmp_path: Path) -> None:
-    assert _pads(SMALL, tmp_path / "s") == 2
+def test_small_maps_take_the_kernel_unpadded(tmp_path: Path) -> None:
+    assert _pads(SMALL, tmp_path / "s") == 0
     symbols = _run(SMALL, "cortex-m4", tmp_path, seed=3)
-    assert PAD_CALL in symbols and {s for s in symbols if s.startswith(I2C)} == {
-        "mrt_i2c_only4_s8"}  # 7 -> 3's
+    assert PAD_CALL not in symbols and "mrt_i2c_only4_s8" in symbols
+
+
+def test_layers_the_kernel_refuses_keep_their_pads(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records not bound (as when the flash room runs out): the pipeline schedules the
+    graph again with every pad, and the packed steps read the padded input."""
+    monkeypatch.setattr(pipeline, "store_first_layer_records",
+                        lambda program, target, room: 0)
+    layers = UNPADDED[:3]
+    assert _pads(layers, tmp_path / "s") == 3
+    symbols = _run(layers, "cortex-m4", tmp_path, seed=6)
+    assert PAD_CALL in symbols and not {s for s in symbols if s.startswith(I2C)}
 
 
 def test_optimize_size_keeps_the_pads(tmp_path: Path) -> None:

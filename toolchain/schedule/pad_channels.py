@@ -40,6 +40,7 @@ it speeds up (MIN_MACS_PER_BYTE).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,7 +56,8 @@ from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
 from toolchain.target.descriptors import Target
 from toolchain.types import TensorType
 
-__all__ = ["missed_staged_pointwise", "pad_int8_channels", "staged_pointwise_layers"]
+__all__ = ["missed_staged_pointwise", "pad_int8_channels", "pointwise_backup",
+           "staged_pointwise_layers"]
 
 WORD = 4  # int8 elements per packed step (loops/tables.py DOT_WIDTH)
 
@@ -495,3 +497,16 @@ def _border_share(pad: Node) -> float:
     shape = pad.output.type.shape
     inner = pad.inputs[0].type.shape
     return 1 - int(np.prod(inner[:-1])) / int(np.prod(shape[:-1]))
+
+
+def pointwise_backup(graph: Graph, target: Target) -> Graph | None:
+    """A deep copy of `graph` to schedule again with every pad, where some pointwise
+    layer is left unpadded for the im2col kernel (staged_pointwise_layers); None where
+    none is, or where some attribute cannot be copied (every pad is then kept, as
+    before)."""
+    if not staged_pointwise_layers(graph, target):
+        return None
+    try:
+        return copy.deepcopy(graph)
+    except (TypeError, copy.Error, RecursionError):
+        return None
