@@ -84,6 +84,14 @@ ONLY_WORDS_PLAIN = 8
 # A last chunk without a table may hold 6 words (mrt_i2c_last6_s8), taken where the
 # others are whole chunks of 5: 1x1 over 21-22 or 31 channels.
 LAST_WORDS = 6
+# A window of more words to at most this many outputs, without a table, is one chunk
+# whose loop loads the staged words again per channel (mrt_i2c_only9_s8 ..
+# only18_s8: 3x3 over 2-4 channels, 5x5 over one): two LDMs per 5 words an output, as
+# the chunks pay, without their call a pixel per chunk and stack array of sums, which
+# few outputs do not amortize. cortex-m4, 3x3 8x8 SAME over 3 channels to 5:
+# MEASURED_IN_DOCS.
+STREAM_WORDS = range(9, 19)
+STREAM_MAX_OUTPUTS = 8
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -113,6 +121,15 @@ class FirstLayerPlan:
     k_high: Expr
     shift: Expr
     table: Load | None = None  # the activation's lookup after the requantization
+    outputs: int = 0  # the output channels
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the window is one chunk of more words than registers, loaded again
+        per channel (STREAM_WORDS, STREAM_MAX_OUTPUTS; not 1x1 windows, whose chunked
+        loops were tuned on their own)."""
+        return self.table is None and self.kh * self.kw > 1 and \
+            self.words in STREAM_WORDS and 0 < self.outputs <= STREAM_MAX_OUTPUTS
 
     @property
     def taps(self) -> int:
@@ -127,7 +144,8 @@ class FirstLayerPlan:
     def chunks(self) -> list[int]:
         """The staged words of each channel loop: one loop up to ONLY_WORDS (without a
         table ONLY_WORDS_PLAIN), else as even as they go, at most 5."""
-        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN):
+        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN) \
+                or self.streamed:
             return [self.words]
         if self.table is None and (self.words - LAST_WORDS) % CHUNK_WORDS == 0:
             return [CHUNK_WORDS] * ((self.words - LAST_WORDS) // CHUNK_WORDS) + [LAST_WORDS]
@@ -230,7 +248,8 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     if x.pad is None and (oy < 0 or ox < 0):
         return None
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
-                          int(x.pad.value) if x.pad is not None else 0, *parts, table)
+                          int(x.pad.value) if x.pad is not None else 0, *parts, table,
+                          k.domain[C])
     return plan
 
 
