@@ -88,8 +88,10 @@ LAST_WORDS = 6
 # whose loop loads the staged words again per channel (mrt_i2c_only9_s8 ..
 # only18_s8: 3x3 over 2-4 channels, 5x5 over one): two LDMs per 5 words an output, as
 # the chunks pay, without their call a pixel per chunk and stack array of sums, which
-# few outputs do not amortize. cortex-m4, 3x3 8x8 SAME over 3 channels to 5:
-# MEASURED_IN_DOCS.
+# few outputs do not amortize. cortex-m4, MAC per instruction: 3x3 8x8 SAME over 3
+# channels to 5 (tile_upsample_int8) 0.504 -> 0.613; 10x10 over 2 / 3 / 4 channels to 4
+# 0.46 / 0.48 / 0.51 -> 0.52 / 0.57 / 0.64, to 8 0.61 / 0.63 / 0.67 -> 0.65 / 0.72 /
+# 0.80; 5x5 9x9 over one channel to 6 0.53 -> 0.65 (docs/architecture.md).
 STREAM_WORDS = range(9, 19)
 STREAM_MAX_OUTPUTS = 8
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
