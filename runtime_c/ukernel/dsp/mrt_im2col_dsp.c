@@ -16,7 +16,8 @@
  * whole output row's pixels in one call. A window of more than 5 words runs in chunks
  * (loops unrolled four times), each a loop over the channels;
  * the first stores its partial sums in a stack array (sums), the middle ones add to
- * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
+ * them, the last adds its own and requantizes (to few outputs a window of 9-18 words is
+ * one chunk instead, its words loaded again per channel: mrt_i2c_only9_s8 .. only18). The sums are SMLAD's exact 32-bit sums of
  * the doubled products (the build checks they stay within +-2**30), so the results are
  * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
  * that --gc-sections keeps only those a model calls.
