@@ -84,16 +84,16 @@ ONLY_WORDS_PLAIN = 8
 # A last chunk without a table may hold 6 words (mrt_i2c_last6_s8), taken where the
 # others are whole chunks of 5: 1x1 over 21-22 or 31 channels.
 LAST_WORDS = 6
-# A window of more words to at most this many outputs, without a table, is one chunk
-# whose loop loads the staged words again per channel (mrt_i2c_only9_s8 ..
-# only18_s8: 3x3 over 2-4 channels, 5x5 over one): two LDMs per 5 words an output, as
-# the chunks pay, without their call a pixel per chunk and stack array of sums, which
-# few outputs do not amortize. cortex-m4, MAC per instruction: 3x3 8x8 SAME over 3
-# channels to 5 (tile_upsample_int8) 0.504 -> 0.613; 10x10 over 2 / 3 / 4 channels to 4
-# 0.46 / 0.48 / 0.51 -> 0.52 / 0.57 / 0.64, to 8 0.61 / 0.63 / 0.67 -> 0.65 / 0.72 /
-# 0.80; 5x5 9x9 over one channel to 6 0.53 -> 0.65 (docs/architecture.md).
-STREAM_WORDS = range(9, 19)
-STREAM_MAX_OUTPUTS = 8
+# A window of this many words (more than the loops hold in registers), without a
+# table, is one chunk whose loop loads the staged words again per channel
+# (mrt_i2c_only9_s8 .. only20_s8: 3x3 over 2-4 channels, 5x5 over one, 10x4 over one):
+# two LDMs per 5 words an output, as the chunks pay, without their call a pixel per
+# chunk and stack array of sums. Not where the chunks are 5s and a last 6 held in
+# registers (11 and 16 words: 1x7 over 3 channels 0.799 chunked, 0.773 streamed).
+# cortex-m4, MAC per instruction: 3x3 8x8 SAME over 3 channels to 5 (tile_upsample_int8)
+# 0.504 -> 0.613; 3x3 19x6 over 3 / 4 channels to 32 0.836 / 0.886 -> 0.893 / 0.982
+# (docs/architecture.md).
+STREAM_WORDS = range(9, 21)
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -123,15 +123,15 @@ class FirstLayerPlan:
     k_high: Expr
     shift: Expr
     table: Load | None = None  # the activation's lookup after the requantization
-    outputs: int = 0  # the output channels
 
     @property
     def streamed(self) -> bool:
         """Whether the window is one chunk of more words than registers, loaded again
-        per channel (STREAM_WORDS, STREAM_MAX_OUTPUTS; not 1x1 windows, whose chunked
-        loops were tuned on their own)."""
+        per channel (STREAM_WORDS; not 1x1 windows, whose chunked loops were tuned on
+        their own, nor a table's loops)."""
         return self.table is None and self.kh * self.kw > 1 and \
-            self.words in STREAM_WORDS and 0 < self.outputs <= STREAM_MAX_OUTPUTS
+            self.words in STREAM_WORDS and \
+            (self.words - LAST_WORDS) % CHUNK_WORDS != 0
 
     @property
     def taps(self) -> int:
@@ -250,8 +250,7 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     if x.pad is None and (oy < 0 or ox < 0):
         return None
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
-                          int(x.pad.value) if x.pad is not None else 0, *parts, table,
-                          k.domain[C])
+                          int(x.pad.value) if x.pad is not None else 0, *parts, table)
     return plan
 
 

@@ -16,9 +16,9 @@
  * whole output row's pixels in one call. A window of more than 5 words runs in chunks
  * (loops unrolled four times), each a loop over the channels;
  * the first stores its partial sums in a stack array (sums), the middle ones add to
- * them, the last adds its own and requantizes (to few outputs a window of 9-18 words is
- * one chunk instead, its words loaded again per channel: mrt_i2c_only9_s8 .. only18). The sums are SMLAD's exact 32-bit sums of
- * the doubled products (the build checks they stay within +-2**30), so the results are
+ * them, the last adds its own and requantizes (a window of 9-20 words, but 11 and 16, is
+ * one chunk instead, its words loaded again per channel: mrt_i2c_only9_s8 .. only20).
+ * The sums are SMLAD's exact 32-bit sums of the doubled products (the build checks they stay within +-2**30), so the results are
  * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
  * that --gc-sections keeps only those a model calls.
  *
@@ -325,14 +325,16 @@ MRT_I2C_DEFINE_LUT(4)
 MRT_I2C_DEFINE_LUT(5)
 MRT_I2C_DEFINE_LUT(6)
 
-/* The only chunk of 9-18 words, streamed (a 3x3 window over 2-4 channels, 5x5 over one,
- * to few outputs): more words than registers, so per channel the staged words are
+/* The only chunk of 9-20 words but 11 and 16, streamed (a 3x3 window over 2-4 channels,
+ * 5x5 or 10x4 over one): more words than registers, so per channel the staged words are
  * loaded again with its weights, five at a time (r4-r8 against r9-r12, lr; r2 walks the
  * pixel's words and is moved back after the channel). Per output two LDMs per 5 words,
  * one SMLAD a word, the requantization and the move back: 27 instructions for 14 words
  * (3x3 over 3 channels), where chunks of 5, 5 and 4 paid 27 too but three calls a
  * pixel with their entries, exits and a stack array of sums (about 50 instructions a
- * pixel, amortized over few outputs). The loop walks a row's pixels as
+ * pixel, which few outputs do not amortize: 3x3 8x8 over 3 channels to 5 0.50 -> 0.61
+ * MAC per instruction, to 32 on 19x6 0.84 -> 0.89). 11 and 16 words keep the chunks
+ * of 5 and a last one of 6 held in registers (mrt_i2c_last6_s8). The loop walks a row's pixels as
  * MRT_I2C_PIXELS, four channels a pass (eight bodies would overflow TBB's reach), the
  * records' end on the stack. */
 #define MRT_I2C_G_FIRST "ldm r1!, {r0, r9-r12, lr}\n" "ldm r2!, {r4-r8}\n" MRT_I2C_S5
@@ -376,11 +378,11 @@ __attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const i
 
 MRT_I2C_DEFINE_STREAM(9, MRT_I2C_G_FIRST MRT_I2C_G_LAST(4, 20))
 MRT_I2C_DEFINE_STREAM(10, MRT_I2C_G_FIRST MRT_I2C_G_LAST(5, 20))
-MRT_I2C_DEFINE_STREAM(11, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(1, 40))
 MRT_I2C_DEFINE_STREAM(12, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(2, 40))
 MRT_I2C_DEFINE_STREAM(13, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(3, 40))
 MRT_I2C_DEFINE_STREAM(14, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(4, 40))
 MRT_I2C_DEFINE_STREAM(15, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(5, 40))
-MRT_I2C_DEFINE_STREAM(16, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(1, 60))
 MRT_I2C_DEFINE_STREAM(17, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(2, 60))
 MRT_I2C_DEFINE_STREAM(18, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(3, 60))
+MRT_I2C_DEFINE_STREAM(19, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(4, 60))
+MRT_I2C_DEFINE_STREAM(20, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(5, 60))
