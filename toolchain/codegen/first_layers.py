@@ -15,7 +15,8 @@ geometry as constants:
   weights' order (LDRSB + STRH a tap, at constant offsets from the window's first), an
   odd K's last lane 0, written once. The runtime's C is built for size (-Oz), where
   this staging ran 5 instructions a tap in loops; here the taps are unrolled;
-- the channel loops: where the window is one chunk (up to 6 words), a whole output row
+- the channel loops: where the window is one chunk (up to 8 words, or 9-20 streamed:
+  first_layer_records `FirstLayerPlan.streamed`), a whole output row
   is staged and one call walks its pixels; otherwise one call per chunk and pixel, the
   partial sums in a stack array. A layer whose epilogue looks the requantized value up
   in an activation's table calls the _lut loop of its last (or only) chunk, with the

@@ -84,6 +84,16 @@ ONLY_WORDS_PLAIN = 8
 # A last chunk without a table may hold 6 words (mrt_i2c_last6_s8), taken where the
 # others are whole chunks of 5: 1x1 over 21-22 or 31 channels.
 LAST_WORDS = 6
+# A window of this many words (more than the loops hold in registers), without a
+# table, is one chunk whose loop loads the staged words again per channel
+# (mrt_i2c_only9_s8 .. only20_s8: 3x3 over 2-4 channels, 5x5 over one, 10x4 over one):
+# two LDMs per 5 words an output, as the chunks pay, without their call a pixel per
+# chunk and stack array of sums. Not where the chunks are 5s and a last 6 held in
+# registers (11 and 16 words: 1x7 over 3 channels 0.799 chunked, 0.773 streamed).
+# cortex-m4, MAC per instruction: 3x3 8x8 SAME over 3 channels to 5 (tile_upsample_int8)
+# 0.504 -> 0.613; 3x3 19x6 over 3 / 4 channels to 32 0.836 / 0.886 -> 0.893 / 0.982
+# (docs/architecture.md).
+STREAM_WORDS = range(9, 21)
 TABLE_SIZE = 256  # an int8 lookup's entries, the one of input -128 first
 # The stack a row of staged windows may take (one call of the channel loop a row, about
 # 8 instructions a pixel less than a call each); wider rows call it per pixel.
@@ -115,6 +125,15 @@ class FirstLayerPlan:
     table: Load | None = None  # the activation's lookup after the requantization
 
     @property
+    def streamed(self) -> bool:
+        """Whether the window is one chunk of more words than registers, loaded again
+        per channel (STREAM_WORDS; not 1x1 windows, whose chunked loops were tuned on
+        their own, nor a table's loops)."""
+        return self.table is None and self.kh * self.kw > 1 and \
+            self.words in STREAM_WORDS and \
+            (self.words - LAST_WORDS) % CHUNK_WORDS != 0
+
+    @property
     def taps(self) -> int:
         """K: the window's taps over its channels."""
         return self.kh * self.kw * self.cin
@@ -127,7 +146,8 @@ class FirstLayerPlan:
     def chunks(self) -> list[int]:
         """The staged words of each channel loop: one loop up to ONLY_WORDS (without a
         table ONLY_WORDS_PLAIN), else as even as they go, at most 5."""
-        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN):
+        if self.words <= (ONLY_WORDS if self.table is not None else ONLY_WORDS_PLAIN) \
+                or self.streamed:
             return [self.words]
         if self.table is None and (self.words - LAST_WORDS) % CHUNK_WORDS == 0:
             return [CHUNK_WORDS] * ((self.words - LAST_WORDS) // CHUNK_WORDS) + [LAST_WORDS]

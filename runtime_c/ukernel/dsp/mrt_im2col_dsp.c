@@ -16,8 +16,9 @@
  * whole output row's pixels in one call. A window of more than 5 words runs in chunks
  * (loops unrolled four times), each a loop over the channels;
  * the first stores its partial sums in a stack array (sums), the middle ones add to
- * them, the last adds its own and requantizes. The sums are SMLAD's exact 32-bit sums of
- * the doubled products (the build checks they stay within +-2**30), so the results are
+ * them, the last adds its own and requantizes (a window of 9-20 words, but 11 and 16, is
+ * one chunk instead, its words loaded again per channel: mrt_i2c_only9_s8 .. only20).
+ * The sums are SMLAD's exact 32-bit sums of the doubled products (the build checks they stay within +-2**30), so the results are
  * the reference's bit for bit. Each (kind, words) loop is a function of its own, so
  * that --gc-sections keeps only those a model calls.
  *
@@ -323,3 +324,65 @@ MRT_I2C_DEFINE_LUT(3)
 MRT_I2C_DEFINE_LUT(4)
 MRT_I2C_DEFINE_LUT(5)
 MRT_I2C_DEFINE_LUT(6)
+
+/* The only chunk of 9-20 words but 11 and 16, streamed (a 3x3 window over 2-4 channels,
+ * 5x5 or 10x4 over one): more words than registers, so per channel the staged words are
+ * loaded again with its weights, five at a time (r4-r8 against r9-r12, lr; r2 walks the
+ * pixel's words and is moved back after the channel). Per output two LDMs per 5 words,
+ * one SMLAD a word, the requantization and the move back: 27 instructions for 14 words
+ * (3x3 over 3 channels), where chunks of 5, 5 and 4 paid 27 too but three calls a
+ * pixel with their entries, exits and a stack array of sums (about 50 instructions a
+ * pixel, which few outputs do not amortize: 3x3 8x8 over 3 channels to 5 0.50 -> 0.61
+ * MAC per instruction, to 32 on 19x6 0.84 -> 0.89). 11 and 16 words keep the chunks
+ * of 5 and a last one of 6 held in registers (mrt_i2c_last6_s8). The loop walks a row's pixels as
+ * MRT_I2C_PIXELS, four channels a pass (eight bodies would overflow TBB's reach), the
+ * records' end on the stack. */
+#define MRT_I2C_G_FIRST "ldm r1!, {r0, r9-r12, lr}\n" "ldm r2!, {r4-r8}\n" MRT_I2C_S5
+#define MRT_I2C_G_MID "ldm r1!, {r9-r12, lr}\n" "ldm r2!, {r4-r8}\n" MRT_I2C_S5
+#define MRT_I2C_Q1 "ldr    r4, [r2]\n"
+#define MRT_I2C_Q2 "ldm    r2, {r4, r5}\n"
+#define MRT_I2C_Q3 "ldm    r2, {r4-r6}\n"
+#define MRT_I2C_Q4 "ldm    r2, {r4-r7}\n"
+#define MRT_I2C_Q5 "ldm    r2, {r4-r8}\n"
+/* The last group of G words after M middle groups, the move back, the requantization. */
+#define MRT_I2C_G_LAST(G, BACK) MRT_I2C_L##G MRT_I2C_Q##G MRT_I2C_S##G \
+  "sub    r2, r2, #" #BACK "\n" MRT_I2C_REQUANT
+#define MRT_I2C_STREAM_PIXELS(N, BODY) \
+  "push   {r4-r11, lr}\n" \
+  "mov    lr, #(4 * (" #N " + 4))\n" \
+  "mla    lr, r2, lr, r1\n" \
+  "and    r12, r2, #3\n" \
+  "mov    r2, lr\n" \
+  "push   {r0, r1, r2, r12}\n" \
+  "29:\n" \
+  "ldm    sp, {r0, r1, r2, r12}\n" \
+  "mov    r2, r0\n" \
+  "add    r0, r0, #(4 * " #N ")\n" \
+  "str    r0, [sp]\n" \
+  "tbb    [pc, r12]\n" \
+  "20:\n" \
+  ".byte  (21f - 20b) / 2, (24f - 20b) / 2, (23f - 20b) / 2, (22f - 20b) / 2\n" \
+  "21:\n" BODY "22:\n" BODY "23:\n" BODY "24:\n" BODY \
+  MRT_I2C_END_STACK \
+  "bne    21b\n" \
+  "ldr    r12, [sp, #52]\n" \
+  "subs   r12, r12, #1\n" \
+  "str    r12, [sp, #52]\n" \
+  "bne    29b\n" \
+  "add    sp, sp, #16\n" \
+  "pop    {r4-r11, pc}\n"
+#define MRT_I2C_DEFINE_STREAM(N, BODY) \
+__attribute__((naked, used)) void mrt_i2c_only##N##_s8(const int32_t *p, const int32_t *r, \
+        uint32_t n, int8_t *d, uint32_t pixels) \
+{ __asm__ volatile(MRT_I2C_STREAM_PIXELS(N, BODY)); }
+
+MRT_I2C_DEFINE_STREAM(9, MRT_I2C_G_FIRST MRT_I2C_G_LAST(4, 20))
+MRT_I2C_DEFINE_STREAM(10, MRT_I2C_G_FIRST MRT_I2C_G_LAST(5, 20))
+MRT_I2C_DEFINE_STREAM(12, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(2, 40))
+MRT_I2C_DEFINE_STREAM(13, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(3, 40))
+MRT_I2C_DEFINE_STREAM(14, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(4, 40))
+MRT_I2C_DEFINE_STREAM(15, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_LAST(5, 40))
+MRT_I2C_DEFINE_STREAM(17, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(2, 60))
+MRT_I2C_DEFINE_STREAM(18, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(3, 60))
+MRT_I2C_DEFINE_STREAM(19, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(4, 60))
+MRT_I2C_DEFINE_STREAM(20, MRT_I2C_G_FIRST MRT_I2C_G_MID MRT_I2C_G_MID MRT_I2C_G_LAST(5, 60))
