@@ -93,8 +93,10 @@ class DenseRowsEmitter:
             self.point[c] = saved
             first_tile = b.icmp_unsigned("==", start, ir.Constant(I32, 0))
             x_ptr = b.select(first_tile, x_ptr, ir.Constant(PTR, None))
-        # The last word's real elements and the pad value past them (0: a whole word).
-        tail = 0 if real == steps * WIDTH else (int(x.pad.value) & 0xFF) << 8 | real % WIDTH
+        # The mask of the last word's bytes past the real elements (the pad, 0), made
+        # here so the kernel only clears them (0: a whole word).
+        tail = 0 if real == steps * WIDTH else \
+            0xFFFFFFFF & ~((1 << 8 * (real % WIDTH)) - 1)
         zero = ir.Constant(I32, 0)
         self._dense_rows_call(points, slots, order, x_ptr, self._ukernel_pointer(*first),
                               steps, b.gep(buf, [zero, zero], inbounds=True), tail)

@@ -122,15 +122,15 @@ def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
 
 def padded_tail(k: Kernel, x: Load, r: int) -> int | None:
     """The input's real elements along reduced dim r where its load `x` is padded past
-    them (a dense layer's input channels padded to whole words, schedule/
-    pad_channels.py, with the pad fused): the kernel reads the last word whole and puts
-    the pad value in its bytes past them. The dim's extent when x is not padded; None
-    for any other padding (an index that may leave the operand otherwise, a pad that
-    is no integer constant, more than the last word padded)."""
+    them (a dense layer's input channels padded to whole words with 0, schedule/
+    pad_channels.py, with the pad fused): the kernel reads the last word whole and
+    clears its bytes past them. The dim's extent when x is not padded; None for any
+    other padding (an index that may leave the operand otherwise, a pad other than an
+    integer 0, more than the last word padded)."""
     if x.pad is None:
         return k.domain[r]
-    if not (isinstance(x.pad, Const) and x.pad.dtype.is_integer):
-        return None
+    if not (isinstance(x.pad, Const) and x.pad.dtype.is_integer and x.pad.value == 0):
+        return None  # the kernel clears the padded bytes (schedule/pad_channels.py pads 0)
     shape = k.operands[x.operand].shape
     real = None
     for idx, size in zip(x.index, shape, strict=True):

@@ -66,14 +66,24 @@
 
 #define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
   "push   {r4-r11, lr}\n" \
-  "sub    sp, sp, #16\n" \
-  "str    r0, [sp, #0]\n" \
-  "str    r3, [sp, #12]\n" \
-  "ldr    r4, [sp, #52]\n"            /* rows */ \
+  "sub    sp, sp, #32\n" \
+  "ldr    r4, [sp, #68]\n"            /* rows */ \
   "add    r4, r0, r4, lsl #2\n" \
   "subs   r4, r4, #8\n" \
-  "str    r4, [sp, #4]\n"             /* the last pair's sums */ \
-  "ldr    r12, [sp, #56]\n"           /* buf */ \
+  "strd   r0, r4, [sp, #0]\n"         /* the next sums; the last pair's */ \
+  "ldr    r12, [sp, #72]\n"           /* buf */ \
+  "ands   r5, r3, #3\n"               /* steps mod 4: a pair's entry */ \
+  "lsr    r4, r3, #2\n"               /* its passes of 4, one fewer entered in the loop */ \
+  "tst    r3, #2\n" \
+  "it     eq\n" \
+  "subeq  r4, r4, #1\n" \
+  "strd   r12, r4, [sp, #8]\n" \
+  "lsl    r6, r3, #" SHIFT "\n"       /* a row's bytes */ \
+  "adr.w  r7, 90f\n" \
+  "ldr    r7, [r7, r5, lsl #2]\n" \
+  "orr    r7, r7, #1\n"               /* Thumb state, whether or not the table has it */ \
+  "strd   r6, r7, [sp, #16]\n" \
+  "str    r3, [sp, #24]\n" \
   "cmp    r1, #0\n" \
   "beq    20f\n"                      /* already paired */ \
   /* The input paired into buf: 4 steps (16 values) a pass, then the others one by \
@@ -103,57 +113,47 @@
   "strd   r4, r5, [r12], #8\n" \
   "subs   r0, r0, #1\n" \
   "bne    13b\n" \
-  /* A padded last word: its bytes past the real ones (tail's low byte) are the pad \
-  * value (its second byte), paired again. */ \
+  /* A padded last word: its bytes past the real ones (tail: their mask, made at build \
+  * time) cleared, the pad value 0, paired again. */ \
   "14:\n" \
-  "ldr    r0, [sp, #60]\n" \
+  "ldr    r0, [sp, #76]\n" \
   "cbz    r0, 20f\n" \
-  "uxtb   r4, r0\n" \
-  "lsls   r4, r4, #3\n" \
-  "mov    r5, #1\n" \
-  "lsl    r5, r5, r4\n" \
-  "subs   r5, r5, #1\n"              /* the real bytes' mask */ \
-  "ubfx   r6, r0, #8, #8\n" \
-  "mov    r7, #0x01010101\n" \
-  "mul    r6, r6, r7\n"              /* the pad value in every byte */ \
   "ldr    r4, [r1, #-4]\n" \
-  "and    r4, r4, r5\n" \
-  "bic    r6, r6, r5\n" \
-  "orr    r4, r4, r6\n" \
+  "bic    r4, r4, r0\n" \
   "sxtb16 r5, r4, ror #8\n" \
   "sxtb16 r4, r4\n" \
   "strd   r4, r5, [r12, #-8]\n" \
   "20:\n" \
-  "ldr    r0, [sp, #0]\n" \
-  "ldr    r4, [sp, #4]\n" \
+  "ldrd   r0, r4, [sp, #0]\n" \
   "cmp    r0, r4\n" \
   "bhi    40f\n"                      /* a lone row */ \
-  /* Row pairs. */ \
+  /* Row pairs: r0 the pair's sums at the top, its passes of 4 steps inside. Each \
+  * enters where its step count mod 4 says (the table at 90), so the remainder is \
+  * not tested again pair by pair. */ \
   "30:\n" \
   "ldrd   r12, lr, [r0]\n" \
-  "ldr    r0, [sp, #12]\n" \
-  "add    r3, r2, r0, lsl #" SHIFT "\n"  /* the pair's second row */ \
-  "ldr    r1, [sp, #56]\n" \
-  "lsrs   r0, r0, #1\n"               /* C: an odd step */ \
-  "bcc    31f\n" \
+  "ldrd   r1, r0, [sp, #8]\n"         /* buf; the passes */ \
+  "ldr    r3, [sp, #16]\n" \
+  "add    r3, r2, r3\n"               /* the pair's second row */ \
+  "ldr    pc, [sp, #20]\n" \
+  "33:\n"                             /* 3 steps more than passes of 4 */ \
   MRT_DENSE_PAIR_STEP(W1) \
-  "31:\n" \
-  "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */ \
-  "bcc    32f\n" \
+  "32:\n"                             /* 2 more */ \
   MRT_DENSE_PAIR_2STEPS(W2) \
-  "32:\n" \
-  "beq    35f\n" \
-  "33:\n" \
+  "b      37f\n"                      /* the passes, tested first (none: steps 2, 3) */ \
+  "31:\n"                             /* 1 more (steps >= 5: a pass follows) */ \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "35:\n"                             /* whole passes: entered here with one fewer */ \
   MRT_DENSE_PAIR_2STEPS(W2) \
   MRT_DENSE_PAIR_2STEPS(W2) \
+  "37:\n" \
   "subs   r0, r0, #1\n" \
-  "bne    33b\n" \
-  "35:\n" \
-  "ldr    r0, [sp, #0]\n" \
+  "bpl    35b\n" \
+  "36:\n" \
+  "ldrd   r0, r4, [sp, #0]\n" \
   "strd   r12, lr, [r0], #8\n" \
   "str    r0, [sp, #0]\n" \
   "mov    r2, r3\n"                   /* the next pair: the row after the second */ \
-  "ldr    r4, [sp, #4]\n" \
   "cmp    r0, r4\n" \
   "bls    30b\n" \
   /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
@@ -163,8 +163,8 @@
   "cmp    r4, #4\n" \
   "bne    50f\n" \
   "ldr    r12, [r0]\n" \
-  "ldr    r1, [sp, #56]\n" \
-  "ldr    r0, [sp, #12]\n" \
+  "ldr    r1, [sp, #8]\n" \
+  "ldr    r0, [sp, #24]\n" \
   "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */ \
   "bcc    41f\n" \
   "ldrd   r4, r5, [r1], #8\n" \
@@ -181,25 +181,36 @@
   "ldr    r0, [sp, #0]\n" \
   "str    r12, [r0]\n" \
   "50:\n" \
-  "add    sp, sp, #16\n" \
-  "pop    {r4-r11, pc}\n"
+  "add    sp, sp, #32\n" \
+  "pop    {r4-r11, pc}\n" \
+  /* A pair's entry by steps mod 4. */ \
+  ".p2align 2\n" \
+  "90:\n" \
+  ".word  35b\n" \
+  ".word  31b\n" \
+  ".word  32b\n" \
+  ".word  33b\n"
 
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
  * rows follow one another). x: the int8 input (word-aligned), paired into buf (8*steps
  * bytes, word-aligned) first; or NULL when buf already holds it paired (a later tile of
- * the same pixel). tail: 0, or n | pad << 8 when only the last word's first n bytes
- * (1-3) are the input's (a dense layer's inputs padded to whole words): the others are
- * taken as the pad value (the word is read whole: it is aligned, so never past the
- * memory the input's last byte is in). steps >= 1, rows >= 1; w and sums word-aligned.
+ * the same pixel). tail: 0, or the mask of the last word's bytes past the input's
+ * (a dense layer's inputs padded to whole words with 0: 0xff000000 for 3 real bytes,
+ * 0xffffff00 for 1), which are taken as 0 (the word is read whole: it is aligned, so
+ * never past the memory the input's last byte is in). Made at build time, the fixup is
+ * 5 instructions where computing it from the count and pad value took 15. steps >= 2 (dense_rows_dim: 8 inputs; a window: 2
+ * taps), rows >= 1; w and sums word-aligned.
  *
- * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the last pair's
- * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+12
- * steps; the arguments rows, buf and tail at sp+52, 56
- * and 60.
- * A pair runs an odd step count's first step alone, then 2 steps where steps mod 4 is 2
- * or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS); neither LDM nor SMLAD sets
- * the flags, so one shift's carry and zero decide all three. */
+ * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the next sums, sp+4 the last pair's
+ * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+8 buf,
+ * sp+12 the passes of 4 steps a pair runs (one fewer where steps mod 4 is 0 or 1: those
+ * enter the loop at its top, the others at its test), sp+16 a row's bytes, sp+20 a
+ * pair's entry, sp+24 steps; the arguments rows, buf and tail at sp+68, 72 and 76.
+ * A pair is entered (LDR PC from the frame, computed once a call from steps mod 4) at an
+ * odd step count's first step alone, then 2 steps where steps mod 4 is 2 or 3, then
+ * passes of 4 (two of MRT_DENSE_PAIR_2STEPS); a pair's setup and end are 11 instructions
+ * (12 where steps mod 4 is 2 or 3), 16 when each pair tested steps' bits. */
 __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
                                                            const int16_t *w, uint32_t steps,
                                                            uint32_t rows, int16_t *buf,
