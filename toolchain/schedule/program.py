@@ -184,18 +184,31 @@ def _scalars_as_immediates(d: Dispatch, constants: dict[int, np.ndarray]) -> Dis
     constants in the code: an immediate instead of a binding and a load per element.
     A one-element constant of any shape counts: constant folding leaves broadcasts of a
     scalar to [1] (TFLite's int8 softmax divides an i64 by such a 2: loaded, the divisor
-    is unknown and the division a __divdi3 call, 648 B of helper on Cortex-M)."""
+    is unknown and the division a __divdi3 call, 648 B of helper on Cortex-M). So does
+    a splat (every element the same) read without a pad: folding broadcasts a small
+    layer's zero point to a table of its outputs ([1, 10] for a dense layer to 10), which
+    kernel/requant.py could not fold into its constant (an add after the shift and a
+    load per output: dense 64 -> 10 on cortex-m4 ~2 instructions an output)."""
     scalar = {i: constants[id(t)] for i, t in enumerate(d.operands)
-              if id(t) in constants and t.type.num_elements == 1}
+              if id(t) in constants and (t.type.num_elements == 1
+                                            or _splat(constants[id(t)]))}
     if not scalar:
         return d
 
     def fn(e: Expr, kids: tuple[Expr, ...]) -> Expr:
-        if isinstance(e, Load) and e.operand in scalar:
-            return Const(scalar[e.operand].item(), d.operands[e.operand].type.dtype)
+        if isinstance(e, Load) and e.operand in scalar and (
+                d.operands[e.operand].type.num_elements == 1 or e.pad is None):
+            return Const(np.asarray(scalar[e.operand]).flat[0].item(),
+                         d.operands[e.operand].type.dtype)
         return with_children(e, kids)
 
     return drop_unused_operands(Dispatch(rewrite_kernel(d.kernel, fn), d.operands, d.output))
+
+
+def _splat(values: np.ndarray) -> bool:
+    """Whether a constant's elements are all one integer value."""
+    arr = np.asarray(values)
+    return arr.size > 1 and arr.dtype.kind in "iu" and bool(np.all(arr == arr.flat[0]))
 
 
 def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
