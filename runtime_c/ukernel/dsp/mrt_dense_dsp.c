@@ -64,6 +64,18 @@
   "smlad  lr, r4, r8, lr\n" \
   "smlad  lr, r5, r9, lr\n"
 
+/* A pair's end: its sums stored, the next pair's first row the row after its second
+ * (r3), back to the pair's start (30) while the next sums are at most the last pair's. A
+ * pair's passes have two copies, so each entry falls into one and no pair branches
+ * more than once outside its passes. */
+#define MRT_DENSE_PAIR_END \
+  "ldrd   r0, r4, [sp, #0]\n" \
+  "strd   r12, lr, [r0], #8\n" \
+  "str    r0, [sp, #0]\n" \
+  "mov    r2, r3\n" \
+  "cmp    r0, r4\n" \
+  "bls    30b\n"
+
 #define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #32\n" \
@@ -72,11 +84,11 @@
   "subs   r4, r4, #8\n" \
   "strd   r0, r4, [sp, #0]\n"         /* the next sums; the last pair's */ \
   "ldr    r12, [sp, #72]\n"           /* buf */ \
-  "ands   r5, r3, #3\n"               /* steps mod 4: a pair's entry */ \
-  "lsr    r4, r3, #2\n"               /* its passes of 4, one fewer entered in the loop */ \
-  "tst    r3, #2\n" \
-  "it     eq\n" \
-  "subeq  r4, r4, #1\n" \
+  "and    r5, r3, #3\n"               /* steps mod 4 (+ 4 with no pass of 4): the entry */ \
+  "lsr    r4, r3, #2\n" \
+  "subs   r4, r4, #1\n"               /* the passes of 4 after the first */ \
+  "it     mi\n" \
+  "addmi  r5, r5, #4\n" \
   "strd   r12, r4, [sp, #8]\n" \
   "lsl    r6, r3, #" SHIFT "\n"       /* a row's bytes */ \
   "adr.w  r7, 90f\n" \
@@ -103,16 +115,23 @@
   "stm    r12!, {r4-r11}\n" \
   "subs   r0, r0, #1\n" \
   "bne    11b\n" \
+  /* The 1-3 words left: C bit 1 of steps (two words), N bit 0 (one); neither LDRD, \
+  * SXTB16 nor STM sets the flags. */ \
   "12:\n" \
-  "ands   r0, r3, #3\n" \
-  "beq    14f\n" \
+  "lsls   r0, r3, #31\n" \
+  "bcc    13f\n" \
+  "ldrd   r4, r6, [r1], #8\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "sxtb16 r7, r6, ror #8\n" \
+  "sxtb16 r6, r6\n" \
+  "stm    r12!, {r4-r7}\n" \
   "13:\n" \
+  "bpl    14f\n" \
   "ldr    r4, [r1], #4\n" \
   "sxtb16 r5, r4, ror #8\n" \
   "sxtb16 r4, r4\n" \
   "strd   r4, r5, [r12], #8\n" \
-  "subs   r0, r0, #1\n" \
-  "bne    13b\n" \
   /* A padded last word: its bytes past the real ones (tail: their mask, made at build \
   * time) cleared, the pad value 0, paired again. */ \
   "14:\n" \
@@ -136,26 +155,31 @@
   "ldr    r3, [sp, #16]\n" \
   "add    r3, r2, r3\n"               /* the pair's second row */ \
   "ldr    pc, [sp, #20]\n" \
-  "33:\n"                             /* 3 steps more than passes of 4 */ \
+  "31:\n"                             /* 1 step more than passes of 4 (>= 1) */ \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "51:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bpl    51b\n" \
+  MRT_DENSE_PAIR_END \
+  "b      40f\n" \
+  "47:\n"                             /* steps 3 */ \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "46:\n"                             /* steps 2 */ \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "b      36f\n" \
+  "33:\n"                             /* 3 more than passes of 4 (>= 1) */ \
   MRT_DENSE_PAIR_STEP(W1) \
   "32:\n"                             /* 2 more */ \
   MRT_DENSE_PAIR_2STEPS(W2) \
-  "b      37f\n"                      /* the passes, tested first (none: steps 2, 3) */ \
-  "31:\n"                             /* 1 more (steps >= 5: a pass follows) */ \
-  MRT_DENSE_PAIR_STEP(W1) \
-  "35:\n"                             /* whole passes: entered here with one fewer */ \
+  "35:\n"                             /* the passes of 4 */ \
   MRT_DENSE_PAIR_2STEPS(W2) \
   MRT_DENSE_PAIR_2STEPS(W2) \
-  "37:\n" \
   "subs   r0, r0, #1\n" \
   "bpl    35b\n" \
   "36:\n" \
-  "ldrd   r0, r4, [sp, #0]\n" \
-  "strd   r12, lr, [r0], #8\n" \
-  "str    r0, [sp, #0]\n" \
-  "mov    r2, r3\n"                   /* the next pair: the row after the second */ \
-  "cmp    r0, r4\n" \
-  "bls    30b\n" \
+  MRT_DENSE_PAIR_END \
   /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
   "40:\n" \
   "ldr    r4, [sp, #4]\n" \
@@ -183,13 +207,17 @@
   "50:\n" \
   "add    sp, sp, #32\n" \
   "pop    {r4-r11, pc}\n" \
-  /* A pair's entry by steps mod 4. */ \
+  /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused). */ \
   ".p2align 2\n" \
   "90:\n" \
   ".word  35b\n" \
   ".word  31b\n" \
   ".word  32b\n" \
-  ".word  33b\n"
+  ".word  33b\n" \
+  ".word  35b\n" \
+  ".word  35b\n" \
+  ".word  46b\n" \
+  ".word  47b\n"
 
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
@@ -204,13 +232,14 @@
  *
  * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the next sums, sp+4 the last pair's
  * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+8 buf,
- * sp+12 the passes of 4 steps a pair runs (one fewer where steps mod 4 is 0 or 1: those
- * enter the loop at its top, the others at its test), sp+16 a row's bytes, sp+20 a
- * pair's entry, sp+24 steps; the arguments rows, buf and tail at sp+68, 72 and 76.
- * A pair is entered (LDR PC from the frame, computed once a call from steps mod 4) at an
- * odd step count's first step alone, then 2 steps where steps mod 4 is 2 or 3, then
- * passes of 4 (two of MRT_DENSE_PAIR_2STEPS); a pair's setup and end are 11 instructions
- * (12 where steps mod 4 is 2 or 3), 16 when each pair tested steps' bits. */
+ * sp+12 the passes of 4 steps a pair runs but one, sp+16 a row's bytes, sp+20 a pair's
+ * entry, sp+24 steps; the arguments rows, buf and tail at sp+68, 72 and 76.
+ * A pair is entered (LDR PC from the frame, chosen once a call by steps mod 4 and
+ * whether a pass of 4 follows) at an odd step count's first step alone, then 2 steps
+ * where steps mod 4 is 2 or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS), laid
+ * out so that each entry falls through into its passes (those have two copies): a
+ * pair's setup and end are 11 instructions (12 with steps 2 or 3), 16 when each pair
+ * tested steps' bits. */
 __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
                                                            const int16_t *w, uint32_t steps,
                                                            uint32_t rows, int16_t *buf,
