@@ -65,13 +65,11 @@
   "smlad  lr, r5, r9, lr\n"
 
 /* A pair's end: its sums stored, the next pair's first row the row after its second
- * (r3), back to the pair's start (30) while the next sums are at most the last pair's. A
- * pair's passes have two copies, so each entry falls into one and no pair branches
- * more than once outside its passes. */
+ * (r3), back to the pair's start (30) while the next sums are at most the last pair's. */
 #define MRT_DENSE_PAIR_END \
-  "ldrd   r0, r4, [sp, #0]\n" \
+  "ldrd   r0, r4, [sp, #16]\n" \
   "strd   r12, lr, [r0], #8\n" \
-  "str    r0, [sp, #0]\n" \
+  "str    r0, [sp, #16]\n" \
   "mov    r2, r3\n" \
   "cmp    r0, r4\n" \
   "bls    30b\n"
@@ -82,19 +80,19 @@
   "ldr    r4, [sp, #68]\n"            /* rows */ \
   "add    r4, r0, r4, lsl #2\n" \
   "subs   r4, r4, #8\n" \
-  "strd   r0, r4, [sp, #0]\n"         /* the next sums; the last pair's */ \
+  "strd   r0, r4, [sp, #16]\n"        /* the next sums; the last pair's */ \
   "ldr    r12, [sp, #72]\n"           /* buf */ \
   "and    r5, r3, #3\n"               /* steps mod 4 (+ 4 with no pass of 4): the entry */ \
   "lsr    r4, r3, #2\n" \
   "subs   r4, r4, #1\n"               /* the passes of 4 after the first */ \
   "it     mi\n" \
   "addmi  r5, r5, #4\n" \
-  "strd   r12, r4, [sp, #8]\n" \
+  "strd   r4, r12, [sp, #0]\n"        /* the passes; buf */ \
   "lsl    r6, r3, #" SHIFT "\n"       /* a row's bytes */ \
   "adr.w  r7, 90f\n" \
   "ldr    r7, [r7, r5, lsl #2]\n" \
   "orr    r7, r7, #1\n"               /* Thumb state, whether or not the table has it */ \
-  "strd   r6, r7, [sp, #16]\n" \
+  "strd   r6, r7, [sp, #8]\n"         /* a row's bytes; the entry */ \
   "str    r3, [sp, #24]\n" \
   "cmp    r1, #0\n" \
   "beq    20f\n"                      /* already paired */ \
@@ -143,37 +141,55 @@
   "sxtb16 r4, r4\n" \
   "strd   r4, r5, [r12, #-8]\n" \
   "20:\n" \
-  "ldrd   r0, r4, [sp, #0]\n" \
+  "ldrd   r0, r4, [sp, #16]\n" \
   "cmp    r0, r4\n" \
   "bhi    40f\n"                      /* a lone row */ \
-  /* Row pairs: r0 the pair's sums at the top, its passes of 4 steps inside. Each \
-  * enters where its step count mod 4 says (the table at 90), so the remainder is \
-  * not tested again pair by pair. */ \
+  /* Row pairs: r0 the pair's sums at the top, its passes of 4 steps inside. One LDM \
+  * from the frame gives the passes (r0), buf (r1), a row's bytes (r3) and jumps to \
+  * the pair's entry (pc), chosen once a call by steps mod 4 and whether a pass of 4 \
+  * follows (the table at 90); each entry makes r3 the second row (the first's \
+  * pointer + a row) and, but steps mod 4 = 3 and steps 3, falls through into its \
+  * passes (three copies). */ \
   "30:\n" \
   "ldrd   r12, lr, [r0]\n" \
-  "ldrd   r1, r0, [sp, #8]\n"         /* buf; the passes */ \
-  "ldr    r3, [sp, #16]\n" \
-  "add    r3, r2, r3\n"               /* the pair's second row */ \
-  "ldr    pc, [sp, #20]\n" \
-  "31:\n"                             /* 1 step more than passes of 4 (>= 1) */ \
-  MRT_DENSE_PAIR_STEP(W1) \
-  "51:\n" \
+  "ldm    sp, {r0, r1, r3, pc}\n" \
+  "60:\n"                             /* steps mod 4 = 0 */ \
+  "add    r3, r2, r3\n" \
+  "61:\n" \
   MRT_DENSE_PAIR_2STEPS(W2) \
   MRT_DENSE_PAIR_2STEPS(W2) \
   "subs   r0, r0, #1\n" \
-  "bpl    51b\n" \
+  "bpl    61b\n" \
+  MRT_DENSE_PAIR_END \
+  "b      40f\n" \
+  "31:\n"                             /* 1: a step, then passes (steps >= 5) */ \
+  "add    r3, r2, r3\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "62:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bpl    62b\n" \
   MRT_DENSE_PAIR_END \
   "b      40f\n" \
   "47:\n"                             /* steps 3 */ \
+  "add    r3, r2, r3\n" \
   MRT_DENSE_PAIR_STEP(W1) \
+  "b      48f\n" \
   "46:\n"                             /* steps 2 */ \
+  "add    r3, r2, r3\n" \
+  "48:\n" \
   MRT_DENSE_PAIR_2STEPS(W2) \
   "b      36f\n" \
-  "33:\n"                             /* 3 more than passes of 4 (>= 1) */ \
+  "33:\n"                             /* 3: a step, 2 steps, then passes */ \
+  "add    r3, r2, r3\n" \
   MRT_DENSE_PAIR_STEP(W1) \
-  "32:\n"                             /* 2 more */ \
+  "b      34f\n" \
+  "32:\n"                             /* 2: 2 steps, then passes */ \
+  "add    r3, r2, r3\n" \
+  "34:\n" \
   MRT_DENSE_PAIR_2STEPS(W2) \
-  "35:\n"                             /* the passes of 4 */ \
+  "35:\n" \
   MRT_DENSE_PAIR_2STEPS(W2) \
   MRT_DENSE_PAIR_2STEPS(W2) \
   "subs   r0, r0, #1\n" \
@@ -182,12 +198,12 @@
   MRT_DENSE_PAIR_END \
   /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
   "40:\n" \
-  "ldr    r4, [sp, #4]\n" \
+  "ldr    r4, [sp, #20]\n" \
   "subs   r4, r0, r4\n" \
   "cmp    r4, #4\n" \
   "bne    50f\n" \
   "ldr    r12, [r0]\n" \
-  "ldr    r1, [sp, #8]\n" \
+  "ldr    r1, [sp, #4]\n" \
   "ldr    r0, [sp, #24]\n" \
   "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */ \
   "bcc    41f\n" \
@@ -202,7 +218,7 @@
   "subs   r0, r0, #1\n" \
   "bne    42b\n" \
   "43:\n" \
-  "ldr    r0, [sp, #0]\n" \
+  "ldr    r0, [sp, #16]\n" \
   "str    r12, [r0]\n" \
   "50:\n" \
   "add    sp, sp, #32\n" \
@@ -210,12 +226,12 @@
   /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused). */ \
   ".p2align 2\n" \
   "90:\n" \
-  ".word  35b\n" \
+  ".word  60b\n" \
   ".word  31b\n" \
   ".word  32b\n" \
   ".word  33b\n" \
-  ".word  35b\n" \
-  ".word  35b\n" \
+  ".word  60b\n" \
+  ".word  60b\n" \
   ".word  46b\n" \
   ".word  47b\n"
 
@@ -230,16 +246,15 @@
  * 5 instructions where computing it from the count and pad value took 15. steps >= 2 (dense_rows_dim: 8 inputs; a window: 2
  * taps), rows >= 1; w and sums word-aligned.
  *
- * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the next sums, sp+4 the last pair's
- * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+8 buf,
- * sp+12 the passes of 4 steps a pair runs but one, sp+16 a row's bytes, sp+20 a pair's
- * entry, sp+24 steps; the arguments rows, buf and tail at sp+68, 72 and 76.
- * A pair is entered (LDR PC from the frame, chosen once a call by steps mod 4 and
- * whether a pass of 4 follows) at an odd step count's first step alone, then 2 steps
- * where steps mod 4 is 2 or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS), laid
- * out so that each entry falls through into its passes (those have two copies): a
- * pair's setup and end are 11 instructions (12 with steps 2 or 3), 16 when each pair
- * tested steps' bits. */
+ * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the passes of 4 steps a pair runs but
+ * one, sp+4 buf, sp+8 a row's bytes, sp+12 a pair's entry (one LDM takes the four and
+ * jumps), sp+16 the next sums, sp+20 the last pair's sums (sums + 4*rows - 8: pairs run
+ * while the next sums are at most there), sp+24 steps; the arguments rows, buf and tail
+ * at sp+68, 72 and 76.
+ * A pair's steps are an odd step count's first step alone, then 2 steps where steps mod
+ * 4 is 2 or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS). Its setup and end are 9
+ * instructions (10 where steps mod 4 is 3 or steps is 3), 16 when each pair tested
+ * steps' bits and read its frame word by word. */
 __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
                                                            const int16_t *w, uint32_t steps,
                                                            uint32_t rows, int16_t *buf,
