@@ -18,13 +18,16 @@ from dataclasses import replace
 
 from llvmlite import ir
 
-from toolchain.codegen.addresses import flat_offset
+from toolchain.codegen.addresses import flat_offset, row_strides
 from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
+from toolchain.kernel.form import Load
+from toolchain.loops.affine import affine_of
 from toolchain.loops.dense_rows import (
     DENSE_ROWS_KIND,
     DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
+    INIT_SUFFIX,
     dense_rows_operands,
     padded_tail,
     weights_paired,
@@ -33,6 +36,11 @@ from toolchain.loops.dense_rows import (
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 DENSE_ROWS_DSP = "dsp"  # the SIMD row's dot kind whose staging a window's tile reuses
+# From this many rows a call copies its sums' start from their table itself (the
+# kernel's entry with `init`): 16 values copied by the generated code took ~45
+# instructions (kept in registers, spilled), the kernel's copy ~24; 10 about as many
+# either way, so fewer rows keep the entry without it.
+INIT_ROWS = 12
 
 
 class DenseRowsEmitter:
@@ -113,17 +121,22 @@ class DenseRowsEmitter:
         sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
         b.position_at_end(here)
         symbol = DENSE_ROWS_SYMBOL if weights_paired(self.k) else DENSE_ROWS_S8_SYMBOL
+        init = self._init_rows(points, order) if len(points) >= INIT_ROWS else None
+        params = [PTR, PTR, PTR, I32, I32, PTR, I32]
+        if init is not None:
+            symbol += INIT_SUFFIX
+            params.append(PTR)
         fn = b.module.globals.get(symbol)
         if fn is None:
-            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR, I32])
-            fn = ir.Function(b.module, fty, symbol)
+            fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), params), symbol)
         zero = ir.Constant(I32, 0)
         cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
                  for i in range(len(points))]
-        for cell, j in zip(cells, order, strict=True):
-            b.store(b.load(slots[j]), cell)
+        if init is None:
+            for cell, j in zip(cells, order, strict=True):
+                b.store(b.load(slots[j]), cell)
         b.call(fn, [cells[0], x, w, ir.Constant(I32, steps), ir.Constant(I32, len(points)),
-                    buf, ir.Constant(I32, tail)])
+                    buf, ir.Constant(I32, tail), *([init] if init is not None else [])])
         # The call ends the reduction (its one loop, the whole packed dim): each point's
         # slot becomes its cell, read where the point's epilogue starts (codegen/nest.py
         # LateSum), not all read back at once: with the requantization's values 16 sums
@@ -135,6 +148,33 @@ class DenseRowsEmitter:
                 slots[j] = cell
             else:
                 b.store(b.load(cell), slots[j])
+
+    def _init_rows(self, points: list[dict[int, int]], order: list[int]) -> ir.Value | None:
+        """The address of the tile's first row's start value where the sums start from
+        an int32 table read as stored, one element a row in row order (a bias): the
+        kernel copies them into its sums (4 to 8 words an LDM / STM). None otherwise."""
+        k = self.k
+        init = k.init
+        if not isinstance(init, Load) or init.pad is not None or init.valid is not None \
+                or init.operand in k.paired or init.operand in k.bit_packed \
+                or k.operands[init.operand].dtype != k.acc_dtype \
+                or k.acc_dtype.name != "i32":
+            return None
+        forms = self.affine.get(id(init)) or tuple(affine_of(i) for i in init.index)
+        if any(f is None for f in forms):
+            return None
+        flat = flat_offset(forms, row_strides(k.operands[init.operand].shape or ()),
+                           range(len(forms)))
+        parts = []
+        for j in order:
+            self.point.update(points[j])
+            parts.append(self._affine_parts(init.operand, flat))
+        first = parts[0]
+        if any(p[0] is not first[0] or p[2] != first[2] or p[1] != first[1] + i
+               for i, p in enumerate(parts)):
+            return None
+        self.point.update(points[order[0]])
+        return self._affine_address(init.operand, flat)
 
     def stage_input(self) -> None:
         """Nest.stage for a window's dense-rows tile: the window staged as for the 1x4
