@@ -28,10 +28,10 @@ from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
 from toolchain.loops import choose_schedule
 from toolchain.loops.dense_rows import (
+    COPY_WORDS_SYMBOL,
     DENSE_ROWS_KIND,
     DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
-    INIT_SUFFIX,
     dense_rows_dim,
     padded_tail,
     weights_paired,
@@ -129,8 +129,8 @@ def test_pointwise_on_one_pixel_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     assert convs.count(DENSE_ROWS_KIND) == len(POINTWISE_1X1) - 1, convs
 
 
-# Tiles of 12 or more rows: the entry that copies the sums' start (a bias) itself
-# (INIT_SUFFIX): 8 words at a time, then 4, 2, 1 (rows 12, 13, 16, 17 in 16-row tiles).
+# Tiles of 12 or more rows: their sums' start (a bias) copied by mrt_copy_words, 8 words
+# at a time, then 4, 2, 1 (rows 12, 13, 16, 17 in 16-row tiles).
 INIT_TILES = [(64, 32), (67, 32), (13, 40), (16, 12), (21, 17), (9, 45),
               dict(h=6, w=5, cin=32, cout=13, kh=1, kw=7)]
 
@@ -139,7 +139,10 @@ INIT_TILES = [(64, 32), (67, 32), (13, 40), (16, 12), (21, 17), (9, 45),
                                              ("size", DENSE_ROWS_S8_SYMBOL)])
 def test_sums_start_copied_by_the_call_bit_exact_on_cortex_m4(tmp_path: Path, optimize: str,
                                                               symbol: str) -> None:
-    _check(tmp_path, "cortex-m4", INIT_TILES, optimize=optimize, symbol=symbol + INIT_SUFFIX)
+    _check(tmp_path, "cortex-m4", INIT_TILES, optimize=optimize, symbol=symbol)
+    with open(tmp_path / "cortex-m4" / "firmware.elf", "rb") as f:
+        names = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    assert COPY_WORDS_SYMBOL in names
 
 
 def test_unpaired_weights_bit_exact_on_cortex_m4(tmp_path: Path) -> None:

@@ -24,10 +24,10 @@ from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Load
 from toolchain.loops.affine import affine_of
 from toolchain.loops.dense_rows import (
+    COPY_WORDS_SYMBOL,
     DENSE_ROWS_KIND,
     DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
-    INIT_SUFFIX,
     dense_rows_operands,
     padded_tail,
     weights_paired,
@@ -36,10 +36,10 @@ from toolchain.loops.dense_rows import (
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 DENSE_ROWS_DSP = "dsp"  # the SIMD row's dot kind whose staging a window's tile reuses
-# From this many rows a call copies its sums' start from their table itself (the
-# kernel's entry with `init`): 16 values copied by the generated code took ~45
-# instructions (kept in registers, spilled), the kernel's copy ~24; 10 about as many
-# either way, so fewer rows keep the entry without it.
+# From this many rows a tile's sums' start is copied from its table by mrt_copy_words
+# (runtime_c/ukernel/dsp/mrt_dense_dsp.c): 16 values copied by the generated code took
+# ~45 instructions (kept in registers, spilled), the call ~21; 10 about as many either
+# way, so fewer rows keep the generated copy.
 INIT_ROWS = 12
 
 
@@ -121,22 +121,19 @@ class DenseRowsEmitter:
         sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
         b.position_at_end(here)
         symbol = DENSE_ROWS_SYMBOL if weights_paired(self.k) else DENSE_ROWS_S8_SYMBOL
-        init = self._init_rows(points, order) if len(points) >= INIT_ROWS else None
-        params = [PTR, PTR, PTR, I32, I32, PTR, I32]
-        if init is not None:
-            symbol += INIT_SUFFIX
-            params.append(PTR)
-        fn = b.module.globals.get(symbol)
-        if fn is None:
-            fn = ir.Function(b.module, ir.FunctionType(ir.VoidType(), params), symbol)
+        fn = self._runtime_function(symbol, [PTR, PTR, PTR, I32, I32, PTR, I32])
         zero = ir.Constant(I32, 0)
         cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
                  for i in range(len(points))]
-        if init is None:
+        init = self._init_rows(points, order) if len(points) >= INIT_ROWS else None
+        if init is not None:
+            copy = self._runtime_function(COPY_WORDS_SYMBOL, [PTR, PTR, I32])
+            b.call(copy, [cells[0], init, ir.Constant(I32, len(points))])
+        else:
             for cell, j in zip(cells, order, strict=True):
                 b.store(b.load(slots[j]), cell)
         b.call(fn, [cells[0], x, w, ir.Constant(I32, steps), ir.Constant(I32, len(points)),
-                    buf, ir.Constant(I32, tail), *([init] if init is not None else [])])
+                    buf, ir.Constant(I32, tail)])
         # The call ends the reduction (its one loop, the whole packed dim): each point's
         # slot becomes its cell, read where the point's epilogue starts (codegen/nest.py
         # LateSum), not all read back at once: with the requantization's values 16 sums
@@ -149,10 +146,18 @@ class DenseRowsEmitter:
             else:
                 b.store(b.load(cell), slots[j])
 
+    def _runtime_function(self, symbol: str, params: list[ir.Type]) -> ir.Function:
+        """runtime_c's `symbol` (void, `params`), declared once in the module."""
+        fn = self.b.module.globals.get(symbol)
+        if fn is None:
+            fn = ir.Function(self.b.module, ir.FunctionType(ir.VoidType(), params), symbol)
+        return fn
+
     def _init_rows(self, points: list[dict[int, int]], order: list[int]) -> ir.Value | None:
         """The address of the tile's first row's start value where the sums start from
         an int32 table read as stored, one element a row in row order (a bias): the
-        kernel copies them into its sums (4 to 8 words an LDM / STM). None otherwise."""
+        call copies them into its sums (mrt_copy_words: 8 words an LDM / STM). None
+        otherwise."""
         k = self.k
         init = k.init
         if not isinstance(init, Load) or init.pad is not None or init.valid is not None \

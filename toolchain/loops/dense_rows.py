@@ -26,14 +26,14 @@ from toolchain.loops.tables import (
     UNPACKED_LOAD,
 )
 
-__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_S8_SYMBOL", "DENSE_ROWS_SYMBOL", "INIT_SUFFIX",
+__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_S8_SYMBOL", "DENSE_ROWS_SYMBOL", "COPY_WORDS_SYMBOL",
            "dense_rows_candidates", "dense_rows_dim", "dense_rows_only", "dense_rows_operands",
            "padded_tail", "weights_paired", "window_rows_candidates", "window_rows_stage"]
 
 DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
 DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
 DENSE_ROWS_S8_SYMBOL = "mrt_dense_s8_rows"  # its weights int8 as stored
-INIT_SUFFIX = "_init"  # the entry that first copies the sums' start from a table
+COPY_WORDS_SYMBOL = "mrt_copy_words"  # a tile's sums' start copied from its table
 # The SIMD rows (their int8_dot kind) whose runtime_c has the kernel.
 DENSE_ROWS_DOTS = frozenset({"dsp"})
 # Instructions of the kernel (runtime_c/ukernel/dsp/mrt_dense_dsp.c), counted from its

@@ -74,10 +74,9 @@
   "cmp    r0, r4\n" \
   "bls    30b\n"
 
-#define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT, INIT) \
+#define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #32\n" \
-  "5:\n"                              /* the entry with init joins here */ \
   "ldr    r4, [sp, #68]\n"            /* rows */ \
   "add    r4, r0, r4, lsl #2\n" \
   "subs   r4, r4, #8\n" \
@@ -224,43 +223,6 @@
   "50:\n" \
   "add    sp, sp, #32\n" \
   "pop    {r4-r11, pc}\n" \
-  /* The entry with init (a symbol of its own): the sums' start copied into sums, 8 \
-  * words an LDM / STM (r3 lent: steps kept in the frame), then 4, 2, 1 by the bits \
-  * of rows; then the call as without. */ \
-  ".globl " INIT "\n" \
-  ".type  " INIT ", %function\n" \
-  ".thumb_func\n" \
-  INIT ":\n" \
-  "push   {r4-r11, lr}\n" \
-  "sub    sp, sp, #32\n" \
-  "str    r3, [sp, #24]\n" \
-  "ldr    r5, [sp, #80]\n" \
-  "ldr    r6, [sp, #68]\n" \
-  "mov    r4, r0\n" \
-  "lsrs   r6, r6, #3\n" \
-  "beq    17f\n" \
-  "16:\n" \
-  "ldm    r5!, {r3, r7-r12, lr}\n" \
-  "stm    r4!, {r3, r7-r12, lr}\n" \
-  "subs   r6, r6, #1\n" \
-  "bne    16b\n" \
-  "ldr    r3, [sp, #24]\n" \
-  "17:\n" \
-  "ldr    r6, [sp, #68]\n" \
-  "lsls   r7, r6, #30\n"              /* C: 4 words more; N: 2 */ \
-  "bcc    18f\n" \
-  "ldm    r5!, {r8-r11}\n" \
-  "stm    r4!, {r8-r11}\n" \
-  "18:\n" \
-  "bpl    15f\n" \
-  "ldrd   r8, r9, [r5], #8\n" \
-  "strd   r8, r9, [r4], #8\n" \
-  "15:\n" \
-  "tst    r6, #1\n" \
-  "beq    5b\n" \
-  "ldr    r8, [r5]\n" \
-  "str    r8, [r4]\n" \
-  "b      5b\n" \
   /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused). */ \
   ".p2align 2\n" \
   "90:\n" \
@@ -283,18 +245,12 @@
  * never past the memory the input's last byte is in). Made at build time, the fixup is
  * 5 instructions where computing it from the count and pad value took 15. steps >= 2 (dense_rows_dim: 8 inputs; a window: 2
  * taps), rows >= 1; w and sums word-aligned.
- * mrt_dense_s8_paired_rows_init(sums, x, w, steps, rows, buf, tail, init), an entry of
- * its own in the same code: the same, sums[r] set to init[r] first (word-aligned, 8
- * words an LDM / STM): a call of 12 or more rows whose sums start from a table (a
- * bias) is given it (codegen/dense_rows.py INIT_ROWS), where the generated code's copy
- * of 16 values through the registers took ~45 instructions; the entry without init
- * costs nothing more.
  *
  * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the passes of 4 steps a pair runs but
  * one, sp+4 buf, sp+8 a row's bytes, sp+12 a pair's entry (one LDM takes the four and
  * jumps), sp+16 the next sums, sp+20 the last pair's sums (sums + 4*rows - 8: pairs run
- * while the next sums are at most there), sp+24 steps; the arguments rows, buf, tail (and
- * init) at sp+68, 72, 76 (and 80).
+ * while the next sums are at most there), sp+24 steps; the arguments rows, buf and tail
+ * at sp+68, 72 and 76.
  * A pair's steps are an odd step count's first step alone, then 2 steps where steps mod
  * 4 is 2 or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS). Its setup and end are 9
  * instructions (10 where steps mod 4 is 3 or steps is 3), 16 when each pair tested
@@ -304,8 +260,7 @@ __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const 
                                                            uint32_t rows, int16_t *buf,
                                                            uint32_t tail)
 {
-    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_PAIRED, MRT_W1_PAIRED, "3",
-                                         "mrt_dense_s8_paired_rows_init"));
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_PAIRED, MRT_W1_PAIRED, "3"));
 }
 
 /* The same with the weights int8 as stored (rows of 4*steps bytes, w + 4*steps*r): where
@@ -315,7 +270,42 @@ __attribute__((naked, used)) void mrt_dense_s8_rows(int32_t *sums, const int8_t 
                                                     const int8_t *w, uint32_t steps,
                                                     uint32_t rows, int16_t *buf, uint32_t tail)
 {
-    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_S8, MRT_W1_S8, "2", "mrt_dense_s8_rows_init"));
+    __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_S8, MRT_W1_S8, "2"));
+}
+
+/* dst[0 .. words) = src[0 .. words), both word-aligned: 8 words an LDM / STM, then 4, 2, 1
+ * by the bits of words (5 instructions and the call's 4 or so for 16 words a pass, 17
+ * for 16). A dense-rows call of 12 or more rows whose sums start from a table (a bias)
+ * gets them copied so (codegen/dense_rows.py INIT_ROWS): the generated code's copy of
+ * 16 values went through the registers and spilled, ~45 instructions. */
+__attribute__((naked, used)) void mrt_copy_words(uint32_t *dst, const uint32_t *src,
+                                                 uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4-r9, lr}\n"
+        "lsrs   lr, r2, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "ldm    r1!, {r3-r9, r12}\n"
+        "stm    r0!, {r3-r9, r12}\n"
+        "subs   lr, lr, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "lsls   r3, r2, #30\n"             /* C: 4 words more; N: 2 */
+        "bcc    3f\n"
+        "ldm    r1!, {r3-r6}\n"
+        "stm    r0!, {r3-r6}\n"
+        "3:\n"
+        "bpl    4f\n"
+        "ldrd   r3, r4, [r1], #8\n"
+        "strd   r3, r4, [r0], #8\n"
+        "4:\n"
+        "tst    r2, #1\n"
+        "beq    5f\n"
+        "ldr    r3, [r1]\n"
+        "str    r3, [r0]\n"
+        "5:\n"
+        "pop    {r4-r9, pc}\n");
 }
 
 /* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py),
