@@ -90,12 +90,10 @@
   "strd   r4, r12, [sp, #0]\n"        /* the passes; buf */ \
   "lsl    r6, r3, #" SHIFT "\n"       /* a row's bytes */ \
   "adr.w  r7, 90f\n" \
-  "ldr    r7, [r7, r5, lsl #2]\n" \
-  "orr    r7, r7, #1\n"               /* Thumb state, whether or not the table has it */ \
+  "ldr    r7, [r7, r5, lsl #2]\n"     /* Thumb state: bit 0 set in the table */ \
   "strd   r6, r7, [sp, #8]\n"         /* a row's bytes; the entry */ \
   "str    r3, [sp, #24]\n" \
-  "cmp    r1, #0\n" \
-  "beq    20f\n"                      /* already paired */ \
+  "cbz    r1, 20f\n"                  /* already paired */ \
   /* The input paired into buf: 4 steps (16 values) a pass, then the others one by \
   * one. */ \
   "lsrs   r0, r3, #2\n" \
@@ -223,17 +221,19 @@
   "50:\n" \
   "add    sp, sp, #32\n" \
   "pop    {r4-r11, pc}\n" \
-  /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused). */ \
+  /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused), \
+  * + 1: LDR PC needs bit 0 set for Thumb (the assembler does not set it for local \
+  * labels). */ \
   ".p2align 2\n" \
   "90:\n" \
-  ".word  60b\n" \
-  ".word  31b\n" \
-  ".word  32b\n" \
-  ".word  33b\n" \
-  ".word  60b\n" \
-  ".word  60b\n" \
-  ".word  46b\n" \
-  ".word  47b\n"
+  ".word  60b + 1\n" \
+  ".word  31b + 1\n" \
+  ".word  32b + 1\n" \
+  ".word  33b + 1\n" \
+  ".word  60b + 1\n" \
+  ".word  60b + 1\n" \
+  ".word  46b + 1\n" \
+  ".word  47b + 1\n"
 
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
