@@ -234,13 +234,17 @@ def test_an_int8_sum_starts_from_its_bias(monkeypatch) -> None:
     assert checked >= 3
 
 
-@pytest.mark.parametrize("cin,cout", [(64, 10), (27, 10), (16, 5), (9, 36)])
-def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, cin: int,
-                                                 cout: int) -> None:
+@pytest.mark.parametrize("per_channel,cin,cout", [(False, 64, 10), (False, 27, 10),
+                                                  (False, 16, 5), (False, 9, 36),
+                                                  (True, 27, 10), (True, 36, 9)])
+def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, per_channel: bool,
+                                                 cin: int, cout: int) -> None:
     """TFLite's dense layers add two int32 tables to the sum (the bias, the input zero
     point's correction): the sum starts from their sum, one constant made at build
     time, and the epilogue adds nothing to the accumulator; the kernel computes the
-    same integers as with the two adds (the kernel interpreter)."""
+    same integers as with the two adds (the kernel interpreter). With per-channel
+    weights (as TFLite's converter writes some dense layers) one of them is a field of
+    the fold's record."""
     from tflite_models import build_model, int8_layer_op
 
     from toolchain.frontend.tflite.importer import load_tflite
@@ -251,6 +255,12 @@ def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, cin: int
 
     rng = np.random.default_rng(cin * 100 + cout)
     op, xt, yt = int8_layer_op(rng, "dense", 1, 1, cin, cout, name="y")
+    if per_channel:  # a scale per output row, the bias's scale with it
+        w, bias = op.inputs[1], op.inputs[2]
+        w.scale = list(rng.uniform(0.005, 0.02, cout))
+        w.zero_point = [0] * cout
+        bias.scale = [xt.scale * sc for sc in w.scale]
+        bias.zero_point = [0] * cout
     path = tmp_path / "dense.tflite"
     path.write_bytes(build_model([op], [xt], [yt]))
 
@@ -260,7 +270,7 @@ def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, cin: int
         return step
 
     merged = schedule(fold_constants(load_tflite(path)))
-    monkeypatch.setattr(requant, "_merged_biases", lambda k, c, n: (k, []))
+    monkeypatch.setattr(requant, "_merged_biases", lambda k, c, n, new: (k, []))
     added = schedule(fold_constants(load_tflite(path)))
     step, step0 = dense_step(merged), dense_step(added)
     k, k0 = step.kernel, step0.kernel
@@ -270,7 +280,7 @@ def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, cin: int
     assert any(isinstance(e, Apply) and e.op == "add"
                and any(isinstance(a, Acc) for a in e.args) for e in postorder(k0.epilogue))
     for seed in range(3):
-        x = np.random.default_rng(seed).integers(-128, 128, (1, cin)).astype(np.int8)
+        x = np.random.default_rng(seed).integers(-128, 128, xt.shape).astype(np.int8)
         got = []
         for program, s in ((merged, step), (added, step0)):
             args = []
