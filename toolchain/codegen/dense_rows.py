@@ -6,9 +6,11 @@ tile's packed reduction is then one call of mrt_dense_s8_paired_rows
 (runtime_c/ukernel/dsp/mrt_dense_dsp.c), whatever its number of rows: the kernel pairs
 the input into a stack buffer on the first tile of the pixel (its raw address; later
 tiles pass NULL and read the buffer), runs the rows in pairs, and adds each row's sum to
-its accumulator, which goes through a stack array (the init in, the sum out) to the
-generated epilogue. Integer sums in another order are the same
-sums, so the outputs are the reference's bit for bit (tests/codegen/test_dense_rows.py).
+its accumulator, which goes through a stack array to the generated epilogue: the
+sums' start stored there by the generated code, or for 12 rows and more copied from its
+table by mrt_copy_words; each sum read where its output's epilogue starts. Integer sums
+in another order are the same sums, so the outputs are the reference's bit for bit
+(tests/codegen/test_dense_rows.py).
 """
 
 from __future__ import annotations
