@@ -15,6 +15,7 @@ input channels padded to whole words).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +24,11 @@ from elftools.elf.elffile import ELFFile
 from tflite_models import build_model, int8_layer_op, run_tflm
 
 import minirt
+from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
 from toolchain.loops import choose_schedule
 from toolchain.loops.dense_rows import (
+    COPY_WORDS_SYMBOL,
     DENSE_ROWS_KIND,
     DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
@@ -35,13 +38,24 @@ from toolchain.loops.dense_rows import (
     window_rows_candidates,
     window_rows_dim,
 )
-from toolchain.target import load_target
+from toolchain.pipeline import prepare_graph, schedule_for_board
+from toolchain.target import load_board, load_target
 from toolchain.types import TensorType, dtype
 
 # (inputs, outputs)
 SWEEP = [(8, 10), (16, 10), (64, 10), (128, 10), (5, 10), (7, 10), (13, 10), (27, 10),
          (61, 10), (67, 10), (250, 10), (64, 32), (67, 32), (31, 32), (13, 40), (64, 1),
          (61, 2), (27, 3), (16, 13), (67, 7)]
+# A pair's every entry (steps mod 4, and steps 2 and 3: no pass of 4) with pairs and a
+# lone row, the input's last 1-3 words paired after its passes of 4, and the
+# converter models' small layers (issue 21): 9 -> 36 (steps 3, several tiles), 16 -> 5,
+# 16 -> 4, 10 -> 6 (steps 3), 6 -> 7 (steps 2, padded), 21 -> 9 (6 steps), 37 -> 3.
+ENTRIES = [(9, 36), (16, 5), (16, 4), (10, 6), (6, 7), (21, 9), (37, 3), (27, 10),
+           (64, 10), (67, 32)]
+# A 1x1 convolution on a 1x1 map is a dense layer: it takes the call too (the
+# squeeze-excite layers of mobilenet_block_int8: 36 -> 9, 9 -> 36).
+POINTWISE_1X1 = [dict(h=1, w=1, cin=c, cout=n, kh=1, kw=1)
+                 for c, n in ((36, 9), (9, 36), (27, 10), (16, 5), (64, 10), (67, 32))]
 
 
 # A window's output channels (2 to 16) in one call per pixel over its staged window:
@@ -92,10 +106,50 @@ def test_dense_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     _check(tmp_path, "cortex-m4", SWEEP)
 
 
+def test_every_pair_entry_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+    _check(tmp_path, "cortex-m4", ENTRIES)
+
+
+def test_pointwise_on_one_pixel_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+    """A 1x1 convolution on a 1x1 map is scheduled as the dense layer of its shape is
+    (the call where its cost wins: all but 16 -> 5, whose 4-row tiles cost less), and is
+    bit-exact with the reference and TFLite Micro."""
+    _check(tmp_path, "cortex-m4", POINTWISE_1X1)
+    m4 = load_board("cortex-m4")
+
+    def dots(layers: list) -> list[str]:
+        path, _ = _model(tmp_path, layers)
+        program = schedule_for_board(prepare_graph(load_tflite(path)), m4, "speed")
+        return [nest.dot for s in program.steps
+                if isinstance(s.kernel, Kernel) and s.kernel.is_reduction
+                for nest in choose_schedule(s.kernel, m4.target_info).nests]
+
+    convs = dots(POINTWISE_1X1)
+    assert convs == dots([(d["cin"], d["cout"]) for d in POINTWISE_1X1])
+    assert convs.count(DENSE_ROWS_KIND) == len(POINTWISE_1X1) - 1, convs
+
+
+# Tiles of 12 or more rows: their sums' start (a bias) copied by mrt_copy_words, 8 words
+# at a time, then 4, 2, 1 (rows 12, 13, 16, 17 in 16-row tiles).
+INIT_TILES = [(64, 32), (67, 32), (13, 40), (16, 12), (21, 17), (9, 45),
+              dict(h=6, w=5, cin=32, cout=13, kh=1, kw=7)]
+
+
+@pytest.mark.parametrize("optimize,symbol", [("speed", DENSE_ROWS_SYMBOL),
+                                             ("size", DENSE_ROWS_S8_SYMBOL)])
+def test_sums_start_copied_by_the_call_bit_exact_on_cortex_m4(tmp_path: Path, optimize: str,
+                                                              symbol: str) -> None:
+    _check(tmp_path, "cortex-m4", INIT_TILES, optimize=optimize, symbol=symbol)
+    with open(tmp_path / "cortex-m4" / "firmware.elf", "rb") as f:
+        names = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    assert COPY_WORDS_SYMBOL in names
+
+
 def test_unpaired_weights_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     """--optimize size keeps the weights int8: the call's variant that unpacks them as it
     reads them (mrt_dense_s8_rows), padded inputs included."""
-    _check(tmp_path, "cortex-m4", [(64, 10), (67, 10), (250, 10), (27, 32), (13, 3), (8, 1)],
+    _check(tmp_path, "cortex-m4", [(64, 10), (67, 10), (250, 10), (27, 32), (13, 3), (8, 1),
+                                   (9, 36), (10, 6), (6, 7), (21, 9)],
            optimize="size", symbol=DENSE_ROWS_S8_SYMBOL)
 
 
@@ -135,6 +189,12 @@ def test_which_kernels_the_call_takes() -> None:
     k = _dense(10, 68, real=67)
     assert dense_rows_dim(k, "dsp") == 1 and padded_tail(k, k.body.args[0].args[0], 2) == 67
     assert dense_rows_dim(_dense(10, 68, real=64), "dsp") is None  # a whole word of pad
+    # The kernel clears the padded bytes (their mask made at build time): a pad other
+    # than 0 is not taken.
+    x = k.body.args[0].args[0]
+    other = replace(k, body=Apply("multiply", (Apply("convert", (replace(
+        x, pad=Const(5, dtype("i8"))),), dtype("i32")), k.body.args[1]), dtype("i32")))
+    assert dense_rows_dim(other, "dsp") is None
 
 
 def test_the_rules_choose_the_call_for_small_dense_layers() -> None:

@@ -232,3 +232,63 @@ def test_an_int8_sum_starts_from_its_bias(monkeypatch) -> None:
         np.testing.assert_array_equal(run_kernel(k, args), run_kernel(k0, args))
         checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize("per_channel,cin,cout", [(False, 64, 10), (False, 27, 10),
+                                                  (False, 16, 5), (False, 9, 36),
+                                                  (True, 27, 10), (True, 36, 9)])
+def test_a_dense_sum_starts_from_both_its_biases(monkeypatch, tmp_path, per_channel: bool,
+                                                 cin: int, cout: int) -> None:
+    """TFLite's dense layers add two int32 tables to the sum (the bias, the input zero
+    point's correction): the sum starts from their sum, one constant made at build
+    time, and the epilogue adds nothing to the accumulator; the kernel computes the
+    same integers as with the two adds (the kernel interpreter). With per-channel
+    weights (as TFLite's converter writes some dense layers) one of them is a field of
+    the fold's record."""
+    from tflite_models import build_model, int8_layer_op
+
+    from toolchain.frontend.tflite.importer import load_tflite
+    from toolchain.kernel import requant
+    from toolchain.kernel.form import Acc
+    from toolchain.kernel.interpret import run_kernel
+    from toolchain.passes import fold_constants
+
+    rng = np.random.default_rng(cin * 100 + cout)
+    op, xt, yt = int8_layer_op(rng, "dense", 1, 1, cin, cout, name="y")
+    if per_channel:  # a scale per output row, the bias's scale with it
+        w, bias = op.inputs[1], op.inputs[2]
+        w.scale = list(rng.uniform(0.005, 0.02, cout))
+        w.zero_point = [0] * cout
+        bias.scale = [xt.scale * sc for sc in w.scale]
+        bias.zero_point = [0] * cout
+    path = tmp_path / "dense.tflite"
+    path.write_bytes(build_model([op], [xt], [yt]))
+
+    def dense_step(program):
+        [step] = [s for s in program.steps if isinstance(s.kernel, Kernel)
+                  and s.kernel.is_reduction]
+        return step
+
+    merged = schedule(fold_constants(load_tflite(path)))
+    monkeypatch.setattr(requant, "_merged_biases", lambda k, c, n, new: (k, []))
+    added = schedule(fold_constants(load_tflite(path)))
+    step, step0 = dense_step(merged), dense_step(added)
+    k, k0 = step.kernel, step0.kernel
+    assert isinstance(k.init, Load)
+    assert not any(isinstance(e, Apply) and e.op == "add"
+                   and any(isinstance(a, Acc) for a in e.args) for e in postorder(k.epilogue))
+    assert any(isinstance(e, Apply) and e.op == "add"
+               and any(isinstance(a, Acc) for a in e.args) for e in postorder(k0.epilogue))
+    for seed in range(3):
+        x = np.random.default_rng(seed).integers(-128, 128, xt.shape).astype(np.int8)
+        got = []
+        for program, s in ((merged, step), (added, step0)):
+            args = []
+            for b in s.buffers[:len(s.kernel.operands)]:
+                if b.kind == "input":
+                    args.append(x)
+                else:
+                    assert b.kind == "constant"
+                    args.append(np.asarray(program.constants[b.index]))
+            got.append(run_kernel(s.kernel, args))
+        np.testing.assert_array_equal(got[0], got[1])

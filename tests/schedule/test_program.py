@@ -70,3 +70,28 @@ def test_one_element_constants_are_immediates(tmp_path: Path, execute) -> None:
     for x, want in ((7, 3), (-7, -3), (2**40 + 1, 2**39), (-1, 0)):
         [got] = execute(program, [np.array([x], np.int64)])
         assert got.tolist() == [want]
+
+
+SPLATS = """func.func @main(%x: tensor<6xi32>) -> (tensor<6xi32>, tensor<6xi32>) {
+  %three = stablehlo.constant dense<3> : tensor<6xi32>
+  %mixed = stablehlo.constant dense<[3, 3, 3, 3, 3, 4]> : tensor<6xi32>
+  %a = stablehlo.add %x, %three : tensor<6xi32>
+  %b = stablehlo.add %x, %mixed : tensor<6xi32>
+  return %a, %b : tensor<6xi32>, tensor<6xi32>
+}
+"""
+
+
+def test_splat_constants_are_immediates(tmp_path: Path, execute) -> None:
+    # A constant whose elements are all one integer (a small dense layer's zero point,
+    # broadcast to its outputs by folding) is an immediate, so kernel/requant.py can fold
+    # it; one that differs in a single element stays a table.
+    path = tmp_path / "m.mlir"
+    path.write_text(SPLATS)
+    program = schedule(fold_constants(load_graph(path)))
+    kinds = sorted(tuple(b.kind for b in step.buffers) for step in program.steps)
+    assert kinds == [("input", "constant", "output"), ("input", "output")]
+    x = np.arange(-3, 3, dtype=np.int32) * 1000
+    a, b = execute(program, [x])
+    assert a.tolist() == (x + 3).tolist()
+    assert b.tolist() == (x + np.array([3, 3, 3, 3, 3, 4])).tolist()

@@ -6,9 +6,11 @@ tile's packed reduction is then one call of mrt_dense_s8_paired_rows
 (runtime_c/ukernel/dsp/mrt_dense_dsp.c), whatever its number of rows: the kernel pairs
 the input into a stack buffer on the first tile of the pixel (its raw address; later
 tiles pass NULL and read the buffer), runs the rows in pairs, and adds each row's sum to
-its accumulator, which goes through a stack array (the init in, the sum out) to the
-generated epilogue. Integer sums in another order are the same
-sums, so the outputs are the reference's bit for bit (tests/codegen/test_dense_rows.py).
+its accumulator, which goes through a stack array to the generated epilogue: the
+sums' start stored there by the generated code, or for 12 rows and more copied from its
+table by mrt_copy_words; each sum read where its output's epilogue starts. Integer sums
+in another order are the same sums, so the outputs are the reference's bit for bit
+(tests/codegen/test_dense_rows.py).
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from dataclasses import replace
 
 from llvmlite import ir
 
-from toolchain.codegen.addresses import flat_offset
+from toolchain.codegen.addresses import flat_offset, row_strides
 from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
+from toolchain.kernel.form import Load
+from toolchain.loops.affine import affine_of
 from toolchain.loops.dense_rows import (
+    COPY_WORDS_SYMBOL,
     DENSE_ROWS_KIND,
     DENSE_ROWS_S8_SYMBOL,
     DENSE_ROWS_SYMBOL,
@@ -33,6 +38,11 @@ from toolchain.loops.dense_rows import (
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 DENSE_ROWS_DSP = "dsp"  # the SIMD row's dot kind whose staging a window's tile reuses
+# From this many rows a tile's sums' start is copied from its table by mrt_copy_words
+# (runtime_c/ukernel/dsp/mrt_dense_dsp.c): 16 values copied by the generated code took
+# ~45 instructions (kept in registers, spilled), the call ~21; 10 about as many either
+# way, so fewer rows keep the generated copy.
+INIT_ROWS = 12
 
 
 class DenseRowsEmitter:
@@ -93,8 +103,10 @@ class DenseRowsEmitter:
             self.point[c] = saved
             first_tile = b.icmp_unsigned("==", start, ir.Constant(I32, 0))
             x_ptr = b.select(first_tile, x_ptr, ir.Constant(PTR, None))
-        # The last word's real elements and the pad value past them (0: a whole word).
-        tail = 0 if real == steps * WIDTH else (int(x.pad.value) & 0xFF) << 8 | real % WIDTH
+        # The mask of the last word's bytes past the real elements (the pad, 0), made
+        # here so the kernel only clears them (0: a whole word).
+        tail = 0 if real == steps * WIDTH else \
+            0xFFFFFFFF & ~((1 << 8 * (real % WIDTH)) - 1)
         zero = ir.Constant(I32, 0)
         self._dense_rows_call(points, slots, order, x_ptr, self._ukernel_pointer(*first),
                               steps, b.gep(buf, [zero, zero], inbounds=True), tail)
@@ -111,19 +123,65 @@ class DenseRowsEmitter:
         sums = b.alloca(ir.ArrayType(I32, len(points)), name="dense_sums")
         b.position_at_end(here)
         symbol = DENSE_ROWS_SYMBOL if weights_paired(self.k) else DENSE_ROWS_S8_SYMBOL
-        fn = b.module.globals.get(symbol)
-        if fn is None:
-            fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I32, I32, PTR, I32])
-            fn = ir.Function(b.module, fty, symbol)
+        fn = self._runtime_function(symbol, [PTR, PTR, PTR, I32, I32, PTR, I32])
         zero = ir.Constant(I32, 0)
         cells = [b.gep(sums, [zero, ir.Constant(I32, i)], inbounds=True)
                  for i in range(len(points))]
-        for cell, j in zip(cells, order, strict=True):
-            b.store(b.load(slots[j]), cell)
+        init = self._init_rows(points, order) if len(points) >= INIT_ROWS else None
+        if init is not None:
+            copy = self._runtime_function(COPY_WORDS_SYMBOL, [PTR, PTR, I32])
+            b.call(copy, [cells[0], init, ir.Constant(I32, len(points))])
+        else:
+            for cell, j in zip(cells, order, strict=True):
+                b.store(b.load(slots[j]), cell)
         b.call(fn, [cells[0], x, w, ir.Constant(I32, steps), ir.Constant(I32, len(points)),
                     buf, ir.Constant(I32, tail)])
+        # The call ends the reduction (its one loop, the whole packed dim): each point's
+        # slot becomes its cell, read where the point's epilogue starts (codegen/nest.py
+        # LateSum), not all read back at once: with the requantization's values 16 sums
+        # outgrew the registers and spilled (dense 67 -> 32 on cortex-m4: ~2
+        # instructions an output).
+        late = len(self.nest.reduction) == 1 and self.nest.partials <= 1
         for cell, j in zip(cells, order, strict=True):
-            b.store(b.load(cell), slots[j])
+            if late:
+                slots[j] = cell
+            else:
+                b.store(b.load(cell), slots[j])
+
+    def _runtime_function(self, symbol: str, params: list[ir.Type]) -> ir.Function:
+        """runtime_c's `symbol` (void, `params`), declared once in the module."""
+        fn = self.b.module.globals.get(symbol)
+        if fn is None:
+            fn = ir.Function(self.b.module, ir.FunctionType(ir.VoidType(), params), symbol)
+        return fn
+
+    def _init_rows(self, points: list[dict[int, int]], order: list[int]) -> ir.Value | None:
+        """The address of the tile's first row's start value where the sums start from
+        an int32 table read as stored, one element a row in row order (a bias): the
+        call copies them into its sums (mrt_copy_words: 8 words an LDM / STM). None
+        otherwise."""
+        k = self.k
+        init = k.init
+        if not isinstance(init, Load) or init.pad is not None or init.valid is not None \
+                or init.operand in k.paired or init.operand in k.bit_packed \
+                or k.operands[init.operand].dtype != k.acc_dtype \
+                or k.acc_dtype.name != "i32":
+            return None
+        forms = self.affine.get(id(init)) or tuple(affine_of(i) for i in init.index)
+        if any(f is None for f in forms):
+            return None
+        flat = flat_offset(forms, row_strides(k.operands[init.operand].shape or ()),
+                           range(len(forms)))
+        parts = []
+        for j in order:
+            self.point.update(points[j])
+            parts.append(self._affine_parts(init.operand, flat))
+        first = parts[0]
+        if any(p[0] is not first[0] or p[2] != first[2] or p[1] != first[1] + i
+               for i, p in enumerate(parts)):
+            return None
+        self.point.update(points[order[0]])
+        return self._affine_address(init.operand, flat)
 
     def stage_input(self) -> None:
         """Nest.stage for a window's dense-rows tile: the window staged as for the 1x4

@@ -286,7 +286,70 @@ def fold_requantization(kernel: Kernel, constant_of: ConstantOf
     if not folder.folds:
         return kernel, []
     operands = kernel.operands + tuple(t for t, _ in folder.new)
-    return _bias_into_init(replace(kernel, operands=operands, **changes)), folder.new
+    folded = replace(kernel, operands=operands, **changes)
+    folded, made = _merged_biases(folded, constant_of, len(kernel.operands), folder.new)
+    return _bias_into_init(folded), folder.new + made
+
+
+def _constant_load(e: Expr, constant_of: ConstantOf, n_old: int,
+                   new: list[tuple[TensorType, np.ndarray]]
+                   ) -> tuple[tuple[Expr, ...], np.ndarray] | None:
+    """(the index per element, the int32 values) an unpadded load of a constant reads:
+    one of the kernel's own constant operands (its whole array), or a field of a record
+    the fold made (`new`: the field's values, indexed without the field). None
+    otherwise."""
+    if not isinstance(e, Load) or e.pad is not None or e.valid is not None:
+        return None
+    if e.operand >= n_old:
+        made = e.operand - n_old
+        if made >= len(new) or not e.index or not isinstance(e.index[-1], Const):
+            return None
+        record = np.asarray(new[made][1])
+        field = int(e.index[-1].value)
+        if record.dtype != np.int32 or not 0 <= field < record.shape[-1]:
+            return None
+        return e.index[:-1], record[..., field]
+    values = constant_of(e.operand)
+    if values is None or np.asarray(values).dtype != np.int32:
+        return None
+    return e.index, np.asarray(values)
+
+
+def _merged_biases(k: Kernel, constant_of: ConstantOf, n_old: int,
+                   new: list[tuple[TensorType, np.ndarray]]
+                   ) -> tuple[Kernel, list[tuple[TensorType, np.ndarray]]]:
+    """An epilogue that reads the sum only as `(acc + a) + b`, a and b int32 constants
+    read at one index (a may be a field of the fold's record: per-channel multipliers
+    put the second bias there; TFLite's dense layers add the bias and the input zero point's
+    correction as two tables), reads `acc + (a + b)` instead, one constant made here
+    (appended to the operands, returned): wrapping int32 addition is associative, so
+    every output is the same, and _bias_into_init then starts the sum from it (dense
+    64 -> 10 on cortex-m4: a load and an add an output). Unchanged otherwise."""
+    if k.epilogue is None or k.combine != "add" or k.acc_dtype != I32:
+        return k, []
+    nodes = postorder(k.epilogue)
+    inner = [e for e in nodes if isinstance(e, Apply) and e.op == "add" and e.dtype == I32
+             and any(isinstance(a, Acc) for a in e.args)]
+    if len({id(e) for e in inner}) != 1:
+        return k, []
+    site = inner[0]
+    outer = [e for e in nodes if isinstance(e, Apply) and any(a is site for a in e.args)]
+    if len({id(e) for e in outer}) != 1 or outer[0].op != "add" or outer[0].dtype != I32:
+        return k, []
+    top = outer[0]
+    a = next(x for x in site.args if not isinstance(x, Acc))
+    b = top.args[1] if top.args[0] is site else top.args[0]
+    ca, cb = _constant_load(a, constant_of, n_old, new), _constant_load(b, constant_of,
+                                                                          n_old, new)
+    if ca is None or cb is None or ca[0] != cb[0] or ca[1].shape != cb[1].shape:
+        return k, []
+    (index, va), (_, vb) = ca, cb
+    total = (va.astype(np.int64) + vb.astype(np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)
+    made = (TensorType(tuple(va.shape), I32), total.astype(np.int32))
+    acc = next(x for x in site.args if isinstance(x, Acc))
+    both = Apply("add", (acc, Load(len(k.operands), index)), I32)
+    epilogue = rewrite(k.epilogue, lambda e, kids: both if e is top else with_children(e, kids))
+    return replace(k, operands=k.operands + (made[0],), epilogue=epilogue), [made]
 
 
 def _bias_into_init(k: Kernel) -> Kernel:

@@ -26,13 +26,14 @@ from toolchain.loops.tables import (
     UNPACKED_LOAD,
 )
 
-__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_S8_SYMBOL", "DENSE_ROWS_SYMBOL",
+__all__ = ["DENSE_ROWS_KIND", "DENSE_ROWS_S8_SYMBOL", "DENSE_ROWS_SYMBOL", "COPY_WORDS_SYMBOL",
            "dense_rows_candidates", "dense_rows_dim", "dense_rows_only", "dense_rows_operands",
            "padded_tail", "weights_paired", "window_rows_candidates", "window_rows_stage"]
 
 DENSE_ROWS_KIND = "dsp_rows"  # a nest's `dot` when its tiles call the dense-rows kernel
 DENSE_ROWS_SYMBOL = "mrt_dense_s8_paired_rows"
 DENSE_ROWS_S8_SYMBOL = "mrt_dense_s8_rows"  # its weights int8 as stored
+COPY_WORDS_SYMBOL = "mrt_copy_words"  # a tile's sums' start copied from its table
 # The SIMD rows (their int8_dot kind) whose runtime_c has the kernel.
 DENSE_ROWS_DOTS = frozenset({"dsp"})
 # Instructions of the kernel (runtime_c/ukernel/dsp/mrt_dense_dsp.c), counted from its
@@ -47,6 +48,11 @@ LONE_STEP = 4.0
 # row 2 (mrt_dense_s8_rows).
 UNPAIRED_PAIR_STEP = 4.0
 UNPAIRED_LONE_STEP = 2.0
+# A pair's setup and end now take 9 (mrt_dense_dsp.c: one LDM from the frame that
+# jumps to the pair's entry), 16 when these were counted; PER_PAIR and PER_CALL keep the
+# counts the rules were tuned with (bench/shapes.py, every layer's choice measured), so
+# the faster kernel changes no layer's tiles: re-costing them moves choices the whole
+# sweep has to confirm.
 PER_PAIR = 16
 PER_LONE = 12
 PER_CALL = 34
@@ -122,15 +128,15 @@ def dense_rows_dim(k: Kernel, int8_dot: str) -> int | None:
 
 def padded_tail(k: Kernel, x: Load, r: int) -> int | None:
     """The input's real elements along reduced dim r where its load `x` is padded past
-    them (a dense layer's input channels padded to whole words, schedule/
-    pad_channels.py, with the pad fused): the kernel reads the last word whole and puts
-    the pad value in its bytes past them. The dim's extent when x is not padded; None
-    for any other padding (an index that may leave the operand otherwise, a pad that
-    is no integer constant, more than the last word padded)."""
+    them (a dense layer's input channels padded to whole words with 0, schedule/
+    pad_channels.py, with the pad fused): the kernel reads the last word whole and
+    clears its bytes past them. The dim's extent when x is not padded; None for any
+    other padding (an index that may leave the operand otherwise, a pad other than an
+    integer 0, more than the last word padded)."""
     if x.pad is None:
         return k.domain[r]
-    if not (isinstance(x.pad, Const) and x.pad.dtype.is_integer):
-        return None
+    if not (isinstance(x.pad, Const) and x.pad.dtype.is_integer and x.pad.value == 0):
+        return None  # the kernel clears the padded bytes (schedule/pad_channels.py pads 0)
     shape = k.operands[x.operand].shape
     real = None
     for idx, size in zip(x.index, shape, strict=True):

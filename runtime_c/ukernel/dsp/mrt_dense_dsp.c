@@ -64,18 +64,36 @@
   "smlad  lr, r4, r8, lr\n" \
   "smlad  lr, r5, r9, lr\n"
 
+/* A pair's end: its sums stored, the next pair's first row the row after its second
+ * (r3), back to the pair's start (30) while the next sums are at most the last pair's. */
+#define MRT_DENSE_PAIR_END \
+  "ldrd   r0, r4, [sp, #16]\n" \
+  "strd   r12, lr, [r0], #8\n" \
+  "str    r0, [sp, #16]\n" \
+  "mov    r2, r3\n" \
+  "cmp    r0, r4\n" \
+  "bls    30b\n"
+
 #define MRT_DENSE_ROWS_BODY(W2, W1, SHIFT) \
   "push   {r4-r11, lr}\n" \
-  "sub    sp, sp, #16\n" \
-  "str    r0, [sp, #0]\n" \
-  "str    r3, [sp, #12]\n" \
-  "ldr    r4, [sp, #52]\n"            /* rows */ \
+  "sub    sp, sp, #32\n" \
+  "ldr    r4, [sp, #68]\n"            /* rows */ \
   "add    r4, r0, r4, lsl #2\n" \
   "subs   r4, r4, #8\n" \
-  "str    r4, [sp, #4]\n"             /* the last pair's sums */ \
-  "ldr    r12, [sp, #56]\n"           /* buf */ \
-  "cmp    r1, #0\n" \
-  "beq    20f\n"                      /* already paired */ \
+  "strd   r0, r4, [sp, #16]\n"        /* the next sums; the last pair's */ \
+  "ldr    r12, [sp, #72]\n"           /* buf */ \
+  "and    r5, r3, #3\n"               /* steps mod 4 (+ 4 with no pass of 4): the entry */ \
+  "lsr    r4, r3, #2\n" \
+  "subs   r4, r4, #1\n"               /* the passes of 4 after the first */ \
+  "it     mi\n" \
+  "addmi  r5, r5, #4\n" \
+  "strd   r4, r12, [sp, #0]\n"        /* the passes; buf */ \
+  "lsl    r6, r3, #" SHIFT "\n"       /* a row's bytes */ \
+  "adr.w  r7, 90f\n" \
+  "ldr    r7, [r7, r5, lsl #2]\n"     /* Thumb state: bit 0 set in the table */ \
+  "strd   r6, r7, [sp, #8]\n"         /* a row's bytes; the entry */ \
+  "str    r3, [sp, #24]\n" \
+  "cbz    r1, 20f\n"                  /* already paired */ \
   /* The input paired into buf: 4 steps (16 values) a pass, then the others one by \
   * one. */ \
   "lsrs   r0, r3, #2\n" \
@@ -93,78 +111,98 @@
   "stm    r12!, {r4-r11}\n" \
   "subs   r0, r0, #1\n" \
   "bne    11b\n" \
+  /* The 1-3 words left: C bit 1 of steps (two words), N bit 0 (one); neither LDRD, \
+  * SXTB16 nor STM sets the flags. */ \
   "12:\n" \
-  "ands   r0, r3, #3\n" \
-  "beq    14f\n" \
+  "lsls   r0, r3, #31\n" \
+  "bcc    13f\n" \
+  "ldrd   r4, r6, [r1], #8\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "sxtb16 r7, r6, ror #8\n" \
+  "sxtb16 r6, r6\n" \
+  "stm    r12!, {r4-r7}\n" \
   "13:\n" \
+  "bpl    14f\n" \
   "ldr    r4, [r1], #4\n" \
   "sxtb16 r5, r4, ror #8\n" \
   "sxtb16 r4, r4\n" \
   "strd   r4, r5, [r12], #8\n" \
-  "subs   r0, r0, #1\n" \
-  "bne    13b\n" \
-  /* A padded last word: its bytes past the real ones (tail's low byte) are the pad \
-  * value (its second byte), paired again. */ \
+  /* A padded last word: its bytes past the real ones (tail: their mask, made at build \
+  * time) cleared, the pad value 0, paired again. */ \
   "14:\n" \
-  "ldr    r0, [sp, #60]\n" \
+  "ldr    r0, [sp, #76]\n" \
   "cbz    r0, 20f\n" \
-  "uxtb   r4, r0\n" \
-  "lsls   r4, r4, #3\n" \
-  "mov    r5, #1\n" \
-  "lsl    r5, r5, r4\n" \
-  "subs   r5, r5, #1\n"              /* the real bytes' mask */ \
-  "ubfx   r6, r0, #8, #8\n" \
-  "mov    r7, #0x01010101\n" \
-  "mul    r6, r6, r7\n"              /* the pad value in every byte */ \
   "ldr    r4, [r1, #-4]\n" \
-  "and    r4, r4, r5\n" \
-  "bic    r6, r6, r5\n" \
-  "orr    r4, r4, r6\n" \
+  "bic    r4, r4, r0\n" \
   "sxtb16 r5, r4, ror #8\n" \
   "sxtb16 r4, r4\n" \
   "strd   r4, r5, [r12, #-8]\n" \
   "20:\n" \
-  "ldr    r0, [sp, #0]\n" \
-  "ldr    r4, [sp, #4]\n" \
+  "ldrd   r0, r4, [sp, #16]\n" \
   "cmp    r0, r4\n" \
   "bhi    40f\n"                      /* a lone row */ \
-  /* Row pairs. */ \
+  /* Row pairs: r0 the pair's sums at the top, its passes of 4 steps inside. One LDM \
+  * from the frame gives the passes (r0), buf (r1), a row's bytes (r3) and jumps to \
+  * the pair's entry (pc), chosen once a call by steps mod 4 and whether a pass of 4 \
+  * follows (the table at 90); each entry makes r3 the second row (the first's \
+  * pointer + a row) and, but steps mod 4 = 3 and steps 3, falls through into its \
+  * passes (three copies). */ \
   "30:\n" \
   "ldrd   r12, lr, [r0]\n" \
-  "ldr    r0, [sp, #12]\n" \
-  "add    r3, r2, r0, lsl #" SHIFT "\n"  /* the pair's second row */ \
-  "ldr    r1, [sp, #56]\n" \
-  "lsrs   r0, r0, #1\n"               /* C: an odd step */ \
-  "bcc    31f\n" \
-  MRT_DENSE_PAIR_STEP(W1) \
-  "31:\n" \
-  "lsrs   r0, r0, #1\n"               /* C: 2 steps more; Z: no pass of 4 */ \
-  "bcc    32f\n" \
-  MRT_DENSE_PAIR_2STEPS(W2) \
-  "32:\n" \
-  "beq    35f\n" \
-  "33:\n" \
+  "ldm    sp, {r0, r1, r3, pc}\n" \
+  "60:\n"                             /* steps mod 4 = 0 */ \
+  "add    r3, r2, r3\n" \
+  "61:\n" \
   MRT_DENSE_PAIR_2STEPS(W2) \
   MRT_DENSE_PAIR_2STEPS(W2) \
   "subs   r0, r0, #1\n" \
-  "bne    33b\n" \
+  "bpl    61b\n" \
+  MRT_DENSE_PAIR_END \
+  "b      40f\n" \
+  "31:\n"                             /* 1: a step, then passes (steps >= 5) */ \
+  "add    r3, r2, r3\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "62:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bpl    62b\n" \
+  MRT_DENSE_PAIR_END \
+  "b      40f\n" \
+  "47:\n"                             /* steps 3 */ \
+  "add    r3, r2, r3\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "b      48f\n" \
+  "46:\n"                             /* steps 2 */ \
+  "add    r3, r2, r3\n" \
+  "48:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "b      36f\n" \
+  "33:\n"                             /* 3: a step, 2 steps, then passes */ \
+  "add    r3, r2, r3\n" \
+  MRT_DENSE_PAIR_STEP(W1) \
+  "b      34f\n" \
+  "32:\n"                             /* 2: 2 steps, then passes */ \
+  "add    r3, r2, r3\n" \
+  "34:\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
   "35:\n" \
-  "ldr    r0, [sp, #0]\n" \
-  "strd   r12, lr, [r0], #8\n" \
-  "str    r0, [sp, #0]\n" \
-  "mov    r2, r3\n"                   /* the next pair: the row after the second */ \
-  "ldr    r4, [sp, #4]\n" \
-  "cmp    r0, r4\n" \
-  "bls    30b\n" \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  MRT_DENSE_PAIR_2STEPS(W2) \
+  "subs   r0, r0, #1\n" \
+  "bpl    35b\n" \
+  "36:\n" \
+  MRT_DENSE_PAIR_END \
   /* A lone last row, if any: the next sums are the last pair's + 8 (none) or + 4. */ \
   "40:\n" \
-  "ldr    r4, [sp, #4]\n" \
+  "ldr    r4, [sp, #20]\n" \
   "subs   r4, r0, r4\n" \
   "cmp    r4, #4\n" \
   "bne    50f\n" \
   "ldr    r12, [r0]\n" \
-  "ldr    r1, [sp, #56]\n" \
-  "ldr    r0, [sp, #12]\n" \
+  "ldr    r1, [sp, #4]\n" \
+  "ldr    r0, [sp, #24]\n" \
   "lsrs   r0, r0, #1\n"               /* C: an odd step; Z: no pass of 2 */ \
   "bcc    41f\n" \
   "ldrd   r4, r5, [r1], #8\n" \
@@ -178,28 +216,45 @@
   "subs   r0, r0, #1\n" \
   "bne    42b\n" \
   "43:\n" \
-  "ldr    r0, [sp, #0]\n" \
+  "ldr    r0, [sp, #16]\n" \
   "str    r12, [r0]\n" \
   "50:\n" \
-  "add    sp, sp, #16\n" \
-  "pop    {r4-r11, pc}\n"
+  "add    sp, sp, #32\n" \
+  "pop    {r4-r11, pc}\n" \
+  /* A pair's entry by steps mod 4, + 4 for steps 2 and 3 (no pass of 4; 4, 5 unused), \
+  * + 1: LDR PC needs bit 0 set for Thumb (the assembler does not set it for local \
+  * labels). */ \
+  ".p2align 2\n" \
+  "90:\n" \
+  ".word  60b + 1\n" \
+  ".word  31b + 1\n" \
+  ".word  32b + 1\n" \
+  ".word  33b + 1\n" \
+  ".word  60b + 1\n" \
+  ".word  60b + 1\n" \
+  ".word  46b + 1\n" \
+  ".word  47b + 1\n"
 
 /* sums[r] += sum over k < 4*steps of x[k] * w_r[k] for r < rows, where w_r, row r of the
  * weights in the paired layout (kernel/paired.py), starts at w + 8*steps*r bytes (the
  * rows follow one another). x: the int8 input (word-aligned), paired into buf (8*steps
  * bytes, word-aligned) first; or NULL when buf already holds it paired (a later tile of
- * the same pixel). tail: 0, or n | pad << 8 when only the last word's first n bytes
- * (1-3) are the input's (a dense layer's inputs padded to whole words): the others are
- * taken as the pad value (the word is read whole: it is aligned, so never past the
- * memory the input's last byte is in). steps >= 1, rows >= 1; w and sums word-aligned.
+ * the same pixel). tail: 0, or the mask of the last word's bytes past the input's
+ * (a dense layer's inputs padded to whole words with 0: 0xff000000 for 3 real bytes,
+ * 0xffffff00 for 1), which are taken as 0 (the word is read whole: it is aligned, so
+ * never past the memory the input's last byte is in). Made at build time, the fixup is
+ * 5 instructions where computing it from the count and pad value took 15. steps >= 2 (dense_rows_dim: 8 inputs; a window: 2
+ * taps), rows >= 1; w and sums word-aligned.
  *
- * Frame: r4-r11 and lr pushed, then 16 bytes: sp+0 the next sums, sp+4 the last pair's
- * sums (sums + 4*rows - 8: pairs run while the next sums are at most there), sp+12
- * steps; the arguments rows, buf and tail at sp+52, 56
- * and 60.
- * A pair runs an odd step count's first step alone, then 2 steps where steps mod 4 is 2
- * or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS); neither LDM nor SMLAD sets
- * the flags, so one shift's carry and zero decide all three. */
+ * Frame: r4-r11 and lr pushed, then 32 bytes: sp+0 the passes of 4 steps a pair runs but
+ * one, sp+4 buf, sp+8 a row's bytes, sp+12 a pair's entry (one LDM takes the four and
+ * jumps), sp+16 the next sums, sp+20 the last pair's sums (sums + 4*rows - 8: pairs run
+ * while the next sums are at most there), sp+24 steps; the arguments rows, buf and tail
+ * at sp+68, 72 and 76.
+ * A pair's steps are an odd step count's first step alone, then 2 steps where steps mod
+ * 4 is 2 or 3, then passes of 4 (two of MRT_DENSE_PAIR_2STEPS). Its setup and end are 9
+ * instructions (10 where steps mod 4 is 3 or steps is 3), 16 when each pair tested
+ * steps' bits and read its frame word by word. */
 __attribute__((naked, used)) void mrt_dense_s8_paired_rows(int32_t *sums, const int8_t *x,
                                                            const int16_t *w, uint32_t steps,
                                                            uint32_t rows, int16_t *buf,
@@ -216,6 +271,41 @@ __attribute__((naked, used)) void mrt_dense_s8_rows(int32_t *sums, const int8_t 
                                                     uint32_t rows, int16_t *buf, uint32_t tail)
 {
     __asm__ volatile(MRT_DENSE_ROWS_BODY(MRT_W2_S8, MRT_W1_S8, "2"));
+}
+
+/* dst[0 .. words) = src[0 .. words), both word-aligned: 8 words an LDM / STM, then 4, 2, 1
+ * by the bits of words (5 instructions and the call's 4 or so for 16 words a pass, 17
+ * for 16). A dense-rows call of 12 or more rows whose sums start from a table (a bias)
+ * gets them copied so (codegen/dense_rows.py INIT_ROWS): the generated code's copy of
+ * 16 values went through the registers and spilled, ~45 instructions. */
+__attribute__((naked, used)) void mrt_copy_words(uint32_t *dst, const uint32_t *src,
+                                                 uint32_t words)
+{
+    __asm__ volatile(
+        "push   {r4-r9, lr}\n"
+        "lsrs   lr, r2, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "ldm    r1!, {r3-r9, r12}\n"
+        "stm    r0!, {r3-r9, r12}\n"
+        "subs   lr, lr, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "lsls   r3, r2, #30\n"             /* C: 4 words more; N: 2 */
+        "bcc    3f\n"
+        "ldm    r1!, {r3-r6}\n"
+        "stm    r0!, {r3-r6}\n"
+        "3:\n"
+        "bpl    4f\n"
+        "ldrd   r3, r4, [r1], #8\n"
+        "strd   r3, r4, [r0], #8\n"
+        "4:\n"
+        "tst    r2, #1\n"
+        "beq    5f\n"
+        "ldr    r3, [r1]\n"
+        "str    r3, [r0]\n"
+        "5:\n"
+        "pop    {r4-r9, pc}\n");
 }
 
 /* dst[0 .. 4*words) = src's 4*words int8 values in the paired layout (kernel/paired.py),
