@@ -27,6 +27,7 @@ above it, for a reversed nest, would not be safe).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
 
@@ -153,60 +154,9 @@ def emit_pad_rows(module: ir.Module, k: Kernel, pad: PadRows) -> ir.Function:
         b.call(rows, [dst, src, _i32(prod(pad.shape[:-1])), _i32(c), _i32(pad_hi)])
         b.ret_void()
         return fn
-    # Output rows (a run of pixels along dim n-2) front to back, each a border row
-    # filled, or its left border, its pixels copied from the input's row, its right
-    # border: every store at or after the generated loop's (the module docstring).
-    fill = _callee(module, FILL_SYMBOL, 1, 2)
-    c4 = pad.out[-1]
-    outer_out, outer_in = pad.out[:-2], pad.shape[:-2]
-    in_strides = [prod(outer_in[d + 1:]) for d in range(len(outer_in))]  # in rows
-    row_out = pad.out[-2] * c4
-    left = pad.low[-2] * c4
-    right = (pad.out[-2] - pad.low[-2] - pad.shape[-2]) * c4
-    i8 = ir.IntType(8)
-    loop = fn.append_basic_block("row")
-    inside_bb = fn.append_basic_block("inside")
-    border_bb = fn.append_basic_block("border")
-    step = fn.append_basic_block("next")
-    done = fn.append_basic_block("done")
-    entry = b.block
-    b.branch(loop)
-    b.position_at_end(loop)
-    o = b.phi(I32, name="o")
-    o.add_incoming(ir.Constant(I32, 0), entry)
-    inside: ir.Value = ir.Constant(ir.IntType(1), 1)
-    in_row: ir.Value = ir.Constant(I32, 0)
-    rest: ir.Value = o
-    for d in reversed(range(len(outer_out))):
-        idx = b.urem(rest, ir.Constant(I32, outer_out[d])) if d else rest
-        rest = b.udiv(rest, ir.Constant(I32, outer_out[d])) if d else rest
-        at = b.sub(idx, ir.Constant(I32, pad.low[d]))
-        inside = b.and_(inside, b.icmp_unsigned("<", at, ir.Constant(I32, outer_in[d])))
-        in_row = b.add(in_row, b.mul(at, ir.Constant(I32, in_strides[d])))
-    out_row = b.gep(dst, [b.mul(o, ir.Constant(I32, row_out))], inbounds=True,
-                    source_etype=i8)
-    b.cbranch(inside, inside_bb, border_bb)
-    b.position_at_end(inside_bb)
-    if left:
-        b.call(fill, [out_row, _i32(lanes), _i32(left // WORD)])
-    src_row = b.gep(src, [b.mul(in_row, ir.Constant(I32, pad.shape[-2] * c))],
-                    inbounds=True, source_etype=i8)
-    b.call(rows, [b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
-                  src_row, _i32(pad.shape[-2]), _i32(c), _i32(pad_hi)])
-    if right:
-        b.call(fill, [b.gep(out_row, [ir.Constant(I32, row_out - right)], inbounds=True,
-                            source_etype=i8), _i32(lanes), _i32(right // WORD)])
-    b.branch(step)
-    b.position_at_end(border_bb)
-    b.call(fill, [out_row, _i32(lanes), _i32(row_out // WORD)])
-    b.branch(step)
-    b.position_at_end(step)
-    nxt = b.add(o, ir.Constant(I32, 1))
-    o.add_incoming(nxt, step)
-    b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(I32, prod(outer_out))), loop, done)
-    b.position_at_end(done)
-    b.ret_void()
-    return fn
+    return _row_loop(b, fn, pad, src, dst, _callee(module, FILL_SYMBOL, 1, 2), lanes, WORD,
+                     lambda at, row: b.call(rows, [at, row, _i32(pad.shape[-2]), _i32(c),
+                                                   _i32(pad_hi)]))
 
 
 def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadRows,
@@ -226,11 +176,23 @@ def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadR
     fill = _callee(module, FILL_SYMBOL if words else FILL_BYTES_SYMBOL, 1, 2)
     copy = _callee(module, COPY_WORDS_SYMBOL if words else COPY_BYTES_SYMBOL, 2, 1)
     unit = WORD if words else 1  # the calls' counts: words or bytes
+    return _row_loop(b, fn, pad, src, dst, fill, lanes, unit,
+                     lambda at, row: b.call(copy, [at, row, _i32(pad.shape[-2] * c // unit)]))
+
+
+def _row_loop(b: ir.IRBuilder, fn: ir.Function, pad: PadRows, src: ir.Value, dst: ir.Value,
+              fill: ir.Function, lanes: int, unit: int,
+              copy_row: Callable[[ir.Value, ir.Value], object]) -> ir.Function:
+    """The rest of `fn`: output rows (a run of pixels along dim n-2) front to back, each
+    a border row filled, or its left border, its pixels (`copy_row(at, source row)`)
+    and its right border, `fill` counting in units of `unit` bytes: every store at or
+    after the generated loop's (the module docstring)."""
+    c, c_out = pad.shape[-1], pad.out[-1]
     outer_out, outer_in = pad.out[:-2], pad.shape[:-2]
     in_strides = [prod(outer_in[d + 1:]) for d in range(len(outer_in))]  # in rows
-    row_out = pad.out[-2] * c
-    left = pad.low[-2] * c
-    right = (pad.out[-2] - pad.low[-2] - pad.shape[-2]) * c
+    row_out = pad.out[-2] * c_out
+    left = pad.low[-2] * c_out
+    right = (pad.out[-2] - pad.low[-2] - pad.shape[-2]) * c_out
     i8 = ir.IntType(8)
     loop = fn.append_basic_block("row")
     inside_bb = fn.append_basic_block("inside")
@@ -259,8 +221,8 @@ def _bytes_border(module: ir.Module, b: ir.IRBuilder, fn: ir.Function, pad: PadR
         b.call(fill, [out_row, _i32(lanes), _i32(left // unit)])
     src_row = b.gep(src, [b.mul(in_row, ir.Constant(I32, pad.shape[-2] * c))],
                     inbounds=True, source_etype=i8)
-    b.call(copy, [b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
-                  src_row, _i32(pad.shape[-2] * c // unit)])
+    copy_row(b.gep(out_row, [ir.Constant(I32, left)], inbounds=True, source_etype=i8),
+             src_row)
     if right:
         b.call(fill, [b.gep(out_row, [ir.Constant(I32, row_out - right)], inbounds=True,
                             source_etype=i8), _i32(lanes), _i32(right // unit)])
