@@ -39,7 +39,8 @@ from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
 __all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "has_row_pairs", "quad_rows", "record_words", "row_pair_nest", "row_pair_plan"]
+           "depthwise_window", "has_row_pairs", "quad_rows", "record_words", "row_pair_nest",
+           "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -248,11 +249,13 @@ def _depth_multiplier(e: Expr) -> int | None:
     return None
 
 
-def row_pair_plan(k: Kernel) -> RowPairPlan | None:
-    """The plan for `k` when the row-pair microkernel computes it (module docstring),
-    else None."""
+def depthwise_window(k: Kernel, window: int) -> tuple[Load, Load, list] | None:
+    """(input load, weight load, the input index's affine forms) of `k` where it is an
+    NHWC int8 depthwise sum over a `window` x `window` window, its sums started from a
+    per-channel init and both operands read plainly (the input's pad a constant at the
+    most): what the row-pair kernels (3x3 here, 5x5 in depthwise5.py) take; else None."""
     if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
-            k.domain[CI] != 1 or k.domain[KY] != 3 or k.domain[KX] != 3 or \
+            k.domain[CI] != 1 or k.domain[KY] != window or k.domain[KX] != window or \
             k.paired or k.interleaved or k.result.dtype.name != "i8" or \
             k.init is None or not _channel_only(k.init):
         return None
@@ -269,10 +272,20 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
     if x.valid is not None or w.pad is not None or w.valid is not None or \
             (x.pad is not None and not isinstance(x.pad, Const)):
         return None
-    n, y, col, _ = forms[id(x)]
+    return x, w, forms[id(x)]
+
+
+def row_pair_plan(k: Kernel) -> RowPairPlan | None:
+    """The plan for `k` when the row-pair microkernel computes it (module docstring),
+    else None."""
+    found = depthwise_window(k, 3)
+    if found is None:
+        return None
+    x, w, x_forms = found
+    n, y, col, c_form = x_forms
     depth = _depth_multiplier(x.index[3])
     if depth is None and k.operands[x.operand].shape[3] == 1 and k.domain[C] in (1, 2) and \
-            forms[id(x)][3] is not None and C not in forms[id(x)][3].dims:
+            c_form is not None and C not in c_form.dims:
         # One input channel: its index is the reduced channel (or 0), whatever the
         # output channel (1, or 2 with a multiplier of 2).
         depth = k.domain[C]

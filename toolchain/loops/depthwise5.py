@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolchain.kernel.form import Const, Kernel
+from toolchain.kernel.form import Kernel
 from toolchain.loops.affine import affine_of
 from toolchain.loops.depthwise import (
     CI,
@@ -40,11 +40,10 @@ from toolchain.loops.depthwise import (
     RowPairPlan,
     X,
     Y,
-    _channel_only,
     _depth_multiplier,
     _requantization,
+    depthwise_window,
 )
-from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.target.descriptors import Target
 
@@ -93,25 +92,10 @@ class Depthwise5Plan(RowPairPlan):
 def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
     """The plan of `k` when the 5x5 microkernels compute it (module docstring), else
     None."""
-    if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
-            k.domain[CI] != 1 or k.domain[KY] != WINDOW or k.domain[KX] != WINDOW or \
-            k.paired or k.interleaved or k.result.dtype.name != "i8" or \
-            k.init is None or not _channel_only(k.init):
+    found = depthwise_window(k, WINDOW)
+    if found is None:
         return None
-    operands = dot_operands(k)
-    if operands is None:
-        return None
-    forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}
-    xs = [ld for ld in operands if len(ld.index) == 4 and
-          all(f is not None for f in forms[id(ld)][:3]) and Y in forms[id(ld)][1].dims]
-    if len(xs) != 1:
-        return None
-    x = xs[0]
-    w = operands[1] if operands[0] is x else operands[0]
-    if x.valid is not None or w.pad is not None or w.valid is not None or \
-            (x.pad is not None and not isinstance(x.pad, Const)):
-        return None
-    n, y, col, _ = forms[id(x)]
+    x, w, (n, y, col, _) = found
     depth = _depth_multiplier(x.index[3])
     stride = dict(y.terms).get(Y)
     if n.terms not in ((), ((N, 1),)) or n.const or stride not in STRIDES or \

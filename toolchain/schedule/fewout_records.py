@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from toolchain.kernel.form import Const, Kernel
-from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
 from toolchain.schedule.fewout_form import FewoutForm, fewout_form, pinned
 from toolchain.schedule.first_layer_records import (
@@ -40,6 +39,7 @@ from toolchain.schedule.first_layer_records import (
     Y,
     _halves,
     first_layer_plan,
+    im2col_schedule,
 )
 from toolchain.schedule.program import Program
 from toolchain.schedule.row_pair_records import _value
@@ -203,16 +203,6 @@ def fewout_records(k: Kernel, plan: FewoutPlan,
     return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
-def fewout_schedule(k: Kernel) -> LoopSchedule:
-    """The schedule that calls the kernel for `k`: pixels in order, all output channels
-    of a pixel after its window is read (what schedule/overlap.py walks; the kernel
-    reads each input row before any output that needs it)."""
-    reduced = tuple(d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1)
-    nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), unroll=reduced,
-                blocks=((C, k.domain[C]),) if k.domain[C] > 1 else (), fewout=True)
-    return LoopSchedule(k.name, (nest,))
-
-
 def store_fewout_records(program: Program, target: Target, flash_room: int) -> int:
     """Binds the records, and the kernel's schedule, to every few-output convolution of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
@@ -235,6 +225,6 @@ def store_fewout_records(program: Program, target: Target, flash_room: int) -> i
         flash_room -= records.nbytes
         step.kernel = k
         bind_records(program, step, records)
-        step.schedule = fewout_schedule(step.kernel)
+        step.schedule = im2col_schedule(step.kernel, "fewout")
         done += 1
     return done

@@ -387,12 +387,14 @@ def _table(plan: FirstLayerPlan, bias: np.ndarray, w: np.ndarray, multiplier: np
     return (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
-def im2col_schedule(k: Kernel) -> LoopSchedule:
-    """The schedule that calls the microkernel for `k`: pixels in order, all output
-    channels of a pixel after its window is read (what schedule/overlap.py walks)."""
+def im2col_schedule(k: Kernel, kernel: str = "im2col") -> LoopSchedule:
+    """The schedule that calls the microkernel for `k` (the Nest flag `kernel`: this
+    module's, or "fewout", schedule/fewout_records.py): pixels in order, all output
+    channels of a pixel after its window is read (what schedule/overlap.py walks; the
+    kernels read each input row before any output that needs it)."""
     reduced = tuple(d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1)
     nest = Nest(k.domain, k.n_parallel, tuple(range(k.n_parallel)), unroll=reduced,
-                blocks=((C, k.domain[C]),) if k.domain[C] > 1 else (), im2col=True)
+                blocks=((C, k.domain[C]),) if k.domain[C] > 1 else (), **{kernel: True})
     return LoopSchedule(k.name, (nest,))
 
 
