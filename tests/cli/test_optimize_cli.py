@@ -33,7 +33,7 @@ def test_size_keeps_kws_weights_at_their_int8_size(models_dir: Path, tmp_path: P
     out = tmp_path / "size"
     assert build_cli.main([str(_kws(models_dir)), "--board", "cortex-m4", "-o", str(out),
                            "--optimize", "size"]) == 0
-    line = "weights: int8, 36.6 KB (optimize size)"
+    line = "weights: int8, 35.6 KB (optimize size)"
     assert line in capsys.readouterr().out.splitlines()
     size = json.loads((out / "size.json").read_text())
     assert size["optimize"]["mode"] == "size" and size["optimize"]["paired"] == 0
@@ -50,20 +50,20 @@ def test_speed_pre_extends_over_the_budget_which_the_report_flags(
     """A flash budget the int8 image fits and the pre-extended one does not: auto keeps
     the weights int8 and fits, speed pre-extends them and is over the budget (exit 1)."""
     board = yaml.safe_load((REPO / "boards" / "cortex-m4.yaml").read_text())
-    # kws: 44.5 KB with its weights int8 (36.6 KB), 68 KB pre-extended (59.9 KB: the
-    # packed steps' weights and the first layer's records, schedule/first_layer_records.py)
+    # kws: 47.6 KB with its weights int8 (35.6 KB), 87.7 KB pre-extended (58.9 KB: the
+    # packed steps' weights and the kernels' records, schedule/*_records.py)
     board["budgets"]["flash"] = 50_000
     path = tmp_path / "cortex-m4.yaml"  # a descriptor's file name is its identifier
     path.write_text(yaml.safe_dump(board))
     load_board(path)
     model = str(_kws(models_dir))
     assert build_cli.main([model, "--board", str(path), "-o", str(tmp_path / "auto")]) == 0
-    assert ("weights: int8, 36.6 KB (optimize auto: none fits the budget)"
+    assert ("weights: int8, 35.6 KB (optimize auto: none fits the budget)"
             in capsys.readouterr().out.splitlines())
     assert build_cli.main([model, "--board", str(path), "-o", str(tmp_path / "speed"),
                            "--optimize", "speed"]) == 1
     text = capsys.readouterr()
-    assert "weights: pre-extended 59.9 KB of 36.6 KB int8 (optimize speed)" in text.out
+    assert "weights: pre-extended 58.9 KB of 35.6 KB int8 (optimize speed)" in text.out
     assert "over the budget of 50,000 B" in text.err
 
 
@@ -110,7 +110,7 @@ def test_a_library_takes_the_mode_too(models_dir: Path, tmp_path: Path, capsys) 
         stamp = json.loads((out / "build.json").read_text())["stamp"]
         assert stamp.get("optimize") == (None if mode == "auto" else mode)
     capsys.readouterr()
-    assert sizes["auto"] - sizes["size"] > 18_000  # 55.6 KB of weights against 36.6
+    assert sizes["auto"] - sizes["size"] > 18_000  # 55.6 KB of weights against 35.6
 
 
 def test_minirt_run_rebuilds_when_the_mode_changes(tmp_path: Path, capsys) -> None:

@@ -113,10 +113,11 @@ def test_only_on_word_packed_targets(tmp_path: Path, board: str) -> None:
 
 
 def test_pointwise_pad_is_its_own_dispatch(tmp_path: Path) -> None:
-    graph, _ = _graph(tmp_path, dict(kind="conv", h=5, w=4, cin=13, cout=8))
+    # 61 channels: past the im2col kernel's pointwise layers (which read 5-32 unpadded).
+    graph, _ = _graph(tmp_path, dict(kind="conv", h=5, w=4, cin=61, cout=8))
     program = schedule_for_board(graph, load_board("cortex-m4"))
     assert len(program.steps) == 2
-    assert program.steps[1].kernel.domain[-1] == 16  # the convolution reads 16 channels
+    assert program.steps[1].kernel.domain[-1] == 64  # the convolution reads 64 channels
 
 
 # Odd channel counts through every path the rewrite takes: pointwise (pad in RAM),

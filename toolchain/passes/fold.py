@@ -46,11 +46,14 @@ def fold_constants(graph: Graph) -> Graph:
         largest = max((values[id(t)].size for t in node.inputs), default=0)
         if node.output.type.num_elements > largest + GROWTH_LIMIT:
             continue
-        if node.op == "broadcast_in_dim" and node.output.type.num_elements > largest:
-            # A broadcast stays an index map (fusion reads its input), however small:
-            # folded, a layer's per-channel bias and requantization constants became
-            # per-pixel arrays on maps of under GROWTH_LIMIT outputs (1 or 2 channels),
-            # which the requantization fold and the depthwise kernels do not recognise.
+        if node.op == "broadcast_in_dim" and node.output.type.num_elements > largest and \
+                np.issubdtype(node.output.type.dtype.np_dtype, np.integer):
+            # An integer broadcast stays an index map (fusion reads its input), however
+            # small: folded, a layer's per-channel bias and requantization constants
+            # became per-pixel arrays on maps of under GROWTH_LIMIT outputs (1 or 2
+            # channels), which the requantization fold and the depthwise kernels do not
+            # recognise. Float ones fold as before: post-training quantization reads
+            # a float layer's bias as a constant.
             continue
         result = np.asarray(KERNELS[node.op](node, *[values[id(t)] for t in node.inputs]))
         result = result.astype(node.output.type.dtype.np_dtype).reshape(node.output.type.shape)
