@@ -47,6 +47,9 @@ def _is_command() -> bool:
 
 # This process is a minirt command: it ends when run_tool returns.
 IS_COMMAND = _is_command()
+# First, before anything slow: the imports below and the dataclass cache's read.
+if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, exit_at_start_up)
 if IS_COMMAND:
     # numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin
     # before they sleep: about 0.05 s of CPU per command, a tenth of a small model's
@@ -66,5 +69,3 @@ if IS_COMMAND:
     from toolchain.cli.dataclass_code import install
 
     install(_tool_name())
-if IS_COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-    signal.signal(signal.SIGINT, exit_at_start_up)
