@@ -17,11 +17,11 @@ it does not must not.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
+from depthwise_models import run_depthwise
 from elftools.elf.elffile import ELFFile
 from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm
 
@@ -62,43 +62,10 @@ SMALL = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
 
 def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
          big_bias: bool = False, stride: int = 1, optimize: str = "auto") -> set[str]:
-    """Builds the 5x5 layers (independent, or each reading the previous one's output
-    with `chain`) for `board`, checks the outputs against the reference and TFLite
-    Micro, and returns the linked image's symbols. `big_bias`: every other channel's
-    bias beyond +-2**29."""
-    rng = np.random.default_rng(seed)
-    ops, xs, ys = [], [], []
-    for i, (h, w, c, m, pad) in enumerate(layers):
-        scale, zp = (ys[-1].scale, ys[-1].zero_point) if chain and ys else (0.05, -3)
-        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c * m, 5, 5, stride, 1,
-                                 padding=pad, name=f"L{i}", in_scale=scale, in_zp=zp)
-        if big_bias:
-            bias = op.inputs[2]
-            data = np.asarray(bias.data, dtype=np.int64)
-            data[::2] += np.where(data[::2] < 0, -1, 1) * ((1 << 29) + 12345)
-            op = Op(op.opcode, [op.inputs[0], op.inputs[1],
-                                dataclasses.replace(bias, data=data.astype(np.int32))],
-                    op.outputs, op.options)
-        if chain and ys:
-            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
-        else:
-            xs.append(x)
-        ops.append(op)
-        ys.append(y)
-    if chain:
-        ys = ys[-1:]
-    model = build_model(ops, xs, ys)
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "dw5.tflite"
-    path.write_bytes(model)
-    build = minirt.build(path, board, out_dir=tmp_path / "b", optimize=optimize)
-    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
-    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
-    want, _ = run_tflm(model, inputs)
-    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
-    with open(build.elf, "rb") as f:
-        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    """tests/depthwise_models.py run_depthwise over (h, w, c, multiplier, padding)
+    layers of a 5x5 window at `stride`."""
+    return run_depthwise([(h, w, c, m, 5, 5, stride, 1, pad) for h, w, c, m, pad in layers],
+                         board, tmp_path, seed, chain, big_bias, optimize)
 
 
 @pytest.mark.parametrize("group", ["channels", "shapes"])
@@ -153,7 +120,7 @@ def test_a_chain_of_5x5_layers(tmp_path: Path, layers) -> None:
     at the arena's distance (schedule/depthwise5_records.py `_overlap_safe`): every
     layer takes it here, exact."""
     _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
-    program = schedule_for_board(prepare_graph(load_graph(tmp_path / "dw5.tflite")),
+    program = schedule_for_board(prepare_graph(load_graph(tmp_path / "dw.tflite")),
                                  load_board("cortex-m4"))
     nests = [s.schedule.nests[0] for s in program.steps if isinstance(s.kernel, Kernel)
              and s.kernel.combine is not None]
