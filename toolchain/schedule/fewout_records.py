@@ -38,12 +38,12 @@ from toolchain.schedule.first_layer_records import (
     X,
     Y,
     _halves,
+    bind_pixel_kernels,
     first_layer_plan,
-    im2col_schedule,
 )
-from toolchain.schedule.program import Program
+from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
-from toolchain.schedule.step_records import bind_records, constant_operands
+from toolchain.schedule.step_records import constant_operands
 from toolchain.target.descriptors import Target
 from toolchain.types import dtype
 
@@ -209,22 +209,11 @@ def store_fewout_records(program: Program, target: Target, flash_room: int) -> i
     rewriting `program` in place. Returns how many it bound."""
     if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
         return 0
-    done = 0
-    for step in program.steps:
-        k = step.kernel
-        if not isinstance(k, Kernel) or step.schedule is not None:
-            continue
+
+    def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
         operands = constant_operands(program, step)
-        k = pinned(k, operands)  # the same kernel, its broadcast constants read once
+        k = pinned(step.kernel, operands)  # the same kernel, its broadcasts read once
         plan = fewout_plan(k) if k is not None else None
-        if plan is None:
-            continue
-        records = fewout_records(k, plan, operands)
-        if records is None or records.nbytes > flash_room:
-            continue
-        flash_room -= records.nbytes
-        step.kernel = k
-        bind_records(program, step, records)
-        step.schedule = im2col_schedule(step.kernel, "fewout")
-        done += 1
-    return done
+        records = None if plan is None else fewout_records(k, plan, operands)
+        return None if records is None else (k, records)
+    return bind_pixel_kernels(program, flash_room, found, "fewout")

@@ -33,6 +33,7 @@ instruction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +44,7 @@ from toolchain.loops.depthwise import _channel_only, _const, _is, _requantizatio
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
-from toolchain.schedule.program import Program
+from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
@@ -409,20 +410,33 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
     rewriting `program` in place. Returns how many it bound."""
     if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
         return 0
+
+    def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
+        plan = first_layer_plan(step.kernel)
+        records = None if plan is None else first_layer_records(
+            step.kernel, plan, constant_operands(program, step))
+        return None if records is None else (step.kernel, records)
+    return bind_pixel_kernels(program, flash_room, found, "im2col")
+
+
+def bind_pixel_kernels(program: Program, flash_room: int,
+                       found: Callable[[Step], tuple[Kernel, np.ndarray] | None],
+                       kernel: str) -> int:
+    """Binds, to each step of `program` not yet scheduled for which `found` gives a
+    kernel (the step's, or the same computation rewritten) and its records, those
+    records while their bytes fit `flash_room`, and the pixel-order schedule calling
+    the Nest flag `kernel`'s microkernel (im2col_schedule). Returns how many."""
     done = 0
     for step in program.steps:
-        k = step.kernel
-        if not isinstance(k, Kernel) or step.schedule is not None:
+        if not isinstance(step.kernel, Kernel) or step.schedule is not None:
             continue
-        plan = first_layer_plan(k)
-        if plan is None:
+        hit = found(step)
+        if hit is None or hit[1].nbytes > flash_room:
             continue
-        records = first_layer_records(k, plan, constant_operands(program, step))
-        if records is None or records.nbytes > flash_room:
-            continue
-        flash_room -= records.nbytes
-        bind_records(program, step, records)
-        step.schedule = im2col_schedule(step.kernel)
+        flash_room -= hit[1].nbytes
+        step.kernel = hit[0]
+        bind_records(program, step, hit[1])
+        step.schedule = im2col_schedule(step.kernel, kernel)
         done += 1
     return done
 
