@@ -267,7 +267,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
   "smlad  r1, r8, r4, r1\n" \
   "smlad  r1, r9, r5, r1\n"
 
-/* An odd last channel's call (mrt_fo_ones_s8): 13 words the assembly copies to its stack
+/* An odd last channel's call (mrt_fo_ones_s8): 14 words the assembly copies to its stack
  * (LDM, PUSH) and reads at these byte offsets, the first six one LDM a window row. */
 typedef struct {
     const int32_t *const *rows_end; /* 0: past the last window row's pointer */
@@ -275,29 +275,30 @@ typedef struct {
     int32_t col;                  /* 8: pixel A's run from its row's start, bytes */
     int32_t in_b;                 /* 12: pixel B's run from pixel A's, bytes (0: A) */
     int32_t run;                  /* 16: a window row's weight bytes */
-    int32_t entry;                /* 20: run / 16 mod 8, + 8 for a run of 2 mod 4 words */
+    int32_t entry;                /* 20: run / 16 mod 16, + 16 for a run of 2 mod 4 words */
     int8_t *out;                  /* 24: pixel A's output */
-    int32_t tiles;                /* 28: tiles in the call */
-    const int32_t *const *rows;   /* 32: each window row's staged row, kh of them */
-    const int32_t *records;       /* 36: the channel's block */
-    int32_t out_b;                /* 40: pixel B's output from pixel A's (0: A) */
-    int32_t tile_in;              /* 44: col's step a tile */
-    int32_t tile_out;             /* 48: out's step a tile */
+    int32_t out_b;                /* 28: pixel B's output from pixel A's (0: A) */
+    int32_t tile_out;             /* 32: out's step a tile */
+    int32_t unused;               /* 36: (keeps the pairs below LDRD-aligned) */
+    int32_t tile_in;              /* 40: col's step a tile */
+    int32_t col_end;              /* 44: col after the call's last tile */
+    const int32_t *const *rows;   /* 48: each window row's staged row, kh of them */
+    const int32_t *records;       /* 52: the channel's block */
 } mrt_fo_ones;
 
 /* The tiles of two pixels against one channel's block (records: b, the words of every
- * window row in turn, M, 2 K_hi, s + 1). Per window row: units of four steps, eight a
- * pass, entered by TBB at the unit that leaves whole passes; a run of 2 mod 4 words
- * first takes two steps by LDRD (entries 8-15, out of line). */
+ * window row in turn, M, 2 K_hi, s + 1). Per window row: units of four steps, 16 a
+ * pass (a 3x3 window over 32 channels is one pass, 1x7 two), entered by TBH at the
+ * unit that leaves whole passes; a run of 2 mod 4 words first takes two steps by LDRD
+ * (entries 16-31, out of line). */
 MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt_fo_ones *t)
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "ldm    r0, {r1-r12, lr}\n"
-        "push   {r1-r12, lr}\n"            /* [sp]: the call (mrt_fo_ones) */
+        "ldm    r0, {r0-r12, lr}\n"
+        "push   {r0-r12, lr}\n"            /* [sp]: the call (mrt_fo_ones) */
         "30:\n"                            /* a tile */
-        "ldr    r12, [sp, #36]\n"
-        "ldr    r5, [sp, #32]\n"
+        "ldrd   r5, r12, [sp, #48]\n"
         "ldrd   r6, r7, [sp, #8]\n"
         "ldrd   r8, r9, [sp, #16]\n"
         "ldr    r0, [r12], #4\n"
@@ -309,38 +310,54 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
         "add    r11, r10, r7\n"
         "add    lr, r12, r8\n"
         "11:\n"
-        "tbb    [pc, r9]\n"
-        "439:\n"
-        ".byte  (440f - 439b) / 2, (447f - 439b) / 2, (446f - 439b) / 2, (445f - 439b) / 2\n"
-        ".byte  (444f - 439b) / 2, (443f - 439b) / 2, (442f - 439b) / 2, (441f - 439b) / 2\n"
-        ".byte  (20f - 439b) / 2, (20f - 439b) / 2, (20f - 439b) / 2, (20f - 439b) / 2\n"
-        ".byte  (20f - 439b) / 2, (20f - 439b) / 2, (20f - 439b) / 2, (20f - 439b) / 2\n"
-        MRT_FO_UNITS8("4", MRT_FO_STEPS4_ONE)
+        "tbh    [pc, r9, lsl #1]\n"
+        "499:\n"
+        ".hword (500f - 499b) / 2, (515f - 499b) / 2, (514f - 499b) / 2, (513f - 499b) / 2\n"
+        ".hword (512f - 499b) / 2, (511f - 499b) / 2, (510f - 499b) / 2, (509f - 499b) / 2\n"
+        ".hword (508f - 499b) / 2, (507f - 499b) / 2, (506f - 499b) / 2, (505f - 499b) / 2\n"
+        ".hword (504f - 499b) / 2, (503f - 499b) / 2, (502f - 499b) / 2, (501f - 499b) / 2\n"
+        ".hword (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2\n"
+        ".hword (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2\n"
+        ".hword (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2\n"
+        ".hword (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2, (20f - 499b) / 2\n"
+        "500:\n" MRT_FO_STEPS4_ONE
+        "501:\n" MRT_FO_STEPS4_ONE
+        "502:\n" MRT_FO_STEPS4_ONE
+        "503:\n" MRT_FO_STEPS4_ONE
+        "504:\n" MRT_FO_STEPS4_ONE
+        "505:\n" MRT_FO_STEPS4_ONE
+        "506:\n" MRT_FO_STEPS4_ONE
+        "507:\n" MRT_FO_STEPS4_ONE
+        "508:\n" MRT_FO_STEPS4_ONE
+        "509:\n" MRT_FO_STEPS4_ONE
+        "510:\n" MRT_FO_STEPS4_ONE
+        "511:\n" MRT_FO_STEPS4_ONE
+        "512:\n" MRT_FO_STEPS4_ONE
+        "513:\n" MRT_FO_STEPS4_ONE
+        "514:\n" MRT_FO_STEPS4_ONE
+        "515:\n" MRT_FO_STEPS4_ONE
         "cmp    r12, lr\n"
-        "bne    440b\n"
+        "bne    500b\n"
         "12:\n"
         "ldm    sp, {r4-r9}\n"
         "cmp    r5, r4\n"
         "bne    10b\n"
         "ldm    r12, {r4-r6}\n"            /* M, 2 K_hi, s + 1 */
-        "ldr    lr, [sp, #24]\n"
-        "ldr    r8, [sp, #40]\n"
+        "ldrd   lr, r8, [sp, #24]\n"       /* out, out_b */
         MRT_FO_REQUANT("r0", "r4", "r5", "r6")
         "strb   r10, [lr]\n"
         MRT_FO_REQUANT("r1", "r4", "r5", "r6")
         "strb   r10, [lr, r8]\n"
-        "ldr    r9, [sp, #48]\n"           /* the next tile */
+        "ldr    r9, [sp, #32]\n"           /* the next tile */
         "add    lr, lr, r9\n"
         "str    lr, [sp, #24]\n"
         "ldr    r5, [sp, #8]\n"
-        "ldr    r6, [sp, #44]\n"
+        "ldrd   r6, r7, [sp, #40]\n"
         "add    r5, r5, r6\n"
         "str    r5, [sp, #8]\n"
-        "ldr    r5, [sp, #28]\n"
-        "subs   r5, r5, #1\n"
-        "str    r5, [sp, #28]\n"
+        "cmp    r5, r7\n"
         "bne    30b\n"
-        "add    sp, sp, #52\n"
+        "add    sp, sp, #56\n"
         "pop    {r4-r11, pc}\n"
         "20:\n"                            /* two steps first: a run of 2 mod 4 words */
         "ldrd   r2, r3, [r12], #8\n"
@@ -350,7 +367,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
         "ldrd   r6, r7, [r11], #8\n"
         "smlad  r1, r6, r2, r1\n"
         "smlad  r1, r7, r3, r1\n"
-        "sub    r9, r9, #8\n"
+        "sub    r9, r9, #16\n"
         "cmp    r12, lr\n"
         "bne    11b\n"
         "b      12b\n");
@@ -456,12 +473,13 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             o->out = out + p[0] * cout + cout - 1;  /* row 0's, moved on a row */
             o->in_b = in_b;
             o->run = 4 * run;
-            o->entry = ((run >> 2) & 7) + (run & 2 ? 8 : 0);
+            o->entry = ((run >> 2) & 15) + (run & 2 ? 16 : 0);
             o->records = last;
             o->out_b = out_b;
             o->tile_in = p[2] * in_step;
             o->tile_out = 2 * cout;
-            o->tiles = p[1];
+            o->unused = 0;
+            o->col_end = col + p[1] * o->tile_in;
         } else {
             mrt_fo_tile *t = &calls[n_pair];
             t->run_pair = 8 * run;
@@ -493,25 +511,29 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
     const uint32_t count = g->cin == 3 ? (uint32_t)g->w_in : (uint32_t)(in_row / 4);
     const int32_t *twin[2 * MRT_FO_MAX_KH];
     int32_t *slot = scratch;
-    int32_t at = g->oy0 * in_row;  /* input row r's first byte (negative: above) */
+    int32_t *const left = scratch + g->left * g->c2;  /* slot 0's first input column */
+    const uint32_t h_in = (uint32_t)g->h_in;
+    const int32_t h_out = g->h_out, top = g->oy0 + kh - 1;
+    int32_t at = g->oy0 * in_row;  /* the next input row's first byte (< 0: above) */
     /* From oy = 1 - kh: the first window's rows staged before its tiles (one call site:
-     * -Oz outlines a repeated one into a function call a row). */
-    int32_t first = 0, newest = 0;  /* oy mod kh, (oy + kh - 1) mod kh */
-    for (int32_t oy = 1 - kh, r = g->oy0; oy < g->h_out; ++oy, ++r, at += in_row) {
+     * -Oz outlines a repeated one into a function call a row). k: the slot of twin the
+     * next staged row goes to, after it, output row oy's first (oy mod kh). */
+    int32_t k = 0;
+    for (int32_t oy = 1 - kh; oy < h_out; ++oy, at += in_row) {
         const int32_t *staged = pad_row;
-        if ((uint32_t)r < (uint32_t)g->h_in) {
-            stage(slot + g->left * g->c2, x + at, count);
+        if ((uint32_t)(oy + top) < h_in) {
+            stage(left + (slot - scratch), x + at, count);
             staged = slot;
             slot += row_words;
             if (slot == pad_row)
                 slot = scratch;
         }
-        twin[newest] = twin[newest + kh] = staged;
-        newest = newest + 1 == kh ? 0 : newest + 1;
+        twin[k] = twin[k + kh] = staged;
+        if (++k == kh)
+            k = 0;
         if (oy < 0)
             continue;
-        const int32_t *const *rows = &twin[first];
-        first = first + 1 == kh ? 0 : first + 1;
+        const int32_t *const *rows = &twin[k];
         for (int32_t i = 0; i < n_pair; ++i) {
             mrt_fo_tile *t = &calls[i];
             t->rows = rows;
