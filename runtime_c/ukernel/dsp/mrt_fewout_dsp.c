@@ -32,41 +32,51 @@
  * mrt_fo_conv_s8 only, so they share its section (one code range, the same row). */
 #define MRT_FO_SECTION __attribute__((section(".text.mrt_fo_conv_s8")))
 
-/* dst = an input row's 4 x words int8 values as 16-bit pairs, each word as SXTB16 of it
- * then of it rotated by 8 (kernel/paired.py's order): 4 words a pass (LDM, 8 SXTB16,
- * STM), the rest one at a time. src and dst word-aligned (the channels a multiple of
- * 4), words >= 1. */
+/* Four words of int8 values (r1) as 16-bit pairs (r0), each word as SXTB16 of it then
+ * of it rotated by 8: LDM, 8 SXTB16, STM. */
+#define MRT_FO_PAIR4 \
+  "ldm    r1!, {r4, r6, r8, r10}\n" \
+  "sxtb16 r5, r4, ror #8\n" \
+  "sxtb16 r4, r4\n" \
+  "sxtb16 r7, r6, ror #8\n" \
+  "sxtb16 r6, r6\n" \
+  "sxtb16 r9, r8, ror #8\n" \
+  "sxtb16 r8, r8\n" \
+  "sxtb16 r11, r10, ror #8\n" \
+  "sxtb16 r10, r10\n" \
+  "stm    r0!, {r4-r11}\n"
+
+/* dst = an input row's words of int8 values as 16-bit pairs (kernel/paired.py's order):
+ * 8 words a pass (two MRT_FO_PAIR4: the loop's two instructions over 20), then 4, then
+ * the rest one at a time. src and dst word-aligned (the channels a multiple of 4),
+ * words >= 1. */
 MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_pair_row(
         int32_t *dst, const int8_t *src, uint32_t words)
 {
     __asm__ volatile(
         "push   {r4-r11}\n"
-        "lsrs   r3, r2, #2\n"
+        "lsrs   r3, r2, #3\n"
         "beq    2f\n"
         "1:\n"
-        "ldm    r1!, {r4, r6, r8, r10}\n"
-        "sxtb16 r5, r4, ror #8\n"
-        "sxtb16 r4, r4\n"
-        "sxtb16 r7, r6, ror #8\n"
-        "sxtb16 r6, r6\n"
-        "sxtb16 r9, r8, ror #8\n"
-        "sxtb16 r8, r8\n"
-        "sxtb16 r11, r10, ror #8\n"
-        "sxtb16 r10, r10\n"
-        "stm    r0!, {r4-r11}\n"
+        MRT_FO_PAIR4
+        MRT_FO_PAIR4
         "subs   r3, r3, #1\n"
         "bne    1b\n"
         "2:\n"
-        "ands   r2, r2, #3\n"
-        "beq    4f\n"
+        "tst    r2, #4\n"
+        "beq    3f\n"
+        MRT_FO_PAIR4
         "3:\n"
+        "ands   r2, r2, #3\n"
+        "beq    5f\n"
+        "4:\n"
         "ldr    r3, [r1], #4\n"
         "sxtb16 r4, r3, ror #8\n"
         "sxtb16 r3, r3\n"
         "strd   r3, r4, [r0], #8\n"
         "subs   r2, r2, #1\n"
-        "bne    3b\n"
-        "4:\n"
+        "bne    4b\n"
+        "5:\n"
         "pop    {r4-r11}\n"
         "bx     lr\n");
 }
