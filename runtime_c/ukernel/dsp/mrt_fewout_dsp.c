@@ -104,13 +104,12 @@ typedef struct {
     const int32_t *records;      /* 20: the first channel pair's block */
     int8_t *out;                 /* 24: pixel A's output channel (the assembly's) */
     int32_t out_b;               /* 28: pixel B's outputs from pixel A's, bytes */
-    int32_t pairs;               /* 32: channel pairs */
-    int32_t odd;                 /* 36: 1 where a last channel is alone */
-    int32_t tiles;               /* 40: tiles left in the call */
-    int32_t tile_in;             /* 44: col's step a tile */
-    int32_t tile_out;            /* 48: out's step a tile after its channels' */
-    int32_t pairs_left;          /* 52: the assembly's */
-    const int32_t *const *rows;  /* 56: each window row's staged row, kh of them */
+    int32_t pairs;               /* 32: channel pairs (1-3) */
+    int32_t tiles;               /* 36: tiles left in the call */
+    int32_t tile_in;             /* 40: col's step a tile */
+    int32_t tile_out;            /* 44: out's step a tile after its channels' */
+    int32_t pairs_left;          /* 48: the assembly's */
+    const int32_t *const *rows;  /* 52: each window row's staged row, kh of them */
 } mrt_fo_tile;
 
 /* Two steps of two pixels x two channels: r10, r11 the pixels' staged words, r12 the
@@ -129,16 +128,6 @@ typedef struct {
   "smlad  r2, r5, r9, r2\n" \
   "smlad  r3, r7, r9, r3\n"
 
-/* Two steps of two pixels x one channel: sums r0 (A), r1 (B). */
-#define MRT_FO_STEPS2_ONE \
-  "ldrd   r4, r5, [r10], #8\n" \
-  "ldrd   r6, r7, [r11], #8\n" \
-  "ldrd   r8, r9, [r12], #8\n" \
-  "smlad  r0, r4, r8, r0\n" \
-  "smlad  r1, r6, r8, r1\n" \
-  "smlad  r0, r5, r9, r0\n" \
-  "smlad  r1, r7, r9, r1\n"
-
 /* The entry of a loop of eight units (of two steps each) a pass, r9 the units mod 8:
  * TBB to the unit that leaves whole passes (1 mod 8 at the eighth, ...). Labels L40 to
  * L47 are the units, L39 the table. */
@@ -153,13 +142,13 @@ typedef struct {
   L "40:\n" STEPS2 L "41:\n" STEPS2 L "42:\n" STEPS2 L "43:\n" STEPS2 \
   L "44:\n" STEPS2 L "45:\n" STEPS2 L "46:\n" STEPS2 L "47:\n" STEPS2
 
-/* The window rows of one channel block: per row, pixel A's run (r10: the row's start
+/* The window rows of one channel pair: per row, pixel A's run (r10: the row's start
  * + col), pixel B's (r11), the run's end (lr: the weights' pointer past the row's
  * bytes, r8), then 16 steps a pass, entered by the run's units of two steps mod 8 (bits
- * UNIT to UNIT + 2 of its bytes). [sp]: the call's arguments. */
-#define MRT_FO_ROWS(STEPS2, RUN_SHIFT, UNIT, L) \
+ * 4 to 6 of its bytes). [sp]: the call's arguments. */
+#define MRT_FO_ROWS(STEPS2, L) \
   "ldr    r4, [sp]\n" \
-  "ldr    r5, [r4, #56]\n" \
+  "ldr    r5, [r4, #52]\n" \
   "str    r5, [r4]\n" \
   "ldm    r4, {r5-r9}\n" \
   L "0:\n" \
@@ -167,9 +156,8 @@ typedef struct {
   "str    r5, [r4]\n" \
   "add    r10, r10, r6\n" \
   "add    r11, r10, r7\n" \
-  RUN_SHIFT \
   "add    lr, r12, r8\n" \
-  "ubfx   r9, r8, #" #UNIT ", #3\n" \
+  "ubfx   r9, r8, #4, #3\n" \
   MRT_FO_ENTER(L, "r9") \
   MRT_FO_UNITS8(L, STEPS2) \
   "cmp    r12, lr\n" \
@@ -186,7 +174,7 @@ typedef struct {
   "asr    r10, r10, " S "\n" \
   "ssat   r10, #8, r10\n"
 
-/* The tiles of one call (module comment): per tile every channel block, then the
+/* The tiles of one call (module comment): per tile every channel pair, then the
  * pixels' runs and outputs moved on. Labels are numeric and local. */
 MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_tile *t)
 {
@@ -196,14 +184,12 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
         "ldr    r4, [sp]\n"
         "ldr    r12, [r4, #20]\n"          /* the records */
         "ldr    r1, [r4, #32]\n"
-        "str    r1, [r4, #52]\n"
-        "cmp    r1, #0\n"
-        "beq    50f\n"
+        "str    r1, [r4, #48]\n"
         "40:\n"                            /* a channel pair */
         "ldrd   r0, r2, [r12], #8\n"
         "mov    r1, r0\n"
         "mov    r3, r2\n"
-        MRT_FO_ROWS(MRT_FO_STEPS2_PAIR, "", 4, "1")
+        MRT_FO_ROWS(MRT_FO_STEPS2_PAIR, "1")
         "ldm    r12!, {r4-r9}\n"
         "ldr    r11, [sp]\n"
         "ldr    lr, [r11, #24]\n"
@@ -220,42 +206,22 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
         "add    lr, lr, #1\n"
         "ldr    r11, [sp]\n"
         "str    lr, [r11, #24]\n"
-        "ldr    r1, [r11, #52]\n"
+        "ldr    r1, [r11, #48]\n"
         "subs   r1, r1, #1\n"
-        "str    r1, [r11, #52]\n"
+        "str    r1, [r11, #48]\n"
         "bne    40b\n"
-        "50:\n"
-        "ldr    r11, [sp]\n"
-        "ldr    r1, [r11, #36]\n"
-        "cmp    r1, #0\n"
-        "beq    60f\n"
-        "ldr    r0, [r12], #4\n"           /* the odd last channel */
-        "mov    r1, r0\n"
-        MRT_FO_ROWS(MRT_FO_STEPS2_ONE, "lsr    r8, r8, #1\n", 3, "2")
-        "ldm    r12!, {r4-r6}\n"
-        "ldr    r11, [sp]\n"
-        "ldr    lr, [r11, #24]\n"
-        "ldr    r11, [r11, #28]\n"
-        MRT_FO_REQUANT("r0", "r4", "r5", "r6")
-        "strb   r10, [lr]\n"
-        MRT_FO_REQUANT("r1", "r4", "r5", "r6")
-        "strb   r10, [lr, r11]\n"
-        "add    lr, lr, #1\n"
-        "ldr    r11, [sp]\n"
-        "str    lr, [r11, #24]\n"
-        "60:\n"                            /* the next tile */
-        "ldr    r4, [sp]\n"
+        "ldr    r4, [sp]\n"                /* the next tile */
         "ldr    r5, [r4, #24]\n"
-        "ldr    r6, [r4, #48]\n"
+        "ldr    r6, [r4, #44]\n"
         "add    r5, r5, r6\n"
         "str    r5, [r4, #24]\n"
         "ldr    r5, [r4, #4]\n"
-        "ldr    r6, [r4, #44]\n"
+        "ldr    r6, [r4, #40]\n"
         "add    r5, r5, r6\n"
         "str    r5, [r4, #4]\n"
-        "ldr    r5, [r4, #40]\n"
+        "ldr    r5, [r4, #36]\n"
         "subs   r5, r5, #1\n"
-        "str    r5, [r4, #40]\n"
+        "str    r5, [r4, #36]\n"
         "bne    30b\n"
         "pop    {r0, r4-r11, pc}\n");
 }
@@ -497,7 +463,6 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             t->in_b = in_b;
             t->out_b = out_b;
             t->pairs = p[3];
-            t->odd = 0;
             t->tile_in = p[2] * in_step;
             /* the outputs move on as the channel pairs store: the rest */
             t->tile_out = 2 * cout - 2 * p[3];
