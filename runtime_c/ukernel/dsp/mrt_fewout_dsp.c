@@ -13,8 +13,9 @@
  * each step (LDRD: the build stores the channel pair's words interleaved step by step,
  * toolchain/schedule/fewout_records.py), 8 SMLADs: 16 MACs in 12 instructions, 14
  * registers (4 sums, 6 operands, 2 pixel pointers, the weight pointer and the run's
- * end), 16 steps a pass. An odd last channel runs four pixels a tile against its words
- * (16 MACs in 13), the rest of the row two pixels a tile (8 MACs in 7). The weights and
+ * end), 16 steps a pass. An odd last channel (mrt_fo_ones_s8) runs two pixels a tile
+ * by LDM of four words: the channel's four words once, each pixel's four, 8 SMLADs (16
+ * MACs in 11 instructions). The weights and
  * bias are doubled at build time so the requantization is the SMMLAR form of
  * mrt_im2col_dsp.c (5 instructions with the store). An odd row's last pixel is computed
  * as both pixels of its tile (stored twice, the same value), so nothing is read outside
@@ -23,7 +24,7 @@
  * Records (int32 words, toolchain/schedule/fewout_records.py writes them): the geometry
  * below, then per pair of output channels the doubled biases b0, b1, per window row
  * per step the words w0(t), w1(t), then M0, 2 K_hi0, s0 + 1, M1, 2 K_hi1, s1 + 1; an odd
- * last channel: b, its words, M, 2 K_hi, s + 1.
+ * last channel: b, b (one LDRD starts both pixels' sums), its words, M, 2 K_hi, s + 1.
  */
 #include <stdint.h>
 
@@ -262,7 +263,7 @@ typedef struct {
     const int32_t *records;       /* 52: the channel's block */
 } mrt_fo_ones;
 
-/* The tiles of two pixels against one channel's block (records: b, the words of every
+/* The tiles of two pixels against one channel's block (records: b, b, the words of every
  * window row in turn, M, 2 K_hi, s + 1). Per window row: units of four steps, 16 a
  * pass (a 3x3 window over 32 channels is one pass, 1x7 two), entered by TBH at the
  * unit that leaves whole passes; a run of 2 mod 4 words first takes two steps by LDRD
@@ -277,8 +278,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
         "ldrd   r5, r12, [sp, #48]\n"
         "ldrd   r6, r7, [sp, #8]\n"
         "ldrd   r8, r9, [sp, #16]\n"
-        "ldr    r0, [r12], #4\n"
-        "mov    r1, r0\n"
+        "ldrd   r0, r1, [r12], #8\n"         /* the bias, twice */
         "10:\n"                            /* a window row */
         "ldr    r10, [r5], #4\n"
         "str    r5, [sp, #4]\n"
@@ -485,30 +485,31 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
                                                    : mrt_fo_pair_row;
     const uint32_t count = g->cin == 3 ? (uint32_t)g->w_in : (uint32_t)(in_row / 4);
     const int32_t *twin[2 * MRT_FO_MAX_KH];
+    const int32_t **tw = twin;  /* where the next staged row goes; after it, oy's first */
+    const int32_t *const *const tw_end = twin + kh;
     int32_t *slot = scratch;
-    int32_t *const left = scratch + g->left * g->c2;  /* slot 0's first input column */
+    const int32_t left = g->left * g->c2;  /* a slot's first input column */
     const uint32_t h_in = (uint32_t)g->h_in;
     const int32_t h_out = g->h_out, top = g->oy0 + kh - 1;
+    const int8_t *src = x;
     int32_t at = g->oy0 * in_row;  /* the next input row's first byte (< 0: above) */
     /* From oy = 1 - kh: the first window's rows staged before its tiles (one call site:
-     * -Oz outlines a repeated one into a function call a row). k: the slot of twin the
-     * next staged row goes to, after it, output row oy's first (oy mod kh). */
-    int32_t k = 0;
+     * -Oz outlines a repeated one into a function call a row). */
     for (int32_t oy = 1 - kh; oy < h_out; ++oy, at += in_row) {
         const int32_t *staged = pad_row;
         if ((uint32_t)(oy + top) < h_in) {
-            stage(left + (slot - scratch), x + at, count);
+            stage(slot + left, src + at, count);
             staged = slot;
             slot += row_words;
             if (slot == pad_row)
                 slot = scratch;
         }
-        twin[k] = twin[k + kh] = staged;
-        if (++k == kh)
-            k = 0;
+        tw[0] = tw[kh] = staged;
+        if (++tw == tw_end)
+            tw = twin;
         if (oy < 0)
             continue;
-        const int32_t *const *rows = &twin[k];
+        const int32_t *const *rows = tw;
         for (int32_t i = 0; i < n_pair; ++i) {
             mrt_fo_tile *t = &calls[i];
             t->rows = rows;
