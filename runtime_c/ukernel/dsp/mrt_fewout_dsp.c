@@ -244,7 +244,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_tiles_s8(mrt_fo_t
   "smlad  r1, r8, r4, r1\n" \
   "smlad  r1, r9, r5, r1\n"
 
-/* An odd last channel's call (mrt_fo_ones_s8): 14 words the assembly copies to its stack
+/* An odd last channel's call (mrt_fo_ones_s8): 13 words the assembly copies to its stack
  * (LDM, PUSH) and reads at these byte offsets, the first six one LDM a window row. */
 typedef struct {
     const int32_t *const *rows_end; /* 0: past the last window row's pointer */
@@ -256,11 +256,10 @@ typedef struct {
     int8_t *out;                  /* 24: pixel A's output */
     int32_t out_b;                /* 28: pixel B's output from pixel A's (0: A) */
     int32_t tile_out;             /* 32: out's step a tile */
-    int32_t unused;               /* 36: (keeps the pairs below LDRD-aligned) */
-    int32_t tile_in;              /* 40: col's step a tile */
-    int32_t col_end;              /* 44: col after the call's last tile */
-    const int32_t *const *rows;   /* 48: each window row's staged row, kh of them */
-    const int32_t *records;       /* 52: the channel's block */
+    int32_t tile_in;              /* 36: col's step a tile */
+    int32_t col_end;              /* 40: col after the call's last tile */
+    const int32_t *const *rows;   /* 44: each window row's staged row, kh of them */
+    const int32_t *records;       /* 48: the channel's block */
 } mrt_fo_ones;
 
 /* The tiles of two pixels against one channel's block (records: b, b, the words of every
@@ -272,10 +271,10 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "ldm    r0, {r0-r12, lr}\n"
-        "push   {r0-r12, lr}\n"            /* [sp]: the call (mrt_fo_ones) */
+        "ldm    r0, {r0-r12}\n"
+        "push   {r0-r12}\n"                /* [sp]: the call (mrt_fo_ones) */
         "30:\n"                            /* a tile */
-        "ldrd   r5, r12, [sp, #48]\n"
+        "ldrd   r5, r12, [sp, #44]\n"
         "ldrd   r6, r7, [sp, #8]\n"
         "ldrd   r8, r9, [sp, #16]\n"
         "ldrd   r0, r1, [r12], #8\n"         /* the bias, twice */
@@ -328,12 +327,12 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
         "add    lr, lr, r9\n"
         "str    lr, [sp, #24]\n"
         "ldr    r5, [sp, #8]\n"
-        "ldrd   r6, r7, [sp, #40]\n"
+        "ldrd   r6, r7, [sp, #36]\n"
         "add    r5, r5, r6\n"
         "str    r5, [sp, #8]\n"
         "cmp    r5, r7\n"
         "bne    30b\n"
-        "add    sp, sp, #56\n"
+        "add    sp, sp, #52\n"
         "pop    {r4-r11, pc}\n"
         "20:\n"                            /* two steps first: a run of 2 mod 4 words */
         "ldrd   r2, r3, [r12], #8\n"
@@ -454,7 +453,6 @@ void mrt_fo_conv_s8(const int8_t *x, int8_t *out, const int32_t *records,
             o->out_b = out_b;
             o->tile_in = p[2] * in_step;
             o->tile_out = 2 * cout;
-            o->unused = 0;
             o->col_end = col + p[1] * o->tile_in;
         } else {
             mrt_fo_tile *t = &calls[n_pair];
