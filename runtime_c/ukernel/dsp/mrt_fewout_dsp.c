@@ -277,7 +277,7 @@ MRT_FO_SECTION __attribute__((naked, used)) static void mrt_fo_ones_s8(const mrt
         "ldrd   r5, r12, [sp, #44]\n"
         "ldrd   r6, r7, [sp, #8]\n"
         "ldrd   r8, r9, [sp, #16]\n"
-        "ldrd   r0, r1, [r12], #8\n"         /* the bias, twice */
+        "ldrd   r0, r1, [r12], #8\n"       /* the bias, twice */
         "10:\n"                            /* a window row */
         "ldr    r10, [r5], #4\n"
         "str    r5, [sp, #4]\n"
