@@ -143,3 +143,21 @@ def test_profile_charges_the_kernel_to_its_dispatch(tmp_path: Path) -> None:
     # the kernel's loops: under 1.25 instructions a MAC, and most of them in the call
     assert layer.macs / 1.25 < layer.instructions < 1.25 * layer.macs
     assert layer.callee_instructions > 0.9 * layer.instructions
+
+
+# The odd last channel's tiles (mrt_fo_ones_s8: two pixels a tile, four steps an LDM):
+# 1 and 3 outputs; runs of 0 and 2 mod 4 words (12, 20 and 3 channels: the two steps by
+# LDRD first, a run of exactly 2 words), one pass and several (64 channels), odd widths
+# (the lone last pixel), VALID and SAME, and a stride-2 layer beside them (not this
+# kernel's: it stays exact through the staged tiles).
+ONE_CHANNEL = [(19, 6, 32, 1, 3, 3, 1, 1, "SAME"), (19, 6, 32, 3, 5, 5, 1, 1, "SAME"),
+               (19, 6, 32, 1, 1, 7, 1, 1, "SAME"), (9, 7, 12, 1, 3, 3, 1, 1, "SAME"),
+               (8, 5, 20, 3, 1, 7, 1, 1, "SAME"), (7, 9, 13, 1, 5, 5, 1, 1, "VALID"),
+               (6, 5, 3, 1, 3, 1, 1, 1, "SAME"), (5, 6, 64, 1, 5, 5, 1, 1, "SAME"),
+               (5, 7, 64, 3, 3, 3, 1, 1, "SAME"), (11, 9, 12, 3, 3, 3, 2, 1, "SAME")]
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "cortex-m33"])
+def test_one_channel_tiles(board: str, tmp_path: Path) -> None:
+    symbols = _run(ONE_CHANNEL, board, tmp_path, seed=21)
+    assert {SYMBOL, "mrt_fo_ones_s8"} <= symbols

@@ -1,7 +1,7 @@
 """The few-output kernel's records made at build time (schedule/fewout_records.py): the
 geometry, then per pair of output channels the doubled biases, the channel pair's
 doubled weight pairs interleaved step by step and the requantization (M, 2 K_hi,
-s + 1); an odd last channel alone. The records are checked by a numpy model of
+s + 1); an odd last channel alone (its bias twice). The records are checked by a numpy model of
 runtime_c/ukernel/dsp/mrt_fewout_dsp.c (input rows staged as 16-bit pairs in
 kernel/paired.py's order, SMLAD sums, the SMMLAR requantization) against TFLite Micro's
 interpreter on the host, bit for bit; and the layers the pass must leave alone."""
@@ -72,10 +72,11 @@ def _emulate(records: np.ndarray, x: np.ndarray) -> np.ndarray:
         at += 2 * kh * run
         tails += [records[at:at + 3], records[at + 3:at + 6]]
         at += 6
-    if cout % 2:
+    if cout % 2:  # the bias twice, the pixels' sums' start
+        assert records[at] == records[at + 1]
         biases.append(records[at])
-        weights.append(_lanes(records[at + 1:at + 1 + kh * run].reshape(kh, run)))
-        at += 1 + kh * run
+        weights.append(_lanes(records[at + 2:at + 2 + kh * run].reshape(kh, run)))
+        at += 2 + kh * run
         tails.append(records[at:at + 3])
         at += 3
     assert at == len(records)

@@ -17,10 +17,11 @@ it, to at most MAX_OUTPUTS channels, over a multiple of 4 input channels from 8 
 take the im2col kernel; schedule/pad_channels.py pads the others), stride and dilation
 1, at least 2 taps, at most 8 window rows), writes the records (`fewout_records`: the geometry,
 then per pair of output channels the doubled biases, the interleaved doubled weight
-pairs and the requantization values; an odd last channel alone) and binds them with the
-schedule that calls the kernel (`Nest.fewout`). The requantization is the doubled SMMLAR
-form of the im2col and depthwise kernels, so the same bounds apply: every channel's
-|bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, else the layer keeps its tiles.
+pairs and the requantization values; an odd last channel alone, its bias twice) and
+binds them with the schedule that calls the kernel (`Nest.fewout`). The requantization
+is the doubled SMMLAR form of the im2col and depthwise kernels, so the same bounds
+apply: every channel's |bias| + 128 x sum |w| < 2**30 and |K_hi| < 2**29, else the
+layer keeps its tiles.
 """
 
 from __future__ import annotations
@@ -197,7 +198,8 @@ def fewout_records(k: Kernel, plan: FewoutPlan,
         parts.append(np.stack([multiplier[pair], 2 * k_high[pair], shift[pair] + 1],
                               axis=1).reshape(-1))
     if cout % 2:
-        parts += [2 * bias[-1:], words[-1].reshape(-1),
+        # the bias twice: one LDRD starts both pixels' sums (mrt_fo_ones_s8)
+        parts += [np.repeat(2 * bias[-1:], 2), words[-1].reshape(-1),
                   np.asarray([multiplier[-1], 2 * k_high[-1], shift[-1] + 1])]
     table = np.concatenate(parts)
     return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
