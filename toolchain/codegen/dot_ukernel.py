@@ -317,7 +317,11 @@ class UkernelDotEmitter:
         twice for a kernel table without a one-pixel call)."""
         if self.nest.stage != 2:
             return [{}]
-        (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
+        col = self.paired_column
+        if col is not None and self.column == "column":
+            p = col.q  # the lone last pixels, paired along the outer dim
+        else:
+            (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
         if self.tile[p] == 1 and UKERNELS[self.nest.dot].one_pixel_symbol:
             return [{p: 0}]  # the last pixel alone (_two_pixel_call)
         return [{p: 0}, {p: self.tile[p] - 1}]
