@@ -3,15 +3,16 @@
 staging call mrt_pair2w3r_s8 (runtime_c) writes two pixels' window in that order and
 the 2x4 calls run 30 steps where 36 carried the padded channels' zero lanes.
 
-Every case is an int8 model of several CONV_2D layers built for cortex-m4 and run under
-QEMU: its outputs must be the numpy reference's and TFLite Micro's exactly. The sweep
-holds dilation 2 over odd channel counts 5-15 (13 gathered, the others as before), odd
-map widths and heights (a lone last pixel, staged twice: the staging has no one-pixel
-form), dilation 3, output channels past a group of four, and two it leaves: a VALID
-window (its channel pad fused into the window, whose channel loads are then tested)
-and 16 channels (no zero lanes). TAKEN says how many layers
-of each case take the gathering; the test checks it, and that the weights the
-firmware holds are each tap's first 12 channels, then the taps' 13th.
+Every case is an int8 model of several CONV_2D layers built for cortex-m4 (the
+13-channel maps for cortex-m33 too) and run under QEMU: its outputs must be the numpy
+reference's and TFLite Micro's exactly. The sweep holds dilation 2 over odd channel
+counts 5-15 (13 gathered, the others as before), odd map widths and heights (a lone
+last pixel, staged twice: the staging has no one-pixel form), dilation 3, output
+channels past a group of four, and two it leaves: a VALID window (its channel pad
+fused into the window, whose channel loads are then tested) and 16 channels (no zero
+lanes). TAKEN says how many layers of each case take the gathering; the test checks
+it, and that the weights the firmware holds are each tap's first 12 channels, then the
+taps' 13th.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ CASES = {
 TAKEN = {"d2-odd-channels": 1, "d2-13-maps": 4}
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_gathered_tap_rests_bit_exact(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name,board", [(name, "cortex-m4") for name in CASES]
+                         + [("d2-13-maps", "cortex-m33")])
+def test_gathered_tap_rests_bit_exact(tmp_path: Path, name: str, board: str) -> None:
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
     layers = CASES[name]
     rng = np.random.default_rng(13)
@@ -58,13 +60,13 @@ def test_gathered_tap_rests_bit_exact(tmp_path: Path, name: str) -> None:
         weights.append(op.inputs[1].data)
     path = tmp_path / "layers.tflite"
     path.write_bytes(build_model(ops, xs, ys))
-    build = minirt.build(path, "cortex-m4", out_dir=tmp_path / "build")
+    build = minirt.build(path, board, out_dir=tmp_path / "build")
     inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
     run = build.run(inputs, check=True)  # raises Mismatch unless bit-exact
     want, _ = run_tflm(path.read_bytes(), inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
         assert np.array_equal(a, b), f"layer {i} ({layers[i]}) differs from TFLite Micro"
-    taken = _taken(path)
+    taken = _taken(path, board)
     assert len(taken) == TAKEN[name]
     for held in taken:  # (O4, 3, 3, 16): some layer's weights, in the gathered order
         o = held.shape[0]
@@ -77,10 +79,10 @@ def test_gathered_tap_rests_bit_exact(tmp_path: Path, name: str) -> None:
                    for w in weights if w.shape[-1] == 13)
 
 
-def _taken(path: Path) -> list[np.ndarray]:
-    """The weights (int8, rows interleaved undone) of the model's steps on cortex-m4
+def _taken(path: Path, name: str) -> list[np.ndarray]:
+    """The weights (int8, rows interleaved undone) of the model's steps on board `name`
     whose nest gathers the tap rests."""
-    board = load_board("cortex-m4")
+    board = load_board(name)
     program = schedule_for_board(prepare_graph(load_graph(str(path))), board)
     out = []
     for step in program.steps:
