@@ -91,6 +91,7 @@ from toolchain.schedule.pad_channels16 import pad_int16_channels
 from toolchain.schedule.pad_helium import window_pads
 from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
+from toolchain.schedule.tap_rest import gather_tap_rests
 from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
@@ -173,6 +174,8 @@ def schedule_for_board(graph: Graph, board: Board,
     # sub-byte constants at their packed size.
     pack_sub_byte_constants(program)
     optimize_weights(program, board, optimize)
+    # After the weights are paired and interleaved: it reorders them (schedule/tap_rest.py).
+    gather_tap_rests(program, target)
     store_row_pair_records(program, target, room(program, board))
     store_depthwise5_records(program, target, room(program, board))
     return program

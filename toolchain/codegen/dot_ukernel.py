@@ -42,6 +42,7 @@ from toolchain.codegen.errors import EmitError
 from toolchain.loops.affine import affine_of
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import UKERNELS, Ukernel
+from toolchain.schedule.tap_rest import tap_rest_steps
 
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
@@ -214,6 +215,12 @@ class UkernelDotEmitter:
             fty = ir.FunctionType(ir.VoidType(), [PTR, PTR, I32])
             pair = b.module.globals.get(kernel.pair_symbol) or ir.Function(
                 b.module, fty, kernel.pair_symbol)
+        if self.nest.tap_rest:  # schedule/tap_rest.py: its weights are in that order
+            if n != 2 or not self._stage_window2(kernel, x, buf, taps, words, pixels):
+                raise EmitError(f"kernel {self.k.name!r}: its gathered tap rests need "
+                                f"a window staged in one call")
+            self.staged = {"buffer": buf}
+            return
         if n == 2 and self._stage_window2(kernel, x, buf, taps, words, pixels):
             self.staged = {"buffer": buf}  # read whole by _two_pixel_call
             return
@@ -263,17 +270,20 @@ class UkernelDotEmitter:
         otherwise the runs of stage_input are fewer calls); False, emitting nothing,
         where not."""
         unroll = self.nest.unroll
-        symbol = kernel.pair_two_window2_symbol
-        if not symbol or words != 2 or len(unroll) != 2 \
+        # Or, under Nest.tap_rest (schedule/tap_rest.py), taps of 4 words of which the
+        # first 3 and the 13th value are staged (mrt_pair2w3r_s8), whatever the jumps.
+        rest = self.nest.tap_rest
+        symbol = kernel.pair_two_tap_rest_symbol if rest else kernel.pair_two_window2_symbol
+        if not symbol or words != (4 if rest else 2) or len(unroll) != 2 \
                 or self.k.operands[x.operand].dtype.name != "i8":
             return False
         rows, cols = (self.k.domain[u] for u in unroll)
         # Decided before any code is emitted for a window whose taps follow one another
         # along its rows (every undilated one), so that its staging is emitted as before.
         forms = tuple(affine_of(i) for i in x.index)
-        if any(f is None for f in forms) or flat_offset(
+        if any(f is None for f in forms) or (not rest and flat_offset(
                 forms, row_strides(self.k.operands[x.operand].shape),
-                range(len(forms))).coeff(unroll[1]) in (0, words * WIDTH):
+                range(len(forms))).coeff(unroll[1]) in (0, words * WIDTH)):
             return False
         saved = self.varying
         self.varying = frozenset(unroll) | frozenset(q for p in pixels for q in p)
@@ -299,7 +309,7 @@ class UkernelDotEmitter:
             return False
         col_jump = rel[1][0] if cols > 1 else 0
         row_jump = rel[cols][0] if rows > 1 else 0
-        if col_jump == words * WIDTH or any(
+        if (col_jump == words * WIDTH and not rest) or any(
                 rel[r * cols + c][0] != r * row_jump + c * col_jump
                 for r in range(rows) for c in range(cols)):
             return False  # taps that follow one another: stage_input's runs
@@ -317,9 +327,16 @@ class UkernelDotEmitter:
         twice for a kernel table without a one-pixel call)."""
         if self.nest.stage != 2:
             return [{}]
-        (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
-        if self.tile[p] == 1 and UKERNELS[self.nest.dot].one_pixel_symbol:
-            return [{p: 0}]  # the last pixel alone (_two_pixel_call)
+        col = self.paired_column
+        if col is not None and self.column == "column":
+            p = col.q  # the lone last pixels, paired along the outer dim
+        else:
+            (p,) = [q for q, f in self.nest.blocks if f == 2 and q != self.k.n_parallel - 1]
+        # The last pixel alone (_two_pixel_call), but where the staging has no one-pixel
+        # form (Nest.tap_rest): that pixel twice, half of the call's sums dropped.
+        if self.tile[p] == 1 and UKERNELS[self.nest.dot].one_pixel_symbol \
+                and not self.nest.tap_rest:
+            return [{p: 0}]
         return [{p: 0}, {p: self.tile[p] - 1}]
 
     def _stage_gathered(self, x, buf: ir.Value, taps: list[tuple[int, ...]], words: int,
@@ -469,6 +486,8 @@ class UkernelDotEmitter:
         if row is None:
             raise EmitError(f"kernel {self.k.name!r}: the 2x4 tile's weights are checked")
         steps = prod(self.k.domain[self.k.n_parallel:]) // WIDTH
+        if self.nest.tap_rest:  # schedule/tap_rest.py: the zero lanes left out
+            steps = tap_rest_steps(prod(self.k.domain[u] for u in self.nest.unroll))
         x = self.b.gep(buf, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
         pixels = len(self._pixel_points())
         accs = self._ukernel_accs(kernel, pixels)

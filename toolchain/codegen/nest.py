@@ -58,6 +58,7 @@ from toolchain.kernel.form import (
     postorder,
 )
 from toolchain.loops.affine import Affine, Interval, affine_of
+from toolchain.loops.paired_column import PairedColumn, paired_column
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.phases import nest_kernel
 from toolchain.loops.rules import LANE_KIND
@@ -97,6 +98,12 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
         # Operands the current packed loop reads element by element (_packable).
         self.gathered: frozenset[int] = frozenset()
         self.staged: dict = {}  # Nest.stage: the current pixel's paired input
+        # loops/paired_column.py: the lone last pixels of the two-pixel dim, emitted
+        # after the outer dim's loop in pairs along it; `column` says which part of the
+        # nest is being emitted ("" elsewhere; "rows": the rows without their last
+        # pixel; "column": the column itself, paired along the outer dim).
+        self.paired_column = paired_column(nest)
+        self.column = ""
         # Loads (by id) a region has tested at run time as inside their operand (the
         # staged window's rows, dot_ukernel.py _stage_gathered): read without tests.
         self.tested_in_bounds: frozenset[int] = frozenset()
@@ -217,6 +224,13 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
         n = self.k.domain[d]
         if self.nest.stage and d == self.k.n_parallel - 1:
             self.stage_input()  # dot_ukernel.py: the pixel's input, paired once
+        col = self.paired_column
+        if col is not None and d == col.p and self.column:
+            if self.column == "column":  # the last pixel alone along p
+                self._counted(level, d, col.last, 1, 1, 1)
+            else:  # the pairs before it; its border (or odd tile) is the column's
+                self._segment(level, d, 0, col.last, 2)
+            return
         inner = self.nest.interior_of(d)
         if inner is None:
             self._segment(level, d, 0, n, self.nest.block(d))
@@ -236,6 +250,11 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
     def _segment(self, level: int, d: int, start: int, stop: int, factor: int) -> None:
         """[start, stop) of dim d in tiles of `factor`, then one smaller tile (in reverse:
         the smaller tile, then the others from the last down)."""
+        col = self.paired_column
+        if col is not None and d == col.q and not self.column \
+                and (start, stop) == (col.lo, col.hi):
+            self._paired_column(level, col)
+            return
         full, rest = divmod(stop - start, factor)
         if rest and self.nest.reverse:
             self._counted(level, d, start + full * factor, 1, factor, rest)
@@ -243,6 +262,20 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
             self._counted(level, d, start, full, factor, factor)
         if rest and not self.nest.reverse:
             self._counted(level, d, start + full * factor, 1, factor, rest)
+
+    def _paired_column(self, level: int, col: PairedColumn) -> None:
+        """q's values [lo, hi) with p's pixels but the last, then p's last pixel for
+        those values of q two at a time along q (loops/paired_column.py): pixels at
+        (q, last) and (q + 1, last) staged together for the 2x4 microkernel, where each
+        row's last pixel took a one-pixel call."""
+        self.column = "rows"
+        self._counted(level, col.q, col.lo, col.hi - col.lo, 1, 1)
+        self.column = "column"
+        full, rest = divmod(col.hi - col.lo, 2)
+        self._counted(level, col.q, col.lo, full, 2, 2)
+        if rest:
+            self._counted(level, col.q, col.hi - 1, 1, 2, 1)
+        self.column = ""
 
     def _counted(self, level: int, d: int, start: int, count: int, step: int,
                  tile: int) -> None:

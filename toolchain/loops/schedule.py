@@ -61,6 +61,10 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
 - `fewout`: an int8 convolution to 1-7 output channels whose input rows are staged once
   and computed two pixels x two channels a tile by one runtime call a layer
   (codegen/fewout.py, schedule/fewout_records.py).
+- `tap_rest`: a two-pixel staged window whose taps are 16 channels of which the last 3
+  are zero weights (13 input channels padded to 16): each tap's first 12 channels are
+  staged, then every tap's 13th together, 4 a step (schedule/tap_rest.py,
+  runtime_c's mrt_pair2w3r_s8): 30 steps for a 3x3 window where 36 carried 3/16 zeros.
 - `fma` (whole schedule): float multiply-adds of the reduction are fused
   (`llvm.fmuladd`).
 """
@@ -110,6 +114,7 @@ class Nest:
     im2col: bool = False
     depthwise5: bool = False
     fewout: bool = False
+    tap_rest: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -155,6 +160,8 @@ class Nest:
             parts.append("depthwise 5x5 pairs")
         if self.fewout:
             parts.append("fewout")
+        if self.tap_rest:
+            parts.append("tap rests gathered")
         return " ".join(parts)
 
 

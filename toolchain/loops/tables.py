@@ -196,6 +196,9 @@ class Ukernel:
     # Two pixels' whole window of two-word taps that do not follow one another (a
     # dilated window over 8 channels): dst, a, b, cols, rows, col_jump, row_next.
     pair_two_window2_symbol: str = ""
+    # Two pixels' whole window of 16-channel taps whose last 3 weights are zero
+    # (Nest.tap_rest): each tap's first 3 words, then the taps' 13th values 4 a step.
+    pair_two_tap_rest_symbol: str = ""
     # A tile of one pixel against those interleaved rows (an odd dim's last pixel),
     # staged by `pair_symbol`.
     one_pixel_symbol: str = ""
@@ -222,6 +225,7 @@ UKERNELS: dict[str, Ukernel] = {
                    pair_symbol="mrt_pair4_s8", two_pixel_symbol="mrt_dot_s16_paired_2x4",
                    pair_two_symbol="mrt_pair2_s8", pair_two_unaligned_symbol="mrt_pair2u_s8",
                    pair_two_window2_symbol="mrt_pair2w2_s8",
+                   pair_two_tap_rest_symbol="mrt_pair2w3r_s8",
                    one_pixel_symbol="mrt_dot_s16_paired_1x4i",
                    row_calls=((2, "mrt_dot_s16_paired_2x2i", "mrt_dot_s16_paired_1x2i"),
                               (1, "mrt_dot_s16_paired_2x1i", "mrt_dot_s16_paired_1x1i")),

@@ -41,6 +41,7 @@ import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load, postorder
 from toolchain.kernel.interpret import _eval
+from toolchain.loops.paired_column import PairedColumn, paired_column
 from toolchain.loops.schedule import LoopSchedule, Nest
 
 __all__ = ["OverlapWalk", "overlap_distance", "tile_order"]
@@ -101,7 +102,40 @@ def tile_order(nest: Nest) -> tuple[np.ndarray, np.ndarray, int]:
         point = point * size.reshape(along) + offset.reshape(along)
     if nest.reverse:
         tile = tiles - 1 - tile
-    return np.broadcast_to(tile, shape), np.broadcast_to(point, shape), most
+    tile, point = np.broadcast_to(tile, shape), np.broadcast_to(point, shape)
+    col = paired_column(nest)
+    if col is not None:
+        tile, point = _column_order(nest, col, tile, point)
+    return tile, point, most
+
+
+def _column_order(nest: Nest, col: PairedColumn, tile: np.ndarray, point: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """tile_order's ranks with p's last pixel for q in [lo, hi) moved where
+    codegen/nest.py runs it (loops/paired_column.py): after row hi - 1's other tiles, in
+    tiles of two pixels along q (the last one alone where hi - lo is odd), each pair's
+    tiles of the dims inside p in their order. Row hi - 1's own last-pixel tiles held
+    ranks [first, first + n) (per context of the dims outside q): the column's tiles go
+    between first - 1 and first + n, so every rank is scaled by `m` first."""
+    q, p, lo, hi = col.q, col.p, col.lo, col.hi
+    tile, point = np.array(tile, dtype=np.int64), np.array(point, dtype=np.int64)
+    inner_axes = tuple(nest.order[nest.order.index(p) + 1:])
+    row = np.take(np.take(tile, [hi - 1], axis=q), [col.last], axis=p)
+    first = row.min(axis=inner_axes, keepdims=True) if inner_axes else row
+    inner = row - first  # a tile's rank among one pixel's tiles
+    n = int(inner.max()) + 1
+    m = -(-(hi - lo) // 2) * n + 2
+    along_q = [hi - lo if a == q else 1 for a in range(tile.ndim)]
+    rel = np.arange(hi - lo).reshape(along_q)
+    j, off = rel // 2, rel % 2
+    size = np.where(rel - off + 1 < hi - lo, 2, 1)  # the odd rest is a tile of one
+    index = tuple(slice(lo, hi) if a == q else slice(col.last, col.last + 1) if a == p
+                  else slice(None) for a in range(tile.ndim))
+    lone_point = point[index]
+    new_tile = tile * m
+    new_tile[index] = np.broadcast_to(first * m + 1 + j * n + inner, lone_point.shape)
+    point[index] = lone_point * size + off
+    return new_tile, point
 
 
 def _index_only(e: Expr) -> bool:

@@ -315,6 +315,75 @@ __attribute__((naked, used)) void mrt_pair2w2_s8(int16_t *dst, const int8_t *a,
         "pop    {r4-r11, pc}\n");
 }
 
+/* One word of each pixel (r_a, r_b) split in place into the staged layout's four words
+ * (a's SXTB16, b's, then a's and b's of the word rotated by 8, through r10 and r11) and
+ * stored. */
+#define MRT_DSP_SPLIT2(RA, RB) \
+  "sxtb16 r10, " RA ", ror #8\n" \
+  "sxtb16 r11, " RB ", ror #8\n" \
+  "sxtb16 " RA ", " RA "\n" \
+  "sxtb16 " RB ", " RB "\n" \
+  "stm    r0!, {" RA ", " RB ", r10, r11}\n"
+
+/* mrt_pair2w2_s8 for taps of 16 channels whose last 3 meet zero weights (13 input
+ * channels padded to 16: schedule/tap_rest.py, Nest.tap_rest): per tap its first 3
+ * words (12 channels, 3 steps), then the 13th channel of every tap, 4 a step (3 steps
+ * for 9-12 taps, the lanes past the last tap 0). A 3x3 window is 30 steps where all 16
+ * channels took 36, 3/16 of them zero lanes. The 13th values are gathered as bytes on
+ * the stack (a's at 0-11, b's at 12-23, zeroed first) and split like a tap's words at
+ * the end. 25 instructions a tap. 9 <= cols * rows <= 12; cols, rows >= 1; a, b,
+ * col_jump and row_next multiples of 4; dst 8-byte aligned. */
+__attribute__((naked, used)) void mrt_pair2w3r_s8(int16_t *dst, const int8_t *a,
+                                                   const int8_t *b, uint32_t cols,
+                                                   uint32_t rows, int32_t col_jump,
+                                                   int32_t row_next)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "sub    sp, sp, #40\n"
+        "ldr    r4, [sp, #76]\n"           /* rows */
+        "ldr    r5, [sp, #84]\n"           /* row_next */
+        "strd   r4, r5, [sp, #24]\n"
+        "str    r3, [sp, #32]\n"           /* cols, again each row */
+        "ldr    r12, [sp, #80]\n"          /* col_jump */
+        "movs   r4, #0\n"
+        "movs   r5, #0\n"
+        "movs   r6, #0\n"
+        "movs   r7, #0\n"
+        "movs   r8, #0\n"
+        "movs   r9, #0\n"
+        "stm    sp, {r4-r9}\n"             /* the gathered bytes: lanes past the taps 0 */
+        "mov    lr, sp\n"
+        "1:\n"
+        "ldr    r3, [sp, #32]\n"
+        "2:\n"
+        "ldm    r1, {r4-r6}\n"
+        "ldm    r2, {r7-r9}\n"
+        "ldrb   r10, [r1, #12]\n"
+        "ldrb   r11, [r2, #12]\n"
+        "strb   r11, [lr, #12]\n"
+        "strb   r10, [lr], #1\n"
+        "add    r1, r1, r12\n"
+        "add    r2, r2, r12\n"
+        MRT_DSP_SPLIT2("r4", "r7")
+        MRT_DSP_SPLIT2("r5", "r8")
+        MRT_DSP_SPLIT2("r6", "r9")
+        "subs   r3, r3, #1\n"
+        "bne    2b\n"
+        "ldrd   r10, r11, [sp, #24]\n"     /* rows left, row_next */
+        "add    r1, r1, r11\n"
+        "add    r2, r2, r11\n"
+        "subs   r10, r10, #1\n"
+        "str    r10, [sp, #24]\n"
+        "bne    1b\n"
+        "ldm    sp, {r4-r9}\n"             /* a's 13th values, then b's */
+        MRT_DSP_SPLIT2("r4", "r7")
+        MRT_DSP_SPLIT2("r5", "r8")
+        MRT_DSP_SPLIT2("r6", "r9")
+        "add    sp, sp, #40\n"
+        "pop    {r4-r11, pc}\n");
+}
+
 /* mrt_pair2_s8 for sources at any byte: a window row of channels that are no multiple
  * of 4, merged with its columns (schedule/window_rows.py: 3x3 over 13 channels, a row
  * of 39 values staged as 40), starts where its first pixel does. LDR reads an unaligned
