@@ -513,26 +513,30 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
  * channel, slot) with three slots, pair m of the layer in slot m mod 3, so a tile's
  * P2 is the next tile's P0; a tile whose P0 is slot r reads (P0, P1, P2) from slots
  * (r, r + 1, r + 2) mod 3, a variant of the code per r. The staged columns are S =
- * column_bytes apart, one pointer (r0) walks the channels of window column 0 and the
- * other two columns are read at r0 + S and r0 + 2S (LDMDB from 12 past them, r0 having
- * moved on), so the three window columns take one pointer and S where they took three
+ * column_bytes apart, two pointers (r0, r1) walk the channels of window columns 0 and 1
+ * and the third column is read at 2 r1 - r0 (LDMDB from 12 past it, r0 and r1 having
+ * moved on), so the three window columns take two registers where they took three
  * pointers; with the tile's 4 sums, 3 staged and 2 weight words, the records, the output
  * and its row distance, that is the 14 registers. The channel loop ends at the channel
  * whose s has bit 8 set (ASR reads the shift's low byte only), so no register holds its
  * end. The rows' remainder (1-3 rows) runs as a tile of that many rows in the same
- * layout (flags bits 3-5), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
+ * layout (flags bits 3-5), from fixed slots. Registers: r0 and r1 staged words (window columns 0 and 1), r2 records, r3 output
  * (row y), r4 output row distance, r5-r7 staged slots 0-2 then M, K_hi, s, r8-r9 weight
  * words then temporaries, r10-r12 and lr the sums of rows y .. y+3.
  */
 
-/* Window columns 1 and 2 of a tile that moved r0 past column 0's words (LDMDB), and of
- * one that did not (the first output channel of a depth multiplier of 2). */
+/* The three window columns' staged words: r0 walks window column 0's, r1 column 1's (S
+ * bytes on, moving in step: both LDMs write back), and column 2's are at r0 + 2S =
+ * 2 r1 - r0 (one RSB, LDMDB from 12 past them where r0 and r1 moved on). r1 as a second
+ * pointer, where it held S and column 1 took an ADD as column 2 does, saves an
+ * instruction a tile (52 -> 51 for 4 outputs). The _STAY forms do not move r0 or r1 (the
+ * first output channel of a depth multiplier of 2). */
 #define MRT_DW4_LD0 "ldm    r0!, {r5, r6, r7}\n"
-#define MRT_DW4_LD1 "add    r8, r0, r1\n" "ldmdb  r8, {r5, r6, r7}\n"
-#define MRT_DW4_LD2 "add    r8, r0, r1, lsl #1\n" "ldmdb  r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD1 "ldm    r1!, {r5, r6, r7}\n"
+#define MRT_DW4_LD2 "rsb    r8, r0, r1, lsl #1\n" "ldmdb  r8, {r5, r6, r7}\n"
 #define MRT_DW4_LD0_STAY "ldm    r0, {r5, r6, r7}\n"
-#define MRT_DW4_LD1_STAY "add    r8, r0, r1\n" "ldm    r8, {r5, r6, r7}\n"
-#define MRT_DW4_LD2_STAY "add    r8, r0, r1, lsl #1\n" "ldm    r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD1_STAY "ldm    r1, {r5, r6, r7}\n"
+#define MRT_DW4_LD2_STAY "rsb    r8, r0, r1, lsl #1\n" "ldm    r8, {r5, r6, r7}\n"
 
 /* One window column's 8 multiplies into the 4 sums (r8: (w0, w1), r9: (w1, w2)). */
 #define MRT_DW4_MACS(P0, P1, P2) \
@@ -717,6 +721,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
   "ldr    r0, [r0, #4]\n" \
+  "add    r1, r0, r1\n"             /* window column 1's staged words */ \
   "tst    r7, #4\n" \
   "beq    33f\n" \
   "tst    r7, #8\n" \
@@ -955,7 +960,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "mov    r2, r3\n"                  /* records */ \
   "mov    r3, r1\n"                  /* output */ \
   "mov    r4, r6\n"                  /* row distance */ \
-  "mov    r1, r8\n"                  /* column stride */ \
+  "add    r1, r0, r8\n"              /* window column 1's staged words */ \
   "ubfx   r7, r7, #8, #3\n" \
   "adr    r8, " P "heads\n" \
   "add    r8, r8, r7, lsl #4\n" \
