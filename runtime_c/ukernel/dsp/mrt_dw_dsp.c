@@ -272,6 +272,106 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
     __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
+/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout: dst[12*i]
+ * = (a[i], b[i]) and dst[12*i + 1] = (c[i], d[i]), halves as mrt_dw_stage_pairs3_s8's, for
+ * i < n, every row inside the input (no null row). The 4-row dispatch stages a tile's two
+ * new pairs in slots 1 and 0 or 2 (codegen/depthwise_pairs.py: odd pairs in slot 1, even
+ * ones alternating 0 and 2), so a value's two words are adjacent and one STRD stores both,
+ * where each pair's own call stored a word at a time: 8 values a pass (LDRD of a and b
+ * where both are word-aligned, else LDRs, which ARMv7-M and v8-M Mainline do unaligned;
+ * LDRs of c and d, 8 PKHBT / PKHTB, 16 SXTB16, 8 STRD) in 40 instructions with the loop's
+ * SUBS and BNE for 16 staged words (42 unaligned) against 46 for 16 by pairs, and one
+ * call where there were two; then a pass of 4, then one by one. */
+#define MRT_DW_TWO_AB_ALIGNED \
+        "ldrd   r5, r6, [r1], #8\n" \
+        "ldrd   r7, r8, [r2], #8\n"
+#define MRT_DW_TWO_AB_UNALIGNED \
+        "ldr    r5, [r1], #4\n" \
+        "ldr    r6, [r1], #4\n" \
+        "ldr    r7, [r2], #4\n" \
+        "ldr    r8, [r2], #4\n"
+/* Values 0-3 (AB: the packs of a and b, CD: of c and d) as 4 STRDs from AT (LAST: the last
+ * one, whose pre-indexed writeback moves r0 on: r0 stays 12 bytes before the next value
+ * to store, so no ADD). */
+#define MRT_DW_TWO_STORE4(AB0, AB1, CD0, CD1, AT, LAST) \
+        "sxtb16 r6, " AB0 "\n" \
+        "sxtb16 lr, " CD0 "\n" \
+        "strd   r6, lr, [r0, #" AT "]\n" \
+        "sxtb16 r6, " AB0 ", ror #8\n" \
+        "sxtb16 lr, " CD0 ", ror #8\n" \
+        "strd   r6, lr, [r0, #" AT "+12]\n" \
+        "sxtb16 r6, " AB1 "\n" \
+        "sxtb16 lr, " CD1 "\n" \
+        "strd   r6, lr, [r0, #" AT "+24]\n" \
+        "sxtb16 r6, " AB1 ", ror #8\n" \
+        "sxtb16 lr, " CD1 ", ror #8\n" \
+        LAST
+#define MRT_DW_TWO_PASS8(LOADAB, L) \
+        L ":\n" \
+        LOADAB \
+        "pkhbt  r9, r5, r7, lsl #16\n"          /* a and b, values 0, 1 */ \
+        "pkhtb  r7, r7, r5, asr #16\n"          /* values 2, 3 */ \
+        "pkhbt  r5, r6, r8, lsl #16\n"          /* values 4, 5 */ \
+        "pkhtb  r8, r8, r6, asr #16\n"          /* values 6, 7 */ \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r10, [r4], #4\n" \
+        "pkhbt  r11, r6, r10, lsl #16\n"        /* c and d, values 0, 1 */ \
+        "pkhtb  r10, r10, r6, asr #16\n"        /* values 2, 3 */ \
+        MRT_DW_TWO_STORE4("r9", "r7", "r11", "r10", "12", "strd   r6, lr, [r0, #48]\n") \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r9, [r4], #4\n" \
+        "pkhbt  r11, r6, r9, lsl #16\n"         /* values 4, 5 */ \
+        "pkhtb  r9, r9, r6, asr #16\n"          /* values 6, 7 */ \
+        MRT_DW_TWO_STORE4("r5", "r8", "r11", "r9", "60", "strd   r6, lr, [r0, #96]!\n") \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "b\n"
+
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const int8_t *a,
+                                                              const int8_t *b, const int8_t *c,
+                                                              const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r11, lr}\n"
+        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */
+        "sub    r0, r0, #12\n"
+        "lsrs   r12, r11, #3\n"
+        "beq    3f\n"
+        "orr    r5, r1, r2\n"
+        "tst    r5, #3\n"
+        "bne    2f\n"
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, "1")
+        "b      3f\n"
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, "2")
+        "3:\n"
+        "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */
+        "tst    r11, #4\n"
+        "beq    4f\n"
+        "ldr    r5, [r1], #4\n"
+        "ldr    r7, [r2], #4\n"
+        "ldr    r6, [r3], #4\n"
+        "ldr    r10, [r4], #4\n"
+        "pkhbt  r9, r5, r7, lsl #16\n"
+        "pkhtb  r7, r7, r5, asr #16\n"
+        "pkhbt  r8, r6, r10, lsl #16\n"
+        "pkhtb  r10, r10, r6, asr #16\n"
+        MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n")
+        "4:\n"
+        "ands   r12, r11, #3\n"
+        "beq    6f\n"
+        "5:\n"
+        "ldrsb  r5, [r1], #1\n"
+        "ldrsb  r6, [r2], #1\n"
+        "ldrsb  r7, [r3], #1\n"
+        "ldrsb  r8, [r4], #1\n"
+        "pkhbt  r5, r5, r6, lsl #16\n"
+        "pkhbt  r7, r7, r8, lsl #16\n"
+        "strd   r5, r7, [r0, #12]!\n"
+        "subs   r12, r12, #1\n"
+        "bne    5b\n"
+        "6:\n"
+        "pop    {r4-r11, pc}\n");
+}
+
 /* One output column and channel, both rows: A and B are the registers the staged
  * words' slots were loaded into (r9: slot 0, r10: slot 1). r0-r2: the three window
  * columns' staged words, r3: the channel's record, r4: the output (row y), r5: the
@@ -510,9 +610,10 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
  * values) serve 4 outputs where the row pair's serve 2: 56 instructions for 4 outputs
  * with doubled records (24 multiplies, 16 of requantization, 4 stores, 7 loads, 5 of
  * addresses and loop), against 2 x 30 for the row pairs. The staged layout is (column,
- * channel, slot) with three slots, pair m of the layer in slot m mod 3, so a tile's
- * P2 is the next tile's P0; a tile whose P0 is slot r reads (P0, P1, P2) from slots
- * (r, r + 1, r + 2) mod 3, a variant of the code per r. The staged columns are S =
+ * channel, slot) with three slots, odd pairs in slot 1 and even ones in slots 0 and 2 by
+ * turns, so a tile's P2 is the next tile's P0 and a tile's two new pairs are adjacent
+ * words (one STRD a value, mrt_dw_stage_two_pairs3_s8); a tile whose P0 is slot r (0 or
+ * 2) reads (P0, P1, P2) from slots (0, 1, 2) or (2, 1, 0), a variant of the code per r. The staged columns are S =
  * column_bytes apart, two pointers (r0, r1) walk the channels of window columns 0 and 1
  * and the third column is read at 2 r1 - r0 (LDMDB from 12 past it, r0 and r1 having
  * moved on), so the three window columns take two registers where they took three
@@ -691,20 +792,19 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "bne    10b\n" \
   "b      9f\n"
 
-/* The three slot rotations (flags bits 0-1: P0's slot). */
+/* The two slot orders (flags bits 0-1: P0's slot, 0 or 2): the dispatch stages odd pairs
+ * in slot 1 and even ones in slots 0 and 2 by turns, so that a tile's two new pairs are
+ * adjacent words (mrt_dw_stage_two_pairs3_s8); (P0, P1, P2) in slots (0, 1, 2) or
+ * (2, 1, 0). */
 #define MRT_DW4_ROTATIONS(MULT, TILE, REQUANT) \
-  "and    r12, r7, #3\n" \
-  "cmp    r12, #1\n" \
-  "beq    21f\n" \
-  "bhi    22f\n" \
+  "tst    r7, #2\n" \
+  "bne    22f\n" \
   MRT_DW4_COLUMNS(MULT, TILE, "r5", "r6", "r7", REQUANT) \
-  "21:\n" \
-  MRT_DW4_COLUMNS(MULT, TILE, "r6", "r7", "r5", REQUANT) \
   "22:\n" \
-  MRT_DW4_COLUMNS(MULT, TILE, "r7", "r5", "r6", REQUANT)
+  MRT_DW4_COLUMNS(MULT, TILE, "r7", "r6", "r5", REQUANT)
 
-/* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows (P0, P1 in slots
- * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), bit 5 three rows (slots 0-2), else
+/* flags: bits 0-1 the rotation (P0's slot, 0 or 2), bit 2 doubled records, bit 3 two rows (P0, P1 in slots
+ * 0 and 1), bit 4 one row (P0, P1 in slots 0 and 1), bit 5 three rows (slots 0-2), else
  * four. Without doubled records
  * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
  * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
@@ -734,7 +834,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "30:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "31:\n" \
-  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
+  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "34:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW3_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "33:\n" \
@@ -942,7 +1042,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
                 P0, P1, P2) \
   MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
-/* The heads of each call kind (flags bits 8-10: the rotation 0-2 of a 4-row call, or
+/* The heads of each call kind (flags bits 8-10: the rotation 0 or 2 of a 4-row call, or
  * 3-5 for the remainder's 2, 1 and 3 rows): head A, head B (head A where the multiplier
  * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
 #define MRT_DW4T_ENTRY(P, R, B) \
@@ -969,8 +1069,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "stm    r11, {r8, r9, r10}\n" \
   "ldr    pc, [sp, #8]\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
-  "ldr    r2, [sp]\n" \
-  "ldr    r8, [sp, #4]\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
   "cmp    r3, r8\n" \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
@@ -979,17 +1078,16 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   ".p2align 2\n" \
   P "heads:\n" \
   MRT_DW4T_ENTRY(P, "0", B) \
-  MRT_DW4T_ENTRY(P, "1", B) \
+  MRT_DW4T_ENTRY(P, "0", B)          /* never called: no tile's P0 is in slot 1 */ \
   MRT_DW4T_ENTRY(P, "2", B) \
   MRT_DW4T_ENTRY(P, "3", B) \
   MRT_DW4T_ENTRY(P, "4", B) \
   MRT_DW4T_ENTRY(P, "5", B) \
   ".p2align 2\n" \
   HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
-  HEADS(P, "1", "4", MRT_DW4T_MACS4, "r6", "r7", "r5") \
-  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r5", "r6") \
+  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r6", "r5") \
   HEADS(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
-  HEADS(P, "4", "1", MRT_DW4T_MACS1, "r6", "r7", "r5") \
+  HEADS(P, "4", "1", MRT_DW4T_MACS1, "r5", "r6", "r7") \
   HEADS(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
   MRT_DW4T_TAILS(P)
 
