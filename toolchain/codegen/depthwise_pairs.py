@@ -93,7 +93,7 @@ ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
-           "RowPairEmitter"]
+           "STAGE_TWO_SYMBOL", "RowPairEmitter"]
 
 
 class RowPairEmitter:
