@@ -75,6 +75,9 @@ KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
 STAGE_TWO_SYMBOL = "mrt_dw_stage_two_pairs3_s8"  # a 4-row tile's two new pairs, adjacent
+# The same with row a (the first pair's first row) or row d (the second pair's second) a
+# pad row: 8 bytes of the pad value read in place (a map's top and bottom, TOP_PAIR below).
+STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8"}
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
@@ -85,12 +88,13 @@ FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
 TWO_ROWS = 8
 ONE_ROW = 16
 THREE_ROWS = 32
+TOP_PAIR = 64  # two rows from slots 1 and 2: a map of 4q + 2 rows, its first two rows
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 # mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
 # table's entries after the three rotations.
-TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5}
+TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "STAGE_TWO_SYMBOL", "RowPairEmitter"]
@@ -208,6 +212,82 @@ class RowPairEmitter:
         self.base[C] = 0
         self.ranges[C] = (0, 0)
         return records
+
+    @staticmethod
+    def _dw_top_pair_plan(quads_n: int, rest: int, row: int, h_in: int) -> list[str] | None:
+        """A map of 4q + 2 rows (q even, >= 2) computed top-down as its first two rows,
+        then q 4-row tiles: its 2q + 2 pairs then stage two at a time, (2j, 2j + 1) before
+        the call of rows 4j - 2 .. 4j + 1, where the usual order (4-row tiles, then the two
+        rows) stages its first and last pair alone, each with a row outside the input.
+        Even pairs are in slot 1 and odd ones in slots 2 and 0 by turns (pair 2j + 1 in
+        slot 2 for even j): the first call reads slots 1 and 2 (TOP_PAIR), a tile's first
+        pair is in slot 2 or 0 and its two new pairs are adjacent. Per batch j the stager
+        that takes it: "" (every row inside), "a" or "d" (that row a pad row, the pair in
+        the lower slot giving rows a and b); None where the map is not such a one or a
+        batch has other rows outside (the usual order then)."""
+        if rest != 2 or quads_n < 2 or quads_n % 2:
+            return None
+        kinds = []
+        for j in range(quads_n + 1):
+            even = [4 * j + row, 4 * j + row + 1]
+            odd = [4 * j + row + 2, 4 * j + row + 3]
+            rows = (even + odd) if j % 2 == 0 else (odd + even)  # (a, b, c, d)
+            outside = "".join(n for n, r in zip("abcd", rows) if not 0 <= r < h_in)
+            if outside not in ("", "a", "d"):
+                return None
+            kinds.append(outside)
+        return kinds
+
+    def _dw_emit_top_pair(self, kinds: list[str], quads_n: int, pair_rows, stage, call,
+                          staged: ir.Value, column_words: int, first_slot: ir.Value,
+                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int) -> None:
+        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers)."""
+        b = self.b
+
+        def const(v: int) -> ir.Value:
+            return ir.Constant(I32, v)
+
+        pad_words = self._dw_stack(ir.ArrayType(I32, 2), 8, "dw_pad_bytes")
+        word = ((pad & 0xFF) * 0x01010101) & 0xFFFFFFFF
+        for i in range(2):
+            b.store(const(word), self._dw_word(pad_words, i))
+        pad_row = b.bitcast(pad_words, PTR)
+        fns = {k: self._dw_function(STAGE_TWO_PAD[k] if k else STAGE_TWO_SYMBOL,
+                                    [PTR] * 5 + [I32]) for k in set(kinds)}
+
+        def batch(j: ir.Value, kind: str, odd_low: ir.Value) -> None:
+            """Pairs 2j (slot 1) and 2j + 1 (slot 0 where `odd_low`, else 2)."""
+            even = b.mul(j, const(2))
+            ev, od = pair_rows(even, True), pair_rows(b.add(even, const(1)), True)
+            rows = [b.select(odd_low, o, e) for e, o in zip(ev, od)] + \
+                [b.select(odd_low, e, o) for e, o in zip(ev, od)]
+            if kind:  # a batch of a pad row is one of known j (unrolled)
+                rows["abcd".index(kind)] = pad_row
+            into = b.select(odd_low, const(0), const(1))
+            dst = self._dw_word(staged, b.add(into, const(column_words)))
+            b.call(fns[kind], [b.bitcast(dst, PTR), *rows, const(row_bytes)])
+
+        batch(const(0), kinds[0], ir.Constant(ir.IntType(1), 0))
+        call(const(0), TOP_PAIR, out_row, const(0))
+        b.store(const(2), first_slot)  # tile 0's first pair, pair 1
+
+        def tile(t: ir.Value, kind: str) -> None:
+            """Output rows 4t + 2 .. 4t + 5: pairs 2t + 1 (slot s0), 2t + 2 (slot 1) and
+            2t + 3 (slot 2 - s0), the last two staged by this call."""
+            s0 = b.load(first_slot, typ=I32)
+            s2 = b.sub(const(2), s0)
+            batch(b.add(t, const(1)), kind, b.icmp_unsigned("==", s2, const(0)))
+            call(b.add(b.mul(t, const(QUAD_ROWS)), const(2)), 0, out_row, s0)
+            b.store(s2, first_slot)
+
+        middle = kinds[1:-1]
+        if set(middle) <= {""}:
+            if quads_n > 1:
+                self._loop_range("dw.quads", 0, quads_n - 1, 1, lambda t: tile(t, ""))
+        else:
+            for t, kind in enumerate(middle):
+                tile(const(t), kind)
+        tile(const(quads_n - 1), kinds[-1])
 
     def emit_row_pairs(self) -> None:
         """The whole nest (module docstring)."""
@@ -424,7 +504,12 @@ class RowPairEmitter:
 
         with b.if_else(doubled) as (fast, slow):
             with fast:
-                if not self.nest.reverse:
+                plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
+                if plan_top is not None and not self.nest.reverse:
+                    self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
+                                           staged, column_words, first_slot, x_buf, pad,
+                                           out_row, row_bytes)
+                elif not self.nest.reverse:
                     stage(const(0))
                     b.store(const(slot_of(0)), first_slot)
                     self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))

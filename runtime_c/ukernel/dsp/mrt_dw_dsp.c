@@ -282,12 +282,15 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
  * LDRs of c and d, 8 PKHBT / PKHTB, 16 SXTB16, 8 STRD) in 40 instructions with the loop's
  * SUBS and BNE for 16 staged words (42 unaligned) against 46 for 16 by pairs, and one
  * call where there were two; then a pass of 4, then one by one. */
-#define MRT_DW_TWO_AB_ALIGNED \
-        "ldrd   r5, r6, [r1], #8\n" \
+/* Row a's and row d's post-increments (A4, A8, A1; D4, D1): "" where the row is a pad
+ * row, an 8-byte word pair of pad values read again and again (the _pad_a and _pad_d
+ * stagers: the pairs at a 10x10-like map's top and bottom, codegen/depthwise_pairs.py). */
+#define MRT_DW_TWO_AB_ALIGNED(A8, A4) \
+        "ldrd   r5, r6, [r1]" A8 "\n" \
         "ldrd   r7, r8, [r2], #8\n"
-#define MRT_DW_TWO_AB_UNALIGNED \
-        "ldr    r5, [r1], #4\n" \
-        "ldr    r6, [r1], #4\n" \
+#define MRT_DW_TWO_AB_UNALIGNED(A8, A4) \
+        "ldr    r5, [r1]" A4 "\n" \
+        "ldr    r6, [r1]" A4 "\n" \
         "ldr    r7, [r2], #4\n" \
         "ldr    r8, [r2], #4\n"
 /* Values 0-3 (AB: the packs of a and b, CD: of c and d) as 4 STRDs from AT (LAST: the last
@@ -306,70 +309,85 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "sxtb16 r6, " AB1 ", ror #8\n" \
         "sxtb16 lr, " CD1 ", ror #8\n" \
         LAST
-#define MRT_DW_TWO_PASS8(LOADAB, L) \
+#define MRT_DW_TWO_PASS8(LOADAB, A8, A4, D4, L) \
         L ":\n" \
-        LOADAB \
+        LOADAB(A8, A4) \
         "pkhbt  r9, r5, r7, lsl #16\n"          /* a and b, values 0, 1 */ \
         "pkhtb  r7, r7, r5, asr #16\n"          /* values 2, 3 */ \
         "pkhbt  r5, r6, r8, lsl #16\n"          /* values 4, 5 */ \
         "pkhtb  r8, r8, r6, asr #16\n"          /* values 6, 7 */ \
         "ldr    r6, [r3], #4\n" \
-        "ldr    r10, [r4], #4\n" \
+        "ldr    r10, [r4]" D4 "\n" \
         "pkhbt  r11, r6, r10, lsl #16\n"        /* c and d, values 0, 1 */ \
         "pkhtb  r10, r10, r6, asr #16\n"        /* values 2, 3 */ \
         MRT_DW_TWO_STORE4("r9", "r7", "r11", "r10", "12", "strd   r6, lr, [r0, #48]\n") \
         "ldr    r6, [r3], #4\n" \
-        "ldr    r9, [r4], #4\n" \
+        "ldr    r9, [r4]" D4 "\n" \
         "pkhbt  r11, r6, r9, lsl #16\n"         /* values 4, 5 */ \
         "pkhtb  r9, r9, r6, asr #16\n"          /* values 6, 7 */ \
         MRT_DW_TWO_STORE4("r5", "r8", "r11", "r9", "60", "strd   r6, lr, [r0, #96]!\n") \
         "subs   r12, r12, #1\n" \
         "bne    " L "b\n"
+#define MRT_DW_TWO_BODY(A8, A4, A1, D4, D1) \
+        "push   {r4-r11, lr}\n" \
+        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */ \
+        "sub    r0, r0, #12\n" \
+        "lsrs   r12, r11, #3\n" \
+        "beq    3f\n" \
+        "orr    r5, r1, r2\n" \
+        "tst    r5, #3\n" \
+        "bne    2f\n" \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, A8, A4, D4, "1") \
+        "b      3f\n" \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, D4, "2") \
+        "3:\n" \
+        "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */ \
+        "tst    r11, #4\n" \
+        "beq    4f\n" \
+        "ldr    r5, [r1]" A4 "\n" \
+        "ldr    r7, [r2], #4\n" \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r10, [r4]" D4 "\n" \
+        "pkhbt  r9, r5, r7, lsl #16\n" \
+        "pkhtb  r7, r7, r5, asr #16\n" \
+        "pkhbt  r8, r6, r10, lsl #16\n" \
+        "pkhtb  r10, r10, r6, asr #16\n" \
+        MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n") \
+        "4:\n" \
+        "ands   r12, r11, #3\n" \
+        "beq    6f\n" \
+        "5:\n" \
+        "ldrsb  r5, [r1]" A1 "\n" \
+        "ldrsb  r6, [r2], #1\n" \
+        "ldrsb  r7, [r3], #1\n" \
+        "ldrsb  r8, [r4]" D1 "\n" \
+        "pkhbt  r5, r5, r6, lsl #16\n" \
+        "pkhbt  r7, r7, r8, lsl #16\n" \
+        "strd   r5, r7, [r0, #12]!\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    5b\n" \
+        "6:\n" \
+        "pop    {r4-r11, pc}\n"
 
 __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const int8_t *a,
                                                               const int8_t *b, const int8_t *c,
                                                               const int8_t *d, uint32_t n)
 {
-    __asm__ volatile(
-        "push   {r4-r11, lr}\n"
-        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */
-        "sub    r0, r0, #12\n"
-        "lsrs   r12, r11, #3\n"
-        "beq    3f\n"
-        "orr    r5, r1, r2\n"
-        "tst    r5, #3\n"
-        "bne    2f\n"
-        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, "1")
-        "b      3f\n"
-        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, "2")
-        "3:\n"
-        "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */
-        "tst    r11, #4\n"
-        "beq    4f\n"
-        "ldr    r5, [r1], #4\n"
-        "ldr    r7, [r2], #4\n"
-        "ldr    r6, [r3], #4\n"
-        "ldr    r10, [r4], #4\n"
-        "pkhbt  r9, r5, r7, lsl #16\n"
-        "pkhtb  r7, r7, r5, asr #16\n"
-        "pkhbt  r8, r6, r10, lsl #16\n"
-        "pkhtb  r10, r10, r6, asr #16\n"
-        MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n")
-        "4:\n"
-        "ands   r12, r11, #3\n"
-        "beq    6f\n"
-        "5:\n"
-        "ldrsb  r5, [r1], #1\n"
-        "ldrsb  r6, [r2], #1\n"
-        "ldrsb  r7, [r3], #1\n"
-        "ldrsb  r8, [r4], #1\n"
-        "pkhbt  r5, r5, r6, lsl #16\n"
-        "pkhbt  r7, r7, r8, lsl #16\n"
-        "strd   r5, r7, [r0, #12]!\n"
-        "subs   r12, r12, #1\n"
-        "bne    5b\n"
-        "6:\n"
-        "pop    {r4-r11, pc}\n");
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", ", #4", ", #1"));
+}
+
+/* The same where row a is a pad row (a: 8 bytes of the pad value, read in place). */
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_a_s8(
+    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1"));
+}
+
+/* The same where row d is a pad row. */
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
+    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", ""));
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
@@ -804,7 +822,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   MRT_DW4_COLUMNS(MULT, TILE, "r7", "r6", "r5", REQUANT)
 
 /* flags: bits 0-1 the rotation (P0's slot, 0 or 2), bit 2 doubled records, bit 3 two rows (P0, P1 in slots
- * 0 and 1), bit 4 one row (P0, P1 in slots 0 and 1), bit 5 three rows (slots 0-2), else
+ * 0 and 1), bit 4 one row (P0, P1 in slots 0 and 1), bit 5 three rows (slots 0-2), bit 6
+ * two rows from slots 1 and 2 (a map's first two rows, before its 4-row tiles), else
  * four. Without doubled records
  * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
  * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
@@ -830,6 +849,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "bne    31f\n" \
   "tst    r7, #32\n" \
   "bne    34f\n" \
+  "tst    r7, #64\n" \
+  "bne    35f\n" \
   MRT_DW4_ROTATIONS(MULT, MRT_DW4_TILE, MRT_DW4_FAST) \
   "30:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
@@ -837,6 +858,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "34:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW3_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
+  "35:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
   "33:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_SLOW) \
   "9:\n" \
@@ -1053,7 +1076,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 #define MRT_DW4T_REST_X2(...) MRT_DW4T_HEADS_X2_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
 /* The heads of each call kind (flags bits 8-10: the rotation 0 or 2 of a 4-row call, or
- * 3-5 for the remainder's 2, 1 and 3 rows): head A, head B (head A where the multiplier
+ * 3-5 for the remainder's 2, 1 and 3 rows, 6 for 2 rows from slots 1 and 2): head A, head B (head A where the multiplier
  * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
 #define MRT_DW4T_ENTRY(P, R, B) \
   ".word  " P "a" R " + 1\n" \
@@ -1094,12 +1117,14 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   MRT_DW4T_ENTRY(P, "3", B) \
   MRT_DW4T_ENTRY(P, "4", B) \
   MRT_DW4T_ENTRY(P, "5", B) \
+  MRT_DW4T_ENTRY(P, "6", B) \
   ".p2align 2\n" \
   HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
   HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r6", "r5") \
   REST(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
   REST(P, "4", "1", MRT_DW4T_MACS1, "r5", "r6", "r7") \
   REST(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
+  REST(P, "6", "2", MRT_DW4T_MACS2, "r6", "r7", "r5") \
   MRT_DW4T_TAILS(P)
 
 /* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
