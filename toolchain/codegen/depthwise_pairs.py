@@ -32,8 +32,10 @@ in slot 1 and even ones in slots 0 and 2 by turns, so a tile's last pair is the 
 tile's first, its two new pairs are adjacent words (staged by one call of
 mrt_dw_stage_two_pairs3_s8, a STRD a value), and the call says which slot holds its
 first pair (the remainder's code reads fixed slots, from 0, where the turns put its
-first pair). Layers whose records are not doubled (known at run time from
-the records' flags) run as pairs of rows in the same layout.
+first pair). A map of 4q + 2 rows (q even) runs its first two rows first, then the
+tiles, so that every pair stages two at a time (`_dw_top_pair_plan`). Layers whose
+records are not doubled (known at run time from the records' flags) run as pairs of
+rows in the same layout.
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).

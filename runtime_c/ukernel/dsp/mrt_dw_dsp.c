@@ -274,9 +274,11 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
 
 /* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout: dst[12*i]
  * = (a[i], b[i]) and dst[12*i + 1] = (c[i], d[i]), halves as mrt_dw_stage_pairs3_s8's, for
- * i < n, every row inside the input (no null row). The 4-row dispatch stages a tile's two
- * new pairs in slots 1 and 0 or 2 (codegen/depthwise_pairs.py: odd pairs in slot 1, even
- * ones alternating 0 and 2), so a value's two words are adjacent and one STRD stores both,
+ * i < n, every row inside the input (no null row; the _pad_a and _pad_d variants below
+ * read a pad row's 8 bytes in place). The 4-row dispatch stages a tile's two new pairs in
+ * slot 1 and slot 0 or 2 (codegen/depthwise_pairs.py: odd pairs in slot 1, even ones
+ * alternating 0 and 2; a map of 4q + 2 rows run two rows first the other way round), so
+ * a value's two words are adjacent and one STRD stores both,
  * where each pair's own call stored a word at a time: 8 values a pass (LDRD of a and b
  * where both are word-aligned, else LDRs, which ARMv7-M and v8-M Mainline do unaligned;
  * LDRs of c and d, 8 PKHBT / PKHTB, 16 SXTB16, 8 STRD) in 40 instructions with the loop's
