@@ -32,6 +32,8 @@ from toolchain.codegen.depthwise_pairs import (
     QUAD_TAILS_SYMBOL,
     QUAD_TAILS_X2_SYMBOL,
     QUAD_X2_SYMBOL,
+    STAGE_TWO_PAD,
+    STAGE_TWO_SYMBOL,
 )
 from toolchain.schedule.program import reversed_tiles
 
@@ -126,6 +128,73 @@ def test_biases_too_large_to_double(tmp_path: Path) -> None:
     symbols = _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
     # The 4-row layout's layers run as pairs of rows there (its 4-row code is doubled).
     assert {QUAD_SYMBOL, QUAD_X2_SYMBOL, KERNEL_SYMBOL} <= symbols
+
+
+# A 4-row tile's two new pairs in adjacent slots, staged by one call (mrt_dw_stage_two_
+# pairs3_s8): both maps of the sweep over odd and even channel counts, rows whose length
+# leaves every remainder after the passes of 8 values (a pass of 4, 1-3 single values:
+# 7 columns), aligned and unaligned rows, both multipliers, SAME and VALID.
+STAGED_IN_TWOS = [(h, w, c, m, 3, 3, 1, 1, pad)
+                  for h, w, c, m, pad in ((10, 10, 7, 1, "SAME"), (10, 10, 12, 1, "SAME"),
+                                          (10, 10, 13, 1, "SAME"), (10, 10, 31, 1, "VALID"),
+                                          (19, 6, 7, 1, "SAME"), (19, 6, 8, 1, "SAME"),
+                                          (19, 6, 13, 1, "VALID"), (13, 7, 1, 1, "SAME"),
+                                          (9, 7, 3, 1, "SAME"), (10, 7, 5, 1, "VALID"),
+                                          (12, 7, 7, 1, "SAME"), (10, 10, 7, 2, "SAME"),
+                                          (19, 6, 4, 2, "VALID"), (8, 7, 5, 2, "SAME"))]
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["top-down", "bottom-up"])
+def test_pairs_staged_two_at_a_time(reverse: bool, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every 4-row tile stages its two new pairs by one call where its rows are inside
+    the input (bottom-up, SAME: the top tile's pairs read the row above the map, staged
+    pair by pair), bit-exact with the reference and TFLite Micro."""
+    if reverse:
+        chosen = image.choose_schedule
+
+        def reversed_schedule(k, target):
+            s = chosen(k, target)
+            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    symbols = _run(STAGED_IN_TWOS, "cortex-m4", tmp_path, seed=23 + reverse)
+    assert {STAGE_TWO_SYMBOL, QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
+
+
+# Maps of 4q + 2 rows, q even: the first two rows, then the 4-row tiles, every pair staged
+# two at a time (the top and bottom pairs by the pad-row stagers where SAME reads outside
+# the input); q odd, and bottom-up, keep the usual order.
+TWO_ROWS_FIRST = [(h, w, c, m, 3, 3, 1, 1, pad)
+                  for h, w, c, m, pad in ((10, 10, 7, 1, "SAME"), (10, 10, 12, 1, "SAME"),
+                                          (10, 10, 13, 1, "VALID"), (18, 6, 5, 1, "SAME"),
+                                          (18, 7, 3, 1, "VALID"), (10, 9, 1, 1, "SAME"),
+                                          (10, 10, 2, 2, "SAME"), (18, 5, 7, 2, "SAME"),
+                                          (14, 6, 8, 1, "SAME"), (6, 10, 9, 1, "SAME"))]
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["top-down", "bottom-up"])
+def test_two_rows_first(reverse: bool, tmp_path: Path,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bit-exact with the reference and TFLite Micro in either order."""
+    if reverse:
+        chosen = image.choose_schedule
+
+        def reversed_schedule(k, target):
+            s = chosen(k, target)
+            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    symbols = _run(TWO_ROWS_FIRST, "cortex-m4", tmp_path, seed=31 + reverse)
+    assert ({STAGE_TWO_PAD["a"], STAGE_TWO_PAD["d"]} <= symbols) != reverse
+
+
+def test_two_rows_first_in_a_chain(tmp_path: Path) -> None:
+    """Each 10x10 layer's result may start over its dying operand (the arena's overlap
+    walk models the row pairs top-down, which this order keeps)."""
+    symbols = _run([(10, 10, 16, 1, 3, 3, 1, 1, "SAME")] * 4, "cortex-m4", tmp_path, seed=5,
+                   chain=True)
+    assert STAGE_TWO_PAD["a"] in symbols
 
 
 def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

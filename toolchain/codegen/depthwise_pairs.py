@@ -27,11 +27,15 @@ alone (flags bit 2).
 
 Where the nest's rows are blocked by 4 (loops/depthwise.py `quad_rows`: the staged rows
 in 3 slots fit the stack budget) the calls are of mrt_dw3_quad_s8 instead, 4 output rows
-each, the rows' remainder a tile of 1-3 rows: the staged buffer has 3 slots, pair m
-in slot (m + shift) mod 3, so a tile's last pair is the next tile's first, and the call
-says which slot holds its first pair (the remainder's code reads fixed slots, the shift
-puts its pairs there). Layers whose records are not doubled (known at run time from
-the records' flags) run as pairs of rows in the same layout.
+each, the rows' remainder a tile of 1-3 rows: the staged buffer has 3 slots, odd pairs
+in slot 1 and even ones in slots 0 and 2 by turns, so a tile's last pair is the next
+tile's first, its two new pairs are adjacent words (staged by one call of
+mrt_dw_stage_two_pairs3_s8, a STRD a value), and the call says which slot holds its
+first pair (the remainder's code reads fixed slots, from 0, where the turns put its
+first pair). A map of 4q + 2 rows (q even) runs its first two rows first, then the
+tiles, so that every pair stages two at a time (`_dw_top_pair_plan`). Layers whose
+records are not doubled (known at run time from the records' flags) run as pairs of
+rows in the same layout.
 Row pairs run bottom-up where the nest says `reverse` (a result placed above its
 operand, schedule/overlap.py). The sums are exact int32 sums in another order, so the
 results are the reference's bit for bit (tests/codegen/test_depthwise_pairs.py).
@@ -72,6 +76,10 @@ STAGE_SYMBOL = "mrt_dw_stage_pairs_s8"
 KERNEL_SYMBOL = "mrt_dw3_rowpair_s8"
 KERNEL_X2_SYMBOL = "mrt_dw3_rowpair_x2_s8"  # a depth multiplier of 2
 STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 slots
+STAGE_TWO_SYMBOL = "mrt_dw_stage_two_pairs3_s8"  # a 4-row tile's two new pairs, adjacent
+# The same with row a (the first pair's first row) or row d (the second pair's second) a
+# pad row: 8 bytes of the pad value read in place (a map's top and bottom, TOP_PAIR below).
+STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8"}
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
@@ -82,15 +90,16 @@ FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
 TWO_ROWS = 8
 ONE_ROW = 16
 THREE_ROWS = 32
+TOP_PAIR = 64  # two rows from slots 1 and 2: a map of 4q + 2 rows, its first two rows
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 # mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
 # table's entries after the three rotations.
-TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5}
+TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
-           "RowPairEmitter"]
+           "STAGE_TWO_SYMBOL", "RowPairEmitter"]
 
 
 class RowPairEmitter:
@@ -206,6 +215,82 @@ class RowPairEmitter:
         self.ranges[C] = (0, 0)
         return records
 
+    @staticmethod
+    def _dw_top_pair_plan(quads_n: int, rest: int, row: int, h_in: int) -> list[str] | None:
+        """A map of 4q + 2 rows (q even, >= 2) computed top-down as its first two rows,
+        then q 4-row tiles: its 2q + 2 pairs then stage two at a time, (2j, 2j + 1) before
+        the call of rows 4j - 2 .. 4j + 1, where the usual order (4-row tiles, then the two
+        rows) stages its first and last pair alone, each with a row outside the input.
+        Even pairs are in slot 1 and odd ones in slots 2 and 0 by turns (pair 2j + 1 in
+        slot 2 for even j): the first call reads slots 1 and 2 (TOP_PAIR), a tile's first
+        pair is in slot 2 or 0 and its two new pairs are adjacent. Per batch j the stager
+        that takes it: "" (every row inside), "a" or "d" (that row a pad row, the pair in
+        the lower slot giving rows a and b); None where the map is not such a one or a
+        batch has other rows outside (the usual order then)."""
+        if rest != 2 or quads_n < 2 or quads_n % 2:
+            return None
+        kinds = []
+        for j in range(quads_n + 1):
+            even = [4 * j + row, 4 * j + row + 1]
+            odd = [4 * j + row + 2, 4 * j + row + 3]
+            rows = (even + odd) if j % 2 == 0 else (odd + even)  # (a, b, c, d)
+            outside = "".join(n for n, r in zip("abcd", rows) if not 0 <= r < h_in)
+            if outside not in ("", "a", "d"):
+                return None
+            kinds.append(outside)
+        return kinds
+
+    def _dw_emit_top_pair(self, kinds: list[str], quads_n: int, pair_rows, stage, call,
+                          staged: ir.Value, column_words: int, first_slot: ir.Value,
+                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int) -> None:
+        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers)."""
+        b = self.b
+
+        def const(v: int) -> ir.Value:
+            return ir.Constant(I32, v)
+
+        pad_words = self._dw_stack(ir.ArrayType(I32, 2), 8, "dw_pad_bytes")
+        word = ((pad & 0xFF) * 0x01010101) & 0xFFFFFFFF
+        for i in range(2):
+            b.store(const(word), self._dw_word(pad_words, i))
+        pad_row = b.bitcast(pad_words, PTR)
+        fns = {k: self._dw_function(STAGE_TWO_PAD[k] if k else STAGE_TWO_SYMBOL,
+                                    [PTR] * 5 + [I32]) for k in set(kinds)}
+
+        def batch(j: ir.Value, kind: str, odd_low: ir.Value) -> None:
+            """Pairs 2j (slot 1) and 2j + 1 (slot 0 where `odd_low`, else 2)."""
+            even = b.mul(j, const(2))
+            ev, od = pair_rows(even, True), pair_rows(b.add(even, const(1)), True)
+            rows = [b.select(odd_low, o, e) for e, o in zip(ev, od)] + \
+                [b.select(odd_low, e, o) for e, o in zip(ev, od)]
+            if kind:  # a batch of a pad row is one of known j (unrolled)
+                rows["abcd".index(kind)] = pad_row
+            into = b.select(odd_low, const(0), const(1))
+            dst = self._dw_word(staged, b.add(into, const(column_words)))
+            b.call(fns[kind], [b.bitcast(dst, PTR), *rows, const(row_bytes)])
+
+        batch(const(0), kinds[0], ir.Constant(ir.IntType(1), 0))
+        call(const(0), TOP_PAIR, out_row, const(0))
+        b.store(const(2), first_slot)  # tile 0's first pair, pair 1
+
+        def tile(t: ir.Value, kind: str) -> None:
+            """Output rows 4t + 2 .. 4t + 5: pairs 2t + 1 (slot s0), 2t + 2 (slot 1) and
+            2t + 3 (slot 2 - s0), the last two staged by this call."""
+            s0 = b.load(first_slot, typ=I32)
+            s2 = b.sub(const(2), s0)
+            batch(b.add(t, const(1)), kind, b.icmp_unsigned("==", s2, const(0)))
+            call(b.add(b.mul(t, const(QUAD_ROWS)), const(2)), 0, out_row, s0)
+            b.store(s2, first_slot)
+
+        middle = kinds[1:-1]
+        if set(middle) <= {""}:
+            if quads_n > 1:
+                self._loop_range("dw.quads", 0, quads_n - 1, 1, lambda t: tile(t, ""))
+        else:
+            for t, kind in enumerate(middle):
+                tile(const(t), kind)
+        tile(const(quads_n - 1), kinds[-1])
+
     def emit_row_pairs(self) -> None:
         """The whole nest (module docstring)."""
         k = self.k
@@ -259,24 +344,50 @@ class RowPairEmitter:
         tails_fn = self._dw_function(QUAD_TAILS_X2_SYMBOL if x2 else QUAD_TAILS_SYMBOL,
                                      [PTR]) if quads else kernel_fn
 
-        # 4-row tiles: pair m in slot (m + shift) mod 3, the shift putting the first pair
-        # after the tiles in the slot the remainder's code reads (below).
+        # 4-row tiles: odd pairs in slot 1, even ones in slots 0 and 2 by turns, so that
+        # a tile's two new pairs are adjacent words (one call of the two-pair stager, a
+        # STRD a value), the first pair after the tiles in slot 0, where the remainder's
+        # code reads it (below).
         quads_n, rest = divmod(h_out, QUAD_ROWS)
-        shift = (-2 * quads_n + (1 if rest == 1 else 0)) % 3 if quads else 0
 
-        def stage(m: ir.Value, into: ir.Value | None = None) -> None:
-            """Pair m's rows (2m + a, 2m + a + 1) into slot `into` ((m + shift) mod
-            `slots`)."""
+        def slot_of(m: int) -> int:
+            """Pair m's slot in the 4-row layout."""
+            return 1 if m % 2 else 2 * ((quads_n - m // 2) % 2)
+
+        def pair_rows(m: ir.Value, inside_only: bool = False) -> list[ir.Value]:
+            """Pointers to pair m's rows (2m + a, 2m + a + 1), null where a row is outside
+            the input (not asked where `inside_only`)."""
             first = b.add(b.mul(m, ir.Constant(I32, 2)), ir.Constant(I32, plan.row))
             rows = []
             for r in (first, b.add(first, ir.Constant(I32, 1))):
-                inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
                 at = b.gep(x_buf, [b.mul(r, ir.Constant(I32, row_bytes))], source_etype=I8)
-                rows.append(b.select(inside, at, ir.Constant(PTR, None)))
-            slot = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots)) \
-                if into is None else into
-            dst = self._dw_word(staged, b.add(slot, ir.Constant(I32, column_words)))
-            b.call(stage_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
+                if not inside_only:
+                    inside = b.icmp_unsigned("<", r, ir.Constant(I32, h_in))
+                    at = b.select(inside, at, ir.Constant(PTR, None))
+                rows.append(at)
+            return rows
+
+        def stage(m: ir.Value, into: ir.Value | None = None) -> None:
+            """Pair m's rows into slot `into` (default: m mod 2, or `slot_of(m)` of a
+            constant m in the 4-row layout)."""
+            if into is None:
+                into = ir.Constant(I32, slot_of(m.constant)) if quads else \
+                    b.urem(m, ir.Constant(I32, slots))
+            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words)))
+            b.call(stage_fn, [b.bitcast(dst, PTR), *pair_rows(m), ir.Constant(I32, row_bytes)])
+
+        stage_two_fn = self._dw_function(STAGE_TWO_SYMBOL, [PTR] * 5 + [I32])
+
+        def stage_two(even: ir.Value, even_slot: ir.Value, odd: ir.Value) -> None:
+            """An even pair (in slot 0 or 2) and an odd one (slot 1), adjacent words, by one
+            call: the lower slot's pair first. Every row inside the input."""
+            low = b.icmp_unsigned("==", even_slot, ir.Constant(I32, 0))
+            ev, od = pair_rows(even, True), pair_rows(odd, True)
+            rows = [b.select(low, e, o) for e, o in zip(ev, od)] + \
+                [b.select(low, o, e) for e, o in zip(ev, od)]
+            into = b.select(low, ir.Constant(I32, 0), ir.Constant(I32, 1))
+            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words)))
+            b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
         def field(j: int) -> ir.Value:
             return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
@@ -288,17 +399,15 @@ class RowPairEmitter:
         b.store(ir.Constant(I32, w_out), field(4))
         b.store(ir.Constant(I32, 4 * column_words), field(7))
 
-        def call(y: ir.Value, m: ir.Value, mode: int, below: int | ir.Value,
-                 rotation: ir.Value | None = None) -> None:
-            """The kernel on output row y (its first pair m, in slot `rotation`: by default
-            (m + shift) mod `slots`) in `mode` (flags bits 3 and up), the next row `below`
-            bytes on: the tails kernel where the records allow it."""
+        def call(y: ir.Value, mode: int, below: int | ir.Value, rotation: ir.Value) -> None:
+            """The kernel on output row y (its first pair in slot `rotation`: 0 or 2 for a
+            4-row call, the remainder's code reads fixed slots) in `mode` (flags bits 3
+            and up), the next row `below` bytes on: the tails kernel where the records
+            allow it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
                     field(0))
             b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                     field(5))
-            if rotation is None:
-                rotation = b.urem(b.add(m, ir.Constant(I32, shift)), ir.Constant(I32, slots))
             # bits 8-10 for the tails kernel: the rotation of a 4-row call, else the
             # remainder's kind (mrt_dw3_quad_s8 reads bits 0-5)
             kind = b.shl(rotation, ir.Constant(I32, 8)) if mode == 0 else \
@@ -349,53 +458,75 @@ class RowPairEmitter:
         # Doubled records (the common case): 4-row tiles, then the remainder's tile of
         # 1-3 rows; otherwise pairs of rows (the kernel's other requantization has
         # no 4-row code). A call's first pair is the last of the call before it, staged
-        # already (the one below, bottom-up). The remainder's code reads fixed slots (2 or
-        # 3 rows: from 0; a single row: 1 and 2), where `shift` has put its pairs.
+        # already (the one below, bottom-up). The remainder's code reads fixed slots (from
+        # 0), where `slot_of` puts its pairs.
         # (first row, mode, row distance, pairs after its first)
         tail = {0: [], 1: [(h_out - 1, ONE_ROW, 0, 1)],
                 2: [(h_out - 2, TWO_ROWS, out_row, 1)],
                 3: [(h_out - 3, THREE_ROWS, out_row, 2)]}[rest]
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(2 * DOUBLED_FLAG)), const(0))
 
-        # The slot of tile t's first pair (2t), carried from tile to tile (a remainder
-        # mod 3 per staged pair cost 6 instructions).
+        # The slot of tile t's first pair (2t: 0 or 2), carried from tile to tile.
         first_slot = self._dw_stack(I32, 4, "dw_first_slot")
 
-        def next_slot(v: ir.Value) -> ir.Value:
-            w = b.add(v, const(1))
-            return b.select(b.icmp_unsigned("==", w, const(QUAD_SLOTS)), const(0), w)
+        def tiles_inside(up: bool) -> tuple[int, int]:
+            """The tiles [lo, hi] whose two new pairs (2t + 1 and 2t + 2, or 2t and
+            2t + 1 bottom-up) have every row inside the input: those take the two-pair
+            stager."""
+            first = 2 * (0 if up else 1) + plan.row  # tile t's first new row, less 4t
+            good = [t for t in range(quads_n) if 4 * t + first >= 0
+                    and 4 * t + first + 3 < h_in]
+            return (good[0], good[-1]) if good else (1, 0)
 
         def quad_body(up: bool) -> Callable[[ir.Value], None]:
+            lo, hi = tiles_inside(up)
+
             def body(t: ir.Value) -> None:
                 m = b.mul(t, const(2))
                 s0 = b.load(first_slot, typ=I32)
-                s1 = next_slot(s0)
-                s2 = next_slot(s1)
-                for j in ((1, 0) if up else (1, 2)):
-                    stage(b.add(m, const(j)), (s0, s1, s2)[j])
-                call(b.mul(t, const(QUAD_ROWS)), m, 0, out_row, s0)
-                # the next tile's first pair: 2t + 2 (slot s2), or 2t - 2 bottom-up (s1)
-                b.store(s1 if up else s2, first_slot)
+                s2 = b.sub(const(2), s0)
+                # the new pairs: 2t + 1 (slot 1) and 2t + 2 (s2), or 2t (s0) bottom-up
+                even, even_slot = (m, s0) if up else (b.add(m, const(2)), s2)
+                odd = b.add(m, const(1))
+                inside = b.and_(b.icmp_signed(">=", t, const(lo)),
+                                b.icmp_signed("<=", t, const(hi)))
+                if lo == 0 and hi == quads_n - 1:
+                    stage_two(even, even_slot, odd)
+                else:
+                    with b.if_else(inside) as (two, one):
+                        with two:
+                            stage_two(even, even_slot, odd)
+                        with one:
+                            stage(odd, const(1))
+                            stage(even, even_slot)
+                call(b.mul(t, const(QUAD_ROWS)), 0, out_row, s0)
+                # the next tile's first pair: 2t + 2, or 2t - 2 bottom-up: slot s2 both
+                b.store(s2, first_slot)
             return body
 
         with b.if_else(doubled) as (fast, slow):
             with fast:
-                if not self.nest.reverse:
+                plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
+                if plan_top is not None and not self.nest.reverse:
+                    self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
+                                           staged, column_words, first_slot, x_buf, pad,
+                                           out_row, row_bytes)
+                elif not self.nest.reverse:
                     stage(const(0))
-                    b.store(const(shift % QUAD_SLOTS), first_slot)
+                    b.store(const(slot_of(0)), first_slot)
                     self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
                     for y, mode, below, more in tail:
                         for j in range(1, more + 1):
                             stage(const(y // 2 + j))
-                        call(const(y), const(y // 2), mode, below)
+                        call(const(y), mode, below, const(0))
                 else:
                     for y, mode, below, more in tail:
                         for j in range(more, -1, -1):
                             stage(const(y // 2 + j))
-                        call(const(y), const(y // 2), mode, below)
+                        call(const(y), mode, below, const(0))
                     if not tail:
                         stage(const(2 * quads_n))
-                    b.store(const((2 * (quads_n - 1) + shift) % QUAD_SLOTS), first_slot)
+                    b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
                     self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
             with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)
@@ -408,7 +539,7 @@ class RowPairEmitter:
                         below = b.select(alone, const(0), below)
                     stage(kk, const(0))
                     stage(b.add(kk, const(1)), const(1))
-                    call(y, const(0), TWO_ROWS, below)
+                    call(y, TWO_ROWS, below, const(0))
 
                 if self.nest.reverse:
                     self._loop_range("dw.pairs", pairs - 1, pairs, -1, pair)

@@ -272,6 +272,126 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
     __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
+/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout: dst[12*i]
+ * = (a[i], b[i]) and dst[12*i + 1] = (c[i], d[i]), halves as mrt_dw_stage_pairs3_s8's, for
+ * i < n, every row inside the input (no null row; the _pad_a and _pad_d variants below
+ * read a pad row's 8 bytes in place). The 4-row dispatch stages a tile's two new pairs in
+ * slot 1 and slot 0 or 2 (codegen/depthwise_pairs.py: odd pairs in slot 1, even ones
+ * alternating 0 and 2; a map of 4q + 2 rows run two rows first the other way round), so
+ * a value's two words are adjacent and one STRD stores both,
+ * where each pair's own call stored a word at a time: 8 values a pass (LDRD of a and b
+ * where both are word-aligned, else LDRs, which ARMv7-M and v8-M Mainline do unaligned;
+ * LDRs of c and d, 8 PKHBT / PKHTB, 16 SXTB16, 8 STRD) in 40 instructions with the loop's
+ * SUBS and BNE for 16 staged words (42 unaligned) against 46 for 16 by pairs, and one
+ * call where there were two; then a pass of 4, then one by one. */
+/* Row a's and row d's post-increments (A4, A8, A1; D4, D1): "" where the row is a pad
+ * row, an 8-byte word pair of pad values read again and again (the _pad_a and _pad_d
+ * stagers: the pairs at a 10x10-like map's top and bottom, codegen/depthwise_pairs.py). */
+#define MRT_DW_TWO_AB_ALIGNED(A8, A4) \
+        "ldrd   r5, r6, [r1]" A8 "\n" \
+        "ldrd   r7, r8, [r2], #8\n"
+#define MRT_DW_TWO_AB_UNALIGNED(A8, A4) \
+        "ldr    r5, [r1]" A4 "\n" \
+        "ldr    r6, [r1]" A4 "\n" \
+        "ldr    r7, [r2], #4\n" \
+        "ldr    r8, [r2], #4\n"
+/* Values 0-3 (AB: the packs of a and b, CD: of c and d) as 4 STRDs from AT (LAST: the last
+ * one, whose pre-indexed writeback moves r0 on: r0 stays 12 bytes before the next value
+ * to store, so no ADD). */
+#define MRT_DW_TWO_STORE4(AB0, AB1, CD0, CD1, AT, LAST) \
+        "sxtb16 r6, " AB0 "\n" \
+        "sxtb16 lr, " CD0 "\n" \
+        "strd   r6, lr, [r0, #" AT "]\n" \
+        "sxtb16 r6, " AB0 ", ror #8\n" \
+        "sxtb16 lr, " CD0 ", ror #8\n" \
+        "strd   r6, lr, [r0, #" AT "+12]\n" \
+        "sxtb16 r6, " AB1 "\n" \
+        "sxtb16 lr, " CD1 "\n" \
+        "strd   r6, lr, [r0, #" AT "+24]\n" \
+        "sxtb16 r6, " AB1 ", ror #8\n" \
+        "sxtb16 lr, " CD1 ", ror #8\n" \
+        LAST
+#define MRT_DW_TWO_PASS8(LOADAB, A8, A4, D4, L) \
+        L ":\n" \
+        LOADAB(A8, A4) \
+        "pkhbt  r9, r5, r7, lsl #16\n"          /* a and b, values 0, 1 */ \
+        "pkhtb  r7, r7, r5, asr #16\n"          /* values 2, 3 */ \
+        "pkhbt  r5, r6, r8, lsl #16\n"          /* values 4, 5 */ \
+        "pkhtb  r8, r8, r6, asr #16\n"          /* values 6, 7 */ \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r10, [r4]" D4 "\n" \
+        "pkhbt  r11, r6, r10, lsl #16\n"        /* c and d, values 0, 1 */ \
+        "pkhtb  r10, r10, r6, asr #16\n"        /* values 2, 3 */ \
+        MRT_DW_TWO_STORE4("r9", "r7", "r11", "r10", "12", "strd   r6, lr, [r0, #48]\n") \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r9, [r4]" D4 "\n" \
+        "pkhbt  r11, r6, r9, lsl #16\n"         /* values 4, 5 */ \
+        "pkhtb  r9, r9, r6, asr #16\n"          /* values 6, 7 */ \
+        MRT_DW_TWO_STORE4("r5", "r8", "r11", "r9", "60", "strd   r6, lr, [r0, #96]!\n") \
+        "subs   r12, r12, #1\n" \
+        "bne    " L "b\n"
+#define MRT_DW_TWO_BODY(A8, A4, A1, D4, D1) \
+        "push   {r4-r11, lr}\n" \
+        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */ \
+        "sub    r0, r0, #12\n" \
+        "lsrs   r12, r11, #3\n" \
+        "beq    3f\n" \
+        "orr    r5, r1, r2\n" \
+        "tst    r5, #3\n" \
+        "bne    2f\n" \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, A8, A4, D4, "1") \
+        "b      3f\n" \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, D4, "2") \
+        "3:\n" \
+        "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */ \
+        "tst    r11, #4\n" \
+        "beq    4f\n" \
+        "ldr    r5, [r1]" A4 "\n" \
+        "ldr    r7, [r2], #4\n" \
+        "ldr    r6, [r3], #4\n" \
+        "ldr    r10, [r4]" D4 "\n" \
+        "pkhbt  r9, r5, r7, lsl #16\n" \
+        "pkhtb  r7, r7, r5, asr #16\n" \
+        "pkhbt  r8, r6, r10, lsl #16\n" \
+        "pkhtb  r10, r10, r6, asr #16\n" \
+        MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n") \
+        "4:\n" \
+        "ands   r12, r11, #3\n" \
+        "beq    6f\n" \
+        "5:\n" \
+        "ldrsb  r5, [r1]" A1 "\n" \
+        "ldrsb  r6, [r2], #1\n" \
+        "ldrsb  r7, [r3], #1\n" \
+        "ldrsb  r8, [r4]" D1 "\n" \
+        "pkhbt  r5, r5, r6, lsl #16\n" \
+        "pkhbt  r7, r7, r8, lsl #16\n" \
+        "strd   r5, r7, [r0, #12]!\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    5b\n" \
+        "6:\n" \
+        "pop    {r4-r11, pc}\n"
+
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const int8_t *a,
+                                                              const int8_t *b, const int8_t *c,
+                                                              const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", ", #4", ", #1"));
+}
+
+/* The same where row a is a pad row (a: 8 bytes of the pad value, read in place). */
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_a_s8(
+    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1"));
+}
+
+/* The same where row d is a pad row. */
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
+    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", ""));
+}
+
 /* One output column and channel, both rows: A and B are the registers the staged
  * words' slots were loaded into (r9: slot 0, r10: slot 1). r0-r2: the three window
  * columns' staged words, r3: the channel's record, r4: the output (row y), r5: the
@@ -510,29 +630,34 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
  * values) serve 4 outputs where the row pair's serve 2: 56 instructions for 4 outputs
  * with doubled records (24 multiplies, 16 of requantization, 4 stores, 7 loads, 5 of
  * addresses and loop), against 2 x 30 for the row pairs. The staged layout is (column,
- * channel, slot) with three slots, pair m of the layer in slot m mod 3, so a tile's
- * P2 is the next tile's P0; a tile whose P0 is slot r reads (P0, P1, P2) from slots
- * (r, r + 1, r + 2) mod 3, a variant of the code per r. The staged columns are S =
- * column_bytes apart, one pointer (r0) walks the channels of window column 0 and the
- * other two columns are read at r0 + S and r0 + 2S (LDMDB from 12 past them, r0 having
- * moved on), so the three window columns take one pointer and S where they took three
+ * channel, slot) with three slots, odd pairs in slot 1 and even ones in slots 0 and 2 by
+ * turns, so a tile's P2 is the next tile's P0 and a tile's two new pairs are adjacent
+ * words (one STRD a value, mrt_dw_stage_two_pairs3_s8); a tile whose P0 is slot r (0 or
+ * 2) reads (P0, P1, P2) from slots (0, 1, 2) or (2, 1, 0), a variant of the code per r. The staged columns are S =
+ * column_bytes apart, two pointers (r0, r1) walk the channels of window columns 0 and 1
+ * and the third column is read at 2 r1 - r0 (LDMDB from 12 past it, r0 and r1 having
+ * moved on), so the three window columns take two registers where they took three
  * pointers; with the tile's 4 sums, 3 staged and 2 weight words, the records, the output
  * and its row distance, that is the 14 registers. The channel loop ends at the channel
  * whose s has bit 8 set (ASR reads the shift's low byte only), so no register holds its
  * end. The rows' remainder (1-3 rows) runs as a tile of that many rows in the same
- * layout (flags bits 3-5), from fixed slots. Registers: r0 staged words (window column 0), r1 S, r2 records, r3 output
+ * layout (flags bits 3-5), from fixed slots. Registers: r0 and r1 staged words (window columns 0 and 1), r2 records, r3 output
  * (row y), r4 output row distance, r5-r7 staged slots 0-2 then M, K_hi, s, r8-r9 weight
  * words then temporaries, r10-r12 and lr the sums of rows y .. y+3.
  */
 
-/* Window columns 1 and 2 of a tile that moved r0 past column 0's words (LDMDB), and of
- * one that did not (the first output channel of a depth multiplier of 2). */
+/* The three window columns' staged words: r0 walks window column 0's, r1 column 1's (S
+ * bytes on, moving in step: both LDMs write back), and column 2's are at r0 + 2S =
+ * 2 r1 - r0 (one RSB, LDMDB from 12 past them where r0 and r1 moved on). r1 as a second
+ * pointer, where it held S and column 1 took an ADD as column 2 does, saves an
+ * instruction a tile (52 -> 51 for 4 outputs). The _STAY forms do not move r0 or r1 (the
+ * first output channel of a depth multiplier of 2). */
 #define MRT_DW4_LD0 "ldm    r0!, {r5, r6, r7}\n"
-#define MRT_DW4_LD1 "add    r8, r0, r1\n" "ldmdb  r8, {r5, r6, r7}\n"
-#define MRT_DW4_LD2 "add    r8, r0, r1, lsl #1\n" "ldmdb  r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD1 "ldm    r1!, {r5, r6, r7}\n"
+#define MRT_DW4_LD2 "rsb    r8, r0, r1, lsl #1\n" "ldmdb  r8, {r5, r6, r7}\n"
 #define MRT_DW4_LD0_STAY "ldm    r0, {r5, r6, r7}\n"
-#define MRT_DW4_LD1_STAY "add    r8, r0, r1\n" "ldm    r8, {r5, r6, r7}\n"
-#define MRT_DW4_LD2_STAY "add    r8, r0, r1, lsl #1\n" "ldm    r8, {r5, r6, r7}\n"
+#define MRT_DW4_LD1_STAY "ldm    r1, {r5, r6, r7}\n"
+#define MRT_DW4_LD2_STAY "rsb    r8, r0, r1, lsl #1\n" "ldm    r8, {r5, r6, r7}\n"
 
 /* One window column's 8 multiplies into the 4 sums (r8: (w0, w1), r9: (w1, w2)). */
 #define MRT_DW4_MACS(P0, P1, P2) \
@@ -687,20 +812,20 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "bne    10b\n" \
   "b      9f\n"
 
-/* The three slot rotations (flags bits 0-1: P0's slot). */
+/* The two slot orders (flags bits 0-1: P0's slot, 0 or 2): the dispatch stages odd pairs
+ * in slot 1 and even ones in slots 0 and 2 by turns, so that a tile's two new pairs are
+ * adjacent words (mrt_dw_stage_two_pairs3_s8); (P0, P1, P2) in slots (0, 1, 2) or
+ * (2, 1, 0). */
 #define MRT_DW4_ROTATIONS(MULT, TILE, REQUANT) \
-  "and    r12, r7, #3\n" \
-  "cmp    r12, #1\n" \
-  "beq    21f\n" \
-  "bhi    22f\n" \
+  "tst    r7, #2\n" \
+  "bne    22f\n" \
   MRT_DW4_COLUMNS(MULT, TILE, "r5", "r6", "r7", REQUANT) \
-  "21:\n" \
-  MRT_DW4_COLUMNS(MULT, TILE, "r6", "r7", "r5", REQUANT) \
   "22:\n" \
-  MRT_DW4_COLUMNS(MULT, TILE, "r7", "r5", "r6", REQUANT)
+  MRT_DW4_COLUMNS(MULT, TILE, "r7", "r6", "r5", REQUANT)
 
-/* flags: bits 0-1 the rotation, bit 2 doubled records, bit 3 two rows (P0, P1 in slots
- * 0 and 1), bit 4 one row (P0, P1 in slots 1 and 2), bit 5 three rows (slots 0-2), else
+/* flags: bits 0-1 the rotation (P0's slot, 0 or 2), bit 2 doubled records, bit 3 two rows (P0, P1 in slots
+ * 0 and 1), bit 4 one row (P0, P1 in slots 0 and 1), bit 5 three rows (slots 0-2), bit 6
+ * two rows from slots 1 and 2 (a map's first two rows, before its 4-row tiles), else
  * four. Without doubled records
  * two rows only (one: at a row distance of 0), from slots 0 and 1; the dispatch runs
  * such a layer as pairs (codegen/depthwise_pairs.py). Rows outside 4-row tiles are few,
@@ -717,6 +842,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
   "ldr    r0, [r0, #4]\n" \
+  "add    r1, r0, r1\n"             /* window column 1's staged words */ \
   "tst    r7, #4\n" \
   "beq    33f\n" \
   "tst    r7, #8\n" \
@@ -725,13 +851,17 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
   "bne    31f\n" \
   "tst    r7, #32\n" \
   "bne    34f\n" \
+  "tst    r7, #64\n" \
+  "bne    35f\n" \
   MRT_DW4_ROTATIONS(MULT, MRT_DW4_TILE, MRT_DW4_FAST) \
   "30:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "31:\n" \
-  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
+  MRT_DW4_COLUMNS(MULT, MRT_DW1_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
   "34:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW3_TILE, "r5", "r6", "r7", MRT_DW4_FAST) \
+  "35:\n" \
+  MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r6", "r7", "r5", MRT_DW4_FAST) \
   "33:\n" \
   MRT_DW4_COLUMNS(MULT, MRT_DW2_TILE, "r5", "r6", "r7", MRT_DW4_SLOW) \
   "9:\n" \
@@ -929,23 +1059,33 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "tbh    [pc, r8, lsl #1]\n" \
   P H "tb:\n" \
   MRT_DW4T_TABLE(P, N, P H "tb")
-/* Head A of a tile of N rows (MACS) in slot order R (and head B, multiplier 2). */
-#define MRT_DW4T_HEADS_X1(P, R, N, MACS, P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
-#define MRT_DW4T_HEADS_X2(P, R, N, MACS, P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, MRT_DW4_LD2_STAY, \
-                P0, P1, P2) \
-  MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, MRT_DW4_LD2, P0, P1, P2)
+/* Window column 2 of the rows' remainder (1-3 rows): lr, the fourth row's sum in a 4-row
+ * tile, is free there, so a third pointer (set up at 2 r1 - r0) walks column 2's words
+ * in step with r0 and r1, where the 4-row tile takes an RSB: 30 -> 29 instructions for
+ * 2 outputs, 40 -> 39 for 3 (10x10's last two rows, 19x6's last three). */
+#define MRT_DW4_LD2_LR "ldm    lr!, {r5, r6, r7}\n"
+#define MRT_DW4_LD2_LR_STAY "ldm    lr, {r5, r6, r7}\n"
+/* Head A of a tile of N rows (MACS) in slot order R (and head B, multiplier 2), LD2 and
+ * LD2S window column 2's loads (moving on, and staying). */
+#define MRT_DW4T_HEADS_X1_OF(LD2, LD2S, P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, LD2, P0, P1, P2)
+#define MRT_DW4T_HEADS_X2_OF(LD2, LD2S, P, R, N, MACS, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "a" R, N, MACS, MRT_DW4_LD0_STAY, MRT_DW4_LD1_STAY, LD2S, P0, P1, P2) \
+  MRT_DW4T_HEAD(P, "b" R, N, MACS, MRT_DW4_LD0, MRT_DW4_LD1, LD2, P0, P1, P2)
+#define MRT_DW4T_HEADS_X1(...) MRT_DW4T_HEADS_X1_OF(MRT_DW4_LD2, MRT_DW4_LD2_STAY, __VA_ARGS__)
+#define MRT_DW4T_HEADS_X2(...) MRT_DW4T_HEADS_X2_OF(MRT_DW4_LD2, MRT_DW4_LD2_STAY, __VA_ARGS__)
+#define MRT_DW4T_REST_X1(...) MRT_DW4T_HEADS_X1_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
+#define MRT_DW4T_REST_X2(...) MRT_DW4T_HEADS_X2_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
-/* The heads of each call kind (flags bits 8-10: the rotation 0-2 of a 4-row call, or
- * 3-5 for the remainder's 2, 1 and 3 rows): head A, head B (head A where the multiplier
+/* The heads of each call kind (flags bits 8-10: the rotation 0 or 2 of a 4-row call, or
+ * 3-5 for the remainder's 2, 1 and 3 rows, 6 for 2 rows from slots 1 and 2): head A, head B (head A where the multiplier
  * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
 #define MRT_DW4T_ENTRY(P, R, B) \
   ".word  " P "a" R " + 1\n" \
   ".word  " P B R " + 1\n" \
   ".word  " P "end + 1\n" \
   ".word  0\n"
-#define MRT_DW4T_BODY(P, HEADS, B) \
+#define MRT_DW4T_BODY(P, HEADS, REST, B) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #24\n" \
   "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
@@ -955,7 +1095,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "mov    r2, r3\n"                  /* records */ \
   "mov    r3, r1\n"                  /* output */ \
   "mov    r4, r6\n"                  /* row distance */ \
-  "mov    r1, r8\n"                  /* column stride */ \
+  "add    r1, r0, r8\n"              /* window column 1's staged words */ \
+  "add    lr, r1, r8\n"              /* column 2's (the remainder's tiles) */ \
   "ubfx   r7, r7, #8, #3\n" \
   "adr    r8, " P "heads\n" \
   "add    r8, r8, r7, lsl #4\n" \
@@ -964,8 +1105,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "stm    r11, {r8, r9, r10}\n" \
   "ldr    pc, [sp, #8]\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
-  "ldr    r2, [sp]\n" \
-  "ldr    r8, [sp, #4]\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
   "cmp    r3, r8\n" \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
@@ -974,18 +1114,19 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   ".p2align 2\n" \
   P "heads:\n" \
   MRT_DW4T_ENTRY(P, "0", B) \
-  MRT_DW4T_ENTRY(P, "1", B) \
+  MRT_DW4T_ENTRY(P, "0", B)          /* never called: no tile's P0 is in slot 1 */ \
   MRT_DW4T_ENTRY(P, "2", B) \
   MRT_DW4T_ENTRY(P, "3", B) \
   MRT_DW4T_ENTRY(P, "4", B) \
   MRT_DW4T_ENTRY(P, "5", B) \
+  MRT_DW4T_ENTRY(P, "6", B) \
   ".p2align 2\n" \
   HEADS(P, "0", "4", MRT_DW4T_MACS4, "r5", "r6", "r7") \
-  HEADS(P, "1", "4", MRT_DW4T_MACS4, "r6", "r7", "r5") \
-  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r5", "r6") \
-  HEADS(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
-  HEADS(P, "4", "1", MRT_DW4T_MACS1, "r6", "r7", "r5") \
-  HEADS(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
+  HEADS(P, "2", "4", MRT_DW4T_MACS4, "r7", "r6", "r5") \
+  REST(P, "3", "2", MRT_DW4T_MACS2, "r5", "r6", "r7") \
+  REST(P, "4", "1", MRT_DW4T_MACS1, "r5", "r6", "r7") \
+  REST(P, "5", "3", MRT_DW4T_MACS3, "r5", "r6", "r7") \
+  REST(P, "6", "2", MRT_DW4T_MACS2, "r6", "r7", "r5") \
   MRT_DW4T_TAILS(P)
 
 /* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
@@ -994,7 +1135,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
  * of a 4-row call, 3-5 the remainder's 2, 1 or 3 rows). */
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, "a"));
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, MRT_DW4T_REST_X1, "a"));
 }
 
 /* The same for a depth multiplier of 2: head A (output channel 2c) reads input channel
@@ -1002,5 +1143,5 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct
  * to the other. */
 __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_rowpair *a)
 {
-    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, "b"));
+    __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, MRT_DW4T_REST_X2, "b"));
 }
