@@ -84,6 +84,7 @@ from toolchain.loops.tables import (
     packed_written_out,
     tiles_for_cold_kernels,
 )
+from toolchain.loops.tiny_dense import tiny_dense_candidates
 from toolchain.target.descriptors import Target
 from toolchain.tunedb.hook import pick as tuned_pick
 
@@ -207,6 +208,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     dense = dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
     candidates = dense if dense_rows_only(k, row.int8_dot) else candidates + dense
     candidates += window_rows_candidates(k, row.int8_dot, s.epilogue)
+    candidates += tiny_dense_candidates(k, row.int8_dot, s.epilogue)
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
 
