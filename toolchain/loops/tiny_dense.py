@@ -13,11 +13,10 @@ words into two SMLAD a step, and the sums go straight into the requantization.
 This file says which kernels take it (`tiny_dense_candidates`): a dense layer the
 dense-rows kernel could take (loops/dense_rows.py dense_rows_dim: one pixel, paired
 weights, rows one after another, an input as stored or padded to whole words with 0),
-its whole packed dim at most TINY_MAX_STEPS steps (the input's pairs stay in
-registers) and all its rows one tile of at most TINY_MAX_ROWS. Within these bounds it
-is the candidate the cost model picks (measured in bench/shapes.py and
-bench/converter_models.py: no layer slower, docs/architecture.md "Tiny dense layers
-written out"); the others stay candidates for the tuner.
+in tiles of rows whose sums fit the registers (`fits`: measured bounds). Within
+these bounds it is the rules' choice (bench/shapes.py and bench/converter_models.py:
+docs/architecture.md "Tiny dense layers written out"); the others stay candidates for
+the tuner.
 """
 
 from __future__ import annotations
@@ -26,34 +25,68 @@ from toolchain.kernel.form import Kernel
 from toolchain.loops.dense_rows import dense_rows_dim
 from toolchain.loops.tables import DOT_WIDTH
 
-__all__ = ["TINY_DENSE_KIND", "TINY_MAX_ROWS", "TINY_MAX_STEPS", "tiny_dense_candidates"]
+__all__ = ["TINY_DENSE_KIND", "fits", "tile_rows", "tiny_dense_candidates"]
 
 TINY_DENSE_KIND = "dsp_written"  # a nest's `dot` when codegen/tiny_dense.py writes it out
-# Packed steps (4 inputs each) whose pairs are held in registers across the rows: 2 words
-# a step, with a row's sum, its weight words and the pointers beside them.
-TINY_MAX_STEPS = 4
-# Outputs of the one tile (each row's epilogue is written out).
+# Where it is faster than the calls (cortex-m4, per-tensor and per-channel scales, 8 to
+# 128 inputs, 4 to 16 outputs, measured against the 1x4 and dense-rows calls): a tile's
+# sums, two input pairs, two weight words and two pointers fit the registers up to 8
+# rows, and there it is faster up to 16 steps (64 -> 8: 607 -> 567 instructions; 128 ->
+# 8: 1,039 -> 1,125 slower); more rows spill a sum or two a step, which pays for up to
+# 80 row steps (20 -> 16: 640 -> 573, 24 -> 12: 539 -> 468; 24 -> 16 602 -> 645 and
+# 32 -> 12 557 -> 569 slower).
+HELD_ROWS = 8
+HELD_MAX_STEPS = 16
 TINY_MAX_ROWS = 16
+SPILLED_MAX_ROW_STEPS = 90
+# A tile's rows: all of them where they fit the bounds, else past TINY_MAX_ROWS the
+# largest of these that divides the outputs and fits (a squeeze-excite 9 -> 36: 3 tiles
+# of 12, the input paired for each: 1,144 -> 990 instructions; 16 -> 32 965 -> 898).
+TILE_ROWS = (16, 12, 8, 6, 4)
+# Tiles past the first pair the input again each; the dense-rows call pairs it once for
+# all of them. Up to this many steps the tiles are faster (48 -> 32 in 4 tiles of 8:
+# 1,853 -> 1,776 instructions); from 16 slower (64 -> 32: 2,158 -> 2,216).
+TILES_MAX_STEPS = 12
 # Instructions, counted from the code LLVM makes of it on cortex-m4: per step of the
-# input its load and two SXTB16; per row and step the two paired words (one LDRD or a
-# share of an LDM) and two SMLAD; per row its sum's start; per layer the pointers.
-PAIR_STEP = 3
+# input its load (half an LDRD) and two SXTB16; per row and step the two paired words
+# (one LDRD) and two SMLAD; per row its sum's start; per tile the pointers.
+PAIR_STEP = 2.5
 ROW_STEP = 3
 PER_ROW = 1
-PER_LAYER = 4
+PER_TILE = 4
+
+
+def fits(rows: int, steps: int) -> bool:
+    """Whether a tile of `rows` rows over `steps` packed steps is written out (the bounds
+    above)."""
+    if rows <= HELD_ROWS:
+        return steps <= HELD_MAX_STEPS
+    return rows <= TINY_MAX_ROWS and rows * steps <= SPILLED_MAX_ROW_STEPS
+
+
+def tile_rows(rows: int, steps: int) -> int | None:
+    """The rows of each written-out tile of a dense layer of `rows` outputs over `steps`
+    packed steps, or None where it keeps the calls."""
+    if fits(rows, steps):
+        return rows
+    if rows > TINY_MAX_ROWS and steps <= TILES_MAX_STEPS:
+        return next((t for t in TILE_ROWS if rows % t == 0 and fits(t, steps)), None)
+    return None  # 24 -> 16 in two tiles of 8: 609 instructions, one call of 16 rows 602
 
 
 def tiny_dense_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tuple]:
     """The candidate tuple (loops/rules.py _reduction_nest's form) of `k`'s rows written
-    out as one tile, costed; [] where it does not apply (see the module docstring)."""
+    out, costed; [] where it does not apply (see the module docstring). Where there is
+    one the rules take it (loops/rules.py), the others staying for the tuner."""
     c = dense_rows_dim(k, int8_dot)
     if c is None:
         return []
     (r,) = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
     rows, steps = k.domain[c], k.domain[r] // DOT_WIDTH
-    if steps > TINY_MAX_STEPS or rows > TINY_MAX_ROWS:
+    tile = tile_rows(rows, steps)
+    if tile is None:
         return []
-    per_row = steps * ROW_STEP + PER_ROW + epilogue
-    cost = PER_LAYER + steps * PAIR_STEP + rows * per_row
-    code = PER_LAYER + steps * PAIR_STEP + rows * per_row
-    return [((False, cost, rows, 1), code, {c: rows}, (), (r,), 1, TINY_DENSE_KIND, 1)]
+    tiles = rows // tile
+    per_tile = PER_TILE + steps * PAIR_STEP + tile * (steps * ROW_STEP + PER_ROW + epilogue)
+    return [((False, tiles * per_tile, tile, 1), per_tile, {c: tile}, (), (r,), 1,
+             TINY_DENSE_KIND, 1)]
