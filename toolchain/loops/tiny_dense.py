@@ -11,8 +11,8 @@ paired once into registers, each row runs from its sum's start over its paired w
 words into two SMLAD a step, and the sums go straight into the requantization.
 
 This file says which kernels take it (`tiny_dense_candidates`): a dense layer the
-dense-rows kernel could take (loops/dense_rows.py dense_rows_dim: one pixel, paired
-weights, rows one after another, an input as stored or padded to whole words with 0),
+dense-rows kernel could take (loops/dense_rows.py dense_rows_dim: one pixel, rows one
+after another, an input as stored or padded to whole words with 0), its weights paired,
 in tiles of rows whose sums fit the registers (`fits`: measured bounds). Within
 these bounds it is the rules' choice (bench/shapes.py and bench/converter_models.py:
 docs/architecture.md "Tiny dense layers written out"); the others stay candidates for
@@ -22,7 +22,7 @@ the tuner.
 from __future__ import annotations
 
 from toolchain.kernel.form import Kernel
-from toolchain.loops.dense_rows import dense_rows_dim
+from toolchain.loops.dense_rows import dense_rows_dim, weights_paired
 from toolchain.loops.tables import DOT_WIDTH
 
 __all__ = ["TINY_DENSE_KIND", "fits", "tile_rows", "tiny_dense_candidates"]
@@ -79,7 +79,7 @@ def tiny_dense_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tuple
     out, costed; [] where it does not apply (see the module docstring). Where there is
     one the rules take it (loops/rules.py), the others staying for the tuner."""
     c = dense_rows_dim(k, int8_dot)
-    if c is None:
+    if c is None or not weights_paired(k):  # int8 weights (--optimize size): the calls
         return []
     (r,) = [d for d in range(k.n_parallel, len(k.domain)) if k.domain[d] > 1]
     rows, steps = k.domain[c], k.domain[r] // DOT_WIDTH
