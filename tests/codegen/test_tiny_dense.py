@@ -126,8 +126,10 @@ def test_tiny_dense_bit_exact_on_other_dsp_boards(tmp_path: Path, board: str) ->
 
 def test_bounds() -> None:
     """The measured bounds (loops/tiny_dense.py): up to 8 rows over 16 steps, up to 16
-    rows over 90 row steps."""
+    rows over 90 row steps, tiles of 8 or 6 rows past 8 from 4 steps on and past 16 up
+    to 12 steps."""
     assert fits(8, 16) and not fits(8, 17)
     assert fits(16, 5) and not fits(16, 6) and fits(9, 10) and not fits(17, 1)
-    assert tile_rows(36, 3) == 12 and tile_rows(32, 12) == 8 and tile_rows(32, 16) is None
+    assert tile_rows(36, 3) == 6 and tile_rows(16, 4) == 8 and tile_rows(12, 3) == 12
+    assert tile_rows(32, 12) == 8 and tile_rows(32, 16) is None
     assert tile_rows(16, 6) is None and tile_rows(4, 16) == 4 and tile_rows(17, 2) is None

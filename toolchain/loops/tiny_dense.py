@@ -39,10 +39,15 @@ HELD_ROWS = 8
 HELD_MAX_STEPS = 16
 TINY_MAX_ROWS = 16
 SPILLED_MAX_ROW_STEPS = 90
-# A tile's rows: all of them where they fit the bounds, else past TINY_MAX_ROWS the
-# largest of these that divides the outputs and fits (a squeeze-excite 9 -> 36: 3 tiles
-# of 12, the input paired for each: 1,144 -> 990 instructions; 16 -> 32 965 -> 898).
-TILE_ROWS = (16, 12, 8, 6, 4)
+# A tile's rows (`tile_rows`): up to HELD_ROWS all of them. More are split into tiles
+# of these (the largest that divides them), whose sums fit the registers, the input
+# paired again for each: past TINY_MAX_ROWS always (a squeeze-excite 9 -> 36: 6 tiles
+# of 6, 1,144 -> 956 instructions, in 3 tiles of 12 990; 16 -> 32 965 -> 840, in tiles
+# of 16 898), up to it from SPLIT_MIN_STEPS steps on (16 -> 16 441 -> 418, 24 -> 12
+# 468 -> 444 against one tile; 12 -> 12 313 against 328 split, 16 -> 10 in tiles of 5
+# 268 against 256 whole).
+TILE_ROWS = (8, 6)
+SPLIT_MIN_STEPS = 4
 # Tiles past the first pair the input again each; the dense-rows call pairs it once for
 # all of them. Up to this many steps the tiles are faster (48 -> 32 in 4 tiles of 8:
 # 1,853 -> 1,776 instructions); from 16 slower (64 -> 32: 2,158 -> 2,216).
@@ -67,11 +72,14 @@ def fits(rows: int, steps: int) -> bool:
 def tile_rows(rows: int, steps: int) -> int | None:
     """The rows of each written-out tile of a dense layer of `rows` outputs over `steps`
     packed steps, or None where it keeps the calls."""
-    if fits(rows, steps):
-        return rows
-    if rows > TINY_MAX_ROWS and steps <= TILES_MAX_STEPS:
-        return next((t for t in TILE_ROWS if rows % t == 0 and fits(t, steps)), None)
-    return None  # 24 -> 16 in two tiles of 8: 609 instructions, one call of 16 rows 602
+    if rows <= HELD_ROWS:
+        return rows if fits(rows, steps) else None
+    split = next((t for t in TILE_ROWS if rows % t == 0 and fits(t, steps)), None)
+    if rows <= TINY_MAX_ROWS:
+        if not fits(rows, steps):
+            return None  # 24 -> 16 in two tiles of 8: 609 instructions, one call 602
+        return split if split is not None and steps >= SPLIT_MIN_STEPS else rows
+    return split if steps <= TILES_MAX_STEPS else None
 
 
 def tiny_dense_candidates(k: Kernel, int8_dot: str, epilogue: int) -> list[tuple]:
