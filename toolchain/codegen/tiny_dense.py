@@ -2,26 +2,27 @@
 
 loops/tiny_dense.py gives a dense layer of a few packed steps and a few outputs on a
 DSP target (one pixel, paired weights whose rows follow one another) the dot kind
-TINY_DENSE_KIND: one tile of all its rows. Here its packed dim is generated code:
+TINY_DENSE_KIND: tiles of up to 16 rows. Here a tile's packed dim is generated code, step
+by step:
 
-- the input's words are loaded once and paired (SXTB16 of the word and of the word
-  rotated by 8), the last one's bytes past a padded input's real ones cleared first
-  (the mask made here; the pad is 0, loops/dense_rows.py padded_tail);
-- then each row in turn, from its sum's start: per step its two paired words and two
-  SMLAD against the held input pairs. The sums stay in registers and go straight into
-  the tile's epilogues: no stack array, no call's frame and arguments.
+- the input's word of the step (read two at a time, one LDRD), the last one's bytes
+  past a padded input's real ones cleared first (the mask made here; the pad is 0,
+  loops/dense_rows.py padded_tail), paired by SXTB16 of the word and of the word
+  rotated by 8;
+- then each row's two paired weight words of the step and two SMLAD into the row's
+  sum. The sums stay in registers from their start to the tile's epilogues: no stack
+  array, no call's frame and arguments.
 
-LLVM alone did badly with the same code in the step-major order the nest emits
-(codegen/packed.py): its pre-allocation load/store pass gathers loads from one base
-register to pair them into LDRD and its scheduler hoisted the later rows' weight loads
-above the earlier rows, so with the held input pairs they spilled (16 -> 4 with
-per-channel scales, 161 instructions against the 1x4 kernel's 131). Each row's weights
-are therefore addressed from a pointer passed through an empty inline-asm statement
-that also takes the previous row's sum: the row's loads can start only when that sum is
-complete, and have a base register of their own. The statement has no text, so LLVM
-emits nothing for it (it needs no assembly parser). The sums are SMLAD's exact 32-bit
-wrap-around sums of the int8 products, the reference's integers, in another order
-(tests/codegen/test_tiny_dense.py).
+LLVM alone did badly with the same code in the order the nest emits (codegen/packed.py):
+its pre-allocation load/store pass gathers loads off one base register to pair them
+into LDRD and its scheduler hoisted later rows' and steps' loads above earlier ones, so
+the values spilled (16 -> 4 with per-channel scales, 161 instructions against the 1x4
+kernel's 131). The weight and input pointers therefore pass through an empty inline-asm
+statement that also takes the last sum computed: the next loads can start only when it
+is complete, each at an immediate offset from the held-back pointer. The statement has
+no text, so LLVM emits nothing for it (it needs no assembly parser). The sums are
+SMLAD's exact 32-bit wrap-around sums of the int8 products, the reference's integers,
+in another order (tests/codegen/test_tiny_dense.py).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from toolchain.loops.tiny_dense import TINY_DENSE_KIND
 
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
-# A row's weight pointer, held back until the previous row's sum is done (see above).
+# A pointer held back until the last sum computed is done (see above).
 _AFTER = ir.InlineAsm(ir.FunctionType(PTR, [PTR, I32]), "", "=r,0,r")
 # Rows up to which the sums' starts are read together before the input's first words
 # (cortex-m4: 16 -> 4 per-channel 105 -> 103 instructions; 16 -> 8 one more).
@@ -95,7 +96,6 @@ class TinyDenseEmitter:
             return v
 
         stride = 2 * steps  # a row's paired words
-        done = None
         n = len(accs)
         if n <= STARTS_TOGETHER:
             # Every sum's start read before the input: LLVM then reads them together

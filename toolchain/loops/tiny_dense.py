@@ -7,8 +7,9 @@ instructions in the 1x4 kernel's call for 64 MACs (0.49 MAC per instruction): th
 kernel 76 (its frame, the input paired step by step, its loop), the generated side 55
 (the sums' start copied to a stack array and read back, the call's arguments, 4
 requantizations). Written out in the dispatch (codegen/tiny_dense.py) the input is
-paired once into registers, each row runs from its sum's start over its paired weight
-words into two SMLAD a step, and the sums go straight into the requantization.
+paired step by step, each row's sum runs from its start in a register over its paired
+weight words (two SMLAD a step), and the sums go straight into the requantization:
+103 instructions.
 
 This file says which kernels take it (`tiny_dense_candidates`): a dense layer the
 dense-rows kernel could take (loops/dense_rows.py dense_rows_dim: one pixel, rows one
@@ -33,8 +34,8 @@ TINY_DENSE_KIND = "dsp_written"  # a nest's `dot` when codegen/tiny_dense.py wri
 # sums, two input pairs, two weight words and two pointers fit the registers up to 8
 # rows, and there it is faster up to 16 steps (64 -> 8: 607 -> 567 instructions; 128 ->
 # 8: 1,039 -> 1,125 slower); more rows spill a sum or two a step, which pays for up to
-# 80 row steps (20 -> 16: 640 -> 573, 24 -> 12: 539 -> 468; 24 -> 16 602 -> 645 and
-# 32 -> 12 557 -> 569 slower).
+# 90 row steps (20 -> 16: 640 -> 573, 24 -> 12: 539 -> 468, 36 -> 9: 478 -> 427, 27 ->
+# 12: 529 -> 521; 24 -> 16 602 -> 645 and 32 -> 12 557 -> 569 slower, 96 row steps).
 HELD_ROWS = 8
 HELD_MAX_STEPS = 16
 TINY_MAX_ROWS = 16
