@@ -26,7 +26,7 @@ from tflite_models import build_model, int8_layer_op, run_tflm
 import minirt
 from toolchain.frontend.tflite.importer import load_tflite
 from toolchain.kernel.form import Apply, Const, Index, Kernel, Load
-from toolchain.loops import choose_schedule
+from toolchain.loops import choose_schedule, rules
 from toolchain.loops.dense_rows import (
     COPY_WORDS_SYMBOL,
     DENSE_ROWS_KIND,
@@ -38,6 +38,7 @@ from toolchain.loops.dense_rows import (
     window_rows_candidates,
     window_rows_dim,
 )
+from toolchain.loops.tiny_dense import TINY_DENSE_KIND
 from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.target import load_board, load_target
 from toolchain.types import TensorType, dtype
@@ -106,14 +107,25 @@ def test_dense_sweep_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     _check(tmp_path, "cortex-m4", SWEEP)
 
 
-def test_every_pair_entry_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
+def test_every_pair_entry_bit_exact_on_cortex_m4(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The small layers here are written out in the dispatch by the rules
+    (loops/tiny_dense.py); without that choice they take the call's every entry."""
+    monkeypatch.setattr(rules, "tiny_dense_candidates", lambda *args: [])
     _check(tmp_path, "cortex-m4", ENTRIES)
+    monkeypatch.undo()
+    path, _ = _model(tmp_path, ENTRIES)
+    program = schedule_for_board(prepare_graph(load_tflite(path)), load_board("cortex-m4"),
+                                 "speed")
+    assert any(nest.dot == TINY_DENSE_KIND for s in program.steps
+               if isinstance(s.kernel, Kernel) and s.kernel.is_reduction
+               for nest in choose_schedule(s.kernel, load_target("cortex-m4")).nests)
 
 
 def test_pointwise_on_one_pixel_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
     """A 1x1 convolution on a 1x1 map is scheduled as the dense layer of its shape is
-    (the call where its cost wins: all but 16 -> 5, whose 4-row tiles cost less), and is
-    bit-exact with the reference and TFLite Micro."""
+    (written out where it is small, else the call), and is bit-exact with the reference
+    and TFLite Micro."""
     _check(tmp_path, "cortex-m4", POINTWISE_1X1)
     m4 = load_board("cortex-m4")
 
@@ -126,7 +138,8 @@ def test_pointwise_on_one_pixel_bit_exact_on_cortex_m4(tmp_path: Path) -> None:
 
     convs = dots(POINTWISE_1X1)
     assert convs == dots([(d["cin"], d["cout"]) for d in POINTWISE_1X1])
-    assert convs.count(DENSE_ROWS_KIND) == len(POINTWISE_1X1) - 1, convs
+    # The small ones written out in the dispatch (loops/tiny_dense.py), the others calls.
+    assert convs == [TINY_DENSE_KIND] * 4 + [DENSE_ROWS_KIND] * 2, convs
 
 
 # Tiles of 12 or more rows: their sums' start (a bias) copied by mrt_copy_words, 8 words
@@ -203,8 +216,11 @@ def test_the_rules_choose_the_call_for_small_dense_layers() -> None:
     m4 = load_target("cortex-m4")
     (nest,) = choose_schedule(_dense(10, 64), m4).nests
     assert nest.dot == DENSE_ROWS_KIND and nest.blocks == ((1, 10),), nest.format()
-    (nest,) = choose_schedule(_dense(10, 16, real=13), m4).nests
+    (nest,) = choose_schedule(_dense(10, 68, real=67), m4).nests
     assert nest.dot == DENSE_ROWS_KIND, nest.format()
+    # Fewer steps are written out in the dispatch (loops/tiny_dense.py).
+    (nest,) = choose_schedule(_dense(10, 16, real=13), m4).nests
+    assert nest.dot == TINY_DENSE_KIND, nest.format()
 
 
 def _window(n_out: int, cin: int, taps: int = 3, interleaved: bool = False) -> Kernel:

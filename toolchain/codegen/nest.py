@@ -46,6 +46,7 @@ from toolchain.codegen.first_layers import Im2colEmitter
 from toolchain.codegen.float_lanes import FloatLaneEmitter
 from toolchain.codegen.packed import PackedLoopEmitter
 from toolchain.codegen.rows_helium import FourRowEmitter
+from toolchain.codegen.tiny_dense import TinyDenseEmitter
 from toolchain.kernel.form import (
     Acc,
     Apply,
@@ -72,7 +73,7 @@ NSW = ["nuw", "nsw"]
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
                   UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, StrideTwoEmitter,
                   FourRowEmitter, FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter,
-                  FewoutEmitter):
+                  FewoutEmitter, TinyDenseEmitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 

@@ -163,9 +163,10 @@ class PackedLoopEmitter:
                 self._reduce_body(points, slots, packed=True)
 
         self.base[d] = 0
-        with self._scope():
-            done = self.dense_rows_loop(d, points, slots, full) or \
-                self.ukernel_packed_loop(d, points, slots, full)  # dense_rows.py, dot_ukernel.py
+        with self._scope():  # tiny_dense.py, dense_rows.py, dot_ukernel.py
+            done = self.tiny_dense_loop(d, points, slots, full) or \
+                self.dense_rows_loop(d, points, slots, full) or \
+                self.ukernel_packed_loop(d, points, slots, full)
         if not done and packed_written_out(full, self._paired_rows(points)):
             for i in range(full):
                 self.base[d] = i * WIDTH

@@ -84,6 +84,7 @@ from toolchain.loops.tables import (
     packed_written_out,
     tiles_for_cold_kernels,
 )
+from toolchain.loops.tiny_dense import TINY_DENSE_KIND, tiny_dense_candidates
 from toolchain.target.descriptors import Target
 from toolchain.tunedb.hook import pick as tuned_pick
 
@@ -207,6 +208,7 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     dense = dense_rows_candidates(k, row.int8_dot, s.epilogue, budget.max_tile)
     candidates = dense if dense_rows_only(k, row.int8_dot) else candidates + dense
     candidates += window_rows_candidates(k, row.int8_dot, s.epilogue)
+    candidates += tiny_dense_candidates(k, row.int8_dot, s.epilogue)  # loops/tiny_dense.py
     candidates = _vector_requant_tiles(k, target, candidates)
     assert candidates
 
@@ -221,7 +223,11 @@ def _reduction_nest(k: Kernel, target: Target, fma: bool,
     def all_sized() -> list[tuple]:
         return [sized(i) for i in range(len(candidates))]
 
-    best = sized(min(range(len(candidates)), key=lambda i: candidates[i][0]))
+    # Within its measured bounds a tiny dense layer's written-out rows are the choice:
+    # the calls' fixed costs, which the cost model does not weigh against them.
+    chosen = [i for i, c in enumerate(candidates) if c[6] == TINY_DENSE_KIND] or \
+        range(len(candidates))
+    best = sized(min(chosen, key=lambda i: candidates[i][0]))
     if best[1] > budget.max_code:
         # The cheapest tile under the code cap, if it costs little more (and is as
         # careful with long float sums): only those near the cheapest are sized.
