@@ -1,0 +1,226 @@
+/* 16x8 depthwise 3x3 (int16 activations, int8 weights) for Arm's DSP extension
+ * (Cortex-M4, M7, M33): one call a layer, stride 1, depth multiplier 1 or 2.
+ *
+ * Called by generated dispatches (toolchain/codegen/depthwise16.py). SMLAD adds two
+ * products to one accumulator, so its halves must be two taps of one output: two rows
+ * of the window, as the int8 row-pair kernel (mrt_dw_dsp.c) pairs them. The int16
+ * input's words already hold two channels' values, so a staged word of pair m (input
+ * rows 2m + row and 2m + row + 1 of one column and channel) is one PKHBT (or PKHTB) of
+ * two loaded words, no sign extension. The staged layout is (channel, column, slot):
+ * a channel's window columns are 8 bytes apart, at immediate offsets of one pointer,
+ * and its records stay put while the column loop runs. Output rows y = 2t and y + 1
+ * read pairs A = t and B = t + 1 (slots t mod 2 and (t + 1) mod 2); per window column,
+ * with the weights W01 = (w0, w1) and W12 = (w1, w2) of its three rows:
+ *
+ *     row y   += SMLAD(A, W01) + SMLABT(B, W12)   (B's low half: row y + 2, times w2)
+ *     row y+1 += SMLATB(A, W01) + SMLAD(B, W12)   (A's high half: row y, times w0)
+ *
+ * 6 multiplies an output of 9 MACs. The sums are exact int32 sums (the dispatch is
+ * taken only where |bias| + 32768 x sum |w| < 2**31, checked at build time), and the
+ * requantization is TFLite's 16x8 one, the int64 product of the sum plus bias with the
+ * multiplier reduced to 16 bits m, rounded and shifted right by t = 15 - shift:
+ * (x * m + 2**(t-1)) >> t. For 16 <= t <= 32, that is SMMULR(x, m << (32 - t)), the
+ * record's M (exactly: numerator and denominator both times 2**(32 - t)), then the
+ * clamp (SSAT 16, or USAT 15 for a fused ReLU) and STRH. The records are 8 words an
+ * output channel: W01, W12 of window columns 0, 1, 2, the bias, M
+ * (schedule/depthwise16_records.py).
+ */
+#include <stdint.h>
+
+#define MRT_DW16_X2 1   /* depth multiplier 2: output channel o reads input channel o/2 */
+#define MRT_DW16_RELU 2 /* clamp to [0, 32767] (USAT 15) instead of the int16 range */
+#define MRT_DW16_RECORD 8
+
+struct mrt_dw16_args {
+    const int16_t *in;
+    int16_t *out;
+    const int32_t *records;
+    int32_t *staged;   /* 2 slots x channels x (w_out + 2) words */
+    int32_t h_in, w_in, channels; /* the input's; channels: input channels */
+    int32_t h_out, w_out;
+    int32_t row, col;  /* output (y, x) reads input rows y + row .., columns x + col .. */
+    int32_t flags;
+};
+
+/* n channel pairs of rows p0 and p1 (r0's value in a word's low half, r1's in its high
+ * half) to dst[0] (channel c) and dst[step] (c + 1), dst moving by 2 x step words a pair:
+ * 9 instructions for 2 staged words. LDR takes any address on ARMv7-M and v8-M
+ * Mainline, and an odd channel count puts every other pixel's pairs at 2 mod 4 (clang
+ * splits such a load of C into two LDRH and an ORR). A row outside the input is read
+ * masked to 0 (m0, m1: 0 or -1), a loop of its own (the border rows only). */
+static inline __attribute__((always_inline)) void mrt_dw16_stage_run(
+    int32_t *dst, const int16_t *p0, const int16_t *p1, int32_t n, int32_t step,
+    int32_t m0, int32_t m1)
+{
+    int32_t v0, v1, t;
+    const int32_t bytes = 4 * step, bytes2 = 8 * step;
+    if ((m0 & m1) == -1) {
+        __asm__ volatile(
+            "1:\n"
+            "ldr    %[v0], [%[p0]], #4\n"
+            "ldr    %[v1], [%[p1]], #4\n"
+            "pkhbt  %[t], %[v0], %[v1], lsl #16\n"
+            "pkhtb  %[v1], %[v1], %[v0], asr #16\n"
+            "str    %[t], [%[dst]]\n"
+            "str    %[v1], [%[dst], %[bytes]]\n"
+            "add    %[dst], %[dst], %[bytes2]\n"
+            "subs   %[n], %[n], #1\n"
+            "bne    1b\n"
+            : [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t), [p0] "+r"(p0), [p1] "+r"(p1),
+              [dst] "+r"(dst), [n] "+r"(n)
+            : [bytes] "r"(bytes), [bytes2] "r"(bytes2)
+            : "cc", "memory");
+        return;
+    }
+    __asm__ volatile(
+        "1:\n"
+        "ldr    %[v0], [%[p0]], #4\n"
+        "ldr    %[v1], [%[p1]], #4\n"
+        "and    %[v0], %[v0], %[m0]\n"
+        "and    %[v1], %[v1], %[m1]\n"
+        "pkhbt  %[t], %[v0], %[v1], lsl #16\n"
+        "pkhtb  %[v1], %[v1], %[v0], asr #16\n"
+        "str    %[t], [%[dst]]\n"
+        "str    %[v1], [%[dst], %[bytes]]\n"
+        "add    %[dst], %[dst], %[bytes2]\n"
+        "subs   %[n], %[n], #1\n"
+        "bne    1b\n"
+        : [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t), [p0] "+r"(p0), [p1] "+r"(p1),
+          [dst] "+r"(dst), [n] "+r"(n)
+        : [bytes] "r"(bytes), [bytes2] "r"(bytes2), [m0] "r"(m0), [m1] "r"(m1)
+        : "cc", "memory");
+}
+
+/* Pair m of rows r0 = 2m + row and r1 = r0 + 1 into `slot`: for each staged column j
+ * whose input column j + col is inside the input, channel c's word (r0's value in the
+ * low half, r1's in the high half). A row outside the input reads as zeros (a valid
+ * row's words masked to 0). */
+static void mrt_dw16_stage(const struct mrt_dw16_args *a, int32_t m, int32_t slot)
+{
+    const int32_t w_s = a->w_out + 2, c_n = a->channels;
+    const int32_t r0 = 2 * m + a->row, r1 = r0 + 1;
+    const int32_t mask0 = (r0 >= 0 && r0 < a->h_in) ? -1 : 0;
+    const int32_t mask1 = (r1 >= 0 && r1 < a->h_in) ? -1 : 0;
+    const int16_t *row0 = a->in + (mask0 ? r0 : 0) * a->w_in * c_n;
+    const int16_t *row1 = a->in + (mask1 ? r1 : 0) * a->w_in * c_n;
+    int32_t j0 = a->col < 0 ? -a->col : 0;
+    int32_t j1 = a->w_in - a->col; /* one past the last staged column inside */
+    if (j1 > w_s)
+        j1 = w_s;
+    const int32_t channel_step = 2 * w_s; /* words from channel c to c + 1 */
+    const int32_t pairs = c_n >> 1;
+    for (int32_t j = j0; j < j1; j++) {
+        const int16_t *p0 = row0 + (j + a->col) * c_n;
+        const int16_t *p1 = row1 + (j + a->col) * c_n;
+        int32_t *dst = a->staged + 2 * j + slot;
+        if (pairs > 0)
+            mrt_dw16_stage_run(dst, p0, p1, pairs, channel_step, mask0, mask1);
+        if (c_n & 1)
+            dst[2 * pairs * channel_step] =
+                (int32_t)(((uint32_t)(p0[c_n - 1] & mask0) & 0xFFFFu) |
+                          ((uint32_t)(p1[c_n - 1] & mask1) << 16));
+    }
+}
+
+/* A column run of one output channel: rows y and y + 1 of `count` output columns. */
+struct mrt_dw16_cols {
+    const int32_t *staged; /* window column 0 of output column 0: (slot 0, slot 1) */
+    int16_t *out;          /* row y, column 0 */
+    int32_t below;         /* bytes from row y to row y + 1 (0: row y alone) */
+    int32_t step;          /* bytes from an output column to the next */
+    int32_t count;         /* output columns, >= 1 */
+    const int32_t *record; /* the channel's 8 words */
+};
+
+/* Rows y and y + 1 of every column of one channel (stored at out and out + below, row
+ * y + 1 first so that below = 0 leaves row y: an odd last row). Written in assembly
+ * for the reason mrt_dw_dsp.c gives: the loop needs 14 registers (the staged pointer,
+ * out, below, step, the count, the record pointer, bias, M, two sums, the two staged
+ * words and the two weight words of a window column), and clang at -Oz, given the C,
+ * spilled the weights and ran 55 instructions for 2 outputs. Here 27: per window column
+ * LDRD of its staged (slot 0, slot 1) words, LDRD of (W01, W12) and 4 multiplies; then
+ * 2 SMMULR, 2 SSAT (USAT), 2 STRH, the output ADD, SUBS and BNE. A and B name the
+ * registers of the staged words that hold pairs t and t + 1 (slot t mod 2). */
+#define MRT_DW16_WINDOW_COLUMN(LOAD, WOFF, A, B, FIRST0, FIRST1) \
+        LOAD \
+        "ldrd   r12, lr, [r5, #" WOFF "]\n" \
+        "smlad  r8, " A ", r12, " FIRST0 "\n"  /* row y: A . (w0, w1) */ \
+        "smlatb r9, " A ", r12, " FIRST1 "\n"  /* row y+1: A's row y x w0 */ \
+        "smlabt r8, " B ", lr, r8\n"            /* row y: B's row y+2 x w2 */ \
+        "smlad  r9, " B ", lr, r9\n"            /* row y+1: B . (w1, w2) */
+#define MRT_DW16_COLS_BODY(A, B, SAT) \
+        "push   {r4-r11, lr}\n" \
+        "ldr    r4, [r0, #16]\n" \
+        "ldr    r5, [r0, #20]\n" \
+        "ldm    r0, {r0-r3}\n" \
+        "ldrd   r6, r7, [r5, #24]\n"            /* bias, M */ \
+        "1:\n" \
+        MRT_DW16_WINDOW_COLUMN("ldrd   r10, r11, [r0], #8\n", "0", A, B, "r6", "r6") \
+        MRT_DW16_WINDOW_COLUMN("ldrd   r10, r11, [r0]\n", "8", A, B, "r8", "r9") \
+        MRT_DW16_WINDOW_COLUMN("ldrd   r10, r11, [r0, #8]\n", "16", A, B, "r8", "r9") \
+        "smmulr r8, r8, r7\n" \
+        "smmulr r9, r9, r7\n" \
+        SAT \
+        "strh   r9, [r1, r2]\n" \
+        "strh   r8, [r1]\n" \
+        "add    r1, r1, r3\n" \
+        "subs   r4, r4, #1\n" \
+        "bne    1b\n" \
+        "pop    {r4-r11, pc}\n"
+#define MRT_DW16_SSAT "ssat   r8, #16, r8\nssat   r9, #16, r9\n"
+#define MRT_DW16_USAT "usat   r8, #15, r8\nusat   r9, #15, r9\n"
+#define MRT_DW16_COLS(NAME, A, B, SAT) \
+    __attribute__((naked, used)) static void NAME(const struct mrt_dw16_cols *c) \
+    { \
+        __asm__ volatile(MRT_DW16_COLS_BODY(A, B, SAT)); \
+    }
+MRT_DW16_COLS(mrt_dw16_cols_a0, "r10", "r11", MRT_DW16_SSAT)
+MRT_DW16_COLS(mrt_dw16_cols_a1, "r11", "r10", MRT_DW16_SSAT)
+MRT_DW16_COLS(mrt_dw16_cols_a0_relu, "r10", "r11", MRT_DW16_USAT)
+MRT_DW16_COLS(mrt_dw16_cols_a1_relu, "r11", "r10", MRT_DW16_USAT)
+
+typedef void (*mrt_dw16_cols_fn)(const struct mrt_dw16_cols *);
+
+/* Output rows y = 2t and y + 1 of every channel and column. */
+static void mrt_dw16_rows(const struct mrt_dw16_args *a, int32_t t, mrt_dw16_cols_fn cols)
+{
+    const int32_t w_s = a->w_out + 2, x2 = a->flags & MRT_DW16_X2;
+    const int32_t outs = a->channels << x2;
+    const int32_t y = 2 * t;
+    struct mrt_dw16_cols c;
+    c.below = y + 1 < a->h_out ? 2 * a->w_out * outs : 0;
+    c.step = 2 * outs;
+    c.count = a->w_out;
+    for (int32_t o = 0; o < outs; o++) {
+        c.staged = a->staged + (o >> x2) * 2 * w_s;
+        c.out = a->out + y * a->w_out * outs + o;
+        c.record = a->records + MRT_DW16_RECORD * o;
+        cols(&c);
+    }
+}
+
+void mrt_dw16_s16(const struct mrt_dw16_args *a)
+{
+    const int32_t w_s = a->w_out + 2, c_n = a->channels;
+    /* The staged columns outside the input: zeros in both slots, written once. */
+    for (int32_t j = 0; j < w_s; j++) {
+        int32_t x = j + a->col;
+        if (x >= 0 && x < a->w_in)
+            continue;
+        for (int32_t c = 0; c < c_n; c++) {
+            int32_t *p = a->staged + 2 * (c * w_s + j);
+            p[0] = 0;
+            p[1] = 0;
+        }
+    }
+    const int32_t tiles = (a->h_out + 1) >> 1;
+    const int relu = (a->flags & MRT_DW16_RELU) != 0;
+    /* By the slot of pair t (A): its words are the LDRD's first or second. */
+    const mrt_dw16_cols_fn cols[2] = {relu ? mrt_dw16_cols_a0_relu : mrt_dw16_cols_a0,
+                                      relu ? mrt_dw16_cols_a1_relu : mrt_dw16_cols_a1};
+    mrt_dw16_stage(a, 0, 0);
+    for (int32_t t = 0; t < tiles; t++) {
+        mrt_dw16_stage(a, t + 1, (t + 1) & 1);
+        mrt_dw16_rows(a, t, cols[t & 1]);
+    }
+}
