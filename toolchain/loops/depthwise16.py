@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolchain.kernel.form import Acc, Apply, Const, Expr, Kernel, Load
+from toolchain.kernel.form import Acc, Const, Expr, Kernel, Load
 from toolchain.loops.affine import affine_of
 from toolchain.loops.depthwise import (
     CI,
