@@ -62,33 +62,40 @@ def dw16_op(rng: np.random.Generator, layer: Layer, name: str,
     return Op("DEPTHWISE_CONV_2D", [x, wt, bt], [y], opts), x, y
 
 
-def _model(layers: list[Layer], seed: int, big_bias: bool = False
+def _model(layers: list[Layer], seed: int, big_bias: bool = False, chain: bool = False
            ) -> tuple[bytes, list[Tensor]]:
+    """The layers as one model: independent, or each reading the previous one's output
+    with `chain` (one input, the last layer's output)."""
     rng = np.random.default_rng(seed)
     ops, xs, ys = [], [], []
     for i, layer in enumerate(layers):
         op, x, y = dw16_op(rng, layer, f"L{i}", big_bias)
+        if chain and ys:
+            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
+        else:
+            xs.append(x)
         ops.append(op)
-        xs.append(x)
         ys.append(y)
-    return build_model(ops, xs, ys), xs
+    return build_model(ops, xs, ys[-1:] if chain else ys), xs
 
 
-def _taken(path: Path, board: str) -> list[bool]:
-    """Per depthwise step of the model at `path` on `board`, whether it calls the
-    microkernel."""
+def _taken(path: Path, board: str) -> list[str]:
+    """Per window step of the model at `path` on `board`: "up" where it calls the
+    microkernel top-down, "down" bottom-up, "" where it does not."""
     program = schedule_for_board(load_graph(path), load_board(board))
-    return [bool(s.schedule and any(n.depthwise16 for n in s.schedule.nests))
+    return [next((("down" if n.reverse else "up") for n in s.schedule.nests
+                  if n.depthwise16), "") if s.schedule else ""
             for s in program.steps if isinstance(s.kernel, Kernel)
             and len(s.kernel.domain) == 7]
 
 
 def _run(layers: list[Layer], board: str, tmp_path: Path, seed: int,
-         big_bias: bool = False) -> tuple[list[bool], set[str]]:
+         big_bias: bool = False, chain: bool = False) -> tuple[list[str], set[str]]:
     """Builds the layers for `board`, checks every output against the reference and
-    TFLite Micro, and returns which layers took the kernel and the image's symbols."""
+    TFLite Micro, and returns which layers took the kernel (`_taken`) and the image's
+    symbols."""
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
-    model, xs = _model(layers, seed, big_bias)
+    model, xs = _model(layers, seed, big_bias, chain)
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "dw16.tflite"
     path.write_bytes(model)
@@ -98,7 +105,7 @@ def _run(layers: list[Layer], board: str, tmp_path: Path, seed: int,
     run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
     want, _ = run_tflm(model, inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"layer {i} ({layers[i]}) differs from TFLite Micro"
+        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro"
         assert len(np.unique(b)) > min(8, b.size // 2), f"layer {i}: outputs nearly constant"
     with open(build.elf, "rb") as f:
         symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
@@ -119,7 +126,7 @@ def test_sweep_bit_exact_cortex_m4(tmp_path: Path, part: int) -> None:
     assert "mrt_dw16_s16" in symbols
     # One input channel is a convolution once lowered (its channel padded to a pair,
     # schedule/pad_channels16.py), which the int16 steps compute.
-    want = [c != 1 for (_, _, c, *_) in layers]
+    want = ["up" if c != 1 else "" for (_, _, c, *_) in layers]
     assert taken == want
 
 
@@ -128,7 +135,7 @@ def test_other_dsp_boards(tmp_path: Path, board: str) -> None:
     layers = [(10, 10, 7, 1, 1, "SAME", "RELU"), (19, 6, 16, 2, 1, "VALID", "NONE"),
               (19, 6, 61, 1, 1, "SAME", "NONE")]
     taken, _ = _run(layers, board, tmp_path, seed=7)
-    assert taken == [True, True, True]
+    assert taken == ["up"] * 3
 
 
 def test_not_on_targets_without_dsp(tmp_path: Path) -> None:
@@ -136,15 +143,27 @@ def test_not_on_targets_without_dsp(tmp_path: Path) -> None:
     model, _ = _model(layers, 3)
     path = tmp_path / "dw16.tflite"
     path.write_bytes(model)
-    assert _taken(path, "cortex-m3") == [False]
+    assert _taken(path, "cortex-m3") == [""]
 
 
 def test_sums_past_int32_keep_the_tiles(tmp_path: Path) -> None:
     """A bias near 2**31 would wrap the kernel's int32 sum: no records, the generated
     tiles (exact in int64), still bit-exact."""
     layers = [(10, 10, 7, 1, 1, "SAME", "NONE"), (6, 6, 16, 1, 2, "SAME", "NONE")]
-    taken, symbols = _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
-    assert taken == [False, False]
+    taken, _ = _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+    assert taken == ["", ""]
+
+
+def test_chained_layers_over_their_inputs(tmp_path: Path) -> None:
+    """Chained layers whose results the arena plan places over their dying inputs:
+    below the input (the kernel top-down) and above it (bottom-up, flags' REVERSE),
+    each exact. The second layer (multiplier 2: its result outgrows its input) keeps
+    the plan's generated tiles, where the walk finds the kernel's order unsafe."""
+    layers = [(12, 12, 16, 1, 1, "SAME", "RELU"), (12, 12, 16, 2, 1, "SAME", "RELU"),
+              (12, 12, 32, 1, 1, "SAME", "NONE"), (12, 12, 32, 1, 1, "SAME", "RELU"),
+              (12, 12, 32, 1, 1, "SAME", "NONE")]
+    taken, _ = _run(layers, "cortex-m4", tmp_path, seed=0, chain=True)
+    assert taken == ["up", "", "down", "up", "up"]
 
 
 def test_records_hold_the_exact_requantization(tmp_path: Path) -> None:

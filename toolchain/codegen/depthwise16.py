@@ -4,7 +4,8 @@ loops/depthwise16.py says which layers; runtime_c/ukernel/dsp/mrt_dw16_dsp.c how
 call stages the input's pairs of rows and computes two output rows at a time. The
 dispatch makes the kernel's stack buffer (2 slots of staged rows, a word per channel
 and staged column), fills its argument block (every field a constant of the layer but
-the buffers' addresses) and calls it once. The records (schedule/depthwise16_records.py)
+the buffers' addresses) and calls it once; its row pairs run bottom-up where the nest
+says `reverse`. The records (schedule/depthwise16_records.py)
 are a constant bound with the schedule. The sums are exact int32 sums in another order
 and the requantization TFLite's, so the results are the reference's bit for bit
 (tests/codegen/test_depthwise16.py).
@@ -27,6 +28,7 @@ KERNEL_SYMBOL = "mrt_dw16_s16"
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, PTR] + [I32] * 8)
 X2_FLAG = 1  # a depth multiplier of 2
 RELU_FLAG = 2  # clamp to [0, 32767]
+REVERSE_FLAG = 4  # row pairs bottom-up (a result placed above its input)
 
 __all__ = ["KERNEL_SYMBOL", "Depthwise16Emitter"]
 
@@ -52,7 +54,7 @@ class Depthwise16Emitter:
                                 "dw16_staged")
         args = self._dw_stack(_ARGS, 4, "dw16_args")
         flags = (X2_FLAG if plan.depth_multiplier == 2 else 0) | \
-            (RELU_FLAG if plan.relu else 0)
+            (RELU_FLAG if plan.relu else 0) | (REVERSE_FLAG if self.nest.reverse else 0)
         fields = [self.buffers[plan.x.operand], self.buffers[len(k.operands)],
                   self.buffers[k.records], staged]
         fields += [ir.Constant(I32, v) for v in (h_in, w_in, channels, h_out, w_out,

@@ -163,13 +163,13 @@ def depthwise16_plan(k: Kernel) -> Depthwise16Plan | None:
     return plan if stack_bytes(k, plan) <= STACK_BYTES else None
 
 
-def depthwise16_schedule(k: Kernel) -> LoopSchedule:
+def depthwise16_schedule(k: Kernel, reverse: bool = False) -> LoopSchedule:
     """The schedule that calls the microkernel for `k`: rows blocked by 2, a tile as
     wide as the row, the channels inside the columns, every tap unrolled (the order
     the arena's overlap walk models; the kernel reads each row pair's input before
-    its first store)."""
+    its first store), bottom-up with `reverse` (a result placed above its input)."""
     rows = min(2, k.domain[Y])
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, k.domain[X])) if f > 1)
     nest = Nest(k.domain, k.n_parallel, (N, Y, X, C), unroll=(KY, KX, CI), blocks=blocks,
-                depthwise16=True)
+                reverse=reverse, depthwise16=True)
     return LoopSchedule(k.name, (nest,))

@@ -102,19 +102,21 @@ def depthwise16_records(k: Kernel, plan: Depthwise16Plan,
 
 def _overlap_safe(step: Step, schedule: LoopSchedule, plan: Depthwise16Plan) -> bool:
     """Whether the kernel may run a step whose schedule the arena plan fixed (its result
-    placed over its dying input, schedule/overlap.py) at the arena's distance. The walk
+    placed over its dying input, schedule/overlap.py) at the arena's distance, in the
+    direction of `schedule` (bottom-up where the result is above its input). The walk
     times the kernel as its nest says (a tile of two rows reads its window's input rows,
     then stores); the kernel stages a pair of rows, every channel, just before the first
     tile that reads it and stores a tile's outputs after that, so it reads every input
-    no later and a distance the walk finds safe is safe for it. Not bottom-up (the
-    kernel runs top-down)."""
+    no later and a distance the walk finds safe is safe for it."""
     k = step.kernel
     x, out = step.buffers[plan.x.operand], step.buffers[len(k.operands)]
-    if any(n.reverse for n in step.schedule.nests) or x.kind != "arena" or \
-            out.kind != "arena" or x.index < out.index:
+    if x.kind != "arena" or out.kind != "arena":
+        return False
+    reverse = schedule.nests[0].reverse
+    if (x.index < out.index) != reverse:
         return False
     reads = {i for i, b in enumerate(step.buffers[:len(k.operands)]) if b == x}
-    return OverlapWalk(k, reads).safe_at(schedule, x.index - out.index)
+    return OverlapWalk(k, reads).safe_at(schedule, abs(x.index - out.index))
 
 
 def store_depthwise16_records(program: Program, target: Target, flash_room: int) -> int:
@@ -131,7 +133,9 @@ def store_depthwise16_records(program: Program, target: Target, flash_room: int)
         plan = depthwise16_plan(k)
         if plan is None:
             continue
-        schedule = depthwise16_schedule(k)
+        reverse = step.schedule is not None and \
+            any(n.reverse for n in step.schedule.nests)
+        schedule = depthwise16_schedule(k, reverse)
         if step.schedule is not None and not _overlap_safe(step, schedule, plan):
             continue
         records = depthwise16_records(k, plan, constant_operands(program, step))

@@ -29,6 +29,7 @@
 
 #define MRT_DW16_X2 1   /* depth multiplier 2: output channel o reads input channel o/2 */
 #define MRT_DW16_RELU 2 /* clamp to [0, 32767] (USAT 15) instead of the int16 range */
+#define MRT_DW16_REVERSE 4 /* row pairs bottom-up: the result placed above its input */
 #define MRT_DW16_RECORD 8
 
 struct mrt_dw16_args {
@@ -218,6 +219,17 @@ void mrt_dw16_s16(const struct mrt_dw16_args *a)
     /* By the slot of pair t (A): its words are the LDRD's first or second. */
     const mrt_dw16_cols_fn cols[2] = {relu ? mrt_dw16_cols_a0_relu : mrt_dw16_cols_a0,
                                       relu ? mrt_dw16_cols_a1_relu : mrt_dw16_cols_a1};
+    /* Pair t in slot t mod 2 either way; each pair staged just before the first row
+     * pair that reads it, so every input row is read before an output row that the
+     * arena plan may have placed over it is stored (schedule/depthwise16_records.py). */
+    if (a->flags & MRT_DW16_REVERSE) {
+        mrt_dw16_stage(a, tiles, tiles & 1);
+        for (int32_t t = tiles - 1; t >= 0; t--) {
+            mrt_dw16_stage(a, t, t & 1);
+            mrt_dw16_rows(a, t, cols[t & 1]);
+        }
+        return;
+    }
     mrt_dw16_stage(a, 0, 0);
     for (int32_t t = 0; t < tiles; t++) {
         mrt_dw16_stage(a, t + 1, (t + 1) & 1);
