@@ -4,8 +4,8 @@ toolchain/codegen/depthwise16.py, loops/depthwise16.py, schedule/depthwise16_rec
 Which layers take it (16x8 depthwise 3x3 of stride 1 on DSP targets, records whose
 sums stay exact in int32), and the firmware under QEMU bit for bit against the numpy
 reference and TFLite Micro over a sweep: channels 1, 2, 3, 7, 16, 61, maps 10x10 and
-19x6 (an odd last row), depth multiplier 1 and 2, SAME and VALID, fused ReLU, on
-cortex-m4, and a few of them on cortex-m7 and cortex-m33.
+19x6 (an odd last row), stride 1 and 2, depth multiplier 1 and 2, SAME and VALID, fused
+ReLU, chained layers, on cortex-m4, and a few of them on cortex-m7 and cortex-m33.
 """
 
 from __future__ import annotations
@@ -106,7 +106,8 @@ def _run(layers: list[Layer], board: str, tmp_path: Path, seed: int,
     want, _ = run_tflm(model, inputs)
     for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
         assert np.array_equal(a, b), f"output {i} differs from TFLite Micro"
-        assert len(np.unique(b)) > min(8, b.size // 2), f"layer {i}: outputs nearly constant"
+        # (a ReLU zeroes about half: a small map keeps few distinct values)
+        assert len(np.unique(b)) > min(4, b.size // 4), f"output {i} nearly constant"
     with open(build.elf, "rb") as f:
         symbols = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
     return _taken(path, board), symbols
@@ -133,9 +134,9 @@ def test_sweep_bit_exact_cortex_m4(tmp_path: Path, part: int) -> None:
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
 def test_other_dsp_boards(tmp_path: Path, board: str) -> None:
     layers = [(10, 10, 7, 1, 1, "SAME", "RELU"), (19, 6, 16, 2, 1, "VALID", "NONE"),
-              (19, 6, 61, 1, 1, "SAME", "NONE")]
+              (19, 6, 61, 1, 1, "SAME", "NONE"), (9, 7, 13, 1, 2, "SAME", "NONE")]
     taken, _ = _run(layers, board, tmp_path, seed=7)
-    assert taken == ["up"] * 3
+    assert taken == ["up"] * 4
 
 
 def test_not_on_targets_without_dsp(tmp_path: Path) -> None:
@@ -144,6 +145,21 @@ def test_not_on_targets_without_dsp(tmp_path: Path) -> None:
     path = tmp_path / "dw16.tflite"
     path.write_bytes(model)
     assert _taken(path, "cortex-m3") == [""]
+
+
+# Stride 2: odd and even maps (SAME's border at the top-left or only bottom-right), the
+# same channel counts.
+STRIDE2 = [(h, w, c, mult, 2, pad, act)
+           for (h, w) in ((10, 10), (19, 6), (9, 7)) for c in CHANNELS for mult in (1, 2)
+           for pad, act in (("SAME", "NONE"), ("VALID", "RELU"))
+           if (h, w) != (9, 7) or (c in (7, 16) and mult == 1)]
+
+
+@pytest.mark.parametrize("part", range(2))
+def test_stride2_bit_exact_cortex_m4(tmp_path: Path, part: int) -> None:
+    layers = STRIDE2[part::2]
+    taken, _ = _run(layers, "cortex-m4", tmp_path, seed=10 + part)
+    assert taken == ["up" if c != 1 else "" for (_, _, c, *_) in layers]
 
 
 def test_sums_past_int32_keep_the_tiles(tmp_path: Path) -> None:

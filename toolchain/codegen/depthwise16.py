@@ -18,7 +18,7 @@ from llvmlite import ir
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import X, Y
-from toolchain.loops.depthwise16 import SLOTS, depthwise16_plan
+from toolchain.loops.depthwise16 import SLOTS, depthwise16_plan, staged_columns
 
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
@@ -29,6 +29,7 @@ _ARGS = ir.LiteralStructType([PTR, PTR, PTR, PTR] + [I32] * 8)
 X2_FLAG = 1  # a depth multiplier of 2
 RELU_FLAG = 2  # clamp to [0, 32767]
 REVERSE_FLAG = 4  # row pairs bottom-up (a result placed above its input)
+S2_FLAG = 8  # stride 2
 
 __all__ = ["KERNEL_SYMBOL", "Depthwise16Emitter"]
 
@@ -50,11 +51,13 @@ class Depthwise16Emitter:
         b = self.b
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape
         h_out, w_out = k.domain[Y], k.domain[X]
-        staged = self._dw_stack(ir.ArrayType(I32, SLOTS * channels * (w_out + 2)), 8,
+        columns = staged_columns(k, plan.stride)
+        staged = self._dw_stack(ir.ArrayType(I32, SLOTS * channels * columns), 8,
                                 "dw16_staged")
         args = self._dw_stack(_ARGS, 4, "dw16_args")
         flags = (X2_FLAG if plan.depth_multiplier == 2 else 0) | \
-            (RELU_FLAG if plan.relu else 0) | (REVERSE_FLAG if self.nest.reverse else 0)
+            (RELU_FLAG if plan.relu else 0) | (REVERSE_FLAG if self.nest.reverse else 0) | \
+            (S2_FLAG if plan.stride == 2 else 0)
         fields = [self.buffers[plan.x.operand], self.buffers[len(k.operands)],
                   self.buffers[k.records], staged]
         fields += [ir.Constant(I32, v) for v in (h_in, w_in, channels, h_out, w_out,

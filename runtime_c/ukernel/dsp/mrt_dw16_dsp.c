@@ -1,5 +1,5 @@
 /* 16x8 depthwise 3x3 (int16 activations, int8 weights) for Arm's DSP extension
- * (Cortex-M4, M7, M33): one call a layer, stride 1, depth multiplier 1 or 2.
+ * (Cortex-M4, M7, M33): one call a layer, stride 1 or 2, depth multiplier 1 or 2.
  *
  * Called by generated dispatches (toolchain/codegen/depthwise16.py). SMLAD adds two
  * products to one accumulator, so its halves must be two taps of one output: two rows
@@ -30,18 +30,27 @@
 #define MRT_DW16_X2 1   /* depth multiplier 2: output channel o reads input channel o/2 */
 #define MRT_DW16_RELU 2 /* clamp to [0, 32767] (USAT 15) instead of the int16 range */
 #define MRT_DW16_REVERSE 4 /* row pairs bottom-up: the result placed above its input */
+#define MRT_DW16_S2 8      /* stride 2 (rows and columns) */
 #define MRT_DW16_RECORD 8
 
 struct mrt_dw16_args {
     const int16_t *in;
     int16_t *out;
     const int32_t *records;
-    int32_t *staged;   /* 2 slots x channels x (w_out + 2) words */
+    int32_t *staged;   /* 2 slots x channels x staged columns words */
     int32_t h_in, w_in, channels; /* the input's; channels: input channels */
     int32_t h_out, w_out;
     int32_t row, col;  /* output (y, x) reads input rows y + row .., columns x + col .. */
     int32_t flags;
 };
+
+/* The staged columns: the output's windows' input columns, col .. col + stride x
+ * (w_out - 1) + 2 (those outside the input zeros). */
+static inline __attribute__((always_inline)) int32_t mrt_dw16_columns(
+    const struct mrt_dw16_args *a)
+{
+    return ((a->flags & MRT_DW16_S2) ? 2 * (a->w_out - 1) : a->w_out - 1) + 3;
+}
 
 /* n channel pairs of rows p0 and p1 (r0's value in a word's low half, r1's in its high
  * half) to dst[0] (channel c) and dst[step] (c + 1), dst moving by 2 x step words a pair:
@@ -98,7 +107,7 @@ static inline __attribute__((always_inline)) void mrt_dw16_stage_run(
  * row's words masked to 0). */
 static void mrt_dw16_stage(const struct mrt_dw16_args *a, int32_t m, int32_t slot)
 {
-    const int32_t w_s = a->w_out + 2, c_n = a->channels;
+    const int32_t w_s = mrt_dw16_columns(a), c_n = a->channels;
     const int32_t r0 = 2 * m + a->row, r1 = r0 + 1;
     const int32_t mask0 = (r0 >= 0 && r0 < a->h_in) ? -1 : 0;
     const int32_t mask1 = (r1 >= 0 && r1 < a->h_in) ? -1 : 0;
@@ -180,14 +189,52 @@ MRT_DW16_COLS(mrt_dw16_cols_a1, "r11", "r10", MRT_DW16_SSAT)
 MRT_DW16_COLS(mrt_dw16_cols_a0_relu, "r10", "r11", MRT_DW16_USAT)
 MRT_DW16_COLS(mrt_dw16_cols_a1_relu, "r11", "r10", MRT_DW16_USAT)
 
+/* Stride 2: output row y reads input rows 2y + row .. 2y + row + 2, which are pair y
+ * (A) and pair y + 1's low half (B), and output column x staged columns 2x .. 2x + 2:
+ * per output and window column LDRD of the staged words, LDRD of (W01, W12), SMLAD and
+ * SMLABT; then SMMULR, SSAT (USAT), STRH, ADD, SUBS, BNE: 18 instructions an output
+ * (the staged pointer moves 2 columns by the first LDRD's post-index). */
+#define MRT_DW16_S2_WINDOW_COLUMN(LOAD, WOFF, A, B, FIRST) \
+        LOAD \
+        "ldrd   r12, lr, [r5, #" WOFF "]\n" \
+        "smlad  r8, " A ", r12, " FIRST "\n"   /* A . (w0, w1) */ \
+        "smlabt r8, " B ", lr, r8\n"            /* B's low row x w2 */
+#define MRT_DW16_S2_BODY(A, B, SAT) \
+        "push   {r4-r11, lr}\n" \
+        "ldr    r4, [r0, #16]\n" \
+        "ldr    r5, [r0, #20]\n" \
+        "ldm    r0, {r0-r3}\n" \
+        "ldrd   r6, r7, [r5, #24]\n" \
+        "1:\n" \
+        MRT_DW16_S2_WINDOW_COLUMN("ldrd   r10, r11, [r0], #16\n", "0", A, B, "r6") \
+        MRT_DW16_S2_WINDOW_COLUMN("ldrd   r10, r11, [r0, #-8]\n", "8", A, B, "r8") \
+        MRT_DW16_S2_WINDOW_COLUMN("ldrd   r10, r11, [r0]\n", "16", A, B, "r8") \
+        "smmulr r8, r8, r7\n" \
+        SAT \
+        "strh   r8, [r1]\n" \
+        "add    r1, r1, r3\n" \
+        "subs   r4, r4, #1\n" \
+        "bne    1b\n" \
+        "pop    {r4-r11, pc}\n"
+#define MRT_DW16_S2_COLS(NAME, A, B, SAT) \
+    __attribute__((naked, used)) static void NAME(const struct mrt_dw16_cols *c) \
+    { \
+        __asm__ volatile(MRT_DW16_S2_BODY(A, B, SAT)); \
+    }
+MRT_DW16_S2_COLS(mrt_dw16_s2_a0, "r10", "r11", "ssat   r8, #16, r8\n")
+MRT_DW16_S2_COLS(mrt_dw16_s2_a1, "r11", "r10", "ssat   r8, #16, r8\n")
+MRT_DW16_S2_COLS(mrt_dw16_s2_a0_relu, "r10", "r11", "usat   r8, #15, r8\n")
+MRT_DW16_S2_COLS(mrt_dw16_s2_a1_relu, "r11", "r10", "usat   r8, #15, r8\n")
+
 typedef void (*mrt_dw16_cols_fn)(const struct mrt_dw16_cols *);
 
-/* Output rows y = 2t and y + 1 of every channel and column. */
+/* Output rows y = 2t and y + 1 (stride 2: row y = t alone) of every channel and
+ * column. */
 static void mrt_dw16_rows(const struct mrt_dw16_args *a, int32_t t, mrt_dw16_cols_fn cols)
 {
-    const int32_t w_s = a->w_out + 2, x2 = a->flags & MRT_DW16_X2;
+    const int32_t w_s = mrt_dw16_columns(a), x2 = a->flags & MRT_DW16_X2;
     const int32_t outs = a->channels << x2;
-    const int32_t y = 2 * t;
+    const int32_t y = (a->flags & MRT_DW16_S2) ? t : 2 * t;
     struct mrt_dw16_cols c;
     c.below = y + 1 < a->h_out ? 2 * a->w_out * outs : 0;
     c.step = 2 * outs;
@@ -202,7 +249,7 @@ static void mrt_dw16_rows(const struct mrt_dw16_args *a, int32_t t, mrt_dw16_col
 
 void mrt_dw16_s16(const struct mrt_dw16_args *a)
 {
-    const int32_t w_s = a->w_out + 2, c_n = a->channels;
+    const int32_t w_s = mrt_dw16_columns(a), c_n = a->channels;
     /* The staged columns outside the input: zeros in both slots, written once. */
     for (int32_t j = 0; j < w_s; j++) {
         int32_t x = j + a->col;
@@ -214,14 +261,18 @@ void mrt_dw16_s16(const struct mrt_dw16_args *a)
             p[1] = 0;
         }
     }
-    const int32_t tiles = (a->h_out + 1) >> 1;
+    /* A tile reads pairs t and t + 1: two output rows, or one at stride 2. */
+    const int s2 = (a->flags & MRT_DW16_S2) != 0;
+    const int32_t tiles = s2 ? a->h_out : (a->h_out + 1) >> 1;
     const int relu = (a->flags & MRT_DW16_RELU) != 0;
     /* By the slot of pair t (A): its words are the LDRD's first or second. */
-    const mrt_dw16_cols_fn cols[2] = {relu ? mrt_dw16_cols_a0_relu : mrt_dw16_cols_a0,
-                                      relu ? mrt_dw16_cols_a1_relu : mrt_dw16_cols_a1};
-    /* Pair t in slot t mod 2 either way; each pair staged just before the first row
-     * pair that reads it, so every input row is read before an output row that the
-     * arena plan may have placed over it is stored (schedule/depthwise16_records.py). */
+    static const mrt_dw16_cols_fn kernels[2][2][2] = {
+        {{mrt_dw16_cols_a0, mrt_dw16_cols_a1}, {mrt_dw16_cols_a0_relu, mrt_dw16_cols_a1_relu}},
+        {{mrt_dw16_s2_a0, mrt_dw16_s2_a1}, {mrt_dw16_s2_a0_relu, mrt_dw16_s2_a1_relu}}};
+    const mrt_dw16_cols_fn *cols = kernels[s2][relu];
+    /* Pair t in slot t mod 2 either way; each pair staged just before the first tile
+     * that reads it, so every input row is read before an output row that the arena
+     * plan may have placed over it is stored (schedule/depthwise16_records.py). */
     if (a->flags & MRT_DW16_REVERSE) {
         mrt_dw16_stage(a, tiles, tiles & 1);
         for (int32_t t = tiles - 1; t >= 0; t--) {
