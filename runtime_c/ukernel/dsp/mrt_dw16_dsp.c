@@ -132,14 +132,19 @@ static void mrt_dw16_stage(const struct mrt_dw16_args *a, int32_t m, int32_t slo
     }
 }
 
-/* A column run of one output channel: rows y and y + 1 of `count` output columns. */
+/* A tile's every output channel: rows y and y + 1 (or y alone) of `count` output
+ * columns a channel. */
 struct mrt_dw16_cols {
-    const int32_t *staged; /* window column 0 of output column 0: (slot 0, slot 1) */
-    int16_t *out;          /* row y, column 0 */
+    const int32_t *staged; /* channel 0, window column 0 of output column 0 */
+    int16_t *out;          /* row y, column 0, channel 0 */
     int32_t below;         /* bytes from row y to row y + 1 (0: row y alone) */
     int32_t step;          /* bytes from an output column to the next */
     int32_t count;         /* output columns, >= 1 */
-    const int32_t *record; /* the channel's 8 words */
+    const int32_t *record; /* channel 0's 8 words, the others after it */
+    int32_t channels;      /* output channels, >= 1 */
+    int32_t skip[2];       /* bytes the staged pointer moves after an even / odd output
+                            * channel's columns (to the next input channel, or back to
+                            * the same one's first column with a depth multiplier of 2) */
 };
 
 /* Rows y and y + 1 of every column of one channel (stored at out and out + below, row
@@ -158,12 +163,40 @@ struct mrt_dw16_cols {
         "smlatb r9, " A ", r12, " FIRST1 "\n"  /* row y+1: A's row y x w0 */ \
         "smlabt r8, " B ", lr, r8\n"            /* row y: B's row y+2 x w2 */ \
         "smlad  r9, " B ", lr, r9\n"            /* row y+1: B . (w1, w2) */
-#define MRT_DW16_COLS_BODY(A, B, SAT) \
+/* The channel loop around a column loop, its state in a 20-byte frame: [sp] the
+ * column count, [sp, #4] channel's output column 0, [sp, #8] the two skips (swapped
+ * after each channel: they alternate), [sp, #16] the channels left. 14 instructions a
+ * channel where a call per channel from C took about 28. */
+#define MRT_DW16_CHANNELS(COLUMNS) \
         "push   {r4-r11, lr}\n" \
+        "sub    sp, sp, #20\n" \
         "ldr    r4, [r0, #16]\n" \
         "ldr    r5, [r0, #20]\n" \
+        "ldr    r6, [r0, #24]\n" \
+        "ldrd   r7, r8, [r0, #28]\n" \
+        "str    r4, [sp]\n" \
+        "str    r6, [sp, #16]\n" \
+        "strd   r7, r8, [sp, #8]\n" \
         "ldm    r0, {r0-r3}\n" \
+        "str    r1, [sp, #4]\n" \
+        "2:\n" \
         "ldrd   r6, r7, [r5, #24]\n"            /* bias, M */ \
+        COLUMNS \
+        "ldrd   r8, r9, [sp, #8]\n" \
+        "add    r0, r0, r8\n" \
+        "strd   r9, r8, [sp, #8]\n" \
+        "ldr    r1, [sp, #4]\n" \
+        "adds   r1, r1, #2\n" \
+        "str    r1, [sp, #4]\n" \
+        "adds   r5, r5, #32\n" \
+        "ldr    r4, [sp]\n" \
+        "ldr    r8, [sp, #16]\n" \
+        "subs   r8, r8, #1\n" \
+        "str    r8, [sp, #16]\n" \
+        "bne    2b\n" \
+        "add    sp, sp, #20\n" \
+        "pop    {r4-r11, pc}\n"
+#define MRT_DW16_COLS_BODY(A, B, SAT) MRT_DW16_CHANNELS( \
         "1:\n" \
         MRT_DW16_WINDOW_COLUMN("ldrd   r10, r11, [r0], #8\n", "0", A, B, "r6", "r6") \
         MRT_DW16_WINDOW_COLUMN("ldrd   r10, r11, [r0]\n", "8", A, B, "r8", "r9") \
@@ -175,8 +208,7 @@ struct mrt_dw16_cols {
         "strh   r8, [r1]\n" \
         "add    r1, r1, r3\n" \
         "subs   r4, r4, #1\n" \
-        "bne    1b\n" \
-        "pop    {r4-r11, pc}\n"
+        "bne    1b\n")
 #define MRT_DW16_SSAT "ssat   r8, #16, r8\nssat   r9, #16, r9\n"
 #define MRT_DW16_USAT "usat   r8, #15, r8\nusat   r9, #15, r9\n"
 #define MRT_DW16_COLS(NAME, A, B, SAT) \
@@ -199,12 +231,7 @@ MRT_DW16_COLS(mrt_dw16_cols_a1_relu, "r11", "r10", MRT_DW16_USAT)
         "ldrd   r12, lr, [r5, #" WOFF "]\n" \
         "smlad  r8, " A ", r12, " FIRST "\n"   /* A . (w0, w1) */ \
         "smlabt r8, " B ", lr, r8\n"            /* B's low row x w2 */
-#define MRT_DW16_S2_BODY(A, B, SAT) \
-        "push   {r4-r11, lr}\n" \
-        "ldr    r4, [r0, #16]\n" \
-        "ldr    r5, [r0, #20]\n" \
-        "ldm    r0, {r0-r3}\n" \
-        "ldrd   r6, r7, [r5, #24]\n" \
+#define MRT_DW16_S2_BODY(A, B, SAT) MRT_DW16_CHANNELS( \
         "1:\n" \
         MRT_DW16_S2_WINDOW_COLUMN("ldrd   r10, r11, [r0], #16\n", "0", A, B, "r6") \
         MRT_DW16_S2_WINDOW_COLUMN("ldrd   r10, r11, [r0, #-8]\n", "8", A, B, "r8") \
@@ -214,8 +241,7 @@ MRT_DW16_COLS(mrt_dw16_cols_a1_relu, "r11", "r10", MRT_DW16_USAT)
         "strh   r8, [r1]\n" \
         "add    r1, r1, r3\n" \
         "subs   r4, r4, #1\n" \
-        "bne    1b\n" \
-        "pop    {r4-r11, pc}\n"
+        "bne    1b\n")
 #define MRT_DW16_S2_COLS(NAME, A, B, SAT) \
     __attribute__((naked, used)) static void NAME(const struct mrt_dw16_cols *c) \
     { \
@@ -229,22 +255,25 @@ MRT_DW16_S2_COLS(mrt_dw16_s2_a1_relu, "r11", "r10", "usat   r8, #15, r8\n")
 typedef void (*mrt_dw16_cols_fn)(const struct mrt_dw16_cols *);
 
 /* Output rows y = 2t and y + 1 (stride 2: row y = t alone) of every channel and
- * column. */
+ * column: one call of the tile's kernel. */
 static void mrt_dw16_rows(const struct mrt_dw16_args *a, int32_t t, mrt_dw16_cols_fn cols)
 {
     const int32_t w_s = mrt_dw16_columns(a), x2 = a->flags & MRT_DW16_X2;
+    const int32_t s2 = (a->flags & MRT_DW16_S2) != 0;
     const int32_t outs = a->channels << x2;
-    const int32_t y = (a->flags & MRT_DW16_S2) ? t : 2 * t;
+    const int32_t y = s2 ? t : 2 * t;
+    const int32_t moved = 8 * (a->w_out << s2); /* the staged pointer, by a channel */
     struct mrt_dw16_cols c;
+    c.staged = a->staged;
+    c.out = a->out + y * a->w_out * outs;
     c.below = y + 1 < a->h_out ? 2 * a->w_out * outs : 0;
     c.step = 2 * outs;
     c.count = a->w_out;
-    for (int32_t o = 0; o < outs; o++) {
-        c.staged = a->staged + (o >> x2) * 2 * w_s;
-        c.out = a->out + y * a->w_out * outs + o;
-        c.record = a->records + MRT_DW16_RECORD * o;
-        cols(&c);
-    }
+    c.record = a->records;
+    c.channels = outs;
+    c.skip[1] = 8 * w_s - moved;
+    c.skip[0] = x2 ? -moved : c.skip[1];
+    cols(&c);
 }
 
 void mrt_dw16_s16(const struct mrt_dw16_args *a)
