@@ -164,6 +164,17 @@ def test_stride2_bit_exact_cortex_m4(tmp_path: Path, part: int) -> None:
     assert taken == ["up" if c != 1 else "" for (_, _, c, *_) in layers]
 
 
+def test_edge_maps_bit_exact(tmp_path: Path) -> None:
+    """One row, one column, a 2x2 map at stride 2 (every window over the border), a
+    VALID 3x3 map (one output), and a fused ReLU6 (a clamp the kernel does not do: the
+    generated tiles keep it), each exact."""
+    layers = [(1, 7, 16, 1, 1, "SAME", "NONE"), (5, 1, 7, 1, 1, "SAME", "RELU"),
+              (2, 2, 7, 2, 2, "SAME", "NONE"), (3, 3, 16, 1, 1, "VALID", "NONE"),
+              (10, 10, 16, 1, 1, "SAME", "RELU6")]
+    taken, _ = _run(layers, "cortex-m4", tmp_path, seed=21)
+    assert taken == ["up", "up", "up", "up", ""]
+
+
 def test_sums_past_int32_keep_the_tiles(tmp_path: Path) -> None:
     """A bias near 2**31 would wrap the kernel's int32 sum: no records, the generated
     tiles (exact in int64), still bit-exact."""
