@@ -16,69 +16,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from depthwise16_models import Layer, dw16_model
 from elftools.elf.elffile import ELFFile
-from tflite_models import Op, Tensor, build_model, run_tflm
+from tflite_models import run_tflm
 
 import minirt
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
-from toolchain.loops.depthwise16 import depthwise16_plan
 from toolchain.pipeline import schedule_for_board
-from toolchain.schedule.depthwise16_records import depthwise16_records
-from toolchain.schedule.step_records import constant_operands
 from toolchain.target import load_board
-
-# (h, w, input channels, depth multiplier, stride, padding, fused activation)
-Layer = tuple[int, int, int, int, int, str, str]
-
-
-def dw16_op(rng: np.random.Generator, layer: Layer, name: str,
-            big_bias: bool = False) -> tuple[Op, Tensor, Tensor]:
-    """A 16x8 depthwise 3x3 layer as TFLite's converter writes it (int16 activations of
-    zero point 0, int8 per-channel weights, int64 bias). The output scale keeps about
-    3 standard deviations of the sums in range. `big_bias`: every other channel's bias
-    near 2**31, past the kernel's int32 sums (the generated tiles take the layer)."""
-    h, w, c, mult, stride, padding, act = layer
-    outs = c * mult
-    in_scale = 1.0 / 4096
-    x = Tensor((1, h, w, c), "int16", scale=in_scale, zero_point=0, name=f"{name}_in")
-    w_scale = rng.uniform(0.005, 0.02, outs).astype(np.float32)
-    wdata = rng.integers(-127, 128, (1, 3, 3, outs)).astype(np.int8)
-    std = 18918.0 * 74.0 * 3
-    bias = rng.integers(-int(std), int(std) + 1, outs).astype(np.int64)
-    if big_bias:
-        bias[::2] = np.where(bias[::2] < 0, -1, 1) * ((1 << 31) - 1000)
-    b_scale = (in_scale * w_scale).astype(np.float32)
-    out_scale = float(3 * std * in_scale * float(w_scale.mean()) / 32768)
-    wt = Tensor((1, 3, 3, outs), "int8", scale=list(w_scale), zero_point=[0] * outs,
-                quantized_dimension=3, data=wdata, name=f"{name}_w")
-    bt = Tensor((outs,), "int64", scale=list(b_scale), zero_point=[0] * outs, data=bias,
-                name=f"{name}_b")
-    if padding == "SAME":
-        oh, ow = -(-h // stride), -(-w // stride)
-    else:
-        oh, ow = (h - 3) // stride + 1, (w - 3) // stride + 1
-    y = Tensor((1, oh, ow, outs), "int16", scale=out_scale, zero_point=0, name=name)
-    opts = dict(padding=padding, stride_w=stride, stride_h=stride, depth_multiplier=mult,
-                fused_activation_function=act)
-    return Op("DEPTHWISE_CONV_2D", [x, wt, bt], [y], opts), x, y
-
-
-def _model(layers: list[Layer], seed: int, big_bias: bool = False, chain: bool = False
-           ) -> tuple[bytes, list[Tensor]]:
-    """The layers as one model: independent, or each reading the previous one's output
-    with `chain` (one input, the last layer's output)."""
-    rng = np.random.default_rng(seed)
-    ops, xs, ys = [], [], []
-    for i, layer in enumerate(layers):
-        op, x, y = dw16_op(rng, layer, f"L{i}", big_bias)
-        if chain and ys:
-            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
-        else:
-            xs.append(x)
-        ops.append(op)
-        ys.append(y)
-    return build_model(ops, xs, ys[-1:] if chain else ys), xs
 
 
 def _taken(path: Path, board: str) -> list[str]:
@@ -97,7 +43,7 @@ def _run(layers: list[Layer], board: str, tmp_path: Path, seed: int,
     TFLite Micro, and returns which layers took the kernel (`_taken`) and the image's
     symbols."""
     pytest.importorskip("tflite_micro", reason="tflite-micro is not installed")
-    model, xs = _model(layers, seed, big_bias, chain)
+    model, xs = dw16_model(layers, seed, big_bias, chain)
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / "dw16.tflite"
     path.write_bytes(model)
@@ -143,7 +89,7 @@ def test_other_dsp_boards(tmp_path: Path, board: str) -> None:
 
 def test_not_on_targets_without_dsp(tmp_path: Path) -> None:
     layers = [(10, 10, 7, 1, 1, "SAME", "NONE")]
-    model, _ = _model(layers, 3)
+    model, _ = dw16_model(layers, 3)
     path = tmp_path / "dw16.tflite"
     path.write_bytes(model)
     assert _taken(path, "cortex-m3") == [""]
@@ -193,29 +139,3 @@ def test_chained_layers_over_their_inputs(tmp_path: Path) -> None:
               (12, 12, 32, 1, 1, "SAME", "NONE")]
     taken, _ = _run(layers, "cortex-m4", tmp_path, seed=0, chain=True)
     assert taken == ["up", "", "down", "up", "up"]
-
-
-def test_records_hold_the_exact_requantization(tmp_path: Path) -> None:
-    """Per channel: the weight words (w0, w1), (w1, w2) of each window column, the bias
-    and M = m << (32 - t), and SMMULR(x, M) (rounded high word) equals TFLite's int64
-    (x * m + 2**(t-1)) >> t for sums over the whole int32 range."""
-    model, _ = _model([(10, 10, 16, 1, 1, "SAME", "NONE")], 4)
-    path = tmp_path / "dw16.tflite"
-    path.write_bytes(model)
-    program = schedule_for_board(load_graph(path), load_board("cortex-m4"))
-    (step,) = [s for s in program.steps if isinstance(s.kernel, Kernel)
-               and len(s.kernel.domain) == 7]
-    k = step.kernel
-    plan = depthwise16_plan(k)
-    operands = constant_operands(program, step)
-    records = depthwise16_records(k, plan, operands).reshape(16, 8).astype(np.int64)
-    m = np.asarray(operands[plan.multiplier.operand], np.int64)
-    t = np.asarray(operands[plan.shift.operand], np.int64)
-    assert np.array_equal(records[:, 6], np.asarray(operands[plan.bias.operand]))
-    assert np.array_equal(records[:, 7], m << (32 - t))
-    rng = np.random.default_rng(0)
-    x = np.concatenate([rng.integers(-(1 << 31), 1 << 31, 5000), [-(1 << 31), (1 << 31) - 1]])
-    for c in range(16):
-        want = (x * m[c] + (1 << (int(t[c]) - 1))) >> int(t[c])
-        got = (x * int(records[c, 7]) + (1 << 31)) >> 32  # SMMULR
-        assert np.array_equal(want, got)
