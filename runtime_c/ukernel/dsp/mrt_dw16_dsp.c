@@ -52,55 +52,6 @@ static inline __attribute__((always_inline)) int32_t mrt_dw16_columns(
     return ((a->flags & MRT_DW16_S2) ? 2 * (a->w_out - 1) : a->w_out - 1) + 3;
 }
 
-/* n channel pairs of rows p0 and p1 (r0's value in a word's low half, r1's in its high
- * half) to dst[0] (channel c) and dst[step] (c + 1), dst moving by 2 x step words a pair:
- * 9 instructions for 2 staged words. LDR takes any address on ARMv7-M and v8-M
- * Mainline, and an odd channel count puts every other pixel's pairs at 2 mod 4 (clang
- * splits such a load of C into two LDRH and an ORR). A row outside the input is read
- * masked to 0 (m0, m1: 0 or -1), a loop of its own (the border rows only). */
-static inline __attribute__((always_inline)) void mrt_dw16_stage_run(
-    int32_t *dst, const int16_t *p0, const int16_t *p1, int32_t n, int32_t step,
-    int32_t m0, int32_t m1)
-{
-    int32_t v0, v1, t;
-    const int32_t bytes = 4 * step, bytes2 = 8 * step;
-    if ((m0 & m1) == -1) {
-        __asm__ volatile(
-            "1:\n"
-            "ldr    %[v0], [%[p0]], #4\n"
-            "ldr    %[v1], [%[p1]], #4\n"
-            "pkhbt  %[t], %[v0], %[v1], lsl #16\n"
-            "pkhtb  %[v1], %[v1], %[v0], asr #16\n"
-            "str    %[t], [%[dst]]\n"
-            "str    %[v1], [%[dst], %[bytes]]\n"
-            "add    %[dst], %[dst], %[bytes2]\n"
-            "subs   %[n], %[n], #1\n"
-            "bne    1b\n"
-            : [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t), [p0] "+r"(p0), [p1] "+r"(p1),
-              [dst] "+r"(dst), [n] "+r"(n)
-            : [bytes] "r"(bytes), [bytes2] "r"(bytes2)
-            : "cc", "memory");
-        return;
-    }
-    __asm__ volatile(
-        "1:\n"
-        "ldr    %[v0], [%[p0]], #4\n"
-        "ldr    %[v1], [%[p1]], #4\n"
-        "and    %[v0], %[v0], %[m0]\n"
-        "and    %[v1], %[v1], %[m1]\n"
-        "pkhbt  %[t], %[v0], %[v1], lsl #16\n"
-        "pkhtb  %[v1], %[v1], %[v0], asr #16\n"
-        "str    %[t], [%[dst]]\n"
-        "str    %[v1], [%[dst], %[bytes]]\n"
-        "add    %[dst], %[dst], %[bytes2]\n"
-        "subs   %[n], %[n], #1\n"
-        "bne    1b\n"
-        : [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t), [p0] "+r"(p0), [p1] "+r"(p1),
-          [dst] "+r"(dst), [n] "+r"(n)
-        : [bytes] "r"(bytes), [bytes2] "r"(bytes2), [m0] "r"(m0), [m1] "r"(m1)
-        : "cc", "memory");
-}
-
 /* Both rows inside the input: every staged column of a run of `columns` input columns
  * (contiguous in both rows), one routine where a C loop of calls per column took about
  * 40 instructions of set-up a column. Per column: two channel pairs a pass (LDRD where
@@ -176,47 +127,91 @@ __attribute__((naked, used)) static void mrt_dw16_stage_columns(const struct mrt
 }
 #undef MRT_DW16_RUN_PAIR
 
+/* One row of the pair inside the input (SAME's first and last pairs), its values in the
+ * low halves (LOW) or the high halves (HIGH) of the staged words, the other halves 0:
+ * per channel pair LDR, two ALU instructions, two STRs, ADD, 8 with the loop (then an
+ * odd channel's LDRH). `row0` is that row; `row1` unused. */
+#define MRT_DW16_ONE_ROW_BODY(SPLIT, ODD) \
+        "push   {r4-r8, lr}\n" \
+        "ldr    r5, [r0, #16]\n" \
+        "ldr    r6, [r0, #20]\n" \
+        "ldr    r3, [r0, #12]\n" \
+        "ldr    lr, [r0, #8]\n" \
+        "ldr    r0, [r0]\n" \
+        "lsls   r4, r3, #1\n" \
+        "1:\n" \
+        "mov    r2, lr\n" \
+        "lsrs   r7, r6, #1\n" \
+        "beq    3f\n" \
+        "2:\n" \
+        "ldr    r8, [r0], #4\n" \
+        SPLIT \
+        "str    r12, [r2]\n" \
+        "str    r8, [r2, r3]\n" \
+        "add    r2, r2, r4\n" \
+        "subs   r7, r7, #1\n" \
+        "bne    2b\n" \
+        "3:\n" \
+        "tst    r6, #1\n" \
+        "beq    4f\n" \
+        "ldrh   r8, [r0], #2\n" \
+        ODD \
+        "str    r8, [r2]\n" \
+        "4:\n" \
+        "add    lr, lr, #8\n" \
+        "subs   r5, r5, #1\n" \
+        "bne    1b\n" \
+        "pop    {r4-r8, pc}\n"
+__attribute__((naked, used)) static void mrt_dw16_stage_low(const struct mrt_dw16_run *r)
+{
+    __asm__ volatile(MRT_DW16_ONE_ROW_BODY(
+        "uxth   r12, r8\n"          /* channel c: (value, 0) */
+        "lsrs   r8, r8, #16\n",     /* c + 1 */
+        ""));
+}
+__attribute__((naked, used)) static void mrt_dw16_stage_high(const struct mrt_dw16_run *r)
+{
+    __asm__ volatile(MRT_DW16_ONE_ROW_BODY(
+        "lsls   r12, r8, #16\n"     /* channel c: (0, value) */
+        "bfc    r8, #0, #16\n",     /* c + 1 */
+        "lsls   r8, r8, #16\n"));
+}
+
 /* Pair m of rows r0 = 2m + row and r1 = r0 + 1 into `slot`: for each staged column j
  * whose input column j + col is inside the input, channel c's word (r0's value in the
- * low half, r1's in the high half). A row outside the input reads as zeros (a valid
- * row's words masked to 0). */
+ * low half, r1's in the high half). A row outside the input is zeros. */
 static void mrt_dw16_stage(const struct mrt_dw16_args *a, int32_t m, int32_t slot)
 {
     const int32_t w_s = mrt_dw16_columns(a), c_n = a->channels;
     const int32_t r0 = 2 * m + a->row, r1 = r0 + 1;
-    const int32_t mask0 = (r0 >= 0 && r0 < a->h_in) ? -1 : 0;
-    const int32_t mask1 = (r1 >= 0 && r1 < a->h_in) ? -1 : 0;
-    const int16_t *row0 = a->in + (mask0 ? r0 : 0) * a->w_in * c_n;
-    const int16_t *row1 = a->in + (mask1 ? r1 : 0) * a->w_in * c_n;
+    const int inside0 = r0 >= 0 && r0 < a->h_in;
+    const int inside1 = r1 >= 0 && r1 < a->h_in;
+    const int16_t *row0 = a->in + (inside0 ? r0 : 0) * a->w_in * c_n;
+    const int16_t *row1 = a->in + (inside1 ? r1 : 0) * a->w_in * c_n;
     int32_t j0 = a->col < 0 ? -a->col : 0;
     int32_t j1 = a->w_in - a->col; /* one past the last staged column inside */
     if (j1 > w_s)
         j1 = w_s;
-    const int32_t channel_step = 2 * w_s; /* words from channel c to c + 1 */
-    const int32_t pairs = c_n >> 1;
     if (j1 <= j0)
         return;
-    if ((mask0 & mask1) == -1) {
-        struct mrt_dw16_run run;
-        run.row0 = row0 + (j0 + a->col) * c_n;
-        run.row1 = row1 + (j0 + a->col) * c_n;
-        run.dst = a->staged + 2 * j0 + slot;
-        run.bytes = 4 * channel_step;
-        run.columns = j1 - j0;
-        run.shape = c_n;  /* 2 x pairs + (channels odd) */
+    struct mrt_dw16_run run;
+    run.row0 = row0 + (j0 + a->col) * c_n;
+    run.row1 = row1 + (j0 + a->col) * c_n;
+    run.dst = a->staged + 2 * j0 + slot;
+    run.bytes = 8 * w_s; /* from channel c's word to c + 1's */
+    run.columns = j1 - j0;
+    run.shape = c_n;     /* 2 x pairs + (channels odd) */
+    if (inside0 & inside1) {
         mrt_dw16_stage_columns(&run);
-        return;
-    }
-    for (int32_t j = j0; j < j1; j++) {
-        const int16_t *p0 = row0 + (j + a->col) * c_n;
-        const int16_t *p1 = row1 + (j + a->col) * c_n;
-        int32_t *dst = a->staged + 2 * j + slot;
-        if (pairs > 0)
-            mrt_dw16_stage_run(dst, p0, p1, pairs, channel_step, mask0, mask1);
-        if (c_n & 1)
-            dst[2 * pairs * channel_step] =
-                (int32_t)(((uint32_t)(p0[c_n - 1] & mask0) & 0xFFFFu) |
-                          ((uint32_t)(p1[c_n - 1] & mask1) << 16));
+    } else if (inside0) {
+        mrt_dw16_stage_low(&run);
+    } else if (inside1) {
+        run.row0 = run.row1;
+        mrt_dw16_stage_high(&run);
+    } else { /* both rows outside: zeros */
+        for (int32_t c = 0; c < c_n; c++)
+            for (int32_t j = j0; j < j1; j++)
+                a->staged[2 * (c * w_s + j) + slot] = 0;
     }
 }
 
