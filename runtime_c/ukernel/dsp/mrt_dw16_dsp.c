@@ -1,5 +1,5 @@
 /* 16x8 depthwise 3x3 (int16 activations, int8 weights) for Arm's DSP extension
- * (Cortex-M4, M7, M33): one call a layer, stride 1 or 2, depth multiplier 1 or 2.
+ * (Cortex-M4, M7, M33, M55): one call a layer, stride 1 or 2, depth multiplier 1 or 2.
  *
  * Called by generated dispatches (toolchain/codegen/depthwise16.py). SMLAD adds two
  * products to one accumulator, so its halves must be two taps of one output: two rows
@@ -15,10 +15,12 @@
  *     row y   += SMLAD(A, W01) + SMLABT(B, W12)   (B's low half: row y + 2, times w2)
  *     row y+1 += SMLATB(A, W01) + SMLAD(B, W12)   (A's high half: row y, times w0)
  *
- * 6 multiplies an output of 9 MACs. The sums are exact int32 sums (the dispatch is
+ * 6 multiplies an output of 9 MACs (at a stride of 2, output row y reads pair y and
+ * pair y + 1's low half: SMLAD(A, W01) + SMLABT(B, W12), one row a tile). The sums are exact int32 sums (the dispatch is
  * taken only where |bias| + 32768 x sum |w| < 2**31, checked at build time), and the
  * requantization is TFLite's 16x8 one, the int64 product of the sum plus bias with the
- * multiplier reduced to 16 bits m, rounded and shifted right by t = 15 - shift:
+ * multiplier reduced to 15 bits m (at most 0x7FFF), rounded and shifted right by
+ * t = 15 - shift:
  * (x * m + 2**(t-1)) >> t. For 16 <= t <= 32, that is SMMULR(x, m << (32 - t)), the
  * record's M (exactly: numerator and denominator both times 2**(32 - t)), then the
  * clamp (SSAT 16, or USAT 15 for a fused ReLU) and STRH. The records are 8 words an
