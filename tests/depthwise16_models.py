@@ -1,6 +1,6 @@
 """16x8 depthwise layers as TFLite's converter writes them, built into one .tflite with
 the flatbuffers builder: shared by the 16x8 depthwise kernel tests
-(tests/codegen/test_depthwise16.py, tests/loops/test_depthwise16.py)."""
+(tests/codegen/test_depthwise16.py, tests/loops/test_depthwise16_plan.py)."""
 
 from __future__ import annotations
 
