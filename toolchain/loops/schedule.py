@@ -58,7 +58,7 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
 - `depthwise5`: an int8 depthwise 5x5 window of stride 1, two output rows a call of its
   microkernel over staged pairs of rows (loops/depthwise5.py, codegen/depthwise5.py).
-- `depthwise16`: a 16x8 depthwise 3x3 window of stride 1, one call of its microkernel
+- `depthwise16`: a 16x8 depthwise 3x3 window of stride 1 or 2, one call of its microkernel
   a layer over staged pairs of rows (loops/depthwise16.py, codegen/depthwise16.py).
 - `fewout`: an int8 convolution to 1-7 output channels whose input rows are staged once
   and computed two pixels x two channels a tile by one runtime call a layer
