@@ -79,6 +79,7 @@ from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
 from toolchain.schedule.depthwise5_records import store_depthwise5_records
+from toolchain.schedule.depthwise16_records import store_depthwise16_records
 from toolchain.schedule.fewout_records import store_fewout_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
@@ -178,6 +179,7 @@ def schedule_for_board(graph: Graph, board: Board,
     gather_tap_rests(program, target)
     store_row_pair_records(program, target, room(program, board))
     store_depthwise5_records(program, target, room(program, board))
+    store_depthwise16_records(program, target, room(program, board))
     return program
 
 

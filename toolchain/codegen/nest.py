@@ -34,6 +34,7 @@ from toolchain.codegen import mathlib
 from toolchain.codegen.addresses import AddressEmitter
 from toolchain.codegen.dense_rows import DenseRowsEmitter
 from toolchain.codegen.depthwise5 import Depthwise5Emitter
+from toolchain.codegen.depthwise16 import Depthwise16Emitter
 from toolchain.codegen.depthwise_pairs import RowPairEmitter
 from toolchain.codegen.depthwise_s2 import StrideTwoEmitter
 from toolchain.codegen.dot import DotEmitter
@@ -73,7 +74,7 @@ NSW = ["nuw", "nsw"]
 class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitter,
                   UkernelDotEmitter, VectorDotEmitter, RowPairEmitter, StrideTwoEmitter,
                   FourRowEmitter, FloatLaneEmitter, Im2colEmitter, Depthwise5Emitter,
-                  FewoutEmitter, TinyDenseEmitter):
+                  FewoutEmitter, TinyDenseEmitter, Depthwise16Emitter):
     """Loop structure for `_KernelEmitter` (emit.py), which provides `b`, `fn`,
     `buffers`, `_load`, `_store_value`, `_cast`, `_binary`, `_value` and `_tensor`."""
 
@@ -194,6 +195,9 @@ class NestEmitter(AddressEmitter, PackedLoopEmitter, DotEmitter, DenseRowsEmitte
                 continue
             if nest.depthwise5:  # depthwise5.py: calls of the 5x5 row-pair microkernel
                 self.emit_depthwise5()
+                continue
+            if nest.depthwise16:  # depthwise16.py: one call of the 16x8 depthwise kernel
+                self.emit_depthwise16()
                 continue
             if nest.fewout:  # fewout.py: one call of the few-output pixel-tile kernel
                 self.emit_fewout()

@@ -8,8 +8,9 @@ own input section, and the map names the object each came from):
 * runtime_c's core (the command loop, module checks), platform part (start-up, I/O
   calls) and harness are the rows ``runtime``, ``start-up`` and ``harness``;
 * callees are charged to the code that called them: compiler helpers (archive members
-  such as ``__aeabi_fmul``), runtime functions the generated code calls (``memcpy``) and
-  any other function of the generated object. The plugin cannot read registers, so the
+  such as ``__aeabi_fmul``), runtime functions the generated code calls (``memcpy``),
+  the microkernels' own functions (runtime_c/ukernel) and any other function of the
+  generated object. The plugin cannot read registers, so the
   caller is the last dispatch entered or owner code run; a callee only runs in between.
   A dispatch's row also says how many of its instructions ran in callees;
 * addresses in no range go to ``other``: none inside the inference; before it, code
@@ -119,6 +120,7 @@ def _undefined_in(objects: Iterable[Path]) -> set[str]:
 
 
 _OUTLINED = "OUTLINED_FUNCTION_"  # LLVM's machine outliner's functions
+_UKERNEL = re.compile(r"runtime_c__ukernel__")  # runtime_c/ukernel's objects
 
 
 def profile_layout(map_path: Path) -> ProfileLayout:
@@ -144,10 +146,12 @@ def profile_layout(map_path: Path) -> ProfileLayout:
         name = _function(s)
         if _generated(s):
             kind, row = ("d", row_of[name]) if name in row_of else ("c", 0)
-        elif s.member is not None or name in called or name.startswith(_OUTLINED):
-            # a helper, runtime code the dispatches call, or a sequence the machine
-            # outliner (-Oz) took out of a runtime function: its caller's row, whoever
-            # that is (owner code sets the row itself)
+        elif s.member is not None or name in called or name.startswith(_OUTLINED) or \
+                _UKERNEL.match(Path(s.file).name):
+            # a helper, runtime code the dispatches call, a sequence the machine
+            # outliner (-Oz) took out of a runtime function, or a microkernel's own
+            # function (runtime_c/ukernel, run only from the kernel a dispatch called):
+            # its caller's row, whoever that is (owner code sets the row itself)
             kind, row = "c", 0
         else:
             part = re.match(r"runtime_c__([^_]+)__", Path(s.file).name)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, postorder
 from toolchain.loops.affine import affine_of
-from toolchain.loops.patterns import dot_operands
+from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
@@ -249,17 +249,19 @@ def _depth_multiplier(e: Expr) -> int | None:
     return None
 
 
-def depthwise_window(k: Kernel, window: int) -> tuple[Load, Load, list] | None:
+def depthwise_window(k: Kernel, window: int, result: str = "i8"
+                     ) -> tuple[Load, Load, list] | None:
     """(input load, weight load, the input index's affine forms) of `k` where it is an
-    NHWC int8 depthwise sum over a `window` x `window` window, its sums started from a
-    per-channel init and both operands read plainly (the input's pad a constant at the
-    most): what the row-pair kernels (3x3 here, 5x5 in depthwise5.py) take; else None."""
+    NHWC depthwise sum over a `window` x `window` window with a `result` result (int8;
+    int16 for loops/depthwise16.py), its sums started from a per-channel init and both
+    operands read plainly (the input's pad a constant at the most): what the row-pair
+    kernels (3x3 here, 5x5 in depthwise5.py) take; else None."""
     if k.n_parallel != 4 or len(k.domain) != 7 or k.domain[N] != 1 or \
             k.domain[CI] != 1 or k.domain[KY] != window or k.domain[KX] != window or \
-            k.paired or k.interleaved or k.result.dtype.name != "i8" or \
+            k.paired or k.interleaved or k.result.dtype.name != result or \
             k.init is None or not _channel_only(k.init):
         return None
-    operands = dot_operands(k)
+    operands = dot_operands(k) if result == "i8" else int16_by_int8(k)
     if operands is None:
         return None
     forms = {id(ld): [affine_of(i) for i in ld.index] for ld in operands}

@@ -58,6 +58,8 @@ A schedule is one or more `Nest`s, each a loop nest over (a phase of) the domain
   layer (codegen/first_layers.py, schedule/first_layer_records.py).
 - `depthwise5`: an int8 depthwise 5x5 window of stride 1, two output rows a call of its
   microkernel over staged pairs of rows (loops/depthwise5.py, codegen/depthwise5.py).
+- `depthwise16`: a 16x8 depthwise 3x3 window of stride 1 or 2, one call of its microkernel
+  a layer over staged pairs of rows (loops/depthwise16.py, codegen/depthwise16.py).
 - `fewout`: an int8 convolution to 1-7 output channels whose input rows are staged once
   and computed two pixels x two channels a tile by one runtime call a layer
   (codegen/fewout.py, schedule/fewout_records.py).
@@ -115,6 +117,7 @@ class Nest:
     depthwise5: bool = False
     fewout: bool = False
     tap_rest: bool = False
+    depthwise16: bool = False
 
     def block(self, dim: int) -> int:
         """The register-blocking factor of parallel dim `dim` (1: not blocked)."""
@@ -162,6 +165,8 @@ class Nest:
             parts.append("fewout")
         if self.tap_rest:
             parts.append("tap rests gathered")
+        if self.depthwise16:
+            parts.append("depthwise 16x8 pairs")
         return " ".join(parts)
 
 
