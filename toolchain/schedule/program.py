@@ -196,9 +196,8 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
     # one (loops/depthwise5.py takes_depthwise5), which runs only with its records in
     # flash: without them (--optimize size) the folded layer fell to the generic tiles,
     # 0.48 MAC per instruction against the lanes' 0.59 (10x10 over 16 channels).
-    dsp = takes_row_pairs(kernel, target) or \
-        (flash_records and takes_depthwise5(kernel, target))
-    if kept is not None and not dsp:
+    if kept is not None and not takes_row_pairs(kernel, target) and \
+            not (flash_records and takes_depthwise5(kernel, target)):
         return Dispatch(kept, d.operands, d.output)
     if kernel is d.kernel:
         return d
