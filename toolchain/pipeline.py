@@ -140,8 +140,8 @@ def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False
     kernel stages itself). `flash_records`: whether microkernel records may be bound in
     flash (not under --optimize size; schedule/program.py `schedule`)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target, leave_staged) | window_pads(graph, target) | \
-        pad_int16_channels(graph, target)
+    padded = pad_int8_channels(graph, target, leave_staged, flash_records) | \
+        window_pads(graph, target, flash_records) | pad_int16_channels(graph, target)
     return schedule(graph, target=target, materialize=frozenset(padded),
                     flash_records=flash_records)
 

@@ -38,6 +38,7 @@ from toolchain.loops.rules import takes_row_pairs
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
+from toolchain.schedule.im2col_lanes import kernel_takes_im2col
 from toolchain.schedule.immediates import scalars_as_immediates
 from toolchain.schedule.inplace import writes_over
 from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
@@ -192,12 +193,14 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
     kept = keeps_vector_requant(d.kernel, target, constant_of)
     kernel, new = fold_requantization(d.kernel, constant_of)
     # Unless the folded kernel goes to a DSP microkernel instead of lanes: the 3x3 row
-    # pairs (loops/rules.py takes_row_pairs: channels not in whole vectors) or the 5x5
-    # one (loops/depthwise5.py takes_depthwise5), which runs only with its records in
-    # flash: without them (--optimize size) the folded layer fell to the generic tiles,
+    # pairs (loops/rules.py takes_row_pairs: channels not in whole vectors), the 5x5
+    # one (loops/depthwise5.py takes_depthwise5) or the im2col one (a first layer,
+    # schedule/im2col_lanes.py); the last two run only with their records in flash:
+    # without them (--optimize size) the folded 5x5 layer fell to the generic tiles,
     # 0.48 MAC per instruction against the lanes' 0.59 (10x10 over 16 channels).
     if kept is not None and not takes_row_pairs(kernel, target) and \
-            not (flash_records and takes_depthwise5(kernel, target)):
+            not (flash_records and (takes_depthwise5(kernel, target)
+                                    or kernel_takes_im2col(kernel, target))):
         return Dispatch(kept, d.operands, d.output)
     if kernel is d.kernel:
         return d
