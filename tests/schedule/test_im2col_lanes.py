@@ -30,6 +30,9 @@ CHOICES = {
     (4, 3, 3, 1, 1, 32): False,  # no pad needed: the lanes win
     (3, 1, 1, 1, 1, 32): False, (3, 5, 5, 1, 1, 32): False, (3, 1, 7, 1, 1, 32): False,
     (1, 10, 4, 2, 1, 64): False,  # kws's first layer: 4 rows a vector step
+    # One channel, never padded: rows that are no whole 4-lane steps, and 1x1's table.
+    (1, 5, 5, 1, 1, 32): True, (1, 5, 5, 2, 1, 8): True, (1, 1, 7, 1, 1, 32): True,
+    (1, 1, 1, 1, 1, 32): True, (1, 8, 8, 1, 1, 16): False,
 }
 
 
@@ -79,10 +82,12 @@ def _run(path: Path, inputs: list[np.ndarray], board: str, out: Path,
 
 # (h, w, cin, cout, k, stride, dilation): the sweep's four 3x3 layers over 3 channels
 # that cortex-m55 ran at 1.04-1.10x cortex-m4 (bench/results/shapes-cortex-m55.md), and
-# 1, 2 channels, an odd map, a 2x2 window.
+# 1, 2 channels, an odd map, a 2x2 window; over one channel 5x5 (stride 1 and 2) and
+# 1x1 (2.0x, 1.2x and 5.8x cortex-m4 in lanes).
 TAKEN = [(19, 6, 3, 32, 3, 1, 1), (10, 10, 3, 32, 3, 1, 1), (10, 10, 3, 16, 3, 2, 1),
          (19, 6, 3, 16, 3, 1, 2), (10, 10, 1, 32, 3, 1, 1), (9, 7, 2, 24, 3, 1, 1),
-         (11, 9, 3, 20, 3, 2, 1), (10, 10, 3, 16, 2, 1, 1)]
+         (11, 9, 3, 20, 3, 2, 1), (10, 10, 3, 16, 2, 1, 1), (19, 6, 1, 32, 5, 1, 1),
+         (10, 10, 1, 16, 5, 2, 1), (19, 6, 1, 32, 1, 1, 1)]
 
 
 def test_cortex_m55_takes_the_kernel_exact_and_at_most_m4(tmp_path: Path) -> None:

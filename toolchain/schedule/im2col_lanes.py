@@ -33,6 +33,11 @@ lanes` compares the two; the graph's channel pads and written-out borders
 ask it of the layer, so such a layer reaches the kernel as it does on cortex-m4:
 unpadded, its border fused, its requantization folded. Not under --optimize size, which
 binds no records in flash (the unpadded layer would run Helium's scalar tails).
+
+One input channel is never padded (pad_channels.py), and its lanes step along a
+window row of kw taps: wider windows whose rows are no whole 4-lane steps (5x5, 1x7)
+and 1x1 windows (the kernel's table of outputs) take the kernel as well
+(ONE_CHANNEL_ROW_STEP); kws's 10x4 rows are whole steps, 4 rows a vector step.
 """
 
 from __future__ import annotations
@@ -55,6 +60,16 @@ LANES_PIXEL = {(False, False): 48.0, (False, True): 64.0, (True, False): 92.0,
                (True, True): 92.0}
 LANES_OUTPUT = 4.4
 LANES_TAP = 2.9
+# Windows over one channel wider than MAX_TAPS_SIDE: the kernel where the rows are no
+# whole 4-lane steps. Measured (instructions, cortex-m4's kernel against cortex-m55's
+# lanes): 5x5 19x6 1 -> 32 105,578 against 126,488, 10x10 92,449 against 117,511, stride
+# 2 10x10 1 -> 16 12,755 against 15,332, 20x20 1 -> 8 29,028 against 38,638; 1x7 19x6
+# 1 -> 32 41,880 against 100,653. kws's first layer (10x4 stride 2, 1 -> 64) keeps the
+# lanes: 164,532 with its pad written out, its window 20 staged words in the kernel.
+ONE_CHANNEL_ROW_STEP = 4
+# A 1x1 window over one channel: the kernel looks each pixel's outputs up in a table of
+# every input value's (first_layer_records.py `_table`): 1x1 19x6 1 -> 32 2,798
+# instructions on cortex-m4 against 16,231 in Helium's lanes.
 
 
 def im2col_beats_lanes(target: Target, cin: int, kh: int, kw: int, strided: bool,
@@ -65,6 +80,13 @@ def im2col_beats_lanes(target: Target, cin: int, kh: int, kw: int, strided: bool
     row = SIMD[target.capabilities.simd]
     if not target.capabilities.dsp or row.int8_dot == IM2COL_DOT or not row.int8_dot_short:
         return False
+    if cin == 1 and kh * kw == 1:
+        return True  # the kernel's table of every input's outputs (ONE_BY_ONE)
+    if cin == 1 and max(kh, kw) > MAX_TAPS_SIDE:
+        # One channel is never padded: rows of kw taps, a whole 4-lane step each where
+        # kw is a multiple of 4 (kws's 10x4, 4 rows a vector step: the lanes), else
+        # steps and scalar taps (ONE_CHANNEL_ROWS).
+        return kw % ONE_CHANNEL_ROW_STEP != 0
     if not 1 <= cin <= MAX_CHANNELS or kh * kw < 2 or max(kh, kw) > MAX_TAPS_SIDE:
         return False
     words = -(-kh * kw * cin // 2)
