@@ -133,16 +133,19 @@ class CompiledImage:
     obj: bytes
 
 
-def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False) -> Program:
+def schedule_for_target(graph: Graph, target: Target, leave_staged: bool = False,
+                        flash_records: bool = True) -> Program:
     """The Program of a prepared graph for `target`, before its weights are paired or
     its window rows merged: the graph lowered for the backends and, on targets with
     word-packed int8 steps, its odd input channel counts padded to whole words
     (schedule/pad_channels.py; `leave_staged`: but not the pointwise layers the im2col
-    kernel stages itself)."""
+    kernel stages itself). `flash_records`: whether microkernel records may be bound in
+    flash (not under --optimize size; schedule/program.py `schedule`)."""
     graph = lower_for_backends(graph)
-    padded = pad_int8_channels(graph, target, leave_staged) | window_pads(graph, target) | \
-        pad_int16_channels(graph, target)
-    return schedule(graph, target=target, materialize=frozenset(padded))
+    padded = pad_int8_channels(graph, target, leave_staged, flash_records) | \
+        window_pads(graph, target, flash_records) | pad_int16_channels(graph, target)
+    return schedule(graph, target=target, materialize=frozenset(padded),
+                    flash_records=flash_records)
 
 
 def schedule_for_board(graph: Graph, board: Board,
@@ -159,7 +162,9 @@ def schedule_for_board(graph: Graph, board: Board,
     # the packed steps ran 1.5x slower (schedule/pad_channels.py).
     backup = pointwise_backup(graph, target) if optimize != "size" else None
     room = OPTIMIZE_MODES[optimize].paired_room
-    program = schedule_for_target(graph, target, leave_staged=backup is not None)
+    records = optimize != "size"  # `size` binds no records in flash
+    program = schedule_for_target(graph, target, leave_staged=backup is not None,
+                                  flash_records=records)
     for attempt in (1, 2):
         # Before the window rows are merged, which would rewrite the kernels they take;
         # the few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
@@ -169,7 +174,7 @@ def schedule_for_board(graph: Graph, board: Board,
             break
         for f in dataclasses.fields(Graph):  # the caller's graph is the one scheduled
             setattr(graph, f.name, getattr(backup, f.name))
-        program = schedule_for_target(graph, target)
+        program = schedule_for_target(graph, target, flash_records=records)
     merge_window_rows(program, target)
     # Before the optimize choice, so that its weight bytes and flash room count the
     # sub-byte constants at their packed size.

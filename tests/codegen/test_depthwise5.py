@@ -7,12 +7,13 @@ counts (3 to 67: rows not word-aligned are staged by single-word loads; 61 and 6
 10x10 pass the stack budget in one group, so their staged rows are made a group of
 channels at a time), SAME and VALID padding, odd heights (the last row alone), biases
 too large for the doubled records, chains of layers placed over their inputs, a
-HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7, cortex-m33
-and (below a vector of channels) cortex-m55; and stride 2 (4 staged pairs a call,
+HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7 and
+cortex-m33; on cortex-m55 every layer of stride 1 (at most cortex-m4's instructions) and
+of stride 2 those whose channels are no whole vectors; and stride 2 (4 staged pairs a call,
 mrt_dw5_s2_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
-size) stay exact through the generated tiles. One firmware holds a group of layers, each
-with its own graph input and output; a group the kernel takes must link its symbol, one
-it does not must not.
+size, cortex-m55's whole vectors at stride 2) stay exact through the generated tiles or
+lanes. One firmware holds a group of layers, each with its own graph input and output; a
+group the kernel takes must link its symbol, one it does not must not.
 """
 
 from __future__ import annotations
@@ -91,14 +92,63 @@ def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     assert symbols >= {S2_SYMBOL, S2_X2_SYMBOL}
 
 
-def test_cortex_m55_below_a_vector_of_channels(tmp_path: Path) -> None:
-    """cortex-m55 keeps a layer's requantization unfolded for its vector lanes where
-    the channels fill a vector (16 here: no kernel); fewer are folded, and the kernel
-    takes them (7 channels on 10x10: 0.125 -> 0.72 MAC per instruction); exact."""
-    assert KERNEL_SYMBOL in _run([(10, 10, 7, 1, "SAME")], "cortex-m55", tmp_path / "a",
-                                 seed=17)
-    assert not KERNELS & _run([(10, 10, 16, 1, "SAME")], "cortex-m55", tmp_path / "b",
-                              seed=18)
+def _layer_counts(build: minirt.Build, inputs: list[np.ndarray], n: int) -> list[int]:
+    """The instructions of each layer L<i>'s dispatches under QEMU (minirt-run
+    --profile), as bench/shapes.py counts them."""
+    rows = [r for r in build.profile(inputs).rows if r.kind == "dispatch"]
+
+    def names(row: object) -> set[str]:
+        layer = getattr(row, "layer", None) or {}
+        return {s["name"] for s in layer.get("sources", ())} | {str(layer.get("label", ""))}
+    counts = [sum(r.instructions for r in rows if f"L{i}" in names(r)) for i in range(n)]
+    assert all(counts), counts
+    return counts
+
+
+def _counts(layers, board: str, tmp_path: Path, stride: int = 1,
+            optimize: str = "auto") -> tuple[set[str], list[int]]:
+    """The symbols linked and each layer's instructions of a firmware of `layers` (h,
+    w, channels, multiplier, padding) at `stride`, run exact (`run_depthwise`)."""
+    symbols = _run(layers, board, tmp_path, seed=17, stride=stride, optimize=optimize)
+    path = tmp_path / "dw.tflite"
+    build = minirt.build(path, board, out_dir=tmp_path / "b", optimize=optimize)
+    rng = np.random.default_rng(0)
+    inputs = [rng.integers(-128, 128, (1, h, w, c)).astype(np.int8)
+              for h, w, c, _, _ in layers]
+    return symbols, _layer_counts(build, inputs, len(layers))
+
+
+# The 5x5 layers of bench/shapes.py's small grid (10x10, stride 1) whose channels fill
+# Helium's vectors (16, 64) or do not (61, 13), which cortex-m55 ran in lanes at 1.23-
+# 2.12x cortex-m4's instructions (61: 448,159 against 211,657), and one 14x14.
+M55_STRIDE1 = [(10, 10, c, 1, "SAME") for c in (16, 61, 64, 13)] + [(14, 14, 48, 1, "SAME")]
+
+
+def test_cortex_m55_takes_the_kernel_at_stride_1(tmp_path: Path) -> None:
+    """cortex-m55 runs every 5x5 layer of stride 1 in the microkernel (loops/
+    depthwise5.py takes_depthwise5: 34 instructions an output against its lanes' 42),
+    its requantization folded for it; exact, and at most cortex-m4's instructions."""
+    symbols, m55 = _counts(M55_STRIDE1, "cortex-m55", tmp_path / "m55")
+    assert KERNEL_SYMBOL in symbols
+    _, m4 = _counts(M55_STRIDE1, "cortex-m4", tmp_path / "m4")
+    for layer, a, b in zip(M55_STRIDE1, m55, m4, strict=True):
+        assert a <= b, (layer, m55, m4)
+
+
+def test_cortex_m55_keeps_lanes_where_they_win(tmp_path: Path) -> None:
+    """Stride 2 over whole vectors keeps Helium's lanes (42 an output against the
+    kernel's 44; 61 channels, 13 of them past the last vector, take the kernel), and so
+    does --optimize size, which binds no records in flash (the folded layer would run
+    the generated tiles: 0.48 MAC per instruction against the lanes' 0.59); exact."""
+    layers = [(10, 10, 16, 1, "SAME"), (10, 10, 64, 1, "SAME")]
+    assert not KERNELS & _run(layers, "cortex-m55", tmp_path / "a", seed=18, stride=2)
+    assert S2_SYMBOL in _run([(10, 10, 61, 1, "SAME")], "cortex-m55", tmp_path / "b",
+                             seed=19, stride=2)
+    assert not KERNELS & _run(layers, "cortex-m55", tmp_path / "c", seed=20,
+                              optimize="size")
+    # Fewer channels than a vector: folded, and the kernel takes them (0.125 -> 0.72).
+    assert KERNEL_SYMBOL in _run([(10, 10, 7, 1, "SAME")], "cortex-m55", tmp_path / "d",
+                                 seed=21)
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:

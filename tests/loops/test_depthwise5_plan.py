@@ -11,9 +11,12 @@ from tflite_models import build_model, int8_layer_op
 
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
-from toolchain.loops.depthwise5 import depthwise5_plan, depthwise5_schedule
-from toolchain.pipeline import prepare_graph, schedule_for_target
-from toolchain.target import load_board
+from toolchain.loops import choose_schedule
+from toolchain.loops.depthwise5 import depthwise5_plan, depthwise5_schedule, takes_depthwise5
+from toolchain.loops.requant_lanes import match_requant
+from toolchain.loops.tables import LANE_KIND
+from toolchain.pipeline import prepare_graph, schedule_for_board, schedule_for_target
+from toolchain.target import load_board, load_target
 
 
 def _kernel(tmp_path: Path, kind: str, h: int, w: int, cin: int, cout: int, k: int,
@@ -60,3 +63,41 @@ def test_kernels_it_does_not_take(tmp_path: Path, kind: str, k: int, stride: int
     cout = channels if kind == "depthwise" else 16
     kernel = _kernel(tmp_path, kind, 12, 12, channels, cout, k, stride, dilation)
     assert depthwise5_plan(kernel) is None
+
+
+# (h, w, channels, stride) -> whether cortex-m55 takes the kernel (a folded kernel):
+# every layer of stride 1; of stride 2 only channels that are no whole vectors of 16
+# (loops/depthwise5.py KERNEL_OUTPUT_COST against LANES_OUTPUT_COST).
+M55_TAKES = {(10, 10, 16, 1): True, (10, 10, 61, 1): True, (10, 10, 64, 1): True,
+             (14, 14, 48, 1): True, (10, 10, 16, 2): False, (10, 10, 64, 2): False,
+             (10, 10, 61, 2): True, (12, 11, 13, 2): True}
+
+
+@pytest.mark.parametrize("shape", sorted(M55_TAKES))
+def test_which_5x5_layers_cortex_m55_takes(tmp_path: Path, shape) -> None:
+    h, w, c, stride = shape
+    k = _kernel(tmp_path, "depthwise", h, w, c, c, 5, stride)  # folded (cortex-m4's)
+    assert takes_depthwise5(k, load_target("cortex-m55")) == M55_TAKES[shape]
+    for board in ("cortex-m4", "cortex-m7", "cortex-m33"):  # DSP only: always
+        assert takes_depthwise5(k, load_target(board))
+    assert not takes_depthwise5(k, load_target("riscv32"))
+
+
+@pytest.mark.parametrize("optimize,lanes", [("auto", False), ("size", True)])
+def test_cortex_m55_keeps_lanes_without_flash_records(tmp_path: Path, optimize: str,
+                                                      lanes: bool) -> None:
+    """Under --optimize size no records are bound in flash, which the kernel needs: the
+    16-channel layer keeps its requantization unfolded for Helium's lanes."""
+    rng = np.random.default_rng(3)
+    op, x, y = int8_layer_op(rng, "depthwise", 10, 10, 16, 16, 5, 5, name="L0")
+    path = tmp_path / "m.tflite"
+    path.write_bytes(build_model([op], [x], [y]))
+    board = load_board("cortex-m55")
+    program = schedule_for_board(prepare_graph(load_graph(path)), board, optimize)
+    (step,) = [s for s in program.steps
+               if isinstance(s.kernel, Kernel) and s.kernel.combine is not None]
+    # Unfolded: TFLite's two rounding steps, which the lanes run in vectors.
+    assert (match_requant(step.kernel) is not None) == lanes
+    schedule = step.schedule or choose_schedule(step.kernel, board.target_info)
+    assert (schedule.nests[0].dot == LANE_KIND) == lanes
+    assert schedule.nests[0].depthwise5 != lanes

@@ -39,14 +39,19 @@ from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
 __all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "depthwise_window", "has_row_pairs", "quad_rows", "record_words", "row_pair_nest",
-           "row_pair_plan"]
+           "depthwise_window", "has_row_pairs", "output_cost", "quad_rows", "record_words",
+           "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
 # 20 over 16 or 64 channels, 23.5 over 3). Where the target's SIMD row has int8 lanes
 # too (Helium), the lanes are taken only when their modelled cost is below this.
 ROW_PAIR_OUTPUT_COST = 20
+# At a stride of 1, by the tile's rows (`output_cost`): the 4-row kernel 14.6-15.5
+# (19x6, 10x10, 25x5 and 24x24 maps over 16-64 channels), row pairs 16.8-17.1 (12x12 over
+# 64 channels and 6x6 over 128, whose 3 slots pass STACK_BYTES; 19.9 over a 3x3 map).
+QUAD_OUTPUT_COST = 15.2
+PAIR_OUTPUT_COST = 17.0
 # The dispatch's stack buffer (the staged rows): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
@@ -335,8 +340,7 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
         return None
     plan = row_pair_plan(k)
     assert plan is not None
-    rows = QUAD_ROWS if plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
-        plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES else 2
+    rows = QUAD_ROWS if _quad_fits(k, plan) else 2
     # Stride 2: bands of output columns where a row's staged columns do not fit, every
     # band of 2 output rows before the next 2 rows (codegen/depthwise_s2.py).
     width = plan.band(k) if plan.stride == 2 else k.domain[X]
@@ -344,6 +348,22 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
     return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
+
+
+def _quad_fits(k: Kernel, plan: RowPairPlan) -> bool:
+    """Whether `k` is computed 4 output rows a tile: a stride of 1, 4 rows or more and
+    the 3 slots of staged rows within STACK_BYTES."""
+    return plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
+        plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES
+
+
+def output_cost(k: Kernel, plan: RowPairPlan) -> float:
+    """The microkernel's instructions an output of `k` (its staging and requantization
+    included), measured on cortex-m4: by the tile's rows at a stride of 1, else
+    ROW_PAIR_OUTPUT_COST."""
+    if plan.stride != 1:
+        return ROW_PAIR_OUTPUT_COST
+    return QUAD_OUTPUT_COST if _quad_fits(k, plan) else PAIR_OUTPUT_COST
 
 
 def record_words(quad: bool) -> int:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from toolchain.kernel.form import Kernel
+from toolchain.loops.access import lane_dim
 from toolchain.loops.affine import affine_of
 from toolchain.loops.depthwise import (
     CI,
@@ -45,11 +46,12 @@ from toolchain.loops.depthwise import (
     depthwise_window,
 )
 from toolchain.loops.schedule import LoopSchedule, Nest
+from toolchain.loops.tables import SIMD
 from toolchain.target.descriptors import Target
 
 __all__ = ["RECORD_WORDS", "S2_RECORD_WORDS", "SLOTS", "WINDOW", "Depthwise5Plan",
            "channel_group", "depthwise5_plan", "depthwise5_schedule", "has_depthwise5",
-           "record_words", "slots", "stack_bytes"]
+           "record_words", "slots", "stack_bytes", "takes_depthwise5"]
 
 WINDOW = 5
 # The window columns the staged rows hold past either side of the input (SAME's 2).
@@ -64,6 +66,17 @@ RECORD_WORDS = 5 + 4 * (WINDOW - 1) + 3
 # A stride of 2 (no W12): W01, W23, W34 and the bias of column 0, W01, W23, W34 of
 # columns 1-4, M, K_hi, s - 1 (| LAST_CHANNEL).
 S2_RECORD_WORDS = 4 + 3 * (WINDOW - 1) + 3
+# Instructions an output, measured with bench/shapes.py (10x10 and 14x14 maps over 16,
+# 48, 61 and 64 channels, every one within 2 % of these): the microkernel on cortex-m4
+# by stride (its staging, calls and requantization included), and a SIMD row's int8
+# lanes where they take every channel in whole vectors (Helium on cortex-m55: 42 at
+# either stride, the 2-wide border's outputs tiles with every tap tested; over 61
+# channels the 13 past the last vector run scalar, 73 an output). So on a core with
+# both, the kernel takes every 5x5 layer of stride 1, and of stride 2 those whose
+# channels are no whole vectors: the lanes' 42 beat its 44 there (10x10 over 64
+# channels: 67,960 instructions in lanes on cortex-m55, 71,139 in the kernel).
+KERNEL_OUTPUT_COST = {1: 34, 2: 44}
+LANES_OUTPUT_COST = 42
 
 
 def record_words(stride: int) -> int:
@@ -79,6 +92,21 @@ def slots(stride: int) -> int:
 def has_depthwise5(target: Target) -> bool:
     """Whether `target` runs the microkernel: the DSP extension (SMLAD, SMLABT, SSAT)."""
     return target.capabilities.dsp
+
+
+def takes_depthwise5(k: Kernel, target: Target) -> bool:
+    """Whether folded kernel `k` is computed by the microkernel on `target` (the
+    scheduler asks it before it keeps a Helium kernel's requantization unfolded for its
+    lanes, schedule/program.py): a DSP core, a 5x5 plan, and no int8 lanes that take
+    every channel in whole vectors for less (KERNEL_OUTPUT_COST)."""
+    plan = depthwise5_plan(k) if has_depthwise5(target) else None
+    if plan is None:
+        return False
+    lanes = SIMD[target.capabilities.simd].int8_lanes
+    c = lane_dim(k)
+    whole = bool(lanes) and plan.depth_multiplier == 1 and c is not None and \
+        k.domain[c] % lanes == 0
+    return not (whole and KERNEL_OUTPUT_COST[plan.stride] > LANES_OUTPUT_COST)
 
 
 @dataclass(frozen=True)

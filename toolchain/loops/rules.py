@@ -46,7 +46,12 @@ from toolchain.loops.dense_rows import (
     window_rows_candidates,
     window_rows_stage,
 )
-from toolchain.loops.depthwise import ROW_PAIR_OUTPUT_COST, row_pair_nest
+from toolchain.loops.depthwise import (
+    ROW_PAIR_OUTPUT_COST,
+    output_cost,
+    row_pair_nest,
+    row_pair_plan,
+)
 from toolchain.loops.patterns import dot_operands, int16_dot
 from toolchain.loops.phases import nest_kernel, phases_of
 from toolchain.loops.requant_lanes import (
@@ -451,15 +456,33 @@ def takes_row_pairs(k: Kernel, target: Target) -> bool:
         not _lanes_beat_row_pairs(k, target, target.capabilities.fma, frozenset())
 
 
+# Instructions an output of a 3x3 depthwise layer of stride 1 in Helium's lanes (every
+# channel in whole vectors), measured on cortex-m55 (bench/shapes.py layers and
+# vww_96's, 16-256 channels, 3x3 to 25x5 maps): a pixel's vectors of channels cost
+# about LANE_OUTPUT_COST an output where every tap is inside the input, one vector
+# (no channel loop) LANE_ONE_VECTOR less, and an output on the SAME border, whose taps
+# are tested one by one, LANE_BORDER_COST more (19x6 over 64 channels: 40 % of the
+# outputs on the border, 16.2 measured and modelled; 6x6 over 128: 56 %, 18.8 against
+# 17.9; 24x24 over 32: 16 %, 14.2 against 13.9). The lane model of _lane_candidates (12.9
+# whatever the shape) knows none of it.
+LANE_OUTPUT_COST = 12.3
+LANE_ONE_VECTOR = 1.5
+LANE_BORDER_COST = 10.0
+
+
 def _lanes_beat_row_pairs(k: Kernel, target: Target, fma: bool,
                           unblocked: frozenset[int]) -> bool:
     """Whether depthwise kernel `k`'s outputs computed in vector lanes (a SIMD row with
-    int8_lanes: Helium) cost less than the row-pair microkernel's ROW_PAIR_OUTPUT_COST
-    an output. Only when the lanes take every channel in whole vectors: the channels
-    past the last one run scalar tiles (cortex-m55, 3x3 over 61 channels on 19x6:
-    203,637 instructions in lanes, about 76 an output of those 13 channels, against
-    143,927 in row pairs on cortex-m4), and the model's lane cost is below the row
-    pairs' (16 or 64 channels: 13 an output modelled, 15-16.5 measured, against 20)."""
+    int8_lanes: Helium) cost less than the row-pair microkernel's (loops/depthwise.py
+    `output_cost`). Only when the lanes take every channel in whole vectors: the
+    channels past the last one run scalar tiles (cortex-m55, 3x3 over 61 channels on
+    19x6: 203,637 instructions in lanes, about 76 an output of those 13 channels,
+    against 143,927 in row pairs on cortex-m4). At a stride of 1 the lanes' measured
+    model (`_lane_output_cost`) against the kernel's tile: 16 channels, and wide maps
+    (24x24 over 32, 12x12 over 64, whose row pairs are 2-row tiles) keep the lanes; 32
+    channels and more on narrow maps (kws's 25x5 over 64: 132,493 instructions in lanes,
+    120,466 in 4-row tiles) and small ones (vww_96's 6x6 over 128) take the kernel. At a
+    stride of 2 the lane model of _lane_candidates against ROW_PAIR_OUTPUT_COST."""
     row = SIMD[target.capabilities.simd]
     c = lane_dim(k)
     if not row.int8_lanes or c is None or k.domain[c] % row.int8_lanes:
@@ -467,7 +490,25 @@ def _lanes_beat_row_pairs(k: Kernel, target: Target, fma: bool,
     par = [d for d in range(k.n_parallel) if k.domain[d] > 1 and d not in unblocked]
     costs = [cand[0][1] for cand in
              _lane_candidates(k, target, _shape(k, fma), _budget(target), par)]
-    return bool(costs) and min(costs) < ROW_PAIR_OUTPUT_COST * prod(k.domain[:k.n_parallel])
+    if not costs:
+        return False
+    plan = row_pair_plan(k)
+    outputs = prod(k.domain[:k.n_parallel])
+    if plan is not None and plan.stride == 1:
+        return _lane_output_cost(k, c, row.int8_lanes) < output_cost(k, plan)
+    return min(costs) < ROW_PAIR_OUTPUT_COST * outputs
+
+
+def _lane_output_cost(k: Kernel, c: int, lanes: int) -> float:
+    """The measured model of a depthwise layer's instructions an output in vector
+    lanes (LANE_OUTPUT_COST): `c` its lane dim, `lanes` a vector's."""
+    interior = interior_ranges(k)
+    pixels = [d for d in range(k.n_parallel) if d != c]
+    inside = prod((interior[d][1] - interior[d][0]) if d in interior else k.domain[d]
+                  for d in pixels)
+    border = 1 - inside / max(prod(k.domain[d] for d in pixels), 1)
+    one = LANE_ONE_VECTOR if k.domain[c] == lanes else 0.0
+    return LANE_OUTPUT_COST - one + LANE_BORDER_COST * border
 
 
 def _elementwise_nest(k: Kernel, target: Target) -> Nest:

@@ -44,6 +44,7 @@ from toolchain.loops.depthwise import _channel_only, _const, _is, _requantizatio
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
+from toolchain.schedule.im2col_lanes import kernel_takes_im2col
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
@@ -408,10 +409,14 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int)
     """Binds the records, and the microkernel's schedule, to every first layer of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
     rewriting `program` in place. Returns how many it bound."""
-    if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
+    if not target.capabilities.dsp:
         return 0
+    # Another SIMD row's core (Helium) only where the kernel beats its lanes.
+    every = SIMD[target.capabilities.simd].int8_dot == IM2COL_DOT
 
     def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
+        if not every and not kernel_takes_im2col(step.kernel, target):
+            return None
         plan = first_layer_plan(step.kernel)
         records = None if plan is None else first_layer_records(
             step.kernel, plan, constant_operands(program, step))

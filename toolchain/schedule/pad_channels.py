@@ -51,6 +51,7 @@ from toolchain.kernel.form import Kernel
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
 from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS, takes_pointwise
+from toolchain.schedule.im2col_lanes import node_takes_im2col
 from toolchain.schedule.program import Program
 from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
 from toolchain.target.descriptors import Target
@@ -298,12 +299,15 @@ def missed_staged_pointwise(program: Program) -> bool:
     return False
 
 
-def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False) -> set[int]:
+def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False,
+                      flash_records: bool = True) -> set[int]:
     """Rewrites, in place, the int8 convolutions and dense layers of `graph` (not its
     regions) whose input channels are not a multiple of their SIMD row's width
     (PAD_ROWS: 4 for the DSP word steps, 16 or 4 for Helium's windows), but with
     `leave_staged` the pointwise layers the im2col kernel takes as they are
-    (`PadRow.staged_pointwise`). Returns the ids
+    (`PadRow.staged_pointwise`), nor, where microkernel records may be bound in flash
+    (`flash_records`), the first layers a Helium core gives the DSP im2col kernel
+    (schedule/im2col_lanes.py). Returns the ids
     of the padded inputs that must stay materialized (schedule()'s `materialize`):
     those of pointwise layers, and every one where the row keeps its windows' pads."""
     if SIMD[target.capabilities.simd].int8_dot not in PADDED_DOT_KINDS:
@@ -317,7 +321,8 @@ def pad_int8_channels(graph: Graph, target: Target, leave_staged: bool = False) 
     for t in graph.outputs:
         readers[id(t)] = readers.get(id(t), 0) + 1
     for node in graph.nodes:
-        found = _site(node, target, leave_staged)
+        found = None if flash_records and node_takes_im2col(node, target) else \
+            _site(node, target, leave_staged)
         if found is None:
             if _keeps_word_border(node, readers, target):
                 keep.add(id(node.inputs[0]))

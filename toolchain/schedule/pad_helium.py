@@ -28,6 +28,7 @@ import numpy as np
 
 from toolchain.graph.ir import Graph, Node
 from toolchain.loops.tables import SIMD, VECTOR_DOT_KINDS
+from toolchain.schedule.im2col_lanes import node_takes_im2col
 from toolchain.target.descriptors import Target
 
 __all__ = ["window_pads"]
@@ -41,12 +42,14 @@ MIN_ROWS = 8  # window rows: from two 4-row steps on the border's steps are wort
 BORDER_MACS_PER_BYTE = 32
 
 
-def window_pads(graph: Graph, target: Target) -> set[int]:
+def window_pads(graph: Graph, target: Target, flash_records: bool = True) -> set[int]:
     """The ids of the `pad` outputs that feed an int8 convolution whose window rows
     (taps x input channels, contiguous) are exactly the short vector step's width and
     whose window has at least MIN_ROWS rows, or whose window feeds at least
     WRITTEN_OUT_MACS_PER_BYTE MACs per byte of the padded input, on a target with that
-    step; empty elsewhere."""
+    step; empty elsewhere. Not those of the first layers the DSP im2col kernel takes
+    instead (schedule/im2col_lanes.py, where `flash_records` may be bound), which read
+    their border fused as on cortex-m4."""
     short = SIMD[target.capabilities.simd].int8_dot_short
     if not short:
         return set()
@@ -58,7 +61,8 @@ def window_pads(graph: Graph, target: Target) -> set[int]:
         x, w = node.inputs
         a = node.attrs
         if x.type.dtype.name != "i8" or a.get("feature_group_count") != 1 or \
-                x.producer is None or x.producer.op != "pad":
+                x.producer is None or x.producer.op != "pad" or \
+                (flash_records and node_takes_im2col(node, target)):
             continue
         spatial = [w.type.shape[d] for d in a["kernel_spatial"]]
         channels = w.type.shape[a["kernel_input"]]

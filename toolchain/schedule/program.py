@@ -32,11 +32,13 @@ from toolchain.kernel.form import (
 from toolchain.kernel.lower import lower_node
 from toolchain.kernel.requant import fold_requantization
 from toolchain.loops import LoopSchedule, choose_schedule
+from toolchain.loops.depthwise5 import takes_depthwise5
 from toolchain.loops.requant_lanes import keeps_vector_requant
 from toolchain.loops.rules import takes_row_pairs
 from toolchain.schedule.control import Flattener
 from toolchain.schedule.copies import elide_copies
 from toolchain.schedule.fuse import Dispatch, drop_unused_operands, fuse
+from toolchain.schedule.im2col_lanes import kernel_takes_im2col
 from toolchain.schedule.immediates import scalars_as_immediates
 from toolchain.schedule.inplace import writes_over
 from toolchain.schedule.items import Item, Jump, Label, copy_dispatch, reads, writes
@@ -177,20 +179,28 @@ def _dispatches(node: Node) -> list[Dispatch]:
 
 
 def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
-                           target: Target | None = None) -> Dispatch:
+                           target: Target | None = None,
+                           flash_records: bool = True) -> Dispatch:
     """The int8 requantization in d's epilogue as one 64-bit add and shift where its
     constants allow (kernel/requant.py); the per-channel constants that form needs are
     new constant operands, registered in `constants`. On Helium a depthwise layer
     computed in vector lanes keeps TFLite's two steps, which it runs 4 lanes at a time
-    (loops/requant_lanes.py)."""
+    (loops/requant_lanes.py), unless a DSP microkernel does better (`flash_records`:
+    whether the build may bind records in flash, which the 5x5 one needs)."""
     def constant_of(i: int) -> np.ndarray | None:
         return constants.get(id(d.operands[i]))
 
     kept = keeps_vector_requant(d.kernel, target, constant_of)
     kernel, new = fold_requantization(d.kernel, constant_of)
-    # Unless the folded kernel goes to the DSP row-pair microkernel instead of lanes
-    # (loops/rules.py takes_row_pairs: 3x3 depthwise channels not in whole vectors).
-    if kept is not None and not takes_row_pairs(kernel, target):
+    # Unless the folded kernel goes to a DSP microkernel instead of lanes: the 3x3 row
+    # pairs (loops/rules.py takes_row_pairs: channels not in whole vectors), the 5x5
+    # one (loops/depthwise5.py takes_depthwise5) or the im2col one (a first layer,
+    # schedule/im2col_lanes.py); the last two run only with their records in flash:
+    # without them (--optimize size) the folded 5x5 layer fell to the generic tiles,
+    # 0.48 MAC per instruction against the lanes' 0.59 (10x10 over 16 channels).
+    if kept is not None and not takes_row_pairs(kernel, target) and \
+            not (flash_records and (takes_depthwise5(kernel, target)
+                                    or kernel_takes_im2col(kernel, target))):
         return Dispatch(kept, d.operands, d.output)
     if kernel is d.kernel:
         return d
@@ -215,7 +225,7 @@ def _segments(items: list[Item]) -> list[tuple[int, int]]:
 
 def _fuse_segments(items: list[Item], outputs: set[int],
                    constants: dict[int, np.ndarray],
-                   target: Target | None = None) -> list[Item]:
+                   target: Target | None = None, flash_records: bool = True) -> list[Item]:
     """Fuses each run of dispatches on its own. A run keeps materialized what anything
     outside it reads and every tensor written more than once (a loop's state, an if's
     results), so nothing is inlined across a label or out of its loop iteration."""
@@ -233,7 +243,8 @@ def _fuse_segments(items: list[Item], outputs: set[int],
         run = fuse([i for i in items[start:end] if isinstance(i, Dispatch)],
                    keep=outputs | outside | multi, constants=set(constants))
         parts = [split_lookup_tails(_folded_requantization(
-            scalars_as_immediates(d, constants), constants, target), target) for d in run]
+            scalars_as_immediates(d, constants), constants, target, flash_records), target)
+            for d in run]
         tails = {id(p[1]) for p in parts if len(p) == 2}
         out += inline_tails([d for p in parts for d in p], tails,
                             outputs | outside | multi)
@@ -286,14 +297,17 @@ def _live_intervals(steps_io: list[tuple[list[Tensor], list[Tensor]]],
 
 
 def schedule(graph: Graph, in_place: bool = True, target: Target | None = None,
-             materialize: frozenset[int] = frozenset()) -> Program:
+             materialize: frozenset[int] = frozenset(), flash_records: bool = True
+             ) -> Program:
     """Builds the Program for a verified, constant-folded graph. With `in_place` False,
     every result gets a buffer of its own (to measure what in-place saves). With a
     `target`, a result may also start below an operand that dies at its step, by a
     distance checked against the loop schedule the step will run on that target
     (schedule/overlap.py); such steps record that schedule (Step.schedule). The
     tensors whose ids are in `materialize` are never fused into their readers
-    (schedule/pad_channels.py's padded inputs)."""
+    (schedule/pad_channels.py's padded inputs). `flash_records`: whether the build may
+    bind microkernel records in flash (not under --optimize size), which decides some
+    kernels' requantization (`_folded_requantization`)."""
     flat = Flattener(_dispatches)
     flat.graph(graph)
     items, constants = flat.items, flat.constants
@@ -317,7 +331,8 @@ def schedule(graph: Graph, in_place: bool = True, target: Target | None = None,
     # The new state values are kept whole (each is stored in the state region: below).
     kept = out_ids | {id(t) for t in state_values}
     items = inline_into_kinds(items, set(constants))
-    items = _fuse_segments(items, kept | flat.pinned | materialize, constants, target)
+    items = _fuse_segments(items, kept | flat.pinned | materialize, constants, target,
+                           flash_records)
     items = immediates_in_kinds(items, constants)
     items = elide_copies(items, flat.assignments, kept)
     stores, state_outputs = _state_stores(items, graph, state_values, out_ids)
