@@ -78,8 +78,7 @@ from toolchain.passes import (
 from toolchain.report.layers import DISPATCHES_FILE, layers_json, read_layers
 from toolchain.report.size import COMPONENT_LABELS, SizeReport, size_report_from_files
 from toolchain.schedule import Program, schedule
-from toolchain.schedule.depthwise5_records import store_depthwise5_records
-from toolchain.schedule.depthwise16_records import store_depthwise16_records
+from toolchain.schedule.depthwise_records import store_depthwise_records
 from toolchain.schedule.fewout_records import store_fewout_records
 from toolchain.schedule.first_layer_records import store_first_layer_records
 from toolchain.schedule.optimize import DEFAULT_OPTIMIZE, OPTIMIZE_MODES, optimize_weights
@@ -90,7 +89,6 @@ from toolchain.schedule.pad_channels import (
 )
 from toolchain.schedule.pad_channels16 import pad_int16_channels
 from toolchain.schedule.pad_helium import window_pads
-from toolchain.schedule.row_pair_records import store_row_pair_records
 from toolchain.schedule.sub_byte import pack_sub_byte_constants
 from toolchain.schedule.tap_rest import gather_tap_rests
 from toolchain.schedule.window_rows import merge_window_rows
@@ -182,9 +180,7 @@ def schedule_for_board(graph: Graph, board: Board,
     optimize_weights(program, board, optimize)
     # After the weights are paired and interleaved: it reorders them (schedule/tap_rest.py).
     gather_tap_rests(program, target)
-    store_row_pair_records(program, target, room(program, board))
-    store_depthwise5_records(program, target, room(program, board))
-    store_depthwise16_records(program, target, room(program, board))
+    store_depthwise_records(program, target, lambda: room(program, board))
     return program
 
 

@@ -34,7 +34,8 @@ from llvmlite import ir
 
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Kernel
-from toolchain.schedule.first_layer_records import X, Y, first_layer_plan, lookup_offset
+from toolchain.schedule.first_layer_plan import X, Y, first_layer_plan
+from toolchain.schedule.first_layer_records import lookup_offset
 
 I8 = ir.IntType(8)
 I16 = ir.IntType(16)

@@ -33,15 +33,8 @@ import numpy as np
 from toolchain.kernel.form import Const, Kernel
 from toolchain.loops.tables import SIMD
 from toolchain.schedule.fewout_form import FewoutForm, fewout_form, pinned
-from toolchain.schedule.first_layer_records import (
-    IM2COL_DOT,
-    FirstLayerPlan,
-    X,
-    Y,
-    _halves,
-    bind_pixel_kernels,
-    first_layer_plan,
-)
+from toolchain.schedule.first_layer_plan import IM2COL_DOT, FirstLayerPlan, X, Y, first_layer_plan
+from toolchain.schedule.first_layer_records import _halves, bind_pixel_kernels
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import constant_operands

@@ -45,6 +45,7 @@ from __future__ import annotations
 from toolchain.graph.ir import Node
 from toolchain.kernel.form import Kernel
 from toolchain.loops.tables import SIMD
+from toolchain.schedule.first_layer_plan import first_layer_plan
 from toolchain.target.descriptors import Target
 
 __all__ = ["im2col_beats_lanes", "kernel_takes_im2col", "node_takes_im2col"]
@@ -115,9 +116,7 @@ def node_takes_im2col(node: Node, target: Target) -> bool:
 
 def kernel_takes_im2col(k: Kernel, target: Target) -> bool:
     """Whether folded kernel `k` goes to the im2col kernel on `target`: its plan
-    (first_layer_records.first_layer_plan) and `im2col_beats_lanes`."""
-    # Imported here: first_layer_records imports schedule/program.py, which asks this.
-    from toolchain.schedule.first_layer_records import first_layer_plan
+    (first_layer_plan.first_layer_plan) and `im2col_beats_lanes`."""
     plan = first_layer_plan(k)
     return plan is not None and im2col_beats_lanes(
         target, plan.cin, plan.kh, plan.kw, max(plan.stride) > 1, max(plan.dilation) > 1,

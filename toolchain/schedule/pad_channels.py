@@ -50,7 +50,7 @@ from toolchain.graph.ir import Graph, Node, Tensor
 from toolchain.kernel.form import Kernel
 from toolchain.loops.patterns import dot_operands
 from toolchain.loops.rules import SIMD
-from toolchain.schedule.first_layer_records import MAX_POINTWISE_CHANNELS, takes_pointwise
+from toolchain.schedule.first_layer_plan import MAX_POINTWISE_CHANNELS, takes_pointwise
 from toolchain.schedule.im2col_lanes import node_takes_im2col
 from toolchain.schedule.program import Program
 from toolchain.schedule.window_rows import FLAT_MIN_CHANNELS, merged_row_extent
