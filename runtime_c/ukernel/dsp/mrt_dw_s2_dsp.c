@@ -2,9 +2,10 @@
  *
  * Called by generated dispatches (toolchain/codegen/depthwise_s2.py). Output row y of a
  * stride-2 window reads input rows 2y+a, 2y+a+1, 2y+a+2. The input is staged as the
- * row-pair kernels stage it (mrt_dw_stage_pairs3_s8 of mrt_dw_dsp.c, called by the
- * dispatch): pair m = rows (2m+a, 2m+a+1) as 16-bit halves, one word per column and
- * channel, in slot m mod 3 of a (column, channel, slot) buffer. Output row y is then
+ * row-pair kernels stage it (mrt_dw_dsp.c's stagers, called by the dispatch): pair m = rows (2m+a, 2m+a+1) as 16-bit halves, one word per column and
+ * channel, in one of the 3 slots of a (column, channel, slot) buffer (odd pairs in slot 1,
+ * even ones alternating 0 and 2, so a call's two new pairs are adjacent and staged
+ * together by mrt_dw_stage_two_pairs3_s8, a STRD a value). Output row y is then
  * SMLAD(pair y, (w0, w1)) + SMLABT(pair y+1, (w1, w2)) per window column (its third row
  * is the low half of the next pair), against the row-pair records of
  * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
@@ -120,10 +121,11 @@ struct mrt_dw_s2 {
     uint32_t channels;       /* 12 (unused: the last record ends the channel loop) */
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
-    uint32_t flags;          /* 24: bits 0-1: the slot of pair y (two rows with doubled
-                                records); bit 2: doubled records; bit 3: row y alone, its
-                                pairs in slots 0 and 1. Without doubled records pairs
-                                y, y+1, y+2 are in slots 0-2. */
+    uint32_t flags;          /* 24: bit 0 (two rows with doubled records): pairs y, y+1,
+                                y+2 in slots 2, 1, 0, else in slots 0, 1, 2; bit 2:
+                                doubled records; bit 3: row y alone, its pairs in slots
+                                0 and 1. Without doubled records pairs y, y+1, y+2 are
+                                in slots 0-2. */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 12 x channels */
 };
 
@@ -148,15 +150,11 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "beq    40f\n"
         "tst    r7, #8\n"
         "bne    31f\n"
-        "and    r8, r7, #3\n"
-        "cmp    r8, #1\n"
-        "beq    21f\n"
-        "bhi    22f\n"
+        "tst    r7, #1\n"
+        "bne    21f\n"
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_FAST)
         "21:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE2, "r6", "r7", "r5", MRT_S2_FAST)
-        "22:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE2, "r7", "r5", "r6", MRT_S2_FAST)
+        MRT_S2_COLUMNS(MRT_S2_TILE2, "r7", "r6", "r5", MRT_S2_FAST)
         "31:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_FAST)
         "40:\n"
