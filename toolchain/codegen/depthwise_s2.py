@@ -59,6 +59,7 @@ KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
+ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two a pass)
 
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
@@ -117,6 +118,7 @@ class StrideTwoEmitter:
         stage_two_fn = self._dw_function(STAGE_TWO_SYMBOL, [PTR] * 5 + [I32])
         kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
         tiles, rest = divmod(h_out, 2)
+        odd_channels = ODD_CHANNELS if outs % 2 else 0
         # Odd pairs in slot 1, even pair 2t in slot 0 where t + phase is even, else in slot
         # 2: a call's two new pairs are in adjacent slots (one STRD a value), and the phase
         # puts an odd last row's pairs (2 tiles, 2 tiles + 1) in slots 0 and 1.
@@ -173,7 +175,7 @@ class StrideTwoEmitter:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
-                b.store(b.or_(flags, mode), field(6))
+                b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
 
             return stage, stage_two, call
