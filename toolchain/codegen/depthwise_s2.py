@@ -56,6 +56,7 @@ I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
+FILL_SLOT_SYMBOL = "mrt_dw_s2_fill_slot"  # a slot's words, 8 STR a pass
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
@@ -116,6 +117,7 @@ class StrideTwoEmitter:
         out_buf = self.buffers[len(k.operands)]
         stage_fn = self._dw_function(STAGE3_SYMBOL, [PTR, PTR, PTR, I32])
         stage_two_fn = self._dw_function(STAGE_TWO_SYMBOL, [PTR] * 5 + [I32])
+        fill_slot_fn = self._dw_function(FILL_SLOT_SYMBOL, [PTR, I32, I32])
         kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
         tiles, rest = divmod(h_out, 2)
         odd_channels = ODD_CHANNELS if outs % 2 else 0
@@ -137,7 +139,7 @@ class StrideTwoEmitter:
             """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
             staged (those outside the input hold the pad value's pair, in every slot:
             written here), the kernel's width set; returns the band's (stage, stage_two,
-            call)."""
+            stage_pad, call)."""
             first = 2 * x0 + plan.col
             lo, hi = max(0, -first), min(2 * n + 1, w_in - first)  # inside the input
             for j in [*range(lo), *range(hi, 2 * n + 1)]:
@@ -171,6 +173,10 @@ class StrideTwoEmitter:
                 """Pair m into `slot` and pair n into the next slot, a STRD a value."""
                 b.call(stage_two_fn, [slot_at(slot), *rows(m), *rows(n), const(span)])
 
+            def stage_pad(slot: ir.Value) -> None:
+                """A pair of two rows below the input into `slot`: the pad pair."""
+                b.call(fill_slot_fn, [slot_at(slot), pair, const(span)])
+
             def call(t: ir.Value, mode: ir.Value) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
@@ -178,7 +184,7 @@ class StrideTwoEmitter:
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
 
-            return stage, stage_two, call
+            return stage, stage_two, stage_pad, call
 
         last = const(tiles)
         reverse = self.nest.reverse
@@ -189,7 +195,7 @@ class StrideTwoEmitter:
             # twice.
             def rows_of(t: ir.Value, pairs: int) -> None:
                 for x0, n in bands[::-1] if reverse else bands:
-                    stage, stage_two, call = band(x0, n)
+                    stage, stage_two, _, call = band(x0, n)
                     m = b.mul(t, const(2))
                     if pairs == 3:  # pair 2t alone, 2t + 1 and 2t + 2 together
                         stage(m, const(0))
@@ -206,7 +212,7 @@ class StrideTwoEmitter:
                 rows_of(last, 2)
             return True
 
-        stage, stage_two, call = band(0, w_out)
+        stage, stage_two, stage_pad, call = band(0, w_out)
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
         with b.if_else(doubled) as (fast, slow):
             with fast:
@@ -228,19 +234,39 @@ class StrideTwoEmitter:
                                   b.select(flip, const(1), const(0)))
                     call(t, b.zext(flip, I32))
 
+                # The last pair (2T, or 2T + 1 after an odd last row) is two rows below
+                # the input on SAME maps of 4q + 2 rows (and 4q with an even row count
+                # out): its slot is filled with the pad pair, 8 STR a pass, not staged
+                # from the pad row (10x10x64: 1,840 -> 810 instructions).
+                below = 2 * (2 * tiles + rest) + plan.row >= h_in
                 if not reverse:
                     stage(const(0), const(2 * phase))
-                    if tiles:
-                        self._loop_range("dw.s2", 0, tiles, 1, fast_tile)
+                    peel = below and not rest and tiles > 0
+                    if tiles - peel:
+                        self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
+                    if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
+                        flip = (tiles - 1 + phase) % 2
+                        stage(const(2 * tiles - 1), const(1))
+                        stage_pad(const(0 if flip else 2))
+                        call(const(tiles - 1), const(flip))
                     if rest:
-                        stage(b.add(b.mul(last, const(2)), const(1)), const(1))
+                        if below:
+                            stage_pad(const(1))
+                        else:
+                            stage(b.add(b.mul(last, const(2)), const(1)), const(1))
                         call(last, const(ONE_ROW))
                 else:
                     m = b.mul(last, const(2))
                     if rest:  # pairs 2T, 2T + 1 in slots 0, 1
-                        stage_two(m, b.add(m, const(1)), const(0))
+                        if below:
+                            stage(m, const(0))
+                            stage_pad(const(1))
+                        else:
+                            stage_two(m, b.add(m, const(1)), const(0))
                         call(last, const(ONE_ROW))
-                    else:  # pair 2T: slot 0 where T + phase (phase 0) is even
+                    elif below:  # pair 2T: slot 0 where T + phase (phase 0) is even
+                        stage_pad(const(2 * (tiles % 2)))
+                    else:
                         stage(m, const(2 * (tiles % 2)))
                     if tiles:
                         self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)

@@ -224,3 +224,34 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "add    sp, sp, #8\n"
         "pop    {r4-r11, pc}\n");
 }
+
+/* dst[3*i] = word for i < n: one slot of the staged layout filled with the pad pair, for
+ * a pair of two rows below the input (the dispatch's last pair on SAME maps of 4q + 2
+ * rows), 8 STR and the loop's SUBS and BNE for 8 words where staging it from the row of
+ * pad values took 23. */
+__attribute__((naked, used)) void mrt_dw_s2_fill_slot(uint32_t *dst, uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "lsrs   r3, r2, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "str    r1, [r0, #12]\n"
+        "str    r1, [r0, #24]\n"
+        "str    r1, [r0, #36]\n"
+        "str    r1, [r0, #48]\n"
+        "str    r1, [r0, #60]\n"
+        "str    r1, [r0, #72]\n"
+        "str    r1, [r0, #84]\n"
+        "str    r1, [r0], #96\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #7\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r1, [r0], #12\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "bx     lr\n");
+}
