@@ -136,10 +136,11 @@
   "ldr    r2, [sp]\n"                /* the records again (LDR keeps the flags) */ \
   "bne    1" ENTRY "b\n" \
   "b      9f\n"
-/* Both entries of one slot order (two loops: each column's end branches to its own). */
-#define MRT_S2_FAST2(P0, P1, P2, N) \
-  MRT_S2_COLUMNS_BY2(MRT_S2_TILE2, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
-  MRT_S2_COLUMNS_BY2(MRT_S2_TILE2, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
+/* Both entries of one tile and slot order (two loops: each column's end branches to its
+ * own). */
+#define MRT_S2_FAST2(TILE, P0, P1, P2, N) \
+  MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
+  MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
 
 /* What one call computes (the layout of codegen/depthwise_pairs.py's mrt_dw_rowpair). */
 struct mrt_dw_s2 {
@@ -192,10 +193,10 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
@@ -208,14 +209,13 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
         ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one - mrt_s2_table)/2\n"
-        MRT_S2_FAST2("r5", "r6", "r7", "mrt_s2_order0")
-        MRT_S2_FAST2("r7", "r6", "r5", "mrt_s2_order1")
-        "mrt_s2_one:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_FAST)
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        MRT_S2_FAST2(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order0")
+        MRT_S2_FAST2(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order1")
+        MRT_S2_FAST2(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one")
         "mrt_s2_slow_two:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_SLOW)
         "mrt_s2_slow_one:\n"
