@@ -115,8 +115,8 @@ def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("bottom_up", [False, True])
 def test_slot_parities(bottom_up: bool, tmp_path: Path,
                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every parity of the number of two-row calls, with and without an odd last row,
-    top-down and bottom-up (the last rows first)."""
+    """Every parity of the number of two-row calls, with and without an odd last row and
+    a last pair below the input, top-down and bottom-up (the last rows first)."""
     if bottom_up:
         chosen = image.choose_schedule
 
@@ -125,7 +125,8 @@ def test_slot_parities(bottom_up: bool, tmp_path: Path,
             return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
 
         monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
-    assert KERNEL_S2_SYMBOL in _run(PARITIES, "cortex-m4", tmp_path, seed=17 + bottom_up)
+    layers = PARITIES + BANDS[3:]  # bands whose last two rows' third pair is the pad pair
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
 
 
 def test_a_chain_of_layers(tmp_path: Path) -> None:

@@ -187,29 +187,48 @@ class StrideTwoEmitter:
             return stage, stage_two, stage_pad, call
 
         last = const(tiles)
+        # The last pair (2T, or 2T + 1 after an odd last row) is two rows below the input
+        # on SAME maps of 4q or 4q + 2 rows (odd ones with a pad row above): its slot is
+        # filled with the pad pair, 8 STR a pass, not staged from the pad row (10x10x64:
+        # 1,840 -> 810 instructions).
+        below = 2 * (2 * tiles + rest) + plan.row >= h_in
+        peel = below and not rest and tiles > 0  # the last two rows' call on its own
         reverse = self.nest.reverse
         if len(bands) > 1:
             # Several bands: per 2 output rows each band stages its 3 pairs (2: the odd last
             # row) into slots 0-2, the last two together, and is called, so that rows run
             # in order (the overlap walk's); the pairs two calls of a band share are staged
             # twice.
-            def rows_of(t: ir.Value, pairs: int) -> None:
+            def rows_of(t: ir.Value, pairs: int, pad_last: bool = False) -> None:
+                """Every band's call on rows 2t (and 2t + 1); `pad_last`: the last of its
+                pairs is below the input, the pad pair (the others staged together)."""
                 for x0, n in bands[::-1] if reverse else bands:
-                    stage, stage_two, _, call = band(x0, n)
+                    stage, stage_two, stage_pad, call = band(x0, n)
                     m = b.mul(t, const(2))
-                    if pairs == 3:  # pair 2t alone, 2t + 1 and 2t + 2 together
-                        stage(m, const(0))
-                    stage_two(b.add(m, const(pairs - 2)), b.add(m, const(pairs - 1)),
-                              const(pairs - 2))
+                    if pad_last:
+                        if pairs == 3:
+                            stage_two(m, b.add(m, const(1)), const(0))
+                        else:
+                            stage(m, const(0))
+                        stage_pad(const(pairs - 1))
+                    else:
+                        if pairs == 3:  # pair 2t alone, 2t + 1 and 2t + 2 together
+                            stage(m, const(0))
+                        stage_two(b.add(m, const(pairs - 2)), b.add(m, const(pairs - 1)),
+                                  const(pairs - 2))
                     call(t, const(0 if pairs == 3 else ONE_ROW))
 
             if rest and reverse:
-                rows_of(last, 2)
-            if tiles:
-                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                rows_of(last, 2, below)
+            if peel and reverse:
+                rows_of(const(tiles - 1), 3, True)
+            if tiles - peel:
+                self._loop_range("dw.s2", tiles - 1 - peel if reverse else 0, tiles - peel,
                                  -1 if reverse else 1, lambda t: rows_of(t, 3))
+            if peel and not reverse:
+                rows_of(const(tiles - 1), 3, True)
             if rest and not reverse:
-                rows_of(last, 2)
+                rows_of(last, 2, below)
             return True
 
         stage, stage_two, stage_pad, call = band(0, w_out)
@@ -234,14 +253,8 @@ class StrideTwoEmitter:
                                   b.select(flip, const(1), const(0)))
                     call(t, b.zext(flip, I32))
 
-                # The last pair (2T, or 2T + 1 after an odd last row) is two rows below
-                # the input on SAME maps of 4q + 2 rows (and 4q with an even row count
-                # out): its slot is filled with the pad pair, 8 STR a pass, not staged
-                # from the pad row (10x10x64: 1,840 -> 810 instructions).
-                below = 2 * (2 * tiles + rest) + plan.row >= h_in
                 if not reverse:
                     stage(const(0), const(2 * phase))
-                    peel = below and not rest and tiles > 0
                     if tiles - peel:
                         self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
                     if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
