@@ -5,7 +5,8 @@ against the numpy reference and TFLite Micro's interpreter.
 int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads words, or single values past the last
 whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID, odd
-and even output heights (an odd last row alone, its pairs in fixed slots), one output
+and even output heights (an odd last row alone, its pairs in slots 0 and 1; every parity
+of the number of two-row calls, top-down and bottom-up), one output
 row, one output column, rows too wide for one band of staged columns; biases too large
 for the doubled records (the kernel's other requantization, each call staging its
 pairs); records made on the stack; the calls run bottom-up; a chain of layers (the arena
@@ -40,6 +41,16 @@ SHAPES = [(20, 20, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"), (19, 6, 16, 1, "VALID"
 # width: one on each side), each all its rows before the next.
 BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID"),
          (12, 12, 64, 1, "SAME"), (7, 30, 61, 1, "SAME")]
+# Output heights 2-8, so 1-4 calls of two rows with and without an odd last row: the
+# even pairs alternate slots 0 and 2 with the call's parity (codegen/depthwise_s2.py),
+# the phase set by an odd last row, the two new pairs staged together, a last pair below
+# the input filled with the pad pair (SAME maps of 4q and 4q + 2 rows, of 4q + 1 and
+# 4q + 3 with a pad row above); odd and even channel counts (the channel loop, two
+# channels a pass, entered at its second or first).
+PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
+            (9, 7, 12, 1, "VALID"), (11, 11, 23, 1, "VALID"), (12, 10, 19, 1, "SAME"),
+            (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),
+            (8, 8, 2, 1, "SAME"), (6, 5, 1, 1, "VALID")]
 NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (6, 6, 128, 1, "SAME")]  # the last: bands of 2
 # columns (MIN_BAND). Small outputs (1-2 channels on 10x10) are taken: their per-channel
 # constants stay broadcasts (passes/fold.py), so their requantization folds to records.
@@ -99,6 +110,23 @@ def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
     assert KERNEL_S2_SYMBOL in _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b",
                                     seed=14, big_bias=True)
+
+
+@pytest.mark.parametrize("bottom_up", [False, True])
+def test_slot_parities(bottom_up: bool, tmp_path: Path,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every parity of the number of two-row calls, with and without an odd last row and
+    a last pair below the input, top-down and bottom-up (the last rows first)."""
+    if bottom_up:
+        chosen = image.choose_schedule
+
+        def reversed_schedule(k, target):
+            s = chosen(k, target)
+            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    layers = PARITIES + BANDS[3:]  # bands whose last two rows' third pair is the pad pair
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
 
 
 def test_a_chain_of_layers(tmp_path: Path) -> None:

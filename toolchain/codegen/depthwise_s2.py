@@ -7,11 +7,15 @@ rows (2m+a, 2m+a+1) staged as 16-bit halves, row y's sum SMLAD(pair y, (w0, w1))
 SMLABT(pair y+1, (w1, w2)) per window column, with the same per-channel records
 (schedule/row_pair_records.py). A call computes output rows 2t and 2t+1 from pairs 2t,
 2t+1 and 2t+2, the middle pair serving both rows and the weights and requantization
-loaded once for the two; the staged buffer has 3 slots, pair m in slot (m + shift) mod 3,
-so that a call's last pair is the next call's first and every pair is staged once (by
-mrt_dw_stage_pairs3_s8, the 3-slot staging of the 4-row kernel), 2 input rows per 2
-output rows. An odd last row is a call of one row whose pairs the shift puts in slots 0
-and 1. Records that are not doubled (a bias past +-2**29, rare) take the kernel's other
+loaded once for the two; the staged buffer has 3 slots, odd pairs in slot 1 and even
+pair 2t in slot 0 or 2 by the parity of t (a call's pairs 2t, 2t+1, 2t+2 in slots 0, 1, 2
+or 2, 1, 0: flags bit 0), so that a call's last pair is the next call's first, every
+pair is staged once, and a call's two new pairs are in adjacent slots, staged together by
+mrt_dw_stage_two_pairs3_s8 (one STRD a value: 40 instructions for 16 staged words where
+two calls of the 3-slot stager took 46, 42 against 50 for rows not word-aligned), 2 input
+rows per 2 output rows. An odd last row is a call of one row whose pairs a phase on the
+parity puts in slots 0 and 1. Records that are not doubled (a bias past +-2**29, rare)
+take the kernel's other
 requantization, whose code reads pairs from fixed slots 0-2: each call stages its three.
 
 A row whose staged columns would pass loops/depthwise.py's STACK_BYTES (3 slots of 4
@@ -36,7 +40,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL
+from toolchain.codegen.depthwise_pairs import FILL_SYMBOL, STAGE3_SYMBOL, STAGE_TWO_SYMBOL
 from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import (
     DOUBLED_FLAG,
@@ -52,9 +56,11 @@ I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
 KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
+FILL_SLOT_SYMBOL = "mrt_dw_s2_fill_slot"  # a slot's words, 8 STR a pass
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
+ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two a pass)
 
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
@@ -99,18 +105,26 @@ class StrideTwoEmitter:
         pad_row = self._dw_stack(ir.ArrayType(I32, pad_words), 4, "dw_pad_row")
         args = self._dw_stack(_ARGS, 4, "dw_args")
         pad = plan.pad
-        self._loop_range("dw.pad_row", 0, pad_words, 1, lambda i: b.store(
-            const((pad & 0xFF) * 0x01010101), self._dw_word(pad_row, i)))
+        # The pad row and the pad columns by runtime_c's word fill, 8 words an STM: as
+        # loops of stores here LLVM made the pad row (and a zero pair's columns) a call
+        # of the byte-wise memset, 6 instructions a byte (20x20x32: 4,032 of 72,756).
+        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
+        b.call(fill, [b.bitcast(pad_row, PTR), const((pad & 0xFF) * 0x01010101),
+                      const(pad_words)])
         pair = const(((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
         stage_fn = self._dw_function(STAGE3_SYMBOL, [PTR, PTR, PTR, I32])
+        stage_two_fn = self._dw_function(STAGE_TWO_SYMBOL, [PTR] * 5 + [I32])
+        fill_slot_fn = self._dw_function(FILL_SLOT_SYMBOL, [PTR, I32, I32])
         kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
         tiles, rest = divmod(h_out, 2)
-        # Pair m in slot (m + shift) mod 3; the shift puts an odd last row's pairs (2 tiles,
-        # 2 tiles + 1) in slots 0 and 1, where its code reads them.
-        shift = (-2 * tiles) % QUAD_SLOTS if rest else 0
+        odd_channels = ODD_CHANNELS if outs % 2 else 0
+        # Odd pairs in slot 1, even pair 2t in slot 0 where t + phase is even, else in slot
+        # 2: a call's two new pairs are in adjacent slots (one STRD a value), and the phase
+        # puts an odd last row's pairs (2 tiles, 2 tiles + 1) in slots 0 and 1.
+        phase = tiles % 2 if rest else 0
 
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
@@ -121,91 +135,152 @@ class StrideTwoEmitter:
         b.store(const(out_row), field(5))
         b.store(const(4 * column_words), field(7))
 
-        def band(x0: int, n: int) -> tuple[Callable[..., None], Callable[..., None]]:
+        def band(x0: int, n: int) -> tuple[Callable[..., None], ...]:
             """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
             staged (those outside the input hold the pad value's pair, in every slot:
-            written here), the kernel's width set; returns the band's (stage, call)."""
+            written here), the kernel's width set; returns the band's (stage, stage_two,
+            stage_pad, call)."""
             first = 2 * x0 + plan.col
             lo, hi = max(0, -first), min(2 * n + 1, w_in - first)  # inside the input
             for j in [*range(lo), *range(hi, 2 * n + 1)]:
-                self._loop_range("dw.pad_col", 0, column_words, 1, lambda i, j=j: b.store(
-                    pair, self._dw_word(staged, b.add(i, const(j * column_words)))))
+                b.call(fill, [b.bitcast(self._dw_word(staged, const(j * column_words)), PTR),
+                              pair, const(column_words)])
             b.store(const(n), field(4))
             span = (hi - lo) * channels  # bytes of each staged row
 
-            def stage(m: ir.Value, slot: ir.Value | None = None) -> None:
-                """Pair m's rows (2m + a, 2m + a + 1) into `slot` (default its own)."""
+            def rows(m: ir.Value) -> list[ir.Value]:
+                """Pair m's rows (2m + a, 2m + a + 1) from the band's first input column:
+                the pad row where a row is outside the input."""
                 top = b.add(b.mul(m, const(2)), const(plan.row))
-                rows = []
+                found = []
                 for r in (top, b.add(top, const(1))):
                     inside = b.icmp_unsigned("<", r, const(h_in))  # a negative row too
                     at = b.gep(x_buf, [b.add(b.mul(r, const(row_bytes)),
                                              const((first + lo) * channels))],
                                source_etype=I8)
-                    rows.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
-                into = slot_of(m) if slot is None else slot
-                dst = self._dw_word(staged, b.add(into, const(lo * column_words)))
-                b.call(stage_fn, [b.bitcast(dst, PTR), *rows, const(span)])
+                    found.append(b.select(inside, at, b.bitcast(pad_row, PTR)))
+                return found
+
+            def slot_at(slot: ir.Value) -> ir.Value:
+                return b.bitcast(self._dw_word(staged, b.add(slot, const(lo * column_words))),
+                                 PTR)
+
+            def stage(m: ir.Value, slot: ir.Value) -> None:
+                """Pair m into `slot`."""
+                b.call(stage_fn, [slot_at(slot), *rows(m), const(span)])
+
+            def stage_two(m: ir.Value, n: ir.Value, slot: ir.Value) -> None:
+                """Pair m into `slot` and pair n into the next slot, a STRD a value."""
+                b.call(stage_two_fn, [slot_at(slot), *rows(m), *rows(n), const(span)])
+
+            def stage_pad(slot: ir.Value) -> None:
+                """A pair of two rows below the input into `slot`: the pad pair."""
+                b.call(fill_slot_fn, [slot_at(slot), pair, const(span)])
 
             def call(t: ir.Value, mode: ir.Value) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
-                b.store(b.or_(flags, mode), field(6))
+                b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
 
-            return stage, call
-
-        def slot_of(m: ir.Value) -> ir.Value:
-            return b.urem(b.add(m, const(shift)), const(QUAD_SLOTS))
+            return stage, stage_two, stage_pad, call
 
         last = const(tiles)
+        # The last pair (2T, or 2T + 1 after an odd last row) is two rows below the input
+        # on SAME maps of 4q or 4q + 2 rows (odd ones with a pad row above): its slot is
+        # filled with the pad pair, 8 STR a pass, not staged from the pad row (10x10x64:
+        # 1,840 -> 810 instructions).
+        below = 2 * (2 * tiles + rest) + plan.row >= h_in
+        peel = below and not rest and tiles > 0  # the last two rows' call on its own
         reverse = self.nest.reverse
         if len(bands) > 1:
             # Several bands: per 2 output rows each band stages its 3 pairs (2: the odd last
-            # row) into slots 0-2 and is called, so that rows run in order (the overlap
-            # walk's); the pairs two calls of a band share are staged twice.
-            def rows_of(t: ir.Value, pairs: int) -> None:
+            # row) into slots 0-2, the last two together, and is called, so that rows run
+            # in order (the overlap walk's); the pairs two calls of a band share are staged
+            # twice.
+            def rows_of(t: ir.Value, pairs: int, pad_last: bool = False) -> None:
+                """Every band's call on rows 2t (and 2t + 1); `pad_last`: the last of its
+                pairs is below the input, the pad pair (the others staged together)."""
                 for x0, n in bands[::-1] if reverse else bands:
-                    stage, call = band(x0, n)
-                    for j in range(pairs):
-                        stage(b.add(b.mul(t, const(2)), const(j)), const(j))
+                    stage, stage_two, stage_pad, call = band(x0, n)
+                    m = b.mul(t, const(2))
+                    if pad_last:
+                        if pairs == 3:
+                            stage_two(m, b.add(m, const(1)), const(0))
+                        else:
+                            stage(m, const(0))
+                        stage_pad(const(pairs - 1))
+                    else:
+                        if pairs == 3:  # pair 2t alone, 2t + 1 and 2t + 2 together
+                            stage(m, const(0))
+                        stage_two(b.add(m, const(pairs - 2)), b.add(m, const(pairs - 1)),
+                                  const(pairs - 2))
                     call(t, const(0 if pairs == 3 else ONE_ROW))
 
             if rest and reverse:
-                rows_of(last, 2)
-            if tiles:
-                self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                rows_of(last, 2, below)
+            if peel and reverse:
+                rows_of(const(tiles - 1), 3, True)
+            if tiles - peel:
+                self._loop_range("dw.s2", tiles - 1 - peel if reverse else 0, tiles - peel,
                                  -1 if reverse else 1, lambda t: rows_of(t, 3))
+            if peel and not reverse:
+                rows_of(const(tiles - 1), 3, True)
             if rest and not reverse:
-                rows_of(last, 2)
+                rows_of(last, 2, below)
             return True
 
-        stage, call = band(0, w_out)
+        stage, stage_two, stage_pad, call = band(0, w_out)
         doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
         with b.if_else(doubled) as (fast, slow):
             with fast:
+                def odd(t: ir.Value) -> ir.Value:
+                    """Whether pair 2t is in slot 2 (the call's pairs in slots 2, 1, 0)."""
+                    return b.icmp_unsigned("!=", b.and_(b.add(t, const(phase)), const(1)),
+                                           const(0))
+
                 def fast_tile(t: ir.Value) -> None:
                     m = b.mul(t, const(2))
-                    for j in ((1, 0) if reverse else (1, 2)):
-                        stage(b.add(m, const(j)))
-                    call(t, slot_of(m))
+                    flip = odd(t)
+                    one, mine = b.add(m, const(1)), m
+                    if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
+                        mine = b.add(m, const(2))
+                        stage_two(b.select(flip, mine, one), b.select(flip, one, mine),
+                                  b.select(flip, const(0), const(1)))
+                    else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
+                        stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
+                                  b.select(flip, const(1), const(0)))
+                    call(t, b.zext(flip, I32))
 
                 if not reverse:
-                    stage(const(0))
-                    if tiles:
-                        self._loop_range("dw.s2", 0, tiles, 1, fast_tile)
+                    stage(const(0), const(2 * phase))
+                    if tiles - peel:
+                        self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
+                    if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
+                        flip = (tiles - 1 + phase) % 2
+                        stage(const(2 * tiles - 1), const(1))
+                        stage_pad(const(0 if flip else 2))
+                        call(const(tiles - 1), const(flip))
                     if rest:
-                        stage(b.add(b.mul(last, const(2)), const(1)))
+                        if below:
+                            stage_pad(const(1))
+                        else:
+                            stage(b.add(b.mul(last, const(2)), const(1)), const(1))
                         call(last, const(ONE_ROW))
                 else:
                     m = b.mul(last, const(2))
-                    if rest:
-                        stage(b.add(m, const(1)))
-                        stage(m)
+                    if rest:  # pairs 2T, 2T + 1 in slots 0, 1
+                        if below:
+                            stage(m, const(0))
+                            stage_pad(const(1))
+                        else:
+                            stage_two(m, b.add(m, const(1)), const(0))
                         call(last, const(ONE_ROW))
+                    elif below:  # pair 2T: slot 0 where T + phase (phase 0) is even
+                        stage_pad(const(2 * (tiles % 2)))
                     else:
-                        stage(m)
+                        stage(m, const(2 * (tiles % 2)))
                     if tiles:
                         self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
             with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)

@@ -2,20 +2,24 @@
  *
  * Called by generated dispatches (toolchain/codegen/depthwise_s2.py). Output row y of a
  * stride-2 window reads input rows 2y+a, 2y+a+1, 2y+a+2. The input is staged as the
- * row-pair kernels stage it (mrt_dw_stage_pairs3_s8 of mrt_dw_dsp.c, called by the
- * dispatch): pair m = rows (2m+a, 2m+a+1) as 16-bit halves, one word per column and
- * channel, in slot m mod 3 of a (column, channel, slot) buffer. Output row y is then
+ * row-pair kernels stage it (mrt_dw_dsp.c's stagers, called by the dispatch): pair m =
+ * rows (2m+a, 2m+a+1) as 16-bit halves, one word per column and channel, in one of the 3
+ * slots of a (column, channel, slot) buffer (odd pairs in slot 1, even ones alternating
+ * 0 and 2, so a call's two new pairs are adjacent and staged together by
+ * mrt_dw_stage_two_pairs3_s8, a STRD a value). Output row y is then
  * SMLAD(pair y, (w0, w1)) + SMLABT(pair y+1, (w1, w2)) per window column (its third row
  * is the low half of the next pair), against the row-pair records of
  * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
  * output rows (y, y+1) of one column and channel: pairs y, y+1, y+2 in one LDM per window
  * column, the middle pair serving both rows, the weights' words and the requantization's
- * values loaded once for the two outputs: 31 instructions (12 multiplies, 8 of
+ * values loaded once for the two outputs: 30 instructions (12 multiplies, 8 of
  * requantization, 2 stores, 5 staged / weight loads, the bias's and the
- * requantization's LDMs, the channel loop's 2). The staged columns are S = column_bytes
- * apart and a column of outputs reads 3 of them, stepping by 2: after a column's channels
- * the three window columns' pointers have moved by one column, and move by one more. Two consecutive tiles
- * share a pair (pair y+2 is the next tile's first), so each pair is staged once.
+ * requantization's LDMs, the channel loop's 1: two channels a pass; 31 in the loops of
+ * records that are not doubled, a channel a pass). The staged columns are S =
+ * column_bytes apart and a column of outputs reads 3 of them, stepping by 2: after a
+ * column's channels the three window columns' pointers have moved by one column, and
+ * move by one more. Two consecutive tiles share a pair (pair y+2 is the next tile's
+ * first), so each pair is staged once.
  *
  * Registers: r0, r1, r12 the staged words of window columns 0, 1, 2, lr S, r2 records,
  * r3 output (row y), r4 output row distance, r5-r7 the slots, then M, K_hi, s; r8-r9 the
@@ -111,19 +115,50 @@
   "bne    10b\n" \
   "b      9f\n"
 
+/* The same with two channels a pass (one TST and BEQ for 4 outputs where each channel's
+ * took 2): an even channel count enters at N "_first" (the first of the pass's two
+ * tiles), an odd one at N "_second" (the last channel is always a pass's second), the
+ * call's TBH jumping there and each column's end branching back to it (the records
+ * reloaded before), so neither count pays for the other's entry. */
+#define MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, REQUANT, N, ENTRY) \
+  N "_first:\n" \
+  "11:\n" \
+  TILE(P0, P1, P2, REQUANT) \
+  N "_second:\n" \
+  "12:\n" \
+  TILE(P0, P1, P2, REQUANT) \
+  "tst    r7, #256\n"                /* the last channel */ \
+  "beq    11b\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
+  "ldr    r8, [sp, #4]\n" \
+  "subs   r8, r8, #1\n" \
+  "str    r8, [sp, #4]\n" \
+  "ldr    r2, [sp]\n"                /* the records again (LDR keeps the flags) */ \
+  "bne    1" ENTRY "b\n" \
+  "b      9f\n"
+/* Both entries of one tile and slot order (two loops: each column's end branches to its
+ * own). */
+#define MRT_S2_FAST2(TILE, P0, P1, P2, N) \
+  MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
+  MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
+
 /* What one call computes (the layout of codegen/depthwise_pairs.py's mrt_dw_rowpair). */
 struct mrt_dw_s2 {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: slot 0 of the staged words of output column 0's first
                                 window column */
     const int32_t *records;  /* 8: the row-pair records, 10 words a channel */
-    uint32_t channels;       /* 12 (unused: the last record ends the channel loop) */
+    uint32_t channels;       /* 12 (unused: the last record ends the channel loop; the
+                                flags give its parity) */
     uint32_t width;          /* 16: output columns, >= 1 */
     int32_t row2;            /* 20: bytes from an output to the one below it */
-    uint32_t flags;          /* 24: bits 0-1: the slot of pair y (two rows with doubled
-                                records); bit 2: doubled records; bit 3: row y alone, its
-                                pairs in slots 0 and 1. Without doubled records pairs
-                                y, y+1, y+2 are in slots 0-2. */
+    uint32_t flags;          /* 24: bit 0 (two rows with doubled records): pairs y, y+1,
+                                y+2 in slots 2, 1, 0, else in slots 0, 1, 2; bit 2:
+                                doubled records; bit 3: row y alone, its pairs in slots
+                                0 and 1; bit 4: an odd channel count. Without doubled
+                                records pairs y, y+1, y+2 are in slots 0-2. */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 12 x channels */
 };
 
@@ -144,28 +179,81 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "ldr    r0, [r0, #4]\n"
         "add    r1, r0, lr\n"
         "add    r12, r1, lr\n"
-        "tst    r7, #4\n"
-        "beq    40f\n"
-        "tst    r7, #8\n"
-        "bne    31f\n"
-        "and    r8, r7, #3\n"
-        "cmp    r8, #1\n"
-        "beq    21f\n"
-        "bhi    22f\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_FAST)
-        "21:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE2, "r6", "r7", "r5", MRT_S2_FAST)
-        "22:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE2, "r7", "r5", "r6", MRT_S2_FAST)
-        "31:\n"
-        MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_FAST)
-        "40:\n"
-        "tst    r7, #8\n"
-        "bne    41f\n"
+        /* flags bits 0 and 2-4 (module comment): one TBH to the loop */
+        "and    r8, r7, #31\n"
+        "tbh    [pc, r8, lsl #1]\n"
+        "mrt_s2_table:\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        MRT_S2_FAST2(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order0")
+        MRT_S2_FAST2(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order1")
+        MRT_S2_FAST2(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one")
+        "mrt_s2_slow_two:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_SLOW)
-        "41:\n"
+        "mrt_s2_slow_one:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_SLOW)
         "9:\n"
         "add    sp, sp, #8\n"
         "pop    {r4-r11, pc}\n");
+}
+
+/* dst[3*i] = word for i < n: one slot of the staged layout filled with the pad pair, for
+ * a pair of two rows below the input (the dispatch's last pair on SAME maps of 4q + 2
+ * rows), 8 STR and the loop's SUBS and BNE for 8 words where staging it from the row of
+ * pad values took 23. */
+__attribute__((naked, used)) void mrt_dw_s2_fill_slot(uint32_t *dst, uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "lsrs   r3, r2, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "str    r1, [r0, #12]\n"
+        "str    r1, [r0, #24]\n"
+        "str    r1, [r0, #36]\n"
+        "str    r1, [r0, #48]\n"
+        "str    r1, [r0, #60]\n"
+        "str    r1, [r0, #72]\n"
+        "str    r1, [r0, #84]\n"
+        "str    r1, [r0], #96\n"
+        "subs   r3, r3, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r2, r2, #7\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r1, [r0], #12\n"
+        "subs   r2, r2, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "bx     lr\n");
 }
