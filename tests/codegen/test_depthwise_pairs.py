@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 from depthwise_models import run_depthwise
 
-from toolchain import pipeline
 from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import (
     KERNEL_SYMBOL,
@@ -35,7 +34,9 @@ from toolchain.codegen.depthwise_pairs import (
     STAGE_TWO_PAD,
     STAGE_TWO_SYMBOL,
 )
+from toolchain.schedule import depthwise_records
 from toolchain.schedule.program import reversed_tiles
+from toolchain.schedule.row_pair_records import store_row_pair_records
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
 KERNELS = {KERNEL_SYMBOL, KERNEL_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL, QUAD_TAILS_SYMBOL,
@@ -214,7 +215,8 @@ def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
     them on its stack, doubled or not as a loop over the channels finds: still exact."""
-    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
+    monkeypatch.setattr(depthwise_records, "STORES", tuple(
+        s for s in depthwise_records.STORES if s is not store_row_pair_records))
     layers = TAKEN["shapes"][:4] + QUADS[1:3] + FEW_CHANNELS[::4]
     assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
     assert QUAD_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
