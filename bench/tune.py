@@ -50,8 +50,9 @@ from shapes import IN_SCALE, IN_ZP, Layer  # noqa: E402
 from tflite_models import build_model, int8_layer_op  # noqa: E402
 
 from toolchain import api  # noqa: E402
+from toolchain.target import load_board  # noqa: E402
 from toolchain.tune.pool import LocalPool  # noqa: E402
-from toolchain.tune.tuner import short_schedule, tune  # noqa: E402
+from toolchain.tune.tuner import KERNEL, short_schedule, tune  # noqa: E402
 from toolchain.tunedb.database import DEFAULTS, load_entries, save_entries  # noqa: E402
 
 CANDIDATES = 4
@@ -76,6 +77,12 @@ def layer_model(layer: Layer, seed: int) -> bytes:
     return build_model([op], [x], [y])
 
 
+def rules_kernel(result) -> str:
+    """The kernel family the rules take the layer to: a microkernel of theirs (its
+    kernel key's rule, tunedb/hook.py choose_kernel) or the tile search."""
+    return next((t.rule[KERNEL] for t in result.layers if KERNEL in t.rule), "tiles")
+
+
 def tune_model(model: Path, label: str, family: str, board: str, work: Path,
                jobs: int) -> tuple[dict, dict]:
     """Tunes one model and checks the database build (module doc). Returns its row and
@@ -90,13 +97,13 @@ def tune_model(model: Path, label: str, family: str, board: str, work: Path,
            "layers": len(result.layers),
            "candidates": sum(len(t.tried) for t in result.layers),
            "rejected": sum(len(t.rejected) for t in result.layers),
+           "kernel": rules_kernel(result),
            "seconds": round(time.perf_counter() - start, 1), "keys": sorted(entries),
            "check": "ok"}
     if entries:
         # Each entry was measured with the others' layers at the rules' pick; the
         # layers are separate dispatches, so together they save the sum.
-        want = result.baseline - sum(e["rules_instructions"] - e["instructions"]
-                                     for e in entries.values())
+        want = result.baseline - result.saved
         db = work / f"db-{board}.json"
         save_entries(db, entries)
         lines: list[str] = []
@@ -107,7 +114,7 @@ def tune_model(model: Path, label: str, family: str, board: str, work: Path,
         except api.Mismatch as e:
             row["check"] = f"MISMATCH with the database: {e}"
             return row, {}
-        said = sum("tuned schedule" in line for line in lines)
+        said = sum("tuned schedule" in line for line in lines)  # a line per entry used
         row["tuned"] = run.instructions
         if said != len(entries) or len(build.size.tuned) != len(entries) or \
                 run.instructions != want:
@@ -174,6 +181,11 @@ def main() -> int:
     bad = [r for r in rows if r["check"] != "ok"]
     if args.update_defaults:
         entries = load_entries(DEFAULTS)
+        if not args.only and not models:
+            # Every layer was tuned on these boards: their targets' old entries go (an
+            # entry of a layer the rules now send elsewhere would sit there unused).
+            targets = {load_board(b).target_info.name for b in args.boards.split(",")}
+            entries = {k: e for k, e in entries.items() if k.split(":")[0] not in targets}
         entries.update(found)
         save_entries(DEFAULTS, entries)
         print(f"bench/tune.py: {len(found)} entries written to {DEFAULTS}", file=sys.stderr)
@@ -186,23 +198,23 @@ def report(rows: list[dict]) -> str:
     models = [r for r in rows if r["family"] == "model"]
     bad = [r for r in rows if r["check"] != "ok"]
     improved = [r for r in layers if r["saved"] > 0 and r["check"] == "ok"]
-    head = "| board | {} | candidates | rules | tuned | saved | check |"
-    line = ("| {board} | {label} | {candidates} | {rules:,} | {tuned:,} | {saved_pct:.2f} % "
-            "| {check} |")
+    head = "| board | {} | rules' kernel | candidates | rules | tuned | saved | check |"
+    line = ("| {board} | {label} | {kernel} | {candidates} | {rules:,} | {tuned:,} | "
+            "{saved_pct:.2f} % | {check} |")
     text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
             "\n\n".join(__doc__.split("\n\n")[1:5]), "",
             f"{len(layers)} layers tuned, {len(improved)} improved over the rules' pick; "
             f"{len(rows) - len(bad)} of {len(rows)} rows checked bit-exact through the "
             f"database build; {sum(r['rejected'] for r in rows)} candidates rejected (wrong "
             "outputs or no build).", "",
-            head.format("layer"), "|---|---|---|---|---|---|---|",
+            head.format("layer"), "|---|---|---|---|---|---|---|---|",
             *(line.format(**r) for r in layers), ""]
     if models:
         text += ["## Whole models (`--models`)", "",
                  "Every distinct layer of the model tuned (a key shared by several layers "
                  "once), the model built with the entries found, retiring exactly the "
                  "baseline less the layers' measured savings, bit-exact.", "",
-                 head.format("model") + " layers |", "|---|---|---|---|---|---|---|---|",
+                 head.format("model") + " layers |", "|---|---|---|---|---|---|---|---|---|",
                  *(line.format(**r) + f" {r['layers']} |" for r in models), ""]
     text += ["## The schedules chosen", "",
              "| board | layer | rules' pick | measured best |", "|---|---|---|---|",

@@ -33,11 +33,12 @@ instruction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.graph.sources import Source
 from toolchain.kernel.form import Const, Expr, Kernel, Load
 from toolchain.loops.affine import affine_of
 from toolchain.loops.depthwise import _channel_only, _const, _is, _requantization
@@ -48,9 +49,11 @@ from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
+from toolchain.tunedb.hook import TILES, choose_kernel
 
-__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
-           "records_bound", "store_first_layer_records", "takes_pointwise"]
+__all__ = ["OFFER", "RULE", "FirstLayerPlan", "first_layer_plan", "first_layer_records",
+           "im2col_hit", "lookup_offset", "records_bound", "store_first_layer_records",
+           "takes_pointwise"]
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
 # The most input channels taken: the first layers (1-3) and 4, whose packed steps (a word
@@ -73,6 +76,10 @@ MAX_CHANNELS = 4
 MAX_POINTWISE_CHANNELS = 32
 ONE_CHUNK_POINTWISE = 16
 POINTWISE_MIN_OUTPUTS = {True: 16, False: 32}  # by whether a pad is saved (C % 4 != 0)
+# The input channels of the windows the kernel is offered for to the tuning database
+# (first_layer_plan `offered`): the rules keep it to MAX_CHANNELS, measured on a few
+# shapes, and the kernel computes any count in chunks (12 and 16 channels measured).
+OFFERED_CHANNELS = 16
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # The only chunk of a window may hold one more (r4-r9, its weights in two LDMs: 13
 # instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
@@ -187,13 +194,16 @@ def _single(form, dims: set[int]) -> int | None | bool:
     return form.terms[0][0]
 
 
-def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPlan | None:
+def first_layer_plan(k: Kernel, max_channels: int | None = None,
+                     offered: bool = False) -> FirstLayerPlan | None:
     """The plan for `k` when the im2col microkernel computes it (module docstring),
     else None: an NHWC int8 convolution over 1-4 input channels with OHWI weights,
     its window of any size, stride and dilation, a sum started from a per-channel
     value and kernel/requant.py's folded requantization to int8. `max_channels`
     replaces the input channel limit (schedule/fewout_records.py reads the same
-    geometry for any channel count)."""
+    geometry for any channel count). `offered`: the layers the kernel computes though
+    the rules send them elsewhere (OFFERED_CHANNELS; 1x1 windows to any output count),
+    which the tuning database may send here (bind_pixel_kernels)."""
     if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \
             k.records >= 0 or k.result.dtype.name != "i8" or k.init is None or \
             not _channel_only(k.init):
@@ -229,9 +239,10 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
     ci_extent = k.domain[ci] if ci is not None else 1
     most = max_channels if max_channels is not None else \
-        MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
+        MAX_POINTWISE_CHANNELS if kh * kw == 1 else \
+        OFFERED_CHANNELS if offered else MAX_CHANNELS
     if cin > most or ci_extent != cin or \
-            (kh * kw == 1 and not takes_pointwise(cin, k.domain[C])) or \
+            (kh * kw == 1 and not offered and not takes_pointwise(cin, k.domain[C])) or \
             k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
         return None
     geometry = []
@@ -404,34 +415,80 @@ def im2col_schedule(k: Kernel, kernel: str = "im2col") -> LoopSchedule:
     return LoopSchedule(k.name, (nest,))
 
 
-def store_first_layer_records(program: Program, target: Target, flash_room: int) -> int:
+def im2col_hit(program: Program, target: Target, step: Step,
+               offered: bool = False) -> tuple[Kernel, np.ndarray] | None:
+    """The kernel and records with which the im2col kernel takes `step` of `program` on
+    `target` (module docstring), or None where it does not (`offered`: where it can,
+    first_layer_plan's)."""
+    if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
+        return None
+    plan = first_layer_plan(step.kernel, offered=offered)
+    records = None if plan is None else first_layer_records(
+        step.kernel, plan, constant_operands(program, step))
+    return None if records is None else (step.kernel, records)
+
+
+def store_first_layer_records(program: Program, target: Target, flash_room: int,
+                              declined: set[Source] | None = None) -> int:
     """Binds the records, and the microkernel's schedule, to every first layer of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
-    rewriting `program` in place. Returns how many it bound."""
+    rewriting `program` in place. Returns how many it bound. `declined`:
+    bind_pixel_kernels'."""
     if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
         return 0
-
-    def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
-        plan = first_layer_plan(step.kernel)
-        records = None if plan is None else first_layer_records(
-            step.kernel, plan, constant_operands(program, step))
-        return None if records is None else (step.kernel, records)
-    return bind_pixel_kernels(program, flash_room, found, "im2col")
+    return bind_pixel_kernels(program, target, flash_room,
+                              lambda step: im2col_hit(program, target, step), "im2col",
+                              lambda step: im2col_hit(program, target, step, True),
+                              (), declined)
 
 
-def bind_pixel_kernels(program: Program, flash_room: int,
-                       found: Callable[[Step], tuple[Kernel, np.ndarray] | None],
-                       kernel: str) -> int:
+Hit = tuple[Kernel, np.ndarray]
+# A family another pass binds: its name and whether it takes a step, RULE (the rules
+# send the step there), OFFER (only the database may) or None.
+RULE, OFFER = "rule", "offer"
+Other = tuple[str, Callable[[Step], str | None]]
+
+
+def bind_pixel_kernels(program: Program, target: Target, flash_room: int,
+                       found: Callable[[Step], Hit | None], kernel: str,
+                       offered: Callable[[Step], Hit | None] | None = None,
+                       others: Sequence[Other] = (),
+                       declined: set[Source] | None = None) -> int:
     """Binds, to each step of `program` not yet scheduled for which `found` gives a
     kernel (the step's, or the same computation rewritten) and its records, those
     records while their bytes fit `flash_room`, and the pixel-order schedule calling
-    the Nest flag `kernel`'s microkernel (im2col_schedule). Returns how many."""
+    the Nest flag `kernel`'s microkernel (im2col_schedule). Returns how many.
+
+    The tuning database may choose otherwise for a layer (tunedb/hook.py
+    choose_kernel), among `kernel` (where `found`, or else `offered`, gives it a
+    kernel: the layers it can compute though the rules send them elsewhere), the
+    `others` that take the step and the tile search. A layer it wants in tiles has its
+    model op (Step.sources) added to `declined`, and a step of a declined op is not
+    bound: the pipeline schedules the graph again when a pointwise layer left unpadded
+    for this kernel goes elsewhere (pipeline.schedule_for_board), and that layer,
+    padded, is another kernel with another key."""
     done = 0
     for step in program.steps:
         if not isinstance(step.kernel, Kernel) or step.schedule is not None:
             continue
+        op = step.sources.main if step.sources is not None else None
+        if declined is not None and op is not None and op in declined:
+            continue
         hit = found(step)
-        if hit is None or hit[1].nbytes > flash_room:
+        alternative = offered(step) if hit is None and offered is not None else None
+        if hit is None and alternative is None:
+            continue
+        takes = [(name, takes(step)) for name, takes in others]
+        options = [kernel, *(name for name, how in takes if how), TILES]
+        rule = kernel if hit is not None else \
+            next((name for name, how in takes if how == RULE), TILES)
+        want = choose_kernel(step.kernel, target.tuning_targets, options, rule)
+        if want == TILES and declined is not None and op is not None:
+            declined.add(op)
+        if want is None and hit is None or want is not None and want != kernel:
+            continue
+        hit = hit or alternative
+        if hit[1].nbytes > flash_room:
             continue
         flash_room -= hit[1].nbytes
         step.kernel = hit[0]
