@@ -5,8 +5,11 @@ measured schedules save over the rules' picks, each checked bit-exact.
 are and are not multiples of 4) is one int8 model of that layer alone, built as
 bench/shapes.py builds its layers (tests/tflite_models.py int8_layer_op, SAME padding,
 seeded random weights). `toolchain.tune.tuner.tune` measures up to CANDIDATES of the
-rules' candidates besides their pick, each in its own firmware under QEMU, outputs
-compared bit-exact with the reference.
+tile search's candidates besides the rules' pick and, for a layer the rules send to a
+microkernel of their own or one that could take it (im2col, few-output, depthwise row
+pairs or 5x5 pairs), the other kernel families, each family with the tile search's
+candidates under it; each in its own firmware under QEMU, outputs compared bit-exact
+with the reference. "rules' kernel" is the family the rules take the layer to.
 
 **What is checked after**: the improved layers' entries are written to a fresh
 database, and the model is built again with it (minirt.build(tuning_db=...)) as a user
@@ -65,6 +68,20 @@ LAYERS = [
     *(Layer("depthwise 3x3 x1 10x10", "depthwise", 10, 10, c, c, 3, 3) for c in (13, 16, 61)),
     *(Layer("depthwise 3x3 x1 19x6", "depthwise", 19, 6, c, c, 3, 3) for c in (16, 64)),
     *(Layer("dense ->32", "dense", 1, 1, c, 32) for c in (13, 64, 250)),
+    # Appended (the layers above keep their seeds): the sweep's layers where, on
+    # cortex-m4, another kernel family than the rules' measured faster (a sweep over
+    # every family's layers with minirt-tune's kernel choices, docs/architecture.md):
+    # pointwise and windowed layers from 32 channels to few outputs, a 5x5 stride-2
+    # layer over 4 channels, stride-2 depthwise layers over 1-3 channels; and a 5x5
+    # depthwise layer over one channel whose tile the cost model misjudges.
+    *(Layer("conv 1x1 19x6 cout", "conv", 19, 6, 32, c) for c in (2, 7, 31)),
+    *(Layer(f"conv {kh}x{kw} 19x6 cout", "conv", 19, 6, 32, 8, kh, kw)
+      for kh, kw in ((3, 3), (5, 5), (1, 7))),
+    Layer("conv 1x7 19x6 cout", "conv", 19, 6, 32, 13, 1, 7),
+    Layer("conv 5x5 s2 10x10 cin", "conv", 10, 10, 4, 16, 5, 5, stride=2),
+    *(Layer("depthwise 3x3 s2 x1 10x10", "depthwise", 10, 10, c, c, 3, 3, stride=2)
+      for c in (1, 2, 3)),
+    Layer("depthwise 5x5 x1 10x10", "depthwise", 10, 10, 1, 1, 5, 5),
 ]
 
 
