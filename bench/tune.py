@@ -72,8 +72,9 @@ LAYERS = [
     # cortex-m4, another kernel family than the rules' measured faster (a sweep over
     # every family's layers with minirt-tune's kernel choices, docs/architecture.md):
     # pointwise and windowed layers from 32 channels to few outputs, a 5x5 stride-2
-    # layer over 4 channels, stride-2 depthwise layers over 1-3 channels; and a 5x5
-    # depthwise layer over one channel whose tile the cost model misjudges.
+    # layer over 4 channels, stride-2 depthwise layers over 1-3 channels; a 5x5
+    # depthwise layer over one channel whose tile the cost model misjudges; 5x5 layers
+    # over 4 channels (the tile search, where the rules take im2col).
     *(Layer("conv 1x1 19x6 cout", "conv", 19, 6, 32, c) for c in (2, 7, 31)),
     *(Layer(f"conv {kh}x{kw} 19x6 cout", "conv", 19, 6, 32, 8, kh, kw)
       for kh, kw in ((3, 3), (5, 5), (1, 7))),
@@ -82,6 +83,8 @@ LAYERS = [
     *(Layer("depthwise 3x3 s2 x1 10x10", "depthwise", 10, 10, c, c, 3, 3, stride=2)
       for c in (1, 2, 3)),
     Layer("depthwise 5x5 x1 10x10", "depthwise", 10, 10, 1, 1, 5, 5),
+    *(Layer(f"conv 5x5 {h}x{w} cin", "conv", h, w, 4, 32, 5, 5)
+      for h, w in ((19, 6), (10, 10))),
 ]
 
 
