@@ -19,6 +19,8 @@ from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
 from toolchain.pipeline import prepare_graph, schedule_for_board
 from toolchain.target import load_board
+from toolchain.tune.measure import Measurement
+from toolchain.tune.tuner import Inner, LayerTuning, Tuning
 from toolchain.tunedb.database import Session, build_session, save_entries
 from toolchain.tunedb.hook import KERNEL_SUFFIX, TILES
 
@@ -106,3 +108,32 @@ def test_tiles_entry_builds_bit_exact(tmp_path: Path) -> None:
     n_rules = rules.run(check=True).instructions
     n_tiles = tiles.run(check=True).instructions  # raises Mismatch unless bit-exact
     assert n_rules is not None and n_tiles is not None and n_tiles != n_rules
+
+
+def test_family_with_a_tile_under_it_is_two_entries() -> None:
+    """The tuner's second round (tune/tuner.py): a family measured with a tile of the
+    tile search's candidates forced under it. When that is the best, the layer's
+    entries are the family (its kernel key) and the tile (the new layer key), and the
+    layer saves the rules' count less that measurement, once."""
+    family, tile = {"kernel": TILES}, {"blocks": [[2, 4]]}
+    rule_tile = {"blocks": [[2, 5]]}
+    layer = LayerTuning(f"{BOARD}:k{KERNEL_SUFFIX}", "label, kernel", "conv",
+                        {"kernel": "row_pairs"}, 1000, [
+                            (family, Measurement("a", "ok", 950)),
+                            (family, Measurement("b", "ok", 940)),
+                            (family, Measurement("c", "ok", 990))])
+    layer.inner = {i: Inner(f"{BOARD}:t", "label", "conv", p, rule_tile, 950)
+                   for i, p in ((1, tile), (2, {"blocks": [[1, 4]]}))}
+    tuning = Tuning("m.tflite", BOARD, BOARD, 1000, [layer])
+    assert layer.best == (family, 940) and layer.best_inner.params == tile
+    entries = tuning.entries()
+    assert entries[f"{BOARD}:k{KERNEL_SUFFIX}"]["schedule"] == family
+    assert entries[f"{BOARD}:t"]["schedule"] == tile
+    assert entries[f"{BOARD}:t"]["rules_schedule"] == rule_tile
+    assert entries[f"{BOARD}:t"]["rules_instructions"] == 950
+    assert tuning.saved == 60
+    # Without the tile's round, the family alone, one entry.
+    layer.tried.pop(1)
+    layer.inner = {}
+    assert layer.best == (family, 950) and layer.best_inner is None
+    assert list(tuning.entries()) == [f"{BOARD}:k{KERNEL_SUFFIX}"] and tuning.saved == 50
