@@ -117,7 +117,7 @@ def tune_model(model: Path, label: str, family: str, board: str, work: Path,
            "layers": len(result.layers),
            "candidates": sum(len(t.tried) for t in result.layers),
            "rejected": sum(len(t.rejected) for t in result.layers),
-           "kernel": rules_kernel(result),
+           "kernel": rules_kernel(result) if family != "model" else "(per layer)",
            "seconds": round(time.perf_counter() - start, 1), "keys": sorted(entries),
            "check": "ok"}
     if entries:
