@@ -5,8 +5,11 @@ measured schedules save over the rules' picks, each checked bit-exact.
 are and are not multiples of 4) is one int8 model of that layer alone, built as
 bench/shapes.py builds its layers (tests/tflite_models.py int8_layer_op, SAME padding,
 seeded random weights). `toolchain.tune.tuner.tune` measures up to CANDIDATES of the
-rules' candidates besides their pick, each in its own firmware under QEMU, outputs
-compared bit-exact with the reference.
+tile search's candidates besides the rules' pick and, for a layer the rules send to a
+microkernel of their own or one that could take it (im2col, few-output, depthwise row
+pairs or 5x5 pairs), the other kernel families, each family with the tile search's
+candidates under it; each in its own firmware under QEMU, outputs compared bit-exact
+with the reference. "rules' kernel" is the family the rules take the layer to.
 
 **What is checked after**: the improved layers' entries are written to a fresh
 database, and the model is built again with it (minirt.build(tuning_db=...)) as a user
@@ -50,8 +53,9 @@ from shapes import IN_SCALE, IN_ZP, Layer  # noqa: E402
 from tflite_models import build_model, int8_layer_op  # noqa: E402
 
 from toolchain import api  # noqa: E402
+from toolchain.target import load_board  # noqa: E402
 from toolchain.tune.pool import LocalPool  # noqa: E402
-from toolchain.tune.tuner import short_schedule, tune  # noqa: E402
+from toolchain.tune.tuner import KERNEL, short_schedule, tune  # noqa: E402
 from toolchain.tunedb.database import DEFAULTS, load_entries, save_entries  # noqa: E402
 
 CANDIDATES = 4
@@ -64,6 +68,23 @@ LAYERS = [
     *(Layer("depthwise 3x3 x1 10x10", "depthwise", 10, 10, c, c, 3, 3) for c in (13, 16, 61)),
     *(Layer("depthwise 3x3 x1 19x6", "depthwise", 19, 6, c, c, 3, 3) for c in (16, 64)),
     *(Layer("dense ->32", "dense", 1, 1, c, 32) for c in (13, 64, 250)),
+    # Appended (the layers above keep their seeds): the sweep's layers where, on
+    # cortex-m4, another kernel family than the rules' measured faster (a sweep over
+    # every family's layers with minirt-tune's kernel choices, docs/architecture.md):
+    # pointwise and windowed layers from 32 channels to few outputs, a 5x5 stride-2
+    # layer over 4 channels, stride-2 depthwise layers over 1-3 channels; a 5x5
+    # depthwise layer over one channel whose tile the cost model misjudges; 5x5 layers
+    # over 4 channels (the tile search, where the rules take im2col).
+    *(Layer("conv 1x1 19x6 cout", "conv", 19, 6, 32, c) for c in (2, 7, 31)),
+    *(Layer(f"conv {kh}x{kw} 19x6 cout", "conv", 19, 6, 32, 8, kh, kw)
+      for kh, kw in ((3, 3), (5, 5), (1, 7))),
+    Layer("conv 1x7 19x6 cout", "conv", 19, 6, 32, 13, 1, 7),
+    Layer("conv 5x5 s2 10x10 cin", "conv", 10, 10, 4, 16, 5, 5, stride=2),
+    *(Layer("depthwise 3x3 s2 x1 10x10", "depthwise", 10, 10, c, c, 3, 3, stride=2)
+      for c in (1, 2, 3)),
+    Layer("depthwise 5x5 x1 10x10", "depthwise", 10, 10, 1, 1, 5, 5),
+    *(Layer(f"conv 5x5 {h}x{w} cin", "conv", h, w, 4, 32, 5, 5)
+      for h, w in ((19, 6), (10, 10))),
 ]
 
 
@@ -74,6 +95,12 @@ def layer_model(layer: Layer, seed: int) -> bytes:
                              layer.kh, layer.kw, layer.stride, layer.dilation, name="L0",
                              in_scale=IN_SCALE, in_zp=IN_ZP)
     return build_model([op], [x], [y])
+
+
+def rules_kernel(result) -> str:
+    """The kernel family the rules take the layer to: a microkernel of theirs (its
+    kernel key's rule, tunedb/hook.py choose_kernel) or the tile search."""
+    return next((t.rule[KERNEL] for t in result.layers if KERNEL in t.rule), "tiles")
 
 
 def tune_model(model: Path, label: str, family: str, board: str, work: Path,
@@ -90,13 +117,13 @@ def tune_model(model: Path, label: str, family: str, board: str, work: Path,
            "layers": len(result.layers),
            "candidates": sum(len(t.tried) for t in result.layers),
            "rejected": sum(len(t.rejected) for t in result.layers),
+           "kernel": rules_kernel(result) if family != "model" else "(per layer)",
            "seconds": round(time.perf_counter() - start, 1), "keys": sorted(entries),
            "check": "ok"}
     if entries:
         # Each entry was measured with the others' layers at the rules' pick; the
         # layers are separate dispatches, so together they save the sum.
-        want = result.baseline - sum(e["rules_instructions"] - e["instructions"]
-                                     for e in entries.values())
+        want = result.baseline - result.saved
         db = work / f"db-{board}.json"
         save_entries(db, entries)
         lines: list[str] = []
@@ -107,7 +134,7 @@ def tune_model(model: Path, label: str, family: str, board: str, work: Path,
         except api.Mismatch as e:
             row["check"] = f"MISMATCH with the database: {e}"
             return row, {}
-        said = sum("tuned schedule" in line for line in lines)
+        said = sum("tuned schedule" in line for line in lines)  # a line per entry used
         row["tuned"] = run.instructions
         if said != len(entries) or len(build.size.tuned) != len(entries) or \
                 run.instructions != want:
@@ -174,6 +201,11 @@ def main() -> int:
     bad = [r for r in rows if r["check"] != "ok"]
     if args.update_defaults:
         entries = load_entries(DEFAULTS)
+        if not args.only and not models:
+            # Every layer was tuned on these boards: their targets' old entries go (an
+            # entry of a layer the rules now send elsewhere would sit there unused).
+            targets = {load_board(b).target_info.name for b in args.boards.split(",")}
+            entries = {k: e for k, e in entries.items() if k.split(":")[0] not in targets}
         entries.update(found)
         save_entries(DEFAULTS, entries)
         print(f"bench/tune.py: {len(found)} entries written to {DEFAULTS}", file=sys.stderr)
@@ -186,23 +218,23 @@ def report(rows: list[dict]) -> str:
     models = [r for r in rows if r["family"] == "model"]
     bad = [r for r in rows if r["check"] != "ok"]
     improved = [r for r in layers if r["saved"] > 0 and r["check"] == "ok"]
-    head = "| board | {} | candidates | rules | tuned | saved | check |"
-    line = ("| {board} | {label} | {candidates} | {rules:,} | {tuned:,} | {saved_pct:.2f} % "
-            "| {check} |")
+    head = "| board | {} | rules' kernel | candidates | rules | tuned | saved | check |"
+    line = ("| {board} | {label} | {kernel} | {candidates} | {rules:,} | {tuned:,} | "
+            "{saved_pct:.2f} % | {check} |")
     text = ["# minirt-tune on layers of the shape sweep (`python bench/tune.py`)", "",
             "\n\n".join(__doc__.split("\n\n")[1:5]), "",
             f"{len(layers)} layers tuned, {len(improved)} improved over the rules' pick; "
             f"{len(rows) - len(bad)} of {len(rows)} rows checked bit-exact through the "
             f"database build; {sum(r['rejected'] for r in rows)} candidates rejected (wrong "
             "outputs or no build).", "",
-            head.format("layer"), "|---|---|---|---|---|---|---|",
+            head.format("layer"), "|---|---|---|---|---|---|---|---|",
             *(line.format(**r) for r in layers), ""]
     if models:
         text += ["## Whole models (`--models`)", "",
                  "Every distinct layer of the model tuned (a key shared by several layers "
                  "once), the model built with the entries found, retiring exactly the "
                  "baseline less the layers' measured savings, bit-exact.", "",
-                 head.format("model") + " layers |", "|---|---|---|---|---|---|---|---|",
+                 head.format("model") + " layers |", "|---|---|---|---|---|---|---|---|---|",
                  *(line.format(**r) + f" {r['layers']} |" for r in models), ""]
     text += ["## The schedules chosen", "",
              "| board | layer | rules' pick | measured best |", "|---|---|---|---|",

@@ -163,11 +163,12 @@ def schedule_for_board(graph: Graph, board: Board,
     records = optimize != "size"  # `size` binds no records in flash
     program = schedule_for_target(graph, target, leave_staged=backup is not None,
                                   flash_records=records)
+    declined: set = set()  # the ops the tuning database sends to the tile search
     for attempt in (1, 2):
         # Before the window rows are merged, which would rewrite the kernels they take;
         # the few-output layers first: a first layer of 3 channels to 1-7 outputs is theirs.
-        store_fewout_records(program, target, room(program, board))
-        store_first_layer_records(program, target, room(program, board))
+        store_fewout_records(program, target, room(program, board), declined)
+        store_first_layer_records(program, target, room(program, board), declined)
         if attempt == 2 or backup is None or not missed_staged_pointwise(program):
             break
         for f in dataclasses.fields(Graph):  # the caller's graph is the one scheduled

@@ -116,7 +116,7 @@ def test_layers_the_kernel_refuses_keep_their_pads(tmp_path: Path,
     """Records not bound (as when the flash room runs out): the pipeline schedules the
     graph again with every pad, and the packed steps read the padded input."""
     monkeypatch.setattr(pipeline, "store_first_layer_records",
-                        lambda program, target, room: 0)
+                        lambda program, target, room, declined=None: 0)
     layers = UNPADDED[:3]
     assert _pads(layers, tmp_path / "s") == 3
     symbols = _run(layers, "cortex-m4", tmp_path, seed=6)

@@ -3,12 +3,14 @@ best per (layer shape, target) in a tuning database that minirt-build reads.
 
     minirt-tune MODEL --board BOARD [--db PATH] [--candidates N] [-j N | --ray ADDRESS]
 
-Where the rules' cost model ranks tiles close, the tuner measures: the model is built
-once with the rules' schedules, then once per candidate of each distinct layer with
-that candidate forced, each firmware run once under QEMU (the count is exact) and its
-outputs checked bit-exact against the reference. A layer whose best candidate retires
-fewer instructions than the rules' pick gets an entry in --db (default
-$MINIRT_TUNING_DB, else minirt-tuning.json); a wrong candidate is reported and never
+Where the rules' cost model ranks tiles close, or a rule of thumb sends a layer to one
+of several kernels (im2col, few-output, depthwise row pairs or 5x5 pairs, the tile
+search), the tuner measures: the model is built once with the rules' schedules, then
+once per candidate (a tile, or another kernel family with the tiles under it) of each
+distinct layer with that candidate forced, each firmware run once under QEMU (the
+count is exact) and its outputs checked bit-exact against the reference. A layer whose
+best candidate retires fewer instructions than the rules' pick gets an entry in --db
+(default $MINIRT_TUNING_DB, else minirt-tuning.json); a wrong candidate is reported and never
 stored. Builds read the database with --tuning-db PATH or $MINIRT_TUNING_DB
 (toolchain/tunedb/database.py). The candidates run on -j local processes, or as Ray
 tasks on the cluster at --ray ADDRESS (`--ray local` starts one here; needs

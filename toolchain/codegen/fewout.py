@@ -34,7 +34,8 @@ class FewoutEmitter:
     def emit_fewout(self) -> None:
         """The whole nest (module docstring)."""
         k = self.k
-        plan = fewout_plan(replace(k, records=-1))
+        # offered: the plans the tuning database may bind too (a strict one is one).
+        plan = fewout_plan(replace(k, records=-1), offered=True)
         if plan is None or k.records < 0:
             raise EmitError(f"kernel {k.name!r}: its schedule is the few-output kernel's, "
                             f"which it cannot take")

@@ -171,7 +171,8 @@ class Im2colEmitter:
     def emit_im2col(self) -> None:
         """The whole nest (module docstring)."""
         k = self.k
-        plan = first_layer_plan(replace(k, records=-1))
+        # offered: the plans the tuning database may bind too (a strict one is one).
+        plan = first_layer_plan(replace(k, records=-1), offered=True)
         if plan is None or k.records < 0:
             raise EmitError(f"kernel {k.name!r}: its schedule is the im2col kernel's, "
                             f"which it cannot take")

@@ -91,6 +91,7 @@ from toolchain.loops.tables import (
 )
 from toolchain.loops.tiny_dense import TINY_DENSE_KIND, tiny_dense_candidates
 from toolchain.target.descriptors import Target
+from toolchain.tunedb.hook import TILES, choose_kernel
 from toolchain.tunedb.hook import pick as tuned_pick
 
 # Names other modules import from here: the tables (loops/tables.py), the loads'
@@ -447,13 +448,26 @@ def _lane_candidates(k: Kernel, target: Target, s: _Shape, budget: Budget,
     return out
 
 
+ROW_PAIRS = "row_pairs"  # the family name of the row-pair nest in the tuning database
+
+
 def takes_row_pairs(k: Kernel, target: Target) -> bool:
     """Whether `k`'s schedule on `target` is the depthwise row-pair nest
     (loops/depthwise.py) when no dim is kept unblocked: the scheduler asks it of a
     folded kernel before it keeps a Helium kernel's requantization unfolded for lanes
     (schedule/program.py)."""
     return row_pair_nest(k, target) is not None and \
-        not _lanes_beat_row_pairs(k, target, target.capabilities.fma, frozenset())
+        not _lanes_beat_row_pairs(k, target, target.capabilities.fma, frozenset()) and \
+        _row_pairs_wanted(k, target)
+
+
+def _row_pairs_wanted(k: Kernel, target: Target) -> bool:
+    """Whether the tuning database leaves depthwise kernel `k` to the row-pair nest the
+    rules give it (tunedb/hook.py choose_kernel): it may want the tile search's. A
+    kernel with its records bound (schedule/row_pair_records.py) is past that choice:
+    it was made for the kernel before, whose key the entry has."""
+    return k.records >= 0 or \
+        choose_kernel(k, target.tuning_targets, (ROW_PAIRS, TILES), ROW_PAIRS) != TILES
 
 
 # Instructions an output of a 3x3 depthwise layer of stride 1 in Helium's lanes (every
@@ -525,7 +539,8 @@ def _nest(k: Kernel, phases: tuple[Phase, ...], target: Target, fma: bool,
     pairs = row_pair_nest(nk, target, unblocked) if not phases else None
     # A depthwise window's rows paired in SMLAD (loops/depthwise.py), unless the
     # target's vector lanes do better.
-    if pairs is not None and not _lanes_beat_row_pairs(nk, target, fma, unblocked):
+    if pairs is not None and not _lanes_beat_row_pairs(nk, target, fma, unblocked) and \
+            _row_pairs_wanted(nk, target):
         return pairs
     if nk.combine is not None and 0 not in nk.domain:
         nest = _reduction_nest(nk, target, fma, unblocked)

@@ -48,10 +48,12 @@ from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
+from toolchain.tunedb.hook import TILES, choose_kernel
 
 __all__ = ["depthwise5_records", "store_depthwise5_records"]
 
 _BOUND = 1 << 30
+DEPTHWISE5 = "depthwise5"  # the family name of this kernel in the tuning database
 
 
 def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -136,7 +138,8 @@ def store_depthwise5_records(program: Program, target: Target, flash_room: int) 
         if not isinstance(k, Kernel) or k.records >= 0:
             continue
         plan = depthwise5_plan(k)
-        if plan is None:
+        if plan is None or choose_kernel(k, target.tuning_targets, (DEPTHWISE5, TILES),
+                                         DEPTHWISE5) == TILES:
             continue
         schedule = depthwise5_schedule(k)
         if step.schedule is not None and not _overlap_safe(step, plan, schedule):

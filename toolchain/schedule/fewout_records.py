@@ -30,11 +30,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from toolchain.graph.sources import Source
 from toolchain.kernel.form import Const, Kernel
 from toolchain.loops.tables import SIMD
 from toolchain.schedule.fewout_form import FewoutForm, fewout_form, pinned
 from toolchain.schedule.first_layer_plan import IM2COL_DOT, FirstLayerPlan, X, Y, first_layer_plan
-from toolchain.schedule.first_layer_records import _halves, bind_pixel_kernels
+from toolchain.schedule.first_layer_records import (
+    OFFER,
+    RULE,
+    _halves,
+    bind_pixel_kernels,
+    im2col_hit,
+)
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import constant_operands
@@ -47,6 +54,9 @@ __all__ = ["FewoutPlan", "GEOMETRY_WORDS", "fewout_plan", "fewout_records",
 # The most output channels taken: from 8 the staged 2x4 tiles share a pixel's window
 # over two groups of 4 channels and run 1.1-1.3 MAC per instruction.
 MAX_OUTPUTS = 7
+# The most offered to the tuning database (fewout_plan `offered`): the tiles are pairs
+# of channels and an odd last one, for any count.
+OFFERED_OUTPUTS = 16
 # 4 and 5-7 input channels (padded to 8) take the im2col kernel and the staged tiles.
 # 3 (RGB first layers) are staged here as 4 where the outputs are at most the window's
 # columns: a window row's run is then 2 x KW words, against which each channel pair pays
@@ -95,9 +105,13 @@ class FewoutPlan:
         return (self.base.kh + 1) * self.cols * self.words
 
 
-def fewout_plan(k: Kernel) -> FewoutPlan | None:
-    """The plan for `k` when mrt_fewout_dsp.c computes it (module docstring), else None."""
-    if k.n_parallel != 4 or not 1 <= k.domain[C] <= MAX_OUTPUTS:
+def fewout_plan(k: Kernel, offered: bool = False) -> FewoutPlan | None:
+    """The plan for `k` when mrt_fewout_dsp.c computes it (module docstring), else None.
+    `offered`: also where the kernel computes the layer though the rules, measured on
+    other shapes, send it elsewhere (up to OFFERED_OUTPUTS outputs, 3 channels to any
+    count, narrow windows and small maps), which the tuning database may send here."""
+    if k.n_parallel != 4 or not 1 <= k.domain[C] <= (OFFERED_OUTPUTS if offered
+                                                       else MAX_OUTPUTS):
         return None
     form = fewout_form(k)
     if form is None:
@@ -108,7 +122,8 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     # over a quarter of the outputs and odd widths' duplicated pixel; 1x1 to one output
     # 0.34 against 0.46). The runtime takes any stride.
     if plan is None or (plan.cin % 4 or plan.cin < MIN_CHANNELS) and \
-            not (plan.cin == 3 and k.domain[C] <= plan.kw) or \
+            not (plan.cin == 3 and (offered or k.domain[C] <= plan.kw)) and \
+            not (offered and plan.cin % 4 == 0) or \
             plan.dilation != (1, 1) or plan.stride != (1, 1) or plan.kh > MAX_ROWS or \
             plan.kh * plan.kw < 2:
         return None
@@ -128,8 +143,8 @@ def fewout_plan(k: Kernel) -> FewoutPlan | None:
     # against 38.2 K, 35.6 K against 35.4 K; 1x7 and 5x5 there, and SAME windows, gain
     # 12-45 %), and maps of under 10 pixels to one output (3x3 over 32 channels: 5.0 K
     # against 3.1 K; 2x5 and 4x4 gain).
-    if not border and plan.kw <= 3 and k.domain[C] <= 2 or \
-            k.domain[C] == 1 and h_out * w_out < MIN_PIXELS_ONE_OUTPUT:
+    if not offered and (not border and plan.kw <= 3 and k.domain[C] <= 2 or
+                        k.domain[C] == 1 and h_out * w_out < MIN_PIXELS_ONE_OUTPUT):
         return None
     out = FewoutPlan(plan, form, h_in, w_in, left, left + w_in + right)
     if 4 * out.scratch_words() > SCRATCH_BYTES:
@@ -198,17 +213,26 @@ def fewout_records(k: Kernel, plan: FewoutPlan,
     return (table & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
 
 
-def store_fewout_records(program: Program, target: Target, flash_room: int) -> int:
+def store_fewout_records(program: Program, target: Target, flash_room: int,
+                         declined: set[Source] | None = None) -> int:
     """Binds the records, and the kernel's schedule, to every few-output convolution of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
-    rewriting `program` in place. Returns how many it bound."""
+    rewriting `program` in place. Returns how many it bound. A layer the im2col kernel
+    can take too (a first layer) is one the tuning database may send there instead, or
+    to the tile search (bind_pixel_kernels; `declined` is its)."""
     if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT:
         return 0
 
-    def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
+    def found(step: Step, offered: bool = False) -> tuple[Kernel, np.ndarray] | None:
         operands = constant_operands(program, step)
         k = pinned(step.kernel, operands)  # the same kernel, its broadcasts read once
-        plan = fewout_plan(k) if k is not None else None
+        plan = fewout_plan(k, offered) if k is not None else None
         records = None if plan is None else fewout_records(k, plan, operands)
         return None if records is None else (k, records)
-    return bind_pixel_kernels(program, flash_room, found, "fewout")
+
+    def im2col(step: Step) -> str | None:
+        return RULE if im2col_hit(program, target, step) is not None else \
+            OFFER if im2col_hit(program, target, step, True) is not None else None
+    return bind_pixel_kernels(program, target, flash_room, found, "fewout",
+                              lambda step: found(step, True), (("im2col", im2col),),
+                              declined)

@@ -34,6 +34,10 @@ MAX_CHANNELS = 4
 MAX_POINTWISE_CHANNELS = 32
 ONE_CHUNK_POINTWISE = 16
 POINTWISE_MIN_OUTPUTS = {True: 16, False: 32}  # by whether a pad is saved (C % 4 != 0)
+# The input channels of the windows the kernel is offered for to the tuning database
+# (first_layer_plan `offered`): the rules keep it to MAX_CHANNELS, measured on a few
+# shapes, and the kernel computes any count in chunks (12 and 16 channels measured).
+OFFERED_CHANNELS = 16
 CHUNK_WORDS = 5  # staged words a channel loop holds in registers (r4-r8)
 # The only chunk of a window may hold one more (r4-r9, its weights in two LDMs: 13
 # instructions an output for 1x1 over 12 channels, where two chunks of 3 paid 16 and
@@ -147,13 +151,16 @@ def _single(form, dims: set[int]) -> int | None | bool:
     return form.terms[0][0]
 
 
-def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPlan | None:
+def first_layer_plan(k: Kernel, max_channels: int | None = None,
+                     offered: bool = False) -> FirstLayerPlan | None:
     """The plan for `k` when the im2col microkernel computes it (module docstring),
     else None: an NHWC int8 convolution over 1-4 input channels with OHWI weights,
     its window of any size, stride and dilation, a sum started from a per-channel
     value and kernel/requant.py's folded requantization to int8. `max_channels`
     replaces the input channel limit (schedule/fewout_records.py reads the same
-    geometry for any channel count)."""
+    geometry for any channel count). `offered`: the layers the kernel computes though
+    the rules send them elsewhere (OFFERED_CHANNELS; 1x1 windows to any output count),
+    which the tuning database may send here (bind_pixel_kernels)."""
     if k.n_parallel != 4 or k.domain[N] != 1 or k.paired or k.interleaved or \
             k.records >= 0 or k.result.dtype.name != "i8" or k.init is None or \
             not _channel_only(k.init):
@@ -189,9 +196,10 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None) -> FirstLayerPl
     kh, kw = (k.domain[d] if d is not None else 1 for d in (ky, kx))
     ci_extent = k.domain[ci] if ci is not None else 1
     most = max_channels if max_channels is not None else \
-        MAX_POINTWISE_CHANNELS if kh * kw == 1 else MAX_CHANNELS
+        MAX_POINTWISE_CHANNELS if kh * kw == 1 else \
+        OFFERED_CHANNELS if offered else MAX_CHANNELS
     if cin > most or ci_extent != cin or \
-            (kh * kw == 1 and not takes_pointwise(cin, k.domain[C])) or \
+            (kh * kw == 1 and not offered and not takes_pointwise(cin, k.domain[C])) or \
             k.operands[w.operand].shape != (k.domain[C], kh, kw, cin):
         return None
     geometry = []

@@ -33,10 +33,11 @@ instruction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from toolchain.graph.sources import Source
 from toolchain.kernel.form import Kernel
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
@@ -53,9 +54,11 @@ from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
 from toolchain.target.descriptors import Target
+from toolchain.tunedb.hook import TILES, choose_kernel
 
-__all__ = ["FirstLayerPlan", "first_layer_plan", "first_layer_records", "lookup_offset",
-           "records_bound", "store_first_layer_records", "takes_pointwise"]
+__all__ = ["OFFER", "RULE", "FirstLayerPlan", "first_layer_plan", "first_layer_records",
+           "im2col_hit", "lookup_offset", "records_bound", "store_first_layer_records",
+           "takes_pointwise"]
 
 _BOUND = 1 << 30  # the doubled sums' bound (module docstring)
 
@@ -176,38 +179,84 @@ def im2col_schedule(k: Kernel, kernel: str = "im2col") -> LoopSchedule:
     return LoopSchedule(k.name, (nest,))
 
 
-def store_first_layer_records(program: Program, target: Target, flash_room: int) -> int:
+def im2col_hit(program: Program, target: Target, step: Step,
+               offered: bool = False) -> tuple[Kernel, np.ndarray] | None:
+    """The kernel and records with which the im2col kernel takes `step` of `program` on
+    `target` (module docstring), or None where it does not (`offered`: where it can,
+    first_layer_plan's)."""
+    if not target.capabilities.dsp:
+        return None
+    # Another SIMD row's core (Helium) only where the kernel beats its lanes.
+    if SIMD[target.capabilities.simd].int8_dot != IM2COL_DOT and \
+            not kernel_takes_im2col(step.kernel, target):
+        return None
+    plan = first_layer_plan(step.kernel, offered=offered)
+    records = None if plan is None else first_layer_records(
+        step.kernel, plan, constant_operands(program, step))
+    return None if records is None else (step.kernel, records)
+
+
+def store_first_layer_records(program: Program, target: Target, flash_room: int,
+                              declined: set[Source] | None = None) -> int:
     """Binds the records, and the microkernel's schedule, to every first layer of
     `program` on `target` (module docstring) while their bytes fit `flash_room`,
-    rewriting `program` in place. Returns how many it bound."""
+    rewriting `program` in place. Returns how many it bound. `declined`:
+    bind_pixel_kernels'."""
     if not target.capabilities.dsp:
         return 0
-    # Another SIMD row's core (Helium) only where the kernel beats its lanes.
-    every = SIMD[target.capabilities.simd].int8_dot == IM2COL_DOT
-
-    def found(step: Step) -> tuple[Kernel, np.ndarray] | None:
-        if not every and not kernel_takes_im2col(step.kernel, target):
-            return None
-        plan = first_layer_plan(step.kernel)
-        records = None if plan is None else first_layer_records(
-            step.kernel, plan, constant_operands(program, step))
-        return None if records is None else (step.kernel, records)
-    return bind_pixel_kernels(program, flash_room, found, "im2col")
+    return bind_pixel_kernels(program, target, flash_room,
+                              lambda step: im2col_hit(program, target, step), "im2col",
+                              lambda step: im2col_hit(program, target, step, True),
+                              (), declined)
 
 
-def bind_pixel_kernels(program: Program, flash_room: int,
-                       found: Callable[[Step], tuple[Kernel, np.ndarray] | None],
-                       kernel: str) -> int:
+Hit = tuple[Kernel, np.ndarray]
+# A family another pass binds: its name and whether it takes a step, RULE (the rules
+# send the step there), OFFER (only the database may) or None.
+RULE, OFFER = "rule", "offer"
+Other = tuple[str, Callable[[Step], str | None]]
+
+
+def bind_pixel_kernels(program: Program, target: Target, flash_room: int,
+                       found: Callable[[Step], Hit | None], kernel: str,
+                       offered: Callable[[Step], Hit | None] | None = None,
+                       others: Sequence[Other] = (),
+                       declined: set[Source] | None = None) -> int:
     """Binds, to each step of `program` not yet scheduled for which `found` gives a
     kernel (the step's, or the same computation rewritten) and its records, those
     records while their bytes fit `flash_room`, and the pixel-order schedule calling
-    the Nest flag `kernel`'s microkernel (im2col_schedule). Returns how many."""
+    the Nest flag `kernel`'s microkernel (im2col_schedule). Returns how many.
+
+    The tuning database may choose otherwise for a layer (tunedb/hook.py
+    choose_kernel), among `kernel` (where `found`, or else `offered`, gives it a
+    kernel: the layers it can compute though the rules send them elsewhere), the
+    `others` that take the step and the tile search. A layer it wants in tiles has its
+    model op (Step.sources) added to `declined`, and a step of a declined op is not
+    bound: the pipeline schedules the graph again when a pointwise layer left unpadded
+    for this kernel goes elsewhere (pipeline.schedule_for_board), and that layer,
+    padded, is another kernel with another key."""
     done = 0
     for step in program.steps:
         if not isinstance(step.kernel, Kernel) or step.schedule is not None:
             continue
+        op = step.sources.main if step.sources is not None else None
+        if declined is not None and op is not None and op in declined:
+            continue
         hit = found(step)
-        if hit is None or hit[1].nbytes > flash_room:
+        alternative = offered(step) if hit is None and offered is not None else None
+        if hit is None and alternative is None:
+            continue
+        takes = [(name, takes(step)) for name, takes in others]
+        options = [kernel, *(name for name, how in takes if how), TILES]
+        rule = kernel if hit is not None else \
+            next((name for name, how in takes if how == RULE), TILES)
+        want = choose_kernel(step.kernel, target.tuning_targets, options, rule)
+        if want == TILES and declined is not None and op is not None:
+            declined.add(op)
+        if want is None and hit is None or want is not None and want != kernel:
+            continue
+        hit = hit or alternative
+        if hit[1].nbytes > flash_room:
             continue
         flash_room -= hit[1].nbytes
         step.kernel = hit[0]

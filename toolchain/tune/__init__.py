@@ -1,7 +1,8 @@
 """The schedule tuner (minirt-tune) and the tuning database minirt-build reads.
 
 Where the rules (toolchain/loops/rules.py) cannot decide between the tiles their cost
-model ranks close, the tuner measures: each candidate schedule of a layer is built into
+model ranks close, or between the kernel families their thresholds choose from, the
+tuner measures: each candidate schedule of a layer is built into
 the model's firmware and its instructions counted under QEMU (exact, so one run per
 candidate), the outputs checked bit-exact against the reference; the best per (layer
 shape, target) goes into a tuning database that later builds look up.

@@ -7,6 +7,10 @@ candidates by a few instructions in a thousand; what it misses (LLVM's register
 allocation, a spill, an addressing mode) is of that order. The tuner measures the
 `count` cheapest by the model other than the pick: where the model is wrong, the
 better tile is usually near the top.
+
+A layer's kernel-family choice (tunedb/hook.py choose_kernel) is recorded the same way,
+its candidates the families that can take the layer ({"kernel": "tiles"}, ...): at
+most four, so `count` takes them all.
 """
 
 from __future__ import annotations

@@ -75,6 +75,10 @@ def measure(job: Job) -> Measurement:
             return Measurement(job.label, "mismatch", None, _line(e), session.seen or {})
         except api.Error as e:
             return Measurement(job.label, "error", None, _line(e), session.seen or {})
+        except Exception as e:  # noqa: BLE001 - a candidate the code generator refuses
+            # (a compiler bug, reported as the candidate's failure, not the tuning's)
+            return Measurement(job.label, "error", None,
+                               f"{type(e).__name__}: {_line(e)}", session.seen or {})
     if run.instructions is None:
         return Measurement(job.label, "error", None,
                            f"board {job.board} counts no instructions (not run under QEMU)")
