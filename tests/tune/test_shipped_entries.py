@@ -25,9 +25,9 @@ BOARD = "cortex-m4"
 LAYERS = {
     "conv 1x1 19x6 32->31": ("conv", 19, 6, 32, 31, 1, 1, 1, "the im2col kernel, which "
                              "the rules keep for 32 channels to 32 outputs or more"),
-    "depthwise 3x3 s2 x1 10x10 3->3": ("depthwise", 10, 10, 3, 3, 3, 3, 2, "the tile "
-                                       "search instead of the row pairs, and a tile of "
-                                       "its candidates"),
+    "conv 5x5 s2 10x10 4->16": ("conv", 10, 10, 4, 16, 5, 5, 2, "the tile search "
+                                "instead of the im2col kernel, which the rules give "
+                                "1-4 input channels"),
 }
 
 
