@@ -49,6 +49,31 @@ class DenseRowsEmitter:
     """The dense-rows call for NestEmitter (which provides the builder, the addresses,
     the tile and, from codegen/dot_ukernel.py, the word addresses of a packed step)."""
 
+    def _dense_tile_words(self, d: int, points: list[dict[int, int]], what: str
+                          ) -> tuple[int, set, list]:
+        """The input's real elements along packed dim d (padded_tail), the input words
+        and each point's weight word of a dense tile over `points` (the dense-rows and
+        the tiny dense emitters'); EmitError naming `what` where the tile is not one."""
+        operands = dense_rows_operands(self.k)
+        if operands is None:
+            raise EmitError(f"kernel {self.k.name!r}: {what} without its two operands")
+        x, w = operands
+        real = padded_tail(self.k, x, d)
+        if real is None or self.gathered - {x.operand}:
+            raise EmitError(f"kernel {self.k.name!r}: {what}'s input is padded past its "
+                            "last word or its weights are gathered")
+        self._ukernel_bases = {}
+        rows, xs = [], set()
+        for p in points:
+            self.point.update(p)
+            xw, ww = self._input_word(x), self._ukernel_word(w)
+            if xw is None or ww is None:
+                raise EmitError(f"kernel {self.k.name!r}: {what}'s words are checked or "
+                                "unaligned")
+            xs.add(xw)
+            rows.append(ww)
+        return real, xs, rows
+
     def dense_rows_loop(self, d: int, points: list[dict[int, int]], slots: list[ir.Value],
                         steps: int) -> bool:
         """Emits packed dim d (`steps` steps of 4 from 0) of the tile's points as one
@@ -58,25 +83,7 @@ class DenseRowsEmitter:
         if "window" in self.staged:
             self._window_rows_call(points, slots)
             return True
-        operands = dense_rows_operands(self.k)
-        if operands is None:
-            raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile without its two "
-                            "operands")
-        x, w = operands
-        real = padded_tail(self.k, x, d)
-        if real is None or self.gathered - {x.operand}:
-            raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's input is padded "
-                            "past its last word or its weights are gathered")
-        self._ukernel_bases = {}
-        rows, xs = [], set()
-        for p in points:
-            self.point.update(p)
-            xw, ww = self._input_word(x), self._ukernel_word(w)
-            if xw is None or ww is None:
-                raise EmitError(f"kernel {self.k.name!r}: a dense-rows tile's words are "
-                                "checked or unaligned")
-            xs.add(xw)
-            rows.append(ww)
+        real, xs, rows = self._dense_tile_words(d, points, "a dense-rows tile")
         order = sorted(range(len(points)), key=lambda j: rows[j][2])
         first = rows[order[0]]
         if len(xs) != 1 or any(rows[j][:2] != first[:2] or

@@ -32,7 +32,6 @@ from llvmlite import ir
 from toolchain.codegen.dot import WIDTH
 from toolchain.codegen.errors import EmitError
 from toolchain.codegen.mathlib_ir import _intrinsic
-from toolchain.loops.dense_rows import dense_rows_operands, padded_tail
 from toolchain.loops.tiny_dense import TINY_DENSE_KIND
 
 I32 = ir.IntType(32)
@@ -54,25 +53,7 @@ class TinyDenseEmitter:
         row and returns True where the nest is a tiny dense one; False otherwise."""
         if self.nest.dot != TINY_DENSE_KIND:
             return False
-        operands = dense_rows_operands(self.k)
-        if operands is None:
-            raise EmitError(f"kernel {self.k.name!r}: a tiny dense tile without its two "
-                            "operands")
-        x, w = operands
-        real = padded_tail(self.k, x, d)
-        if real is None or self.gathered - {x.operand}:
-            raise EmitError(f"kernel {self.k.name!r}: a tiny dense tile's input is padded "
-                            "past its last word or its weights are gathered")
-        self._ukernel_bases = {}
-        rows, xs = [], set()
-        for p in points:
-            self.point.update(p)
-            xw, ww = self._input_word(x), self._ukernel_word(w)
-            if xw is None or ww is None:
-                raise EmitError(f"kernel {self.k.name!r}: a tiny dense tile's words are "
-                                "checked or unaligned")
-            xs.add(xw)
-            rows.append(ww)
+        real, xs, rows = self._dense_tile_words(d, points, "a tiny dense tile")
         if len(xs) != 1:
             raise EmitError(f"kernel {self.k.name!r}: a tiny dense tile's rows read more "
                             "than one input")
