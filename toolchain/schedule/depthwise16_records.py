@@ -24,8 +24,6 @@ channel where the int8 weights are 9).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from toolchain.kernel.form import Apply, Kernel
@@ -42,7 +40,7 @@ from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
-from toolchain.schedule.step_records import bind_records, constant_operands
+from toolchain.schedule.step_records import bind_scheduled_records, constant_operands
 from toolchain.target.descriptors import Target
 
 __all__ = ["depthwise16_records", "store_depthwise16_records"]
@@ -125,24 +123,17 @@ def store_depthwise16_records(program: Program, target: Target, flash_room: int)
     `flash_room`, rewriting `program` in place. Returns how many it bound."""
     if not has_depthwise16(target):
         return 0
-    done = 0
-    for step in program.steps:
+
+    def found(step: Step) -> tuple[LoopSchedule, np.ndarray] | None:
         k = step.kernel
-        if not isinstance(k, Kernel) or k.records >= 0:
-            continue
         plan = depthwise16_plan(k)
         if plan is None:
-            continue
+            return None
         reverse = step.schedule is not None and \
             any(n.reverse for n in step.schedule.nests)
         schedule = depthwise16_schedule(k, reverse)
         if step.schedule is not None and not _overlap_safe(step, schedule, plan):
-            continue
+            return None
         records = depthwise16_records(k, plan, constant_operands(program, step))
-        if records is None or records.nbytes > flash_room:
-            continue
-        flash_room -= records.nbytes
-        bind_records(program, step, records)
-        step.schedule = replace(schedule, kernel=step.kernel.name)
-        done += 1
-    return done
+        return None if records is None else (schedule, records)
+    return bind_scheduled_records(program, flash_room, found)

@@ -25,8 +25,6 @@ channel where the int8 weights are 25).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from toolchain.kernel.form import Apply, Kernel
@@ -46,7 +44,7 @@ from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.overlap import OverlapWalk
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
-from toolchain.schedule.step_records import bind_records, constant_operands
+from toolchain.schedule.step_records import bind_scheduled_records, constant_operands
 from toolchain.target.descriptors import Target
 from toolchain.tunedb.hook import TILES, choose_kernel
 
@@ -132,23 +130,16 @@ def store_depthwise5_records(program: Program, target: Target, flash_room: int) 
     rewriting `program` in place. Returns how many it bound."""
     if not has_depthwise5(target):
         return 0
-    done = 0
-    for step in program.steps:
+
+    def found(step: Step) -> tuple[LoopSchedule, np.ndarray] | None:
         k = step.kernel
-        if not isinstance(k, Kernel) or k.records >= 0:
-            continue
         plan = depthwise5_plan(k)
         if plan is None or choose_kernel(k, target.tuning_targets, (DEPTHWISE5, TILES),
                                          DEPTHWISE5) == TILES:
-            continue
+            return None
         schedule = depthwise5_schedule(k)
         if step.schedule is not None and not _overlap_safe(step, plan, schedule):
-            continue
+            return None
         records = depthwise5_records(k, plan, constant_operands(program, step))
-        if records is None or records.nbytes > flash_room:
-            continue
-        flash_room -= records.nbytes
-        bind_records(program, step, records)
-        step.schedule = replace(schedule, kernel=step.kernel.name)
-        done += 1
-    return done
+        return None if records is None else (schedule, records)
+    return bind_scheduled_records(program, flash_room, found)

@@ -8,14 +8,17 @@ the dispatch that table as an extra constant operand that its kernel's `records`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
+from toolchain.kernel.form import Kernel
+from toolchain.loops.schedule import LoopSchedule
 from toolchain.schedule.program import Buffer, Program, Step
 from toolchain.types import TensorType, dtype
 
-__all__ = ["bind_records", "constant_operands"]
+__all__ = ["bind_records", "bind_scheduled_records", "constant_operands"]
 
 
 def constant_operands(program: Program, step: Step) -> list[np.ndarray | None]:
@@ -35,3 +38,25 @@ def bind_records(program: Program, step: Step, records: np.ndarray) -> None:
     j = len(k.operands)
     step.buffers.insert(j, Buffer("constant", len(program.constants) - 1, records.nbytes))
     step.kernel = replace(k, operands=(*k.operands, t), records=j)
+
+
+def bind_scheduled_records(program: Program, flash_room: int,
+                           found: Callable[[Step], tuple[LoopSchedule, np.ndarray] | None]
+                           ) -> int:
+    """Binds, to each step of `program` whose kernel has no records yet and for which
+    `found` gives the microkernel's schedule and its records, those records while their
+    bytes fit `flash_room`, and the schedule (named for the step's kernel), rewriting
+    `program` in place. Returns how many it bound."""
+    done = 0
+    for step in program.steps:
+        if not isinstance(step.kernel, Kernel) or step.kernel.records >= 0:
+            continue
+        hit = found(step)
+        if hit is None or hit[1].nbytes > flash_room:
+            continue
+        schedule, records = hit
+        flash_room -= records.nbytes
+        bind_records(program, step, records)
+        step.schedule = replace(schedule, kernel=step.kernel.name)
+        done += 1
+    return done
