@@ -65,6 +65,7 @@ from toolchain.loops.depthwise import (
     Y,
     quad_rows,
     record_words,
+    records_over_row,
     row_pair_plan,
 )
 from toolchain.types import dtype
@@ -84,7 +85,7 @@ QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
 QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
-FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
+FILL_SYMBOL = "mrt_dw_fill_two_words"  # the two pad columns, by one call
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -305,10 +306,16 @@ class RowPairEmitter:
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
         pad = plan.pad
+        # Records repeated over the row (few channels, schedule/row_pair_records.py) are
+        # doubled and the tails kernel's: known here, no flags read and no other kernel.
+        over_row = False
         if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
-            flags = b.load(b.gep(records, [ir.Constant(I32, words * outs)],
-                                 inbounds=True, source_etype=I32), typ=I32)
+            n_words = k.operands[k.records].shape[0]
+            over_row = records_over_row(n_words, outs, quads)
+            flags = ir.Constant(I32, DOUBLED_FLAG | TAILS_FLAG) if over_row else b.load(
+                b.gep(records, [ir.Constant(I32, n_words - 1)], inbounds=True,
+                      source_etype=I32), typ=I32)
         else:
             doubled = self._dw_doubling(plan, outs)
             records = self._dw_records(plan, outs, doubled, words)
@@ -326,11 +333,11 @@ class RowPairEmitter:
         # loop of stores here became a byte-wise memset). A row outside the input is
         # staged from the right pad column's pair (a null row pointer), so no row of pad
         # values is needed.
-        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
+        fill = self._dw_function(FILL_SYMBOL, [PTR, PTR, I32, I32])
         pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
-        for column in (0, w_in + 1):
-            b.call(fill, [b.bitcast(self._dw_word(staged, column * column_words), PTR),
-                          ir.Constant(I32, pair), ir.Constant(I32, column_words)])
+        b.call(fill, [*(b.bitcast(self._dw_word(staged, column * column_words), PTR)
+                        for column in (0, w_in + 1)),
+                      ir.Constant(I32, pair), ir.Constant(I32, column_words)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -414,6 +421,9 @@ class RowPairEmitter:
                 ir.Constant(I32, TAIL_KIND[mode] << 8)
             b.store(b.or_(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), kind),
                     field(6))
+            if over_row:
+                b.call(tails_fn, [args])
+                return
             with b.if_else(tails) as (fast, other):
                 with fast:
                     b.call(tails_fn, [args])
@@ -504,30 +514,37 @@ class RowPairEmitter:
                 b.store(s2, first_slot)
             return body
 
+        def four_rows() -> None:
+            """4-row tiles and the remainder's tile (doubled records)."""
+            plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
+            if plan_top is not None and not self.nest.reverse:
+                self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
+                                       staged, column_words, first_slot, x_buf, pad,
+                                       out_row, row_bytes)
+            elif not self.nest.reverse:
+                stage(const(0))
+                b.store(const(slot_of(0)), first_slot)
+                self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
+                for y, mode, below, more in tail:
+                    for j in range(1, more + 1):
+                        stage(const(y // 2 + j))
+                    call(const(y), mode, below, const(0))
+            else:
+                for y, mode, below, more in tail:
+                    for j in range(more, -1, -1):
+                        stage(const(y // 2 + j))
+                    call(const(y), mode, below, const(0))
+                if not tail:
+                    stage(const(2 * quads_n))
+                b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
+                self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+
+        if over_row:  # doubled: the 4-row tiles alone
+            four_rows()
+            return
         with b.if_else(doubled) as (fast, slow):
             with fast:
-                plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
-                if plan_top is not None and not self.nest.reverse:
-                    self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
-                                           staged, column_words, first_slot, x_buf, pad,
-                                           out_row, row_bytes)
-                elif not self.nest.reverse:
-                    stage(const(0))
-                    b.store(const(slot_of(0)), first_slot)
-                    self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
-                    for y, mode, below, more in tail:
-                        for j in range(1, more + 1):
-                            stage(const(y // 2 + j))
-                        call(const(y), mode, below, const(0))
-                else:
-                    for y, mode, below, more in tail:
-                        for j in range(more, -1, -1):
-                            stage(const(y // 2 + j))
-                        call(const(y), mode, below, const(0))
-                    if not tail:
-                        stage(const(2 * quads_n))
-                    b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
-                    self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+                four_rows()
             with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)
 

@@ -265,6 +265,43 @@ __attribute__((naked, used)) void mrt_dw_fill_words(uint32_t *dst, uint32_t word
         "bx     lr\n");
 }
 
+/* dst0[i] = dst1[i] = word for i < n: the two pad columns of the row-pair dispatches'
+ * staged rows by one call, both stores in one loop (8 words an STM each): 26
+ * instructions for 24 words a column (8 channels, 3 slots) where two calls of
+ * mrt_dw_fill_words took 46 and the dispatch's set-up of a second call, which layers of
+ * few channels (10x10 over 1-8) do not earn back. */
+__attribute__((naked, used)) void mrt_dw_fill_two_words(uint32_t *dst0, uint32_t *dst1,
+                                                         uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r10}\n"
+        "mov    r4, r2\n"
+        "mov    r5, r2\n"
+        "mov    r6, r2\n"
+        "mov    r7, r2\n"
+        "mov    r8, r2\n"
+        "mov    r9, r2\n"
+        "mov    r10, r2\n"
+        "lsrs   r12, r3, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "stm    r0!, {r2, r4, r5, r6, r7, r8, r9, r10}\n"
+        "stm    r1!, {r2, r4, r5, r6, r7, r8, r9, r10}\n"
+        "subs   r12, r12, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "ands   r3, r3, #7\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r2, [r0], #4\n"
+        "str    r2, [r1], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r10}\n"
+        "bx     lr\n");
+}
+
 /* The same into one of the three slots of the 4-row kernel's layout: dst[12*i]. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
                                                           const int8_t *row1, uint32_t n)
@@ -900,7 +937,10 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
  * offset); the dispatch calls this for 4-row tiles where every channel's records are
  * doubled and 1 <= s <= 31, the rows' remainder with mrt_dw3_quad_s8.
  * Stack: [sp] the records, [sp, #4] the end of the row's outputs, [sp, #8] head A, [sp, #12] head B,
- * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
+ * [sp, #16] the column's end, [sp, #20] the return (Thumb addresses). Records repeated
+ * for every column of the row (few channels: schedule/row_pair_records.py) send each
+ * column's last channel to head A, with r2 running on, and the row's last to the return:
+ * no column end (4 instructions a column a call). Registers as mrt_dw3_quad_s8's.
  */
 /* The tails of shift S, one chain: row y+3's requantization and store, then y+2's,
  * y+1's and y's, and the jump to the next head; a tile of n rows enters at the chain's
@@ -1084,7 +1124,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   ".word  " P "a" R " + 1\n" \
   ".word  " P B R " + 1\n" \
   ".word  " P "end + 1\n" \
-  ".word  0\n"
+  ".word  " P "ret + 1\n"
 #define MRT_DW4T_BODY(P, HEADS, REST, B) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #24\n" \
@@ -1100,15 +1140,16 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   "ubfx   r7, r7, #8, #3\n" \
   "adr    r8, " P "heads\n" \
   "add    r8, r8, r7, lsl #4\n" \
-  "ldm    r8, {r8, r9, r10}\n" \
-  "add    r11, sp, #8\n" \
-  "stm    r11, {r8, r9, r10}\n" \
+  "ldm    r8, {r8, r9, r10, r11}\n" \
+  "add    r12, sp, #8\n" \
+  "stm    r12, {r8, r9, r10, r11}\n" \
   "ldr    pc, [sp, #8]\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
   "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
   "cmp    r3, r8\n" \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
+  P "ret:\n"                         /* the row's last output (records over the row) */ \
   "add    sp, sp, #24\n" \
   "pop    {r4-r11, pc}\n" \
   ".p2align 2\n" \
