@@ -93,11 +93,17 @@ ONE_ROW = 16
 THREE_ROWS = 32
 TOP_PAIR = 64  # two rows from slots 1 and 2: a map of 4q + 2 rows, its first two rows
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
+# Its fields in runtime_c's order: struct mrt_dw_rowpair's, and struct mrt_dw_quad's (the
+# 4-row kernels': the tails kernel's LDM puts each in its register).
+FIELDS = ("out", "stage", "records", "channels", "width", "row2", "flags", "column_bytes")
+QUAD_FIELDS = ("stage", "records", "out", "row2", "width", "channels", "flags",
+               "column_bytes")
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
-# mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
+# mrt_dw3_quad_tails_s8's call kinds (flags bits 12-14) of the remainder's modes: its
 # table's entries after the three rotations.
 TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
+KIND_SHIFT = 12
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "STAGE_TWO_SYMBOL", "RowPairEmitter"]
@@ -396,15 +402,24 @@ class RowPairEmitter:
             dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words)))
             b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
-        def field(j: int) -> ir.Value:
+        order = QUAD_FIELDS if quads else FIELDS
+
+        def field(name: str) -> ir.Value:
+            j = order.index(name)
             return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
 
         b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR),
-                field(1))
-        b.store(b.bitcast(records, PTR), field(2))
-        b.store(ir.Constant(I32, outs), field(3))
-        b.store(ir.Constant(I32, w_out), field(4))
-        b.store(ir.Constant(I32, 4 * column_words), field(7))
+                field("stage"))
+        b.store(b.bitcast(records, PTR), field("records"))
+        b.store(ir.Constant(I32, outs), field("channels"))
+        b.store(ir.Constant(I32, w_out), field("width"))
+        b.store(ir.Constant(I32, 4 * column_words), field("column_bytes"))
+        # The kernels only read the fields, so a row distance every call of the layer
+        # shares is stored once (the calls' own stores: 1 instruction a call).
+        rest_rows = h_out % QUAD_ROWS if quads else 0
+        shared_below = out_row if quads and rest_rows != 1 else None
+        if shared_below is not None:
+            b.store(ir.Constant(I32, shared_below), field("row2"))
 
         def call(y: ir.Value, mode: int, below: int | ir.Value, rotation: ir.Value) -> None:
             """The kernel on output row y (its first pair in slot `rotation`: 0 or 2 for a
@@ -412,15 +427,17 @@ class RowPairEmitter:
             and up), the next row `below` bytes on: the tails kernel where the records
             allow it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
-                    field(0))
-            b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
-                    field(5))
-            # bits 8-10 for the tails kernel: the rotation of a 4-row call, else the
-            # remainder's kind (mrt_dw3_quad_s8 reads bits 0-5)
-            kind = b.shl(rotation, ir.Constant(I32, 8)) if mode == 0 else \
-                ir.Constant(I32, TAIL_KIND[mode] << 8)
+                    field("out"))
+            if isinstance(below, ir.Value) or below != shared_below:
+                b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
+                        field("row2"))
+            # bits 12-14 for the tails kernel (its LSR #8 the entry's offset): the
+            # rotation of a 4-row call, else the remainder's kind (mrt_dw3_quad_s8 reads
+            # bits 0-6)
+            kind = b.shl(rotation, ir.Constant(I32, KIND_SHIFT)) if mode == 0 else \
+                ir.Constant(I32, TAIL_KIND[mode] << KIND_SHIFT)
             b.store(b.or_(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), kind),
-                    field(6))
+                    field("flags"))
             if over_row:
                 b.call(tails_fn, [args])
                 return
@@ -441,9 +458,10 @@ class RowPairEmitter:
                 if h_out % 2:
                     alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
                     mode = b.select(alone, const(ROW_ALONE), const(0))
-                b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8), field(0))
-                b.store(const(out_row), field(5))
-                b.store(b.or_(b.or_(b.and_(kk, const(1)), flags), mode), field(6))
+                b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8),
+                        field("out"))
+                b.store(const(out_row), field("row2"))
+                b.store(b.or_(b.or_(b.and_(kk, const(1)), flags), mode), field("flags"))
                 b.call(kernel_fn, [args])
 
             pairs = -(-h_out // 2)

@@ -266,10 +266,11 @@ __attribute__((naked, used)) void mrt_dw_fill_words(uint32_t *dst, uint32_t word
 }
 
 /* dst0[i] = dst1[i] = word for i < n: the two pad columns of the row-pair dispatches'
- * staged rows by one call, both stores in one loop (8 words an STM each): 26
- * instructions for 24 words a column (8 channels, 3 slots) where two calls of
- * mrt_dw_fill_words took 46 and the dispatch's set-up of a second call, which layers of
- * few channels (10x10 over 1-8) do not earn back. */
+ * staged rows by one call, both stores in one loop (8 words an STM each, then 4, then
+ * one by one): 26 instructions for 24 words a column (8 channels, 3 slots) where two
+ * calls of mrt_dw_fill_words took 46 and the dispatch's set-up of a second call, and 22
+ * for 12 words (4 channels) where they took 58, which layers of few channels (10x10
+ * over 1-8) do not earn back. */
 __attribute__((naked, used)) void mrt_dw_fill_two_words(uint32_t *dst0, uint32_t *dst1,
                                                          uint32_t word, uint32_t n)
 {
@@ -290,7 +291,12 @@ __attribute__((naked, used)) void mrt_dw_fill_two_words(uint32_t *dst0, uint32_t
         "subs   r12, r12, #1\n"
         "bne    1b\n"
         "2:\n"
-        "ands   r3, r3, #7\n"
+        "tst    r3, #4\n"
+        "beq    5f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "5:\n"
+        "ands   r3, r3, #3\n"
         "beq    4f\n"
         "3:\n"
         "str    r2, [r0], #4\n"
@@ -566,6 +572,19 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
   MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1_X2, A, B, REQUANT)
 
 /* What one call computes (offsets used by the assembly below). */
+/* The 4-row kernels' (mrt_dw3_quad_s8, mrt_dw3_quad_tails_s8 and their x2 forms) call:
+ * mrt_dw_rowpair's fields in the order the tails kernel's LDM puts them in registers. */
+struct mrt_dw_quad {
+    const int32_t *stage;    /* 0 */
+    const int32_t *records;  /* 4 */
+    int8_t *out;             /* 8 */
+    int32_t row2;            /* 12 */
+    uint32_t width;          /* 16 */
+    uint32_t channels;       /* 20 */
+    uint32_t flags;          /* 24 */
+    uint32_t column_bytes;   /* 28 */
+};
+
 struct mrt_dw_rowpair {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
@@ -870,15 +889,15 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
 #define MRT_DW4_BODY(MULT) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #8\n" \
-  "ldr    r3, [r0, #0]\n" \
-  "ldr    r4, [r0, #20]\n" \
-  "ldr    r2, [r0, #8]\n" \
+  "ldr    r3, [r0, #8]\n"             /* struct mrt_dw_quad */ \
+  "ldr    r4, [r0, #12]\n" \
+  "ldr    r2, [r0, #4]\n" \
   "str    r2, [sp]\n"                /* the records */ \
   "ldr    r1, [r0, #16]\n" \
   "str    r1, [sp, #4]\n"            /* columns left */ \
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
-  "ldr    r0, [r0, #4]\n" \
+  "ldr    r0, [r0, #0]\n" \
   "add    r1, r0, r1\n"             /* window column 1's staged words */ \
   "tst    r7, #4\n" \
   "beq    33f\n" \
@@ -908,14 +927,14 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
 /* Four output rows (or the remainder's two or one), every column and channel (channels
  * >= 1), of the staged 3-slot layout: mrt_dw_rowpair's fields, with column_bytes 12 x
  * input channels and the flags above. */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X1));
 }
 
 /* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
  * channel c's staged words). */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
 }
@@ -1117,7 +1136,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 #define MRT_DW4T_REST_X1(...) MRT_DW4T_HEADS_X1_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 #define MRT_DW4T_REST_X2(...) MRT_DW4T_HEADS_X2_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
-/* The heads of each call kind (flags bits 8-10: the rotation 0 or 2 of a 4-row call, or
+/* The heads of each call kind (flags bits 12-14: the rotation 0 or 2 of a 4-row call, or
  * 3-5 for the remainder's 2, 1 and 3 rows, 6 for 2 rows from slots 1 and 2): head A, head B (head A where the multiplier
  * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
 #define MRT_DW4T_ENTRY(P, R, B) \
@@ -1125,25 +1144,24 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
   ".word  " P B R " + 1\n" \
   ".word  " P "end + 1\n" \
   ".word  " P "ret + 1\n"
+/* The entry: struct mrt_dw_quad's fields straight into their registers by one LDM (r0
+ * the staged words, r2 the records, r3 the output, r4 the row distance; r5 x r6 + r3 the
+ * row's end; the call's kind at flags bits 12-14, whose LSR #8 is its entry's offset),
+ * the call kind's 4 code addresses pushed over the records and row's end
+ * (STRD with writeback): 11 instructions where mrt_dw_rowpair's order took 18 (4 MOVs,
+ * the kind's UBFX and the stack's own SUB, ADD and STM), which a 10x10 map pays 3 times a layer. */
 #define MRT_DW4T_BODY(P, HEADS, REST, B) \
   "push   {r4-r11, lr}\n" \
-  "sub    sp, sp, #24\n" \
-  "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
-  "mla    r5, r5, r4, r1\n"          /* the row's end: out + width x channels */ \
-  "strd   r3, r5, [sp]\n"            /* the records, the row's end */ \
-  "mov    r0, r2\n"                  /* staged words */ \
-  "mov    r2, r3\n"                  /* records */ \
-  "mov    r3, r1\n"                  /* output */ \
-  "mov    r4, r6\n"                  /* row distance */ \
+  "ldm    r0, {r0, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
+  "mla    r5, r5, r6, r3\n"          /* the row's end: out + width x channels */ \
   "add    r1, r0, r8\n"              /* window column 1's staged words */ \
   "add    lr, r1, r8\n"              /* column 2's (the remainder's tiles) */ \
-  "ubfx   r7, r7, #8, #3\n" \
   "adr    r8, " P "heads\n" \
-  "add    r8, r8, r7, lsl #4\n" \
+  "add    r8, r8, r7, lsr #8\n"      /* the kind (flags bits 12-14) x 16 */ \
   "ldm    r8, {r8, r9, r10, r11}\n" \
-  "add    r12, sp, #8\n" \
-  "stm    r12, {r8, r9, r10, r11}\n" \
-  "ldr    pc, [sp, #8]\n" \
+  "push   {r8, r9, r10, r11}\n"       /* [sp, #8] .. [sp, #20] once the STRD is in */ \
+  "strd   r2, r5, [sp, #-8]!\n"      /* the records, the row's end */ \
+  "bx     r8\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
   "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
   "cmp    r3, r8\n" \
@@ -1172,9 +1190,9 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 
 /* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
  * mrt_dw3_quad_s8's, from its fixed slots), every column and channel, with the records'
- * tails (above): mrt_dw_rowpair's fields, flags bits 8-10 the call's kind (the rotation
+ * tails (above): mrt_dw_quad's fields, flags bits 12-14 the call's kind (the rotation
  * of a 4-row call, 3-5 the remainder's 2, 1 or 3 rows). */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, MRT_DW4T_REST_X1, "a"));
 }
@@ -1182,7 +1200,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct
 /* The same for a depth multiplier of 2: head A (output channel 2c) reads input channel
  * c's staged words without moving r0, head B (2c + 1) moves on; the records send each
  * to the other. */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, MRT_DW4T_REST_X2, "b"));
 }
