@@ -25,6 +25,7 @@ from depthwise_models import run_depthwise
 
 from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import (
+    FILL_SMALL_SYMBOL,
     FILL_SYMBOL,
     KERNEL_SYMBOL,
     KERNEL_X2_SYMBOL,
@@ -274,4 +275,4 @@ def test_few_channels_with_records_over_the_row(reverse: bool, tmp_path: Path,
 
         monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
     symbols = _run(OVER_ROW, "cortex-m4", tmp_path, seed=41 + reverse)
-    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, FILL_SYMBOL} <= symbols
+    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, FILL_SYMBOL, FILL_SMALL_SYMBOL} <= symbols

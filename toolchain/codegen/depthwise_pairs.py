@@ -81,11 +81,16 @@ STAGE_TWO_SYMBOL = "mrt_dw_stage_two_pairs3_s8"  # a 4-row tile's two new pairs,
 # The same with row a (the first pair's first row) or row d (the second pair's second) a
 # pad row: 8 bytes of the pad value read in place (a map's top and bottom, TOP_PAIR below).
 STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8"}
+# The two-pair stagers take their destination a value (3 words) before the first (their
+# pre-indexed stores' base), which the address the dispatch computes anyway folds in.
+TWO_BEHIND = 3
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
 QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
 FILL_SYMBOL = "mrt_dw_fill_two_words"  # the two pad columns, by one call
+FILL_SMALL_SYMBOL = "mrt_dw_fill_two_words_small"  # the same for under FILL_SMALL words
+FILL_SMALL = 16
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -273,7 +278,7 @@ class RowPairEmitter:
             if kind:  # a batch of a pad row is one of known j (unrolled)
                 rows["abcd".index(kind)] = pad_row
             into = b.select(odd_low, const(0), const(1))
-            dst = self._dw_word(staged, b.add(into, const(column_words)))
+            dst = self._dw_word(staged, b.add(into, const(column_words - TWO_BEHIND)))
             b.call(fns[kind], [b.bitcast(dst, PTR), *rows, const(row_bytes)])
 
         batch(const(0), kinds[0], ir.Constant(ir.IntType(1), 0))
@@ -339,7 +344,8 @@ class RowPairEmitter:
         # loop of stores here became a byte-wise memset). A row outside the input is
         # staged from the right pad column's pair (a null row pointer), so no row of pad
         # values is needed.
-        fill = self._dw_function(FILL_SYMBOL, [PTR, PTR, I32, I32])
+        fill = self._dw_function(FILL_SMALL_SYMBOL if column_words < FILL_SMALL
+                                 else FILL_SYMBOL, [PTR, PTR, I32, I32])
         pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
         b.call(fill, [*(b.bitcast(self._dw_word(staged, column * column_words), PTR)
                         for column in (0, w_in + 1)),
@@ -399,7 +405,7 @@ class RowPairEmitter:
             rows = [b.select(low, e, o) for e, o in zip(ev, od)] + \
                 [b.select(low, o, e) for e, o in zip(ev, od)]
             into = b.select(low, ir.Constant(I32, 0), ir.Constant(I32, 1))
-            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words)))
+            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words - TWO_BEHIND)))
             b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
         order = QUAD_FIELDS if quads else FIELDS

@@ -308,6 +308,41 @@ __attribute__((naked, used)) void mrt_dw_fill_two_words(uint32_t *dst0, uint32_t
         "bx     lr\n");
 }
 
+/* The same for n < 16 (pad columns of 1-5 channels' 3 slots): 4 copies of the word
+ * where 8 took 4 more MOVs, a pass of 8 as two STMs a column: 18 instructions for 12
+ * words (4 channels) where the above takes 22. */
+__attribute__((naked, used)) void mrt_dw_fill_two_words_small(uint32_t *dst0, uint32_t *dst1,
+                                                              uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r6}\n"
+        "mov    r4, r2\n"
+        "mov    r5, r2\n"
+        "mov    r6, r2\n"
+        "tst    r3, #8\n"
+        "beq    1f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "1:\n"
+        "tst    r3, #4\n"
+        "beq    2f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "2:\n"
+        "ands   r3, r3, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r2, [r0], #4\n"
+        "str    r2, [r1], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r6}\n"
+        "bx     lr\n");
+}
+
 /* The same into one of the three slots of the 4-row kernel's layout: dst[12*i]. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
                                                           const int8_t *row1, uint32_t n)
@@ -315,7 +350,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
     __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
-/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout: dst[12*i]
+/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout (the
+ * first argument is dst - 3 words, the base of the pre-indexed stores): dst[12*i]
  * = (a[i], b[i]) and dst[12*i + 1] = (c[i], d[i]), halves as mrt_dw_stage_pairs3_s8's, for
  * i < n, every row inside the input (no null row; the _pad_a and _pad_d variants below
  * read a pad row's 8 bytes in place). The 4-row dispatch stages a tile's two new pairs in
@@ -373,10 +409,19 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         MRT_DW_TWO_STORE4("r5", "r8", "r11", "r9", "60", "strd   r6, lr, [r0, #96]!\n") \
         "subs   r12, r12, #1\n" \
         "bne    " L "b\n"
+/* One value of each row (the last 1-3, unrolled: the flags of n's low bits choose, where
+ * a loop of them took 2 more a value and its count 2 more a call). */
+#define MRT_DW_TWO_ONE(A1, D1) \
+        "ldrsb  r5, [r1]" A1 "\n" \
+        "ldrsb  r6, [r2], #1\n" \
+        "ldrsb  r7, [r3], #1\n" \
+        "ldrsb  r8, [r4]" D1 "\n" \
+        "pkhbt  r5, r5, r6, lsl #16\n" \
+        "pkhbt  r7, r7, r8, lsl #16\n" \
+        "strd   r5, r7, [r0, #12]!\n"
 #define MRT_DW_TWO_BODY(A8, A4, A1, D4, D1) \
         "push   {r4-r11, lr}\n" \
-        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */ \
-        "sub    r0, r0, #12\n" \
+        "ldrd   r4, r11, [sp, #36]\n"           /* d, n (r0: dst - 12, the caller's) */ \
         "lsrs   r12, r11, #3\n" \
         "beq    3f\n" \
         "orr    r5, r1, r2\n" \
@@ -387,8 +432,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, D4, "2") \
         "3:\n" \
         "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */ \
-        "tst    r11, #4\n" \
-        "beq    4f\n" \
+        "lsls   r12, r11, #30\n"              /* C: n & 4, N: n & 2, Z: none of n & 3 */ \
+        "bcc    4f\n" \
         "ldr    r5, [r1]" A4 "\n" \
         "ldr    r7, [r2], #4\n" \
         "ldr    r6, [r3], #4\n" \
@@ -398,23 +443,19 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "pkhbt  r8, r6, r10, lsl #16\n" \
         "pkhtb  r10, r10, r6, asr #16\n" \
         MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n") \
-        "4:\n" \
-        "ands   r12, r11, #3\n" \
+        "4:\n"                                 /* (the pass of 4 keeps the flags) */ \
         "beq    6f\n" \
+        "bpl    5f\n" \
+        MRT_DW_TWO_ONE(A1, D1) \
+        MRT_DW_TWO_ONE(A1, D1) \
         "5:\n" \
-        "ldrsb  r5, [r1]" A1 "\n" \
-        "ldrsb  r6, [r2], #1\n" \
-        "ldrsb  r7, [r3], #1\n" \
-        "ldrsb  r8, [r4]" D1 "\n" \
-        "pkhbt  r5, r5, r6, lsl #16\n" \
-        "pkhbt  r7, r7, r8, lsl #16\n" \
-        "strd   r5, r7, [r0, #12]!\n" \
-        "subs   r12, r12, #1\n" \
-        "bne    5b\n" \
+        "tst    r11, #1\n" \
+        "beq    6f\n" \
+        MRT_DW_TWO_ONE(A1, D1) \
         "6:\n" \
         "pop    {r4-r11, pc}\n"
 
-__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const int8_t *a,
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst_less_3, const int8_t *a,
                                                               const int8_t *b, const int8_t *c,
                                                               const int8_t *d, uint32_t n)
 {
@@ -423,14 +464,16 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const
 
 /* The same where row a is a pad row (a: 8 bytes of the pad value, read in place). */
 __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_a_s8(
-    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+    int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
+    uint32_t n)
 {
     __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1"));
 }
 
 /* The same where row d is a pad row. */
 __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
-    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+    int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
+    uint32_t n)
 {
     __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", ""));
 }
