@@ -250,7 +250,8 @@ def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
 # 1-9 channels over the sweep's maps (19x6, 10x10) and others, multipliers 1 and 2, SAME
 # and VALID: records of up to ROW_RECORDS_BYTES repeated over the row (10x10 over 8
 # channels: 3,840 B; over 9, 4,320 B, and 19x6 over 8 to 16, 4,608 B, are not), the
-# tails kernel alone, both pad columns by one fill call.
+# tails kernel alone, both pad columns by one fill call, the 4-row tiles unrolled up to
+# UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop).
 OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
             for h, w, c, m, pad in ((19, 6, 1, 1, "SAME"), (19, 6, 3, 1, "VALID"),
                                     (19, 6, 4, 1, "SAME"), (19, 6, 7, 1, "SAME"),
@@ -259,7 +260,8 @@ OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
                                     (10, 10, 7, 1, "VALID"), (10, 10, 4, 1, "SAME"),
                                     (10, 10, 4, 2, "SAME"), (10, 10, 1, 2, "VALID"),
                                     (10, 10, 3, 2, "SAME"), (10, 10, 6, 1, "SAME"),
-                                    (13, 9, 5, 1, "SAME"), (7, 11, 2, 2, "SAME"))]
+                                    (13, 9, 5, 1, "SAME"), (7, 11, 2, 2, "SAME"),
+                                    (41, 3, 2, 1, "SAME"), (38, 4, 3, 2, "VALID"))]
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["top-down", "bottom-up"])

@@ -109,6 +109,7 @@ ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 # table's entries after the three rotations.
 TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
 KIND_SHIFT = 12
+UNROLL_TILES = 8  # 4-row tiles of a layer with records over the row emitted one by one
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "STAGE_TWO_SYMBOL", "RowPairEmitter"]
@@ -252,10 +253,24 @@ class RowPairEmitter:
             kinds.append(outside)
         return kinds
 
+    def _dw_tiles(self, start: int, count: int, step: int,
+                  body: Callable[[ir.Value], None], unroll: bool) -> None:
+        """The 4-row tiles' loop (NestEmitter._loop_range's arguments), or each tile's code
+        in turn where `unroll` (a layer of few channels, records over the row, whose
+        tiles are few: each then stages from constant slots, where the loop's slot
+        selects and counter took about 10 instructions a tile)."""
+        if unroll and count <= UNROLL_TILES:
+            for i in range(count):
+                body(ir.Constant(I32, start + i * step))
+        else:
+            self._loop_range("dw.quads", start, count, step, body)
+
     def _dw_emit_top_pair(self, kinds: list[str], quads_n: int, pair_rows, stage, call,
                           staged: ir.Value, column_words: int, first_slot: ir.Value,
-                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int) -> None:
-        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers)."""
+                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int,
+                          unroll: bool) -> None:
+        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers; `unroll`
+        as `_dw_tiles`)."""
         b = self.b
 
         def const(v: int) -> ir.Value:
@@ -297,7 +312,7 @@ class RowPairEmitter:
         middle = kinds[1:-1]
         if set(middle) <= {""}:
             if quads_n > 1:
-                self._loop_range("dw.quads", 0, quads_n - 1, 1, lambda t: tile(t, ""))
+                self._dw_tiles(0, quads_n - 1, 1, lambda t: tile(t, ""), unroll)
         else:
             for t, kind in enumerate(middle):
                 tile(const(t), kind)
@@ -544,11 +559,11 @@ class RowPairEmitter:
             if plan_top is not None and not self.nest.reverse:
                 self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
                                        staged, column_words, first_slot, x_buf, pad,
-                                       out_row, row_bytes)
+                                       out_row, row_bytes, over_row)
             elif not self.nest.reverse:
                 stage(const(0))
                 b.store(const(slot_of(0)), first_slot)
-                self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
+                self._dw_tiles(0, quads_n, 1, quad_body(False), over_row)
                 for y, mode, below, more in tail:
                     for j in range(1, more + 1):
                         stage(const(y // 2 + j))
@@ -561,7 +576,7 @@ class RowPairEmitter:
                 if not tail:
                     stage(const(2 * quads_n))
                 b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
-                self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+                self._dw_tiles(quads_n - 1, quads_n, -1, quad_body(True), over_row)
 
         if over_row:  # doubled: the 4-row tiles alone
             four_rows()
