@@ -251,7 +251,8 @@ def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
 # and VALID: records of up to ROW_RECORDS_BYTES repeated over the row (10x10 over 8
 # channels: 3,840 B; over 9, 4,320 B, and 19x6 over 8 to 16, 4,608 B, are not), the
 # tails kernel alone, both pad columns by one fill call, the 4-row tiles unrolled up to
-# UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop).
+# UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop); maps of 4q + 1 rows stage a
+# pair of pad rows (by 4 values a pass from 4 on: 1x3, 1x2, 3x3 values a row).
 OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
             for h, w, c, m, pad in ((19, 6, 1, 1, "SAME"), (19, 6, 3, 1, "VALID"),
                                     (19, 6, 4, 1, "SAME"), (19, 6, 7, 1, "SAME"),
@@ -261,7 +262,9 @@ OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
                                     (10, 10, 4, 2, "SAME"), (10, 10, 1, 2, "VALID"),
                                     (10, 10, 3, 2, "SAME"), (10, 10, 6, 1, "SAME"),
                                     (13, 9, 5, 1, "SAME"), (7, 11, 2, 2, "SAME"),
-                                    (41, 3, 2, 1, "SAME"), (38, 4, 3, 2, "VALID"))]
+                                    (41, 3, 2, 1, "SAME"), (38, 4, 3, 2, "VALID"),
+                                    (9, 1, 3, 1, "SAME"), (13, 1, 2, 1, "SAME"),
+                                    (17, 3, 3, 1, "SAME"))]
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["top-down", "bottom-up"])

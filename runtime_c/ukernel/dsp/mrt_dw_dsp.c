@@ -102,7 +102,8 @@
  * staged buffer's right pad column already holds at dst + n*S (PADPAIR loads it into
  * r11), so no row of pad values is needed. Pairs (pad, row1) and (row0, pad), 4 values a
  * pass (LDR, 2 SXTB16, 4 PKHBT / PKHTB, 4 STR), or (pad, pad) everywhere: only the pairs
- * at the map's top and bottom. */
+ * at the map's top and bottom (4 STRs a pass with the loop's SUBS and BNE, where a value
+ * a pass took 12 for 4: a 19x6 map's last pair, 19x6 over 4 channels -33). */
 /* 4 values of ROW into r7-r10 (P0-P3 the packs of values 0-3 with the pad pair r11),
  * stored at AT (value 0 by STORE0: into lr, kept for a pass's last store). */
 #define MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, AT, S, V0, STORE0) \
@@ -172,9 +173,20 @@
         "subs   r3, r3, #1\n" \
         "bne    27b\n" \
         "b      29f\n" \
-        "28:\n"                                 /* both outside */ \
-        "cbz    r3, 29f\n" \
-        "30:\n" \
+        "28:\n"                                 /* both outside: 4 values a pass */ \
+        "cmp    r3, #4\n" \
+        "blo    30f\n" \
+        "lsrs   r12, r3, #2\n" \
+        "31:\n" \
+        "str    r11, [r0, #" S "]\n" \
+        "str    r11, [r0, #2*" S "]\n" \
+        "str    r11, [r0, #3*" S "]\n" \
+        "str    r11, [r0], #4*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    31b\n" \
+        "ands   r3, r3, #3\n" \
+        "beq    29f\n" \
+        "30:\n"                                 /* (n >= 1: a row is not empty) */ \
         "str    r11, [r0], #" S "\n" \
         "subs   r3, r3, #1\n" \
         "bne    30b\n" \
