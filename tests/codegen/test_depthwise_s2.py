@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 from depthwise_models import run_depthwise
 
-from toolchain import pipeline
 from toolchain.codegen import image
 from toolchain.codegen.depthwise_s2 import KERNEL_S2_SYMBOL
+from toolchain.schedule import depthwise_records
 from toolchain.schedule.program import reversed_tiles
+from toolchain.schedule.row_pair_records import store_row_pair_records
 
 # (h, w, channels, multiplier, padding)
 CHANNELS = [(10, 10, c, 1, pad) for c, pad in ((3, "SAME"), (8, "VALID"), (13, "SAME"),
@@ -78,7 +79,8 @@ def test_biases_too_large_to_double(tmp_path: Path) -> None:
 def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the build-time records (schedule/row_pair_records.py) the dispatch makes
     them on its stack, doubled or not as a loop over the channels finds: still exact."""
-    monkeypatch.setattr(pipeline, "store_row_pair_records", lambda program, target, room: 0)
+    monkeypatch.setattr(depthwise_records, "STORES", tuple(
+        s for s in depthwise_records.STORES if s is not store_row_pair_records))
     layers = [CHANNELS[1], SHAPES[1], SHAPES[3]]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
