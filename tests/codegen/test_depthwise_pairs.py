@@ -25,6 +25,8 @@ from depthwise_models import run_depthwise
 
 from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import (
+    FILL_SMALL_SYMBOL,
+    FILL_SYMBOL,
     KERNEL_SYMBOL,
     KERNEL_X2_SYMBOL,
     QUAD_SYMBOL,
@@ -102,9 +104,12 @@ def test_quads_and_their_remainders(tmp_path: Path) -> None:
 
 
 def test_one_and_two_channels(tmp_path: Path) -> None:
-    """1 and 2 channels take the 4-row kernels (and their tails) too, bit-exact."""
+    """1 and 2 channels take the 4-row kernels' tails too, bit-exact: their records are
+    repeated over the row (schedule/row_pair_records.py), so the dispatch calls the tails
+    kernels alone (not linking the others)."""
     symbols = _run(FEW_CHANNELS, "cortex-m4", tmp_path, seed=17)
-    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, QUAD_SYMBOL, QUAD_X2_SYMBOL} <= symbols
+    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
+    assert not {QUAD_SYMBOL, QUAD_X2_SYMBOL} & symbols
 
 
 def test_row_pairs_where_three_slots_do_not_fit(tmp_path: Path) -> None:
@@ -240,3 +245,39 @@ def test_a_chain_of_depthwise_layers(tmp_path: Path) -> None:
 def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
     """No DSP extension: the same layers through the generated code, still exact."""
     assert not KERNELS & _run(TAKEN["shapes"][:3], "riscv32", tmp_path, seed=5)
+
+
+# 1-9 channels over the sweep's maps (19x6, 10x10) and others, multipliers 1 and 2, SAME
+# and VALID: records of up to ROW_RECORDS_BYTES repeated over the row (10x10 over 8
+# channels: 3,840 B; over 9, 4,320 B, and 19x6 over 8 to 16, 4,608 B, are not), the
+# tails kernel alone, both pad columns by one fill call, the 4-row tiles unrolled up to
+# UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop); maps of 4q + 1 rows stage a
+# pair of pad rows (by 4 values a pass from 4 on: 1x3, 1x2, 3x3 values a row).
+OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
+            for h, w, c, m, pad in ((19, 6, 1, 1, "SAME"), (19, 6, 3, 1, "VALID"),
+                                    (19, 6, 4, 1, "SAME"), (19, 6, 7, 1, "SAME"),
+                                    (19, 6, 8, 2, "VALID"), (19, 6, 2, 2, "SAME"),
+                                    (10, 10, 8, 1, "SAME"), (10, 10, 9, 1, "SAME"),
+                                    (10, 10, 7, 1, "VALID"), (10, 10, 4, 1, "SAME"),
+                                    (10, 10, 4, 2, "SAME"), (10, 10, 1, 2, "VALID"),
+                                    (10, 10, 3, 2, "SAME"), (10, 10, 6, 1, "SAME"),
+                                    (13, 9, 5, 1, "SAME"), (7, 11, 2, 2, "SAME"),
+                                    (41, 3, 2, 1, "SAME"), (38, 4, 3, 2, "VALID"),
+                                    (9, 1, 3, 1, "SAME"), (13, 1, 2, 1, "SAME"),
+                                    (17, 3, 3, 1, "SAME"))]
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["top-down", "bottom-up"])
+def test_few_channels_with_records_over_the_row(reverse: bool, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bit-exact with the reference and TFLite Micro, in either order of the tiles."""
+    if reverse:
+        chosen = image.choose_schedule
+
+        def reversed_schedule(k, target):
+            s = chosen(k, target)
+            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    symbols = _run(OVER_ROW, "cortex-m4", tmp_path, seed=41 + reverse)
+    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, FILL_SYMBOL, FILL_SMALL_SYMBOL} <= symbols

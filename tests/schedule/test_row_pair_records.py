@@ -19,6 +19,7 @@ from toolchain.loops.depthwise import (
     TAIL_COLUMN_END,
     TAIL_NEXT_A,
     TAIL_NEXT_B,
+    TAIL_RETURN,
     TAILS_FLAG,
 )
 from toolchain.pipeline import prepare_graph, schedule_for_board
@@ -26,9 +27,11 @@ from toolchain.schedule.row_pair_records import DOUBLED_FLAG
 from toolchain.target import load_board
 
 
-def _program(tmp_path: Path, board: str, bias_shift: int = 0, multiplier: int = 1):
+def _program(tmp_path: Path, board: str, bias_shift: int = 0, multiplier: int = 1,
+             channels: int = 8):
     rng = np.random.default_rng(2)
-    op, x, y = int8_layer_op(rng, "depthwise", 19, 6, 8, 8 * multiplier, 3, 3, name="L")
+    op, x, y = int8_layer_op(rng, "depthwise", 19, 6, channels, channels * multiplier, 3, 3,
+                             name="L")
     if bias_shift:
         bias = op.inputs[2]
         data = np.asarray(bias.data, dtype=np.int64) + bias_shift
@@ -56,10 +59,12 @@ def _halves(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def test_doubled_records(tmp_path: Path) -> None:
     program, w = _program(tmp_path, "cortex-m4")
     k, records = _records(program)
-    # 19 rows: 4-row tiles, whose records have the tails kernel's two words.
-    assert records.shape == (8 * QUAD_RECORD_WORDS + 1,)
+    # 19 rows: 4-row tiles, whose records have the tails kernel's two words, repeated
+    # for each of the row's 6 output columns (8 channels: 2.3 KB).
+    assert records.shape == (6 * 8 * QUAD_RECORD_WORDS + 1,)
     assert records[-1] == DOUBLED_FLAG | TAILS_FLAG
-    table = records[:-1].reshape(8, QUAD_RECORD_WORDS).astype(np.int64)
+    rows = records[:-1].reshape(6 * 8, QUAD_RECORD_WORDS).astype(np.int64)
+    table = rows[:8]
     assert np.all(table[:, 2] % 2 == 0)  # the bias, doubled, after column 0's weights
     for kx, at in enumerate((0, 3, 5)):
         lo, hi = _halves(table[:, at])
@@ -72,7 +77,20 @@ def test_doubled_records(tmp_path: Path) -> None:
     assert list(table[:, 9] >> 8) == [0] * 7 + [1]
     # The tails kernel: s as its TBH index, then the next head (the column's end last).
     assert np.array_equal(table[:, 10], shift)
-    assert list(table[:, 11]) == [TAIL_NEXT_A] * 7 + [TAIL_COLUMN_END]
+    # Each column's last channel goes on to the next column's first (head A), the row's
+    # last to the return: the column's end never runs.
+    assert np.array_equal(rows[:, :11], np.tile(table[:, :11], (6, 1)))
+    assert list(rows[:, 11]) == [TAIL_NEXT_A] * 47 + [TAIL_RETURN]
+
+
+def test_records_of_many_channels_are_not_repeated(tmp_path: Path) -> None:
+    """Over ROW_RECORDS_BYTES (64 channels x 6 columns: 18 KB) the records are one
+    column's, the column's end after the last channel."""
+    program, _ = _program(tmp_path, "cortex-m4", channels=64)
+    _, records = _records(program)
+    assert records.shape == (64 * QUAD_RECORD_WORDS + 1,)
+    table = records[:-1].reshape(64, QUAD_RECORD_WORDS).astype(np.int64)
+    assert list(table[:, 11]) == [TAIL_NEXT_A] * 63 + [TAIL_COLUMN_END]
 
 
 def test_tails_of_a_depth_multiplier_of_2_alternate_heads(tmp_path: Path) -> None:

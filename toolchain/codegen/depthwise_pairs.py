@@ -65,6 +65,7 @@ from toolchain.loops.depthwise import (
     Y,
     quad_rows,
     record_words,
+    records_over_row,
     row_pair_plan,
 )
 from toolchain.types import dtype
@@ -80,11 +81,16 @@ STAGE_TWO_SYMBOL = "mrt_dw_stage_two_pairs3_s8"  # a 4-row tile's two new pairs,
 # The same with row a (the first pair's first row) or row d (the second pair's second) a
 # pad row: 8 bytes of the pad value read in place (a map's top and bottom, TOP_PAIR below).
 STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8"}
+# The two-pair stagers take their destination a value (3 words) before the first (their
+# pre-indexed stores' base), which the address the dispatch computes anyway folds in.
+TWO_BEHIND = 3
 QUAD_SYMBOL = "mrt_dw3_quad_s8"
 QUAD_X2_SYMBOL = "mrt_dw3_quad_x2_s8"
 QUAD_TAILS_SYMBOL = "mrt_dw3_quad_tails_s8"  # 4-row tiles, the shift an SSAT immediate
 QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
-FILL_SYMBOL = "mrt_dw_fill_words"  # the pad columns
+FILL_SYMBOL = "mrt_dw_fill_two_words"  # the two pad columns, by one call
+FILL_SMALL_SYMBOL = "mrt_dw_fill_two_words_small"  # the same for under FILL_SMALL words
+FILL_SMALL = 16
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -92,11 +98,18 @@ ONE_ROW = 16
 THREE_ROWS = 32
 TOP_PAIR = 64  # two rows from slots 1 and 2: a map of 4q + 2 rows, its first two rows
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # mrt_dw_rowpair
+# Its fields in runtime_c's order: struct mrt_dw_rowpair's, and struct mrt_dw_quad's (the
+# 4-row kernels': the tails kernel's LDM puts each in its register).
+FIELDS = ("out", "stage", "records", "channels", "width", "row2", "flags", "column_bytes")
+QUAD_FIELDS = ("stage", "records", "out", "row2", "width", "channels", "flags",
+               "column_bytes")
 _I32 = dtype("i32")
 ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
-# mrt_dw3_quad_tails_s8's call kinds (flags bits 8-10) of the remainder's modes: its
+# mrt_dw3_quad_tails_s8's call kinds (flags bits 12-14) of the remainder's modes: its
 # table's entries after the three rotations.
 TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
+KIND_SHIFT = 12
+UNROLL_TILES = 8  # 4-row tiles of a layer with records over the row emitted one by one
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "STAGE_TWO_SYMBOL", "RowPairEmitter"]
@@ -240,10 +253,24 @@ class RowPairEmitter:
             kinds.append(outside)
         return kinds
 
+    def _dw_tiles(self, start: int, count: int, step: int,
+                  body: Callable[[ir.Value], None], unroll: bool) -> None:
+        """The 4-row tiles' loop (NestEmitter._loop_range's arguments), or each tile's code
+        in turn where `unroll` (a layer of few channels, records over the row, whose
+        tiles are few: each then stages from constant slots, where the loop's slot
+        selects and counter took about 10 instructions a tile)."""
+        if unroll and count <= UNROLL_TILES:
+            for i in range(count):
+                body(ir.Constant(I32, start + i * step))
+        else:
+            self._loop_range("dw.quads", start, count, step, body)
+
     def _dw_emit_top_pair(self, kinds: list[str], quads_n: int, pair_rows, stage, call,
                           staged: ir.Value, column_words: int, first_slot: ir.Value,
-                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int) -> None:
-        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers)."""
+                          x_buf: ir.Value, pad: int, out_row: int, row_bytes: int,
+                          unroll: bool) -> None:
+        """The two-rows-first order of `_dw_top_pair_plan` (`kinds` its stagers; `unroll`
+        as `_dw_tiles`)."""
         b = self.b
 
         def const(v: int) -> ir.Value:
@@ -266,7 +293,7 @@ class RowPairEmitter:
             if kind:  # a batch of a pad row is one of known j (unrolled)
                 rows["abcd".index(kind)] = pad_row
             into = b.select(odd_low, const(0), const(1))
-            dst = self._dw_word(staged, b.add(into, const(column_words)))
+            dst = self._dw_word(staged, b.add(into, const(column_words - TWO_BEHIND)))
             b.call(fns[kind], [b.bitcast(dst, PTR), *rows, const(row_bytes)])
 
         batch(const(0), kinds[0], ir.Constant(ir.IntType(1), 0))
@@ -285,7 +312,7 @@ class RowPairEmitter:
         middle = kinds[1:-1]
         if set(middle) <= {""}:
             if quads_n > 1:
-                self._loop_range("dw.quads", 0, quads_n - 1, 1, lambda t: tile(t, ""))
+                self._dw_tiles(0, quads_n - 1, 1, lambda t: tile(t, ""), unroll)
         else:
             for t, kind in enumerate(middle):
                 tile(const(t), kind)
@@ -305,10 +332,16 @@ class RowPairEmitter:
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
         pad = plan.pad
+        # Records repeated over the row (few channels, schedule/row_pair_records.py) are
+        # doubled and the tails kernel's: known here, no flags read and no other kernel.
+        over_row = False
         if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
-            flags = b.load(b.gep(records, [ir.Constant(I32, words * outs)],
-                                 inbounds=True, source_etype=I32), typ=I32)
+            n_words = k.operands[k.records].shape[0]
+            over_row = records_over_row(n_words, outs, quads)
+            flags = ir.Constant(I32, DOUBLED_FLAG | TAILS_FLAG) if over_row else b.load(
+                b.gep(records, [ir.Constant(I32, n_words - 1)], inbounds=True,
+                      source_etype=I32), typ=I32)
         else:
             doubled = self._dw_doubling(plan, outs)
             records = self._dw_records(plan, outs, doubled, words)
@@ -326,11 +359,12 @@ class RowPairEmitter:
         # loop of stores here became a byte-wise memset). A row outside the input is
         # staged from the right pad column's pair (a null row pointer), so no row of pad
         # values is needed.
-        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
+        fill = self._dw_function(FILL_SMALL_SYMBOL if column_words < FILL_SMALL
+                                 else FILL_SYMBOL, [PTR, PTR, I32, I32])
         pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
-        for column in (0, w_in + 1):
-            b.call(fill, [b.bitcast(self._dw_word(staged, column * column_words), PTR),
-                          ir.Constant(I32, pair), ir.Constant(I32, column_words)])
+        b.call(fill, [*(b.bitcast(self._dw_word(staged, column * column_words), PTR)
+                        for column in (0, w_in + 1)),
+                      ir.Constant(I32, pair), ir.Constant(I32, column_words)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -386,18 +420,27 @@ class RowPairEmitter:
             rows = [b.select(low, e, o) for e, o in zip(ev, od)] + \
                 [b.select(low, o, e) for e, o in zip(ev, od)]
             into = b.select(low, ir.Constant(I32, 0), ir.Constant(I32, 1))
-            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words)))
+            dst = self._dw_word(staged, b.add(into, ir.Constant(I32, column_words - TWO_BEHIND)))
             b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
-        def field(j: int) -> ir.Value:
+        order = QUAD_FIELDS if quads else FIELDS
+
+        def field(name: str) -> ir.Value:
+            j = order.index(name)
             return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
 
         b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR),
-                field(1))
-        b.store(b.bitcast(records, PTR), field(2))
-        b.store(ir.Constant(I32, outs), field(3))
-        b.store(ir.Constant(I32, w_out), field(4))
-        b.store(ir.Constant(I32, 4 * column_words), field(7))
+                field("stage"))
+        b.store(b.bitcast(records, PTR), field("records"))
+        b.store(ir.Constant(I32, outs), field("channels"))
+        b.store(ir.Constant(I32, w_out), field("width"))
+        b.store(ir.Constant(I32, 4 * column_words), field("column_bytes"))
+        # The kernels only read the fields, so a row distance every call of the layer
+        # shares is stored once (the calls' own stores: 1 instruction a call).
+        rest_rows = h_out % QUAD_ROWS if quads else 0
+        shared_below = out_row if quads and rest_rows != 1 else None
+        if shared_below is not None:
+            b.store(ir.Constant(I32, shared_below), field("row2"))
 
         def call(y: ir.Value, mode: int, below: int | ir.Value, rotation: ir.Value) -> None:
             """The kernel on output row y (its first pair in slot `rotation`: 0 or 2 for a
@@ -405,15 +448,20 @@ class RowPairEmitter:
             and up), the next row `below` bytes on: the tails kernel where the records
             allow it."""
             b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
-                    field(0))
-            b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
-                    field(5))
-            # bits 8-10 for the tails kernel: the rotation of a 4-row call, else the
-            # remainder's kind (mrt_dw3_quad_s8 reads bits 0-5)
-            kind = b.shl(rotation, ir.Constant(I32, 8)) if mode == 0 else \
-                ir.Constant(I32, TAIL_KIND[mode] << 8)
+                    field("out"))
+            if isinstance(below, ir.Value) or below != shared_below:
+                b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
+                        field("row2"))
+            # bits 12-14 for the tails kernel (its LSR #8 the entry's offset): the
+            # rotation of a 4-row call, else the remainder's kind (mrt_dw3_quad_s8 reads
+            # bits 0-6)
+            kind = b.shl(rotation, ir.Constant(I32, KIND_SHIFT)) if mode == 0 else \
+                ir.Constant(I32, TAIL_KIND[mode] << KIND_SHIFT)
             b.store(b.or_(b.or_(b.or_(rotation, flags), ir.Constant(I32, mode)), kind),
-                    field(6))
+                    field("flags"))
+            if over_row:
+                b.call(tails_fn, [args])
+                return
             with b.if_else(tails) as (fast, other):
                 with fast:
                     b.call(tails_fn, [args])
@@ -431,9 +479,10 @@ class RowPairEmitter:
                 if h_out % 2:
                     alone = b.icmp_signed(">=", b.add(y, const(1)), const(h_out))
                     mode = b.select(alone, const(ROW_ALONE), const(0))
-                b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8), field(0))
-                b.store(const(out_row), field(5))
-                b.store(b.or_(b.or_(b.and_(kk, const(1)), flags), mode), field(6))
+                b.store(b.gep(out_buf, [b.mul(y, const(out_row))], source_etype=I8),
+                        field("out"))
+                b.store(const(out_row), field("row2"))
+                b.store(b.or_(b.or_(b.and_(kk, const(1)), flags), mode), field("flags"))
                 b.call(kernel_fn, [args])
 
             pairs = -(-h_out // 2)
@@ -504,30 +553,37 @@ class RowPairEmitter:
                 b.store(s2, first_slot)
             return body
 
+        def four_rows() -> None:
+            """4-row tiles and the remainder's tile (doubled records)."""
+            plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
+            if plan_top is not None and not self.nest.reverse:
+                self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
+                                       staged, column_words, first_slot, x_buf, pad,
+                                       out_row, row_bytes, over_row)
+            elif not self.nest.reverse:
+                stage(const(0))
+                b.store(const(slot_of(0)), first_slot)
+                self._dw_tiles(0, quads_n, 1, quad_body(False), over_row)
+                for y, mode, below, more in tail:
+                    for j in range(1, more + 1):
+                        stage(const(y // 2 + j))
+                    call(const(y), mode, below, const(0))
+            else:
+                for y, mode, below, more in tail:
+                    for j in range(more, -1, -1):
+                        stage(const(y // 2 + j))
+                    call(const(y), mode, below, const(0))
+                if not tail:
+                    stage(const(2 * quads_n))
+                b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
+                self._dw_tiles(quads_n - 1, quads_n, -1, quad_body(True), over_row)
+
+        if over_row:  # doubled: the 4-row tiles alone
+            four_rows()
+            return
         with b.if_else(doubled) as (fast, slow):
             with fast:
-                plan_top = self._dw_top_pair_plan(quads_n, rest, plan.row, h_in)
-                if plan_top is not None and not self.nest.reverse:
-                    self._dw_emit_top_pair(plan_top, quads_n, pair_rows, stage, call,
-                                           staged, column_words, first_slot, x_buf, pad,
-                                           out_row, row_bytes)
-                elif not self.nest.reverse:
-                    stage(const(0))
-                    b.store(const(slot_of(0)), first_slot)
-                    self._loop_range("dw.quads", 0, quads_n, 1, quad_body(False))
-                    for y, mode, below, more in tail:
-                        for j in range(1, more + 1):
-                            stage(const(y // 2 + j))
-                        call(const(y), mode, below, const(0))
-                else:
-                    for y, mode, below, more in tail:
-                        for j in range(more, -1, -1):
-                            stage(const(y // 2 + j))
-                        call(const(y), mode, below, const(0))
-                    if not tail:
-                        stage(const(2 * quads_n))
-                    b.store(const(slot_of(2 * (quads_n - 1))), first_slot)
-                    self._loop_range("dw.quads", quads_n - 1, quads_n, -1, quad_body(True))
+                four_rows()
             with slow:  # pairs of rows, each staging its two pairs into slots 0 and 1
                 pairs = -(-h_out // 2)
 

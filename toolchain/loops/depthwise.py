@@ -40,7 +40,7 @@ from toolchain.target.descriptors import Target
 
 __all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
            "depthwise_window", "has_row_pairs", "output_cost", "quad_rows", "record_words",
-           "row_pair_nest", "row_pair_plan"]
+           "records_over_row", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -64,12 +64,17 @@ LAST_CHANNEL = 0x100
 DOUBLED_FLAG = 2  # mrt_dw_rowpair's flags (and the records' last word): doubled records
 # The 4-row kernels' records (mrt_dw3_quad_s8, mrt_dw3_quad_tails_s8) have two words more:
 # s again (the index of the tails kernel's TBH) and the stack offset of the code that
-# follows the channel (TAIL_NEXT: head A, head B, the column's end). Where every channel's
-# records are doubled and s is an SSAT shift (1-31), the records' last word has
-# TAILS_FLAG and the dispatch's 4-row tiles are mrt_dw3_quad_tails_s8's.
+# follows the channel (TAIL_NEXT: head A, head B, the column's end, the return). Where
+# every channel's records are doubled and s is an SSAT shift (1-31), the records' last
+# word has TAILS_FLAG and the dispatch's 4-row tiles are mrt_dw3_quad_tails_s8's.
 QUAD_RECORD_WORDS = 12
 TAILS_FLAG = 4
-TAIL_NEXT_A, TAIL_NEXT_B, TAIL_COLUMN_END = 8, 12, 16
+TAIL_NEXT_A, TAIL_NEXT_B, TAIL_COLUMN_END, TAIL_RETURN = 8, 12, 16, 20
+# The tails kernel's records repeated for every output column of a row (schedule/
+# row_pair_records.py) where they take at most this many bytes: the column's end (4
+# instructions a column a call) then never runs, which few-channel layers feel (10x10
+# over 8 channels: 108 of its 12,032 instructions), for at most 4 KB more flash a layer.
+ROW_RECORDS_BYTES = 4096
 # 4 output rows a tile (runtime_c's mrt_dw3_quad_s8) where its 3 slots of staged rows fit
 # STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
 QUAD_ROWS = 4
@@ -375,3 +380,10 @@ def quad_rows(nest: Nest) -> bool:
     """Whether a row-pair nest is computed 4 output rows a tile (mrt_dw3_quad_s8, its
     staged rows in 3 slots) rather than 2."""
     return dict(nest.blocks).get(Y) == QUAD_ROWS
+
+
+def records_over_row(records_words: int, channels: int, quad: bool) -> bool:
+    """Whether records of `records_words` words (the flags word included) for `channels`
+    output channels are repeated over the row (schedule/row_pair_records.py, only for the
+    tails kernel of doubled records): the dispatch then calls that kernel alone."""
+    return quad and records_words - 1 > record_words(quad) * channels

@@ -19,7 +19,9 @@ The records are doubled (2 x bias, 2 x weights, M, 2 x K_hi, s) when every sum o
 layer stays within +-2**30 (|bias| + 128 x the sum of |w| per channel) and 2 x K_hi is an
 int32: twice the sum is then an int32 and the kernel's requantization is SMMLAR + ASR
 (runtime_c/ukernel/dsp/mrt_dw_dsp.c, MRT_DW_REQUANT_FAST). The word after the last
-channel's record holds the flags word's bit for it (bit 1).
+channel's record holds the flags word's bit for it (bit 1). The tails kernel's records
+of few channels are repeated for each output column of a row (`_over_row`), so that its
+channel loop runs on through the row.
 """
 
 from __future__ import annotations
@@ -35,16 +37,20 @@ from toolchain.loops.depthwise import (
     KY,
     LAST_CHANNEL,
     QUAD_SLOTS,
+    ROW_RECORDS_BYTES,
     STACK_BYTES,
     TAIL_COLUMN_END,
     TAIL_NEXT_A,
     TAIL_NEXT_B,
+    TAIL_RETURN,
     TAILS_FLAG,
     C,
     RowPairPlan,
+    X,
     has_row_pairs,
     quad_rows,
     record_words,
+    records_over_row,
     row_pair_plan,
 )
 from toolchain.schedule.program import Program
@@ -54,6 +60,7 @@ from toolchain.target.descriptors import Target
 __all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
 
 _BOUND = 1 << 30
+_NEXT = 11  # the 4-row records' word of the code after the channel (TAIL_NEXT_A ...)
 
 
 def _value(e: Expr, operands: list[np.ndarray | None], point: dict[int, object]
@@ -89,12 +96,13 @@ def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None],
-                     quad: bool = False) -> np.ndarray | None:
+                     quad: bool = False, over_row: bool = True) -> np.ndarray | None:
     """The records of kernel `k` (module docstring) from its constant operands
     (`operands[j]`: operand j's array, None for a non-constant), or None when one of
     the values is not a constant the records can hold. `quad`: the 4-row kernels'
     records (two words more: s and the next code's stack slot for the tails kernel,
-    loops/depthwise.py QUAD_RECORD_WORDS)."""
+    loops/depthwise.py QUAD_RECORD_WORDS); `over_row`: the tails kernel's repeated over
+    the row where they fit (`_over_row`)."""
     channels = k.domain[C]
     c = np.arange(channels)
     at = {C: c}
@@ -135,8 +143,24 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
                       for x in fields], axis=-1)
     if table.shape != (channels, record_words(quad)):
         return None
+    if over_row and flags & TAILS_FLAG and plan.stride == 1:
+        table = _over_row(table, k.domain[X])
     words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     return np.concatenate([words, np.asarray([flags], np.int32)])
+
+
+def _over_row(table: np.ndarray, columns: int) -> np.ndarray:
+    """The tails kernel's records repeated for each of a row's `columns` outputs, where
+    they fit ROW_RECORDS_BYTES: each column's last channel then goes on to head A of the
+    next column's first (the kernel's record pointer runs on), the row's last to the
+    return, and the column's end never runs (loops/depthwise.py)."""
+    if columns < 2 or table.nbytes // 2 * columns > ROW_RECORDS_BYTES:
+        return table  # (int64 here: the int32 words are half its bytes)
+    rows = np.tile(table, (columns, 1))
+    channels = table.shape[0]
+    rows[channels - 1::channels, _NEXT] = TAIL_NEXT_A
+    rows[-1, _NEXT] = TAIL_RETURN
+    return rows
 
 
 def store_row_pair_records(program: Program, target: Target, flash_room: int) -> int:
@@ -161,9 +185,12 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         if nest is None:
             continue
         quad = quad_rows(nest)
-        records = row_pair_records(k, plan, constant_operands(program, step), quad)
+        operands = constant_operands(program, step)
+        records = row_pair_records(k, plan, operands, quad)
         if records is None:
             continue
+        if records.nbytes > flash_room and records_over_row(records.size, k.domain[C], quad):
+            records = row_pair_records(k, plan, operands, quad, over_row=False)
         # Records that would take the dispatch's stack past STACK_BYTES are a constant
         # whatever the room (loops/depthwise.py budgets the stack without them).
         slots = QUAD_SLOTS if quad else plan.slots

@@ -102,7 +102,8 @@
  * staged buffer's right pad column already holds at dst + n*S (PADPAIR loads it into
  * r11), so no row of pad values is needed. Pairs (pad, row1) and (row0, pad), 4 values a
  * pass (LDR, 2 SXTB16, 4 PKHBT / PKHTB, 4 STR), or (pad, pad) everywhere: only the pairs
- * at the map's top and bottom. */
+ * at the map's top and bottom (4 STRs a pass with the loop's SUBS and BNE, where a value
+ * a pass took 12 for 4: a 19x6 map's last pair, 19x6 over 4 channels -33). */
 /* 4 values of ROW into r7-r10 (P0-P3 the packs of values 0-3 with the pad pair r11),
  * stored at AT (value 0 by STORE0: into lr, kept for a pass's last store). */
 #define MRT_DW_PAD4_AT(ROW, P0, P1, P2, P3, AT, S, V0, STORE0) \
@@ -172,9 +173,20 @@
         "subs   r3, r3, #1\n" \
         "bne    27b\n" \
         "b      29f\n" \
-        "28:\n"                                 /* both outside */ \
-        "cbz    r3, 29f\n" \
-        "30:\n" \
+        "28:\n"                                 /* both outside: 4 values a pass */ \
+        "cmp    r3, #4\n" \
+        "blo    30f\n" \
+        "lsrs   r12, r3, #2\n" \
+        "31:\n" \
+        "str    r11, [r0, #" S "]\n" \
+        "str    r11, [r0, #2*" S "]\n" \
+        "str    r11, [r0, #3*" S "]\n" \
+        "str    r11, [r0], #4*" S "\n" \
+        "subs   r12, r12, #1\n" \
+        "bne    31b\n" \
+        "ands   r3, r3, #3\n" \
+        "beq    29f\n" \
+        "30:\n"                                 /* (n >= 1: a row is not empty) */ \
         "str    r11, [r0], #" S "\n" \
         "subs   r3, r3, #1\n" \
         "bne    30b\n" \
@@ -265,6 +277,84 @@ __attribute__((naked, used)) void mrt_dw_fill_words(uint32_t *dst, uint32_t word
         "bx     lr\n");
 }
 
+/* dst0[i] = dst1[i] = word for i < n: the two pad columns of the row-pair dispatches'
+ * staged rows by one call, both stores in one loop (8 words an STM each, then 4, then
+ * one by one): 26 instructions for 24 words a column (8 channels, 3 slots) where two
+ * calls of mrt_dw_fill_words took 46 and the dispatch's set-up of a second call, and 22
+ * for 12 words (4 channels) where they took 58, which layers of few channels (10x10
+ * over 1-8) do not earn back. */
+__attribute__((naked, used)) void mrt_dw_fill_two_words(uint32_t *dst0, uint32_t *dst1,
+                                                         uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r10}\n"
+        "mov    r4, r2\n"
+        "mov    r5, r2\n"
+        "mov    r6, r2\n"
+        "mov    r7, r2\n"
+        "mov    r8, r2\n"
+        "mov    r9, r2\n"
+        "mov    r10, r2\n"
+        "lsrs   r12, r3, #3\n"
+        "beq    2f\n"
+        "1:\n"
+        "stm    r0!, {r2, r4, r5, r6, r7, r8, r9, r10}\n"
+        "stm    r1!, {r2, r4, r5, r6, r7, r8, r9, r10}\n"
+        "subs   r12, r12, #1\n"
+        "bne    1b\n"
+        "2:\n"
+        "tst    r3, #4\n"
+        "beq    5f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "5:\n"
+        "ands   r3, r3, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r2, [r0], #4\n"
+        "str    r2, [r1], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r10}\n"
+        "bx     lr\n");
+}
+
+/* The same for n < 16 (pad columns of 1-5 channels' 3 slots): 4 copies of the word
+ * where 8 took 4 more MOVs, a pass of 8 as two STMs a column: 18 instructions for 12
+ * words (4 channels) where the above takes 22. */
+__attribute__((naked, used)) void mrt_dw_fill_two_words_small(uint32_t *dst0, uint32_t *dst1,
+                                                              uint32_t word, uint32_t n)
+{
+    __asm__ volatile(
+        "push   {r4-r6}\n"
+        "mov    r4, r2\n"
+        "mov    r5, r2\n"
+        "mov    r6, r2\n"
+        "tst    r3, #8\n"
+        "beq    1f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "1:\n"
+        "tst    r3, #4\n"
+        "beq    2f\n"
+        "stm    r0!, {r2, r4, r5, r6}\n"
+        "stm    r1!, {r2, r4, r5, r6}\n"
+        "2:\n"
+        "ands   r3, r3, #3\n"
+        "beq    4f\n"
+        "3:\n"
+        "str    r2, [r0], #4\n"
+        "str    r2, [r1], #4\n"
+        "subs   r3, r3, #1\n"
+        "bne    3b\n"
+        "4:\n"
+        "pop    {r4-r6}\n"
+        "bx     lr\n");
+}
+
 /* The same into one of the three slots of the 4-row kernel's layout: dst[12*i]. */
 __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int8_t *row0,
                                                           const int8_t *row1, uint32_t n)
@@ -272,7 +362,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
     __asm__ volatile(MRT_DW_STAGE_BODY("12", MRT_DW_PADPAIR12));
 }
 
-/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout: dst[12*i]
+/* Two pairs of rows at once into two adjacent slots of the 4-row kernel's layout (the
+ * first argument is dst - 3 words, the base of the pre-indexed stores): dst[12*i]
  * = (a[i], b[i]) and dst[12*i + 1] = (c[i], d[i]), halves as mrt_dw_stage_pairs3_s8's, for
  * i < n, every row inside the input (no null row; the _pad_a and _pad_d variants below
  * read a pad row's 8 bytes in place). The 4-row dispatch stages a tile's two new pairs in
@@ -330,10 +421,19 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         MRT_DW_TWO_STORE4("r5", "r8", "r11", "r9", "60", "strd   r6, lr, [r0, #96]!\n") \
         "subs   r12, r12, #1\n" \
         "bne    " L "b\n"
+/* One value of each row (the last 1-3, unrolled: the flags of n's low bits choose, where
+ * a loop of them took 2 more a value and its count 2 more a call). */
+#define MRT_DW_TWO_ONE(A1, D1) \
+        "ldrsb  r5, [r1]" A1 "\n" \
+        "ldrsb  r6, [r2], #1\n" \
+        "ldrsb  r7, [r3], #1\n" \
+        "ldrsb  r8, [r4]" D1 "\n" \
+        "pkhbt  r5, r5, r6, lsl #16\n" \
+        "pkhbt  r7, r7, r8, lsl #16\n" \
+        "strd   r5, r7, [r0, #12]!\n"
 #define MRT_DW_TWO_BODY(A8, A4, A1, D4, D1) \
         "push   {r4-r11, lr}\n" \
-        "ldrd   r4, r11, [sp, #36]\n"           /* d, n */ \
-        "sub    r0, r0, #12\n" \
+        "ldrd   r4, r11, [sp, #36]\n"           /* d, n (r0: dst - 12, the caller's) */ \
         "lsrs   r12, r11, #3\n" \
         "beq    3f\n" \
         "orr    r5, r1, r2\n" \
@@ -344,8 +444,8 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, D4, "2") \
         "3:\n" \
         "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */ \
-        "tst    r11, #4\n" \
-        "beq    4f\n" \
+        "lsls   r12, r11, #30\n"              /* C: n & 4, N: n & 2, Z: none of n & 3 */ \
+        "bcc    4f\n" \
         "ldr    r5, [r1]" A4 "\n" \
         "ldr    r7, [r2], #4\n" \
         "ldr    r6, [r3], #4\n" \
@@ -355,23 +455,19 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "pkhbt  r8, r6, r10, lsl #16\n" \
         "pkhtb  r10, r10, r6, asr #16\n" \
         MRT_DW_TWO_STORE4("r9", "r7", "r8", "r10", "12", "strd   r6, lr, [r0, #48]!\n") \
-        "4:\n" \
-        "ands   r12, r11, #3\n" \
+        "4:\n"                                 /* (the pass of 4 keeps the flags) */ \
         "beq    6f\n" \
+        "bpl    5f\n" \
+        MRT_DW_TWO_ONE(A1, D1) \
+        MRT_DW_TWO_ONE(A1, D1) \
         "5:\n" \
-        "ldrsb  r5, [r1]" A1 "\n" \
-        "ldrsb  r6, [r2], #1\n" \
-        "ldrsb  r7, [r3], #1\n" \
-        "ldrsb  r8, [r4]" D1 "\n" \
-        "pkhbt  r5, r5, r6, lsl #16\n" \
-        "pkhbt  r7, r7, r8, lsl #16\n" \
-        "strd   r5, r7, [r0, #12]!\n" \
-        "subs   r12, r12, #1\n" \
-        "bne    5b\n" \
+        "tst    r11, #1\n" \
+        "beq    6f\n" \
+        MRT_DW_TWO_ONE(A1, D1) \
         "6:\n" \
         "pop    {r4-r11, pc}\n"
 
-__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const int8_t *a,
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst_less_3, const int8_t *a,
                                                               const int8_t *b, const int8_t *c,
                                                               const int8_t *d, uint32_t n)
 {
@@ -380,14 +476,16 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst, const
 
 /* The same where row a is a pad row (a: 8 bytes of the pad value, read in place). */
 __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_a_s8(
-    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+    int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
+    uint32_t n)
 {
     __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1"));
 }
 
 /* The same where row d is a pad row. */
 __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
-    int32_t *dst, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d, uint32_t n)
+    int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
+    uint32_t n)
 {
     __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", ""));
 }
@@ -529,6 +627,19 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
   MRT_DW_COLUMNS_OF(L, MRT_DW_ROW1_X2, A, B, REQUANT)
 
 /* What one call computes (offsets used by the assembly below). */
+/* The 4-row kernels' (mrt_dw3_quad_s8, mrt_dw3_quad_tails_s8 and their x2 forms) call:
+ * mrt_dw_rowpair's fields in the order the tails kernel's LDM puts them in registers. */
+struct mrt_dw_quad {
+    const int32_t *stage;    /* 0 */
+    const int32_t *records;  /* 4 */
+    int8_t *out;             /* 8 */
+    int32_t row2;            /* 12 */
+    uint32_t width;          /* 16 */
+    uint32_t channels;       /* 20 */
+    uint32_t flags;          /* 24 */
+    uint32_t column_bytes;   /* 28 */
+};
+
 struct mrt_dw_rowpair {
     int8_t *out;             /* 0: output row y, column 0, channel 0 */
     const int32_t *stage;    /* 4: the staged words of the first window column of column 0 */
@@ -833,15 +944,15 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
 #define MRT_DW4_BODY(MULT) \
   "push   {r4-r11, lr}\n" \
   "sub    sp, sp, #8\n" \
-  "ldr    r3, [r0, #0]\n" \
-  "ldr    r4, [r0, #20]\n" \
-  "ldr    r2, [r0, #8]\n" \
+  "ldr    r3, [r0, #8]\n"             /* struct mrt_dw_quad */ \
+  "ldr    r4, [r0, #12]\n" \
+  "ldr    r2, [r0, #4]\n" \
   "str    r2, [sp]\n"                /* the records */ \
   "ldr    r1, [r0, #16]\n" \
   "str    r1, [sp, #4]\n"            /* columns left */ \
   "ldr    r7, [r0, #24]\n" \
   "ldr    r1, [r0, #28]\n" \
-  "ldr    r0, [r0, #4]\n" \
+  "ldr    r0, [r0, #0]\n" \
   "add    r1, r0, r1\n"             /* window column 1's staged words */ \
   "tst    r7, #4\n" \
   "beq    33f\n" \
@@ -871,14 +982,14 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_rowpair_x2_s8(const struct
 /* Four output rows (or the remainder's two or one), every column and channel (channels
  * >= 1), of the staged 3-slot layout: mrt_dw_rowpair's fields, with column_bytes 12 x
  * input channels and the flags above. */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X1));
 }
 
 /* The same for a depth multiplier of 2 (output channels 2c and 2c + 1 read input
  * channel c's staged words). */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4_BODY(MRT_DW4_X2));
 }
@@ -900,7 +1011,10 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
  * offset); the dispatch calls this for 4-row tiles where every channel's records are
  * doubled and 1 <= s <= 31, the rows' remainder with mrt_dw3_quad_s8.
  * Stack: [sp] the records, [sp, #4] the end of the row's outputs, [sp, #8] head A, [sp, #12] head B,
- * [sp, #16] the column's end (Thumb addresses). Registers as mrt_dw3_quad_s8's.
+ * [sp, #16] the column's end, [sp, #20] the return (Thumb addresses). Records repeated
+ * for every column of the row (few channels: schedule/row_pair_records.py) send each
+ * column's last channel to head A, with r2 running on, and the row's last to the return:
+ * no column end (4 instructions a column a call). Registers as mrt_dw3_quad_s8's.
  */
 /* The tails of shift S, one chain: row y+3's requantization and store, then y+2's,
  * y+1's and y's, and the jump to the next head; a tile of n rows enters at the chain's
@@ -1077,38 +1191,38 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 #define MRT_DW4T_REST_X1(...) MRT_DW4T_HEADS_X1_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 #define MRT_DW4T_REST_X2(...) MRT_DW4T_HEADS_X2_OF(MRT_DW4_LD2_LR, MRT_DW4_LD2_LR_STAY, __VA_ARGS__)
 /* Heads A and B of rotation R (head B: head A where the multiplier is 1). */
-/* The heads of each call kind (flags bits 8-10: the rotation 0 or 2 of a 4-row call, or
+/* The heads of each call kind (flags bits 12-14: the rotation 0 or 2 of a 4-row call, or
  * 3-5 for the remainder's 2, 1 and 3 rows, 6 for 2 rows from slots 1 and 2): head A, head B (head A where the multiplier
  * is 1) and the column's end, as Thumb addresses, 16 bytes an entry. */
 #define MRT_DW4T_ENTRY(P, R, B) \
   ".word  " P "a" R " + 1\n" \
   ".word  " P B R " + 1\n" \
   ".word  " P "end + 1\n" \
-  ".word  0\n"
+  ".word  " P "ret + 1\n"
+/* The entry: struct mrt_dw_quad's fields straight into their registers by one LDM (r0
+ * the staged words, r2 the records, r3 the output, r4 the row distance; r5 x r6 + r3 the
+ * row's end; the call's kind at flags bits 12-14, whose LSR #8 is its entry's offset),
+ * the call kind's 4 code addresses pushed over the records and row's end
+ * (STRD with writeback): 11 instructions where mrt_dw_rowpair's order took 18 (4 MOVs,
+ * the kind's UBFX and the stack's own SUB, ADD and STM), which a 10x10 map pays 3 times a layer. */
 #define MRT_DW4T_BODY(P, HEADS, REST, B) \
   "push   {r4-r11, lr}\n" \
-  "sub    sp, sp, #24\n" \
-  "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
-  "mla    r5, r5, r4, r1\n"          /* the row's end: out + width x channels */ \
-  "strd   r3, r5, [sp]\n"            /* the records, the row's end */ \
-  "mov    r0, r2\n"                  /* staged words */ \
-  "mov    r2, r3\n"                  /* records */ \
-  "mov    r3, r1\n"                  /* output */ \
-  "mov    r4, r6\n"                  /* row distance */ \
+  "ldm    r0, {r0, r2, r3, r4, r5, r6, r7, r8}\n" /* the call's fields */ \
+  "mla    r5, r5, r6, r3\n"          /* the row's end: out + width x channels */ \
   "add    r1, r0, r8\n"              /* window column 1's staged words */ \
   "add    lr, r1, r8\n"              /* column 2's (the remainder's tiles) */ \
-  "ubfx   r7, r7, #8, #3\n" \
   "adr    r8, " P "heads\n" \
-  "add    r8, r8, r7, lsl #4\n" \
-  "ldm    r8, {r8, r9, r10}\n" \
-  "add    r11, sp, #8\n" \
-  "stm    r11, {r8, r9, r10}\n" \
-  "ldr    pc, [sp, #8]\n" \
+  "add    r8, r8, r7, lsr #8\n"      /* the kind (flags bits 12-14) x 16 */ \
+  "ldm    r8, {r8, r9, r10, r11}\n" \
+  "push   {r8, r9, r10, r11}\n"       /* [sp, #8] .. [sp, #20] once the STRD is in */ \
+  "strd   r2, r5, [sp, #-8]!\n"      /* the records, the row's end */ \
+  "bx     r8\n" \
   P "end:\n"                         /* a column done: the next, from the first channel */ \
   "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
   "cmp    r3, r8\n" \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
+  P "ret:\n"                         /* the row's last output (records over the row) */ \
   "add    sp, sp, #24\n" \
   "pop    {r4-r11, pc}\n" \
   ".p2align 2\n" \
@@ -1131,9 +1245,9 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_x2_s8(const struct mr
 
 /* Four output rows of the staged 3-slot layout (or the rows' remainder: flags bits 3-5 as
  * mrt_dw3_quad_s8's, from its fixed slots), every column and channel, with the records'
- * tails (above): mrt_dw_rowpair's fields, flags bits 8-10 the call's kind (the rotation
+ * tails (above): mrt_dw_quad's fields, flags bits 12-14 the call's kind (the rotation
  * of a 4-row call, 3-5 the remainder's 2, 1 or 3 rows). */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t1_", MRT_DW4T_HEADS_X1, MRT_DW4T_REST_X1, "a"));
 }
@@ -1141,7 +1255,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_s8(const struct
 /* The same for a depth multiplier of 2: head A (output channel 2c) reads input channel
  * c's staged words without moving r0, head B (2c + 1) moves on; the records send each
  * to the other. */
-__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_rowpair *a)
+__attribute__((naked, used, aligned(4))) void mrt_dw3_quad_tails_x2_s8(const struct mrt_dw_quad *a)
 {
     __asm__ volatile(MRT_DW4T_BODY(".Ldw4t2_", MRT_DW4T_HEADS_X2, MRT_DW4T_REST_X2, "b"));
 }
