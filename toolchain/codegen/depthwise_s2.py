@@ -40,7 +40,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from toolchain.codegen.depthwise_pairs import FILL_SYMBOL, STAGE3_SYMBOL, STAGE_TWO_SYMBOL
+from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL, STAGE_TWO_SYMBOL, TWO_BEHIND
 from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import (
     DOUBLED_FLAG,
@@ -57,6 +57,7 @@ I32 = ir.IntType(32)
 PTR = ir.PointerType()
 KERNEL_S2_SYMBOL = "mrt_dw3_s2_s8"
 FILL_SLOT_SYMBOL = "mrt_dw_s2_fill_slot"  # a slot's words, 8 STR a pass
+FILL_WORDS_SYMBOL = "mrt_dw_fill_words"  # the pad row: one destination, 8 words an STM
 _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct mrt_dw_s2
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
@@ -108,7 +109,7 @@ class StrideTwoEmitter:
         # The pad row and the pad columns by runtime_c's word fill, 8 words an STM: as
         # loops of stores here LLVM made the pad row (and a zero pair's columns) a call
         # of the byte-wise memset, 6 instructions a byte (20x20x32: 4,032 of 72,756).
-        fill = self._dw_function(FILL_SYMBOL, [PTR, I32, I32])
+        fill = self._dw_function(FILL_WORDS_SYMBOL, [PTR, I32, I32])
         b.call(fill, [b.bitcast(pad_row, PTR), const((pad & 0xFF) * 0x01010101),
                       const(pad_words)])
         pair = const(((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF)
@@ -170,8 +171,10 @@ class StrideTwoEmitter:
                 b.call(stage_fn, [slot_at(slot), *rows(m), const(span)])
 
             def stage_two(m: ir.Value, n: ir.Value, slot: ir.Value) -> None:
-                """Pair m into `slot` and pair n into the next slot, a STRD a value."""
-                b.call(stage_two_fn, [slot_at(slot), *rows(m), *rows(n), const(span)])
+                """Pair m into `slot` and pair n into the next slot, a STRD a value (the
+                stager takes its destination TWO_BEHIND words early)."""
+                dst = self._dw_word(staged, b.add(slot, const(lo * column_words - TWO_BEHIND)))
+                b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows(m), *rows(n), const(span)])
 
             def stage_pad(slot: ir.Value) -> None:
                 """A pair of two rows below the input into `slot`: the pad pair."""
