@@ -181,3 +181,30 @@ def test_the_stamp_records_the_helper_library_digest() -> None:
     if helpers is None:
         pytest.skip("no compiler-helper library for cortex-m4 here (arm-none-eabi-gcc)")
     assert helpers["sha256"] == pipeline.file_sha256(helpers["path"])
+
+
+@pytest.mark.parametrize("tree", ["toolchain", "runtime_c"])
+def test_the_stamp_digests_every_file_the_tree_ships(tree: str) -> None:
+    """The stamp's tree digests read only _SOURCE_SUFFIXES; a shipped file of another
+    kind (the tuning defaults, toolchain/tunedb/defaults.json, which choose schedules)
+    could change while a build directory made with the old one was reused as current."""
+    import subprocess
+
+    from toolchain.pipeline import _SOURCE_SUFFIXES
+
+    listed = subprocess.run(["git", "ls-files", "--", tree], cwd=REPO, capture_output=True,
+                            text=True, check=False)
+    if listed.returncode != 0 or not listed.stdout.strip():
+        pytest.skip(f"{REPO} is not a git checkout: no list of the files {tree} ships")
+    missed = [f for f in listed.stdout.splitlines() if Path(f).suffix not in _SOURCE_SUFFIXES]
+    assert not missed, f"files the build stamp does not digest: {missed}"
+
+
+def test_a_changed_tuning_default_changes_the_toolchain_digest(tmp_path: Path) -> None:
+    root = tmp_path / "toolchain"
+    (root / "tunedb").mkdir(parents=True)
+    defaults = root / "tunedb" / "defaults.json"
+    defaults.write_text('{"version": 1, "entries": {}}\n')
+    before = pipeline._tree_sha256(root)
+    defaults.write_text('{"version": 1, "entries": {"k": {}}}\n')
+    assert pipeline._tree_sha256(root) != before

@@ -573,7 +573,11 @@ def read_dispatch_macs(out_dir: Path) -> dict[str, int]:
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path}: cannot read the build's dispatch list ({e}); rebuild "
                          "the model") from None
-_SOURCE_SUFFIXES = (".py", ".c", ".h", ".S", ".ld", ".yaml")
+
+
+# What the toolchain and runtime_c trees hold that a build reads: code, and data such as
+# the shipped tuning defaults (toolchain/tunedb/defaults.json, which choose schedules).
+_SOURCE_SUFFIXES = (".py", ".c", ".h", ".inc", ".S", ".ld", ".yaml", ".json")
 
 
 def _tree_sha256(root: Path) -> str:

@@ -5,6 +5,7 @@ cache that is off only means compiling."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -95,6 +96,19 @@ def test_the_key_covers_target_machine_pipeline_and_llvm(monkeypatch) -> None:
     monkeypatch.undo()
     monkeypatch.setattr(object_cache, "_pipeline_source", lambda: b"another pipeline")
     assert CodegenCache.key(M4.codegen_recipe, text) != key
+
+
+def test_the_cpu_llvm_schedules_for_is_part_of_the_key(cache_dir: Path,
+                                                        llvm_runs: list) -> None:
+    # cortex-m7 compiles its dispatches for the Cortex-M4 scheduling model (schedule_cpu):
+    # the same descriptor without it makes its target machine for cortex-m7, so an object
+    # made for the one is not the other's, though triple, cpu and features are the same.
+    m7 = TargetInfo.load("cortex-m7")
+    assert m7.target.schedule_cpu and m7.target.schedule_cpu != m7.target.cpu
+    own = TargetInfo(dataclasses.replace(m7.target, schedule_cpu=""))
+    m7.emit_object(_module())
+    own.emit_object(_module())
+    assert len(llvm_runs) == 2 and len(_entries(cache_dir)) == 2
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])

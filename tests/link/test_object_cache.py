@@ -115,6 +115,28 @@ def test_changed_source_flag_or_header_misses(cache_dir: Path, tmp_path: Path,
     assert changed != first and b"mrt_cache_test_fn" in changed
 
 
+def test_a_changed_included_source_misses(cache_dir: Path, tmp_path: Path,
+                                          clang_runs: list, monkeypatch) -> None:
+    """A source may include another .c (runtime_c/platform/uart/stm32_lpuart.c includes
+    stm32_usart_v2.c), which no header digest covers: an edit of the included file must
+    compile the includer again, not give its old object."""
+    home = _tree_copy(tmp_path)
+    monkeypatch.setenv("MINIRT_HOME", str(home))
+    uart = home / "runtime_c" / "platform" / "uart"
+    assert '#include "stm32_usart_v2.c"' in (uart / "stm32_lpuart.c").read_text()
+    core = home / "runtime_c" / "core"
+    (core / "cache_test_part.c").write_text("int mrt_cache_test_part(void) { return 1; }\n")
+    (core / "cache_test_whole.c").write_text('#include "cache_test_part.c"\n')
+    source = core / "cache_test_whole.c"
+    first = compile_sources(TARGET, [source], tmp_path / "a")[0].read_bytes()
+    (core / "cache_test_part.c").write_text("int mrt_cache_test_part(void) { return 2; }\n")
+    second = compile_sources(TARGET, [source], tmp_path / "b")[0].read_bytes()
+    assert len(clang_runs) == 2
+    monkeypatch.setenv("MINIRT_CACHE", "off")
+    assert second == compile_sources(TARGET, [source], tmp_path / "c")[0].read_bytes()
+    assert second != first
+
+
 def test_compiler_identity_is_part_of_the_key(cache_dir: Path) -> None:
     dirs = [runtime_c_dir()]
     a = ObjectCache(cache_dir, dirs, "clang A").key(["clang", "-c", "x.c"], Path("/"), b"x")

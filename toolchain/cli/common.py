@@ -10,10 +10,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn
 
 from toolchain.cli import IS_COMMAND, exit_at_start_up
 from toolchain.cli.dataclass_code import installed
+from toolchain.cli.source_tree import other_tree_note
 from toolchain.diagnostics import CompileError
 from toolchain.graph.custom_ops import CustomOpError
 from toolchain.link.build import LinkError
@@ -106,6 +108,11 @@ def run_tool(name: str, body: Callable[[list[str] | None], int],
             gc.enable()
         else:
             gc.disable()
+        # An editable install runs its own tree from any checkout (cli/source_tree.py).
+        with contextlib.suppress(OSError):
+            note = other_tree_note(name, Path.cwd())
+            if note is not None:
+                print(note, file=sys.stderr)
     try:
         if signal.getsignal(signal.SIGINT) is exit_at_start_up:
             signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -143,7 +143,10 @@ class TargetInfo:
         makes: the target machine's and the pipeline's settings (codegen/object_cache.py
         keys its entries with them)."""
         t = self.target
-        return (t.llvm_triple, t.cpu or "", t.features or "", t.abi or "",
+        # The CPU target_machine is made for: codegen_cpu (schedule_cpu, else cpu), which
+        # orders and allocates the code, not the core it runs on (cortex-m7 schedules
+        # for cortex-m4): keyed by t.cpu, a schedule_cpu change kept the old objects.
+        return (t.llvm_triple, t.codegen_cpu or "", t.features or "", t.abi or "",
                 f"opt={2 if self.optimize_for_size else 3}", "reloc=static",
                 "codemodel=small", f"size={self.optimize_for_size}",
                 f"vectorize={self.vectorize}")

@@ -49,7 +49,12 @@ from toolchain.link.elf_symbols import (
 )
 from toolchain.link.esp_image import ESP_IMAGE_SUFFIX, esp_image, load_segments
 from toolchain.link.images import flash_chunks, intel_hex, raw_binary, uf2_image
-from toolchain.link.object_cache import compiler_identity, default_cache, tool_answer
+from toolchain.link.object_cache import (
+    compiler_identity,
+    default_cache,
+    included_files,
+    tool_answer,
+)
 from toolchain.link.script import linker_script
 from toolchain.target import Board, MemoryRegion, Target
 from toolchain.timings import stage
@@ -346,7 +351,9 @@ def compile_sources(
         # double's, a caller's extra source), which could change unseen.
         if cache is not None and source.resolve().is_relative_to(Path(root).resolve()):
             try:
-                key = cache.key(cmd, source.parent, source.read_bytes())
+                included = [(str(f), f.read_bytes()) for f in
+                            included_files(source, [root / "include", *include_dirs])]
+                key = cache.key(cmd, source.parent, source.read_bytes(), included)
             except OSError:
                 key = None  # unreadable: clang will say so below
             cached = cache.get(key) if key is not None else None

@@ -8,8 +8,9 @@ stamp), so one compiled before is the object clang would write now, as long as n
 it was made from differs. The key therefore covers all of it: the whole clang command
 but its output path (flags, target, include and prefix-map directories), the directory
 it runs in, the clang binary (its `--version` text, resolved path, size and
-modification time), the source's bytes and the bytes of every header under runtime_c
-and the extra include directories (a source may include any of them).
+modification time), the source's bytes, the bytes of every header under runtime_c
+and the extra include directories (a source may include any of them), and the bytes of
+every other file the source includes by name (a .c including another .c: included_files).
 
 Entries live in ``$MINIRT_CACHE_DIR``, else ``$XDG_CACHE_HOME/minirt``, else
 ``~/.cache/minirt``, under ``objects/``; ``MINIRT_CACHE=off`` turns the cache off. The
@@ -27,16 +28,49 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from toolchain.disk_cache import EntryStore, binary_identity, cache_root
 
 __all__ = ["HEADER_SUFFIXES", "EntryStore", "ObjectCache", "binary_identity", "cache_root",
-           "compiler_identity", "default_cache", "tool_answer"]
+           "compiler_identity", "default_cache", "included_files", "tool_answer"]
 
 # What a runtime source may #include besides its own file.
 HEADER_SUFFIXES = (".h", ".inc")
+
+# An #include of a name written out ("x.c" or <x.c>).
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^">\r\n]+)[">]', re.MULTILINE)
+
+
+def included_files(source: Path, search: Sequence[Path]) -> list[Path]:
+    """The files other than headers (HEADER_SUFFIXES, which the key hashes all of) that
+    `source` includes, directly or through each other, in the order first met:
+    runtime_c/platform/uart/stm32_lpuart.c includes stm32_usart_v2.c, whose edits must
+    reach the includer's key. A name is looked up as clang looks up a quoted one: beside
+    the including file, then in the `search` directories (the -I ones); a name found
+    nowhere is clang's to report."""
+    found: list[Path] = []
+    todo = [Path(source)]
+    while todo:
+        here = todo.pop()
+        try:
+            text = here.read_bytes()
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            rel = Path(name.decode(errors="replace"))
+            if rel.suffix in HEADER_SUFFIXES:
+                continue
+            for d in (here.parent, *search):
+                candidate = Path(d) / rel
+                if candidate.is_file():
+                    if candidate not in found and candidate != Path(source):
+                        found.append(candidate)
+                        todo.append(candidate)
+                    break
+    return found
 
 
 def _headers_digest(dirs: Sequence[Path]) -> bytes:
@@ -58,12 +92,16 @@ class ObjectCache(EntryStore):
         super().__init__(Path(root) / "objects", ".o")
         self._base = hashlib.sha256(compiler.encode() + b"\0" + _headers_digest(header_dirs))
 
-    def key(self, command: Sequence[str], cwd: Path, source: bytes) -> str:
+    def key(self, command: Sequence[str], cwd: Path, source: bytes,
+            included: Sequence[tuple[str, bytes]] = ()) -> str:
         """The key of compiling `source` (its bytes) with `command` (without its output
-        path) in directory `cwd`."""
+        path) in directory `cwd`, the source including the `included` files (path and
+        bytes: included_files)."""
         h = self._base.copy()
         h.update("\0".join([*command, "cwd", str(cwd)]).encode() + b"\0\0")
         h.update(hashlib.sha256(source).digest())
+        for path, content in included:
+            h.update(path.encode() + b"\0" + hashlib.sha256(content).digest())
         return h.hexdigest()
 
 
