@@ -137,7 +137,8 @@ def test_tree_digest_is_pathlibs_sorted_walk(tmp_path: Path) -> None:
     ("a/b" before "a-c"), no __pycache__, no descent through a linked directory."""
     from hashlib import sha256
 
-    from toolchain.pipeline import _SOURCE_SUFFIXES, _tree_sha256
+    from toolchain.pipeline import _tree_sha256
+    from toolchain.tree_digest import SOURCE_SUFFIXES as _SOURCE_SUFFIXES
 
     root = tmp_path / "tree"
     for rel in ("a/b.py", "a-c.py", "a/z/deep.c", "x.h", "notes.txt", "a/__pycache__/b.py",
@@ -185,12 +186,12 @@ def test_the_stamp_records_the_helper_library_digest() -> None:
 
 @pytest.mark.parametrize("tree", ["toolchain", "runtime_c"])
 def test_the_stamp_digests_every_file_the_tree_ships(tree: str) -> None:
-    """The stamp's tree digests read only _SOURCE_SUFFIXES; a shipped file of another
+    """The stamp's tree digests read only tree_digest.SOURCE_SUFFIXES; a shipped file of another
     kind (the tuning defaults, toolchain/tunedb/defaults.json, which choose schedules)
     could change while a build directory made with the old one was reused as current."""
     import subprocess
 
-    from toolchain.pipeline import _SOURCE_SUFFIXES
+    from toolchain.tree_digest import SOURCE_SUFFIXES as _SOURCE_SUFFIXES
 
     listed = subprocess.run(["git", "ls-files", "--", tree], cwd=REPO, capture_output=True,
                             text=True, check=False)

@@ -95,7 +95,7 @@ from toolchain.schedule.window_rows import merge_window_rows
 from toolchain.target import Board, load_board
 from toolchain.target.descriptors import Target
 from toolchain.timings import stage
-from toolchain.tree_digest import tree_sha256
+from toolchain.tree_digest import SOURCE_SUFFIXES, tree_sha256
 from toolchain.tunedb import database as tuning
 
 
@@ -575,16 +575,11 @@ def read_dispatch_macs(out_dir: Path) -> dict[str, int]:
                          "the model") from None
 
 
-# What the toolchain and runtime_c trees hold that a build reads: code, and data such as
-# the shipped tuning defaults (toolchain/tunedb/defaults.json, which choose schedules).
-_SOURCE_SUFFIXES = (".py", ".c", ".h", ".inc", ".S", ".ld", ".yaml", ".json")
-
-
 def _tree_sha256(root: Path) -> str:
     """SHA-256 over the relative path and bytes of every source file under `root`
-    (_SOURCE_SUFFIXES, not in __pycache__), in the order of their path components; the
-    files unchanged since the last build are not read again (tree_digest.py)."""
-    return tree_sha256(root, _SOURCE_SUFFIXES)
+    (tree_digest.SOURCE_SUFFIXES, not in __pycache__), in the order of their path
+    components; the files unchanged since the last build are not read again."""
+    return tree_sha256(root, SOURCE_SUFFIXES)
 
 
 def stamp_with(stamp: dict, shapes: dict[str, tuple[int, ...]],

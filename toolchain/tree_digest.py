@@ -25,8 +25,12 @@ from pathlib import Path
 
 from toolchain.disk_cache import EntryStore, cache_root
 
-__all__ = ["RECENT_NS", "tree_sha256"]
+__all__ = ["RECENT_NS", "SOURCE_SUFFIXES", "tree_sha256"]
 
+# What the toolchain and runtime_c trees hold that a build reads (pipeline.build_stamp):
+# code, and data such as the shipped tuning defaults (toolchain/tunedb/defaults.json,
+# which choose schedules).
+SOURCE_SUFFIXES = (".py", ".c", ".h", ".inc", ".S", ".ld", ".yaml", ".json")
 # Files modified this recently are hashed on every call and never remembered.
 RECENT_NS = 2_000_000_000
 
