@@ -59,3 +59,18 @@ def run_depthwise(layers: Sequence[Layer], board: str, tmp_path: Path, seed: int
         assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
     with open(build.elf, "rb") as f:
         return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+
+
+def reverse_row_pairs(monkeypatch) -> None:
+    """Makes the builds under `monkeypatch` run every row-pair nest (stride 1 and 2) in
+    reverse, the last row pair first, staged from the bottom: the order a result placed
+    above its operand takes (schedule/program.py reversed_tiles)."""
+    from toolchain.codegen import image
+    from toolchain.schedule.program import reversed_tiles
+    chosen = image.choose_schedule
+
+    def reversed_schedule(k, target):
+        s = chosen(k, target)
+        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
+
+    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)

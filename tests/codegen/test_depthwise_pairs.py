@@ -21,9 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from depthwise_models import run_depthwise
+from depthwise_models import reverse_row_pairs, run_depthwise
 
-from toolchain.codegen import image
 from toolchain.codegen.depthwise_pairs import (
     FILL_SMALL_SYMBOL,
     FILL_SYMBOL,
@@ -37,7 +36,6 @@ from toolchain.codegen.depthwise_pairs import (
     STAGE_TWO_SYMBOL,
 )
 from toolchain.schedule import depthwise_records
-from toolchain.schedule.program import reversed_tiles
 from toolchain.schedule.row_pair_records import store_row_pair_records
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
@@ -157,13 +155,7 @@ def test_pairs_staged_two_at_a_time(reverse: bool, tmp_path: Path,
     the input (bottom-up, SAME: the top tile's pairs read the row above the map, staged
     pair by pair), bit-exact with the reference and TFLite Micro."""
     if reverse:
-        chosen = image.choose_schedule
-
-        def reversed_schedule(k, target):
-            s = chosen(k, target)
-            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+        reverse_row_pairs(monkeypatch)
     symbols = _run(STAGED_IN_TWOS, "cortex-m4", tmp_path, seed=23 + reverse)
     assert {STAGE_TWO_SYMBOL, QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
 
@@ -184,13 +176,7 @@ def test_two_rows_first(reverse: bool, tmp_path: Path,
                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Bit-exact with the reference and TFLite Micro in either order."""
     if reverse:
-        chosen = image.choose_schedule
-
-        def reversed_schedule(k, target):
-            s = chosen(k, target)
-            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+        reverse_row_pairs(monkeypatch)
     symbols = _run(TWO_ROWS_FIRST, "cortex-m4", tmp_path, seed=31 + reverse)
     assert ({STAGE_TWO_PAD["a"], STAGE_TWO_PAD["d"]} <= symbols) != reverse
 
@@ -206,13 +192,7 @@ def test_two_rows_first_in_a_chain(tmp_path: Path) -> None:
 def test_row_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The nest run in reverse (a result placed above its operand: the last row pair
     first, staged from the bottom): forced on every row-pair layer, still exact."""
-    chosen = image.choose_schedule
-
-    def reversed_schedule(k, target):
-        s = chosen(k, target)
-        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    reverse_row_pairs(monkeypatch)
     symbols = _run(TAKEN["shapes"] + QUADS, "cortex-m4", tmp_path, seed=13)
     assert {QUAD_SYMBOL, QUAD_X2_SYMBOL, KERNEL_SYMBOL} <= symbols
 
@@ -272,12 +252,6 @@ def test_few_channels_with_records_over_the_row(reverse: bool, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Bit-exact with the reference and TFLite Micro, in either order of the tiles."""
     if reverse:
-        chosen = image.choose_schedule
-
-        def reversed_schedule(k, target):
-            s = chosen(k, target)
-            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+        reverse_row_pairs(monkeypatch)
     symbols = _run(OVER_ROW, "cortex-m4", tmp_path, seed=41 + reverse)
     assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, FILL_SYMBOL, FILL_SMALL_SYMBOL} <= symbols

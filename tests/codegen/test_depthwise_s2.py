@@ -21,12 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from depthwise_models import run_depthwise
+from depthwise_models import reverse_row_pairs, run_depthwise
 
-from toolchain.codegen import image
 from toolchain.codegen.depthwise_s2 import KERNEL_S2_SYMBOL
 from toolchain.schedule import depthwise_records
-from toolchain.schedule.program import reversed_tiles
 from toolchain.schedule.row_pair_records import store_row_pair_records
 
 # (h, w, channels, multiplier, padding)
@@ -101,13 +99,7 @@ def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The nest run in reverse (a result placed above its operand: the last rows first,
     staged from the bottom), forced on every row-pair layer, doubled records or not."""
-    chosen = image.choose_schedule
-
-    def reversed_schedule(k, target):
-        s = chosen(k, target)
-        return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-    monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+    reverse_row_pairs(monkeypatch)
     layers = CHANNELS[:3] + SHAPES[:6] + BANDS[:2]
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
     assert KERNEL_S2_SYMBOL in _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b",
@@ -120,13 +112,7 @@ def test_slot_parities(bottom_up: bool, tmp_path: Path,
     """Every parity of the number of two-row calls, with and without an odd last row and
     a last pair below the input, top-down and bottom-up (the last rows first)."""
     if bottom_up:
-        chosen = image.choose_schedule
-
-        def reversed_schedule(k, target):
-            s = chosen(k, target)
-            return reversed_tiles(s) if any(n.row_pairs for n in s.nests) else s
-
-        monkeypatch.setattr(image, "choose_schedule", reversed_schedule)
+        reverse_row_pairs(monkeypatch)
     layers = PARITIES + BANDS[3:]  # bands whose last two rows' third pair is the pad pair
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
 
