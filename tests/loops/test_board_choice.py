@@ -194,6 +194,9 @@ HELIUM_PARITY_2 = [
     ("depthwise", 10, 10, 64, 64, 5, 5, "SAME"),
     ("depthwise", 19, 6, 64, 64, 3, 3, "SAME"),
     ("depthwise", 10, 10, 64, 64, 3, 3, "SAME"),
+    # one vector on 19x6: the lanes 27,174 against cortex-m4's 4-row tiles' 26,474 while
+    # the model's tiles cost 15.2 an output (14.6 re-measured)
+    ("depthwise", 19, 6, 16, 16, 3, 3, "SAME"),
 ]
 
 
