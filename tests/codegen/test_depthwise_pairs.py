@@ -111,10 +111,24 @@ def test_one_and_two_channels(tmp_path: Path) -> None:
 
 
 def test_row_pairs_where_three_slots_do_not_fit(tmp_path: Path) -> None:
-    """12 columns of 64 channels: the 4-row tiles' 3 slots of staged rows (10.5 KB)
-    pass STACK_BYTES, the row pairs' 2 (7.8 KB with the pad row) do not."""
-    symbols = _run([(6, 12, 64, 1, 3, 3, 1, 1, "SAME")], "cortex-m4", tmp_path, seed=22)
+    """13 columns of 64 channels: the 4-row tiles' 3 slots of staged rows (11.25 KB)
+    pass QUAD_STACK_BYTES, the row pairs' 2 (7.5 KB) do not."""
+    symbols = _run([(6, 13, 64, 1, 3, 3, 1, 1, "SAME")], "cortex-m4", tmp_path, seed=22)
     assert KERNEL_SYMBOL in symbols and QUAD_SYMBOL not in symbols
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_quads_of_twelve_columns_over_61_and_64_channels(
+        reverse: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """odd_cnn_int8's 12x12x61 (3 slots 10,248 B) and vww_96's 12x12x64 (10,752 B):
+    past STACK_BYTES, within QUAD_STACK_BYTES, so 4-row tiles, top-down and bottom-up
+    (odd_cnn's layer is placed over its input), and a VALID map of 63 channels."""
+    if reverse:
+        reverse_row_pairs(monkeypatch)
+    layers = [(12, 12, 61, 1, 3, 3, 1, 1, "SAME"), (12, 12, 64, 1, 3, 3, 1, 1, "SAME"),
+              (9, 12, 63, 1, 3, 3, 1, 1, "VALID")]
+    symbols = _run(layers, "cortex-m4", tmp_path, seed=23 + reverse)
+    assert QUAD_TAILS_SYMBOL in symbols and KERNEL_SYMBOL not in symbols
 
 
 @pytest.mark.parametrize("board", DSP_BOARDS[1:])

@@ -43,7 +43,9 @@ LAYERS = [
     ("multiplier2", 10, 10, 8, 2, 3, 1, 1, "SAME", True),
     ("multiplier3", 10, 10, 8, 3, 3, 1, 1, "SAME", False),
     ("too_wide", 10, 40, 64, 1, 3, 1, 1, "SAME", False),  # staged rows past STACK_BYTES
-    ("wide_pairs", 10, 12, 64, 1, 3, 1, 1, "SAME", True),  # 2 slots fit, 3 do not
+    ("wide_pairs", 10, 13, 64, 1, 3, 1, 1, "SAME", True),  # 2 slots fit, 3 do not
+    # odd_cnn_int8's layer: 3 slots of 10,248 B, past STACK_BYTES, within QUAD_STACK_BYTES
+    ("odd_cnn", 12, 12, 61, 1, 3, 1, 1, "SAME", True),
 ]
 
 
@@ -90,12 +92,13 @@ def test_the_row_pair_kernels(tmp_path: Path) -> None:
             # no pad value (its rows past the input only feed a discarded scratch row).
             assert plan.pad == (-3 if same else 0)
             assert plan.depth_multiplier == (2 if name in ("multiplier2", "one_to_two") else 1)
-    # 4 output rows a tile where their 3 slots of staged rows fit STACK_BYTES and the
-    # map has 4 rows, else 2.
+    # 4 output rows a tile where their 3 slots of staged rows fit QUAD_STACK_BYTES and
+    # the map has 4 rows, else 2.
     nest = next(n for n in choose_schedule(kernels["same"], M4).nests)
     assert nest.format() == "loops d0<1> d1x4<19> d3<64> d2x6<6> unroll d4<3> d5<3> d6<1> " \
                             "row pairs"
     assert quad_rows(nest)
+    assert quad_rows(next(n for n in choose_schedule(kernels["odd_cnn"], M4).nests))
     for name in ("one_row", "wide_pairs"):
         nest = next(n for n in choose_schedule(kernels[name], M4).nests)
         assert nest.row_pairs and not quad_rows(nest), name

@@ -51,13 +51,18 @@ ROW_PAIR_OUTPUT_COST = 20
 # cortex-m4 after its tiles staged two pairs a call (bench/shapes.py --grid small,
 # 16-64 channels): 19x6 14.31-14.51 (16 channels 26,474 = 14.51), 10x10 14.66-14.80
 # (64: 93,839 = 14.66; 16: 23,683 = 14.80), so 14.6 (15.2 before, fitted to 14.6-15.5);
-# row pairs 16.8-17.1 (12x12 over 64 channels and 6x6 over 128, whose 3 slots pass
+# row pairs 16.8-17.1 (12x12 over 64 channels and 6x6 over 128 when their 3 slots passed
 # STACK_BYTES; 19.9 over a 3x3 map).
 QUAD_OUTPUT_COST = 14.6
 PAIR_OUTPUT_COST = 17.0
 # The dispatch's stack buffer (the staged rows): kws's layers take 3.9 KB of
 # the boards' 16 KB stacks, vww_96's 12x12 over 64 channels 8 KB.
 STACK_BYTES = 10240
+# The 4-row tiles' 3 slots may take 1 KB more: 12x12 maps over 61-64 channels (odd_cnn's
+# 12x12x61, 10,248 B; vww_96's 12x12x64, 10,752 B) ran as row pairs at 10 KB, 16 % and
+# 2 % slower as layers (bench/results/converter_models.md); vww's stack grows 10.5 ->
+# 11.1 KB measured, under the boards' 16 KB.
+QUAD_STACK_BYTES = 11264
 # Per channel: (w0, w1), (w1, w2) of window column 0, the bias, those of columns 1 and 2,
 # M, K_hi, s - 1 (runtime_c/ukernel/dsp/mrt_dw_dsp.c's order: the bias comes in the
 # first column's LDM); the last channel's shift word has LAST_CHANNEL set (the kernels'
@@ -79,7 +84,7 @@ TAIL_NEXT_A, TAIL_NEXT_B, TAIL_COLUMN_END, TAIL_RETURN = 8, 12, 16, 20
 # over 8 channels: 108 of its 12,032 instructions), for at most 4 KB more flash a layer.
 ROW_RECORDS_BYTES = 4096
 # 4 output rows a tile (runtime_c's mrt_dw3_quad_s8) where its 3 slots of staged rows fit
-# STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
+# QUAD_STACK_BYTES and the map has 4 rows; else row pairs (2 slots).
 QUAD_ROWS = 4
 QUAD_SLOTS = 3
 STRIDES = (1, 2)  # the window's stride along rows and columns (2: multiplier 1 only)
@@ -362,7 +367,7 @@ def _quad_fits(k: Kernel, plan: RowPairPlan) -> bool:
     """Whether `k` is computed 4 output rows a tile: a stride of 1, 4 rows or more and
     the 3 slots of staged rows within STACK_BYTES."""
     return plan.stride == 1 and k.domain[Y] >= QUAD_ROWS and \
-        plan.stack_bytes(k, QUAD_SLOTS) <= STACK_BYTES
+        plan.stack_bytes(k, QUAD_SLOTS) <= QUAD_STACK_BYTES
 
 
 def output_cost(k: Kernel, plan: RowPairPlan) -> float:
