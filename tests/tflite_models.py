@@ -456,3 +456,16 @@ def int8_layer_op(rng: np.random.Generator, kind: str, h: int, w: int, cin: int,
         opts["depth_multiplier"] = cout // cin
         return Op("DEPTHWISE_CONV_2D", [x, wt, bt], [y], opts), x, y
     return Op("CONV_2D", [x, wt, bt], [y], opts), x, y
+
+
+def layer_counts(build, inputs: list[np.ndarray], n: int) -> list[int]:
+    """The instructions of each layer L<i>'s dispatches of `build` (a minirt.Build) run on
+    `inputs` under QEMU (minirt-run --profile), as bench/shapes.py counts them."""
+    rows = [r for r in build.profile(inputs).rows if r.kind == "dispatch"]
+
+    def names(row: object) -> set[str]:
+        layer = getattr(row, "layer", None) or {}
+        return {s["name"] for s in layer.get("sources", ())} | {str(layer.get("label", ""))}
+    counts = [sum(r.instructions for r in rows if f"L{i}" in names(r)) for i in range(n)]
+    assert all(counts), counts
+    return counts

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from depthwise_models import run_depthwise
 from elftools.elf.elffile import ELFFile
-from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm
+from tflite_models import Op, Tensor, build_model, int8_layer_op, layer_counts, run_tflm
 
 import minirt
 from toolchain.codegen.depthwise5 import (
@@ -92,18 +92,6 @@ def test_depthwise5_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     assert symbols >= {S2_SYMBOL, S2_X2_SYMBOL}
 
 
-def _layer_counts(build: minirt.Build, inputs: list[np.ndarray], n: int) -> list[int]:
-    """The instructions of each layer L<i>'s dispatches under QEMU (minirt-run
-    --profile), as bench/shapes.py counts them."""
-    rows = [r for r in build.profile(inputs).rows if r.kind == "dispatch"]
-
-    def names(row: object) -> set[str]:
-        layer = getattr(row, "layer", None) or {}
-        return {s["name"] for s in layer.get("sources", ())} | {str(layer.get("label", ""))}
-    counts = [sum(r.instructions for r in rows if f"L{i}" in names(r)) for i in range(n)]
-    assert all(counts), counts
-    return counts
-
 
 def _counts(layers, board: str, tmp_path: Path, stride: int = 1,
             optimize: str = "auto") -> tuple[set[str], list[int]]:
@@ -115,7 +103,7 @@ def _counts(layers, board: str, tmp_path: Path, stride: int = 1,
     rng = np.random.default_rng(0)
     inputs = [rng.integers(-128, 128, (1, h, w, c)).astype(np.int8)
               for h, w, c, _, _ in layers]
-    return symbols, _layer_counts(build, inputs, len(layers))
+    return symbols, layer_counts(build, inputs, len(layers))
 
 
 # The 5x5 layers of bench/shapes.py's small grid (10x10, stride 1) whose channels fill

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
-from tflite_models import build_model, int8_layer_op, run_tflm
+from tflite_models import build_model, int8_layer_op, layer_counts, run_tflm
 
 import minirt
 from toolchain.codegen.depthwise_pairs import (
@@ -156,23 +156,11 @@ def test_cortex_m7_and_m33_within_ten_percent_of_m4(tmp_path: Path) -> None:
     counts = {}
     for board in ("cortex-m4", "cortex-m7", "cortex-m33"):
         build = _run(model, inputs, board, tmp_path / board)
-        counts[board] = _layer_counts(build, inputs, len(PARITY))
+        counts[board] = layer_counts(build, inputs, len(PARITY))
     for board in ("cortex-m7", "cortex-m33"):
         for i, layer in enumerate(PARITY):
             assert counts[board][i] <= 1.10 * counts["cortex-m4"][i], (board, layer, counts)
 
-
-def _layer_counts(build: minirt.Build, inputs: list[np.ndarray], n: int) -> list[int]:
-    """The instructions of each layer L<i>'s dispatches under QEMU (minirt-run
-    --profile), as bench/shapes.py counts them."""
-    rows = [r for r in build.profile(inputs).rows if r.kind == "dispatch"]
-
-    def names(row: object) -> set[str]:
-        layer = getattr(row, "layer", None) or {}
-        return {s["name"] for s in layer.get("sources", ())} | {str(layer.get("label", ""))}
-    counts = [sum(r.instructions for r in rows if f"L{i}" in names(r)) for i in range(n)]
-    assert all(counts), counts
-    return counts
 
 
 # Layers cortex-m55 ran 1.4-2.9x slower than cortex-m4 before (bench/shapes.py --grid
@@ -206,7 +194,7 @@ def test_cortex_m55_never_slower_than_m4(tmp_path: Path, layers: list[tuple]) ->
     counts = {}
     for board in ("cortex-m4", "cortex-m55"):
         build = _run(model, inputs, board, tmp_path / board)
-        counts[board] = _layer_counts(build, inputs, len(layers))
+        counts[board] = layer_counts(build, inputs, len(layers))
     for i, layer in enumerate(layers):
         # Where both cores take the same DSP microkernel the dispatch around the call is
         # LLVM's, tuned per core: for cortex-m55 it may keep two STRs where cortex-m4's
