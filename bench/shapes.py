@@ -42,6 +42,7 @@ import argparse
 import json
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -266,6 +267,45 @@ def _scoped_ratio(rs: list[dict]) -> float | None:
     return max(v) / min(v) if len(v) > 1 else None
 
 
+def _before(spec: str, name: str) -> tuple[dict[str, dict], str]:
+    """The earlier rows by label, and how the summary names them: `spec` is a .json
+    file, or a git revision whose committed bench/results/<name>.json is read (so the
+    comparison names its commit instead of a scratch path)."""
+    if not spec:
+        return {}, ""
+    if Path(spec).is_file():
+        return {r["label"]: r for r in json.loads(Path(spec).read_text())}, spec
+    at = f"{spec}:bench/results/{name}.json"
+    try:
+        text = subprocess.run(["git", "-C", str(ROOT), "show", at], check=True,
+                              capture_output=True, text=True).stdout
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"shapes.py: --before {spec}: neither a file nor a revision "
+                         f"holding bench/results/{name}.json ({e.stderr.strip()})") from None
+    return ({r["label"]: r for r in json.loads(text)},
+            f"bench/results/{name}.json as of commit {spec} (`git show {at}`)")
+
+
+def against_m4(rows: list[dict], m4_results: Path) -> list[str]:
+    """The "Against cortex-m4" section of another board's results: each layer's
+    instructions over cortex-m4's in `m4_results` (the same tree's sweep), issue 21
+    asking cortex-m7 and cortex-m33 to be within 10 %."""
+    if not m4_results.exists():
+        return []
+    m4 = {r["label"]: r["instructions"] for r in json.loads(m4_results.read_text())}
+    ratios = sorted((r["instructions"] / m4[r["label"]], r["label"]) for r in rows
+                    if r["label"] in m4 and m4[r["label"]] and r["instructions"])
+    if not ratios:
+        return []
+    over = sum(1 for q, _ in ratios if q > 1.10)
+    (hi, hi_label), (lo, lo_label) = ratios[-1], ratios[0]
+    return ["## Against cortex-m4", "",
+            f"Each layer's instructions here over the same layer's in "
+            f"bench/results/{m4_results.name} (cortex-m4, the same tree), issue 21's goal "
+            f"being within 10 %: {len(ratios)} layers compared, {over} over 1.10x; the most "
+            f"{hi:.4f}x ({hi_label}), the least {lo:.4f}x ({lo_label}).", ""]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--board", default="cortex-m4")
@@ -275,7 +315,10 @@ def main() -> int:
                     help="check every n-th firmware against TFLite Micro too (default all)")
     ap.add_argument("--out", default="", help="results name (default shapes[-board])")
     ap.add_argument("--before", default="",
-                    help="an earlier run's .json, shown beside this one (before / after)")
+                    help="an earlier run's .json, or a git revision whose committed "
+                         "results are taken, shown beside this one (before / after)")
+    ap.add_argument("--before-note", default="",
+                    help="what changed since --before, for the summary's Before line")
     ap.add_argument("--update", action="store_true",
                     help="replace only the measured layers' rows in the results (with "
                          "--only: one family re-measured, the others' rows kept)")
@@ -303,8 +346,9 @@ def main() -> int:
         rows = [fresh.pop(r["label"], r) for r in old] + list(fresh.values())
     (out / f"{name}.json").write_text(json.dumps(rows, indent=1) + "\n")
     bad = [r for r in rows if r["check"] != "ok"]
-    before = ({r["label"]: r for r in json.loads(Path(args.before).read_text())}
-              if args.before else {})
+    before, before_line = _before(args.before, name)
+    if before and args.before_note:
+        before_line += f", {args.before_note}"
 
     def was(r: dict) -> str:
         old = before.get(r["label"], {}).get("mac_per_insn")
@@ -315,8 +359,10 @@ def main() -> int:
             *__doc__.split("\n\n")[1:5], "",
             f"{len(rows)} layers, {len(rows) - len(bad)} bit-exact with the reference and "
             "TFLite Micro.", "", "## Summary", "",
-            *([f"Before: {args.before}."] if before else []), "",
-            *summary(rows, before), "", "## Every layer", "",
+            *([f"Before: {before_line}."] if before else []), "",
+            *summary(rows, before), "",
+            *(against_m4(rows, out / "shapes.json") if args.board != "cortex-m4" else []),
+            "## Every layer", "",
             "| layer | MACs | instructions | MAC/instr. |" + " before |" * bool(before)
             + " check |", "|---|---|---|---|" + "---|" * bool(before) + "---|",
             *(f"| {r['label']} | {r['macs']:,} | {r['instructions']:,} | "
