@@ -245,7 +245,8 @@ def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
 # 1-9 channels over the sweep's maps (19x6, 10x10) and others, multipliers 1 and 2, SAME
 # and VALID: records of up to ROW_RECORDS_BYTES repeated over the row (10x10 over 8
 # channels: 3,840 B; over 9, 4,320 B, and 19x6 over 8 to 16, 4,608 B, are not), the
-# tails kernel alone, both pad columns by one fill call, the 4-row tiles unrolled up to
+# tails kernel alone, both pad columns by one fill call (1-3 channels: the dispatch's
+# stores), the 4-row tiles unrolled up to
 # UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop); maps of 4q + 1 rows stage a
 # pair of pad rows (by 4 values a pass from 4 on: 1x3, 1x2, 3x3 values a row).
 OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
