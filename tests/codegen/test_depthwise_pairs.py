@@ -24,6 +24,7 @@ import pytest
 from depthwise_models import reverse_row_pairs, run_depthwise
 
 from toolchain.codegen.depthwise_pairs import (
+    FILL_INLINE,
     FILL_SMALL_SYMBOL,
     FILL_SYMBOL,
     KERNEL_SYMBOL,
@@ -244,7 +245,8 @@ def test_riscv_keeps_the_generated_tiles(tmp_path: Path) -> None:
 # 1-9 channels over the sweep's maps (19x6, 10x10) and others, multipliers 1 and 2, SAME
 # and VALID: records of up to ROW_RECORDS_BYTES repeated over the row (10x10 over 8
 # channels: 3,840 B; over 9, 4,320 B, and 19x6 over 8 to 16, 4,608 B, are not), the
-# tails kernel alone, both pad columns by one fill call, the 4-row tiles unrolled up to
+# tails kernel alone, both pad columns by one fill call (1-3 channels: the dispatch's
+# stores), the 4-row tiles unrolled up to
 # UNROLL_TILES (41 and 38 rows: 10 and 9 tiles, a loop); maps of 4q + 1 rows stage a
 # pair of pad rows (by 4 values a pass from 4 on: 1x3, 1x2, 3x3 values a row).
 OVER_ROW = [(h, w, c, m, 3, 3, 1, 1, pad)
@@ -269,3 +271,39 @@ def test_few_channels_with_records_over_the_row(reverse: bool, tmp_path: Path,
         reverse_row_pairs(monkeypatch)
     symbols = _run(OVER_ROW, "cortex-m4", tmp_path, seed=41 + reverse)
     assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL, FILL_SYMBOL, FILL_SMALL_SYMBOL} <= symbols
+
+
+# Maps of 4q + 3 output rows over 1-4 channels (rows of up to REST_TWO_BYTES): the 3-row
+# remainder's two new pairs by one two-pair call, rows c and d pad rows on SAME (rows h
+# and h + 1: the pad_cd stager), row d on VALID (row h_in); rows of 1-24 bytes (passes of
+# 8 values, one of 4, 1-3 single values), one column, both multipliers; and the pad
+# columns of 1-3 channels (up to FILL_INLINE words a column) stored by the dispatch. One
+# row, and 3 rows (no 4-row tile before the remainder), too.
+REST_TWO = [(h, w, c, m, 3, 3, 1, 1, pad)
+            for h, w, c, m, pad in ((19, 6, 1, 1, "SAME"), (19, 6, 3, 1, "SAME"),
+                                    (11, 5, 3, 1, "SAME"), (7, 1, 1, 1, "SAME"),
+                                    (15, 1, 3, 1, "SAME"), (11, 8, 3, 1, "SAME"),
+                                    (9, 7, 2, 1, "VALID"), (13, 3, 4, 1, "VALID"),
+                                    (21, 5, 1, 1, "VALID"), (19, 6, 2, 2, "SAME"),
+                                    (7, 4, 1, 2, "SAME"), (9, 5, 3, 2, "VALID"),
+                                    (3, 5, 2, 1, "SAME"), (1, 7, 2, 1, "SAME"),
+                                    (11, 7, 4, 1, "SAME"), (10, 9, 1, 1, "SAME"))]
+
+
+@pytest.mark.parametrize("board", DSP_BOARDS)
+def test_remainder_pairs_staged_two_at_a_time(board: str, tmp_path: Path) -> None:
+    """Bit-exact with the reference and TFLite Micro on every DSP board; the pad_cd and
+    pad_d stagers are linked (called), and no fill call where every layer has 1-3
+    channels."""
+    symbols = _run(REST_TWO, board, tmp_path, seed=51)
+    assert {STAGE_TWO_PAD["cd"], STAGE_TWO_PAD["d"], QUAD_TAILS_SYMBOL} <= symbols
+    # (a column's words: 3 slots of the input channels)
+    few = [layer for layer in REST_TWO if 3 * layer[2] <= FILL_INLINE]
+    assert not {FILL_SYMBOL, FILL_SMALL_SYMBOL} & _run(few, board, tmp_path / "few", seed=52)
+
+
+def test_remainder_pairs_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bottom-up the remainder comes first, its pairs staged one by one as before: exact."""
+    reverse_row_pairs(monkeypatch)
+    symbols = _run(REST_TWO[::2], "cortex-m4", tmp_path, seed=53)
+    assert STAGE_TWO_PAD["cd"] not in symbols and QUAD_TAILS_SYMBOL in symbols

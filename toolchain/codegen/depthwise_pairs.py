@@ -80,7 +80,9 @@ STAGE3_SYMBOL = "mrt_dw_stage_pairs3_s8"  # 4-row tiles: their staged rows' 3 sl
 STAGE_TWO_SYMBOL = "mrt_dw_stage_two_pairs3_s8"  # a 4-row tile's two new pairs, adjacent
 # The same with row a (the first pair's first row) or row d (the second pair's second) a
 # pad row: 8 bytes of the pad value read in place (a map's top and bottom, TOP_PAIR below).
-STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8"}
+STAGE_TWO_PAD = {"a": "mrt_dw_stage_two_pairs3_pad_a_s8", "d": "mrt_dw_stage_two_pairs3_pad_d_s8",
+                 # rows c and d both pad rows: a SAME map of 4q + 3 rows, its last pair
+                 "cd": "mrt_dw_stage_two_pairs3_pad_cd_s8"}
 # The two-pair stagers take their destination a value (3 words) before the first (their
 # pre-indexed stores' base), which the address the dispatch computes anyway folds in.
 TWO_BEHIND = 3
@@ -91,6 +93,10 @@ QUAD_TAILS_X2_SYMBOL = "mrt_dw3_quad_tails_x2_s8"
 FILL_SYMBOL = "mrt_dw_fill_two_words"  # the two pad columns, by one call
 FILL_SMALL_SYMBOL = "mrt_dw_fill_two_words_small"  # the same for under FILL_SMALL words
 FILL_SMALL = 16
+FILL_INLINE = 9  # pad columns of up to this many words stored by the dispatch itself
+# The 3-row remainder's two new pairs by one call up to rows of this many bytes
+# (`_dw_stage_rest_two`): 19x6 over 4 channels gains 10 instructions, over 7 loses 5.
+REST_TWO_BYTES = 24
 # mrt_dw3_quad_s8's flags: doubled records (DOUBLED_FLAG << 1), two rows (one at a row
 # distance of 0), one row, three rows; else four.
 TWO_ROWS = 8
@@ -276,11 +282,7 @@ class RowPairEmitter:
         def const(v: int) -> ir.Value:
             return ir.Constant(I32, v)
 
-        pad_words = self._dw_stack(ir.ArrayType(I32, 2), 8, "dw_pad_bytes")
-        word = ((pad & 0xFF) * 0x01010101) & 0xFFFFFFFF
-        for i in range(2):
-            b.store(const(word), self._dw_word(pad_words, i))
-        pad_row = b.bitcast(pad_words, PTR)
+        pad_row = self._dw_pad_row(pad)
         fns = {k: self._dw_function(STAGE_TWO_PAD[k] if k else STAGE_TWO_SYMBOL,
                                     [PTR] * 5 + [I32]) for k in set(kinds)}
 
@@ -317,6 +319,43 @@ class RowPairEmitter:
             for t, kind in enumerate(middle):
                 tile(const(t), kind)
         tile(const(quads_n - 1), kinds[-1])
+
+    def _dw_pad_row(self, pad: int) -> ir.Value:
+        """8 bytes of the pad value on the stack: the pad rows the _pad_* two-pair stagers
+        read in place."""
+        b = self.b
+        pad_words = self._dw_stack(ir.ArrayType(I32, 2), 8, "dw_pad_bytes")
+        word = ((pad & 0xFF) * 0x01010101) & 0xFFFFFFFF
+        for i in range(2):
+            b.store(ir.Constant(I32, word), self._dw_word(pad_words, i))
+        return b.bitcast(pad_words, PTR)
+
+    def _dw_stage_rest_two(self, odd: int, pair_rows, staged: ir.Value, column_words: int,
+                           pad: int, h_in: int, row: int, row_bytes: int) -> bool:
+        """The 3-row remainder's two new pairs, `odd` (slot 1) and `odd` + 1 (slot 2,
+        where `slot_of` puts it), by one call of a two-pair stager where their rows
+        allow one (every row inside, or row d, or rows c and d, outside: a map of 4q + 3
+        rows, VALID or SAME) and the rows are short, where two calls of the one-pair
+        stager each paid their entry and exit (19x6 over 1-3 channels: 25-27 instructions
+        a layer). Longer rows keep the two calls: a pair of two pad rows there is 4
+        stores a pass, cheaper than the two-pair stager's 8 words a pass (19x6 over 7-67
+        channels: 5-275 instructions more). False (nothing emitted) otherwise."""
+        rows = [2 * odd + row + i for i in range(4)]  # (a, b) pair odd, (c, d) odd + 1
+        outside = "".join(n for n, r in zip("abcd", rows) if not 0 <= r < h_in)
+        if outside not in ("", "d", "cd") or row_bytes > REST_TWO_BYTES:
+            return False
+        b = self.b
+        args = [*pair_rows(ir.Constant(I32, odd), True),
+                *pair_rows(ir.Constant(I32, odd + 1), True)]
+        if outside:
+            pad_row = self._dw_pad_row(pad)
+            for n in outside:
+                args["abcd".index(n)] = pad_row
+        fn = self._dw_function(STAGE_TWO_PAD[outside] if outside else STAGE_TWO_SYMBOL,
+                               [PTR] * 5 + [I32])
+        dst = self._dw_word(staged, 1 + column_words - TWO_BEHIND)
+        b.call(fn, [b.bitcast(dst, PTR), *args, ir.Constant(I32, row_bytes)])
+        return True
 
     def emit_row_pairs(self) -> None:
         """The whole nest (module docstring)."""
@@ -359,12 +398,21 @@ class RowPairEmitter:
         # loop of stores here became a byte-wise memset). A row outside the input is
         # staged from the right pad column's pair (a null row pointer), so no row of pad
         # values is needed.
-        fill = self._dw_function(FILL_SMALL_SYMBOL if column_words < FILL_SMALL
-                                 else FILL_SYMBOL, [PTR, PTR, I32, I32])
         pair = ((pad & 0xFFFF) | (pad << 16)) & 0xFFFFFFFF
-        b.call(fill, [*(b.bitcast(self._dw_word(staged, column * column_words), PTR)
-                        for column in (0, w_in + 1)),
-                      ir.Constant(I32, pair), ir.Constant(I32, column_words)])
+        if column_words <= FILL_INLINE:
+            # 1-3 channels' 3 slots: the stores themselves (volatile, so that LLVM keeps
+            # them as word stores and makes no memset of them), where the call's entry,
+            # copies of the word and exit took 20-24 instructions for 6-18 words.
+            for column in (0, w_in + 1):
+                for i in range(column_words):
+                    b.store(ir.Constant(I32, pair),
+                            self._dw_word(staged, column * column_words + i)).volatile = True
+        else:
+            fill = self._dw_function(FILL_SMALL_SYMBOL if column_words < FILL_SMALL
+                                     else FILL_SYMBOL, [PTR, PTR, I32, I32])
+            b.call(fill, [*(b.bitcast(self._dw_word(staged, column * column_words), PTR)
+                            for column in (0, w_in + 1)),
+                          ir.Constant(I32, pair), ir.Constant(I32, column_words)])
 
         x_buf = self.buffers[plan.x.operand]
         out_buf = self.buffers[len(k.operands)]
@@ -565,8 +613,11 @@ class RowPairEmitter:
                 b.store(const(slot_of(0)), first_slot)
                 self._dw_tiles(0, quads_n, 1, quad_body(False), over_row)
                 for y, mode, below, more in tail:
-                    for j in range(1, more + 1):
-                        stage(const(y // 2 + j))
+                    if not (more == 2 and self._dw_stage_rest_two(
+                            y // 2 + 1, pair_rows, staged, column_words, pad, h_in,
+                            plan.row, row_bytes)):
+                        for j in range(1, more + 1):
+                            stage(const(y // 2 + j))
                     call(const(y), mode, below, const(0))
             else:
                 for y, mode, below, more in tail:

@@ -402,19 +402,19 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "sxtb16 r6, " AB1 ", ror #8\n" \
         "sxtb16 lr, " CD1 ", ror #8\n" \
         LAST
-#define MRT_DW_TWO_PASS8(LOADAB, A8, A4, D4, L) \
+#define MRT_DW_TWO_PASS8(LOADAB, A8, A4, C4, D4, L) \
         L ":\n" \
         LOADAB(A8, A4) \
         "pkhbt  r9, r5, r7, lsl #16\n"          /* a and b, values 0, 1 */ \
         "pkhtb  r7, r7, r5, asr #16\n"          /* values 2, 3 */ \
         "pkhbt  r5, r6, r8, lsl #16\n"          /* values 4, 5 */ \
         "pkhtb  r8, r8, r6, asr #16\n"          /* values 6, 7 */ \
-        "ldr    r6, [r3], #4\n" \
+        "ldr    r6, [r3]" C4 "\n" \
         "ldr    r10, [r4]" D4 "\n" \
         "pkhbt  r11, r6, r10, lsl #16\n"        /* c and d, values 0, 1 */ \
         "pkhtb  r10, r10, r6, asr #16\n"        /* values 2, 3 */ \
         MRT_DW_TWO_STORE4("r9", "r7", "r11", "r10", "12", "strd   r6, lr, [r0, #48]\n") \
-        "ldr    r6, [r3], #4\n" \
+        "ldr    r6, [r3]" C4 "\n" \
         "ldr    r9, [r4]" D4 "\n" \
         "pkhbt  r11, r6, r9, lsl #16\n"         /* values 4, 5 */ \
         "pkhtb  r9, r9, r6, asr #16\n"          /* values 6, 7 */ \
@@ -423,15 +423,15 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "bne    " L "b\n"
 /* One value of each row (the last 1-3, unrolled: the flags of n's low bits choose, where
  * a loop of them took 2 more a value and its count 2 more a call). */
-#define MRT_DW_TWO_ONE(A1, D1) \
+#define MRT_DW_TWO_ONE(A1, C1, D1) \
         "ldrsb  r5, [r1]" A1 "\n" \
         "ldrsb  r6, [r2], #1\n" \
-        "ldrsb  r7, [r3], #1\n" \
+        "ldrsb  r7, [r3]" C1 "\n" \
         "ldrsb  r8, [r4]" D1 "\n" \
         "pkhbt  r5, r5, r6, lsl #16\n" \
         "pkhbt  r7, r7, r8, lsl #16\n" \
         "strd   r5, r7, [r0, #12]!\n"
-#define MRT_DW_TWO_BODY(A8, A4, A1, D4, D1) \
+#define MRT_DW_TWO_BODY(A8, A4, A1, C4, C1, D4, D1) \
         "push   {r4-r11, lr}\n" \
         "ldrd   r4, r11, [sp, #36]\n"           /* d, n (r0: dst - 12, the caller's) */ \
         "lsrs   r12, r11, #3\n" \
@@ -439,16 +439,16 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "orr    r5, r1, r2\n" \
         "tst    r5, #3\n" \
         "bne    2f\n" \
-        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, A8, A4, D4, "1") \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_ALIGNED, A8, A4, C4, D4, "1") \
         "b      3f\n" \
-        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, D4, "2") \
+        MRT_DW_TWO_PASS8(MRT_DW_TWO_AB_UNALIGNED, A8, A4, C4, D4, "2") \
         "3:\n" \
         "ldr    r11, [sp, #40]\n"             /* n again (the passes' register) */ \
         "lsls   r12, r11, #30\n"              /* C: n & 4, N: n & 2, Z: none of n & 3 */ \
         "bcc    4f\n" \
         "ldr    r5, [r1]" A4 "\n" \
         "ldr    r7, [r2], #4\n" \
-        "ldr    r6, [r3], #4\n" \
+        "ldr    r6, [r3]" C4 "\n" \
         "ldr    r10, [r4]" D4 "\n" \
         "pkhbt  r9, r5, r7, lsl #16\n" \
         "pkhtb  r7, r7, r5, asr #16\n" \
@@ -458,12 +458,12 @@ __attribute__((naked, used)) void mrt_dw_stage_pairs3_s8(int32_t *dst, const int
         "4:\n"                                 /* (the pass of 4 keeps the flags) */ \
         "beq    6f\n" \
         "bpl    5f\n" \
-        MRT_DW_TWO_ONE(A1, D1) \
-        MRT_DW_TWO_ONE(A1, D1) \
+        MRT_DW_TWO_ONE(A1, C1, D1) \
+        MRT_DW_TWO_ONE(A1, C1, D1) \
         "5:\n" \
         "tst    r11, #1\n" \
         "beq    6f\n" \
-        MRT_DW_TWO_ONE(A1, D1) \
+        MRT_DW_TWO_ONE(A1, C1, D1) \
         "6:\n" \
         "pop    {r4-r11, pc}\n"
 
@@ -471,7 +471,7 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_s8(int32_t *dst_less_3
                                                               const int8_t *b, const int8_t *c,
                                                               const int8_t *d, uint32_t n)
 {
-    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", ", #4", ", #1"));
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", ", #4", ", #1", ", #4", ", #1"));
 }
 
 /* The same where row a is a pad row (a: 8 bytes of the pad value, read in place). */
@@ -479,7 +479,7 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_a_s8(
     int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
     uint32_t n)
 {
-    __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1"));
+    __asm__ volatile(MRT_DW_TWO_BODY("", "", "", ", #4", ", #1", ", #4", ", #1"));
 }
 
 /* The same where row d is a pad row. */
@@ -487,7 +487,18 @@ __attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_d_s8(
     int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
     uint32_t n)
 {
-    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", ""));
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", ", #4", ", #1", "", ""));
+}
+
+/* The same where rows c and d are pad rows (both read in place from the 8 bytes of the
+ * pad value): the last pair of a SAME map of 4q + 3 rows, rows (h, h + 1), staged with
+ * the pair before it (the 3-row remainder's two new pairs) by one call, where two calls
+ * of mrt_dw_stage_pairs3_s8 each paid their entry, set-up and exit. */
+__attribute__((naked, used)) void mrt_dw_stage_two_pairs3_pad_cd_s8(
+    int32_t *dst_less_3, const int8_t *a, const int8_t *b, const int8_t *c, const int8_t *d,
+    uint32_t n)
+{
+    __asm__ volatile(MRT_DW_TWO_BODY(", #8", ", #4", ", #1", "", "", "", ""));
 }
 
 /* One output column and channel, both rows: A and B are the registers the staged
