@@ -131,10 +131,11 @@ class StrideTwoEmitter:
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        b.store(b.bitcast(staged, PTR), field(1))
-        b.store(b.bitcast(records, PTR), field(2))
-        b.store(const(outs), field(3))
-        b.store(const(out_row), field(5))
+        # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
+        b.store(b.bitcast(staged, PTR), field(0))
+        b.store(b.bitcast(records, PTR), field(1))
+        b.store(const(out_row), field(3))
+        b.store(const(outs), field(5))
         b.store(const(4 * column_words), field(7))
 
         def band(x0: int, n: int) -> tuple[Callable[..., None], ...]:
@@ -184,7 +185,7 @@ class StrideTwoEmitter:
             def call(t: ir.Value, mode: ir.Value) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
-                b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
+                b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
 

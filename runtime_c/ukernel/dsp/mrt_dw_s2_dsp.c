@@ -98,10 +98,10 @@
 
 /* The column loop over the channel loop; after a column's channels the window columns'
  * pointers are one staged column on and r3 at the next output column; the pointers move
- * one column more (stride 2) and the records restart ([sp]). */
+ * one column more (stride 2), the records restart and the row's end ends the loop (one
+ * LDRD of both from [sp], a CMP: 6 instructions a column where a count on the stack
+ * took 8). */
 #define MRT_S2_COLUMNS(TILE, P0, P1, P2, REQUANT) \
-  "10:\n" \
-  "ldr    r2, [sp]\n" \
   "11:\n" \
   TILE(P0, P1, P2, REQUANT) \
   "tst    r7, #256\n"                /* the last channel */ \
@@ -109,10 +109,9 @@
   "add    r0, r0, lr\n" \
   "add    r1, r1, lr\n" \
   "add    r12, r12, lr\n" \
-  "ldr    r8, [sp, #4]\n" \
-  "subs   r8, r8, #1\n" \
-  "str    r8, [sp, #4]\n" \
-  "bne    10b\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
+  "cmp    r3, r8\n" \
+  "bne    11b\n" \
   "b      9f\n"
 
 /* The same with two channels a pass (one TST and BEQ for 4 outputs where each channel's
@@ -132,10 +131,8 @@
   "add    r0, r0, lr\n" \
   "add    r1, r1, lr\n" \
   "add    r12, r12, lr\n" \
-  "ldr    r8, [sp, #4]\n" \
-  "subs   r8, r8, #1\n" \
-  "str    r8, [sp, #4]\n" \
-  "ldr    r2, [sp]\n"                /* the records again (LDR keeps the flags) */ \
+  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
+  "cmp    r3, r8\n" \
   "bne    1" ENTRY "b\n" \
   "b      9f\n"
 /* Both entries of one tile and slot order (two loops: each column's end branches to its
@@ -144,16 +141,17 @@
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
 
-/* What one call computes (the layout of codegen/depthwise_pairs.py's mrt_dw_rowpair). */
+/* What one call computes (codegen/depthwise_s2.py's _ARGS), in the order one LDM puts
+ * the fields in their registers (r0, r2-r8). */
 struct mrt_dw_s2 {
-    int8_t *out;             /* 0: output row y, column 0, channel 0 */
-    const int32_t *stage;    /* 4: slot 0 of the staged words of output column 0's first
+    const int32_t *stage;    /* 0: slot 0 of the staged words of output column 0's first
                                 window column */
-    const int32_t *records;  /* 8: the row-pair records, 10 words a channel */
-    uint32_t channels;       /* 12 (unused: the last record ends the channel loop; the
-                                flags give its parity) */
+    const int32_t *records;  /* 4: the row-pair records, 10 words a channel */
+    int8_t *out;             /* 8: output row y, column 0, channel 0 */
+    int32_t row2;            /* 12: bytes from an output to the one below it */
     uint32_t width;          /* 16: output columns, >= 1 */
-    int32_t row2;            /* 20: bytes from an output to the one below it */
+    uint32_t channels;       /* 20: output channels (the last record ends the channel
+                                loop; the flags give its parity) */
     uint32_t flags;          /* 24: bit 0 (two rows with doubled records): pairs y, y+1,
                                 y+2 in slots 2, 1, 0, else in slots 0, 1, 2; bit 2:
                                 doubled records; bit 3: row y alone, its pairs in slots
@@ -168,15 +166,12 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
         "sub    sp, sp, #8\n"
-        "ldr    r3, [r0, #0]\n"
-        "ldr    r4, [r0, #20]\n"
-        "ldr    r2, [r0, #8]\n"
-        "str    r2, [sp]\n"                /* the records */
-        "ldr    r1, [r0, #16]\n"
-        "str    r1, [sp, #4]\n"            /* columns left */
-        "ldr    r7, [r0, #24]\n"
-        "ldr    lr, [r0, #28]\n"           /* S */
-        "ldr    r0, [r0, #4]\n"
+        /* the call's fields by one LDM: 10 instructions a call where 10 loads and
+         * stores took 16 */
+        "ldm    r0, {r0, r2, r3, r4, r5, r6, r7, r8}\n"
+        "mla    r5, r5, r6, r3\n"          /* the row's end: out + width x channels */
+        "strd   r2, r5, [sp]\n"            /* the records, the row's end */
+        "mov    lr, r8\n"                  /* S */
         "add    r1, r0, lr\n"
         "add    r12, r1, lr\n"
         /* flags bits 0 and 2-4 (module comment): one TBH to the loop */
