@@ -49,8 +49,9 @@ BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID
 # even pairs alternate slots 0 and 2 with the call's parity (codegen/depthwise_s2.py),
 # the phase set by an odd last row, the two new pairs staged together, a last pair below
 # the input filled with the pad pair (SAME maps of 4q and 4q + 2 rows, of 4q + 1 and
-# 4q + 3 with a pad row above); odd and even channel counts (the channel loop, two
-# channels a pass, entered at its second or first).
+# 4q + 3 with a pad row above); channel counts of every remainder mod 4 (the channel
+# loop: four channels a pass from 3 on, entered at the tile (4 - r) mod 4 of the pass:
+# 12, 7, 6, 21 and 9; two a pass for 1 and 2, entered at the second or first).
 PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
             (9, 7, 12, 1, "VALID"), (11, 11, 23, 1, "VALID"), (12, 10, 19, 1, "SAME"),
             (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),

@@ -63,6 +63,8 @@ _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
 ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two a pass)
+BY_FOUR = 32  # flags: four channels a pass (3 or more channels, doubled records)
+TWO_CHANNELS = 64  # flags: the channel count's bit 1 (with BY_FOUR: the pass's entry)
 
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
@@ -122,7 +124,11 @@ class StrideTwoEmitter:
         fill_slot_fn = self._dw_function(FILL_SLOT_SYMBOL, [PTR, I32, I32])
         kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
         tiles, rest = divmod(h_out, 2)
-        odd_channels = ODD_CHANNELS if outs % 2 else 0
+        # The channel loop's kind and entry (runtime_c's flags bits 4-6): the count's low
+        # bits, four channels a pass from 3 on (one or two keep two a pass: the four's
+        # entry costs a call 3 instructions and a column 1).
+        odd_channels = (ODD_CHANNELS if outs % 2 else 0) | \
+            ((BY_FOUR | (TWO_CHANNELS if outs & 2 else 0)) if outs >= 3 else 0)
         # Odd pairs in slot 1, even pair 2t in slot 0 where t + phase is even, else in slot
         # 2: a call's two new pairs are in adjacent slots (one STRD a value), and the phase
         # puts an odd last row's pairs (2 tiles, 2 tiles + 1) in slots 0 and 1.

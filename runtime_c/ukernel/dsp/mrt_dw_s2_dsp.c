@@ -141,6 +141,46 @@
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
 
+/* Four channels a pass (3 or more channels, doubled records: flags bit 5): one TST and
+ * BEQ for 8 outputs. A count of 4q + r enters the pass at its tile (4 - r) mod 4
+ * (N "_e0" .. N "_e3"; the last channel is always a pass's fourth), and each column's end
+ * goes back there by an LDR PC from [sp, #8], which the call's entry set: one loop of 4
+ * tiles a slot order, where a loop per entry (as two channels a pass have) would take 4.
+ * Against two a pass that is 2 instructions fewer for every 4 channels, one more a
+ * column (the IT) and 3 a call (the entry's address): 1-2 channels keep two a pass. */
+#define MRT_S2_COLUMNS_BY4(TILE, P0, P1, P2, N) \
+  N "_e0:\n" \
+  "11:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e1:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e2:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e3:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  "tst    r7, #256\n"                /* the last channel */ \
+  "beq    11b\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
+  "cmp    r3, r8\n" \
+  "it     ne\n" \
+  "ldrne  pc, [sp, #8]\n" \
+  "b      9f\n"
+/* The entry into N "_e" E: its Thumb address (a literal after the code) into [sp, #8]. */
+#define MRT_S2_BY4_ENTER(N, E) \
+  N "_enter" E ":\n" \
+  "ldr    r8, " N "_at" E "\n" \
+  "str    r8, [sp, #8]\n" \
+  "bx     r8\n"
+#define MRT_S2_BY4_ENTERS(N) \
+  MRT_S2_BY4_ENTER(N, "0") MRT_S2_BY4_ENTER(N, "1") MRT_S2_BY4_ENTER(N, "2") \
+  MRT_S2_BY4_ENTER(N, "3")
+#define MRT_S2_BY4_AT(N, E) N "_at" E ":\n" ".word  " N "_e" E " + 1\n"
+#define MRT_S2_BY4_ATS(N) \
+  MRT_S2_BY4_AT(N, "0") MRT_S2_BY4_AT(N, "1") MRT_S2_BY4_AT(N, "2") MRT_S2_BY4_AT(N, "3")
+
 /* What one call computes (codegen/depthwise_s2.py's _ARGS), in the order one LDM puts
  * the fields in their registers (r0, r2-r8). */
 struct mrt_dw_s2 {
@@ -155,8 +195,10 @@ struct mrt_dw_s2 {
     uint32_t flags;          /* 24: bit 0 (two rows with doubled records): pairs y, y+1,
                                 y+2 in slots 2, 1, 0, else in slots 0, 1, 2; bit 2:
                                 doubled records; bit 3: row y alone, its pairs in slots
-                                0 and 1; bit 4: an odd channel count. Without doubled
-                                records pairs y, y+1, y+2 are in slots 0-2. */
+                                0 and 1; bit 4: an odd channel count; bit 5: four
+                                channels a pass (3 or more channels), bit 6 the
+                                count's bit 1. Without doubled records pairs y, y+1,
+                                y+2 are in slots 0-2. */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 12 x channels */
 };
 
@@ -165,7 +207,7 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "sub    sp, sp, #8\n"
+        "sub    sp, sp, #16\n"                /* [sp, #8]: four channels a pass' entry */
         /* the call's fields by one LDM: 10 instructions a call where 10 loads and
          * stores took 16 */
         "ldm    r0, {r0, r2, r3, r4, r5, r6, r7, r8}\n"
@@ -174,8 +216,8 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "mov    lr, r8\n"                  /* S */
         "add    r1, r0, lr\n"
         "add    r12, r1, lr\n"
-        /* flags bits 0 and 2-4 (module comment): one TBH to the loop */
-        "and    r8, r7, #31\n"
+        /* flags bits 0 and 2-6 (module comment): one TBH to the loop */
+        "and    r8, r7, #127\n"
         "tbh    [pc, r8, lsl #1]\n"
         "mrt_s2_table:\n"
         ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
@@ -210,6 +252,102 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
         MRT_S2_FAST2(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order0")
         MRT_S2_FAST2(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order1")
         MRT_S2_FAST2(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one")
@@ -217,9 +355,19 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_SLOW)
         "mrt_s2_slow_one:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_SLOW)
+        MRT_S2_BY4_ENTERS("mrt_s2_order04")
+        MRT_S2_BY4_ENTERS("mrt_s2_order14")
+        MRT_S2_BY4_ENTERS("mrt_s2_one4")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order04")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order14")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one4")
         "9:\n"
-        "add    sp, sp, #8\n"
-        "pop    {r4-r11, pc}\n");
+        "add    sp, sp, #16\n"
+        "pop    {r4-r11, pc}\n"
+        ".p2align 2\n"
+        MRT_S2_BY4_ATS("mrt_s2_order04")
+        MRT_S2_BY4_ATS("mrt_s2_order14")
+        MRT_S2_BY4_ATS("mrt_s2_one4"));
 }
 
 /* dst[3*i] = word for i < n: one slot of the staged layout filled with the pad pair, for
