@@ -12,10 +12,10 @@
  * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
  * output rows (y, y+1) of one column and channel: pairs y, y+1, y+2 in one LDM per window
  * column, the middle pair serving both rows, the weights' words and the requantization's
- * values loaded once for the two outputs: 30 instructions (12 multiplies, 8 of
+ * values loaded once for the two outputs: 29.5 instructions (12 multiplies, 8 of
  * requantization, 2 stores, 5 staged / weight loads, the bias's and the
- * requantization's LDMs, the channel loop's 1: two channels a pass; 31 in the loops of
- * records that are not doubled, a channel a pass). The staged columns are S =
+ * requantization's LDMs, the channel loop's 0.5: four channels a pass from 3 channels,
+ * two for 1-2; 31 in the loops of records that are not doubled, a channel a pass). The staged columns are S =
  * column_bytes apart and a column of outputs reads 3 of them, stepping by 2: after a
  * column's channels the three window columns' pointers have moved by one column, and
  * move by one more. Two consecutive tiles share a pair (pair y+2 is the next tile's
