@@ -7,7 +7,9 @@ are not multiples of 4 (3 to 67: the staging reads words, or single values past 
 whole word), SAME padding (even sizes: no pad above and left; odd: one) and VALID, odd
 and even output heights (an odd last row alone, its pairs in slots 0 and 1; every parity
 of the number of two-row calls, top-down and bottom-up), one output
-row, one output column, rows too wide for one band of staged columns; biases too large
+row, one output column, rows too wide for one band of staged columns (each band over
+all its rows before the next, and in row order: every band of two rows before the next
+two rows, the order a result placed over its operand takes); biases too large
 for the doubled records (the kernel's other requantization, each call staging its
 pairs); records made on the stack; the calls run bottom-up; a chain of layers (the arena
 may place a result over its operand). Layers of stride 2 the kernel does not take
@@ -18,12 +20,14 @@ own graph input and output.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from depthwise_models import reverse_row_pairs, run_depthwise
 
 from toolchain.codegen.depthwise_s2 import KERNEL_S2_SYMBOL
+from toolchain.loops.depthwise import banded_row_order
 from toolchain.schedule import depthwise_records
 from toolchain.schedule.row_pair_records import store_row_pair_records
 
@@ -37,15 +41,17 @@ SHAPES = [(20, 20, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"), (19, 6, 16, 1, "VALID"
           (14, 1, 4, 1, "SAME")]
 # Rows too wide for one band of staged columns (loops/depthwise.py `RowPairPlan.band`):
 # 2 or more bands of output columns, the first and last with pad columns (SAME of odd
-# width: one on each side), each all its rows before the next.
+# width: one on each side), each all its rows before the next (`banded_row_order`: every
+# band of two rows before the next two, test_bands_in_row_order).
 BANDS = [(10, 40, 32, 1, "SAME"), (9, 45, 24, 1, "SAME"), (11, 43, 20, 1, "VALID"),
          (12, 12, 64, 1, "SAME"), (7, 30, 61, 1, "SAME")]
 # Output heights 2-8, so 1-4 calls of two rows with and without an odd last row: the
 # even pairs alternate slots 0 and 2 with the call's parity (codegen/depthwise_s2.py),
 # the phase set by an odd last row, the two new pairs staged together, a last pair below
 # the input filled with the pad pair (SAME maps of 4q and 4q + 2 rows, of 4q + 1 and
-# 4q + 3 with a pad row above); odd and even channel counts (the channel loop, two
-# channels a pass, entered at its second or first).
+# 4q + 3 with a pad row above); channel counts of every remainder mod 4 (the channel
+# loop: four channels a pass from 3 on, entered at the tile (4 - r) mod 4 of the pass:
+# 12, 7, 6, 21 and 9; two a pass for 1 and 2, entered at the second or first).
 PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
             (9, 7, 12, 1, "VALID"), (11, 11, 23, 1, "VALID"), (12, 10, 19, 1, "SAME"),
             (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),
@@ -115,6 +121,43 @@ def test_slot_parities(bottom_up: bool, tmp_path: Path,
         reverse_row_pairs(monkeypatch)
     layers = PARITIES + BANDS[3:]  # bands whose last two rows' third pair is the pad pair
     assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
+
+
+def _bands_in_row_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Makes the builds under `monkeypatch` run every banded stride-2 nest in row order
+    (loops/depthwise.py `banded_row_order`), as where the arena starts the result over
+    its operand (schedule/program.py `_looser`)."""
+    from toolchain.codegen import image
+    chosen = image.choose_schedule
+
+    def in_row_order(k, target):
+        s = chosen(k, target)
+        rows = [banded_row_order(n) for n in s.nests]
+        return s if None in rows else replace(s, nests=tuple(rows))
+
+    monkeypatch.setattr(image, "choose_schedule", in_row_order)
+
+
+@pytest.mark.parametrize("bottom_up", [False, True])
+def test_bands_in_row_order(bottom_up: bool, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bands run every two rows in turn (each band's call staging its three pairs) where
+    the arena places a result over its operand, top-down and bottom-up, doubled records
+    or not; the same layers' bands each over all their rows in the other tests."""
+    if bottom_up:
+        reverse_row_pairs(monkeypatch)
+    _bands_in_row_order(monkeypatch)
+    assert KERNEL_S2_SYMBOL in _run(BANDS, "cortex-m4", tmp_path / "a", seed=21 + bottom_up)
+    assert KERNEL_S2_SYMBOL in _run(BANDS[1:4], "cortex-m4", tmp_path / "b",
+                                    seed=23 + bottom_up, big_bias=True)
+
+
+def test_a_chain_of_banded_layers(tmp_path: Path) -> None:
+    """Banded layers whose input dies at them: the arena may start a result over its
+    operand, in row order (`banded_row_order`), or place it apart, the bands each over
+    all their rows."""
+    layers = [(48, 48, 32, 1, "SAME"), (24, 24, 32, 1, "SAME"), (12, 12, 32, 1, "VALID")]
+    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=5, chain=True)
 
 
 def test_a_chain_of_layers(tmp_path: Path) -> None:

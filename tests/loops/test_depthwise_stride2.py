@@ -2,21 +2,31 @@
 `RowPairPlan.stride` and `band`, codegen/depthwise_s2.py), and their nests: multiplier 1
 only; the row whole where its 2 x columns + 1 staged input columns in 3 slots (and a
 pad row as long) fit STACK_BYTES, else the fewest equal bands of at least MIN_BAND output
-columns that do, the nest's order then (N, Y, X, C) (every band of two rows before the
-next two rows); no band of 3 columns fitting: the generated tiles. The results are
+columns that do, the nest's order then (N, X, Y, C) (each band over all its rows before the
+next; `banded_row_order` gives (N, Y, X, C), every band of two rows before the next two
+rows, for a result placed over its operand); no band of 3 columns fitting: the generated
+tiles. The results are
 checked under QEMU in tests/codegen/test_depthwise_s2.py."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
-from tflite_models import build_model, int8_layer_op
+from tflite_models import Op, build_model, int8_layer_op
 
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
-from toolchain.loops.depthwise import MIN_BAND, STACK_BYTES, quad_rows, row_pair_plan
+from toolchain.loops.depthwise import (
+    MIN_BAND,
+    STACK_BYTES,
+    band_major,
+    banded_row_order,
+    quad_rows,
+    row_pair_plan,
+)
 from toolchain.pipeline import prepare_graph
 from toolchain.schedule import schedule
 from toolchain.target import load_target
@@ -71,4 +81,44 @@ def test_stride2_plans_and_bands(tmp_path: Path) -> None:
         top = -1 if pad == "SAME" and h % 2 else 0
         assert (plan.row, plan.col) == (top, -1 if pad == "SAME" and w % 2 else 0), name
         assert not quad_rows(nest) and nest.block(1) == 2 and nest.block(2) == band
-        assert nest.order == ((0, 1, 3, 2) if band == k.domain[2] else (0, 1, 2, 3)), name
+        assert nest.order == ((0, 1, 3, 2) if band == k.domain[2] else (0, 2, 1, 3)), name
+        rows = banded_row_order(nest)
+        assert (rows is None) == (band == k.domain[2]), name
+        assert band_major(nest) == (band < k.domain[2]), name
+        if rows is not None:
+            assert rows.order == (0, 1, 2, 3) and not band_major(rows), name
+            assert rows.blocks == nest.blocks and rows.row_pairs, name
+
+
+def test_a_result_over_its_operand_takes_the_row_order(tmp_path: Path) -> None:
+    """A chain of vww_96-like layers (48x48x32 -> 24x24x32 -> 12x12x32 -> 6x6x32): the
+    arena starts the second layer's result over its operand, which the bands each over
+    all their rows cannot allow (a band's last rows are stored before the next band reads
+    the input above them), so that step takes the same bands in row order
+    (schedule/program.py `_looser`, `banded_row_order`), not the tiles one column wide;
+    the first layer's result is placed apart and keeps the bands each over all their rows.
+    Run under QEMU in tests/codegen/test_depthwise_s2.py (test_a_chain_of_banded_layers)."""
+    rng = np.random.default_rng(5)
+    ops, xs, ys = [], [], []
+    for i, (h, w, c) in enumerate([(48, 48, 32), (24, 24, 32), (12, 12, 32)]):
+        op, x, y = int8_layer_op(rng, "depthwise", h, w, c, c, 3, 3, 2, 1, padding="SAME",
+                                 name=f"L{i}")
+        if ys:
+            op = Op(op.opcode, [ys[-1], *op.inputs[1:]], op.outputs, op.options)
+        else:
+            xs.append(x)
+        ops.append(op)
+        ys.append(y)
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(build_model(ops, xs, ys[-1:]))
+    program = schedule(prepare_graph(load_graph(path)), target=M4)
+    steps = [s for s in program.steps if isinstance(s.kernel, Kernel) and
+             s.kernel.combine is not None]
+    assert len(steps) == 3
+    nests = [next(iter(choose_schedule(s.kernel, M4).nests)) for s in steps]
+    assert [band_major(n) for n in nests] == [True, True, False]  # 6x6: one band
+    assert steps[0].schedule is None
+    assert steps[1].schedule is not None
+    (taken,) = steps[1].schedule.nests
+    assert taken == banded_row_order(nests[1]) or \
+        taken == dataclasses.replace(banded_row_order(nests[1]), reverse=True)

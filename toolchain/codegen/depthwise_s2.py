@@ -49,6 +49,7 @@ from toolchain.loops.depthwise import (
     C,
     X,
     Y,
+    band_major,
     row_pair_plan,
 )
 
@@ -62,6 +63,8 @@ _ARGS = ir.LiteralStructType([PTR, PTR, PTR, I32, I32, I32, I32, I32])  # struct
 DOUBLED = DOUBLED_FLAG << 1  # flags: doubled records (bit 2 of the kernel's flags)
 ONE_ROW = 8  # flags: row y alone, its pairs in slots 0 and 1
 ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two a pass)
+BY_FOUR = 32  # flags: four channels a pass (3 or more channels, doubled records)
+TWO_CHANNELS = 64  # flags: the channel count's bit 1 (with BY_FOUR: the pass's entry)
 
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
@@ -121,7 +124,11 @@ class StrideTwoEmitter:
         fill_slot_fn = self._dw_function(FILL_SLOT_SYMBOL, [PTR, I32, I32])
         kernel_fn = self._dw_function(KERNEL_S2_SYMBOL, [PTR])
         tiles, rest = divmod(h_out, 2)
-        odd_channels = ODD_CHANNELS if outs % 2 else 0
+        # The channel loop's kind and entry (runtime_c's flags bits 4-6): the count's low
+        # bits, four channels a pass from 3 on (one or two keep two a pass: the four's
+        # entry costs a call 3 instructions and a column 1).
+        odd_channels = (ODD_CHANNELS if outs % 2 else 0) | \
+            ((BY_FOUR | (TWO_CHANNELS if outs & 2 else 0)) if outs >= 3 else 0)
         # Odd pairs in slot 1, even pair 2t in slot 0 where t + phase is even, else in slot
         # 2: a call's two new pairs are in adjacent slots (one STRD a value), and the phase
         # puts an odd last row's pairs (2 tiles, 2 tiles + 1) in slots 0 and 1.
@@ -130,10 +137,11 @@ class StrideTwoEmitter:
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        b.store(b.bitcast(staged, PTR), field(1))
-        b.store(b.bitcast(records, PTR), field(2))
-        b.store(const(outs), field(3))
-        b.store(const(out_row), field(5))
+        # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
+        b.store(b.bitcast(staged, PTR), field(0))
+        b.store(b.bitcast(records, PTR), field(1))
+        b.store(const(out_row), field(3))
+        b.store(const(outs), field(5))
         b.store(const(4 * column_words), field(7))
 
         def band(x0: int, n: int) -> tuple[Callable[..., None], ...]:
@@ -183,7 +191,7 @@ class StrideTwoEmitter:
             def call(t: ir.Value, mode: ir.Value) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
-                b.store(b.gep(out_buf, [at], source_etype=I8), field(0))
+                b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
 
@@ -197,11 +205,12 @@ class StrideTwoEmitter:
         below = 2 * (2 * tiles + rest) + plan.row >= h_in
         peel = below and not rest and tiles > 0  # the last two rows' call on its own
         reverse = self.nest.reverse
-        if len(bands) > 1:
-            # Several bands: per 2 output rows each band stages its 3 pairs (2: the odd last
-            # row) into slots 0-2, the last two together, and is called, so that rows run
-            # in order (the overlap walk's); the pairs two calls of a band share are staged
-            # twice.
+        if len(bands) > 1 and not band_major(self.nest):
+            # Several bands in row order (loops/depthwise.py `banded_row_order`, where
+            # the result starts over its operand): per 2 output rows each band stages its
+            # 3 pairs (2: the odd last row) into slots 0-2, the last two together, and is
+            # called, so that rows run in order (the overlap walk's); the pairs two calls
+            # of a band share are staged twice.
             def rows_of(t: ir.Value, pairs: int, pad_last: bool = False) -> None:
                 """Every band's call on rows 2t (and 2t + 1); `pad_last`: the last of its
                 pairs is below the input, the pad pair (the others staged together)."""
@@ -234,76 +243,82 @@ class StrideTwoEmitter:
                 rows_of(last, 2, below)
             return True
 
-        stage, stage_two, stage_pad, call = band(0, w_out)
-        doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
-        with b.if_else(doubled) as (fast, slow):
-            with fast:
-                def odd(t: ir.Value) -> ir.Value:
-                    """Whether pair 2t is in slot 2 (the call's pairs in slots 2, 1, 0)."""
-                    return b.icmp_unsigned("!=", b.and_(b.add(t, const(phase)), const(1)),
-                                           const(0))
+        def whole(x0: int, n: int) -> None:
+            """Output columns [x0, x0 + n) over every row, each call staging its 2 new
+            pairs (one band, or each of several in turn: `band_major`)."""
+            stage, stage_two, stage_pad, call = band(x0, n)
+            doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+            with b.if_else(doubled) as (fast, slow):
+                with fast:
+                    def odd(t: ir.Value) -> ir.Value:
+                        """Whether pair 2t is in slot 2 (the call's pairs in slots 2, 1, 0)."""
+                        return b.icmp_unsigned("!=", b.and_(b.add(t, const(phase)), const(1)),
+                                               const(0))
 
-                def fast_tile(t: ir.Value) -> None:
-                    m = b.mul(t, const(2))
-                    flip = odd(t)
-                    one, mine = b.add(m, const(1)), m
-                    if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
-                        mine = b.add(m, const(2))
-                        stage_two(b.select(flip, mine, one), b.select(flip, one, mine),
-                                  b.select(flip, const(0), const(1)))
-                    else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
-                        stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
-                                  b.select(flip, const(1), const(0)))
-                    call(t, b.zext(flip, I32))
+                    def fast_tile(t: ir.Value) -> None:
+                        m = b.mul(t, const(2))
+                        flip = odd(t)
+                        one, mine = b.add(m, const(1)), m
+                        if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
+                            mine = b.add(m, const(2))
+                            stage_two(b.select(flip, mine, one), b.select(flip, one, mine),
+                                      b.select(flip, const(0), const(1)))
+                        else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
+                            stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
+                                      b.select(flip, const(1), const(0)))
+                        call(t, b.zext(flip, I32))
 
-                if not reverse:
-                    stage(const(0), const(2 * phase))
-                    if tiles - peel:
-                        self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
-                    if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
-                        flip = (tiles - 1 + phase) % 2
-                        stage(const(2 * tiles - 1), const(1))
-                        stage_pad(const(0 if flip else 2))
-                        call(const(tiles - 1), const(flip))
-                    if rest:
-                        if below:
-                            stage_pad(const(1))
-                        else:
-                            stage(b.add(b.mul(last, const(2)), const(1)), const(1))
-                        call(last, const(ONE_ROW))
-                else:
-                    m = b.mul(last, const(2))
-                    if rest:  # pairs 2T, 2T + 1 in slots 0, 1
-                        if below:
-                            stage(m, const(0))
-                            stage_pad(const(1))
-                        else:
-                            stage_two(m, b.add(m, const(1)), const(0))
-                        call(last, const(ONE_ROW))
-                    elif below:  # pair 2T: slot 0 where T + phase (phase 0) is even
-                        stage_pad(const(2 * (tiles % 2)))
+                    if not reverse:
+                        stage(const(0), const(2 * phase))
+                        if tiles - peel:
+                            self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
+                        if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
+                            flip = (tiles - 1 + phase) % 2
+                            stage(const(2 * tiles - 1), const(1))
+                            stage_pad(const(0 if flip else 2))
+                            call(const(tiles - 1), const(flip))
+                        if rest:
+                            if below:
+                                stage_pad(const(1))
+                            else:
+                                stage(b.add(b.mul(last, const(2)), const(1)), const(1))
+                            call(last, const(ONE_ROW))
                     else:
-                        stage(m, const(2 * (tiles % 2)))
+                        m = b.mul(last, const(2))
+                        if rest:  # pairs 2T, 2T + 1 in slots 0, 1
+                            if below:
+                                stage(m, const(0))
+                                stage_pad(const(1))
+                            else:
+                                stage_two(m, b.add(m, const(1)), const(0))
+                            call(last, const(ONE_ROW))
+                        elif below:  # pair 2T: slot 0 where T + phase (phase 0) is even
+                            stage_pad(const(2 * (tiles % 2)))
+                        else:
+                            stage(m, const(2 * (tiles % 2)))
+                        if tiles:
+                            self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
+                with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
+                    def slow_tile(t: ir.Value) -> None:
+                        m = b.mul(t, const(2))
+                        for j in range(3):
+                            stage(b.add(m, const(j)), const(j))
+                        call(t, const(0))
+
+                    def slow_rest() -> None:
+                        m = b.mul(last, const(2))
+                        for j in range(2):
+                            stage(b.add(m, const(j)), const(j))
+                        call(last, const(ONE_ROW))
+
+                    if rest and reverse:
+                        slow_rest()
                     if tiles:
-                        self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
-            with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
-                def slow_tile(t: ir.Value) -> None:
-                    m = b.mul(t, const(2))
-                    for j in range(3):
-                        stage(b.add(m, const(j)), const(j))
-                    call(t, const(0))
+                        self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
+                                         -1 if reverse else 1, slow_tile)
+                    if rest and not reverse:
+                        slow_rest()
 
-                def slow_rest() -> None:
-                    m = b.mul(last, const(2))
-                    for j in range(2):
-                        stage(b.add(m, const(j)), const(j))
-                    call(last, const(ONE_ROW))
-
-                if rest and reverse:
-                    slow_rest()
-                if tiles:
-                    self._loop_range("dw.s2", tiles - 1 if reverse else 0, tiles,
-                                     -1 if reverse else 1, slow_tile)
-                if rest and not reverse:
-                    slow_rest()
+        for x0, n in bands[::-1] if reverse else bands:
+            whole(x0, n)
         return True

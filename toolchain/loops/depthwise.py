@@ -30,7 +30,7 @@ before its first store, earlier than the walk assumes, which is safe.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, postorder
 from toolchain.loops.affine import affine_of
@@ -39,8 +39,9 @@ from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
 __all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "depthwise_window", "has_row_pairs", "output_cost", "quad_rows", "record_words",
-           "records_over_row", "row_pair_nest", "row_pair_plan"]
+           "band_major", "banded_row_order", "depthwise_window", "has_row_pairs",
+           "output_cost", "quad_rows", "record_words", "records_over_row", "row_pair_nest",
+           "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -354,13 +355,36 @@ def row_pair_nest(k: Kernel, target: Target, unblocked: frozenset[int] = frozens
     plan = row_pair_plan(k)
     assert plan is not None
     rows = QUAD_ROWS if _quad_fits(k, plan) else 2
-    # Stride 2: bands of output columns where a row's staged columns do not fit, every
-    # band of 2 output rows before the next 2 rows (codegen/depthwise_s2.py).
+    # Stride 2: bands of output columns where a row's staged columns do not fit, each
+    # band over all its rows before the next (codegen/depthwise_s2.py: a band's call
+    # then stages 2 pairs, where in row order it stages 3). The arena's overlap walk
+    # tries the row order too (`banded_row_order`) where a result is to start over its
+    # operand.
     width = plan.band(k) if plan.stride == 2 else k.domain[X]
-    order = (N, Y, C, X) if width == k.domain[X] else (N, Y, X, C)
+    order = (N, Y, C, X) if width == k.domain[X] else (N, X, Y, C)
     blocks = tuple((d, f) for d, f in ((Y, rows), (X, width)) if f > 1)
     return Nest(k.domain, k.n_parallel, order, unroll=(KY, KX, CI),
                 blocks=blocks, row_pairs=True)
+
+
+def banded_row_order(nest: Nest) -> Nest | None:
+    """A banded stride-2 row-pair nest (`row_pair_nest`: bands of output columns, one
+    band over all its rows before the next) with every band of two output rows run
+    before the next two rows instead, or None for any other nest. Each band's call then
+    stages 3 pairs of rows where it staged 2 (vww_96's 24x24x32: about 2.5 instructions
+    an output more), but the rows run in order, so that a result can start over its
+    operand (schedule/program.py offers it to the overlap walk, whose tiles one column
+    wide were slower: 155,546 -> 210,216 instructions)."""
+    if not nest.row_pairs or nest.order != (N, X, Y, C):
+        return None
+    return replace(nest, order=(N, Y, X, C))
+
+
+def band_major(nest: Nest) -> bool:
+    """Whether a stride-2 row-pair nest runs each band of output columns over all its
+    rows before the next band (`row_pair_nest`), rather than every band of two rows
+    before the next two rows (`banded_row_order`)."""
+    return nest.order.index(X) < nest.order.index(Y)
 
 
 def _quad_fits(k: Kernel, plan: RowPairPlan) -> bool:

@@ -32,6 +32,7 @@ from toolchain.kernel.form import (
 from toolchain.kernel.lower import lower_node
 from toolchain.kernel.requant import fold_requantization
 from toolchain.loops import LoopSchedule, choose_schedule
+from toolchain.loops.depthwise import banded_row_order
 from toolchain.loops.depthwise5 import takes_depthwise5
 from toolchain.loops.requant_lanes import keeps_vector_requant
 from toolchain.loops.rules import takes_row_pairs
@@ -690,20 +691,21 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
             # the place must suit it too (widen16_kernels.py).
             wide = widened_schedule(item.kernel, target)
             found = []
-            looser: list[LoopSchedule | None] = []  # found when first needed
+            looser: list[LoopSchedule] | None = None  # found when first needed
             for reverse in (False, True):  # below, then above (the same loops reversed)
                 first = reversed_tiles(chosen) if reverse else chosen
                 best = (walk.distance(first), first)
                 if best[0] is None or 8 * best[0] > size:
-                    if not looser:
-                        looser.append(_without_outer_block(kernel, chosen, target))
-                    loose = looser[0]
-                    if loose is not None and reverse:
-                        loose = reversed_tiles(loose)
-                    if loose is not None:
+                    if looser is None:
+                        looser = _looser(kernel, chosen, target)
+                    for loose in looser:
+                        if reverse:
+                            loose = reversed_tiles(loose)
                         d = walk.distance(loose)
                         if d is not None and (best[0] is None or d < best[0]):
                             best = (d, loose)
+                        if best[0] is not None and 8 * best[0] <= size:
+                            break  # saves enough: the later ones cost more reuse
                 if best[0] is not None and wide is not None:
                     best = (walk.shared_distance(
                         best[1], reversed_tiles(wide) if reverse else wide), best[1])
@@ -718,6 +720,20 @@ def _overlaps(entries: list[tuple[Item, list[Tensor], list[Tensor]]],
 def reversed_tiles(s: LoopSchedule) -> LoopSchedule:
     """`s` with its parallel tiles run in reverse (Nest.reverse)."""
     return replace(s, nests=tuple(replace(n, reverse=True) for n in s.nests))
+
+
+def _looser(k: Kernel, s: LoopSchedule, target: Target) -> list[LoopSchedule]:
+    """The schedules `_overlaps` tries for `k` where `s` saves too little: the same
+    stride-2 row-pair bands in row order (loops/depthwise.py `banded_row_order`; each
+    band's call stages a pair more), then `_without_outer_block`'s; in that order, a
+    later one tried only while none saves 7/8 of the result, taken if it saves more."""
+    out = []
+    if len(s.nests) == 1:
+        rows = banded_row_order(s.nests[0])
+        if rows is not None:
+            out.append(replace(s, nests=(rows,)))
+    loose = _without_outer_block(k, s, target)
+    return out + ([loose] if loose is not None else [])
 
 
 def _without_outer_block(k: Kernel, s: LoopSchedule, target: Target) -> LoopSchedule | None:

@@ -12,10 +12,10 @@
  * schedule/row_pair_records.py unchanged: 6 multiplies an output of 9 MACs. A tile is two
  * output rows (y, y+1) of one column and channel: pairs y, y+1, y+2 in one LDM per window
  * column, the middle pair serving both rows, the weights' words and the requantization's
- * values loaded once for the two outputs: 30 instructions (12 multiplies, 8 of
+ * values loaded once for the two outputs: 29.5 instructions (12 multiplies, 8 of
  * requantization, 2 stores, 5 staged / weight loads, the bias's and the
- * requantization's LDMs, the channel loop's 1: two channels a pass; 31 in the loops of
- * records that are not doubled, a channel a pass). The staged columns are S =
+ * requantization's LDMs, the channel loop's 0.5: four channels a pass from 3 channels,
+ * two for 1-2; 31 in the loops of records that are not doubled, a channel a pass). The staged columns are S =
  * column_bytes apart and a column of outputs reads 3 of them, stepping by 2: after a
  * column's channels the three window columns' pointers have moved by one column, and
  * move by one more. Two consecutive tiles share a pair (pair y+2 is the next tile's
@@ -98,10 +98,10 @@
 
 /* The column loop over the channel loop; after a column's channels the window columns'
  * pointers are one staged column on and r3 at the next output column; the pointers move
- * one column more (stride 2) and the records restart ([sp]). */
+ * one column more (stride 2), the records restart and the row's end ends the loop (one
+ * LDRD of both from [sp], a CMP: 6 instructions a column where a count on the stack
+ * took 8). */
 #define MRT_S2_COLUMNS(TILE, P0, P1, P2, REQUANT) \
-  "10:\n" \
-  "ldr    r2, [sp]\n" \
   "11:\n" \
   TILE(P0, P1, P2, REQUANT) \
   "tst    r7, #256\n"                /* the last channel */ \
@@ -109,10 +109,9 @@
   "add    r0, r0, lr\n" \
   "add    r1, r1, lr\n" \
   "add    r12, r12, lr\n" \
-  "ldr    r8, [sp, #4]\n" \
-  "subs   r8, r8, #1\n" \
-  "str    r8, [sp, #4]\n" \
-  "bne    10b\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
+  "cmp    r3, r8\n" \
+  "bne    11b\n" \
   "b      9f\n"
 
 /* The same with two channels a pass (one TST and BEQ for 4 outputs where each channel's
@@ -132,10 +131,8 @@
   "add    r0, r0, lr\n" \
   "add    r1, r1, lr\n" \
   "add    r12, r12, lr\n" \
-  "ldr    r8, [sp, #4]\n" \
-  "subs   r8, r8, #1\n" \
-  "str    r8, [sp, #4]\n" \
-  "ldr    r2, [sp]\n"                /* the records again (LDR keeps the flags) */ \
+  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
+  "cmp    r3, r8\n" \
   "bne    1" ENTRY "b\n" \
   "b      9f\n"
 /* Both entries of one tile and slot order (two loops: each column's end branches to its
@@ -144,21 +141,64 @@
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_even", "1") \
   MRT_S2_COLUMNS_BY2(TILE, P0, P1, P2, MRT_S2_FAST, N "_odd", "2")
 
-/* What one call computes (the layout of codegen/depthwise_pairs.py's mrt_dw_rowpair). */
+/* Four channels a pass (3 or more channels, doubled records: flags bit 5): one TST and
+ * BEQ for 8 outputs. A count of 4q + r enters the pass at its tile (4 - r) mod 4
+ * (N "_e0" .. N "_e3"; the last channel is always a pass's fourth), and each column's end
+ * goes back there by an LDR PC from [sp, #8], which the call's entry set: one loop of 4
+ * tiles a slot order, where a loop per entry (as two channels a pass have) would take 4.
+ * Against two a pass that is 2 instructions fewer for every 4 channels, one more a
+ * column (the IT) and 3 a call (the entry's address): 1-2 channels keep two a pass. */
+#define MRT_S2_COLUMNS_BY4(TILE, P0, P1, P2, N) \
+  N "_e0:\n" \
+  "11:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e1:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e2:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  N "_e3:\n" \
+  TILE(P0, P1, P2, MRT_S2_FAST) \
+  "tst    r7, #256\n"                /* the last channel */ \
+  "beq    11b\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
+  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
+  "cmp    r3, r8\n" \
+  "it     ne\n" \
+  "ldrne  pc, [sp, #8]\n" \
+  "b      9f\n"
+/* The entry into N "_e" E: its Thumb address (a literal after the code) into [sp, #8]. */
+#define MRT_S2_BY4_ENTER(N, E) \
+  N "_enter" E ":\n" \
+  "ldr    r8, " N "_at" E "\n" \
+  "str    r8, [sp, #8]\n" \
+  "bx     r8\n"
+#define MRT_S2_BY4_ENTERS(N) \
+  MRT_S2_BY4_ENTER(N, "0") MRT_S2_BY4_ENTER(N, "1") MRT_S2_BY4_ENTER(N, "2") \
+  MRT_S2_BY4_ENTER(N, "3")
+#define MRT_S2_BY4_AT(N, E) N "_at" E ":\n" ".word  " N "_e" E " + 1\n"
+#define MRT_S2_BY4_ATS(N) \
+  MRT_S2_BY4_AT(N, "0") MRT_S2_BY4_AT(N, "1") MRT_S2_BY4_AT(N, "2") MRT_S2_BY4_AT(N, "3")
+
+/* What one call computes (codegen/depthwise_s2.py's _ARGS), in the order one LDM puts
+ * the fields in their registers (r0, r2-r8). */
 struct mrt_dw_s2 {
-    int8_t *out;             /* 0: output row y, column 0, channel 0 */
-    const int32_t *stage;    /* 4: slot 0 of the staged words of output column 0's first
+    const int32_t *stage;    /* 0: slot 0 of the staged words of output column 0's first
                                 window column */
-    const int32_t *records;  /* 8: the row-pair records, 10 words a channel */
-    uint32_t channels;       /* 12 (unused: the last record ends the channel loop; the
-                                flags give its parity) */
+    const int32_t *records;  /* 4: the row-pair records, 10 words a channel */
+    int8_t *out;             /* 8: output row y, column 0, channel 0 */
+    int32_t row2;            /* 12: bytes from an output to the one below it */
     uint32_t width;          /* 16: output columns, >= 1 */
-    int32_t row2;            /* 20: bytes from an output to the one below it */
+    uint32_t channels;       /* 20: output channels (the last record ends the channel
+                                loop; the flags give its parity) */
     uint32_t flags;          /* 24: bit 0 (two rows with doubled records): pairs y, y+1,
                                 y+2 in slots 2, 1, 0, else in slots 0, 1, 2; bit 2:
                                 doubled records; bit 3: row y alone, its pairs in slots
-                                0 and 1; bit 4: an odd channel count. Without doubled
-                                records pairs y, y+1, y+2 are in slots 0-2. */
+                                0 and 1; bit 4: an odd channel count; bit 5: four
+                                channels a pass (3 or more channels), bit 6 the
+                                count's bit 1. Without doubled records pairs y, y+1,
+                                y+2 are in slots 0-2. */
     uint32_t column_bytes;   /* 28: from a staged column to the next: 12 x channels */
 };
 
@@ -167,20 +207,17 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
 {
     __asm__ volatile(
         "push   {r4-r11, lr}\n"
-        "sub    sp, sp, #8\n"
-        "ldr    r3, [r0, #0]\n"
-        "ldr    r4, [r0, #20]\n"
-        "ldr    r2, [r0, #8]\n"
-        "str    r2, [sp]\n"                /* the records */
-        "ldr    r1, [r0, #16]\n"
-        "str    r1, [sp, #4]\n"            /* columns left */
-        "ldr    r7, [r0, #24]\n"
-        "ldr    lr, [r0, #28]\n"           /* S */
-        "ldr    r0, [r0, #4]\n"
+        "sub    sp, sp, #16\n"                /* [sp, #8]: four channels a pass' entry */
+        /* the call's fields by one LDM: 10 instructions a call where 10 loads and
+         * stores took 16 */
+        "ldm    r0, {r0, r2, r3, r4, r5, r6, r7, r8}\n"
+        "mla    r5, r5, r6, r3\n"          /* the row's end: out + width x channels */
+        "strd   r2, r5, [sp]\n"            /* the records, the row's end */
+        "mov    lr, r8\n"                  /* S */
         "add    r1, r0, lr\n"
         "add    r12, r1, lr\n"
-        /* flags bits 0 and 2-4 (module comment): one TBH to the loop */
-        "and    r8, r7, #31\n"
+        /* flags bits 0 and 2-6 (module comment): one TBH to the loop */
+        "and    r8, r7, #127\n"
         "tbh    [pc, r8, lsl #1]\n"
         "mrt_s2_table:\n"
         ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
@@ -215,6 +252,102 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
         ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
         MRT_S2_FAST2(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order0")
         MRT_S2_FAST2(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order1")
         MRT_S2_FAST2(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one")
@@ -222,9 +355,19 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         MRT_S2_COLUMNS(MRT_S2_TILE2, "r5", "r6", "r7", MRT_S2_SLOW)
         "mrt_s2_slow_one:\n"
         MRT_S2_COLUMNS(MRT_S2_TILE1, "r5", "r6", "r7", MRT_S2_SLOW)
+        MRT_S2_BY4_ENTERS("mrt_s2_order04")
+        MRT_S2_BY4_ENTERS("mrt_s2_order14")
+        MRT_S2_BY4_ENTERS("mrt_s2_one4")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order04")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order14")
+        MRT_S2_COLUMNS_BY4(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one4")
         "9:\n"
-        "add    sp, sp, #8\n"
-        "pop    {r4-r11, pc}\n");
+        "add    sp, sp, #16\n"
+        "pop    {r4-r11, pc}\n"
+        ".p2align 2\n"
+        MRT_S2_BY4_ATS("mrt_s2_order04")
+        MRT_S2_BY4_ATS("mrt_s2_order14")
+        MRT_S2_BY4_ATS("mrt_s2_one4"));
 }
 
 /* dst[3*i] = word for i < n: one slot of the staged layout filled with the pad pair, for
