@@ -181,6 +181,21 @@
 #define MRT_S2_BY4_ATS(N) \
   MRT_S2_BY4_AT(N, "0") MRT_S2_BY4_AT(N, "1") MRT_S2_BY4_AT(N, "2") MRT_S2_BY4_AT(N, "3")
 
+/* The call's TBH table, entry = flags & 127 (struct mrt_dw_s2): 8 groups of 16 by bits
+ * 4-6 (odd count, four channels a pass, the count's bit 1), within a group bits 0-3:
+ * without doubled records the SMLAL loops (two rows, or row y alone for bit 3), with
+ * them the loop of the slots' order (bit 0) or of row y alone. */
+#define MRT_S2_AT(L) ".hword (" L " - mrt_s2_table)/2\n"
+#define MRT_S2_AT4(L) MRT_S2_AT(L) MRT_S2_AT(L) MRT_S2_AT(L) MRT_S2_AT(L)
+#define MRT_S2_GROUP(ORDER0, ORDER1, ONE) \
+  MRT_S2_AT4("mrt_s2_slow_two") \
+  MRT_S2_AT(ORDER0) MRT_S2_AT(ORDER1) MRT_S2_AT(ORDER0) MRT_S2_AT(ORDER1) \
+  MRT_S2_AT4("mrt_s2_slow_one") \
+  MRT_S2_AT4(ONE)
+/* Four channels a pass, entered at tile E (the count's remainder, MRT_S2_BY4_ENTERS). */
+#define MRT_S2_GROUP_BY4(E) \
+  MRT_S2_GROUP("mrt_s2_order04_enter" E, "mrt_s2_order14_enter" E, "mrt_s2_one4_enter" E)
+
 /* What one call computes (codegen/depthwise_s2.py's _ARGS), in the order one LDM puts
  * the fields in their registers (r0, r2-r8). */
 struct mrt_dw_s2 {
@@ -220,134 +235,14 @@ __attribute__((naked, used, aligned(4))) void mrt_dw3_s2_s8(const struct mrt_dw_
         "and    r8, r7, #127\n"
         "tbh    [pc, r8, lsl #1]\n"
         "mrt_s2_table:\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter0 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter3 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_even_first - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order0_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order1_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one_odd_second - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter2 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_two - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order04_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_order14_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_slow_one - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
-        ".hword (mrt_s2_one4_enter1 - mrt_s2_table)/2\n"
+        MRT_S2_GROUP("mrt_s2_order0_even_first", "mrt_s2_order1_even_first", "mrt_s2_one_even_first")
+        MRT_S2_GROUP("mrt_s2_order0_odd_second", "mrt_s2_order1_odd_second", "mrt_s2_one_odd_second")
+        MRT_S2_GROUP_BY4("0")
+        MRT_S2_GROUP_BY4("3")
+        MRT_S2_GROUP("mrt_s2_order0_even_first", "mrt_s2_order1_even_first", "mrt_s2_one_even_first")
+        MRT_S2_GROUP("mrt_s2_order0_odd_second", "mrt_s2_order1_odd_second", "mrt_s2_one_odd_second")
+        MRT_S2_GROUP_BY4("2")
+        MRT_S2_GROUP_BY4("1")
         MRT_S2_FAST2(MRT_S2_TILE2, "r5", "r6", "r7", "mrt_s2_order0")
         MRT_S2_FAST2(MRT_S2_TILE2, "r7", "r6", "r5", "mrt_s2_order1")
         MRT_S2_FAST2(MRT_S2_TILE1, "r5", "r6", "r7", "mrt_s2_one")
