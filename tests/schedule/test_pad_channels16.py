@@ -120,6 +120,8 @@ def test_pads_odd_channels_to_a_pair_with_the_border(tmp_path: Path) -> None:
 @pytest.mark.parametrize("layer", [
     dict(kind="conv", h=6, w=6, cin=12, cout=8, kh=3, kw=3),  # even: steps as they are
     dict(kind="depthwise", h=6, w=6, cin=13, cout=13, kh=3, kw=3),  # channels not reduced
+    # One channel: a pair of (x, 0) is one useful product a SMLAD, no gain for the pad.
+    dict(kind="conv", h=49, w=10, cin=1, cout=64, kh=10, kw=4, stride=2),
 ])
 def test_leaves_other_layers(tmp_path: Path, layer: dict) -> None:
     graph, _ = _graph(tmp_path, layer)
