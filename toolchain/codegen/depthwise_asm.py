@@ -10,15 +10,20 @@ each call kind of the layer is a function of its own, every column's channels wr
 out with their shifts as SSAT's immediate, the row distance as the stores' offsets and
 the column's stride in the pointers' set-up, so r4 walks window column 2: 47
 instructions for 4 outputs where the tails kernel takes 51, the remainder's 2 and 3 rows
-27 and 37 (29 and 39), and an entry of 3 instructions. The columns are written out up
-to UNROLL_TILES tiles a call (about 160 bytes a tile); a wider row loops over its
-columns, comparing the output with the row's end (3 instructions a column).
+27 and 37 (29 and 39), and an entry of 3 instructions. A SAME map's first and last
+output columns read a pad column in window column 0 or 2: its products are the pad
+value times that column's weights, a constant in those columns' records' bias, so
+their tiles skip its LDM and 8 multiplies (40 and 37 instructions for 4 outputs, an ADD
+a column for the pointer that did not move). The columns are written out up to
+UNROLL_TILES tiles a call (about 150 bytes a tile); past it the inner columns (no pad
+column) loop, comparing the output with their end (3 instructions a column).
 
-The records (schedule/row_pair_records.py, 12 words a channel: (w0, w1), (w1, w2), the
-doubled bias, two more weight pairs, M, 2 K_hi, then s and the tails kernel's words,
-skipped here) and the staged 3-slot layout are the tails kernel's, and so is the
-arithmetic: the same SMLAD sums and SMMLAR + SSAT requantization, bit for bit the
-reference's (tests/codegen/test_depthwise_asm.py).
+The records (schedule/row_pair_records.py `_asm_rows`, 12 words a channel and column:
+the live window columns' (w0, w1) and (w1, w2), the doubled bias (plus the pad
+columns' constant) after the first's, M and 2 K_hi, zeros) and the staged 3-slot
+layout are the tails kernel's but for the pad columns, and so is the arithmetic: the
+same exact SMLAD sums and SMMLAR + SSAT requantization, bit for bit the reference's
+(tests/codegen/test_depthwise_asm.py).
 Registers: r0, r1, r4 window columns 0-2's staged words, r2 the records, r3 the output,
 r5-r7 the staged slots then M, K_hi and a temporary, r8-r9 weight pairs, r10-r12 and lr
 the sums of rows y .. y+3.

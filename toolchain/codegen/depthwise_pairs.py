@@ -139,18 +139,19 @@ class RowPairEmitter:
         return fn if fn is not None else ir.Function(
             self.b.module, ir.FunctionType(ir.VoidType(), args), name)
 
-    def _dw_asm(self, plan: RowPairPlan, over_row: bool, out_row: int, w_in: int
+    def _dw_asm(self, plan: RowPairPlan, quad_over_row: bool, out_row: int, w_in: int
                 ) -> Callable[[int, int], ir.Function] | None:
         """The layer's own assembly tiles by call kind (mode, rotation), declared on first
         use, where its records are theirs (`Kernel.record_shifts`: loops/depthwise.py
-        asm_tiles, schedule/row_pair_records.py)."""
+        asm_tiles, schedule/row_pair_records.py); `quad_over_row`: 4-row tiles whose
+        records run over the row, which such records must be."""
         k = self.k
         shifts = k.record_shifts
         if not shifts:
             return None
-        if not over_row or len(shifts) != k.domain[C]:
-            raise EmitError(f"kernel {k.name!r}: records of assembly tiles that are not "
-                            "over the row")
+        if not quad_over_row or len(shifts) != k.domain[C]:
+            raise EmitError(f"kernel {k.name!r}: records of assembly tiles where the nest "
+                            "has no 4-row tiles over records repeated over the row")
         live = [live_columns(x, plan.col, w_in) for x in range(k.domain[X])]
         module = self.b.module
 
@@ -499,7 +500,7 @@ class RowPairEmitter:
             b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
         order = QUAD_FIELDS if quads else FIELDS
-        asm = self._dw_asm(plan, over_row, out_row, w_in) if quads else None
+        asm = self._dw_asm(plan, quads and over_row, out_row, w_in)
         first_word = b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR)
 
         def field(name: str) -> ir.Value:
