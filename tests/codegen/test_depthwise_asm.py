@@ -2,8 +2,8 @@
 assembly kernels that carry them (codegen/asm_kernels.py, link/asm_kernels.py).
 
 Under QEMU, bit for bit against the reference and TFLite Micro (tests/depthwise_models.py
-run_depthwise): 1-3 channels of a multiplier of 1 take them (4 channels and a multiplier
-of 2 the tails kernels), on every DSP board, SAME (both pad columns' products folded into
+run_depthwise): 1-3 output channels take them (multipliers 1 and 2; 4 channels and
+2 -> 4 the tails kernels), on every DSP board, SAME (both pad columns' products folded into
 the bias) and VALID, odd sizes, one row and one column, rows written out and rows of
 more tiles than UNROLL_TILES (a loop over the inner columns), top-down and bottom-up.
 Then the mechanism: the object's cache key covers the text and the target's flags, an
@@ -38,7 +38,9 @@ LAYERS = [(h, w, c, m, 3, 3, 1, 1, pad)
                                   (9, 1, 3, 1, "SAME"), (1, 9, 2, 1, "SAME"),
                                   (14, 2, 1, 1, "SAME"), (7, 13, 1, 1, "SAME"),
                                   (6, 9, 3, 1, "SAME"), (17, 3, 2, 1, "VALID"),
-                                  (10, 10, 4, 1, "SAME"), (9, 5, 2, 2, "SAME"))]
+                                  (10, 10, 4, 1, "SAME"), (9, 5, 2, 2, "SAME"),
+                                  (19, 6, 1, 2, "SAME"), (7, 5, 1, 2, "VALID"),
+                                  (10, 10, 1, 2, "SAME"))]
 
 
 def _layer_kernels(symbols: set[str]) -> set[str]:
@@ -47,15 +49,15 @@ def _layer_kernels(symbols: set[str]) -> set[str]:
 
 @pytest.mark.parametrize("board", DSP_BOARDS)
 def test_exact_on_every_dsp_board(board: str, tmp_path: Path) -> None:
-    """1-3 channels (multiplier 1) by their own tiles, 4 channels and a multiplier of 2 by
-    the tails kernels, all bit-exact."""
+    """1-3 output channels (1 -> 2 too) by their own tiles, 4 by the tails kernels, all
+    bit-exact."""
     symbols = run_depthwise(LAYERS, board, tmp_path, seed=61)
     assert _layer_kernels(symbols)
     assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
     # (one output column: records per column are the row's, the tails kernel's)
-    only_few = [layer for layer in LAYERS if layer[2] <= 3 and layer[3] == 1 and layer[1] > 1]
+    only_few = [layer for layer in LAYERS if layer[2] * layer[3] <= 3 and layer[1] > 1]
     few = run_depthwise(only_few, board, tmp_path / "few", seed=62)
-    assert _layer_kernels(few) and QUAD_TAILS_SYMBOL not in few
+    assert _layer_kernels(few) and not {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} & few
 
 
 def test_exact_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,6 +75,10 @@ def test_columns_written_out_or_looped() -> None:
     short = depthwise_asm.tile_body(4, ("r5", "r6", "r7"), [3], 6,
                                     [(1, 2), *[inner] * 4, (0, 1)])
     assert "bne" not in short and short.count("ssat") == 6 * 4
+    # a multiplier of 2: the first output channel reads its input channel's words again
+    twice = depthwise_asm.tile_body(2, ("r5", "r6", "r7"), [3, 4], 2, [(0, 1, 2)], 2)
+    assert twice.count("ldm r0, ") == 1 and twice.count("ldm r0!") == 1
+    assert "add r1, r0, #12" in twice
     wide = depthwise_asm.tile_body(4, ("r5", "r6", "r7"), [3, 4], 20,
                                    [(1, 2), *[inner] * 8, (0, 1)])
     assert "bne 1b" in wide and wide.count("ssat") == 3 * 2 * 4

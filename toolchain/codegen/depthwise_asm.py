@@ -85,13 +85,16 @@ _POINTERS = ("r0", "r1", "r4")  # window columns 0-2's staged words
 
 
 def _tile(rows: int, pairs: Sequence[str], shift: int, out_row: int,
-          live: Sequence[int]) -> list[str]:
+          live: Sequence[int], move: bool = True) -> list[str]:
     """One channel's tile of `rows` output rows over window columns `live` (the others
-    read pad columns, their products in the bias), its records' 12 words consumed."""
-    out = ["ldm r2!, {r8, r9, r10}", f"ldm {_POINTERS[live[0]]}!, {{r5, r6, r7}}",
+    read pad columns, their products in the bias), its records' 12 words consumed; the
+    staged words' pointers move on where `move` (not the first output channel of an
+    input channel of a depth multiplier of 2, which the second reads again)."""
+    on = "!" if move else ""
+    out = ["ldm r2!, {r8, r9, r10}", f"ldm {_POINTERS[live[0]]}{on}, {{r5, r6, r7}}",
            *_first_column(rows, pairs)]
     for kx in live[1:]:
-        out += [f"ldm {_POINTERS[kx]}!, {{r5, r6, r7}}", "ldrd r8, r9, [r2], #8",
+        out += [f"ldm {_POINTERS[kx]}{on}, {{r5, r6, r7}}", "ldrd r8, r9, [r2], #8",
                 *_column(rows, pairs)]
     # M and 2 K_hi, then past the record's other words (the tails kernel's s and code)
     out.append(f"ldrd r5, r6, [r2], #{4 * (RECORD_WORDS - 1 - 2 * len(live))}")
@@ -105,21 +108,24 @@ def _tile(rows: int, pairs: Sequence[str], shift: int, out_row: int,
 
 
 def tile_body(rows: int, pairs: Sequence[str], shifts: Sequence[int], out_row: int,
-              live: Sequence[Sequence[int]]) -> str:
+              live: Sequence[Sequence[int]], multiplier: int = 1) -> str:
     """The assembly of a call of `rows` output rows (1-4) over output columns whose
     window columns reading the input are `live[x]` (loops/depthwise.py live_columns),
-    of `len(shifts)` channels (shifts: each channel's s, 1-31), its pairs in the slots
-    named by `pairs` (the registers r5-r7 holding slots 0-2), the output rows `out_row`
-    bytes apart. Arguments: r0 window column 0's staged words of output column 0, r1
-    unused, r2 the records, r3 the output."""
-    if not all(1 <= s <= 31 for s in shifts) or not tiles_fit(out_row, rows):
-        raise ValueError("a per-layer tile needs shifts of 1-31 and rows within STRB's "
-                         "offset")
-    stride = 12 * len(shifts)  # a staged column: 3 slots a channel
+    of `len(shifts)` output channels (shifts: each channel's s, 1-31), `multiplier` (1
+    or 2) of each input channel, its pairs in the slots named by `pairs` (the registers
+    r5-r7 holding slots 0-2), the output rows `out_row` bytes apart. Arguments: r0
+    window column 0's staged words of output column 0, r1 unused, r2 the records, r3
+    the output."""
+    if not all(1 <= s <= 31 for s in shifts) or not tiles_fit(out_row, rows) or \
+            len(shifts) % multiplier:
+        raise ValueError("a per-layer tile needs shifts of 1-31, rows within STRB's "
+                         "offset and whole input channels")
+    stride = 12 * len(shifts) // multiplier  # a staged column: 3 slots an input channel
     columns = len(live)
 
     def column(x: int) -> list[str]:
-        code = [line for s in shifts for line in _tile(rows, pairs, s, out_row, live[x])]
+        code = [line for c, s in enumerate(shifts) for line in
+                _tile(rows, pairs, s, out_row, live[x], c % multiplier == multiplier - 1)]
         if x < columns - 1:  # the pointers that did not move over pad columns
             code += [f"add {p}, {p}, #{stride}" for kx, p in enumerate(_POINTERS)
                      if kx not in live[x]]

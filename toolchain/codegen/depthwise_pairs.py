@@ -157,7 +157,8 @@ class RowPairEmitter:
 
         def kind(mode: int, rotation: int) -> ir.Function:
             rows, pairs = _ASM_KINDS[(mode, rotation)]
-            body = depthwise_asm.tile_body(rows, pairs, shifts, out_row, live)
+            body = depthwise_asm.tile_body(rows, pairs, shifts, out_row, live,
+                                           plan.depth_multiplier)
             return asm_kernels.declare(module, depthwise_asm.STEM, body, [PTR] * 4)
         return kind
 

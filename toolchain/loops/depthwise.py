@@ -398,8 +398,9 @@ def records_over_row(records_words: int, channels: int, quad: bool) -> bool:
     return quad and records_words - 1 > record_words(quad) * channels
 
 
-# Channels up to which a layer of records over the row (multiplier 1) runs its own
-# assembly tiles (codegen/depthwise_asm.py), its records in their layout.
+# Output channels up to which a layer of records over the row runs its own assembly
+# tiles (codegen/depthwise_asm.py), its records in their layout: each call kind is a
+# function of about 150 bytes a tile, 3 to 12 tiles, where the tails kernel is shared.
 ASM_CHANNELS = 3
 _STRB_OFFSET = 4095  # the tiles' stores reach their last row by STRB's immediate offset
 
@@ -408,8 +409,7 @@ def asm_tiles(k: Kernel, plan: RowPairPlan, quad: bool) -> bool:
     """Whether kernel `k` (`plan` its row-pair plan, `quad` its 4-row tiles) runs its own
     assembly tiles where its records are repeated over the row (doubled, shifts 1-31:
     schedule/row_pair_records.py says, and records the shifts in `Kernel.record_shifts`)."""
-    return (quad and plan.stride == 1 and plan.depth_multiplier == 1
-            and k.domain[C] <= ASM_CHANNELS
+    return (quad and plan.stride == 1 and k.domain[C] <= ASM_CHANNELS
             and 3 * k.domain[X] * k.domain[C] <= _STRB_OFFSET)
 
 
