@@ -66,6 +66,7 @@ __all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
 
 _BOUND = 1 << 30
 _NEXT = 11  # the 4-row records' word of the code after the channel (TAIL_NEXT_A ...)
+_SHIFT = 10  # the 4-row records' word of s, the tails kernel's index
 
 
 def _value(e: Expr, operands: list[np.ndarray | None], point: dict[int, object]
@@ -238,7 +239,7 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             # The records of the layer's own assembly tiles (_asm_rows), which take the
             # shifts as immediates (codegen/depthwise_asm.py).
             s = row_pair_records(k, plan, operands, quad, over_row=False)
-            s = s[:-1].reshape(-1, record_words(quad))[:, 10]
+            s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
             step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
         done += 1
     return done
