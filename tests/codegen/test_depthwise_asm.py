@@ -117,7 +117,7 @@ def test_a_changed_constant_assembles_again(tmp_path: Path,
     assert other != first and len(runs) == 1
     link_asm.assemble_kernels(m7, _kernels(3))  # the target's flags differ
     assert len(runs) == 2 and "-mcpu=cortex-m7" in runs[-1]
-    assert len(list((tmp_path / "asm").rglob("*.o"))) == 3
+    assert len(list((tmp_path / "codegen").rglob("*.o"))) == 3
 
 
 def test_assembler_error_is_one_paragraph(tmp_path: Path) -> None:

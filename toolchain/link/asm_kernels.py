@@ -3,9 +3,10 @@ their object into the dispatch object.
 
 The texts are assembled by the clang that compiles the runtime, with the runtime's flags
 for the target (its triple, CPU, FPU and ABI), as one assembly file; the object is kept
-in the user's cache (toolchain/disk_cache.py, under ``asm/``) keyed by the whole text,
-the whole command and the clang binary's identity, so any change of a kernel's text
-(a constant of the layer) or of the target's flags assembles again. `ld.lld -r` then
+beside the generated objects (codegen/object_cache.py: ``codegen/``, the least recently
+used removed past its MAX_BYTES, as these grow with every model built too) keyed by the
+whole text, the whole command and the clang binary's identity, so any change of a
+kernel's text (a constant of the layer) or of the target's flags assembles again. `ld.lld -r` then
 joins that object and the dispatch object into one relocatable object, so everything
 that takes the dispatch object (the firmware link, the library archive, the size
 report) takes the kernels with it; each kernel keeps its own section for
@@ -21,7 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from toolchain.disk_cache import EntryStore, cache_root
+from toolchain.codegen.object_cache import codegen_cache
 from toolchain.link.build import LinkError, _clang, _lld, _version
 from toolchain.link.object_cache import compiler_identity
 from toolchain.target import Target
@@ -68,8 +69,7 @@ def assemble_kernels(target: Target, kernels: dict[str, str]) -> bytes:
     h.update(compiler_identity(_clang(), _version(_clang())).encode() + b"\0")
     h.update("\0".join(cmd).encode() + b"\0\0" + text.encode())
     key = h.hexdigest()
-    root = cache_root()
-    store = None if root is None else EntryStore(root / "asm", ".o")
+    store = codegen_cache()
     found = store.get(key) if store is not None else None
     if found is not None:
         return found
