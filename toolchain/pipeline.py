@@ -33,6 +33,7 @@ from toolchain.emu.stack import (
 )
 from toolchain.graph.ir import Graph
 from toolchain.graph.pinned_inputs import value_digest
+from toolchain.link.asm_kernels import link_kernels
 from toolchain.link.build import (
     VERIFY_DIR,
     ImageTooLarge,
@@ -210,9 +211,11 @@ def compile_image(graph: Graph, board: Board, quantize: QuantizeOptions | None =
         # The module must fit the code it is linked with: a disagreement here is a
         # compiler bug, caught now rather than as a firmware that refuses to load.
         read_module(module, image=contract)
+    asm: dict[str, str] = {}  # per-layer assembly kernels, joined (link/asm_kernels.py)
     with tuning.build_session(session):  # the code generator schedules the other dispatches
-        obj = emit_image_object(kernels, module, contract, program.arena_size, target,
-                                [s.schedule for s in program.steps], state_image(graph, module))
+        obj = link_kernels(target, emit_image_object(
+            kernels, module, contract, program.arena_size, target,
+            [s.schedule for s in program.steps], state_image(graph, module), asm_out=asm), asm)
     for line in session.used_lines():  # said, and kept for the size report
         log(f"minirt-build: {line}")
     program.tuned = [{"key": key, **used} for key, used in session.used.items()]

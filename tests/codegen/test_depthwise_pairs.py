@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from depthwise_models import reverse_row_pairs, run_depthwise
 
+from toolchain.codegen import depthwise_asm
 from toolchain.codegen.depthwise_pairs import (
     FILL_INLINE,
     FILL_SMALL_SYMBOL,
@@ -105,9 +106,11 @@ def test_quads_and_their_remainders(tmp_path: Path) -> None:
 def test_one_and_two_channels(tmp_path: Path) -> None:
     """1 and 2 channels take the 4-row kernels' tails too, bit-exact: their records are
     repeated over the row (schedule/row_pair_records.py), so the dispatch calls the tails
-    kernels alone (not linking the others)."""
+    kernels alone (not linking the others); now, of up to 3 output channels, the layer's
+    own assembly tiles (codegen/depthwise_asm.py, tests/codegen/test_depthwise_asm.py)."""
     symbols = _run(FEW_CHANNELS, "cortex-m4", tmp_path, seed=17)
-    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
+    assert not {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} & symbols
+    assert any(s.startswith(f"{depthwise_asm.STEM}_") for s in symbols)
     assert not {QUAD_SYMBOL, QUAD_X2_SYMBOL} & symbols
 
 

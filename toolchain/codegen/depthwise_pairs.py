@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from toolchain.codegen import asm_kernels, depthwise_asm
 from toolchain.codegen.errors import EmitError
 from toolchain.kernel.form import Apply, Expr, Kernel, expr_dtype
 from toolchain.loops.depthwise import (
@@ -63,6 +64,7 @@ from toolchain.loops.depthwise import (
     RowPairPlan,
     X,
     Y,
+    live_columns,
     quad_rows,
     record_words,
     records_over_row,
@@ -116,6 +118,10 @@ ROW_ALONE = 4  # mrt_dw_rowpair's flags: row y alone (an odd last row)
 TAIL_KIND = {TWO_ROWS: 3, ONE_ROW: 4, THREE_ROWS: 5, TOP_PAIR: 6}
 KIND_SHIFT = 12
 UNROLL_TILES = 8  # 4-row tiles of a layer with records over the row emitted one by one
+# Each call kind's rows and the registers of slots P0-P2 (r5-r7 hold slots 0-2).
+_ASM_KINDS = {(0, 0): (4, ("r5", "r6", "r7")), (0, 2): (4, ("r7", "r6", "r5")),
+              (TWO_ROWS, 0): (2, ("r5", "r6", "r7")), (ONE_ROW, 0): (1, ("r5", "r6", "r7")),
+              (THREE_ROWS, 0): (3, ("r5", "r6", "r7")), (TOP_PAIR, 0): (2, ("r6", "r7", "r5"))}
 
 __all__ = ["KERNEL_SYMBOL", "KERNEL_X2_SYMBOL", "QUAD_SYMBOL", "QUAD_X2_SYMBOL", "STAGE_SYMBOL",
            "STAGE_TWO_SYMBOL", "RowPairEmitter"]
@@ -132,6 +138,29 @@ class RowPairEmitter:
         fn = self.b.module.globals.get(name)
         return fn if fn is not None else ir.Function(
             self.b.module, ir.FunctionType(ir.VoidType(), args), name)
+
+    def _dw_asm(self, plan: RowPairPlan, quad_over_row: bool, out_row: int, w_in: int
+                ) -> Callable[[int, int], ir.Function] | None:
+        """The layer's own assembly tiles by call kind (mode, rotation), declared on first
+        use, where its records are theirs (`Kernel.record_shifts`: loops/depthwise.py
+        asm_tiles, schedule/row_pair_records.py); `quad_over_row`: 4-row tiles whose
+        records run over the row, which such records must be."""
+        k = self.k
+        shifts = k.record_shifts
+        if not shifts:
+            return None
+        if not quad_over_row or len(shifts) != k.domain[C]:
+            raise EmitError(f"kernel {k.name!r}: records of assembly tiles where the nest "
+                            "has no 4-row tiles over records repeated over the row")
+        live = [live_columns(x, plan.col, w_in) for x in range(k.domain[X])]
+        module = self.b.module
+
+        def kind(mode: int, rotation: int) -> ir.Function:
+            rows, pairs = _ASM_KINDS[(mode, rotation)]
+            body = depthwise_asm.tile_body(rows, pairs, shifts, out_row, live,
+                                           plan.depth_multiplier)
+            return asm_kernels.declare(module, depthwise_asm.STEM, body, [PTR] * 4)
+        return kind
 
     def _dw_i32(self, e: Expr) -> ir.Value:
         return self._cast(self.value(e), expr_dtype(e, self.k.operands), _I32)
@@ -472,22 +501,24 @@ class RowPairEmitter:
             b.call(stage_two_fn, [b.bitcast(dst, PTR), *rows, ir.Constant(I32, row_bytes)])
 
         order = QUAD_FIELDS if quads else FIELDS
+        asm = self._dw_asm(plan, quads and over_row, out_row, w_in)
+        first_word = b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR)
 
         def field(name: str) -> ir.Value:
             j = order.index(name)
             return b.gep(args, [ir.Constant(I32, 0), ir.Constant(I32, j)], inbounds=True)
 
-        b.store(b.bitcast(self._dw_word(staged, (plan.col + 1) * column_words), PTR),
-                field("stage"))
-        b.store(b.bitcast(records, PTR), field("records"))
-        b.store(ir.Constant(I32, outs), field("channels"))
-        b.store(ir.Constant(I32, w_out), field("width"))
-        b.store(ir.Constant(I32, 4 * column_words), field("column_bytes"))
+        if asm is None:  # the layer's own tiles take their arguments in registers
+            b.store(first_word, field("stage"))
+            b.store(b.bitcast(records, PTR), field("records"))
+            b.store(ir.Constant(I32, outs), field("channels"))
+            b.store(ir.Constant(I32, w_out), field("width"))
+            b.store(ir.Constant(I32, 4 * column_words), field("column_bytes"))
         # The kernels only read the fields, so a row distance every call of the layer
         # shares is stored once (the calls' own stores: 1 instruction a call).
         rest_rows = h_out % QUAD_ROWS if quads else 0
         shared_below = out_row if quads and rest_rows != 1 else None
-        if shared_below is not None:
+        if shared_below is not None and asm is None:
             b.store(ir.Constant(I32, shared_below), field("row2"))
 
         def call(y: ir.Value, mode: int, below: int | ir.Value, rotation: ir.Value) -> None:
@@ -495,8 +526,21 @@ class RowPairEmitter:
             4-row call, the remainder's code reads fixed slots) in `mode` (flags bits 3
             and up), the next row `below` bytes on: the tails kernel where the records
             allow it."""
-            b.store(b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8),
-                    field("out"))
+            out = b.gep(out_buf, [b.mul(y, ir.Constant(I32, out_row))], source_etype=I8)
+            if asm is not None:
+                # the staged words, r1 free, the records and the output (depthwise_asm)
+                operands = [first_word, ir.Constant(PTR, ir.Undefined),
+                            b.bitcast(records, PTR), out]
+                if mode or isinstance(rotation, ir.Constant):
+                    b.call(asm(mode, rotation.constant if not mode else 0), operands)
+                    return
+                with b.if_else(b.icmp_unsigned("==", rotation, const(0))) as (r0, r2):
+                    with r0:
+                        b.call(asm(0, 0), operands)
+                    with r2:
+                        b.call(asm(0, 2), operands)
+                return
+            b.store(out, field("out"))
             if isinstance(below, ir.Value) or below != shared_below:
                 b.store(below if isinstance(below, ir.Value) else ir.Constant(I32, below),
                         field("row2"))

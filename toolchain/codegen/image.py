@@ -37,7 +37,9 @@ from typing import Any
 
 from llvmlite import ir
 
+from toolchain.codegen import asm_kernels
 from toolchain.codegen.emit import emit_kernel
+from toolchain.codegen.errors import EmitError
 from toolchain.codegen.target_machine import TargetInfo
 from toolchain.kernel.flatten import flatten_elementwise
 from toolchain.kernel.form import Kernel
@@ -338,9 +340,13 @@ def emit_image_object(
     target: Target | TargetInfo | str,
     schedules: list[LoopSchedule | None] | None = None,
     state: StateImage | None = None,
+    asm_out: dict[str, str] | None = None,
 ) -> bytes:
     """One ELF object with all dispatch functions and the mrt_image* symbols; `state`
-    gives the state region's contents when the model keeps state.
+    gives the state region's contents when the model keeps state. The per-layer
+    assembly kernels the dispatches call (codegen/asm_kernels.py) go into `asm_out`
+    (symbol -> text), for the caller to assemble and join (link/asm_kernels.py); an
+    EmitError where there are some and no `asm_out`.
 
     kernels[i] becomes dispatch ordinal i; `contract` says what the image's commands need
     from a module and holds the target id and I/O sizes
@@ -353,5 +359,12 @@ def emit_image_object(
     with stage("codegen ir"):
         module = build_image_module(kernels, module_bytes, contract, arena_size, info,
                                     schedules, state)
+    kernels_asm = asm_kernels.kernels_of(module)
+    if kernels_asm and asm_out is None:
+        raise EmitError("the dispatches call per-layer assembly kernels "
+                        f"({', '.join(sorted(kernels_asm))}), which this caller does not "
+                        "take (emit_image_object's asm_out)")
+    if asm_out is not None:
+        asm_out.update(kernels_asm)
     with stage("codegen llvm"):
         return info.emit_object(module)

@@ -108,6 +108,9 @@ class Kernel:
     # The operand holding the per-channel records of the depthwise row-pair microkernel
     # (schedule/row_pair_records.py), read by that kernel only; -1: none.
     records: int = -1
+    # Those records' per-channel requantization shifts, where a per-layer assembly kernel
+    # takes them as immediates (codegen/depthwise_asm.py); (): not known to the code.
+    record_shifts: tuple[int, ...] = ()
 
     @property
     def is_reduction(self) -> bool:

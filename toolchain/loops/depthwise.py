@@ -38,10 +38,10 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "band_major", "banded_row_order", "depthwise_window", "has_row_pairs",
-           "output_cost", "quad_rows", "record_words", "records_over_row", "row_pair_nest",
-           "row_pair_plan"]
+__all__ = ["ASM_CHANNELS", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG",
+           "RowPairPlan", "asm_tiles", "band_major", "banded_row_order", "depthwise_window",
+           "has_row_pairs", "live_columns", "output_cost", "quad_rows", "record_words",
+           "records_over_row", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -419,3 +419,25 @@ def records_over_row(records_words: int, channels: int, quad: bool) -> bool:
     output channels are repeated over the row (schedule/row_pair_records.py, only for the
     tails kernel of doubled records): the dispatch then calls that kernel alone."""
     return quad and records_words - 1 > record_words(quad) * channels
+
+
+# Output channels up to which a layer of records over the row runs its own assembly
+# tiles (codegen/depthwise_asm.py), its records in their layout: each call kind is a
+# function of about 150 bytes a tile, 3 to 12 tiles, where the tails kernel is shared.
+ASM_CHANNELS = 3
+_STRB_OFFSET = 4095  # the tiles' stores reach their last row by STRB's immediate offset
+
+
+def asm_tiles(k: Kernel, plan: RowPairPlan, quad: bool) -> bool:
+    """Whether kernel `k` (`plan` its row-pair plan, `quad` its 4-row tiles) runs its own
+    assembly tiles where its records are repeated over the row (doubled, shifts 1-31:
+    schedule/row_pair_records.py says, and records the shifts in `Kernel.record_shifts`)."""
+    return (quad and plan.stride == 1 and k.domain[C] <= ASM_CHANNELS
+            and 3 * k.domain[X] * k.domain[C] <= _STRB_OFFSET)
+
+
+def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
+    """The window columns (0-2) of output column `x` that read the input, not the pad
+    columns (`col`: output column 0's window column 0 is input column `col`): the
+    assembly tiles skip the others, their products a constant folded into the bias."""
+    return tuple(kx for kx in range(3) if 0 <= x + col + kx < w_in)

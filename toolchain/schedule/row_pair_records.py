@@ -26,6 +26,8 @@ channel loop runs on through the row.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
@@ -36,6 +38,7 @@ from toolchain.loops.depthwise import (
     KX,
     KY,
     LAST_CHANNEL,
+    QUAD_RECORD_WORDS,
     QUAD_SLOTS,
     ROW_RECORDS_BYTES,
     STACK_BYTES,
@@ -47,7 +50,9 @@ from toolchain.loops.depthwise import (
     C,
     RowPairPlan,
     X,
+    asm_tiles,
     has_row_pairs,
+    live_columns,
     quad_rows,
     record_words,
     records_over_row,
@@ -61,6 +66,7 @@ __all__ = ["DOUBLED_FLAG", "row_pair_records", "store_row_pair_records"]
 
 _BOUND = 1 << 30
 _NEXT = 11  # the 4-row records' word of the code after the channel (TAIL_NEXT_A ...)
+_SHIFT = 10  # the 4-row records' word of s, the tails kernel's index
 
 
 def _value(e: Expr, operands: list[np.ndarray | None], point: dict[int, object]
@@ -144,9 +150,38 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     if table.shape != (channels, record_words(quad)):
         return None
     if over_row and flags & TAILS_FLAG and plan.stride == 1:
-        table = _over_row(table, k.domain[X])
+        if asm_tiles(k, plan, quad) and _over_row(table, k.domain[X]) is not table:
+            table = _asm_rows(k, plan, w * f, f * bias, multiplier, f * k_high)
+        else:
+            table = _over_row(table, k.domain[X])
     words = (table.reshape(-1) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     return np.concatenate([words, np.asarray([flags], np.int32)])
+
+
+def _asm_rows(k: Kernel, plan: RowPairPlan, w: np.ndarray, bias: np.ndarray,
+              multiplier: np.ndarray, k_high: np.ndarray) -> np.ndarray:
+    """The records of a layer's own assembly tiles (codegen/depthwise_asm.py), over the
+    row: per output column and channel, of each window column that reads the input
+    (live_columns) in order the weight words (w0, w1) and (w1, w2), the bias after the
+    first's (with the products of the pad columns' pad values: a constant), then M and
+    K_hi (`w`, `bias` and `k_high` doubled), zeros to QUAD_RECORD_WORDS."""
+    w_in = k.operands[plan.x.operand].shape[2]
+    rows = []
+    for x in range(k.domain[X]):
+        live = live_columns(x, plan.col, w_in)
+        pads = [kx for kx in range(3) if kx not in live]
+        const = bias + plan.pad * sum((w[:, kx].sum(axis=0) for kx in pads),
+                                      np.zeros_like(bias))
+        fields = []
+        for kx in live:
+            fields += [_halves(w[0, kx], w[1, kx]), _halves(w[1, kx], w[2, kx])]
+            if kx == live[0]:
+                fields.append(const)
+        fields += [multiplier, k_high]
+        fields += [np.zeros_like(bias)] * (QUAD_RECORD_WORDS - len(fields))
+        rows.append(np.stack([np.broadcast_to(np.asarray(v, dtype=np.int64), bias.shape)
+                              for v in fields], axis=-1))
+    return np.concatenate(rows)
 
 
 def _over_row(table: np.ndarray, columns: int) -> np.ndarray:
@@ -199,5 +234,12 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             continue
         flash_room = max(0, flash_room - records.nbytes)
         bind_records(program, step, records)
+        if records[-1] & TAILS_FLAG and asm_tiles(k, plan, quad) and \
+                records_over_row(records.size, k.domain[C], quad):
+            # The records of the layer's own assembly tiles (_asm_rows), which take the
+            # shifts as immediates (codegen/depthwise_asm.py).
+            s = row_pair_records(k, plan, operands, quad, over_row=False)
+            s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
+            step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
         done += 1
     return done
