@@ -96,6 +96,20 @@
   REQUANT("r10") \
   "strb   r10, [r3], #1\n"
 
+/* A column's end: past the last channel (its shift word's bit 8) the window columns'
+ * pointers move one staged column more (stride 2), the records restart, and the flags
+ * compare the output with the row's end (one LDRD of both from [sp], a CMP: 6
+ * instructions a column where a count on the stack took 8); the loop's own branch
+ * follows. */
+#define MRT_S2_COLUMN_END \
+  "tst    r7, #256\n" \
+  "beq    11b\n" \
+  "add    r0, r0, lr\n" \
+  "add    r1, r1, lr\n" \
+  "add    r12, r12, lr\n" \
+  "ldrd   r2, r8, [sp]\n" \
+  "cmp    r3, r8\n"
+
 /* The column loop over the channel loop; after a column's channels the window columns'
  * pointers are one staged column on and r3 at the next output column; the pointers move
  * one column more (stride 2), the records restart and the row's end ends the loop (one
@@ -104,13 +118,7 @@
 #define MRT_S2_COLUMNS(TILE, P0, P1, P2, REQUANT) \
   "11:\n" \
   TILE(P0, P1, P2, REQUANT) \
-  "tst    r7, #256\n"                /* the last channel */ \
-  "beq    11b\n" \
-  "add    r0, r0, lr\n" \
-  "add    r1, r1, lr\n" \
-  "add    r12, r12, lr\n" \
-  "ldrd   r2, r8, [sp]\n"            /* the records, the row's end */ \
-  "cmp    r3, r8\n" \
+  MRT_S2_COLUMN_END \
   "bne    11b\n" \
   "b      9f\n"
 
@@ -126,13 +134,7 @@
   N "_second:\n" \
   "12:\n" \
   TILE(P0, P1, P2, REQUANT) \
-  "tst    r7, #256\n"                /* the last channel */ \
-  "beq    11b\n" \
-  "add    r0, r0, lr\n" \
-  "add    r1, r1, lr\n" \
-  "add    r12, r12, lr\n" \
-  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
-  "cmp    r3, r8\n" \
+  MRT_S2_COLUMN_END \
   "bne    1" ENTRY "b\n" \
   "b      9f\n"
 /* Both entries of one tile and slot order (two loops: each column's end branches to its
@@ -158,13 +160,7 @@
   TILE(P0, P1, P2, MRT_S2_FAST) \
   N "_e3:\n" \
   TILE(P0, P1, P2, MRT_S2_FAST) \
-  "tst    r7, #256\n"                /* the last channel */ \
-  "beq    11b\n" \
-  "add    r0, r0, lr\n" \
-  "add    r1, r1, lr\n" \
-  "add    r12, r12, lr\n" \
-  "ldrd   r2, r8, [sp]\n"            /* the records again, the row's end */ \
-  "cmp    r3, r8\n" \
+  MRT_S2_COLUMN_END \
   "it     ne\n" \
   "ldrne  pc, [sp, #8]\n" \
   "b      9f\n"
