@@ -71,7 +71,7 @@ _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
 # The fewest output channels and reduction steps for which a layer's one multiplier is
 # read per channel where the target asks for it (_Folder._long_and_wide).
-SPREAD_MIN = 16
+SPREAD_MIN_CHANNELS, SPREAD_MIN_STEPS = 16, 32
 
 # What a constant operand of the kernel holds (None: not a constant).
 ConstantOf = Callable[[int], "np.ndarray | None"]
@@ -269,16 +269,19 @@ class _Folder:
         return Apply("add", (out, Const(after, I32)), I32) if after else out
 
     def _long_and_wide(self) -> bool:
-        """Whether the reduction has at least SPREAD_MIN output channels (so the loop
-        holds 8 accumulators: fewer leave registers free for the hoisted values) and
-        SPREAD_MIN steps (so a spill a step costs more than the 2 loads an output the
-        table does): ad01_int8's 128 -> 8 and 8 -> 128 layers and kws_ref_model's
-        64 -> 12 one were 3-220 instructions slower read per channel."""
+        """Whether the reduction has at least SPREAD_MIN_CHANNELS output channels (so
+        the loop holds 8 accumulators: fewer leave registers free for the hoisted
+        values) and SPREAD_MIN_STEPS steps (so a spill a step costs more than the 2
+        loads an output the table does): on cortex-m3 ad01_int8's 128 -> 8 and 8 -> 128
+        layers, kws_ref_model's 64 -> 12 and the sweep's 16 -> 32 to 31 -> 32 were
+        slower read per channel (32 -> 32 and up 0.246-0.264 -> 0.300-0.329 MAC a
+        instruction)."""
         k = self.kernel
         if not k.n_parallel:
             return False
         steps = int(np.prod(k.domain[k.n_parallel:], dtype=np.int64))
-        return k.domain[k.n_parallel - 1] >= SPREAD_MIN and steps >= SPREAD_MIN
+        return k.domain[k.n_parallel - 1] >= SPREAD_MIN_CHANNELS and \
+            steps >= SPREAD_MIN_STEPS
 
     def _bias_into(self, x: Expr, index: tuple[Expr, ...], shape: tuple[int, ...],
                    field: Callable[[np.ndarray], Expr]) -> Expr:
