@@ -69,6 +69,10 @@ SRDHM, RDBP = "saturating_rounding_doubling_high_mul", "rounding_divide_by_pot"
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
+# The fewest output channels and reduction steps for which a layer's one multiplier is
+# read per channel where the target asks for it (_Folder._long_and_wide).
+SPREAD_MIN_CHANNELS, SPREAD_MIN_STEPS = 16, 32
+
 # What a constant operand of the kernel holds (None: not a constant).
 ConstantOf = Callable[[int], "np.ndarray | None"]
 
@@ -137,8 +141,11 @@ class _Folder:
     """Builds the folded expression for one matched site, collecting the constant
     operands it adds to the kernel."""
 
-    def __init__(self, kernel: Kernel, constant_of: ConstantOf) -> None:
+    def __init__(self, kernel: Kernel, constant_of: ConstantOf, per_channel: bool = False
+                 ) -> None:
         self.kernel = kernel
+        # Whether a layer's shared loaded fields are still read per output channel.
+        self.per_channel = per_channel
         # In a reduction's epilogue, M and K's low word are loaded even when every
         # channel shares them (see fold); in an element-wise body they are immediates.
         self.load_shared = kernel.is_reduction
@@ -159,6 +166,17 @@ class _Folder:
                                 or np.shape(m) != np.shape(s)):
             return None
         shape = np.shape(m) if not isinstance(m, int) else np.shape(s)
+        index = loads[0].index if loads else ()
+        if not loads and self.load_shared and self.per_channel and self._long_and_wide():
+            # One M and s for the layer: its loaded fields (M, K's low word) are read per
+            # output channel all the same. At one index LLVM hoists both loads out of
+            # every loop, and the two values live across the reduction loop; on a core
+            # with 14 registers and no DSP microkernel (cortex-m3) that loop of 8 MLA
+            # accumulators then spilled two of them every step (ad01_int8's 128x128
+            # layers 2.87 -> 3.83 instructions a MAC). A load at the output channel's
+            # index stays in the epilogue, as with per-channel quantization.
+            last = self.kernel.n_parallel - 1
+            shape, index = (self.kernel.domain[last],), (Index(last),)
         m_arr = np.broadcast_to(np.asarray(m, dtype=np.int64), shape)
         s_arr = np.broadcast_to(np.asarray(s, dtype=np.int64), shape)
         # A dead channel (M = 0: TFLite's multiplier for a zero scale, with s = 0) gives
@@ -176,7 +194,6 @@ class _Folder:
             return None
         k_arr = np.asarray(ks, dtype=np.int64).reshape(shape)
         self.folds += 1
-        index = loads[0].index if loads else ()
         # Every per-channel value in one record per channel (one i32 table [..., fields]):
         # the loads of an output share one address and differ by an immediate offset.
         fields: list[np.ndarray] = []
@@ -251,6 +268,21 @@ class _Folder:
             out = Apply("shift_right_arithmetic", (high, masked), I32)
         return Apply("add", (out, Const(after, I32)), I32) if after else out
 
+    def _long_and_wide(self) -> bool:
+        """Whether the reduction has at least SPREAD_MIN_CHANNELS output channels (so
+        the loop holds 8 accumulators: fewer leave registers free for the hoisted
+        values) and SPREAD_MIN_STEPS steps (so a spill a step costs more than the 2
+        loads an output the table does): on cortex-m3 ad01_int8's 128 -> 8 and 8 -> 128
+        layers, kws_ref_model's 64 -> 12 and the sweep's 16 -> 32 to 31 -> 32 were
+        slower read per channel (32 -> 32 and up 0.246-0.264 -> 0.300-0.329 MAC a
+        instruction)."""
+        k = self.kernel
+        if not k.n_parallel:
+            return False
+        steps = int(np.prod(k.domain[k.n_parallel:], dtype=np.int64))
+        return k.domain[k.n_parallel - 1] >= SPREAD_MIN_CHANNELS and \
+            steps >= SPREAD_MIN_STEPS
+
     def _bias_into(self, x: Expr, index: tuple[Expr, ...], shape: tuple[int, ...],
                    field: Callable[[np.ndarray], Expr]) -> Expr:
         """x = acc + bias[c] with the bias a constant read at the requantization's own
@@ -269,14 +301,15 @@ class _Folder:
         return x
 
 
-def fold_requantization(kernel: Kernel, constant_of: ConstantOf
+def fold_requantization(kernel: Kernel, constant_of: ConstantOf, per_channel: bool = False
                         ) -> tuple[Kernel, list[tuple[TensorType, np.ndarray]]]:
     """`kernel` with each qualifying requantization folded (module docstring): in a
     reduction's epilogue, or anywhere in an element-wise kernel's body (an int8 add
     rescales both inputs and its sum so). Also the constant operands the folded form
     adds, to bind after the kernel's existing ones in order. Unchanged (and no new
-    operands) when nothing qualifies."""
-    folder = _Folder(kernel, constant_of)
+    operands) when nothing qualifies. `per_channel`: a layer's one multiplier is still
+    read at the output channel's index (a table of it), not once (_Folder.fold)."""
+    folder = _Folder(kernel, constant_of, per_channel)
     if kernel.epilogue is not None:
         changes = {"epilogue": _fold_root(kernel.epilogue, folder)}
     elif not kernel.is_reduction:

@@ -192,7 +192,7 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
         return constants.get(id(d.operands[i]))
 
     kept = keeps_vector_requant(d.kernel, target, constant_of)
-    kernel, new = fold_requantization(d.kernel, constant_of)
+    kernel, new = fold_requantization(d.kernel, constant_of, _shared_per_channel(target))
     # Unless the folded kernel goes to a DSP microkernel instead of lanes: the 3x3 row
     # pairs (loops/rules.py takes_row_pairs: channels not in whole vectors), the 5x5
     # one (loops/depthwise5.py takes_depthwise5) or the im2col one (a first layer,
@@ -209,6 +209,18 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
     for t, (_, values) in zip(tensors, new, strict=True):
         constants[id(t)] = values
     return drop_unused_operands(Dispatch(kernel, [*d.operands, *tensors], d.output))
+
+
+def _shared_per_channel(target: Target | None) -> bool:
+    """Whether a layer's one requantization multiplier is read per output channel
+    (kernel/requant.py): on a core with no DSP or SIMD and 14 general registers
+    (cortex-m3), where the generic reduction loop of 8 accumulators holds every register
+    and the multiplier hoisted out of it made two of them spill. Elsewhere, cortex-m0plus
+    included, loaded once is faster (docs/architecture.md has the figures)."""
+    if target is None:
+        return False
+    caps = target.capabilities
+    return not caps.dsp and caps.simd == "none" and caps.int_registers == 14
 
 
 def _segments(items: list[Item]) -> list[tuple[int, int]]:
