@@ -306,21 +306,24 @@ def _dense_tflite(tmp_path, cin: int, cout: int):
     return path, xt
 
 
-@pytest.mark.parametrize("board,per_channel", [("cortex-m3", True), ("cortex-m0plus", False),
-                                               ("cortex-m4", False), ("x86-64", False),
-                                               ("riscv32", False)])
+@pytest.mark.parametrize("board,per_channel,records", [
+    ("cortex-m3", True, True), ("cortex-m3", False, False), ("cortex-m0plus", False, True),
+    ("cortex-m4", False, True), ("x86-64", False, True), ("riscv32", False, True)])
 def test_a_shared_multiplier_is_read_per_channel_where_registers_are_few(
-        tmp_path, board: str, per_channel: bool) -> None:
+        tmp_path, board: str, per_channel: bool, records: bool) -> None:
     """A per-tensor dense layer's loaded M and K low word: at the output channel's index
     on cortex-m3 (at one index LLVM hoists them out of the reduction loop, which then
-    spills accumulators), at a constant index elsewhere (loaded once: faster)."""
+    spills accumulators), at a constant index elsewhere (loaded once: faster), and on
+    cortex-m3 too under --optimize size (no flash records: the table is 2 words a
+    channel, ad01_int8 +12 KB)."""
     from toolchain.frontend.tflite.importer import load_tflite
     from toolchain.kernel.form import Index
     from toolchain.passes import fold_constants
 
     path, _ = _dense_tflite(tmp_path, 128, 128)
     target = load_target(load_board(board).target)
-    program = schedule(fold_constants(load_tflite(path)), target=target)
+    program = schedule(fold_constants(load_tflite(path)), target=target,
+                       flash_records=records)
     [step] = [s for s in program.steps if isinstance(s.kernel, Kernel)
               and s.kernel.is_reduction]
     k = step.kernel

@@ -192,7 +192,9 @@ def _folded_requantization(d: Dispatch, constants: dict[int, np.ndarray],
         return constants.get(id(d.operands[i]))
 
     kept = keeps_vector_requant(d.kernel, target, constant_of)
-    kernel, new = fold_requantization(d.kernel, constant_of, _shared_per_channel(target))
+    # The per-channel multiplier is a table in flash: not under --optimize size.
+    kernel, new = fold_requantization(d.kernel, constant_of,
+                                      flash_records and _shared_per_channel(target))
     # Unless the folded kernel goes to a DSP microkernel instead of lanes: the 3x3 row
     # pairs (loops/rules.py takes_row_pairs: channels not in whole vectors), the 5x5
     # one (loops/depthwise5.py takes_depthwise5) or the im2col one (a first layer,
