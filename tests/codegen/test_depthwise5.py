@@ -10,7 +10,9 @@ too large for the doubled records, chains of layers placed over their inputs, a
 HARD_SWISH after the layer, on cortex-m4 and one firmware each on cortex-m7 and
 cortex-m33; on cortex-m55 every layer of stride 1 (at most cortex-m4's instructions) and
 of stride 2 those whose channels are no whole vectors; and stride 2 (4 staged pairs a call,
-mrt_dw5_s2_s8). Layers it does not take (1 or 2 channels, no DSP extension, --optimize
+mrt_dw5_s2_s8). One-channel layers (their bias added in the epilogue, their input's
+channel index the reduced one) at both strides, x1 and x2, on cortex-m4, cortex-m7,
+cortex-m33 and cortex-m55. Layers it does not take (no DSP extension, --optimize
 size, cortex-m55's whole vectors at stride 2) stay exact through the generated tiles or
 lanes. One firmware holds a group of layers, each with its own graph input and output; a
 group the kernel takes must link its symbol, one it does not must not.
@@ -59,6 +61,14 @@ STRIDE2 = [(10, 10, 16, 1, "SAME"), (12, 11, 13, 1, "SAME"), (13, 12, 31, 1, "VA
 # 1-2 channels on 10x10 (at most 256 outputs): their per-channel constants stay
 # broadcasts (passes/fold.py), so the requantization folds to records and they are taken.
 SMALL = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME")]
+# One input channel, by stride: odd sizes, SAME and VALID, multipliers 1 and 2 (a layer
+# of one output channel adds its bias in the epilogue; the input's channel index is the
+# reduced channel whatever the output channel). They ran the generated tiles at 0.105-
+# 0.149 MAC per instruction on cortex-m4 (10x10 and 12x12 SAME).
+ONE_CHANNEL = {1: [(10, 10, 1, 1, "SAME"), (9, 7, 1, 1, "VALID"), (11, 9, 1, 1, "SAME"),
+                   (7, 30, 1, 1, "VALID"), (10, 10, 1, 2, "SAME"), (9, 7, 1, 2, "VALID")],
+               2: [(10, 10, 1, 1, "SAME"), (13, 11, 1, 1, "VALID"), (9, 10, 1, 1, "SAME"),
+                   (12, 12, 1, 2, "SAME"), (13, 11, 1, 2, "VALID")]}
 
 
 def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
@@ -167,6 +177,39 @@ def test_a_chain_of_5x5_layers(tmp_path: Path, layers) -> None:
 
 def test_small_outputs(tmp_path: Path) -> None:
     assert KERNELS & _run(SMALL, "cortex-m4", tmp_path, seed=11)
+
+
+def _every_layer_takes_it(tmp_path: Path, board: str) -> None:
+    """Every depthwise layer of the firmware `_run` built in `tmp_path` is scheduled for
+    the microkernel on `board` (a firmware's symbols show one layer took it, not all)."""
+    program = schedule_for_board(prepare_graph(load_graph(tmp_path / "dw.tflite")),
+                                 load_board(board))
+    nests = [s.schedule.nests[0] for s in program.steps if isinstance(s.kernel, Kernel)
+             and s.kernel.combine is not None]
+    assert nests and all(n.depthwise5 for n in nests)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_one_channel_on_cortex_m4(stride: int, tmp_path: Path) -> None:
+    """One-channel layers take the kernel of their stride, x1 and x2, exact; and with a
+    bias beyond +-2**29 (the epilogue's, moved into the undoubled records)."""
+    symbols = _run(ONE_CHANNEL[stride], "cortex-m4", tmp_path / "a", seed=40 + stride,
+                   stride=stride)
+    assert {SYMBOLS[(stride, 1)], SYMBOLS[(stride, 2)]} <= symbols
+    _every_layer_takes_it(tmp_path / "a", "cortex-m4")
+    _run(ONE_CHANNEL[stride][:3], "cortex-m4", tmp_path / "b", seed=42 + stride,
+         big_bias=True, stride=stride)
+    _every_layer_takes_it(tmp_path / "b", "cortex-m4")
+
+
+# cortex-m55 too: one channel is no whole vector, so it takes the kernel (loops/
+# depthwise5.py takes_depthwise5), not Helium's lanes (16,463 against 4,208 on 10x10).
+@pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33", "cortex-m55"])
+def test_one_channel_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
+    for stride in (1, 2):
+        layers = [ONE_CHANNEL[stride][0], ONE_CHANNEL[stride][-1]]
+        _run(layers, board, tmp_path / str(stride), seed=44 + stride, stride=stride)
+        _every_layer_takes_it(tmp_path / str(stride), board)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:

@@ -37,7 +37,10 @@ def _kernel(tmp_path: Path, kind: str, h: int, w: int, cin: int, cout: int, k: i
 # (h, w, channels, multiplier, stride, padding) -> (row, col) offsets of the plan
 TAKEN = {(10, 10, 13, 1, 1, "SAME"): (-2, -2), (10, 10, 13, 1, 1, "VALID"): (0, 0),
          (9, 7, 8, 2, 1, "SAME"): (-2, -2), (10, 10, 16, 1, 2, "SAME"): (-1, -1),
-         (13, 12, 31, 2, 2, "VALID"): (0, 0), (12, 12, 2, 1, 1, "SAME"): (-2, -2)}
+         (13, 12, 31, 2, 2, "VALID"): (0, 0), (12, 12, 2, 1, 1, "SAME"): (-2, -2),
+         # one input channel (its bias in the epilogue, its index the reduced channel)
+         (10, 10, 1, 1, 1, "SAME"): (-2, -2), (9, 7, 1, 2, 1, "VALID"): (0, 0),
+         (10, 10, 1, 1, 2, "SAME"): (-1, -1), (13, 11, 1, 2, 2, "VALID"): (0, 0)}
 
 
 @pytest.mark.parametrize("shape", sorted(TAKEN))
@@ -70,7 +73,8 @@ def test_kernels_it_does_not_take(tmp_path: Path, kind: str, k: int, stride: int
 # (loops/depthwise5.py KERNEL_OUTPUT_COST against LANES_OUTPUT_COST).
 M55_TAKES = {(10, 10, 16, 1): True, (10, 10, 61, 1): True, (10, 10, 64, 1): True,
              (14, 14, 48, 1): True, (10, 10, 16, 2): False, (10, 10, 64, 2): False,
-             (10, 10, 61, 2): True, (12, 11, 13, 2): True}
+             (10, 10, 61, 2): True, (12, 11, 13, 2): True, (10, 10, 1, 1): True,
+             (10, 10, 1, 2): True}
 
 
 @pytest.mark.parametrize("shape", sorted(M55_TAKES))

@@ -33,15 +33,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from toolchain.kernel.form import Acc, Apply, Const, Expr, Index, Kernel, Load, postorder
-from toolchain.loops.affine import affine_of
+from toolchain.loops.affine import Affine, affine_of
 from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
 __all__ = ["ASM_CHANNELS", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG",
            "RowPairPlan", "asm_tiles", "band_major", "banded_row_order", "depthwise_window",
-           "has_row_pairs", "live_columns", "output_cost", "quad_rows", "record_words",
-           "records_over_row", "row_pair_nest", "row_pair_plan"]
+           "has_row_pairs", "input_depth", "live_columns", "output_cost", "quad_rows",
+           "record_words", "records_over_row", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -268,6 +268,18 @@ def _depth_multiplier(e: Expr) -> int | None:
     return None
 
 
+def input_depth(k: Kernel, x: Load, c_form: Affine | None) -> int | None:
+    """The depth multiplier of `k`'s input load `x` (`c_form`: its channel index's affine
+    form): `_depth_multiplier`'s, or, for one input channel, whose index is the reduced
+    channel (or 0) whatever the output channel, the output channels (1, or 2 with a
+    multiplier of 2); else None."""
+    depth = _depth_multiplier(x.index[3])
+    if depth is None and k.operands[x.operand].shape[3] == 1 and k.domain[C] in (1, 2) and \
+            c_form is not None and C not in c_form.dims:
+        depth = k.domain[C]
+    return depth
+
+
 def depthwise_window(k: Kernel, window: int, result: str = "i8"
                      ) -> tuple[Load, Load, list] | None:
     """(input load, weight load, the input index's affine forms) of `k` where it is an
@@ -304,12 +316,7 @@ def row_pair_plan(k: Kernel) -> RowPairPlan | None:
         return None
     x, w, x_forms = found
     n, y, col, c_form = x_forms
-    depth = _depth_multiplier(x.index[3])
-    if depth is None and k.operands[x.operand].shape[3] == 1 and k.domain[C] in (1, 2) and \
-            c_form is not None and C not in c_form.dims:
-        # One input channel: its index is the reduced channel (or 0), whatever the
-        # output channel (1, or 2 with a multiplier of 2).
-        depth = k.domain[C]
+    depth = input_depth(k, x, c_form)
     stride = dict(y.terms).get(Y)
     if n.terms not in ((), ((N, 1),)) or n.const or dict(y.terms) != {Y: stride, KY: 1} or \
             dict(col.terms) != {X: stride, KX: 1} or depth is None or \

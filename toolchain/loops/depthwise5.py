@@ -41,9 +41,9 @@ from toolchain.loops.depthwise import (
     RowPairPlan,
     X,
     Y,
-    _depth_multiplier,
-    _requantization,
+    _requantization_plus,
     depthwise_window,
+    input_depth,
 )
 from toolchain.loops.schedule import LoopSchedule, Nest
 from toolchain.loops.tables import SIMD
@@ -123,8 +123,8 @@ def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
     found = depthwise_window(k, WINDOW)
     if found is None:
         return None
-    x, w, (n, y, col, _) = found
-    depth = _depth_multiplier(x.index[3])
+    x, w, (n, y, col, c_form) = found
+    depth = input_depth(k, x, c_form)
     stride = dict(y.terms).get(Y)
     if n.terms not in ((), ((N, 1),)) or n.const or stride not in STRIDES or \
             dict(y.terms) != {Y: stride, KY: 1} or \
@@ -142,12 +142,14 @@ def depthwise5_plan(k: Kernel) -> Depthwise5Plan | None:
         return None
     if sorted(f.terms[0][0] for f in fw if f.terms and f.terms[0][0] != CI) != [C, KY, KX]:
         return None
-    parts = _requantization(k.epilogue)
+    # A layer of one channel adds its bias in the epilogue (b, into the records' bias).
+    parts = _requantization_plus(k.epilogue)
     if parts is None:
         return None
     pad = int(x.pad.value) if x.pad is not None else 0
-    plan = Depthwise5Plan(x, w, y.const, col.const, pad, *parts, depth_multiplier=depth,
-                          stride=stride)
+    multiplier, k_high, shift, bias = parts
+    plan = Depthwise5Plan(x, w, y.const, col.const, pad, multiplier, k_high, shift,
+                          depth_multiplier=depth, bias=bias, stride=stride)
     return plan if channel_group(w_in, channels, slots(stride)) is not None else None
 
 

@@ -74,6 +74,8 @@ def depthwise5_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray |
     if any(v is None for v in values) or any(t is None for row in taps for t in row):
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (channels,)) for v in values)
+    # a layer of one channel adds its bias in the epilogue (loops/depthwise5.py)
+    bias = bias.astype(np.int64) + plan.bias
     w = np.stack([np.stack([np.broadcast_to(t, (channels,)) for t in row]) for row in taps])
     reach = np.abs(bias) + 128 * np.abs(w).sum(axis=(0, 1))
     doubled = bool(np.all(reach < _BOUND) and np.all(np.abs(2 * k_high) < (1 << 31)))
