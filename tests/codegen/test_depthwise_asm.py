@@ -2,10 +2,11 @@
 assembly kernels that carry them (codegen/asm_kernels.py, link/asm_kernels.py).
 
 Under QEMU, bit for bit against the reference and TFLite Micro (tests/depthwise_models.py
-run_depthwise): 1-3 output channels take them (multipliers 1 and 2; 4 channels and
-2 -> 4 the tails kernels), on every DSP board, SAME (both pad columns' products folded into
-the bias) and VALID, odd sizes, one row and one column, rows written out and rows of
-more tiles than UNROLL_TILES (a loop over the inner columns), top-down and bottom-up.
+run_depthwise): 1-3 output channels take them always, 4-13 where the --optimize mode's
+flash room takes their code (not under `size`), multipliers 1 and 2, on every DSP board,
+SAME (both pad columns' products folded into the bias) and VALID, odd sizes, one row
+and one column, rows written out and rows of more tiles than UNROLL_TILES (a loop over
+the inner columns), top-down and bottom-up.
 Then the mechanism: the object's cache key covers the text and the target's flags, an
 assembler error is one paragraph naming the kernel and line (the CLI's error, no
 traceback), and --gc-sections drops a kernel nothing calls.
@@ -14,18 +15,32 @@ traceback), and --gc-sections drops a kernel nothing calls.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from depthwise_models import reverse_row_pairs, run_depthwise
 from elftools.elf.elffile import ELFFile
 from llvmlite import ir
+from tflite_models import build_model, int8_layer_op
 
 from toolchain.cli import build as build_cli
 from toolchain.codegen import asm_kernels, depthwise_asm
 from toolchain.codegen.depthwise_pairs import QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL
+from toolchain.kernel.form import Kernel
 from toolchain.link import asm_kernels as link_asm
 from toolchain.link.build import _lld
+from toolchain.loader import load_graph
+from toolchain.loops.depthwise import (
+    ASM_ROOM_CHANNELS,
+    ASM_TILE_BYTES,
+    asm_code_bytes,
+    asm_tiles,
+    row_pair_plan,
+)
+from toolchain.pipeline import prepare_graph
+from toolchain.schedule import schedule
 from toolchain.target import load_target
 
 DSP_BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33"]
@@ -49,15 +64,66 @@ def _layer_kernels(symbols: set[str]) -> set[str]:
 
 @pytest.mark.parametrize("board", DSP_BOARDS)
 def test_exact_on_every_dsp_board(board: str, tmp_path: Path) -> None:
-    """1-3 output channels (1 -> 2 too) by their own tiles, 4 by the tails kernels, all
-    bit-exact."""
+    """1-4 output channels (1 -> 2 and 2 -> 4 too) by their own tiles, one output column
+    (records per column) by the tails kernel, all bit-exact."""
     symbols = run_depthwise(LAYERS, board, tmp_path, seed=61)
     assert _layer_kernels(symbols)
-    assert {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} <= symbols
+    assert QUAD_TAILS_SYMBOL in symbols
     # (one output column: records per column are the row's, the tails kernel's)
     only_few = [layer for layer in LAYERS if layer[2] * layer[3] <= 3 and layer[1] > 1]
     few = run_depthwise(only_few, board, tmp_path / "few", seed=62)
     assert _layer_kernels(few) and not {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} & few
+
+
+# 4-13 output channels whose records run over the row (12 words a column and channel
+# within ROW_RECORDS_BYTES): their own tiles where the flash room takes their code (any
+# board's under auto: bench programs have no other constants), odd counts, both sweep
+# sizes, SAME and VALID, a multiplier of 2, columns written out and looped.
+MORE = [(h, w, c, m, 3, 3, 1, 1, pad)
+        for h, w, c, m, pad in ((10, 10, 4, 1, "SAME"), (10, 10, 5, 1, "SAME"),
+                                (10, 10, 8, 1, "SAME"), (19, 6, 13, 1, "SAME"),
+                                (19, 6, 7, 1, "VALID"), (11, 5, 9, 1, "SAME"),
+                                (9, 4, 11, 1, "VALID"), (10, 10, 4, 2, "SAME"),
+                                (9, 5, 3, 2, "SAME"), (6, 2, 13, 1, "SAME"))]
+
+
+def test_more_channels_exact_where_the_room_takes_them(tmp_path: Path) -> None:
+    """4-13 channels by their own tiles under `auto` (no tails kernel), bit-exact on
+    cortex-m4; under `size` (no room) the shared tails kernel, bit-exact too."""
+    symbols = run_depthwise(MORE, "cortex-m4", tmp_path / "auto", seed=64)
+    assert _layer_kernels(symbols)
+    assert not {QUAD_TAILS_SYMBOL, QUAD_TAILS_X2_SYMBOL} & symbols
+    small = run_depthwise(MORE, "cortex-m4", tmp_path / "size", seed=64, optimize="size")
+    assert not _layer_kernels(small)
+
+
+def test_the_room_decides_past_three_channels(tmp_path: Path) -> None:
+    """Up to ASM_CHANNELS channels take the tiles with no room; 4-13 only where
+    asm_code_bytes fits the room, none past ASM_ROOM_CHANNELS whatever the room."""
+    rng = np.random.default_rng(7)
+    ops, xs, ys = [], [], []
+    for i, c in enumerate((3, 8, 14)):
+        op, x, y = int8_layer_op(rng, "depthwise", 10, 6, c, c, 3, 3, 1, 1,
+                                 padding="SAME", name=f"L{i}")
+        ops.append(op)
+        xs.append(x)
+        ys.append(y)
+    path = tmp_path / "dw.tflite"
+    path.write_bytes(build_model(ops, xs, ys))
+    program = schedule(prepare_graph(load_graph(path)), target=load_target("cortex-m4"))
+    few, eight, many = [s.kernel for s in program.steps
+                        if isinstance(s.kernel, Kernel) and s.kernel.combine is not None]
+    plans = [row_pair_plan(k) for k in (few, eight, many)]
+    assert asm_tiles(few, plans[0], True, 0)
+    need = asm_code_bytes(eight, plans[1])
+    # 10x6 over 8: 6 columns, 4 inner ones looped (3 written out), 4-row calls of 2
+    # rotations and a 2-row remainder
+    assert need == ASM_TILE_BYTES * 3 * 8 * 3
+    assert not asm_tiles(eight, plans[1], True, need - 1)
+    assert asm_tiles(eight, plans[1], True, need)
+    assert not asm_tiles(eight, plans[1], False, need)  # row pairs: no tiles
+    assert not asm_tiles(many, plans[2], True, sys.maxsize)
+    assert ASM_ROOM_CHANNELS == 13
 
 
 def test_exact_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

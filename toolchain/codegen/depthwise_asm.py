@@ -33,13 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolchain.loops.depthwise import ASM_UNROLL_TILES as UNROLL_TILES
 from toolchain.loops.depthwise import QUAD_RECORD_WORDS as RECORD_WORDS
 
 __all__ = ["STEM", "UNROLL_TILES", "tile_body", "tiles_fit"]
 
 STEM = "mrt_dw3_layer"
-# Tiles (columns x channels) a call writes out; past it the columns loop.
-UNROLL_TILES = 12
 _SUMS = ("r10", "r11", "r12", "lr")
 _MAX_OFFSET = 4095  # STRB's immediate offset
 

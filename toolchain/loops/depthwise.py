@@ -38,9 +38,11 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ASM_CHANNELS", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG",
-           "RowPairPlan", "asm_tiles", "band_major", "banded_row_order", "depthwise_window",
-           "has_row_pairs", "input_depth", "live_columns", "output_cost", "quad_rows",
+__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_TILE_BYTES", "ASM_UNROLL_TILES",
+           "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
+           "asm_code_bytes", "asm_tiles", "band_major", "banded_row_order",
+           "depthwise_window", "has_row_pairs", "input_depth", "live_columns",
+           "output_cost", "quad_rows",
            "record_words", "records_over_row", "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
@@ -429,18 +431,47 @@ def records_over_row(records_words: int, channels: int, quad: bool) -> bool:
 
 
 # Output channels up to which a layer of records over the row runs its own assembly
-# tiles (codegen/depthwise_asm.py), its records in their layout: each call kind is a
-# function of about 150 bytes a tile, 3 to 12 tiles, where the tails kernel is shared.
+# tiles (codegen/depthwise_asm.py), its records in their layout, whatever the flash:
+# each call kind is a function of about 150 bytes a tile, 3 to 12 tiles, where the
+# tails kernel is shared.
 ASM_CHANNELS = 3
+# Up to this many, a layer runs them where their code fits the --optimize mode's flash
+# room (schedule/row_pair_records.py; none under `size`): 9-13 % fewer instructions
+# over 4-13 channels (10x10x8 11,851 -> 10,677, 19x6x13 21,519 -> 18,887 on cortex-m4)
+# for 1.5-14 KB more code a layer.
+ASM_ROOM_CHANNELS = 13
+# Tiles (columns x channels) a call writes out; past it the inner columns loop.
+ASM_UNROLL_TILES = 12
+ASM_TILE_BYTES = 150  # a 4-row tile's code (47 instructions, Thumb-2), rounded up
 _STRB_OFFSET = 4095  # the tiles' stores reach their last row by STRB's immediate offset
 
 
-def asm_tiles(k: Kernel, plan: RowPairPlan, quad: bool) -> bool:
+def asm_code_bytes(k: Kernel, plan: RowPairPlan) -> int:
+    """An upper estimate of the code of kernel `k`'s own assembly tiles (`plan` its
+    row-pair plan): ASM_TILE_BYTES for each tile its calls write out (the columns before
+    and after the loop of inner columns, and one of them, past ASM_UNROLL_TILES: as
+    codegen/depthwise_asm.py tile_body), for each call kind: a 4-row call's two slot
+    rotations and the remainder's rows."""
+    w_in = k.operands[plan.x.operand].shape[2]
+    columns, channels = k.domain[X], k.domain[C]
+    inner = sum(live_columns(x, plan.col, w_in) == (0, 1, 2) for x in range(columns))
+    written = columns - inner + 1 if inner > 1 and columns * channels > ASM_UNROLL_TILES \
+        else columns
+    kinds = 2 + (k.domain[Y] % QUAD_ROWS != 0)
+    return ASM_TILE_BYTES * written * channels * kinds
+
+
+def asm_tiles(k: Kernel, plan: RowPairPlan, quad: bool, code_room: int = 0) -> bool:
     """Whether kernel `k` (`plan` its row-pair plan, `quad` its 4-row tiles) runs its own
     assembly tiles where its records are repeated over the row (doubled, shifts 1-31:
-    schedule/row_pair_records.py says, and records the shifts in `Kernel.record_shifts`)."""
-    return (quad and plan.stride == 1 and k.domain[C] <= ASM_CHANNELS
-            and 3 * k.domain[X] * k.domain[C] <= _STRB_OFFSET)
+    schedule/row_pair_records.py says, and records the shifts in `Kernel.record_shifts`):
+    up to ASM_CHANNELS channels always, up to ASM_ROOM_CHANNELS where their code
+    (asm_code_bytes) fits `code_room` bytes of flash."""
+    if not (quad and plan.stride == 1 and 3 * k.domain[X] * k.domain[C] <= _STRB_OFFSET):
+        return False
+    channels = k.domain[C]
+    return channels <= ASM_CHANNELS or (
+        channels <= ASM_ROOM_CHANNELS and asm_code_bytes(k, plan) <= code_room)
 
 
 def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:

@@ -33,6 +33,7 @@ import numpy as np
 from toolchain.kernel.form import Apply, Const, Expr, Index, Kernel, Load
 from toolchain.loops import choose_schedule
 from toolchain.loops.depthwise import (
+    ASM_CHANNELS,
     CI,
     DOUBLED_FLAG,
     KX,
@@ -50,6 +51,7 @@ from toolchain.loops.depthwise import (
     C,
     RowPairPlan,
     X,
+    asm_code_bytes,
     asm_tiles,
     has_row_pairs,
     live_columns,
@@ -102,13 +104,16 @@ def _halves(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | None],
-                     quad: bool = False, over_row: bool = True) -> np.ndarray | None:
+                     quad: bool = False, over_row: bool = True, code_room: int = 0
+                     ) -> np.ndarray | None:
     """The records of kernel `k` (module docstring) from its constant operands
     (`operands[j]`: operand j's array, None for a non-constant), or None when one of
     the values is not a constant the records can hold. `quad`: the 4-row kernels'
     records (two words more: s and the next code's stack slot for the tails kernel,
     loops/depthwise.py QUAD_RECORD_WORDS); `over_row`: the tails kernel's repeated over
-    the row where they fit (`_over_row`)."""
+    the row where they fit (`_over_row`), or the layer's own assembly tiles' where
+    loops/depthwise.py asm_tiles takes them with `code_room` bytes of flash for their
+    code."""
     channels = k.domain[C]
     c = np.arange(channels)
     at = {C: c}
@@ -150,7 +155,7 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     if table.shape != (channels, record_words(quad)):
         return None
     if over_row and flags & TAILS_FLAG and plan.stride == 1:
-        if asm_tiles(k, plan, quad) and _over_row(table, k.domain[X]) is not table:
+        if asm_tiles(k, plan, quad, code_room) and _over_row(table, k.domain[X]) is not table:
             table = _asm_rows(k, plan, w * f, f * bias, multiplier, f * k_high)
         else:
             table = _over_row(table, k.domain[X])
@@ -221,7 +226,10 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             continue
         quad = quad_rows(nest)
         operands = constant_operands(program, step)
-        records = row_pair_records(k, plan, operands, quad)
+        # The room the tiles' code may take past 4 channels: what the records over the
+        # row (12 words a column and channel, bound below) leave.
+        code_room = flash_room - 4 * record_words(quad) * k.domain[X] * k.domain[C]
+        records = row_pair_records(k, plan, operands, quad, code_room=code_room)
         if records is None:
             continue
         if records.nbytes > flash_room and records_over_row(records.size, k.domain[C], quad):
@@ -234,10 +242,13 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             continue
         flash_room = max(0, flash_room - records.nbytes)
         bind_records(program, step, records)
-        if records[-1] & TAILS_FLAG and asm_tiles(k, plan, quad) and \
+        if records[-1] & TAILS_FLAG and asm_tiles(k, plan, quad, code_room) and \
                 records_over_row(records.size, k.domain[C], quad):
             # The records of the layer's own assembly tiles (_asm_rows), which take the
-            # shifts as immediates (codegen/depthwise_asm.py).
+            # shifts as immediates (codegen/depthwise_asm.py); their code past
+            # ASM_CHANNELS takes its bytes of the room.
+            if k.domain[C] > ASM_CHANNELS:
+                flash_room = max(0, flash_room - asm_code_bytes(k, plan))
             s = row_pair_records(k, plan, operands, quad, over_row=False)
             s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
             step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
