@@ -15,6 +15,7 @@ from tflite_models import Op, build_model, int8_layer_op
 from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.loops.depthwise import (
+    ASM_ROOM_CHANNELS,
     QUAD_RECORD_WORDS,
     TAIL_COLUMN_END,
     TAIL_NEXT_A,
@@ -57,14 +58,18 @@ def _halves(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_doubled_records(tmp_path: Path) -> None:
-    program, w = _program(tmp_path, "cortex-m4")
+    # Past the channels the per-layer assembly tiles take (ASM_ROOM_CHANNELS: they lay
+    # their records out their own way, schedule/row_pair_records.py _asm_rows), still
+    # within the records over the row: the tails kernel's records.
+    c = ASM_ROOM_CHANNELS + 1
+    program, w = _program(tmp_path, "cortex-m4", channels=c)
     k, records = _records(program)
     # 19 rows: 4-row tiles, whose records have the tails kernel's two words, repeated
-    # for each of the row's 6 output columns (8 channels: 2.3 KB).
-    assert records.shape == (6 * 8 * QUAD_RECORD_WORDS + 1,)
+    # for each of the row's 6 output columns (14 channels: 4,032 B).
+    assert records.shape == (6 * c * QUAD_RECORD_WORDS + 1,)
     assert records[-1] == DOUBLED_FLAG | TAILS_FLAG
-    rows = records[:-1].reshape(6 * 8, QUAD_RECORD_WORDS).astype(np.int64)
-    table = rows[:8]
+    rows = records[:-1].reshape(6 * c, QUAD_RECORD_WORDS).astype(np.int64)
+    table = rows[:c]
     assert np.all(table[:, 2] % 2 == 0)  # the bias, doubled, after column 0's weights
     for kx, at in enumerate((0, 3, 5)):
         lo, hi = _halves(table[:, at])
@@ -74,13 +79,13 @@ def test_doubled_records(tmp_path: Path) -> None:
     shift = table[:, 9] & 0xFF
     assert np.all(shift >= 2)
     # The last channel's shift word ends the 4-row kernel's channel loop.
-    assert list(table[:, 9] >> 8) == [0] * 7 + [1]
+    assert list(table[:, 9] >> 8) == [0] * (c - 1) + [1]
     # The tails kernel: s as its TBH index, then the next head (the column's end last).
     assert np.array_equal(table[:, 10], shift)
     # Each column's last channel goes on to the next column's first (head A), the row's
     # last to the return: the column's end never runs.
     assert np.array_equal(rows[:, :11], np.tile(table[:, :11], (6, 1)))
-    assert list(rows[:, 11]) == [TAIL_NEXT_A] * 47 + [TAIL_RETURN]
+    assert list(rows[:, 11]) == [TAIL_NEXT_A] * (6 * c - 1) + [TAIL_RETURN]
 
 
 def test_records_of_many_channels_are_not_repeated(tmp_path: Path) -> None:
