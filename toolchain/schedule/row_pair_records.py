@@ -155,7 +155,7 @@ def row_pair_records(k: Kernel, plan: RowPairPlan, operands: list[np.ndarray | N
     if table.shape != (channels, record_words(quad)):
         return None
     if over_row and flags & TAILS_FLAG and plan.stride == 1:
-        if asm_tiles(k, plan, quad, code_room) and _over_row(table, k.domain[X]) is not table:
+        if asm_tiles(k, plan, quad, code_room) and _fits_over_row(table, k.domain[X]):
             table = _asm_rows(k, plan, w * f, f * bias, multiplier, f * k_high)
         else:
             table = _over_row(table, k.domain[X])
@@ -189,13 +189,19 @@ def _asm_rows(k: Kernel, plan: RowPairPlan, w: np.ndarray, bias: np.ndarray,
     return np.concatenate(rows)
 
 
+def _fits_over_row(table: np.ndarray, columns: int) -> bool:
+    """Whether the records `table` repeated for a row's `columns` outputs fit
+    ROW_RECORDS_BYTES (int64 here: the int32 words are half its bytes)."""
+    return columns >= 2 and table.nbytes // 2 * columns <= ROW_RECORDS_BYTES
+
+
 def _over_row(table: np.ndarray, columns: int) -> np.ndarray:
     """The tails kernel's records repeated for each of a row's `columns` outputs, where
     they fit ROW_RECORDS_BYTES: each column's last channel then goes on to head A of the
     next column's first (the kernel's record pointer runs on), the row's last to the
     return, and the column's end never runs (loops/depthwise.py)."""
-    if columns < 2 or table.nbytes // 2 * columns > ROW_RECORDS_BYTES:
-        return table  # (int64 here: the int32 words are half its bytes)
+    if not _fits_over_row(table, columns):
+        return table
     rows = np.tile(table, (columns, 1))
     channels = table.shape[0]
     rows[channels - 1::channels, _NEXT] = TAIL_NEXT_A
