@@ -35,7 +35,7 @@ from dataclasses import replace
 import numpy as np
 
 from toolchain.kernel.form import Kernel
-from toolchain.schedule.first_layer_plan import C, X, Y, FirstLayerPlan
+from toolchain.schedule.first_layer_plan import C, FirstLayerPlan, X, Y
 
 __all__ = ["CHANNELS", "LOOP_PIXELS", "PIXELS_PER_LDM", "STAGED_BYTES", "asm_records",
            "blocks", "code_bytes", "groups", "takes", "upgrade"]
