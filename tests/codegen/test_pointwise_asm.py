@@ -26,6 +26,7 @@ from toolchain.codegen import pointwise_asm
 from toolchain.schedule.pointwise_asm_records import (
     LOOP_PIXELS,
     STAGED_BYTES,
+    UNIT_PIXELS,
     asm_records,
     blocks,
     code_bytes,
@@ -130,7 +131,8 @@ def test_others_stay_exact(tmp_path: Path) -> None:
 
 def test_every_entry_into_the_body() -> None:
     """A block of any pixel count enters the loop's body at the pixel that leaves
-    whole loops: every entry a label, the LDM holding it done first."""
+    whole loops: every entry a label, the LDM holding it done first (and a pair's
+    first pixel's sum where it enters at the second)."""
     for cin in (2, 3):
         loop = LOOP_PIXELS[cin]
         for pixels in range(1, 2 * loop + 1):
@@ -138,7 +140,11 @@ def test_every_entry_into_the_body() -> None:
             j = (loop - pixels % loop) % loop
             assert body.count("ssat") == 2 * loop  # two shifts: two loops
             assert (f"b {102 + j}f" in body) == (j > 0)
-            assert ("sub r0, r0" in body) == (j > 0)
+            # the words of whole units before the block's first pixel's unit
+            assert ("sub r0, r0" in body) == (j >= UNIT_PIXELS[cin])
+            if cin == 3 and j % 2:  # a pair's second pixel: its sum before the branch
+                entry = body[:body.index(f"b {102 + j}f")].rstrip().splitlines()
+                assert entry[-1].strip().startswith("smlatb")
 
 
 def test_records_sorted_by_shift() -> None:

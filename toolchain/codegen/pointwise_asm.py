@@ -39,8 +39,12 @@ from toolchain.schedule.first_layer_plan import FirstLayerPlan, X, Y
 from toolchain.schedule.pointwise_asm_records import (
     LOOP_PIXELS,
     PIXELS_PER_LDM,
+    UNIT_PIXELS,
+    UNIT_WORDS,
     blocks,
+    entry,
     groups,
+    staged_words,
     words,
 )
 
@@ -54,29 +58,50 @@ _PIXEL_REGS = ("r8", "r9", "r10", "r11", "r12", "lr")
 SLACK_WORDS = 6
 
 
-def _output(cin: int, pixel: int, shift: int, cout: int) -> list[str]:
-    """The output of the pixel in slot `pixel` of a LDM's registers."""
-    if cin == 2:
-        p, t = _PIXEL_REGS[pixel], "r3"
-        head = [f"smlad {p}, {p}, r5, r4"]
-    else:
-        p, t = _PIXEL_REGS[2 * pixel], _PIXEL_REGS[2 * pixel + 1]
-        head = [f"smlad {p}, {p}, r4, r3", f"smlabb {p}, {t}, r5, {p}"]
-    return head + [f"smmlar {t}, {p}, r6, r7", f"sub {t}, {t}, {p}, lsr #31",
-                   f"ssat {t}, #8, {t}, asr #{shift}", f"strb {t}, [r1], #{cout}"]
+def _output(pixel: int, shift: int, cout: int) -> list[str]:
+    """2 channels: the output of the pixel in register `pixel` of a LDM's."""
+    p, t = _PIXEL_REGS[pixel], "r3"
+    return [f"smlad {p}, {p}, r5, r4", *_requantize(p, t, shift, cout)]
+
+
+def _requantize(p: str, t: str, shift: int, cout: int) -> list[str]:
+    """The doubled sum in `p` to int8 in `t`, stored (module docstring)."""
+    return [f"smmlar {t}, {p}, r6, r7", f"sub {t}, {t}, {p}, lsr #31",
+            f"ssat {t}, #8, {t}, asr #{shift}", f"strb {t}, [r1], #{cout}"]
+
+
+def _odd_sum(a1: str, c2: str) -> list[str]:
+    """3 channels: the second pixel's sum of a pair, (x0, x1) in `a1`, x2 the top of
+    `c2`."""
+    return [f"smlad {a1}, {a1}, r4, r3", f"smlatb {a1}, {c2}, r5, {a1}"]
+
+
+def _pair(unit: int, shift: int, cout: int, labels: tuple[str, str]) -> list[str]:
+    """3 channels: the outputs of the pair of pixels in registers 3 unit .. 3 unit + 2
+    of a LDM's, (x0, x1) of each and (x2, x2'): both sums, the second's first (x2' is
+    read before the first's result takes its register), then the first's output and
+    the second's. `labels`: those to put before the first's sums and the second's
+    output ('' none)."""
+    a0, a1, c2 = _PIXEL_REGS[3 * unit:3 * unit + 3]
+    code = [labels[0]] if labels[0] else []
+    code += [*_odd_sum(a1, c2), f"smlad {a0}, {a0}, r4, r3", f"smlabb {a0}, {c2}, r5, {a0}",
+             *_requantize(a0, c2, shift, cout)]
+    code += [labels[1]] if labels[1] else []
+    return code + _requantize(a1, a0, shift, cout)
 
 
 def _group(cin: int, shift: int, channels: int, pixels: int, cout: int, label: int
            ) -> list[str]:
     """The loop over one shift's `channels`, each over the block's `pixels` (labels
     from `label`: its channel loop, its pixel loop, the entry's targets)."""
-    per_ldm, loop = PIXELS_PER_LDM[cin], LOOP_PIXELS[cin]
+    per_ldm, loop, unit = PIXELS_PER_LDM[cin], LOOP_PIXELS[cin], UNIT_PIXELS[cin]
     stride = 4 * (words(cin) + 4)  # a channel's record
     rec = "r3" if cin == 2 else "r9"
     regs = "{r4-r8}" if cin == 2 else "{r3-r8}"  # the constants, r8 the offset
-    ldm = "{" + ", ".join(_PIXEL_REGS[:per_ldm * words(cin)]) + "}"
-    bytes_per = 4 * words(cin)
-    j = (loop - pixels % loop) % loop  # the body's pixels before the block's first
+    ldm = "{" + ", ".join(_PIXEL_REGS) + "}"
+    ldm_bytes = 4 * len(_PIXEL_REGS)
+    unit_bytes = 4 * UNIT_WORDS[cin]
+    j = entry(cin, pixels)  # the body's pixels before the block's first
     chan, body = f"{label}", f"{label + 1}"
     code = []
     if channels > 1:
@@ -86,24 +111,35 @@ def _group(cin: int, shift: int, channels: int, pixels: int, cout: int, label: i
             [f"movw r2, #{span}", f"add {rec}, {rec}, r2"]
         code += [f"str {rec}, [sp, #12]", f"{chan}:"]
     code += [f"ldr {rec}, [sp, #8]", f"ldm {rec}!, {regs}", f"str {rec}, [sp, #8]",
-             "ldm sp, {r0, r1}", "add r1, r1, r8", f"add r2, r0, #{bytes_per * (j + pixels)}"]
-    # The entry: at the body's pixel j, the LDM holding it done first.
+             "ldm sp, {r0, r1}", "add r1, r1, r8",
+             f"add r2, r0, #{unit_bytes * ((j + pixels) // unit)}"]
+    # The entry: at the body's pixel j, the LDM holding it done first (and, entering
+    # at a pair's second pixel, its sum).
     group, first = divmod(j, per_ldm)
+    target = f"{label + 2 + j}f"
     if group:
-        code.append(f"add r0, r0, #{bytes_per * per_ldm * group}")
+        code.append(f"add r0, r0, #{ldm_bytes * group}")
     if first:
-        code += [f"ldm r0!, {ldm}", f"b {label + 2 + j}f"]
+        code.append(f"ldm r0!, {ldm}")
+        if cin == 3 and first % 2:
+            code += _odd_sum(*_PIXEL_REGS[3 * (first // 2) + 1:3 * (first // 2) + 3])
+        code.append(f"b {target}")
     elif group:
-        code.append(f"b {label + 2 + j}f")
+        code.append(f"b {target}")
+
+    def mark(i: int) -> str:
+        return f"{label + 2 + i}:" if i == j and i else ""
+
     code.append(f"{body}:")
-    for i in range(loop):
-        if i % per_ldm == 0:
-            if i and i == j:
-                code.append(f"{label + 2 + i}:")
-            code.append(f"ldm r0!, {ldm}")
-        elif i == j:
-            code.append(f"{label + 2 + i}:")
-        code += _output(cin, i % per_ldm, shift, cout)
+    for i in range(0, loop, per_ldm):
+        code += [m for m in (mark(i),) if m] + [f"ldm r0!, {ldm}"]
+        if cin == 2:
+            for k in range(per_ldm):
+                code += [m for m in (mark(i + k),) if m and k] + _output(k, shift, cout)
+        else:
+            for u in range(per_ldm // 2):
+                code += _pair(u, shift, cout, (mark(i + 2 * u) if u else "",
+                                               mark(i + 2 * u + 1)))
     code += ["cmp r0, r2", f"bne {body}b"]
     if channels > 1:
         code += [f"ldr {rec}, [sp, #8]", "ldr r2, [sp, #12]", f"cmp {rec}, r2",
@@ -120,9 +156,10 @@ def kernel_body(cin: int, shifts: tuple[int, ...], pixels: int, cout: int) -> st
             not 1 <= cout <= 255 or pixels < 1:
         raise ValueError("a pointwise kernel needs 2-3 channels, shifts of 1-31 and "
                          "1-255 outputs")
-    loop = LOOP_PIXELS[cin]
-    j = (loop - pixels % loop) % loop
-    back = 4 * words(cin) * j
+    j = entry(cin, pixels)
+    # the staged words of the units before the block's (the pair of its first pixel
+    # starts the block's words)
+    back = 4 * UNIT_WORDS[cin] * (j // UNIT_PIXELS[cin])
     code = [f"sub r0, r0, #{back}"] if back else []
     code += ["push {r0-r3}"]
     for g, (shift, n) in enumerate(groups(shifts)):
@@ -144,11 +181,11 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
         raise EmitError(f"kernel {k.name!r}: {len(shifts)} shifts for {cout} channels")
     c = lambda v: ir.Constant(I32, v)  # noqa: E731
     cin = plan.cin
-    per = words(cin)
     sizes = blocks(k, cin)
     here = b.block
     b.position_at_start(em.fn.entry_basic_block)
-    buf = b.alloca(ir.ArrayType(I32, SLACK_WORDS + per * max(sizes)), name="pw_staged")
+    most = max(staged_words(cin, n) for n in sizes)
+    buf = b.alloca(ir.ArrayType(I32, SLACK_WORDS + most), name="pw_staged")
     buf.align = 8
     b.position_at_end(here)
     staged = b.gep(b.bitcast(buf, I32.as_pointer()), [c(SLACK_WORDS)])
@@ -168,22 +205,61 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
         v = b.load(b.gep(x_buf, [b.add(at, c(ci))], source_etype=I8), typ=I8)
         return b.sext(v, I32)
 
-    def stage(p0: int, i: ir.Value) -> None:
-        p = b.add(i, c(p0))
+    sxtb16 = b.module.globals.get("llvm.arm.sxtb16") or ir.Function(
+        b.module, ir.FunctionType(I32, [I32]), "llvm.arm.sxtb16")
+
+    def at(p: ir.Value) -> ir.Value:
+        """The byte offset of the input pixel of output pixel `p` (of the map)."""
         if dense:
-            at = b.mul(p, c(cin))
-        else:
-            oy, ox = b.udiv(p, c(w_out)), b.urem(p, c(w_out))
-            at = b.mul(b.add(b.mul(b.add(b.mul(oy, c(sy)), c(oy0)), c(w_in)),
-                             b.add(b.mul(ox, c(sx)), c(ox0))), c(cin))
-        pair = b.or_(b.and_(tap(at, 0), c(0xFFFF)), b.shl(tap(at, 1), c(16)))
-        b.store(pair, b.gep(staged, [b.mul(i, c(per))]))
-        if cin == 3:  # SMLABB reads the low half only
-            b.store(tap(at, 2), b.gep(staged, [b.add(b.mul(i, c(per)), c(1))]))
+            return b.mul(p, c(cin))
+        oy, ox = b.udiv(p, c(w_out)), b.urem(p, c(w_out))
+        return b.mul(b.add(b.mul(b.add(b.mul(oy, c(sy)), c(oy0)), c(w_in)),
+                           b.add(b.mul(ox, c(sx)), c(ox0))), c(cin))
+
+    def pair(a: ir.Value) -> ir.Value:
+        """(x0, x1) of the pixel at `a` as 16-bit halves."""
+        if cin == 2 and dense:  # the pixel's halfword: bytes 0 and 2 of h | h << 8
+            h = b.load(b.bitcast(b.gep(x_buf, [a], source_etype=I8), I16.as_pointer()),
+                       typ=I16)
+            h.align = 2
+            h = b.zext(h, I32)
+            return b.call(sxtb16, [b.or_(h, b.shl(h, c(8)))])
+        return b.or_(b.and_(tap(a, 0), c(0xFFFF)), b.shl(tap(a, 1), c(16)))
+
+    def stage_two(p0: int, first: ir.Value, second: ir.Value, dest: ir.Value) -> None:
+        """Block pixels `first` and `second` into staged unit `dest` (3 channels: the
+        words (x0, x1) of each and (x2, x2')) or words dest and dest + 1 (2)."""
+        a0, a1 = at(b.add(first, c(p0))), at(b.add(second, c(p0)))
+        if cin == 2:
+            for k, a in enumerate((a0, a1)):
+                b.store(pair(a), b.gep(staged, [b.add(dest, c(k))]))
+            return
+        base = b.mul(dest, c(3))
+        b.store(pair(a0), b.gep(staged, [base]))
+        b.store(pair(a1), b.gep(staged, [b.add(base, c(1))]))
+        third = b.or_(b.and_(tap(a0, 2), c(0xFFFF)), b.shl(tap(a1, 2), c(16)))
+        b.store(third, b.gep(staged, [b.add(base, c(2))]))
+
+    def stage_block(p0: int, n: int) -> None:
+        """Two pixels a pass (the loop's test shared). 3 channels: entering the body
+        at a pair's second pixel, the block's first pixel is a pair's second (the
+        pair's first its copy, never stored); 2: an odd last pixel after."""
+        lead = entry(cin, n) % 2 if cin == 3 else 0
+        if lead:
+            stage_two(p0, c(0), c(0), c(0))
+        if n - lead >= 2:
+            def two(i: ir.Value) -> None:
+                first = b.add(b.mul(i, c(2)), c(lead))
+                dest = i if cin == 3 else b.mul(i, c(2))
+                stage_two(p0, first, b.add(first, c(1)),
+                          b.add(dest, c(lead)) if lead else dest)
+            em._loop_range("pw.stage", 0, (n - lead) // 2, 1, two)
+        if (n - lead) % 2:  # 2 channels only (3: the pairs are whole)
+            b.store(pair(at(c(p0 + n - 1))), b.gep(staged, [c(n - 1)]))
 
     p0 = 0
     for n in sizes:
-        em._loop_range("pw.stage", 0, n, 1, lambda i, p0=p0: stage(p0, i))
+        stage_block(p0, n)
         out = b.gep(out_buf, [c(p0 * cout)], source_etype=I8)
         b.call(kernels[n], [b.bitcast(staged, PTR), out, records])
         p0 += n

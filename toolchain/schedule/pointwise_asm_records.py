@@ -37,14 +37,19 @@ import numpy as np
 from toolchain.kernel.form import Kernel
 from toolchain.schedule.first_layer_plan import C, FirstLayerPlan, X, Y
 
-__all__ = ["CHANNELS", "LOOP_PIXELS", "PIXELS_PER_LDM", "STAGED_BYTES", "asm_records",
-           "blocks", "code_bytes", "groups", "takes", "upgrade"]
+__all__ = ["CHANNELS", "LOOP_PIXELS", "PIXELS_PER_LDM", "STAGED_BYTES", "UNIT_PIXELS",
+           "UNIT_WORDS", "asm_records", "blocks", "code_bytes", "entry", "groups", "staged_words",
+           "takes", "upgrade", "words"]
 
 CHANNELS = (2, 3)  # input channels: a staged pair (and a single)
-# Pixels a LDM of staged words loads (6 registers) and the loop's body takes (its
-# test, CMP and BNE, shared by them): 5.33 and 6.67 instructions an output.
-PIXELS_PER_LDM = {2: 6, 3: 3}
-LOOP_PIXELS = {2: 12, 3: 6}
+# Pixels a LDM of staged words loads (6 registers: 6 pixels of 2 channels, 2 pairs of
+# pixels of 3, (x0, x1) of each and (x2, x2') of both) and the loop's body takes (its
+# test, CMP and BNE, shared by them): 5.33 and 6.5 instructions an output.
+PIXELS_PER_LDM = {2: 6, 3: 4}
+LOOP_PIXELS = {2: 12, 3: 8}
+# The staged pixels of a unit (1, or a pair for 3 channels) and its words.
+UNIT_PIXELS = {2: 1, 3: 2}
+UNIT_WORDS = {2: 1, 3: 3}
 # The staged pixels of a call (on the dispatch's stack), at most: 19x6 over 3 channels
 # takes 912 B in one call; a call costs about 12 instructions a channel.
 STAGED_BYTES = 2048
@@ -54,8 +59,20 @@ _SHIFT_FIELD = -1  # the im2col records' last word of a channel: s
 
 
 def words(cin: int) -> int:
-    """Staged words of a pixel: (x0, x1) and, for 3 channels, (x2, -)."""
+    """A channel's weight words in the records: (w0, w1) and, for 3 channels, (w2, 0)."""
     return -(-cin // 2)
+
+
+def entry(cin: int, pixels: int) -> int:
+    """The pixel of the loop's body at which a block of `pixels` enters it, so that
+    whole loops follow (codegen/pointwise_asm.py)."""
+    return -pixels % LOOP_PIXELS[cin]
+
+
+def staged_words(cin: int, pixels: int) -> int:
+    """The staged words of a block of `pixels`: whole units, one more for a block
+    entered at the second pixel of a pair (codegen/pointwise_asm.py)."""
+    return UNIT_WORDS[cin] * -(-(pixels + UNIT_PIXELS[cin] - 1) // UNIT_PIXELS[cin])
 
 
 def takes(k: Kernel, plan: FirstLayerPlan) -> bool:
@@ -74,7 +91,7 @@ def blocks(k: Kernel, cin: int) -> list[int]:
     """The pixels of each call: as even as they go within STAGED_BYTES (a longer
     first ones, so at most two sizes and so two kernels)."""
     total = k.domain[Y] * k.domain[X]
-    most = STAGED_BYTES // (4 * words(cin))
+    most = STAGED_BYTES * UNIT_PIXELS[cin] // (4 * UNIT_WORDS[cin]) - 1
     n = -(-total // most)
     base, extra = divmod(total, n)
     return [base + (1 if i < extra else 0) for i in range(n)]
@@ -98,7 +115,7 @@ def code_bytes(cin: int, shifts: tuple[int, ...], pixel_counts: list[int]) -> in
     n_groups = len(groups(shifts))
     per_output = 6 if cin == 3 else 5
     body = LOOP_PIXELS[cin] * per_output + LOOP_PIXELS[cin] // PIXELS_PER_LDM[cin] + 2
-    group = 3 + 7 + 3 + body + 4
+    group = 3 + 7 + 5 + body + 4
     return 4 * len(set(pixel_counts)) * (6 + n_groups * group)
 
 
