@@ -2,12 +2,11 @@
 schedule/pointwise_asm_records.py).
 
 Under QEMU, bit for bit against the reference and TFLite Micro, on every DSP board: 2 and
-3 input channels to odd output counts 3-67, both sweep maps and others (blocks of pixels
+3 input channels to odd output counts 1-67, both sweep maps and others (blocks of pixels
 of two sizes, every entry into the loop's body), per-tensor and per-channel weights
 (one shift or several: a loop per shift), shifts to the right, zero and to the left, no
 activation, RELU and RELU6, negative zero points. The layers the kernel does not take
-(a shift of 0 or to the left, an activation's clamp narrower than int8's, one output
-channel) stay exact on
+(a shift of 0 or to the left, an activation's clamp narrower than int8's) stay exact on
 their other kernels; under --optimize size (no flash room) no layer takes it.
 """
 
@@ -23,6 +22,7 @@ from tflite_models import Op, build_model, int8_layer_op, run_tflm
 
 import minirt
 from toolchain.codegen import pointwise_asm
+from toolchain.schedule import first_layer_records
 from toolchain.schedule.pointwise_asm_records import (
     LOOP_PIXELS,
     STAGED_BYTES,
@@ -49,11 +49,13 @@ TAKEN: list[Layer] = [
     (3, 3, 2, 17, False, 1.0, "NONE", 2), (40, 29, 2, 15, True, 1.0, "NONE", -3),
     (23, 21, 3, 3, True, 1.0, "NONE", 9), (7, 1, 3, 5, False, 1.0, "NONE", -128),
 ]
+# One output channel: its bias added in the epilogue (first_layer_plan's `bias`).
+ONE: list[Layer] = [(10, 10, 2, 1, True, 1.0, "NONE", -100),
+                    (7, 1, 3, 1, False, 1.0, "NONE", -128), (19, 6, 3, 1, True, 1.0, "RELU", -128)]
+TAKEN += ONE
 # Past the kernel: shifts of 0 and to the left, RELU6's clamp (the folded form takes
-# the clamp of int8 only), per-tensor and per-channel; one output channel (its bias
-# added in the epilogue, which the im2col plan does not read).
+# the clamp of int8 only), per-tensor and per-channel.
 OTHERS: list[Layer] = [
-    (10, 10, 2, 1, True, 1.0, "NONE", -100), (7, 1, 3, 1, False, 1.0, "NONE", -128),
     (10, 10, 2, 9, False, 2.0 ** 8.4, "NONE", -5), (19, 6, 3, 5, True, 2.0 ** 10, "NONE", 4),
     (10, 10, 3, 11, True, 1.0, "RELU6", -128), (19, 6, 2, 3, False, 2.0 ** 12, "RELU", -128),
 ]
@@ -127,6 +129,17 @@ def test_others_stay_exact(tmp_path: Path) -> None:
     assert not _kernels(_run(OTHERS, "cortex-m4", tmp_path / "others", seed=22))
     assert not _kernels(_run(TAKEN[:6], "cortex-m4", tmp_path / "size", seed=23,
                              optimize="size"))
+
+
+def test_one_channel_on_the_im2col_kernel(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where this kernel declines a layer of one output channel (no room for its code),
+    the im2col kernel computes it from the same records, the epilogue's bias in them:
+    exact too."""
+    monkeypatch.setattr(first_layer_records, "upgrade", lambda hit, plan, room: (hit, 0))
+    symbols = _run(ONE, "cortex-m4", tmp_path, seed=24)
+    assert not _kernels(symbols) and "mrt_i2c_only1_s8" in symbols
+    assert "mrt_i2c_only2_s8" in symbols
 
 
 def test_every_entry_into_the_body() -> None:

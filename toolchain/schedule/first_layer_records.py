@@ -91,6 +91,7 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
                                        for v in values)
+    bias = bias + plan.bias  # a bias the epilogue adds (one output channel)
     ky, kx, ci = plan.dims
     grid = np.meshgrid(c, np.arange(plan.kh), np.arange(plan.kw), np.arange(plan.cin),
                        indexing="ij")
