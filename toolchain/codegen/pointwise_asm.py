@@ -2,30 +2,34 @@
 (codegen/asm_kernels.py): the output channels outer, the staged pixels inner.
 
 schedule/pointwise_asm_records.py says which layers and why. The dispatch stages a block
-of pixels (at most STAGED_BYTES) as words, (x0, x1) and for 3 channels (x2, -), on its
-stack, then calls the kernel, which for each output channel loads its constants once
-(one LDM: the doubled bias, the weight words, M, 2 K_hi and its output's offset) and
-walks the block's pixels: 6 (3) pixels an LDM, per output
+of pixels (at most STAGED_BYTES) on its stack, 2 channels a word (x0, x1) a pixel, 3
+channels three words a pair of pixels, (x0, x1) of each and (x2, x2') of both, then
+calls the kernel, which for each output channel loads its constants once (one LDM: the
+doubled bias, the weight words, M, 2 K_hi and its output's offset) and walks the block's
+pixels, a LDM of 6 registers at a time (6 pixels, or 2 pairs), per output
 
-    SMLAD   p, p, w01, bias        (SMLABB p, x2, w2, p for a third channel)
+    SMLAD   p, p, w01, bias        (SMLABB / SMLATB p, x2, w2, p for a third channel)
     SMMLAR  t, p, M, 2 K_hi
     SUB     t, t, p, LSR #31       the sum's sign: TFLite's rounding half away from 0
     SSAT    t, #8, t, ASR #s       the channel's shift as an immediate
     STRB    t, [out], #channels    the next pixel's output of the channel
 
-and a CMP and BNE a loop of 12 (6) pixels: 5.33 (6.67) instructions an output, where
-the im2col kernel's pixel loop takes 8 (9). The channels come sorted by shift (the
-records' order), a loop over each shift's channels. A block's pixel count that is not a
-whole number of loops enters the loop's body at the pixel that leaves whole loops after
-(`j` pixels early, the staged pointer moved back as far: the words read before the block
-are the stack buffer's SLACK, their outputs never stored).
+and a CMP and BNE a loop of 18 (12) pixels: 5.28 (6.42) instructions an output, where
+the im2col kernel's pixel loop takes 8 (9). A pair's second pixel's sum comes first
+(SMLATB reads x2' before the first's result takes the register that held it). The
+channels come sorted by shift (the records' order), a loop over each shift's channels.
+A block's pixel count that is not a whole number of loops enters the loop's body at the
+pixel that leaves whole loops after (`entry`: j pixels early, the staged pointer moved
+back by the units before the block's first pixel's; the words read before the block are
+the stack buffer's SLACK_WORDS, their outputs never stored). With 3 channels and j odd
+the block's first pixel is its first pair's second (the first a copy of it).
 
 Registers, 2 channels: r0 the staged words, r1 the output, r2 the block's end, r3 the
 temporary, r4-r7 bias, w, M, 2 K_hi, r8-r12 and lr six pixels. 3 channels: r3-r7 bias,
-w01, w2, M, 2 K_hi, (r8, r9), (r10, r11), (r12, lr) three pixels; each pixel's first word
-takes the sum and its second the result. Stack: [sp] the block's staged words less j
-pixels, [sp + 4] the output, [sp + 8] the next channel's records, [sp + 12] the end of
-the shift's records.
+w01, w2, M, 2 K_hi, (r8, r9, r10) and (r11, r12, lr) two pairs, each pixel's word
+taking its sum, the pair's third word then the first's result and the first's word the
+second's. Stack: [sp] the block's staged words less the units before, [sp + 4] the
+output, [sp + 8] the next channel's records, [sp + 12] the end of the shift's records.
 """
 
 from __future__ import annotations
