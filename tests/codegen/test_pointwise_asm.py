@@ -52,7 +52,11 @@ TAKEN: list[Layer] = [
 # One output channel: its bias added in the epilogue (first_layer_plan's `bias`).
 ONE: list[Layer] = [(10, 10, 2, 1, True, 1.0, "NONE", -100),
                     (7, 1, 3, 1, False, 1.0, "NONE", -128), (19, 6, 3, 1, True, 1.0, "RELU", -128)]
-TAKEN += ONE
+# Stride 2 (the dispatch stages the pixels; the kernel stages a dense layer's itself),
+# by (h, w, outputs).
+STRIDED = {(21, 7, 5), (10, 10, 9), (9, 11, 1)}
+TAKEN += ONE + [(21, 7, 2, 5, True, 1.0, "NONE", -4), (10, 10, 3, 9, True, 1.0, "NONE", 6),
+                (9, 11, 3, 1, False, 1.0, "NONE", -9)]
 # Past the kernel: shifts of 0 and to the left, RELU6's clamp (the folded form takes
 # the clamp of int8 only), per-tensor and per-channel.
 OTHERS: list[Layer] = [
@@ -63,7 +67,10 @@ OTHERS: list[Layer] = [
 
 def _op(rng: np.random.Generator, layer: Layer, i: int):
     h, w, cin, cout, per_channel, ratio, act, zp = layer
-    op, x, y = int8_layer_op(rng, "conv", h, w, cin, cout, name=f"L{i}")
+    # a layer of 2x a channel's outputs reads every other pixel (stride 2: the
+    # dispatch stages the pixels, the kernel reads no input)
+    stride = 2 if (h, w, cout) in STRIDED else 1
+    op, x, y = int8_layer_op(rng, "conv", h, w, cin, cout, stride=stride, name=f"L{i}")
     wt, bt = op.inputs[1], op.inputs[2]
     if not per_channel:  # one weight scale: one multiplier and shift
         wt = dataclasses.replace(wt, scale=[wt.scale[0]] * cout)
@@ -119,7 +126,9 @@ def test_exact_on_every_dsp_board(board: str, tmp_path: Path) -> None:
     """Every layer of TAKEN by its own kernel (two pixel block sizes on 40x29), exact."""
     symbols = _run(TAKEN, board, tmp_path, seed=21)
     # a kernel a layer and block size (40x29 over 2 channels: blocks of 387 and 386)
-    sizes = [len(set(blocks(_Shape(h, w), cin))) for h, w, cin, *_ in TAKEN]  # type: ignore
+    sizes = [len(set(blocks(_Shape(-(-h // 2), -(-w // 2)) if (h, w, co) in STRIDED else
+                            _Shape(h, w), cin)))  # type: ignore[arg-type]
+             for h, w, cin, co, *_ in TAKEN]
     assert len(_kernels(symbols)) == sum(sizes) and max(sizes) == 2
 
 
@@ -153,6 +162,13 @@ def test_every_entry_into_the_body() -> None:
             j = (loop - pixels % loop) % loop
             assert body.count("ssat") == 2 * loop  # two shifts: two loops
             assert (f"b {102 + j}f" in body) == (j > 0)
+            # staging a dense block itself: 4 pixels a pass, the rest by halfwords or
+            # bytes (a 3-channel block entered at a pair's second: its first pair)
+            staging = pointwise_asm.kernel_body(cin, (3,), pixels, 20, stages=True)
+            lead = j % 2 if cin == 3 else 0
+            assert (f"9{cin - 2}:" in staging) == (pixels - lead >= 4)
+            tail = staging.count("ldrh") if cin == 2 else staging.count("ldrsb")
+            assert tail == ((pixels % 4) if cin == 2 else 3 * lead + 6 * ((pixels - lead) % 4 // 2))
             # the words of whole units before the block's first pixel's unit
             assert ("sub r0, r0" in body) == (j >= UNIT_PIXELS[cin])
             if cin == 3 and j % 2:  # a pair's second pixel: its sum before the branch

@@ -46,6 +46,7 @@ from toolchain.schedule.pointwise_asm_records import (
     UNIT_PIXELS,
     UNIT_WORDS,
     blocks,
+    dense,
     entry,
     groups,
     staged_words,
@@ -151,11 +152,64 @@ def _group(cin: int, shift: int, channels: int, pixels: int, cout: int, label: i
     return code
 
 
-def kernel_body(cin: int, shifts: tuple[int, ...], pixels: int, cout: int) -> str:
+def _stage2(pixels: int) -> list[str]:
+    """2 channels: the block's `pixels` from the input (r3) into the staged words (r12),
+    4 a pass from two words (SXTB16 gives (x0, x0') and (x1, x1'), PKHBT and PKHTB the
+    pixels' pairs), the rest from halfwords; nothing read past the block."""
+    code = []
+    if pixels >= 4:
+        code += [f"add r2, r3, #{2 * (pixels - pixels % 4)}", "90:",
+                 "ldr r4, [r3], #4", "ldr r5, [r3], #4",
+                 "sxtb16 r6, r4", "sxtb16 r7, r4, ror #8",
+                 "sxtb16 r8, r5", "sxtb16 r9, r5, ror #8",
+                 "pkhbt r4, r6, r7, lsl #16", "pkhtb r5, r7, r6, asr #16",
+                 "pkhbt r6, r8, r9, lsl #16", "pkhtb r7, r9, r8, asr #16",
+                 "stm r12!, {r4-r7}", "cmp r3, r2", "bne 90b"]
+    for _ in range(pixels % 4):
+        code += ["ldrh r4, [r3], #2", "orr r4, r4, r4, lsl #8", "sxtb16 r4, r4",
+                 "str r4, [r12], #4"]
+    return code
+
+
+def _stage3(pixels: int, lead: int) -> list[str]:
+    """3 channels: the block's `pixels` from the input (r3) into the staged pairs (r12):
+    a first pair of the first pixel twice where the block starts at a pair's second
+    (`lead`), then 4 pixels a pass from three words (x0 x1 x2 x0' | x1' x2' x0'' x1'' |
+    ...: 8 SXTB16 and 6 PKH for 2 pairs), a last pair from bytes."""
+    code = []
+    if lead:
+        code += ["ldrsb r4, [r3], #1", "ldrsb r5, [r3], #1", "ldrsb r6, [r3], #1",
+                 "pkhbt r4, r4, r5, lsl #16", "mov r5, r4", "pkhbt r6, r6, r6, lsl #16",
+                 "stm r12!, {r4-r6}"]
+    rest = pixels - lead
+    if rest >= 4:
+        code += [f"add r2, r3, #{3 * (rest - rest % 4)}", "91:",
+                 "ldr r4, [r3], #4", "ldr r5, [r3], #4",
+                 "sxtb16 r10, r4", "sxtb16 r11, r4, ror #8", "sxtb16 lr, r4, ror #24",
+                 "pkhbt r4, r10, r11, lsl #16",          # (x0, x1) of the first
+                 "sxtb16 r11, r5", "sxtb16 r7, r5, ror #24", "sxtb16 r8, r5, ror #8",
+                 "pkhbt r5, lr, r11, lsl #16",           # of the second
+                 "pkhtb r6, r7, r10, asr #16",           # (x2, x2') of the first pair
+                 "pkhtb r7, r8, r11, asr #16",           # (x0, x1) of the third
+                 "ldr r10, [r3], #4",
+                 "sxtb16 r11, r10, ror #8", "sxtb16 lr, r10, ror #16",
+                 "pkhbt r8, r11, lr, lsl #16",           # of the fourth
+                 "pkhtb r9, r11, lr, asr #16",           # (x2, x2') of the second pair
+                 "stm r12!, {r4-r9}", "cmp r3, r2", "bne 91b"]
+    if rest % 4:  # a pair: (rest - lead) is even
+        code += [f"ldrsb r{4 + i}, [r3, #{i}]" for i in range(6)]
+        code += ["pkhbt r4, r4, r5, lsl #16", "pkhbt r5, r7, r8, lsl #16",
+                 "pkhbt r6, r6, r9, lsl #16", "stm r12!, {r4-r6}"]
+    return code
+
+
+def kernel_body(cin: int, shifts: tuple[int, ...], pixels: int, cout: int,
+                stages: bool = False) -> str:
     """The assembly of a call over `pixels` staged pixels of `cin` (2, 3) channels to
     `cout` outputs each, the records' channels of `shifts` (1-31, sorted: their order).
     Arguments: r0 the block's staged words, r1 the block's first output, r2 the records
-    past their pad word."""
+    past their pad word; where the kernel `stages` the block itself, r3 its input's
+    first pixel."""
     if cin not in PIXELS_PER_LDM or not all(1 <= s <= 31 for s in shifts) or \
             not 1 <= cout <= 255 or pixels < 1:
         raise ValueError("a pointwise kernel needs 2-3 channels, shifts of 1-31 and "
@@ -166,6 +220,9 @@ def kernel_body(cin: int, shifts: tuple[int, ...], pixels: int, cout: int) -> st
     back = 4 * UNIT_WORDS[cin] * (j // UNIT_PIXELS[cin])
     code = [f"sub r0, r0, #{back}"] if back else []
     code += ["push {r0-r3}"]
+    if stages:  # r0-r2 on the stack: r12 the staged words, r2 the loop's end
+        code.append(f"add r12, r0, #{back}" if back else "mov r12, r0")
+        code += _stage2(pixels) if cin == 2 else _stage3(pixels, j % 2)
     for g, (shift, n) in enumerate(groups(shifts)):
         code += _group(cin, shift, n, pixels, cout, 100 * (g + 1))
     body = ["\tpush {r4-r11, lr}", *(f"\t{c}" if not c.endswith(":") else c for c in code),
@@ -199,35 +256,25 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
     _, _, w_in, _ = k.operands[plan.x.operand].shape
     w_out = k.domain[X]
     (sy, sx), (oy0, ox0) = plan.stride, plan.origin
-    dense = (sy, sx, oy0, ox0) == (1, 1, 0, 0) and w_in == w_out
     kernels: dict[int, ir.Function] = {}
+    stages = dense(k, plan)  # the kernel stages the block from the input's bytes
     for n in sorted(set(sizes)):
-        kernels[n] = asm_kernels.declare(b.module, STEM, kernel_body(cin, shifts, n, cout),
-                                         [PTR, PTR, PTR])
+        kernels[n] = asm_kernels.declare(b.module, STEM,
+                                         kernel_body(cin, shifts, n, cout, stages),
+                                         [PTR] * (4 if stages else 3))
 
     def tap(at: ir.Value, ci: int) -> ir.Value:
         v = b.load(b.gep(x_buf, [b.add(at, c(ci))], source_etype=I8), typ=I8)
         return b.sext(v, I32)
 
-    sxtb16 = b.module.globals.get("llvm.arm.sxtb16") or ir.Function(
-        b.module, ir.FunctionType(I32, [I32]), "llvm.arm.sxtb16")
-
     def at(p: ir.Value) -> ir.Value:
         """The byte offset of the input pixel of output pixel `p` (of the map)."""
-        if dense:
-            return b.mul(p, c(cin))
         oy, ox = b.udiv(p, c(w_out)), b.urem(p, c(w_out))
         return b.mul(b.add(b.mul(b.add(b.mul(oy, c(sy)), c(oy0)), c(w_in)),
                            b.add(b.mul(ox, c(sx)), c(ox0))), c(cin))
 
     def pair(a: ir.Value) -> ir.Value:
         """(x0, x1) of the pixel at `a` as 16-bit halves."""
-        if cin == 2 and dense:  # the pixel's halfword: bytes 0 and 2 of h | h << 8
-            h = b.load(b.bitcast(b.gep(x_buf, [a], source_etype=I8), I16.as_pointer()),
-                       typ=I16)
-            h.align = 2
-            h = b.zext(h, I32)
-            return b.call(sxtb16, [b.or_(h, b.shl(h, c(8)))])
         return b.or_(b.and_(tap(a, 0), c(0xFFFF)), b.shl(tap(a, 1), c(16)))
 
     def stage_two(p0: int, first: ir.Value, second: ir.Value, dest: ir.Value) -> None:
@@ -263,8 +310,12 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
 
     p0 = 0
     for n in sizes:
-        stage_block(p0, n)
         out = b.gep(out_buf, [c(p0 * cout)], source_etype=I8)
-        b.call(kernels[n], [b.bitcast(staged, PTR), out, records])
+        if stages:
+            b.call(kernels[n], [b.bitcast(staged, PTR), out, records,
+                                b.gep(x_buf, [c(p0 * cin)], source_etype=I8)])
+        else:
+            stage_block(p0, n)
+            b.call(kernels[n], [b.bitcast(staged, PTR), out, records])
         p0 += n
     assert p0 == k.domain[Y] * w_out

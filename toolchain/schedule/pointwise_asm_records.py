@@ -38,8 +38,8 @@ from toolchain.kernel.form import Kernel
 from toolchain.schedule.first_layer_plan import C, FirstLayerPlan, X, Y
 
 __all__ = ["CHANNELS", "LOOP_PIXELS", "PIXELS_PER_LDM", "STAGED_BYTES", "UNIT_PIXELS",
-           "UNIT_WORDS", "asm_records", "blocks", "code_bytes", "entry", "groups", "staged_words",
-           "takes", "upgrade", "words"]
+           "UNIT_WORDS", "asm_records", "blocks", "code_bytes", "dense", "entry", "groups",
+           "staged_words", "takes", "upgrade", "words"]
 
 CHANNELS = (2, 3)  # input channels: a staged pair (and a single)
 # Pixels a LDM of staged words loads (6 registers: 6 pixels of 2 channels, 2 pairs of
@@ -110,15 +110,30 @@ def groups(shifts: tuple[int, ...]) -> list[tuple[int, int]]:
     return out
 
 
-def code_bytes(cin: int, shifts: tuple[int, ...], pixel_counts: list[int]) -> int:
+# The kernel's own staging of a dense block (`dense`), at most: its loop of 4 pixels,
+# the odd pixels' and a 3-channel block's first pair (codegen/pointwise_asm.py stage).
+STAGE_INSTRUCTIONS = 50
+
+
+def dense(k: Kernel, plan: FirstLayerPlan) -> bool:
+    """Whether output pixel p reads input pixel p (stride 1, no offset, as wide), so
+    that the kernel stages a block from the input's bytes itself."""
+    w_in = k.operands[plan.x.operand].shape[2]
+    return plan.stride == (1, 1) and plan.origin == (0, 0) and w_in == k.domain[X]
+
+
+def code_bytes(cin: int, shifts: tuple[int, ...], pixel_counts: list[int],
+               stages: bool = False) -> int:
     """An upper estimate of the kernels' code (codegen/pointwise_asm.py kernel_body: 4
-    bytes an instruction, most being 32-bit): per kernel an entry and exit, per group
-    of equal shifts its channel's set-up and loop test, the loop's body and its entry."""
+    bytes an instruction, most being 32-bit): per kernel an entry and exit (and its
+    staging where it `stages`), per group of equal shifts its channel's set-up and loop
+    test, the loop's body and its entry."""
     n_groups = len(groups(shifts))
     per_output = 6 if cin == 3 else 5
     body = LOOP_PIXELS[cin] * per_output + LOOP_PIXELS[cin] // PIXELS_PER_LDM[cin] + 2
     group = 3 + 7 + 5 + body + 4
-    return 4 * len(set(pixel_counts)) * (6 + n_groups * group)
+    entry_exit = 6 + (STAGE_INSTRUCTIONS if stages else 0)
+    return 4 * len(set(pixel_counts)) * (entry_exit + n_groups * group)
 
 
 def asm_records(records: np.ndarray, cin: int, cout: int
@@ -152,7 +167,7 @@ def upgrade(hit: tuple[Kernel, np.ndarray], plan: FirstLayerPlan | None, room: i
     if found is None:
         return hit, 0
     table, shifts = found
-    code = code_bytes(plan.cin, shifts, blocks(k, plan.cin))
+    code = code_bytes(plan.cin, shifts, blocks(k, plan.cin), dense(k, plan))
     if table.nbytes + code > room:
         return hit, 0
     return (replace(k, record_shifts=shifts), table), code
