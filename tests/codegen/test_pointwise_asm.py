@@ -54,9 +54,10 @@ ONE: list[Layer] = [(10, 10, 2, 1, True, 1.0, "NONE", -100),
                     (7, 1, 3, 1, False, 1.0, "NONE", -128), (19, 6, 3, 1, True, 1.0, "RELU", -128)]
 # Stride 2 (the dispatch stages the pixels; the kernel stages a dense layer's itself),
 # by (h, w, outputs).
-STRIDED = {(21, 7, 5), (10, 10, 9), (9, 11, 1)}
+# 60x50 over 3 channels stages 750 pixels in a loop of 3 blocks.
+STRIDED = {(21, 7, 5), (10, 10, 9), (9, 11, 1), (60, 50, 3)}
 TAKEN += ONE + [(21, 7, 2, 5, True, 1.0, "NONE", -4), (10, 10, 3, 9, True, 1.0, "NONE", 6),
-                (9, 11, 3, 1, False, 1.0, "NONE", -9)]
+                (9, 11, 3, 1, False, 1.0, "NONE", -9), (60, 50, 3, 3, True, 1.0, "NONE", 1)]
 # Past the kernel: shifts of 0 and to the left, RELU6's clamp (the folded form takes
 # the clamp of int8 only), per-tensor and per-channel.
 OTHERS: list[Layer] = [

@@ -277,10 +277,10 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
         """(x0, x1) of the pixel at `a` as 16-bit halves."""
         return b.or_(b.and_(tap(a, 0), c(0xFFFF)), b.shl(tap(a, 1), c(16)))
 
-    def stage_two(p0: int, first: ir.Value, second: ir.Value, dest: ir.Value) -> None:
+    def stage_two(p0: ir.Value, first: ir.Value, second: ir.Value, dest: ir.Value) -> None:
         """Block pixels `first` and `second` into staged unit `dest` (3 channels: the
         words (x0, x1) of each and (x2, x2')) or words dest and dest + 1 (2)."""
-        a0, a1 = at(b.add(first, c(p0))), at(b.add(second, c(p0)))
+        a0, a1 = at(b.add(first, p0)), at(b.add(second, p0))
         if cin == 2:
             for k, a in enumerate((a0, a1)):
                 b.store(pair(a), b.gep(staged, [b.add(dest, c(k))]))
@@ -291,7 +291,7 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
         third = b.or_(b.and_(tap(a0, 2), c(0xFFFF)), b.shl(tap(a1, 2), c(16)))
         b.store(third, b.gep(staged, [b.add(base, c(2))]))
 
-    def stage_block(p0: int, n: int) -> None:
+    def stage_block(p0: ir.Value, n: int) -> None:
         """Two pixels a pass (the loop's test shared). 3 channels: entering the body
         at a pair's second pixel, the block's first pixel is a pair's second (the
         pair's first its copy, never stored); 2: an odd last pixel after."""
@@ -306,16 +306,25 @@ def emit_pointwise_asm(em, plan: FirstLayerPlan) -> None:
                           b.add(dest, c(lead)) if lead else dest)
             em._loop_range("pw.stage", 0, (n - lead) // 2, 1, two)
         if (n - lead) % 2:  # 2 channels only (3: the pairs are whole)
-            b.store(pair(at(c(p0 + n - 1))), b.gep(staged, [c(n - 1)]))
+            b.store(pair(at(b.add(p0, c(n - 1)))), b.gep(staged, [c(n - 1)]))
 
-    p0 = 0
-    for n in sizes:
-        out = b.gep(out_buf, [c(p0 * cout)], source_etype=I8)
+    def call(p0: ir.Value, n: int) -> None:
+        """The block of `n` pixels from pixel `p0`: staged, then the kernel's call."""
+        out = b.gep(out_buf, [b.mul(p0, c(cout))], source_etype=I8)
         if stages:
             b.call(kernels[n], [b.bitcast(staged, PTR), out, records,
-                                b.gep(x_buf, [c(p0 * cin)], source_etype=I8)])
+                                b.gep(x_buf, [b.mul(p0, c(cin))], source_etype=I8)])
         else:
             stage_block(p0, n)
             b.call(kernels[n], [b.bitcast(staged, PTR), out, records])
-        p0 += n
-    assert p0 == k.domain[Y] * w_out
+
+    start = 0
+    for n in sorted(set(sizes), reverse=True):  # blocks of one size after another, a loop
+        count = sizes.count(n)
+        if count == 1:
+            call(c(start), n)
+        else:
+            em._loop_range("pw.blocks", 0, count, 1,
+                           lambda i, n=n, start=start: call(b.add(b.mul(i, c(n)), c(start)), n))
+        start += count * n
+    assert start == k.domain[Y] * w_out
