@@ -1,10 +1,12 @@
 """A 1x1 int8 convolution over 2 or 3 input channels as the layer's own assembly
 (codegen/asm_kernels.py): the output channels outer, the staged pixels inner.
 
-schedule/pointwise_asm_records.py says which layers and why. The dispatch stages a block
-of pixels (at most STAGED_BYTES) on its stack, 2 channels a word (x0, x1) a pixel, 3
-channels three words a pair of pixels, (x0, x1) of each and (x2, x2') of both, then
-calls the kernel, which for each output channel loads its constants once (one LDM: the
+schedule/pointwise_asm_records.py says which layers and why. A block of pixels (at most
+STAGED_BYTES) is staged on the dispatch's stack, 2 channels a word (x0, x1) a pixel, 3
+channels three words a pair of pixels, (x0, x1) of each and (x2, x2') of both: by the
+kernel itself from the input's words where output pixel p reads input pixel p
+(`_stage2`, `_stage3`), else by the dispatch (a strided layer). The kernel then, for
+each output channel, loads its constants once (one LDM: the
 doubled bias, the weight words, M, 2 K_hi and its output's offset) and walks the block's
 pixels, a LDM of 6 registers at a time (6 pixels, or 2 pairs), per output
 
