@@ -33,6 +33,7 @@ from dataclasses import replace
 from llvmlite import ir
 
 from toolchain.codegen.errors import EmitError
+from toolchain.codegen.pointwise_asm import emit_pointwise_asm
 from toolchain.kernel.form import Kernel
 from toolchain.schedule.first_layer_plan import X, Y, first_layer_plan
 from toolchain.schedule.first_layer_records import lookup_offset
@@ -178,6 +179,9 @@ class Im2colEmitter:
                             f"which it cannot take")
         if plan.taps == 1:
             self._i2c_table(plan)
+            return
+        if k.record_shifts:  # schedule/pointwise_asm_records.py: the layer's own code
+            emit_pointwise_asm(self, plan)
             return
         b = self.b
         c = self._i2c_const

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from toolchain.kernel.form import Const, Expr, Kernel, Load
 from toolchain.loops.affine import affine_of
-from toolchain.loops.depthwise import _channel_only, _const, _is, _requantization
+from toolchain.loops.depthwise import _channel_only, _const, _is, _requantization_plus
 from toolchain.loops.patterns import dot_operands
 
 IM2COL_DOT = "dsp"  # the SIMD rows whose int8_dot kind has SMLAD
@@ -69,6 +69,8 @@ STAGED_ROW_BYTES = 2048
 # 14.7 K instructions of 10.95 M (0.13 %), so its pixels are called one by one instead.
 STREAMED_ROW_BYTES = 1024
 N, Y, X, C = range(4)
+# The input channels of 1x1 windows whose bias may come in the epilogue (`bias`).
+BIAS_AFTER_CHANNELS = (2, 3)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,7 @@ class FirstLayerPlan:
     k_high: Expr
     shift: Expr
     table: Load | None = None  # the activation's lookup after the requantization
+    bias: int = 0  # added to the sum in the epilogue (one output channel), besides the init
 
     @property
     def streamed(self) -> bool:
@@ -215,7 +218,14 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None,
         return None
     looked_up = _lookup(k.epilogue)
     requantization, table = looked_up if looked_up is not None else (k.epilogue, None)
-    parts = _requantization(requantization)
+    found = _requantization_plus(requantization)
+    # A layer of one output channel adds its bias in the epilogue (loops/depthwise.py
+    # _acc_plus), folded into the records' bias: taken for 1x1 windows over 2-3
+    # channels (schedule/pointwise_asm_records.py), which ran at 0.06-0.09 MAC per
+    # instruction on the packed steps (19x6 2 -> 1: 3,584 instructions).
+    parts, bias = (found[:3], found[3]) if found is not None else (None, 0)
+    if bias and not (kh * kw == 1 and cin in BIAS_AFTER_CHANNELS):
+        parts = None
     if parts is None or (table is not None and (
             k.operands[table.operand].shape != (TABLE_SIZE,) or
             k.operands[table.operand].dtype.name != "i8")):
@@ -224,7 +234,8 @@ def first_layer_plan(k: Kernel, max_channels: int | None = None,
     if x.pad is None and (oy < 0 or ox < 0):
         return None
     plan = FirstLayerPlan(x, w, (ky, kx, ci), kh, kw, cin, (sy, sx), (dy, dx), (oy, ox),
-                          int(x.pad.value) if x.pad is not None else 0, *parts, table)
+                          int(x.pad.value) if x.pad is not None else 0, *parts, table,
+                          bias)
     return plan
 
 

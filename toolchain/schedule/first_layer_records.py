@@ -50,6 +50,7 @@ from toolchain.schedule.first_layer_plan import (
     takes_pointwise,
 )
 from toolchain.schedule.im2col_lanes import kernel_takes_im2col
+from toolchain.schedule.pointwise_asm_records import upgrade
 from toolchain.schedule.program import Program, Step
 from toolchain.schedule.row_pair_records import _value
 from toolchain.schedule.step_records import bind_records, constant_operands
@@ -90,6 +91,7 @@ def first_layer_records(k: Kernel, plan: FirstLayerPlan,
         return None
     bias, multiplier, k_high, shift = (np.broadcast_to(v, (cout,)).astype(np.int64)
                                        for v in values)
+    bias = bias + plan.bias  # a bias the epilogue adds (one output channel)
     ky, kx, ci = plan.dims
     grid = np.meshgrid(c, np.arange(plan.kh), np.arange(plan.kw), np.arange(plan.cin),
                        indexing="ij")
@@ -207,7 +209,13 @@ def store_first_layer_records(program: Program, target: Target, flash_room: int,
     return bind_pixel_kernels(program, target, flash_room,
                               lambda step: im2col_hit(program, target, step), "im2col",
                               lambda step: im2col_hit(program, target, step, True),
-                              (), declined)
+                              (), declined, _pointwise_asm)
+
+
+def _pointwise_asm(hit: Hit, room: int) -> tuple[Hit, int]:
+    """`hit` as a per-layer assembly kernel's, with its code's bytes, where
+    schedule/pointwise_asm_records.py takes it within `room` (1x1 over 2-3 channels)."""
+    return upgrade(hit, first_layer_plan(hit[0], offered=True), room)
 
 
 Hit = tuple[Kernel, np.ndarray]
@@ -221,7 +229,9 @@ def bind_pixel_kernels(program: Program, target: Target, flash_room: int,
                        found: Callable[[Step], Hit | None], kernel: str,
                        offered: Callable[[Step], Hit | None] | None = None,
                        others: Sequence[Other] = (),
-                       declined: set[Source] | None = None) -> int:
+                       declined: set[Source] | None = None,
+                       own_code: Callable[[Hit, int], tuple[Hit, int]] | None = None
+                       ) -> int:
     """Binds, to each step of `program` not yet scheduled for which `found` gives a
     kernel (the step's, or the same computation rewritten) and its records, those
     records while their bytes fit `flash_room`, and the pixel-order schedule calling
@@ -234,7 +244,9 @@ def bind_pixel_kernels(program: Program, target: Target, flash_room: int,
     model op (Step.sources) added to `declined`, and a step of a declined op is not
     bound: the pipeline schedules the graph again when a pointwise layer left unpadded
     for this kernel goes elsewhere (pipeline.schedule_for_board), and that layer,
-    padded, is another kernel with another key."""
+    padded, is another kernel with another key. `own_code`: the hit (and its code's
+    bytes, charged to the room) of a layer's own assembly kernel in place of a hit,
+    given the room left."""
     done = 0
     for step in program.steps:
         if not isinstance(step.kernel, Kernel) or step.schedule is not None:
@@ -256,9 +268,10 @@ def bind_pixel_kernels(program: Program, target: Target, flash_room: int,
         if want is None and hit is None or want is not None and want != kernel:
             continue
         hit = hit or alternative
-        if hit[1].nbytes > flash_room:
+        hit, code = own_code(hit, flash_room) if own_code is not None else (hit, 0)
+        if hit[1].nbytes + code > flash_room:
             continue
-        flash_room -= hit[1].nbytes
+        flash_room -= hit[1].nbytes + code
         step.kernel = hit[0]
         bind_records(program, step, hit[1])
         step.schedule = im2col_schedule(step.kernel, kernel)
