@@ -40,6 +40,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from toolchain.codegen import asm_kernels, depthwise_s2_asm
 from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL, STAGE_TWO_SYMBOL, TWO_BEHIND
 from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import (
@@ -53,6 +54,7 @@ from toolchain.loops.depthwise import (
     row_pair_plan,
 )
 
+I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
@@ -66,6 +68,9 @@ ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two 
 BY_FOUR = 32  # flags: four channels a pass (3 or more channels, doubled records)
 TWO_CHANNELS = 64  # flags: the channel count's bit 1 (with BY_FOUR: the pass's entry)
 
+# The layer's own calls by the kernel's flags bits 0 and 3 (codegen/depthwise_s2_asm.py).
+_KIND = {0: "order0", 1: "order1", ONE_ROW: "one"}
+
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
 
@@ -76,6 +81,21 @@ class StrideTwoEmitter:
     b: ir.IRBuilder
     k: Kernel
 
+    def _s2_asm(self, out_row: int) -> Callable[[str, int], ir.Function] | None:
+        """The layer's own assembly calls by kind and band width (codegen/
+        depthwise_s2_asm.py), declared on first use, where its records' shifts are known
+        (`Kernel.record_shifts`: schedule/row_pair_records.py, loops/depthwise.py
+        asm_s2_tiles), else None."""
+        shifts = self.k.record_shifts
+        if not shifts:
+            return None
+        module = self.b.module
+
+        def kind(name: str, width: int) -> ir.Function:
+            body = depthwise_s2_asm.call_body(name, shifts, out_row, width)
+            return asm_kernels.declare(module, depthwise_s2_asm.STEM, body, [PTR] * 4)
+        return kind
+
     def emit_stride2(self) -> bool:
         """The whole nest when it is a stride-2 row-pair kernel (module docstring), and
         whether it was (else the stride-1 row-pair code emits it)."""
@@ -85,8 +105,8 @@ class StrideTwoEmitter:
         if plan is None or plan.stride != 2:
             return False
 
-        def const(v: int) -> ir.Value:
-            return ir.Constant(I32, v)
+        def const(v: int, ty: ir.Type = I32) -> ir.Value:
+            return ir.Constant(ty, v)
 
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
@@ -137,12 +157,14 @@ class StrideTwoEmitter:
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
-        b.store(b.bitcast(staged, PTR), field(0))
-        b.store(b.bitcast(records, PTR), field(1))
-        b.store(const(out_row), field(3))
-        b.store(const(outs), field(5))
-        b.store(const(4 * column_words), field(7))
+        asm = self._s2_asm(out_row)
+        if asm is None:  # the layer's own calls take their arguments in registers
+            # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
+            b.store(b.bitcast(staged, PTR), field(0))
+            b.store(b.bitcast(records, PTR), field(1))
+            b.store(const(out_row), field(3))
+            b.store(const(outs), field(5))
+            b.store(const(4 * column_words), field(7))
 
         def band(x0: int, n: int) -> tuple[Callable[..., None], ...]:
             """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
@@ -154,7 +176,8 @@ class StrideTwoEmitter:
             for j in [*range(lo), *range(hi, 2 * n + 1)]:
                 b.call(fill, [b.bitcast(self._dw_word(staged, const(j * column_words)), PTR),
                               pair, const(column_words)])
-            b.store(const(n), field(4))
+            if asm is None:
+                b.store(const(n), field(4))
             span = (hi - lo) * channels  # bytes of each staged row
 
             def rows(m: ir.Value) -> list[ir.Value]:
@@ -191,6 +214,18 @@ class StrideTwoEmitter:
             def call(t: ir.Value, mode: ir.Value) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
+                if asm is not None:  # the staged words, r1 free, the records, the output
+                    operands = [b.bitcast(staged, PTR), ir.Constant(PTR, ir.Undefined),
+                                b.bitcast(records, PTR), b.gep(out_buf, [at], source_etype=I8)]
+                    if isinstance(mode, ir.Constant):
+                        b.call(asm(_KIND[mode.constant], n), operands)
+                        return
+                    with b.if_else(b.icmp_unsigned("!=", mode, const(0))) as (one, zero):
+                        with one:
+                            b.call(asm("order1", n), operands)
+                        with zero:
+                            b.call(asm("order0", n), operands)
+                    return
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
@@ -247,7 +282,8 @@ class StrideTwoEmitter:
             """Output columns [x0, x0 + n) over every row, each call staging its 2 new
             pairs (one band, or each of several in turn: `band_major`)."""
             stage, stage_two, stage_pad, call = band(x0, n)
-            doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+            doubled = const(1, I1) if asm is not None else \
+                b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
             with b.if_else(doubled) as (fast, slow):
                 with fast:
                     def odd(t: ir.Value) -> ir.Value:

@@ -38,9 +38,11 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_TILE_BYTES", "ASM_UNROLL_TILES",
-           "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "asm_code_bytes", "asm_tiles", "band_major", "banded_row_order",
+__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
+           "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
+           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_code_bytes", "asm_s2_period",
+           "asm_s2_tiles",
+           "asm_tiles", "band_major", "banded_row_order",
            "depthwise_window", "has_row_pairs", "input_depth", "live_columns",
            "output_cost", "quad_rows",
            "record_words", "records_over_row", "row_pair_nest", "row_pair_plan"]
@@ -479,3 +481,64 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
     columns (`col`: output column 0's window column 0 is input column `col`): the
     assembly tiles skip the others, their products a constant folded into the bias."""
     return tuple(kx for kx in range(3) if 0 <= x + col + kx < w_in)
+
+
+# A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a two-row tile's
+# code (27 instructions, Thumb-2), rounded up; their immediates (the second row's store
+# offset, 3 staged columns, a column's records) are ADDW / SUBW / STRB's 12 bits.
+ASM_S2_TILE_BYTES = 108
+ASM_S2_ROW_LIMIT = 4095
+ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
+
+
+def _s2_widths(k: Kernel, plan: RowPairPlan) -> set[int]:
+    """The output columns of a stride-2 kernel's bands (codegen/depthwise_s2.py)."""
+    w_out = k.domain[X]
+    width = plan.band(k) or w_out
+    return {min(width, w_out - x0) for x0 in range(0, w_out, width)}
+
+
+def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan) -> int:
+    """An upper estimate of the code of stride-2 kernel `k`'s own assembly calls
+    (`plan` its row-pair plan): ASM_S2_TILE_BYTES for each tile a call writes out (every
+    column's up to ASM_UNROLL_TILES, else 3 columns' in a loop and the 0-2 after it, as
+    codegen/depthwise_s2_asm.py call_body), for each band width and call kind (both
+    slot orders, and row y alone for an odd height)."""
+    channels = k.domain[C]
+    kinds = 2 + k.domain[Y] % 2
+    tiles = 0
+    for n in _s2_widths(k, plan):
+        period = asm_s2_period(n, channels)
+        tiles += n if not period else period + n % period
+    return ASM_S2_TILE_BYTES * tiles * channels * kinds
+
+
+def asm_s2_period(width: int, channels: int) -> int:
+    """The columns a pass of a stride-2 layer's own call's column loop (codegen/
+    depthwise_s2_asm.py) over `width` output columns of `channels` channels: 0 (every
+    column written out) up to ASM_UNROLL_TILES tiles, and up to ASM_S2_ROTATE_CHANNELS
+    channels under 6 columns (where a loop of 3 would write them all out too); else 3
+    (the window columns' pointers rotating, one ADD a column) up to
+    ASM_S2_ROTATE_CHANNELS channels; else 1 (3 ADDs a column, a third of the code: 2
+    instructions a column weigh 1 / channels an output)."""
+    rotate = channels <= ASM_S2_ROTATE_CHANNELS
+    if width * channels <= ASM_UNROLL_TILES or width == 1 or (rotate and width < 6):
+        return 0
+    return 3 if rotate else 1
+
+
+def asm_s2_tiles(k: Kernel, plan: RowPairPlan, shifts: tuple[int, ...],
+                 code_room: int = 0) -> bool:
+    """Whether stride-2 kernel `k` (`plan` its row-pair plan) of doubled records whose
+    SSAT shifts are `shifts` (one a channel) runs its own assembly calls (codegen/
+    depthwise_s2_asm.py): shifts of 1-31 and offsets within the immediates, up to
+    ASM_CHANNELS channels always, more where their code (asm_s2_code_bytes) fits
+    `code_room` bytes of flash (none under --optimize size, where no records are
+    bound)."""
+    channels = k.domain[C]
+    if plan.stride != 2 or len(shifts) != channels or \
+            not all(1 <= s <= 31 for s in shifts) or \
+            k.domain[X] * channels > ASM_S2_ROW_LIMIT or \
+            4 * RECORD_WORDS * channels > ASM_S2_ROW_LIMIT:
+        return False
+    return channels <= ASM_CHANNELS or asm_s2_code_bytes(k, plan) <= code_room

@@ -41,6 +41,7 @@ from toolchain.loops.depthwise import (
     LAST_CHANNEL,
     QUAD_RECORD_WORDS,
     QUAD_SLOTS,
+    RECORD_WORDS,
     ROW_RECORDS_BYTES,
     STACK_BYTES,
     TAIL_COLUMN_END,
@@ -52,6 +53,8 @@ from toolchain.loops.depthwise import (
     RowPairPlan,
     X,
     asm_code_bytes,
+    asm_s2_code_bytes,
+    asm_s2_tiles,
     asm_tiles,
     has_row_pairs,
     live_columns,
@@ -258,5 +261,14 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             s = row_pair_records(k, plan, operands, quad, over_row=False)
             s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
             step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
+        elif plan.stride == 2 and records[-1] & DOUBLED_FLAG:
+            # A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py) take
+            # the shifts (the low byte of each record's last word) as immediates; past
+            # ASM_CHANNELS their code takes its bytes of the room.
+            s = tuple(int(v) & 0xFF for v in records[:-1].reshape(-1, RECORD_WORDS)[:, -1])
+            if asm_s2_tiles(k, plan, s, flash_room):
+                if k.domain[C] > ASM_CHANNELS:
+                    flash_room = max(0, flash_room - asm_s2_code_bytes(k, plan))
+                step.kernel = replace(step.kernel, record_shifts=s)
         done += 1
     return done

@@ -1,0 +1,118 @@
+"""A stride-2 depthwise 3x3 layer's calls as its own assembly (a per-layer assembly
+kernel, codegen/asm_kernels.py), where its records are doubled and every shift is an
+SSAT immediate (loops/depthwise.py asm_s2_tiles, schedule/row_pair_records.py).
+
+runtime_c's mrt_dw3_s2_s8 serves every layer: its entry loads the call's fields from a
+struct the dispatch stores (the output, the flags) and jumps by a TBH on the flags to
+the loop of the call's kind; its requantization takes the shift from the record (ASR by
+a register, then SSAT: 4 instructions an output); its channel loop tests the last
+channel's bit (a TST and BEQ for 4 channels); and each column's end moves the three
+window columns' pointers one staged column on (3 ADDs), reloads the records and the
+row's end from the stack and compares (6 instructions a column). Here each call kind
+(the slots' order, or row y alone) and band width of the layer is a function of its
+own, the arguments in registers (the staged words, the records, the output):
+
+- every channel's tile written out, its shift as SSAT's immediate (3 instructions of
+  requantization an output), the row distance as the second store's offset, so no
+  channel loop;
+- the window columns' pointers rotate: after a column's channels the pointers of window
+  columns 1 and 2 are where the next column's 0 and 1 start (a stride of 2 staged
+  columns), so only the first moves, by 3 staged columns (one ADD a column, not 3);
+  the records restart by one SUB;
+- the columns written out up to loops/depthwise.py's ASM_UNROLL_TILES tiles a call, past
+  it a loop (asm_s2_period) of 3 columns (the rotation's period) for few channels, else
+  of one column (3 ADDs, a third of the code), comparing the output with the loop's end
+  in r4, the 0-2 columns left after it written out.
+
+The records are mrt_dw3_s2_s8's unchanged (schedule/row_pair_records.py: 10 words a
+channel, doubled), as are the staged 3-slot layout and the arithmetic: the same exact
+SMLAD sums and SMMLAR + SSAT requantization, bit for bit the reference's
+(tests/codegen/test_depthwise_s2.py).
+Registers: r0, r1, r12 the window columns' staged words (rotating), r2 the records, r3
+the output, r4 the loop's end, r5-r7 the staged slots then M, K_hi and a temporary,
+r8-r9 weight words, r10, r11 the sums of rows y, y+1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from toolchain.loops.depthwise import ASM_S2_ROW_LIMIT, RECORD_WORDS, asm_s2_period
+
+__all__ = ["KINDS", "STEM", "call_body"]
+
+STEM = "mrt_dw3_s2_layer"
+# The call kinds: the staged slots holding pairs y, y+1, y+2 (two rows: codegen/
+# depthwise_s2.py's flags bit 0), or y, y+1 (row y alone).
+KINDS = {"order0": ("r5", "r6", "r7"), "order1": ("r7", "r6", "r5"), "one": ("r5", "r6")}
+
+
+def _tile(pairs: Sequence[str], shift: int, out_row: int, cols: Sequence[str]) -> list[str]:
+    """One channel's outputs of one column: rows y and y+1 (`pairs` of 3), or y alone
+    (of 2), window columns' pointers `cols`; its record's 10 words consumed."""
+    two = len(pairs) == 3
+    p0, p1 = pairs[0], pairs[1]
+
+    def macs() -> list[str]:
+        out = [f"smlad r10, {p0}, r8, r10", f"smlabt r10, {p1}, r9, r10"]
+        if two:
+            out += [f"smlad r11, {p1}, r8, r11", f"smlabt r11, {pairs[2]}, r9, r11"]
+        return out
+
+    # the first window column's weights and the bias in one LDM, both sums from it
+    out = ["ldm r2!, {r8, r9, r10}", f"ldm {cols[0]}!, {{r5, r6, r7}}"]
+    if two:
+        out += [f"smlad r11, {p1}, r8, r10", f"smlabt r11, {pairs[2]}, r9, r11"]
+    out += [f"smlad r10, {p0}, r8, r10", f"smlabt r10, {p1}, r9, r10"]
+    for p in cols[1:]:
+        out += [f"ldm {p}!, {{r5, r6, r7}}", "ldrd r8, r9, [r2], #8", *macs()]
+    out.append(f"ldrd r5, r6, [r2], #{4 * (RECORD_WORDS - 7)}")  # M, K_hi; past s
+    for s, store in ((("r11", f"strb r11, [r3, #{out_row}]"),) if two else ()) + \
+            (("r10", "strb r10, [r3], #1"),):
+        out += [f"add r7, r6, {s}, asr #31", f"smmlar {s}, {s}, r5, r7",
+                f"ssat {s}, #8, {s}, asr #{shift}", store]
+    return out
+
+
+def call_body(kind: str, shifts: Sequence[int], out_row: int, width: int) -> str:
+    """The assembly of a call of kind `kind` (KINDS) over `width` output columns of
+    `len(shifts)` channels (shifts: each channel's SSAT shift, 1-31), the output rows
+    `out_row` bytes apart. Arguments: r0 slot 0 of the first window column's staged
+    words, r1 unused, r2 the records, r3 the output (row y, the band's first column)."""
+    channels = len(shifts)
+    stride = 12 * channels  # a staged column: 3 slots a channel
+    if not all(1 <= s <= 31 for s in shifts) or out_row > ASM_S2_ROW_LIMIT or \
+            4 * RECORD_WORDS * channels > ASM_S2_ROW_LIMIT or width < 1:
+        raise ValueError("a per-layer stride-2 call needs shifts of 1-31 and its offsets "
+                         "within the immediates'")
+    pairs = KINDS[kind]
+    rotation = ("r0", "r1", "r12")
+
+    def column(x: int, last: bool, rotate: bool = True) -> list[str]:
+        cols = rotation[x % 3:] + rotation[:x % 3] if rotate else rotation
+        code = [line for s in shifts for line in _tile(pairs, s, out_row, cols)]
+        if last:
+            return code
+        if rotate:  # window column 0's pointer to the next column's window column 2
+            code.append(f"add {cols[0]}, {cols[0]}, #{3 * stride}")
+        else:  # each pointer one staged column more (a stride of 2)
+            code += [f"add {p}, {p}, #{stride}" for p in rotation]
+        return [*code, f"sub r2, r2, #{4 * RECORD_WORDS * channels}"]
+
+    code = [f"add r1, r0, #{stride}", f"add r12, r1, #{stride}"]
+    period = asm_s2_period(width, channels)
+    if period:
+        # `period` columns a pass to the output after the passes in r4, then the rest
+        passes = width // period
+        code += [f"add r4, r3, #{period * passes * channels}", "1:"]
+        for x in range(period):
+            code += column(x, False, period == 3)
+        code += ["cmp r3, r4", "bne 1b"]
+        rest = width - period * passes
+        for x in range(rest):
+            code += column(x, x == rest - 1)
+    else:
+        for x in range(width):
+            code += column(x, x == width - 1)
+    return "\n".join(["\tpush {r4-r11, lr}", *(f"\t{c}" if c != "1:" else c for c in code),
+                      "\tpop {r4-r11, pc}"])
