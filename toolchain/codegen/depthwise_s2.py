@@ -111,7 +111,10 @@ class StrideTwoEmitter:
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
-        if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
+        if k.record_shifts:  # the layer's own calls' records: doubled, in their order
+            records = self.buffers[k.records]
+            flags = const(DOUBLED_FLAG)
+        elif k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
             flags = b.load(b.gep(records, [const(RECORD_WORDS * outs)], inbounds=True,
                                  source_etype=I32), typ=I32)

@@ -15,33 +15,39 @@ own, the arguments in registers (the staged words, the records, the output):
 - every channel's tile written out, its shift as SSAT's immediate (3 instructions of
   requantization an output), the row distance as the second store's offset, so no
   channel loop;
+- a channel's record (9 words: no s) in two LDMs, into the registers the shared kernel
+  keeps the call's constants in (r4 the row distance, lr the staged column's bytes):
+  window column 1's (w0, w1), column 0's two words, the bias and column 1's (w1, w2),
+  then M, column 2's words and K_hi (schedule/row_pair_records.py _S2_ORDER), where
+  the shared kernel takes 4 loads (25 instructions for two outputs against 29, the
+  channel loop's 0.5 an output more);
 - the window columns' pointers rotate: after a column's channels the pointers of window
   columns 1 and 2 are where the next column's 0 and 1 start (a stride of 2 staged
   columns), so only the first moves, by 3 staged columns (one ADD a column, not 3);
   the records restart by one SUB;
 - the columns written out up to loops/depthwise.py's ASM_UNROLL_TILES tiles a call, past
   it a loop (asm_s2_period) of 3 columns (the rotation's period) for few channels, else
-  of one column (3 ADDs, a third of the code), comparing the output with the loop's end
-  in r4, the 0-2 columns left after it written out.
+  of one column (3 ADDs, a third of the code), comparing the output with the loops' end
+  (on the stack), the 0-2 columns left after it written out.
 
-The records are mrt_dw3_s2_s8's unchanged (schedule/row_pair_records.py: 10 words a
-channel, doubled), as are the staged 3-slot layout and the arithmetic: the same exact
-SMLAD sums and SMMLAR + SSAT requantization, bit for bit the reference's
-(tests/codegen/test_depthwise_s2.py).
+The staged 3-slot layout and the arithmetic are mrt_dw3_s2_s8's, and so are the
+records' words (doubled) but for their order: the same exact SMLAD sums and SMMLAR +
+SSAT requantization, bit for bit the reference's (tests/codegen/test_depthwise_s2.py).
 Registers: r0, r1, r12 the window columns' staged words (rotating), r2 the records, r3
-the output, r4 the loop's end, r5-r7 the staged slots then M, K_hi and a temporary,
-r8-r9 weight words, r10, r11 the sums of rows y, y+1.
+the output, r5-r7 the staged slots then a temporary, r4, lr, r8, r9 weight words then M
+and K_hi, r10, r11 the sums of rows y, y+1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolchain.loops.depthwise import ASM_S2_ROW_LIMIT, RECORD_WORDS, asm_s2_period
+from toolchain.loops.depthwise import ASM_S2_ROW_LIMIT, asm_s2_period
 
 __all__ = ["KINDS", "STEM", "call_body"]
 
 STEM = "mrt_dw3_s2_layer"
+RECORD_WORDS = 9  # a channel's record (schedule/row_pair_records.py _S2_ORDER)
 # The call kinds: the staged slots holding pairs y, y+1, y+2 (two rows: codegen/
 # depthwise_s2.py's flags bit 0), or y, y+1 (row y alone).
 KINDS = {"order0": ("r5", "r6", "r7"), "order1": ("r7", "r6", "r5"), "one": ("r5", "r6")}
@@ -49,27 +55,29 @@ KINDS = {"order0": ("r5", "r6", "r7"), "order1": ("r7", "r6", "r5"), "one": ("r5
 
 def _tile(pairs: Sequence[str], shift: int, out_row: int, cols: Sequence[str]) -> list[str]:
     """One channel's outputs of one column: rows y and y+1 (`pairs` of 3), or y alone
-    (of 2), window columns' pointers `cols`; its record's 10 words consumed."""
+    (of 2), window columns' pointers `cols`; its record's RECORD_WORDS words consumed
+    by two LDMs (module docstring)."""
     two = len(pairs) == 3
     p0, p1 = pairs[0], pairs[1]
 
-    def macs() -> list[str]:
-        out = [f"smlad r10, {p0}, r8, r10", f"smlabt r10, {p1}, r9, r10"]
+    def macs(w01: str, w12: str) -> list[str]:
+        out = [f"smlad r10, {p0}, {w01}, r10", f"smlabt r10, {p1}, {w12}, r10"]
         if two:
-            out += [f"smlad r11, {p1}, r8, r11", f"smlabt r11, {pairs[2]}, r9, r11"]
+            out += [f"smlad r11, {p1}, {w01}, r11", f"smlabt r11, {pairs[2]}, {w12}, r11"]
         return out
 
-    # the first window column's weights and the bias in one LDM, both sums from it
-    out = ["ldm r2!, {r8, r9, r10}", f"ldm {cols[0]}!, {{r5, r6, r7}}"]
+    # window column 1's (w0, w1), column 0's weights, the bias, column 1's (w1, w2);
+    # both sums start from the bias
+    out = ["ldm r2!, {r4, r8, r9, r10, lr}", f"ldm {cols[0]}!, {{r5, r6, r7}}"]
     if two:
         out += [f"smlad r11, {p1}, r8, r10", f"smlabt r11, {pairs[2]}, r9, r11"]
-    out += [f"smlad r10, {p0}, r8, r10", f"smlabt r10, {p1}, r9, r10"]
-    for p in cols[1:]:
-        out += [f"ldm {p}!, {{r5, r6, r7}}", "ldrd r8, r9, [r2], #8", *macs()]
-    out.append(f"ldrd r5, r6, [r2], #{4 * (RECORD_WORDS - 7)}")  # M, K_hi; past s
+    out += [f"smlad r10, {p0}, r8, r10", f"smlabt r10, {p1}, r9, r10",
+            f"ldm {cols[1]}!, {{r5, r6, r7}}", *macs("r4", "lr"),
+            "ldm r2!, {r4, r8, r9, lr}",  # M, window column 2's weights, K_hi
+            f"ldm {cols[2]}!, {{r5, r6, r7}}", *macs("r8", "r9")]
     for s, store in ((("r11", f"strb r11, [r3, #{out_row}]"),) if two else ()) + \
             (("r10", "strb r10, [r3], #1"),):
-        out += [f"add r7, r6, {s}, asr #31", f"smmlar {s}, {s}, r5, r7",
+        out += [f"add r7, lr, {s}, asr #31", f"smmlar {s}, {s}, r4, r7",
                 f"ssat {s}, #8, {s}, asr #{shift}", store]
     return out
 
@@ -82,7 +90,7 @@ def call_body(kind: str, shifts: Sequence[int], out_row: int, width: int) -> str
     channels = len(shifts)
     stride = 12 * channels  # a staged column: 3 slots a channel
     if not all(1 <= s <= 31 for s in shifts) or out_row > ASM_S2_ROW_LIMIT or \
-            4 * RECORD_WORDS * channels > ASM_S2_ROW_LIMIT or width < 1:
+            40 * channels > ASM_S2_ROW_LIMIT or width < 1:
         raise ValueError("a per-layer stride-2 call needs shifts of 1-31 and its offsets "
                          "within the immediates'")
     pairs = KINDS[kind]
@@ -102,12 +110,13 @@ def call_body(kind: str, shifts: Sequence[int], out_row: int, width: int) -> str
     code = [f"add r1, r0, #{stride}", f"add r12, r1, #{stride}"]
     period = asm_s2_period(width, channels)
     if period:
-        # `period` columns a pass to the output after the passes in r4, then the rest
+        # `period` columns a pass to the output after the passes (on the stack), then
+        # the rest
         passes = width // period
-        code += [f"add r4, r3, #{period * passes * channels}", "1:"]
+        code += [f"add r5, r3, #{period * passes * channels}", "str r5, [sp, #-8]!", "1:"]
         for x in range(period):
             code += column(x, False, period == 3)
-        code += ["cmp r3, r4", "bne 1b"]
+        code += ["ldr r7, [sp]", "cmp r3, r7", "bne 1b", "add sp, sp, #8"]
         rest = width - period * passes
         for x in range(rest):
             code += column(x, x == rest - 1)

@@ -484,9 +484,10 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
 
 
 # A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a two-row tile's
-# code (27 instructions, Thumb-2), rounded up; their immediates (the second row's store
-# offset, 3 staged columns, a column's records) are ADDW / SUBW / STRB's 12 bits.
-ASM_S2_TILE_BYTES = 108
+# code (25 instructions, Thumb-2, 98 bytes), rounded up; their immediates (the second
+# row's store offset, 3 staged columns, a column's records) are ADDW / SUBW / STRB's 12
+# bits.
+ASM_S2_TILE_BYTES = 100
 ASM_S2_ROW_LIMIT = 4095
 ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
 

@@ -250,6 +250,9 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue
         flash_room = max(0, flash_room - records.nbytes)
+        shifts = _s2_shifts(k, plan, records, flash_room)
+        if shifts:  # the layer's own stride-2 calls, their records in their order
+            records = _asm_s2_records(records)
         bind_records(program, step, records)
         if records[-1] & TAILS_FLAG and asm_tiles(k, plan, quad, code_room) and \
                 records_over_row(records.size, k.domain[C], quad):
@@ -261,14 +264,36 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             s = row_pair_records(k, plan, operands, quad, over_row=False)
             s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
             step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
-        elif plan.stride == 2 and records[-1] & DOUBLED_FLAG:
-            # A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py) take
-            # the shifts (the low byte of each record's last word) as immediates; past
-            # ASM_CHANNELS their code takes its bytes of the room.
-            s = tuple(int(v) & 0xFF for v in records[:-1].reshape(-1, RECORD_WORDS)[:, -1])
-            if asm_s2_tiles(k, plan, s, flash_room):
-                if k.domain[C] > ASM_CHANNELS:
-                    flash_room = max(0, flash_room - asm_s2_code_bytes(k, plan))
-                step.kernel = replace(step.kernel, record_shifts=s)
+        elif shifts:
+            # past ASM_CHANNELS the stride-2 calls' code takes its bytes of the room
+            if k.domain[C] > ASM_CHANNELS:
+                flash_room = max(0, flash_room - asm_s2_code_bytes(k, plan))
+            step.kernel = replace(step.kernel, record_shifts=shifts)
         done += 1
     return done
+
+
+# The stride-2 calls' record of a channel (codegen/depthwise_s2_asm.py), as indices of the
+# row-pair record's words ((w0, w1) and (w1, w2) of window columns 0-2, the bias after
+# column 0's, M, K_hi, s): window column 1's (w0, w1), column 0's two, the bias and
+# column 1's (w1, w2) for one LDM into r4, r8-r10 and lr, then M, column 2's two and K_hi
+# for one into r4, r8, r9 and lr; no s (an immediate).
+_S2_ORDER = (3, 0, 1, 2, 4, 7, 5, 6, 8)
+
+
+def _s2_shifts(k: Kernel, plan: RowPairPlan, records: np.ndarray, code_room: int
+               ) -> tuple[int, ...]:
+    """The SSAT shifts of stride-2 kernel `k`'s doubled row-pair `records` where its own
+    assembly calls take them with `code_room` bytes of flash for their code (loops/
+    depthwise.py asm_s2_tiles), else ()."""
+    if plan.stride != 2 or not records[-1] & DOUBLED_FLAG:
+        return ()
+    s = tuple(int(v) & 0xFF for v in records[:-1].reshape(-1, RECORD_WORDS)[:, -1])
+    return s if asm_s2_tiles(k, plan, s, code_room) else ()
+
+
+def _asm_s2_records(records: np.ndarray) -> np.ndarray:
+    """Row-pair `records` (the flags word last) in the stride-2 calls' order
+    (_S2_ORDER), the flags word kept last."""
+    table = records[:-1].reshape(-1, RECORD_WORDS)[:, list(_S2_ORDER)]
+    return np.concatenate([table.reshape(-1), records[-1:]])
