@@ -58,15 +58,18 @@ PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
             (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),
             (8, 8, 2, 1, "SAME"), (6, 5, 1, 1, "VALID")]
 # The layers' own assembly calls (codegen/depthwise_s2_asm.py) over 1-67 channels:
-# every channel count written out (1-2 channels: width x channels within UNROLL_TILES)
-# or 3 columns a pass (output widths of every remainder mod 3 after the loop: 10, 5, 4,
-# 11, 6, 7, 8), SAME (even and odd sizes) and VALID, odd heights (row y alone), one
-# output column.
+# every column written out (few tiles, or up to 4 channels under 6 columns), loops of
+# 3 columns (up to 4 channels: 20x20x2, 21x21x4) or of one (more channels; inner widths
+# of every remainder mod 3 after a loop of 3), SAME of even sizes (a pad column right of
+# the last output column: its products in the edge's records) and odd ones (one on each
+# side), VALID, odd heights (row y alone), one output column (a left edge alone, a right
+# one alone), two edge columns and no inner one (3x3 SAME).
 OWN_SWEEP = [(10, 10, 1, 1, "SAME"), (20, 20, 2, 1, "SAME"), (9, 9, 3, 1, "VALID"),
-             (7, 7, 4, 1, "SAME"), (21, 21, 5, 1, "SAME"), (13, 12, 6, 1, "VALID"),
+             (7, 7, 4, 1, "SAME"), (21, 21, 4, 1, "SAME"), (13, 12, 6, 1, "VALID"),
              (15, 15, 9, 1, "SAME"), (16, 16, 17, 1, "SAME"), (11, 11, 33, 1, "SAME"),
              (6, 13, 47, 1, "VALID"), (20, 20, 61, 1, "SAME"), (10, 10, 67, 1, "VALID"),
-             (5, 1, 12, 1, "SAME")]
+             (5, 1, 12, 1, "SAME"), (11, 2, 8, 1, "SAME"), (3, 3, 5, 1, "SAME"),
+             (9, 3, 2, 1, "SAME"), (16, 16, 3, 1, "SAME"), (18, 18, 4, 1, "VALID")]
 NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (6, 6, 128, 1, "SAME")]  # the last: bands of 2
 # columns (MIN_BAND). Small outputs (1-2 channels on 10x10) are taken: their per-channel
 # constants stay broadcasts (passes/fold.py), so their requantization folds to records.

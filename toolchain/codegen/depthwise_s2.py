@@ -50,6 +50,7 @@ from toolchain.loops.depthwise import (
     C,
     X,
     Y,
+    asm_s2_bands,
     band_major,
     row_pair_plan,
 )
@@ -81,8 +82,8 @@ class StrideTwoEmitter:
     b: ir.IRBuilder
     k: Kernel
 
-    def _s2_asm(self, out_row: int) -> Callable[[str, int], ir.Function] | None:
-        """The layer's own assembly calls by kind and band width (codegen/
+    def _s2_asm(self, out_row: int) -> Callable[[str, int, bool, bool], ir.Function] | None:
+        """The layer's own assembly calls by kind, band width and edges (codegen/
         depthwise_s2_asm.py), declared on first use, where its records' shifts are known
         (`Kernel.record_shifts`: schedule/row_pair_records.py, loops/depthwise.py
         asm_s2_tiles), else None."""
@@ -91,8 +92,8 @@ class StrideTwoEmitter:
             return None
         module = self.b.module
 
-        def kind(name: str, width: int) -> ir.Function:
-            body = depthwise_s2_asm.call_body(name, shifts, out_row, width)
+        def kind(name: str, width: int, left: bool, right: bool) -> ir.Function:
+            body = depthwise_s2_asm.call_body(name, shifts, out_row, width, left, right)
             return asm_kernels.declare(module, depthwise_s2_asm.STEM, body, [PTR] * 4)
         return kind
 
@@ -161,6 +162,8 @@ class StrideTwoEmitter:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
         asm = self._s2_asm(out_row)
+        edges = asm_s2_bands(k, plan)  # the bands' pad columns the own calls fold
+        edge_words = depthwise_s2_asm.EDGE_RECORD_WORDS * outs if any(e[2] for e in edges) else 0
         if asm is None:  # the layer's own calls take their arguments in registers
             # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
             b.store(b.bitcast(staged, PTR), field(0))
@@ -218,16 +221,20 @@ class StrideTwoEmitter:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
                 if asm is not None:  # the staged words, r1 free, the records, the output
+                    _, _, left, right = next(e for e in edges if e[0] == x0)
+                    # past the left edge's records where this band has no left edge
+                    skip = 0 if left else edge_words
                     operands = [b.bitcast(staged, PTR), ir.Constant(PTR, ir.Undefined),
-                                b.bitcast(records, PTR), b.gep(out_buf, [at], source_etype=I8)]
+                                b.gep(records, [const(skip)], inbounds=True, source_etype=I32),
+                                b.gep(out_buf, [at], source_etype=I8)]
                     if isinstance(mode, ir.Constant):
-                        b.call(asm(_KIND[mode.constant], n), operands)
+                        b.call(asm(_KIND[mode.constant], n, left, right), operands)
                         return
                     with b.if_else(b.icmp_unsigned("!=", mode, const(0))) as (one, zero):
                         with one:
-                            b.call(asm("order1", n), operands)
+                            b.call(asm("order1", n, left, right), operands)
                         with zero:
-                            b.call(asm("order0", n), operands)
+                            b.call(asm("order0", n, left, right), operands)
                     return
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))

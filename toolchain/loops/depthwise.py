@@ -40,12 +40,11 @@ from toolchain.target.descriptors import Target
 
 __all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
            "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
-           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_code_bytes", "asm_s2_period",
-           "asm_s2_tiles",
-           "asm_tiles", "band_major", "banded_row_order",
-           "depthwise_window", "has_row_pairs", "input_depth", "live_columns",
-           "output_cost", "quad_rows",
-           "record_words", "records_over_row", "row_pair_nest", "row_pair_plan"]
+           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands",
+           "asm_s2_code_bytes", "asm_s2_period", "asm_s2_tiles", "asm_tiles", "band_major",
+           "banded_row_order", "depthwise_window", "has_row_pairs", "input_depth",
+           "live_columns", "output_cost", "quad_rows", "record_words", "records_over_row",
+           "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -484,7 +483,7 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
 
 
 # A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a two-row tile's
-# code (25 instructions, Thumb-2, 98 bytes), rounded up; their immediates (the second
+# code (25 instructions, Thumb-2, 96 bytes), rounded up; their immediates (the second
 # row's store offset, 3 staged columns, a column's records) are ADDW / SUBW / STRB's 12
 # bits.
 ASM_S2_TILE_BYTES = 100
@@ -492,25 +491,32 @@ ASM_S2_ROW_LIMIT = 4095
 ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
 
 
-def _s2_widths(k: Kernel, plan: RowPairPlan) -> set[int]:
-    """The output columns of a stride-2 kernel's bands (codegen/depthwise_s2.py)."""
-    w_out = k.domain[X]
+def asm_s2_bands(k: Kernel, plan: RowPairPlan) -> list[tuple[int, int, bool, bool]]:
+    """A stride-2 kernel's bands of output columns (codegen/depthwise_s2.py): (first
+    column, columns, whether the first / last column's window column 0 / 2 reads a
+    pad column: its own assembly calls fold those products into its records' bias,
+    codegen/depthwise_s2_asm.py)."""
+    w_out, w_in = k.domain[X], k.operands[plan.x.operand].shape[2]
     width = plan.band(k) or w_out
-    return {min(width, w_out - x0) for x0 in range(0, w_out, width)}
+    left = plan.col == -1  # output column x reads input columns 2x + col .. 2x + col + 2
+    right = 2 * (w_out - 1) + plan.col + 2 == w_in and (w_out > 1 or not left)
+    return [(x0, min(width, w_out - x0), left and x0 == 0, right and x0 + width >= w_out)
+            for x0 in range(0, w_out, width)]
 
 
 def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan) -> int:
     """An upper estimate of the code of stride-2 kernel `k`'s own assembly calls
-    (`plan` its row-pair plan): ASM_S2_TILE_BYTES for each tile a call writes out (every
-    column's up to ASM_UNROLL_TILES, else 3 columns' in a loop and the 0-2 after it, as
-    codegen/depthwise_s2_asm.py call_body), for each band width and call kind (both
-    slot orders, and row y alone for an odd height)."""
+    (`plan` its row-pair plan): ASM_S2_TILE_BYTES for each tile a call writes out (the
+    edge columns', and the inner columns' up to ASM_UNROLL_TILES, else those of the
+    loop's pass and the 0-2 after it, as codegen/depthwise_s2_asm.py call_body), for
+    each band and call kind (both slot orders, and row y alone for an odd height)."""
     channels = k.domain[C]
     kinds = 2 + k.domain[Y] % 2
     tiles = 0
-    for n in _s2_widths(k, plan):
-        period = asm_s2_period(n, channels)
-        tiles += n if not period else period + n % period
+    for _, n, left, right in asm_s2_bands(k, plan):
+        inner = n - left - right
+        period = asm_s2_period(inner, channels)
+        tiles += left + right + (inner if not period else period + inner % period)
     return ASM_S2_TILE_BYTES * tiles * channels * kinds
 
 
@@ -540,6 +546,6 @@ def asm_s2_tiles(k: Kernel, plan: RowPairPlan, shifts: tuple[int, ...],
     if plan.stride != 2 or len(shifts) != channels or \
             not all(1 <= s <= 31 for s in shifts) or \
             k.domain[X] * channels > ASM_S2_ROW_LIMIT or \
-            4 * RECORD_WORDS * channels > ASM_S2_ROW_LIMIT:
+            48 * channels > ASM_S2_ROW_LIMIT:  # 4 staged columns
         return False
     return channels <= ASM_CHANNELS or asm_s2_code_bytes(k, plan) <= code_room
