@@ -57,7 +57,8 @@ PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
             (9, 7, 12, 1, "VALID"), (11, 11, 23, 1, "VALID"), (12, 10, 19, 1, "SAME"),
             (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),
             (8, 8, 2, 1, "SAME"), (6, 5, 1, 1, "VALID")]
-# The layers' own assembly calls (codegen/depthwise_s2_asm.py) over 1-67 channels:
+# The layers' own assembly calls (codegen/depthwise_s2_asm.py) over 1-67 channels (past
+# 32, maps whose code fits loops/depthwise.py's ASM_S2_ROOM_BYTES):
 # every column written out (few tiles, or up to 4 channels under 6 columns), loops of
 # 3 columns (up to 4 channels: 20x20x2, 21x21x4) or of one (more channels; inner widths
 # of every remainder mod 3 after a loop of 3), SAME of even sizes (a pad column right of
@@ -67,7 +68,7 @@ PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
 OWN_SWEEP = [(10, 10, 1, 1, "SAME"), (20, 20, 2, 1, "SAME"), (9, 9, 3, 1, "VALID"),
              (7, 7, 4, 1, "SAME"), (21, 21, 4, 1, "SAME"), (13, 12, 6, 1, "VALID"),
              (15, 15, 9, 1, "SAME"), (16, 16, 17, 1, "SAME"), (11, 11, 33, 1, "SAME"),
-             (6, 13, 47, 1, "VALID"), (20, 20, 61, 1, "SAME"), (10, 10, 67, 1, "VALID"),
+             (6, 13, 47, 1, "VALID"), (6, 6, 40, 1, "SAME"), (5, 3, 67, 1, "VALID"),
              (5, 1, 12, 1, "SAME"), (11, 2, 8, 1, "SAME"), (3, 3, 5, 1, "SAME"),
              (9, 3, 2, 1, "SAME"), (16, 16, 3, 1, "SAME"), (18, 18, 4, 1, "VALID")]
 NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (6, 6, 128, 1, "SAME")]  # the last: bands of 2
@@ -122,6 +123,13 @@ def test_own_calls_over_1_to_67_channels(board: str, tmp_path: Path) -> None:
     """The layers' own assembly calls, exact on each DSP board, where the shared kernel
     serves none of the layers."""
     assert _run(OWN_SWEEP, board, tmp_path, seed=31) == {OWN}
+
+
+def test_past_the_room_bytes_the_shared_kernel(tmp_path: Path) -> None:
+    """A layer whose own calls' code would pass ASM_S2_ROOM_BYTES (10x10x64: 5 output
+    columns of 64 channels, 3 call kinds) runs the shared kernel, whatever the room."""
+    assert _run([(10, 10, 64, 1, "SAME"), (20, 20, 48, 1, "SAME")], "cortex-m4", tmp_path,
+                seed=35) == {SHARED}
 
 
 def test_own_calls_not_under_optimize_size(tmp_path: Path) -> None:

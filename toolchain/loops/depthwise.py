@@ -38,7 +38,8 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
+__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ONE_ROW_BYTES", "ASM_S2_ROOM_BYTES",
+           "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
            "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
            "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands",
            "asm_s2_code_bytes", "asm_s2_period", "asm_s2_tiles", "asm_tiles", "band_major",
@@ -482,11 +483,19 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
     return tuple(kx for kx in range(3) if 0 <= x + col + kx < w_in)
 
 
-# A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a two-row tile's
-# code (25 instructions, Thumb-2, 96 bytes), rounded up; their immediates (the second
-# row's store offset, 3 staged columns, a column's records) are ADDW / SUBW / STRB's 12
-# bits.
-ASM_S2_TILE_BYTES = 100
+# A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a tile's code
+# (Thumb-2, as assembled): two rows (25 instructions), row y alone (15); their
+# immediates (the second row's store offset, 4 staged columns, a column's records) are
+# ADDW / SUBW / STRB's 12 bits.
+ASM_S2_TILE_BYTES = 96
+ASM_S2_ONE_ROW_BYTES = 56
+# The most code the calls of one layer past ASM_CHANNELS may take, whatever the room:
+# each channel's tiles are written out (its shift an immediate), for each band and call
+# kind, so a layer's code grows with its channels (10x10x64: 5 output columns, 3 call
+# kinds, about 31 KB) for a gain that does not (about 2.5 instructions an output). 24
+# KB takes the sweep's layers up to 32 channels (20x20x32: 12 KB) and vww_96_int8's
+# 24x24x32 (18 KB), as stride 1 takes layers of up to 14 KB (ASM_ROOM_CHANNELS).
+ASM_S2_ROOM_BYTES = 24576
 ASM_S2_ROW_LIMIT = 4095
 ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
 
@@ -511,13 +520,13 @@ def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan) -> int:
     loop's pass and the 0-2 after it, as codegen/depthwise_s2_asm.py call_body), for
     each band and call kind (both slot orders, and row y alone for an odd height)."""
     channels = k.domain[C]
-    kinds = 2 + k.domain[Y] % 2
     tiles = 0
     for _, n, left, right in asm_s2_bands(k, plan):
         inner = n - left - right
         period = asm_s2_period(inner, channels)
         tiles += left + right + (inner if not period else period + inner % period)
-    return ASM_S2_TILE_BYTES * tiles * channels * kinds
+    one_row = ASM_S2_ONE_ROW_BYTES if k.domain[Y] % 2 else 0
+    return (2 * ASM_S2_TILE_BYTES + one_row) * tiles * channels
 
 
 def asm_s2_period(width: int, channels: int) -> int:
@@ -541,11 +550,12 @@ def asm_s2_tiles(k: Kernel, plan: RowPairPlan, shifts: tuple[int, ...],
     depthwise_s2_asm.py): shifts of 1-31 and offsets within the immediates, up to
     ASM_CHANNELS channels always, more where their code (asm_s2_code_bytes) fits
     `code_room` bytes of flash (none under --optimize size, where no records are
-    bound)."""
+    bound) and ASM_S2_ROOM_BYTES."""
     channels = k.domain[C]
     if plan.stride != 2 or len(shifts) != channels or \
             not all(1 <= s <= 31 for s in shifts) or \
             k.domain[X] * channels > ASM_S2_ROW_LIMIT or \
             48 * channels > ASM_S2_ROW_LIMIT:  # 4 staged columns
         return False
-    return channels <= ASM_CHANNELS or asm_s2_code_bytes(k, plan) <= code_room
+    return channels <= ASM_CHANNELS or \
+        asm_s2_code_bytes(k, plan) <= min(code_room, ASM_S2_ROOM_BYTES)
