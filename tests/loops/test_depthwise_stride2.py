@@ -29,6 +29,7 @@ from toolchain.loops.depthwise import (
     STACK_BYTES,
     asm_s2_bands,
     asm_s2_code_bytes,
+    asm_s2_folds,
     asm_s2_period,
     asm_s2_tiles,
     band_major,
@@ -138,7 +139,7 @@ def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     columns (SAME of even width: a pad column right of the last band's last column; of
     odd width one left of the first band's first too), their code's estimate, and the
     rule: shifts of 1-31, the code within the room and ASM_S2_ROOM_BYTES past
-    ASM_CHANNELS channels."""
+    ASM_CHANNELS channels, the edges unfolded where folded they would pass it."""
     kernels = _kernels(tmp_path)
     plans = {name: row_pair_plan(k) for name, k in kernels.items()}
     assert asm_s2_bands(kernels["even_same"], plans["even_same"]) == [(0, 10, False, True)]
@@ -163,9 +164,18 @@ def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     assert not asm_s2_tiles(k, plan, shifts, need - 1)
     assert not asm_s2_tiles(k, plan, (5,) * 15 + (0,), need)  # not an SSAT shift
     assert not asm_s2_tiles(k, plan, (5,) * 15 + (32,), need)
-    big = kernels["vww_12"]  # 6x6x64 in bands of 3: past ASM_S2_ROOM_BYTES
-    assert asm_s2_code_bytes(big, plans["vww_12"]) > ASM_S2_ROOM_BYTES
-    assert not asm_s2_tiles(big, plans["vww_12"], (5,) * 64, 1 << 30)
+    assert asm_s2_folds(k, plan)
+    # 12x12x64 in bands of 3 (the last with a right edge), 6 output rows: past
+    # ASM_S2_ROOM_BYTES with the edge folded (two calls of their own), within it
+    # unfolded (one call both bands share)
+    big, big_plan = kernels["vww_12"], plans["vww_12"]
+    assert asm_s2_code_bytes(big, big_plan, True) > ASM_S2_ROOM_BYTES
+    assert not asm_s2_folds(big, big_plan)
+    assert asm_s2_bands(big, big_plan, False) == [(0, 3, False, False), (3, 3, False, False)]
+    unfolded = asm_s2_code_bytes(big, big_plan, False)
+    assert unfolded == 2 * ASM_S2_TILE_BYTES * 64
+    assert asm_s2_tiles(big, big_plan, (5,) * 64, unfolded)
+    assert not asm_s2_tiles(big, big_plan, (5,) * 64, unfolded - 1)
     assert ASM_CHANNELS == 3
 
 

@@ -51,6 +51,7 @@ from toolchain.loops.depthwise import (
     X,
     Y,
     asm_s2_bands,
+    asm_s2_folds,
     band_major,
     row_pair_plan,
 )
@@ -162,7 +163,8 @@ class StrideTwoEmitter:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
         asm = self._s2_asm(out_row)
-        edges = asm_s2_bands(k, plan)  # the bands' pad columns the own calls fold
+        # the bands' pad columns the own calls fold into their records
+        edges = asm_s2_bands(k, plan, asm_s2_folds(k, plan))
         edge_words = depthwise_s2_asm.EDGE_RECORD_WORDS * outs if any(e[2] for e in edges) else 0
         if asm is None:  # the layer's own calls take their arguments in registers
             # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)

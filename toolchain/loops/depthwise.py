@@ -41,7 +41,7 @@ from toolchain.target.descriptors import Target
 __all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ONE_ROW_BYTES", "ASM_S2_ROOM_BYTES",
            "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
            "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
-           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands",
+           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands", "asm_s2_folds",
            "asm_s2_code_bytes", "asm_s2_period", "asm_s2_tiles", "asm_tiles", "band_major",
            "banded_row_order", "depthwise_window", "has_row_pairs", "input_depth",
            "live_columns", "output_cost", "quad_rows", "record_words", "records_over_row",
@@ -500,33 +500,47 @@ ASM_S2_ROW_LIMIT = 4095
 ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
 
 
-def asm_s2_bands(k: Kernel, plan: RowPairPlan) -> list[tuple[int, int, bool, bool]]:
+def asm_s2_bands(k: Kernel, plan: RowPairPlan, fold: bool = True
+                 ) -> list[tuple[int, int, bool, bool]]:
     """A stride-2 kernel's bands of output columns (codegen/depthwise_s2.py): (first
     column, columns, whether the first / last column's window column 0 / 2 reads a
-    pad column: its own assembly calls fold those products into its records' bias,
-    codegen/depthwise_s2_asm.py)."""
+    pad column whose products its own assembly calls fold into its records' bias,
+    codegen/depthwise_s2_asm.py: none unless `fold`)."""
     w_out, w_in = k.domain[X], k.operands[plan.x.operand].shape[2]
     width = plan.band(k) or w_out
-    left = plan.col == -1  # output column x reads input columns 2x + col .. 2x + col + 2
-    right = 2 * (w_out - 1) + plan.col + 2 == w_in and (w_out > 1 or not left)
+    left = fold and plan.col == -1  # output x reads input columns 2x + col .. 2x + col + 2
+    right = fold and 2 * (w_out - 1) + plan.col + 2 == w_in and (w_out > 1 or not left)
     return [(x0, min(width, w_out - x0), left and x0 == 0, right and x0 + width >= w_out)
             for x0 in range(0, w_out, width)]
 
 
-def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan) -> int:
+def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan, fold: bool = True) -> int:
     """An upper estimate of the code of stride-2 kernel `k`'s own assembly calls
-    (`plan` its row-pair plan): ASM_S2_TILE_BYTES for each tile a call writes out (the
-    edge columns', and the inner columns' up to ASM_UNROLL_TILES, else those of the
-    loop's pass and the 0-2 after it, as codegen/depthwise_s2_asm.py call_body), for
-    each band and call kind (both slot orders, and row y alone for an odd height)."""
+    (`plan` its row-pair plan, `fold` as asm_s2_bands): ASM_S2_TILE_BYTES for each tile
+    a call writes out (the edge columns', and the inner columns' up to
+    ASM_UNROLL_TILES, else those of the loop's pass and the 0-2 after it, as
+    codegen/depthwise_s2_asm.py call_body), for each call of its own (bands of the
+    same width and edges share theirs) and kind (both slot orders, and row y alone for
+    an odd height)."""
     channels = k.domain[C]
     tiles = 0
-    for _, n, left, right in asm_s2_bands(k, plan):
+    for n, left, right in {b[1:] for b in asm_s2_bands(k, plan, fold)}:
         inner = n - left - right
         period = asm_s2_period(inner, channels)
         tiles += left + right + (inner if not period else period + inner % period)
     one_row = ASM_S2_ONE_ROW_BYTES if k.domain[Y] % 2 else 0
     return (2 * ASM_S2_TILE_BYTES + one_row) * tiles * channels
+
+
+def asm_s2_folds(k: Kernel, plan: RowPairPlan) -> bool:
+    """Whether stride-2 kernel `k`'s own calls fold its edge columns' pad columns
+    (asm_s2_bands): unless their code would then pass ASM_S2_ROOM_BYTES past
+    ASM_CHANNELS channels, where an edge column is an inner one (the staged pad
+    columns read) and shares the inner columns' code: 10x10x64 (5 output columns, 3
+    call kinds) 31.7 -> 15.9 KB, 20x20x64 (bands of 5, one call for both) 36.9 -> 12.3
+    KB, for about 0.5 instructions an output."""
+    return k.domain[C] <= ASM_CHANNELS or \
+        asm_s2_code_bytes(k, plan, True) <= ASM_S2_ROOM_BYTES
 
 
 def asm_s2_period(width: int, channels: int) -> int:
@@ -548,14 +562,14 @@ def asm_s2_tiles(k: Kernel, plan: RowPairPlan, shifts: tuple[int, ...],
     """Whether stride-2 kernel `k` (`plan` its row-pair plan) of doubled records whose
     SSAT shifts are `shifts` (one a channel) runs its own assembly calls (codegen/
     depthwise_s2_asm.py): shifts of 1-31 and offsets within the immediates, up to
-    ASM_CHANNELS channels always, more where their code (asm_s2_code_bytes) fits
-    `code_room` bytes of flash (none under --optimize size, where no records are
-    bound) and ASM_S2_ROOM_BYTES."""
+    ASM_CHANNELS channels always, more where their code (asm_s2_code_bytes, the edges
+    folded as asm_s2_folds says) fits `code_room` bytes of flash (none under --optimize
+    size, where no records are bound) and ASM_S2_ROOM_BYTES."""
     channels = k.domain[C]
     if plan.stride != 2 or len(shifts) != channels or \
             not all(1 <= s <= 31 for s in shifts) or \
             k.domain[X] * channels > ASM_S2_ROW_LIMIT or \
             48 * channels > ASM_S2_ROW_LIMIT:  # 4 staged columns
         return False
-    return channels <= ASM_CHANNELS or \
-        asm_s2_code_bytes(k, plan) <= min(code_room, ASM_S2_ROOM_BYTES)
+    return channels <= ASM_CHANNELS or asm_s2_code_bytes(
+        k, plan, asm_s2_folds(k, plan)) <= min(code_room, ASM_S2_ROOM_BYTES)

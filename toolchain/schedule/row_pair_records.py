@@ -55,6 +55,7 @@ from toolchain.loops.depthwise import (
     asm_code_bytes,
     asm_s2_bands,
     asm_s2_code_bytes,
+    asm_s2_folds,
     asm_s2_tiles,
     asm_tiles,
     has_row_pairs,
@@ -268,7 +269,8 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         elif shifts:
             # past ASM_CHANNELS the stride-2 calls' code takes its bytes of the room
             if k.domain[C] > ASM_CHANNELS:
-                flash_room = max(0, flash_room - asm_s2_code_bytes(k, plan))
+                flash_room = max(0, flash_room - asm_s2_code_bytes(
+                    k, plan, asm_s2_folds(k, plan)))
             step.kernel = replace(step.kernel, record_shifts=shifts)
         done += 1
     return done
@@ -304,7 +306,7 @@ def _asm_s2_records(k: Kernel, plan: RowPairPlan, records: np.ndarray) -> np.nda
     last."""
     table = records[:-1].reshape(-1, RECORD_WORDS).astype(np.int64)
     halves = records[:-1].astype(np.int32).view(np.int16).reshape(len(table), RECORD_WORDS, 2)
-    bands = asm_s2_bands(k, plan)
+    bands = asm_s2_bands(k, plan, asm_s2_folds(k, plan))
     tables = []
     for edge, kx, there in (("left", 0, any(b[2] for b in bands)), ("", 0, True),
                             ("right", 2, any(b[3] for b in bands))):
