@@ -1,6 +1,8 @@
-"""The stride-2 depthwise 3x3 kernel (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c, codegen/
-depthwise_s2.py, loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for bit
-against the numpy reference and TFLite Micro's interpreter.
+"""The stride-2 depthwise 3x3 kernels (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c shared by
+every layer, and a layer's own assembly calls, codegen/depthwise_s2_asm.py, where its
+records are doubled and its code fits the room; codegen/depthwise_s2.py,
+loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for bit against the numpy
+reference and TFLite Micro's interpreter.
 
 int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads words, or single values past the last

@@ -147,6 +147,8 @@ def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     assert asm_s2_bands(kernels["valid"], plans["valid"]) == [(0, 9, False, False)]
     assert asm_s2_bands(kernels["vww_24"], plans["vww_24"]) == [(0, 6, False, False),
                                                                 (6, 6, False, True)]
+    # bands keep their edges unfolded, so that they share one call
+    assert not asm_s2_folds(kernels["vww_24"], plans["vww_24"])
     # 20x20x16: 10 columns, the last an edge; 9 inner ones in a loop of one column
     # (16 channels); 10 output rows: both slot orders, no row alone
     k, plan = kernels["even_same"], plans["even_same"]

@@ -534,11 +534,15 @@ def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan, fold: bool = True) -> int:
 
 def asm_s2_folds(k: Kernel, plan: RowPairPlan) -> bool:
     """Whether stride-2 kernel `k`'s own calls fold its edge columns' pad columns
-    (asm_s2_bands): unless their code would then pass ASM_S2_ROOM_BYTES past
-    ASM_CHANNELS channels, where an edge column is an inner one (the staged pad
-    columns read) and shares the inner columns' code: 10x10x64 (5 output columns, 3
-    call kinds) 31.7 -> 15.9 KB, 20x20x64 (bands of 5, one call for both) 36.9 -> 12.3
-    KB, for about 0.5 instructions an output."""
+    (asm_s2_bands). Not where the row is cut into bands: the first and last bands would
+    each need a call of their own where unfolded all share one, for an edge that is one
+    column of many (vww_96_int8's 24x24x32 in bands of 6: 18 -> 6 KB of code for about
+    0.2 instructions an output); nor where their code would pass ASM_S2_ROOM_BYTES past
+    ASM_CHANNELS channels (10x10x64: 5 output columns, 3 call kinds, 31.7 -> 15.9 KB
+    unfolded, about 0.5 instructions an output). Unfolded, an edge column is an inner
+    one (the staged pad column read)."""
+    if len(asm_s2_bands(k, plan)) > 1:
+        return False
     return k.domain[C] <= ASM_CHANNELS or \
         asm_s2_code_bytes(k, plan, True) <= ASM_S2_ROOM_BYTES
 
