@@ -290,6 +290,20 @@ class StrideTwoEmitter:
                 rows_of(last, 2, below)
             return True
 
+        def tiles_by_two(first: int, count: int, step: int,
+                         tile: Callable[[ir.Value, int], None]) -> None:
+            """tile(t, (t + phase) % 2) for `count` calls t from `first` by `step`: two a
+            pass, so that each call's slot order is a constant (no selects of its pairs'
+            slots, no branch to the call kind's function), an odd last one after."""
+            pairs, odd_last = divmod(count, 2)
+            if pairs:
+                self._loop_range("dw.s2", first, pairs, 2 * step, lambda t: [
+                    tile(t, (first + phase) % 2),
+                    tile(b.add(t, const(step)), (first + step + phase) % 2)])
+            if odd_last:
+                t = first + 2 * pairs * step
+                tile(const(t), (t + phase) % 2)
+
         def whole(x0: int, n: int) -> None:
             """Output columns [x0, x0 + n) over every row, each call staging its 2 new
             pairs (one band, or each of several in turn: `band_major`)."""
@@ -298,14 +312,11 @@ class StrideTwoEmitter:
                 b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
             with b.if_else(doubled) as (fast, slow):
                 with fast:
-                    def odd(t: ir.Value) -> ir.Value:
-                        """Whether pair 2t is in slot 2 (the call's pairs in slots 2, 1, 0)."""
-                        return b.icmp_unsigned("!=", b.and_(b.add(t, const(phase)), const(1)),
-                                               const(0))
-
-                    def fast_tile(t: ir.Value) -> None:
+                    def fast_tile(t: ir.Value, parity: int) -> None:
+                        """Call t, `parity` that of t + phase: 1 where pair 2t is in slot 2
+                        (the call's pairs in slots 2, 1, 0)."""
                         m = b.mul(t, const(2))
-                        flip = odd(t)
+                        flip = const(parity, I1)
                         one, mine = b.add(m, const(1)), m
                         if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
                             mine = b.add(m, const(2))
@@ -319,7 +330,7 @@ class StrideTwoEmitter:
                     if not reverse:
                         stage(const(0), const(2 * phase))
                         if tiles - peel:
-                            self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
+                            tiles_by_two(0, tiles - peel, 1, fast_tile)
                         if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
                             flip = (tiles - 1 + phase) % 2
                             stage(const(2 * tiles - 1), const(1))
@@ -345,7 +356,7 @@ class StrideTwoEmitter:
                         else:
                             stage(m, const(2 * (tiles % 2)))
                         if tiles:
-                            self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
+                            tiles_by_two(tiles - 1, tiles, -1, fast_tile)
                 with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
                     def slow_tile(t: ir.Value) -> None:
                         m = b.mul(t, const(2))
