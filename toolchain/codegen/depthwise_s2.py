@@ -219,7 +219,7 @@ class StrideTwoEmitter:
                 """A pair of two rows below the input into `slot`: the pad pair."""
                 b.call(fill_slot_fn, [slot_at(slot), pair, const(span)])
 
-            def call(t: ir.Value, mode: ir.Value) -> None:
+            def call(t: ir.Value, mode: ir.Constant) -> None:
                 """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
                 if asm is not None:  # the staged words, r1 free, the records, the output
@@ -229,14 +229,8 @@ class StrideTwoEmitter:
                     operands = [b.bitcast(staged, PTR), ir.Constant(PTR, ir.Undefined),
                                 b.gep(records, [const(skip)], inbounds=True, source_etype=I32),
                                 b.gep(out_buf, [at], source_etype=I8)]
-                    if isinstance(mode, ir.Constant):
-                        b.call(asm(_KIND[mode.constant], n, left, right), operands)
-                        return
-                    with b.if_else(b.icmp_unsigned("!=", mode, const(0))) as (one, zero):
-                        with one:
-                            b.call(asm("order1", n, left, right), operands)
-                        with zero:
-                            b.call(asm("order0", n, left, right), operands)
+                    # (every call's kind is a constant: `tiles_by_two`)
+                    b.call(asm(_KIND[mode.constant], n, left, right), operands)
                     return
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
@@ -325,7 +319,7 @@ class StrideTwoEmitter:
                         else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
                             stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
                                       b.select(flip, const(1), const(0)))
-                        call(t, b.zext(flip, I32))
+                        call(t, const(parity))
 
                     if not reverse:
                         stage(const(0), const(2 * phase))

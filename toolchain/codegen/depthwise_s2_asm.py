@@ -106,7 +106,7 @@ def call_body(kind: str, shifts: Sequence[int], out_row: int, width: int,
     if not all(1 <= s <= 31 for s in shifts) or out_row > ASM_S2_ROW_LIMIT or \
             4 * stride > ASM_S2_ROW_LIMIT or width < max(1, left + right):
         raise ValueError("a per-layer stride-2 call needs shifts of 1-31 and its offsets "
-                         "within the immediates'")
+                         "within their immediates")
     pairs = KINDS[kind]
     rotation = ("r0", "r1", "r12")
     inner = width - left - right
