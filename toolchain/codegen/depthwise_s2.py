@@ -28,6 +28,13 @@ operand, vww_96's 24x24x32 fell back to tiles one column wide), so a band's call
 its three pairs (the one it shares with the band's next call staged twice) into fixed
 slots: 3 staged pairs a call where one band stages 2.
 
+A layer whose records are doubled and whose shifts are SSAT immediates
+(`Kernel.record_shifts`, schedule/row_pair_records.py, loops/depthwise.py asm_s2_tiles)
+calls functions of its own instead of mrt_dw3_s2_s8 (codegen/depthwise_s2_asm.py), one
+per call kind and band, its arguments in registers; the staging is the same. The
+two-row calls run two a pass, so each call's slot order, and its function, is a
+constant.
+
 Calls run bottom-up where the nest says `reverse` (schedule/overlap.py): a call stages
 its input rows before its first store, no later than the overlap walk's 2-row tiles
 assume. The sums are exact int32 sums in another order, so the results are the
