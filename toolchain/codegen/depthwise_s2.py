@@ -33,7 +33,7 @@ A layer whose records are doubled and whose shifts are SSAT immediates
 calls functions of its own instead of mrt_dw3_s2_s8 (codegen/depthwise_s2_asm.py), one
 per call kind and band, its arguments in registers; the staging is the same. The
 two-row calls run two a pass, so each call's slot order, and its function, is a
-constant.
+constant (with the shared kernel one a pass, the smaller code).
 
 Calls run bottom-up where the nest says `reverse` (schedule/overlap.py): a call stages
 its input rows before its first store, no later than the overlap walk's 2-row tiles
@@ -226,8 +226,9 @@ class StrideTwoEmitter:
                 """A pair of two rows below the input into `slot`: the pad pair."""
                 b.call(fill_slot_fn, [slot_at(slot), pair, const(span)])
 
-            def call(t: ir.Value, mode: ir.Constant) -> None:
-                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
+            def call(t: ir.Value, mode: ir.Value) -> None:
+                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode` (a
+                constant for the layer's own calls: `tiles_by_two`)."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
                 if asm is not None:  # the staged words, r1 free, the records, the output
                     _, _, left, right = next(e for e in edges if e[0] == x0)
@@ -236,7 +237,7 @@ class StrideTwoEmitter:
                     operands = [b.bitcast(staged, PTR), ir.Constant(PTR, ir.Undefined),
                                 b.gep(records, [const(skip)], inbounds=True, source_etype=I32),
                                 b.gep(out_buf, [at], source_etype=I8)]
-                    # (every call's kind is a constant: `tiles_by_two`)
+                    assert isinstance(mode, ir.Constant)  # `tiles_by_two`
                     b.call(asm(_KIND[mode.constant], n, left, right), operands)
                     return
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
@@ -292,10 +293,15 @@ class StrideTwoEmitter:
             return True
 
         def tiles_by_two(first: int, count: int, step: int,
-                         tile: Callable[[ir.Value, int], None]) -> None:
-            """tile(t, (t + phase) % 2) for `count` calls t from `first` by `step`: two a
-            pass, so that each call's slot order is a constant (no selects of its pairs'
-            slots, no branch to the call kind's function), an odd last one after."""
+                         tile: Callable[[ir.Value, int | None], None]) -> None:
+            """tile(t, (t + phase) % 2) for `count` calls t from `first` by `step`: for
+            the layer's own calls two a pass, so that each call's slot order, and its
+            function, is a constant (no selects of its pairs' slots); for the shared
+            kernel one a pass, the order found at run time (its flags: the smaller code,
+            which --optimize size keeps)."""
+            if asm is None:
+                self._loop_range("dw.s2", first, count, step, lambda t: tile(t, None))
+                return
             pairs, odd_last = divmod(count, 2)
             if pairs:
                 self._loop_range("dw.s2", first, pairs, 2 * step, lambda t: [
@@ -313,11 +319,13 @@ class StrideTwoEmitter:
                 b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
             with b.if_else(doubled) as (fast, slow):
                 with fast:
-                    def fast_tile(t: ir.Value, parity: int) -> None:
-                        """Call t, `parity` that of t + phase: 1 where pair 2t is in slot 2
-                        (the call's pairs in slots 2, 1, 0)."""
+                    def fast_tile(t: ir.Value, parity: int | None) -> None:
+                        """Call t, `parity` that of t + phase (None: found at run time):
+                        1 where pair 2t is in slot 2 (the call's pairs in slots 2, 1,
+                        0)."""
                         m = b.mul(t, const(2))
-                        flip = const(parity, I1)
+                        flip = const(parity, I1) if parity is not None else b.icmp_unsigned(
+                            "!=", b.and_(b.add(t, const(phase)), const(1)), const(0))
                         one, mine = b.add(m, const(1)), m
                         if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
                             mine = b.add(m, const(2))
@@ -326,7 +334,7 @@ class StrideTwoEmitter:
                         else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
                             stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
                                       b.select(flip, const(1), const(0)))
-                        call(t, const(parity))
+                        call(t, const(parity) if parity is not None else b.zext(flip, I32))
 
                     if not reverse:
                         stage(const(0), const(2 * phase))
