@@ -1,6 +1,8 @@
-"""The stride-2 depthwise 3x3 kernel (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c, codegen/
-depthwise_s2.py, loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for bit
-against the numpy reference and TFLite Micro's interpreter.
+"""The stride-2 depthwise 3x3 kernels (runtime_c/ukernel/dsp/mrt_dw_s2_dsp.c shared by
+every layer, and a layer's own assembly calls, codegen/depthwise_s2_asm.py, where its
+records are doubled and its code fits the room; codegen/depthwise_s2.py,
+loops/depthwise.py's `RowPairPlan.stride`) under QEMU, bit for bit against the numpy
+reference and TFLite Micro's interpreter.
 
 int8 3x3 depthwise layers of stride 2, multiplier 1, over channel counts that are and
 are not multiples of 4 (3 to 67: the staging reads words, or single values past the last
@@ -26,9 +28,10 @@ from pathlib import Path
 import pytest
 from depthwise_models import reverse_row_pairs, run_depthwise
 
+from toolchain.codegen import depthwise_s2_asm
 from toolchain.codegen.depthwise_s2 import KERNEL_S2_SYMBOL
 from toolchain.loops.depthwise import banded_row_order
-from toolchain.schedule import depthwise_records
+from toolchain.schedule import depthwise_records, row_pair_records
 from toolchain.schedule.row_pair_records import store_row_pair_records
 
 # (h, w, channels, multiplier, padding)
@@ -56,24 +59,57 @@ PARITIES = [(4, 9, 7, 1, "SAME"), (5, 8, 6, 1, "SAME"), (7, 12, 21, 1, "VALID"),
             (9, 7, 12, 1, "VALID"), (11, 11, 23, 1, "VALID"), (12, 10, 19, 1, "SAME"),
             (13, 10, 9, 1, "SAME"), (17, 5, 15, 1, "VALID"), (15, 6, 10, 1, "SAME"),
             (8, 8, 2, 1, "SAME"), (6, 5, 1, 1, "VALID")]
+# The layers' own assembly calls (codegen/depthwise_s2_asm.py) over 1-67 channels (past
+# 32, maps whose code fits loops/depthwise.py's ASM_S2_ROOM_BYTES):
+# every column written out (few tiles, or up to 4 channels under 6 columns), loops of
+# 3 columns (up to 4 channels: 20x20x2, 21x21x4) or of one (more channels; inner widths
+# of every remainder mod 3 after a loop of 3), SAME of even sizes (a pad column right of
+# the last output column: its products in the edge's records) and odd ones (one on each
+# side), VALID, odd heights (row y alone), one output column (a left edge alone, a right
+# one alone), two edge columns and no inner one (3x3 SAME).
+OWN_SWEEP = [(10, 10, 1, 1, "SAME"), (20, 20, 2, 1, "SAME"), (9, 9, 3, 1, "VALID"),
+             (7, 7, 4, 1, "SAME"), (21, 21, 4, 1, "SAME"), (13, 12, 6, 1, "VALID"),
+             (15, 15, 9, 1, "SAME"), (16, 16, 17, 1, "SAME"), (11, 11, 33, 1, "SAME"),
+             (6, 13, 47, 1, "VALID"), (6, 6, 40, 1, "SAME"), (5, 3, 67, 1, "VALID"),
+             (5, 1, 12, 1, "SAME"), (11, 2, 8, 1, "SAME"), (3, 3, 5, 1, "SAME"),
+             (9, 3, 2, 1, "SAME"), (16, 16, 3, 1, "SAME"), (18, 18, 4, 1, "VALID")]
 NOT_TAKEN = [(10, 10, 8, 2, "SAME"), (6, 6, 128, 1, "SAME")]  # the last: bands of 2
 # columns (MIN_BAND). Small outputs (1-2 channels on 10x10) are taken: their per-channel
 # constants stay broadcasts (passes/fold.py), so their requantization folds to records.
 SMALL = [(10, 10, 1, 1, "SAME"), (10, 10, 2, 1, "SAME"), (9, 9, 2, 1, "VALID")]
 
 
+SHARED, OWN = "shared", "own"  # runtime_c's mrt_dw3_s2_s8, the layers' own assembly
+
+
 def _run(layers, board: str, tmp_path: Path, seed: int, chain: bool = False,
-         big_bias: bool = False) -> set[str]:
+         big_bias: bool = False, optimize: str = "auto") -> set[str]:
     """tests/depthwise_models.py run_depthwise over (h, w, c, multiplier, padding)
-    layers of a 3x3 window at stride 2."""
-    return run_depthwise([(h, w, c, m, 3, 3, 2, 1, pad) for h, w, c, m, pad in layers],
-                         board, tmp_path, seed, chain, big_bias)
+    layers of a 3x3 window at stride 2; which stride-2 kernels ran: SHARED and / or
+    OWN (codegen/depthwise_s2_asm.py's calls)."""
+    symbols = run_depthwise([(h, w, c, m, 3, 3, 2, 1, pad) for h, w, c, m, pad in layers],
+                            board, tmp_path, seed, chain, big_bias, optimize)
+    ran = {OWN} if any(s.startswith(depthwise_s2_asm.STEM + "_") for s in symbols) else set()
+    return ran | ({SHARED} if KERNEL_S2_SYMBOL in symbols else set())
 
 
+def _shared_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Makes the builds under `monkeypatch` run every stride-2 layer by the shared
+    kernel (no layer's own assembly calls)."""
+    monkeypatch.setattr(row_pair_records, "asm_s2_tiles", lambda *a, **kw: False)
+
+
+@pytest.mark.parametrize("kernel", [OWN, SHARED])
 @pytest.mark.parametrize("group", ["channels", "shapes", "bands"])
-def test_stride2_on_cortex_m4(group: str, tmp_path: Path) -> None:
+def test_stride2_on_cortex_m4(group: str, kernel: str, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every group by the layers' own assembly calls where the flash room takes them,
+    and by the shared kernel alone."""
+    if kernel == SHARED:
+        _shared_only(monkeypatch)
     layers = {"channels": CHANNELS, "shapes": SHAPES, "bands": BANDS}[group]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=len(group))
+    ran = _run(layers, "cortex-m4", tmp_path, seed=len(group))
+    assert kernel in ran if kernel == OWN else ran == {SHARED}
 
 
 @pytest.mark.parametrize("board", ["cortex-m7", "cortex-m33"])
@@ -81,14 +117,36 @@ def test_stride2_on_the_other_dsp_boards(board: str, tmp_path: Path) -> None:
     """(cortex-m55 takes Helium lanes for these layers: 0.79 MAC/instruction on 20x20x16,
     loops/rules.py _lanes_beat_row_pairs.)"""
     layers = CHANNELS[::2] + SHAPES[::3] + BANDS[::2]
-    assert KERNEL_S2_SYMBOL in _run(layers, board, tmp_path, seed=7)
+    assert OWN in _run(layers, board, tmp_path, seed=7)
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "cortex-m7", "cortex-m33"])
+def test_own_calls_over_1_to_67_channels(board: str, tmp_path: Path) -> None:
+    """The layers' own assembly calls, exact on each DSP board, where the shared kernel
+    serves none of the layers."""
+    assert _run(OWN_SWEEP, board, tmp_path, seed=31) == {OWN}
+
+
+def test_many_channels_with_their_edges_unfolded(tmp_path: Path) -> None:
+    """Layers whose own calls' code with the edge columns folded would pass
+    ASM_S2_ROOM_BYTES (10x10x64: 5 output columns, 3 call kinds; 20x20x48 in two bands
+    of 5 columns) take them with every column an inner one (loops/depthwise.py
+    asm_s2_folds): exact."""
+    assert _run([(10, 10, 64, 1, "SAME"), (20, 20, 48, 1, "SAME")], "cortex-m4", tmp_path,
+                seed=35) == {OWN}
+
+
+def test_own_calls_not_under_optimize_size(tmp_path: Path) -> None:
+    """Under --optimize size no records are bound (schedule/row_pair_records.py), so no
+    layer takes its own calls: the shared kernel, exact."""
+    assert _run(OWN_SWEEP[:4], "cortex-m4", tmp_path, seed=33, optimize="size") == {SHARED}
 
 
 def test_biases_too_large_to_double(tmp_path: Path) -> None:
     """Twice the sum might not be an int32: the records keep the layer's own weights,
     the kernel the 64-bit requantization (SMLAL), each call staging its three pairs."""
     layers = [CHANNELS[2], CHANNELS[4], SHAPES[1], SHAPES[5], BANDS[1]]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
+    assert _run(layers, "cortex-m4", tmp_path, seed=9, big_bias=True)
 
 
 def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,9 +155,8 @@ def test_records_made_on_the_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(depthwise_records, "STORES", tuple(
         s for s in depthwise_records.STORES if s is not store_row_pair_records))
     layers = [CHANNELS[1], SHAPES[1], SHAPES[3]]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=15)
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "b", seed=16,
-                                    big_bias=True)
+    assert _run(layers, "cortex-m4", tmp_path / "a", seed=15) == {SHARED}
+    assert _run(layers, "cortex-m4", tmp_path / "b", seed=16, big_bias=True) == {SHARED}
 
 
 def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,20 +164,23 @@ def test_bottom_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     staged from the bottom), forced on every row-pair layer, doubled records or not."""
     reverse_row_pairs(monkeypatch)
     layers = CHANNELS[:3] + SHAPES[:6] + BANDS[:2]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
-    assert KERNEL_S2_SYMBOL in _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b",
-                                    seed=14, big_bias=True)
+    assert OWN in _run(layers, "cortex-m4", tmp_path / "a", seed=13)
+    assert _run(layers[2:6] + BANDS[1:3], "cortex-m4", tmp_path / "b", seed=14, big_bias=True)
 
 
+@pytest.mark.parametrize("kernel", [OWN, SHARED])
 @pytest.mark.parametrize("bottom_up", [False, True])
-def test_slot_parities(bottom_up: bool, tmp_path: Path,
+def test_slot_parities(bottom_up: bool, kernel: str, tmp_path: Path,
                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Every parity of the number of two-row calls, with and without an odd last row and
-    a last pair below the input, top-down and bottom-up (the last rows first)."""
+    a last pair below the input, top-down and bottom-up (the last rows first), by the
+    layers' own calls and by the shared kernel."""
     if bottom_up:
         reverse_row_pairs(monkeypatch)
+    if kernel == SHARED:
+        _shared_only(monkeypatch)
     layers = PARITIES + BANDS[3:]  # bands whose last two rows' third pair is the pad pair
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
+    assert kernel in _run(layers, "cortex-m4", tmp_path, seed=17 + bottom_up)
 
 
 def _bands_in_row_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,9 +207,8 @@ def test_bands_in_row_order(bottom_up: bool, tmp_path: Path,
     if bottom_up:
         reverse_row_pairs(monkeypatch)
     _bands_in_row_order(monkeypatch)
-    assert KERNEL_S2_SYMBOL in _run(BANDS, "cortex-m4", tmp_path / "a", seed=21 + bottom_up)
-    assert KERNEL_S2_SYMBOL in _run(BANDS[1:4], "cortex-m4", tmp_path / "b",
-                                    seed=23 + bottom_up, big_bias=True)
+    assert OWN in _run(BANDS, "cortex-m4", tmp_path / "a", seed=21 + bottom_up)
+    assert _run(BANDS[1:4], "cortex-m4", tmp_path / "b", seed=23 + bottom_up, big_bias=True)
 
 
 def test_a_chain_of_banded_layers(tmp_path: Path) -> None:
@@ -157,18 +216,18 @@ def test_a_chain_of_banded_layers(tmp_path: Path) -> None:
     operand, in row order (`banded_row_order`), or place it apart, the bands each over
     all their rows."""
     layers = [(48, 48, 32, 1, "SAME"), (24, 24, 32, 1, "SAME"), (12, 12, 32, 1, "VALID")]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=5, chain=True)
+    assert OWN in _run(layers, "cortex-m4", tmp_path, seed=5, chain=True)
 
 
 def test_a_chain_of_layers(tmp_path: Path) -> None:
     """Each layer's input dies at it, so the arena may start its result over it."""
     layers = [(48, 48, 16, 1, "SAME"), (24, 24, 16, 1, "SAME"), (12, 12, 16, 1, "VALID")]
-    assert KERNEL_S2_SYMBOL in _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
+    assert OWN in _run(layers, "cortex-m4", tmp_path, seed=3, chain=True)
 
 
 def test_small_outputs(tmp_path: Path) -> None:
-    assert KERNEL_S2_SYMBOL in _run(SMALL, "cortex-m4", tmp_path, seed=12)
+    assert OWN in _run(SMALL, "cortex-m4", tmp_path, seed=12)
 
 
 def test_layers_it_does_not_take_stay_exact(tmp_path: Path) -> None:
-    assert KERNEL_S2_SYMBOL not in _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)
+    assert not _run(NOT_TAKEN, "cortex-m4", tmp_path, seed=11)

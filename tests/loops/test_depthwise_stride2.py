@@ -20,8 +20,18 @@ from toolchain.kernel.form import Kernel
 from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
 from toolchain.loops.depthwise import (
+    ASM_CHANNELS,
+    ASM_S2_ONE_ROW_BYTES,
+    ASM_S2_ROOM_BYTES,
+    ASM_S2_TILE_BYTES,
+    ASM_UNROLL_TILES,
     MIN_BAND,
     STACK_BYTES,
+    asm_s2_bands,
+    asm_s2_code_bytes,
+    asm_s2_folds,
+    asm_s2_period,
+    asm_s2_tiles,
     band_major,
     banded_row_order,
     quad_rows,
@@ -122,3 +132,63 @@ def test_a_result_over_its_operand_takes_the_row_order(tmp_path: Path) -> None:
     (taken,) = steps[1].schedule.nests
     assert taken == banded_row_order(nests[1]) or \
         taken == dataclasses.replace(banded_row_order(nests[1]), reverse=True)
+
+
+def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
+    """The layers' own assembly calls (codegen/depthwise_s2_asm.py): each band's edge
+    columns (SAME of even width: a pad column right of the last band's last column; of
+    odd width one left of the first band's first too), their code's estimate, and the
+    rule: shifts of 1-31, the code within the room and ASM_S2_ROOM_BYTES past
+    ASM_CHANNELS channels, the edges unfolded where folded they would pass it."""
+    kernels = _kernels(tmp_path)
+    plans = {name: row_pair_plan(k) for name, k in kernels.items()}
+    assert asm_s2_bands(kernels["even_same"], plans["even_same"]) == [(0, 10, False, True)]
+    assert asm_s2_bands(kernels["odd_same"], plans["odd_same"]) == [(0, 4, True, True)]
+    assert asm_s2_bands(kernels["valid"], plans["valid"]) == [(0, 9, False, False)]
+    assert asm_s2_bands(kernels["vww_24"], plans["vww_24"]) == [(0, 6, False, False),
+                                                                (6, 6, False, True)]
+    # bands keep their edges unfolded, so that they share one call
+    assert not asm_s2_folds(kernels["vww_24"], plans["vww_24"])
+    # 20x20x16: 10 columns, the last an edge; 9 inner ones in a loop of one column
+    # (16 channels); 10 output rows: both slot orders, no row alone
+    k, plan = kernels["even_same"], plans["even_same"]
+    need = asm_s2_code_bytes(k, plan)
+    assert need == 2 * ASM_S2_TILE_BYTES * (1 + 1) * 16
+    # 19x7x13: 10 output rows of 4 columns, both edges, the 2 inner ones in a loop of
+    # one (26 tiles, past ASM_UNROLL_TILES)
+    odd = asm_s2_code_bytes(kernels["odd_same"], plans["odd_same"])
+    assert odd == 2 * ASM_S2_TILE_BYTES * (2 + 1) * 13
+    # 20x20x13 VALID: 9 output rows (row y alone too) of 9 inner columns, a loop of one
+    valid = asm_s2_code_bytes(kernels["valid"], plans["valid"])
+    assert valid == (2 * ASM_S2_TILE_BYTES + ASM_S2_ONE_ROW_BYTES) * 1 * 13
+    shifts = (5,) * 16
+    assert asm_s2_tiles(k, plan, shifts, need)
+    assert not asm_s2_tiles(k, plan, shifts, need - 1)
+    assert not asm_s2_tiles(k, plan, (5,) * 15 + (0,), need)  # not an SSAT shift
+    assert not asm_s2_tiles(k, plan, (5,) * 15 + (32,), need)
+    assert asm_s2_folds(k, plan)
+    # 12x12x64 in bands of 3 (the last with a right edge), 6 output rows: past
+    # ASM_S2_ROOM_BYTES with the edge folded (two calls of their own), within it
+    # unfolded (one call both bands share)
+    big, big_plan = kernels["vww_12"], plans["vww_12"]
+    assert asm_s2_code_bytes(big, big_plan, True) > ASM_S2_ROOM_BYTES
+    assert not asm_s2_folds(big, big_plan)
+    assert asm_s2_bands(big, big_plan, False) == [(0, 3, False, False), (3, 3, False, False)]
+    unfolded = asm_s2_code_bytes(big, big_plan, False)
+    assert unfolded == 2 * ASM_S2_TILE_BYTES * 64
+    assert asm_s2_tiles(big, big_plan, (5,) * 64, unfolded)
+    assert not asm_s2_tiles(big, big_plan, (5,) * 64, unfolded - 1)
+    assert ASM_CHANNELS == 3
+
+
+def test_the_own_calls_column_loops() -> None:
+    """Every column written out up to ASM_UNROLL_TILES tiles (and up to 4 channels under
+    6 columns), else loops of 3 columns (the pointers rotating) up to 4 channels, of one
+    past them."""
+    assert asm_s2_period(4, ASM_UNROLL_TILES // 4) == 0
+    assert asm_s2_period(5, 4) == 0
+    assert asm_s2_period(1, 67) == 0
+    assert asm_s2_period(6, 4) == 3
+    assert asm_s2_period(9, 2) == 3
+    assert asm_s2_period(5, 5) == 1
+    assert asm_s2_period(24, 16) == 1

@@ -28,6 +28,13 @@ operand, vww_96's 24x24x32 fell back to tiles one column wide), so a band's call
 its three pairs (the one it shares with the band's next call staged twice) into fixed
 slots: 3 staged pairs a call where one band stages 2.
 
+A layer whose records are doubled and whose shifts are SSAT immediates
+(`Kernel.record_shifts`, schedule/row_pair_records.py, loops/depthwise.py asm_s2_tiles)
+calls functions of its own instead of mrt_dw3_s2_s8 (codegen/depthwise_s2_asm.py), one
+per call kind and band, its arguments in registers; the staging is the same. The
+two-row calls run two a pass, so each call's slot order, and its function, is a
+constant (with the shared kernel one a pass, the smaller code).
+
 Calls run bottom-up where the nest says `reverse` (schedule/overlap.py): a call stages
 its input rows before its first store, no later than the overlap walk's 2-row tiles
 assume. The sums are exact int32 sums in another order, so the results are the
@@ -40,6 +47,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from toolchain.codegen import asm_kernels, depthwise_s2_asm
 from toolchain.codegen.depthwise_pairs import STAGE3_SYMBOL, STAGE_TWO_SYMBOL, TWO_BEHIND
 from toolchain.kernel.form import Kernel
 from toolchain.loops.depthwise import (
@@ -49,10 +57,13 @@ from toolchain.loops.depthwise import (
     C,
     X,
     Y,
+    asm_s2_bands,
+    asm_s2_folds,
     band_major,
     row_pair_plan,
 )
 
+I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 PTR = ir.PointerType()
@@ -66,6 +77,9 @@ ODD_CHANNELS = 16  # flags: an odd channel count (the channel loop's entry, two 
 BY_FOUR = 32  # flags: four channels a pass (3 or more channels, doubled records)
 TWO_CHANNELS = 64  # flags: the channel count's bit 1 (with BY_FOUR: the pass's entry)
 
+# The layer's own calls by the kernel's flags bits 0 and 3 (codegen/depthwise_s2_asm.py).
+_KIND = {0: "order0", 1: "order1", ONE_ROW: "one"}
+
 __all__ = ["KERNEL_S2_SYMBOL", "StrideTwoEmitter"]
 
 
@@ -76,6 +90,21 @@ class StrideTwoEmitter:
     b: ir.IRBuilder
     k: Kernel
 
+    def _s2_asm(self, out_row: int) -> Callable[[str, int, bool, bool], ir.Function] | None:
+        """The layer's own assembly calls by kind, band width and edges (codegen/
+        depthwise_s2_asm.py), declared on first use, where its records' shifts are known
+        (`Kernel.record_shifts`: schedule/row_pair_records.py, loops/depthwise.py
+        asm_s2_tiles), else None."""
+        shifts = self.k.record_shifts
+        if not shifts:
+            return None
+        module = self.b.module
+
+        def kind(name: str, width: int, left: bool, right: bool) -> ir.Function:
+            body = depthwise_s2_asm.call_body(name, shifts, out_row, width, left, right)
+            return asm_kernels.declare(module, depthwise_s2_asm.STEM, body, [PTR] * 4)
+        return kind
+
     def emit_stride2(self) -> bool:
         """The whole nest when it is a stride-2 row-pair kernel (module docstring), and
         whether it was (else the stride-1 row-pair code emits it)."""
@@ -85,13 +114,16 @@ class StrideTwoEmitter:
         if plan is None or plan.stride != 2:
             return False
 
-        def const(v: int) -> ir.Value:
-            return ir.Constant(I32, v)
+        def const(v: int, ty: ir.Type = I32) -> ir.Value:
+            return ir.Constant(ty, v)
 
         _, h_in, w_in, channels = k.operands[plan.x.operand].shape
         h_out, w_out, outs = k.domain[Y], k.domain[X], k.domain[C]
         row_bytes, out_row = w_in * channels, w_out * outs
-        if k.records >= 0:  # made at build time (schedule/row_pair_records.py)
+        if k.record_shifts:  # the layer's own calls' records: doubled, in their order
+            records = self.buffers[k.records]
+            flags = const(DOUBLED_FLAG)
+        elif k.records >= 0:  # made at build time (schedule/row_pair_records.py)
             records = self.buffers[k.records]
             flags = b.load(b.gep(records, [const(RECORD_WORDS * outs)], inbounds=True,
                                  source_etype=I32), typ=I32)
@@ -137,12 +169,17 @@ class StrideTwoEmitter:
         def field(j: int) -> ir.Value:
             return b.gep(args, [const(0), const(j)], inbounds=True)
 
-        # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
-        b.store(b.bitcast(staged, PTR), field(0))
-        b.store(b.bitcast(records, PTR), field(1))
-        b.store(const(out_row), field(3))
-        b.store(const(outs), field(5))
-        b.store(const(4 * column_words), field(7))
+        asm = self._s2_asm(out_row)
+        # the bands' pad columns the own calls fold into their records
+        edges = asm_s2_bands(k, plan, asm_s2_folds(k, plan))
+        edge_words = depthwise_s2_asm.EDGE_RECORD_WORDS * outs if any(e[2] for e in edges) else 0
+        if asm is None:  # the layer's own calls take their arguments in registers
+            # struct mrt_dw_s2's fields (in the order the kernel's LDM takes them)
+            b.store(b.bitcast(staged, PTR), field(0))
+            b.store(b.bitcast(records, PTR), field(1))
+            b.store(const(out_row), field(3))
+            b.store(const(outs), field(5))
+            b.store(const(4 * column_words), field(7))
 
         def band(x0: int, n: int) -> tuple[Callable[..., None], ...]:
             """Output columns [x0, x0 + n): their 2n + 1 input columns from 2 x0 + b are
@@ -154,7 +191,8 @@ class StrideTwoEmitter:
             for j in [*range(lo), *range(hi, 2 * n + 1)]:
                 b.call(fill, [b.bitcast(self._dw_word(staged, const(j * column_words)), PTR),
                               pair, const(column_words)])
-            b.store(const(n), field(4))
+            if asm is None:
+                b.store(const(n), field(4))
             span = (hi - lo) * channels  # bytes of each staged row
 
             def rows(m: ir.Value) -> list[ir.Value]:
@@ -189,8 +227,19 @@ class StrideTwoEmitter:
                 b.call(fill_slot_fn, [slot_at(slot), pair, const(span)])
 
             def call(t: ir.Value, mode: ir.Value) -> None:
-                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode`."""
+                """The kernel on output rows 2t (and 2t + 1) with flags bits `mode` (a
+                constant for the layer's own calls: `tiles_by_two`)."""
                 at = b.add(b.mul(b.mul(t, const(2)), const(out_row)), const(x0 * outs))
+                if asm is not None:  # the staged words, r1 free, the records, the output
+                    _, _, left, right = next(e for e in edges if e[0] == x0)
+                    # past the left edge's records where this band has no left edge
+                    skip = 0 if left else edge_words
+                    operands = [b.bitcast(staged, PTR), ir.Constant(PTR, ir.Undefined),
+                                b.gep(records, [const(skip)], inbounds=True, source_etype=I32),
+                                b.gep(out_buf, [at], source_etype=I8)]
+                    assert isinstance(mode, ir.Constant)  # `tiles_by_two`
+                    b.call(asm(_KIND[mode.constant], n, left, right), operands)
+                    return
                 b.store(b.gep(out_buf, [at], source_etype=I8), field(2))
                 b.store(b.or_(b.or_(flags, mode), const(odd_channels)), field(6))
                 b.call(kernel_fn, [args])
@@ -243,21 +292,40 @@ class StrideTwoEmitter:
                 rows_of(last, 2, below)
             return True
 
+        def tiles_by_two(first: int, count: int, step: int,
+                         tile: Callable[[ir.Value, int | None], None]) -> None:
+            """tile(t, (t + phase) % 2) for `count` calls t from `first` by `step`: for
+            the layer's own calls two a pass, so that each call's slot order, and its
+            function, is a constant (no selects of its pairs' slots); for the shared
+            kernel one a pass, the order found at run time (its flags: the smaller code,
+            which --optimize size keeps)."""
+            if asm is None:
+                self._loop_range("dw.s2", first, count, step, lambda t: tile(t, None))
+                return
+            pairs, odd_last = divmod(count, 2)
+            if pairs:
+                self._loop_range("dw.s2", first, pairs, 2 * step, lambda t: [
+                    tile(t, (first + phase) % 2),
+                    tile(b.add(t, const(step)), (first + step + phase) % 2)])
+            if odd_last:
+                t = first + 2 * pairs * step
+                tile(const(t), (t + phase) % 2)
+
         def whole(x0: int, n: int) -> None:
             """Output columns [x0, x0 + n) over every row, each call staging its 2 new
             pairs (one band, or each of several in turn: `band_major`)."""
             stage, stage_two, stage_pad, call = band(x0, n)
-            doubled = b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
+            doubled = const(1, I1) if asm is not None else \
+                b.icmp_unsigned("!=", b.and_(flags, const(DOUBLED)), const(0))
             with b.if_else(doubled) as (fast, slow):
                 with fast:
-                    def odd(t: ir.Value) -> ir.Value:
-                        """Whether pair 2t is in slot 2 (the call's pairs in slots 2, 1, 0)."""
-                        return b.icmp_unsigned("!=", b.and_(b.add(t, const(phase)), const(1)),
-                                               const(0))
-
-                    def fast_tile(t: ir.Value) -> None:
+                    def fast_tile(t: ir.Value, parity: int | None) -> None:
+                        """Call t, `parity` that of t + phase (None: found at run time):
+                        1 where pair 2t is in slot 2 (the call's pairs in slots 2, 1,
+                        0)."""
                         m = b.mul(t, const(2))
-                        flip = odd(t)
+                        flip = const(parity, I1) if parity is not None else b.icmp_unsigned(
+                            "!=", b.and_(b.add(t, const(phase)), const(1)), const(0))
                         one, mine = b.add(m, const(1)), m
                         if not reverse:  # pairs 2t + 1 (slot 1) and 2t + 2 (slot 2 or 0)
                             mine = b.add(m, const(2))
@@ -266,12 +334,12 @@ class StrideTwoEmitter:
                         else:  # pairs 2t (slot 0 or 2) and 2t + 1 (slot 1)
                             stage_two(b.select(flip, one, mine), b.select(flip, mine, one),
                                       b.select(flip, const(1), const(0)))
-                        call(t, b.zext(flip, I32))
+                        call(t, const(parity) if parity is not None else b.zext(flip, I32))
 
                     if not reverse:
                         stage(const(0), const(2 * phase))
                         if tiles - peel:
-                            self._loop_range("dw.s2", 0, tiles - peel, 1, fast_tile)
+                            tiles_by_two(0, tiles - peel, 1, fast_tile)
                         if peel:  # t = T - 1: pair 2T - 1 staged, pair 2T the pad pair
                             flip = (tiles - 1 + phase) % 2
                             stage(const(2 * tiles - 1), const(1))
@@ -297,7 +365,7 @@ class StrideTwoEmitter:
                         else:
                             stage(m, const(2 * (tiles % 2)))
                         if tiles:
-                            self._loop_range("dw.s2", tiles - 1, tiles, -1, fast_tile)
+                            tiles_by_two(tiles - 1, tiles, -1, fast_tile)
                 with slow:  # every call stages its pairs into slots 0-2 (0-1: one row)
                     def slow_tile(t: ir.Value) -> None:
                         m = b.mul(t, const(2))

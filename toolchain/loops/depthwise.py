@@ -38,12 +38,14 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_TILE_BYTES", "ASM_UNROLL_TILES",
-           "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST", "TAILS_FLAG", "RowPairPlan",
-           "asm_code_bytes", "asm_tiles", "band_major", "banded_row_order",
-           "depthwise_window", "has_row_pairs", "input_depth", "live_columns",
-           "output_cost", "quad_rows",
-           "record_words", "records_over_row", "row_pair_nest", "row_pair_plan"]
+__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ONE_ROW_BYTES", "ASM_S2_ROOM_BYTES",
+           "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
+           "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
+           "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands", "asm_s2_folds",
+           "asm_s2_code_bytes", "asm_s2_period", "asm_s2_tiles", "asm_tiles", "band_major",
+           "banded_row_order", "depthwise_window", "has_row_pairs", "input_depth",
+           "live_columns", "output_cost", "quad_rows", "record_words", "records_over_row",
+           "row_pair_nest", "row_pair_plan"]
 
 # Instructions per output of the row-pair microkernel, its requantization and staging
 # included, measured on cortex-m4 (bench/shapes.py --grid small: 18 with multiplier 2,
@@ -479,3 +481,99 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
     columns (`col`: output column 0's window column 0 is input column `col`): the
     assembly tiles skip the others, their products a constant folded into the bias."""
     return tuple(kx for kx in range(3) if 0 <= x + col + kx < w_in)
+
+
+# A stride-2 layer's own assembly calls (codegen/depthwise_s2_asm.py): a tile's code
+# (Thumb-2, as assembled): two rows (25 instructions), row y alone (15); their
+# immediates (the second row's store offset, 4 staged columns, a column's records) are
+# ADDW / SUBW / STRB's 12 bits.
+ASM_S2_TILE_BYTES = 96
+ASM_S2_ONE_ROW_BYTES = 56
+# The most code the calls of one layer past ASM_CHANNELS may take, whatever the room:
+# each channel's tiles are written out (its shift an immediate), for each band and call
+# kind, so a layer's code grows with its channels (10x10x64: 5 output columns, 3 call
+# kinds, about 31 KB) for a gain that does not (about 2.5 instructions an output). 24
+# KB takes the sweep's layers up to 32 channels (20x20x32: 12 KB) and vww_96_int8's
+# 24x24x32 (18 KB), as stride 1 takes layers of up to 14 KB (ASM_ROOM_CHANNELS).
+ASM_S2_ROOM_BYTES = 24576
+ASM_S2_ROW_LIMIT = 4095
+ASM_S2_ROTATE_CHANNELS = 4  # up to which the column loop rotates (asm_s2_period)
+
+
+def asm_s2_bands(k: Kernel, plan: RowPairPlan, fold: bool = True
+                 ) -> list[tuple[int, int, bool, bool]]:
+    """A stride-2 kernel's bands of output columns (codegen/depthwise_s2.py): (first
+    column, columns, whether the first / last column's window column 0 / 2 reads a
+    pad column whose products its own assembly calls fold into its records' bias,
+    codegen/depthwise_s2_asm.py: none unless `fold`)."""
+    w_out, w_in = k.domain[X], k.operands[plan.x.operand].shape[2]
+    width = plan.band(k) or w_out
+    left = fold and plan.col == -1  # output x reads input columns 2x + col .. 2x + col + 2
+    right = fold and 2 * (w_out - 1) + plan.col + 2 == w_in and (w_out > 1 or not left)
+    return [(x0, min(width, w_out - x0), left and x0 == 0, right and x0 + width >= w_out)
+            for x0 in range(0, w_out, width)]
+
+
+def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan, fold: bool = True) -> int:
+    """An upper estimate of the code of stride-2 kernel `k`'s own assembly calls
+    (`plan` its row-pair plan, `fold` as asm_s2_bands): ASM_S2_TILE_BYTES for each tile
+    a call writes out (the edge columns', and the inner columns' up to
+    ASM_UNROLL_TILES, else those of the loop's pass and the 0-2 after it, as
+    codegen/depthwise_s2_asm.py call_body), for each call of its own (bands of the
+    same width and edges share theirs) and kind (both slot orders, and row y alone for
+    an odd height)."""
+    channels = k.domain[C]
+    tiles = 0
+    for n, left, right in {b[1:] for b in asm_s2_bands(k, plan, fold)}:
+        inner = n - left - right
+        period = asm_s2_period(inner, channels)
+        tiles += left + right + (inner if not period else period + inner % period)
+    one_row = ASM_S2_ONE_ROW_BYTES if k.domain[Y] % 2 else 0
+    return (2 * ASM_S2_TILE_BYTES + one_row) * tiles * channels
+
+
+def asm_s2_folds(k: Kernel, plan: RowPairPlan) -> bool:
+    """Whether stride-2 kernel `k`'s own calls fold its edge columns' pad columns
+    (asm_s2_bands). Not where the row is cut into bands: the first and last bands would
+    each need a call of their own where unfolded all share one, for an edge that is one
+    column of many (vww_96_int8's 24x24x32 in bands of 6: 18 -> 6 KB of code for about
+    0.2 instructions an output); nor where their code would pass ASM_S2_ROOM_BYTES past
+    ASM_CHANNELS channels (10x10x64: 5 output columns, 3 call kinds, 31.7 -> 15.9 KB
+    unfolded, about 0.5 instructions an output). Unfolded, an edge column is an inner
+    one (the staged pad column read)."""
+    if len(asm_s2_bands(k, plan)) > 1:
+        return False
+    return k.domain[C] <= ASM_CHANNELS or \
+        asm_s2_code_bytes(k, plan, True) <= ASM_S2_ROOM_BYTES
+
+
+def asm_s2_period(width: int, channels: int) -> int:
+    """The columns a pass of a stride-2 layer's own call's column loop (codegen/
+    depthwise_s2_asm.py) over `width` output columns of `channels` channels: 0 (every
+    column written out) up to ASM_UNROLL_TILES tiles, and up to ASM_S2_ROTATE_CHANNELS
+    channels under 6 columns (where a loop of 3 would write them all out too); else 3
+    (the window columns' pointers rotating, one ADD a column) up to
+    ASM_S2_ROTATE_CHANNELS channels; else 1 (3 ADDs a column, a third of the code: 2
+    instructions a column weigh 1 / channels an output)."""
+    rotate = channels <= ASM_S2_ROTATE_CHANNELS
+    if width * channels <= ASM_UNROLL_TILES or width == 1 or (rotate and width < 6):
+        return 0
+    return 3 if rotate else 1
+
+
+def asm_s2_tiles(k: Kernel, plan: RowPairPlan, shifts: tuple[int, ...],
+                 code_room: int = 0) -> bool:
+    """Whether stride-2 kernel `k` (`plan` its row-pair plan) of doubled records whose
+    SSAT shifts are `shifts` (one a channel) runs its own assembly calls (codegen/
+    depthwise_s2_asm.py): shifts of 1-31 and offsets within the immediates, up to
+    ASM_CHANNELS channels always, more where their code (asm_s2_code_bytes, the edges
+    folded as asm_s2_folds says) fits `code_room` bytes of flash (none under --optimize
+    size, where no records are bound) and ASM_S2_ROOM_BYTES."""
+    channels = k.domain[C]
+    if plan.stride != 2 or len(shifts) != channels or \
+            not all(1 <= s <= 31 for s in shifts) or \
+            k.domain[X] * channels > ASM_S2_ROW_LIMIT or \
+            48 * channels > ASM_S2_ROW_LIMIT:  # 4 staged columns
+        return False
+    return channels <= ASM_CHANNELS or asm_s2_code_bytes(
+        k, plan, asm_s2_folds(k, plan)) <= min(code_room, ASM_S2_ROOM_BYTES)

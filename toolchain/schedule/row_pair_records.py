@@ -41,6 +41,7 @@ from toolchain.loops.depthwise import (
     LAST_CHANNEL,
     QUAD_RECORD_WORDS,
     QUAD_SLOTS,
+    RECORD_WORDS,
     ROW_RECORDS_BYTES,
     STACK_BYTES,
     TAIL_COLUMN_END,
@@ -52,6 +53,10 @@ from toolchain.loops.depthwise import (
     RowPairPlan,
     X,
     asm_code_bytes,
+    asm_s2_bands,
+    asm_s2_code_bytes,
+    asm_s2_folds,
+    asm_s2_tiles,
     asm_tiles,
     has_row_pairs,
     live_columns,
@@ -247,6 +252,9 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
         if records.nbytes > flash_room and on_stack <= STACK_BYTES:
             continue
         flash_room = max(0, flash_room - records.nbytes)
+        shifts = _s2_shifts(k, plan, records, flash_room)
+        if shifts:  # the layer's own stride-2 calls, their records in their order
+            records = _asm_s2_records(k, plan, records)
         bind_records(program, step, records)
         if records[-1] & TAILS_FLAG and asm_tiles(k, plan, quad, code_room) and \
                 records_over_row(records.size, k.domain[C], quad):
@@ -258,5 +266,58 @@ def store_row_pair_records(program: Program, target: Target, flash_room: int) ->
             s = row_pair_records(k, plan, operands, quad, over_row=False)
             s = s[:-1].reshape(-1, record_words(quad))[:, _SHIFT]
             step.kernel = replace(step.kernel, record_shifts=tuple(int(v) for v in s))
+        elif shifts:
+            # past ASM_CHANNELS the stride-2 calls' code takes its bytes of the room
+            if k.domain[C] > ASM_CHANNELS:
+                flash_room = max(0, flash_room - asm_s2_code_bytes(
+                    k, plan, asm_s2_folds(k, plan)))
+            step.kernel = replace(step.kernel, record_shifts=shifts)
         done += 1
     return done
+
+
+# The stride-2 calls' record of a channel (codegen/depthwise_s2_asm.py), as indices of the
+# row-pair record's words ((w0, w1) and (w1, w2) of window columns 0-2, the bias after
+# column 0's, M, K_hi, s): window column 1's (w0, w1), column 0's two, the bias and
+# column 1's (w1, w2) for one LDM into r4, r8-r10 and lr, then M, column 2's two and K_hi
+# for one into r4, r8, r9 and lr; no s (an immediate). A column whose window column 0
+# reads a pad column (left) or 2 (right) has the products of that column's pad values
+# in its bias (_BIAS) and none of its weights.
+_S2_ORDER = {"": (3, 0, 1, 2, 4, 7, 5, 6, 8), "left": (3, 4, 2, 7, 5, 6, 8),
+             "right": (3, 0, 1, 2, 4, 7, 8)}
+_BIAS = 2
+
+
+def _s2_shifts(k: Kernel, plan: RowPairPlan, records: np.ndarray, code_room: int
+               ) -> tuple[int, ...]:
+    """The SSAT shifts of stride-2 kernel `k`'s doubled row-pair `records` where its own
+    assembly calls take them with `code_room` bytes of flash for their code (loops/
+    depthwise.py asm_s2_tiles), else ()."""
+    if plan.stride != 2 or not records[-1] & DOUBLED_FLAG:
+        return ()
+    s = tuple(int(v) & 0xFF for v in records[:-1].reshape(-1, RECORD_WORDS)[:, -1])
+    return s if asm_s2_tiles(k, plan, s, code_room) else ()
+
+
+def _asm_s2_records(k: Kernel, plan: RowPairPlan, records: np.ndarray) -> np.ndarray:
+    """Row-pair `records` (the flags word last) as the stride-2 calls' tables
+    (_S2_ORDER): the left edge's where a band's first column has one, the inner
+    columns', the right edge's where a band's last column has one, the flags word
+    last."""
+    table = records[:-1].reshape(-1, RECORD_WORDS).astype(np.int64)
+    halves = records[:-1].astype(np.int32).view(np.int16).reshape(len(table), RECORD_WORDS, 2)
+    bands = asm_s2_bands(k, plan, asm_s2_folds(k, plan))
+    tables = []
+    for edge, kx, there in (("left", 0, any(b[2] for b in bands)), ("", 0, True),
+                            ("right", 2, any(b[3] for b in bands))):
+        if not there:
+            continue
+        words = table.copy()
+        if edge:  # the pad value times the window column's (doubled) weights
+            w01, w12 = halves[:, 2 * kx + (kx > 0)], halves[:, 2 * kx + 1 + (kx > 0)]
+            column = w01[:, 0].astype(np.int64) + w01[:, 1] + w12[:, 1]
+            words[:, _BIAS] += plan.pad * column
+        tables.append(words[:, list(_S2_ORDER[edge])])
+    words = np.concatenate([x.reshape(-1) for x in tables])
+    words = (words & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+    return np.concatenate([words, records[-1:]])
