@@ -10,10 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from elftools.elf.elffile import ELFFile
-from tflite_models import Op, build_model, int8_layer_op, run_tflm
-
-import minirt
+from checked_build import build_and_check
+from tflite_models import Op, build_model, int8_layer_op
 
 # (h, w, channels, depth multiplier, kh, kw, stride, dilation, padding)
 Layer = tuple[int, int, int, int, int, int, int, int, str]
@@ -48,17 +46,7 @@ def run_depthwise(layers: Sequence[Layer], board: str, tmp_path: Path, seed: int
     if chain:
         ys = ys[-1:]
     model = build_model(ops, xs, ys)
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "dw.tflite"
-    path.write_bytes(model)
-    build = minirt.build(path, board, out_dir=tmp_path / "b", optimize=optimize)
-    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
-    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
-    want, _ = run_tflm(model, inputs)
-    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
-    with open(build.elf, "rb") as f:
-        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    return build_and_check(model, xs, board, tmp_path, rng, "dw", optimize=optimize)
 
 
 def reverse_row_pairs(monkeypatch) -> None:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from elftools.elf.elffile import ELFFile
-from tflite_models import Op, build_model, int8_layer_op, run_tflm
+from checked_build import build_and_check
+from tflite_models import Op, build_model, int8_layer_op
 
 import minirt
 
@@ -78,22 +78,16 @@ def _run(layers, board: str, tmp_path: Path, seed: int, big_bias: bool = False,
         xs.append(x)
         ys.append(y)
     model = build_model(ops, xs, ys)
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "fewout.tflite"
-    path.write_bytes(model)
     extra = {"optimize": optimize} if optimize else {}
     if tuning_db is not None:
         extra["tuning_db"] = tuning_db
-    build = minirt.build(path, board, out_dir=tmp_path / "b", **extra)
-    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
-    for x in inputs:  # the extremes at the corners, where the border is
-        x[0, 0, 0, :], x[0, -1, -1, :] = -128, 127
-    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
-    want, _ = run_tflm(model, inputs)
-    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"output {i} {layers[i]} differs from TFLite Micro's"
-    with open(build.elf, "rb") as f:
-        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+
+    def corners(inputs: list[np.ndarray]) -> None:
+        for x in inputs:  # the extremes at the corners, where the border is
+            x[0, 0, 0, :], x[0, -1, -1, :] = -128, 127
+
+    return build_and_check(model, xs, board, tmp_path, rng, "fewout", corners, layers,
+                           **extra)
 
 
 @pytest.mark.parametrize("group", sorted(TAKEN))

@@ -20,10 +20,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from elftools.elf.elffile import ELFFile
-from tflite_models import Op, Tensor, build_model, int8_layer_op, run_tflm
-
-import minirt
+from checked_build import build_and_check
+from tflite_models import Op, Tensor, build_model, int8_layer_op
 
 # The activations' output quantizations, as the converter writes them (LOGISTIC and
 # TANH at the scales TFLite Micro requires).
@@ -75,17 +73,7 @@ def _run(layers, board: str, tmp_path: Path, seed: int) -> set[str]:
         xs.append(x)
         ys.append(out)
     model = build_model(ops, xs, ys)
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    path = tmp_path / "lookup.tflite"
-    path.write_bytes(model)
-    build = minirt.build(path, board, out_dir=tmp_path / "b")
-    inputs = [rng.integers(-128, 128, x.shape).astype(np.int8) for x in xs]
-    run = build.run(inputs, check=True)  # raises minirt.Mismatch on any difference
-    want, _ = run_tflm(model, inputs)
-    for i, (a, b) in enumerate(zip(want, run.outputs, strict=True)):
-        assert np.array_equal(a, b), f"output {i} differs from TFLite Micro's"
-    with open(build.elf, "rb") as f:
-        return {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    return build_and_check(model, xs, board, tmp_path, rng, "lookup")
 
 
 def _loops(symbols: set[str]) -> set[str]:
