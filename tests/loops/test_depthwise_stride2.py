@@ -21,6 +21,8 @@ from toolchain.loader import load_graph
 from toolchain.loops import choose_schedule
 from toolchain.loops.depthwise import (
     ASM_CHANNELS,
+    ASM_S2_CALL_BYTES,
+    ASM_S2_COLUMN_BYTES,
     ASM_S2_ONE_ROW_BYTES,
     ASM_S2_ROOM_BYTES,
     ASM_S2_TILE_BYTES,
@@ -134,6 +136,12 @@ def test_a_result_over_its_operand_takes_the_row_order(tmp_path: Path) -> None:
         taken == dataclasses.replace(banded_row_order(nests[1]), reverse=True)
 
 
+def _calls(calls: int, columns: int) -> int:
+    """The bytes besides the tiles of one call kind's `calls` calls writing out
+    `columns` columns in all (asm_s2_code_bytes)."""
+    return calls * ASM_S2_CALL_BYTES + columns * ASM_S2_COLUMN_BYTES
+
+
 def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     """The layers' own assembly calls (codegen/depthwise_s2_asm.py): each band's edge
     columns (SAME of even width: a pad column right of the last band's last column; of
@@ -153,14 +161,15 @@ def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     # (16 channels); 10 output rows: both slot orders, no row alone
     k, plan = kernels["even_same"], plans["even_same"]
     need = asm_s2_code_bytes(k, plan)
-    assert need == 2 * ASM_S2_TILE_BYTES * (1 + 1) * 16
+    assert need == 2 * (ASM_S2_TILE_BYTES * (1 + 1) * 16 + _calls(1, 1 + 1))
     # 19x7x13: 10 output rows of 4 columns, both edges, the 2 inner ones in a loop of
     # one (26 tiles, past ASM_UNROLL_TILES)
     odd = asm_s2_code_bytes(kernels["odd_same"], plans["odd_same"])
-    assert odd == 2 * ASM_S2_TILE_BYTES * (2 + 1) * 13
+    assert odd == 2 * (ASM_S2_TILE_BYTES * (2 + 1) * 13 + _calls(1, 2 + 1))
     # 20x20x13 VALID: 9 output rows (row y alone too) of 9 inner columns, a loop of one
     valid = asm_s2_code_bytes(kernels["valid"], plans["valid"])
-    assert valid == (2 * ASM_S2_TILE_BYTES + ASM_S2_ONE_ROW_BYTES) * 1 * 13
+    assert valid == (2 * ASM_S2_TILE_BYTES + ASM_S2_ONE_ROW_BYTES) * 1 * 13 + \
+        3 * _calls(1, 1)
     shifts = (5,) * 16
     assert asm_s2_tiles(k, plan, shifts, need)
     assert not asm_s2_tiles(k, plan, shifts, need - 1)
@@ -175,7 +184,7 @@ def test_the_own_calls_bands_edges_and_code(tmp_path: Path) -> None:
     assert not asm_s2_folds(big, big_plan)
     assert asm_s2_bands(big, big_plan, False) == [(0, 3, False, False), (3, 3, False, False)]
     unfolded = asm_s2_code_bytes(big, big_plan, False)
-    assert unfolded == 2 * ASM_S2_TILE_BYTES * 64
+    assert unfolded == 2 * (ASM_S2_TILE_BYTES * 64 + _calls(1, 1))
     assert asm_s2_tiles(big, big_plan, (5,) * 64, unfolded)
     assert not asm_s2_tiles(big, big_plan, (5,) * 64, unfolded - 1)
     assert ASM_CHANNELS == 3

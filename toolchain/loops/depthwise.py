@@ -38,8 +38,8 @@ from toolchain.loops.patterns import dot_operands, int16_by_int8
 from toolchain.loops.schedule import Nest
 from toolchain.target.descriptors import Target
 
-__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_ONE_ROW_BYTES", "ASM_S2_ROOM_BYTES",
-           "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
+__all__ = ["ASM_CHANNELS", "ASM_ROOM_CHANNELS", "ASM_S2_CALL_BYTES", "ASM_S2_COLUMN_BYTES",
+           "ASM_S2_ONE_ROW_BYTES", "ASM_S2_ROOM_BYTES", "ASM_S2_ROW_LIMIT", "ASM_S2_TILE_BYTES",
            "ASM_TILE_BYTES", "ASM_UNROLL_TILES", "QUAD_RECORD_WORDS", "ROW_PAIR_OUTPUT_COST",
            "TAILS_FLAG", "RowPairPlan", "asm_code_bytes", "asm_s2_bands", "asm_s2_folds",
            "asm_s2_code_bytes", "asm_s2_period", "asm_s2_tiles", "asm_tiles", "band_major",
@@ -489,6 +489,12 @@ def live_columns(x: int, col: int, w_in: int) -> tuple[int, ...]:
 # ADDW / SUBW / STRB's 12 bits.
 ASM_S2_TILE_BYTES = 96
 ASM_S2_ONE_ROW_BYTES = 56
+# ... and what a call has besides its tiles: its entry and exit (PUSH, the window
+# columns' two pointers, POP) and its column loop's set-up and test (6 instructions),
+# 50 bytes at the most as assembled, rounded up; and each column it writes out, its
+# pointers' moves and its records' rewind (at most 4 instructions).
+ASM_S2_CALL_BYTES = 48
+ASM_S2_COLUMN_BYTES = 16
 # The most code the calls of one layer past ASM_CHANNELS may take, whatever the room:
 # each channel's tiles are written out (its shift an immediate), for each band and call
 # kind, so a layer's code grows with its channels (10x10x64: 5 output columns, 3 call
@@ -516,20 +522,25 @@ def asm_s2_bands(k: Kernel, plan: RowPairPlan, fold: bool = True
 
 def asm_s2_code_bytes(k: Kernel, plan: RowPairPlan, fold: bool = True) -> int:
     """An upper estimate of the code of stride-2 kernel `k`'s own assembly calls
-    (`plan` its row-pair plan, `fold` as asm_s2_bands): ASM_S2_TILE_BYTES for each tile
-    a call writes out (the edge columns', and the inner columns' up to
+    (`plan` its row-pair plan, `fold` as asm_s2_bands; tests/schedule/
+    test_asm_code_room.py holds it to the assembled bytes): ASM_S2_TILE_BYTES for each
+    tile a call writes out (the edge columns', and the inner columns' up to
     ASM_UNROLL_TILES, else those of the loop's pass and the 0-2 after it, as
     codegen/depthwise_s2_asm.py call_body), for each call of its own (bands of the
     same width and edges share theirs) and kind (both slot orders, and row y alone for
-    an odd height)."""
+    an odd height), with ASM_S2_CALL_BYTES a call and ASM_S2_COLUMN_BYTES a column it
+    writes out."""
     channels = k.domain[C]
+    calls = {b[1:] for b in asm_s2_bands(k, plan, fold)}
     tiles = 0
-    for n, left, right in {b[1:] for b in asm_s2_bands(k, plan, fold)}:
+    for n, left, right in calls:
         inner = n - left - right
         period = asm_s2_period(inner, channels)
         tiles += left + right + (inner if not period else period + inner % period)
-    one_row = ASM_S2_ONE_ROW_BYTES if k.domain[Y] % 2 else 0
-    return (2 * ASM_S2_TILE_BYTES + one_row) * tiles * channels
+    odd = k.domain[Y] % 2
+    kinds = 2 + odd
+    return (2 * ASM_S2_TILE_BYTES + odd * ASM_S2_ONE_ROW_BYTES) * tiles * channels + \
+        kinds * (len(calls) * ASM_S2_CALL_BYTES + tiles * ASM_S2_COLUMN_BYTES)
 
 
 def asm_s2_folds(k: Kernel, plan: RowPairPlan) -> bool:
