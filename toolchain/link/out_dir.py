@@ -107,29 +107,35 @@ def staged_build(out_dir: str | Path, record: dict[str, Any] | None = None,
     first (check_out_dir) and again at the swap, under the parent's lock."""
     out_dir = Path(out_dir)
     check_out_dir(out_dir, model)
-    with _interrupts_deferred():  # a staging directory is marked as soon as it exists
-        try:
-            out_dir.parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.{_STAGING}-",
-                                            dir=out_dir.parent))
-        except OSError as e:
-            raise UsageError(f"{out_dir}: cannot create the build directory: "
-                             f"{e.strerror or e}") from None
-        # Held for the build's life: a staging directory whose lock can be taken
-        # belongs to no running build.
-        owner = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
-        fcntl.flock(owner, fcntl.LOCK_EX)
-        (staging / _MARKER).write_text(f"minirt build in progress (pid {os.getpid()})\n")
+    staging: Path | None = None
+    owner: int | None = None
     try:
+        # A staging directory is marked as soon as it exists; a Ctrl-C held back until
+        # then is delivered as the block ends, inside this try, so it is removed too.
+        with _interrupts_deferred():
+            try:
+                out_dir.parent.mkdir(parents=True, exist_ok=True)
+                staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.{_STAGING}-",
+                                                dir=out_dir.parent))
+            except OSError as e:
+                raise UsageError(f"{out_dir}: cannot create the build directory: "
+                                 f"{e.strerror or e}") from None
+            # Held for the build's life: a staging directory whose lock can be taken
+            # belongs to no running build.
+            owner = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+            fcntl.flock(owner, fcntl.LOCK_EX)
+            (staging / _MARKER).write_text(f"minirt build in progress (pid {os.getpid()})\n")
         yield staging
         _write_manifest(staging, record or {})
         _swap(staging, out_dir, log)
     except BaseException:
-        with _interrupts_deferred():
-            shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            with _interrupts_deferred():
+                shutil.rmtree(staging, ignore_errors=True)
         raise
     finally:
-        os.close(owner)
+        if owner is not None:
+            os.close(owner)
 
 
 def _refuse_special(out_dir: Path, model: str | Path | None) -> None:
